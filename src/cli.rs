@@ -1,0 +1,47 @@
+//! Command-line definitions (clap derive). Each subcommand's flags live beside its handler
+//! in `cmd/`, so this file only lists the commands.
+
+use clap::{Parser, Subcommand};
+
+use crate::cmd;
+
+/// Statistics for evaluating agentic RAG systems: variance components, D-study forecasts,
+/// the stratified question bootstrap on CPU or GPU, and capability scoring.
+#[derive(Debug, Parser)]
+#[command(name = "stats", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Nested variance components (question > trajectory > read) per stratum and pooled.
+    #[command(
+        after_help = "Example:\n  stats variance data/demo/panel.csv --contrast adaptive-open --metric f1"
+    )]
+    Variance(cmd::variance::Args),
+    /// D-study forecast of the standard error for one or more allocations Q:T:R.
+    #[command(
+        after_help = "Example:\n  stats forecast --audit data/demo/panel.csv --contrast adaptive-open --design 446:2:1 --design 174:2:5"
+    )]
+    Forecast(cmd::forecast::Args),
+    /// Answer exact match and token F1 as the official HotpotQA / SQuAD / MuSiQue scripts compute them.
+    #[command(
+        after_help = "Example:\n  stats score-answers predictions.jsonl --style hotpotqa --per-item"
+    )]
+    ScoreAnswers(cmd::score_answers::Args),
+    /// Simulate a synthetic panel (and its cost ledger) with known variance components.
+    #[command(
+        after_help = "Example:\n  stats simulate --out my.csv --datasets hotpotqa=223,musique=223 --trajectories 3 --reads 5 --seed 7"
+    )]
+    Simulate(cmd::simulate::Args),
+    /// Measure draws per second of the Philox+Lemire loop, the CPU bootstrap and the GPU bootstrap.
+    #[command(after_help = "Example:\n  stats bench --workload large --questions 1000000")]
+    Bench(cmd::bench::Args),
+    /// Call an OpenAI-compatible chat-completions endpoint: check it, or run a batch that loses nothing.
+    #[command(
+        after_help = "Example:\n  stats llm batch requests.jsonl --model qwen3-8b --out responses.jsonl --concurrency 32"
+    )]
+    Llm(cmd::llm::Args),
+}

@@ -1,0 +1,39 @@
+//! The `stats` binary: parse the command line, run one command, print errors with their causes.
+//!
+//! Command handlers live in `cmd/`, one module per subcommand; they are the only code that
+//! prints. Everything they compute comes from the `ragstats` library.
+
+mod cli;
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match cmd::run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(exit_code(&err))
+        }
+    }
+}
+
+/// 2 for bad input or usage, 1 for runtime failures; the library's error decides.
+fn exit_code(err: &anyhow::Error) -> u8 {
+    if err
+        .chain()
+        .any(|e| e.downcast_ref::<cmd::UsageError>().is_some())
+    {
+        return 2;
+    }
+    err.chain()
+        .find_map(|e| e.downcast_ref::<ragstats::Error>())
+        .map(|e| e.exit_code() as u8)
+        .unwrap_or(1)
+}
