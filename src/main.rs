@@ -14,6 +14,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     match cmd::run(cli) {
         Ok(code) => ExitCode::from(code),
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err}");
             for cause in err.chain().skip(1) {
@@ -22,6 +23,14 @@ fn main() -> ExitCode {
             ExitCode::from(exit_code(&err))
         }
     }
+}
+
+/// Output piped into `head` and closed early is not a failure.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// 2 for bad input or usage, 1 for runtime failures; the library's error decides.

@@ -1,6 +1,10 @@
-//! Flags shared by several commands.
+//! Flags and output helpers shared by several commands.
+
+use std::io::Write;
+use std::path::PathBuf;
 
 use clap::ValueEnum;
+use ragstats::panel::{load_panel, LoadOptions, Panel};
 
 /// Output format of a command's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -12,4 +16,134 @@ pub enum Format {
     Json,
     /// Comma-separated values.
     Csv,
+}
+
+/// How to turn a panel file into outcomes (shared by every command that reads panels).
+#[derive(Debug, Clone, clap::Args)]
+pub struct PanelOptions {
+    /// Score column to analyse (default: `f1` if present, else the only non-key column).
+    #[arg(long, value_name = "COLUMN")]
+    pub metric: Option<String>,
+    /// Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`.
+    #[arg(long, value_name = "B-A")]
+    pub contrast: Option<String>,
+    /// Analyse one arm of a multi-arm panel.
+    #[arg(long, value_name = "NAME", conflicts_with = "contrast")]
+    pub arm: Option<String>,
+    /// Drop questions with missing or unpaired cells (reported per stratum) instead of failing.
+    #[arg(long)]
+    pub drop_incomplete: bool,
+}
+
+impl PanelOptions {
+    /// Loads and validates `path` with these options.
+    pub fn load(&self, path: &PathBuf) -> ragstats::Result<Panel> {
+        load_panel(
+            path,
+            &LoadOptions {
+                metric: self.metric.clone(),
+                contrast: self.contrast.clone(),
+                arm: self.arm.clone(),
+                drop_incomplete: self.drop_incomplete,
+            },
+        )
+    }
+}
+
+/// A note for stderr listing questions dropped by `--drop-incomplete`, if any.
+pub fn dropped_note(panel: &Panel) -> Option<String> {
+    let parts: Vec<String> = panel
+        .strata
+        .iter()
+        .filter(|s| s.dropped > 0)
+        .map(|s| format!("{} in {}", s.dropped, s.name))
+        .collect();
+    (!parts.is_empty()).then(|| format!("note: dropped incomplete questions: {}", parts.join(", ")))
+}
+
+/// Formats a number for tables: fixed 6 decimals for ordinary magnitudes, scientific for tiny ones.
+pub fn num(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v == 0.0 || (v.abs() >= 1e-3 && v.abs() < 1e7) {
+        format!("{v:.6}")
+    } else {
+        format!("{v:.4e}")
+    }
+}
+
+/// An optional number for tables (`-` when absent).
+pub fn opt_num(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_else(|| "-".into())
+}
+
+/// A plain-text table with a header row; numbers right-aligned, text left-aligned.
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(header: &[&str]) -> Self {
+        Table {
+            header: header.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// Renders the table with two spaces between columns.
+    pub fn render(&self) -> String {
+        let n = self.header.len();
+        let mut width = vec![0; n];
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, c) in r.iter().enumerate().take(n) {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        let numeric = |s: &str| s.parse::<f64>().is_ok() || s == "-" || s == "NaN";
+        let mut out = String::new();
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            let cells: Vec<String> = r
+                .iter()
+                .enumerate()
+                .take(n)
+                .map(|(i, c)| {
+                    let pad = width[i] - c.chars().count();
+                    if numeric(c) && !std::ptr::eq(r, &self.header) {
+                        format!("{}{c}", " ".repeat(pad))
+                    } else {
+                        format!("{c}{}", " ".repeat(pad))
+                    }
+                })
+                .collect();
+            out.push_str(cells.join("  ").trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Writes rows as CSV to stdout.
+pub fn write_csv(header: &[&str], rows: &[Vec<String>]) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut w = csv::Writer::from_writer(stdout.lock());
+    w.write_record(header)?;
+    for r in rows {
+        w.write_record(r)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// Prints a serialisable value as pretty JSON on stdout.
+pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
 }

@@ -1,1 +1,4 @@
-//! (being written)
+//! Closed-form design analyses: nested variance components and D-study forecasts.
+
+pub mod forecast;
+pub mod variance;

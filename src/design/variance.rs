@@ -1,0 +1,366 @@
+//! Nested variance components (questions > trajectories > reads) by balanced ANOVA moments.
+//!
+//! Per stratum with Q questions, T trajectories, R reads and outcome y_qtr:
+//!
+//! * SS_q = TR Σ_q (ȳ_q − ȳ)², df Q−1
+//! * SS_t = R Σ_q Σ_t (ȳ_qt − ȳ_q)², df Q(T−1)
+//! * SS_r = Σ (y_qtr − ȳ_qt)², df QT(R−1)
+//!
+//! with E[MS_r] = σ²_r, E[MS_t] = σ²_r + Rσ²_t, E[MS_q] = σ²_r + Rσ²_t + TRσ²_q, so
+//! σ̂²_r = MS_r, σ̂²_t = (MS_t − MS_r)/R, σ̂²_q = (MS_q − MS_t)/(TR). With T = 1 or R = 1 a
+//! level has no degrees of freedom: it is not estimable and its variance is absorbed by the
+//! level above (which the fit reports in `notes`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::panel::StratumStats;
+use crate::{Error, Result};
+
+/// The three levels of the nested design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Question,
+    Trajectory,
+    Read,
+}
+
+impl Level {
+    /// The three levels, top down.
+    pub const ALL: [Level; 3] = [Level::Question, Level::Trajectory, Level::Read];
+
+    /// The level's name as printed and serialised.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Question => "question",
+            Level::Trajectory => "trajectory",
+            Level::Read => "read",
+        }
+    }
+}
+
+/// One number per level; `None` where the level is not estimable (T = 1 or R = 1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PerLevel {
+    pub question: f64,
+    pub trajectory: Option<f64>,
+    pub read: Option<f64>,
+}
+
+impl PerLevel {
+    /// The value at `level` (`None` where not estimable).
+    pub fn get(&self, level: Level) -> Option<f64> {
+        match level {
+            Level::Question => Some(self.question),
+            Level::Trajectory => self.trajectory,
+            Level::Read => self.read,
+        }
+    }
+
+    /// Each value clamped at zero (negative moment estimates truncated), `None` kept.
+    pub fn truncated(&self) -> PerLevel {
+        PerLevel {
+            question: self.question.max(0.0),
+            trajectory: self.trajectory.map(|v| v.max(0.0)),
+            read: self.read.map(|v| v.max(0.0)),
+        }
+    }
+}
+
+/// Sums of squares and degrees of freedom of a stratum, or pooled over strata.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AnovaSums {
+    /// Questions (summed over strata when pooled).
+    pub questions: usize,
+    pub t: usize,
+    pub r: usize,
+    pub ss_question: f64,
+    pub ss_trajectory: f64,
+    pub ss_read: f64,
+    pub df_question: f64,
+    pub df_trajectory: f64,
+    pub df_read: f64,
+}
+
+impl AnovaSums {
+    /// The sums of squares of one stratum from its per-question statistics.
+    pub fn of_stratum(s: &StratumStats) -> Self {
+        let q = s.q();
+        let mean = s.mean();
+        let tr = (s.t * s.r) as f64;
+        AnovaSums {
+            questions: q,
+            t: s.t,
+            r: s.r,
+            ss_question: tr
+                * s.questions
+                    .iter()
+                    .map(|x| (x.mean - mean).powi(2))
+                    .sum::<f64>(),
+            ss_trajectory: s.questions.iter().map(|x| x.ss_trajectory).sum(),
+            ss_read: s.questions.iter().map(|x| x.ss_read).sum(),
+            df_question: q as f64 - 1.0,
+            df_trajectory: (q * (s.t - 1)) as f64,
+            df_read: (q * s.t * (s.r - 1)) as f64,
+        }
+    }
+
+    /// The dataset-adjusted pooled sums: a separate fixed mean per stratum, sums of squares
+    /// and degrees of freedom added over strata (df Σ Q_d − D, Σ Q_d(T−1), Σ Q_d T(R−1)).
+    ///
+    /// # Errors
+    /// [`Error::Data`] when strata differ in T or R (the pooled fit needs a common design).
+    pub fn pooled(parts: &[AnovaSums]) -> Result<Self> {
+        let first = parts
+            .first()
+            .ok_or_else(|| Error::Data("no strata to pool".into()))?;
+        if let Some(p) = parts.iter().find(|p| p.t != first.t || p.r != first.r) {
+            return Err(Error::Data(format!(
+                "pooled fit needs equal T and R in every stratum; found T={}, R={} and T={}, R={}",
+                first.t, first.r, p.t, p.r
+            )));
+        }
+        Ok(parts.iter().skip(1).fold(*first, |a, p| AnovaSums {
+            questions: a.questions + p.questions,
+            t: a.t,
+            r: a.r,
+            ss_question: a.ss_question + p.ss_question,
+            ss_trajectory: a.ss_trajectory + p.ss_trajectory,
+            ss_read: a.ss_read + p.ss_read,
+            df_question: a.df_question + p.df_question,
+            df_trajectory: a.df_trajectory + p.df_trajectory,
+            df_read: a.df_read + p.df_read,
+        }))
+    }
+}
+
+/// Mean squares, raw components and what was truncated or not estimable.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fit {
+    pub ms: PerLevel,
+    pub df: PerLevel,
+    /// Raw (untruncated) moment estimates.
+    pub components: PerLevel,
+    /// Levels whose raw estimate is negative (set to zero in [`Fit::truncated`]).
+    pub truncated: Vec<Level>,
+    /// Human-readable caveats: levels not estimable, and which level absorbed them.
+    pub notes: Vec<String>,
+}
+
+impl Fit {
+    /// Components with negative estimates set to zero, as used by forecasts.
+    pub fn truncated(&self) -> PerLevel {
+        self.components.truncated()
+    }
+}
+
+/// Fits the nested components from sums of squares (see the module docs for the formulas).
+///
+/// # Errors
+/// [`Error::Data`] when the question level has no degrees of freedom (fewer than two
+/// questions per stratum).
+pub fn fit(s: &AnovaSums) -> Result<Fit> {
+    if s.df_question < 1.0 {
+        return Err(Error::Data(format!(
+            "need at least 2 questions per stratum to estimate the question variance (have {})",
+            s.questions
+        )));
+    }
+    let ms_q = s.ss_question / s.df_question;
+    let ms_t = (s.t > 1).then(|| s.ss_trajectory / s.df_trajectory);
+    let ms_r = (s.r > 1).then(|| s.ss_read / s.df_read);
+    let r = s.r as f64;
+    let tr = (s.t * s.r) as f64;
+    let read = ms_r;
+    let trajectory = ms_t.map(|t| match ms_r {
+        Some(mr) => (t - mr) / r,
+        None => t,
+    });
+    let below = ms_t.or(ms_r).unwrap_or(0.0);
+    let question = (ms_q - below) / tr;
+    let mut notes = Vec::new();
+    match (s.t > 1, s.r > 1) {
+        (true, false) => notes.push(
+            "read variance not estimable with R=1: the trajectory component includes it".to_string(),
+        ),
+        (false, true) => notes.push(
+            "trajectory variance not estimable with T=1: the question component includes it".to_string(),
+        ),
+        (false, false) => notes.push(
+            "trajectory and read variance not estimable with T=1, R=1: the question component includes both"
+                .to_string(),
+        ),
+        (true, true) => {}
+    }
+    let components = PerLevel {
+        question,
+        trajectory,
+        read,
+    };
+    let mut truncated = Vec::new();
+    if question < 0.0 {
+        truncated.push(Level::Question);
+    }
+    if trajectory.is_some_and(|v| v < 0.0) {
+        truncated.push(Level::Trajectory);
+    }
+    if read.is_some_and(|v| v < 0.0) {
+        truncated.push(Level::Read);
+    }
+    Ok(Fit {
+        ms: PerLevel {
+            question: ms_q,
+            trajectory: ms_t,
+            read: ms_r,
+        },
+        df: PerLevel {
+            question: s.df_question,
+            trajectory: (s.t > 1).then_some(s.df_trajectory),
+            read: (s.r > 1).then_some(s.df_read),
+        },
+        components,
+        truncated,
+        notes,
+    })
+}
+
+/// Per-level contributions to SE² at design (Q, T, R): σ²_q/Q, σ²_t/(QT), σ²_r/(QTR).
+/// Their sum is the D-study SE²; with untruncated components at the observed design it
+/// equals the measured SE² = MS_q/(QTR).
+pub fn se2_terms(c: &PerLevel, q: f64, t: f64, r: f64) -> PerLevel {
+    PerLevel {
+        question: c.question / q,
+        trajectory: c.trajectory.map(|v| v / (q * t)),
+        read: c.read.map(|v| v / (q * t * r)),
+    }
+}
+
+/// Sum of the present levels.
+pub fn total(c: &PerLevel) -> f64 {
+    c.question + c.trajectory.unwrap_or(0.0) + c.read.unwrap_or(0.0)
+}
+
+/// Each present level's share of the total (0 when the total is 0).
+pub fn shares(c: &PerLevel) -> PerLevel {
+    let tot = total(c);
+    let f = |v: f64| if tot > 0.0 { v / tot } else { 0.0 };
+    PerLevel {
+        question: f(c.question),
+        trajectory: c.trajectory.map(f),
+        read: c.read.map(f),
+    }
+}
+
+/// Everything `stats variance` reports for one stratum.
+#[derive(Debug, Clone, Serialize)]
+pub struct StratumReport {
+    pub name: String,
+    pub questions: usize,
+    pub trajectories: usize,
+    pub reads: usize,
+    /// Questions dropped as incomplete while loading.
+    pub dropped: usize,
+    pub mean: f64,
+    /// Measured SE of the stratum mean, sqrt(MS_q/(QTR)) = s(ȳ_q)/√Q.
+    pub se: f64,
+    #[serde(flatten)]
+    pub fit: Fit,
+    /// Shares of the single-observation variance σ²_q + σ²_t + σ²_r (truncated components).
+    pub share_single: PerLevel,
+    /// Shares of SE² at the observed design (truncated components).
+    pub share_se2: PerLevel,
+}
+
+/// The pooled, dataset-adjusted fit.
+#[derive(Debug, Clone, Serialize)]
+pub struct PooledReport {
+    pub questions: usize,
+    pub strata: usize,
+    pub trajectories: usize,
+    pub reads: usize,
+    #[serde(flatten)]
+    pub fit: Fit,
+    pub share_single: PerLevel,
+}
+
+/// The full variance analysis of a panel.
+#[derive(Debug, Clone, Serialize)]
+pub struct VarianceReport {
+    pub outcome: String,
+    /// Equal-weight mean of the stratum means.
+    pub estimate: f64,
+    /// sqrt(Σ_d SE²_d) / D.
+    pub se: f64,
+    pub strata: Vec<StratumReport>,
+    /// `None` with `pooled_unavailable` set when the strata differ in T or R.
+    pub pooled: Option<PooledReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooled_unavailable: Option<String>,
+}
+
+/// Equal-weight combination of stratum estimates: (mean of the estimates, sqrt(Σ SE²)/D).
+pub fn combine(estimates: &[f64], se2: &[f64]) -> (f64, f64) {
+    let d = estimates.len() as f64;
+    (
+        estimates.iter().sum::<f64>() / d,
+        se2.iter().sum::<f64>().sqrt() / d,
+    )
+}
+
+/// Runs the whole analysis on the sufficient statistics of each stratum.
+///
+/// # Errors
+/// [`Error::Data`] when a stratum has fewer than two questions.
+pub fn analyse(
+    outcome: &str,
+    strata: &[StratumStats],
+    dropped: &[usize],
+) -> Result<VarianceReport> {
+    let mut reports = Vec::with_capacity(strata.len());
+    let mut sums = Vec::with_capacity(strata.len());
+    for (i, s) in strata.iter().enumerate() {
+        let a = AnovaSums::of_stratum(s);
+        let f = fit(&a).map_err(|e| Error::Data(format!("stratum '{}': {e}", s.name)))?;
+        let (q, t, r) = (s.q() as f64, s.t as f64, s.r as f64);
+        let trunc = f.truncated();
+        reports.push(StratumReport {
+            name: s.name.clone(),
+            questions: s.q(),
+            trajectories: s.t,
+            reads: s.r,
+            dropped: dropped.get(i).copied().unwrap_or(0),
+            mean: s.mean(),
+            se: (f.ms.question / (q * t * r)).sqrt(),
+            share_single: shares(&trunc),
+            share_se2: shares(&se2_terms(&trunc, q, t, r)),
+            fit: f,
+        });
+        sums.push(a);
+    }
+    let means: Vec<f64> = reports.iter().map(|s| s.mean).collect();
+    let se2: Vec<f64> = reports.iter().map(|s| s.se * s.se).collect();
+    let (estimate, se) = combine(&means, &se2);
+    let (pooled, pooled_unavailable) =
+        match AnovaSums::pooled(&sums).and_then(|p| Ok((p, fit(&p)?))) {
+            Ok((p, f)) => (
+                Some(PooledReport {
+                    questions: p.questions,
+                    strata: strata.len(),
+                    trajectories: p.t,
+                    reads: p.r,
+                    share_single: shares(&f.truncated()),
+                    fit: f,
+                }),
+                None,
+            ),
+            Err(e) => (None, Some(e.to_string())),
+        };
+    Ok(VarianceReport {
+        outcome: outcome.to_string(),
+        estimate,
+        se,
+        strata: reports,
+        pooled,
+        pooled_unavailable,
+    })
+}
