@@ -1,0 +1,158 @@
+//! Replicates files: every replicate's statistics, so that runs split by replicate range
+//! on many machines merge into exactly the single run.
+//!
+//! Layout (little-endian): the 8-byte magic `RGSREP01`; a u64 header length; the header,
+//! UTF-8 JSON of [`ReplicatesHeader`]; then `(end − start) × n_statistics` f64 values,
+//! replicate-major. The header holds nothing machine-specific (no paths, no backend), so
+//! shards computed anywhere merge byte for byte into the file a single run writes.
+
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::bootstrap::BootstrapPlan;
+use super::summary::Method;
+use crate::{Error, Result};
+
+const MAGIC: &[u8; 8] = b"RGSREP01";
+
+/// What a replicates file says about the run that made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplicatesHeader {
+    pub seed: u64,
+    /// Replicates `[start, end)` held in this file.
+    pub range: [u32; 2],
+    pub method: Method,
+    pub confidence: f64,
+    /// SHA-256 of the f32 rows sent to the engine: shards of different data never merge.
+    pub data_sha256: String,
+    pub plan: BootstrapPlan,
+    /// The statistics at the data.
+    pub point: Vec<f64>,
+    /// BCa accelerations (present when the method is BCa).
+    pub acceleration: Option<Vec<f64>>,
+}
+
+/// A header plus its replicate statistics (row-major, `n_replicates × n_statistics`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replicates {
+    pub header: ReplicatesHeader,
+    pub values: Vec<f64>,
+}
+
+/// SHA-256 (hex) of f32 rows, stratum by stratum.
+pub fn data_digest(strata: &[&[f32]]) -> String {
+    let mut h = Sha256::new();
+    for s in strata {
+        h.update((s.len() as u64).to_le_bytes());
+        for v in *s {
+            h.update(v.to_le_bytes());
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Replicates {
+    /// Writes the file.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the path.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let io = |e| Error::io(path, e);
+        let mut w = BufWriter::new(std::fs::File::create(path).map_err(io)?);
+        let header = serde_json::to_vec(&self.header).map_err(|e| Error::Runtime(e.to_string()))?;
+        w.write_all(MAGIC).map_err(io)?;
+        w.write_all(&(header.len() as u64).to_le_bytes()).map_err(io)?;
+        w.write_all(&header).map_err(io)?;
+        for v in &self.values {
+            w.write_all(&v.to_le_bytes()).map_err(io)?;
+        }
+        w.flush().map_err(io)
+    }
+
+    /// Reads and checks a file.
+    ///
+    /// # Errors
+    /// [`Error::Input`] when the file is not a replicates file, is truncated, or its body
+    /// does not match its header.
+    pub fn read(path: &Path) -> Result<Self> {
+        let mut r = BufReader::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?);
+        let bad = |msg: String| Error::input(path, None, msg);
+        let mut magic = [0u8; 8];
+        r.read_exact(&mut magic)
+            .map_err(|_| bad("too short to be a replicates file".into()))?;
+        if &magic != MAGIC {
+            return Err(bad("not a replicates file written by `stats bootstrap --replicates-out`".into()));
+        }
+        let mut len = [0u8; 8];
+        r.read_exact(&mut len).map_err(|_| bad("truncated header".into()))?;
+        let len = u64::from_le_bytes(len);
+        if len > 1 << 30 {
+            return Err(bad(format!("header length {len} is implausible")));
+        }
+        let mut header = vec![0u8; len as usize];
+        r.read_exact(&mut header).map_err(|_| bad("truncated header".into()))?;
+        let header: ReplicatesHeader =
+            serde_json::from_slice(&header).map_err(|e| bad(format!("unreadable header: {e}")))?;
+        let mut body = Vec::new();
+        r.read_to_end(&mut body).map_err(|e| Error::io(path, e))?;
+        let n = header.plan.statistics.len();
+        let reps = header.range[1].saturating_sub(header.range[0]) as usize;
+        if body.len() != reps * n * 8 {
+            return Err(bad(format!(
+                "holds {} bytes of replicates; its header promises {reps} replicates x {n} statistics = {} bytes (truncated?)",
+                body.len(),
+                reps * n * 8
+            )));
+        }
+        let values = body
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8-byte chunk")))
+            .collect();
+        Ok(Replicates { header, values })
+    }
+
+    /// Merges shards into one run: every header must agree except for the range, and the
+    /// ranges, sorted, must tile `[first start, last end)` with no gap or overlap.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] naming the offending shard.
+    pub fn merge(mut shards: Vec<(String, Replicates)>) -> Result<Replicates> {
+        if shards.is_empty() {
+            return Err(Error::Usage("merge needs at least one replicates file".into()));
+        }
+        shards.sort_by_key(|(_, s)| s.header.range[0]);
+        let (first_name, first) = &shards[0];
+        let mut header = first.header.clone();
+        let mut values = Vec::new();
+        let mut end = header.range[0];
+        for (name, s) in &shards {
+            let mut h = s.header.clone();
+            h.range = header.range;
+            if h != header {
+                let what = if s.header.data_sha256 != header.data_sha256 {
+                    "were computed from different data"
+                } else if s.header.seed != header.seed {
+                    "used different seeds"
+                } else {
+                    "were made with different settings"
+                };
+                return Err(Error::Usage(format!("cannot merge {name} with {first_name}: they {what}")));
+            }
+            if s.header.range[0] != end {
+                return Err(Error::Usage(format!(
+                    "cannot merge: {name} holds replicates {}..{}, but the previous files end at {end} ({})",
+                    s.header.range[0],
+                    s.header.range[1],
+                    if s.header.range[0] < end { "overlap" } else { "gap" }
+                )));
+            }
+            end = s.header.range[1];
+            values.extend_from_slice(&s.values);
+        }
+        header.range[1] = end;
+        Ok(Replicates { header, values })
+    }
+}

@@ -1,0 +1,132 @@
+//! Turns replicate statistics into the bootstrap report (the same for a single run and for
+//! merged shards).
+
+use serde::Serialize;
+
+use super::replicates::Replicates;
+use super::summary::{summarize, Method, Summary};
+
+/// One stratum's mean with its bootstrap SE and interval.
+#[derive(Debug, Clone, Serialize)]
+pub struct StratumSummary {
+    pub name: String,
+    pub questions: usize,
+    pub trajectories: usize,
+    pub reads: usize,
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+/// Bootstrap summaries of refitted components; `None` where a level is not estimable.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComponentSummaries {
+    pub name: String,
+    pub question: Option<Summary>,
+    pub trajectory: Option<Summary>,
+    pub read: Option<Summary>,
+}
+
+/// A forecast SE's bootstrap distribution.
+#[derive(Debug, Clone, Serialize)]
+pub struct DesignSummary {
+    pub design: String,
+    pub se_nested: Option<Summary>,
+}
+
+/// `--components` part of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComponentsReport {
+    pub strata: Vec<ComponentSummaries>,
+    pub pooled: ComponentSummaries,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub designs: Vec<DesignSummary>,
+}
+
+/// The whole bootstrap result.
+#[derive(Debug, Clone, Serialize)]
+pub struct BootstrapReport {
+    pub outcome: String,
+    pub replicates: u32,
+    pub range: [u32; 2],
+    pub seed: u64,
+    pub method: Method,
+    pub confidence: f64,
+    pub estimate: f64,
+    pub se: f64,
+    pub ci: [f64; 2],
+    pub strata: Vec<StratumSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub components: Option<ComponentsReport>,
+}
+
+/// Summarises every statistic of a (complete or partial) run.
+pub fn build_report(r: &Replicates) -> BootstrapReport {
+    let h = &r.header;
+    let n = h.plan.statistics.len();
+    let column = |i: usize| -> Vec<f64> { r.values.iter().skip(i).step_by(n).copied().collect() };
+    let accel = |i: usize| h.acceleration.as_ref().map(|a| a[i]).unwrap_or(0.0);
+    let summary = |i: usize| -> Option<Summary> {
+        let reps = column(i);
+        if !h.point[i].is_finite() || reps.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        Some(summarize(h.point[i], &reps, h.method, h.confidence, accel(i)))
+    };
+    let nan = Summary {
+        estimate: f64::NAN,
+        se: f64::NAN,
+        ci: [f64::NAN; 2],
+    };
+    let est = summary(0).unwrap_or(nan);
+    let d = h.plan.strata.len();
+    let strata = h
+        .plan
+        .strata
+        .iter()
+        .enumerate()
+        .map(|(i, s)| StratumSummary {
+            name: s.name.clone(),
+            questions: s.questions,
+            trajectories: s.trajectories,
+            reads: s.reads,
+            summary: summary(1 + i).unwrap_or(nan),
+        })
+        .collect();
+    let components = h.plan.spec.components.then(|| {
+        let comp = |name: &str, base: usize| ComponentSummaries {
+            name: name.to_string(),
+            question: summary(base),
+            trajectory: summary(base + 1),
+            read: summary(base + 2),
+        };
+        let base = 1 + d;
+        ComponentsReport {
+            strata: h.plan.strata.iter().enumerate().map(|(i, s)| comp(&s.name, base + 3 * i)).collect(),
+            pooled: comp("pooled", base + 3 * d),
+            designs: h
+                .plan
+                .spec
+                .designs
+                .iter()
+                .enumerate()
+                .map(|(j, t)| DesignSummary {
+                    design: t.clone(),
+                    se_nested: summary(base + 3 * d + 3 + j),
+                })
+                .collect(),
+        }
+    });
+    BootstrapReport {
+        outcome: h.plan.outcome.clone(),
+        replicates: h.range[1] - h.range[0],
+        range: h.range,
+        seed: h.seed,
+        method: h.method,
+        confidence: h.confidence,
+        estimate: est.estimate,
+        se: est.se,
+        ci: est.ci,
+        strata,
+        components,
+    }
+}
