@@ -1,0 +1,215 @@
+//! The rayon CPU backend: each (replicate, stratum) pair is computed serially by emulating
+//! the GPU's 64 lanes, so its sums are bit-identical to the GPU backend's (see the
+//! accumulation contract in [`super::engine`]). Pairs run in parallel; nothing a thread
+//! does depends on which thread it is or how many there are.
+
+use rayon::prelude::*;
+
+use super::engine::{ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
+use super::philox::philox4x32_10;
+use super::stream::{lemire_accept, lemire_threshold, redraw, seed_key};
+use crate::Result;
+
+/// Draws per progress step: replicates are processed in batches of about this many draws,
+/// and `progress` is called after each batch (from the calling thread, so it is monotone).
+const DRAWS_PER_BATCH: u64 = 1 << 24;
+/// Draws per rayon task, so that tiny strata (a few hundred rows) are not scheduled one
+/// pair at a time.
+const DRAWS_PER_TASK: u64 = 1 << 15;
+
+/// The CPU backend. Uses the rayon pool it is called from.
+#[derive(Debug, Clone, Default)]
+pub struct CpuBackend {
+    note: Option<String>,
+}
+
+impl CpuBackend {
+    /// A CPU backend.
+    pub fn new() -> Self {
+        CpuBackend { note: None }
+    }
+
+    /// A CPU backend chosen as a fallback; `note` (why no GPU) is shown in its description.
+    pub fn with_note(note: String) -> Self {
+        CpuBackend { note: Some(note) }
+    }
+}
+
+impl ResampleBackend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn description(&self) -> String {
+        let base = format!("rayon, {} threads", rayon::current_num_threads());
+        match &self.note {
+            Some(n) => format!("{base} ({n})"),
+            None => base,
+        }
+    }
+
+    fn resample_sums(
+        &self,
+        job: &ResampleJob,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<f32>> {
+        job.validate()?;
+        let k = job.k;
+        let n_strata = job.strata.len();
+        let mut out = vec![0f32; job.output_len()];
+        if out.is_empty() {
+            return Ok(out);
+        }
+        let rows = job.rows();
+        let per_rep = job.draws_per_replicate().max(1);
+        let batch_reps = (DRAWS_PER_BATCH / per_rep).clamp(1, u32::MAX as u64) as usize;
+        let min_pairs = (DRAWS_PER_TASK * n_strata as u64 / per_rep).max(1) as usize;
+        let key = seed_key(job.seed);
+        let start = job.replicates.start;
+        let mut done = 0usize;
+        for batch in out.chunks_mut(batch_reps * n_strata * k) {
+            let first = start + done as u32;
+            batch
+                .par_chunks_mut(k)
+                .with_min_len(min_pairs)
+                .enumerate()
+                .for_each_init(Vec::new, |scratch, (i, sums)| {
+                    let r = first + (i / n_strata) as u32;
+                    let s = i % n_strata;
+                    pair_sums(key, r, s as u32, job.strata[s], rows[s], k, sums, scratch);
+                });
+            done += batch.len() / (n_strata * k);
+            progress(done as u64);
+        }
+        Ok(out)
+    }
+}
+
+/// Sums of one (replicate `r`, stratum `s`) pair into `out` (`k` values), per the
+/// accumulation contract. `data` holds `q` rows of `k` values.
+#[allow(clippy::too_many_arguments)]
+pub fn pair_sums(
+    key: [u32; 2],
+    r: u32,
+    s: u32,
+    data: &[f32],
+    q: u32,
+    k: usize,
+    out: &mut [f32],
+    scratch: &mut Vec<f32>,
+) {
+    macro_rules! dispatch {
+        ($($n:literal)*) => {
+            match k {
+                $($n => pair_sums_k::<$n>(key, r, s, data, q, out, scratch),)*
+                _ => unreachable!("k validated to 1..=16"),
+            }
+        };
+    }
+    dispatch!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+}
+
+/// Calls `f(lane, row)` for every draw of (r, s) in contract order within each lane:
+/// block `j` belongs to lane `j % LANES`, and each lane sees its blocks in increasing `j`
+/// and words 0..3 within a block.
+#[inline(always)]
+fn walk_draws(key: [u32; 2], r: u32, s: u32, q: u32, mut f: impl FnMut(usize, u32)) {
+    let t = lemire_threshold(q);
+    let full = q / 4;
+    for j in 0..full {
+        let b = philox4x32_10([r, s, j, 0], key);
+        let lane = j as usize & (LANES - 1);
+        for (w, &x) in b.iter().enumerate() {
+            let row = match lemire_accept(x, q, t) {
+                Some(v) => v,
+                None => redraw(key, [r, s, j], w, q, t),
+            };
+            f(lane, row);
+        }
+    }
+    let rem = (q % 4) as usize;
+    if rem > 0 {
+        let j = full;
+        let b = philox4x32_10([r, s, j, 0], key);
+        let lane = j as usize & (LANES - 1);
+        for (w, &x) in b.iter().enumerate().take(rem) {
+            let row = match lemire_accept(x, q, t) {
+                Some(v) => v,
+                None => redraw(key, [r, s, j], w, q, t),
+            };
+            f(lane, row);
+        }
+    }
+}
+
+/// Tree reduction over lanes of `acc` (LANES rows of `K`, row-major): stride 32, 16, ..., 1,
+/// `acc[l] += acc[l + stride]` for `l < stride`.
+#[inline(always)]
+fn tree_reduce<const K: usize>(acc: &mut [f32]) {
+    let mut stride = LANES / 2;
+    while stride > 0 {
+        let (lo, hi) = acc.split_at_mut(stride * K);
+        for (a, b) in lo.iter_mut().zip(&hi[..stride * K]) {
+            *a += *b;
+        }
+        stride /= 2;
+    }
+}
+
+/// Row `row` of a row-major table of `K`-wide rows.
+#[inline(always)]
+fn row_of<const K: usize>(data: &[f32], row: u32) -> &[f32; K] {
+    let base = row as usize * K;
+    // Lemire draws are < q and data.len() == q * K, so this never fails; the check is a
+    // perfectly predicted branch.
+    data[base..base + K].try_into().expect("row in range")
+}
+
+fn pair_sums_k<const K: usize>(
+    key: [u32; 2],
+    r: u32,
+    s: u32,
+    data: &[f32],
+    q: u32,
+    out: &mut [f32],
+    scratch: &mut Vec<f32>,
+) {
+    let n_chunks = (q as usize).div_ceil(CHUNK_ROWS);
+    if n_chunks == 1 {
+        let mut acc = [[0f32; K]; LANES];
+        walk_draws(key, r, s, q, |lane, row| {
+            let src = row_of::<K>(data, row);
+            let a = &mut acc[lane];
+            for c in 0..K {
+                a[c] += src[c];
+            }
+        });
+        let flat = acc.as_flattened_mut();
+        tree_reduce::<K>(flat);
+        for c in 0..K {
+            out[c] = 0.0f32 + flat[c];
+        }
+        return;
+    }
+    // Several chunks: one set of lane accumulators per chunk, filled in a single pass over
+    // the draws. Each lane still sees its blocks in increasing order within every chunk,
+    // which is the order the GPU's one-dispatch-per-chunk walk produces.
+    scratch.clear();
+    scratch.resize(n_chunks * LANES * K, 0.0);
+    walk_draws(key, r, s, q, |lane, row| {
+        let chunk = row as usize / CHUNK_ROWS;
+        let src = row_of::<K>(data, row);
+        let base = (chunk * LANES + lane) * K;
+        let a = &mut scratch[base..base + K];
+        for c in 0..K {
+            a[c] += src[c];
+        }
+    });
+    out[..K].fill(0.0);
+    for chunk in scratch.chunks_exact_mut(LANES * K) {
+        tree_reduce::<K>(chunk);
+        for c in 0..K {
+            out[c] += chunk[c];
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Benchmark workloads and the raw generator rate: what `stats bench` and
+//! `benches/resample.rs` measure.
+
+use rayon::prelude::*;
+
+use super::philox::philox4x32_10;
+use super::stream::{lemire_accept, lemire_threshold, redraw, seed_key};
+
+/// Rows of `k` uniform values in `[-0.5, 0.5)` from Philox (counter `[row, col/4, 0xBE4C, 0]`
+/// under `seed`), each column then centred on its mean (computed in f64) as callers of the
+/// engine do.
+pub fn synthetic_rows(seed: u64, q: usize, k: usize) -> Vec<f32> {
+    let key = seed_key(seed ^ 0x5EED_DA7A);
+    let mut out = Vec::with_capacity(q * k);
+    for row in 0..q {
+        for c in 0..k {
+            let w = philox4x32_10([row as u32, (c / 4) as u32, 0xBE4C, 0], key)[c % 4];
+            out.push((w as f64 / 4_294_967_296.0 - 0.5) as f32);
+        }
+    }
+    for c in 0..k {
+        let mean = (0..q).map(|r| out[r * k + c] as f64).sum::<f64>() / q as f64;
+        for r in 0..q {
+            out[r * k + c] = (out[r * k + c] as f64 - mean) as f32;
+        }
+    }
+    out
+}
+
+/// The CPU limit: every draw of replicates `replicates` over strata of sizes `rows` is
+/// generated (one Philox block per 4 draws, Lemire with rejection) exactly as the engine
+/// does, in parallel over (replicate, stratum) pairs, and the indices are summed so the
+/// work cannot be optimised away. Returns the wrapping sum of all indices.
+pub fn raw_draw_checksum(seed: u64, rows: &[u32], replicates: std::ops::Range<u32>) -> u64 {
+    let key = seed_key(seed);
+    let n_strata = rows.len() as u64;
+    let n_pairs = ((replicates.end - replicates.start) as u64 * n_strata) as usize;
+    let per_rep: u64 = rows.iter().map(|&q| q as u64).sum::<u64>().max(1);
+    let min_len = ((1u64 << 15) * n_strata / per_rep).max(1) as usize;
+    (0..n_pairs)
+        .into_par_iter()
+        .with_min_len(min_len)
+        .map(|p| {
+            let r = replicates.start + (p as u64 / n_strata) as u32;
+            let s = (p as u64 % n_strata) as u32;
+            let q = rows[s as usize];
+            let t = lemire_threshold(q);
+            let mut acc = 0u64;
+            let full = q / 4;
+            for j in 0..=full {
+                let n = if j < full { 4 } else { (q % 4) as usize };
+                if n == 0 {
+                    break;
+                }
+                let b = philox4x32_10([r, s, j, 0], key);
+                for (w, &x) in b.iter().enumerate().take(n) {
+                    let v = match lemire_accept(x, q, t) {
+                        Some(v) => v,
+                        None => redraw(key, [r, s, j], w, q, t),
+                    };
+                    acc = acc.wrapping_add(v as u64);
+                }
+            }
+            acc
+        })
+        .reduce(|| 0, u64::wrapping_add)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resample::draw_index;
+
+    #[test]
+    fn synthetic_rows_are_centred_and_bounded() {
+        let d = synthetic_rows(3, 1000, 3);
+        assert_eq!(d.len(), 3000);
+        for c in 0..3 {
+            let mean: f64 = (0..1000).map(|r| d[r * 3 + c] as f64).sum::<f64>() / 1000.0;
+            assert!(mean.abs() < 1e-6, "column {c} mean {mean}");
+        }
+        assert!(d.iter().all(|v| v.abs() < 1.0));
+    }
+
+    #[test]
+    fn raw_checksum_equals_sum_of_draw_index() {
+        let rows = [5u32, 223, 0x8000_0001];
+        let mut want = 0u64;
+        for r in 2..5u32 {
+            for (s, &q) in rows.iter().enumerate().take(2) {
+                for i in 0..q as u64 {
+                    want = want.wrapping_add(draw_index(11, r, s as u32, i, q) as u64);
+                }
+            }
+        }
+        assert_eq!(raw_draw_checksum(11, &rows[..2], 2..5), want);
+    }
+}
