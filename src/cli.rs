@@ -26,6 +26,14 @@ pub enum Command {
         after_help = "Example:\n  stats forecast --audit data/demo/panel.csv --contrast adaptive-open --design 446:2:1 --design 174:2:5"
     )]
     Forecast(cmd::forecast::Args),
+    /// Stratified question bootstrap of the equal-weight estimate (CPU or GPU), 10,000 replicates by default.
+    #[command(
+        after_help = "Examples:\n  stats bootstrap data/demo/panel.csv --contrast adaptive-open\n  stats bootstrap big.csv --contrast adaptive-open --backend gpu --components --design 446:2:1\n  stats bootstrap big.csv --contrast adaptive-open --replicates-range 0..5000 --replicates-out a.bin"
+    )]
+    Bootstrap(cmd::bootstrap::Args),
+    /// Merge replicates files of a sharded bootstrap into the single run's result.
+    #[command(after_help = "Example:\n  stats merge a.bin b.bin --out all.bin")]
+    Merge(cmd::merge::Args),
     /// Answer exact match and token F1 as the official HotpotQA / SQuAD / MuSiQue scripts compute them.
     #[command(
         after_help = "Example:\n  stats score-answers predictions.jsonl --style hotpotqa --per-item"

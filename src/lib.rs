@@ -13,5 +13,6 @@ pub mod metrics;
 pub mod panel;
 pub mod resample;
 pub mod sim;
+pub mod special;
 
 pub use error::{Error, Result};

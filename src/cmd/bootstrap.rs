@@ -74,9 +74,16 @@ impl ResampleArgs {
             }
             return Ok(0..self.replicates);
         };
-        let bad = || UsageError(format!("--replicates-range '{text}': expected A..B with integers 0 <= A < B"));
+        let bad = || {
+            UsageError(format!(
+                "--replicates-range '{text}': expected A..B with integers 0 <= A < B"
+            ))
+        };
         let (a, b) = text.split_once("..").ok_or_else(bad)?;
-        let (a, b): (u32, u32) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+        let (a, b): (u32, u32) = (
+            a.trim().parse().map_err(|_| bad())?,
+            b.trim().parse().map_err(|_| bad())?,
+        );
         if a >= b {
             return Err(bad());
         }
@@ -96,8 +103,10 @@ impl Progress {
     pub fn new(total: u64, what: &str) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
-            ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} [{elapsed_precise} < {eta_precise}]")
-                .expect("valid template"),
+            ProgressStyle::with_template(
+                "{msg} {bar:40} {pos}/{len} [{elapsed_precise} < {eta_precise}]",
+            )
+            .expect("valid template"),
         );
         bar.set_message(what.to_string());
         Progress {
@@ -129,17 +138,28 @@ pub fn backend(choice: BackendChoice) -> anyhow::Result<Box<dyn ResampleBackend>
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if !(args.confidence > 0.0 && args.confidence < 1.0) {
-        return Err(UsageError(format!("--confidence {} must be between 0 and 1", args.confidence)).into());
+        return Err(UsageError(format!(
+            "--confidence {} must be between 0 and 1",
+            args.confidence
+        ))
+        .into());
     }
     if !args.designs.is_empty() && !args.components {
-        return Err(UsageError("--design needs --components (forecasts are refitted from the components)".into()).into());
+        return Err(UsageError(
+            "--design needs --components (forecasts are refitted from the components)".into(),
+        )
+        .into());
     }
     let range = args.resample.range()?;
     let panel = args.opts.load(&args.panel)?;
     if let Some(note) = dropped_note(&panel) {
         eprintln!("{note}");
     }
-    let stats: Vec<StratumStats> = panel.strata.iter().map(StratumStats::from_stratum).collect();
+    let stats: Vec<StratumStats> = panel
+        .strata
+        .iter()
+        .map(StratumStats::from_stratum)
+        .collect();
     let spec = BootstrapSpec {
         components: args.components,
         designs: args.designs.clone(),
@@ -148,7 +168,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let boot = Bootstrap::new(&panel.outcome, &stats, spec)?;
     let engine = backend(args.resample.backend)?;
     let progress = Progress::new(u64::from(range.end - range.start), "bootstrap");
-    let values = boot.run(engine.as_ref(), args.resample.seed, range.clone(), &|d| progress.set(d))?;
+    let values = boot.run(engine.as_ref(), args.resample.seed, range.clone(), &|d| {
+        progress.set(d)
+    })?;
     progress.finish();
     let job = boot.job(args.resample.seed, range.clone());
     let reps = Replicates {
@@ -173,7 +195,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 /// Prints a report in the chosen format, naming the backend and adapter that ran it.
-pub fn print_report(r: &BootstrapReport, backend: &str, adapter: &str, format: Format) -> anyhow::Result<()> {
+pub fn print_report(
+    r: &BootstrapReport,
+    backend: &str,
+    adapter: &str,
+    format: Format,
+) -> anyhow::Result<()> {
     match format {
         Format::Json => {
             let mut v = serde_json::to_value(r)?;
@@ -184,13 +211,29 @@ pub fn print_report(r: &BootstrapReport, backend: &str, adapter: &str, format: F
         Format::Csv => {
             let mut rows = vec![row("estimate", "", r.estimate, r.se, r.ci)];
             for s in &r.strata {
-                rows.push(row("mean", &s.name, s.summary.estimate, s.summary.se, s.summary.ci));
+                rows.push(row(
+                    "mean",
+                    &s.name,
+                    s.summary.estimate,
+                    s.summary.se,
+                    s.summary.ci,
+                ));
             }
             if let Some(c) = &r.components {
                 for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
-                    for (l, v) in [("question", &s.question), ("trajectory", &s.trajectory), ("read", &s.read)] {
+                    for (l, v) in [
+                        ("question", &s.question),
+                        ("trajectory", &s.trajectory),
+                        ("read", &s.read),
+                    ] {
                         if let Some(v) = v {
-                            rows.push(row(&format!("component.{l}"), &s.name, v.estimate, v.se, v.ci));
+                            rows.push(row(
+                                &format!("component.{l}"),
+                                &s.name,
+                                v.estimate,
+                                v.se,
+                                v.ci,
+                            ));
                         }
                     }
                 }
@@ -200,7 +243,10 @@ pub fn print_report(r: &BootstrapReport, backend: &str, adapter: &str, format: F
                     }
                 }
             }
-            write_csv(&["statistic", "scope", "estimate", "se", "ci_low", "ci_high"], &rows)
+            write_csv(
+                &["statistic", "scope", "estimate", "se", "ci_low", "ci_high"],
+                &rows,
+            )
         }
         Format::Table => {
             let pct = format!("{}%", 100.0 * r.confidence);
@@ -238,10 +284,16 @@ pub fn print_report(r: &BootstrapReport, backend: &str, adapter: &str, format: F
                 println!("\nvariance components refitted in every replicate:");
                 let mut t = Table::new(&["scope", "level", "estimate", "SE", "CI low", "CI high"]);
                 for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
-                    for (l, v) in [("question", &s.question), ("trajectory", &s.trajectory), ("read", &s.read)] {
+                    for (l, v) in [
+                        ("question", &s.question),
+                        ("trajectory", &s.trajectory),
+                        ("read", &s.read),
+                    ] {
                         let cells = match v {
                             Some(v) => vec![num(v.estimate), num(v.se), num(v.ci[0]), num(v.ci[1])],
-                            None => vec!["not estimable".into(), "-".into(), "-".into(), "-".into()],
+                            None => {
+                                vec!["not estimable".into(), "-".into(), "-".into(), "-".into()]
+                            }
                         };
                         let mut row = vec![s.name.clone(), l.to_string()];
                         row.extend(cells);
@@ -251,14 +303,21 @@ pub fn print_report(r: &BootstrapReport, backend: &str, adapter: &str, format: F
                 print!("{}", t.render());
                 if !c.designs.is_empty() {
                     println!("\nforecast SE (nested) with its bootstrap interval:");
-                    let mut t = Table::new(&["design", "SE nested", "SE of it", "CI low", "CI high"]);
+                    let mut t =
+                        Table::new(&["design", "SE nested", "SE of it", "CI low", "CI high"]);
                     for d in &c.designs {
                         let v = d.se_nested.unwrap_or(Summary {
                             estimate: f64::NAN,
                             se: f64::NAN,
                             ci: [f64::NAN; 2],
                         });
-                        t.row(vec![d.design.clone(), num(v.estimate), num(v.se), num(v.ci[0]), num(v.ci[1])]);
+                        t.row(vec![
+                            d.design.clone(),
+                            num(v.estimate),
+                            num(v.se),
+                            num(v.ci[0]),
+                            num(v.ci[1]),
+                        ]);
                     }
                     print!("{}", t.render());
                 }
@@ -269,5 +328,12 @@ pub fn print_report(r: &BootstrapReport, backend: &str, adapter: &str, format: F
 }
 
 fn row(stat: &str, scope: &str, est: f64, se: f64, ci: [f64; 2]) -> Vec<String> {
-    vec![stat.into(), scope.into(), est.to_string(), se.to_string(), ci[0].to_string(), ci[1].to_string()]
+    vec![
+        stat.into(),
+        scope.into(),
+        est.to_string(),
+        se.to_string(),
+        ci[0].to_string(),
+        ci[1].to_string(),
+    ]
 }

@@ -1,7 +1,6 @@
 //! Flags and output helpers shared by several commands.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use clap::ValueEnum;
 use ragstats::panel::{load_panel, LoadOptions, Panel};
@@ -37,7 +36,7 @@ pub struct PanelOptions {
 
 impl PanelOptions {
     /// Loads and validates `path` with these options.
-    pub fn load(&self, path: &PathBuf) -> ragstats::Result<Panel> {
+    pub fn load(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
         load_panel(
             path,
             &LoadOptions {

@@ -33,6 +33,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(out) = &args.out {
         merged.write(out)?;
     }
-    print_report(&build_report(&merged), "merged", &format!("{n} replicates files"), args.format)?;
+    print_report(
+        &build_report(&merged),
+        "merged",
+        &format!("{n} replicates files"),
+        args.format,
+    )?;
     Ok(0)
 }

@@ -1,9 +1,11 @@
 //! One handler module per subcommand. Handlers load, call the library, and print.
 
 pub mod bench;
+pub mod bootstrap;
 pub mod common;
 pub mod forecast;
 pub mod llm;
+pub mod merge;
 pub mod score_answers;
 pub mod simulate;
 pub mod variance;
@@ -22,6 +24,8 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Forecast(a) => forecast::run(a),
         Command::ScoreAnswers(a) => score_answers::run(a),
         Command::Simulate(a) => simulate::run(a),
+        Command::Bootstrap(a) => bootstrap::run(a),
+        Command::Merge(a) => merge::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
     }

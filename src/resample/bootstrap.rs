@@ -129,7 +129,8 @@ impl BootstrapPlan {
                     questions: q as usize,
                     t,
                     r,
-                    ss_question: (t * r) as f64 * (c.s[1] + q * st.centres[0] - c.s[0] * c.s[0] / q),
+                    ss_question: (t * r) as f64
+                        * (c.s[1] + q * st.centres[0] - c.s[0] * c.s[0] / q),
                     ss_trajectory: c.s[2] + q * st.centres[1],
                     ss_read: c.s[3] + q * st.centres[2],
                     df_question: q - 1.0,
@@ -153,16 +154,20 @@ impl BootstrapPlan {
         let pooled = AnovaSums::pooled(&anova).ok().and_then(|p| fit(&p).ok());
         push_fit(&mut out, pooled.as_ref());
         if !designs.is_empty() {
-            let audit = fits.iter().zip(&self.strata).zip(&anova).map(|((f, st), a)| {
-                f.as_ref().map(|f| AuditStratum {
-                    name: st.name.clone(),
-                    questions: a.questions,
-                    trajectories: a.t,
-                    reads: a.r,
-                    se: (f.ms.question / (a.questions * a.t * a.r) as f64).sqrt(),
-                    components: f.components,
-                })
-            });
+            let audit = fits
+                .iter()
+                .zip(&self.strata)
+                .zip(&anova)
+                .map(|((f, st), a)| {
+                    f.as_ref().map(|f| AuditStratum {
+                        name: st.name.clone(),
+                        questions: a.questions,
+                        trajectories: a.t,
+                        reads: a.r,
+                        se: (f.ms.question / (a.questions * a.t * a.r) as f64).sqrt(),
+                        components: f.components,
+                    })
+                });
             let audit: Option<Vec<AuditStratum>> = audit.collect();
             for d in designs {
                 let se = audit
@@ -189,7 +194,11 @@ impl Bootstrap {
     /// # Errors
     /// [`Error::Usage`] for a design that does not parse or fit the strata.
     pub fn new(outcome: &str, strata: &[StratumStats], spec: BootstrapSpec) -> Result<Self> {
-        let designs: Vec<DesignSpec> = spec.designs.iter().map(|d| d.parse()).collect::<Result<_>>()?;
+        let designs: Vec<DesignSpec> = spec
+            .designs
+            .iter()
+            .map(|d| d.parse())
+            .collect::<Result<_>>()?;
         let mut shapes = Vec::with_capacity(strata.len());
         let mut rows64 = Vec::with_capacity(strata.len());
         for s in strata {
@@ -209,7 +218,14 @@ impl Bootstrap {
                 s.questions
                     .iter()
                     .zip(&dev)
-                    .map(|(x, d)| [*d, d * d - centres[0], x.ss_trajectory - centres[1], x.ss_read - centres[2]])
+                    .map(|(x, d)| {
+                        [
+                            *d,
+                            d * d - centres[0],
+                            x.ss_trajectory - centres[1],
+                            x.ss_read - centres[2],
+                        ]
+                    })
                     .collect(),
             );
             shapes.push(StratumShape {
@@ -230,7 +246,11 @@ impl Bootstrap {
         let k = plan.k();
         let rows32 = rows64
             .iter()
-            .map(|rows: &Vec<[f64; 4]>| rows.iter().flat_map(|r| r[..k].iter().map(|&v| v as f32)).collect())
+            .map(|rows: &Vec<[f64; 4]>| {
+                rows.iter()
+                    .flat_map(|r| r[..k].iter().map(|&v| v as f32))
+                    .collect()
+            })
             .collect();
         let boot = Bootstrap {
             plan,
@@ -239,7 +259,8 @@ impl Bootstrap {
             rows32,
         };
         for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
-            check_design(&boot.plan.strata, d).map_err(|e| Error::Usage(format!("--design {text}: {e}")))?;
+            check_design(&boot.plan.strata, d)
+                .map_err(|e| Error::Usage(format!("--design {text}: {e}")))?;
         }
         Ok(boot)
     }
@@ -264,7 +285,10 @@ impl Bootstrap {
                         s[j] += r[j];
                     }
                 }
-                ColumnSums { q: rows.len() as f64, s }
+                ColumnSums {
+                    q: rows.len() as f64,
+                    s,
+                }
             })
             .collect()
     }
@@ -280,7 +304,13 @@ impl Bootstrap {
         let k = self.plan.k();
         let s_n = self.plan.strata.len();
         let mut out = Vec::with_capacity(sums.len() / (s_n * k) * self.plan.statistics.len());
-        let mut cs = vec![ColumnSums { q: 0.0, s: [0.0; 4] }; s_n];
+        let mut cs = vec![
+            ColumnSums {
+                q: 0.0,
+                s: [0.0; 4]
+            };
+            s_n
+        ];
         for rep in sums.chunks_exact(s_n * k) {
             for (s, c) in cs.iter_mut().enumerate() {
                 c.q = self.plan.strata[s].questions as f64;
@@ -324,9 +354,7 @@ impl Bootstrap {
             let mut sums = full.clone();
             for r in rows {
                 sums[d].q = q - 1.0;
-                for j in 0..4 {
-                    sums[d].s[j] = full[d].s[j] - r[j];
-                }
+                sums[d].s = std::array::from_fn(|j| full[d].s[j] - r[j]);
                 loo.push(self.plan.statistics(&sums, &self.designs));
             }
             for (stat, inf) in influence.iter_mut().enumerate() {
@@ -341,7 +369,11 @@ impl Bootstrap {
 /// Checks that a design can be forecast for these strata (known names, no empty stratum),
 /// so that a bad `--design` is a usage error up front rather than NaN in every replicate.
 fn check_design(strata: &[StratumShape], d: &DesignSpec) -> Result<()> {
-    let zero = PerLevel { question: 0.0, trajectory: None, read: None };
+    let zero = PerLevel {
+        question: 0.0,
+        trajectory: None,
+        read: None,
+    };
     let audit = Audit {
         strata: strata
             .iter()

@@ -200,7 +200,10 @@ impl GpuBackend {
             return Ok(out);
         }
         let limits = &self.ctx.limits;
-        let by_binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size) / pair_bytes;
+        let by_binding = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            / pair_bytes;
         let by_work = (DRAWS_PER_BATCH / prep.draws_per_replicate.max(1)).max(1);
         let batch = n_reps
             .min(limits.max_compute_workgroups_per_dimension as u64)
@@ -208,12 +211,14 @@ impl GpuBackend {
             .min(by_work)
             .max(1);
         let out_bytes = batch * pair_bytes;
-        let sums = self
-            .ctx
-            .buffer("resample sums", out_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST)?;
-        let readback = self
-            .ctx
-            .buffer("resample readback", out_bytes, U::MAP_READ | U::COPY_DST)?;
+        let sums = self.ctx.buffer(
+            "resample sums",
+            out_bytes,
+            U::STORAGE | U::COPY_SRC | U::COPY_DST,
+        )?;
+        let readback =
+            self.ctx
+                .buffer("resample readback", out_bytes, U::MAP_READ | U::COPY_DST)?;
         let mut start = replicates.start;
         while start < replicates.end {
             let reps = (replicates.end - start).min(batch as u32);
@@ -307,4 +312,3 @@ impl ResampleBackend for GpuBackend {
         self.run(&prep, job.replicates.clone(), progress)
     }
 }
-

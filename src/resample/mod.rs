@@ -5,11 +5,15 @@
 //! The engine returns, for every replicate and stratum, the column sums of `q_s` rows drawn
 //! with replacement; every bootstrap statistic is host-side arithmetic on those sums.
 
+pub mod bootstrap;
 pub mod cpu;
 pub mod engine;
 pub mod gpu_backend;
 pub mod philox;
+pub mod replicates;
+pub mod report;
 pub mod stream;
+pub mod summary;
 pub mod workload;
 
 pub use cpu::CpuBackend;

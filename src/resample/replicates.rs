@@ -64,7 +64,8 @@ impl Replicates {
         let mut w = BufWriter::new(std::fs::File::create(path).map_err(io)?);
         let header = serde_json::to_vec(&self.header).map_err(|e| Error::Runtime(e.to_string()))?;
         w.write_all(MAGIC).map_err(io)?;
-        w.write_all(&(header.len() as u64).to_le_bytes()).map_err(io)?;
+        w.write_all(&(header.len() as u64).to_le_bytes())
+            .map_err(io)?;
         w.write_all(&header).map_err(io)?;
         for v in &self.values {
             w.write_all(&v.to_le_bytes()).map_err(io)?;
@@ -84,16 +85,20 @@ impl Replicates {
         r.read_exact(&mut magic)
             .map_err(|_| bad("too short to be a replicates file".into()))?;
         if &magic != MAGIC {
-            return Err(bad("not a replicates file written by `stats bootstrap --replicates-out`".into()));
+            return Err(bad(
+                "not a replicates file written by `stats bootstrap --replicates-out`".into(),
+            ));
         }
         let mut len = [0u8; 8];
-        r.read_exact(&mut len).map_err(|_| bad("truncated header".into()))?;
+        r.read_exact(&mut len)
+            .map_err(|_| bad("truncated header".into()))?;
         let len = u64::from_le_bytes(len);
         if len > 1 << 30 {
             return Err(bad(format!("header length {len} is implausible")));
         }
         let mut header = vec![0u8; len as usize];
-        r.read_exact(&mut header).map_err(|_| bad("truncated header".into()))?;
+        r.read_exact(&mut header)
+            .map_err(|_| bad("truncated header".into()))?;
         let header: ReplicatesHeader =
             serde_json::from_slice(&header).map_err(|e| bad(format!("unreadable header: {e}")))?;
         let mut body = Vec::new();
@@ -121,7 +126,9 @@ impl Replicates {
     /// [`Error::Usage`] naming the offending shard.
     pub fn merge(mut shards: Vec<(String, Replicates)>) -> Result<Replicates> {
         if shards.is_empty() {
-            return Err(Error::Usage("merge needs at least one replicates file".into()));
+            return Err(Error::Usage(
+                "merge needs at least one replicates file".into(),
+            ));
         }
         shards.sort_by_key(|(_, s)| s.header.range[0]);
         let (first_name, first) = &shards[0];
@@ -139,7 +146,9 @@ impl Replicates {
                 } else {
                     "were made with different settings"
                 };
-                return Err(Error::Usage(format!("cannot merge {name} with {first_name}: they {what}")));
+                return Err(Error::Usage(format!(
+                    "cannot merge {name} with {first_name}: they {what}"
+                )));
             }
             if s.header.range[0] != end {
                 return Err(Error::Usage(format!(

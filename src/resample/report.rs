@@ -70,7 +70,13 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
         if !h.point[i].is_finite() || reps.iter().any(|v| !v.is_finite()) {
             return None;
         }
-        Some(summarize(h.point[i], &reps, h.method, h.confidence, accel(i)))
+        Some(summarize(
+            h.point[i],
+            &reps,
+            h.method,
+            h.confidence,
+            accel(i),
+        ))
     };
     let nan = Summary {
         estimate: f64::NAN,
@@ -101,7 +107,13 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
         };
         let base = 1 + d;
         ComponentsReport {
-            strata: h.plan.strata.iter().enumerate().map(|(i, s)| comp(&s.name, base + 3 * i)).collect(),
+            strata: h
+                .plan
+                .strata
+                .iter()
+                .enumerate()
+                .map(|(i, s)| comp(&s.name, base + 3 * i))
+                .collect(),
             pooled: comp("pooled", base + 3 * d),
             designs: h
                 .plan

@@ -123,7 +123,11 @@ mod tests {
         assert_eq!(b.ci, [80.0 - 97.5, 80.0 - 2.5]);
         // θ̂ at the median and a = 0: BCa reduces to the percentile interval.
         let c = summarize(50.0, &reps, Method::Bca, 0.95, 0.0);
-        assert!((c.ci[0] - 2.5).abs() < 1e-9 && (c.ci[1] - 97.5).abs() < 1e-9, "{:?}", c.ci);
+        assert!(
+            (c.ci[0] - 2.5).abs() < 1e-9 && (c.ci[1] - 97.5).abs() < 1e-9,
+            "{:?}",
+            c.ci
+        );
         // sd of 0..=100 with ddof 1: sqrt(101·102/12 ... ) = sqrt(858.5)
         assert!((p.se - 858.5f64.sqrt()).abs() < 1e-12);
     }
