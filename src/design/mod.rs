@@ -1,4 +1,5 @@
 //! Closed-form design analyses: nested variance components and D-study forecasts.
 
+pub mod efficiency;
 pub mod forecast;
 pub mod variance;
