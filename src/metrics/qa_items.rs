@@ -75,9 +75,11 @@ pub fn parse_items(path: &Path, text: &str) -> Result<Vec<AnswerItem>> {
             None => return Err(err(format!("item {id}: missing \"prediction\""))),
         };
         let golds = match (obj.get("answers"), obj.get("answer")) {
-            (Some(_), Some(_)) => return Err(err(format!(
+            (Some(_), Some(_)) => {
+                return Err(err(format!(
                 "item {id}: give either \"answers\" or \"answer\" (+ \"answer_aliases\"), not both"
-            ))),
+            )))
+            }
             (Some(a), None) => string_list(a)
                 .ok_or_else(|| err(format!("item {id}: \"answers\" must be a list of strings")))?,
             (None, Some(Value::String(a))) => {
