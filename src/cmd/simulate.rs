@@ -38,22 +38,22 @@ pub struct Args {
     #[arg(long, default_value_t = 0.02, allow_negative_numbers = true)]
     pub effect: f64,
     /// SD of the question effect shared by the arms (latent scale).
-    #[arg(long, default_value_t = 0.55)]
+    #[arg(long, default_value_t = 0.55, allow_negative_numbers = true)]
     pub sigma_q: f64,
     /// SD of the trajectory effect shared by the arms.
-    #[arg(long, default_value_t = 0.15)]
+    #[arg(long, default_value_t = 0.15, allow_negative_numbers = true)]
     pub sigma_t: f64,
     /// SD of the read effect shared by the arms.
-    #[arg(long, default_value_t = 0.15)]
+    #[arg(long, default_value_t = 0.15, allow_negative_numbers = true)]
     pub sigma_r: f64,
     /// SD of the contrast's own question effect.
-    #[arg(long, default_value_t = 0.30)]
+    #[arg(long, default_value_t = 0.30, allow_negative_numbers = true)]
     pub contrast_sigma_q: f64,
     /// SD of the contrast's own trajectory effect.
-    #[arg(long, default_value_t = 0.15)]
+    #[arg(long, default_value_t = 0.15, allow_negative_numbers = true)]
     pub contrast_sigma_t: f64,
     /// SD of the contrast's own read effect.
-    #[arg(long, default_value_t = 0.18)]
+    #[arg(long, default_value_t = 0.18, allow_negative_numbers = true)]
     pub contrast_sigma_r: f64,
     /// Seed of every random stream.
     #[arg(long, default_value_t = 1)]
@@ -231,6 +231,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         if means.len() != 1 {
             return Err(UsageError("--gaussian takes one --mean value".into()).into());
+        }
+        if ![args.sigma_q, args.sigma_t, args.sigma_r]
+            .iter()
+            .all(|v| v.is_finite() && *v >= 0.0)
+        {
+            return Err(
+                UsageError("--sigma-q/-t/-r must be finite and non-negative".into()).into(),
+            );
         }
         simulate_normal_panel(
             &strata,
