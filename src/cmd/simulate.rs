@@ -31,6 +31,35 @@ pub struct Args {
     /// Arm names, baseline first; every later arm differs from the baseline by the contrast.
     #[arg(long, value_delimiter = ',', default_value = "open,adaptive")]
     pub arms: Vec<String>,
+    /// Model parameters (means and SDs).
+    #[command(flatten)]
+    pub model_params: Box<ModelArgs>,
+    /// Seed of every random stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Name of the bounded score column.
+    #[arg(long, default_value = "f1")]
+    pub metric_name: String,
+    /// Also write the matching cost ledger (JSONL) here.
+    #[arg(long)]
+    pub ledger: Option<PathBuf>,
+    /// Model name on the ledger's planner and reader rows.
+    #[arg(long, default_value = "deepseek-v4.1-flash")]
+    pub model: String,
+    /// Planner calls (and search requests) per trajectory and arm in the ledger.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub planner_calls: u32,
+    /// Write the Gaussian nested panel y = μ + a_q + b_qt + e_qtr instead (one arm named
+    /// `single`, no clamping; true components are exactly sigma_q², sigma_t², sigma_r²).
+    /// Uses --mean (one number), --sigma-q/-t/-r; no ledger.
+    #[arg(long)]
+    pub gaussian: bool,
+}
+
+/// The model's means and standard deviations (boxed: they are many and the enum of
+/// commands stays small).
+#[derive(Debug, clap::Args)]
+pub struct ModelArgs {
     /// Latent mean of the baseline arm: one number, or `name=value,...` per dataset.
     #[arg(long, default_value = "0.45", value_parser = parse_means)]
     pub mean: Means,
@@ -55,26 +84,6 @@ pub struct Args {
     /// SD of the contrast's own read effect.
     #[arg(long, default_value_t = 0.18, allow_negative_numbers = true)]
     pub contrast_sigma_r: f64,
-    /// Seed of every random stream.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Name of the bounded score column.
-    #[arg(long, default_value = "f1")]
-    pub metric_name: String,
-    /// Also write the matching cost ledger (JSONL) here.
-    #[arg(long)]
-    pub ledger: Option<PathBuf>,
-    /// Model name on the ledger's planner and reader rows.
-    #[arg(long, default_value = "deepseek-v4.1-flash")]
-    pub model: String,
-    /// Planner calls (and search requests) per trajectory and arm in the ledger.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
-    pub planner_calls: u32,
-    /// Write the Gaussian nested panel y = μ + a_q + b_qt + e_qtr instead (one arm named
-    /// `single`, no clamping; true components are exactly sigma_q², sigma_t², sigma_r²).
-    /// Uses --mean (one number), --sigma-q/-t/-r; no ledger.
-    #[arg(long)]
-    pub gaussian: bool,
 }
 
 /// Datasets and their question counts, in the order given.
@@ -211,6 +220,7 @@ fn is_jsonl(path: &Path) -> bool {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    let m = &*args.model_params;
     if args.metric_name.is_empty()
         || ["dataset", "question", "trajectory", "read", "arm", "em"]
             .contains(&args.metric_name.as_str())
@@ -222,7 +232,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .into());
     }
     let strata = args.datasets.0.clone();
-    let means = resolve_means(&args.mean, &strata)?;
+    let means = resolve_means(&m.mean, &strata)?;
     let rows = if args.gaussian {
         if args.ledger.is_some() {
             return Err(
@@ -232,7 +242,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         if means.len() != 1 {
             return Err(UsageError("--gaussian takes one --mean value".into()).into());
         }
-        if ![args.sigma_q, args.sigma_t, args.sigma_r]
+        if ![m.sigma_q, m.sigma_t, m.sigma_r]
             .iter()
             .all(|v| v.is_finite() && *v >= 0.0)
         {
@@ -245,9 +255,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             args.trajectories as usize,
             args.reads as usize,
             means[0],
-            args.sigma_q,
-            args.sigma_t,
-            args.sigma_r,
+            m.sigma_q,
+            m.sigma_t,
+            m.sigma_r,
             args.seed,
         )
     } else {
@@ -258,16 +268,16 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             arms: args.arms.iter().map(|a| a.trim().to_string()).collect(),
             seed: args.seed,
             means,
-            effect: args.effect,
+            effect: m.effect,
             shared: Sds {
-                q: args.sigma_q,
-                t: args.sigma_t,
-                r: args.sigma_r,
+                q: m.sigma_q,
+                t: m.sigma_t,
+                r: m.sigma_r,
             },
             contrast: Sds {
-                q: args.contrast_sigma_q,
-                t: args.contrast_sigma_t,
-                r: args.contrast_sigma_r,
+                q: m.contrast_sigma_q,
+                t: m.contrast_sigma_t,
+                r: m.contrast_sigma_r,
             },
         };
         let rows = simulate_panel(&spec)?;

@@ -81,8 +81,9 @@ impl Stream {
     }
 }
 
-const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+// fdlibm's split of ln 2: LN2_HI has its low 32 bits zero, so k·LN2_HI is exact.
+const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
+const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
 
 /// Natural logarithm from basic arithmetic only (platform-independent bits).
 ///
