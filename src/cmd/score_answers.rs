@@ -1,10 +1,104 @@
-//! (placeholder: being written)
+//! `stats score-answers`: answer EM and token F1 of a JSONL prediction file, with the
+//! official HotpotQA, SQuAD v1.1 or MuSiQue rules (see `ragstats::metrics::qa`).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use ragstats::metrics::qa::Style;
+use ragstats::metrics::qa_items::{parse_items, score_items, ItemScore, ScoreSummary};
+
+use super::common::Format;
 
 /// Flags of this command.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// JSONL file, one object per line: {"id", "prediction", "answers": [...]}, or
+    /// {"id", "prediction", "answer", "answer_aliases": [...]} (MuSiQue style).
+    pub input: PathBuf,
+    /// Which official script's rules to apply.
+    #[arg(long, value_enum, default_value_t = Style::Hotpotqa)]
+    pub style: Style,
+    /// Also print every item's EM and F1.
+    #[arg(long)]
+    pub per_item: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
 
 /// Runs the command.
-pub fn run(_args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let text = std::fs::read_to_string(&args.input)
+        .map_err(|e| ragstats::Error::io(&args.input, e))
+        .context("reading the prediction file")?;
+    let items = parse_items(&args.input, &text)?;
+    let (scores, summary) = score_items(&items, args.style);
+    let per_item = args.per_item.then_some(scores.as_slice());
+    print!("{}", render(&summary, per_item, args.format)?);
+    Ok(0)
+}
+
+/// Formats the summary (and optionally the items) in the chosen format.
+fn render(
+    summary: &ScoreSummary,
+    items: Option<&[ItemScore]>,
+    format: Format,
+) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Json => {
+            let mut v = serde_json::to_value(summary)?;
+            if let Some(items) = items {
+                v["items"] = serde_json::to_value(items)?;
+            }
+            serde_json::to_string_pretty(&v)? + "\n"
+        }
+        Format::Csv => {
+            // One header for both kinds of row: items have n = 1; the summary row's id is
+            // "(mean)" and comes last.
+            let mut w = csv::Writer::from_writer(Vec::new());
+            w.write_record(["id", "style", "n", "em", "f1"])?;
+            for it in items.unwrap_or(&[]) {
+                w.write_record([
+                    it.id.as_str(),
+                    summary.style.name(),
+                    "1",
+                    &it.em.to_string(),
+                    &it.f1.to_string(),
+                ])?;
+            }
+            w.write_record([
+                "(mean)",
+                summary.style.name(),
+                &summary.n.to_string(),
+                &summary.em.to_string(),
+                &summary.f1.to_string(),
+            ])?;
+            String::from_utf8(w.into_inner()?)?
+        }
+        Format::Table => {
+            let mut out = String::new();
+            if let Some(items) = items {
+                let width = items
+                    .iter()
+                    .map(|i| i.id.chars().count())
+                    .max()
+                    .unwrap_or(2)
+                    .max(2);
+                out += &format!("{:<width$}  {:>6}  {:>6}\n", "id", "EM", "F1");
+                for it in items {
+                    out += &format!("{:<width$}  {:>6.4}  {:>6.4}\n", it.id, it.em, it.f1);
+                }
+                out += "\n";
+            }
+            out += &format!("{:<9}  {:>6}  {:>6}  {:>6}\n", "style", "n", "EM", "F1");
+            out += &format!(
+                "{:<9}  {:>6}  {:>6.4}  {:>6.4}\n",
+                summary.style.name(),
+                summary.n,
+                summary.em,
+                summary.f1
+            );
+            out
+        }
+    })
 }

@@ -1,10 +1,307 @@
-//! (placeholder: being written)
+//! `stats simulate`: write a synthetic panel (and optionally its cost ledger) with known
+//! structure. The model is documented in `ragstats::sim::model` and docs/simulate.md.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use ragstats::sim::io::{write_ledger_jsonl, write_panel_csv, write_panel_jsonl};
+use ragstats::sim::{
+    simulate_ledger, simulate_normal_panel, simulate_panel, LedgerSpec, Sds, SimSpec,
+};
+
+use super::UsageError;
 
 /// Flags of this command.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Panel file to write: JSONL when the name ends in .jsonl or .ndjson, CSV otherwise.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Datasets (strata) and questions per dataset, `name=Q,...`, or one number for a single
+    /// stratum named `all`.
+    #[arg(long, default_value = "hotpotqa=223,musique=223", value_parser = parse_strata)]
+    pub datasets: Strata,
+    /// Trajectories per question and arm (T).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub trajectories: u32,
+    /// Reads per trajectory (R).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reads: u32,
+    /// Arm names, baseline first; every later arm differs from the baseline by the contrast.
+    #[arg(long, value_delimiter = ',', default_value = "open,adaptive")]
+    pub arms: Vec<String>,
+    /// Model parameters (means and SDs).
+    #[command(flatten)]
+    pub model_params: Box<ModelArgs>,
+    /// Seed of every random stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Name of the bounded score column.
+    #[arg(long, default_value = "f1")]
+    pub metric_name: String,
+    /// Also write the matching cost ledger (JSONL) here.
+    #[arg(long)]
+    pub ledger: Option<PathBuf>,
+    /// Model name on the ledger's planner and reader rows.
+    #[arg(long, default_value = "deepseek-v4.1-flash")]
+    pub model: String,
+    /// Planner calls (and search requests) per trajectory and arm in the ledger.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub planner_calls: u32,
+    /// Write the Gaussian nested panel y = μ + a_q + b_qt + e_qtr instead (one arm named
+    /// `single`, no clamping; true components are exactly sigma_q², sigma_t², sigma_r²).
+    /// Uses --mean (one number), --sigma-q/-t/-r; no ledger.
+    #[arg(long)]
+    pub gaussian: bool,
+}
+
+/// The model's means and standard deviations (boxed: they are many and the enum of
+/// commands stays small).
+#[derive(Debug, clap::Args)]
+pub struct ModelArgs {
+    /// Latent mean of the baseline arm: one number, or `name=value,...` per dataset.
+    #[arg(long, default_value = "0.45", value_parser = parse_means)]
+    pub mean: Means,
+    /// Latent mean contrast (later arm − baseline).
+    #[arg(long, default_value_t = 0.02, allow_negative_numbers = true)]
+    pub effect: f64,
+    /// SD of the question effect shared by the arms (latent scale).
+    #[arg(long, default_value_t = 0.55, allow_negative_numbers = true)]
+    pub sigma_q: f64,
+    /// SD of the trajectory effect shared by the arms.
+    #[arg(long, default_value_t = 0.15, allow_negative_numbers = true)]
+    pub sigma_t: f64,
+    /// SD of the read effect shared by the arms.
+    #[arg(long, default_value_t = 0.15, allow_negative_numbers = true)]
+    pub sigma_r: f64,
+    /// SD of the contrast's own question effect.
+    #[arg(long, default_value_t = 0.30, allow_negative_numbers = true)]
+    pub contrast_sigma_q: f64,
+    /// SD of the contrast's own trajectory effect.
+    #[arg(long, default_value_t = 0.15, allow_negative_numbers = true)]
+    pub contrast_sigma_t: f64,
+    /// SD of the contrast's own read effect.
+    #[arg(long, default_value_t = 0.18, allow_negative_numbers = true)]
+    pub contrast_sigma_r: f64,
+}
+
+/// Datasets and their question counts, in the order given.
+#[derive(Debug, Clone)]
+pub struct Strata(pub Vec<(String, usize)>);
+
+/// Baseline means: one for all datasets (`None` name) or one per named dataset.
+#[derive(Debug, Clone)]
+pub struct Means(pub Vec<(Option<String>, f64)>);
+
+/// Parses `name=Q,name=Q` or a single count.
+fn parse_strata(s: &str) -> Result<Strata, String> {
+    if let Ok(q) = s.trim().parse::<usize>() {
+        return if q == 0 {
+            Err("the number of questions must be at least 1".into())
+        } else {
+            Ok(Strata(vec![("all".into(), q)]))
+        };
+    }
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for part in s.split(',') {
+        let (name, q) = part
+            .split_once('=')
+            .ok_or_else(|| format!("expected name=QUESTIONS, got {part:?}"))?;
+        let name = name.trim();
+        valid_name(name)?;
+        let q: usize = q.trim().parse().map_err(|_| {
+            format!(
+                "dataset {name}: expected a whole number of questions, got {:?}",
+                q.trim()
+            )
+        })?;
+        if q == 0 {
+            return Err(format!(
+                "dataset {name}: the number of questions must be at least 1"
+            ));
+        }
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(format!("dataset {name} is listed twice"));
+        }
+        out.push((name.to_string(), q));
+    }
+    Ok(Strata(out))
+}
+
+fn valid_name(name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Err(format!(
+            "dataset name {name:?} must be non-empty ASCII letters, digits, '-', '_' or '.'"
+        ));
+    }
+    Ok(())
+}
+
+/// Parses `0.5` or `name=0.5,name=0.4`.
+fn parse_means(s: &str) -> Result<Means, String> {
+    if let Ok(m) = s.trim().parse::<f64>() {
+        return if m.is_finite() {
+            Ok(Means(vec![(None, m)]))
+        } else {
+            Err("the mean must be finite".into())
+        };
+    }
+    s.split(',')
+        .map(|part| {
+            let (name, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("expected a number or name=VALUE, got {part:?}"))?;
+            let v: f64 = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite())
+                .ok_or_else(|| {
+                    format!(
+                        "mean of {}: expected a finite number, got {:?}",
+                        name.trim(),
+                        v.trim()
+                    )
+                })?;
+            Ok((Some(name.trim().to_string()), v))
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map(Means)
+}
+
+/// The per-stratum means in stratum order, or a usage error when names do not match.
+fn resolve_means(means: &Means, strata: &[(String, usize)]) -> Result<Vec<f64>, UsageError> {
+    if let [(None, m)] = means.0.as_slice() {
+        return Ok(vec![*m]);
+    }
+    let names: Vec<&str> = strata.iter().map(|s| s.0.as_str()).collect();
+    for (n, _) in &means.0 {
+        let n = n.as_deref().unwrap_or("");
+        if !names.contains(&n) {
+            return Err(UsageError(format!(
+                "--mean names dataset {n:?}, which is not in --datasets ({})",
+                names.join(", ")
+            )));
+        }
+    }
+    strata
+        .iter()
+        .map(|(name, _)| {
+            means
+                .0
+                .iter()
+                .find(|(n, _)| n.as_deref() == Some(name))
+                .map(|(_, m)| *m)
+                .ok_or_else(|| UsageError(format!("--mean gives no value for dataset {name}")))
+        })
+        .collect()
+}
+
+fn create(path: &Path) -> anyhow::Result<BufWriter<File>> {
+    Ok(BufWriter::new(
+        File::create(path).map_err(|e| ragstats::Error::io(path, e))?,
+    ))
+}
+
+fn is_jsonl(path: &Path) -> bool {
+    matches!(
+        path.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("jsonl" | "ndjson")
+    )
+}
 
 /// Runs the command.
-pub fn run(_args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let m = &*args.model_params;
+    if args.metric_name.is_empty()
+        || ["dataset", "question", "trajectory", "read", "arm", "em"]
+            .contains(&args.metric_name.as_str())
+    {
+        return Err(UsageError(format!(
+            "--metric-name {:?} must be non-empty and differ from the other column names",
+            args.metric_name
+        ))
+        .into());
+    }
+    let strata = args.datasets.0.clone();
+    let means = resolve_means(&m.mean, &strata)?;
+    let rows = if args.gaussian {
+        if args.ledger.is_some() {
+            return Err(
+                UsageError("--gaussian panels have no ledger; drop --ledger".into()).into(),
+            );
+        }
+        if means.len() != 1 {
+            return Err(UsageError("--gaussian takes one --mean value".into()).into());
+        }
+        if ![m.sigma_q, m.sigma_t, m.sigma_r]
+            .iter()
+            .all(|v| v.is_finite() && *v >= 0.0)
+        {
+            return Err(
+                UsageError("--sigma-q/-t/-r must be finite and non-negative".into()).into(),
+            );
+        }
+        simulate_normal_panel(
+            &strata,
+            args.trajectories as usize,
+            args.reads as usize,
+            means[0],
+            m.sigma_q,
+            m.sigma_t,
+            m.sigma_r,
+            args.seed,
+        )
+    } else {
+        let spec = SimSpec {
+            strata: strata.clone(),
+            trajectories: args.trajectories as usize,
+            reads: args.reads as usize,
+            arms: args.arms.iter().map(|a| a.trim().to_string()).collect(),
+            seed: args.seed,
+            means,
+            effect: m.effect,
+            shared: Sds {
+                q: m.sigma_q,
+                t: m.sigma_t,
+                r: m.sigma_r,
+            },
+            contrast: Sds {
+                q: m.contrast_sigma_q,
+                t: m.contrast_sigma_t,
+                r: m.contrast_sigma_r,
+            },
+        };
+        let rows = simulate_panel(&spec)?;
+        if let Some(path) = &args.ledger {
+            let ledger = simulate_ledger(
+                &spec,
+                &LedgerSpec {
+                    model: args.model.clone(),
+                    planner_calls: args.planner_calls as usize,
+                    ..LedgerSpec::default()
+                },
+            )?;
+            write_ledger_jsonl(&ledger, create(path)?).map_err(|e| ragstats::Error::io(path, e))?;
+            println!("wrote {} ledger rows to {}", ledger.len(), path.display());
+        }
+        rows
+    };
+    let w = create(&args.out)?;
+    if is_jsonl(&args.out) {
+        write_panel_jsonl(&rows, &args.metric_name, w)
+    } else {
+        write_panel_csv(&rows, &args.metric_name, w)
+    }
+    .map_err(|e| ragstats::Error::io(&args.out, e))?;
+    println!("wrote {} panel rows to {}", rows.len(), args.out.display());
+    Ok(0)
 }

@@ -1,0 +1,230 @@
+//! Synthetic cost ledgers matching a simulated panel (format: DESIGN.md "Cost ledger").
+//!
+//! [`LedgerRow`] lives here for now; it is the row type of the cost ledger and is meant to
+//! move to the cost-accounting module.
+//!
+//! The simulated workflow follows the paper's paired policies. For each question q,
+//! trajectory t and arm a:
+//!
+//! * `planner_calls` planner calls, steps k = 0..P−1. Step 0 is the shared first query:
+//!   every arm's row carries `key = "plan0:<question>:<t>"`, so it is billed once.
+//!   Input tokens ~ LogNormal(median m_k, sdlog 0.15) with m_k = planner_input + 40·k for the
+//!   baseline arm (query history only) and planner_input + planner_obs·k for later arms
+//!   (they also see earlier observations); output ~ LogNormal(planner_output, 0.3).
+//!   Cached input: step 0 and baseline steps hit the cached system prompt
+//!   (`system_prompt_tokens`); later arms' steps k ≥ 1 reuse the previous call's prefix,
+//!   cached = its input rounded down to 64 tokens (prefix caches work in 64-token units).
+//! * One search request per planner query; step 0's is shared via
+//!   `key = "search0:<question>:<t>"`, the others have no key (each is its own request).
+//!   Token fields are 0 and `model` is absent.
+//! * One reader call per read r. The packet is fixed within (q, t, a), so all reads have the
+//!   same input tokens ~ LogNormal(reader_input, 0.2); read 0 hits only the system prompt
+//!   cache, reads r ≥ 1 hit the whole packet (input rounded down to 64). Output per read
+//!   ~ LogNormal(reader_output, 0.5), at least 1.
+//!
+//! Token draws use the same keyed streams as the panel, so a ledger is deterministic for a
+//! seed and a smaller design's ledger is a subset of a larger one's.
+
+use super::model::{question_id, SimSpec};
+use super::rng::Stream;
+use crate::Result;
+
+/// What a ledger row bills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallKind {
+    /// A planner (query-writing) model call.
+    Planner,
+    /// A reader (answering) model call.
+    Reader,
+    /// A search request.
+    Search,
+}
+
+/// One model call or search request. Rows sharing a `key` are one shared call, billed once.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LedgerRow {
+    pub kind: CallKind,
+    pub dataset: String,
+    pub question: String,
+    pub arm: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<u32>,
+    /// Planner step / search index within the trajectory (0-based); absent for reader rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Token counts; written only when non-zero (search rows have none), read as 0 when absent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+/// Workflow and token parameters of a simulated ledger (medians of the log-normals).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerSpec {
+    /// Model name on planner and reader rows.
+    pub model: String,
+    /// Planner calls (and search requests) per trajectory and arm, P ≥ 1.
+    pub planner_calls: usize,
+    /// Median input tokens of a first planner call.
+    pub planner_input: f64,
+    /// Extra median input tokens per earlier step for non-baseline arms (observations).
+    pub planner_obs: f64,
+    /// Median planner output tokens.
+    pub planner_output: f64,
+    /// Median reader input tokens (question + five-document packet).
+    pub reader_input: f64,
+    /// Median reader output tokens.
+    pub reader_output: f64,
+    /// Tokens of the cached system prompt.
+    pub system_prompt_tokens: u64,
+}
+
+impl Default for LedgerSpec {
+    fn default() -> Self {
+        LedgerSpec {
+            model: "deepseek-v4.1-flash".into(),
+            planner_calls: 4,
+            planner_input: 1500.0,
+            planner_obs: 1500.0,
+            planner_output: 40.0,
+            reader_input: 9000.0,
+            reader_output: 20.0,
+            system_prompt_tokens: 1024,
+        }
+    }
+}
+
+mod tag {
+    pub const PLANNER: u64 = 21;
+    pub const READER_IN: u64 = 22;
+    pub const READER_OUT: u64 = 23;
+}
+
+/// Rounds a positive token draw to an integer, at least `min`.
+fn tokens(x: f64, min: u64) -> u64 {
+    (x.round() as u64).max(min)
+}
+
+fn floor64(x: u64) -> u64 {
+    x / 64 * 64
+}
+
+/// Simulates the ledger of `spec`'s panel (module docs give the workflow).
+///
+/// Rows come ordered by stratum, question, trajectory, arm; within that, planner and search
+/// rows by step, then reader rows by read. Counts: planner and search rows
+/// Σ Q_d · T · A · P each (unique calls Σ Q_d · T · (A(P−1) + 1)), reader rows Σ Q_d · T · A · R.
+///
+/// # Errors
+/// [`crate::Error::Usage`] when the panel spec is invalid or `planner_calls` is 0.
+pub fn simulate_ledger(spec: &SimSpec, ledger: &LedgerSpec) -> Result<Vec<LedgerRow>> {
+    spec.validate()?;
+    if ledger.planner_calls == 0 {
+        return Err(crate::Error::Usage(
+            "planner calls per trajectory must be at least 1".into(),
+        ));
+    }
+    let p_n = ledger.planner_calls as u64;
+    let mut rows = Vec::new();
+    let seed = spec.seed;
+    for (d, (name, q_n)) in spec.strata.iter().enumerate() {
+        let d = d as u64;
+        for q in 0..*q_n {
+            let qid = question_id(name, q, *q_n);
+            let qi = q as u64;
+            for t in 0..spec.trajectories as u64 {
+                for (a, arm) in spec.arms.iter().enumerate() {
+                    let base = |kind: CallKind| LedgerRow {
+                        kind,
+                        dataset: name.clone(),
+                        question: qid.clone(),
+                        arm: arm.clone(),
+                        trajectory: Some(t as u32),
+                        read: None,
+                        step: None,
+                        model: None,
+                        input_tokens: 0,
+                        cached_input_tokens: 0,
+                        output_tokens: 0,
+                        key: None,
+                    };
+                    let mut prev_input = 0u64;
+                    for k in 0..p_n {
+                        // Step 0 is shared: draw it from a stream without the arm index.
+                        let arm_tag = if k == 0 { u64::MAX } else { a as u64 };
+                        let mut s = Stream::new(seed, &[tag::PLANNER, d, qi, t, arm_tag, k]);
+                        let per_step = if a == 0 || k == 0 {
+                            40.0
+                        } else {
+                            ledger.planner_obs
+                        };
+                        let median = ledger.planner_input + per_step * k as f64;
+                        let input = tokens(s.lognormal(median, 0.15), 1);
+                        let output = tokens(s.lognormal(ledger.planner_output, 0.3), 1);
+                        let cached = if a >= 1 && k >= 1 {
+                            floor64(prev_input)
+                        } else {
+                            ledger.system_prompt_tokens
+                        }
+                        .min(input);
+                        prev_input = input;
+                        rows.push(LedgerRow {
+                            step: Some(k as u32),
+                            model: Some(ledger.model.clone()),
+                            input_tokens: input,
+                            cached_input_tokens: cached,
+                            output_tokens: output,
+                            key: (k == 0).then(|| format!("plan0:{qid}:{t}")),
+                            ..base(CallKind::Planner)
+                        });
+                        rows.push(LedgerRow {
+                            step: Some(k as u32),
+                            key: (k == 0).then(|| format!("search0:{qid}:{t}")),
+                            ..base(CallKind::Search)
+                        });
+                    }
+                    let input = tokens(
+                        Stream::new(seed, &[tag::READER_IN, d, qi, t, a as u64])
+                            .lognormal(ledger.reader_input, 0.2),
+                        1,
+                    );
+                    for r in 0..spec.reads as u64 {
+                        let output = tokens(
+                            Stream::new(seed, &[tag::READER_OUT, d, qi, t, a as u64, r])
+                                .lognormal(ledger.reader_output, 0.5),
+                            1,
+                        );
+                        let cached = if r == 0 {
+                            ledger.system_prompt_tokens.min(input)
+                        } else {
+                            floor64(input)
+                        };
+                        rows.push(LedgerRow {
+                            read: Some(r as u32),
+                            model: Some(ledger.model.clone()),
+                            input_tokens: input,
+                            cached_input_tokens: cached,
+                            output_tokens: output,
+                            ..base(CallKind::Reader)
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
