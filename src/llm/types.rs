@@ -153,6 +153,20 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The name used in records (`auth`, `quota`, `rejected`, `status`, `timeout`,
+    /// `connection`, `malformed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Auth => "auth",
+            ErrorKind::Quota => "quota",
+            ErrorKind::Rejected => "rejected",
+            ErrorKind::Status => "status",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Connection => "connection",
+            ErrorKind::Malformed => "malformed",
+        }
+    }
+
     /// Errors that will fail every other request too: a batch stops at the first one.
     pub fn is_fatal(self) -> bool {
         matches!(self, ErrorKind::Auth | ErrorKind::Quota)
