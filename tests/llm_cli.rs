@@ -57,7 +57,10 @@ fn line_count(path: &Path) -> usize {
 fn wait_for_lines(path: &Path, n: usize) {
     let t0 = Instant::now();
     while line_count(path) < n {
-        assert!(t0.elapsed() < Duration::from_secs(30), "output never reached {n} lines");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "output never reached {n} lines"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -90,7 +93,11 @@ fn resume_after_sigkill_answers_every_id_once_and_repeats_no_written_request() {
     child.kill().unwrap(); // SIGKILL on Unix: no chance to clean up.
     child.wait().unwrap();
     let (first, _) = records(&out);
-    assert!(first.len() >= 50 && first.len() < 200, "{} written before kill", first.len());
+    assert!(
+        first.len() >= 50 && first.len() < 200,
+        "{} written before kill",
+        first.len()
+    );
     let written: HashSet<String> = first
         .iter()
         .map(|r| r["id"].as_str().unwrap().to_string())
@@ -98,7 +105,11 @@ fn resume_after_sigkill_answers_every_id_once_and_repeats_no_written_request() {
     let sent_before = server.count();
 
     let done = batch_cmd(&server, &req, &out, &args).output().unwrap();
-    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
     let stderr = String::from_utf8_lossy(&done.stderr);
     assert!(
         stderr.contains(&format!("{} already answered", written.len())),
@@ -119,7 +130,10 @@ fn resume_after_sigkill_answers_every_id_once_and_repeats_no_written_request() {
     // The second run asked nothing that the first had written.
     for seen in &server.requests()[sent_before..] {
         let id = format!("q{}", seen.prompt.trim_start_matches("prompt "));
-        assert!(!written.contains(&id), "{id} was written and requested again");
+        assert!(
+            !written.contains(&id),
+            "{id} was written and requested again"
+        );
     }
     // At most the 4 requests in flight at the kill were paid twice.
     assert!(server.count() <= 204, "{} requests", server.count());
@@ -139,12 +153,19 @@ fn ctrl_c_keeps_finished_work_exits_130_and_rerun_pays_nothing_twice() {
         .unwrap();
     wait_for_lines(&out, 4);
     let pid = child.id().to_string();
-    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
     let res = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&res.stderr);
     assert_eq!(res.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted:"), "{stderr}");
-    assert!(stderr.contains("llm batch: 40 call(s)"), "summary printed: {stderr}");
+    assert!(
+        stderr.contains("llm batch: 40 call(s)"),
+        "summary printed: {stderr}"
+    );
     let (first, bad) = records(&out);
     assert_eq!(bad, 0);
     assert!(first.len() < 40);
@@ -207,8 +228,13 @@ fn second_run_is_served_from_cache_with_the_same_answers_and_no_new_ledger_rows(
 #[test]
 fn bad_key_stops_at_once_with_a_clear_message_and_never_prints_the_key() {
     let server = Server::start(|r, _| {
-        let key = r.headers["authorization"].trim_start_matches("Bearer ").to_string();
-        Reply::status(401, &format!(r#"{{"error":{{"message":"Incorrect API key provided: {key}"}}}}"#))
+        let key = r.headers["authorization"]
+            .trim_start_matches("Bearer ")
+            .to_string();
+        Reply::status(
+            401,
+            &format!(r#"{{"error":{{"message":"Incorrect API key provided: {key}"}}}}"#),
+        )
     });
     let dir = tempfile::tempdir().unwrap();
     let req = write_requests(dir.path(), 100);
@@ -241,7 +267,10 @@ fn bad_request_line_is_a_usage_error_naming_file_and_line() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("requests.jsonl:2: request \"b\": \"messages\" must be an array"), "{stderr}");
+    assert!(
+        stderr.contains("requests.jsonl:2: request \"b\": \"messages\" must be an array"),
+        "{stderr}"
+    );
     assert_eq!(server.count(), 0);
 }
 
@@ -268,7 +297,9 @@ fn torn_last_line_is_reported_skipped_and_the_next_record_starts_a_new_line() {
         "{\"id\":\"q0\",\"sample\":0,\"model\":\"test-model\",\"text\":\"old\",\"latency_ms\":1.0,\"elapsed_ms\":1.0,\"attempts\":1,\"cached\":false}\n{\"id\":\"q1\",\"sam",
     )
     .unwrap();
-    let o = batch_cmd(&server, &req, &out, &["--no-cache"]).output().unwrap();
+    let o = batch_cmd(&server, &req, &out, &["--no-cache"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains("1 line(s) are not JSON"), "{stderr}");
@@ -285,7 +316,9 @@ fn torn_last_line_is_reported_skipped_and_the_next_record_starts_a_new_line() {
         assert!(v["text"].as_str().unwrap().starts_with("answer to prompt"));
     }
     // A third run finds everything answered (the torn line is skipped again).
-    let o = batch_cmd(&server, &req, &out, &["--no-cache"]).output().unwrap();
+    let o = batch_cmd(&server, &req, &out, &["--no-cache"])
+        .output()
+        .unwrap();
     assert!(o.status.success());
     assert_eq!(server.count(), 2);
 }
@@ -293,12 +326,20 @@ fn torn_last_line_is_reported_skipped_and_the_next_record_starts_a_new_line() {
 #[test]
 fn check_shows_latency_and_the_usage_fields_returned() {
     let body = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llm/deepseek_chat_cache_hit.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/llm/deepseek_chat_cache_hit.json"),
     )
     .unwrap();
     let server = Server::start(move |_, _| Reply::status(200, &body));
     let o = stats()
-        .args(["llm", "check", "--model", "deepseek-chat", "--base-url", &server.base])
+        .args([
+            "llm",
+            "check",
+            "--model",
+            "deepseek-chat",
+            "--base-url",
+            &server.base,
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -320,7 +361,16 @@ fn check_shows_latency_and_the_usage_fields_returned() {
     assert_eq!(server.requests()[0].body["model"], "deepseek-chat");
 
     let o = stats()
-        .args(["llm", "check", "--model", "m", "--format", "json", "--base-url", &server.base])
+        .args([
+            "llm",
+            "check",
+            "--model",
+            "m",
+            "--format",
+            "json",
+            "--base-url",
+            &server.base,
+        ])
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();

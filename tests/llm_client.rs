@@ -55,8 +55,11 @@ fn lines(path: &Path) -> Vec<Value> {
 async fn retry_after_one_second_is_honoured_on_429() {
     let server = Server::start(|r, n| {
         if n == 0 {
-            Reply::status(429, r#"{"error":{"message":"Rate limit reached","type":"requests"}}"#)
-                .header("Retry-After", "1")
+            Reply::status(
+                429,
+                r#"{"error":{"message":"Rate limit reached","type":"requests"}}"#,
+            )
+            .header("Retry-After", "1")
         } else {
             ok_reply(&answer_for(&r.prompt))
         }
@@ -91,7 +94,10 @@ async fn retry_after_ms_takes_precedence() {
     let el = t0.elapsed();
     assert_eq!(rec.attempts, 2);
     assert!(rec.is_ok());
-    assert!(el >= Duration::from_millis(290) && el < Duration::from_secs(3), "{el:?}");
+    assert!(
+        el >= Duration::from_millis(290) && el < Duration::from_secs(3),
+        "{el:?}"
+    );
 }
 
 #[tokio::test]
@@ -111,7 +117,10 @@ async fn two_503_then_success_is_three_attempts_and_cached_after() {
     assert_eq!(rec.text.as_deref(), Some("answer to p"));
     assert!(!rec.cached);
     let u = rec.usage.as_ref().unwrap();
-    assert_eq!((u.prompt_tokens, u.completion_tokens, u.cached_prompt_tokens), (Some(10), Some(3), None));
+    assert_eq!(
+        (u.prompt_tokens, u.completion_tokens, u.cached_prompt_tokens),
+        (Some(10), Some(3), None)
+    );
     // Two backoff waits, each under min(cap 40 ms, base·2^k): the call takes well under 1 s.
     assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     assert_eq!(client.stats().retries, 2);
@@ -140,14 +149,17 @@ async fn persistent_503_fails_after_max_retries_and_is_not_cached() {
     assert!(rec.text.is_none());
     assert_eq!(cache_files(dir.path()), 0);
     client.complete(&req("a", "p")).await;
-    assert_eq!(server.count(), 8, "a failure is never served from the cache");
+    assert_eq!(
+        server.count(),
+        8,
+        "a failure is never served from the cache"
+    );
 }
 
 #[tokio::test]
 async fn slower_than_timeout_is_retried_then_recorded_as_timeout() {
-    let server = Server::start(|r, _| {
-        ok_reply(&answer_for(&r.prompt)).delayed(Duration::from_millis(1500))
-    });
+    let server =
+        Server::start(|r, _| ok_reply(&answer_for(&r.prompt)).delayed(Duration::from_millis(1500)));
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = fast(&server, Some(dir.path()));
     cfg.timeout = Duration::from_millis(200);
@@ -159,7 +171,10 @@ async fn slower_than_timeout_is_retried_then_recorded_as_timeout() {
     assert_eq!(rec.attempts, 2);
     assert_eq!(rec.error.as_ref().unwrap().kind, ErrorKind::Timeout);
     // Two attempts of 200 ms plus one short backoff; not the server's 1.5 s.
-    assert!(el >= Duration::from_millis(400) && el < Duration::from_millis(1400), "{el:?}");
+    assert!(
+        el >= Duration::from_millis(400) && el < Duration::from_millis(1400),
+        "{el:?}"
+    );
     assert_eq!(cache_files(dir.path()), 0);
 }
 
@@ -175,7 +190,11 @@ async fn slow_once_then_fast_succeeds_on_second_attempt() {
     let rec = client.complete(&req("a", "p")).await;
     assert_eq!(rec.attempts, 2);
     assert!(rec.is_ok());
-    assert!(rec.latency_ms < 300.0, "last attempt latency {}", rec.latency_ms);
+    assert!(
+        rec.latency_ms < 300.0,
+        "last attempt latency {}",
+        rec.latency_ms
+    );
     assert!(rec.elapsed_ms >= 300.0, "total {}", rec.elapsed_ms);
 }
 
@@ -217,7 +236,11 @@ async fn dropped_connection_is_retried() {
     let rec = client.complete(&req("b", "always")).await;
     assert_eq!(rec.attempts, 4);
     assert_eq!(rec.error.unwrap().kind, ErrorKind::Connection);
-    assert_eq!(server.count(), 6, "each attempt is one request the server saw");
+    assert_eq!(
+        server.count(),
+        6,
+        "each attempt is one request the server saw"
+    );
 }
 
 #[tokio::test]
@@ -227,7 +250,9 @@ async fn unauthorized_is_not_retried_and_the_key_is_not_repeated() {
         let key = auth.trim_start_matches("Bearer ");
         Reply::status(
             401,
-            &format!(r#"{{"error":{{"message":"Incorrect API key provided: {key}","code":"invalid_api_key"}}}}"#),
+            &format!(
+                r#"{{"error":{{"message":"Incorrect API key provided: {key}","code":"invalid_api_key"}}}}"#
+            ),
         )
     });
     let client = Client::new(fast(&server, None)).unwrap();
@@ -237,7 +262,11 @@ async fn unauthorized_is_not_retried_and_the_key_is_not_repeated() {
     assert_eq!(e.kind, ErrorKind::Auth);
     assert_eq!(e.status, Some(401));
     assert!(!e.message.contains("sk-test-secret-123"), "{}", e.message);
-    assert!(e.message.contains("Incorrect API key provided: [key]"), "{}", e.message);
+    assert!(
+        e.message.contains("Incorrect API key provided: [key]"),
+        "{}",
+        e.message
+    );
     assert_eq!(
         server.requests()[0].headers["authorization"],
         "Bearer sk-test-secret-123"
@@ -246,7 +275,8 @@ async fn unauthorized_is_not_retried_and_the_key_is_not_repeated() {
 
 #[tokio::test]
 async fn quota_429_400_and_404_are_not_retried() {
-    let server = Server::start(|r, _| match r.prompt.as_str() {
+    let server = Server::start(|r, _| {
+        match r.prompt.as_str() {
         "quota" => Reply::status(
             429,
             r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#,
@@ -254,6 +284,7 @@ async fn quota_429_400_and_404_are_not_retried() {
         .header("Retry-After", "1"),
         "bad" => Reply::status(400, r#"{"error":{"message":"max_tokens too large"}}"#),
         _ => Reply::status(404, r#"{"error":"model not found"}"#),
+    }
     });
     let client = Client::new(fast(&server, None)).unwrap();
     let t0 = Instant::now();
@@ -267,7 +298,10 @@ async fn quota_429_400_and_404_are_not_retried() {
         let e = rec.error.unwrap();
         assert_eq!((e.kind, e.status), (kind, Some(status)), "{p}");
     }
-    assert!(t0.elapsed() < Duration::from_millis(900), "Retry-After ignored for quota");
+    assert!(
+        t0.elapsed() < Duration::from_millis(900),
+        "Retry-After ignored for quota"
+    );
     assert_eq!(server.count(), 3);
 }
 
@@ -297,7 +331,9 @@ async fn request_body_carries_params_extra_and_seed_per_sample() {
 }
 
 fn calls(n: usize) -> Vec<ChatRequest> {
-    (0..n).map(|i| req(&format!("q{i}"), &format!("prompt {i}"))).collect()
+    (0..n)
+        .map(|i| req(&format!("q{i}"), &format!("prompt {i}")))
+        .collect()
 }
 
 #[tokio::test]
@@ -331,12 +367,18 @@ async fn bad_key_stops_the_batch_after_the_requests_in_flight() {
     let client = Client::new(fast(&server, None)).unwrap();
     let mut opts = BatchOptions::new(dir.path().join("out.jsonl"));
     opts.concurrency = 2;
-    let s = run_batch(&client, calls(50), &opts, &mut |_| {}).await.unwrap();
+    let s = run_batch(&client, calls(50), &opts, &mut |_| {})
+        .await
+        .unwrap();
     match s.stopped {
         Some(StopReason::Fatal { error }) => assert_eq!(error.kind, ErrorKind::Auth),
         other => panic!("expected a fatal stop, got {other:?}"),
     }
-    assert!(server.count() <= 2, "{} requests spent on a bad key", server.count());
+    assert!(
+        server.count() <= 2,
+        "{} requests spent on a bad key",
+        server.count()
+    );
     assert_eq!(s.progress.done, 0);
     assert_eq!(s.not_run, 50);
     assert_eq!(std::fs::read_to_string(&opts.out).unwrap(), "");
@@ -357,9 +399,13 @@ async fn failed_calls_are_asked_again_on_rerun_and_billed_once_each() {
     let client = Client::new(cfg).unwrap();
     let mut opts = BatchOptions::new(dir.path().join("out.jsonl"));
     opts.ledger = Some(dir.path().join("ledger.jsonl"));
-    let s1 = run_batch(&client, calls(3), &opts, &mut |_| {}).await.unwrap();
+    let s1 = run_batch(&client, calls(3), &opts, &mut |_| {})
+        .await
+        .unwrap();
     assert_eq!((s1.progress.ok, s1.progress.failed), (2, 1));
-    let s2 = run_batch(&client, calls(3), &opts, &mut |_| {}).await.unwrap();
+    let s2 = run_batch(&client, calls(3), &opts, &mut |_| {})
+        .await
+        .unwrap();
     assert_eq!(s2.progress.skipped, 2);
     assert_eq!(s2.retried_failures, 1);
     assert_eq!((s2.progress.ok, s2.progress.failed), (1, 0));
@@ -385,7 +431,9 @@ async fn failed_calls_are_asked_again_on_rerun_and_billed_once_each() {
     // A third run over a fresh output file is served from the cache: no requests, no rows.
     let mut opts3 = opts.clone();
     opts3.out = dir.path().join("out3.jsonl");
-    let s3 = run_batch(&client, calls(3), &opts3, &mut |_| {}).await.unwrap();
+    let s3 = run_batch(&client, calls(3), &opts3, &mut |_| {})
+        .await
+        .unwrap();
     assert_eq!(s3.progress.cached, 3);
     assert_eq!(server.count(), 4);
     assert_eq!(lines(opts.ledger.as_ref().unwrap()).len(), 3);
@@ -404,7 +452,9 @@ async fn stop_lets_requests_in_flight_finish_and_dispatches_no_more() {
         tokio::time::sleep(Duration::from_millis(250)).await;
         cancel.stop();
     });
-    let s = run_batch(&client, calls(30), &opts, &mut |_| {}).await.unwrap();
+    let s = run_batch(&client, calls(30), &opts, &mut |_| {})
+        .await
+        .unwrap();
     assert_eq!(s.stopped, Some(StopReason::Interrupted));
     assert!((3..=12).contains(&s.progress.done), "{}", s.progress.done);
     assert_eq!(s.progress.done + s.not_run, 30);
@@ -430,7 +480,9 @@ async fn rpm_ceiling_spaces_requests() {
         tokio::time::sleep(Duration::from_millis(800)).await;
         cancel.stop();
     });
-    let s = run_batch(&client, calls(3), &opts, &mut |_| {}).await.unwrap();
+    let s = run_batch(&client, calls(3), &opts, &mut |_| {})
+        .await
+        .unwrap();
     assert_eq!(server.count(), 2);
     assert_eq!(s.progress.done, 2);
     assert_eq!(s.not_run, 1);

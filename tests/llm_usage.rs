@@ -9,13 +9,22 @@ use ragstats::llm::response::parse_chat_response;
 use ragstats::llm::{ChatRequest, Client, ClientConfig, Message, RetryPolicy};
 use support::llm_server::{Reply, Server};
 
+/// (prompt, cached, completion, reasoning, total) token counts.
+type Counts = (
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+);
+
 struct Want {
     file: &'static str,
     text: &'static str,
     reasoning: Option<&'static str>,
     finish: &'static str,
     /// (prompt, cached, completion, reasoning, total); `None` for the whole tuple = no usage.
-    usage: Option<(Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>)>,
+    usage: Option<Counts>,
     timings: bool,
 }
 
@@ -165,8 +174,18 @@ async fn every_dialect_through_the_client() {
         match w.usage {
             None => assert!(v["usage"].is_null(), "{}", w.file),
             Some((_, cached, _, reasoning, _)) => {
-                assert_eq!(v["usage"]["cached_prompt_tokens"].as_u64(), cached, "{}", w.file);
-                assert_eq!(v["usage"]["reasoning_tokens"].as_u64(), reasoning, "{}", w.file);
+                assert_eq!(
+                    v["usage"]["cached_prompt_tokens"].as_u64(),
+                    cached,
+                    "{}",
+                    w.file
+                );
+                assert_eq!(
+                    v["usage"]["reasoning_tokens"].as_u64(),
+                    reasoning,
+                    "{}",
+                    w.file
+                );
                 if cached.is_none() {
                     assert!(v["usage"]["cached_prompt_tokens"].is_null());
                 }

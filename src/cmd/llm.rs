@@ -28,13 +28,15 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 pub enum Sub {
     /// Send one request and show latency and the usage fields the server returns.
-    #[command(after_help = "Example:\n  stats llm check --model qwen3-8b --extra '{\"enable_thinking\": false}'")]
-    Check(CheckArgs),
+    #[command(
+        after_help = "Example:\n  stats llm check --model qwen3-8b --extra '{\"enable_thinking\": false}'"
+    )]
+    Check(Box<CheckArgs>),
     /// Run requests.jsonl; results are appended as they finish, and a re-run resumes.
     #[command(
         after_help = "Example:\n  stats llm batch requests.jsonl --model qwen3-8b --out responses.jsonl --concurrency 32 --ledger calls.jsonl\n\nCtrl-C stops dispatching, keeps what finished and exits 130; run the same command again to continue."
     )]
-    Batch(BatchArgs),
+    Batch(Box<BatchArgs>),
 }
 
 /// Endpoint, model and policy flags shared by both subcommands.
@@ -132,8 +134,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .build()
         .context("cannot start the async runtime")?;
     match args.cmd {
-        Sub::Check(a) => rt.block_on(check(a)),
-        Sub::Batch(a) => rt.block_on(batch(a)),
+        Sub::Check(a) => rt.block_on(check(*a)),
+        Sub::Batch(a) => rt.block_on(batch(*a)),
     }
 }
 
@@ -168,7 +170,10 @@ fn endpoint_config(
         if v.is_finite() && v >= 0.0 {
             Ok(Duration::from_secs_f64(v))
         } else {
-            Err(UsageError(format!("{name} must be a non-negative number of seconds, got {v}")).into())
+            Err(UsageError(format!(
+                "{name} must be a non-negative number of seconds, got {v}"
+            ))
+            .into())
         }
     };
     let timeout = secs("--timeout", e.timeout)?;
@@ -251,16 +256,20 @@ async fn check(a: CheckArgs) -> anyhow::Result<u8> {
 
 /// (field, value) rows describing a check's record.
 fn check_rows(url: &str, rec: &CallRecord) -> Vec<(&'static str, String)> {
-    let opt = |v: Option<u64>| v.map_or_else(|| "null (not reported)".to_string(), |x| x.to_string());
-    let mut rows = vec![
-        ("endpoint", url.to_string()),
-        ("model", rec.model.clone()),
-    ];
+    let opt =
+        |v: Option<u64>| v.map_or_else(|| "null (not reported)".to_string(), |x| x.to_string());
+    let mut rows = vec![("endpoint", url.to_string()), ("model", rec.model.clone())];
     match &rec.error {
-        Some(e) => rows.push(("result", format!("error ({}): {}", e.kind.as_str(), e.message))),
+        Some(e) => rows.push((
+            "result",
+            format!("error ({}): {}", e.kind.as_str(), e.message),
+        )),
         None => rows.push((
             "result",
-            format!("ok (finish_reason {})", rec.finish_reason.as_deref().unwrap_or("null")),
+            format!(
+                "ok (finish_reason {})",
+                rec.finish_reason.as_deref().unwrap_or("null")
+            ),
         )),
     }
     rows.push((
@@ -272,8 +281,14 @@ fn check_rows(url: &str, rec: &CallRecord) -> Vec<(&'static str, String)> {
     ));
     let u = rec.usage.as_ref();
     rows.push(("prompt_tokens", opt(u.and_then(|u| u.prompt_tokens))));
-    rows.push(("cached_prompt_tokens", opt(u.and_then(|u| u.cached_prompt_tokens))));
-    rows.push(("completion_tokens", opt(u.and_then(|u| u.completion_tokens))));
+    rows.push((
+        "cached_prompt_tokens",
+        opt(u.and_then(|u| u.cached_prompt_tokens)),
+    ));
+    rows.push((
+        "completion_tokens",
+        opt(u.and_then(|u| u.completion_tokens)),
+    ));
     rows.push(("reasoning_tokens", opt(u.and_then(|u| u.reasoning_tokens))));
     rows.push(("total_tokens", opt(u.and_then(|u| u.total_tokens))));
     rows.push((
@@ -317,10 +332,8 @@ async fn batch(a: BatchArgs) -> anyhow::Result<u8> {
     let bar = std::io::stderr().is_terminal().then(|| {
         let pb = ProgressBar::new(0);
         pb.set_style(
-            ProgressStyle::with_template(
-                "{bar:30} {pos}/{len} {per_sec} eta {eta} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template("{bar:30} {pos}/{len} {per_sec} eta {eta} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         pb
     });
@@ -432,7 +445,9 @@ fn print_summary(s: &BatchSummary, out: &Path, ledger: Option<&Path>) {
     eprintln!(
         "output: {}{}",
         out.display(),
-        ledger.map(|l| format!("; ledger: {}", l.display())).unwrap_or_default()
+        ledger
+            .map(|l| format!("; ledger: {}", l.display()))
+            .unwrap_or_default()
     );
     if !s.bad_lines.is_empty() {
         let shown: Vec<String> = s.bad_lines.iter().take(10).map(|n| n.to_string()).collect();

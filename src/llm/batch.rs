@@ -192,7 +192,9 @@ pub async fn run_batch(
     let result: Result<()> = async {
         loop {
             while set.len() < opts.concurrency && !inner.is_stopped() {
-                let Some(req) = pending.pop_front() else { break };
+                let Some(req) = pending.pop_front() else {
+                    break;
+                };
                 let (c, cancel) = (client.clone(), inner.clone());
                 set.spawn(async move { c.complete_with(&req, &cancel).await });
             }

@@ -167,7 +167,8 @@ mod tests {
         r.id = "other".into();
         r.meta = Some(Value::from(1));
         assert_eq!(base, cache_key("http://h/v1", &r));
-        let variants: Vec<Box<dyn Fn(&mut ChatRequest)>> = vec![
+        type Edit = Box<dyn Fn(&mut ChatRequest)>;
+        let variants: Vec<Edit> = vec![
             Box::new(|r| r.sample = 1),
             Box::new(|r| r.model = "m2".into()),
             Box::new(|r| r.params.temperature = Some(0.0)),
@@ -190,7 +191,10 @@ mod tests {
     #[test]
     fn canonical_form_sorts_keys() {
         let mut s = String::new();
-        write_canonical(&serde_json::json!({"b": [1, {"d": 1, "c": 2}], "a": "x"}), &mut s);
+        write_canonical(
+            &serde_json::json!({"b": [1, {"d": 1, "c": 2}], "a": "x"}),
+            &mut s,
+        );
         assert_eq!(s, r#"{"a":"x","b":[1,{"c":2,"d":1}]}"#);
     }
 

@@ -102,7 +102,11 @@ pub fn load_records(path: &Path) -> Result<HashMap<(String, u32), CallRecord>> {
             continue;
         };
         let rec: CallRecord = serde_json::from_value(v).map_err(|e| {
-            Error::input(path, Some(i as u64 + 1), format!("not a response record: {e}"))
+            Error::input(
+                path,
+                Some(i as u64 + 1),
+                format!("not a response record: {e}"),
+            )
         })?;
         let k = (rec.id.clone(), rec.sample);
         match out.get(&k) {

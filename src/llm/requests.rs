@@ -117,7 +117,9 @@ fn check_message(m: &Value) -> std::result::Result<(), String> {
         Some(Value::String(_)) | Some(Value::Array(_)) => Ok(()),
         // An assistant turn that only called tools has null content.
         Some(Value::Null) | None if o.contains_key("tool_calls") => Ok(()),
-        Some(other) => Err(format!("\"content\" must be a string or array, got {other}")),
+        Some(other) => Err(format!(
+            "\"content\" must be a string or array, got {other}"
+        )),
         None => Err("needs \"content\"".into()),
     }
 }
@@ -186,11 +188,23 @@ mod tests {
     fn bad_lines_name_file_line_and_problem() {
         let cases = [
             ("not json", "not valid JSON"),
-            (r#"{"messages":[{"role":"user","content":"x"}]}"#, "missing \"id\""),
+            (
+                r#"{"messages":[{"role":"user","content":"x"}]}"#,
+                "missing \"id\"",
+            ),
             (r#"{"id":"a","messages":[]}"#, "\"messages\" is empty"),
-            (r#"{"id":"a","messages":[{"content":"x"}]}"#, "messages[0] needs a string \"role\""),
-            (r#"{"id":"a","messages":[{"role":"user","content":"x"}],"sample":0}"#, "positive integer"),
-            (r#"{"id":"a","messages":[{"role":"user","content":"x"}],"samples":2}"#, "unknown field \"samples\""),
+            (
+                r#"{"id":"a","messages":[{"content":"x"}]}"#,
+                "messages[0] needs a string \"role\"",
+            ),
+            (
+                r#"{"id":"a","messages":[{"role":"user","content":"x"}],"sample":0}"#,
+                "positive integer",
+            ),
+            (
+                r#"{"id":"a","messages":[{"role":"user","content":"x"}],"samples":2}"#,
+                "unknown field \"samples\"",
+            ),
         ];
         for (line, want) in cases {
             let e = read(&format!("\n{line}\n")).unwrap_err().to_string();
@@ -204,6 +218,9 @@ mod tests {
         ))
         .unwrap_err()
         .to_string();
-        assert!(e.contains(":2: duplicate id \"a\" (first on line 1)"), "{e}");
+        assert!(
+            e.contains(":2: duplicate id \"a\" (first on line 1)"),
+            "{e}"
+        );
     }
 }

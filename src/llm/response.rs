@@ -190,7 +190,10 @@ mod tests {
         );
         assert_eq!(m, "You exceeded your current quota");
         assert_eq!(c.as_deref(), Some("insufficient_quota"));
-        assert_eq!(error_message(r#"{"error":"model not found"}"#).0, "model not found");
+        assert_eq!(
+            error_message(r#"{"error":"model not found"}"#).0,
+            "model not found"
+        );
         assert_eq!(error_message("Bad Gateway\n").0, "Bad Gateway");
     }
 

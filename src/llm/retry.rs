@@ -68,16 +68,26 @@ pub fn classify_status(status: u16, body: &str) -> StatusClass {
 /// `insufficient_quota`, "exceeded your current quota", DeepSeek "Insufficient Balance").
 pub fn quota_exhausted(body: &str) -> bool {
     let b = body.to_ascii_lowercase();
-    ["insufficient_quota", "exceeded your current quota", "insufficient balance", "billing_hard_limit"]
-        .iter()
-        .any(|p| b.contains(p))
+    [
+        "insufficient_quota",
+        "exceeded your current quota",
+        "insufficient balance",
+        "billing_hard_limit",
+    ]
+    .iter()
+    .any(|p| b.contains(p))
 }
 
 /// The server's requested wait: `retry-after-ms` (milliseconds, may be fractional), else
 /// `Retry-After` as delta-seconds or an HTTP date (IMF-fixdate), measured from `now`.
 /// A date in the past gives zero. Unparseable values give `None`.
 pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Option<Duration> {
-    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
         if ms.is_finite() && ms >= 0.0 {
             return Some(Duration::from_secs_f64(ms / 1000.0));
@@ -154,7 +164,11 @@ impl Jitter {
     /// A generator with a fixed seed (0 is replaced by a constant: xorshift must not be 0).
     pub fn with_seed(seed: u64) -> Self {
         Jitter {
-            state: AtomicU64::new(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed }),
+            state: AtomicU64::new(if seed == 0 {
+                0x9E37_79B9_7F4A_7C15
+            } else {
+                seed
+            }),
         }
     }
 
@@ -187,7 +201,10 @@ mod tests {
         assert_eq!(t.duration_since(UNIX_EPOCH).unwrap().as_secs(), 784_111_777);
         // Leap day: 2024-02-29 00:00:00 = 1709164800.
         let t = parse_http_date("Thu, 29 Feb 2024 00:00:00 GMT").unwrap();
-        assert_eq!(t.duration_since(UNIX_EPOCH).unwrap().as_secs(), 1_709_164_800);
+        assert_eq!(
+            t.duration_since(UNIX_EPOCH).unwrap().as_secs(),
+            1_709_164_800
+        );
         assert!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT").is_none());
         assert!(parse_http_date("Sun, 06 Foo 1994 08:49:37 GMT").is_none());
     }
@@ -198,9 +215,15 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("retry-after", HeaderValue::from_static("2"));
         assert_eq!(retry_after(&h, now), Some(Duration::from_secs(2)));
-        h.insert("retry-after", HeaderValue::from_static("Sun, 06 Nov 1994 08:49:47 GMT"));
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Sun, 06 Nov 1994 08:49:47 GMT"),
+        );
         assert_eq!(retry_after(&h, now), Some(Duration::from_secs(10)));
-        h.insert("retry-after", HeaderValue::from_static("Sun, 06 Nov 1994 08:49:00 GMT"));
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Sun, 06 Nov 1994 08:49:00 GMT"),
+        );
         assert_eq!(retry_after(&h, now), Some(Duration::ZERO));
         h.insert("retry-after-ms", HeaderValue::from_static("250"));
         assert_eq!(retry_after(&h, now), Some(Duration::from_millis(250)));
@@ -222,8 +245,14 @@ mod tests {
             classify_status(429, r#"{"error":{"code":"insufficient_quota"}}"#),
             StatusClass::Fail(ErrorKind::Quota)
         );
-        assert_eq!(classify_status(400, ""), StatusClass::Fail(ErrorKind::Rejected));
-        assert_eq!(classify_status(404, ""), StatusClass::Fail(ErrorKind::Rejected));
+        assert_eq!(
+            classify_status(400, ""),
+            StatusClass::Fail(ErrorKind::Rejected)
+        );
+        assert_eq!(
+            classify_status(404, ""),
+            StatusClass::Fail(ErrorKind::Rejected)
+        );
         assert_eq!(classify_status(401, ""), StatusClass::Fail(ErrorKind::Auth));
         assert_eq!(classify_status(403, ""), StatusClass::Fail(ErrorKind::Auth));
     }
@@ -248,6 +277,9 @@ mod tests {
         // Full jitter spreads draws over the interval: some below a quarter of the bound.
         assert!(draws.iter().any(|d| *d < Duration::from_millis(25)));
         let mean = draws[..200].iter().map(|d| d.as_secs_f64()).sum::<f64>() / 200.0;
-        assert!((mean - 0.05).abs() < 0.01, "mean of U[0,0.1) draws = {mean}");
+        assert!(
+            (mean - 0.05).abs() < 0.01,
+            "mean of U[0,0.1) draws = {mean}"
+        );
     }
 }

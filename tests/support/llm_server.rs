@@ -235,7 +235,8 @@ fn read_request(stream: &mut TcpStream) -> Option<Seen> {
         }
         buf.extend_from_slice(&chunk[..n]);
     }
-    let body: Value = serde_json::from_slice(&buf[header_end..header_end + len]).unwrap_or(Value::Null);
+    let body: Value =
+        serde_json::from_slice(&buf[header_end..header_end + len]).unwrap_or(Value::Null);
     let prompt = body
         .get("messages")
         .and_then(Value::as_array)
