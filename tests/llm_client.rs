@@ -487,3 +487,33 @@ async fn rpm_ceiling_spaces_requests() {
     assert_eq!(s.progress.done, 2);
     assert_eq!(s.not_run, 1);
 }
+
+#[tokio::test]
+async fn tpm_ceiling_uses_reported_usage_once_known() {
+    // Each answer reports total_tokens 13. The estimate before sending is larger (prompt
+    // chars / 4 + max_tokens 20). With a ceiling of 13 + estimate + 2, a second call fits
+    // only once the first call's estimate has been replaced by its reported 13 tokens, and
+    // a third does not fit within the minute.
+    let server = Server::echo(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let mut batch = calls(3);
+    for c in &mut batch {
+        c.params.max_tokens = Some(20);
+    }
+    let est = ragstats::llm::ratelimit::estimate_tokens(&batch[0].messages, Some(20));
+    assert!(est > 15, "the test needs est + est > ceiling");
+    let mut cfg = fast(&server, None);
+    cfg.tpm = Some(13 + est + 2);
+    let client = Client::new(cfg).unwrap();
+    let mut opts = BatchOptions::new(dir.path().join("out.jsonl"));
+    opts.concurrency = 1;
+    let cancel = Cancel::new();
+    opts.cancel = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        cancel.stop();
+    });
+    let s = run_batch(&client, batch, &opts, &mut |_| {}).await.unwrap();
+    assert_eq!(server.count(), 2);
+    assert_eq!(s.progress.done, 2);
+}

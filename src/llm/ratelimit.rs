@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+const RECHECK: Duration = Duration::from_millis(100);
+
 /// A sliding-window limiter with a total-cost ceiling per window.
 #[derive(Debug)]
 pub struct WindowLimiter {
@@ -82,8 +84,12 @@ impl WindowLimiter {
         loop {
             match self.try_acquire(cost) {
                 Ok(t) => return t,
-                // A millisecond of slack so the entry has surely left the window.
-                Err(wait) => tokio::time::sleep(wait + Duration::from_millis(1)).await,
+                // Re-check at least every 100 ms: a settled cost may free room sooner than
+                // the oldest entry expires. One millisecond of slack so an expiring entry has
+                // surely left the window.
+                Err(wait) => {
+                    tokio::time::sleep((wait + Duration::from_millis(1)).min(RECHECK)).await
+                }
             }
         }
     }
