@@ -332,7 +332,7 @@ async fn batch(a: BatchArgs) -> anyhow::Result<u8> {
     let bar = std::io::stderr().is_terminal().then(|| {
         let pb = ProgressBar::new(0);
         pb.set_style(
-            ProgressStyle::with_template("{bar:30} {pos}/{len} {per_sec} eta {eta} {msg}")
+            ProgressStyle::with_template("{bar:30} {pos}/{len} eta {eta} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         pb
@@ -351,8 +351,13 @@ async fn batch(a: BatchArgs) -> anyhow::Result<u8> {
             pb.set_length(p.total - p.skipped);
             pb.set_position(p.done);
             pb.set_message(format!(
-                "| in flight {} retries {} errors {} tokens {}+{}",
-                p.in_flight, p.retries, p.failed, p.prompt_tokens, p.completion_tokens
+                "| {:.1}/s | in flight {} retries {} errors {} tokens {}+{}",
+                p.done as f64 / p.elapsed_s.max(1e-3),
+                p.in_flight,
+                p.retries,
+                p.failed,
+                p.prompt_tokens,
+                p.completion_tokens
             ));
         }
     };
