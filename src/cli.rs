@@ -34,6 +34,11 @@ pub enum Command {
     /// Merge replicates files of a sharded bootstrap into the single run's result.
     #[command(after_help = "Example:\n  stats merge a.bin b.bin --out all.bin")]
     Merge(cmd::merge::Args),
+    /// Model tokens, fees with cache discounts, search fees over a price sweep, and the unit costs c_T and c_R.
+    #[command(
+        after_help = "Example:\n  stats cost data/demo/ledger.jsonl --prices data/demo/prices.toml --search-price 0:1:0.25"
+    )]
+    Cost(cmd::cost::Args),
     /// Answer exact match and token F1 as the official HotpotQA / SQuAD / MuSiQue scripts compute them.
     #[command(
         after_help = "Example:\n  stats score-answers predictions.jsonl --style hotpotqa --per-item"

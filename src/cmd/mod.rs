@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod bootstrap;
 pub mod common;
+pub mod cost;
 pub mod forecast;
 pub mod llm;
 pub mod merge;
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Simulate(a) => simulate::run(a),
         Command::Bootstrap(a) => bootstrap::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Cost(a) => cost::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
     }

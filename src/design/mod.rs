@@ -1,5 +1,7 @@
 //! Closed-form design analyses: nested variance components and D-study forecasts.
 
+pub mod cost;
 pub mod efficiency;
 pub mod forecast;
+pub mod ledger;
 pub mod variance;

@@ -1,0 +1,165 @@
+//! `stats cost`: tokens, fees and unit costs of a cost ledger.
+
+use std::path::PathBuf;
+
+use ragstats::design::cost::{account, bill, parse_sweep, CostReport};
+use ragstats::design::ledger::{read_ledger, Prices};
+
+use super::common::{num, print_json, write_csv, Format, Table};
+
+/// Flags of `stats cost`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Cost ledger (JSONL, one row per model call or search request).
+    pub ledger: PathBuf,
+    /// Prices (TOML): USD per 1M input, cached input and output tokens per model; search per 1,000 requests.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+    /// Search prices to sweep, USD per 1,000 unique requests: START:STOP:STEP or a list (default: the prices file's sweep).
+    #[arg(long, value_name = "SWEEP")]
+    pub search_price: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Loads, bills and accounts a ledger (shared with the commands that need unit costs).
+pub fn load(
+    ledger: &std::path::Path,
+    prices_path: Option<&std::path::Path>,
+    sweep: Option<&str>,
+) -> anyhow::Result<(CostReport, Option<Prices>)> {
+    let entries = read_ledger(ledger)?;
+    let prices = prices_path.map(Prices::read).transpose()?;
+    let bills = bill(&entries, prices.as_ref(), ledger, prices_path)?;
+    let sweep = match sweep {
+        Some(s) => parse_sweep(s)?,
+        None => match &prices {
+            Some(p) if !p.search.sweep_usd_per_1000.is_empty() => {
+                p.search.sweep_usd_per_1000.clone()
+            }
+            Some(p) => vec![p.search.usd_per_1000],
+            None => vec![],
+        },
+    };
+    let point = prices
+        .as_ref()
+        .map(|p| p.search.usd_per_1000)
+        .unwrap_or(0.0);
+    Ok((
+        account(&entries, &bills, &sweep, point, prices.is_some()),
+        prices,
+    ))
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let (r, _) = load(
+        &args.ledger,
+        args.prices.as_deref(),
+        args.search_price.as_deref(),
+    )?;
+    match args.format {
+        Format::Json => print_json(&r)?,
+        Format::Csv => {
+            let mut header: Vec<String> = [
+                "arm",
+                "dataset",
+                "model_calls",
+                "input_tokens",
+                "cached_input_tokens",
+                "output_tokens",
+                "model_tokens",
+                "model_usd",
+                "search_requests",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            for p in &r.search_prices {
+                header.push(format!("total_usd_at_search_{p}"));
+            }
+            let rows: Vec<Vec<String>> = r
+                .groups
+                .iter()
+                .chain(std::iter::once(&r.total))
+                .map(|g| {
+                    let mut row = vec![
+                        g.arm.clone(),
+                        g.dataset.clone(),
+                        g.model_calls.to_string(),
+                        g.input_tokens.to_string(),
+                        g.cached_input_tokens.to_string(),
+                        g.output_tokens.to_string(),
+                        g.model_tokens.to_string(),
+                        g.model_usd.to_string(),
+                        g.search_requests.to_string(),
+                    ];
+                    row.extend(g.total_usd.iter().map(|v| v.to_string()));
+                    row
+                })
+                .collect();
+            let h: Vec<&str> = header.iter().map(|s| s.as_str()).collect();
+            write_csv(&h, &rows)?;
+        }
+        Format::Table => print!("{}", table(&r)),
+    }
+    Ok(0)
+}
+
+fn table(r: &CostReport) -> String {
+    let mut head = vec![
+        "arm".to_string(),
+        "dataset".into(),
+        "calls".into(),
+        "input tok".into(),
+        "cached tok".into(),
+        "output tok".into(),
+        "model tok".into(),
+        "model USD".into(),
+        "searches".into(),
+    ];
+    for p in &r.search_prices {
+        head.push(format!("USD @{p}/1k"));
+    }
+    let h: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
+    let mut t = Table::new(&h);
+    for g in r.groups.iter().chain(std::iter::once(&r.total)) {
+        let mut row = vec![
+            g.arm.clone(),
+            g.dataset.clone(),
+            g.model_calls.to_string(),
+            g.input_tokens.to_string(),
+            g.cached_input_tokens.to_string(),
+            g.output_tokens.to_string(),
+            g.model_tokens.to_string(),
+            format!("{:.4}", g.model_usd),
+            g.search_requests.to_string(),
+        ];
+        row.extend(g.total_usd.iter().map(|v| format!("{v:.4}")));
+        t.row(row);
+    }
+    let mut out = t.render();
+    let u = &r.unit_costs;
+    out.push_str(&format!(
+        "\nunit costs over {} trajectories and {} reads (both arms):\n  c_T = {} tokens, c_R = {} tokens\n",
+        u.trajectories,
+        u.reads,
+        num(u.tokens.trajectory),
+        num(u.tokens.read)
+    ));
+    if let Some(d) = &u.usd {
+        out.push_str(&format!(
+            "  c_T = ${} , c_R = ${}  (search at ${}/1k requests)\n",
+            num(d.trajectory),
+            num(d.read),
+            u.search_usd_per_1000
+        ));
+    }
+    if r.total.unknown_token_rows > 0 {
+        out.push_str(&format!(
+            "note: {} rows had unknown (null) token counts and were billed as 0 tokens\n",
+            r.total.unknown_token_rows
+        ));
+    }
+    out
+}

@@ -1,0 +1,365 @@
+//! Cost accounting: model tokens and fees with cache discounts, unique search requests and
+//! their fees over a price sweep, and the unit costs c_T (one trajectory without its reads)
+//! and c_R (one read) that the efficiency and allocation analyses need.
+//!
+//! Billing rules:
+//! * rows that share a `key` are one call and are billed once, on the first such row in
+//!   file order (so per-arm and per-dataset totals attribute a shared call to the first arm
+//!   and dataset that made it);
+//! * model fee = [(input − cached)·p_in + cached·p_cached + output·p_out] / 10⁶, with
+//!   `input_tokens` counting the cached ones (as OpenAI-style `prompt_tokens` do);
+//! * model tokens = input + output tokens (cached input included);
+//! * search fee = unique search requests × price / 1,000;
+//! * a row with unknown (null) token counts is billed as 0 tokens and counted in
+//!   `unknown_token_rows`, so the gap is visible.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::ledger::{Entry, Kind, Prices};
+use crate::{Error, Result};
+
+/// What one billed row costs (zero for a repeat of a shared key).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Bill {
+    pub input_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
+    /// Model fee in USD (0 without prices or for search rows).
+    pub model_usd: f64,
+    /// 1 for a unique search request.
+    pub search_requests: u64,
+    /// The row's token counts were unknown.
+    pub unknown_tokens: bool,
+    /// A billed model call (false for search rows and repeats of a shared key).
+    pub model_call: bool,
+}
+
+impl Bill {
+    /// Model tokens billed: input (cached included) plus output.
+    pub fn model_tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+
+    /// The row's cost in `currency`.
+    pub fn cost(&self, currency: Currency) -> f64 {
+        match currency {
+            Currency::Tokens => self.model_tokens() as f64,
+            Currency::Usd {
+                search_usd_per_1000,
+            } => self.model_usd + self.search_requests as f64 * search_usd_per_1000 / 1000.0,
+        }
+    }
+}
+
+/// The unit costs are measured in.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum Currency {
+    /// Model tokens (input + output); search requests cost nothing.
+    Tokens,
+    /// US dollars: model fees plus search at the given price per 1,000 requests.
+    Usd { search_usd_per_1000: f64 },
+}
+
+/// Bills every row (see the module docs).
+///
+/// # Errors
+/// [`Error::Input`] naming the ledger line when `prices` is given and a row's model has no
+/// price.
+pub fn bill(
+    entries: &[Entry],
+    prices: Option<&Prices>,
+    ledger: &Path,
+    prices_path: Option<&Path>,
+) -> Result<Vec<Bill>> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut out = Vec::with_capacity(entries.len());
+    for e in entries {
+        if let Some(k) = &e.key {
+            if !seen.insert(k.as_str()) {
+                out.push(Bill::default());
+                continue;
+            }
+        }
+        if e.kind == Kind::Search {
+            out.push(Bill {
+                search_requests: 1,
+                ..Bill::default()
+            });
+            continue;
+        }
+        let input = e.input_tokens.unwrap_or(0);
+        let cached = e.cached_input_tokens.unwrap_or(0).min(input);
+        let output = e.output_tokens.unwrap_or(0);
+        let model_usd = match prices {
+            None => 0.0,
+            Some(p) => {
+                let name = e.model.as_deref().unwrap_or("");
+                let m = p.models.get(name).ok_or_else(|| {
+                    Error::input(
+                        ledger,
+                        Some(e.line),
+                        format!(
+                            "model '{name}' has no price in {} (priced models: {})",
+                            prices_path
+                                .map(|p| p.display().to_string())
+                                .unwrap_or_else(|| "the prices file".into()),
+                            p.models.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    )
+                })?;
+                ((input - cached) as f64 * m.input
+                    + cached as f64 * m.cached_input.unwrap_or(m.input)
+                    + output as f64 * m.output)
+                    / 1e6
+            }
+        };
+        out.push(Bill {
+            input_tokens: input,
+            cached_input_tokens: cached,
+            output_tokens: output,
+            model_usd,
+            search_requests: 0,
+            unknown_tokens: e.input_tokens.is_none() || e.output_tokens.is_none(),
+            model_call: true,
+        });
+    }
+    Ok(out)
+}
+
+/// Totals of one group of rows.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Totals {
+    pub arm: String,
+    pub dataset: String,
+    /// Billed model calls (shared calls once).
+    pub model_calls: u64,
+    pub input_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
+    pub model_tokens: u64,
+    pub model_usd: f64,
+    pub search_requests: u64,
+    /// Search fee at each sweep price (same order as the report's `search_prices`).
+    pub search_usd: Vec<f64>,
+    /// Model fee plus search fee at each sweep price.
+    pub total_usd: Vec<f64>,
+    pub unknown_token_rows: u64,
+}
+
+impl Totals {
+    fn add(&mut self, b: &Bill) {
+        self.model_calls += u64::from(b.model_call);
+        self.input_tokens += b.input_tokens;
+        self.cached_input_tokens += b.cached_input_tokens;
+        self.output_tokens += b.output_tokens;
+        self.model_tokens += b.model_tokens();
+        self.model_usd += b.model_usd;
+        self.search_requests += b.search_requests;
+        self.unknown_token_rows += u64::from(b.unknown_tokens);
+    }
+
+    fn price(&mut self, sweep: &[f64]) {
+        self.search_usd = sweep
+            .iter()
+            .map(|p| self.search_requests as f64 * p / 1000.0)
+            .collect();
+        self.total_usd = self.search_usd.iter().map(|s| s + self.model_usd).collect();
+    }
+}
+
+/// c_T and c_R in one currency.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct UnitCostPair {
+    /// One trajectory without its reads: planner calls and searches, both arms.
+    pub trajectory: f64,
+    /// One read: reader calls, both arms.
+    pub read: f64,
+}
+
+/// Unit costs measured from a ledger.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnitCostReport {
+    /// Distinct (dataset, question, trajectory) cells among planner and search rows.
+    pub trajectories: u64,
+    /// Distinct (dataset, question, trajectory, read) cells among reader rows.
+    pub reads: u64,
+    pub tokens: UnitCostPair,
+    /// With prices: dollars, search at `search_usd_per_1000`.
+    pub usd: Option<UnitCostPair>,
+    pub search_usd_per_1000: f64,
+}
+
+/// The `stats cost` report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostReport {
+    pub search_prices: Vec<f64>,
+    /// Per (arm, dataset), sorted.
+    pub groups: Vec<Totals>,
+    pub total: Totals,
+    pub unit_costs: UnitCostReport,
+}
+
+/// Accounts a billed ledger. `sweep` are the search prices (USD per 1,000) to report;
+/// `point` the one the dollar unit costs use.
+pub fn account(
+    entries: &[Entry],
+    bills: &[Bill],
+    sweep: &[f64],
+    point: f64,
+    priced: bool,
+) -> CostReport {
+    let mut groups: BTreeMap<(String, String), Totals> = BTreeMap::new();
+    let mut total = Totals {
+        arm: "all".into(),
+        dataset: "all".into(),
+        ..Totals::default()
+    };
+    let dash = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+    let mut traj_cells: HashSet<(Option<&str>, Option<&str>, Option<&str>)> = HashSet::new();
+    let mut read_cells: HashSet<(Option<&str>, Option<&str>, Option<&str>, Option<&str>)> =
+        HashSet::new();
+    let (mut t_tok, mut r_tok, mut t_usd, mut r_usd) = (0.0, 0.0, 0.0, 0.0);
+    let usd = Currency::Usd {
+        search_usd_per_1000: point,
+    };
+    for (e, b) in entries.iter().zip(bills) {
+        let g = groups
+            .entry((dash(&e.arm), dash(&e.dataset)))
+            .or_insert_with(|| Totals {
+                arm: dash(&e.arm),
+                dataset: dash(&e.dataset),
+                ..Totals::default()
+            });
+        g.add(b);
+        total.add(b);
+        let (d, q, t) = (
+            e.dataset.as_deref(),
+            e.question.as_deref(),
+            e.trajectory.as_deref(),
+        );
+        match e.kind {
+            Kind::Planner | Kind::Search => {
+                traj_cells.insert((d, q, t));
+                t_tok += b.cost(Currency::Tokens);
+                t_usd += b.cost(usd);
+            }
+            Kind::Reader => {
+                read_cells.insert((d, q, t, e.read.as_deref()));
+                r_tok += b.cost(Currency::Tokens);
+                r_usd += b.cost(usd);
+            }
+        }
+    }
+    for g in groups.values_mut() {
+        g.price(sweep);
+    }
+    total.price(sweep);
+    let (nt, nr) = (traj_cells.len() as f64, read_cells.len() as f64);
+    let per = |x: f64, n: f64| if n > 0.0 { x / n } else { f64::NAN };
+    CostReport {
+        search_prices: sweep.to_vec(),
+        groups: groups.into_values().collect(),
+        total,
+        unit_costs: UnitCostReport {
+            trajectories: traj_cells.len() as u64,
+            reads: read_cells.len() as u64,
+            tokens: UnitCostPair {
+                trajectory: per(t_tok, nt),
+                read: per(r_tok, nr),
+            },
+            usd: priced.then(|| UnitCostPair {
+                trajectory: per(t_usd, nt),
+                read: per(r_usd, nr),
+            }),
+            search_usd_per_1000: point,
+        },
+    }
+}
+
+/// Parses a search-price sweep `START:STOP:STEP` (inclusive) or a comma list `0,0.5,1`.
+///
+/// # Errors
+/// [`Error::Usage`] for malformed or negative values or a non-positive step.
+pub fn parse_sweep(s: &str) -> Result<Vec<f64>> {
+    let bad = || {
+        Error::Usage(format!("--search-price '{s}': expected START:STOP:STEP (e.g. 0:1:0.25) or a list like 0,0.5,1 (USD per 1,000 requests)"))
+    };
+    let nums = |parts: Vec<&str>| -> Result<Vec<f64>> {
+        parts
+            .iter()
+            .map(|p| {
+                p.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+                    .ok_or_else(bad)
+            })
+            .collect()
+    };
+    if s.contains(':') {
+        let v = nums(s.split(':').collect())?;
+        let [a, b, step] = v[..] else {
+            return Err(bad());
+        };
+        if step <= 0.0 || b < a {
+            return Err(bad());
+        }
+        let n = ((b - a) / step + 1e-9).floor() as usize;
+        Ok((0..=n).map(|i| a + i as f64 * step).collect())
+    } else {
+        nums(s.split(',').collect())
+    }
+}
+
+/// Per-cell costs of a ledger in one currency, for the analyses that cut panels into
+/// sub-panels: planner + search cost per (dataset, question, trajectory) and reader cost
+/// per (dataset, question, trajectory, read), both arms summed.
+#[derive(Debug, Clone, Default)]
+pub struct CellCosts {
+    pub trajectory: HashMap<(String, String, String), f64>,
+    pub read: HashMap<(String, String, String, String), f64>,
+}
+
+impl CellCosts {
+    /// Collects the cells of a billed ledger.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the ledger line of a row without dataset, question or
+    /// trajectory (or read, for reader rows): such a row cannot be matched to a panel cell.
+    pub fn new(
+        entries: &[Entry],
+        bills: &[Bill],
+        currency: Currency,
+        ledger: &Path,
+    ) -> Result<Self> {
+        let mut c = CellCosts::default();
+        for (e, b) in entries.iter().zip(bills) {
+            let need = |v: &Option<String>, name: &str| {
+                v.clone().ok_or_else(|| {
+                    Error::input(
+                        ledger,
+                        Some(e.line),
+                        format!("row has no '{name}'; it cannot be matched to a panel cell"),
+                    )
+                })
+            };
+            let key3 = (
+                need(&e.dataset, "dataset")?,
+                need(&e.question, "question")?,
+                need(&e.trajectory, "trajectory")?,
+            );
+            let cost = b.cost(currency);
+            match e.kind {
+                Kind::Planner | Kind::Search => *c.trajectory.entry(key3).or_default() += cost,
+                Kind::Reader => {
+                    let (d, q, t) = key3;
+                    *c.read.entry((d, q, t, need(&e.read, "read")?)).or_default() += cost;
+                }
+            }
+        }
+        Ok(c)
+    }
+}
