@@ -39,6 +39,9 @@ pub enum Command {
         after_help = "Example:\n  stats cost data/demo/ledger.jsonl --prices data/demo/prices.toml --search-price 0:1:0.25"
     )]
     Cost(cmd::cost::Args),
+    /// One-read efficiency loss at a fixed budget, per stratum and pooled, with bootstrap intervals.
+    #[command(after_help = "Example:\n  stats efficiency data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl")]
+    Efficiency(cmd::efficiency::Args),
     /// Answer exact match and token F1 as the official HotpotQA / SQuAD / MuSiQue scripts compute them.
     #[command(
         after_help = "Example:\n  stats score-answers predictions.jsonl --style hotpotqa --per-item"

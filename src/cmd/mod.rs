@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bootstrap;
 pub mod common;
 pub mod cost;
+pub mod efficiency;
 pub mod forecast;
 pub mod llm;
 pub mod merge;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Bootstrap(a) => bootstrap::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Cost(a) => cost::run(a),
+        Command::Efficiency(a) => efficiency::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
     }

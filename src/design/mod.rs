@@ -4,4 +4,6 @@ pub mod cost;
 pub mod efficiency;
 pub mod forecast;
 pub mod ledger;
+pub mod one_read;
+pub mod panel_costs;
 pub mod variance;

@@ -6,6 +6,7 @@
 //! with replacement; every bootstrap statistic is host-side arithmetic on those sums.
 
 pub mod bootstrap;
+pub mod columns;
 pub mod cpu;
 pub mod engine;
 pub mod gpu_backend;

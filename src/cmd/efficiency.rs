@@ -1,0 +1,177 @@
+//! `stats efficiency`: the one-read efficiency loss per stratum and pooled, with bootstrap
+//! intervals, and the direct one-read versus two-read check.
+
+use std::path::{Path, PathBuf};
+
+use ragstats::design::cost::{bill, CellCosts, Currency};
+use ragstats::design::ledger::{read_ledger, Prices};
+use ragstats::design::one_read::{analyse, OneReadReport, ScopeResult};
+use ragstats::design::panel_costs::{question_costs, QuestionCost};
+use ragstats::panel::Panel;
+
+use super::bootstrap::{backend, Progress, ResampleArgs};
+use super::common::{dropped_note, num, opt_num, print_json, write_csv, Format, PanelOptions, Table};
+use super::UsageError;
+
+/// Flags of `stats efficiency`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Panel file (CSV or JSONL, one row per read).
+    pub panel: PathBuf,
+    #[command(flatten)]
+    pub opts: PanelOptions,
+    /// Cost ledger of the panel (JSONL).
+    #[arg(long, value_name = "FILE")]
+    pub ledger: PathBuf,
+    /// Prices (TOML); needed for --currency usd.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+    /// What the budget is counted in.
+    #[arg(long, value_enum, default_value_t = CurrencyArg::Tokens)]
+    pub currency: CurrencyArg,
+    /// Search price in USD per 1,000 requests for --currency usd (default: the prices file's).
+    #[arg(long, value_name = "USD")]
+    pub search_price: Option<f64>,
+    #[command(flatten)]
+    pub resample: ResampleArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Budget currency on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CurrencyArg {
+    /// Model tokens (input + output).
+    Tokens,
+    /// Dollars: model fees and search fees.
+    Usd,
+}
+
+/// Loads a ledger and returns each stratum's per-question costs at the full panel design.
+pub fn panel_costs(
+    panel: &Panel,
+    ledger: &Path,
+    prices: Option<&Path>,
+    currency: CurrencyArg,
+    search_price: Option<f64>,
+) -> anyhow::Result<Vec<Vec<QuestionCost>>> {
+    let entries = read_ledger(ledger)?;
+    let prices_doc = prices.map(Prices::read).transpose()?;
+    if currency == CurrencyArg::Usd && prices_doc.is_none() {
+        return Err(UsageError("--currency usd needs --prices FILE".into()).into());
+    }
+    let bills = bill(&entries, prices_doc.as_ref(), ledger, prices)?;
+    let currency = match currency {
+        CurrencyArg::Tokens => Currency::Tokens,
+        CurrencyArg::Usd => Currency::Usd {
+            search_usd_per_1000: search_price
+                .or(prices_doc.as_ref().map(|p| p.search.usd_per_1000))
+                .unwrap_or(0.0),
+        },
+    };
+    let cells = CellCosts::new(&entries, &bills, currency, ledger)?;
+    Ok(panel
+        .strata
+        .iter()
+        .map(|s| {
+            let traj: Vec<usize> = (0..s.t()).collect();
+            let reads: Vec<usize> = (0..s.r()).collect();
+            question_costs(s, &cells, 0..s.q(), &traj, &reads, ledger)
+        })
+        .collect::<ragstats::Result<_>>()?)
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.resample.replicates_range.is_some() {
+        return Err(UsageError("--replicates-range is only for `stats bootstrap`".into()).into());
+    }
+    let range = args.resample.range()?;
+    let panel = args.opts.load(&args.panel)?;
+    if let Some(note) = dropped_note(&panel) {
+        eprintln!("{note}");
+    }
+    let costs = panel_costs(&panel, &args.ledger, args.prices.as_deref(), args.currency, args.search_price)?;
+    let engine = backend(args.resample.backend)?;
+    let progress = Progress::new(u64::from(range.end), "efficiency");
+    let report = analyse(&panel.strata, &costs, engine.as_ref(), args.resample.seed, range.end, &|d| progress.set(d))?;
+    progress.finish();
+    let unit = match args.currency {
+        CurrencyArg::Tokens => "tokens",
+        CurrencyArg::Usd => "USD",
+    };
+    match args.format {
+        Format::Json => {
+            let mut v = serde_json::to_value(&report)?;
+            v["currency"] = unit.into();
+            v["backend"] = engine.name().into();
+            v["adapter"] = engine.description().into();
+            v["replicates"] = range.end.into();
+            v["seed"] = args.resample.seed.into();
+            print_json(&v)?;
+        }
+        Format::Csv => {
+            let header = [
+                "scope", "questions", "trajectories", "reads", "c_t", "c_r", "r_star", "r_best", "loss_percent",
+                "loss_ci_low", "loss_ci_high",
+            ];
+            let rows: Vec<Vec<String>> = scopes(&report).map(|s| csv_row(s)).collect();
+            write_csv(&header, &rows)?;
+        }
+        Format::Table => print!("{}", table(&report, unit, &engine.description(), range.end)),
+    }
+    Ok(0)
+}
+
+fn scopes(r: &OneReadReport) -> impl Iterator<Item = &ScopeResult> {
+    r.strata.iter().chain(r.pooled.iter())
+}
+
+fn csv_row(s: &ScopeResult) -> Vec<String> {
+    let e = s.efficiency.as_ref();
+    let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    vec![
+        s.name.clone(),
+        s.questions.to_string(),
+        s.trajectories.to_string(),
+        s.reads.to_string(),
+        s.unit_costs.trajectory.to_string(),
+        s.unit_costs.read.to_string(),
+        o(e.map(|e| e.r_star)),
+        o(e.map(|e| e.r_best as f64)),
+        o(e.map(|e| e.loss_percent)),
+        o(s.loss_ci.map(|c| c[0])),
+        o(s.loss_ci.map(|c| c[1])),
+    ]
+}
+
+fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32) -> String {
+    let mut out = format!("one-read efficiency loss at fixed Q, budget anchored at the panel's cost ({unit}); bootstrap {reps} replicates on {adapter}\n\n");
+    let mut t = Table::new(&["scope", "Q", "T", "R", "c_T", "c_R", "R*", "R best", "loss %", "95% CI"]);
+    for s in scopes(r) {
+        let e = s.efficiency.as_ref();
+        t.row(vec![
+            s.name.clone(),
+            s.questions.to_string(),
+            s.trajectories.to_string(),
+            s.reads.to_string(),
+            num(s.unit_costs.trajectory),
+            num(s.unit_costs.read),
+            opt_num(e.map(|e| e.r_star)),
+            e.map(|e| e.r_best.to_string()).unwrap_or_else(|| "-".into()),
+            e.map(|e| format!("{:.2}", e.loss_percent)).unwrap_or_else(|| "-".into()),
+            s.loss_ci.map(|c| format!("[{:.2}, {:.2}]", c[0], c[1])).unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    out.push_str(&t.render());
+    if let Some(d) = &r.direct {
+        out.push_str(&format!(
+            "\ndirect check (no components): one-read SE {} vs two-read SE {}; variance x cost ratio one/two = {:.4}{}\n",
+            num(d.se_one_read),
+            num(d.se_two_reads),
+            d.ratio,
+            d.ci.map(|c| format!(" [{:.4}, {:.4}]", c[0], c[1])).unwrap_or_default()
+        ));
+    }
+    out
+}
