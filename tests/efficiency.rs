@@ -1,0 +1,140 @@
+//! The one-read analysis against direct computations written differently.
+
+use ragstats::design::efficiency::{efficiency, UnitCosts};
+use ragstats::design::one_read::analyse;
+use ragstats::design::panel_costs::QuestionCost;
+use ragstats::design::variance::analyse as variance;
+use ragstats::panel::{Stratum, StratumStats};
+use ragstats::resample::CpuBackend;
+
+fn stratum(name: &str, q: usize, t: usize, r: usize, seed: u64) -> Stratum {
+    let mut x = seed;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 10_000) as f64 / 10_000.0
+    };
+    let mut y = Vec::new();
+    for _ in 0..q {
+        let a = next();
+        for _ in 0..t {
+            let b = 0.3 * next();
+            for _ in 0..r {
+                y.push(a + b + 0.5 * next());
+            }
+        }
+    }
+    Stratum {
+        name: name.into(),
+        questions: (0..q).map(|i| format!("{name}{i}")).collect(),
+        trajectories: (0..t).map(|i| i.to_string()).collect(),
+        reads: (0..r).map(|i| i.to_string()).collect(),
+        y,
+        dropped: 0,
+    }
+}
+
+/// SE² of a stratum mean from explicit question means.
+fn se2(means: &[f64]) -> f64 {
+    let n = means.len() as f64;
+    let m = means.iter().sum::<f64>() / n;
+    means.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0) / n
+}
+
+#[test]
+fn point_values_match_direct_computation() {
+    let strata = vec![stratum("a", 40, 3, 2, 7), stratum("b", 25, 3, 2, 99)];
+    // Question costs: trajectories 90 + q, reads 30 (fixed), per question.
+    let costs: Vec<Vec<QuestionCost>> = strata
+        .iter()
+        .map(|s| (0..s.q()).map(|i| QuestionCost { trajectories: 90.0 + i as f64, reads: 30.0 }).collect())
+        .collect();
+    let rep = analyse(&strata, &costs, &CpuBackend::new(), 3, 400, &|_| {}).unwrap();
+
+    // Fitted loss: components from the variance analysis, unit costs by hand.
+    let stats: Vec<StratumStats> = strata.iter().map(StratumStats::from_stratum).collect();
+    let v = variance("y", &stats, &[0, 0]).unwrap();
+    for (i, s) in strata.iter().enumerate() {
+        let q = s.q() as f64;
+        let c_t = costs[i].iter().map(|c| c.trajectories).sum::<f64>() / (q * 3.0);
+        let c_r = 30.0 * q / (q * 3.0 * 2.0);
+        let want = efficiency(&v.strata[i].fit.components, UnitCosts { trajectory: c_t, read: c_r }, q, 3.0, 2.0).unwrap();
+        let got = rep.strata[i].efficiency.unwrap();
+        assert!((got.loss_percent - want.loss_percent).abs() < 1e-9);
+        assert!((got.r_star - want.r_star).abs() < 1e-9);
+        assert!((rep.strata[i].unit_costs.trajectory - c_t).abs() < 1e-9);
+        let ci = rep.strata[i].loss_ci.unwrap();
+        assert!(ci[0] <= ci[1]);
+    }
+    // Direct check: explicit read-0, read-1 and both-reads question means.
+    let mut s0 = 0.0;
+    let mut s1 = 0.0;
+    let mut s01 = 0.0;
+    let (mut c1, mut c2) = (0.0, 0.0);
+    for (i, s) in strata.iter().enumerate() {
+        let mean = |reads: &[usize]| -> Vec<f64> {
+            (0..s.q())
+                .map(|q| {
+                    let mut acc = 0.0;
+                    for t in 0..3 {
+                        for &r in reads {
+                            acc += s.y(q, t, r);
+                        }
+                    }
+                    acc / (3 * reads.len()) as f64
+                })
+                .collect()
+        };
+        s0 += se2(&mean(&[0]));
+        s1 += se2(&mean(&[1]));
+        s01 += se2(&mean(&[0, 1]));
+        let tc: f64 = costs[i].iter().map(|c| c.trajectories).sum();
+        let rc: f64 = costs[i].iter().map(|c| c.reads).sum();
+        // C1 = trajectory costs + one read per trajectory; C2 with two reads.
+        c1 += tc + rc / 2.0;
+        c2 += tc + rc;
+    }
+    let want = (s0 + s1) / 2.0 * c1 / (s01 * c2);
+    let d = rep.direct.unwrap();
+    assert!((d.ratio - want).abs() < 1e-9 * want, "{} vs {want}", d.ratio);
+    assert!((d.se_two_reads - (s01 / 4.0).sqrt()).abs() < 1e-12);
+    let ci = d.ci.unwrap();
+    assert!(ci[0] < d.ratio && d.ratio < ci[1]);
+}
+
+#[test]
+fn cli_efficiency_on_demo_data_and_mismatched_ledger() {
+    use assert_cmd::Command;
+    use predicates::prelude::*;
+    let out = Command::cargo_bin("stats")
+        .unwrap()
+        .args([
+            "efficiency", "data/demo/panel.csv", "--contrast", "adaptive-open", "--ledger", "data/demo/ledger.jsonl",
+            "--replicates", "200", "--backend", "cpu", "--format", "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["currency"], "tokens");
+    assert_eq!(v["strata"].as_array().unwrap().len(), 2);
+    assert!(v["pooled"]["efficiency"]["loss_percent"].as_f64().unwrap() >= 0.0);
+    assert!(v["direct"]["ratio"].as_f64().unwrap() > 0.0);
+    // A ledger for other questions does not match the panel.
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("l.jsonl");
+    std::fs::write(&l, "{\"kind\":\"reader\",\"dataset\":\"hotpotqa\",\"question\":\"x\",\"arm\":\"open\",\"trajectory\":0,\"read\":0,\"model\":\"m\",\"input_tokens\":1,\"output_tokens\":1}\n").unwrap();
+    Command::cargo_bin("stats")
+        .unwrap()
+        .args(["efficiency", "data/demo/panel.csv", "--contrast", "adaptive-open", "--ledger", l.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the ledger does not match the panel"));
+    Command::cargo_bin("stats")
+        .unwrap()
+        .args(["efficiency", "data/demo/panel.csv", "--contrast", "adaptive-open", "--ledger", "data/demo/ledger.jsonl", "--currency", "usd"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--currency usd needs --prices"));
+}
