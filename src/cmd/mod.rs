@@ -1,5 +1,6 @@
 //! One handler module per subcommand. Handlers load, call the library, and print.
 
+pub mod allocate;
 pub mod bench;
 pub mod bootstrap;
 pub mod common;
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Merge(a) => merge::run(a),
         Command::Cost(a) => cost::run(a),
         Command::Efficiency(a) => efficiency::run(a),
+        Command::Allocate(a) => allocate::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
     }

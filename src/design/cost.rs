@@ -50,6 +50,7 @@ impl Bill {
             Currency::Usd {
                 search_usd_per_1000,
             } => self.model_usd + self.search_requests as f64 * search_usd_per_1000 / 1000.0,
+            Currency::Searches => self.search_requests as f64,
         }
     }
 }
@@ -61,6 +62,8 @@ pub enum Currency {
     Tokens,
     /// US dollars: model fees plus search at the given price per 1,000 requests.
     Usd { search_usd_per_1000: f64 },
+    /// Unique search requests (so fees at any search price p are model fees + p/1000 × this).
+    Searches,
 }
 
 /// Bills every row (see the module docs).

@@ -1,5 +1,6 @@
 //! Closed-form design analyses: nested variance components and D-study forecasts.
 
+pub mod allocate;
 pub mod cost;
 pub mod efficiency;
 pub mod forecast;

@@ -1,0 +1,258 @@
+//! Allocation comparison on one master panel: each allocation `NAME=Q:T:R` is the nested
+//! sub-panel of the first Q questions of each stratum (shares as in the master panel), the
+//! first T trajectories and the first R reads. Each gets its measured SE, model tokens,
+//! fees over a search-price sweep, and variance × cost; each pair gets the relative SE
+//! reduction 1 − SE_A/SE_B and the ratio of variance × cost (A over B), with bootstrap
+//! intervals.
+//!
+//! The bootstrap resamples questions with common random numbers: every allocation is
+//! resampled within its own questions, stratum by stratum, from the same Philox stream
+//! (same seed, replicate and stratum counters), so draw i of an allocation with Q_a
+//! questions is ⌊x_i Q_a / 2³²⌋ for the same 32-bit word x_i in every allocation. Each
+//! allocation's bootstrap is exactly the ordinary one, and the allocations move together,
+//! which is what makes a paired comparison of their SEs informative.
+
+use serde::Serialize;
+
+use super::cost::CellCosts;
+use super::forecast::split_questions;
+use super::panel_costs::question_costs;
+use crate::panel::{Stratum, StratumStats};
+use crate::resample::columns::CenteredColumns;
+use crate::resample::engine::ResampleBackend;
+use crate::resample::philox::philox4x32_10;
+use crate::resample::stream::seed_key;
+use crate::resample::summary::quantile_sorted;
+use crate::{Error, Result};
+
+/// One allocation as asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AllocationSpec {
+    pub name: String,
+    pub questions: usize,
+    pub trajectories: usize,
+    pub reads: usize,
+}
+
+impl std::str::FromStr for AllocationSpec {
+    type Err = Error;
+    /// Parses `NAME=Q:T:R`.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || Error::Usage(format!("bad allocation '{s}': expected NAME=Q:T:R with positive integers, e.g. A=446:2:1"));
+        let (name, rest) = s.split_once('=').ok_or_else(bad)?;
+        let v: Vec<usize> = rest.split(':').map(|p| p.trim().parse::<usize>().ok().filter(|&n| n > 0)).collect::<Option<_>>().ok_or_else(bad)?;
+        let [q, t, r] = v[..] else { return Err(bad()) };
+        if name.trim().is_empty() {
+            return Err(bad());
+        }
+        Ok(AllocationSpec { name: name.trim().to_string(), questions: q, trajectories: t, reads: r })
+    }
+}
+
+/// Question order within each stratum: file order, or a seeded shuffle.
+///
+/// The shuffle sorts questions by the Philox word of counter (index, stratum, 0, 0xA110C)
+/// under the key of `seed`: deterministic, and independent of the bootstrap streams
+/// (whose fourth counter word is a retry count, never this large).
+pub fn question_order(strata: &[Stratum], seed: Option<u64>) -> Vec<Vec<usize>> {
+    strata
+        .iter()
+        .enumerate()
+        .map(|(d, s)| {
+            let mut idx: Vec<usize> = (0..s.q()).collect();
+            if let Some(seed) = seed {
+                let key = seed_key(seed);
+                idx.sort_by_key(|&i| {
+                    let w = philox4x32_10([i as u32, d as u32, 0, 0xA110C], key);
+                    ((w[0] as u64) << 32 | w[1] as u64, i)
+                });
+            }
+            idx
+        })
+        .collect()
+}
+
+/// Measured quantities of one allocation.
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocationResult {
+    pub name: String,
+    pub questions: usize,
+    pub per_stratum: Vec<(String, usize)>,
+    pub trajectories: usize,
+    pub reads: usize,
+    pub estimate: f64,
+    pub se: f64,
+    pub model_tokens: f64,
+    /// Model fees plus search fees at each sweep price.
+    pub fees_usd: Vec<f64>,
+    pub var_x_tokens: f64,
+    pub var_x_fees: Vec<f64>,
+}
+
+/// A ratio or reduction with its interval and whether the interval excludes the null.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Compared {
+    pub value: f64,
+    pub ci: [f64; 2],
+    /// The interval excludes the null value (0 for reductions, 1 for ratios).
+    pub resolved: bool,
+}
+
+/// A pair comparison, A against B.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairResult {
+    pub a: String,
+    pub b: String,
+    /// 1 − SE_A/SE_B.
+    pub se_reduction: Compared,
+    /// (SE²_A · tokens_A) / (SE²_B · tokens_B).
+    pub var_x_tokens_ratio: Compared,
+    /// The same with fees, at each sweep price.
+    pub var_x_fees_ratio: Vec<Compared>,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocateReport {
+    pub search_prices: Vec<f64>,
+    pub allocations: Vec<AllocationResult>,
+    pub pairs: Vec<PairResult>,
+}
+
+/// Per-question columns sent to the engine.
+const DEV: usize = 0;
+const DEV2: usize = 1;
+const TOKENS: usize = 2;
+const MODEL_USD: usize = 3;
+const SEARCHES: usize = 4;
+
+/// SE, tokens and fee parts of one allocation from per-stratum sums.
+fn measure(sums: &[Vec<f64>], q: &[usize]) -> (f64, f64, f64, f64) {
+    let d2 = (q.len() * q.len()) as f64;
+    let mut se2 = 0.0;
+    let (mut tok, mut usd, mut searches) = (0.0, 0.0, 0.0);
+    for (s, &n) in sums.iter().zip(q) {
+        let n = n as f64;
+        se2 += (s[DEV2] - s[DEV] * s[DEV] / n) / (n - 1.0) / n;
+        tok += s[TOKENS];
+        usd += s[MODEL_USD];
+        searches += s[SEARCHES];
+    }
+    ((se2 / d2).sqrt(), tok, usd, searches)
+}
+
+/// Compares allocations (see the module docs). `cells` are the ledger's per-cell costs in
+/// tokens, model dollars (search at 0) and search requests, in that order.
+///
+/// # Errors
+/// [`Error::Usage`] when an allocation asks for more questions, trajectories or reads than
+/// the master panel has, or leaves a stratum with fewer than 2 questions; ledger mismatches.
+#[allow(clippy::too_many_arguments)]
+pub fn compare(
+    strata: &[Stratum],
+    specs: &[AllocationSpec],
+    order: &[Vec<usize>],
+    cells: &[&CellCosts; 3],
+    sweep: &[f64],
+    ledger: &std::path::Path,
+    backend: &dyn ResampleBackend,
+    seed: u64,
+    replicates: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<AllocateReport> {
+    let weights: Vec<usize> = strata.iter().map(Stratum::q).collect();
+    let mut results = Vec::new();
+    let mut reps_per_alloc = Vec::new();
+    let total = replicates as u64 * specs.len() as u64;
+    for (ai, a) in specs.iter().enumerate() {
+        let counts = split_questions(a.questions, &weights);
+        let mut rows = Vec::with_capacity(strata.len());
+        let mut estimate = 0.0;
+        for ((s, &qn), ord) in strata.iter().zip(&counts).zip(order) {
+            if qn > s.q() || a.trajectories > s.t() || a.reads > s.r() {
+                return Err(Error::Usage(format!(
+                    "allocation {} asks for {qn} questions, {} trajectories, {} reads in stratum '{}', which has {}, {}, {}",
+                    a.name, a.trajectories, a.reads, s.name, s.q(), s.t(), s.r()
+                )));
+            }
+            if qn < 2 {
+                return Err(Error::Usage(format!("allocation {} leaves stratum '{}' with {qn} question(s); need at least 2", a.name, s.name)));
+            }
+            let qs = &ord[..qn];
+            let traj: Vec<usize> = (0..a.trajectories).collect();
+            let reads: Vec<usize> = (0..a.reads).collect();
+            let st = StratumStats::from_subset(s, qs.iter().copied(), &traj, &reads);
+            let mean = st.mean();
+            estimate += mean / strata.len() as f64;
+            let per_cur: Vec<Vec<f64>> = cells
+                .iter()
+                .map(|c| question_costs(s, c, qs.iter().copied(), &traj, &reads, ledger).map(|v| v.iter().map(|x| x.trajectories + x.reads).collect()))
+                .collect::<Result<_>>()?;
+            rows.push(
+                st.questions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| {
+                        let d = x.mean - mean;
+                        vec![d, d * d, per_cur[0][i], per_cur[1][i], per_cur[2][i]]
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        }
+        let cols = CenteredColumns::new(&rows)?;
+        let (se, tok, usd, searches) = measure(cols.exact_sums(), &counts);
+        let fees: Vec<f64> = sweep.iter().map(|p| usd + searches * p / 1000.0).collect();
+        let base = ai as u64 * replicates as u64;
+        let reps = cols.resample(backend, seed, 0..replicates, &|d| progress((base + d).min(total)))?;
+        reps_per_alloc.push(reps.iter().map(|r| measure(r, &counts)).collect::<Vec<_>>());
+        results.push(AllocationResult {
+            name: a.name.clone(),
+            questions: counts.iter().sum(),
+            per_stratum: strata.iter().map(|s| s.name.clone()).zip(counts.iter().copied()).collect(),
+            trajectories: a.trajectories,
+            reads: a.reads,
+            estimate,
+            se,
+            model_tokens: tok,
+            var_x_tokens: se * se * tok,
+            var_x_fees: fees.iter().map(|f| se * se * f).collect(),
+            fees_usd: fees,
+        });
+    }
+    let interval = |v: Vec<f64>, value: f64, null: f64| {
+        let mut v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        let ci = [quantile_sorted(&v, 0.025), quantile_sorted(&v, 0.975)];
+        Compared { value, ci, resolved: !(ci[0] <= null && null <= ci[1]) }
+    };
+    let mut pairs = Vec::new();
+    for i in 0..specs.len() {
+        for j in i + 1..specs.len() {
+            let (a, b) = (&results[i], &results[j]);
+            let (ra, rb) = (&reps_per_alloc[i], &reps_per_alloc[j]);
+            let fee = |m: &(f64, f64, f64, f64), p: f64| m.2 + m.3 * p / 1000.0;
+            pairs.push(PairResult {
+                a: a.name.clone(),
+                b: b.name.clone(),
+                se_reduction: interval(ra.iter().zip(rb).map(|(x, y)| 1.0 - x.0 / y.0).collect(), 1.0 - a.se / b.se, 0.0),
+                var_x_tokens_ratio: interval(
+                    ra.iter().zip(rb).map(|(x, y)| (x.0 * x.0 * x.1) / (y.0 * y.0 * y.1)).collect(),
+                    a.var_x_tokens / b.var_x_tokens,
+                    1.0,
+                ),
+                var_x_fees_ratio: sweep
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &p)| {
+                        interval(
+                            ra.iter().zip(rb).map(|(x, y)| (x.0 * x.0 * fee(x, p)) / (y.0 * y.0 * fee(y, p))).collect(),
+                            a.var_x_fees[k] / b.var_x_fees[k],
+                            1.0,
+                        )
+                    })
+                    .collect(),
+            });
+        }
+    }
+    Ok(AllocateReport { search_prices: sweep.to_vec(), allocations: results, pairs })
+}
