@@ -22,15 +22,16 @@ struct PermParams {
     n_pairs: u32,     // pairs in the whole job (output stride)
     _pad0: u32,
     _pad1: u32,
-    // (x offset, y offset) of every pair into `xq` / `yq`, in i32 elements
+    // (x offset, y offset) of every pair into `cols`, in i32 elements
     pairs: array<vec2<u32>>,
 }
 
 @group(0) @binding(0) var<storage, read> pp: PermParams;
 @group(0) @binding(1) var<storage, read_write> perm: array<u32>;
-@group(0) @binding(2) var<storage, read> xq: array<i32>;
-@group(0) @binding(3) var<storage, read> yq: array<i32>;
-@group(0) @binding(4) var<storage, read_write> cross: array<u32>;
+// The quantised x columns, then the y columns, n values each (one binding: downlevel
+// devices allow only 4 storage buffers per stage).
+@group(0) @binding(2) var<storage, read> cols: array<i32>;
+@group(0) @binding(3) var<storage, read_write> cross: array<u32>;
 
 @compute @workgroup_size(64)
 fn permute_shuffle(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -85,7 +86,7 @@ fn permute_cross(
         let j = perm[base + i];
         for (var k = 0u; k < m; k = k + 1u) {
             let off = pp.pairs[first + k];
-            let v = xq[off.x + i] * yq[off.y + j];
+            let v = cols[off.x + i] * cols[off.y + j];
             let u = bitcast<u32>(v);
             let nlo = lo[k] + u;
             hi[k] = hi[k] + select(0u, 0xFFFFFFFFu, v < 0) + select(0u, 1u, nlo < lo[k]);

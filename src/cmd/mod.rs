@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod bootstrap;
 pub mod common;
+pub mod correlate;
 pub mod forecast;
 pub mod llm;
 pub mod merge;
@@ -28,5 +29,6 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Merge(a) => merge::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
+        Command::Correlate(a) => correlate::run(a),
     }
 }

@@ -58,8 +58,7 @@ impl GpuPermute {
                             entry(0, true),
                             entry(1, false),
                             entry(2, true),
-                            entry(3, true),
-                            entry(4, false),
+                            entry(3, false),
                         ],
                     });
                 let pl = ctx
@@ -140,32 +139,27 @@ impl PermuteBackend for GpuPermute {
             .max_storage_buffer_binding_size
             .min(self.ctx.limits.max_buffer_size);
         let col_bytes = n as u64 * 4;
-        let (xb, yb) = (
-            col_bytes * job.xq.len() as u64,
-            col_bytes * job.yq.len() as u64,
-        );
-        if xb > limit || yb > limit || n > u32::MAX as usize {
+        let n_cols = (job.xq.len() + job.yq.len()) as u64;
+        let data_bytes = col_bytes * n_cols;
+        if data_bytes > limit || n as u64 * n_cols > u32::MAX as u64 {
             return Err(self.ctx.error(format!(
                 "permutation data of {n} rows × {} columns exceeds one storage binding \
                  ({limit} bytes); use --backend cpu",
                 job.xq.len() + job.yq.len()
             )));
         }
-        let xq = self.ctx.buffer("permute x", xb, U::STORAGE | U::COPY_DST)?;
-        let yq = self.ctx.buffer("permute y", yb, U::STORAGE | U::COPY_DST)?;
-        for (c, col) in job.xq.iter().enumerate() {
+        let data = self
+            .ctx
+            .buffer("permute columns", data_bytes, U::STORAGE | U::COPY_DST)?;
+        for (c, col) in job.xq.iter().chain(job.yq).enumerate() {
             self.ctx
                 .queue
-                .write_buffer(&xq, c as u64 * col_bytes, bytemuck::cast_slice(col));
+                .write_buffer(&data, c as u64 * col_bytes, bytemuck::cast_slice(col));
         }
-        for (c, col) in job.yq.iter().enumerate() {
-            self.ctx
-                .queue
-                .write_buffer(&yq, c as u64 * col_bytes, bytemuck::cast_slice(col));
-        }
+        let nx = job.xq.len() as u32;
         let mut table: Vec<u32> = Vec::with_capacity(2 * np);
         for &(x, y) in &job.pairs {
-            table.extend([x * n as u32, y * n as u32]);
+            table.extend([x * n as u32, (nx + y) * n as u32]);
         }
         let params_bytes = HEADER_BYTES + 4 * table.len() as u64;
         let params = self
@@ -205,14 +199,10 @@ impl PermuteBackend for GpuPermute {
                 },
                 wgpu::BindGroupEntry {
                     binding: 2,
-                    resource: Self::binding(&xq, xb),
+                    resource: Self::binding(&data, data_bytes),
                 },
                 wgpu::BindGroupEntry {
                     binding: 3,
-                    resource: Self::binding(&yq, yb),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 4,
                     resource: Self::binding(&cross, out_bytes),
                 },
             ],
