@@ -39,7 +39,11 @@ fn capability_matrix_json_has_every_pair_and_matches_scipy() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["pairs"].as_array().unwrap().len(), 8);
     assert_eq!(v["matrix"]["r"].as_array().unwrap().len(), 4);
@@ -86,8 +90,12 @@ fn judged_point_biserial_with_clusters_in_table_and_csv() {
         .args(csv)
         .assert()
         .success()
-        .stdout(predicate::str::starts_with("x,y,method,n,r,statistic,p,p_method"))
-        .stdout(predicate::str::contains("judge_score,correct,pointbiserial,240,"));
+        .stdout(predicate::str::starts_with(
+            "x,y,method,n,r,statistic,p,p_method",
+        ))
+        .stdout(predicate::str::contains(
+            "judge_score,correct,pointbiserial,240,",
+        ));
 }
 
 #[test]
@@ -101,11 +109,24 @@ fn aggregate_by_averages_rows_per_unit() {
     // Unit means: m1 (2,2), m2 (5,7), m3 (2,3), m4 (9,9); around the means (4.5, 5.25):
     // Sxy = 31.5, Sxx = 33, Syy = 32.75 (by hand).
     let out = stats()
-        .args(["correlate", &f, "--x", "a", "--y", "b", "--aggregate-by", "model"])
+        .args([
+            "correlate",
+            &f,
+            "--x",
+            "a",
+            "--y",
+            "b",
+            "--aggregate-by",
+            "model",
+        ])
         .args(["--replicates", "0", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["n"], 4);
     assert_eq!(v["aggregated_from"], 6);
@@ -136,12 +157,22 @@ fn missing_values_error_names_the_row_or_are_dropped() {
 #[test]
 fn bad_inputs_exit_2_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
-    let good = write(&dir, "g.csv", "a,b,c,k\n1,0,5,x\n2,1,5,y\n3,0,5,x\n4,1,5,y\n");
+    let good = write(
+        &dir,
+        "g.csv",
+        "a,b,c,k\n1,0,5,x\n2,1,5,y\n3,0,5,x\n4,1,5,y\n",
+    );
     let nonnum = write(&dir, "n.csv", "a,b\n1,2\n2,3\n3,abc\n4,1\n");
     let nonbin = write(&dir, "nb.csv", "a,b\n1,0\n2,1\n3,2\n4,1\n");
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec![&good, "--x", "zz", "--y", "b"], "--x column 'zz' not found"),
-        (vec![&nonnum, "--x", "a", "--y", "b"], "n.csv:4: column 'b': 'abc' is not a finite number"),
+        (
+            vec![&good, "--x", "zz", "--y", "b"],
+            "--x column 'zz' not found",
+        ),
+        (
+            vec![&nonnum, "--x", "a", "--y", "b"],
+            "n.csv:4: column 'b': 'abc' is not a finite number",
+        ),
         (
             vec![&nonnum, "--x", "a", "--y", "b", "--missing", "drop"],
             "'abc' is not a finite number",
@@ -150,13 +181,32 @@ fn bad_inputs_exit_2_with_a_clear_message() {
             vec![&nonbin, "--x", "a", "--y", "b", "--method", "pointbiserial"],
             "column 'b' must take exactly two values",
         ),
-        (vec![&good, "--x", "a", "--y", "c"], "column 'c' is constant"),
         (
-            vec![&good, "--x", "a", "--y", "b", "--cluster", "k", "--permutations", "10"],
+            vec![&good, "--x", "a", "--y", "c"],
+            "column 'c' is constant",
+        ),
+        (
+            vec![
+                &good,
+                "--x",
+                "a",
+                "--y",
+                "b",
+                "--cluster",
+                "k",
+                "--permutations",
+                "10",
+            ],
             "not exchangeable",
         ),
-        (vec![&good, "--x", "a", "--y", "b", "--confidence", "1.5"], "--confidence"),
-        (vec![&good, "--x", "a", "--y", "b", "--replicates", "1"], "--replicates"),
+        (
+            vec![&good, "--x", "a", "--y", "b", "--confidence", "1.5"],
+            "--confidence",
+        ),
+        (
+            vec![&good, "--x", "a", "--y", "b", "--replicates", "1"],
+            "--replicates",
+        ),
     ];
     for (args, needle) in cases {
         let mut a = vec!["correlate"];

@@ -37,7 +37,9 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 #[test]
 fn pearson_anscombe_i_matches_published_values() {
     let x = vec![10., 8., 13., 9., 11., 14., 6., 4., 12., 7., 5.];
-    let y = vec![8.04, 6.95, 7.58, 8.81, 8.33, 9.96, 7.24, 4.26, 10.84, 4.82, 5.68];
+    let y = vec![
+        8.04, 6.95, 7.58, 8.81, 8.33, 9.96, 7.24, 4.26, 10.84, 4.82, 5.68,
+    ];
     let e = estimate::product_moment(&x, &y, Method::Pearson, 0.95);
     assert!((e.r - 0.816).abs() < 5e-4);
     assert!(close(e.r, 0.8164205163448395, 1e-13), "{}", e.r);
@@ -92,12 +94,19 @@ fn spearman_and_kendall_with_ties_match_scipy() {
 fn point_biserial_matches_the_scipy_example_pearson_and_the_closed_form() {
     let b: Vec<f64> = (0..7).map(f64::from).collect();
     let a = vec![0., 0., 0., 1., 1., 1., 1.];
-    let prep = prepare(&data(vec![b.clone()], vec![a.clone()]), Method::PointBiserial).unwrap();
+    let prep = prepare(
+        &data(vec![b.clone()], vec![a.clone()]),
+        Method::PointBiserial,
+    )
+    .unwrap();
     let e = estimates(&prep, 0.95)[0].estimate;
     assert!(close(e.r, 0.8660254037844386, 1e-13));
     assert!(close(e.p, 0.011724811003954652, 1e-10));
     // Labels other than 0/1 (here 3 and 7) are coded 0/1: the same r.
-    let labels: Vec<f64> = a.iter().map(|&v| if v == 1.0 { 7.0 } else { 3.0 }).collect();
+    let labels: Vec<f64> = a
+        .iter()
+        .map(|&v| if v == 1.0 { 7.0 } else { 3.0 })
+        .collect();
     let prep = prepare(&data(vec![b.clone()], vec![labels]), Method::PointBiserial).unwrap();
     assert_eq!(prep.coding[0].1, [3.0, 7.0]);
     let e2 = estimates(&prep, 0.95)[0].estimate;
@@ -106,7 +115,11 @@ fn point_biserial_matches_the_scipy_example_pearson_and_the_closed_form() {
     // ddof-1 SD of the continuous variable.
     let x = vec![2.1, 3.4, 1.9, 5.6, 4.4, 6.1, 3.3, 5.9, 2.2, 4.8, 5.0, 1.2];
     let g = vec![0., 0., 0., 1., 1., 1., 0., 1., 0., 1., 1., 0.];
-    let prep = prepare(&data(vec![x.clone()], vec![g.clone()]), Method::PointBiserial).unwrap();
+    let prep = prepare(
+        &data(vec![x.clone()], vec![g.clone()]),
+        Method::PointBiserial,
+    )
+    .unwrap();
     let pb = estimates(&prep, 0.95)[0].estimate;
     let pe = estimate::product_moment(&x, &g, Method::Pearson, 0.95);
     assert!(close(pb.r, pe.r, 1e-14) && close(pb.p, pe.p, 1e-12));
@@ -130,10 +143,17 @@ fn bad_columns_give_clear_errors_not_nan() {
     let x = vec![1., 2., 3., 4.];
     let err = prepare(&data(vec![x.clone()], vec![vec![5.; 4]]), Method::Pearson).unwrap_err();
     assert!(err.to_string().contains("column 'y0' is constant"), "{err}");
-    let err = prepare(&data(vec![x.clone()], vec![vec![0., 1., 2., 1.]]), Method::PointBiserial)
-        .unwrap_err();
+    let err = prepare(
+        &data(vec![x.clone()], vec![vec![0., 1., 2., 1.]]),
+        Method::PointBiserial,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("exactly two values"), "{err}");
-    let err = prepare(&data(vec![vec![1., 2.]], vec![vec![1., 0.]]), Method::Pearson).unwrap_err();
+    let err = prepare(
+        &data(vec![vec![1., 2.]], vec![vec![1., 0.]]),
+        Method::Pearson,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("at least 3"), "{err}");
     for m in [Method::Spearman, Method::Kendall] {
         let err = prepare(&data(vec![vec![3.; 4]], vec![x.clone()]), m).unwrap_err();
@@ -171,8 +191,11 @@ fn row_bootstrap_replicates_equal_an_f64_reference_on_the_same_draws() {
     let mut g = Gen(99);
     let (x1, y) = correlated(&mut g, 157, 0.6);
     let x2: Vec<f64> = x1.iter().map(|v| v * v / 100.0 + g.normal()).collect();
-    let prep = prepare(&data(vec![x1.clone(), x2.clone()], vec![y.clone()]), Method::Pearson)
-        .unwrap();
+    let prep = prepare(
+        &data(vec![x1.clone(), x2.clone()], vec![y.clone()]),
+        Method::Pearson,
+    )
+    .unwrap();
     let reps = bootstrap_replicates(&prep, None, &CpuBackend::new(), 42, 60, &|_| {}).unwrap();
     for r in 0..60u32 {
         let idx: Vec<usize> = (0..157u64)
@@ -183,7 +206,10 @@ fn row_bootstrap_replicates_equal_an_f64_reference_on_the_same_draws() {
             let xs: Vec<f64> = idx.iter().map(|&i| x[i]).collect();
             let want = estimate::pearson(&xs, &ys);
             let got = reps[r as usize * 2 + p];
-            assert!((got - want).abs() < 2e-5, "rep {r} pair {p}: {got} vs {want}");
+            assert!(
+                (got - want).abs() < 2e-5,
+                "rep {r} pair {p}: {got} vs {want}"
+            );
         }
     }
 }
@@ -212,9 +238,15 @@ fn cluster_bootstrap_is_wider_than_row_bootstrap_under_within_cluster_correlatio
     let prep = prepare(&data(vec![x], vec![y]), Method::Pearson).unwrap();
     let e = estimates(&prep, 0.95);
     let rows = bootstrap_replicates(&prep, None, &CpuBackend::new(), 3, 2000, &|_| {}).unwrap();
-    let clus =
-        bootstrap_replicates(&prep, Some((&ids, 40)), &CpuBackend::new(), 3, 2000, &|_| {})
-            .unwrap();
+    let clus = bootstrap_replicates(
+        &prep,
+        Some((&ids, 40)),
+        &CpuBackend::new(),
+        3,
+        2000,
+        &|_| {},
+    )
+    .unwrap();
     let mut a = e.clone();
     attach_bootstrap(&mut a, &rows, 0.95);
     let mut b = e.clone();
@@ -233,7 +265,10 @@ fn cluster_bootstrap_is_wider_than_row_bootstrap_under_within_cluster_correlatio
         .collect();
     let truth = sd(&rs);
     let se = b[0].bootstrap.unwrap().se;
-    assert!(se > 0.75 * truth && se < 1.3 * truth, "cluster SE {se} vs {truth}");
+    assert!(
+        se > 0.75 * truth && se < 1.3 * truth,
+        "cluster SE {se} vs {truth}"
+    );
 }
 
 /// The linearised Kendall bootstrap's SE agrees with the SE of τ-b recomputed exactly on
@@ -259,8 +294,12 @@ fn linearised_kendall_bootstrap_matches_exact_resample_tau() {
     let (a, e) = (sd(&reps), sd(&exact));
     assert!((a / e - 1.0).abs() < 0.1, "linearised SE {a} vs exact {e}");
     // Replicate by replicate the two track each other closely.
-    let mean_abs: f64 =
-        reps.iter().zip(&exact).map(|(p, q)| (p - q).abs()).sum::<f64>() / b as f64;
+    let mean_abs: f64 = reps
+        .iter()
+        .zip(&exact)
+        .map(|(p, q)| (p - q).abs())
+        .sum::<f64>()
+        / b as f64;
     assert!(mean_abs < 0.25 * e, "mean |linear − exact| = {mean_abs}");
 }
 
@@ -303,7 +342,11 @@ fn permutation_sums_and_p_values() {
     });
     let exact = hits as f64 / 120.0;
     let res = permutation_tests(&prep, &CpuPermute, 1, 20_000, &|_| {}).unwrap();
-    assert!((res[0].p - exact).abs() < 0.015, "{} vs exact {exact}", res[0].p);
+    assert!(
+        (res[0].p - exact).abs() < 0.015,
+        "{} vs exact {exact}",
+        res[0].p
+    );
     // Kendall's permutation p on the same data against its exact value.
     let prep = prepare(&data(vec![x.clone()], vec![y.clone()]), Method::Kendall).unwrap();
     let s0 = kendall_scores(&x, &y).s.abs();
@@ -314,7 +357,11 @@ fn permutation_sums_and_p_values() {
     });
     let res = permutation_tests(&prep, &CpuPermute, 1, 20_000, &|_| {}).unwrap();
     let exact = hits as f64 / 120.0;
-    assert!((res[0].p - exact).abs() < 0.015, "{} vs exact {exact}", res[0].p);
+    assert!(
+        (res[0].p - exact).abs() < 0.015,
+        "{} vs exact {exact}",
+        res[0].p
+    );
 }
 
 fn gpu_or_skip<T>(r: ragstats::Result<T>) -> Option<T> {
@@ -352,7 +399,12 @@ fn gpu_and_cpu_results_are_bit_identical() {
                 .unwrap();
             let gg = bootstrap_replicates(&prep, clusters, &gpu, 77, 300, &|_| {}).unwrap();
             let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&c), bits(&gg), "{method:?} clusters={}", clusters.is_some());
+            assert_eq!(
+                bits(&c),
+                bits(&gg),
+                "{method:?} clusters={}",
+                clusters.is_some()
+            );
         }
     }
     let prep = prepare(&d, Method::Pearson).unwrap();

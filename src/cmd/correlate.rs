@@ -77,7 +77,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .into());
     }
     if args.resample.replicates == 1 {
-        return Err(UsageError("--replicates must be 0 (no bootstrap) or at least 2".into()).into());
+        return Err(
+            UsageError("--replicates must be 0 (no bootstrap) or at least 2".into()).into(),
+        );
     }
     if args.permutations > 0 && args.cluster.is_some() {
         return Err(UsageError(
@@ -213,9 +215,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     match args.format {
         Format::Json => print_json(&report)?,
         Format::Csv => print_csv(&results, args.method)?,
-        Format::Table => {
-            print_table(&report, &results, &prep.x_names, &prep.y_names, boot_ran, perm_ran)
-        }
+        Format::Table => print_table(
+            &report,
+            &results,
+            &prep.x_names,
+            &prep.y_names,
+            boot_ran,
+            perm_ran,
+        ),
     }
     Ok(0)
 }

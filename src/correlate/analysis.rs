@@ -117,7 +117,11 @@ pub fn prepare(data: &Dataset, method: Method) -> Result<Prepared> {
                 return Err(Error::Data(format!(
                     "--method pointbiserial: column '{name}' must take exactly two values (0/1 or \
                      two distinct values){agg}; found {}{}",
-                    if d.len() > 2 { "more than two, e.g. " } else { "only " },
+                    if d.len() > 2 {
+                        "more than two, e.g. "
+                    } else {
+                        "only "
+                    },
                     shown.join(", ")
                 )));
             }
@@ -225,9 +229,7 @@ pub fn bootstrap_replicates(
 /// Engine calls a bootstrap of `prep` makes (for progress totals).
 pub fn bootstrap_calls(prep: &Prepared, clustered: bool) -> usize {
     let per_x = if prep.method == Method::Kendall { 1 } else { 2 };
-    let k = clustered as usize
-        + per_x * (prep.xs.len() + prep.ys.len())
-        + prep.n_pairs();
+    let k = clustered as usize + per_x * (prep.xs.len() + prep.ys.len()) + prep.n_pairs();
     k.div_ceil(crate::resample::MAX_K)
 }
 
@@ -251,13 +253,8 @@ pub fn attach_bootstrap(results: &mut [PairResult], reps: &[f64], confidence: f6
                 undefined,
             }
         } else {
-            let s = summary::summarize(
-                res.estimate.r,
-                &vals,
-                CiMethod::Percentile,
-                confidence,
-                0.0,
-            );
+            let s =
+                summary::summarize(res.estimate.r, &vals, CiMethod::Percentile, confidence, 0.0);
             BootSummary {
                 se: s.se,
                 ci: s.ci,
@@ -312,8 +309,11 @@ pub fn permutation_tests(
         let xq: Vec<Vec<i32>> = prep.xs.iter().map(|c| quantise(c)).collect();
         let yq: Vec<Vec<i32>> = prep.ys.iter().map(|c| quantise(c)).collect();
         let sum = |v: &Vec<i32>| v.iter().map(|&a| a as i64).sum::<i64>();
-        let (sx, sy): (Vec<i64>, Vec<i64>) = (xq.iter().map(sum).collect(), yq.iter().map(sum).collect());
-        let pairs: Vec<(u32, u32)> = (0..np).map(|p| ((p / ny) as u32, (p % ny) as u32)).collect();
+        let (sx, sy): (Vec<i64>, Vec<i64>) =
+            (xq.iter().map(sum).collect(), yq.iter().map(sum).collect());
+        let pairs: Vec<(u32, u32)> = (0..np)
+            .map(|p| ((p / ny) as u32, (p % ny) as u32))
+            .collect();
         let observed: Vec<i128> = pairs
             .iter()
             .map(|&(x, y)| {
@@ -367,7 +367,9 @@ pub fn permuted_cross_sums(
     let job = PermuteJob {
         xq: &xq,
         yq: &yq,
-        pairs: (0..prep.n_pairs() as u32).map(|p| (p / ny, p % ny)).collect(),
+        pairs: (0..prep.n_pairs() as u32)
+            .map(|p| (p / ny, p % ny))
+            .collect(),
         seed,
         permutations: range,
     };

@@ -132,8 +132,14 @@ impl PairBootstrap<'_> {
                 self.ys.iter().map(|c| standardise(c)).collect(),
             ),
             Statistic::KendallLinear => (
-                self.xs.iter().map(|c| tie_counts(c).iter().map(|&t| t as f64).collect()).collect(),
-                self.ys.iter().map(|c| tie_counts(c).iter().map(|&t| t as f64).collect()).collect(),
+                self.xs
+                    .iter()
+                    .map(|c| tie_counts(c).iter().map(|&t| t as f64).collect())
+                    .collect(),
+                self.ys
+                    .iter()
+                    .map(|c| tie_counts(c).iter().map(|&t| t as f64).collect())
+                    .collect(),
             ),
         };
         let ny = self.ys.len();
@@ -226,7 +232,9 @@ impl PairBootstrap<'_> {
         };
         let (tx0, ty0, c0): (Vec<f64>, Vec<f64>, Vec<f64>) = match self.statistic {
             Statistic::KendallLinear => (
-                (0..self.xs.len()).map(|c| base_sum(Col::TiesX(c))).collect(),
+                (0..self.xs.len())
+                    .map(|c| base_sum(Col::TiesX(c)))
+                    .collect(),
                 (0..ny).map(|c| base_sum(Col::TiesY(c))).collect(),
                 (0..n_pairs).map(|p| base_sum(Col::Conc(p))).collect(),
             ),
@@ -243,9 +251,13 @@ impl PairBootstrap<'_> {
                         pos(Col::Ysq(y)),
                         pos(Col::Xy(p)),
                     ],
-                    Statistic::KendallLinear => {
-                        [pos(Col::TiesX(x)), pos(Col::TiesY(y)), pos(Col::Conc(p)), 0, 0]
-                    }
+                    Statistic::KendallLinear => [
+                        pos(Col::TiesX(x)),
+                        pos(Col::TiesY(y)),
+                        pos(Col::Conc(p)),
+                        0,
+                        0,
+                    ],
                 }
             })
             .collect();
@@ -255,7 +267,8 @@ impl PairBootstrap<'_> {
             for (p, ix) in idx.iter().enumerate() {
                 let v = match self.statistic {
                     Statistic::ProductMoment => {
-                        let (sx, sxx, sy, syy, sxy) = (t[ix[0]], t[ix[1]], t[ix[2]], t[ix[3]], t[ix[4]]);
+                        let (sx, sxx, sy, syy, sxy) =
+                            (t[ix[0]], t[ix[1]], t[ix[2]], t[ix[3]], t[ix[4]]);
                         let vx = sxx - sx * sx / n_star;
                         let vy = syy - sy * sy / n_star;
                         // A resample that repeats one value has zero variance; f32 sums leave

@@ -230,12 +230,18 @@ mod tests {
         for n in [1usize, 2, 3, 7, 50, 301] {
             for levels in [2u64, 5, 1000] {
                 let mut next = || {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     ((state >> 33) % levels) as f64
                 };
                 let x: Vec<f64> = (0..n).map(|_| next()).collect();
                 let y: Vec<f64> = (0..n).map(|_| next()).collect();
-                assert_eq!(kendall_scores(&x, &y), brute(&x, &y), "n={n} levels={levels}");
+                assert_eq!(
+                    kendall_scores(&x, &y),
+                    brute(&x, &y),
+                    "n={n} levels={levels}"
+                );
             }
         }
     }

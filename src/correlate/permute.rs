@@ -134,10 +134,9 @@ impl PermuteBackend for CpuPermute {
         let mut done = 0usize;
         for batch in out.chunks_mut(per_batch * np.max(1)) {
             let first = job.permutations.start + done as u32;
-            batch
-                .par_chunks_mut(np.max(1))
-                .enumerate()
-                .for_each_init(Vec::new, |perm, (i, sums)| {
+            batch.par_chunks_mut(np.max(1)).enumerate().for_each_init(
+                Vec::new,
+                |perm, (i, sums)| {
                     permutation(job.seed, first + i as u32, n, perm);
                     for (s, &(x, y)) in sums.iter_mut().zip(&job.pairs) {
                         let (xs, ys) = (&job.xq[x as usize], &job.yq[y as usize]);
@@ -147,7 +146,8 @@ impl PermuteBackend for CpuPermute {
                             .map(|(&a, &j)| (a * ys[j as usize]) as i64)
                             .sum();
                     }
-                });
+                },
+            );
             done += batch.len() / np.max(1);
             progress(done as u64);
         }
@@ -196,7 +196,10 @@ mod tests {
         let mut want: Vec<u32> = (0..5).collect();
         for (d, q) in [5u32, 4, 3, 2].iter().enumerate() {
             let m = block[d] as u64 * *q as u64;
-            assert!((m as u32) >= ((1u64 << 32) % *q as u64) as u32, "word {d} rejected");
+            assert!(
+                (m as u32) >= ((1u64 << 32) % *q as u64) as u32,
+                "word {d} rejected"
+            );
             let j = (m >> 32) as usize;
             want.swap(*q as usize - 1, j);
         }
@@ -223,7 +226,10 @@ mod tests {
     #[test]
     fn quantise_centres_and_scales() {
         assert_eq!(quantise(&[1.0, 2.0, 3.0]), vec![-32767, 0, 32767]);
-        assert_eq!(quantise(&[0.0, 0.0, 1.0, 1.0]), vec![-32767, -32767, 32767, 32767]);
+        assert_eq!(
+            quantise(&[0.0, 0.0, 1.0, 1.0]),
+            vec![-32767, -32767, 32767, 32767]
+        );
         assert_eq!(quantise(&[4.0, 4.0]), vec![0, 0]);
     }
 

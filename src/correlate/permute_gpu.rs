@@ -50,17 +50,17 @@ impl GpuPermute {
                         label: Some("permute"),
                         source: wgpu::ShaderSource::Wgsl(shaders::PERMUTE.into()),
                     });
-                let layout = ctx
-                    .device
-                    .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                        label: Some("permute"),
-                        entries: &[
-                            entry(0, true),
-                            entry(1, false),
-                            entry(2, true),
-                            entry(3, false),
-                        ],
-                    });
+                let layout =
+                    ctx.device
+                        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                            label: Some("permute"),
+                            entries: &[
+                                entry(0, true),
+                                entry(1, false),
+                                entry(2, true),
+                                entry(3, false),
+                            ],
+                        });
                 let pl = ctx
                     .device
                     .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -185,28 +185,31 @@ impl PermuteBackend for GpuPermute {
         let readback = self
             .ctx
             .buffer("permute readback", out_bytes, U::MAP_READ | U::COPY_DST)?;
-        let bg = self.ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("permute"),
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: Self::binding(&params, params_bytes),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: Self::binding(&perm, perm_bytes),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: Self::binding(&data, data_bytes),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: Self::binding(&cross, out_bytes),
-                },
-            ],
-        });
+        let bg = self
+            .ctx
+            .device
+            .create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("permute"),
+                layout: &self.layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: Self::binding(&params, params_bytes),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: Self::binding(&perm, perm_bytes),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: Self::binding(&data, data_bytes),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: Self::binding(&cross, out_bytes),
+                    },
+                ],
+            });
         let mut out = Vec::with_capacity(total * np);
         let mut start = job.permutations.start;
         while start < job.permutations.end {

@@ -29,7 +29,10 @@ mod tests {
     #[test]
     fn ties_share_the_average_position() {
         // scipy.stats.rankdata([0, 2, 3, 2]) = [1, 2.5, 4, 2.5]
-        assert_eq!(average_ranks(&[0.0, 2.0, 3.0, 2.0]), vec![1.0, 2.5, 4.0, 2.5]);
+        assert_eq!(
+            average_ranks(&[0.0, 2.0, 3.0, 2.0]),
+            vec![1.0, 2.5, 4.0, 2.5]
+        );
         assert_eq!(average_ranks(&[5.0, 5.0, 5.0]), vec![2.0, 2.0, 2.0]);
         assert_eq!(average_ranks(&[-1.0, 7.0, 3.0]), vec![1.0, 3.0, 2.0]);
         assert!(average_ranks(&[]).is_empty());

@@ -104,8 +104,16 @@ pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
             "give at least one --x and one --y column".into(),
         ));
     }
-    let xi: Vec<usize> = spec.x.iter().map(|c| find(c, "--x")).collect::<Result<_>>()?;
-    let yi: Vec<usize> = spec.y.iter().map(|c| find(c, "--y")).collect::<Result<_>>()?;
+    let xi: Vec<usize> = spec
+        .x
+        .iter()
+        .map(|c| find(c, "--x"))
+        .collect::<Result<_>>()?;
+    let yi: Vec<usize> = spec
+        .y
+        .iter()
+        .map(|c| find(c, "--y"))
+        .collect::<Result<_>>()?;
     let key_col = match (&spec.cluster, &spec.aggregate_by) {
         (Some(c), _) => Some(find(c, "--cluster")?),
         (None, Some(a)) => Some(find(a, "--aggregate-by")?),

@@ -62,6 +62,9 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
             n += 1;
         }
-        assert_eq!(n, 4, "expected philox, resample, philox_test and permute shaders");
+        assert_eq!(
+            n, 4,
+            "expected philox, resample, philox_test and permute shaders"
+        );
     }
 }
