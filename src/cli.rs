@@ -63,4 +63,9 @@ pub enum Command {
         after_help = "Example:\n  stats llm batch requests.jsonl --model qwen3-8b --out responses.jsonl --concurrency 32"
     )]
     Llm(cmd::llm::Args),
+    /// Pearson, Spearman, point-biserial or Kendall correlations of every x × y pair, with p-values, Fisher-z and bootstrap intervals and permutation tests.
+    #[command(
+        after_help = "Examples:\n  stats correlate data/demo/capability.csv --x planning,evidence,reasoning,noise --y browsecomp,xbench --method pearson\n  stats correlate data/demo/judged.csv --x judge_score --y correct --method pointbiserial --cluster question --replicates 10000\n  stats correlate items.csv --x a,b,c --y d --method spearman --permutations 100000 --backend gpu"
+    )]
+    Correlate(cmd::correlate::Args),
 }

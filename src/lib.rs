@@ -5,6 +5,7 @@
 //! ([`resample`], with the GPU backend in [`gpu`]), and summarised. The library never
 //! prints; the `stats` binary owns all output.
 
+pub mod correlate;
 pub mod design;
 pub mod error;
 pub mod gpu;

@@ -4,6 +4,7 @@ pub mod allocate;
 pub mod bench;
 pub mod bootstrap;
 pub mod common;
+pub mod correlate;
 pub mod cost;
 pub mod efficiency;
 pub mod forecast;
@@ -34,5 +35,6 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Allocate(a) => allocate::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
+        Command::Correlate(a) => correlate::run(a),
     }
 }

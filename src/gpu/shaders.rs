@@ -10,6 +10,12 @@ pub const RESAMPLE: &str = concat!(
     include_str!("../../shaders/resample.wgsl")
 );
 
+/// The permutation kernels (`permute_shuffle`, `permute_cross`), with the Philox library.
+pub const PERMUTE: &str = concat!(
+    include_str!("../../shaders/philox.wgsl"),
+    include_str!("../../shaders/permute.wgsl")
+);
+
 /// Diagnostic kernels `philox_kat` and `draw_indices`, with the Philox library.
 pub const PHILOX_TEST: &str = concat!(
     include_str!("../../shaders/philox.wgsl"),
@@ -22,6 +28,7 @@ pub fn composed_source(file: &str) -> Option<&'static str> {
         "philox.wgsl" => Some(PHILOX),
         "resample.wgsl" => Some(RESAMPLE),
         "philox_test.wgsl" => Some(PHILOX_TEST),
+        "permute.wgsl" => Some(PERMUTE),
         _ => None,
     }
 }
@@ -55,6 +62,9 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)));
             n += 1;
         }
-        assert_eq!(n, 3, "expected philox, resample and philox_test shaders");
+        assert_eq!(
+            n, 4,
+            "expected philox, resample, philox_test and permute shaders"
+        );
     }
 }

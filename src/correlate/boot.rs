@@ -1,0 +1,301 @@
+//! Bootstrap of every (x, y) pair's correlation on the resample engine.
+//!
+//! Each resampling unit (a row, or with clusters a whole cluster) becomes one engine row of
+//! *moment columns*, so that one replicate's column sums determine every pair's statistic:
+//!
+//! * product-moment methods (Pearson, point-biserial, Spearman on ranks), with x̃, ỹ the
+//!   standardised columns (x − x̄)/s_x: per x column Σx̃ and Σx̃², per y column Σỹ and Σỹ²,
+//!   per pair Σx̃ỹ, and with clusters the unit's row count n_c. From the resampled totals,
+//!   r* = (Sxy − Sx Sy/n*) / √((Sxx − Sx²/n*)(Syy − Sy²/n*)).
+//! * Kendall (linearised, see [`KENDALL_NOTE`]): per x column the tie counts t_i, per y
+//!   column u_i, per pair the concordance scores c_i (and n_c with clusters).
+//!
+//! Every column is centred on its mean over the units (kept in f64 on the host) before it
+//! goes to the engine as f32, so the f32 sums do not cancel; the total is then
+//! S + U·centre. The columns are sent in groups of at most [`MAX_K`]: the engine's draws
+//! depend only on (seed, replicate, stratum, draw index), never on which columns a call
+//! carries, so every group sees exactly the same resamples and the statistics of all pairs
+//! come from one bootstrap sample per replicate.
+
+use std::ops::Range;
+
+use super::kendall::{tie_counts, KendallScores};
+use crate::resample::engine::{ResampleBackend, ResampleJob, MAX_K};
+use crate::Result;
+
+/// How the Kendall bootstrap works, for reports.
+pub const KENDALL_NOTE: &str = "Kendall bootstrap is linearised: each replicate's τ-b is \
+the first-order (Hoeffding projection) expansion of the resampled concordance and tie \
+counts, S* = 2Σm_i c_i − Σc_i, T* = 2Σm_i t_i − Σt_i, N* = (n−1)(2n* − n), \
+τ* = S*/√((N* − Tx*)(N* − Ty*)); it has the U-statistic's first-order variance";
+
+/// Which statistic the replicates compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statistic {
+    /// Pearson's r of the columns given (values, 0/1 codes or ranks).
+    ProductMoment,
+    /// Linearised Kendall τ-b.
+    KendallLinear,
+}
+
+/// One moment column of a unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Col {
+    Count,
+    X(usize),
+    Xsq(usize),
+    Y(usize),
+    Ysq(usize),
+    /// Pair index (x * n_y + y).
+    Xy(usize),
+    TiesX(usize),
+    TiesY(usize),
+    Conc(usize),
+}
+
+/// The inputs of a pair bootstrap.
+pub struct PairBootstrap<'a> {
+    pub xs: &'a [Vec<f64>],
+    pub ys: &'a [Vec<f64>],
+    /// Cluster index of every row, and the number of clusters.
+    pub clusters: Option<(&'a [u32], usize)>,
+    pub statistic: Statistic,
+    /// Kendall only: the scores of every pair, pair index x * n_y + y.
+    pub kendall: Option<&'a [KendallScores]>,
+}
+
+/// Standardised copy (x − x̄)/s with s the population SD (1 if constant, which the
+/// analysis rejects before this point).
+fn standardise(x: &[f64]) -> Vec<f64> {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    let s = (x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n).sqrt();
+    let s = if s > 0.0 { s } else { 1.0 };
+    x.iter().map(|v| (v - m) / s).collect()
+}
+
+impl PairBootstrap<'_> {
+    fn n_pairs(&self) -> usize {
+        self.xs.len() * self.ys.len()
+    }
+
+    fn columns(&self) -> Vec<Col> {
+        let mut cols = Vec::new();
+        if self.clusters.is_some() {
+            cols.push(Col::Count);
+        }
+        match self.statistic {
+            Statistic::ProductMoment => {
+                for c in 0..self.xs.len() {
+                    cols.extend([Col::X(c), Col::Xsq(c)]);
+                }
+                for d in 0..self.ys.len() {
+                    cols.extend([Col::Y(d), Col::Ysq(d)]);
+                }
+                cols.extend((0..self.n_pairs()).map(Col::Xy));
+            }
+            Statistic::KendallLinear => {
+                cols.extend((0..self.xs.len()).map(Col::TiesX));
+                cols.extend((0..self.ys.len()).map(Col::TiesY));
+                cols.extend((0..self.n_pairs()).map(Col::Conc));
+            }
+        }
+        cols
+    }
+
+    /// Engine calls needed per run (column groups of at most 16).
+    pub fn engine_calls(&self) -> usize {
+        self.columns().len().div_ceil(MAX_K)
+    }
+
+    /// Replicate statistics for `replicates`: `out[(r − start) * pairs + pair]`, pair index
+    /// x * n_y + y. A replicate whose resample has a constant column gives NaN.
+    /// `progress` receives the replicates completed, summed over the engine calls.
+    ///
+    /// # Errors
+    /// Engine errors (shape, GPU failures).
+    pub fn run(
+        &self,
+        engine: &dyn ResampleBackend,
+        seed: u64,
+        replicates: Range<u32>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<f64>> {
+        let n = self.xs[0].len();
+        let cols = self.columns();
+        let n_reps = (replicates.end - replicates.start) as usize;
+        let units = self.clusters.map_or(n, |(_, c)| c);
+        // Product-moment sources, standardised once.
+        let (xs, ys): (Vec<Vec<f64>>, Vec<Vec<f64>>) = match self.statistic {
+            Statistic::ProductMoment => (
+                self.xs.iter().map(|c| standardise(c)).collect(),
+                self.ys.iter().map(|c| standardise(c)).collect(),
+            ),
+            Statistic::KendallLinear => (
+                self.xs
+                    .iter()
+                    .map(|c| tie_counts(c).iter().map(|&t| t as f64).collect())
+                    .collect(),
+                self.ys
+                    .iter()
+                    .map(|c| tie_counts(c).iter().map(|&t| t as f64).collect())
+                    .collect(),
+            ),
+        };
+        let ny = self.ys.len();
+        let value = |col: Col, i: usize| -> f64 {
+            match col {
+                Col::Count => 1.0,
+                Col::X(c) | Col::TiesX(c) => xs[c][i],
+                Col::Xsq(c) => xs[c][i] * xs[c][i],
+                Col::Y(d) | Col::TiesY(d) => ys[d][i],
+                Col::Ysq(d) => ys[d][i] * ys[d][i],
+                Col::Xy(p) => xs[p / ny][i] * ys[p % ny][i],
+                Col::Conc(p) => self.kendall.expect("kendall scores")[p].concordance[i] as f64,
+            }
+        };
+        // totals[r * K + k]: the resampled total of column k in replicate r, in f64.
+        let k_all = cols.len();
+        let mut totals = vec![0f64; n_reps * k_all];
+        let groups: Vec<&[Col]> = cols.chunks(MAX_K).collect();
+        let n_groups = groups.len() as u64;
+        for (g, group) in groups.iter().enumerate() {
+            let k = group.len();
+            let mut table = vec![0f64; units * k];
+            match self.clusters {
+                None => {
+                    for i in 0..n {
+                        for (j, &c) in group.iter().enumerate() {
+                            table[i * k + j] = value(c, i);
+                        }
+                    }
+                }
+                Some((ids, _)) => {
+                    for (i, &u) in ids.iter().enumerate() {
+                        for (j, &c) in group.iter().enumerate() {
+                            table[u as usize * k + j] += value(c, i);
+                        }
+                    }
+                }
+            }
+            let mut centre = vec![0f64; k];
+            for row in table.chunks_exact(k) {
+                for (c, v) in centre.iter_mut().zip(row) {
+                    *c += v;
+                }
+            }
+            for c in &mut centre {
+                *c /= units as f64;
+            }
+            let table32: Vec<f32> = table
+                .chunks_exact(k)
+                .flat_map(|row| row.iter().zip(&centre).map(|(v, c)| (v - c) as f32))
+                .collect();
+            drop(table);
+            let job = ResampleJob {
+                strata: vec![&table32],
+                k,
+                seed,
+                replicates: replicates.clone(),
+            };
+            let base = g as u64 * n_reps as u64;
+            let sums = engine.resample_sums(&job, &|d| progress(base + d))?;
+            let first = g * MAX_K;
+            for r in 0..n_reps {
+                for j in 0..k {
+                    totals[r * k_all + first + j] =
+                        sums[r * k + j] as f64 + units as f64 * centre[j];
+                }
+            }
+        }
+        let _ = n_groups;
+        Ok(self.statistics(&cols, &totals, n_reps, n))
+    }
+
+    /// Per replicate and pair, the statistic from the column totals.
+    fn statistics(&self, cols: &[Col], totals: &[f64], n_reps: usize, n: usize) -> Vec<f64> {
+        let k_all = cols.len();
+        let pos = |want: Col| cols.iter().position(|&c| c == want).expect("column");
+        let ny = self.ys.len();
+        let n_pairs = self.n_pairs();
+        let mut out = Vec::with_capacity(n_reps * n_pairs);
+        let count = self.clusters.map(|_| pos(Col::Count));
+        let nf = n as f64;
+        // Base totals of the Kendall columns (Σ over all rows, m_i = 1).
+        let base_sum = |c: Col| -> f64 {
+            match c {
+                Col::TiesX(x) => tie_counts(&self.xs[x]).iter().sum::<i64>() as f64,
+                Col::TiesY(y) => tie_counts(&self.ys[y]).iter().sum::<i64>() as f64,
+                Col::Conc(p) => (2 * self.kendall.expect("scores")[p].s) as f64,
+                _ => 0.0,
+            }
+        };
+        let (tx0, ty0, c0): (Vec<f64>, Vec<f64>, Vec<f64>) = match self.statistic {
+            Statistic::KendallLinear => (
+                (0..self.xs.len())
+                    .map(|c| base_sum(Col::TiesX(c)))
+                    .collect(),
+                (0..ny).map(|c| base_sum(Col::TiesY(c))).collect(),
+                (0..n_pairs).map(|p| base_sum(Col::Conc(p))).collect(),
+            ),
+            Statistic::ProductMoment => (vec![], vec![], vec![]),
+        };
+        let idx: Vec<[usize; 5]> = (0..n_pairs)
+            .map(|p| {
+                let (x, y) = (p / ny, p % ny);
+                match self.statistic {
+                    Statistic::ProductMoment => [
+                        pos(Col::X(x)),
+                        pos(Col::Xsq(x)),
+                        pos(Col::Y(y)),
+                        pos(Col::Ysq(y)),
+                        pos(Col::Xy(p)),
+                    ],
+                    Statistic::KendallLinear => [
+                        pos(Col::TiesX(x)),
+                        pos(Col::TiesY(y)),
+                        pos(Col::Conc(p)),
+                        0,
+                        0,
+                    ],
+                }
+            })
+            .collect();
+        for r in 0..n_reps {
+            let t = &totals[r * k_all..(r + 1) * k_all];
+            let n_star = count.map_or(nf, |c| t[c]);
+            for (p, ix) in idx.iter().enumerate() {
+                let v = match self.statistic {
+                    Statistic::ProductMoment => {
+                        let (sx, sxx, sy, syy, sxy) =
+                            (t[ix[0]], t[ix[1]], t[ix[2]], t[ix[3]], t[ix[4]]);
+                        let vx = sxx - sx * sx / n_star;
+                        let vy = syy - sy * sy / n_star;
+                        // A resample that repeats one value has zero variance; f32 sums leave
+                        // a residue around 1e-7 n, so anything below 1e-6 n is degenerate.
+                        if vx <= 1e-6 * n_star || vy <= 1e-6 * n_star {
+                            f64::NAN
+                        } else {
+                            ((sxy - sx * sy / n_star) / (vx * vy).sqrt()).clamp(-1.0, 1.0)
+                        }
+                    }
+                    Statistic::KendallLinear => {
+                        let (x, y) = (p / ny, p % ny);
+                        let s = 2.0 * t[ix[2]] - c0[p];
+                        let tx = 2.0 * t[ix[0]] - tx0[x];
+                        let ty = 2.0 * t[ix[1]] - ty0[y];
+                        let pairs = (nf - 1.0) * (2.0 * n_star - nf);
+                        let (dx, dy) = (pairs - tx, pairs - ty);
+                        if dx <= 1e-6 * pairs.abs() || dy <= 1e-6 * pairs.abs() {
+                            f64::NAN
+                        } else {
+                            (s / (dx * dy).sqrt()).clamp(-1.0, 1.0)
+                        }
+                    }
+                };
+                out.push(v);
+            }
+        }
+        out
+    }
+}
