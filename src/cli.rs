@@ -45,6 +45,9 @@ pub enum Command {
     /// Compare nested allocations Q:T:R of one panel on SE, cost and variance x cost, with paired intervals.
     #[command(after_help = "Example:\n  stats allocate data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --prices data/demo/prices.toml \\\n      --allocation A=446:2:1 --allocation B=174:2:5 --allocation C=298:3:1")]
     Allocate(cmd::allocate::Args),
+    /// Answer disagreement across repeated reads by group, and the ratio of one-read SEs.
+    #[command(after_help = "Example:\n  stats consistency reads.jsonl --by temperature --contrast adaptive-open")]
+    Consistency(cmd::consistency::Args),
     /// Answer exact match and token F1 as the official HotpotQA / SQuAD / MuSiQue scripts compute them.
     #[command(
         after_help = "Example:\n  stats score-answers predictions.jsonl --style hotpotqa --per-item"

@@ -44,6 +44,7 @@ impl PanelOptions {
                 contrast: self.contrast.clone(),
                 arm: self.arm.clone(),
                 drop_incomplete: self.drop_incomplete,
+                filter: None,
             },
         )
     }

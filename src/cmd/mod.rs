@@ -4,6 +4,7 @@ pub mod allocate;
 pub mod bench;
 pub mod bootstrap;
 pub mod common;
+pub mod consistency;
 pub mod correlate;
 pub mod cost;
 pub mod efficiency;
@@ -33,6 +34,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Cost(a) => cost::run(a),
         Command::Efficiency(a) => efficiency::run(a),
         Command::Allocate(a) => allocate::run(a),
+        Command::Consistency(a) => consistency::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
         Command::Correlate(a) => correlate::run(a),

@@ -1,6 +1,7 @@
 //! Closed-form design analyses: nested variance components and D-study forecasts.
 
 pub mod allocate;
+pub mod consistency;
 pub mod cost;
 pub mod efficiency;
 pub mod forecast;

@@ -23,6 +23,8 @@ pub struct LoadOptions {
     pub arm: Option<String>,
     /// Drop questions with missing or unpaired cells instead of failing.
     pub drop_incomplete: bool,
+    /// Keep only rows whose column (first) has this value (second), e.g. one temperature.
+    pub filter: Option<(String, String)>,
 }
 
 const KEY_COLUMNS: [&str; 5] = ["dataset", "question", "trajectory", "read", "arm"];
@@ -231,6 +233,15 @@ fn read_csv(path: &Path, file: File, opts: &LoadOptions) -> Result<(RawPanel, St
         .collect();
     let metric = choose_metric(path, &header, opts)?;
     let cols = columns(path, &header, &metric)?;
+    let filter = match &opts.filter {
+        Some((col, value)) => Some((
+            header.iter().position(|h| h == col).ok_or_else(|| {
+                Error::input(path, Some(1), format!("missing column '{col}' (columns: {})", header.join(", ")))
+            })?,
+            value.as_str(),
+        )),
+        None => None,
+    };
     let mut raw = RawPanel {
         has_dataset: cols.dataset.is_some(),
         ..Default::default()
@@ -243,6 +254,11 @@ fn read_csv(path: &Path, file: File, opts: &LoadOptions) -> Result<(RawPanel, St
             Err(e) => return Err(csv_error(path, e)),
         }
         let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        if let Some((i, value)) = filter {
+            if rec.get(i).map(str::trim) != Some(value) {
+                continue;
+            }
+        }
         let get = |i: Option<usize>| i.map(|i| rec.get(i).unwrap_or("").trim());
         let value = parse_score(path, line, &metric, &rec[cols.metric])?;
         raw.push(
@@ -329,6 +345,11 @@ fn read_jsonl(path: &Path, reader: impl BufRead, opts: &LoadOptions) -> Result<(
                 }),
             }
         };
+        if let Some((col, value)) = &opts.filter {
+            if key(col)?.as_deref() != Some(value.as_str()) {
+                continue;
+            }
+        }
         let question = key("question")?
             .ok_or_else(|| Error::input(path, Some(lineno), "missing field 'question'"))?;
         let value = match obj.get(&metric) {

@@ -7,6 +7,7 @@
 //! the paired difference score(B) − score(A)).
 
 mod load;
+pub mod records;
 mod suffstats;
 
 pub use load::{load_panel, LoadOptions};

@@ -1,0 +1,128 @@
+//! `stats consistency`: answer disagreement across repeated reads by group, and the ratio
+//! of one-read SEs between two groups.
+
+use std::path::PathBuf;
+
+use ragstats::design::consistency::{disagreement, precision, ReadAnswer};
+use ragstats::panel::records::read_records;
+use ragstats::panel::{load_panel, LoadOptions};
+
+use super::bootstrap::{backend, Progress, ResampleArgs};
+use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
+use super::UsageError;
+
+/// Flags of `stats consistency`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Reads with fixed packets (CSV or JSONL): dataset, question, trajectory, read, answer,
+    /// the grouping column, and optionally arm and a score column.
+    pub reads: PathBuf,
+    /// Grouping column (e.g. temperature).
+    #[arg(long, value_name = "COLUMN")]
+    pub by: String,
+    /// Column holding the answer text.
+    #[arg(long, value_name = "COLUMN", default_value = "answer")]
+    pub answer_column: String,
+    /// The two groups whose one-read SEs to compare, as A,B (default: the first two in file order).
+    #[arg(long, value_name = "A,B")]
+    pub compare: Option<String>,
+    #[command(flatten)]
+    pub opts: PanelOptions,
+    #[command(flatten)]
+    pub resample: ResampleArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.resample.replicates_range.is_some() {
+        return Err(UsageError("--replicates-range is only for `stats bootstrap`".into()).into());
+    }
+    let reps = args.resample.range()?.end;
+    let cols = [args.by.as_str(), "dataset", "question", "trajectory", "arm", args.answer_column.as_str()];
+    let records = read_records(&args.reads, &cols, &[args.by.as_str(), "question", args.answer_column.as_str()])?;
+    let mut groups: Vec<String> = Vec::new();
+    let rows: Vec<ReadAnswer> = records
+        .into_iter()
+        .map(|r| {
+            let f = |i: usize| r.fields[i].clone().unwrap_or_default();
+            if !groups.contains(&f(0)) {
+                groups.push(f(0));
+            }
+            ReadAnswer { group: f(0), cell: (f(1), f(2), f(3), f(4)), answer: f(5) }
+        })
+        .collect();
+    let dis = disagreement(&rows);
+    let chosen: Vec<String> = match &args.compare {
+        Some(s) => {
+            let v: Vec<String> = s.split(',').map(|x| x.trim().to_string()).collect();
+            if v.len() != 2 {
+                return Err(UsageError(format!("--compare '{s}': expected two groups A,B")).into());
+            }
+            if let Some(g) = v.iter().find(|g| !groups.contains(g)) {
+                return Err(UsageError(format!("--compare: no group '{g}' in column '{}' (groups: {})", args.by, groups.join(", "))).into());
+            }
+            v
+        }
+        None => groups.clone(),
+    };
+    let mut panels = Vec::new();
+    for g in &chosen {
+        let opts = LoadOptions {
+            metric: args.opts.metric.clone(),
+            contrast: args.opts.contrast.clone(),
+            arm: args.opts.arm.clone(),
+            drop_incomplete: args.opts.drop_incomplete,
+            filter: Some((args.by.clone(), g.clone())),
+        };
+        panels.push((g.clone(), load_panel(&args.reads, &opts)?));
+    }
+    let engine = backend(args.resample.backend)?;
+    let progress = Progress::new(2 * reps as u64, "consistency");
+    let (prec, ratio) = precision(&panels, engine.as_ref(), args.resample.seed, reps, &|d| progress.set(d))?;
+    progress.finish();
+    match args.format {
+        Format::Json => print_json(&serde_json::json!({
+            "by": args.by,
+            "disagreement": dis,
+            "precision": prec,
+            "se_ratio": ratio,
+            "outcome": panels.first().map(|p| p.1.outcome.clone()),
+            "backend": engine.name(),
+            "adapter": engine.description(),
+            "replicates": reps,
+            "seed": args.resample.seed,
+        }))?,
+        Format::Csv => {
+            let rows: Vec<Vec<String>> = dis
+                .iter()
+                .map(|d| {
+                    let se = prec.iter().find(|p| p.group == d.group).map(|p| p.one_read_se.to_string()).unwrap_or_default();
+                    vec![d.group.clone(), d.cells.to_string(), d.disagreeing.to_string(), d.rate.to_string(), se]
+                })
+                .collect();
+            write_csv(&["group", "cells", "disagreeing", "rate", "one_read_se"], &rows)?;
+        }
+        Format::Table => {
+            let mut t = Table::new(&[&args.by, "cells", "disagreeing", "rate", "one-read SE"]);
+            for d in &dis {
+                let se = prec.iter().find(|p| p.group == d.group).map(|p| num(p.one_read_se)).unwrap_or_else(|| "-".into());
+                t.row(vec![d.group.clone(), d.cells.to_string(), d.disagreeing.to_string(), format!("{:.2}%", 100.0 * d.rate), se]);
+            }
+            print!("{}", t.render());
+            if let Some(r) = ratio {
+                println!(
+                    "\none-read SE ratio {}/{} = {:.3} [{:.3}, {:.3}] (95% bootstrap, {reps} replicates, {})",
+                    r.numerator,
+                    r.denominator,
+                    r.ratio,
+                    r.ci[0],
+                    r.ci[1],
+                    if r.paired { "paired on questions" } else { "groups hold different questions: unpaired" }
+                );
+            }
+        }
+    }
+    Ok(0)
+}

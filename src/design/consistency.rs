@@ -1,0 +1,203 @@
+//! Answer consistency across repeated reads of fixed packets, by group (e.g. temperature).
+//!
+//! * Disagreement rate of a group: the share of its (dataset, question, trajectory, arm)
+//!   cells whose reads' answers, normalised as in `score-answers` (lower case, no ASCII
+//!   punctuation, no articles, folded whitespace), are not all equal.
+//! * One-read SE of a group: for each read r, the measured SE of the estimate computed from
+//!   read r alone (all trajectories, all questions); averaged over reads.
+//! * For two groups, the ratio of their one-read SEs with a bootstrap interval. Questions
+//!   are resampled with common random numbers (same seed, same question order per
+//!   stratum), so when both groups hold the same questions the resample is paired.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::metrics::qa::normalize_answer;
+use crate::panel::{Panel, QuestionStats};
+use crate::resample::columns::CenteredColumns;
+use crate::resample::engine::{ResampleBackend, MAX_K};
+use crate::resample::summary::quantile_sorted;
+use crate::{Error, Result};
+
+/// One row of a reads file, as consistency needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadAnswer {
+    pub group: String,
+    /// (dataset, question, trajectory, arm).
+    pub cell: (String, String, String, String),
+    pub answer: String,
+}
+
+/// Disagreement of one group.
+#[derive(Debug, Clone, Serialize)]
+pub struct Disagreement {
+    pub group: String,
+    pub cells: usize,
+    pub disagreeing: usize,
+    pub rate: f64,
+}
+
+/// Counts, per group (sorted by group value), the cells whose normalised answers differ.
+pub fn disagreement(rows: &[ReadAnswer]) -> Vec<Disagreement> {
+    let mut cells: BTreeMap<&str, BTreeMap<&(String, String, String, String), BTreeSet<String>>> = BTreeMap::new();
+    for r in rows {
+        cells.entry(&r.group).or_default().entry(&r.cell).or_default().insert(normalize_answer(&r.answer));
+    }
+    cells
+        .into_iter()
+        .map(|(g, c)| {
+            let disagreeing = c.values().filter(|set| set.len() > 1).count();
+            Disagreement {
+                group: g.to_string(),
+                cells: c.len(),
+                disagreeing,
+                rate: disagreeing as f64 / c.len() as f64,
+            }
+        })
+        .collect()
+}
+
+/// Per-question columns for the one-read SEs: for each read r, (dev_r, dev_r²) with dev_r
+/// the question's mean over trajectories at read r, centred on its stratum mean.
+fn one_read_rows(panel: &Panel, order: &[Vec<usize>]) -> Result<Vec<Vec<Vec<f64>>>> {
+    panel
+        .strata
+        .iter()
+        .zip(order)
+        .map(|(s, ord)| {
+            if 2 * s.r() > MAX_K {
+                return Err(Error::Data(format!("one-read SEs support at most {} reads per trajectory", MAX_K / 2)));
+            }
+            let traj: Vec<usize> = (0..s.t()).collect();
+            let means: Vec<Vec<f64>> = (0..s.r())
+                .map(|r| ord.iter().map(|&q| QuestionStats::from_cells(&traj, &[r], |t, rr| s.y(q, t, rr)).mean).collect())
+                .collect();
+            let centres: Vec<f64> = means.iter().map(|m| m.iter().sum::<f64>() / m.len() as f64).collect();
+            Ok((0..ord.len())
+                .map(|i| {
+                    means
+                        .iter()
+                        .zip(&centres)
+                        .flat_map(|(m, c)| {
+                            let d = m[i] - c;
+                            [d, d * d]
+                        })
+                        .collect()
+                })
+                .collect())
+        })
+        .collect()
+}
+
+/// Mean over reads of the one-read SE of the equal-weight estimate, from per-stratum sums.
+fn one_read_se(sums: &[Vec<f64>], q: &[usize]) -> f64 {
+    let reads = sums[0].len() / 2;
+    let d2 = (q.len() * q.len()) as f64;
+    (0..reads)
+        .map(|r| {
+            let se2: f64 = sums
+                .iter()
+                .zip(q)
+                .map(|(s, &n)| {
+                    let n = n as f64;
+                    (s[2 * r + 1] - s[2 * r] * s[2 * r] / n) / (n - 1.0) / n
+                })
+                .sum();
+            (se2 / d2).sqrt()
+        })
+        .sum::<f64>()
+        / reads as f64
+}
+
+/// One group's precision.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupPrecision {
+    pub group: String,
+    pub reads: usize,
+    pub one_read_se: f64,
+}
+
+/// The ratio of two groups' one-read SEs.
+#[derive(Debug, Clone, Serialize)]
+pub struct SeRatio {
+    pub numerator: String,
+    pub denominator: String,
+    pub ratio: f64,
+    pub ci: [f64; 2],
+    /// Both groups hold the same questions, so the resample is paired.
+    pub paired: bool,
+}
+
+/// Question order of each stratum of `panel`, aligned to `reference` when both hold the
+/// same questions; returns whether they were aligned.
+pub fn align(panel: &Panel, reference: &Panel) -> (Vec<Vec<usize>>, bool) {
+    let mut paired = panel.strata.len() == reference.strata.len();
+    let order = panel
+        .strata
+        .iter()
+        .enumerate()
+        .map(|(d, s)| {
+            let own: Vec<usize> = (0..s.q()).collect();
+            let Some(r) = reference.strata.get(d).filter(|r| r.name == s.name && r.q() == s.q()) else {
+                paired = false;
+                return own;
+            };
+            let pos: std::collections::HashMap<&str, usize> = s.questions.iter().enumerate().map(|(i, q)| (q.as_str(), i)).collect();
+            match r.questions.iter().map(|q| pos.get(q.as_str()).copied()).collect::<Option<Vec<_>>>() {
+                Some(o) => o,
+                None => {
+                    paired = false;
+                    own
+                }
+            }
+        })
+        .collect();
+    (order, paired)
+}
+
+/// One-read SE of each group panel, and for the first two the SE ratio with a bootstrap interval.
+///
+/// # Errors
+/// [`Error::Data`] for too many reads or too few questions; backend errors.
+pub fn precision(
+    groups: &[(String, Panel)],
+    backend: &dyn ResampleBackend,
+    seed: u64,
+    replicates: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Vec<GroupPrecision>, Option<SeRatio>)> {
+    let mut out = Vec::new();
+    let mut reps = Vec::new();
+    let mut paired = true;
+    for (i, (name, p)) in groups.iter().enumerate() {
+        let (order, aligned) = if i == 0 { (p.strata.iter().map(|s| (0..s.q()).collect()).collect(), true) } else { align(p, &groups[0].1) };
+        paired &= aligned;
+        let q: Vec<usize> = p.strata.iter().map(|s| s.q()).collect();
+        if q.iter().any(|&n| n < 2) {
+            return Err(Error::Data(format!("group {name}: every stratum needs at least 2 questions")));
+        }
+        let cols = CenteredColumns::new(&one_read_rows(p, &order)?)?;
+        out.push(GroupPrecision {
+            group: name.clone(),
+            reads: p.strata[0].r(),
+            one_read_se: one_read_se(cols.exact_sums(), &q),
+        });
+        if i < 2 && groups.len() >= 2 {
+            let r = cols.resample(backend, seed, 0..replicates, progress)?;
+            reps.push(r.iter().map(|s| one_read_se(s, &q)).collect::<Vec<f64>>());
+        }
+    }
+    let ratio = (groups.len() >= 2).then(|| {
+        let mut v: Vec<f64> = reps[0].iter().zip(&reps[1]).map(|(a, b)| a / b).filter(|x| x.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        SeRatio {
+            numerator: out[0].group.clone(),
+            denominator: out[1].group.clone(),
+            ratio: out[0].one_read_se / out[1].one_read_se,
+            ci: [quantile_sorted(&v, 0.025), quantile_sorted(&v, 0.975)],
+            paired,
+        }
+    });
+    Ok((out, ratio))
+}
