@@ -57,10 +57,18 @@ pub struct PreparedJob {
     pub uploaded_bytes: u64,
 }
 
+impl PreparedJob {
+    /// Number of data segments (one binding and one dispatch per batch each).
+    pub fn segments(&self) -> usize {
+        self.segments.len()
+    }
+}
+
 /// The wgpu resampling backend.
 pub struct GpuBackend {
     ctx: GpuContext,
     pipeline: ResamplePipeline,
+    max_segment_bytes: Option<u64>,
 }
 
 impl GpuBackend {
@@ -71,7 +79,19 @@ impl GpuBackend {
     pub fn new(policy: AdapterPolicy) -> Result<Self> {
         let ctx = GpuContext::acquire(policy)?;
         let pipeline = ResamplePipeline::new(&ctx)?;
-        Ok(GpuBackend { ctx, pipeline })
+        Ok(GpuBackend {
+            ctx,
+            pipeline,
+            max_segment_bytes: None,
+        })
+    }
+
+    /// Caps the bytes of one data segment below the device's storage-binding limit (at
+    /// least one stratum's chunk always goes in a segment). Results do not change; this
+    /// exists to exercise multi-segment dispatch on small inputs.
+    pub fn with_max_segment_bytes(mut self, bytes: u64) -> Self {
+        self.max_segment_bytes = Some(bytes);
+        self
     }
 
     /// The device this backend runs on.
@@ -91,7 +111,8 @@ impl GpuBackend {
             .ctx
             .limits
             .max_storage_buffer_binding_size
-            .min(self.ctx.limits.max_buffer_size);
+            .min(self.ctx.limits.max_buffer_size)
+            .min(self.max_segment_bytes.unwrap_or(u64::MAX));
         let max_y = self.ctx.limits.max_compute_workgroups_per_dimension as usize;
         let n_chunks = rows
             .iter()
