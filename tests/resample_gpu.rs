@@ -309,3 +309,20 @@ fn gpu_rejects_bad_shapes_like_the_cpu() {
     let err = g.resample_sums(&job, &no_progress).unwrap_err();
     assert!(err.to_string().contains("not a multiple of k = 2"), "{err}");
 }
+
+#[test]
+fn bit_identical_for_a_stratum_past_the_llvmpipe_loop_cap() {
+    // Regression: with one loop iteration per draw and per column, an invocation walking
+    // 900,000 rows passed llvmpipe's 65535-iteration cap and its sums were truncated.
+    let Some(g) = gpu() else { return };
+    let big = synthetic_rows(15, 900_000, 4);
+    assert_identical(
+        g,
+        &ResampleJob {
+            strata: vec![&big],
+            k: 4,
+            seed: 15,
+            replicates: 0..2,
+        },
+    );
+}
