@@ -233,7 +233,9 @@ fn lemire_draws_with_frequent_rejection_are_balanced() {
     // evenly between the lower and upper half of the range.
     let q = 0x8000_0001u32;
     let n = 20_000u64;
-    let low = (0..n).filter(|&i| draw_index(7, 0, 0, i, q) < q / 2).count() as f64;
+    let low = (0..n)
+        .filter(|&i| draw_index(7, 0, 0, i, q) < q / 2)
+        .count() as f64;
     let z = (low - n as f64 / 2.0) / (n as f64 / 4.0).sqrt();
     assert!(z.abs() < 4.0, "z = {z}");
 }
@@ -251,7 +253,10 @@ fn bad_shapes_are_clear_errors() {
             replicates: 0..2,
         };
         let err = cpu.resample_sums(&job, &no_progress).unwrap_err();
-        assert!(err.to_string().contains(want), "'{err}' does not say '{want}'");
+        assert!(
+            err.to_string().contains(want),
+            "'{err}' does not say '{want}'"
+        );
         assert_eq!(err.exit_code(), 2);
     };
     check(vec![a], 0, "expected 1 to 16");

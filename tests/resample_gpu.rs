@@ -109,9 +109,11 @@ fn gpu_draw_indices_equal_cpu_draw_indices() {
     let seed = 0xABCD_0123_4567_89EF;
     for q in [1u32, 7, 223, CHUNK_ROWS as u32 + 5, u32::MAX] {
         let n = 4099;
-        let got = draw_indices_on_device(g.context(), seed, 3, 2, q, lemire_threshold(q), n)
-            .unwrap();
-        let want: Vec<u32> = (0..n as u64).map(|i| draw_index(seed, 3, 2, i, q)).collect();
+        let got =
+            draw_indices_on_device(g.context(), seed, 3, 2, q, lemire_threshold(q), n).unwrap();
+        let want: Vec<u32> = (0..n as u64)
+            .map(|i| draw_index(seed, 3, 2, i, q))
+            .collect();
         assert_eq!(got, want, "q = {q}");
     }
 }

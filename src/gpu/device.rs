@@ -215,7 +215,12 @@ impl GpuContext {
     }
 
     /// A buffer of `size` bytes, or [`Error::Gpu`] naming the size on failure.
-    pub fn buffer(&self, label: &str, size: u64, usage: wgpu::BufferUsages) -> Result<wgpu::Buffer> {
+    pub fn buffer(
+        &self,
+        label: &str,
+        size: u64,
+        usage: wgpu::BufferUsages,
+    ) -> Result<wgpu::Buffer> {
         if size > self.limits.max_buffer_size {
             return Err(self.error(format!(
                 "buffer '{label}' of {size} bytes exceeds the device limit of {} bytes",

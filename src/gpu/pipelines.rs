@@ -174,7 +174,10 @@ fn run_diagnostic(
         entry,
         shaders::PHILOX_TEST,
         entry,
-        &[storage_entry(bindings.0, true), storage_entry(bindings.1, false)],
+        &[
+            storage_entry(bindings.0, true),
+            storage_entry(bindings.1, false),
+        ],
     )?;
     use wgpu::BufferUsages as U;
     let inb = ctx.buffer(entry, input.len() as u64, U::STORAGE | U::COPY_DST)?;
@@ -214,7 +217,10 @@ fn run_diagnostic(
 
 /// Philox4x32-10 computed on the device for each `(counter, key)`: a check of the WGSL
 /// port against the Rust one and the Random123 vectors.
-pub fn philox_on_device(ctx: &GpuContext, inputs: &[([u32; 4], [u32; 2])]) -> Result<Vec<[u32; 4]>> {
+pub fn philox_on_device(
+    ctx: &GpuContext,
+    inputs: &[([u32; 4], [u32; 2])],
+) -> Result<Vec<[u32; 4]>> {
     if inputs.is_empty() {
         return Ok(Vec::new());
     }
@@ -234,7 +240,9 @@ pub fn philox_on_device(ctx: &GpuContext, inputs: &[([u32; 4], [u32; 2])]) -> Re
     )?;
     let out: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
     Ok(out
-        .chunks_exact(4).map(|w| [w[0], w[1], w[2], w[3]]).collect())
+        .chunks_exact(4)
+        .map(|w| [w[0], w[1], w[2], w[3]])
+        .collect())
 }
 
 /// Draw indices `0..n` of (`replicate`, `stratum`) in `[0, q)` computed on the device by

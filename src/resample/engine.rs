@@ -141,11 +141,8 @@ pub trait ResampleBackend: Send + Sync {
     ///
     /// # Errors
     /// Shape errors from [`ResampleJob::validate`]; [`Error::Gpu`] for device failures.
-    fn resample_sums(
-        &self,
-        job: &ResampleJob,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<Vec<f32>>;
+    fn resample_sums(&self, job: &ResampleJob, progress: &(dyn Fn(u64) + Sync))
+        -> Result<Vec<f32>>;
 }
 
 /// Which backend to run on (`--backend auto|cpu|gpu`).
@@ -181,9 +178,7 @@ pub fn select_backend(choice: BackendChoice) -> Result<Box<dyn ResampleBackend>>
             let allow_software = std::env::var("STATS_ALLOW_SOFTWARE_GPU").as_deref() == Ok("1");
             match GpuBackend::new(AdapterPolicy::Hardware { allow_software }) {
                 Ok(g) => Ok(Box::new(g)),
-                Err(e) => Ok(Box::new(CpuBackend::with_note(format!(
-                    "no GPU used: {e}"
-                )))),
+                Err(e) => Ok(Box::new(CpuBackend::with_note(format!("no GPU used: {e}")))),
             }
         }
     }

@@ -202,9 +202,11 @@ impl GpuBackend {
             offset += (n * k * 4) as u64;
         }
         let table_bytes = 16 * table.len() as u64;
-        let tbuf = self
-            .ctx
-            .buffer("resample strata table", table_bytes, U::STORAGE | U::COPY_DST)?;
+        let tbuf = self.ctx.buffer(
+            "resample strata table",
+            table_bytes,
+            U::STORAGE | U::COPY_DST,
+        )?;
         self.ctx
             .queue
             .write_buffer(&tbuf, 0, bytemuck::cast_slice(&table));
@@ -252,8 +254,14 @@ impl GpuBackend {
         let limits = &self.ctx.limits;
         let windowed = prep.segments.iter().any(|s| s.windows > 1);
         // Parked accumulators: LANES per (replicate, stratum) pair, when any window follows.
-        let scratch_per_rep = if windowed { pair_bytes * LANES as u64 } else { 0 };
-        let by_binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size)
+        let scratch_per_rep = if windowed {
+            pair_bytes * LANES as u64
+        } else {
+            0
+        };
+        let by_binding = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
             / pair_bytes.max(scratch_per_rep);
         let by_work = (DRAWS_PER_BATCH / prep.draws_per_replicate.max(1)).max(1);
         let batch = n_reps
@@ -262,12 +270,14 @@ impl GpuBackend {
             .min(by_work)
             .max(1);
         let out_bytes = batch * pair_bytes;
-        let sums = self
-            .ctx
-            .buffer("resample sums", out_bytes, U::STORAGE | U::COPY_SRC | U::COPY_DST)?;
-        let readback = self
-            .ctx
-            .buffer("resample readback", out_bytes, U::MAP_READ | U::COPY_DST)?;
+        let sums = self.ctx.buffer(
+            "resample sums",
+            out_bytes,
+            U::STORAGE | U::COPY_SRC | U::COPY_DST,
+        )?;
+        let readback =
+            self.ctx
+                .buffer("resample readback", out_bytes, U::MAP_READ | U::COPY_DST)?;
         let scratch = self.ctx.buffer(
             "resample lane scratch",
             (batch * scratch_per_rep).max(4),
@@ -379,4 +389,3 @@ impl ResampleBackend for GpuBackend {
         self.run(&prep, job.replicates.clone(), progress)
     }
 }
-

@@ -141,6 +141,9 @@ mod tests {
             };
             assert_eq!(draw_index(77, 0, 0, i, q), want);
         }
-        assert!(found > 10, "expected many rejections at q = 2^31 + 1, got {found}");
+        assert!(
+            found > 10,
+            "expected many rejections at q = 2^31 + 1, got {found}"
+        );
     }
 }

@@ -3,6 +3,33 @@
 
 use rayon::prelude::*;
 
+/// A benchmark workload (`stats bench --workload`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    /// The audit panel's shape: 2 strata of 223 questions (446 in all).
+    #[default]
+    Paper,
+    /// 2 strata of N/2 questions (N = 1,000,000 by default).
+    Large,
+}
+
+impl Workload {
+    /// Total questions N when `--questions` is not given.
+    pub fn default_questions(self) -> u64 {
+        match self {
+            Workload::Paper => 446,
+            Workload::Large => 1_000_000,
+        }
+    }
+
+    /// Rows per stratum: N split over 2 strata (the first gets the odd one).
+    pub fn strata_rows(self, questions: Option<u64>) -> Vec<usize> {
+        let n = questions.unwrap_or(self.default_questions()) as usize;
+        vec![n.div_ceil(2), n / 2]
+    }
+}
+
 use super::philox::philox4x32_10;
 use super::stream::{lemire_accept, lemire_threshold, redraw, seed_key};
 
