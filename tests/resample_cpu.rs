@@ -2,6 +2,9 @@
 //! accumulation contract built on `draw_index`, and a naive f64 sum), thread-count and
 //! replicate-range independence, Lemire uniformity, and shape validation.
 
+// The reference is written with explicit indices on purpose: it mirrors the contract text.
+#![allow(clippy::needless_range_loop)]
+
 use ragstats::resample::workload::synthetic_rows;
 use ragstats::resample::{draw_index, CpuBackend, ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
 
