@@ -88,8 +88,10 @@ impl<'a> Range<'a> {
     }
 }
 
-/// The `resample_sums` kernel of `shaders/resample.wgsl`: binding 0 = params (read-only
-/// storage), 1 = one data chunk (read-only storage), 2 = output sums (read-write storage).
+/// The `resample_sums` kernel of `shaders/resample.wgsl`: binding 0 = the dispatch header
+/// (uniform, 32 bytes), 1 = the strata table (read-only storage), 2 = one data segment
+/// (read-only storage), 3 = output sums and 4 = parked lane accumulators (read-write
+/// storage).
 pub struct ResamplePipeline {
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
@@ -104,28 +106,48 @@ impl ResamplePipeline {
             shaders::RESAMPLE,
             "resample_sums",
             &[
-                storage_entry(0, true),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: NonZeroU64::new(32),
+                    },
+                    count: None,
+                },
                 storage_entry(1, true),
-                storage_entry(2, false),
+                storage_entry(2, true),
+                storage_entry(3, false),
+                storage_entry(4, false),
             ],
         )?;
         Ok(ResamplePipeline { pipeline, layout })
     }
 
     /// Records one dispatch of `groups_x * groups_y` workgroups.
+    #[allow(clippy::too_many_arguments)]
     pub fn record(
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        params: Range,
+        header: Range,
+        table: Range,
         data: Range,
         sums: Range,
+        scratch: Range,
         groups: (u32, u32),
     ) {
         let bg = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("resample_sums"),
             layout: &self.layout,
-            entries: &[params.binding(0), data.binding(1), sums.binding(2)],
+            entries: &[
+                header.binding(0),
+                table.binding(1),
+                data.binding(2),
+                sums.binding(3),
+                scratch.binding(4),
+            ],
         });
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("resample_sums"),

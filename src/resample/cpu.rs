@@ -113,7 +113,7 @@ pub fn pair_sums(
 /// block `j` belongs to lane `j % LANES`, and each lane sees its blocks in increasing `j`
 /// and words 0..3 within a block.
 #[inline(always)]
-fn walk_draws(key: [u32; 2], r: u32, s: u32, q: u32, mut f: impl FnMut(usize, u32)) {
+pub(crate) fn walk_draws(key: [u32; 2], r: u32, s: u32, q: u32, mut f: impl FnMut(usize, u32)) {
     let t = lemire_threshold(q);
     let full = q / 4;
     for j in 0..full {

@@ -9,13 +9,21 @@
 //! one stratum is at most `CHUNK_ROWS * MAX_K * 4` = 64 MiB, so it always fits, and inputs
 //! far larger than `max_buffer_size` work. Segments are uploaded once per prepared job.
 //!
+//! Windows. Each lane's walk over its blocks is cut into windows of [`WINDOW`] lane-steps,
+//! one dispatch each, with the lane accumulators parked exactly in a scratch buffer between
+//! windows. Mesa's llvmpipe (lavapipe) silently stops an invocation after 65535 loop
+//! iterations, which truncated sums for strata above about 850,000 rows before windows
+//! existed; windows also keep each dispatch short on desktop GPUs with watchdogs. Each
+//! dispatch reads its header (replicate base, chunk, window) from its own 256-byte slot of
+//! a uniform buffer, so one submit can carry every window.
+//!
 //! Replicates run in batches (one submit each): at most 65535 replicates (the dispatch's
-//! x dimension), an output no larger than one binding, and about 2^30 draws. The batch
-//! size changes nothing in the results.
+//! x dimension), an output and a scratch no larger than one binding, and about 2^30 draws.
+//! The batch size and the window size change nothing in the results.
 
 use std::ops::Range;
 
-use super::engine::{ResampleBackend, ResampleJob, CHUNK_ROWS};
+use super::engine::{ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
 use super::stream::lemire_threshold;
 use crate::gpu::pipelines::{self, ResamplePipeline};
 use crate::gpu::{AdapterPolicy, GpuContext};
@@ -23,8 +31,13 @@ use crate::Result;
 
 /// Draws per batch (one submit) the batcher aims for.
 const DRAWS_PER_BATCH: u64 = 1 << 30;
-/// Bytes of the params header before the stratum table (8 u32).
+/// Lane-steps (blocks per lane) per dispatch window; at most 4 * 64 * WINDOW draws of a
+/// stratum are walked by one dispatch.
+pub const WINDOW: u32 = 4096;
+/// Bytes of one dispatch header (8 u32), and the stride of header slots (the largest
+/// uniform-buffer offset alignment WebGPU allows).
 const HEADER_BYTES: u64 = 32;
+const HEADER_STRIDE: u64 = 256;
 
 /// One stratum's entry in a segment's params table (mirrors `StratumInfo` in WGSL).
 #[repr(C)]
@@ -41,8 +54,11 @@ struct Segment {
     chunk: u32,
     data: wgpu::Buffer,
     data_bytes: u64,
-    params: wgpu::Buffer,
-    params_bytes: u64,
+    table: wgpu::Buffer,
+    table_bytes: u64,
+    /// One header slot per window.
+    headers: wgpu::Buffer,
+    windows: u32,
     n_strata: u32,
 }
 
@@ -57,10 +73,18 @@ pub struct PreparedJob {
     pub uploaded_bytes: u64,
 }
 
+impl PreparedJob {
+    /// Number of data segments (one binding and one dispatch per batch each).
+    pub fn segments(&self) -> usize {
+        self.segments.len()
+    }
+}
+
 /// The wgpu resampling backend.
 pub struct GpuBackend {
     ctx: GpuContext,
     pipeline: ResamplePipeline,
+    max_segment_bytes: Option<u64>,
 }
 
 impl GpuBackend {
@@ -71,7 +95,19 @@ impl GpuBackend {
     pub fn new(policy: AdapterPolicy) -> Result<Self> {
         let ctx = GpuContext::acquire(policy)?;
         let pipeline = ResamplePipeline::new(&ctx)?;
-        Ok(GpuBackend { ctx, pipeline })
+        Ok(GpuBackend {
+            ctx,
+            pipeline,
+            max_segment_bytes: None,
+        })
+    }
+
+    /// Caps the bytes of one data segment below the device's storage-binding limit (at
+    /// least one stratum's chunk always goes in a segment). Results do not change; this
+    /// exists to exercise multi-segment dispatch on small inputs.
+    pub fn with_max_segment_bytes(mut self, bytes: u64) -> Self {
+        self.max_segment_bytes = Some(bytes);
+        self
     }
 
     /// The device this backend runs on.
@@ -91,7 +127,8 @@ impl GpuBackend {
             .ctx
             .limits
             .max_storage_buffer_binding_size
-            .min(self.ctx.limits.max_buffer_size);
+            .min(self.ctx.limits.max_buffer_size)
+            .min(self.max_segment_bytes.unwrap_or(u64::MAX));
         let max_y = self.ctx.limits.max_compute_workgroups_per_dimension as usize;
         let n_chunks = rows
             .iter()
@@ -125,7 +162,7 @@ impl GpuBackend {
                 uploaded += group_bytes;
             }
         }
-        uploaded += segments.iter().map(|s| s.params_bytes).sum::<u64>();
+        uploaded += segments.iter().map(|s| s.table_bytes).sum::<u64>();
         Ok(PreparedJob {
             k: k as u32,
             seed: job.seed,
@@ -164,19 +201,34 @@ impl GpuBackend {
             });
             offset += (n * k * 4) as u64;
         }
-        let params_bytes = HEADER_BYTES + 16 * table.len() as u64;
-        let params = self
-            .ctx
-            .buffer("resample params", params_bytes, U::STORAGE | U::COPY_DST)?;
+        let table_bytes = 16 * table.len() as u64;
+        let tbuf = self.ctx.buffer(
+            "resample strata table",
+            table_bytes,
+            U::STORAGE | U::COPY_DST,
+        )?;
         self.ctx
             .queue
-            .write_buffer(&params, HEADER_BYTES, bytemuck::cast_slice(&table));
+            .write_buffer(&tbuf, 0, bytemuck::cast_slice(&table));
+        let steps = table
+            .iter()
+            .map(|t| (t.q as u64).div_ceil(4).div_ceil(LANES as u64))
+            .max()
+            .unwrap_or(1);
+        let windows = steps.div_ceil(WINDOW as u64) as u32;
+        let headers = self.ctx.buffer(
+            "resample headers",
+            windows as u64 * HEADER_STRIDE,
+            U::UNIFORM | U::COPY_DST,
+        )?;
         Ok(Segment {
             chunk: chunk as u32,
             data,
             data_bytes,
-            params,
-            params_bytes,
+            table: tbuf,
+            table_bytes,
+            headers,
+            windows,
             n_strata: group.len() as u32,
         })
     }
@@ -200,10 +252,17 @@ impl GpuBackend {
             return Ok(out);
         }
         let limits = &self.ctx.limits;
+        let windowed = prep.segments.iter().any(|s| s.windows > 1);
+        // Parked accumulators: LANES per (replicate, stratum) pair, when any window follows.
+        let scratch_per_rep = if windowed {
+            pair_bytes * LANES as u64
+        } else {
+            0
+        };
         let by_binding = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size)
-            / pair_bytes;
+            / pair_bytes.max(scratch_per_rep);
         let by_work = (DRAWS_PER_BATCH / prep.draws_per_replicate.max(1)).max(1);
         let batch = n_reps
             .min(limits.max_compute_workgroups_per_dimension as u64)
@@ -219,6 +278,11 @@ impl GpuBackend {
         let readback =
             self.ctx
                 .buffer("resample readback", out_bytes, U::MAP_READ | U::COPY_DST)?;
+        let scratch = self.ctx.buffer(
+            "resample lane scratch",
+            (batch * scratch_per_rep).max(4),
+            U::STORAGE,
+        )?;
         let mut start = replicates.start;
         while start < replicates.end {
             let reps = (replicates.end - start).min(batch as u32);
@@ -230,7 +294,7 @@ impl GpuBackend {
                         start + reps
                     )
                 },
-                || self.submit_batch(prep, start, reps, &sums, &readback, bytes),
+                || self.submit_batch(prep, start, reps, [&sums, &scratch, &readback], bytes),
             )?;
             let raw = self.ctx.read_back(&readback, bytes)?;
             out.extend(bytemuck::pod_collect_to_vec::<u8, f32>(&raw));
@@ -245,49 +309,62 @@ impl GpuBackend {
         prep: &PreparedJob,
         start: u32,
         reps: u32,
-        sums: &wgpu::Buffer,
-        readback: &wgpu::Buffer,
+        [sums, scratch, readback]: [&wgpu::Buffer; 3],
         bytes: u64,
     ) {
-        let header = [
-            prep.seed as u32,
-            (prep.seed >> 32) as u32,
-            start,
-            0,
-            prep.k,
-            prep.n_strata,
-            0,
-            0,
-        ];
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         // Sums start at +0.0, as on the CPU.
         enc.clear_buffer(sums, 0, Some(bytes));
+        // Dispatch order: segments in chunk order, windows in order within a segment.
         for seg in &prep.segments {
-            let mut h = header;
-            h[3] = seg.chunk;
-            self.ctx
-                .queue
-                .write_buffer(&seg.params, 0, bytemuck::cast_slice(&h));
-            self.pipeline.record(
-                &self.ctx,
-                &mut enc,
-                pipelines::Range {
-                    buffer: &seg.params,
-                    offset: 0,
-                    size: seg.params_bytes,
-                },
-                pipelines::Range {
-                    buffer: &seg.data,
-                    offset: 0,
-                    size: seg.data_bytes,
-                },
-                pipelines::Range {
-                    buffer: sums,
-                    offset: 0,
-                    size: bytes,
-                },
-                (reps, seg.n_strata),
-            );
+            let mut slots = vec![0u8; (seg.windows as u64 * HEADER_STRIDE) as usize];
+            for w in 0..seg.windows {
+                let h = [
+                    prep.seed as u32,
+                    (prep.seed >> 32) as u32,
+                    start,
+                    seg.chunk,
+                    prep.k,
+                    prep.n_strata,
+                    w * WINDOW,
+                    (w + 1).saturating_mul(WINDOW),
+                ];
+                let at = (w as u64 * HEADER_STRIDE) as usize;
+                slots[at..at + HEADER_BYTES as usize].copy_from_slice(bytemuck::cast_slice(&h));
+            }
+            self.ctx.queue.write_buffer(&seg.headers, 0, &slots);
+            for w in 0..seg.windows {
+                self.pipeline.record(
+                    &self.ctx,
+                    &mut enc,
+                    pipelines::Range {
+                        buffer: &seg.headers,
+                        offset: w as u64 * HEADER_STRIDE,
+                        size: HEADER_BYTES,
+                    },
+                    pipelines::Range {
+                        buffer: &seg.table,
+                        offset: 0,
+                        size: seg.table_bytes,
+                    },
+                    pipelines::Range {
+                        buffer: &seg.data,
+                        offset: 0,
+                        size: seg.data_bytes,
+                    },
+                    pipelines::Range {
+                        buffer: sums,
+                        offset: 0,
+                        size: bytes,
+                    },
+                    pipelines::Range {
+                        buffer: scratch,
+                        offset: 0,
+                        size: scratch.size(),
+                    },
+                    (reps, seg.n_strata),
+                );
+            }
         }
         enc.copy_buffer_to_buffer(sums, 0, readback, 0, bytes);
         self.ctx.queue.submit([enc.finish()]);

@@ -3,8 +3,36 @@
 
 use rayon::prelude::*;
 
+/// A benchmark workload (`stats bench --workload`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    /// The audit panel's shape: 2 strata of 223 questions (446 in all).
+    #[default]
+    Paper,
+    /// 2 strata of N/2 questions (N = 1,000,000 by default).
+    Large,
+}
+
+impl Workload {
+    /// Total questions N when `--questions` is not given.
+    pub fn default_questions(self) -> u64 {
+        match self {
+            Workload::Paper => 446,
+            Workload::Large => 1_000_000,
+        }
+    }
+
+    /// Rows per stratum: N split over 2 strata (the first gets the odd one).
+    pub fn strata_rows(self, questions: Option<u64>) -> Vec<usize> {
+        let n = questions.unwrap_or(self.default_questions()) as usize;
+        vec![n.div_ceil(2), n / 2]
+    }
+}
+
+use super::cpu::walk_draws;
 use super::philox::philox4x32_10;
-use super::stream::{lemire_accept, lemire_threshold, redraw, seed_key};
+use super::stream::seed_key;
 
 /// Rows of `k` uniform values in `[-0.5, 0.5)` from Philox (counter `[row, col/4, 0xBE4C, 0]`
 /// under `seed`), each column then centred on its mean (computed in f64) as callers of the
@@ -28,8 +56,8 @@ pub fn synthetic_rows(seed: u64, q: usize, k: usize) -> Vec<f32> {
 }
 
 /// The CPU limit: every draw of replicates `replicates` over strata of sizes `rows` is
-/// generated (one Philox block per 4 draws, Lemire with rejection) exactly as the engine
-/// does, in parallel over (replicate, stratum) pairs, and the indices are summed so the
+/// generated (one Philox block per 4 draws, Lemire with rejection) by the very loop the CPU
+/// engine uses, in parallel over (replicate, stratum) pairs, and the indices are summed so the
 /// work cannot be optimised away. Returns the wrapping sum of all indices.
 pub fn raw_draw_checksum(seed: u64, rows: &[u32], replicates: std::ops::Range<u32>) -> u64 {
     let key = seed_key(seed);
@@ -43,24 +71,10 @@ pub fn raw_draw_checksum(seed: u64, rows: &[u32], replicates: std::ops::Range<u3
         .map(|p| {
             let r = replicates.start + (p as u64 / n_strata) as u32;
             let s = (p as u64 % n_strata) as u32;
-            let q = rows[s as usize];
-            let t = lemire_threshold(q);
             let mut acc = 0u64;
-            let full = q / 4;
-            for j in 0..=full {
-                let n = if j < full { 4 } else { (q % 4) as usize };
-                if n == 0 {
-                    break;
-                }
-                let b = philox4x32_10([r, s, j, 0], key);
-                for (w, &x) in b.iter().enumerate().take(n) {
-                    let v = match lemire_accept(x, q, t) {
-                        Some(v) => v,
-                        None => redraw(key, [r, s, j], w, q, t),
-                    };
-                    acc = acc.wrapping_add(v as u64);
-                }
-            }
+            walk_draws(key, r, s, rows[s as usize], |_, row| {
+                acc = acc.wrapping_add(row as u64)
+            });
             acc
         })
         .reduce(|| 0, u64::wrapping_add)

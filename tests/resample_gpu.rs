@@ -1,0 +1,330 @@
+//! GPU backend: the WGSL Philox against Random123's vectors, GPU draw indices against the
+//! CPU's (including the rejection path), and CPU/GPU bit identity on awkward shapes.
+//!
+//! Without an adapter these tests print why and pass, unless `STATS_REQUIRE_GPU=1`, in
+//! which case they fail. Mesa lavapipe counts as an adapter here.
+
+use std::sync::OnceLock;
+
+use ragstats::gpu::pipelines::{draw_indices_on_device, philox_on_device};
+use ragstats::gpu::AdapterPolicy;
+use ragstats::resample::stream::lemire_threshold;
+use ragstats::resample::workload::synthetic_rows;
+use ragstats::resample::{
+    draw_index, philox4x32_10, CpuBackend, GpuBackend, ResampleBackend, ResampleJob, CHUNK_ROWS,
+};
+
+fn require_gpu() -> bool {
+    std::env::var("STATS_REQUIRE_GPU").as_deref() == Ok("1")
+}
+
+fn gpu() -> Option<&'static GpuBackend> {
+    static GPU: OnceLock<Option<GpuBackend>> = OnceLock::new();
+    let g = GPU
+        .get_or_init(|| match GpuBackend::new(AdapterPolicy::Any) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!("skipping GPU test: {e}");
+                None
+            }
+        })
+        .as_ref();
+    assert!(
+        g.is_some() || !require_gpu(),
+        "STATS_REQUIRE_GPU=1 but no GPU adapter could be opened"
+    );
+    g
+}
+
+fn no_progress(_: u64) {}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Runs `job` on both backends and asserts bit-identical sums.
+fn assert_identical(g: &GpuBackend, job: &ResampleJob) {
+    let cpu = CpuBackend::new().resample_sums(job, &no_progress).unwrap();
+    let gpu = g.resample_sums(job, &no_progress).unwrap();
+    assert_eq!(cpu.len(), job.output_len());
+    assert_eq!(gpu.len(), cpu.len());
+    if let Some(i) = (0..cpu.len()).find(|&i| cpu[i].to_bits() != gpu[i].to_bits()) {
+        panic!(
+            "k={} rows={:?} reps={:?}: first difference at {i}: cpu {} gpu {}",
+            job.k,
+            job.rows(),
+            job.replicates,
+            cpu[i],
+            gpu[i]
+        );
+    }
+}
+
+#[test]
+fn wgsl_philox_matches_random123_kat_vectors() {
+    let Some(g) = gpu() else { return };
+    let kat = [
+        (
+            [0u32, 0, 0, 0],
+            [0u32, 0],
+            [0x6627_e8d5u32, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8],
+        ),
+        (
+            [0xffff_ffff; 4],
+            [0xffff_ffff; 2],
+            [0x408f_276d, 0x41c8_3b0e, 0xa20b_c7c6, 0x6d54_51fd],
+        ),
+        (
+            [0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344],
+            [0xa409_3822, 0x299f_31d0],
+            [0xd16c_fe09, 0x94fd_cceb, 0x5001_e420, 0x2412_6ea1],
+        ),
+    ];
+    let inputs: Vec<_> = kat.iter().map(|(c, k, _)| (*c, *k)).collect();
+    let out = philox_on_device(g.context(), &inputs).unwrap();
+    assert_eq!(out.len(), 3);
+    for ((c, k, want), got) in kat.iter().zip(&out) {
+        assert_eq!(got, want, "ctr={c:08x?} key={k:08x?}");
+    }
+    // And a spread of counters and keys against the Rust implementation.
+    let many: Vec<_> = (0..1000u32)
+        .map(|i| {
+            let x = i.wrapping_mul(0x9E37_79B9);
+            (
+                [x, !x, i, x.rotate_left(7)],
+                [x ^ 0xA5A5_A5A5, i.wrapping_mul(31)],
+            )
+        })
+        .collect();
+    let out = philox_on_device(g.context(), &many).unwrap();
+    assert_eq!(out.len(), many.len());
+    for ((c, k), got) in many.iter().zip(&out) {
+        assert_eq!(*got, philox4x32_10(*c, *k));
+    }
+}
+
+#[test]
+fn gpu_draw_indices_equal_cpu_draw_indices() {
+    let Some(g) = gpu() else { return };
+    let seed = 0xABCD_0123_4567_89EF;
+    for q in [1u32, 7, 223, CHUNK_ROWS as u32 + 5, u32::MAX] {
+        let n = 4099;
+        let got =
+            draw_indices_on_device(g.context(), seed, 3, 2, q, lemire_threshold(q), n).unwrap();
+        let want: Vec<u32> = (0..n as u64)
+            .map(|i| draw_index(seed, 3, 2, i, q))
+            .collect();
+        assert_eq!(got, want, "q = {q}");
+    }
+}
+
+#[test]
+fn gpu_and_cpu_agree_on_the_rejection_path() {
+    let Some(g) = gpu() else { return };
+    // q = 2^31 + 1: the rejection zone is 2^31 - 1 words wide, so about half the retry-0
+    // words are rejected and many draws need two or more retries.
+    let q = 0x8000_0001u32;
+    let t = lemire_threshold(q);
+    let n = 8192u32;
+    let key = [42u32, 0];
+    let rejected = (0..n)
+        .filter(|&i| {
+            let x = philox4x32_10([1, 0, i / 4, 0], key)[(i % 4) as usize];
+            ((x as u64 * q as u64) as u32) < t
+        })
+        .count();
+    assert!(rejected > 3000, "only {rejected} rejections");
+    let got = draw_indices_on_device(g.context(), 42, 1, 0, q, t, n).unwrap();
+    let want: Vec<u32> = (0..n as u64).map(|i| draw_index(42, 1, 0, i, q)).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn bit_identical_on_awkward_shapes() {
+    let Some(g) = gpu() else { return };
+    let one = synthetic_rows(1, 1, 3);
+    let three = synthetic_rows(2, 3, 3);
+    let s130 = synthetic_rows(3, 130, 3);
+    let s257 = synthetic_rows(4, 257, 3);
+    // Q = 1; Q not a multiple of 4 or 64; B = 1; B = 13; a range not starting at 0.
+    let cases: Vec<(Vec<&[f32]>, std::ops::Range<u32>)> = vec![
+        (vec![&one], 0..5),
+        (vec![&three, &s130, &s257], 0..13),
+        (vec![&s257], 0..1),
+        (vec![&one, &s257], 1000..1009),
+    ];
+    for (strata, reps) in cases {
+        assert_identical(
+            g,
+            &ResampleJob {
+                strata,
+                k: 3,
+                seed: 0x1234_5678_9ABC_DEF0,
+                replicates: reps,
+            },
+        );
+    }
+}
+
+#[test]
+fn bit_identical_for_every_k() {
+    let Some(g) = gpu() else { return };
+    for k in 1..=16 {
+        let a = synthetic_rows(k as u64, 67, k);
+        let b = synthetic_rows(100 + k as u64, 250, k);
+        assert_identical(
+            g,
+            &ResampleJob {
+                strata: vec![&a, &b],
+                k,
+                seed: k as u64,
+                replicates: 0..6,
+            },
+        );
+    }
+}
+
+#[test]
+fn bit_identical_with_one_tiny_and_one_huge_stratum() {
+    let Some(g) = gpu() else { return };
+    let tiny = synthetic_rows(5, 1, 2);
+    let huge = synthetic_rows(6, 200_003, 2);
+    assert_identical(
+        g,
+        &ResampleJob {
+            strata: vec![&tiny, &huge],
+            k: 2,
+            seed: 8,
+            replicates: 0..3,
+        },
+    );
+}
+
+#[test]
+fn bit_identical_across_data_chunks() {
+    let Some(g) = gpu() else { return };
+    // k = 1: one stratum of CHUNK_ROWS + 5 rows (two chunks) beside a small one.
+    let big = synthetic_rows(7, CHUNK_ROWS + 5, 1);
+    let small = synthetic_rows(8, 9, 1);
+    assert_identical(
+        g,
+        &ResampleJob {
+            strata: vec![&big, &small],
+            k: 1,
+            seed: 77,
+            replicates: 0..2,
+        },
+    );
+    // k = 3: the row offset inside the second chunk depends on k.
+    let big3 = synthetic_rows(9, CHUNK_ROWS + 5, 3);
+    assert_identical(
+        g,
+        &ResampleJob {
+            strata: vec![&big3],
+            k: 3,
+            seed: 78,
+            replicates: 4..5,
+        },
+    );
+}
+
+#[test]
+fn bit_identical_when_batches_and_segments_split() {
+    let Some(g) = gpu() else { return };
+    // B = 65537 replicates exceeds one dispatch's 65535 workgroups, so the GPU runs two
+    // batches; the CPU runs one.
+    let a = synthetic_rows(10, 2, 1);
+    let b = synthetic_rows(11, 3, 1);
+    assert_identical(
+        g,
+        &ResampleJob {
+            strata: vec![&a, &b],
+            k: 1,
+            seed: 3,
+            replicates: 0..65_537,
+        },
+    );
+    // Segments of at most 64 bytes: every stratum gets its own binding and dispatch.
+    let small = GpuBackend::new(AdapterPolicy::Any)
+        .unwrap()
+        .with_max_segment_bytes(64);
+    let strata: Vec<Vec<f32>> = (0..5)
+        .map(|s| synthetic_rows(20 + s, 5 + s as usize, 2))
+        .collect();
+    let job = ResampleJob {
+        strata: strata.iter().map(|v| &v[..]).collect(),
+        k: 2,
+        seed: 4,
+        replicates: 0..10,
+    };
+    assert_identical(&small, &job);
+    assert_eq!(small.prepare(&job).unwrap().segments(), 5);
+}
+
+#[test]
+fn gpu_replicate_ranges_concatenate() {
+    let Some(g) = gpu() else { return };
+    let a = synthetic_rows(12, 223, 2);
+    let b = synthetic_rows(13, 31, 2);
+    let job = |range| ResampleJob {
+        strata: vec![&a, &b],
+        k: 2,
+        seed: 6,
+        replicates: range,
+    };
+    let whole = g.resample_sums(&job(0..7), &no_progress).unwrap();
+    let mut parts = g.resample_sums(&job(0..3), &no_progress).unwrap();
+    parts.extend(g.resample_sums(&job(3..7), &no_progress).unwrap());
+    assert_eq!(bits(&whole), bits(&parts));
+    let cpu = CpuBackend::new()
+        .resample_sums(&job(0..7), &no_progress)
+        .unwrap();
+    assert_eq!(bits(&whole), bits(&cpu));
+}
+
+#[test]
+fn gpu_progress_ends_at_b() {
+    let Some(g) = gpu() else { return };
+    let a = synthetic_rows(14, 3, 1);
+    let job = ResampleJob {
+        strata: vec![&a],
+        k: 1,
+        seed: 1,
+        replicates: 5..70_005,
+    };
+    let seen = std::sync::Mutex::new(Vec::new());
+    g.resample_sums(&job, &|n| seen.lock().unwrap().push(n))
+        .unwrap();
+    assert_eq!(seen.into_inner().unwrap(), vec![65_535, 70_000]);
+}
+
+#[test]
+fn gpu_rejects_bad_shapes_like_the_cpu() {
+    let Some(g) = gpu() else { return };
+    let a = [1.0f32, 2.0, 3.0];
+    let job = ResampleJob {
+        strata: vec![&a],
+        k: 2,
+        seed: 0,
+        replicates: 0..1,
+    };
+    let err = g.resample_sums(&job, &no_progress).unwrap_err();
+    assert!(err.to_string().contains("not a multiple of k = 2"), "{err}");
+}
+
+#[test]
+fn bit_identical_for_a_stratum_past_the_llvmpipe_loop_cap() {
+    // Regression: with one loop iteration per draw and per column, an invocation walking
+    // 900,000 rows passed llvmpipe's 65535-iteration cap and its sums were truncated.
+    let Some(g) = gpu() else { return };
+    let big = synthetic_rows(15, 900_000, 4);
+    assert_identical(
+        g,
+        &ResampleJob {
+            strata: vec![&big],
+            k: 4,
+            seed: 15,
+            replicates: 0..2,
+        },
+    );
+}
