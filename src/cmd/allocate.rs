@@ -7,7 +7,7 @@ use ragstats::design::allocate::{compare, question_order, AllocateReport, Alloca
 use ragstats::design::cost::{bill, parse_sweep, CellCosts, Currency};
 use ragstats::design::ledger::{read_ledger, Prices};
 
-use super::bootstrap::{backend, Progress, ResampleArgs};
+use super::bootstrap::{backend_for, Progress, ResampleArgs};
 use super::common::{dropped_note, num, print_json, write_csv, Format, PanelOptions, Table};
 use super::UsageError;
 
@@ -68,7 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         cells(Currency::Searches)?,
     );
     let order = question_order(&panel.strata, args.order_seed);
-    let engine = backend(args.resample.backend)?;
+    let engine = backend_for(args.resample.backend, reps as u64 * specs.len() as u64 * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(reps as u64 * specs.len() as u64, "allocate");
     let report = compare(
         &panel.strata,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ragstats::panel::StratumStats;
 use ragstats::resample::bootstrap::{Bootstrap, BootstrapSpec};
-use ragstats::resample::engine::{select_backend, BackendChoice, ResampleBackend};
+use ragstats::resample::engine::{select_backend, select_backend_for, BackendChoice, ResampleBackend};
 use ragstats::resample::replicates::{data_digest, Replicates, ReplicatesHeader};
 use ragstats::resample::report::{build_report, BootstrapReport};
 use ragstats::resample::summary::{Method, Summary};
@@ -136,6 +136,11 @@ pub fn backend(choice: BackendChoice) -> anyhow::Result<Box<dyn ResampleBackend>
     Ok(select_backend(choice)?)
 }
 
+/// Selects the backend for a job of `draws` draws (`auto` keeps small jobs on the CPU).
+pub fn backend_for(choice: BackendChoice, draws: u64) -> anyhow::Result<Box<dyn ResampleBackend>> {
+    Ok(select_backend_for(choice, draws)?)
+}
+
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if !(args.confidence > 0.0 && args.confidence < 1.0) {
         return Err(UsageError(format!(
@@ -166,7 +171,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         pooled_forecast: args.pooled,
     };
     let boot = Bootstrap::new(&panel.outcome, &stats, spec)?;
-    let engine = backend(args.resample.backend)?;
+    let draws = u64::from(range.end - range.start) * stats.iter().map(|s| s.q() as u64).sum::<u64>();
+    let engine = backend_for(args.resample.backend, draws)?;
     let progress = Progress::new(u64::from(range.end - range.start), "bootstrap");
     let values = boot.run(engine.as_ref(), args.resample.seed, range.clone(), &|d| {
         progress.set(d)

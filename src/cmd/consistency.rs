@@ -7,7 +7,7 @@ use ragstats::design::consistency::{disagreement, precision, ReadAnswer};
 use ragstats::panel::records::read_records;
 use ragstats::panel::{load_panel, LoadOptions};
 
-use super::bootstrap::{backend, Progress, ResampleArgs};
+use super::bootstrap::{backend_for, Progress, ResampleArgs};
 use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
 use super::UsageError;
 
@@ -78,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         };
         panels.push((g.clone(), load_panel(&args.reads, &opts)?));
     }
-    let engine = backend(args.resample.backend)?;
+    let engine = backend_for(args.resample.backend, 2 * reps as u64 * panels.iter().flat_map(|p| p.1.strata.iter()).map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(2 * reps as u64, "consistency");
     let (prec, ratio) = precision(&panels, engine.as_ref(), args.resample.seed, reps, &|d| progress.set(d))?;
     progress.finish();

@@ -9,7 +9,7 @@ use ragstats::design::one_read::{analyse, OneReadReport, ScopeResult};
 use ragstats::design::panel_costs::{question_costs, QuestionCost};
 use ragstats::panel::Panel;
 
-use super::bootstrap::{backend, Progress, ResampleArgs};
+use super::bootstrap::{backend_for, Progress, ResampleArgs};
 use super::common::{dropped_note, num, opt_num, print_json, write_csv, Format, PanelOptions, Table};
 use super::UsageError;
 
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         eprintln!("{note}");
     }
     let costs = panel_costs(&panel, &args.ledger, args.prices.as_deref(), args.currency, args.search_price)?;
-    let engine = backend(args.resample.backend)?;
+    let engine = backend_for(args.resample.backend, u64::from(range.end) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(u64::from(range.end), "efficiency");
     let report = analyse(&panel.strata, &costs, engine.as_ref(), args.resample.seed, range.end, &|d| progress.set(d))?;
     progress.finish();
