@@ -32,7 +32,11 @@ fn reads() -> String {
     }
     // Temperature 0: every read repeats read 0 of temperature 0.7.
     for (_, q, t, r, a, f) in rows {
-        let (a0, f0) = rows.iter().find(|x| x.1 == q && x.2 == t && x.3 == 0).map(|x| (x.4, x.5)).unwrap();
+        let (a0, f0) = rows
+            .iter()
+            .find(|x| x.1 == q && x.2 == t && x.3 == 0)
+            .map(|x| (x.4, x.5))
+            .unwrap();
         let _ = (a, f);
         s.push_str(&format!("0,d,{q},{t},{r},{a0},{f0}\n"));
     }
@@ -46,10 +50,25 @@ fn disagreement_rates_and_se_ratio() {
     std::fs::write(&p, reads()).unwrap();
     let out = Command::cargo_bin("stats")
         .unwrap()
-        .args(["consistency", p.to_str().unwrap(), "--by", "temperature", "--replicates", "500", "--backend", "cpu", "--format", "json"])
+        .args([
+            "consistency",
+            p.to_str().unwrap(),
+            "--by",
+            "temperature",
+            "--replicates",
+            "500",
+            "--backend",
+            "cpu",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let dis = v["disagreement"].as_array().unwrap();
     // Groups sorted by value: "0" then "0.7". 8 cells each.
@@ -67,7 +86,11 @@ fn disagreement_rates_and_se_ratio() {
     let hot = (se([1.0, 0.5, 0.5, 0.2]) + se([0.5, 0.5, 0.0, 0.2])) / 2.0;
     let cold = se([1.0, 0.5, 0.5, 0.2]); // both reads equal read 0
     let prec = v["precision"].as_array().unwrap();
-    assert!((prec[0]["one_read_se"].as_f64().unwrap() - hot).abs() < 1e-12, "{}", prec[0]);
+    assert!(
+        (prec[0]["one_read_se"].as_f64().unwrap() - hot).abs() < 1e-12,
+        "{}",
+        prec[0]
+    );
     assert!((prec[1]["one_read_se"].as_f64().unwrap() - cold).abs() < 1e-12);
     let r = &v["se_ratio"];
     assert_eq!(r["numerator"], "0.7");
@@ -90,7 +113,14 @@ fn bad_inputs() {
         .stderr(predicate::str::contains("missing column 'model'"));
     Command::cargo_bin("stats")
         .unwrap()
-        .args(["consistency", p.to_str().unwrap(), "--by", "temperature", "--compare", "0,1.0"])
+        .args([
+            "consistency",
+            p.to_str().unwrap(),
+            "--by",
+            "temperature",
+            "--compare",
+            "0,1.0",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no group '1.0'"));

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ragstats::panel::StratumStats;
 use ragstats::resample::bootstrap::{Bootstrap, BootstrapSpec};
-use ragstats::resample::engine::{select_backend, select_backend_for, BackendChoice, ResampleBackend};
+use ragstats::resample::engine::{
+    select_backend, select_backend_for, BackendChoice, ResampleBackend,
+};
 use ragstats::resample::replicates::{data_digest, Replicates, ReplicatesHeader};
 use ragstats::resample::report::{build_report, BootstrapReport};
 use ragstats::resample::summary::{Method, Summary};
@@ -171,7 +173,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         pooled_forecast: args.pooled,
     };
     let boot = Bootstrap::new(&panel.outcome, &stats, spec)?;
-    let draws = u64::from(range.end - range.start) * stats.iter().map(|s| s.q() as u64).sum::<u64>();
+    let draws =
+        u64::from(range.end - range.start) * stats.iter().map(|s| s.q() as u64).sum::<u64>();
     let engine = backend_for(args.resample.backend, draws)?;
     let progress = Progress::new(u64::from(range.end - range.start), "bootstrap");
     let values = boot.run(engine.as_ref(), args.resample.seed, range.clone(), &|d| {

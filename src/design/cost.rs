@@ -221,9 +221,9 @@ pub fn account(
         ..Totals::default()
     };
     let dash = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
-    let mut traj_cells: HashSet<(Option<&str>, Option<&str>, Option<&str>)> = HashSet::new();
-    let mut read_cells: HashSet<(Option<&str>, Option<&str>, Option<&str>, Option<&str>)> =
-        HashSet::new();
+    type Key<'a> = [Option<&'a str>; 4];
+    let mut traj_cells: HashSet<Key> = HashSet::new();
+    let mut read_cells: HashSet<Key> = HashSet::new();
     let (mut t_tok, mut r_tok, mut t_usd, mut r_usd) = (0.0, 0.0, 0.0, 0.0);
     let usd = Currency::Usd {
         search_usd_per_1000: point,
@@ -245,12 +245,12 @@ pub fn account(
         );
         match e.kind {
             Kind::Planner | Kind::Search => {
-                traj_cells.insert((d, q, t));
+                traj_cells.insert([d, q, t, None]);
                 t_tok += b.cost(Currency::Tokens);
                 t_usd += b.cost(usd);
             }
             Kind::Reader => {
-                read_cells.insert((d, q, t, e.read.as_deref()));
+                read_cells.insert([d, q, t, e.read.as_deref()]);
                 r_tok += b.cost(Currency::Tokens);
                 r_usd += b.cost(usd);
             }

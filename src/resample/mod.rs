@@ -19,7 +19,8 @@ pub mod workload;
 
 pub use cpu::CpuBackend;
 pub use engine::{
-    select_backend, select_backend_for, BackendChoice, ResampleBackend, ResampleJob, CHUNK_ROWS, LANES, MAX_K,
+    select_backend, select_backend_for, BackendChoice, ResampleBackend, ResampleJob, CHUNK_ROWS,
+    LANES, MAX_K,
 };
 pub use gpu_backend::GpuBackend;
 pub use philox::philox4x32_10;
