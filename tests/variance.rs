@@ -235,3 +235,56 @@ fn pooled_fit_adds_sums_and_degrees_of_freedom() {
     let p2 = analyse("f1", &stats2, &[0, 0]).unwrap().pooled.unwrap();
     assert!((p2.fit.components.question - p.fit.components.question).abs() < 1e-9);
 }
+
+#[test]
+fn components_are_recovered_on_average_over_simulated_panels() {
+    // Gaussian nested panels with known σ²_q = 0.04, σ²_t = 0.02, σ²_r = 0.01 (the moment
+    // estimators are unbiased); the mean over panels must sit within 3 Monte Carlo SEs.
+    let (panels, q, t, r) = (300, 40, 3, 2);
+    let truth = [0.04, 0.02, 0.01];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sim.csv");
+    let mut est: Vec<[f64; 3]> = Vec::new();
+    for seed in 0..panels {
+        let rows = ragstats::sim::simulate_normal_panel(
+            &[("d".into(), q)],
+            t,
+            r,
+            0.5,
+            0.2,
+            0.02f64.sqrt(),
+            0.1,
+            seed,
+        );
+        let mut buf = Vec::new();
+        ragstats::sim::io::write_panel_csv(&rows, "f1", &mut buf).unwrap();
+        std::fs::write(&path, &buf).unwrap();
+        let panel = load_panel(
+            &path,
+            &LoadOptions {
+                arm: Some("single".into()),
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap();
+        let stats: Vec<StratumStats> = panel
+            .strata
+            .iter()
+            .map(StratumStats::from_stratum)
+            .collect();
+        let c = analyse("f1", &stats, &[0]).unwrap().strata[0]
+            .fit
+            .components;
+        est.push([c.question, c.trajectory.unwrap(), c.read.unwrap()]);
+    }
+    for (level, &want) in truth.iter().enumerate() {
+        let v: Vec<f64> = est.iter().map(|e| e[level]).collect();
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let mc_se = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) / n).sqrt();
+        assert!(
+            (mean - want).abs() < 3.0 * mc_se,
+            "level {level}: mean {mean} vs {want} (MC SE {mc_se})"
+        );
+    }
+}

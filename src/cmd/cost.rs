@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use ragstats::design::cost::{account, bill, parse_sweep, CostReport};
+use ragstats::design::cost::{account, bill, parse_sweep, CostReport, Totals};
 use ragstats::design::ledger::{read_ledger, Prices};
 
 use super::common::{num, print_json, write_csv, Format, Table};
@@ -82,21 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 .groups
                 .iter()
                 .chain(std::iter::once(&r.total))
-                .map(|g| {
-                    let mut row = vec![
-                        g.arm.clone(),
-                        g.dataset.clone(),
-                        g.model_calls.to_string(),
-                        g.input_tokens.to_string(),
-                        g.cached_input_tokens.to_string(),
-                        g.output_tokens.to_string(),
-                        g.model_tokens.to_string(),
-                        g.model_usd.to_string(),
-                        g.search_requests.to_string(),
-                    ];
-                    row.extend(g.total_usd.iter().map(|v| v.to_string()));
-                    row
-                })
+                .map(|g| cells(g, |v| v.to_string()))
                 .collect();
             let h: Vec<&str> = header.iter().map(|s| s.as_str()).collect();
             write_csv(&h, &rows)?;
@@ -104,6 +90,23 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Format::Table => print!("{}", table(&r)),
     }
     Ok(0)
+}
+
+/// One group's row: counts as integers, dollars through `usd`.
+fn cells(g: &Totals, usd: impl Fn(f64) -> String) -> Vec<String> {
+    let mut row = vec![
+        g.arm.clone(),
+        g.dataset.clone(),
+        g.model_calls.to_string(),
+        g.input_tokens.to_string(),
+        g.cached_input_tokens.to_string(),
+        g.output_tokens.to_string(),
+        g.model_tokens.to_string(),
+        usd(g.model_usd),
+        g.search_requests.to_string(),
+    ];
+    row.extend(g.total_usd.iter().map(|&v| usd(v)));
+    row
 }
 
 fn table(r: &CostReport) -> String {
@@ -124,19 +127,7 @@ fn table(r: &CostReport) -> String {
     let h: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
     let mut t = Table::new(&h);
     for g in r.groups.iter().chain(std::iter::once(&r.total)) {
-        let mut row = vec![
-            g.arm.clone(),
-            g.dataset.clone(),
-            g.model_calls.to_string(),
-            g.input_tokens.to_string(),
-            g.cached_input_tokens.to_string(),
-            g.output_tokens.to_string(),
-            g.model_tokens.to_string(),
-            format!("{:.4}", g.model_usd),
-            g.search_requests.to_string(),
-        ];
-        row.extend(g.total_usd.iter().map(|v| format!("{v:.4}")));
-        t.row(row);
+        t.row(cells(g, |v| format!("{v:.4}")));
     }
     let mut out = t.render();
     let u = &r.unit_costs;
