@@ -52,4 +52,9 @@ pub enum Command {
         after_help = "Example:\n  stats llm batch requests.jsonl --model qwen3-8b --out responses.jsonl --concurrency 32"
     )]
     Llm(cmd::llm::Args),
+    /// RAGCap-Bench-style multiple-choice evaluation: validate, run, score, compare, filter, agree.
+    #[command(
+        after_help = "Examples:\n  stats mcq validate data/mcq/sample.jsonl\n  stats mcq run data/mcq/sample.jsonl --model qwen3-8b --prompt informative --runs 3 --out runs/qwen3-8b.jsonl\n  stats mcq score runs/qwen3-8b.jsonl\n  stats mcq compare runs/qwen3-8b.jsonl runs/qwen3-32b.jsonl\n  stats mcq filter data/mcq/generated.jsonl --predictions runs/*.jsonl --out data/mcq/kept.jsonl\n  stats mcq agree data/mcq/annotations.jsonl --items data/mcq/sample.jsonl"
+    )]
+    Mcq(cmd::mcq::Args),
 }

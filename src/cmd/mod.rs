@@ -5,6 +5,7 @@ pub mod bootstrap;
 pub mod common;
 pub mod forecast;
 pub mod llm;
+pub mod mcq;
 pub mod merge;
 pub mod score_answers;
 pub mod simulate;
@@ -28,5 +29,6 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Merge(a) => merge::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
+        Command::Mcq(a) => mcq::run(a),
     }
 }
