@@ -3,7 +3,9 @@
 use ragstats::mcq::parse::parse_answer;
 
 fn labels(n: usize) -> Vec<String> {
-    (0..n).map(|i| ((b'A' + i as u8) as char).to_string()).collect()
+    (0..n)
+        .map(|i| ((b'A' + i as u8) as char).to_string())
+        .collect()
 }
 
 const TEXTS: [&str; 5] = [
@@ -89,7 +91,12 @@ fn parse_table() {
             bad.push(format!("#{} {text:?}: want {want:?}, got {got:?}", i + 1));
         }
     }
-    assert!(bad.is_empty(), "{} mismatches:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} mismatches:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -104,6 +111,12 @@ fn failures_say_why() {
     assert!(e.contains("no answer marker"), "{e}");
     let p = parse_answer("Answer: A, E", &l, &t, false).unwrap();
     assert_eq!(p.dropped, vec!["E".to_string()]);
-    let p = parse_answer("Answer: \"Check the regulator's filing database\"", &l, &t, false).unwrap();
+    let p = parse_answer(
+        "Answer: \"Check the regulator's filing database\"",
+        &l,
+        &t,
+        false,
+    )
+    .unwrap();
     assert_eq!(p.how, "option_text");
 }

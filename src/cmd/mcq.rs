@@ -58,7 +58,9 @@ pub enum Sub {
     )]
     Score(ScoreArgs),
     /// Paired comparison of two result files: deltas (B − A) with intervals, McNemar on EM.
-    #[command(after_help = "Example:\n  stats mcq compare runs/qwen3-8b.jsonl runs/qwen3-32b.jsonl")]
+    #[command(
+        after_help = "Example:\n  stats mcq compare runs/qwen3-8b.jsonl runs/qwen3-32b.jsonl"
+    )]
     Compare(CompareArgs),
     /// Difficulty filter (drop items every model answers alike) plus the format rules.
     #[command(
@@ -446,7 +448,11 @@ async fn run_items(a: RunArgs) -> anyhow::Result<u8> {
 
 fn check_boot(b: &BootArgs) -> anyhow::Result<()> {
     if !(b.confidence > 0.0 && b.confidence < 1.0) {
-        return Err(UsageError(format!("--confidence {} must be between 0 and 1", b.confidence)).into());
+        return Err(UsageError(format!(
+            "--confidence {} must be between 0 and 1",
+            b.confidence
+        ))
+        .into());
     }
     if b.replicates < 2 {
         return Err(UsageError("--replicates must be at least 2".into()).into());
@@ -455,7 +461,10 @@ fn check_boot(b: &BootArgs) -> anyhow::Result<()> {
 }
 
 /// Reads a results file, requiring one (model, prompt, shuffle seed), applying --items.
-fn load_results(path: &Path, items: Option<&(PathBuf, Vec<Item>)>) -> anyhow::Result<Vec<RunResult>> {
+fn load_results(
+    path: &Path,
+    items: Option<&(PathBuf, Vec<Item>)>,
+) -> anyhow::Result<Vec<RunResult>> {
     let mut rs = read_results(path)?;
     let first = &rs[0];
     if let Some(r) = rs.iter().find(|r| {
@@ -514,18 +523,28 @@ fn score(a: ScoreArgs) -> anyhow::Result<u8> {
         .into());
     }
     let rows: Vec<(Group, [f64; 2])> = rows_items.iter().map(|i| (i.group, i.mean())).collect();
-    let per_run: Vec<_> = per_run_group_means(&rows_items).into_iter().map(|(_, g)| g).collect();
+    let per_run: Vec<_> = per_run_group_means(&rows_items)
+        .into_iter()
+        .map(|(_, g)| g)
+        .collect();
     let engine = backend(a.boot.backend)?;
     let progress = Progress::new(u64::from(a.boot.replicates), "bootstrap");
-    let reps = bootstrap_group_means(&rows, engine.as_ref(), a.boot.seed, a.boot.replicates, &|d| {
-        progress.set(d)
-    })?;
+    let reps = bootstrap_group_means(
+        &rows,
+        engine.as_ref(),
+        a.boot.seed,
+        a.boot.replicates,
+        &|d| progress.set(d),
+    )?;
     progress.finish();
     let table = level_rows(&rows, &per_run, &reps, a.boot.confidence);
     let rate_rows = rates(&results);
     let positions = a.positions.then(|| position_table(&results));
     let agreement = match &a.shuffled {
-        Some(p) => Some(shuffle_agreement(&results, &load_results(p, items.as_ref())?)),
+        Some(p) => Some(shuffle_agreement(
+            &results,
+            &load_results(p, items.as_ref())?,
+        )),
         None => None,
     };
     let first = &results[0];
@@ -551,7 +570,15 @@ fn score(a: ScoreArgs) -> anyhow::Result<u8> {
         Format::Csv => {
             if let Some(pos) = &positions {
                 write_csv(
-                    &["position", "shown", "gold", "chosen", "gold_rate", "chosen_rate", "bias"],
+                    &[
+                        "position",
+                        "shown",
+                        "gold",
+                        "chosen",
+                        "gold_rate",
+                        "chosen_rate",
+                        "bias",
+                    ],
                     &pos.iter()
                         .map(|p| {
                             vec![
@@ -571,19 +598,40 @@ fn score(a: ScoreArgs) -> anyhow::Result<u8> {
                     rate_rows.iter().map(|r| (r.group.as_str(), r)).collect();
                 write_csv(
                     &[
-                        "level", "name", "items", "em", "em_run_mean", "em_run_sd", "em_se", "em_lo",
-                        "em_hi", "f1", "f1_run_mean", "f1_run_sd", "f1_se", "f1_lo", "f1_hi",
-                        "records", "parse_failed", "errors",
+                        "level",
+                        "name",
+                        "items",
+                        "em",
+                        "em_run_mean",
+                        "em_run_sd",
+                        "em_se",
+                        "em_lo",
+                        "em_hi",
+                        "f1",
+                        "f1_run_mean",
+                        "f1_run_sd",
+                        "f1_se",
+                        "f1_lo",
+                        "f1_hi",
+                        "records",
+                        "parse_failed",
+                        "errors",
                     ],
                     &table
                         .iter()
                         .map(|r| {
-                            let mut v = vec![r.level.to_string(), r.name.clone(), r.items.to_string()];
+                            let mut v =
+                                vec![r.level.to_string(), r.name.clone(), r.items.to_string()];
                             for s in [&r.em, &r.f1] {
-                                v.extend([s.estimate, s.run_mean, s.run_sd, s.se, s.ci[0], s.ci[1]].map(|x| x.to_string()));
+                                v.extend(
+                                    [s.estimate, s.run_mean, s.run_sd, s.se, s.ci[0], s.ci[1]]
+                                        .map(|x| x.to_string()),
+                                );
                             }
                             match rate_of.get(r.name.as_str()) {
-                                Some(q) => v.extend([q.records, q.parse_failed, q.errors].map(|x| x.to_string())),
+                                Some(q) => v.extend(
+                                    [q.records, q.parse_failed, q.errors].map(|x| x.to_string()),
+                                ),
                                 None => v.extend([String::new(), String::new(), String::new()]),
                             }
                             v
@@ -612,10 +660,20 @@ fn score(a: ScoreArgs) -> anyhow::Result<u8> {
             let pct = format!("{}% CI", a.boot.confidence * 100.0);
             print!("{}", score_table(&table, &pct).render());
             if !missing.is_empty() {
-                println!("note: no items for task(s) {}; overall is the mean of the tasks present", missing.join(", "));
+                println!(
+                    "note: no items for task(s) {}; overall is the mean of the tasks present",
+                    missing.join(", ")
+                );
             }
             println!();
-            let mut t = Table::new(&["group", "records", "parse_failed", "errors", "parse_failure_rate", "error_rate"]);
+            let mut t = Table::new(&[
+                "group",
+                "records",
+                "parse_failed",
+                "errors",
+                "parse_failure_rate",
+                "error_rate",
+            ]);
             for r in &rate_rows {
                 t.row(vec![
                     r.group.clone(),
@@ -659,7 +717,9 @@ fn score(a: ScoreArgs) -> anyhow::Result<u8> {
 fn score_table(rows: &[LevelRow], pct: &str) -> Table {
     let h_em = format!("EM {pct}");
     let h_f1 = format!("F1 {pct}");
-    let mut t = Table::new(&["level", "name", "items", "EM", "EM runs", &h_em, "F1", "F1 runs", &h_f1]);
+    let mut t = Table::new(&[
+        "level", "name", "items", "EM", "EM runs", &h_em, "F1", "F1 runs", &h_f1,
+    ]);
     for r in rows {
         t.row(vec![
             r.level.into(),
@@ -688,9 +748,13 @@ fn compare(a: CompareArgs) -> anyhow::Result<u8> {
     let per_run = per_run_differences(&pairing.pairs);
     let engine = backend(a.boot.backend)?;
     let progress = Progress::new(u64::from(a.boot.replicates), "bootstrap");
-    let reps = bootstrap_group_means(&diffs, engine.as_ref(), a.boot.seed, a.boot.replicates, &|d| {
-        progress.set(d)
-    })?;
+    let reps = bootstrap_group_means(
+        &diffs,
+        engine.as_ref(),
+        a.boot.seed,
+        a.boot.replicates,
+        &|d| progress.set(d),
+    )?;
     progress.finish();
     let table = level_rows(&diffs, &per_run, &reps, a.boot.confidence);
     // Each side's own scores over the paired (id, run) set, for context.
@@ -707,14 +771,23 @@ fn compare(a: CompareArgs) -> anyhow::Result<u8> {
             acc[i].1[1] += v[1];
             acc[i].2 += 1.0;
         }
-        let rows: Vec<(Group, [f64; 2])> = acc.into_iter().map(|(g, s, n)| (g, [s[0] / n, s[1] / n])).collect();
+        let rows: Vec<(Group, [f64; 2])> = acc
+            .into_iter()
+            .map(|(g, s, n)| (g, [s[0] / n, s[1] / n]))
+            .collect();
         ragstats::mcq::score::levels(&ragstats::mcq::score::group_means(&rows))
     };
     let (la, lb) = (side(0), side(1));
     let lookup = |l: &ragstats::mcq::score::Levels, r: &LevelRow| -> [f64; 2] {
         let v = match r.level {
-            "group" => Group::ALL.iter().find(|g| g.as_str() == r.name).and_then(|g| l.groups[g.index()]),
-            "task" => Task::ALL.iter().position(|t| t.as_str() == r.name).and_then(|t| l.tasks[t]),
+            "group" => Group::ALL
+                .iter()
+                .find(|g| g.as_str() == r.name)
+                .and_then(|g| l.groups[g.index()]),
+            "task" => Task::ALL
+                .iter()
+                .position(|t| t.as_str() == r.name)
+                .and_then(|t| l.tasks[t]),
             _ => l.overall,
         };
         v.unwrap_or([f64::NAN, f64::NAN])
@@ -738,9 +811,22 @@ fn compare(a: CompareArgs) -> anyhow::Result<u8> {
         }))?,
         Format::Csv => write_csv(
             &[
-                "level", "name", "items", "em_a", "em_b", "delta_em", "delta_em_lo", "delta_em_hi",
-                "f1_a", "f1_b", "delta_f1", "delta_f1_lo", "delta_f1_hi", "mcnemar_a_only",
-                "mcnemar_b_only", "mcnemar_p",
+                "level",
+                "name",
+                "items",
+                "em_a",
+                "em_b",
+                "delta_em",
+                "delta_em_lo",
+                "delta_em_hi",
+                "f1_a",
+                "f1_b",
+                "delta_f1",
+                "delta_f1_lo",
+                "delta_f1_hi",
+                "mcnemar_a_only",
+                "mcnemar_b_only",
+                "mcnemar_p",
             ],
             &table
                 .iter()
@@ -783,7 +869,9 @@ fn compare(a: CompareArgs) -> anyhow::Result<u8> {
             );
             let pct = format!("{}% CI", a.boot.confidence * 100.0);
             let (h1, h2) = (format!("ΔEM {pct}"), format!("ΔF1 {pct}"));
-            let mut t = Table::new(&["level", "name", "items", "EM A", "EM B", "ΔEM", &h1, "F1 A", "F1 B", "ΔF1", &h2]);
+            let mut t = Table::new(&[
+                "level", "name", "items", "EM A", "EM B", "ΔEM", &h1, "F1 A", "F1 B", "ΔF1", &h2,
+            ]);
             for r in &table {
                 let (x, y) = (lookup(&la, r), lookup(&lb, r));
                 t.row(vec![
@@ -804,7 +892,13 @@ fn compare(a: CompareArgs) -> anyhow::Result<u8> {
             println!("\nMcNemar exact test on EM over (id, run) pairs");
             let mut t = Table::new(&["group", "pairs", "A only", "B only", "p"]);
             for m in &mc {
-                t.row(vec![m.group.clone(), m.pairs.to_string(), m.a_only.to_string(), m.b_only.to_string(), num(m.p)]);
+                t.row(vec![
+                    m.group.clone(),
+                    m.pairs.to_string(),
+                    m.a_only.to_string(),
+                    m.b_only.to_string(),
+                    num(m.p),
+                ]);
             }
             print!("{}", t.render());
         }
@@ -822,7 +916,10 @@ fn filter_items(a: FilterArgs) -> anyhow::Result<u8> {
         preds.extend(read_results(p)?);
     }
     let out = filter(file, &preds)?;
-    let report = a.report.clone().unwrap_or_else(|| default_sidecar(&a.out, "dropped"));
+    let report = a
+        .report
+        .clone()
+        .unwrap_or_else(|| default_sidecar(&a.out, "dropped"));
     if report == a.out || a.out == a.items {
         return Err(UsageError("--out must differ from the items file and --report".into()).into());
     }
@@ -874,7 +971,12 @@ fn filter_items(a: FilterArgs) -> anyhow::Result<u8> {
             );
             let mut t = Table::new(&["line", "id", "reason", "detail"]);
             for d in &out.dropped {
-                t.row(vec![d.line.to_string(), d.id.clone().unwrap_or_default(), d.reason.into(), d.detail.clone()]);
+                t.row(vec![
+                    d.line.to_string(),
+                    d.id.clone().unwrap_or_default(),
+                    d.reason.into(),
+                    d.detail.clone(),
+                ]);
             }
             print!("{}", t.render());
             println!("kept: {}; report: {}", a.out.display(), report.display());
@@ -898,8 +1000,9 @@ fn agree(a: AgreeArgs) -> anyhow::Result<u8> {
         None => None,
     };
     let anns = read_annotations(&a.annotations, items.as_deref())?;
-    let tasks: Option<HashMap<String, Task>> =
-        items.as_ref().map(|its| its.iter().map(|i| (i.id.clone(), i.task)).collect());
+    let tasks: Option<HashMap<String, Task>> = items
+        .as_ref()
+        .map(|its| its.iter().map(|i| (i.id.clone(), i.task)).collect());
     let rep = agreement(&anns, tasks.as_ref());
     let gold = |i: &ragstats::mcq::agree::ItemAgreement| -> Option<Vec<String>> {
         if a.per_option {
@@ -946,15 +1049,32 @@ fn agree(a: AgreeArgs) -> anyhow::Result<u8> {
         Format::Table => {
             let mut t = Table::new(&["task", "items", "mean pairwise Jaccard", "with majority"]);
             for r in &rep.rows {
-                t.row(vec![r.name.clone(), r.items.to_string(), num(r.jaccard), r.with_majority.to_string()]);
+                t.row(vec![
+                    r.name.clone(),
+                    r.items.to_string(),
+                    num(r.jaccard),
+                    r.with_majority.to_string(),
+                ]);
             }
             print!("{}", t.render());
             println!();
-            let mut t = Table::new(&["id", "task", "annotators", "jaccard", if a.per_option { "gold (per option)" } else { "gold (majority)" }]);
+            let mut t = Table::new(&[
+                "id",
+                "task",
+                "annotators",
+                "jaccard",
+                if a.per_option {
+                    "gold (per option)"
+                } else {
+                    "gold (majority)"
+                },
+            ]);
             for i in &rep.items {
                 t.row(vec![
                     i.id.clone(),
-                    i.task.map(|t| t.as_str().to_string()).unwrap_or_else(|| "-".into()),
+                    i.task
+                        .map(|t| t.as_str().to_string())
+                        .unwrap_or_else(|| "-".into()),
                     i.annotators.to_string(),
                     i.jaccard.map(num).unwrap_or_else(|| "-".into()),
                     match gold(i) {
@@ -966,7 +1086,10 @@ fn agree(a: AgreeArgs) -> anyhow::Result<u8> {
             }
             print!("{}", t.render());
             if !a.per_option && !rep.no_majority.is_empty() {
-                println!("\nno majority (resolve by discussion): {}", rep.no_majority.join(", "));
+                println!(
+                    "\nno majority (resolve by discussion): {}",
+                    rep.no_majority.join(", ")
+                );
             }
         }
     }

@@ -41,7 +41,8 @@ pub fn read_annotations(path: &Path, items: Option<&[Item]>) -> Result<Vec<Annot
             continue;
         }
         let bad = |m: String| Error::input(path, Some(n), m);
-        let v: Value = serde_json::from_str(line).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| bad(format!("not valid JSON: {e}")))?;
         let expected = "expected {\"id\": string, \"annotator\": string, \"answer\": [labels]}";
         let id = match v.get("id") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
@@ -54,12 +55,16 @@ pub fn read_annotations(path: &Path, items: Option<&[Item]>) -> Result<Vec<Annot
             _ => return Err(bad(format!("id {id:?}: missing \"annotator\"; {expected}"))),
         };
         let Some(arr) = v.get("answer").and_then(Value::as_array) else {
-            return Err(bad(format!("id {id:?}: \"answer\" must be an array of labels; {expected}")));
+            return Err(bad(format!(
+                "id {id:?}: \"answer\" must be an array of labels; {expected}"
+            )));
         };
         let mut answer = Vec::new();
         for a in arr {
             let Some(l) = a.as_str() else {
-                return Err(bad(format!("id {id:?}: answer entry {a} is not a label string")));
+                return Err(bad(format!(
+                    "id {id:?}: answer entry {a} is not a label string"
+                )));
             };
             answer.push(l.to_string());
         }
@@ -69,8 +74,13 @@ pub fn read_annotations(path: &Path, items: Option<&[Item]>) -> Result<Vec<Annot
             let Some(item) = map.get(id.as_str()) else {
                 return Err(bad(format!("id {id:?} is not in the items file")));
             };
-            if let Some(l) = answer.iter().find(|l| !item.options.iter().any(|o| &o.label == *l)) {
-                return Err(bad(format!("id {id:?}: label {l:?} is not an option of the item")));
+            if let Some(l) = answer
+                .iter()
+                .find(|l| !item.options.iter().any(|o| &o.label == *l))
+            {
+                return Err(bad(format!(
+                    "id {id:?}: label {l:?} is not an option of the item"
+                )));
             }
         }
         if let Some(first) = seen.insert((id.clone(), annotator.clone()), n) {

@@ -42,7 +42,8 @@ pub struct Pairing {
 /// [`Error::Data`] when one id has different groups or gold answers in the two files
 /// (they were run on different items files), or when nothing pairs.
 pub fn pair(a: &[RunResult], b: &[RunResult], policy: FailurePolicy) -> Result<Pairing> {
-    let by: HashMap<(&str, u32), &RunResult> = b.iter().map(|r| ((r.id.as_str(), r.run), r)).collect();
+    let by: HashMap<(&str, u32), &RunResult> =
+        b.iter().map(|r| ((r.id.as_str(), r.run), r)).collect();
     let mut pairs = Vec::new();
     let mut used = 0usize;
     for x in a {

@@ -108,7 +108,12 @@ pub fn filter(file: ItemsFile, predictions: &[RunResult]) -> Result<FilterOutcom
             continue;
         }
         let m = per_model.expect("checked above");
-        let first = m.values().next().and_then(|v| v.first()).cloned().unwrap_or_default();
+        let first = m
+            .values()
+            .next()
+            .and_then(|v| v.first())
+            .cloned()
+            .unwrap_or_default();
         let all_same = m.values().flatten().all(|a| *a == first);
         if all_same {
             let mut gold = l.item.answer.clone();

@@ -202,7 +202,12 @@ impl Item {
 /// `labels` sorted into the order they have in `order` (labels not in `order` go last, sorted).
 pub fn in_option_order(labels: &[String], order: &[String]) -> Vec<String> {
     let mut v: Vec<String> = labels.to_vec();
-    v.sort_by_key(|l| (order.iter().position(|o| o == l).unwrap_or(usize::MAX), l.clone()));
+    v.sort_by_key(|l| {
+        (
+            order.iter().position(|o| o == l).unwrap_or(usize::MAX),
+            l.clone(),
+        )
+    });
     v.dedup();
     v
 }

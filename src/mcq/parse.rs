@@ -124,7 +124,11 @@ pub fn snippet(s: &str, n: usize) -> String {
 }
 
 fn order(found: &[String], labels: &[String]) -> Vec<String> {
-    labels.iter().filter(|l| found.contains(l)).cloned().collect()
+    labels
+        .iter()
+        .filter(|l| found.contains(l))
+        .cloned()
+        .collect()
 }
 
 /// Removes `<think>` blocks (see the module docs).
@@ -136,8 +140,7 @@ pub fn strip_think(text: &str) -> String {
             s = s[end + "</think>".len()..].to_string();
         }
     }
-    loop {
-        let Some(a) = s.find("<think>") else { break };
+    while let Some(a) = s.find("<think>") {
         match s[a..].find("</think>") {
             Some(b) => s.replace_range(a..a + b + "</think>".len(), ""),
             None => {
@@ -353,16 +356,52 @@ fn tokenize(s: &str) -> Vec<Tok> {
 }
 
 const FILLER: [&str; 24] = [
-    "the", "option", "options", "choice", "choices", "letter", "letters", "correct",
-    "incorrect", "ones", "are", "is", "answer", "answers", "final", "statement",
-    "statements", "source", "sources", "page", "pages", "both", "i", "choose",
+    "the",
+    "option",
+    "options",
+    "choice",
+    "choices",
+    "letter",
+    "letters",
+    "correct",
+    "incorrect",
+    "ones",
+    "are",
+    "is",
+    "answer",
+    "answers",
+    "final",
+    "statement",
+    "statements",
+    "source",
+    "sources",
+    "page",
+    "pages",
+    "both",
+    "i",
+    "choose",
 ];
 const FILLER_CJK: [&str; 6] = ["选项", "选", "应选", "是", "为", "选择"];
 const CONNECT: [&str; 1] = ["and"];
 const CONNECT_CJK: [&str; 5] = ["和", "与", "及", "以及", "或者都"];
 const EXPLAIN: [&str; 17] = [
-    "because", "since", "as", "is", "are", "was", "were", "which", "that", "correct",
-    "incorrect", "wrong", "right", "only", "according", "based", "both",
+    "because",
+    "since",
+    "as",
+    "is",
+    "are",
+    "was",
+    "were",
+    "which",
+    "that",
+    "correct",
+    "incorrect",
+    "wrong",
+    "right",
+    "only",
+    "according",
+    "based",
+    "both",
 ];
 const SEPARATORS: &str = " \t,;/&+、()[].:。-—–";
 
@@ -376,7 +415,9 @@ fn read_letters(seg: &str, labels: &[String], strict: bool) -> Option<(Vec<Strin
     while i < toks.len() {
         match &toks[i] {
             Tok::Sep(_) => i += 1,
-            Tok::Word(w) if FILLER.contains(&w.to_ascii_lowercase().as_str()) && !is_label(w) => i += 1,
+            Tok::Word(w) if FILLER.contains(&w.to_ascii_lowercase().as_str()) && !is_label(w) => {
+                i += 1
+            }
             Tok::Cjk(w) if FILLER_CJK.contains(&w.as_str()) => i += 1,
             _ => break,
         }
@@ -403,7 +444,10 @@ fn read_letters(seg: &str, labels: &[String], strict: bool) -> Option<(Vec<Strin
                         dropped.push(w.clone());
                     }
                     any = true;
-                } else if w.len() == 1 && w.as_bytes()[0].is_ascii_lowercase() && is_label(&w.to_ascii_uppercase()) {
+                } else if w.len() == 1
+                    && w.as_bytes()[0].is_ascii_lowercase()
+                    && is_label(&w.to_ascii_uppercase())
+                {
                     found.push(w.to_ascii_uppercase());
                     any = true;
                 } else if w.len() > 1
@@ -414,9 +458,9 @@ fn read_letters(seg: &str, labels: &[String], strict: bool) -> Option<(Vec<Strin
                 {
                     found.extend(w.chars().map(|c| c.to_string()));
                     any = true;
-                } else if any && CONNECT.contains(&lw.as_str()) {
-                } else if matches!(lw.as_str(), "option" | "options" | "choice" | "choices") {
-                } else {
+                } else if !((any && CONNECT.contains(&lw.as_str()))
+                    || matches!(lw.as_str(), "option" | "options" | "choice" | "choices"))
+                {
                     // The list ends here.
                     let ok = last_sep_punct || EXPLAIN.contains(&lw.as_str());
                     return finish(found, dropped, any, ok, strict, false);
@@ -424,9 +468,8 @@ fn read_letters(seg: &str, labels: &[String], strict: bool) -> Option<(Vec<Strin
                 last_sep_punct = false;
             }
             Tok::Cjk(w) => {
-                if any && CONNECT_CJK.contains(&w.as_str()) {
-                } else if FILLER_CJK.contains(&w.as_str()) {
-                } else {
+                if !((any && CONNECT_CJK.contains(&w.as_str())) || FILLER_CJK.contains(&w.as_str()))
+                {
                     // Chinese text after the letters ("B是正确的") needs no punctuation.
                     return finish(found, dropped, any, true, strict, false);
                 }
@@ -483,20 +526,37 @@ fn match_texts(seg: &str, labels: &[String], texts: &[String]) -> Vec<String> {
         .filter(|&j| norm[j].trim().len() >= 2 && s.contains(&norm[j]))
         .collect();
     hits.iter()
-        .filter(|&&j| !hits.iter().any(|&k| k != j && norm[k].len() > norm[j].len() && norm[k].contains(&norm[j])))
+        .filter(|&&j| {
+            !hits
+                .iter()
+                .any(|&k| k != j && norm[k].len() > norm[j].len() && norm[k].contains(&norm[j]))
+        })
         .filter_map(|&j| labels.get(j).cloned())
         .collect()
 }
 
 fn says_none(seg: &str) -> bool {
     let t = seg
-        .trim_matches(|c: char| !c.is_alphanumeric() && !is_cjk(c) && c != '[' && c != ']' && c != '∅')
+        .trim_matches(|c: char| {
+            !c.is_alphanumeric() && !is_cjk(c) && c != '[' && c != ']' && c != '∅'
+        })
         .to_lowercase();
     let t = t.trim();
     t == "[]"
         || t == "∅"
-        || ["none", "no option", "no options", "no correct", "no incorrect", "n/a", "empty", "nothing"]
+        || [
+            "none",
+            "no option",
+            "no options",
+            "no correct",
+            "no incorrect",
+            "n/a",
+            "empty",
+            "nothing",
+        ]
+        .iter()
+        .any(|p| t.starts_with(p))
+        || ["无", "没有", "都不", "均不", "全都不"]
             .iter()
             .any(|p| t.starts_with(p))
-        || ["无", "没有", "都不", "均不", "全都不"].iter().any(|p| t.starts_with(p))
 }

@@ -28,7 +28,11 @@ pub struct PositionRow {
 
 /// Position table over the lines with outcome `ok`.
 pub fn position_table(results: &[RunResult]) -> Vec<PositionRow> {
-    let max = results.iter().map(|r| r.permutation.len()).max().unwrap_or(0);
+    let max = results
+        .iter()
+        .map(|r| r.permutation.len())
+        .max()
+        .unwrap_or(0);
     let mut rows: Vec<PositionRow> = (0..max)
         .map(|j| PositionRow {
             position: j + 1,
@@ -88,7 +92,10 @@ pub fn shuffle_agreement(original: &[RunResult], shuffled: &[RunResult]) -> Shuf
         let Some(s) = by.get(&(o.id.as_str(), o.run)) else {
             continue;
         };
-        let (a, b) = (o.answer.as_deref().unwrap_or(&[]), s.answer.as_deref().unwrap_or(&[]));
+        let (a, b) = (
+            o.answer.as_deref().unwrap_or(&[]),
+            s.answer.as_deref().unwrap_or(&[]),
+        );
         pairs += 1;
         if super::metrics::exact_match(a, b) == 1.0 {
             same += 1;

@@ -109,8 +109,7 @@ impl Templates {
                 if p.is_file() {
                     let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
                     check_template(&text).map_err(|m| Error::input(&p, None, m))?;
-                    t.map
-                        .insert((kind, task), (text, p.display().to_string()));
+                    t.map.insert((kind, task), (text, p.display().to_string()));
                 }
             }
         }
@@ -241,20 +240,35 @@ mod tests {
             for task in Task::ALL {
                 let (text, src) = t.get(kind, task);
                 check_template(text).unwrap_or_else(|e| panic!("{src}: {e}"));
-                assert!(text.contains("Answer:"), "{src} must ask for an Answer: line");
+                assert!(
+                    text.contains("Answer:"),
+                    "{src} must ask for an Answer: line"
+                );
             }
         }
     }
 
     #[test]
     fn render_substitutes_once() {
-        let o = vec![("A".to_string(), "x {query}".to_string()), ("B".into(), "y".into())];
-        let s = render("Q={query}\n{options}\n{empty_rule} {other}", "what {context}", "c", "i", &o, true);
+        let o = vec![
+            ("A".to_string(), "x {query}".to_string()),
+            ("B".into(), "y".into()),
+        ];
+        let s = render(
+            "Q={query}\n{options}\n{empty_rule} {other}",
+            "what {context}",
+            "c",
+            "i",
+            &o,
+            true,
+        );
         assert_eq!(
             s,
             "Q=what {context}\nA. x {query}\nB. y\nIf no option qualifies, the final line must be `Answer: none`. {other}"
         );
-        assert!(check_template("{query} {options} {bogus}").unwrap_err().contains("{bogus}"));
+        assert!(check_template("{query} {options} {bogus}")
+            .unwrap_err()
+            .contains("{bogus}"));
         assert!(check_template("{query}").unwrap_err().contains("{options}"));
     }
 }

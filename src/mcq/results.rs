@@ -124,7 +124,12 @@ pub fn plan_calls(items: &[Item], templates: &Templates, cfg: &RunConfig) -> Vec
     out
 }
 
-fn fingerprint(model: &str, messages: &[Value], p: &SamplingParams, extra: &Map<String, Value>) -> String {
+fn fingerprint(
+    model: &str,
+    messages: &[Value],
+    p: &SamplingParams,
+    extra: &Map<String, Value>,
+) -> String {
     // serde_json maps are sorted (no preserve_order feature), so this is canonical.
     let v = json!({"model": model, "messages": messages, "params": p, "extra": extra});
     let h = Sha256::digest(v.to_string().as_bytes());
@@ -233,7 +238,11 @@ pub fn to_result(item: &Item, p: &Planned, rec: &CallRecord, cfg: &RunConfig) ->
     let shown = shown_options(item, &p.perm, shuffled);
     let shown_labels: Vec<String> = shown.iter().map(|(l, _)| l.clone()).collect();
     let shown_texts: Vec<String> = shown.iter().map(|(_, t)| t.clone()).collect();
-    let permutation: Vec<String> = p.perm.iter().map(|&i| item.options[i].label.clone()).collect();
+    let permutation: Vec<String> = p
+        .perm
+        .iter()
+        .map(|&i| item.options[i].label.clone())
+        .collect();
     let mut r = RunResult {
         id: item.id.clone(),
         run: p.run,
@@ -273,7 +282,11 @@ pub fn to_result(item: &Item, p: &Planned, rec: &CallRecord, cfg: &RunConfig) ->
             r.parse_note = Some(if parsed.dropped.is_empty() {
                 parsed.how.to_string()
             } else {
-                format!("{} (ignored non-option letters {})", parsed.how, parsed.dropped.join(", "))
+                format!(
+                    "{} (ignored non-option letters {})",
+                    parsed.how,
+                    parsed.dropped.join(", ")
+                )
             });
         }
         Err(why) => {
@@ -346,11 +359,21 @@ pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
             return Err(Error::input(
                 path,
                 Some(n),
-                format!("id {:?}: group {} does not match task {} / subtask {:?}", r.id, r.group.as_str(), r.task.as_str(), r.subtask),
+                format!(
+                    "id {:?}: group {} does not match task {} / subtask {:?}",
+                    r.id,
+                    r.group.as_str(),
+                    r.task.as_str(),
+                    r.subtask
+                ),
             ));
         }
         if r.outcome == Outcome::Ok && r.answer.is_none() {
-            return Err(Error::input(path, Some(n), format!("id {:?}: outcome ok but no answer", r.id)));
+            return Err(Error::input(
+                path,
+                Some(n),
+                format!("id {:?}: outcome ok but no answer", r.id),
+            ));
         }
         if !seen.insert((r.id.clone(), r.run)) {
             return Err(Error::input(

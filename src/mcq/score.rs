@@ -250,8 +250,8 @@ pub fn level_rows(
     let rep_levels: Vec<Levels> = reps.iter().map(levels).collect();
     let stat = |get: &dyn Fn(&Levels) -> Option<[f64; 2]>, m: usize| -> Option<Stat> {
         let est = get(&point)?[m];
-        let runs: Vec<f64> = run_levels.iter().filter_map(|l| get(l)).map(|v| v[m]).collect();
-        let boot: Vec<f64> = rep_levels.iter().filter_map(|l| get(l)).map(|v| v[m]).collect();
+        let runs: Vec<f64> = run_levels.iter().filter_map(get).map(|v| v[m]).collect();
+        let boot: Vec<f64> = rep_levels.iter().filter_map(get).map(|v| v[m]).collect();
         let s = summarize(est, &boot, Method::Percentile, confidence, 0.0);
         Some(Stat {
             estimate: est,
@@ -267,7 +267,10 @@ pub fn level_rows(
     };
     let count = |gs: &[Group]| rows.iter().filter(|(g, _)| gs.contains(g)).count();
     let mut out = Vec::new();
-    let mut push = |level: &'static str, name: String, items: usize, get: &dyn Fn(&Levels) -> Option<[f64; 2]>| {
+    let mut push = |level: &'static str,
+                    name: String,
+                    items: usize,
+                    get: &dyn Fn(&Levels) -> Option<[f64; 2]>| {
         if let (Some(em), Some(f1)) = (stat(get, 0), stat(get, 1)) {
             out.push(LevelRow {
                 level,
@@ -279,25 +282,42 @@ pub fn level_rows(
         }
     };
     for g in Group::ALL {
-        push("group", g.as_str().into(), count(&[g]), &|l: &Levels| l.groups[g.index()]);
+        push("group", g.as_str().into(), count(&[g]), &|l: &Levels| {
+            l.groups[g.index()]
+        });
     }
     for (t, task) in Task::ALL.iter().enumerate() {
-        push("task", task.as_str().into(), count(task.groups()), &|l: &Levels| l.tasks[t]);
+        push(
+            "task",
+            task.as_str().into(),
+            count(task.groups()),
+            &|l: &Levels| l.tasks[t],
+        );
     }
-    push("overall", "overall".into(), rows.len(), &|l: &Levels| l.overall);
+    push("overall", "overall".into(), rows.len(), &|l: &Levels| {
+        l.overall
+    });
     out
 }
 
 /// Group means of each run separately: `(run, means)` in run order.
 pub fn per_run_group_means(items: &[ItemRow]) -> Vec<(u32, GroupMeans)> {
-    let mut runs: Vec<u32> = items.iter().flat_map(|i| i.runs.iter().map(|(k, _)| *k)).collect();
+    let mut runs: Vec<u32> = items
+        .iter()
+        .flat_map(|i| i.runs.iter().map(|(k, _)| *k))
+        .collect();
     runs.sort_unstable();
     runs.dedup();
     runs.into_iter()
         .map(|k| {
             let rows: Vec<(Group, [f64; 2])> = items
                 .iter()
-                .filter_map(|i| i.runs.iter().find(|(r, _)| *r == k).map(|(_, v)| (i.group, *v)))
+                .filter_map(|i| {
+                    i.runs
+                        .iter()
+                        .find(|(r, _)| *r == k)
+                        .map(|(_, v)| (i.group, *v))
+                })
                 .collect();
             (k, group_means(&rows))
         })
@@ -325,7 +345,10 @@ pub struct RateRow {
 pub fn rates(results: &[RunResult]) -> Vec<RateRow> {
     let row = |name: String, rs: &[&RunResult]| {
         let n = rs.len();
-        let pf = rs.iter().filter(|r| r.outcome == Outcome::ParseFailed).count();
+        let pf = rs
+            .iter()
+            .filter(|r| r.outcome == Outcome::ParseFailed)
+            .count();
         let er = rs.iter().filter(|r| r.outcome == Outcome::Error).count();
         RateRow {
             group: name,

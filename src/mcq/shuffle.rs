@@ -53,7 +53,9 @@ pub fn permutation(seed: u64, id: &str, n: usize) -> Vec<usize> {
 
 /// Presentation labels `A, B, C, ...` for `n` options.
 pub fn presented_labels(n: usize) -> Vec<String> {
-    (0..n).map(|i| ((b'A' + i as u8) as char).to_string()).collect()
+    (0..n)
+        .map(|i| ((b'A' + i as u8) as char).to_string())
+        .collect()
 }
 
 #[cfg(test)]

@@ -145,7 +145,11 @@ pub fn check_text(text: &str) -> ItemsFile {
         out.lines += 1;
         let mut vs = Vec::new();
         let item = check_line(line, n, &mut vs);
-        if let Some(id) = vs.first().and_then(|v| v.id.clone()).or_else(|| item.as_ref().map(|it| it.id.clone())) {
+        if let Some(id) = vs
+            .first()
+            .and_then(|v| v.id.clone())
+            .or_else(|| item.as_ref().map(|it| it.id.clone()))
+        {
             if let Some(first) = seen.get(&id) {
                 vs.push(Violation {
                     line: n,
@@ -206,10 +210,7 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
         })
     };
     if id.is_none() {
-        push(
-            "field",
-            "\"id\" must be a non-empty string".into(),
-        );
+        push("field", "\"id\" must be a non-empty string".into());
     }
     for k in obj.keys() {
         if !FIELDS.contains(&k.as_str()) {
@@ -219,7 +220,10 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
             );
         }
     }
-    let text_field = |name: &str, allow_empty: bool, push: &mut dyn FnMut(&'static str, String)| -> Option<String> {
+    let text_field = |name: &str,
+                      allow_empty: bool,
+                      push: &mut dyn FnMut(&'static str, String)|
+     -> Option<String> {
         match obj.get(name) {
             Some(Value::String(s)) if allow_empty || !s.trim().is_empty() => Some(s.clone()),
             Some(Value::String(_)) => {
@@ -227,7 +231,10 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
                 None
             }
             Some(other) => {
-                push("field", format!("{name:?} must be a string, got {}", kind(other)));
+                push(
+                    "field",
+                    format!("{name:?} must be a string, got {}", kind(other)),
+                );
                 None
             }
             None => {
@@ -253,7 +260,10 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
             }
         },
         Some(other) => {
-            push("field", format!("\"task\" must be a string, got {}", kind(other)));
+            push(
+                "field",
+                format!("\"task\" must be a string, got {}", kind(other)),
+            );
             None
         }
         None => {
@@ -265,7 +275,10 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(other) => {
-            push("subtask", format!("\"subtask\" must be a string or null, got {}", kind(other)));
+            push(
+                "subtask",
+                format!("\"subtask\" must be a string or null, got {}", kind(other)),
+            );
             return None;
         }
     };
@@ -274,15 +287,26 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
         match (&subtask, allowed.is_empty()) {
             (None, false) => push(
                 "subtask",
-                format!("task {} needs a subtask: {}", t.as_str(), allowed.join(" or ")),
+                format!(
+                    "task {} needs a subtask: {}",
+                    t.as_str(),
+                    allowed.join(" or ")
+                ),
             ),
             (Some(s), false) if !allowed.contains(&s.as_str()) => push(
                 "subtask",
-                format!("task {} has no subtask {s:?} (expected {})", t.as_str(), allowed.join(" or ")),
+                format!(
+                    "task {} has no subtask {s:?} (expected {})",
+                    t.as_str(),
+                    allowed.join(" or ")
+                ),
             ),
             (Some(s), true) => push(
                 "subtask",
-                format!("task {} has no subtasks; got {s:?} (expected null or no field)", t.as_str()),
+                format!(
+                    "task {} has no subtasks; got {s:?} (expected null or no field)",
+                    t.as_str()
+                ),
             ),
             _ => {}
         }
@@ -291,7 +315,10 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
         Some(Value::String(s)) if s == "correct" => Some(Polarity::Correct),
         Some(Value::String(s)) if s == "incorrect" => Some(Polarity::Incorrect),
         Some(other) => {
-            push("polarity", format!("\"polarity\" must be \"correct\" or \"incorrect\", got {other}"));
+            push(
+                "polarity",
+                format!("\"polarity\" must be \"correct\" or \"incorrect\", got {other}"),
+            );
             None
         }
         None => {
@@ -303,7 +330,10 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
         Some(other) => {
-            push("field", format!("\"allow_empty\" must be true or false, got {other}"));
+            push(
+                "field",
+                format!("\"allow_empty\" must be true or false, got {other}"),
+            );
             false
         }
     };
@@ -343,7 +373,10 @@ fn check_options(
     let arr = match obj.get("options") {
         Some(Value::Array(a)) => a,
         Some(other) => {
-            push("options", format!("\"options\" must be an array, got {}", kind(other)));
+            push(
+                "options",
+                format!("\"options\" must be an array, got {}", kind(other)),
+            );
             return None;
         }
         None => {
@@ -353,7 +386,10 @@ fn check_options(
     };
     let mut ok = true;
     if arr.len() < 2 {
-        push("options", format!("{} option(s); at least two are needed", arr.len()));
+        push(
+            "options",
+            format!("{} option(s); at least two are needed", arr.len()),
+        );
         ok = false;
     }
     let mut out = Vec::new();
@@ -363,21 +399,32 @@ fn check_options(
         let (label, text) = match o {
             Value::Object(m) => (m.get("label"), m.get("text")),
             _ => {
-                push("options", format!("options[{j}] must be an object {{\"label\", \"text\"}}"));
+                push(
+                    "options",
+                    format!("options[{j}] must be an object {{\"label\", \"text\"}}"),
+                );
                 ok = false;
                 continue;
             }
         };
         if let Value::Object(m) = o {
             if let Some(k) = m.keys().find(|k| *k != "label" && *k != "text") {
-                push("options", format!("options[{j}] has unknown field {k:?} (expected label, text)"));
+                push(
+                    "options",
+                    format!("options[{j}] has unknown field {k:?} (expected label, text)"),
+                );
                 ok = false;
             }
         }
         let label = match label {
-            Some(Value::String(s)) if s.len() == 1 && s.as_bytes()[0].is_ascii_uppercase() => s.clone(),
+            Some(Value::String(s)) if s.len() == 1 && s.as_bytes()[0].is_ascii_uppercase() => {
+                s.clone()
+            }
             Some(other) => {
-                push("label", format!("options[{j}] label {other} is not a single upper-case letter A-Z"));
+                push(
+                    "label",
+                    format!("options[{j}] label {other} is not a single upper-case letter A-Z"),
+                );
                 ok = false;
                 continue;
             }
@@ -388,7 +435,10 @@ fn check_options(
             }
         };
         if let Some(first) = labels.insert(label.clone(), j) {
-            push("label", format!("label {label:?} is used by options[{first}] and options[{j}]"));
+            push(
+                "label",
+                format!("label {label:?} is used by options[{first}] and options[{j}]"),
+            );
             ok = false;
         }
         let text = match text {
@@ -404,11 +454,19 @@ fn check_options(
                 continue;
             }
         };
-        let key = text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        let key = text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase();
         if let Some(first) = texts.insert(key, j) {
             push(
                 "option_text",
-                format!("option {label} has the same text as option {}", out.get(first).map_or("?".to_string(), |o: &McqOption| o.label.clone())),
+                format!(
+                    "option {label} has the same text as option {}",
+                    out.get(first)
+                        .map_or("?".to_string(), |o: &McqOption| o.label.clone())
+                ),
             );
             ok = false;
         }
@@ -426,7 +484,10 @@ fn check_answer(
     let arr = match obj.get("answer") {
         Some(Value::Array(a)) => a,
         Some(other) => {
-            push("answer", format!("\"answer\" must be an array of labels, got {}", kind(other)));
+            push(
+                "answer",
+                format!("\"answer\" must be an array of labels, got {}", kind(other)),
+            );
             return None;
         }
         None => {
@@ -451,7 +512,13 @@ fn check_answer(
         if let Some(opts) = options {
             if !opts.iter().any(|o| o.label == l) {
                 let have: Vec<&str> = opts.iter().map(|o| o.label.as_str()).collect();
-                push("answer", format!("answer label {l:?} is not an option (options: {})", have.join(", ")));
+                push(
+                    "answer",
+                    format!(
+                        "answer label {l:?} is not an option (options: {})",
+                        have.join(", ")
+                    ),
+                );
                 ok = false;
                 continue;
             }
@@ -465,6 +532,8 @@ fn check_answer(
         );
         ok = false;
     }
-    let order: Vec<String> = options.map(|o| o.iter().map(|o| o.label.clone()).collect()).unwrap_or_default();
+    let order: Vec<String> = options
+        .map(|o| o.iter().map(|o| o.label.clone()).collect())
+        .unwrap_or_default();
     (ok && options.is_some()).then(|| super::item::in_option_order(&out, &order))
 }
