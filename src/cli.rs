@@ -77,4 +77,9 @@ pub enum Command {
         after_help = "Examples:\n  stats correlate data/demo/capability.csv --x planning,evidence,reasoning,noise --y browsecomp,xbench --method pearson\n  stats correlate data/demo/judged.csv --x judge_score --y correct --method pointbiserial --cluster question --replicates 10000\n  stats correlate items.csv --x a,b,c --y d --method spearman --permutations 100000 --backend gpu"
     )]
     Correlate(cmd::correlate::Args),
+    /// RAGCap-Bench-style multiple-choice evaluation: validate, run, score, compare, filter, agree.
+    #[command(
+        after_help = "Examples:\n  stats mcq validate data/mcq/sample.jsonl\n  stats mcq run data/mcq/sample.jsonl --model qwen3-8b --prompt informative --runs 3 --out runs/qwen3-8b.jsonl\n  stats mcq score runs/qwen3-8b.jsonl\n  stats mcq compare runs/qwen3-8b.jsonl runs/qwen3-32b.jsonl\n  stats mcq filter data/mcq/generated.jsonl --predictions runs/*.jsonl --out data/mcq/kept.jsonl\n  stats mcq agree data/mcq/annotations.jsonl --items data/mcq/sample.jsonl"
+    )]
+    Mcq(cmd::mcq::Args),
 }

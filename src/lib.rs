@@ -10,6 +10,7 @@ pub mod design;
 pub mod error;
 pub mod gpu;
 pub mod llm;
+pub mod mcq;
 pub mod metrics;
 pub mod panel;
 pub mod resample;

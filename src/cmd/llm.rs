@@ -140,7 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 /// Builds the client config and the call template from the shared flags.
-fn endpoint_config(
+pub(super) fn endpoint_config(
     e: &Endpoint,
     cache_dir: Option<PathBuf>,
     rpm: Option<u64>,
@@ -215,7 +215,7 @@ fn endpoint_config(
     Ok((config, params, extra))
 }
 
-fn client(config: ClientConfig) -> anyhow::Result<Client> {
+pub(super) fn client(config: ClientConfig) -> anyhow::Result<Client> {
     Client::new(config).map_err(|e| match e {
         ragstats::Error::Usage(m) => UsageError(m).into(),
         other => anyhow::Error::new(other),
@@ -389,7 +389,7 @@ async fn batch(a: BatchArgs) -> anyhow::Result<u8> {
 
 /// First Ctrl-C (or SIGTERM): stop dispatching and retrying, let requests in flight finish.
 /// Second: abandon them.
-fn spawn_signal_watch(cancel: Cancel, bar: Option<ProgressBar>) {
+pub(super) fn spawn_signal_watch(cancel: Cancel, bar: Option<ProgressBar>) {
     tokio::spawn(async move {
         let say = |m: &str| match &bar {
             Some(pb) => pb.println(m),

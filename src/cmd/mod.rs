@@ -10,6 +10,7 @@ pub mod cost;
 pub mod efficiency;
 pub mod forecast;
 pub mod llm;
+pub mod mcq;
 pub mod merge;
 pub mod score_answers;
 pub mod simulate;
@@ -38,5 +39,6 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
         Command::Correlate(a) => correlate::run(a),
+        Command::Mcq(a) => mcq::run(a),
     }
 }

@@ -1,0 +1,227 @@
+//! Annotator agreement: average pairwise Jaccard per item, per task and overall; majority
+//! gold (whole answer set, or per option).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::item::{Item, Task};
+use super::metrics::jaccard;
+use crate::error::{Error, Result};
+
+/// One annotation line `{"id", "annotator", "answer": [...]}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Annotation {
+    /// Item id.
+    pub id: String,
+    /// Annotator name.
+    pub annotator: String,
+    /// Chosen labels, sorted and unique.
+    pub answer: Vec<String>,
+    /// 1-based line.
+    pub line: u64,
+}
+
+/// Reads annotations. With `items`, ids must be items and labels their options.
+///
+/// # Errors
+/// [`Error::Io`]; [`Error::Input`] with file:line for a malformed line, an unknown id or
+/// label, or the same (id, annotator) twice.
+pub fn read_annotations(path: &Path, items: Option<&[Item]>) -> Result<Vec<Annotation>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let by_id: Option<HashMap<&str, &Item>> =
+        items.map(|its| its.iter().map(|i| (i.id.as_str(), i)).collect());
+    let mut out = Vec::new();
+    let mut seen: HashMap<(String, String), u64> = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i as u64 + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |m: String| Error::input(path, Some(n), m);
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let expected = "expected {\"id\": string, \"annotator\": string, \"answer\": [labels]}";
+        let id = match v.get("id") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(Value::Number(x)) => x.to_string(),
+            _ => return Err(bad(format!("missing or empty \"id\"; {expected}"))),
+        };
+        let annotator = match v.get("annotator") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(Value::Number(x)) => x.to_string(),
+            _ => return Err(bad(format!("id {id:?}: missing \"annotator\"; {expected}"))),
+        };
+        let Some(arr) = v.get("answer").and_then(Value::as_array) else {
+            return Err(bad(format!(
+                "id {id:?}: \"answer\" must be an array of labels; {expected}"
+            )));
+        };
+        let mut answer = Vec::new();
+        for a in arr {
+            let Some(l) = a.as_str() else {
+                return Err(bad(format!(
+                    "id {id:?}: answer entry {a} is not a label string"
+                )));
+            };
+            answer.push(l.to_string());
+        }
+        answer.sort();
+        answer.dedup();
+        if let Some(map) = &by_id {
+            let Some(item) = map.get(id.as_str()) else {
+                return Err(bad(format!("id {id:?} is not in the items file")));
+            };
+            if let Some(l) = answer
+                .iter()
+                .find(|l| !item.options.iter().any(|o| &o.label == *l))
+            {
+                return Err(bad(format!(
+                    "id {id:?}: label {l:?} is not an option of the item"
+                )));
+            }
+        }
+        if let Some(first) = seen.insert((id.clone(), annotator.clone()), n) {
+            return Err(bad(format!(
+                "id {id:?}: annotator {annotator:?} already annotated it on line {first}"
+            )));
+        }
+        out.push(Annotation {
+            id,
+            annotator,
+            answer,
+            line: n,
+        });
+    }
+    if out.is_empty() {
+        return Err(Error::input(path, None, "no annotations"));
+    }
+    Ok(out)
+}
+
+/// Agreement on one item.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ItemAgreement {
+    /// Item id.
+    pub id: String,
+    /// Task (from the items file), if known.
+    pub task: Option<Task>,
+    /// Annotators.
+    pub annotators: usize,
+    /// Mean Jaccard over the n(n−1)/2 annotator pairs (`None` with one annotator).
+    pub jaccard: Option<f64>,
+    /// The answer set chosen by more than half of the annotators, if any.
+    pub majority: Option<Vec<String>>,
+    /// Annotators who chose `majority` (or the most common set when there is none).
+    pub votes: usize,
+    /// Labels chosen by more than half of the annotators.
+    pub per_option: Vec<String>,
+}
+
+/// Mean agreement of a task or overall.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgreementRow {
+    /// Task name, `ungrouped` (no items file) or `overall`.
+    pub name: String,
+    /// Items with at least two annotators.
+    pub items: usize,
+    /// Mean over those items of their mean pairwise Jaccard.
+    pub jaccard: f64,
+    /// Items with a majority answer set.
+    pub with_majority: usize,
+}
+
+/// The full agreement report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgreementReport {
+    /// Per task (or `ungrouped`), then `overall`.
+    pub rows: Vec<AgreementRow>,
+    /// Per item, in id order.
+    pub items: Vec<ItemAgreement>,
+    /// Items without a majority answer set: to resolve by discussion.
+    pub no_majority: Vec<String>,
+}
+
+/// Computes agreement; `tasks` maps ids to tasks when an items file is given.
+pub fn agreement(anns: &[Annotation], tasks: Option<&HashMap<String, Task>>) -> AgreementReport {
+    let mut by_item: BTreeMap<&str, Vec<&Annotation>> = BTreeMap::new();
+    for a in anns {
+        by_item.entry(a.id.as_str()).or_default().push(a);
+    }
+    let mut items = Vec::new();
+    for (id, list) in by_item {
+        let n = list.len();
+        let mut sum = 0.0;
+        let mut pairs = 0usize;
+        for i in 0..n {
+            for j in i + 1..n {
+                sum += jaccard(&list[i].answer, &list[j].answer);
+                pairs += 1;
+            }
+        }
+        let mut counts: BTreeMap<&Vec<String>, usize> = BTreeMap::new();
+        for a in &list {
+            *counts.entry(&a.answer).or_default() += 1;
+        }
+        let (top, votes) = counts
+            .iter()
+            .max_by_key(|(_, c)| **c)
+            .map(|(s, c)| ((*s).clone(), *c))
+            .unwrap_or_default();
+        let mut label_counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for a in &list {
+            for l in &a.answer {
+                *label_counts.entry(l.as_str()).or_default() += 1;
+            }
+        }
+        items.push(ItemAgreement {
+            id: id.to_string(),
+            task: tasks.and_then(|t| t.get(id).copied()),
+            annotators: n,
+            jaccard: (pairs > 0).then(|| sum / pairs as f64),
+            majority: (2 * votes > n).then_some(top),
+            votes,
+            per_option: label_counts
+                .into_iter()
+                .filter(|(_, c)| 2 * c > n)
+                .map(|(l, _)| l.to_string())
+                .collect(),
+        });
+    }
+    let row = |name: String, its: &[&ItemAgreement]| {
+        let js: Vec<f64> = its.iter().filter_map(|i| i.jaccard).collect();
+        AgreementRow {
+            name,
+            items: js.len(),
+            jaccard: if js.is_empty() {
+                f64::NAN
+            } else {
+                js.iter().sum::<f64>() / js.len() as f64
+            },
+            with_majority: its.iter().filter(|i| i.majority.is_some()).count(),
+        }
+    };
+    let mut rows = Vec::new();
+    if tasks.is_some() {
+        for t in Task::ALL {
+            let its: Vec<&ItemAgreement> = items.iter().filter(|i| i.task == Some(t)).collect();
+            if !its.is_empty() {
+                rows.push(row(t.as_str().into(), &its));
+            }
+        }
+    }
+    let all: Vec<&ItemAgreement> = items.iter().collect();
+    rows.push(row("overall".into(), &all));
+    let no_majority = items
+        .iter()
+        .filter(|i| i.majority.is_none())
+        .map(|i| i.id.clone())
+        .collect();
+    AgreementReport {
+        rows,
+        items,
+        no_majority,
+    }
+}

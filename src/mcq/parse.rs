@@ -1,0 +1,562 @@
+//! Reading the chosen option labels out of what a model wrote.
+//!
+//! Steps, in order (docs/mcq.md has the user-facing version):
+//!
+//! 1. `<think>…</think>` blocks are removed (an unopened `…</think>` is cut at the closing
+//!    tag, an unclosed `<think>` runs to the end).
+//! 2. Normalisation: full-width forms (`：，；（）Ａ`) become ASCII; Markdown emphasis and
+//!    code marks (`*`, `__`, `` ` ``) and `$` are removed; `\boxed{X}`, `\text{X}`,
+//!    `\textbf{X}`, `\mathrm{X}`, `\mathbf{X}`, `\fbox{X}` become `X`.
+//! 3. The answer segment is the text after the **last** answer marker — `Answer:`,
+//!    `answer is`, `answers are`, `answer =`, `Final answer` at the end of a line, `答案：`,
+//!    `答案是`, `答案为` (case-insensitive) — up to the end of that line, or the next
+//!    non-empty line when the marker ends its line. A `\boxed{…}` after the last marker
+//!    wins over it. With neither, the last non-empty line is the segment, read strictly
+//!    (it must be nothing but an answer).
+//! 4. The segment is read as a list of labels: leading filler words (`the correct options
+//!    are`, `选项`) are skipped; labels are separated by spaces, `, ; / & + 、 ( ) [ ] . :`
+//!    and the words `and`, `和`, `与`, `及`, `以及`; a run of distinct labels written
+//!    together (`ACD`) counts; lower-case letters count when they are single letters that
+//!    name options. The list ends at the end of the segment, at punctuation followed by
+//!    text (`B. Because…`, `B (the official page)`), or at an explaining word (`are`,
+//!    `because`, …). A list that runs into other text without punctuation (`A lot of`) or
+//!    uses `or` is ambiguous and fails. Upper-case letters that name no option are dropped
+//!    (only labels that exist count); if none is left the parse fails.
+//! 5. Otherwise, if the segment quotes one or more option texts (matched on words, case
+//!    folded), those options are the answer.
+//! 6. Otherwise `none`, `no option`, `n/a`, `[]`, `无`, `没有`, `都不` mean the empty answer —
+//!    accepted only for items that allow it.
+//! 7. Anything else is a parse failure with a reason.
+
+use serde::Serialize;
+
+/// A successful parse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Parsed {
+    /// Chosen labels in option order (may be empty for items that allow it).
+    pub labels: Vec<String>,
+    /// `letters`, `option_text` or `none`.
+    pub how: &'static str,
+    /// Letters that named no option and were dropped, if any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
+}
+
+/// Parses `text` against options `labels` (presentation order) with texts `texts`.
+///
+/// # Errors
+/// A one-line reason when no answer can be read.
+pub fn parse_answer(
+    text: &str,
+    labels: &[String],
+    texts: &[String],
+    allow_empty: bool,
+) -> Result<Parsed, String> {
+    let body = strip_think(text);
+    let (norm, boxed) = normalize(&body);
+    let (segment, strict) = match (find_marker(&norm), boxed.last()) {
+        (Some(m), Some(&(bpos, ref inner))) if bpos > m => (inner.clone(), false),
+        (Some(m), _) => (segment_from(&norm, m), false),
+        (None, Some((_, inner))) => (inner.clone(), false),
+        (None, None) => match norm.lines().rev().find(|l| !l.trim().is_empty()) {
+            Some(l) => (l.to_string(), true),
+            None => return Err("empty response".into()),
+        },
+    };
+    let seg = segment.trim();
+    if seg.is_empty() {
+        return Err("the answer line is empty".into());
+    }
+    let letters = read_letters(seg, labels, strict);
+    if let Some((found, dropped)) = &letters {
+        if !found.is_empty() {
+            return Ok(Parsed {
+                labels: order(found, labels),
+                how: "letters",
+                dropped: dropped.clone(),
+            });
+        }
+    }
+    let quoted = match_texts(seg, labels, texts);
+    if !quoted.is_empty() {
+        return Ok(Parsed {
+            labels: order(&quoted, labels),
+            how: "option_text",
+            dropped: vec![],
+        });
+    }
+    if says_none(seg) {
+        return if allow_empty {
+            Ok(Parsed {
+                labels: vec![],
+                how: "none",
+                dropped: vec![],
+            })
+        } else {
+            Err("says none of the options, but this item's answer is never empty".into())
+        };
+    }
+    if let Some((_, dropped)) = letters.filter(|(_, d)| !d.is_empty()) {
+        return Err(format!(
+            "letter(s) {} name no option (options: {})",
+            dropped.join(", "),
+            labels.join(", ")
+        ));
+    }
+    Err(format!(
+        "{} {:?} is not a list of option labels",
+        if strict {
+            "no answer marker; the last line"
+        } else {
+            "answer"
+        },
+        snippet(seg, 60)
+    ))
+}
+
+/// The first `n` characters of `s`, with `…` when cut.
+pub fn snippet(s: &str, n: usize) -> String {
+    let mut out: String = s.chars().take(n).collect();
+    if s.chars().count() > n {
+        out.push('…');
+    }
+    out
+}
+
+fn order(found: &[String], labels: &[String]) -> Vec<String> {
+    labels
+        .iter()
+        .filter(|l| found.contains(l))
+        .cloned()
+        .collect()
+}
+
+/// Removes `<think>` blocks (see the module docs).
+pub fn strip_think(text: &str) -> String {
+    let mut s = text.to_string();
+    // An unopened closing tag: everything before the last one is reasoning.
+    if let Some(end) = s.rfind("</think>") {
+        if !s[..end].contains("<think>") {
+            s = s[end + "</think>".len()..].to_string();
+        }
+    }
+    while let Some(a) = s.find("<think>") {
+        match s[a..].find("</think>") {
+            Some(b) => s.replace_range(a..a + b + "</think>".len(), ""),
+            None => {
+                s.truncate(a);
+                break;
+            }
+        }
+    }
+    s
+}
+
+/// Normalises the text (step 2); returns it and the (byte position, content) of every
+/// `\boxed{…}` in the normalised text.
+fn normalize(text: &str) -> (String, Vec<(usize, String)>) {
+    let mut s = String::with_capacity(text.len());
+    for c in text.chars() {
+        let c = match c {
+            '：' => ':',
+            '，' => ',',
+            '；' => ';',
+            '（' => '(',
+            '）' => ')',
+            '【' => '[',
+            '】' => ']',
+            '＆' => '&',
+            '　' => ' ',
+            'Ａ'..='Ｚ' | 'ａ'..='ｚ' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            _ => c,
+        };
+        if matches!(c, '*' | '`' | '$') {
+            continue;
+        }
+        s.push(c);
+    }
+    let s = s.replace("__", "");
+    let mut s = s;
+    let mut boxed = Vec::new();
+    const CMDS: [&str; 6] = ["boxed", "textbf", "text", "mathrm", "mathbf", "fbox"];
+    loop {
+        let hit = CMDS
+            .iter()
+            .filter_map(|c| s.find(&format!("\\{c}{{")).map(|p| (p, *c)))
+            .min();
+        let Some((start, cmd)) = hit else { break };
+        let open = start + cmd.len() + 2; // after '{'
+        let mut depth = 1;
+        let mut close = None;
+        for (i, ch) in s[open..].char_indices() {
+            match ch {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(open + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            // Unbalanced: drop the command word so the loop ends.
+            s.replace_range(start..open, "");
+            continue;
+        };
+        let inner = s[open..close].to_string();
+        s.replace_range(start..close + 1, &inner);
+        if cmd == "boxed" {
+            boxed.push(start);
+        }
+    }
+    // Contents are read after all replacements (nested commands resolved).
+    let boxed = boxed
+        .into_iter()
+        .map(|p| {
+            let rest = &s[p..];
+            let line = rest.lines().next().unwrap_or("");
+            (p, line.to_string())
+        })
+        .collect();
+    (s, boxed)
+}
+
+/// Byte position where the segment after the last answer marker starts.
+fn find_marker(s: &str) -> Option<usize> {
+    let lower = s.to_ascii_lowercase();
+    let mut best: Option<usize> = None;
+    for (i, _) in lower.match_indices("answer") {
+        if lower[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        {
+            continue;
+        }
+        let mut j = i + "answer".len();
+        let rest = &lower[j..];
+        if rest.starts_with("(s)") {
+            j += 3;
+        } else if rest.starts_with('s') {
+            j += 1;
+        }
+        j += skip_spaces(&lower[j..]);
+        let rest = &lower[j..];
+        let word = |w: &str| {
+            rest.starts_with(w)
+                && !rest[w.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphanumeric())
+        };
+        let start = if rest.starts_with(':') || rest.starts_with('=') {
+            Some(j + 1)
+        } else if word("is") || word("are") {
+            let w = if word("is") { 2 } else { 3 };
+            let mut k = j + w;
+            k += skip_spaces(&lower[k..]);
+            if lower[k..].starts_with(':') {
+                k += 1;
+            }
+            Some(k)
+        } else if (rest.is_empty() || rest.starts_with('\n') || rest.starts_with('\r'))
+            && lower[..i].trim_end().ends_with("final")
+        {
+            Some(j)
+        } else {
+            None
+        };
+        if let Some(p) = start {
+            best = Some(best.map_or(p, |b: usize| b.max(p)));
+        }
+    }
+    for (i, _) in s.match_indices("答案") {
+        let mut j = i + "答案".len();
+        j += skip_spaces(&s[j..]);
+        let mut took = false;
+        for w in ["是", "为", "為"] {
+            if s[j..].starts_with(w) {
+                j += w.len();
+                took = true;
+                break;
+            }
+        }
+        j += skip_spaces(&s[j..]);
+        if s[j..].starts_with(':') {
+            j += 1;
+            took = true;
+        }
+        if took {
+            best = Some(best.map_or(j, |b: usize| b.max(j)));
+        }
+    }
+    best
+}
+
+fn skip_spaces(s: &str) -> usize {
+    s.len() - s.trim_start_matches([' ', '\t']).len()
+}
+
+/// The rest of the marker's line, or the next non-empty line when that is empty.
+fn segment_from(s: &str, start: usize) -> String {
+    let rest = &s[start..];
+    let mut lines = rest.lines();
+    let first = lines.next().unwrap_or("");
+    if !first.trim().is_empty() {
+        return first.to_string();
+    }
+    lines
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Word(String),
+    Cjk(String),
+    Sep(String),
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+}
+
+fn tokenize(s: &str) -> Vec<Tok> {
+    let mut out: Vec<Tok> = Vec::new();
+    for c in s.chars() {
+        let class = if c.is_ascii_alphanumeric() {
+            0
+        } else if is_cjk(c) {
+            1
+        } else {
+            2
+        };
+        let same = matches!(
+            (out.last(), class),
+            (Some(Tok::Word(_)), 0) | (Some(Tok::Cjk(_)), 1) | (Some(Tok::Sep(_)), 2)
+        );
+        if same {
+            match out.last_mut() {
+                Some(Tok::Word(w)) | Some(Tok::Cjk(w)) | Some(Tok::Sep(w)) => w.push(c),
+                None => {}
+            }
+        } else {
+            out.push(match class {
+                0 => Tok::Word(c.to_string()),
+                1 => Tok::Cjk(c.to_string()),
+                _ => Tok::Sep(c.to_string()),
+            });
+        }
+    }
+    out
+}
+
+const FILLER: [&str; 24] = [
+    "the",
+    "option",
+    "options",
+    "choice",
+    "choices",
+    "letter",
+    "letters",
+    "correct",
+    "incorrect",
+    "ones",
+    "are",
+    "is",
+    "answer",
+    "answers",
+    "final",
+    "statement",
+    "statements",
+    "source",
+    "sources",
+    "page",
+    "pages",
+    "both",
+    "i",
+    "choose",
+];
+const FILLER_CJK: [&str; 6] = ["选项", "选", "应选", "是", "为", "选择"];
+const CONNECT: [&str; 1] = ["and"];
+const CONNECT_CJK: [&str; 5] = ["和", "与", "及", "以及", "或者都"];
+const EXPLAIN: [&str; 17] = [
+    "because",
+    "since",
+    "as",
+    "is",
+    "are",
+    "was",
+    "were",
+    "which",
+    "that",
+    "correct",
+    "incorrect",
+    "wrong",
+    "right",
+    "only",
+    "according",
+    "based",
+    "both",
+];
+const SEPARATORS: &str = " \t,;/&+、()[].:。-—–";
+
+/// Reads a label list from the segment (step 4). `None`: not a label list. `Some((found,
+/// dropped))`: the labels, and single upper-case letters that name no option.
+fn read_letters(seg: &str, labels: &[String], strict: bool) -> Option<(Vec<String>, Vec<String>)> {
+    let toks = tokenize(seg);
+    let is_label = |w: &str| labels.iter().any(|l| l == w);
+    let mut i = 0;
+    // Leading filler words (only before the first label).
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Sep(_) => i += 1,
+            Tok::Word(w) if FILLER.contains(&w.to_ascii_lowercase().as_str()) && !is_label(w) => {
+                i += 1
+            }
+            Tok::Cjk(w) if FILLER_CJK.contains(&w.as_str()) => i += 1,
+            _ => break,
+        }
+    }
+    let mut found: Vec<String> = Vec::new();
+    let mut dropped: Vec<String> = Vec::new();
+    let mut last_sep_punct = false;
+    let mut any = false;
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Sep(s) => {
+                if !s.chars().all(|c| SEPARATORS.contains(c)) {
+                    // Quotes, '<', '=' and the like: not part of a list.
+                    return finish(found, dropped, any, true, strict, true);
+                }
+                last_sep_punct = s.chars().any(|c| !c.is_whitespace());
+            }
+            Tok::Word(w) => {
+                let lw = w.to_ascii_lowercase();
+                if w.len() == 1 && w.as_bytes()[0].is_ascii_uppercase() {
+                    if is_label(w) {
+                        found.push(w.clone());
+                    } else {
+                        dropped.push(w.clone());
+                    }
+                    any = true;
+                } else if w.len() == 1
+                    && w.as_bytes()[0].is_ascii_lowercase()
+                    && is_label(&w.to_ascii_uppercase())
+                {
+                    found.push(w.to_ascii_uppercase());
+                    any = true;
+                } else if w.len() > 1
+                    && w.len() <= labels.len()
+                    && w.bytes().all(|b| b.is_ascii_uppercase())
+                    && w.chars().all(|c| is_label(&c.to_string()))
+                    && distinct(w)
+                {
+                    found.extend(w.chars().map(|c| c.to_string()));
+                    any = true;
+                } else if !((any && CONNECT.contains(&lw.as_str()))
+                    || matches!(lw.as_str(), "option" | "options" | "choice" | "choices"))
+                {
+                    // The list ends here.
+                    let ok = last_sep_punct || EXPLAIN.contains(&lw.as_str());
+                    return finish(found, dropped, any, ok, strict, false);
+                }
+                last_sep_punct = false;
+            }
+            Tok::Cjk(w) => {
+                if !((any && CONNECT_CJK.contains(&w.as_str())) || FILLER_CJK.contains(&w.as_str()))
+                {
+                    // Chinese text after the letters ("B是正确的") needs no punctuation.
+                    return finish(found, dropped, any, true, strict, false);
+                }
+                last_sep_punct = false;
+            }
+        }
+        i += 1;
+    }
+    finish(found, dropped, any, true, strict, true)
+}
+
+fn distinct(w: &str) -> bool {
+    let mut v: Vec<char> = w.chars().collect();
+    v.sort_unstable();
+    v.windows(2).all(|p| p[0] != p[1])
+}
+
+fn finish(
+    found: Vec<String>,
+    dropped: Vec<String>,
+    any: bool,
+    clean_stop: bool,
+    strict: bool,
+    at_end: bool,
+) -> Option<(Vec<String>, Vec<String>)> {
+    if !any || !clean_stop || (strict && !at_end) {
+        return None;
+    }
+    Some((found, dropped))
+}
+
+/// Lower-cased words of `s` (letters, digits, CJK) joined by single spaces, padded.
+fn words(s: &str) -> String {
+    let mut out = String::from(" ");
+    for c in s.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with(' ') {
+            out.push(' ');
+        }
+    }
+    if !out.ends_with(' ') {
+        out.push(' ');
+    }
+    out
+}
+
+/// Options whose text appears (as whole words) in the segment; an option whose text lies
+/// inside another matched option's text is not counted on its own.
+fn match_texts(seg: &str, labels: &[String], texts: &[String]) -> Vec<String> {
+    let s = words(seg);
+    let norm: Vec<String> = texts.iter().map(|t| words(t)).collect();
+    let hits: Vec<usize> = (0..texts.len())
+        .filter(|&j| norm[j].trim().len() >= 2 && s.contains(&norm[j]))
+        .collect();
+    hits.iter()
+        .filter(|&&j| {
+            !hits
+                .iter()
+                .any(|&k| k != j && norm[k].len() > norm[j].len() && norm[k].contains(&norm[j]))
+        })
+        .filter_map(|&j| labels.get(j).cloned())
+        .collect()
+}
+
+fn says_none(seg: &str) -> bool {
+    let t = seg
+        .trim_matches(|c: char| {
+            !c.is_alphanumeric() && !is_cjk(c) && c != '[' && c != ']' && c != '∅'
+        })
+        .to_lowercase();
+    let t = t.trim();
+    t == "[]"
+        || t == "∅"
+        || [
+            "none",
+            "no option",
+            "no options",
+            "no correct",
+            "no incorrect",
+            "n/a",
+            "empty",
+            "nothing",
+        ]
+        .iter()
+        .any(|p| t.starts_with(p))
+        || ["无", "没有", "都不", "均不", "全都不"]
+            .iter()
+            .any(|p| t.starts_with(p))
+}

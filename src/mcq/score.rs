@@ -1,0 +1,372 @@
+//! Scoring: per-item EM and F1, the two-level group → task → overall average, run means and
+//! SDs, and stratified item-bootstrap intervals on the resample engine.
+//!
+//! Definitions (one model, items i, runs r):
+//!
+//! - `em_ir`, `f1_ir`: [`super::metrics::exact_match`] and [`super::metrics::f1`] of the
+//!   parsed answer against gold. A parse failure or API error scores 0 on both (policy
+//!   `zero`, the default: a failure is never right, not even on an item whose gold is
+//!   empty) or is left out (policy `exclude`).
+//! - item value `x_i` = mean over its scored runs.
+//! - group mean `G_g` = mean of `x_i` over the items of group g; task `T_t` = mean of its
+//!   groups present; overall = mean of the tasks present. The same for EM and F1.
+//! - run scores: the same averages computed from run r alone; reported as mean and SD
+//!   (ddof 1) over runs. With every run of every item scored, their mean equals the estimate.
+//! - interval: stratified item bootstrap. One engine row per item, `[x_i^EM, x_i^F1]`
+//!   (all runs of an item stay together), strata = groups; each replicate's group means are
+//!   `c_g + sum_g / q_g` (rows centred on `c_g` before the f32 sums), and its task and
+//!   overall scores are the host arithmetic above. Percentile interval, type-7 quantiles.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::item::{Group, Task};
+use super::metrics::{exact_match, f1};
+use super::results::{Outcome, RunResult};
+use crate::error::{Error, Result};
+use crate::resample::engine::{ResampleBackend, ResampleJob};
+use crate::resample::summary::{sd, summarize, Method};
+
+/// What a parse failure or API error scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FailurePolicy {
+    /// EM = F1 = 0.
+    Zero,
+    /// Left out of the averages (an item with no scored run is left out).
+    Exclude,
+}
+
+/// (EM, F1) of one result line, or `None` when the policy leaves it out.
+pub fn line_score(r: &RunResult, policy: FailurePolicy) -> Option<[f64; 2]> {
+    match (&r.outcome, &r.answer, policy) {
+        (Outcome::Ok, Some(a), _) => Some([exact_match(a, &r.gold), f1(a, &r.gold)]),
+        (_, _, FailurePolicy::Zero) => Some([0.0, 0.0]),
+        _ => None,
+    }
+}
+
+/// One item's scored runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemRow {
+    /// Item id.
+    pub id: String,
+    /// Group.
+    pub group: Group,
+    /// (run, [EM, F1]) of every scored run.
+    pub runs: Vec<(u32, [f64; 2])>,
+}
+
+impl ItemRow {
+    /// Mean over runs of [EM, F1].
+    pub fn mean(&self) -> [f64; 2] {
+        let n = self.runs.len() as f64;
+        let s = self
+            .runs
+            .iter()
+            .fold([0.0, 0.0], |a, (_, v)| [a[0] + v[0], a[1] + v[1]]);
+        [s[0] / n, s[1] / n]
+    }
+}
+
+/// Items with at least one scored run, in order of first appearance.
+pub fn item_rows(results: &[RunResult], policy: FailurePolicy) -> Vec<ItemRow> {
+    let mut idx: HashMap<&str, usize> = HashMap::new();
+    let mut out: Vec<ItemRow> = Vec::new();
+    for r in results {
+        let Some(s) = line_score(r, policy) else {
+            continue;
+        };
+        let i = *idx.entry(r.id.as_str()).or_insert_with(|| {
+            out.push(ItemRow {
+                id: r.id.clone(),
+                group: r.group,
+                runs: vec![],
+            });
+            out.len() - 1
+        });
+        out[i].runs.push((r.run, s));
+    }
+    for row in &mut out {
+        row.runs.sort_by_key(|(k, _)| *k);
+    }
+    out
+}
+
+/// Per group [EM, F1] means (`None` for a group without items).
+pub type GroupMeans = [Option<[f64; 2]>; 6];
+
+/// Group, task and overall scores.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Levels {
+    /// Per group, in [`Group::ALL`] order.
+    pub groups: GroupMeans,
+    /// Per task, in [`Task::ALL`] order: mean of its groups present.
+    pub tasks: [Option<[f64; 2]>; 4],
+    /// Mean of the tasks present.
+    pub overall: Option<[f64; 2]>,
+}
+
+fn mean2(v: &[[f64; 2]]) -> Option<[f64; 2]> {
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    let s = v.iter().fold([0.0, 0.0], |a, x| [a[0] + x[0], a[1] + x[1]]);
+    Some([s[0] / n, s[1] / n])
+}
+
+/// Tasks = mean of their groups present; overall = mean of the tasks present.
+pub fn levels(groups: &GroupMeans) -> Levels {
+    let mut tasks = [None; 4];
+    for (t, task) in Task::ALL.iter().enumerate() {
+        let v: Vec<[f64; 2]> = task
+            .groups()
+            .iter()
+            .filter_map(|g| groups[g.index()])
+            .collect();
+        tasks[t] = mean2(&v);
+    }
+    let present: Vec<[f64; 2]> = tasks.iter().flatten().copied().collect();
+    Levels {
+        groups: *groups,
+        tasks,
+        overall: mean2(&present),
+    }
+}
+
+/// Group means of (group, value) rows.
+pub fn group_means(rows: &[(Group, [f64; 2])]) -> GroupMeans {
+    let mut acc: [Vec<[f64; 2]>; 6] = Default::default();
+    for (g, v) in rows {
+        acc[g.index()].push(*v);
+    }
+    let mut out = [None; 6];
+    for (i, a) in acc.iter().enumerate() {
+        out[i] = mean2(a);
+    }
+    out
+}
+
+/// The group means of every replicate of the stratified bootstrap of `rows`
+/// (strata = groups present, rows resampled within their group).
+///
+/// # Errors
+/// [`Error::Usage`] for fewer than 2 replicates; engine errors.
+pub fn bootstrap_group_means(
+    rows: &[(Group, [f64; 2])],
+    backend: &dyn ResampleBackend,
+    seed: u64,
+    replicates: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<GroupMeans>> {
+    if replicates < 2 {
+        return Err(Error::Usage("--replicates must be at least 2".into()));
+    }
+    let present: Vec<Group> = Group::ALL
+        .into_iter()
+        .filter(|g| rows.iter().any(|(h, _)| h == g))
+        .collect();
+    if present.is_empty() {
+        return Err(Error::Data("no scored items to resample".into()));
+    }
+    let centres = group_means(rows);
+    let data: Vec<Vec<f32>> = present
+        .iter()
+        .map(|g| {
+            let c = centres[g.index()].unwrap_or([0.0, 0.0]);
+            rows.iter()
+                .filter(|(h, _)| h == g)
+                .flat_map(|(_, v)| [(v[0] - c[0]) as f32, (v[1] - c[1]) as f32])
+                .collect()
+        })
+        .collect();
+    let job = ResampleJob {
+        strata: data.iter().map(|d| d.as_slice()).collect(),
+        k: 2,
+        seed,
+        replicates: 0..replicates,
+    };
+    let sums = backend.resample_sums(&job, progress)?;
+    let s = present.len();
+    let q: Vec<f64> = data.iter().map(|d| (d.len() / 2) as f64).collect();
+    Ok((0..replicates as usize)
+        .map(|r| {
+            let mut gm: GroupMeans = [None; 6];
+            for (si, g) in present.iter().enumerate() {
+                let c = centres[g.index()].unwrap_or([0.0, 0.0]);
+                let base = (r * s + si) * 2;
+                gm[g.index()] = Some([
+                    c[0] + f64::from(sums[base]) / q[si],
+                    c[1] + f64::from(sums[base + 1]) / q[si],
+                ]);
+            }
+            gm
+        })
+        .collect())
+}
+
+/// Estimate, run mean and SD, bootstrap SE and percentile interval of one score.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Stat {
+    /// Two-level average of the per-item run means.
+    pub estimate: f64,
+    /// Mean over runs of the per-run scores.
+    pub run_mean: f64,
+    /// SD (ddof 1) over runs of the per-run scores; NaN with one run.
+    pub run_sd: f64,
+    /// Bootstrap standard error.
+    pub se: f64,
+    /// Percentile interval.
+    pub ci: [f64; 2],
+}
+
+/// One row of a score or compare table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LevelRow {
+    /// `group`, `task` or `overall`.
+    pub level: &'static str,
+    /// Group or task name, or `overall`.
+    pub name: String,
+    /// Items contributing.
+    pub items: usize,
+    /// Exact match.
+    pub em: Stat,
+    /// Instance F1.
+    pub f1: Stat,
+}
+
+/// The table rows (groups present, tasks present, overall) from item values `rows`,
+/// per-run group means `per_run` and bootstrap replicates `reps`.
+pub fn level_rows(
+    rows: &[(Group, [f64; 2])],
+    per_run: &[GroupMeans],
+    reps: &[GroupMeans],
+    confidence: f64,
+) -> Vec<LevelRow> {
+    let point = levels(&group_means(rows));
+    let run_levels: Vec<Levels> = per_run.iter().map(levels).collect();
+    let rep_levels: Vec<Levels> = reps.iter().map(levels).collect();
+    let stat = |get: &dyn Fn(&Levels) -> Option<[f64; 2]>, m: usize| -> Option<Stat> {
+        let est = get(&point)?[m];
+        let runs: Vec<f64> = run_levels.iter().filter_map(get).map(|v| v[m]).collect();
+        let boot: Vec<f64> = rep_levels.iter().filter_map(get).map(|v| v[m]).collect();
+        let s = summarize(est, &boot, Method::Percentile, confidence, 0.0);
+        Some(Stat {
+            estimate: est,
+            run_mean: if runs.is_empty() {
+                f64::NAN
+            } else {
+                runs.iter().sum::<f64>() / runs.len() as f64
+            },
+            run_sd: sd(&runs),
+            se: s.se,
+            ci: s.ci,
+        })
+    };
+    let count = |gs: &[Group]| rows.iter().filter(|(g, _)| gs.contains(g)).count();
+    let mut out = Vec::new();
+    let mut push = |level: &'static str,
+                    name: String,
+                    items: usize,
+                    get: &dyn Fn(&Levels) -> Option<[f64; 2]>| {
+        if let (Some(em), Some(f1)) = (stat(get, 0), stat(get, 1)) {
+            out.push(LevelRow {
+                level,
+                name,
+                items,
+                em,
+                f1,
+            });
+        }
+    };
+    for g in Group::ALL {
+        push("group", g.as_str().into(), count(&[g]), &|l: &Levels| {
+            l.groups[g.index()]
+        });
+    }
+    for (t, task) in Task::ALL.iter().enumerate() {
+        push(
+            "task",
+            task.as_str().into(),
+            count(task.groups()),
+            &|l: &Levels| l.tasks[t],
+        );
+    }
+    push("overall", "overall".into(), rows.len(), &|l: &Levels| {
+        l.overall
+    });
+    out
+}
+
+/// Group means of each run separately: `(run, means)` in run order.
+pub fn per_run_group_means(items: &[ItemRow]) -> Vec<(u32, GroupMeans)> {
+    let mut runs: Vec<u32> = items
+        .iter()
+        .flat_map(|i| i.runs.iter().map(|(k, _)| *k))
+        .collect();
+    runs.sort_unstable();
+    runs.dedup();
+    runs.into_iter()
+        .map(|k| {
+            let rows: Vec<(Group, [f64; 2])> = items
+                .iter()
+                .filter_map(|i| {
+                    i.runs
+                        .iter()
+                        .find(|(r, _)| *r == k)
+                        .map(|(_, v)| (i.group, *v))
+                })
+                .collect();
+            (k, group_means(&rows))
+        })
+        .collect()
+}
+
+/// Parse-failure and error counts of one group (or `overall`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RateRow {
+    /// Group name or `overall`.
+    pub group: String,
+    /// Result lines.
+    pub records: usize,
+    /// Lines whose text could not be parsed.
+    pub parse_failed: usize,
+    /// Lines whose call failed.
+    pub errors: usize,
+    /// parse_failed / records.
+    pub parse_failure_rate: f64,
+    /// errors / records.
+    pub error_rate: f64,
+}
+
+/// Failure counts per group present and overall.
+pub fn rates(results: &[RunResult]) -> Vec<RateRow> {
+    let row = |name: String, rs: &[&RunResult]| {
+        let n = rs.len();
+        let pf = rs
+            .iter()
+            .filter(|r| r.outcome == Outcome::ParseFailed)
+            .count();
+        let er = rs.iter().filter(|r| r.outcome == Outcome::Error).count();
+        RateRow {
+            group: name,
+            records: n,
+            parse_failed: pf,
+            errors: er,
+            parse_failure_rate: pf as f64 / n.max(1) as f64,
+            error_rate: er as f64 / n.max(1) as f64,
+        }
+    };
+    let mut out = Vec::new();
+    for g in Group::ALL {
+        let rs: Vec<&RunResult> = results.iter().filter(|r| r.group == g).collect();
+        if !rs.is_empty() {
+            out.push(row(g.as_str().into(), &rs));
+        }
+    }
+    let all: Vec<&RunResult> = results.iter().collect();
+    out.push(row("overall".into(), &all));
+    out
+}
