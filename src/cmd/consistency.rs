@@ -166,12 +166,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             print!("{}", t.render());
             if let Some(r) = ratio {
                 println!(
-                    "\none-read SE ratio {}/{} = {:.3} [{:.3}, {:.3}] (95% bootstrap, {reps} replicates, {})",
+                    "\none-read SE ratio {}/{} = {:.3} [{:.3}, {:.3}] (95% bootstrap, {reps} replicates on {} ({}), {})",
                     r.numerator,
                     r.denominator,
                     r.ratio,
                     r.ci[0],
                     r.ci[1],
+                    engine.name(),
+                    engine.description(),
                     if r.paired { "paired on questions" } else { "groups hold different questions: unpaired" }
                 );
             }
