@@ -4,6 +4,7 @@
 use std::num::NonZeroU64;
 
 use super::permute::{PermuteBackend, PermuteJob};
+use crate::gpu::pipelines::storage_entry;
 use crate::gpu::{shaders, AdapterPolicy, GpuContext};
 use crate::resample::engine::BackendChoice;
 use crate::{Error, Result};
@@ -19,19 +20,6 @@ pub struct GpuPermute {
     shuffle: wgpu::ComputePipeline,
     cross: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
-}
-
-fn entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
 }
 
 impl GpuPermute {
@@ -55,10 +43,10 @@ impl GpuPermute {
                         .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                             label: Some("permute"),
                             entries: &[
-                                entry(0, true),
-                                entry(1, false),
-                                entry(2, true),
-                                entry(3, false),
+                                storage_entry(0, true),
+                                storage_entry(1, false),
+                                storage_entry(2, true),
+                                storage_entry(3, false),
                             ],
                         });
                 let pl = ctx

@@ -7,7 +7,8 @@ use super::device::GpuContext;
 use super::shaders;
 use crate::Result;
 
-fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+/// A compute-stage storage-buffer binding.
+pub fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
