@@ -143,7 +143,10 @@ fn every_subset_se_matches_brute_force_on_a_tiny_panel() {
                 for rs in combinations(2, rp) {
                     let want = brute_se(&strata, &all, &ts, &rs);
                     let have = got[&(ts.clone(), rs.clone())];
-                    assert!(rel_close(have, want, 1e-11), "{ts:?} {rs:?}: {have} vs {want}");
+                    assert!(
+                        rel_close(have, want, 1e-11),
+                        "{ts:?} {rs:?}: {have} vs {want}"
+                    );
                     n += 1;
                 }
             }
@@ -198,7 +201,10 @@ fn replicate_configuration_means_match_brute_force_draws() {
             .collect();
         let want = brute_configs(&strata, &draws);
         for (c, (a, b)) in got.iter().zip(&want).enumerate() {
-            assert!(rel_close(*a, *b, 2e-5), "replicate {r} config {c}: {a} vs {b}");
+            assert!(
+                rel_close(*a, *b, 2e-5),
+                "replicate {r} config {c}: {a} vs {b}"
+            );
         }
     }
 }
@@ -235,7 +241,11 @@ fn report_forecasts_and_maes_follow_their_definitions() {
         // 110 questions) against 12 depth questions and "b" (0.02, 100) against 8.
         let want_q =
             ((0.03f64.powi(2) * 110.0 / 12.0) + (0.02f64.powi(2) * 100.0 / 8.0)).sqrt() / 2.0;
-        assert!((c.se_q_only - want_q).abs() < 1e-14, "{} vs {want_q}", c.se_q_only);
+        assert!(
+            (c.se_q_only - want_q).abs() < 1e-14,
+            "{} vs {want_q}",
+            c.se_q_only
+        );
         assert_eq!(c.in_mae, c.trajectories >= 2);
         if c.in_mae {
             sn += (c.se_nested - c.se_measured.estimate).abs();
@@ -292,7 +302,11 @@ fn cpu_and_gpu_replicates_are_bit_identical() {
     assert_eq!(cpu.len(), 40);
     for (r, (a, b)) in cpu.iter().zip(&gpu).enumerate() {
         for (c, (x, y)) in a.iter().zip(b).enumerate() {
-            assert_eq!(x.to_bits(), y.to_bits(), "replicate {r} config {c}: cpu {x} gpu {y}");
+            assert_eq!(
+                x.to_bits(),
+                y.to_bits(),
+                "replicate {r} config {c}: cpu {x} gpu {y}"
+            );
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod llm;
 pub mod merge;
 pub mod score_answers;
 pub mod simulate;
+pub mod subsets;
 pub mod variance;
 
 use crate::cli::{Cli, Command};
@@ -38,5 +39,6 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
         Command::Correlate(a) => correlate::run(a),
+        Command::Subsets(a) => subsets::run(a),
     }
 }

@@ -7,6 +7,6 @@ pub mod efficiency;
 pub mod forecast;
 pub mod ledger;
 pub mod one_read;
-pub mod subsets;
 pub mod panel_costs;
+pub mod subsets;
 pub mod variance;

@@ -166,7 +166,11 @@ impl SubsetStudy {
         for tp in 1..=layout.t {
             for rp in 1..=layout.r {
                 let spec = DesignSpec::PerStratum {
-                    questions: names.iter().cloned().zip(questions.iter().copied()).collect(),
+                    questions: names
+                        .iter()
+                        .cloned()
+                        .zip(questions.iter().copied())
+                        .collect(),
                     t: tp,
                     r: rp,
                 };
