@@ -40,19 +40,13 @@ pub enum Command {
     )]
     Cost(cmd::cost::Args),
     /// One-read efficiency loss at a fixed budget, per stratum and pooled, with bootstrap intervals.
-    #[command(
-        after_help = "Example:\n  stats efficiency data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl"
-    )]
+    #[command(after_help = "Example:\n  stats efficiency data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl")]
     Efficiency(cmd::efficiency::Args),
     /// Compare nested allocations Q:T:R of one panel on SE, cost and variance x cost, with paired intervals.
-    #[command(
-        after_help = "Example:\n  stats allocate data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --prices data/demo/prices.toml \\\n      --allocation A=446:2:1 --allocation B=174:2:5 --allocation C=298:3:1"
-    )]
+    #[command(after_help = "Example:\n  stats allocate data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --prices data/demo/prices.toml \\\n      --allocation A=446:2:1 --allocation B=174:2:5 --allocation C=298:3:1")]
     Allocate(cmd::allocate::Args),
     /// Answer disagreement across repeated reads by group, and the ratio of one-read SEs.
-    #[command(
-        after_help = "Example:\n  stats consistency reads.jsonl --by temperature --contrast adaptive-open"
-    )]
+    #[command(after_help = "Example:\n  stats consistency reads.jsonl --by temperature --contrast adaptive-open")]
     Consistency(cmd::consistency::Args),
     /// Answer exact match and token F1 as the official HotpotQA / SQuAD / MuSiQue scripts compute them.
     #[command(
@@ -79,7 +73,7 @@ pub enum Command {
     Correlate(cmd::correlate::Args),
     /// Measured SE of every trajectory x read subset of a depth panel, per configuration beside the audit's nested and Q-only forecasts, with the MAE advantage and its bootstrap interval.
     #[command(
-        after_help = "Example:\n  stats subsets depth.csv --contrast adaptive-open --audit audit.csv --min-trajectories 3\n  stats subsets depth.csv --contrast adaptive-open --audit components.json --backend gpu --format json"
+        after_help = "Examples:\n  stats subsets depth.csv --contrast adaptive-open --audit audit.csv --min-trajectories 3\n  stats subsets depth.csv --contrast adaptive-open --audit components.json --backend gpu --format json"
     )]
     Subsets(cmd::subsets::Args),
 }

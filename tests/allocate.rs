@@ -32,51 +32,24 @@ fn write_panel(dir: &tempfile::TempDir, q: usize, seed: u64) -> (String, String,
     }
     let w = |name: &str, text: &str| {
         let p = dir.path().join(name);
-        std::fs::File::create(&p)
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
+        std::fs::File::create(&p).unwrap().write_all(text.as_bytes()).unwrap();
         p.to_str().unwrap().to_string()
     };
     (
         w("panel.csv", &panel),
         w("ledger.jsonl", &ledger),
-        w(
-            "prices.toml",
-            "[models.m]\ninput = 1\noutput = 2\n[search]\nusd_per_1000 = 1\n",
-        ),
+        w("prices.toml", "[models.m]\ninput = 1\noutput = 2\n[search]\nusd_per_1000 = 1\n"),
     )
 }
 
 fn allocate(p: &(String, String, String), allocs: &[&str]) -> serde_json::Value {
-    let mut args = vec![
-        "allocate",
-        &p.0,
-        "--ledger",
-        &p.1,
-        "--prices",
-        &p.2,
-        "--backend",
-        "cpu",
-        "--replicates",
-        "2000",
-        "--format",
-        "json",
-    ];
+    let mut args = vec!["allocate", &p.0, "--ledger", &p.1, "--prices", &p.2, "--backend", "cpu", "--replicates", "2000", "--format", "json"];
     for a in allocs {
         args.push("--allocation");
         args.push(a);
     }
-    let out = Command::cargo_bin("stats")
-        .unwrap()
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::cargo_bin("stats").unwrap().args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -130,25 +103,10 @@ fn intervals_resolve_large_panels_and_not_tiny_ones() {
 fn bad_allocations_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let p = write_panel(&dir, 10, 3);
-    for (alloc, needle) in [
-        ("A=11:1:1", "asks for 11 questions"),
-        ("A=10:3:1", "3 trajectories"),
-        ("A=10:1", "expected NAME=Q:T:R"),
-    ] {
+    for (alloc, needle) in [("A=11:1:1", "asks for 11 questions"), ("A=10:3:1", "3 trajectories"), ("A=10:1", "expected NAME=Q:T:R")] {
         Command::cargo_bin("stats")
             .unwrap()
-            .args([
-                "allocate",
-                &p.0,
-                "--ledger",
-                &p.1,
-                "--prices",
-                &p.2,
-                "--allocation",
-                alloc,
-                "--allocation",
-                "B=5:1:1",
-            ])
+            .args(["allocate", &p.0, "--ledger", &p.1, "--prices", &p.2, "--allocation", alloc, "--allocation", "B=5:1:1"])
             .assert()
             .code(2)
             .stderr(predicates::str::contains(needle));

@@ -48,14 +48,7 @@ fn point_values_match_direct_computation() {
     // Question costs: trajectories 90 + q, reads 30 (fixed), per question.
     let costs: Vec<Vec<QuestionCost>> = strata
         .iter()
-        .map(|s| {
-            (0..s.q())
-                .map(|i| QuestionCost {
-                    trajectories: 90.0 + i as f64,
-                    reads: 30.0,
-                })
-                .collect()
-        })
+        .map(|s| (0..s.q()).map(|i| QuestionCost { trajectories: 90.0 + i as f64, reads: 30.0 }).collect())
         .collect();
     let rep = analyse(&strata, &costs, &CpuBackend::new(), 3, 400, &|_| {}).unwrap();
 
@@ -66,17 +59,7 @@ fn point_values_match_direct_computation() {
         let q = s.q() as f64;
         let c_t = costs[i].iter().map(|c| c.trajectories).sum::<f64>() / (q * 3.0);
         let c_r = 30.0 * q / (q * 3.0 * 2.0);
-        let want = efficiency(
-            &v.strata[i].fit.components,
-            UnitCosts {
-                trajectory: c_t,
-                read: c_r,
-            },
-            q,
-            3.0,
-            2.0,
-        )
-        .unwrap();
+        let want = efficiency(&v.strata[i].fit.components, UnitCosts { trajectory: c_t, read: c_r }, q, 3.0, 2.0).unwrap();
         let got = rep.strata[i].efficiency.unwrap();
         assert!((got.loss_percent - want.loss_percent).abs() < 1e-9);
         assert!((got.r_star - want.r_star).abs() < 1e-9);
@@ -114,11 +97,7 @@ fn point_values_match_direct_computation() {
     }
     let want = (s0 + s1) / 2.0 * c1 / (s01 * c2);
     let d = rep.direct.unwrap();
-    assert!(
-        (d.ratio - want).abs() < 1e-9 * want,
-        "{} vs {want}",
-        d.ratio
-    );
+    assert!((d.ratio - want).abs() < 1e-9 * want, "{} vs {want}", d.ratio);
     assert!((d.se_two_reads - (s01 / 4.0).sqrt()).abs() < 1e-12);
     let ci = d.ci.unwrap();
     assert!(ci[0] < d.ratio && d.ratio < ci[1]);
@@ -131,26 +110,12 @@ fn cli_efficiency_on_demo_data_and_mismatched_ledger() {
     let out = Command::cargo_bin("stats")
         .unwrap()
         .args([
-            "efficiency",
-            "data/demo/panel.csv",
-            "--contrast",
-            "adaptive-open",
-            "--ledger",
-            "data/demo/ledger.jsonl",
-            "--replicates",
-            "200",
-            "--backend",
-            "cpu",
-            "--format",
-            "json",
+            "efficiency", "data/demo/panel.csv", "--contrast", "adaptive-open", "--ledger", "data/demo/ledger.jsonl",
+            "--replicates", "200", "--backend", "cpu", "--format", "json",
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["currency"], "tokens");
     assert_eq!(v["strata"].as_array().unwrap().len(), 2);
@@ -162,31 +127,13 @@ fn cli_efficiency_on_demo_data_and_mismatched_ledger() {
     std::fs::write(&l, "{\"kind\":\"reader\",\"dataset\":\"hotpotqa\",\"question\":\"x\",\"arm\":\"open\",\"trajectory\":0,\"read\":0,\"model\":\"m\",\"input_tokens\":1,\"output_tokens\":1}\n").unwrap();
     Command::cargo_bin("stats")
         .unwrap()
-        .args([
-            "efficiency",
-            "data/demo/panel.csv",
-            "--contrast",
-            "adaptive-open",
-            "--ledger",
-            l.to_str().unwrap(),
-        ])
+        .args(["efficiency", "data/demo/panel.csv", "--contrast", "adaptive-open", "--ledger", l.to_str().unwrap()])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains(
-            "the ledger does not match the panel",
-        ));
+        .stderr(predicate::str::contains("the ledger does not match the panel"));
     Command::cargo_bin("stats")
         .unwrap()
-        .args([
-            "efficiency",
-            "data/demo/panel.csv",
-            "--contrast",
-            "adaptive-open",
-            "--ledger",
-            "data/demo/ledger.jsonl",
-            "--currency",
-            "usd",
-        ])
+        .args(["efficiency", "data/demo/panel.csv", "--contrast", "adaptive-open", "--ledger", "data/demo/ledger.jsonl", "--currency", "usd"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--currency usd needs --prices"));

@@ -3,9 +3,7 @@
 
 use std::path::PathBuf;
 
-use ragstats::design::allocate::{
-    compare, question_order, AllocateReport, AllocationSpec, Compared,
-};
+use ragstats::design::allocate::{compare, question_order, AllocateReport, AllocationSpec, Compared};
 use ragstats::design::cost::{bill, parse_sweep, CellCosts, Currency};
 use ragstats::design::ledger::{read_ledger, Prices};
 
@@ -47,11 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         return Err(UsageError("--replicates-range is only for `stats bootstrap`".into()).into());
     }
     let reps = args.resample.range()?.end;
-    let specs: Vec<AllocationSpec> = args
-        .allocations
-        .iter()
-        .map(|a| a.parse())
-        .collect::<ragstats::Result<_>>()?;
+    let specs: Vec<AllocationSpec> = args.allocations.iter().map(|a| a.parse()).collect::<ragstats::Result<_>>()?;
     if specs.len() < 2 {
         return Err(UsageError("give at least two --allocation to compare".into()).into());
     }
@@ -64,17 +58,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let bills = bill(&entries, Some(&prices), &args.ledger, Some(&args.prices))?;
     let sweep = match &args.search_price {
         Some(s) => parse_sweep(s)?,
-        None if !prices.search.sweep_usd_per_1000.is_empty() => {
-            prices.search.sweep_usd_per_1000.clone()
-        }
+        None if !prices.search.sweep_usd_per_1000.is_empty() => prices.search.sweep_usd_per_1000.clone(),
         None => vec![prices.search.usd_per_1000],
     };
     let cells = |c| CellCosts::new(&entries, &bills, c, &args.ledger);
     let (tok, usd, searches) = (
         cells(Currency::Tokens)?,
-        cells(Currency::Usd {
-            search_usd_per_1000: 0.0,
-        })?,
+        cells(Currency::Usd { search_usd_per_1000: 0.0 })?,
         cells(Currency::Searches)?,
     );
     let order = question_order(&panel.strata, args.order_seed);
@@ -117,28 +107,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             };
             for p in &report.pairs {
                 push(&p.a, &p.b, "se_reduction".into(), &p.se_reduction);
-                push(
-                    &p.a,
-                    &p.b,
-                    "var_x_tokens_ratio".into(),
-                    &p.var_x_tokens_ratio,
-                );
+                push(&p.a, &p.b, "var_x_tokens_ratio".into(), &p.var_x_tokens_ratio);
                 for (price, c) in report.search_prices.iter().zip(&p.var_x_fees_ratio) {
                     push(&p.a, &p.b, format!("var_x_fees_ratio@{price}"), c);
                 }
             }
-            write_csv(
-                &[
-                    "a",
-                    "b",
-                    "statistic",
-                    "value",
-                    "ci_low",
-                    "ci_high",
-                    "resolved",
-                ],
-                &rows,
-            )?;
+            write_csv(&["a", "b", "statistic", "value", "ci_low", "ci_high", "resolved"], &rows)?;
         }
         Format::Table => print!("{}", table(&report, reps, &engine.description())),
     }
@@ -146,13 +120,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 fn table(r: &AllocateReport, reps: u32, adapter: &str) -> String {
-    let mut head = vec![
-        "allocation".to_string(),
-        "Q:T:R".into(),
-        "estimate".into(),
-        "SE".into(),
-        "model tokens".into(),
-    ];
+    let mut head = vec!["allocation".to_string(), "Q:T:R".into(), "estimate".into(), "SE".into(), "model tokens".into()];
     for p in &r.search_prices {
         head.push(format!("USD @{p}/1k"));
     }
@@ -173,36 +141,17 @@ fn table(r: &AllocateReport, reps: u32, adapter: &str) -> String {
     out.push_str(&format!("\npairs (95% bootstrap intervals, {reps} replicates with common random numbers on {adapter}):\n"));
     let fmt = |c: &Compared, pct: bool| {
         let s = if pct {
-            format!(
-                "{:.1}% [{:.1}%, {:.1}%]",
-                100.0 * c.value,
-                100.0 * c.ci[0],
-                100.0 * c.ci[1]
-            )
+            format!("{:.1}% [{:.1}%, {:.1}%]", 100.0 * c.value, 100.0 * c.ci[0], 100.0 * c.ci[1])
         } else {
             format!("{:.3} [{:.3}, {:.3}]", c.value, c.ci[0], c.ci[1])
         };
         format!("{s}{}", if c.resolved { "" } else { " unresolved" })
     };
     for p in &r.pairs {
-        out.push_str(&format!(
-            "  {} vs {}: {} reduces measured SE by {}\n",
-            p.a,
-            p.b,
-            p.a,
-            fmt(&p.se_reduction, true)
-        ));
-        out.push_str(&format!(
-            "    variance x tokens ratio {}/{}: {}\n",
-            p.a,
-            p.b,
-            fmt(&p.var_x_tokens_ratio, false)
-        ));
+        out.push_str(&format!("  {} vs {}: {} reduces measured SE by {}\n", p.a, p.b, p.a, fmt(&p.se_reduction, true)));
+        out.push_str(&format!("    variance x tokens ratio {}/{}: {}\n", p.a, p.b, fmt(&p.var_x_tokens_ratio, false)));
         for (price, c) in r.search_prices.iter().zip(&p.var_x_fees_ratio) {
-            out.push_str(&format!(
-                "    variance x fees ratio at ${price}/1k searches: {}\n",
-                fmt(c, false)
-            ));
+            out.push_str(&format!("    variance x fees ratio at ${price}/1k searches: {}\n", fmt(c, false)));
         }
     }
     out

@@ -40,19 +40,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         return Err(UsageError("--replicates-range is only for `stats bootstrap`".into()).into());
     }
     let reps = args.resample.range()?.end;
-    let cols = [
-        args.by.as_str(),
-        "dataset",
-        "question",
-        "trajectory",
-        "arm",
-        args.answer_column.as_str(),
-    ];
-    let records = read_records(
-        &args.reads,
-        &cols,
-        &[args.by.as_str(), "question", args.answer_column.as_str()],
-    )?;
+    let cols = [args.by.as_str(), "dataset", "question", "trajectory", "arm", args.answer_column.as_str()];
+    let records = read_records(&args.reads, &cols, &[args.by.as_str(), "question", args.answer_column.as_str()])?;
     let mut groups: Vec<String> = Vec::new();
     let rows: Vec<ReadAnswer> = records
         .into_iter()
@@ -61,11 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             if !groups.contains(&f(0)) {
                 groups.push(f(0));
             }
-            ReadAnswer {
-                group: f(0),
-                cell: (f(1), f(2), f(3), f(4)),
-                answer: f(5),
-            }
+            ReadAnswer { group: f(0), cell: (f(1), f(2), f(3), f(4)), answer: f(5) }
         })
         .collect();
     let dis = disagreement(&rows);
@@ -76,12 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 return Err(UsageError(format!("--compare '{s}': expected two groups A,B")).into());
             }
             if let Some(g) = v.iter().find(|g| !groups.contains(g)) {
-                return Err(UsageError(format!(
-                    "--compare: no group '{g}' in column '{}' (groups: {})",
-                    args.by,
-                    groups.join(", ")
-                ))
-                .into());
+                return Err(UsageError(format!("--compare: no group '{g}' in column '{}' (groups: {})", args.by, groups.join(", "))).into());
             }
             v
         }
@@ -100,9 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let engine = backend(args.resample.backend)?;
     let progress = Progress::new(2 * reps as u64, "consistency");
-    let (prec, ratio) = precision(&panels, engine.as_ref(), args.resample.seed, reps, &|d| {
-        progress.set(d)
-    })?;
+    let (prec, ratio) = precision(&panels, engine.as_ref(), args.resample.seed, reps, &|d| progress.set(d))?;
     progress.finish();
     match args.format {
         Format::Json => print_json(&serde_json::json!({
@@ -120,40 +98,17 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             let rows: Vec<Vec<String>> = dis
                 .iter()
                 .map(|d| {
-                    let se = prec
-                        .iter()
-                        .find(|p| p.group == d.group)
-                        .map(|p| p.one_read_se.to_string())
-                        .unwrap_or_default();
-                    vec![
-                        d.group.clone(),
-                        d.cells.to_string(),
-                        d.disagreeing.to_string(),
-                        d.rate.to_string(),
-                        se,
-                    ]
+                    let se = prec.iter().find(|p| p.group == d.group).map(|p| p.one_read_se.to_string()).unwrap_or_default();
+                    vec![d.group.clone(), d.cells.to_string(), d.disagreeing.to_string(), d.rate.to_string(), se]
                 })
                 .collect();
-            write_csv(
-                &["group", "cells", "disagreeing", "rate", "one_read_se"],
-                &rows,
-            )?;
+            write_csv(&["group", "cells", "disagreeing", "rate", "one_read_se"], &rows)?;
         }
         Format::Table => {
             let mut t = Table::new(&[&args.by, "cells", "disagreeing", "rate", "one-read SE"]);
             for d in &dis {
-                let se = prec
-                    .iter()
-                    .find(|p| p.group == d.group)
-                    .map(|p| num(p.one_read_se))
-                    .unwrap_or_else(|| "-".into());
-                t.row(vec![
-                    d.group.clone(),
-                    d.cells.to_string(),
-                    d.disagreeing.to_string(),
-                    format!("{:.2}%", 100.0 * d.rate),
-                    se,
-                ]);
+                let se = prec.iter().find(|p| p.group == d.group).map(|p| num(p.one_read_se)).unwrap_or_else(|| "-".into());
+                t.row(vec![d.group.clone(), d.cells.to_string(), d.disagreeing.to_string(), format!("{:.2}%", 100.0 * d.rate), se]);
             }
             print!("{}", t.render());
             if let Some(r) = ratio {

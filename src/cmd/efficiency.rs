@@ -10,9 +10,7 @@ use ragstats::design::panel_costs::{question_costs, QuestionCost};
 use ragstats::panel::Panel;
 
 use super::bootstrap::{backend, Progress, ResampleArgs};
-use super::common::{
-    dropped_note, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
-};
+use super::common::{dropped_note, num, opt_num, print_json, write_csv, Format, PanelOptions, Table};
 use super::UsageError;
 
 /// Flags of `stats efficiency`.
@@ -93,23 +91,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(note) = dropped_note(&panel) {
         eprintln!("{note}");
     }
-    let costs = panel_costs(
-        &panel,
-        &args.ledger,
-        args.prices.as_deref(),
-        args.currency,
-        args.search_price,
-    )?;
+    let costs = panel_costs(&panel, &args.ledger, args.prices.as_deref(), args.currency, args.search_price)?;
     let engine = backend(args.resample.backend)?;
     let progress = Progress::new(u64::from(range.end), "efficiency");
-    let report = analyse(
-        &panel.strata,
-        &costs,
-        engine.as_ref(),
-        args.resample.seed,
-        range.end,
-        &|d| progress.set(d),
-    )?;
+    let report = analyse(&panel.strata, &costs, engine.as_ref(), args.resample.seed, range.end, &|d| progress.set(d))?;
     progress.finish();
     let unit = match args.currency {
         CurrencyArg::Tokens => "tokens",
@@ -127,17 +112,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         Format::Csv => {
             let header = [
-                "scope",
-                "questions",
-                "trajectories",
-                "reads",
-                "c_t",
-                "c_r",
-                "r_star",
-                "r_best",
-                "loss_percent",
-                "loss_ci_low",
-                "loss_ci_high",
+                "scope", "questions", "trajectories", "reads", "c_t", "c_r", "r_star", "r_best", "loss_percent",
+                "loss_ci_low", "loss_ci_high",
             ];
             let rows: Vec<Vec<String>> = scopes(&report).map(|s| csv_row(s)).collect();
             write_csv(&header, &rows)?;
@@ -171,9 +147,7 @@ fn csv_row(s: &ScopeResult) -> Vec<String> {
 
 fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32) -> String {
     let mut out = format!("one-read efficiency loss at fixed Q, budget anchored at the panel's cost ({unit}); bootstrap {reps} replicates on {adapter}\n\n");
-    let mut t = Table::new(&[
-        "scope", "Q", "T", "R", "c_T", "c_R", "R*", "R best", "loss %", "95% CI",
-    ]);
+    let mut t = Table::new(&["scope", "Q", "T", "R", "c_T", "c_R", "R*", "R best", "loss %", "95% CI"]);
     for s in scopes(r) {
         let e = s.efficiency.as_ref();
         t.row(vec![
@@ -184,13 +158,9 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32) -> String {
             num(s.unit_costs.trajectory),
             num(s.unit_costs.read),
             opt_num(e.map(|e| e.r_star)),
-            e.map(|e| e.r_best.to_string())
-                .unwrap_or_else(|| "-".into()),
-            e.map(|e| format!("{:.2}", e.loss_percent))
-                .unwrap_or_else(|| "-".into()),
-            s.loss_ci
-                .map(|c| format!("[{:.2}, {:.2}]", c[0], c[1]))
-                .unwrap_or_else(|| "-".into()),
+            e.map(|e| e.r_best.to_string()).unwrap_or_else(|| "-".into()),
+            e.map(|e| format!("{:.2}", e.loss_percent)).unwrap_or_else(|| "-".into()),
+            s.loss_ci.map(|c| format!("[{:.2}, {:.2}]", c[0], c[1])).unwrap_or_else(|| "-".into()),
         ]);
     }
     out.push_str(&t.render());

@@ -38,27 +38,14 @@ impl std::str::FromStr for AllocationSpec {
     type Err = Error;
     /// Parses `NAME=Q:T:R`.
     fn from_str(s: &str) -> Result<Self> {
-        let bad = || {
-            Error::Usage(format!(
-                "bad allocation '{s}': expected NAME=Q:T:R with positive integers, e.g. A=446:2:1"
-            ))
-        };
+        let bad = || Error::Usage(format!("bad allocation '{s}': expected NAME=Q:T:R with positive integers, e.g. A=446:2:1"));
         let (name, rest) = s.split_once('=').ok_or_else(bad)?;
-        let v: Vec<usize> = rest
-            .split(':')
-            .map(|p| p.trim().parse::<usize>().ok().filter(|&n| n > 0))
-            .collect::<Option<_>>()
-            .ok_or_else(bad)?;
+        let v: Vec<usize> = rest.split(':').map(|p| p.trim().parse::<usize>().ok().filter(|&n| n > 0)).collect::<Option<_>>().ok_or_else(bad)?;
         let [q, t, r] = v[..] else { return Err(bad()) };
         if name.trim().is_empty() {
             return Err(bad());
         }
-        Ok(AllocationSpec {
-            name: name.trim().to_string(),
-            questions: q,
-            trajectories: t,
-            reads: r,
-        })
+        Ok(AllocationSpec { name: name.trim().to_string(), questions: q, trajectories: t, reads: r })
     }
 }
 
@@ -189,10 +176,7 @@ pub fn compare(
                 )));
             }
             if qn < 2 {
-                return Err(Error::Usage(format!(
-                    "allocation {} leaves stratum '{}' with {qn} question(s); need at least 2",
-                    a.name, s.name
-                )));
+                return Err(Error::Usage(format!("allocation {} leaves stratum '{}' with {qn} question(s); need at least 2", a.name, s.name)));
             }
             let qs = &ord[..qn];
             let traj: Vec<usize> = (0..a.trajectories).collect();
@@ -202,10 +186,7 @@ pub fn compare(
             estimate += mean / strata.len() as f64;
             let per_cur: Vec<Vec<f64>> = cells
                 .iter()
-                .map(|c| {
-                    question_costs(s, c, qs.iter().copied(), &traj, &reads, ledger)
-                        .map(|v| v.iter().map(|x| x.trajectories + x.reads).collect())
-                })
+                .map(|c| question_costs(s, c, qs.iter().copied(), &traj, &reads, ledger).map(|v| v.iter().map(|x| x.trajectories + x.reads).collect()))
                 .collect::<Result<_>>()?;
             rows.push(
                 st.questions
@@ -222,18 +203,12 @@ pub fn compare(
         let (se, tok, usd, searches) = measure(cols.exact_sums(), &counts);
         let fees: Vec<f64> = sweep.iter().map(|p| usd + searches * p / 1000.0).collect();
         let base = ai as u64 * replicates as u64;
-        let reps = cols.resample(backend, seed, 0..replicates, &|d| {
-            progress((base + d).min(total))
-        })?;
+        let reps = cols.resample(backend, seed, 0..replicates, &|d| progress((base + d).min(total)))?;
         reps_per_alloc.push(reps.iter().map(|r| measure(r, &counts)).collect::<Vec<_>>());
         results.push(AllocationResult {
             name: a.name.clone(),
             questions: counts.iter().sum(),
-            per_stratum: strata
-                .iter()
-                .map(|s| s.name.clone())
-                .zip(counts.iter().copied())
-                .collect(),
+            per_stratum: strata.iter().map(|s| s.name.clone()).zip(counts.iter().copied()).collect(),
             trajectories: a.trajectories,
             reads: a.reads,
             estimate,
@@ -248,11 +223,7 @@ pub fn compare(
         let mut v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
         v.sort_by(f64::total_cmp);
         let ci = [quantile_sorted(&v, 0.025), quantile_sorted(&v, 0.975)];
-        Compared {
-            value,
-            ci,
-            resolved: !(ci[0] <= null && null <= ci[1]),
-        }
+        Compared { value, ci, resolved: !(ci[0] <= null && null <= ci[1]) }
     };
     let mut pairs = Vec::new();
     for i in 0..specs.len() {
@@ -263,16 +234,9 @@ pub fn compare(
             pairs.push(PairResult {
                 a: a.name.clone(),
                 b: b.name.clone(),
-                se_reduction: interval(
-                    ra.iter().zip(rb).map(|(x, y)| 1.0 - x.0 / y.0).collect(),
-                    1.0 - a.se / b.se,
-                    0.0,
-                ),
+                se_reduction: interval(ra.iter().zip(rb).map(|(x, y)| 1.0 - x.0 / y.0).collect(), 1.0 - a.se / b.se, 0.0),
                 var_x_tokens_ratio: interval(
-                    ra.iter()
-                        .zip(rb)
-                        .map(|(x, y)| (x.0 * x.0 * x.1) / (y.0 * y.0 * y.1))
-                        .collect(),
+                    ra.iter().zip(rb).map(|(x, y)| (x.0 * x.0 * x.1) / (y.0 * y.0 * y.1)).collect(),
                     a.var_x_tokens / b.var_x_tokens,
                     1.0,
                 ),
@@ -281,10 +245,7 @@ pub fn compare(
                     .enumerate()
                     .map(|(k, &p)| {
                         interval(
-                            ra.iter()
-                                .zip(rb)
-                                .map(|(x, y)| (x.0 * x.0 * fee(x, p)) / (y.0 * y.0 * fee(y, p)))
-                                .collect(),
+                            ra.iter().zip(rb).map(|(x, y)| (x.0 * x.0 * fee(x, p)) / (y.0 * y.0 * fee(y, p))).collect(),
                             a.var_x_fees[k] / b.var_x_fees[k],
                             1.0,
                         )
@@ -293,9 +254,5 @@ pub fn compare(
             });
         }
     }
-    Ok(AllocateReport {
-        search_prices: sweep.to_vec(),
-        allocations: results,
-        pairs,
-    })
+    Ok(AllocateReport { search_prices: sweep.to_vec(), allocations: results, pairs })
 }

@@ -40,15 +40,9 @@ pub struct Disagreement {
 
 /// Counts, per group (sorted by group value), the cells whose normalised answers differ.
 pub fn disagreement(rows: &[ReadAnswer]) -> Vec<Disagreement> {
-    let mut cells: BTreeMap<&str, BTreeMap<&(String, String, String, String), BTreeSet<String>>> =
-        BTreeMap::new();
+    let mut cells: BTreeMap<&str, BTreeMap<&(String, String, String, String), BTreeSet<String>>> = BTreeMap::new();
     for r in rows {
-        cells
-            .entry(&r.group)
-            .or_default()
-            .entry(&r.cell)
-            .or_default()
-            .insert(normalize_answer(&r.answer));
+        cells.entry(&r.group).or_default().entry(&r.cell).or_default().insert(normalize_answer(&r.answer));
     }
     cells
         .into_iter()
@@ -73,25 +67,13 @@ fn one_read_rows(panel: &Panel, order: &[Vec<usize>]) -> Result<Vec<Vec<Vec<f64>
         .zip(order)
         .map(|(s, ord)| {
             if 2 * s.r() > MAX_K {
-                return Err(Error::Data(format!(
-                    "one-read SEs support at most {} reads per trajectory",
-                    MAX_K / 2
-                )));
+                return Err(Error::Data(format!("one-read SEs support at most {} reads per trajectory", MAX_K / 2)));
             }
             let traj: Vec<usize> = (0..s.t()).collect();
             let means: Vec<Vec<f64>> = (0..s.r())
-                .map(|r| {
-                    ord.iter()
-                        .map(|&q| {
-                            QuestionStats::from_cells(&traj, &[r], |t, rr| s.y(q, t, rr)).mean
-                        })
-                        .collect()
-                })
+                .map(|r| ord.iter().map(|&q| QuestionStats::from_cells(&traj, &[r], |t, rr| s.y(q, t, rr)).mean).collect())
                 .collect();
-            let centres: Vec<f64> = means
-                .iter()
-                .map(|m| m.iter().sum::<f64>() / m.len() as f64)
-                .collect();
+            let centres: Vec<f64> = means.iter().map(|m| m.iter().sum::<f64>() / m.len() as f64).collect();
             Ok((0..ord.len())
                 .map(|i| {
                     means
@@ -157,26 +139,12 @@ pub fn align(panel: &Panel, reference: &Panel) -> (Vec<Vec<usize>>, bool) {
         .enumerate()
         .map(|(d, s)| {
             let own: Vec<usize> = (0..s.q()).collect();
-            let Some(r) = reference
-                .strata
-                .get(d)
-                .filter(|r| r.name == s.name && r.q() == s.q())
-            else {
+            let Some(r) = reference.strata.get(d).filter(|r| r.name == s.name && r.q() == s.q()) else {
                 paired = false;
                 return own;
             };
-            let pos: std::collections::HashMap<&str, usize> = s
-                .questions
-                .iter()
-                .enumerate()
-                .map(|(i, q)| (q.as_str(), i))
-                .collect();
-            match r
-                .questions
-                .iter()
-                .map(|q| pos.get(q.as_str()).copied())
-                .collect::<Option<Vec<_>>>()
-            {
+            let pos: std::collections::HashMap<&str, usize> = s.questions.iter().enumerate().map(|(i, q)| (q.as_str(), i)).collect();
+            match r.questions.iter().map(|q| pos.get(q.as_str()).copied()).collect::<Option<Vec<_>>>() {
                 Some(o) => o,
                 None => {
                     paired = false;
@@ -203,20 +171,11 @@ pub fn precision(
     let mut reps = Vec::new();
     let mut paired = true;
     for (i, (name, p)) in groups.iter().enumerate() {
-        let (order, aligned) = if i == 0 {
-            (
-                p.strata.iter().map(|s| (0..s.q()).collect()).collect(),
-                true,
-            )
-        } else {
-            align(p, &groups[0].1)
-        };
+        let (order, aligned) = if i == 0 { (p.strata.iter().map(|s| (0..s.q()).collect()).collect(), true) } else { align(p, &groups[0].1) };
         paired &= aligned;
         let q: Vec<usize> = p.strata.iter().map(|s| s.q()).collect();
         if q.iter().any(|&n| n < 2) {
-            return Err(Error::Data(format!(
-                "group {name}: every stratum needs at least 2 questions"
-            )));
+            return Err(Error::Data(format!("group {name}: every stratum needs at least 2 questions")));
         }
         let cols = CenteredColumns::new(&one_read_rows(p, &order)?)?;
         out.push(GroupPrecision {
@@ -230,12 +189,7 @@ pub fn precision(
         }
     }
     let ratio = (groups.len() >= 2).then(|| {
-        let mut v: Vec<f64> = reps[0]
-            .iter()
-            .zip(&reps[1])
-            .map(|(a, b)| a / b)
-            .filter(|x| x.is_finite())
-            .collect();
+        let mut v: Vec<f64> = reps[0].iter().zip(&reps[1]).map(|(a, b)| a / b).filter(|x| x.is_finite()).collect();
         v.sort_by(f64::total_cmp);
         SeRatio {
             numerator: out[0].group.clone(),

@@ -88,10 +88,7 @@ impl ScopeSums<'_> {
 
     fn costs(&self) -> UnitCosts {
         let qt = self.q * self.shape.t as f64;
-        UnitCosts {
-            trajectory: self.s[TC] / qt,
-            read: self.s[RC] / (qt * self.shape.r as f64),
-        }
+        UnitCosts { trajectory: self.s[TC] / qt, read: self.s[RC] / (qt * self.shape.r as f64) }
     }
 
     /// SE² of the stratum mean from a (deviation, square) column pair.
@@ -101,34 +98,18 @@ impl ScopeSums<'_> {
 }
 
 /// Loss and R* of each scope (strata then pooled) and the direct ratio, from sums.
-fn statistics(
-    shapes: &[StratumStats],
-    sums: &[Vec<f64>],
-    direct: bool,
-) -> (Vec<Option<Efficiency>>, Option<f64>) {
+fn statistics(shapes: &[StratumStats], sums: &[Vec<f64>], direct: bool) -> (Vec<Option<Efficiency>>, Option<f64>) {
     let scopes: Vec<ScopeSums> = shapes
         .iter()
         .zip(sums)
-        .map(|(shape, s)| ScopeSums {
-            shape,
-            q: shape.q() as f64,
-            s,
-        })
+        .map(|(shape, s)| ScopeSums { shape, q: shape.q() as f64, s })
         .collect();
     let mut out = Vec::with_capacity(scopes.len() + 1);
     let mut anovas = Vec::new();
     let (mut tc, mut rc, mut qt) = (0.0, 0.0, 0.0);
     for sc in &scopes {
         let a = sc.anova();
-        let e = fit(&a).ok().and_then(|f| {
-            efficiency(
-                &f.components,
-                sc.costs(),
-                sc.q,
-                sc.shape.t as f64,
-                sc.shape.r as f64,
-            )
-        });
+        let e = fit(&a).ok().and_then(|f| efficiency(&f.components, sc.costs(), sc.q, sc.shape.t as f64, sc.shape.r as f64));
         out.push(e);
         anovas.push(a);
         tc += sc.s[TC];
@@ -137,17 +118,8 @@ fn statistics(
     }
     let pooled = AnovaSums::pooled(&anovas).ok().and_then(|p| {
         let f = fit(&p).ok()?;
-        let costs = UnitCosts {
-            trajectory: tc / qt,
-            read: rc / (qt * p.r as f64),
-        };
-        efficiency(
-            &f.components,
-            costs,
-            p.questions as f64,
-            p.t as f64,
-            p.r as f64,
-        )
+        let costs = UnitCosts { trajectory: tc / qt, read: rc / (qt * p.r as f64) };
+        efficiency(&f.components, costs, p.questions as f64, p.t as f64, p.r as f64)
     });
     out.push(pooled);
     let ratio = direct.then(|| {
@@ -156,10 +128,7 @@ fn statistics(
         let (c1, c2) = scopes.iter().fold((0.0, 0.0), |(a, b), s| {
             let c = s.costs();
             let n = s.q * s.shape.t as f64;
-            (
-                a + n * (c.trajectory + c.read),
-                b + n * (c.trajectory + 2.0 * c.read),
-            )
+            (a + n * (c.trajectory + c.read), b + n * (c.trajectory + 2.0 * c.read))
         });
         (se2(A0) + se2(A0 + 2)) / 2.0 * c1 / (se2(A0 + 4) * c2)
     });
@@ -193,29 +162,17 @@ pub fn analyse(
     let mut rows = Vec::with_capacity(strata.len());
     for ((st, shape), cost) in strata.iter().zip(&shapes).zip(costs) {
         if shape.q() < 2 {
-            return Err(Error::Data(format!(
-                "stratum '{}' needs at least 2 questions",
-                st.name
-            )));
+            return Err(Error::Data(format!("stratum '{}' needs at least 2 questions", st.name)));
         }
         let traj: Vec<usize> = (0..st.t()).collect();
         let sub = |reads: &[usize]| -> Vec<f64> {
-            (0..st.q())
-                .map(|q| QuestionStats::from_cells(&traj, reads, |t, r| st.y(q, t, r)).mean)
-                .collect()
+            (0..st.q()).map(|q| QuestionStats::from_cells(&traj, reads, |t, r| st.y(q, t, r)).mean).collect()
         };
         let mean = shape.mean();
         let mut cols: Vec<Vec<f64>> = vec![vec![0.0; k]; st.q()];
         for (i, (qs, c)) in shape.questions.iter().zip(cost).enumerate() {
             let d = qs.mean - mean;
-            cols[i][..A0].copy_from_slice(&[
-                d,
-                d * d,
-                qs.ss_trajectory,
-                qs.ss_read,
-                c.trajectories,
-                c.reads,
-            ]);
+            cols[i][..A0].copy_from_slice(&[d, d * d, qs.ss_trajectory, qs.ss_read, c.trajectories, c.reads]);
         }
         if direct {
             for (j, reads) in [vec![0], vec![1], vec![0, 1]].iter().enumerate() {
@@ -232,55 +189,24 @@ pub fn analyse(
     let columns = CenteredColumns::new(&rows)?;
     let (point, point_ratio) = statistics(&shapes, columns.exact_sums(), direct);
     let reps = columns.resample(backend, seed, 0..replicates, progress)?;
-    let per_rep: Vec<_> = reps
-        .iter()
-        .map(|r| statistics(&shapes, r, direct))
-        .collect();
+    let per_rep: Vec<_> = reps.iter().map(|r| statistics(&shapes, r, direct)).collect();
     let scope_ci = |i: usize, f: &dyn Fn(&Efficiency) -> f64| {
-        ci(per_rep
-            .iter()
-            .map(|(e, _)| e[i].as_ref().map(f).unwrap_or(f64::NAN))
-            .collect())
+        ci(per_rep.iter().map(|(e, _)| e[i].as_ref().map(f).unwrap_or(f64::NAN)).collect())
     };
     let mut results = Vec::new();
     let n = shapes.len();
-    let pooled_sums =
-        AnovaSums::pooled(&shapes.iter().map(AnovaSums::of_stratum).collect::<Vec<_>>()).ok();
+    let pooled_sums = AnovaSums::pooled(&shapes.iter().map(AnovaSums::of_stratum).collect::<Vec<_>>()).ok();
     for i in 0..=n {
         let (name, questions, t, r, comps, costs) = if i < n {
-            let sc = ScopeSums {
-                shape: &shapes[i],
-                q: shapes[i].q() as f64,
-                s: &columns.exact_sums()[i],
-            };
+            let sc = ScopeSums { shape: &shapes[i], q: shapes[i].q() as f64, s: &columns.exact_sums()[i] };
             let f = fit(&sc.anova())?;
-            (
-                shapes[i].name.clone(),
-                shapes[i].q(),
-                shapes[i].t,
-                shapes[i].r,
-                f.components,
-                sc.costs(),
-            )
+            (shapes[i].name.clone(), shapes[i].q(), shapes[i].t, shapes[i].r, f.components, sc.costs())
         } else {
             let Some(p) = pooled_sums else { continue };
             let f = fit(&p)?;
-            let (tc, rc): (f64, f64) = columns
-                .exact_sums()
-                .iter()
-                .fold((0.0, 0.0), |(a, b), s| (a + s[TC], b + s[RC]));
+            let (tc, rc): (f64, f64) = columns.exact_sums().iter().fold((0.0, 0.0), |(a, b), s| (a + s[TC], b + s[RC]));
             let qt = (p.questions * p.t) as f64;
-            (
-                "pooled".to_string(),
-                p.questions,
-                p.t,
-                p.r,
-                f.components,
-                UnitCosts {
-                    trajectory: tc / qt,
-                    read: rc / (qt * p.r as f64),
-                },
-            )
+            ("pooled".to_string(), p.questions, p.t, p.r, f.components, UnitCosts { trajectory: tc / qt, read: rc / (qt * p.r as f64) })
         };
         results.push(ScopeResult {
             name,
@@ -294,25 +220,14 @@ pub fn analyse(
             r_star_ci: scope_ci(i, &|e| e.r_star),
         });
     }
-    let pooled = if results.len() > n {
-        results.pop()
-    } else {
-        None
-    };
+    let pooled = if results.len() > n { results.pop() } else { None };
     let direct = point_ratio.map(|ratio| {
         let d2 = (n * n) as f64;
         let se = |col: usize| {
             (shapes
                 .iter()
                 .zip(columns.exact_sums())
-                .map(|(shape, s)| {
-                    ScopeSums {
-                        shape,
-                        q: shape.q() as f64,
-                        s,
-                    }
-                    .se2(col)
-                })
+                .map(|(shape, s)| ScopeSums { shape, q: shape.q() as f64, s }.se2(col))
                 .sum::<f64>()
                 / d2)
                 .sqrt()
@@ -324,9 +239,5 @@ pub fn analyse(
             ci: ci(per_rep.iter().map(|(_, r)| r.unwrap_or(f64::NAN)).collect()),
         }
     });
-    Ok(OneReadReport {
-        strata: results,
-        pooled,
-        direct,
-    })
+    Ok(OneReadReport { strata: results, pooled, direct })
 }

@@ -236,11 +236,7 @@ fn read_csv(path: &Path, file: File, opts: &LoadOptions) -> Result<(RawPanel, St
     let filter = match &opts.filter {
         Some((col, value)) => Some((
             header.iter().position(|h| h == col).ok_or_else(|| {
-                Error::input(
-                    path,
-                    Some(1),
-                    format!("missing column '{col}' (columns: {})", header.join(", ")),
-                )
+                Error::input(path, Some(1), format!("missing column '{col}' (columns: {})", header.join(", ")))
             })?,
             value.as_str(),
         )),

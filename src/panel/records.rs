@@ -25,8 +25,7 @@ pub fn read_records(path: &Path, columns: &[&str], required: &[&str]) -> Result<
     if ext.eq_ignore_ascii_case("jsonl") || ext.eq_ignore_ascii_case("json") {
         for (i, line) in BufReader::new(file).lines().enumerate() {
             let n = i as u64 + 1;
-            let line =
-                line.map_err(|e| Error::input(path, Some(n), format!("cannot read line: {e}")))?;
+            let line = line.map_err(|e| Error::input(path, Some(n), format!("cannot read line: {e}")))?;
             if line.trim().is_empty() {
                 continue;
             }
@@ -41,11 +40,7 @@ pub fn read_records(path: &Path, columns: &[&str], required: &[&str]) -> Result<
                     _ => None,
                 })
                 .collect();
-            if let Some((c, _)) = columns
-                .iter()
-                .zip(&fields)
-                .find(|(c, f)| f.is_none() && required.contains(c))
-            {
+            if let Some((c, _)) = columns.iter().zip(&fields).find(|(c, f)| f.is_none() && required.contains(c)) {
                 return Err(Error::input(path, Some(n), format!("missing field '{c}'")));
             }
             out.push(Record { line: n, fields });
@@ -59,28 +54,15 @@ pub fn read_records(path: &Path, columns: &[&str], required: &[&str]) -> Result<
             .map(|h| h.trim().to_string())
             .collect();
         if let Some(c) = required.iter().find(|c| !header.iter().any(|h| h == *c)) {
-            return Err(Error::input(
-                path,
-                Some(1),
-                format!("missing column '{c}' (columns: {})", header.join(", ")),
-            ));
+            return Err(Error::input(path, Some(1), format!("missing column '{c}' (columns: {})", header.join(", "))));
         }
-        let idx: Vec<Option<usize>> = columns
-            .iter()
-            .map(|c| header.iter().position(|h| h == c))
-            .collect();
+        let idx: Vec<Option<usize>> = columns.iter().map(|c| header.iter().position(|h| h == c)).collect();
         for rec in rdr.records() {
-            let rec =
-                rec.map_err(|e| Error::input(path, e.position().map(|p| p.line()), e.to_string()))?;
+            let rec = rec.map_err(|e| Error::input(path, e.position().map(|p| p.line()), e.to_string()))?;
             let line = rec.position().map(|p| p.line()).unwrap_or(0);
             let fields = idx
                 .iter()
-                .map(|i| {
-                    i.and_then(|i| rec.get(i))
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                        .map(String::from)
-                })
+                .map(|i| i.and_then(|i| rec.get(i)).map(str::trim).filter(|s| !s.is_empty()).map(String::from))
                 .collect();
             out.push(Record { line, fields });
         }

@@ -30,15 +30,9 @@ impl CenteredColumns {
     /// [`Error::Data`] for an empty stratum, rows of different lengths, or more than
     /// [`MAX_K`] columns.
     pub fn new(strata: &[Vec<Vec<f64>>]) -> Result<Self> {
-        let k = strata
-            .first()
-            .and_then(|s| s.first())
-            .map(Vec::len)
-            .unwrap_or(0);
+        let k = strata.first().and_then(|s| s.first()).map(Vec::len).unwrap_or(0);
         if k == 0 || k > MAX_K {
-            return Err(Error::Data(format!(
-                "resampling needs 1 to {MAX_K} columns per unit, got {k}"
-            )));
+            return Err(Error::Data(format!("resampling needs 1 to {MAX_K} columns per unit, got {k}")));
         }
         let mut centres = Vec::with_capacity(strata.len());
         let mut sums = Vec::with_capacity(strata.len());
@@ -48,20 +42,12 @@ impl CenteredColumns {
                 return Err(Error::Data(format!("stratum {s} has no units to resample")));
             }
             if rows.iter().any(|r| r.len() != k) {
-                return Err(Error::Data(format!(
-                    "stratum {s}: every unit needs {k} columns"
-                )));
+                return Err(Error::Data(format!("stratum {s}: every unit needs {k} columns")));
             }
             let n = rows.len() as f64;
-            let sum: Vec<f64> = (0..k)
-                .map(|j| rows.iter().map(|r| r[j]).sum::<f64>())
-                .collect();
+            let sum: Vec<f64> = (0..k).map(|j| rows.iter().map(|r| r[j]).sum::<f64>()).collect();
             let c: Vec<f64> = sum.iter().map(|v| v / n).collect();
-            rows32.push(
-                rows.iter()
-                    .flat_map(|r| r.iter().zip(&c).map(|(x, m)| (x - m) as f32))
-                    .collect(),
-            );
+            rows32.push(rows.iter().flat_map(|r| r.iter().zip(&c).map(|(x, m)| (x - m) as f32)).collect());
             centres.push(c);
             sums.push(sum);
         }
@@ -118,10 +104,7 @@ impl CenteredColumns {
                 (0..s_n)
                     .map(|s| {
                         (0..self.k)
-                            .map(|j| {
-                                rep[s * self.k + j] as f64
-                                    + self.units[s] as f64 * self.centres[s][j]
-                            })
+                            .map(|j| rep[s * self.k + j] as f64 + self.units[s] as f64 * self.centres[s][j])
                             .collect()
                     })
                     .collect()

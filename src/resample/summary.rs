@@ -117,12 +117,7 @@ mod tests {
     #[test]
     fn intervals_by_method() {
         let reps: Vec<f64> = (0..101).map(|i| i as f64).collect(); // quantiles at 2.5 and 97.5
-        let close = |a: [f64; 2], b: [f64; 2]| {
-            assert!(
-                (a[0] - b[0]).abs() < 1e-9 && (a[1] - b[1]).abs() < 1e-9,
-                "{a:?} vs {b:?}"
-            )
-        };
+        let close = |a: [f64; 2], b: [f64; 2]| assert!((a[0] - b[0]).abs() < 1e-9 && (a[1] - b[1]).abs() < 1e-9, "{a:?} vs {b:?}");
         let p = summarize(40.0, &reps, Method::Percentile, 0.95, 0.0);
         close(p.ci, [2.5, 97.5]);
         let b = summarize(40.0, &reps, Method::Basic, 0.95, 0.0);
