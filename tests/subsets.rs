@@ -310,3 +310,26 @@ fn cpu_and_gpu_replicates_are_bit_identical() {
         }
     }
 }
+
+#[test]
+fn replicates_do_not_depend_on_how_the_range_is_split() {
+    // The command processes replicates in chunks; a chunk is a replicate range, so
+    // 0..10 must equal 0..4 followed by 4..10, bit for bit.
+    let strata = vec![stratum("a", 11, 2, 3, 12)];
+    let study = SubsetStudy::new(&strata, &audit(&["a"]), 1).unwrap();
+    let cpu = CpuBackend::new();
+    let whole = study
+        .replicate_config_means(&cpu, 3, 0..10, &|_| {})
+        .unwrap();
+    let mut parts = study
+        .replicate_config_means(&cpu, 3, 0..4, &|_| {})
+        .unwrap();
+    parts.extend(
+        study
+            .replicate_config_means(&cpu, 3, 4..10, &|_| {})
+            .unwrap(),
+    );
+    assert_eq!(whole, parts);
+    // Different replicates do differ.
+    assert_ne!(whole[0], whole[1]);
+}
