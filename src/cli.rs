@@ -82,4 +82,9 @@ pub enum Command {
         after_help = "Examples:\n  stats mcq validate data/mcq/sample.jsonl\n  stats mcq run data/mcq/sample.jsonl --model qwen3-8b --prompt informative --runs 3 --out runs/qwen3-8b.jsonl\n  stats mcq score runs/qwen3-8b.jsonl\n  stats mcq compare runs/qwen3-8b.jsonl runs/qwen3-32b.jsonl\n  stats mcq filter data/mcq/generated.jsonl --predictions runs/*.jsonl --out data/mcq/kept.jsonl\n  stats mcq agree data/mcq/annotations.jsonl --items data/mcq/sample.jsonl"
     )]
     Mcq(cmd::mcq::Args),
+    /// Measured SE of every trajectory x read subset of a depth panel, per configuration beside the audit's nested and Q-only forecasts, with the MAE advantage and its bootstrap interval.
+    #[command(
+        after_help = "Examples:\n  stats subsets depth.csv --contrast adaptive-open --audit audit.csv --min-trajectories 3\n  stats subsets depth.csv --contrast adaptive-open --audit components.json --backend gpu --format json"
+    )]
+    Subsets(cmd::subsets::Args),
 }

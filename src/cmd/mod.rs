@@ -14,6 +14,7 @@ pub mod mcq;
 pub mod merge;
 pub mod score_answers;
 pub mod simulate;
+pub mod subsets;
 pub mod variance;
 
 use crate::cli::{Cli, Command};
@@ -40,5 +41,6 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Llm(a) => llm::run(a),
         Command::Correlate(a) => correlate::run(a),
         Command::Mcq(a) => mcq::run(a),
+        Command::Subsets(a) => subsets::run(a),
     }
 }

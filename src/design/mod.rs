@@ -8,4 +8,5 @@ pub mod forecast;
 pub mod ledger;
 pub mod one_read;
 pub mod panel_costs;
+pub mod subsets;
 pub mod variance;

@@ -1,0 +1,239 @@
+//! `stats subsets`: the measured SE of every trajectory × read subset of a depth panel,
+//! configuration means beside the audit's nested and Q-only forecasts, the forecasts' MAEs
+//! and a bootstrap interval for the MAE advantage.
+
+use std::path::{Path, PathBuf};
+
+use ragstats::design::forecast::Audit;
+use ragstats::design::subsets::{SubsetReport, SubsetStudy};
+use ragstats::panel::Panel;
+
+use super::bootstrap::{backend, Progress, ResampleArgs};
+use super::common::{dropped_note, num, print_json, write_csv, Format, PanelOptions, Table};
+use super::variance::report_for;
+
+/// Flags of `stats subsets`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Depth panel (CSV or JSONL, one row per read): every trajectory and read subset is evaluated.
+    pub panel: PathBuf,
+    /// Audit the forecasts come from: a panel (read with the same --metric/--contrast/--arm)
+    /// or a components file written by `stats variance --format json`.
+    #[arg(long, value_name = "FILE")]
+    pub audit: PathBuf,
+    /// Configurations with fewer trajectories t′ are shown but left out of the MAEs.
+    #[arg(long, default_value_t = 1)]
+    pub min_trajectories: usize,
+    #[command(flatten)]
+    pub opts: PanelOptions,
+    #[command(flatten)]
+    pub resample: ResampleArgs,
+    /// Confidence level of the percentile intervals.
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
+    /// List every subset's measured SE (table and CSV: instead of the configurations; JSON: in addition).
+    #[arg(long)]
+    pub per_subset: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// An audit from a components JSON (an object with `strata`) or else from a panel.
+fn load_audit(path: &Path, opts: &PanelOptions) -> anyhow::Result<Audit> {
+    let text = std::fs::read_to_string(path).map_err(|e| ragstats::Error::io(path, e))?;
+    let is_components = serde_json::from_str::<serde_json::Value>(&text)
+        .map(|v| v.get("strata").is_some())
+        .unwrap_or(false);
+    if is_components {
+        Ok(Audit::from_variance_json(&text, path)?)
+    } else {
+        Ok(Audit::from_report(&report_for(&opts.load(path)?)?))
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let range = args.resample.range()?;
+    let panel = args.opts.load(&args.panel)?;
+    if let Some(note) = dropped_note(&panel) {
+        eprintln!("{note}");
+    }
+    let audit = load_audit(&args.audit, &args.opts)?;
+    let study = SubsetStudy::new(&panel.strata, &audit, args.min_trajectories)?;
+    let engine = backend(args.resample.backend)?;
+    let progress = Progress::new(
+        study.work_units(u64::from(range.end - range.start)),
+        "subsets",
+    );
+    let report = study.run(
+        engine.as_ref(),
+        args.resample.seed,
+        range,
+        args.confidence,
+        &|d| progress.set(d),
+    )?;
+    progress.finish();
+    let subsets = args.per_subset.then(|| study.point_subsets());
+    let labels = |idx: &[usize], names: &[String]| {
+        idx.iter()
+            .map(|&i| names[i].as_str())
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    let first = &panel.strata[0];
+    let subset_rows = || -> Vec<Vec<String>> {
+        subsets
+            .iter()
+            .flatten()
+            .map(|s| {
+                vec![
+                    s.trajectories.len().to_string(),
+                    s.reads.len().to_string(),
+                    labels(&s.trajectories, &first.trajectories),
+                    labels(&s.reads, &first.reads),
+                    s.se.to_string(),
+                ]
+            })
+            .collect()
+    };
+    match args.format {
+        Format::Json => {
+            let mut v = serde_json::to_value(&report)?;
+            v["outcome"] = panel.outcome.clone().into();
+            v["backend"] = engine.name().into();
+            v["adapter"] = engine.description().into();
+            if let Some(s) = &subsets {
+                v["subsets"] = serde_json::to_value(s)?;
+            }
+            print_json(&v)?;
+        }
+        Format::Csv if args.per_subset => write_csv(
+            &["t", "r", "trajectories", "reads", "se_measured"],
+            &subset_rows(),
+        )?,
+        Format::Csv => write_csv(
+            &[
+                "t",
+                "r",
+                "subsets",
+                "se_measured",
+                "se_measured_se",
+                "ci_low",
+                "ci_high",
+                "se_nested",
+                "se_q_only",
+                "in_mae",
+            ],
+            &report
+                .configurations
+                .iter()
+                .map(|c| {
+                    vec![
+                        c.trajectories.to_string(),
+                        c.reads.to_string(),
+                        c.subsets.to_string(),
+                        c.se_measured.estimate.to_string(),
+                        c.se_measured.se.to_string(),
+                        c.se_measured.ci[0].to_string(),
+                        c.se_measured.ci[1].to_string(),
+                        c.se_nested.to_string(),
+                        c.se_q_only.to_string(),
+                        c.in_mae.to_string(),
+                    ]
+                })
+                .collect::<Vec<_>>(),
+        )?,
+        Format::Table => {
+            print_header(&report, &panel, engine.name(), &engine.description());
+            if args.per_subset {
+                let mut t = Table::new(&["t'", "r'", "trajectories", "reads", "SE measured"]);
+                for mut row in subset_rows() {
+                    let se: f64 = row[4].parse().unwrap_or(f64::NAN);
+                    row[4] = num(se);
+                    t.row(row);
+                }
+                print!("{}", t.render());
+            } else {
+                print_configs(&report);
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn print_header(r: &SubsetReport, panel: &Panel, backend: &str, adapter: &str) {
+    let strata: Vec<String> = r.strata.iter().map(|(n, q)| format!("{n} Q={q}")).collect();
+    let pairs = ((1usize << r.trajectories) - 1) * ((1usize << r.reads) - 1);
+    println!(
+        "subset enumeration of {} ({}; T={}, R={}; {pairs} subset pairs)",
+        panel.outcome,
+        strata.join(", "),
+        r.trajectories,
+        r.reads
+    );
+    println!(
+        "backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} engine calls per replicate; percentile {}% intervals\n",
+        r.range[1] - r.range[0],
+        r.range[0],
+        r.range[1],
+        r.seed,
+        r.engine_calls,
+        100.0 * r.confidence
+    );
+}
+
+fn print_configs(r: &SubsetReport) {
+    let mut t = Table::new(&[
+        "t'",
+        "r'",
+        "subsets",
+        "SE measured",
+        "SE of it",
+        "CI low",
+        "CI high",
+        "SE nested",
+        "SE Q-only",
+        "in MAE",
+    ]);
+    for c in &r.configurations {
+        t.row(vec![
+            c.trajectories.to_string(),
+            c.reads.to_string(),
+            c.subsets.to_string(),
+            num(c.se_measured.estimate),
+            num(c.se_measured.se),
+            num(c.se_measured.ci[0]),
+            num(c.se_measured.ci[1]),
+            num(c.se_nested),
+            num(c.se_q_only),
+            if c.in_mae { "yes" } else { "no" }.into(),
+        ]);
+    }
+    print!("{}", t.render());
+    let pct = format!("{}%", 100.0 * r.confidence);
+    println!(
+        "\nMAE over configurations with t' >= {} (forecasts fixed; the audit is not resampled):",
+        r.min_trajectories
+    );
+    let mut t = Table::new(&[
+        "statistic",
+        "estimate",
+        "SE",
+        &format!("{pct} CI low"),
+        "CI high",
+    ]);
+    for (name, s) in [
+        ("MAE nested", &r.mae_nested),
+        ("MAE Q-only", &r.mae_q_only),
+        ("advantage (Q-only - nested)", &r.advantage),
+    ] {
+        t.row(vec![
+            name.into(),
+            num(s.estimate),
+            num(s.se),
+            num(s.ci[0]),
+            num(s.ci[1]),
+        ]);
+    }
+    print!("{}", t.render());
+}

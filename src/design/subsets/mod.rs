@@ -1,0 +1,359 @@
+//! Subset enumeration of a depth panel: the measured SE of every (trajectory subset, read
+//! subset), its mean per configuration (t′, r′) beside the nested and Q-only forecasts of
+//! an audit, the mean absolute error (MAE) of each forecast, and a question bootstrap of
+//! the MAE advantage (Q-only − nested) in which every replicate recomputes every subset SE
+//! on the same question draws.
+//!
+//! * Subset SE (per stratum d, subset S = (S_T, S_R)): SE²_d(S) = s²(m_q(S))/Q_d with
+//!   m_q(S) the mean of question q's cells in S; combined with equal weights,
+//!   SE(S) = sqrt(Σ_d SE²_d(S))/D. Computed from cell moments ([`eval`]).
+//! * Configuration (t′, r′): the equal-weight mean of SE(S) over its C(T,t′)·C(R,r′) subsets.
+//! * Forecasts ([`crate::design::forecast::forecast`]) at (Q_d of the depth panel, t′, r′)
+//!   from the audit's strata of the same names: nested (truncated components) and Q-only.
+//! * MAE over the configurations with t′ ≥ `min_trajectories`; advantage = MAE_Q-only − MAE_nested.
+//! * Bootstrap: replicate b draws Q_d questions with replacement in each stratum (the
+//!   engine's streams), recomputes every SE(S), the configuration means and the MAEs
+//!   against the *fixed* forecasts (the audit is not resampled). Percentile intervals.
+
+pub mod eval;
+pub mod moments;
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use self::eval::{add_se2, Layout, Moments, Scratch};
+use self::moments::{n_columns, MomentColumns};
+use super::forecast::{forecast, Audit, DesignSpec};
+use crate::panel::Stratum;
+use crate::resample::engine::ResampleBackend;
+use crate::resample::summary::{summarize, Method, Summary};
+use crate::{Error, Result};
+
+/// Largest T·R supported (2,144 moment columns; memory and time grow as (TR)²).
+pub const MAX_CELLS: usize = 64;
+/// Largest T and largest R supported (2^12 − 1 masks each).
+pub const MAX_SIDE: usize = 12;
+/// Replicate moments held at once: replicates are processed in chunks of about this many
+/// f64 totals (the result does not depend on the chunking).
+const TOTALS_PER_CHUNK: usize = 1 << 22;
+
+/// One configuration (t′, r′) of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigRow {
+    pub trajectories: usize,
+    pub reads: usize,
+    /// Subsets averaged: C(T, t′)·C(R, r′).
+    pub subsets: usize,
+    /// Mean measured SE over the subsets, its bootstrap SE and percentile interval.
+    pub se_measured: Summary,
+    pub se_nested: f64,
+    pub se_q_only: f64,
+    /// Whether the configuration counts in the MAEs (t′ ≥ min_trajectories).
+    pub in_mae: bool,
+}
+
+/// One subset's measured SE (trajectory and read positions, 0-based).
+#[derive(Debug, Clone, Serialize)]
+pub struct SubsetRow {
+    pub trajectories: Vec<usize>,
+    pub reads: Vec<usize>,
+    pub se: f64,
+}
+
+/// The whole analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct SubsetReport {
+    /// (name, questions) of each depth stratum.
+    pub strata: Vec<(String, usize)>,
+    pub trajectories: usize,
+    pub reads: usize,
+    pub min_trajectories: usize,
+    pub configurations: Vec<ConfigRow>,
+    pub mae_nested: Summary,
+    pub mae_q_only: Summary,
+    /// MAE_Q-only − MAE_nested (positive: the nested forecast is closer).
+    pub advantage: Summary,
+    pub seed: u64,
+    pub range: [u32; 2],
+    pub confidence: f64,
+    /// Engine calls per replicate chunk (moment column groups of 16).
+    pub engine_calls: usize,
+}
+
+/// A prepared subset study: validated panel, moment columns and fixed forecasts.
+#[derive(Debug, Clone)]
+pub struct SubsetStudy {
+    layout: Layout,
+    names: Vec<String>,
+    questions: Vec<usize>,
+    cols: MomentColumns,
+    nested: Vec<f64>,
+    q_only: Vec<f64>,
+    min_trajectories: usize,
+}
+
+/// The audit strata named like the depth strata, in the depth panel's order.
+///
+/// # Errors
+/// [`Error::Data`] naming the first depth stratum the audit lacks.
+pub fn matching_audit(audit: &Audit, names: &[String]) -> Result<Audit> {
+    let mut strata = Vec::with_capacity(names.len());
+    for n in names {
+        let s = audit.strata.iter().find(|s| &s.name == n).ok_or_else(|| {
+            let have: Vec<&str> = audit.strata.iter().map(|s| s.name.as_str()).collect();
+            Error::Data(format!(
+                "depth stratum '{n}' has no audit stratum of the same name (audit strata: {})",
+                have.join(", ")
+            ))
+        })?;
+        strata.push(s.clone());
+    }
+    Ok(Audit {
+        strata,
+        pooled: None,
+    })
+}
+
+impl SubsetStudy {
+    /// Validates the depth panel's strata and computes the forecasts of every configuration.
+    ///
+    /// # Errors
+    /// [`Error::Data`] when strata differ in T or R, a stratum has fewer than 2 questions,
+    /// the design exceeds [`MAX_SIDE`] or [`MAX_CELLS`], or a stratum is not in the audit;
+    /// [`Error::Usage`] when `min_trajectories` is 0 or exceeds T.
+    pub fn new(strata: &[Stratum], audit: &Audit, min_trajectories: usize) -> Result<Self> {
+        let first = strata
+            .first()
+            .ok_or_else(|| Error::Data("the depth panel has no strata".into()))?;
+        let layout = Layout {
+            t: first.t(),
+            r: first.r(),
+        };
+        for s in strata {
+            if s.t() != layout.t || s.r() != layout.r {
+                return Err(Error::Data(format!(
+                    "subsets need the same T and R in every stratum; '{}' has T={}, R={} but '{}' has T={}, R={}",
+                    first.name, layout.t, layout.r, s.name, s.t(), s.r()
+                )));
+            }
+            if s.q() < 2 {
+                return Err(Error::Data(format!(
+                    "stratum '{}' has {} question(s); a measured SE needs at least 2",
+                    s.name,
+                    s.q()
+                )));
+            }
+        }
+        if layout.t > MAX_SIDE || layout.r > MAX_SIDE || layout.t * layout.r > MAX_CELLS {
+            return Err(Error::Data(format!(
+                "T={}, R={}: subsets support T, R ≤ {MAX_SIDE} and T·R ≤ {MAX_CELLS}",
+                layout.t, layout.r
+            )));
+        }
+        if min_trajectories == 0 || min_trajectories > layout.t {
+            return Err(Error::Usage(format!(
+                "--min-trajectories {min_trajectories}: expected 1 to T = {} (the depth panel's trajectories)",
+                layout.t
+            )));
+        }
+        let names: Vec<String> = strata.iter().map(|s| s.name.clone()).collect();
+        let questions: Vec<usize> = strata.iter().map(Stratum::q).collect();
+        let audit = matching_audit(audit, &names)?;
+        let mut nested = Vec::new();
+        let mut q_only = Vec::new();
+        for tp in 1..=layout.t {
+            for rp in 1..=layout.r {
+                let spec = DesignSpec::PerStratum {
+                    questions: names
+                        .iter()
+                        .cloned()
+                        .zip(questions.iter().copied())
+                        .collect(),
+                    t: tp,
+                    r: rp,
+                };
+                let f = forecast(&audit, &spec, false)?;
+                nested.push(f.se_nested);
+                q_only.push(f.se_q_only);
+            }
+        }
+        let ys: Vec<&[f64]> = strata.iter().map(|s| s.y.as_slice()).collect();
+        Ok(SubsetStudy {
+            layout,
+            names,
+            questions,
+            cols: MomentColumns::new(layout, &ys),
+            nested,
+            q_only,
+            min_trajectories,
+        })
+    }
+
+    /// The subset layout.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Engine calls per replicate chunk.
+    pub fn engine_calls(&self) -> usize {
+        self.cols.engine_calls()
+    }
+
+    /// Progress units of [`Self::run`] for `n` replicates.
+    pub fn work_units(&self, n: u64) -> u64 {
+        n * self.engine_calls() as u64
+    }
+
+    /// SE(S) of every subset from per-stratum moments, in subset order.
+    fn subset_se(&self, strata: &[Moments], scratch: &mut Scratch, se2: &mut Vec<f64>) {
+        se2.clear();
+        se2.resize(self.layout.n_subsets(), 0.0);
+        for m in strata {
+            add_se2(self.layout, m, scratch, se2);
+        }
+        let d = strata.len() as f64;
+        for v in se2.iter_mut() {
+            *v = v.sqrt() / d;
+        }
+    }
+
+    /// Measured SE of every subset of the panel itself.
+    pub fn point_subsets(&self) -> Vec<SubsetRow> {
+        let mut se = Vec::new();
+        self.subset_se(self.cols.exact(), &mut Scratch::default(), &mut se);
+        let bits = |m: usize, n: usize| (0..n).filter(|i| m >> i & 1 == 1).collect();
+        se.iter()
+            .enumerate()
+            .map(|(i, &se)| {
+                let (mt, mr) = self.layout.masks(i);
+                SubsetRow {
+                    trajectories: bits(mt, self.layout.t),
+                    reads: bits(mr, self.layout.r),
+                    se,
+                }
+            })
+            .collect()
+    }
+
+    /// Configuration means of SE(S) from per-stratum moments.
+    fn config_means(&self, strata: &[Moments], cfg: &[usize], sizes: &[usize]) -> Vec<f64> {
+        let mut se = Vec::new();
+        self.subset_se(strata, &mut Scratch::default(), &mut se);
+        let mut sums = vec![0f64; self.layout.n_configs()];
+        for (v, &c) in se.iter().zip(cfg) {
+            sums[c] += v;
+        }
+        sums.iter().zip(sizes).map(|(s, &n)| s / n as f64).collect()
+    }
+
+    /// Configuration means of every replicate in `replicates`, `[replicate][configuration]`.
+    ///
+    /// # Errors
+    /// Whatever the engine reports.
+    pub fn replicate_config_means(
+        &self,
+        engine: &dyn ResampleBackend,
+        seed: u64,
+        replicates: Range<u32>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<Vec<f64>>> {
+        let cfg = self.layout.config_of_subsets();
+        let sizes = self.layout.config_sizes();
+        let per_rep = self.names.len() * n_columns(self.layout);
+        let chunk = (TOTALS_PER_CHUNK / per_rep).max(1) as u32;
+        let calls = self.engine_calls() as u64;
+        let mut out = Vec::with_capacity((replicates.end - replicates.start) as usize);
+        let mut start = replicates.start;
+        while start < replicates.end {
+            let end = replicates.end.min(start.saturating_add(chunk));
+            let done = (start - replicates.start) as u64 * calls;
+            let n = (end - start) as u64;
+            let moments = self.cols.resample(engine, seed, start..end, &|d| {
+                // Units inside this chunk are g·n + d for group g; rescale to whole chunks.
+                progress(done + d.min(calls * n))
+            })?;
+            out.extend(
+                moments
+                    .par_iter()
+                    .map(|m| self.config_means(m, &cfg, &sizes))
+                    .collect::<Vec<_>>(),
+            );
+            start = end;
+        }
+        Ok(out)
+    }
+
+    /// The full analysis: point estimates, forecasts, MAEs and bootstrap summaries.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for a confidence outside (0, 1); engine errors.
+    pub fn run(
+        &self,
+        engine: &dyn ResampleBackend,
+        seed: u64,
+        replicates: Range<u32>,
+        confidence: f64,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<SubsetReport> {
+        if !(confidence > 0.0 && confidence < 1.0) {
+            return Err(Error::Usage(format!(
+                "confidence {confidence} must be between 0 and 1"
+            )));
+        }
+        let cfg = self.layout.config_of_subsets();
+        let sizes = self.layout.config_sizes();
+        let point = self.config_means(self.cols.exact(), &cfg, &sizes);
+        let reps = self.replicate_config_means(engine, seed, replicates.clone(), progress)?;
+        let in_mae: Vec<bool> = (0..self.layout.n_configs())
+            .map(|c| c / self.layout.r + 1 >= self.min_trajectories)
+            .collect();
+        let mae = |se: &[f64], f: &[f64]| -> f64 {
+            let (mut s, mut n) = (0.0, 0usize);
+            for c in (0..se.len()).filter(|&c| in_mae[c]) {
+                s += (f[c] - se[c]).abs();
+                n += 1;
+            }
+            s / n as f64
+        };
+        let sum = |theta: f64, v: &[f64]| summarize(theta, v, Method::Percentile, confidence, 0.0);
+        let (mn, mq) = (mae(&point, &self.nested), mae(&point, &self.q_only));
+        let rn: Vec<f64> = reps.iter().map(|r| mae(r, &self.nested)).collect();
+        let rq: Vec<f64> = reps.iter().map(|r| mae(r, &self.q_only)).collect();
+        let ra: Vec<f64> = rq.iter().zip(&rn).map(|(q, n)| q - n).collect();
+        let configurations = (0..self.layout.n_configs())
+            .map(|c| {
+                let col: Vec<f64> = reps.iter().map(|r| r[c]).collect();
+                ConfigRow {
+                    trajectories: c / self.layout.r + 1,
+                    reads: c % self.layout.r + 1,
+                    subsets: sizes[c],
+                    se_measured: sum(point[c], &col),
+                    se_nested: self.nested[c],
+                    se_q_only: self.q_only[c],
+                    in_mae: in_mae[c],
+                }
+            })
+            .collect();
+        Ok(SubsetReport {
+            strata: self
+                .names
+                .iter()
+                .cloned()
+                .zip(self.questions.iter().copied())
+                .collect(),
+            trajectories: self.layout.t,
+            reads: self.layout.r,
+            min_trajectories: self.min_trajectories,
+            configurations,
+            mae_nested: sum(mn, &rn),
+            mae_q_only: sum(mq, &rq),
+            advantage: sum(mq - mn, &ra),
+            seed,
+            range: [replicates.start, replicates.end],
+            confidence,
+            engine_calls: self.engine_calls(),
+        })
+    }
+}
