@@ -8,9 +8,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ragstats::panel::StratumStats;
 use ragstats::resample::bootstrap::{Bootstrap, BootstrapSpec};
-use ragstats::resample::engine::{
-    select_backend, select_backend_for, BackendChoice, ResampleBackend,
-};
+use ragstats::resample::engine::{select_backend_for, BackendChoice, ResampleBackend};
 use ragstats::resample::replicates::{data_digest, Replicates, ReplicatesHeader};
 use ragstats::resample::report::{build_report, BootstrapReport};
 use ragstats::resample::summary::{Method, Summary};
@@ -131,11 +129,6 @@ impl Progress {
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
-}
-
-/// Selects the backend and says which one runs.
-pub fn backend(choice: BackendChoice) -> anyhow::Result<Box<dyn ResampleBackend>> {
-    Ok(select_backend(choice)?)
 }
 
 /// Selects the backend for a job of `draws` draws (`auto` keeps small jobs on the CPU).

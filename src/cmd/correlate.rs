@@ -15,7 +15,7 @@ use ragstats::correlate::{load, prepare, LoadSpec, Method, Missing};
 use ragstats::resample::engine::BackendChoice;
 use serde_json::json;
 
-use super::bootstrap::{backend, Progress, ResampleArgs};
+use super::bootstrap::{backend_for, Progress, ResampleArgs};
 use super::common::{num, print_json, write_csv, Format, Table};
 use super::UsageError;
 
@@ -129,8 +129,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 .into());
             }
         }
-        let engine = backend(args.resample.backend)?;
         let calls = bootstrap_calls(&prep, clusters.is_some()) as u64;
+        let units = clusters.map(|(_, c)| c as u64).unwrap_or(data.n() as u64);
+        let engine = backend_for(
+            args.resample.backend,
+            calls * u64::from(args.resample.replicates) * units,
+        )?;
         let progress = Progress::new(calls * u64::from(args.resample.replicates), "bootstrap");
         let reps = bootstrap_replicates(
             &prep,

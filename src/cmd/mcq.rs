@@ -29,7 +29,7 @@ use ragstats::mcq::{Group, Item, Task};
 use ragstats::resample::engine::BackendChoice;
 use serde_json::json;
 
-use super::bootstrap::{backend, Progress};
+use super::bootstrap::{backend_for, Progress};
 use super::common::{num, print_json, write_csv, Format, Table};
 use super::llm::Endpoint;
 use super::UsageError;
@@ -527,7 +527,10 @@ fn score(a: ScoreArgs) -> anyhow::Result<u8> {
         .into_iter()
         .map(|(_, g)| g)
         .collect();
-    let engine = backend(a.boot.backend)?;
+    let engine = backend_for(
+        a.boot.backend,
+        u64::from(a.boot.replicates) * rows.len() as u64,
+    )?;
     let progress = Progress::new(u64::from(a.boot.replicates), "bootstrap");
     let reps = bootstrap_group_means(
         &rows,
@@ -746,7 +749,10 @@ fn compare(a: CompareArgs) -> anyhow::Result<u8> {
     let pairing = pair(&ra, &rb, a.boot.failures)?;
     let diffs = item_differences(&pairing.pairs);
     let per_run = per_run_differences(&pairing.pairs);
-    let engine = backend(a.boot.backend)?;
+    let engine = backend_for(
+        a.boot.backend,
+        u64::from(a.boot.replicates) * diffs.len() as u64,
+    )?;
     let progress = Progress::new(u64::from(a.boot.replicates), "bootstrap");
     let reps = bootstrap_group_means(
         &diffs,

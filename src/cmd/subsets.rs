@@ -8,7 +8,7 @@ use ragstats::design::forecast::Audit;
 use ragstats::design::subsets::{SubsetReport, SubsetStudy};
 use ragstats::panel::Panel;
 
-use super::bootstrap::{backend, Progress, ResampleArgs};
+use super::bootstrap::{backend_for, Progress, ResampleArgs};
 use super::common::{dropped_note, num, print_json, write_csv, Format, PanelOptions, Table};
 use super::variance::report_for;
 
@@ -60,7 +60,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let audit = load_audit(&args.audit, &args.opts)?;
     let study = SubsetStudy::new(&panel.strata, &audit, args.min_trajectories)?;
-    let engine = backend(args.resample.backend)?;
+    let draws = study.work_units(u64::from(range.end - range.start))
+        * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>();
+    let engine = backend_for(args.resample.backend, draws)?;
     let progress = Progress::new(
         study.work_units(u64::from(range.end - range.start)),
         "subsets",
