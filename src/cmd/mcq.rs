@@ -129,6 +129,23 @@ pub struct RunArgs {
     pub cache_dir: PathBuf,
 }
 
+/// The stratified item bootstrap of per-group means (items resampled within groups).
+fn group_bootstrap(
+    rows: &[(Group, [f64; 2])],
+    boot: &BootArgs,
+) -> anyhow::Result<(
+    Box<dyn ragstats::resample::ResampleBackend>,
+    Vec<ragstats::mcq::score::GroupMeans>,
+)> {
+    let engine = backend_for(boot.backend, u64::from(boot.replicates) * rows.len() as u64)?;
+    let progress = Progress::new(u64::from(boot.replicates), "bootstrap");
+    let reps = bootstrap_group_means(rows, engine.as_ref(), boot.seed, boot.replicates, &|d| {
+        progress.set(d)
+    })?;
+    progress.finish();
+    Ok((engine, reps))
+}
+
 /// Bootstrap flags of `score` and `compare`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BootArgs {
@@ -527,19 +544,7 @@ fn score(a: ScoreArgs) -> anyhow::Result<u8> {
         .into_iter()
         .map(|(_, g)| g)
         .collect();
-    let engine = backend_for(
-        a.boot.backend,
-        u64::from(a.boot.replicates) * rows.len() as u64,
-    )?;
-    let progress = Progress::new(u64::from(a.boot.replicates), "bootstrap");
-    let reps = bootstrap_group_means(
-        &rows,
-        engine.as_ref(),
-        a.boot.seed,
-        a.boot.replicates,
-        &|d| progress.set(d),
-    )?;
-    progress.finish();
+    let (engine, reps) = group_bootstrap(&rows, &a.boot)?;
     let table = level_rows(&rows, &per_run, &reps, a.boot.confidence);
     let rate_rows = rates(&results);
     let positions = a.positions.then(|| position_table(&results));
@@ -749,19 +754,7 @@ fn compare(a: CompareArgs) -> anyhow::Result<u8> {
     let pairing = pair(&ra, &rb, a.boot.failures)?;
     let diffs = item_differences(&pairing.pairs);
     let per_run = per_run_differences(&pairing.pairs);
-    let engine = backend_for(
-        a.boot.backend,
-        u64::from(a.boot.replicates) * diffs.len() as u64,
-    )?;
-    let progress = Progress::new(u64::from(a.boot.replicates), "bootstrap");
-    let reps = bootstrap_group_means(
-        &diffs,
-        engine.as_ref(),
-        a.boot.seed,
-        a.boot.replicates,
-        &|d| progress.set(d),
-    )?;
-    progress.finish();
+    let (engine, reps) = group_bootstrap(&diffs, &a.boot)?;
     let table = level_rows(&diffs, &per_run, &reps, a.boot.confidence);
     // Each side's own scores over the paired (id, run) set, for context.
     let side = |which: usize| {
