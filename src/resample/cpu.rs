@@ -114,31 +114,36 @@ pub fn pair_sums(
 /// and words 0..3 within a block.
 #[inline(always)]
 pub(crate) fn walk_draws(key: [u32; 2], r: u32, s: u32, q: u32, mut f: impl FnMut(usize, u32)) {
+    // Rows are drawn a batch of blocks at a time and only then handed to `f`: the gathers
+    // `f` makes are then independent loads back to back, which the core overlaps, instead
+    // of each waiting behind a Philox block. The calls to `f` and their order are the same.
+    const BATCH: u32 = 256;
     let t = lemire_threshold(q);
-    let full = q / 4;
-    for j in 0..full {
-        let b = philox4x32_10([r, s, j, 0], key);
-        let lane = j as usize & (LANES - 1);
-        for (w, &x) in b.iter().enumerate() {
-            let row = match lemire_accept(x, q, t) {
-                Some(v) => v,
-                None => redraw(key, [r, s, j], w, q, t),
-            };
-            f(lane, row);
+    let blocks = q.div_ceil(4);
+    let mut rows = [0u32; 4 * BATCH as usize];
+    let mut j0 = 0;
+    while j0 < blocks {
+        let n = BATCH.min(blocks - j0);
+        for jj in 0..n {
+            let j = j0 + jj;
+            let b = philox4x32_10([r, s, j, 0], key);
+            for (w, &x) in b.iter().enumerate() {
+                rows[(4 * jj) as usize + w] = match lemire_accept(x, q, t) {
+                    Some(v) => v,
+                    None => redraw(key, [r, s, j], w, q, t),
+                };
+            }
         }
-    }
-    let rem = (q % 4) as usize;
-    if rem > 0 {
-        let j = full;
-        let b = philox4x32_10([r, s, j, 0], key);
-        let lane = j as usize & (LANES - 1);
-        for (w, &x) in b.iter().enumerate().take(rem) {
-            let row = match lemire_accept(x, q, t) {
-                Some(v) => v,
-                None => redraw(key, [r, s, j], w, q, t),
-            };
-            f(lane, row);
+        for jj in 0..n {
+            let j = j0 + jj;
+            let lane = j as usize & (LANES - 1);
+            // The last block may hold fewer than 4 draws.
+            let words = (q - 4 * j).min(4) as usize;
+            for &row in &rows[(4 * jj) as usize..(4 * jj) as usize + words] {
+                f(lane, row);
+            }
         }
+        j0 += n;
     }
 }
 
