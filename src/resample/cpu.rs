@@ -43,7 +43,7 @@ impl ResampleBackend for CpuBackend {
     fn description(&self) -> String {
         let base = format!("rayon, {} threads", rayon::current_num_threads());
         match &self.note {
-            Some(n) => format!("{base} ({n})"),
+            Some(n) => format!("{base}; {n}"),
             None => base,
         }
     }
