@@ -1,20 +1,15 @@
 //! Allocation comparisons: measured SEs of nested sub-panels, and intervals that resolve a
 //! real SE difference on a large panel but not on a tiny one.
 
-use std::io::Write;
+mod common;
 
-use assert_cmd::Command;
+use common::{json, stats, write, XorShift};
 
 /// Writes a single-stratum panel (Q questions, T=2, R=2, no arms) and a ledger where every
 /// trajectory costs 100 tokens and every read 50, with one search per trajectory.
 fn write_panel(dir: &tempfile::TempDir, q: usize, seed: u64) -> (String, String, String) {
-    let mut x = seed;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % 100_000) as f64 / 100_000.0
-    };
+    let mut x = XorShift(seed);
+    let mut next = || x.grid(100_000);
     let mut panel = String::from("dataset,question,trajectory,read,f1\n");
     let mut ledger = String::new();
     for qi in 0..q {
@@ -30,14 +25,7 @@ fn write_panel(dir: &tempfile::TempDir, q: usize, seed: u64) -> (String, String,
             }
         }
     }
-    let w = |name: &str, text: &str| {
-        let p = dir.path().join(name);
-        std::fs::File::create(&p)
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        p.to_str().unwrap().to_string()
-    };
+    let w = |name: &str, text: &str| write(dir, name, text).to_str().unwrap().to_string();
     (
         w("panel.csv", &panel),
         w("ledger.jsonl", &ledger),
@@ -67,17 +55,7 @@ fn allocate(p: &(String, String, String), allocs: &[&str]) -> serde_json::Value 
         args.push("--allocation");
         args.push(a);
     }
-    let out = Command::cargo_bin("stats")
-        .unwrap()
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json(&args)
 }
 
 #[test]
@@ -135,8 +113,7 @@ fn bad_allocations_are_usage_errors() {
         ("A=10:3:1", "3 trajectories"),
         ("A=10:1", "expected NAME=Q:T:R"),
     ] {
-        Command::cargo_bin("stats")
-            .unwrap()
+        stats()
             .args([
                 "allocate",
                 &p.0,

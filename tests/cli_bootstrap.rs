@@ -1,49 +1,27 @@
 //! `stats bootstrap` and `stats merge` from the command line.
 
-use std::io::Write;
+mod common;
 
-use assert_cmd::Command;
+use common::{json, stats, write, XorShift};
 use predicates::prelude::*;
-
-fn stats() -> Command {
-    Command::cargo_bin("stats").unwrap()
-}
 
 /// Two strata (30 and 17 questions), T=2, R=2, two arms, deterministic irregular scores.
 fn panel(dir: &tempfile::TempDir) -> std::path::PathBuf {
     let mut s = String::from("dataset,question,trajectory,read,arm,f1\n");
-    let mut x: u64 = 88172645463325252;
+    let mut x = XorShift(88172645463325252);
     for (d, q) in [("hotpotqa", 30), ("musique", 17)] {
         for qi in 0..q {
             for t in 0..2 {
                 for r in 0..2 {
                     for arm in ["open", "adaptive"] {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        let v = ((x % 1000) as f64 / 1000.0 + (qi % 5) as f64 / 5.0) / 2.0;
+                        let v = (x.grid(1000) + (qi % 5) as f64 / 5.0) / 2.0;
                         s.push_str(&format!("{d},{d}-{qi},{t},{r},{arm},{v:.3}\n"));
                     }
                 }
             }
         }
     }
-    let p = dir.path().join("panel.csv");
-    std::fs::File::create(&p)
-        .unwrap()
-        .write_all(s.as_bytes())
-        .unwrap();
-    p
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = stats().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    write(dir, "panel.csv", &s)
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Answer disagreement and one-read SE ratios on a reads file small enough to check by hand.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{json, stats, write};
 use predicates::prelude::*;
 
 /// Two temperatures, one stratum, 4 questions, T=2, R=2.
@@ -46,30 +48,19 @@ fn reads() -> String {
 #[test]
 fn disagreement_rates_and_se_ratio() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("reads.csv");
-    std::fs::write(&p, reads()).unwrap();
-    let out = Command::cargo_bin("stats")
-        .unwrap()
-        .args([
-            "consistency",
-            p.to_str().unwrap(),
-            "--by",
-            "temperature",
-            "--replicates",
-            "500",
-            "--backend",
-            "cpu",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = write(&dir, "reads.csv", &reads());
+    let v = json(&[
+        "consistency",
+        p.to_str().unwrap(),
+        "--by",
+        "temperature",
+        "--replicates",
+        "500",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
     let dis = v["disagreement"].as_array().unwrap();
     // Groups sorted by value: "0" then "0.7". 8 cells each.
     assert_eq!(dis[0]["group"], "0");
@@ -103,16 +94,13 @@ fn disagreement_rates_and_se_ratio() {
 #[test]
 fn bad_inputs() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("reads.csv");
-    std::fs::write(&p, reads()).unwrap();
-    Command::cargo_bin("stats")
-        .unwrap()
+    let p = write(&dir, "reads.csv", &reads());
+    stats()
         .args(["consistency", p.to_str().unwrap(), "--by", "model"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("missing column 'model'"));
-    Command::cargo_bin("stats")
-        .unwrap()
+    stats()
         .args([
             "consistency",
             p.to_str().unwrap(),

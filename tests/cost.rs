@@ -1,6 +1,8 @@
 //! Cost accounting on a ledger small enough to bill by hand.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{json, stats, write};
 use predicates::prelude::*;
 
 const LEDGER: &str = r#"{"kind":"planner","dataset":"h","question":"q1","arm":"open","trajectory":0,"model":"m","input_tokens":1000,"cached_input_tokens":600,"output_tokens":50,"key":"plan0:q1:0"}
@@ -17,10 +19,8 @@ const PRICES: &str = "[models.m]\ninput = 1.0\ncached_input = 0.25\noutput = 4.0
 
 fn setup() -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let l = dir.path().join("ledger.jsonl");
-    let p = dir.path().join("prices.toml");
-    std::fs::write(&l, LEDGER).unwrap();
-    std::fs::write(&p, PRICES).unwrap();
+    let l = write(&dir, "ledger.jsonl", LEDGER);
+    let p = write(&dir, "prices.toml", PRICES);
     let (l, p) = (
         l.to_str().unwrap().to_string(),
         p.to_str().unwrap().to_string(),
@@ -31,17 +31,7 @@ fn setup() -> (tempfile::TempDir, String, String) {
 #[test]
 fn hand_computed_costs_with_shared_keys_and_cached_tokens() {
     let (_d, l, p) = setup();
-    let out = Command::cargo_bin("stats")
-        .unwrap()
-        .args(["cost", &l, "--prices", &p, "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(&["cost", &l, "--prices", &p, "--format", "json"]);
     let t = &v["total"];
     // Billed model calls: the shared planner call once, the second planner call, two readers.
     assert_eq!(t["model_calls"], 4);
@@ -82,8 +72,7 @@ fn hand_computed_costs_with_shared_keys_and_cached_tokens() {
 #[test]
 fn sweep_flag_and_errors() {
     let (dir, l, p) = setup();
-    Command::cargo_bin("stats")
-        .unwrap()
+    stats()
         .args([
             "cost",
             &l,
@@ -97,28 +86,23 @@ fn sweep_flag_and_errors() {
         .assert()
         .success()
         .stdout(predicate::str::contains("total_usd_at_search_0.75"));
-    let no_price = dir.path().join("p2.toml");
-    std::fs::write(&no_price, "[models.other]\ninput = 1\noutput = 1\n").unwrap();
-    Command::cargo_bin("stats")
-        .unwrap()
+    let no_price = write(&dir, "p2.toml", "[models.other]\ninput = 1\noutput = 1\n");
+    stats()
         .args(["cost", &l, "--prices", no_price.to_str().unwrap()])
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
             "ledger.jsonl:1: model 'm' has no price",
         ));
-    let bad = dir.path().join("bad.jsonl");
-    std::fs::write(&bad, "{\"kind\":\"planner\",\"model\":\"m\",\"input_tokens\":5,\"cached_input_tokens\":9}\n{\"kind\":\"x\"}\n").unwrap();
-    Command::cargo_bin("stats")
-        .unwrap()
+    let bad = write(&dir, "bad.jsonl", "{\"kind\":\"planner\",\"model\":\"m\",\"input_tokens\":5,\"cached_input_tokens\":9}\n{\"kind\":\"x\"}\n");
+    stats()
         .args(["cost", bad.to_str().unwrap()])
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
             "bad.jsonl:1: cached_input_tokens (9) exceed input_tokens (5)",
         ));
-    Command::cargo_bin("stats")
-        .unwrap()
+    stats()
         .args(["cost", &l, "--search-price", "1:0:0.5"])
         .assert()
         .code(2)

@@ -1,5 +1,8 @@
 //! The one-read analysis against direct computations written differently.
 
+mod common;
+
+use common::{json, stats, write, XorShift};
 use ragstats::design::efficiency::{efficiency, UnitCosts};
 use ragstats::design::one_read::analyse;
 use ragstats::design::panel_costs::QuestionCost;
@@ -8,13 +11,8 @@ use ragstats::panel::{Stratum, StratumStats};
 use ragstats::resample::CpuBackend;
 
 fn stratum(name: &str, q: usize, t: usize, r: usize, seed: u64) -> Stratum {
-    let mut x = seed;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % 10_000) as f64 / 10_000.0
-    };
+    let mut x = XorShift(seed);
+    let mut next = || x.grid(10_000);
     let mut y = Vec::new();
     for _ in 0..q {
         let a = next();
@@ -126,42 +124,29 @@ fn point_values_match_direct_computation() {
 
 #[test]
 fn cli_efficiency_on_demo_data_and_mismatched_ledger() {
-    use assert_cmd::Command;
     use predicates::prelude::*;
-    let out = Command::cargo_bin("stats")
-        .unwrap()
-        .args([
-            "efficiency",
-            "data/demo/panel.csv",
-            "--contrast",
-            "adaptive-open",
-            "--ledger",
-            "data/demo/ledger.jsonl",
-            "--replicates",
-            "200",
-            "--backend",
-            "cpu",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(&[
+        "efficiency",
+        "data/demo/panel.csv",
+        "--contrast",
+        "adaptive-open",
+        "--ledger",
+        "data/demo/ledger.jsonl",
+        "--replicates",
+        "200",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
     assert_eq!(v["currency"], "tokens");
     assert_eq!(v["strata"].as_array().unwrap().len(), 2);
     assert!(v["pooled"]["efficiency"]["loss_percent"].as_f64().unwrap() >= 0.0);
     assert!(v["direct"]["ratio"].as_f64().unwrap() > 0.0);
     // A ledger for other questions does not match the panel.
     let dir = tempfile::tempdir().unwrap();
-    let l = dir.path().join("l.jsonl");
-    std::fs::write(&l, "{\"kind\":\"reader\",\"dataset\":\"hotpotqa\",\"question\":\"x\",\"arm\":\"open\",\"trajectory\":0,\"read\":0,\"model\":\"m\",\"input_tokens\":1,\"output_tokens\":1}\n").unwrap();
-    Command::cargo_bin("stats")
-        .unwrap()
+    let l = write(&dir, "l.jsonl", "{\"kind\":\"reader\",\"dataset\":\"hotpotqa\",\"question\":\"x\",\"arm\":\"open\",\"trajectory\":0,\"read\":0,\"model\":\"m\",\"input_tokens\":1,\"output_tokens\":1}\n");
+    stats()
         .args([
             "efficiency",
             "data/demo/panel.csv",
@@ -175,8 +160,7 @@ fn cli_efficiency_on_demo_data_and_mismatched_ledger() {
         .stderr(predicate::str::contains(
             "the ledger does not match the panel",
         ));
-    Command::cargo_bin("stats")
-        .unwrap()
+    stats()
         .args([
             "efficiency",
             "data/demo/panel.csv",

@@ -1,19 +1,11 @@
 //! Variance components and forecasts on panels small enough to work out by hand.
 
-use std::io::Write;
+mod common;
 
+use common::{write, XorShift};
 use ragstats::design::forecast::{forecast, split_questions, Audit, DesignSpec};
 use ragstats::design::variance::{analyse, AnovaSums, Level};
 use ragstats::panel::{load_panel, LoadOptions, StratumStats};
-
-fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.path().join(name);
-    std::fs::File::create(&p)
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    p
-}
 
 /// One stratum, Q=3, T=2, R=2:
 /// q1: t0 [1,3] t1 [2,6];  q2: t0 [0,0] t1 [4,2];  q3: t0 [5,5] t1 [5,7]
@@ -95,15 +87,12 @@ fn negative_component_is_reported_truncated() {
 /// A deterministic but irregular panel with several strata.
 fn irregular_panel(strata: &[(&str, usize)], t: usize, r: usize) -> String {
     let mut s = String::from("dataset,question,trajectory,read,f1\n");
-    let mut x: u64 = 0x9e3779b97f4a7c15;
+    let mut x = XorShift(0x9e3779b97f4a7c15);
     for (d, q) in strata {
         for qi in 0..*q {
             for ti in 0..t {
                 for ri in 0..r {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    let v = (x % 1000) as f64 / 1000.0 + 0.3 * (qi % 3) as f64;
+                    let v = x.grid(1000) + 0.3 * (qi % 3) as f64;
                     s.push_str(&format!("{d},{d}{qi},{ti},{ri},{v}\n"));
                 }
             }

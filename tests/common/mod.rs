@@ -1,0 +1,45 @@
+//! Helpers shared by the integration tests: the `stats` binary, temporary input files,
+//! JSON output, and a small deterministic generator for irregular test data.
+#![allow(dead_code)] // each test crate uses a different subset
+
+use std::path::PathBuf;
+
+/// The `stats` binary under test.
+pub fn stats() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("stats").expect("the stats binary is built")
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).expect("temporary file is writable");
+    p
+}
+
+/// Runs `stats args…`, asserts success (showing stderr otherwise) and parses stdout as JSON.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = stats().args(args).output().expect("stats runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+/// Marsaglia's xorshift64 (shifts 13, 7, 17): irregular but reproducible test values.
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// `(next % m) / m`: a value in [0, 1) on a grid of `m` steps.
+    pub fn grid(&mut self, m: u64) -> f64 {
+        (self.next() % m) as f64 / m as f64
+    }
+}
