@@ -104,6 +104,16 @@ pub struct BatchArgs {
     /// Output JSONL; appended to, and read first to skip calls already answered.
     #[arg(long)]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub policy: BatchPolicy,
+    /// `kind` of the ledger rows.
+    #[arg(long, default_value = "reader", value_parser = ["planner", "reader", "search"])]
+    pub ledger_kind: String,
+}
+
+/// Batch policy flags shared by `stats llm batch` and `stats mcq run`.
+#[derive(Debug, clap::Args)]
+pub struct BatchPolicy {
     /// Requests in flight at once.
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
@@ -116,9 +126,6 @@ pub struct BatchArgs {
     /// Cost ledger JSONL to append one row per billed call to.
     #[arg(long)]
     pub ledger: Option<PathBuf>,
-    /// `kind` of the ledger rows.
-    #[arg(long, default_value = "reader", value_parser = ["planner", "reader", "search"])]
-    pub ledger_kind: String,
     /// Do not read or write the response cache.
     #[arg(long)]
     pub no_cache: bool,
@@ -311,12 +318,13 @@ fn check_rows(url: &str, rec: &CallRecord) -> Vec<(&'static str, String)> {
 }
 
 async fn batch(a: BatchArgs) -> anyhow::Result<u8> {
-    let cache_dir = (!a.no_cache).then(|| a.cache_dir.clone());
-    let (config, params, extra) = endpoint_config(&a.endpoint, cache_dir, a.rpm, a.tpm)?;
-    if a.concurrency == 0 {
+    let cache_dir = (!a.policy.no_cache).then(|| a.policy.cache_dir.clone());
+    let (config, params, extra) =
+        endpoint_config(&a.endpoint, cache_dir, a.policy.rpm, a.policy.tpm)?;
+    if a.policy.concurrency == 0 {
         return Err(UsageError("--concurrency must be at least 1".into()).into());
     }
-    if a.rpm == Some(0) || a.tpm == Some(0) {
+    if a.policy.rpm == Some(0) || a.policy.tpm == Some(0) {
         return Err(UsageError("--rpm and --tpm must be at least 1".into()).into());
     }
     let key_env = a
@@ -341,9 +349,9 @@ async fn batch(a: BatchArgs) -> anyhow::Result<u8> {
 
     let opts = BatchOptions {
         out: a.out.clone(),
-        ledger: a.ledger.clone(),
+        ledger: a.policy.ledger.clone(),
         ledger_kind: a.ledger_kind.clone(),
-        concurrency: a.concurrency,
+        concurrency: a.policy.concurrency,
         cancel: cancel.clone(),
     };
     let mut on_progress = |p: &BatchProgress| {
@@ -365,7 +373,7 @@ async fn batch(a: BatchArgs) -> anyhow::Result<u8> {
     if let Some(pb) = &bar {
         pb.finish_and_clear();
     }
-    print_summary(&summary, &a.out, a.ledger.as_deref());
+    print_summary(&summary, &a.out, a.policy.ledger.as_deref());
     match &summary.stopped {
         None => Ok(0),
         Some(StopReason::Interrupted) => {

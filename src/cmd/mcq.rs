@@ -109,24 +109,8 @@ pub struct RunArgs {
     /// Raw responses JSONL, the resume state [default: <out stem>.responses.jsonl].
     #[arg(long)]
     pub responses: Option<PathBuf>,
-    /// Requests in flight at once.
-    #[arg(long, default_value_t = 8)]
-    pub concurrency: usize,
-    /// Requests-per-minute ceiling.
-    #[arg(long)]
-    pub rpm: Option<u64>,
-    /// Tokens-per-minute ceiling.
-    #[arg(long)]
-    pub tpm: Option<u64>,
-    /// Cost ledger JSONL to append one row per billed call to.
-    #[arg(long)]
-    pub ledger: Option<PathBuf>,
-    /// Do not read or write the response cache.
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Response cache directory.
-    #[arg(long, default_value = ".stats-cache/llm")]
-    pub cache_dir: PathBuf,
+    #[command(flatten)]
+    pub policy: super::llm::BatchPolicy,
 }
 
 /// The stratified item bootstrap of per-group means (items resampled within groups).
@@ -347,7 +331,7 @@ async fn run_items(a: RunArgs) -> anyhow::Result<u8> {
     if a.runs == 0 {
         return Err(UsageError("--runs must be at least 1".into()).into());
     }
-    if a.concurrency == 0 {
+    if a.policy.concurrency == 0 {
         return Err(UsageError("--concurrency must be at least 1".into()).into());
     }
     let f = read_items(&a.items)?;
@@ -375,9 +359,9 @@ async fn run_items(a: RunArgs) -> anyhow::Result<u8> {
     if responses == a.out {
         return Err(UsageError("--responses must differ from --out".into()).into());
     }
-    let cache_dir = (!a.no_cache).then(|| a.cache_dir.clone());
+    let cache_dir = (!a.policy.no_cache).then(|| a.policy.cache_dir.clone());
     let (config, params, extra) =
-        super::llm::endpoint_config(&a.endpoint, cache_dir, a.rpm, a.tpm)?;
+        super::llm::endpoint_config(&a.endpoint, cache_dir, a.policy.rpm, a.policy.tpm)?;
     let cfg = RunConfig {
         model: a.endpoint.model.clone(),
         prompt: a.prompt,
@@ -404,9 +388,9 @@ async fn run_items(a: RunArgs) -> anyhow::Result<u8> {
     super::llm::spawn_signal_watch(cancel.clone(), bar.clone());
     let opts = BatchOptions {
         out: responses.clone(),
-        ledger: a.ledger.clone(),
+        ledger: a.policy.ledger.clone(),
         ledger_kind: "reader".into(),
-        concurrency: a.concurrency,
+        concurrency: a.policy.concurrency,
         cancel: cancel.clone(),
     };
     let mut on_progress = |p: &BatchProgress| {
