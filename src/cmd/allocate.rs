@@ -43,10 +43,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    if args.resample.replicates_range.is_some() {
-        return Err(UsageError("--replicates-range is only for `stats bootstrap`".into()).into());
-    }
-    let reps = args.resample.range()?.end;
+    let reps = args.resample.whole_run()?;
     let specs: Vec<AllocationSpec> = args
         .allocations
         .iter()

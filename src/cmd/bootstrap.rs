@@ -66,6 +66,17 @@ pub struct ResampleArgs {
 }
 
 impl ResampleArgs {
+    /// The replicate count of a command that runs its whole bootstrap at once (only
+    /// `stats bootstrap` can be sharded by replicate range).
+    pub fn whole_run(&self) -> Result<u32, UsageError> {
+        if self.replicates_range.is_some() {
+            return Err(UsageError(
+                "--replicates-range is only for `stats bootstrap`".into(),
+            ));
+        }
+        Ok(self.range()?.end)
+    }
+
     /// The replicate range to compute: `--replicates-range`, else `0..--replicates`.
     pub fn range(&self) -> Result<std::ops::Range<u32>, UsageError> {
         let Some(text) = &self.replicates_range else {

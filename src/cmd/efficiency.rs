@@ -85,10 +85,7 @@ pub fn panel_costs(
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    if args.resample.replicates_range.is_some() {
-        return Err(UsageError("--replicates-range is only for `stats bootstrap`".into()).into());
-    }
-    let range = args.resample.range()?;
+    let range = 0..args.resample.whole_run()?;
     let panel = args.opts.load(&args.panel)?;
     if let Some(note) = dropped_note(&panel) {
         eprintln!("{note}");
