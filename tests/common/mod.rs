@@ -43,3 +43,17 @@ impl XorShift {
         (self.next() % m) as f64 / m as f64
     }
 }
+
+/// Whether a `--backend gpu` run succeeded. Without an adapter it prints why and returns
+/// false, unless `STATS_REQUIRE_GPU=1` (CI, with lavapipe), where it fails the test.
+pub fn gpu_ran(out: &std::process::Output) -> bool {
+    if out.status.success() {
+        return true;
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    if std::env::var("STATS_REQUIRE_GPU").as_deref() == Ok("1") {
+        panic!("STATS_REQUIRE_GPU=1 but the GPU backend failed: {err}");
+    }
+    eprintln!("skipping: no GPU adapter ({err})");
+    false
+}
