@@ -294,36 +294,27 @@ fn too_few_questions_and_bad_designs() {
     );
     let dir = tempfile::tempdir().unwrap();
     let p = write(&dir, "p.csv", &paired_panel());
-    stats()
-        .args([
-            "forecast",
-            "--audit",
-            p.to_str().unwrap(),
-            "--contrast",
-            "adaptive-open",
-            "--design",
+    for (design, needle) in [
+        (
             "10:0:1",
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
             "bad design '10:0:1': T must be a positive integer",
-        ));
-    stats()
-        .args([
-            "forecast",
-            "--audit",
-            p.to_str().unwrap(),
-            "--contrast",
-            "adaptive-open",
-            "--design",
-            "nq=3:1:1",
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "no question count for stratum 'hotpotqa'",
-        ));
+        ),
+        ("nq=3:1:1", "no question count for stratum 'hotpotqa'"),
+    ] {
+        stats()
+            .args([
+                "forecast",
+                "--audit",
+                p.to_str().unwrap(),
+                "--contrast",
+                "adaptive-open",
+                "--design",
+                design,
+            ])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(needle));
+    }
     stats()
         .args(["variance", "/nonexistent/panel.csv"])
         .assert()
