@@ -1,22 +1,9 @@
 //! `stats variance` / `stats forecast` from the command line, and one test per class of bad input.
 
-use std::io::Write;
+mod common;
 
-use assert_cmd::Command;
+use common::{json, stats, write};
 use predicates::prelude::*;
-
-fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.path().join(name);
-    std::fs::File::create(&p)
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    p
-}
-
-fn stats() -> Command {
-    Command::cargo_bin("stats").unwrap()
-}
 
 /// Two arms, two strata, Q=2 each, T=2, R=1; adaptive − open = 0.1 everywhere except one cell.
 fn paired_panel() -> String {
@@ -42,23 +29,14 @@ fn paired_panel() -> String {
 fn variance_json_has_the_documented_shape() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(&dir, "p.csv", &paired_panel());
-    let out = stats()
-        .args([
-            "variance",
-            p.to_str().unwrap(),
-            "--contrast",
-            "adaptive-open",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(&[
+        "variance",
+        p.to_str().unwrap(),
+        "--contrast",
+        "adaptive-open",
+        "--format",
+        "json",
+    ]);
     // hotpotqa contrast is 0.1 everywhere; musique question means 0.1 and 0.2 -> 0.15.
     assert!((v["strata"][0]["mean"].as_f64().unwrap() - 0.1).abs() < 1e-12);
     assert!((v["strata"][1]["mean"].as_f64().unwrap() - 0.15).abs() < 1e-12);
@@ -125,18 +103,15 @@ fn variance_table_and_csv() {
 fn forecast_from_audit_and_components_file() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(&dir, "p.csv", &paired_panel());
-    let comp = stats()
-        .args([
-            "variance",
-            p.to_str().unwrap(),
-            "--contrast",
-            "adaptive-open",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    let c = write(&dir, "c.json", &String::from_utf8(comp.stdout).unwrap());
+    let comp = json(&[
+        "variance",
+        p.to_str().unwrap(),
+        "--contrast",
+        "adaptive-open",
+        "--format",
+        "json",
+    ]);
+    let c = write(&dir, "c.json", &comp.to_string());
     let run = |src: &[&str]| {
         let mut args = vec!["forecast"];
         args.extend_from_slice(src);
@@ -148,13 +123,7 @@ fn forecast_from_audit_and_components_file() {
             "--format",
             "json",
         ]);
-        let out = stats().args(&args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        json(&args)
     };
     let a = run(&[
         "--audit",
