@@ -1,7 +1,10 @@
 //! CLI tests for `stats score-answers`. Expected numbers are the official scripts' values
 //! (see tests/qa_metrics.rs), averaged by hand.
 
-use assert_cmd::Command;
+mod common;
+
+use common::stats;
+
 use predicates::prelude::*;
 use std::io::Write;
 
@@ -20,10 +23,6 @@ const ITEMS: &str = r#"{"id": "q1", "prediction": "the cat sat", "answers": ["ca
 {"id": 3, "prediction": "", "answer": "", "answer_aliases": []}
 {"id": "q4", "prediction": "NYC", "answer": "New York City", "answer_aliases": ["nyc"]}
 "#;
-
-fn stats() -> Command {
-    Command::cargo_bin("stats").unwrap()
-}
 
 #[test]
 fn json_means_per_style() {

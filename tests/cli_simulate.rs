@@ -1,11 +1,10 @@
 //! CLI tests for `stats simulate`.
 
-use assert_cmd::Command;
-use predicates::prelude::*;
+mod common;
 
-fn stats() -> Command {
-    Command::cargo_bin("stats").unwrap()
-}
+use common::stats;
+
+use predicates::prelude::*;
 
 fn run(dir: &std::path::Path, name: &str, extra: &[&str]) -> Vec<u8> {
     let out = dir.join(name);

@@ -1,15 +1,14 @@
 //! `stats subsets` from the command line: outputs, agreement with `stats variance` and
 //! `stats forecast`, both audit kinds, backends, and bad inputs.
 
+mod common;
+
+use common::stats;
+
 use std::io::Write;
 use std::path::PathBuf;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-
-fn stats() -> Command {
-    Command::cargo_bin("stats").unwrap()
-}
 
 /// A two-arm panel with strata `strata` (name, Q), T trajectories and R reads.
 fn panel(
