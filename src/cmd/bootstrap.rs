@@ -148,13 +148,7 @@ pub fn backend_for(choice: BackendChoice, draws: u64) -> anyhow::Result<Box<dyn 
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    if !(args.confidence > 0.0 && args.confidence < 1.0) {
-        return Err(UsageError(format!(
-            "--confidence {} must be between 0 and 1",
-            args.confidence
-        ))
-        .into());
-    }
+    super::common::check_confidence(args.confidence)?;
     if !args.designs.is_empty() && !args.components {
         return Err(UsageError(
             "--design needs --components (forecasts are refitted from the components)".into(),

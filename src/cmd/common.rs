@@ -50,6 +50,17 @@ impl PanelOptions {
     }
 }
 
+/// Checks a `--confidence` level: strictly between 0 and 1.
+pub fn check_confidence(c: f64) -> Result<(), super::UsageError> {
+    if c > 0.0 && c < 1.0 {
+        Ok(())
+    } else {
+        Err(super::UsageError(format!(
+            "--confidence {c} must be between 0 and 1"
+        )))
+    }
+}
+
 /// A note for stderr listing questions dropped by `--drop-incomplete`, if any.
 pub fn dropped_note(panel: &Panel) -> Option<String> {
     let parts: Vec<String> = panel

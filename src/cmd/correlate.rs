@@ -62,13 +62,7 @@ struct Ran {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    if !(args.confidence > 0.0 && args.confidence < 1.0) {
-        return Err(UsageError(format!(
-            "--confidence {} must be between 0 and 1",
-            args.confidence
-        ))
-        .into());
-    }
+    super::common::check_confidence(args.confidence)?;
     if args.resample.replicates_range.is_some() {
         return Err(UsageError(
             "--replicates-range is not supported by correlate (its replicates are summarised in one run)"

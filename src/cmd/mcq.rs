@@ -448,13 +448,7 @@ async fn run_items(a: RunArgs) -> anyhow::Result<u8> {
 // ---------------------------------------------------------------- score
 
 fn check_boot(b: &BootArgs) -> anyhow::Result<()> {
-    if !(b.confidence > 0.0 && b.confidence < 1.0) {
-        return Err(UsageError(format!(
-            "--confidence {} must be between 0 and 1",
-            b.confidence
-        ))
-        .into());
-    }
+    super::common::check_confidence(b.confidence)?;
     if b.replicates < 2 {
         return Err(UsageError("--replicates must be at least 2".into()).into());
     }
