@@ -1,19 +1,34 @@
 //! `ragstats`: a statistics engine for evaluating agentic retrieval-augmented generation.
 //!
-//! Data flows one way: files are loaded and validated ([`panel`]), reduced to per-question
-//! sufficient statistics, analysed in closed form ([`design`]) or by resampling
-//! ([`resample`], with the GPU backend in [`gpu`]), and summarised. The library never
-//! prints; the `stats` binary owns all output.
+//! # Layers
+//!
+//! Data flows one way, and a module imports only from its own layer or a lower one
+//! (`tests/layers.rs` enforces this, and that no two files import each other in a circle):
+//!
+//! | layer | modules | holds |
+//! |---|---|---|
+//! | 0 foundation | [`error`], [`io`], [`rng`], [`special`] | error type; the CSV and JSONL readers; Philox streams; special functions |
+//! | 1 input | [`panel`] | loading, validation, per-question sufficient statistics |
+//! | 2 engine | [`gpu`], [`resample`] | wgpu plumbing; resample-and-sum on CPU or GPU |
+//! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`] | everything a command reports |
+//!
+//! Commands (the `stats` binary, `src/cmd/`) sit above all of them. The library never
+//! prints and does not depend on clap.
 
+pub mod allocation;
+pub mod bootstrap;
+pub mod components;
 pub mod correlate;
-pub mod design;
+pub mod costs;
 pub mod error;
 pub mod gpu;
+pub mod io;
 pub mod llm;
 pub mod mcq;
-pub mod metrics;
 pub mod panel;
+pub mod qa_scoring;
 pub mod resample;
+pub mod rng;
 pub mod sim;
 pub mod special;
 

@@ -12,7 +12,8 @@ use ragstats::correlate::permute_gpu::GpuPermute;
 use ragstats::correlate::{prepare, Dataset};
 use ragstats::gpu::AdapterPolicy;
 use ragstats::resample::summary::sd;
-use ragstats::resample::{draw_index, CpuBackend, GpuBackend};
+use ragstats::resample::{CpuBackend, GpuBackend};
+use ragstats::rng::draw_index;
 
 fn data(x: Vec<Vec<f64>>, y: Vec<Vec<f64>>) -> Dataset {
     Dataset {

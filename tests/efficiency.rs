@@ -3,10 +3,10 @@
 mod common;
 
 use common::{json, stats, write, XorShift};
-use ragstats::design::efficiency::{efficiency, UnitCosts};
-use ragstats::design::one_read::analyse;
-use ragstats::design::panel_costs::QuestionCost;
-use ragstats::design::variance::analyse as variance;
+use ragstats::allocation::efficiency::{efficiency, UnitCosts};
+use ragstats::allocation::one_read::analyse;
+use ragstats::components::variance::analyse as variance;
+use ragstats::costs::panel_costs::QuestionCost;
 use ragstats::panel::{Stratum, StratumStats};
 use ragstats::resample::CpuBackend;
 

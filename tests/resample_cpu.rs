@@ -6,7 +6,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use ragstats::resample::workload::synthetic_rows;
-use ragstats::resample::{draw_index, CpuBackend, ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
+use ragstats::resample::{CpuBackend, ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
+use ragstats::rng::draw_index;
 
 fn no_progress(_: u64) {}
 

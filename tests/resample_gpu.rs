@@ -8,11 +8,10 @@ use std::sync::OnceLock;
 
 use ragstats::gpu::pipelines::{draw_indices_on_device, philox_on_device};
 use ragstats::gpu::AdapterPolicy;
-use ragstats::resample::stream::lemire_threshold;
 use ragstats::resample::workload::synthetic_rows;
-use ragstats::resample::{
-    draw_index, philox4x32_10, CpuBackend, GpuBackend, ResampleBackend, ResampleJob, CHUNK_ROWS,
-};
+use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob, CHUNK_ROWS};
+use ragstats::rng::stream::lemire_threshold;
+use ragstats::rng::{draw_index, philox4x32_10};
 
 fn require_gpu() -> bool {
     std::env::var("STATS_REQUIRE_GPU").as_deref() == Ok("1")

@@ -1,4 +1,4 @@
-//! `design::subsets` against a brute-force computation written differently (explicit index
+//! `allocation::subsets` against a brute-force computation written differently (explicit index
 //! lists, direct question means and two-pass variances, draws from `draw_index`), and the
 //! CPU and GPU backends against each other bit for bit.
 //!
@@ -6,12 +6,13 @@
 
 use std::collections::HashMap;
 
-use ragstats::design::forecast::{forecast, Audit, AuditStratum, DesignSpec};
-use ragstats::design::subsets::SubsetStudy;
-use ragstats::design::variance::PerLevel;
+use ragstats::allocation::subsets::SubsetStudy;
+use ragstats::components::forecast::{forecast, Audit, AuditStratum, DesignSpec};
+use ragstats::components::variance::PerLevel;
 use ragstats::gpu::AdapterPolicy;
 use ragstats::panel::Stratum;
-use ragstats::resample::{draw_index, CpuBackend, GpuBackend};
+use ragstats::resample::{CpuBackend, GpuBackend};
+use ragstats::rng::draw_index;
 
 /// A stratum with irregular, question-dependent outcomes.
 fn stratum(name: &str, q: usize, t: usize, r: usize, seed: u64) -> Stratum {

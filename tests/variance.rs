@@ -3,8 +3,8 @@
 mod common;
 
 use common::{write, XorShift};
-use ragstats::design::forecast::{forecast, split_questions, Audit, DesignSpec};
-use ragstats::design::variance::{analyse, AnovaSums, Level};
+use ragstats::components::forecast::{forecast, split_questions, Audit, DesignSpec};
+use ragstats::components::variance::{analyse, AnovaSums, Level};
 use ragstats::panel::{load_panel, LoadOptions, StratumStats};
 
 /// One stratum, Q=3, T=2, R=2:

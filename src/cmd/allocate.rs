@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use ragstats::design::allocate::{
+use ragstats::allocation::allocate::{
     compare, question_order, AllocateReport, AllocationSpec, Compared,
 };
-use ragstats::design::cost::{bill, parse_sweep, CellCosts, Currency};
-use ragstats::design::ledger::{read_ledger, Prices};
+use ragstats::costs::cost::{bill, parse_sweep, CellCosts, Currency};
+use ragstats::costs::ledger::{read_ledger, Prices};
 
 use super::bootstrap::{backend_for, Progress, ResampleArgs};
 use super::common::{dropped_note, num, print_json, write_csv, Format, PanelOptions, Table};

@@ -6,12 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use ragstats::bootstrap::plan::{Bootstrap, BootstrapSpec};
+use ragstats::bootstrap::replicates::{data_digest, Replicates, ReplicatesHeader};
+use ragstats::bootstrap::report::{build_report, BootstrapReport};
 use ragstats::panel::StratumStats;
-use ragstats::resample::bootstrap::{Bootstrap, BootstrapSpec};
-use ragstats::resample::engine::{select_backend_for, BackendChoice, ResampleBackend};
-use ragstats::resample::replicates::{data_digest, Replicates, ReplicatesHeader};
-use ragstats::resample::report::{build_report, BootstrapReport};
 use ragstats::resample::summary::{Method, Summary};
+use ragstats::resample::{select_backend_for, BackendChoice, ResampleBackend};
 
 use super::common::{dropped_note, num, print_json, write_csv, Format, PanelOptions, Table};
 use super::UsageError;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use ragstats::design::consistency::{disagreement, precision, ReadAnswer};
+use ragstats::allocation::consistency::{disagreement, precision, ReadAnswer};
 use ragstats::panel::records::read_records;
 use ragstats::panel::{load_panel, LoadOptions};
 

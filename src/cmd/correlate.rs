@@ -12,7 +12,7 @@ use ragstats::correlate::estimate::PValueKind;
 use ragstats::correlate::permute::{CpuPermute, PermuteBackend};
 use ragstats::correlate::permute_gpu::GpuPermute;
 use ragstats::correlate::{load, prepare, LoadSpec, Method, Missing};
-use ragstats::resample::engine::BackendChoice;
+use ragstats::resample::BackendChoice;
 use serde_json::json;
 
 use super::bootstrap::{backend_for, Progress, ResampleArgs};

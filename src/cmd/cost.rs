@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use ragstats::design::cost::{account, bill, parse_sweep, CostReport, Totals};
-use ragstats::design::ledger::{read_ledger, Prices};
+use ragstats::costs::cost::{account, bill, parse_sweep, CostReport, Totals};
+use ragstats::costs::ledger::{read_ledger, Prices};
 
 use super::common::{num, print_json, write_csv, Format, Table};
 

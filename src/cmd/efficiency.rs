@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use ragstats::design::cost::{bill, CellCosts, Currency};
-use ragstats::design::ledger::{read_ledger, Prices};
-use ragstats::design::one_read::{analyse, OneReadReport, ScopeResult};
-use ragstats::design::panel_costs::{question_costs, QuestionCost};
+use ragstats::allocation::one_read::{analyse, OneReadReport, ScopeResult};
+use ragstats::costs::cost::{bill, CellCosts, Currency};
+use ragstats::costs::ledger::{read_ledger, Prices};
+use ragstats::costs::panel_costs::{question_costs, QuestionCost};
 use ragstats::panel::Panel;
 
 use super::bootstrap::{backend_for, Progress, ResampleArgs};

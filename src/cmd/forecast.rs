@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use ragstats::design::forecast::{forecast, Audit, DesignSpec, Forecast};
+use ragstats::components::forecast::{forecast, Audit, DesignSpec, Forecast};
 
 use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
 use super::variance::report_for;

@@ -26,7 +26,7 @@ use ragstats::mcq::score::{
 };
 use ragstats::mcq::validate::{load_items, read_items, ItemsFile};
 use ragstats::mcq::{Group, Item, Task};
-use ragstats::resample::engine::BackendChoice;
+use ragstats::resample::BackendChoice;
 use serde_json::json;
 
 use super::bootstrap::{backend_for, Progress};

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use ragstats::resample::replicates::Replicates;
-use ragstats::resample::report::build_report;
+use ragstats::bootstrap::replicates::Replicates;
+use ragstats::bootstrap::report::build_report;
 
 use super::bootstrap::print_report;
 use super::common::Format;

@@ -17,16 +17,91 @@ pub mod simulate;
 pub mod subsets;
 pub mod variance;
 
-use crate::cli::{Cli, Command};
+use clap::Subcommand;
 
 /// A bad flag or flag combination found by a handler (exit code 2).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Nested variance components (question > trajectory > read) per stratum and pooled.
+    #[command(
+        after_help = "Example:\n  stats variance data/demo/panel.csv --contrast adaptive-open --metric f1"
+    )]
+    Variance(variance::Args),
+    /// D-study forecast of the standard error for one or more allocations Q:T:R.
+    #[command(
+        after_help = "Example:\n  stats forecast --audit data/demo/panel.csv --contrast adaptive-open --design 446:2:1 --design 174:2:5"
+    )]
+    Forecast(forecast::Args),
+    /// Stratified question bootstrap of the equal-weight estimate (CPU or GPU), 10,000 replicates by default.
+    #[command(
+        after_help = "Examples:\n  stats bootstrap data/demo/panel.csv --contrast adaptive-open\n  stats bootstrap big.csv --contrast adaptive-open --backend gpu --components --design 446:2:1\n  stats bootstrap big.csv --contrast adaptive-open --replicates-range 0..5000 --replicates-out a.bin"
+    )]
+    Bootstrap(bootstrap::Args),
+    /// Merge replicates files of a sharded bootstrap into the single run's result.
+    #[command(after_help = "Example:\n  stats merge a.bin b.bin --out all.bin")]
+    Merge(merge::Args),
+    /// Model tokens, fees with cache discounts, search fees over a price sweep, and the unit costs c_T and c_R.
+    #[command(
+        after_help = "Example:\n  stats cost data/demo/ledger.jsonl --prices data/demo/prices.toml --search-price 0:1:0.25"
+    )]
+    Cost(cost::Args),
+    /// One-read efficiency loss at a fixed budget, per stratum and pooled, with bootstrap intervals.
+    #[command(
+        after_help = "Example:\n  stats efficiency data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl"
+    )]
+    Efficiency(efficiency::Args),
+    /// Compare nested allocations Q:T:R of one panel on SE, cost and variance x cost, with paired intervals.
+    #[command(
+        after_help = "Example:\n  stats allocate data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --prices data/demo/prices.toml \\\n      --allocation A=446:2:1 --allocation B=174:2:5 --allocation C=298:3:1"
+    )]
+    Allocate(allocate::Args),
+    /// Answer disagreement across repeated reads by group, and the ratio of one-read SEs.
+    #[command(
+        after_help = "Example:\n  stats consistency reads.jsonl --by temperature --contrast adaptive-open"
+    )]
+    Consistency(consistency::Args),
+    /// Answer exact match and token F1 as the official HotpotQA / SQuAD / MuSiQue scripts compute them.
+    #[command(
+        after_help = "Example:\n  stats score-answers predictions.jsonl --style hotpotqa --per-item"
+    )]
+    ScoreAnswers(score_answers::Args),
+    /// Simulate a synthetic panel (and its cost ledger) with known variance components.
+    #[command(
+        after_help = "Example:\n  stats simulate --out my.csv --datasets hotpotqa=223,musique=223 --trajectories 3 --reads 5 --seed 7"
+    )]
+    Simulate(simulate::Args),
+    /// Measure draws per second of the Philox+Lemire loop, the CPU bootstrap and the GPU bootstrap.
+    #[command(after_help = "Example:\n  stats bench --workload large --questions 1000000")]
+    Bench(bench::Args),
+    /// Call an OpenAI-compatible chat-completions endpoint: check it, or run a batch that loses nothing.
+    #[command(
+        after_help = "Example:\n  stats llm batch requests.jsonl --model qwen3-8b --out responses.jsonl --concurrency 32"
+    )]
+    Llm(llm::Args),
+    /// Pearson, Spearman, point-biserial or Kendall correlations of every x × y pair, with p-values, Fisher-z and bootstrap intervals and permutation tests.
+    #[command(
+        after_help = "Examples:\n  stats correlate data/demo/capability.csv --x planning,evidence,reasoning,noise --y browsecomp,xbench --method pearson\n  stats correlate data/demo/judged.csv --x judge_score --y correct --method pointbiserial --cluster question --replicates 10000\n  stats correlate items.csv --x a,b,c --y d --method spearman --permutations 100000 --backend gpu"
+    )]
+    Correlate(correlate::Args),
+    /// RAGCap-Bench-style multiple-choice evaluation: validate, run, score, compare, filter, agree.
+    #[command(
+        after_help = "Examples:\n  stats mcq validate data/mcq/sample.jsonl\n  stats mcq run data/mcq/sample.jsonl --model qwen3-8b --prompt informative --runs 3 --out runs/qwen3-8b.jsonl\n  stats mcq score runs/qwen3-8b.jsonl\n  stats mcq compare runs/qwen3-8b.jsonl runs/qwen3-32b.jsonl\n  stats mcq filter data/mcq/generated.jsonl --predictions runs/*.jsonl --out data/mcq/kept.jsonl\n  stats mcq agree data/mcq/annotations.jsonl --items data/mcq/sample.jsonl"
+    )]
+    Mcq(mcq::Args),
+    /// Measured SE of every trajectory x read subset of a depth panel, per configuration beside the audit's nested and Q-only forecasts, with the MAE advantage and its bootstrap interval.
+    #[command(
+        after_help = "Examples:\n  stats subsets depth.csv --contrast adaptive-open --audit audit.csv --min-trajectories 3\n  stats subsets depth.csv --contrast adaptive-open --audit components.json --backend gpu --format json"
+    )]
+    Subsets(subsets::Args),
+}
+
 /// Runs the chosen command; returns the process exit code on success.
-pub fn run(cli: Cli) -> anyhow::Result<u8> {
-    match cli.command {
+pub fn run(command: Command) -> anyhow::Result<u8> {
+    match command {
         Command::Variance(a) => variance::run(a),
         Command::Forecast(a) => forecast::run(a),
         Command::ScoreAnswers(a) => score_answers::run(a),

@@ -1,11 +1,11 @@
 //! `stats score-answers`: answer EM and token F1 of a JSONL prediction file, with the
-//! official HotpotQA, SQuAD v1.1 or MuSiQue rules (see `ragstats::metrics::qa`).
+//! official HotpotQA, SQuAD v1.1 or MuSiQue rules (see `ragstats::qa_scoring::qa`).
 
 use std::path::PathBuf;
 
 use anyhow::Context;
-use ragstats::metrics::qa::Style;
-use ragstats::metrics::qa_items::{parse_items, score_items, ItemScore, ScoreSummary};
+use ragstats::qa_scoring::qa::Style;
+use ragstats::qa_scoring::qa_items::{parse_items, score_items, ItemScore, ScoreSummary};
 
 use super::common::Format;
 

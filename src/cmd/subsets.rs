@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ragstats::design::forecast::Audit;
-use ragstats::design::subsets::{SubsetReport, SubsetStudy};
+use ragstats::allocation::subsets::{SubsetReport, SubsetStudy};
+use ragstats::components::forecast::Audit;
 use ragstats::panel::Panel;
 
 use super::bootstrap::{backend_for, Progress, ResampleArgs};

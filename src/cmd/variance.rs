@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use ragstats::design::variance::{analyse, Fit, Level, PerLevel, VarianceReport};
+use ragstats::components::variance::{analyse, Fit, Level, PerLevel, VarianceReport};
 use ragstats::panel::{Panel, StratumStats};
 
 use super::common::{

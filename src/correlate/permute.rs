@@ -30,8 +30,8 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::resample::philox::philox4x32_10;
-use crate::resample::stream::{lemire_accept, lemire_threshold, redraw, seed_key};
+use crate::rng::philox::philox4x32_10;
+use crate::rng::stream::{lemire_accept, lemire_threshold, redraw, seed_key};
 use crate::Result;
 
 /// Counter word 1 of every permutation stream.

@@ -6,7 +6,7 @@ use std::num::NonZeroU64;
 use super::permute::{PermuteBackend, PermuteJob};
 use crate::gpu::pipelines::storage_entry;
 use crate::gpu::{shaders, AdapterPolicy, GpuContext};
-use crate::resample::engine::BackendChoice;
+use crate::resample::BackendChoice;
 use crate::{Error, Result};
 
 /// Pairs per workgroup (`MAX_PAIRS` in the kernel).

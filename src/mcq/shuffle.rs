@@ -13,8 +13,8 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::resample::philox4x32_10;
-use crate::resample::stream::{lemire_accept, lemire_threshold, seed_key};
+use crate::rng::philox4x32_10;
+use crate::rng::stream::{lemire_accept, lemire_threshold, seed_key};
 
 /// The two counter words derived from an item id.
 pub fn id_words(id: &str) -> [u32; 2] {

@@ -6,8 +6,8 @@
 use rayon::prelude::*;
 
 use super::engine::{ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
-use super::philox::philox4x32_10;
-use super::stream::{lemire_accept, lemire_threshold, redraw, seed_key};
+use crate::rng::philox::philox4x32_10;
+use crate::rng::stream::{lemire_accept, lemire_threshold, redraw, seed_key};
 use crate::Result;
 
 /// Draws per progress step: replicates are processed in batches of about this many draws,

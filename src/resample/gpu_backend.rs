@@ -24,9 +24,9 @@
 use std::ops::Range;
 
 use super::engine::{ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
-use super::stream::lemire_threshold;
 use crate::gpu::pipelines::{self, ResamplePipeline};
 use crate::gpu::{AdapterPolicy, GpuContext};
+use crate::rng::stream::lemire_threshold;
 use crate::Result;
 
 /// Draws per batch (one submit) the batcher aims for.

@@ -31,8 +31,8 @@ impl Workload {
 }
 
 use super::cpu::walk_draws;
-use super::philox::philox4x32_10;
-use super::stream::seed_key;
+use crate::rng::philox::philox4x32_10;
+use crate::rng::stream::seed_key;
 
 /// Rows of `k` uniform values in `[-0.5, 0.5)` from Philox (counter `[row, col/4, 0xBE4C, 0]`
 /// under `seed`), each column then centred on its mean (computed in f64) as callers of the
@@ -83,7 +83,7 @@ pub fn raw_draw_checksum(seed: u64, rows: &[u32], replicates: std::ops::Range<u3
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resample::draw_index;
+    use crate::rng::draw_index;
 
     #[test]
     fn synthetic_rows_are_centred_and_bounded() {

@@ -14,15 +14,15 @@
 
 use serde::Serialize;
 
-use super::cost::CellCosts;
-use super::forecast::split_questions;
-use super::panel_costs::question_costs;
+use crate::components::forecast::split_questions;
+use crate::costs::cost::CellCosts;
+use crate::costs::panel_costs::question_costs;
 use crate::panel::{Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
-use crate::resample::philox::philox4x32_10;
-use crate::resample::stream::seed_key;
 use crate::resample::summary::quantile_sorted;
+use crate::rng::philox::philox4x32_10;
+use crate::rng::stream::seed_key;
 use crate::{Error, Result};
 
 /// One allocation as asked for.

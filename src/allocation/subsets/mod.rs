@@ -8,7 +8,7 @@
 //!   m_q(S) the mean of question q's cells in S; combined with equal weights,
 //!   SE(S) = sqrt(Σ_d SE²_d(S))/D. Computed from cell moments ([`eval`]).
 //! * Configuration (t′, r′): the equal-weight mean of SE(S) over its C(T,t′)·C(R,r′) subsets.
-//! * Forecasts ([`crate::design::forecast::forecast`]) at (Q_d of the depth panel, t′, r′)
+//! * Forecasts ([`crate::components::forecast::forecast`]) at (Q_d of the depth panel, t′, r′)
 //!   from the audit's strata of the same names: nested (truncated components) and Q-only.
 //! * MAE over the configurations with t′ ≥ `min_trajectories`; advantage = MAE_Q-only − MAE_nested.
 //! * Bootstrap: replicate b draws Q_d questions with replacement in each stratum (the
@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use self::eval::{add_se2, Layout, Moments, Scratch};
 use self::moments::{n_columns, MomentColumns};
-use super::forecast::{forecast, Audit, DesignSpec};
+use crate::components::forecast::{forecast, Audit, DesignSpec};
 use crate::panel::Stratum;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::{summarize, Method, Summary};

@@ -1,4 +1,4 @@
-//! Answer metrics.
+//! QA answer scoring: exact match and token F1 of free-text answers.
 //!
 //! * [`qa`]: answer exact match and token F1 as the official HotpotQA, SQuAD v1.1 and
 //!   MuSiQue scripts compute them.

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::replicates::Replicates;
-use super::summary::{summarize, Method, Summary};
+use crate::resample::summary::{summarize, Method, Summary};
 
 /// One stratum's mean with its bootstrap SE and interval.
 #[derive(Debug, Clone, Serialize)]

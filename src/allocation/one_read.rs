@@ -11,8 +11,8 @@
 use serde::Serialize;
 
 use super::efficiency::{efficiency, Efficiency, UnitCosts};
-use super::panel_costs::QuestionCost;
-use super::variance::{fit, AnovaSums, PerLevel};
+use crate::components::variance::{fit, AnovaSums, PerLevel};
+use crate::costs::panel_costs::QuestionCost;
 use crate::panel::{QuestionStats, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;

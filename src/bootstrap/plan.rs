@@ -11,15 +11,15 @@
 //! * SS*_t = S₂ + Q_d c₂, SS*_r = S₃ + Q_d c₃
 //!
 //! and the components are refitted from these sums exactly as for the data
-//! ([`crate::design::variance::fit`]), per stratum and pooled.
+//! ([`crate::components::variance::fit`]), per stratum and pooled.
 
 use serde::{Deserialize, Serialize};
 
-use super::engine::{ResampleBackend, ResampleJob};
-use super::summary::acceleration;
-use crate::design::forecast::{forecast, Audit, AuditStratum, DesignSpec};
-use crate::design::variance::{fit, AnovaSums, Fit, PerLevel};
+use crate::components::forecast::{forecast, Audit, AuditStratum, DesignSpec};
+use crate::components::variance::{fit, AnovaSums, Fit, PerLevel};
 use crate::panel::StratumStats;
+use crate::resample::engine::{ResampleBackend, ResampleJob};
+use crate::resample::summary::acceleration;
 use crate::{Error, Result};
 
 /// What to compute in every replicate besides the estimate and stratum means.

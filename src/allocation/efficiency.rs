@@ -16,7 +16,7 @@
 
 use serde::Serialize;
 
-use super::variance::PerLevel;
+use crate::components::variance::PerLevel;
 
 /// Unit costs of the nested design, in any currency (tokens or dollars).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::metrics::qa::normalize_answer;
 use crate::panel::{Panel, QuestionStats};
+use crate::qa_scoring::qa::normalize_answer;
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::{ResampleBackend, MAX_K};
 use crate::resample::summary::quantile_sorted;

@@ -12,8 +12,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::bootstrap::BootstrapPlan;
-use super::summary::Method;
+use super::plan::BootstrapPlan;
+use crate::resample::summary::Method;
 use crate::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"RGSREP01";

@@ -1,0 +1,5 @@
+//! Nested variance components (question > trajectory > read) and the D-study and Q-only
+//! forecasts made from them.
+
+pub mod forecast;
+pub mod variance;

@@ -1,0 +1,19 @@
+//! The input layer: every file the tool reads goes through one of these readers, so every
+//! file kind gets the same rules.
+//!
+//! * [`csv`]: a streaming CSV reader yielding records with their 1-based line numbers.
+//! * [`jsonl`]: a streaming JSONL reader yielding JSON values with their line numbers.
+//! * [`text`]: whole-file text (JSON documents, TOML), and clipping of echoed values.
+//!
+//! The rules they own: a UTF-8 byte-order mark is accepted and skipped; a UTF-16 one is
+//! refused with a hint; invalid UTF-8 is `FILE:LINE: not valid UTF-8` (exit 2); a value
+//! echoed in an error is cut to [`text::ECHO_CHARS`] characters; duplicate CSV column names
+//! and duplicate JSON object keys are errors naming the name.
+
+pub mod csv;
+pub mod jsonl;
+pub mod text;
+
+pub use self::csv::CsvReader;
+pub use jsonl::JsonlReader;
+pub use text::{clip, read_text};

@@ -1,0 +1,85 @@
+//! Whole-file text input and the clipping of values echoed in error messages.
+
+use std::path::Path;
+
+use crate::{Error, Result};
+
+/// The most characters of an input value an error message repeats.
+pub const ECHO_CHARS: usize = 80;
+
+/// The UTF-8 byte-order mark.
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `s` cut to at most [`ECHO_CHARS`] characters, with `…` when something was cut.
+pub fn clip(s: &str) -> String {
+    clip_to(s, ECHO_CHARS)
+}
+
+/// `s` cut to at most `n` characters (on a character boundary), with `…` when cut.
+pub fn clip_to(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        None => s.to_string(),
+        Some((at, _)) => format!("{}…", &s[..at]),
+    }
+}
+
+/// The message for a file that starts with a UTF-16 byte-order mark, if `head` does.
+pub(crate) fn utf16_bom(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+        Some("UTF-16 text (byte-order mark found); save the file as UTF-8")
+    } else {
+        None
+    }
+}
+
+/// Validates `bytes` as UTF-8 text of `path`, skipping a UTF-8 byte-order mark.
+///
+/// # Errors
+/// [`Error::Input`] `FILE:LINE: not valid UTF-8` at the first invalid byte's line, or for
+/// UTF-16 text.
+pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<String> {
+    if let Some(msg) = utf16_bom(&bytes) {
+        return Err(Error::input(path, Some(1), msg));
+    }
+    let mut bytes = bytes;
+    if bytes.starts_with(UTF8_BOM) {
+        bytes.drain(..UTF8_BOM.len());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        Error::input(path, Some(line), "not valid UTF-8")
+    })
+}
+
+/// Reads a whole text file (a JSON document, a TOML file) as UTF-8.
+///
+/// # Errors
+/// [`Error::Io`] when it cannot be read; [`Error::Input`] as [`decode`].
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    decode(path, bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_counts_characters_not_bytes() {
+        assert_eq!(clip_to("abc", 3), "abc");
+        assert_eq!(clip_to("abcd", 3), "abc…");
+        assert_eq!(clip_to("ééééé", 2), "éé…");
+        assert_eq!(clip(&"x".repeat(1_000_000)).chars().count(), ECHO_CHARS + 1);
+    }
+
+    #[test]
+    fn decode_names_the_line_of_the_bad_byte() {
+        let p = Path::new("f.txt");
+        let e = decode(p, b"ok\nok\nb\xFFd\n".to_vec()).unwrap_err();
+        assert_eq!(e.to_string(), "f.txt:3: not valid UTF-8");
+        assert_eq!(decode(p, b"\xEF\xBB\xBFhi".to_vec()).unwrap(), "hi");
+        let e = decode(p, b"\xFF\xFEh\0i\0".to_vec()).unwrap_err();
+        assert!(e.to_string().starts_with("f.txt:1: UTF-16"), "{e}");
+    }
+}
