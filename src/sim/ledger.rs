@@ -26,7 +26,8 @@
 //! seed and a smaller design's ledger is a subset of a larger one's.
 
 use super::model::{question_id, SimSpec};
-use super::rng::Stream;
+use crate::rng::domain::sim as tag;
+use crate::rng::KeyedStream;
 use crate::Result;
 
 /// What a ledger row bills.
@@ -108,12 +109,6 @@ impl Default for LedgerSpec {
     }
 }
 
-mod tag {
-    pub const PLANNER: u64 = 21;
-    pub const READER_IN: u64 = 22;
-    pub const READER_OUT: u64 = 23;
-}
-
 /// Rounds a positive token draw to an integer, at least `min`.
 fn tokens(x: f64, min: u64) -> u64 {
     (x.round() as u64).max(min)
@@ -165,8 +160,8 @@ pub fn simulate_ledger(spec: &SimSpec, ledger: &LedgerSpec) -> Result<Vec<Ledger
                     let mut prev_input = 0u64;
                     for k in 0..p_n {
                         // Step 0 is shared: draw it from a stream without the arm index.
-                        let arm_tag = if k == 0 { u64::MAX } else { a as u64 };
-                        let mut s = Stream::new(seed, &[tag::PLANNER, d, qi, t, arm_tag, k]);
+                        let arm_tag = if k == 0 { tag::SHARED_ARM } else { a as u64 };
+                        let mut s = KeyedStream::new(seed, &[tag::PLANNER, d, qi, t, arm_tag, k]);
                         let per_step = if a == 0 || k == 0 {
                             40.0
                         } else {
@@ -198,13 +193,13 @@ pub fn simulate_ledger(spec: &SimSpec, ledger: &LedgerSpec) -> Result<Vec<Ledger
                         });
                     }
                     let input = tokens(
-                        Stream::new(seed, &[tag::READER_IN, d, qi, t, a as u64])
+                        KeyedStream::new(seed, &[tag::READER_IN, d, qi, t, a as u64])
                             .lognormal(ledger.reader_input, 0.2),
                         1,
                     );
                     for r in 0..spec.reads as u64 {
                         let output = tokens(
-                            Stream::new(seed, &[tag::READER_OUT, d, qi, t, a as u64, r])
+                            KeyedStream::new(seed, &[tag::READER_OUT, d, qi, t, a as u64, r])
                                 .lognormal(ledger.reader_output, 0.5),
                             1,
                         );

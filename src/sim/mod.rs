@@ -4,13 +4,11 @@
 //!   model with exactly known components ([`simulate_normal_panel`]).
 //! * [`ledger`]: a cost ledger for a simulated panel ([`simulate_ledger`]); also home, for
 //!   now, of the ledger row type [`LedgerRow`].
-//! * [`rng`]: keyed xoshiro256** streams and platform-independent normals.
 //! * [`io`]: CSV / JSONL writers.
 
 pub mod io;
 pub mod ledger;
 pub mod model;
-pub mod rng;
 
 pub use ledger::{simulate_ledger, CallKind, LedgerRow, LedgerSpec};
 pub use model::{simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec};
