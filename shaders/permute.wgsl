@@ -9,6 +9,7 @@
 //   tree gives the totals. Integer adds are exact, so the result equals the CPU's i64 sums
 //   whatever the order.
 
+// Counter word 1 of the permutation streams: rng::domain::PERMUTE in src/rng/domain.rs.
 const PERMUTE_STREAM: u32 = 0xFFFFFFFEu;
 const PLANES: u32 = 64u;
 const MAX_PAIRS: u32 = 16u;

@@ -44,6 +44,8 @@ fn philox4x32_10(ctr: vec4<u32>, key: vec2<u32>) -> vec4<u32> {
 
 // Index in [0, q) from word `word` of the block at counter (r, s, j, retry = 0), redrawing
 // with retry + 1, + 2, ... on Lemire rejection. `t` = 2^32 mod q; `x0` = the retry-0 word.
+// (r, s, j) is a block address of a stream domain, retry its word 3: rng::domain::counter
+// in src/rng/domain.rs.
 fn lemire_draw(x0: u32, q: u32, t: u32, key: vec2<u32>, r: u32, s: u32, j: u32, word: u32) -> u32 {
     var x = x0;
     var retry = 0u;

@@ -109,6 +109,7 @@ fn resample_sums(
         if (j >= n_blocks) {
             break;
         }
+        // The bootstrap stream domain: rng::domain::bootstrap in src/rng/domain.rs.
         let b = philox4x32_10(vec4<u32>(r, info.stratum, j, 0u), key);
         let i = j * 4u;
         take(b.x, 0u, j, r, info, key, lo, hi, k);

@@ -7,8 +7,8 @@
 //!
 //! | layer | modules | holds |
 //! |---|---|---|
-//! | 0 foundation | [`error`], [`io`], [`rng`], [`special`] | error type; the CSV and JSONL readers; Philox streams; special functions |
-//! | 1 input | [`panel`] | loading, validation, per-question sufficient statistics |
+//! | 0 foundation | [`error`], [`io`], [`rng`], [`special`] | error type; the CSV and JSONL readers; random streams (Philox, named domains, keyed xoshiro); special functions |
+//! | 1 input | [`panel`], [`ledger`] | loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices |
 //! | 2 engine | [`gpu`], [`resample`] | wgpu plumbing; resample-and-sum on CPU or GPU |
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`] | everything a command reports |
 //!
@@ -23,6 +23,7 @@ pub mod costs;
 pub mod error;
 pub mod gpu;
 pub mod io;
+pub mod ledger;
 pub mod llm;
 pub mod mcq;
 pub mod panel;

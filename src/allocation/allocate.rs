@@ -21,6 +21,7 @@ use crate::panel::{Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::quantile_sorted;
+use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
 use crate::rng::stream::seed_key;
 use crate::{Error, Result};
@@ -64,9 +65,10 @@ impl std::str::FromStr for AllocationSpec {
 
 /// Question order within each stratum: file order, or a seeded shuffle.
 ///
-/// The shuffle sorts questions by the Philox word of counter (index, stratum, 0, 0xA110C)
-/// under the key of `seed`: deterministic, and independent of the bootstrap streams
-/// (whose fourth counter word is a retry count, never this large).
+/// The shuffle sorts questions by words 0 and 1 of the Philox block at counter
+/// [`domain::allocation_order`]`(index, stratum)` = (index, stratum, 0, 0xA110C) under the
+/// key of `seed`: deterministic, and independent of the bootstrap streams (whose fourth
+/// counter word is a retry count, never this large).
 pub fn question_order(strata: &[Stratum], seed: Option<u64>) -> Vec<Vec<usize>> {
     strata
         .iter()
@@ -76,7 +78,7 @@ pub fn question_order(strata: &[Stratum], seed: Option<u64>) -> Vec<Vec<usize>> 
             if let Some(seed) = seed {
                 let key = seed_key(seed);
                 idx.sort_by_key(|&i| {
-                    let w = philox4x32_10([i as u32, d as u32, 0, 0xA110C], key);
+                    let w = philox4x32_10(domain::allocation_order(i as u32, d as u32), key);
                     ((w[0] as u64) << 32 | w[1] as u64, i)
                 });
             }

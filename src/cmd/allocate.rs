@@ -7,7 +7,7 @@ use ragstats::allocation::allocate::{
     compare, question_order, AllocateReport, AllocationSpec, Compared,
 };
 use ragstats::costs::cost::{bill, parse_sweep, CellCosts, Currency};
-use ragstats::costs::ledger::{read_ledger, Prices};
+use ragstats::ledger::{read_ledger, Prices};
 
 use super::bootstrap::{backend_for, Progress, ResampleArgs};
 use super::common::{dropped_note, num, print_json, write_csv, Format, PanelOptions, Table};

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use ragstats::costs::cost::{account, bill, parse_sweep, CostReport, Totals};
-use ragstats::costs::ledger::{read_ledger, Prices};
+use ragstats::ledger::{read_ledger, Prices};
 
 use super::common::{num, print_json, write_csv, Format, Table};
 

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use ragstats::allocation::one_read::{analyse, OneReadReport, ScopeResult};
 use ragstats::costs::cost::{bill, CellCosts, Currency};
-use ragstats::costs::ledger::{read_ledger, Prices};
 use ragstats::costs::panel_costs::{question_costs, QuestionCost};
+use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
 
 use super::bootstrap::{backend_for, Progress, ResampleArgs};

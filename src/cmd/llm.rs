@@ -350,7 +350,7 @@ async fn batch(a: BatchArgs) -> anyhow::Result<u8> {
     let opts = BatchOptions {
         out: a.out.clone(),
         ledger: a.policy.ledger.clone(),
-        ledger_kind: a.ledger_kind.clone(),
+        ledger_kind: a.ledger_kind.parse()?,
         concurrency: a.policy.concurrency,
         cancel: cancel.clone(),
     };

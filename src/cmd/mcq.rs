@@ -389,7 +389,7 @@ async fn run_items(a: RunArgs) -> anyhow::Result<u8> {
     let opts = BatchOptions {
         out: responses.clone(),
         ledger: a.policy.ledger.clone(),
-        ledger_kind: "reader".into(),
+        ledger_kind: ragstats::ledger::CallKind::Reader,
         concurrency: a.policy.concurrency,
         cancel: cancel.clone(),
     };

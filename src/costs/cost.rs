@@ -13,13 +13,19 @@
 //! * a row with unknown (null) token counts is billed as 0 tokens and counted in
 //!   `unknown_token_rows`, so the gap is visible.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
 
-use super::ledger::{Entry, Kind, Prices};
+use crate::ledger::{CallKind, Entry, Label, Prices};
 use crate::{Error, Result};
+
+/// A label's text, if present.
+fn text(l: &Option<Label>) -> Option<Cow<'_, str>> {
+    l.as_ref().map(Label::text)
+}
 
 /// What one billed row costs (zero for a repeat of a shared key).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -77,16 +83,16 @@ pub fn bill(
     ledger: &Path,
     prices_path: Option<&Path>,
 ) -> Result<Vec<Bill>> {
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: HashSet<Cow<str>> = HashSet::new();
     let mut out = Vec::with_capacity(entries.len());
-    for e in entries {
-        if let Some(k) = &e.key {
-            if !seen.insert(k.as_str()) {
+    for Entry { line, row: e } in entries {
+        if let Some(k) = text(&e.key) {
+            if !seen.insert(k) {
                 out.push(Bill::default());
                 continue;
             }
         }
-        if e.kind == Kind::Search {
+        if e.kind == CallKind::Search {
             out.push(Bill {
                 search_requests: 1,
                 ..Bill::default()
@@ -103,7 +109,7 @@ pub fn bill(
                 let m = p.models.get(name).ok_or_else(|| {
                     Error::input(
                         ledger,
-                        Some(e.line),
+                        Some(*line),
                         format!(
                             "model '{name}' has no price in {} (priced models: {})",
                             prices_path
@@ -220,15 +226,15 @@ pub fn account(
         dataset: "all".into(),
         ..Totals::default()
     };
-    let dash = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
-    type Key<'a> = [Option<&'a str>; 4];
+    let dash = |s: &Option<Label>| text(s).map_or_else(|| "-".into(), Cow::into_owned);
+    type Key<'a> = [Option<Cow<'a, str>>; 4];
     let mut traj_cells: HashSet<Key> = HashSet::new();
     let mut read_cells: HashSet<Key> = HashSet::new();
     let (mut t_tok, mut r_tok, mut t_usd, mut r_usd) = (0.0, 0.0, 0.0, 0.0);
     let usd = Currency::Usd {
         search_usd_per_1000: point,
     };
-    for (e, b) in entries.iter().zip(bills) {
+    for (Entry { row: e, .. }, b) in entries.iter().zip(bills) {
         let g = groups
             .entry((dash(&e.arm), dash(&e.dataset)))
             .or_insert_with(|| Totals {
@@ -238,19 +244,15 @@ pub fn account(
             });
         g.add(b);
         total.add(b);
-        let (d, q, t) = (
-            e.dataset.as_deref(),
-            e.question.as_deref(),
-            e.trajectory.as_deref(),
-        );
+        let (d, q, t) = (text(&e.dataset), text(&e.question), text(&e.trajectory));
         match e.kind {
-            Kind::Planner | Kind::Search => {
+            CallKind::Planner | CallKind::Search => {
                 traj_cells.insert([d, q, t, None]);
                 t_tok += b.cost(Currency::Tokens);
                 t_usd += b.cost(usd);
             }
-            Kind::Reader => {
-                read_cells.insert([d, q, t, e.read.as_deref()]);
+            CallKind::Reader => {
+                read_cells.insert([d, q, t, text(&e.read)]);
                 r_tok += b.cost(Currency::Tokens);
                 r_usd += b.cost(usd);
             }
@@ -339,12 +341,12 @@ impl CellCosts {
         ledger: &Path,
     ) -> Result<Self> {
         let mut c = CellCosts::default();
-        for (e, b) in entries.iter().zip(bills) {
-            let need = |v: &Option<String>, name: &str| {
-                v.clone().ok_or_else(|| {
+        for (Entry { line, row: e }, b) in entries.iter().zip(bills) {
+            let need = |v: &Option<Label>, name: &str| {
+                text(v).map(Cow::into_owned).ok_or_else(|| {
                     Error::input(
                         ledger,
-                        Some(e.line),
+                        Some(*line),
                         format!("row has no '{name}'; it cannot be matched to a panel cell"),
                     )
                 })
@@ -356,8 +358,10 @@ impl CellCosts {
             );
             let cost = b.cost(currency);
             match e.kind {
-                Kind::Planner | Kind::Search => *c.trajectory.entry(key3).or_default() += cost,
-                Kind::Reader => {
+                CallKind::Planner | CallKind::Search => {
+                    *c.trajectory.entry(key3).or_default() += cost
+                }
+                CallKind::Reader => {
                     let (d, q, t) = key3;
                     *c.read.entry((d, q, t, need(&e.read, "read")?)).or_default() += cost;
                 }

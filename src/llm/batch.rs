@@ -15,9 +15,10 @@ use tokio::task::JoinSet;
 use super::cancel::Cancel;
 use super::client::Client;
 use super::jsonl::{scan_output, Appender};
-use super::ledger::LedgerRow;
+use super::ledger::ledger_row;
 use super::types::{CallError, CallRecord, ChatRequest};
 use crate::error::{Error, Result};
+use crate::ledger::CallKind;
 
 /// Where results go and how hard to push.
 #[derive(Debug, Clone)]
@@ -27,7 +28,7 @@ pub struct BatchOptions {
     /// Cost ledger JSONL to append rows to, if any.
     pub ledger: Option<PathBuf>,
     /// `kind` of the ledger rows (`reader` by default).
-    pub ledger_kind: String,
+    pub ledger_kind: CallKind,
     /// Calls in flight at once (≥ 1).
     pub concurrency: usize,
     /// Stop (no new calls) / abort (drop calls in flight) signal, e.g. wired to Ctrl-C.
@@ -40,7 +41,7 @@ impl BatchOptions {
         BatchOptions {
             out: out.into(),
             ledger: None,
-            ledger_kind: "reader".into(),
+            ledger_kind: CallKind::Reader,
             concurrency: 8,
             cancel: Cancel::new(),
         }
@@ -219,7 +220,7 @@ pub async fn run_batch(
                             // Ledger first: if we die between the two writes, the call is
                             // billed and asked again, which is what the provider will charge.
                             if let (Some(l), Some(row)) =
-                                (ledger.as_mut(), LedgerRow::from_record(&rec, &opts.ledger_kind))
+                                (ledger.as_mut(), ledger_row(&rec, opts.ledger_kind))
                             {
                                 l.append(&row)?;
                             }

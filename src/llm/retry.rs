@@ -8,6 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::types::ErrorKind;
+use crate::rng::domain;
+use crate::rng::philox4x32_10;
+use crate::rng::stream::seed_key;
 
 /// How many times and how long to retry.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,8 +82,9 @@ pub fn quota_exhausted(body: &str) -> bool {
 }
 
 /// The server's requested wait: `retry-after-ms` (milliseconds, may be fractional), else
-/// `Retry-After` as delta-seconds or an HTTP date (IMF-fixdate), measured from `now`.
-/// A date in the past gives zero. Unparseable values give `None`.
+/// `Retry-After` as delta-seconds or an HTTP date (RFC 9110 §5.6.7: IMF-fixdate, or the
+/// obsolete RFC 850 and asctime forms, which recipients must accept; parsed by `httpdate`),
+/// measured from `now`. A date in the past gives zero. Unparseable values give `None`.
 pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Option<Duration> {
     let get = |name: &str| {
         headers
@@ -97,58 +101,18 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Opt
     if let Ok(secs) = v.parse::<f64>() {
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
     }
-    let at = parse_http_date(v)?;
+    let at = httpdate::parse_http_date(v).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7).
-/// The obsolete RFC 850 and asctime forms are not accepted.
-pub fn parse_http_date(s: &str) -> Option<SystemTime> {
-    let parts: Vec<&str> = s.split_whitespace().collect();
-    let [_weekday, day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    let day: u32 = day.parse().ok()?;
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| m == month)? as u32
-        + 1;
-    let year: i64 = year.parse().ok()?;
-    let hms: Vec<u32> = time
-        .split(':')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    let [h, m, sec] = hms.as_slice() else {
-        return None;
-    };
-    if !(1..=31).contains(&day) || *h > 23 || *m > 59 || *sec > 60 {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    let secs = days * 86_400 + i64::from(*h) * 3600 + i64::from(*m) * 60 + i64::from(*sec);
-    let secs = u64::try_from(secs).ok()?;
-    Some(UNIX_EPOCH + Duration::from_secs(secs))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// Randomness for backoff jitter: a xorshift64* generator behind an atomic, seeded from the
-/// clock and process id. Jitter only has to de-synchronise clients, so a statistical-quality
-/// generator (and no `rand` crate) is enough; it is never used for resampling.
+/// Randomness for backoff jitter: the Philox jitter stream ([`domain::jitter`]) under a key
+/// seeded from the clock and the process id, draw `n` taken from an atomic counter so that
+/// concurrent calls share one generator without a lock. Jitter only has to de-synchronise
+/// clients; it is never used for resampling.
 #[derive(Debug)]
 pub struct Jitter {
-    state: AtomicU64,
+    key: [u32; 2],
+    next: AtomicU64,
 }
 
 impl Jitter {
@@ -161,31 +125,21 @@ impl Jitter {
         Jitter::with_seed(nanos ^ (u64::from(std::process::id()) << 32))
     }
 
-    /// A generator with a fixed seed (0 is replaced by a constant: xorshift must not be 0).
+    /// A generator with a fixed seed.
     pub fn with_seed(seed: u64) -> Self {
         Jitter {
-            state: AtomicU64::new(if seed == 0 {
-                0x9E37_79B9_7F4A_7C15
-            } else {
-                seed
-            }),
+            key: seed_key(seed),
+            next: AtomicU64::new(0),
         }
     }
 
-    /// A uniform draw in [0, 1) with 53 random bits.
+    /// A uniform draw in [0, 1) with 53 random bits: the top 53 bits of words 0 (high) and
+    /// 1 (low) of the next block.
     pub fn next_unit(&self) -> f64 {
-        let step = |mut x: u64| {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            x
-        };
-        let prev = self
-            .state
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| Some(step(x)))
-            .unwrap_or(1);
-        let out = step(prev).wrapping_mul(0x2545_F491_4F6C_DD1D);
-        (out >> 11) as f64 / (1u64 << 53) as f64
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let b = philox4x32_10(domain::jitter(n), self.key);
+        let bits = (u64::from(b[0]) << 32 | u64::from(b[1])) >> 11;
+        bits as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -194,19 +148,40 @@ mod tests {
     use super::*;
     use reqwest::header::{HeaderMap, HeaderValue};
 
+    /// The wait until an HTTP-date `Retry-After`, seen at `now`.
+    fn wait_until(date: &'static str, now: SystemTime) -> Option<Duration> {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static(date));
+        retry_after(&h, now)
+    }
+
     #[test]
     fn http_date_known_values() {
         // RFC 9110's example; 784111777 from `date -d '1994-11-06 08:49:37Z' +%s`.
-        let t = parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        assert_eq!(t.duration_since(UNIX_EPOCH).unwrap().as_secs(), 784_111_777);
-        // Leap day: 2024-02-29 00:00:00 = 1709164800.
-        let t = parse_http_date("Thu, 29 Feb 2024 00:00:00 GMT").unwrap();
+        let epoch = |s: u64| UNIX_EPOCH + Duration::from_secs(s);
+        let rfc = epoch(784_111_777);
         assert_eq!(
-            t.duration_since(UNIX_EPOCH).unwrap().as_secs(),
-            1_709_164_800
+            wait_until("Sun, 06 Nov 1994 08:49:37 GMT", epoch(0)),
+            Some(Duration::from_secs(784_111_777))
         );
-        assert!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT").is_none());
-        assert!(parse_http_date("Sun, 06 Foo 1994 08:49:37 GMT").is_none());
+        // Leap day: 2024-02-29 00:00:00 = 1709164800.
+        assert_eq!(
+            wait_until("Thu, 29 Feb 2024 00:00:00 GMT", epoch(1_709_164_790)),
+            Some(Duration::from_secs(10))
+        );
+        // The obsolete forms of the same instant, which RFC 9110 requires recipients to
+        // accept: RFC 850 and asctime.
+        let before = epoch(784_111_777 - 5);
+        assert_eq!(
+            wait_until("Sunday, 06-Nov-94 08:49:37 GMT", before),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            wait_until("Sun Nov  6 08:49:37 1994", before),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(wait_until("Sun, 06 Foo 1994 08:49:37 GMT", rfc), None);
+        assert_eq!(wait_until("Sun, 06 Nov 1994 25:49:37 GMT", rfc), None);
     }
 
     #[test]
@@ -281,5 +256,17 @@ mod tests {
             (mean - 0.05).abs() < 0.01,
             "mean of U[0,0.1) draws = {mean}"
         );
+    }
+
+    #[test]
+    fn jitter_follows_the_documented_stream() {
+        // Independent restatement: draw n is block [n, 0, 0xB0FF, 0] under key [seed, 0],
+        // words 0 and 1 as the high and low halves, top 53 bits.
+        let j = Jitter::with_seed(42);
+        for n in 0..3u32 {
+            let b = philox4x32_10([n, 0, 0xB0FF, 0], [42, 0]);
+            let want = ((b[0] as u64) << 21 | (b[1] as u64) >> 11) as f64 / 2f64.powi(53);
+            assert_eq!(j.next_unit(), want);
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! key     = seed_key(seed)                               (low word, high word)
 //! h       = SHA-256(item id); h0, h1 = its first two little-endian u32 words
 //! counter = [h0, h1, d / 4, retry]                       draw d uses word d % 4
+//!                                     (the MCQ shuffle domain, rng::domain::mcq_shuffle)
 //! for i = n-1 down to 1 (draw d = n-1-i): j = Lemire bounded draw in [0, i]; swap(i, j)
 //! ```
 //!
@@ -13,6 +14,7 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::rng::domain;
 use crate::rng::philox4x32_10;
 use crate::rng::stream::{lemire_accept, lemire_threshold, seed_key};
 
@@ -30,7 +32,8 @@ fn draw(key: [u32; 2], h: [u32; 2], d: u32, bound: u32) -> u32 {
     let t = lemire_threshold(bound);
     let mut retry = 0u32;
     loop {
-        let x = philox4x32_10([h[0], h[1], d / 4, retry], key)[(d % 4) as usize];
+        let x = philox4x32_10(domain::counter(domain::mcq_shuffle(h, d / 4), retry), key)
+            [(d % 4) as usize];
         if let Some(v) = lemire_accept(x, bound, t) {
             return v;
         }

@@ -31,18 +31,20 @@ impl Workload {
 }
 
 use super::cpu::walk_draws;
+use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
 use crate::rng::stream::seed_key;
 
-/// Rows of `k` uniform values in `[-0.5, 0.5)` from Philox (counter `[row, col/4, 0xBE4C, 0]`
-/// under `seed`), each column then centred on its mean (computed in f64) as callers of the
-/// engine do.
+/// Rows of `k` uniform values in `[-0.5, 0.5)` from Philox (the synthetic-rows domain:
+/// counter [`domain::synthetic_rows`]`(row, col / 4)` = `[row, col/4, 0xBE4C, 0]` under the
+/// key of `seed ^ 0x5EED_DA7A`), each column then centred on its mean (computed in f64) as
+/// callers of the engine do.
 pub fn synthetic_rows(seed: u64, q: usize, k: usize) -> Vec<f32> {
-    let key = seed_key(seed ^ 0x5EED_DA7A);
+    let key = seed_key(seed ^ domain::SYNTHETIC_ROWS_KEY);
     let mut out = Vec::with_capacity(q * k);
     for row in 0..q {
         for c in 0..k {
-            let w = philox4x32_10([row as u32, (c / 4) as u32, 0xBE4C, 0], key)[c % 4];
+            let w = philox4x32_10(domain::synthetic_rows(row as u32, (c / 4) as u32), key)[c % 4];
             out.push((w as f64 / 4_294_967_296.0 - 0.5) as f32);
         }
     }

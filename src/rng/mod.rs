@@ -1,10 +1,16 @@
-//! Counter-based random numbers: Philox4x32-10 ([`philox`]) and the keyed, Lemire-bounded
-//! index streams built on it ([`stream`]). Every random draw in the crate (bootstrap
-//! resamples, allocation pairs, permutations, MCQ shuffles, simulation) comes from here,
-//! so the CPU and the GPU, and every run with the same seed, draw the same numbers.
+//! Random numbers, all of them: Philox4x32-10 ([`philox`]), the keyed, Lemire-bounded index
+//! streams built on it ([`stream`]), the named stream domains that say which part of the
+//! counter space each kind of draw uses ([`domain`]), and the keyed xoshiro256** streams of
+//! the simulators ([`keyed`]). Every random draw in the crate (bootstrap resamples,
+//! allocation question order, permutations, MCQ shuffles, benchmark rows, retry jitter,
+//! simulation) comes from here, so the CPU and the GPU, and every run with the same seed,
+//! draw the same numbers.
 
+pub mod domain;
+pub mod keyed;
 pub mod philox;
 pub mod stream;
 
+pub use keyed::KeyedStream;
 pub use philox::philox4x32_10;
 pub use stream::draw_index;

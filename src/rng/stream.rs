@@ -3,6 +3,7 @@
 //! ```text
 //! key     = [seed as u32, (seed >> 32) as u32]
 //! counter = [replicate, stratum, draw_index / 4, retry]      (retry starts at 0)
+//!           (the bootstrap domain, domain::bootstrap)
 //! draw i of (replicate, stratum) uses word i % 4 of its block.
 //! ```
 //!
@@ -22,6 +23,7 @@
 //! of backend, thread count, batching and replicate-range splits. The result is exactly
 //! uniform on `[0, q)`.
 
+use super::domain;
 use super::philox::philox4x32_10;
 
 /// The Philox key for a 64-bit user seed: low word first.
@@ -51,14 +53,15 @@ pub fn lemire_accept(x: u32, q: u32, t: u32) -> Option<u32> {
     }
 }
 
-/// Resolves a rejected draw: recomputes the block of `ctr` with retry 1, 2, ... and takes
-/// word `word` until it is accepted. Kept out of line: rejections are rare for small `q`.
+/// Resolves a rejected draw: recomputes the block at address `addr` (counter words 0 to 2 of
+/// a stream domain, [`domain::counter`]) with retry 1, 2, ... and takes word `word` until it
+/// is accepted. Kept out of line: rejections are rare for small `q`.
 #[cold]
 #[inline(never)]
-pub fn redraw(key: [u32; 2], ctr: [u32; 3], word: usize, q: u32, t: u32) -> u32 {
+pub fn redraw(key: [u32; 2], addr: [u32; 3], word: usize, q: u32, t: u32) -> u32 {
     let mut retry: u32 = 1;
     loop {
-        let x = philox4x32_10([ctr[0], ctr[1], ctr[2], retry], key)[word];
+        let x = philox4x32_10(domain::counter(addr, retry), key)[word];
         if let Some(v) = lemire_accept(x, q, t) {
             return v;
         }
@@ -74,13 +77,13 @@ pub fn redraw(key: [u32; 2], ctr: [u32; 3], word: usize, q: u32, t: u32) -> u32 
 pub fn draw_index(seed: u64, replicate: u32, stratum: u32, i: u64, q: u32) -> u32 {
     assert!(q > 0, "draw_index: q must be at least 1");
     let key = seed_key(seed);
-    let ctr = [replicate, stratum, (i / 4) as u32];
+    let addr = domain::bootstrap(replicate, stratum, (i / 4) as u32);
     let word = (i % 4) as usize;
     let t = lemire_threshold(q);
-    let x = philox4x32_10([ctr[0], ctr[1], ctr[2], 0], key)[word];
+    let x = philox4x32_10(domain::counter(addr, 0), key)[word];
     match lemire_accept(x, q, t) {
         Some(v) => v,
-        None => redraw(key, ctr, word, q, t),
+        None => redraw(key, addr, word, q, t),
     }
 }
 

@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
-use super::ledger::LedgerRow;
 use super::model::SimRow;
+use crate::ledger::LedgerRow;
 
 /// Writes the panel as CSV with header `dataset,question,trajectory,read,arm,<metric>,em`.
 /// Numbers use Rust's shortest round-trip formatting, so reading them back gives the same

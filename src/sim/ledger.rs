@@ -1,7 +1,5 @@
-//! Synthetic cost ledgers matching a simulated panel (format: DESIGN.md "Cost ledger").
-//!
-//! [`LedgerRow`] lives here for now; it is the row type of the cost ledger and is meant to
-//! move to the cost-accounting module.
+//! Synthetic cost ledgers matching a simulated panel, in the cost-ledger format of
+//! [`crate::ledger`] (docs/ledger.md).
 //!
 //! The simulated workflow follows the paper's paired policies. For each question q,
 //! trajectory t and arm a:
@@ -16,7 +14,7 @@
 //!   cached = its input rounded down to 64 tokens (prefix caches work in 64-token units).
 //! * One search request per planner query; step 0's is shared via
 //!   `key = "search0:<question>:<t>"`, the others have no key (each is its own request).
-//!   Token fields are 0 and `model` is absent.
+//!   Token fields and `model` are absent.
 //! * One reader call per read r. The packet is fixed within (q, t, a), so all reads have the
 //!   same input tokens ~ LogNormal(reader_input, 0.2); read 0 hits only the system prompt
 //!   cache, reads r ≥ 1 hit the whole packet (input rounded down to 64). Output per read
@@ -26,51 +24,10 @@
 //! seed and a smaller design's ledger is a subset of a larger one's.
 
 use super::model::{question_id, SimSpec};
-use super::rng::Stream;
+use crate::ledger::{CallKind, LedgerRow};
+use crate::rng::domain::sim as tag;
+use crate::rng::KeyedStream;
 use crate::Result;
-
-/// What a ledger row bills.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CallKind {
-    /// A planner (query-writing) model call.
-    Planner,
-    /// A reader (answering) model call.
-    Reader,
-    /// A search request.
-    Search,
-}
-
-/// One model call or search request. Rows sharing a `key` are one shared call, billed once.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct LedgerRow {
-    pub kind: CallKind,
-    pub dataset: String,
-    pub question: String,
-    pub arm: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trajectory: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read: Option<u32>,
-    /// Planner step / search index within the trajectory (0-based); absent for reader rows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Token counts; written only when non-zero (search rows have none), read as 0 when absent.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub input_tokens: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub cached_input_tokens: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub output_tokens: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-}
-
-fn is_zero(x: &u64) -> bool {
-    *x == 0
-}
 
 /// Workflow and token parameters of a simulated ledger (medians of the log-normals).
 #[derive(Debug, Clone, PartialEq)]
@@ -108,12 +65,6 @@ impl Default for LedgerSpec {
     }
 }
 
-mod tag {
-    pub const PLANNER: u64 = 21;
-    pub const READER_IN: u64 = 22;
-    pub const READER_OUT: u64 = 23;
-}
-
 /// Rounds a positive token draw to an integer, at least `min`.
 fn tokens(x: f64, min: u64) -> u64 {
     (x.round() as u64).max(min)
@@ -149,24 +100,17 @@ pub fn simulate_ledger(spec: &SimSpec, ledger: &LedgerSpec) -> Result<Vec<Ledger
             for t in 0..spec.trajectories as u64 {
                 for (a, arm) in spec.arms.iter().enumerate() {
                     let base = |kind: CallKind| LedgerRow {
-                        kind,
-                        dataset: name.clone(),
-                        question: qid.clone(),
-                        arm: arm.clone(),
-                        trajectory: Some(t as u32),
-                        read: None,
-                        step: None,
-                        model: None,
-                        input_tokens: 0,
-                        cached_input_tokens: 0,
-                        output_tokens: 0,
-                        key: None,
+                        dataset: Some(name.as_str().into()),
+                        question: Some(qid.as_str().into()),
+                        arm: Some(arm.as_str().into()),
+                        trajectory: Some(t.into()),
+                        ..LedgerRow::new(kind)
                     };
                     let mut prev_input = 0u64;
                     for k in 0..p_n {
                         // Step 0 is shared: draw it from a stream without the arm index.
-                        let arm_tag = if k == 0 { u64::MAX } else { a as u64 };
-                        let mut s = Stream::new(seed, &[tag::PLANNER, d, qi, t, arm_tag, k]);
+                        let arm_tag = if k == 0 { tag::SHARED_ARM } else { a as u64 };
+                        let mut s = KeyedStream::new(seed, &[tag::PLANNER, d, qi, t, arm_tag, k]);
                         let per_step = if a == 0 || k == 0 {
                             40.0
                         } else {
@@ -185,26 +129,26 @@ pub fn simulate_ledger(spec: &SimSpec, ledger: &LedgerSpec) -> Result<Vec<Ledger
                         rows.push(LedgerRow {
                             step: Some(k as u32),
                             model: Some(ledger.model.clone()),
-                            input_tokens: input,
-                            cached_input_tokens: cached,
-                            output_tokens: output,
-                            key: (k == 0).then(|| format!("plan0:{qid}:{t}")),
+                            input_tokens: Some(input),
+                            cached_input_tokens: Some(cached),
+                            output_tokens: Some(output),
+                            key: (k == 0).then(|| format!("plan0:{qid}:{t}").into()),
                             ..base(CallKind::Planner)
                         });
                         rows.push(LedgerRow {
                             step: Some(k as u32),
-                            key: (k == 0).then(|| format!("search0:{qid}:{t}")),
+                            key: (k == 0).then(|| format!("search0:{qid}:{t}").into()),
                             ..base(CallKind::Search)
                         });
                     }
                     let input = tokens(
-                        Stream::new(seed, &[tag::READER_IN, d, qi, t, a as u64])
+                        KeyedStream::new(seed, &[tag::READER_IN, d, qi, t, a as u64])
                             .lognormal(ledger.reader_input, 0.2),
                         1,
                     );
                     for r in 0..spec.reads as u64 {
                         let output = tokens(
-                            Stream::new(seed, &[tag::READER_OUT, d, qi, t, a as u64, r])
+                            KeyedStream::new(seed, &[tag::READER_OUT, d, qi, t, a as u64, r])
                                 .lognormal(ledger.reader_output, 0.5),
                             1,
                         );
@@ -214,11 +158,11 @@ pub fn simulate_ledger(spec: &SimSpec, ledger: &LedgerSpec) -> Result<Vec<Ledger
                             floor64(input)
                         };
                         rows.push(LedgerRow {
-                            read: Some(r as u32),
+                            read: Some(r.into()),
                             model: Some(ledger.model.clone()),
-                            input_tokens: input,
-                            cached_input_tokens: cached,
-                            output_tokens: output,
+                            input_tokens: Some(input),
+                            cached_input_tokens: Some(cached),
+                            output_tokens: Some(output),
                             ..base(CallKind::Reader)
                         });
                     }

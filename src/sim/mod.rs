@@ -2,15 +2,13 @@
 //!
 //! * [`model`]: the bounded paired F1/EM model ([`simulate_panel`]) and the Gaussian nested
 //!   model with exactly known components ([`simulate_normal_panel`]).
-//! * [`ledger`]: a cost ledger for a simulated panel ([`simulate_ledger`]); also home, for
-//!   now, of the ledger row type [`LedgerRow`].
-//! * [`rng`]: keyed xoshiro256** streams and platform-independent normals.
+//! * [`ledger`]: a cost ledger for a simulated panel ([`simulate_ledger`]), in rows of
+//!   [`crate::ledger::LedgerRow`].
 //! * [`io`]: CSV / JSONL writers.
 
 pub mod io;
 pub mod ledger;
 pub mod model;
-pub mod rng;
 
-pub use ledger::{simulate_ledger, CallKind, LedgerRow, LedgerSpec};
+pub use ledger::{simulate_ledger, LedgerSpec};
 pub use model::{simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec};

@@ -26,11 +26,12 @@
 //! **Gaussian nested model** ([`simulate_normal_panel`]): y_qtr = μ + a_q + b_qt + e_qtr with
 //! no censoring; its true components are exactly σ_q², σ_t², σ_r².
 //!
-//! Every effect is drawn from its own keyed stream (see [`super::rng`]), so results depend
+//! Every effect is drawn from its own keyed stream (see [`crate::rng::keyed`]), so results depend
 //! only on the seed and the indices: a smaller design is an exact subset of a larger one
 //! with the same seed, and the output is identical on every platform.
 
-use super::rng::Stream;
+use crate::rng::domain::sim as tag;
+use crate::rng::KeyedStream;
 use crate::{Error, Result};
 
 /// Standard deviations of the three nested levels (latent scale).
@@ -149,21 +150,8 @@ pub fn question_id(dataset: &str, index: usize, count: usize) -> String {
     format!("{dataset}-{:0width$}", index + 1)
 }
 
-/// Stream tags: which random effect a draw belongs to.
-mod tag {
-    pub const SHARED_Q: u64 = 1;
-    pub const SHARED_T: u64 = 2;
-    pub const SHARED_R: u64 = 3;
-    pub const CONTRAST_Q: u64 = 4;
-    pub const CONTRAST_T: u64 = 5;
-    pub const CONTRAST_R: u64 = 6;
-    pub const NORMAL_Q: u64 = 11;
-    pub const NORMAL_T: u64 = 12;
-    pub const NORMAL_R: u64 = 13;
-}
-
 fn draw(seed: u64, tags: &[u64]) -> f64 {
-    Stream::new(seed, tags).normal()
+    KeyedStream::new(seed, tags).normal()
 }
 
 /// Simulates the bounded paired panel of `spec` (module docs give the model).

@@ -1,0 +1,445 @@
+//! The cost ledger: one JSONL row per model call or search request ([`LedgerRow`]), written
+//! by `stats llm batch` / `stats mcq run` (`crate::llm::ledger`) and `stats simulate`
+//! (`crate::sim::ledger`), read by `stats cost`, `efficiency` and `allocate`
+//! ([`read_ledger`]), and priced by a TOML tariff ([`Prices`]). The format, its units and
+//! who writes what are in `docs/ledger.md`.
+//!
+//! The reader is lenient about who wrote the ledger (a user's own logging too): token
+//! counts may be absent or `null` (unknown), label fields may be strings or numbers (a
+//! label of another JSON type is ignored, as if absent), and unknown fields are ignored.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::io::{clip, read_text, JsonlReader};
+use crate::{Error, Result};
+
+/// What a ledger row bills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
+pub enum CallKind {
+    /// A planner (query-writing) model call.
+    Planner,
+    /// A reader (answering) model call.
+    Reader,
+    /// A search request.
+    Search,
+}
+
+impl CallKind {
+    /// The name written in the ledger.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallKind::Planner => "planner",
+            CallKind::Reader => "reader",
+            CallKind::Search => "search",
+        }
+    }
+}
+
+impl fmt::Display for CallKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for CallKind {
+    type Err = Error;
+    /// `planner`, `reader` or `search`.
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "planner" => Ok(CallKind::Planner),
+            "reader" => Ok(CallKind::Reader),
+            "search" => Ok(CallKind::Search),
+            other => Err(Error::Usage(format!(
+                "unknown kind '{}'; expected planner, reader or search",
+                clip(other)
+            ))),
+        }
+    }
+}
+
+impl TryFrom<String> for CallKind {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self> {
+        s.parse()
+    }
+}
+
+/// A label of the panel cell a row belongs to (`dataset`, `question`, `arm`, `trajectory`,
+/// `read`) or a sharing `key`: a JSON string or number, kept as written. Rows are matched to
+/// panel cells by [`Label::text`], so `0` and `"0"` are the same trajectory.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Label {
+    /// A JSON number (the simulator writes trajectory and read indices as numbers).
+    Number(serde_json::Number),
+    /// A JSON string.
+    Text(String),
+}
+
+impl Label {
+    /// The label as text: a string as is, a number as JSON writes it.
+    pub fn text(&self) -> Cow<'_, str> {
+        match self {
+            Label::Number(n) => Cow::Owned(n.to_string()),
+            Label::Text(s) => Cow::Borrowed(s),
+        }
+    }
+}
+
+impl From<&str> for Label {
+    fn from(s: &str) -> Self {
+        Label::Text(s.to_string())
+    }
+}
+
+impl From<String> for Label {
+    fn from(s: String) -> Self {
+        Label::Text(s)
+    }
+}
+
+impl From<u64> for Label {
+    fn from(n: u64) -> Self {
+        Label::Number(n.into())
+    }
+}
+
+impl From<u32> for Label {
+    fn from(n: u32) -> Self {
+        Label::Number(n.into())
+    }
+}
+
+/// One model call or search request (`docs/ledger.md`). Rows sharing a `key` are one call,
+/// billed once. Every field but `kind` is optional; absent fields are not written, so the
+/// simulator's rows carry no `id` and the LLM client's no `step` or `key`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerRow {
+    pub kind: CallKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<Label>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<Label>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<Label>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<Label>,
+    /// Read index within the trajectory (reader rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<Label>,
+    /// Planner step / search index within the trajectory, 0-based (informational).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u32>,
+    /// The model billed (the name price tables use); required on planner and reader rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Prompt tokens, cached ones included; `None` when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Prompt tokens served from the provider's prompt cache (part of `input_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    /// Completion tokens, reasoning included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Reasoning tokens (part of `output_tokens`; informational).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// Rows sharing a key are one call, billed once (on the first such row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<Label>,
+    /// The request id (LLM client rows; informational).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The sample index of the request (LLM client rows; informational).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<u32>,
+}
+
+impl LedgerRow {
+    /// A row of `kind` with every other field absent.
+    pub fn new(kind: CallKind) -> Self {
+        LedgerRow {
+            kind,
+            dataset: None,
+            question: None,
+            arm: None,
+            trajectory: None,
+            read: None,
+            step: None,
+            model: None,
+            input_tokens: None,
+            cached_input_tokens: None,
+            output_tokens: None,
+            reasoning_tokens: None,
+            key: None,
+            id: None,
+            sample: None,
+        }
+    }
+}
+
+/// One row as read, with its 1-based line in the ledger file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub line: u64,
+    pub row: LedgerRow,
+}
+
+/// The label fields, and the text fields that may be written as numbers.
+const LABELS: [&str; 6] = ["dataset", "question", "arm", "trajectory", "read", "key"];
+const TEXTS: [&str; 2] = ["model", "id"];
+const TOKENS: [&str; 4] = [
+    "input_tokens",
+    "cached_input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+];
+
+/// Reads every row of a ledger (through [`JsonlReader`]: blank lines skipped, duplicate keys
+/// refused).
+///
+/// # Errors
+/// [`Error::Input`] naming the file and line for a row that is not a JSON object, has a
+/// missing or unknown `kind`, a model call without `model`, a negative or non-integer token
+/// count, or more cached than input tokens.
+pub fn read_ledger(path: &Path) -> Result<Vec<Entry>> {
+    let mut reader = JsonlReader::open(path)?;
+    let mut out = Vec::new();
+    while let Some((line, obj)) = reader.next_object()? {
+        let row = parse_row(obj).map_err(|msg| Error::input(path, Some(line), msg))?;
+        out.push(Entry { line, row });
+    }
+    Ok(out)
+}
+
+/// One ledger object as a row, or the message for the user (without file and line).
+fn parse_row(mut obj: Map<String, Value>) -> std::result::Result<LedgerRow, String> {
+    match obj.get("kind") {
+        None | Some(Value::Null) => {
+            return Err("missing field 'kind' (planner, reader or search)".into())
+        }
+        Some(Value::String(_)) => {}
+        Some(other) => {
+            return Err(format!(
+                "'kind' is {}; expected planner, reader or search",
+                clip(&other.to_string())
+            ))
+        }
+    }
+    // Leniency of the format: labels of another JSON type count as absent, and a model or
+    // id written as a number is its text.
+    for name in LABELS {
+        if !matches!(
+            obj.get(name),
+            None | Some(Value::String(_) | Value::Number(_))
+        ) {
+            obj.remove(name);
+        }
+    }
+    for name in TEXTS {
+        match obj.get(name) {
+            Some(Value::Number(n)) => {
+                let s = n.to_string();
+                obj.insert(name.to_string(), Value::String(s));
+            }
+            None | Some(Value::String(_)) => {}
+            Some(_) => {
+                obj.remove(name);
+            }
+        }
+    }
+    for name in TOKENS {
+        match obj.get(name) {
+            None | Some(Value::Null) => {}
+            Some(Value::Number(x)) if x.is_u64() => {}
+            Some(other) => {
+                return Err(format!(
+                    "'{name}' is {}; expected a non-negative integer",
+                    clip(&other.to_string())
+                ))
+            }
+        }
+    }
+    let row: LedgerRow =
+        serde_json::from_value(Value::Object(obj)).map_err(|e| clip(&e.to_string()))?;
+    if row.kind != CallKind::Search && row.model.is_none() {
+        return Err("a model call needs a 'model' field".into());
+    }
+    if let (Some(c), Some(i)) = (row.cached_input_tokens, row.input_tokens) {
+        if c > i {
+            return Err(format!(
+                "cached_input_tokens ({c}) exceed input_tokens ({i}); input_tokens must include the cached ones"
+            ));
+        }
+    }
+    Ok(row)
+}
+
+/// Model tariff: USD per 1M tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    pub input: f64,
+    /// Defaults to the input price (no cache discount).
+    pub cached_input: Option<f64>,
+    pub output: f64,
+}
+
+/// Search tariff: USD per 1,000 unique requests.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SearchPrice {
+    #[serde(default)]
+    pub usd_per_1000: f64,
+    /// Prices to sweep over.
+    #[serde(default)]
+    pub sweep_usd_per_1000: Vec<f64>,
+}
+
+/// A prices file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prices {
+    pub models: BTreeMap<String, ModelPrice>,
+    #[serde(default)]
+    pub search: SearchPrice,
+}
+
+impl Prices {
+    /// Reads a prices TOML file (through [`read_text`]).
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the file (and line, when TOML reports one) for bad syntax,
+    /// unknown keys or negative prices.
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = read_text(path)?;
+        let p: Prices = toml::from_str(&text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start].lines().count().max(1) as u64);
+            Error::input(path, line, format!("bad prices file: {}", e.message()))
+        })?;
+        for (name, m) in &p.models {
+            if m.input < 0.0 || m.output < 0.0 || m.cached_input.is_some_and(|c| c < 0.0) {
+                return Err(Error::input(
+                    path,
+                    None,
+                    format!("model '{}' has a negative price", clip(name)),
+                ));
+            }
+        }
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> std::result::Result<LedgerRow, String> {
+        match serde_json::from_str(line).unwrap() {
+            Value::Object(m) => parse_row(m),
+            _ => unreachable!(),
+        }
+    }
+
+    /// The first line of data/demo/ledger.jsonl, as `stats simulate` writes it.
+    const DEMO_LINE: &str = r#"{"kind":"planner","dataset":"hotpotqa","question":"hotpotqa-0001","arm":"open","trajectory":0,"step":0,"model":"deepseek-v4.1-flash","input_tokens":1320,"cached_input_tokens":1024,"output_tokens":66,"key":"plan0:hotpotqa-0001:0"}"#;
+
+    #[test]
+    fn a_simulated_row_writes_and_reads_back_byte_for_byte() {
+        let row = LedgerRow {
+            dataset: Some("hotpotqa".into()),
+            question: Some("hotpotqa-0001".into()),
+            arm: Some("open".into()),
+            trajectory: Some(0u32.into()),
+            step: Some(0),
+            model: Some("deepseek-v4.1-flash".into()),
+            input_tokens: Some(1320),
+            cached_input_tokens: Some(1024),
+            output_tokens: Some(66),
+            key: Some("plan0:hotpotqa-0001:0".into()),
+            ..LedgerRow::new(CallKind::Planner)
+        };
+        assert_eq!(serde_json::to_string(&row).unwrap(), DEMO_LINE);
+        assert_eq!(parse(DEMO_LINE).unwrap(), row);
+    }
+
+    #[test]
+    fn unknown_tokens_are_absent_or_null_and_labels_strings_or_numbers() {
+        let r = parse(r#"{"kind":"reader","model":7,"input_tokens":null,"trajectory":"t1","read":2.0,"dataset":true,"extra":[1]}"#).unwrap();
+        assert_eq!(r.model.as_deref(), Some("7"));
+        assert_eq!((r.input_tokens, r.output_tokens), (None, None));
+        assert_eq!(r.trajectory.unwrap().text(), "t1");
+        assert_eq!(r.read.unwrap().text(), "2.0");
+        assert_eq!(r.dataset, None);
+        let s = parse(r#"{"kind":"search"}"#).unwrap();
+        assert_eq!(s, LedgerRow::new(CallKind::Search));
+        assert_eq!(serde_json::to_string(&s).unwrap(), r#"{"kind":"search"}"#);
+    }
+
+    #[test]
+    fn bad_rows_are_named() {
+        let cases = [
+            (r#"{"model":"m"}"#, "missing field 'kind' (planner, reader or search)"),
+            (r#"{"kind":"x"}"#, "unknown kind 'x'; expected planner, reader or search"),
+            (r#"{"kind":1}"#, "'kind' is 1; expected planner, reader or search"),
+            (r#"{"kind":"reader"}"#, "a model call needs a 'model' field"),
+            (
+                r#"{"kind":"reader","model":"m","output_tokens":-3}"#,
+                "'output_tokens' is -3; expected a non-negative integer",
+            ),
+            (
+                r#"{"kind":"reader","model":"m","input_tokens":"9"}"#,
+                "'input_tokens' is \"9\"; expected a non-negative integer",
+            ),
+            (
+                r#"{"kind":"reader","model":"m","input_tokens":5,"cached_input_tokens":9}"#,
+                "cached_input_tokens (9) exceed input_tokens (5); input_tokens must include the cached ones",
+            ),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse(line).unwrap_err(), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn read_ledger_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.jsonl");
+        std::fs::write(
+            &p,
+            format!("{DEMO_LINE}\n\n{{\"kind\":\"search\",\"key\":1}}\n[1]\n"),
+        )
+        .unwrap();
+        let e = read_ledger(&p).unwrap_err().to_string();
+        assert!(
+            e.ends_with("l.jsonl:4: expected a JSON object, found an array"),
+            "{e}"
+        );
+        std::fs::write(
+            &p,
+            format!("{DEMO_LINE}\n\n{{\"kind\":\"search\",\"key\":1}}\n"),
+        )
+        .unwrap();
+        let rows = read_ledger(&p).unwrap();
+        assert_eq!(rows.iter().map(|e| e.line).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(rows[1].row.key.as_ref().unwrap().text(), "1");
+    }
+
+    #[test]
+    fn kinds_parse_and_print() {
+        for k in [CallKind::Planner, CallKind::Reader, CallKind::Search] {
+            assert_eq!(k.to_string().parse::<CallKind>().unwrap(), k);
+        }
+        assert!("Reader".parse::<CallKind>().is_err());
+    }
+}
