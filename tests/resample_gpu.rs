@@ -487,3 +487,43 @@ fn bit_identical_for_a_stratum_past_the_llvmpipe_loop_cap() {
         );
     }
 }
+
+/// `stats bench --adapter-info` names the adapter the engine opens (the same one
+/// `GpuBackend::new` picks), which scripts/gpu-check.sh asserts is NVIDIA hardware.
+#[test]
+fn bench_adapter_info_names_the_engine_adapter() {
+    let Some(g) = gpu() else { return };
+    let out = assert_cmd::Command::cargo_bin("stats")
+        .unwrap()
+        .args(["bench", "--adapter-info", "--format", "json"])
+        .env_remove("STATS_GPU_INT64")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let info = &g.context().info;
+    let a = &v["engine_adapter"];
+    assert_eq!(a["name"], info.name.as_str());
+    assert_eq!(a["vendor"], format!("{:#06x}", info.vendor));
+    assert_eq!(a["backend"], format!("{:?}", info.backend));
+    let offered = g
+        .context()
+        .adapter_features
+        .contains(wgpu::Features::SHADER_INT64);
+    assert_eq!(a["shader_int64"], offered);
+    assert_eq!(a["native_int64"], offered);
+    assert_eq!(v["error"], serde_json::Value::Null);
+    assert!(v["adapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["name"] == a["name"]));
+    if info.name.contains("llvmpipe") {
+        assert_eq!(a["software"], true);
+        assert_eq!(a["vendor"], "0x10005"); // Mesa's Vulkan vendor id
+    }
+}

@@ -168,13 +168,16 @@ impl GpuBackend {
         &self.ctx
     }
 
-    /// Validates `job` and uploads its rows (its replicate range is ignored here).
+    /// Validates `job`, compiles the kernel pipeline for its `k` (once per backend) and
+    /// uploads its rows (its replicate range is ignored here).
     ///
     /// # Errors
     /// Shape errors from [`ResampleJob::validate`]; [`Error::Gpu`] on allocation failure.
     pub fn prepare(&self, job: &ResampleJob) -> Result<PreparedJob> {
         job.validate()?;
         let k = job.k;
+        // Compile this k's pipeline now, so that `run` times only the work.
+        self.pipeline.for_k(&self.ctx, k)?;
         let rows = job.rows();
         let limit = self
             .ctx
