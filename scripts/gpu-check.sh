@@ -259,7 +259,8 @@ if [ -z "$chosen" ]; then
 fi
 [ -z "$chosen" ] && { fail "no GPU adapter at all"; exit 1; }
 cp "$work/$chosen.json" "$work/adapter.json"
-step "engine adapter ($chosen): $(field "$work/adapter.json" 'd["engine_adapter"]["name"] + " / " + d["engine_adapter"]["backend"] + " / vendor " + d["engine_adapter"]["vendor"] + " / int64 " + str(d["engine_adapter"]["native_int64"])')"
+describe='"{name} / {backend} / vendor {vendor} / 64-bit multiply {native_int64}".format(**d["engine_adapter"])'
+step "engine adapter ($chosen): $(field "$work/adapter.json" "$describe")"
 
 # --- Parity on the demo panel --------------------------------------------------------------
 step "parity: demo bootstrap report, CPU and GPU"

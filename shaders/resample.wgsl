@@ -102,7 +102,11 @@ fn add_row(acc: ptr<function, array<f32, 16>>, src: u32) {
 }
 
 // Draw `w` of block `j` (word w of `block`): adds its row if it falls in this chunk.
-fn take(acc: ptr<function, array<f32, 16>>, x: u32, w: u32, j: u32, r: u32, info: StratumInfo, key: vec2<u32>, lo: u32, hi: u32) {
+fn take(
+    acc: ptr<function, array<f32, 16>>,
+    x: u32, w: u32, j: u32, r: u32,
+    info: StratumInfo, key: vec2<u32>, lo: u32, hi: u32,
+) {
     var row: u32;
     let l = x * info.q;
     if (l < info.q && l < info.threshold) {

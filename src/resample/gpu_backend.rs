@@ -116,7 +116,8 @@ impl GpuBackend {
     /// [`GpuOptions::from_env`]) and compiles the kernel.
     ///
     /// # Errors
-    /// [`Error::Gpu`] when no adapter fits or the device or kernel cannot be created.
+    /// [`Error::Gpu`](crate::Error::Gpu) when no adapter fits or the device or kernel
+    /// cannot be created.
     pub fn new(policy: AdapterPolicy) -> Result<Self> {
         Self::with_options(policy, GpuOptions::from_env())
     }
@@ -172,7 +173,8 @@ impl GpuBackend {
     /// uploads its rows (its replicate range is ignored here).
     ///
     /// # Errors
-    /// Shape errors from [`ResampleJob::validate`]; [`Error::Gpu`] on allocation failure.
+    /// Shape errors from [`ResampleJob::validate`]; [`Error::Gpu`](crate::Error::Gpu) on
+    /// allocation failure.
     pub fn prepare(&self, job: &ResampleJob) -> Result<PreparedJob> {
         job.validate()?;
         let k = job.k;
@@ -318,7 +320,8 @@ impl GpuBackend {
     /// [`ResampleBackend::resample_sums`].
     ///
     /// # Errors
-    /// [`Error::Gpu`] on device loss, out of memory or a failed mapping.
+    /// [`Error::Gpu`](crate::Error::Gpu) on device loss, out of memory or a failed
+    /// mapping.
     pub fn run(
         &self,
         prep: &PreparedJob,
