@@ -17,9 +17,8 @@
 //! one dispatch each, with the lane accumulators parked exactly in a scratch buffer between
 //! windows. Mesa's llvmpipe (lavapipe) silently stops an invocation after 65535 loop
 //! iterations, which truncated sums for strata above about 850,000 rows before windows
-//! existed; windows also keep each dispatch short on desktop GPUs with watchdogs. Each
-//! dispatch reads its header (replicate base, chunk, window, pair count) from its own
-//! 256-byte slot of a uniform buffer.
+//! existed. Each dispatch reads its header (replicate base, chunk, window, pair count)
+//! from its own 256-byte slot of a uniform buffer.
 //!
 //! Submits. A job is one submit and one read-back: every (segment, window) dispatch covers
 //! all (replicate, stratum) pairs of the batch at once (the kernel flattens a 2-D grid of
@@ -28,7 +27,10 @@
 //! split into several batches (one submit and one read-back each) only when the output or
 //! the parked accumulators would exceed one storage binding, or when a test caps the batch
 //! ([`GpuBackend::with_max_batch_replicates`]). The batch size and the window size change
-//! nothing in the results. [`GpuBackend::submits`] counts submits, for tests.
+//! nothing in the results. [`GpuBackend::submits`] counts submits, for tests. A dispatch
+//! therefore lasts as long as its batch's work (the large workload: predicted tens of ms on
+//! an H200); a GPU that also drives a display may have a driver watchdog that stops long
+//! dispatches, which the old 2^30-draw batches stayed under.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
