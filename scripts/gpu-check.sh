@@ -1,39 +1,368 @@
 #!/usr/bin/env bash
-# One prepared device check for a machine with a hardware GPU (e.g. the lent H200):
-# CPU/GPU parity on the demo panel and on the large workload, and the benchmark numbers
-# docs/BENCHMARKS.md asks for. Uses a `stats` binary built beforehand (the device machine
-# has no network, so nothing is compiled there):
+# The device check for a machine with a hardware GPU (the lent H200): sets up the Vulkan
+# (or GL/EGL) loaders on a bare machine without network, proves the engine runs on the
+# NVIDIA hardware, checks CPU/GPU parity, and measures the workloads of issue #19. Nothing
+# is compiled or downloaded there.
 #
-#   cargo build --release && mkdir -p .device && strip -o .device/stats target/release/stats
-#   # (16 MB stripped; the unstripped binary is over 100 MB, too big to carry)
-#   # device run, carrying .device (and .gl with the Vulkan loader, see the device tool's
-#   # README; add .device/ to .git/info/exclude), then:
-#   STATS=.device/stats bash scripts/gpu-check.sh "$OUT"
+# On the build machine first (see its header):
+#   flock /work/cargo.lock scripts/gpu-prepare.sh     # .gl/ (loader .debs), .device/stats
 #
-# Writes bench and parity JSON into the output folder and exits non-zero on any mismatch.
-set -euo pipefail
-out="${1:-/tmp/gpu-check}"
-mkdir -p "$out"
-stats="${STATS:-./target/release/stats}"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt" 2>&1 || true
+# Then ONE device call (the device tool's `run`), carrying both ignored folders:
+#   run(command="bash scripts/gpu-check.sh", carry=[".gl", ".device"], timeout_s=420)
+# Everything it learns goes to $OUT (at most 8 files come back): check.log (every step,
+# every command's output, so a failed run still says what failed), results.json (the
+# adapter, each benchmark's JSON, the parity flags) and summary.md (rows for
+# docs/BENCHMARKS.md). Expected to take 1-2 minutes on an H200 with 16 cores; each
+# benchmark is cut off after 90 s and timeout_s caps the call at 7 minutes, so a rerun
+# still fits in the session's 15 minutes of device time (a cut-off run's check.log still
+# comes back). The device tool sends the checkout the session was started in: run
+# gpu-prepare.sh in that checkout.
+#
+# Here, without a GPU, the same script runs as a dry run on Mesa lavapipe:
+#   scripts/gpu-check.sh --dry-run [OUTDIR]
+# --dry-run: accept a software adapter, shrink the workloads (same commands, fewer
+#            replicates) and use the carried loaders even where the system has its own,
+#            so every setup step is exercised.
+# --allow-software: accept a non-NVIDIA or software adapter at full size (slow!).
+# Exit status: 0 all good; 1 a parity mismatch or a failed step; 3 the engine's adapter is
+# not the NVIDIA hardware (and neither flag was given).
+set -uo pipefail
 
-# Parity: the same seed must give the same report on both backends.
-for b in cpu gpu; do
-    "$stats" bootstrap data/demo/panel.csv --contrast adaptive-open --components --design 446:2:1 \
-        --backend "$b" --format json > "$out/demo-$b.json"
+dry_run=0
+allow_software=0
+out="${OUT:-/tmp/gpu-check}"
+for a in "$@"; do
+    case "$a" in
+        --dry-run) dry_run=1; allow_software=1 ;;
+        --allow-software) allow_software=1 ;;
+        -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
+        -*) echo "unknown flag $a" >&2; exit 2 ;;
+        *) out="$a" ;;
+    esac
 done
-python3 - "$out" <<'PY'
+
+cd "$(dirname "$0")/.." || exit 1
+mkdir -p "$out" || exit 1
+out="$(cd "$out" && pwd)"
+log="$out/check.log"
+: > "$log"
+# Every line from here on goes to the terminal and to $OUT/check.log; on exit, wait for
+# tee to write the last of it (the device tool kills what a command leaves running).
+exec > >(tee -a "$log") 2>&1
+tee_pid=$!
+trap 'exec >&- 2>&-; wait "$tee_pid" 2>/dev/null' EXIT
+
+work="$(mktemp -d /tmp/gpu-check.XXXXXX)"
+stats="${STATS:-$PWD/.device/stats}"
+failures=0
+started=$SECONDS
+
+step() { echo; echo "=== [$(date -u +%H:%M:%S) +$((SECONDS - started))s] $*"; }
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+# Runs a command with a time limit, logging it (to stderr, so the command's stdout can be
+# redirected on its own); its exit status is returned.
+run_logged() {
+    local limit=$1; shift
+    echo "\$ $*" >&2
+    timeout --kill-after=10 "$limit" "$@"
+    local rc=$?
+    [ "$rc" -eq 124 ] && echo "(timed out after ${limit}s)" >&2
+    return "$rc"
+}
+
+step "machine"
+echo "dry run: $dry_run; allow software: $allow_software; output: $out"
+uname -a
+grep -E '^(PRETTY_NAME|VERSION_ID)=' /etc/os-release 2>/dev/null
+echo "cpus: $(nproc); user: $(id -un)"
+ldd --version 2>/dev/null | head -n1
+if [ ! -x "$stats" ]; then
+    echo "no binary at $stats: run scripts/gpu-prepare.sh on the build machine and carry .device"
+    exit 1
+fi
+cat .device/BUILD 2>/dev/null || echo "(no .device/BUILD)"
+ldd "$stats"
+
+step "nvidia-smi"
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,pcie.link.gen.current --format=csv
+else
+    echo "nvidia-smi: not found"
+fi
+
+# --- Loaders -----------------------------------------------------------------------------
+# wgpu opens libvulkan.so.1 (Vulkan) and libEGL.so.1 (GL) at run time. Sonames the system
+# lacks are taken from the carried .gl/*.deb, unpacked into a prefix (never over /, where
+# they could replace the system's files), and put on LD_LIBRARY_PATH; only the missing
+# ones are linked in, so the system's own libraries keep precedence.
+step "loaders"
+prefix=/tmp/gpu-check-gl
+libdir="$prefix/lib"
+sonames=(libvulkan.so.1 libEGL.so.1 libGLdispatch.so.0 libGLESv2.so.2 libOpenGL.so.0 libGL.so.1 libGLX.so.0)
+missing=()
+for so in "${sonames[@]}"; do
+    if ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so "; then
+        echo "system has $so"
+    else
+        missing+=("$so")
+    fi
+done
+if [ "$dry_run" = 1 ]; then
+    echo "dry run: using the carried loaders for every soname"
+    missing=("${sonames[@]}")
+fi
+
+unpack_deb() { # unpack_deb FILE DIR: dpkg-deb, or Python's ar + tar readers without it
+    if command -v dpkg-deb >/dev/null; then
+        dpkg-deb -x "$1" "$2"
+    else
+        python3 - "$1" "$2" <<'PY'
+import io, sys, tarfile
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"!<arch>\n", "not a .deb"
+i = 8
+while i < len(data):
+    name = data[i:i + 16].decode().strip().rstrip("/")
+    size = int(data[i + 48:i + 58])
+    body = data[i + 60:i + 60 + size]
+    if name.startswith("data.tar"):
+        tarfile.open(fileobj=io.BytesIO(body)).extractall(sys.argv[2])
+    i += 60 + size + (size & 1)
+PY
+    fi
+}
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    debs=(.gl/*.deb)
+    if [ ! -e "${debs[0]}" ]; then
+        fail "missing ${missing[*]} and no .gl/*.deb carried (scripts/gpu-prepare.sh gl)"
+    else
+        rm -rf "$prefix"
+        mkdir -p "$libdir"
+        for f in "${debs[@]}"; do
+            echo "unpacking $f"
+            unpack_deb "$f" "$prefix" || fail "unpacking $f"
+        done
+        for so in "${missing[@]}"; do
+            src="$(find "$prefix/usr/lib" -name "$so" 2>/dev/null | head -n1)"
+            if [ -n "$src" ]; then
+                ln -sf "$src" "$libdir/$so"
+                echo "carried $so -> $src"
+            else
+                echo "not in the carried packages: $so"
+            fi
+        done
+        export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    fi
+fi
+# The NVIDIA driver's user-space libraries (libGLX_nvidia, libEGL_nvidia, libnvidia-*) that
+# its ICD files name by soname; container images mount them under /usr/local/nvidia.
+for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do
+    if [ -d "$d" ]; then
+        case ":${LD_LIBRARY_PATH:-}:" in
+            *":$d:"*) ;;
+            *) export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d" ;;
+        esac
+    fi
+done
+if [ -d "$libdir" ]; then
+    if [ "$dry_run" = 1 ]; then
+        echo "dry run: leaving the linker cache alone (LD_LIBRARY_PATH only)"
+    elif [ "$(id -u)" = 0 ]; then
+        # Root on a throwaway machine: also put the carried loaders in the linker cache,
+        # for any tool started outside this script's environment.
+        ldconfig "$libdir" && echo "ldconfig: added $libdir"
+    fi
+fi
+echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+ldconfig -p 2>/dev/null | grep -E 'libvulkan|libEGL|libGLX_nvidia|libnvidia-gl' || true
+
+# --- Adapter -----------------------------------------------------------------------------
+# probe NAME: `stats bench --adapter-info` under the current environment, into
+# $work/NAME.json, with the dynamic linker's trace of which loader it opened.
+probe() {
+    local name=$1
+    echo "WGPU_BACKEND=${WGPU_BACKEND:-} VK_DRIVER_FILES=${VK_DRIVER_FILES:-} __EGL_VENDOR_LIBRARY_FILENAMES=${__EGL_VENDOR_LIBRARY_FILENAMES:-}"
+    LD_DEBUG=libs LD_DEBUG_OUTPUT="$work/$name.ld" \
+        run_logged 120 "$stats" bench --adapter-info --format json > "$work/$name.json"
+    local rc=$?
+    cat "$work/$name.json"
+    grep -h -E 'calling init: .*(libvulkan|libEGL)' "$work/$name".ld.* 2>/dev/null | sed 's/^ *[0-9]*: *//' | sort -u
+    return "$rc"
+}
+
+# field FILE EXPR: a value from an --adapter-info document (Python expression on `d`).
+field() {
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null
+}
+
+# is_nvidia FILE: the engine's adapter is NVIDIA hardware (PCI vendor 0x10de, not software).
+is_nvidia() {
+    [ "$(field "$1" 'd["engine_adapter"] and d["engine_adapter"]["vendor"] == "0x10de" and not d["engine_adapter"]["software"]')" = True ]
+}
+
+first_file() { for f in "$@"; do [ -f "$f" ] && { echo "$f"; return 0; }; done; return 1; }
+
+step "adapter: Vulkan as the loader finds it"
+unset WGPU_BACKEND
+chosen=""
+probe vulkan
+if is_nvidia "$work/vulkan.json"; then
+    chosen=vulkan
+else
+    step "adapter: Vulkan with the NVIDIA ICD named explicitly"
+    icd="$(first_file /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json \
+        /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json \
+        /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.x86_64.json)"
+    egl="$(first_file /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json \
+        /usr/share/glvnd/egl_vendor.d/10_nvidia.json)"
+    if [ -z "$icd" ]; then
+        icd="$(find /usr /etc /opt -maxdepth 6 -name 'nvidia_icd*.json' 2>/dev/null | head -n1)"
+    fi
+    if [ -n "$icd" ]; then
+        echo "NVIDIA ICD: $icd"
+        cat "$icd"
+        # VK_DRIVER_FILES for loaders >= 1.3.234, VK_ICD_FILENAMES for older ones.
+        export VK_DRIVER_FILES="$icd" VK_ICD_FILENAMES="$icd"
+        [ -n "$egl" ] && export __EGL_VENDOR_LIBRARY_FILENAMES="$egl"
+        probe vulkan-icd
+        is_nvidia "$work/vulkan-icd.json" && chosen=vulkan-icd
+    else
+        echo "no NVIDIA Vulkan ICD file found"
+    fi
+    if [ -z "$chosen" ]; then
+        step "adapter: wgpu's GL backend over EGL"
+        [ -n "$egl" ] && export __EGL_VENDOR_LIBRARY_FILENAMES="$egl"
+        export WGPU_BACKEND=gl
+        probe gl
+        if is_nvidia "$work/gl.json"; then
+            chosen=gl
+        else
+            unset WGPU_BACKEND
+        fi
+    fi
+fi
+
+if [ -z "$chosen" ]; then
+    if [ "$allow_software" = 1 ]; then
+        # Dry run: the best adapter there is, Vulkan first, with the default environment.
+        unset VK_DRIVER_FILES VK_ICD_FILENAMES __EGL_VENDOR_LIBRARY_FILENAMES
+        if [ "$(field "$work/vulkan.json" 'd["engine_adapter"] is not None')" = True ]; then
+            chosen=vulkan
+        elif [ -f "$work/gl.json" ] && [ "$(field "$work/gl.json" 'd["engine_adapter"] is not None')" = True ]; then
+            chosen=gl
+            export WGPU_BACKEND=gl
+        fi
+        echo "WARNING: no NVIDIA hardware adapter; continuing on '${chosen:-none}' because of --dry-run/--allow-software"
+    else
+        step "RESULT: no NVIDIA hardware adapter (see the probes above); stopping before any workload"
+        exit 3
+    fi
+fi
+[ -z "$chosen" ] && { fail "no GPU adapter at all"; exit 1; }
+cp "$work/$chosen.json" "$work/adapter.json"
+describe='"{name} / {backend} / vendor {vendor} / 64-bit multiply {native_int64}".format(**d["engine_adapter"])'
+step "engine adapter ($chosen): $(field "$work/adapter.json" "$describe")"
+
+# --- Parity on the demo panel --------------------------------------------------------------
+step "parity: demo bootstrap report, CPU and GPU"
+for b in cpu gpu; do
+    run_logged 120 "$stats" bootstrap data/demo/panel.csv --contrast adaptive-open --components \
+        --design 446:2:1 --backend "$b" --format json > "$work/demo-$b.json" \
+        || fail "bootstrap --backend $b"
+done
+python3 - "$work" <<'PY' || fail "demo bootstrap parity"
 import json, sys
 d = sys.argv[1]
 a, b = (json.load(open(f"{d}/demo-{x}.json")) for x in ("cpu", "gpu"))
+print("gpu adapter:", b.get("adapter"))
 for k in ("backend", "adapter"):
-    a.pop(k); b.pop(k)
+    a.pop(k, None); b.pop(k, None)
 assert a == b, "CPU and GPU bootstrap reports differ"
 print("demo bootstrap: CPU and GPU reports identical")
 PY
 
-# The issue's target: 1,000,000 questions, 10,000 replicates; and the paper workload.
-"$stats" bench --workload large --questions 1000000 --replicates 10000 --format json > "$out/bench-large.json"
-"$stats" bench --workload paper --format json > "$out/bench-paper.json"
-"$stats" bench --workload large --questions 1000000 --replicates 10000 --k 4 --format json > "$out/bench-large-k4.json"
-cat "$out"/bench-*.json
+# --- Benchmarks ----------------------------------------------------------------------------
+# name | flags. draws = B x questions. The L1 diagnostic has the large workload's 10^10
+# draws over a table small enough (2 x 10,000 rows, 40 KB at k = 1) to stay in L1, so
+# its rate against "large-k1" says whether the kernel is bound by instruction issue (same
+# rates) or by random L2 reads (L1 much faster). "large-k1-halves" is the same run with
+# the 16-bit-halves multiply (STATS_GPU_INT64=0): the gain of the 64-bit multiply.
+if [ "$dry_run" = 1 ]; then
+    bench_limit=300
+    benches=(
+        "paper|--workload paper --replicates 2000 --min-time 0"
+        "large-k1|--workload large --questions 1000000 --replicates 4 --min-time 0"
+        "large-k4|--workload large --questions 1000000 --replicates 2 --k 4 --min-time 0"
+        "l1-diagnostic|--workload large --questions 20000 --replicates 200 --min-time 0"
+        "large-k1-halves|--workload large --questions 1000000 --replicates 4 --min-time 0"
+    )
+else
+    bench_limit=90
+    benches=(
+        "paper|--workload paper --min-time 2"
+        "large-k1|--workload large --questions 1000000 --replicates 10000"
+        "large-k4|--workload large --questions 1000000 --replicates 10000 --k 4"
+        "l1-diagnostic|--workload large --questions 20000 --replicates 500000"
+        "large-k1-halves|--workload large --questions 1000000 --replicates 10000"
+    )
+fi
+for entry in "${benches[@]}"; do
+    name="${entry%%|*}"
+    read -r -a flags <<< "${entry#*|}"
+    step "bench $name: ${flags[*]}"
+    int64=1
+    [ "$name" = large-k1-halves ] && int64=0
+    run_logged "$bench_limit" env STATS_GPU_INT64="$int64" "$stats" bench "${flags[@]}" --format json \
+        > "$work/bench-$name.json"
+    rc=$?
+    cat "$work/bench-$name.json"
+    # bench exits 1 when CPU and GPU sums differ.
+    [ "$rc" -eq 0 ] || fail "bench $name (exit $rc)"
+done
+
+# --- Results -----------------------------------------------------------------------------
+step "results"
+python3 - "$work" "$out" "$chosen" "$dry_run" <<'PY' || fail "writing results"
+import json, os, sys
+work, out, chosen, dry = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+def load(p):
+    try:
+        return json.load(open(p))
+    except Exception as e:
+        return {"error": f"{os.path.basename(p)}: {e}"}
+res = {"dry_run": dry, "loader_path": chosen, "adapter": load(f"{work}/adapter.json"), "benches": {}}
+rows = []
+for name in ("paper", "large-k1", "large-k4", "l1-diagnostic", "large-k1-halves"):
+    b = load(f"{work}/bench-{name}.json")
+    res["benches"][name] = b
+    if "error" in b:
+        rows.append(f"| {name} | {b['error']} |")
+        continue
+    g = b.get("gpu") or {}
+    gpu_s = g.get("seconds")
+    cpu_s = b["cpu"]["seconds"]
+    rate = lambda r: f"{r / 1e9:.2f} G/s" if r >= 1e9 else f"{r / 1e6:.1f} M/s"
+    rows.append("| {} | {} x {}, k = {}, B = {:,} | {:.3g} | {} | {} | {} | {} | {} |".format(
+        name, len(b["strata_rows"]), b["strata_rows"][0], b["k"], b["replicates"], b["draws"],
+        rate(b["cpu"]["draws_per_second"]),
+        f"{gpu_s * 1e3:.1f} ms" if gpu_s else "-",
+        rate(g["draws_per_second"]) if gpu_s else "-",
+        f"{cpu_s / gpu_s:.3g}x" if gpu_s else "-",
+        {True: "identical", False: "DIFFER", None: "-"}[b.get("identical")]))
+json.dump(res, open(f"{out}/results.json", "w"), indent=1)
+a = res["adapter"].get("engine_adapter") or {}
+head = [f"Adapter: {a.get('name')} ({a.get('backend')}, {a.get('device_type')}, vendor {a.get('vendor')}, "
+        f"driver {a.get('driver')} {a.get('driver_info')}; 64-bit multiply: {a.get('native_int64')}); "
+        f"loader path: {chosen}{'; DRY RUN, shrunken workloads' if dry else ''}", "",
+        "| run | shape | draws | CPU engine | GPU time | GPU draws/s | GPU / CPU | CPU = GPU bits |",
+        "|---|---|---|---|---|---|---|---|"]
+open(f"{out}/summary.md", "w").write("\n".join(head + rows) + "\n")
+print("\n".join(head + rows))
+PY
+
+step "done: $failures failure(s) in $((SECONDS - started))s; files in $out: $(find "$out" -maxdepth 1 -type f -printf '%f ')"
+rm -rf "$work"
+[ "$failures" -eq 0 ]

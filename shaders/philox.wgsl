@@ -1,6 +1,8 @@
 // Philox4x32-10 (Salmon et al. 2011, Random123) and Lemire bounded draws, the WGSL port of
-// src/resample/philox.rs and src/resample/stream.rs. Core WGSL has no 64-bit integers, so
-// the high word of a 32x32 product is built from 16-bit halves.
+// src/rng/philox.rs and src/rng/stream.rs. Core WGSL has no 64-bit integers, so the high
+// word of a 32x32 product is built from 16-bit halves here; on devices with
+// wgpu::Features::SHADER_INT64, src/gpu/shaders.rs swaps `mulhi32` for the one-multiply
+// `u32((u64(a) * u64(b)) >> 32u)` (the rest of this file is the same in both variants).
 // This file is a library: kernels are appended to it (see src/gpu/shaders.rs).
 
 const PHILOX_M0: u32 = 0xD2511F53u;

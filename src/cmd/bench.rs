@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use ragstats::gpu::device::{adapters, is_software};
 use ragstats::gpu::AdapterPolicy;
 use ragstats::resample::workload::{raw_draw_checksum, synthetic_rows, Workload};
 use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob, MAX_K};
@@ -49,6 +50,82 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
     format: BenchFormat,
+    /// Only report the GPU adapter the engine would run on (name, PCI vendor, device type,
+    /// backend, driver, whether Philox uses 64-bit integers) and every adapter wgpu finds,
+    /// then exit: 0 if the engine's device opened, 1 if not. For checking a machine's setup.
+    #[arg(long)]
+    adapter_info: bool,
+}
+
+/// One adapter as `--adapter-info` reports it.
+fn adapter_json(info: &wgpu::AdapterInfo, features: wgpu::Features) -> serde_json::Value {
+    json!({
+        "name": info.name,
+        "vendor": format!("{:#06x}", info.vendor),
+        "device": format!("{:#06x}", info.device),
+        "device_type": format!("{:?}", info.device_type),
+        "backend": format!("{:?}", info.backend),
+        "driver": info.driver,
+        "driver_info": info.driver_info,
+        "software": is_software(info),
+        "shader_int64": features.contains(wgpu::Features::SHADER_INT64),
+    })
+}
+
+/// `--adapter-info`: opens the GPU engine as the benchmark would and describes it.
+fn adapter_info(format: BenchFormat) -> anyhow::Result<u8> {
+    let all: Vec<serde_json::Value> = adapters()
+        .iter()
+        .map(|(i, f)| adapter_json(i, *f))
+        .collect();
+    let engine = GpuBackend::new(AdapterPolicy::Any);
+    let (chosen, error) = match &engine {
+        Ok(g) => {
+            let ctx = g.context();
+            let mut v = adapter_json(&ctx.info, ctx.adapter_features);
+            v["native_int64"] = ctx.native_int64.into();
+            (v, serde_json::Value::Null)
+        }
+        Err(e) => (serde_json::Value::Null, e.to_string().into()),
+    };
+    match format {
+        BenchFormat::Json => {
+            let doc = json!({
+                "wgpu_backend_env": std::env::var("WGPU_BACKEND").ok(),
+                "engine_adapter": chosen,
+                "error": error,
+                "adapters": all,
+            });
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+        }
+        BenchFormat::Table => {
+            match &engine {
+                Ok(g) => println!(
+                    "engine adapter: {} (vendor {}, 64-bit Philox multiply: {})",
+                    g.description(),
+                    chosen["vendor"].as_str().unwrap_or("?"),
+                    if g.context().native_int64 {
+                        "yes"
+                    } else {
+                        "no"
+                    }
+                ),
+                Err(e) => println!("engine adapter: none ({e})"),
+            }
+            for a in &all {
+                println!(
+                    "found: {} ({}, {}, vendor {}, {} {})",
+                    a["name"].as_str().unwrap_or(""),
+                    a["backend"].as_str().unwrap_or(""),
+                    a["device_type"].as_str().unwrap_or(""),
+                    a["vendor"].as_str().unwrap_or(""),
+                    a["driver"].as_str().unwrap_or(""),
+                    a["driver_info"].as_str().unwrap_or("")
+                );
+            }
+        }
+    }
+    Ok(if engine.is_ok() { 0 } else { 1 })
 }
 
 /// Runs `f` at least once and until `min` has elapsed (at most 50 times); returns the
@@ -70,6 +147,9 @@ fn fastest<T>(min: Duration, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.adapter_info {
+        return adapter_info(args.format);
+    }
     if args.k == 0 || args.k > MAX_K {
         return Err(UsageError(format!("--k {}: expected 1 to {MAX_K}", args.k)).into());
     }

@@ -21,6 +21,32 @@ pub enum AdapterPolicy {
     },
 }
 
+/// Device options beyond the adapter choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuOptions {
+    /// Request `wgpu::Features::SHADER_INT64` when the adapter offers it, so Philox's
+    /// `mulhi32` is one 64-bit multiply; otherwise the 16-bit-halves version runs. Both
+    /// give the same words.
+    pub native_int64: bool,
+}
+
+impl Default for GpuOptions {
+    fn default() -> Self {
+        GpuOptions { native_int64: true }
+    }
+}
+
+impl GpuOptions {
+    /// The defaults, except `native_int64 = false` when the environment variable
+    /// `STATS_GPU_INT64` is `0` (to time or test the fallback on a device that has 64-bit
+    /// integers).
+    pub fn from_env() -> Self {
+        GpuOptions {
+            native_int64: std::env::var("STATS_GPU_INT64").as_deref() != Ok("0"),
+        }
+    }
+}
+
 /// An open wgpu device and queue, with what is needed to report errors well.
 pub struct GpuContext {
     /// The device.
@@ -31,6 +57,10 @@ pub struct GpuContext {
     pub info: wgpu::AdapterInfo,
     /// The limits the device was created with (the least the kernels need).
     pub limits: wgpu::Limits,
+    /// Features the adapter offers (the device enables only those the kernels use).
+    pub adapter_features: wgpu::Features,
+    /// The device was opened with `SHADER_INT64`: kernels use the 64-bit `mulhi32`.
+    pub native_int64: bool,
     /// Set by the device-lost callback.
     lost: Arc<Mutex<Option<String>>>,
     /// Set by the uncaptured-error handler (errors outside any error scope).
@@ -46,7 +76,7 @@ impl std::fmt::Debug for GpuContext {
 }
 
 /// True for adapters that run on the CPU (software rasterisers).
-fn is_software(info: &wgpu::AdapterInfo) -> bool {
+pub fn is_software(info: &wgpu::AdapterInfo) -> bool {
     let name = info.name.to_ascii_lowercase();
     info.device_type == DeviceType::Cpu
         || ["llvmpipe", "lavapipe", "swiftshader", "warp"]
@@ -91,17 +121,42 @@ pub fn required_limits() -> wgpu::Limits {
     wgpu::Limits::downlevel_defaults()
 }
 
+/// A wgpu instance over the primary backends (Vulkan, Metal, DX12), or those named by the
+/// `WGPU_BACKEND` environment variable (e.g. `gl` for OpenGL over EGL).
+fn instance() -> (wgpu::Instance, Backends) {
+    let backends = Backends::PRIMARY.with_env();
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backends;
+    (wgpu::Instance::new(desc), backends)
+}
+
+/// Every adapter wgpu finds on the backends [`GpuContext::acquire`] tries, usable or not,
+/// with its features: for diagnosing a machine (`stats bench --adapter-info`).
+pub fn adapters() -> Vec<(wgpu::AdapterInfo, wgpu::Features)> {
+    let (instance, backends) = instance();
+    pollster::block_on(instance.enumerate_adapters(backends))
+        .iter()
+        .map(|a| (a.get_info(), a.features()))
+        .collect()
+}
+
 impl GpuContext {
     /// Finds an adapter allowed by `policy` (the `WGPU_BACKEND` environment variable can
-    /// narrow the backends tried) and opens a device on it.
+    /// narrow the backends tried) and opens a device on it, with
+    /// [`GpuOptions::from_env`].
     ///
     /// # Errors
     /// [`Error::Gpu`] when no suitable adapter exists or the device cannot be created.
     pub fn acquire(policy: AdapterPolicy) -> Result<GpuContext> {
-        let backends = Backends::PRIMARY.with_env();
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-        desc.backends = backends;
-        let instance = wgpu::Instance::new(desc);
+        Self::acquire_with(policy, GpuOptions::from_env())
+    }
+
+    /// [`Self::acquire`] with explicit options.
+    ///
+    /// # Errors
+    /// As [`Self::acquire`].
+    pub fn acquire_with(policy: AdapterPolicy, options: GpuOptions) -> Result<GpuContext> {
+        let (instance, backends) = instance();
         let adapters = pollster::block_on(instance.enumerate_adapters(backends));
         let need = required_limits();
         let mut usable: Vec<wgpu::Adapter> = adapters
@@ -134,10 +189,18 @@ impl GpuContext {
                 first
             }
         };
+        let adapter_features = adapter.features();
+        let native_int64 =
+            options.native_int64 && adapter_features.contains(wgpu::Features::SHADER_INT64);
+        let required_features = if native_int64 {
+            wgpu::Features::SHADER_INT64
+        } else {
+            wgpu::Features::empty()
+        };
         let info = adapter.get_info();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("ragstats"),
-            required_features: wgpu::Features::empty(),
+            required_features,
             required_limits: need.clone(),
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,
@@ -163,6 +226,8 @@ impl GpuContext {
             queue,
             info,
             limits: need,
+            adapter_features,
+            native_int64,
             lost,
             uncaptured,
         })

@@ -6,4 +6,4 @@ pub mod device;
 pub mod pipelines;
 pub mod shaders;
 
-pub use device::{AdapterPolicy, GpuContext};
+pub use device::{AdapterPolicy, GpuContext, GpuOptions};

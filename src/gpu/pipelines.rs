@@ -2,10 +2,14 @@
 //! binding contract is written down here and checked by wgpu at pipeline creation).
 
 use std::num::NonZeroU64;
+use std::sync::Mutex;
 
 use super::device::GpuContext;
 use super::shaders;
 use crate::Result;
+
+/// Largest column count of the resample kernel (`MAX_K` in `shaders/resample.wgsl`).
+pub const MAX_K: usize = 16;
 
 /// A compute-stage storage-buffer binding.
 pub fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
@@ -21,6 +25,57 @@ pub fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntr
     }
 }
 
+fn bind_group_layout(
+    ctx: &GpuContext,
+    label: &str,
+    entries: &[wgpu::BindGroupLayoutEntry],
+) -> (wgpu::BindGroupLayout, wgpu::PipelineLayout) {
+    let bgl = ctx
+        .device
+        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some(label),
+            entries,
+        });
+    let layout = ctx
+        .device
+        .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(label),
+            bind_group_layouts: &[Some(&bgl)],
+            immediate_size: 0,
+        });
+    (bgl, layout)
+}
+
+fn compute_pipeline(
+    ctx: &GpuContext,
+    label: &str,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+    constants: &[(&str, f64)],
+) -> wgpu::ComputePipeline {
+    ctx.device
+        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: Some(layout),
+            module,
+            entry_point: Some(entry),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                ..Default::default()
+            },
+            cache: None,
+        })
+}
+
+fn shader_module(ctx: &GpuContext, label: &str, source: &str) -> wgpu::ShaderModule {
+    ctx.device
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        })
+}
+
 fn pipeline(
     ctx: &GpuContext,
     label: &str,
@@ -31,35 +86,9 @@ fn pipeline(
     ctx.scoped(
         || format!("compiling kernel '{entry}'"),
         || {
-            let module = ctx
-                .device
-                .create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(label),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
-            let bgl = ctx
-                .device
-                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                    label: Some(label),
-                    entries: layout_entries,
-                });
-            let layout = ctx
-                .device
-                .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some(label),
-                    bind_group_layouts: &[Some(&bgl)],
-                    immediate_size: 0,
-                });
-            let pipe = ctx
-                .device
-                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(label),
-                    layout: Some(&layout),
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                });
+            let module = shader_module(ctx, label, source);
+            let (bgl, layout) = bind_group_layout(ctx, label, layout_entries);
+            let pipe = compute_pipeline(ctx, label, &layout, &module, entry, &[]);
             (pipe, bgl)
         },
     )
@@ -90,47 +119,106 @@ impl<'a> Range<'a> {
 }
 
 /// The `resample_sums` kernel of `shaders/resample.wgsl`: binding 0 = the dispatch header
-/// (uniform, 32 bytes), 1 = the strata table (read-only storage), 2 = one data segment
-/// (read-only storage), 3 = output sums and 4 = parked lane accumulators (read-write
-/// storage).
+/// (uniform, 48 bytes), 1 = the strata table (read-only storage), 2 = one data segment
+/// (read-only storage, a multiple of 16 bytes), 3 = output sums and 4 = parked lane
+/// accumulators (read-write storage).
+///
+/// One compute pipeline per column count `k` (the WGSL override constant `K`), compiled
+/// from one shader module the first time a job with that `k` runs and kept for the life of
+/// the backend. The module is the 64-bit-multiply variant when the device has
+/// `SHADER_INT64` (see [`GpuContext::native_int64`]).
 pub struct ResamplePipeline {
-    pipeline: wgpu::ComputePipeline,
+    module: wgpu::ShaderModule,
     layout: wgpu::BindGroupLayout,
+    pipeline_layout: wgpu::PipelineLayout,
+    /// Index k - 1.
+    by_k: Mutex<[Option<wgpu::ComputePipeline>; MAX_K]>,
 }
 
+/// Bytes of one `resample_sums` dispatch header.
+pub const RESAMPLE_HEADER_BYTES: u64 = 48;
+
 impl ResamplePipeline {
-    /// Compiles the kernel.
+    /// Compiles the shader module (pipelines follow per `k`, see [`Self::for_k`]).
+    ///
+    /// # Errors
+    /// [`Error::Gpu`](crate::Error::Gpu) when the module does not compile on this device.
     pub fn new(ctx: &GpuContext) -> Result<Self> {
-        let (pipeline, layout) = pipeline(
-            ctx,
-            "resample_sums",
-            shaders::RESAMPLE,
-            "resample_sums",
-            &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: NonZeroU64::new(32),
-                    },
-                    count: None,
-                },
-                storage_entry(1, true),
-                storage_entry(2, true),
-                storage_entry(3, false),
-                storage_entry(4, false),
-            ],
-        )?;
-        Ok(ResamplePipeline { pipeline, layout })
+        let source = shaders::variant(shaders::RESAMPLE, ctx.native_int64);
+        ctx.scoped(
+            || "compiling kernel 'resample_sums'".to_string(),
+            || {
+                let module = shader_module(ctx, "resample_sums", &source);
+                let (layout, pipeline_layout) = bind_group_layout(
+                    ctx,
+                    "resample_sums",
+                    &[
+                        wgpu::BindGroupLayoutEntry {
+                            binding: 0,
+                            visibility: wgpu::ShaderStages::COMPUTE,
+                            ty: wgpu::BindingType::Buffer {
+                                ty: wgpu::BufferBindingType::Uniform,
+                                has_dynamic_offset: false,
+                                min_binding_size: NonZeroU64::new(RESAMPLE_HEADER_BYTES),
+                            },
+                            count: None,
+                        },
+                        storage_entry(1, true),
+                        storage_entry(2, true),
+                        storage_entry(3, false),
+                        storage_entry(4, false),
+                    ],
+                );
+                ResamplePipeline {
+                    module,
+                    layout,
+                    pipeline_layout,
+                    by_k: Mutex::new(Default::default()),
+                }
+            },
+        )
     }
 
-    /// Records one dispatch of `groups_x * groups_y` workgroups.
+    /// The pipeline for `k` columns (1..=16), compiled on first use.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`](crate::Error::Gpu) when the pipeline cannot be created.
+    pub fn for_k(&self, ctx: &GpuContext, k: usize) -> Result<wgpu::ComputePipeline> {
+        assert!((1..=MAX_K).contains(&k), "k = {k} outside 1..=16");
+        let mut cache = self.by_k.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = &cache[k - 1] {
+            return Ok(p.clone());
+        }
+        let p = ctx.scoped(
+            || format!("compiling kernel 'resample_sums' for k = {k}"),
+            || {
+                compute_pipeline(
+                    ctx,
+                    "resample_sums",
+                    &self.pipeline_layout,
+                    &self.module,
+                    "resample_sums",
+                    &[("K", k as f64)],
+                )
+            },
+        )?;
+        cache[k - 1] = Some(p.clone());
+        Ok(p)
+    }
+
+    /// Column counts whose pipeline has been compiled so far.
+    pub fn compiled(&self) -> Vec<usize> {
+        let cache = self.by_k.lock().unwrap_or_else(|e| e.into_inner());
+        (1..=MAX_K).filter(|k| cache[k - 1].is_some()).collect()
+    }
+
+    /// Records one dispatch of `pipeline` (from [`Self::for_k`]) over `groups.0 * groups.1`
+    /// workgroups.
     #[allow(clippy::too_many_arguments)]
     pub fn record(
         &self,
         ctx: &GpuContext,
+        pipeline: &wgpu::ComputePipeline,
         encoder: &mut wgpu::CommandEncoder,
         header: Range,
         table: Range,
@@ -154,7 +242,7 @@ impl ResamplePipeline {
             label: Some("resample_sums"),
             timestamp_writes: None,
         });
-        pass.set_pipeline(&self.pipeline);
+        pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &bg, &[]);
         pass.dispatch_workgroups(groups.0, groups.1, 1);
     }
@@ -170,10 +258,11 @@ fn run_diagnostic(
     out_bytes: u64,
     invocations: u32,
 ) -> Result<Vec<u8>> {
+    let source = shaders::variant(shaders::PHILOX_TEST, ctx.native_int64);
     let (pipe, bgl) = pipeline(
         ctx,
         entry,
-        shaders::PHILOX_TEST,
+        &source,
         entry,
         &[
             storage_entry(bindings.0, true),
