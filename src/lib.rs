@@ -7,7 +7,7 @@
 //!
 //! | layer | modules | holds |
 //! |---|---|---|
-//! | 0 foundation | [`error`], [`io`], [`rng`], [`special`] | error type; the CSV and JSONL readers; Philox streams; special functions |
+//! | 0 foundation | [`error`], [`io`], [`rng`] | error type; the CSV and JSONL readers; Philox streams |
 //! | 1 input | [`panel`] | loading, validation, per-question sufficient statistics |
 //! | 2 engine | [`gpu`], [`resample`] | wgpu plumbing; resample-and-sum on CPU or GPU |
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`] | everything a command reports |
@@ -30,6 +30,5 @@ pub mod qa_scoring;
 pub mod resample;
 pub mod rng;
 pub mod sim;
-pub mod special;
 
 pub use error::{Error, Result};
