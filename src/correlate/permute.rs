@@ -12,7 +12,7 @@
 //! Permutation `p` of `n` rows starts from the identity π = (0, 1, …, n−1) and performs
 //! Durstenfeld's Fisher–Yates shuffle: step d = 0, 1, …, n−2 sets i = n − 1 − d, draws
 //! j uniform on [0, i] from draw d (word d % 4 of the block above, Lemire's method with the
-//! same rejection/retry rule as the bootstrap, bound q = i + 1) and swaps π[i] and π[j].
+//! same rejection/retry rule as the bootstrap, bound q = i + 1) and swaps π\[i\] and π\[j\].
 //! Every permutation of the n rows is exactly equally likely. Bootstrap streams use counter
 //! word 1 = the stratum index, which is far below 0xFFFF_FFFE, so the two kinds of streams
 //! never share a Philox block even under the same seed.
@@ -104,7 +104,7 @@ pub trait PermuteBackend: Send + Sync {
     fn name(&self) -> &'static str;
     /// Human description.
     fn description(&self) -> String;
-    /// `out[(p − start) * pairs + k]` = Σ_i xq[x_k][i] · yq[y_k][π_p(i)], exact.
+    /// `out[(p − start) * pairs + k]` = `Σ_i xq[x_k][i] · yq[y_k][π_p(i)]`, exact.
     ///
     /// # Errors
     /// [`crate::Error::Gpu`] on device failures or data too large for the device.

@@ -91,7 +91,7 @@ impl GpuBackend {
     /// Opens a device per `policy` and compiles the kernel.
     ///
     /// # Errors
-    /// [`Error::Gpu`] when no adapter fits or the device or kernel cannot be created.
+    /// [`Error::Gpu`](crate::Error::Gpu) when no adapter fits or the device or kernel cannot be created.
     pub fn new(policy: AdapterPolicy) -> Result<Self> {
         let ctx = GpuContext::acquire(policy)?;
         let pipeline = ResamplePipeline::new(&ctx)?;
@@ -118,7 +118,7 @@ impl GpuBackend {
     /// Validates `job` and uploads its rows (its replicate range is ignored here).
     ///
     /// # Errors
-    /// Shape errors from [`ResampleJob::validate`]; [`Error::Gpu`] on allocation failure.
+    /// Shape errors from [`ResampleJob::validate`]; [`Error::Gpu`](crate::Error::Gpu) on allocation failure.
     pub fn prepare(&self, job: &ResampleJob) -> Result<PreparedJob> {
         job.validate()?;
         let k = job.k;
@@ -237,7 +237,7 @@ impl GpuBackend {
     /// [`ResampleBackend::resample_sums`].
     ///
     /// # Errors
-    /// [`Error::Gpu`] on device loss, out of memory or a failed mapping.
+    /// [`Error::Gpu`](crate::Error::Gpu) on device loss, out of memory or a failed mapping.
     pub fn run(
         &self,
         prep: &PreparedJob,

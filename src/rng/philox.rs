@@ -31,7 +31,7 @@ fn round(ctr: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     [hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0]
 }
 
-/// Philox4x32-10 (Salmon et al. 2011, Random123): ten rounds of [`round`] with the key
+/// Philox4x32-10 (Salmon et al. 2011, Random123): ten rounds of `round` with the key
 /// bumped by `(PHILOX_W0, PHILOX_W1)` (wrapping) between rounds. Returns the four output
 /// words for counter `ctr` under `key`.
 #[inline(always)]
