@@ -59,8 +59,8 @@ pub fn normal_quantile(p: f64) -> f64 {
 ///
 /// erfc is libm's (the FreeBSD/musl routine, within 3e-16 relative of a 60-digit reference
 /// on [0, 26]), not statrs': statrs 0.19.1 stores its erfc interval constants to 10 digits
-/// only, which costs about 1e-10 relative (Φ(−0.71) is off by 1.0e-10) and would move
-/// printed BCa interval ends.
+/// only, which costs about 1e-10 relative (its Φ(−0.71) is 1.0e-10 too high) and would
+/// move printed BCa interval ends.
 pub fn normal_cdf(x: f64) -> f64 {
     0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
 }
