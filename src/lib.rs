@@ -7,7 +7,7 @@
 //!
 //! | layer | modules | holds |
 //! |---|---|---|
-//! | 0 foundation | [`error`], [`io`], [`rng`], [`special`] | error type; the CSV and JSONL readers; random streams (Philox, named domains, keyed xoshiro); special functions |
+//! | 0 foundation | [`error`], [`io`], [`rng`] | error type; the CSV and JSONL readers; random streams (Philox, named domains, keyed xoshiro) |
 //! | 1 input | [`panel`], [`ledger`] | loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices |
 //! | 2 engine | [`gpu`], [`resample`] | wgpu plumbing; resample-and-sum on CPU or GPU |
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`] | everything a command reports |
@@ -31,6 +31,5 @@ pub mod qa_scoring;
 pub mod resample;
 pub mod rng;
 pub mod sim;
-pub mod special;
 
 pub use error::{Error, Result};

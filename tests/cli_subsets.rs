@@ -261,12 +261,8 @@ fn table_output_and_per_subset_csv() {
 
 #[test]
 fn gpu_and_cpu_reports_are_identical() {
-    if let Err(e) = ragstats::resample::GpuBackend::new(ragstats::gpu::AdapterPolicy::Any) {
-        assert!(
-            std::env::var("STATS_REQUIRE_GPU").as_deref() != Ok("1"),
-            "no GPU: {e}"
-        );
-        eprintln!("skipping GPU test: {e}");
+    let gpu = ragstats::resample::GpuBackend::new(ragstats::gpu::AdapterPolicy::Any);
+    if common::gpu_or_skip(gpu).is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

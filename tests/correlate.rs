@@ -2,6 +2,9 @@
 //! the engine bootstrap against an f64 reference drawing the same rows, the cluster
 //! bootstrap, permutation tests, and CPU/GPU identity.
 
+mod common;
+
+use common::gpu_or_skip;
 use ragstats::correlate::analysis::{
     attach_bootstrap, bootstrap_replicates, estimates, permutation_tests, permuted_cross_sums,
 };
@@ -331,7 +334,7 @@ fn permutation_sums_and_p_values() {
         }
         for i in 0..k {
             heap(k - 1, a, f);
-            let j = if k % 2 == 0 { i } else { 0 };
+            let j = if k.is_multiple_of(2) { i } else { 0 };
             a.swap(j, k - 1);
         }
     }
@@ -363,19 +366,6 @@ fn permutation_sums_and_p_values() {
         "{} vs exact {exact}",
         res[0].p
     );
-}
-
-fn gpu_or_skip<T>(r: ragstats::Result<T>) -> Option<T> {
-    match r {
-        Ok(v) => Some(v),
-        Err(e) => {
-            if std::env::var("STATS_REQUIRE_GPU").as_deref() == Ok("1") {
-                panic!("STATS_REQUIRE_GPU=1 but no GPU could be used: {e}");
-            }
-            eprintln!("skipping: no GPU adapter ({e})");
-            None
-        }
-    }
 }
 
 /// Bootstrap replicates (row and cluster, Pearson and Kendall) and permuted cross sums are

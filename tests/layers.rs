@@ -11,7 +11,6 @@ const LAYERS: &[(&str, u8)] = &[
     ("error", 0),
     ("io", 0),
     ("rng", 0),
-    ("special", 0),
     ("ledger", 1),
     ("panel", 1),
     ("gpu", 2),

@@ -1,6 +1,8 @@
 //! `stats bench` end to end: JSON fields and their arithmetic, the CPU/GPU agreement check,
 //! and flag errors.
 
+mod common;
+
 use assert_cmd::Command;
 
 fn bench(args: &[&str]) -> assert_cmd::assert::Assert {
@@ -26,8 +28,11 @@ fn bench_json_reports_rates_and_agreement() {
     if v["gpu"]["available"] == true {
         assert_eq!(v["identical"], true, "CPU and GPU sums differ: {v}");
         assert!(v["gpu"]["adapter"].as_str().unwrap().len() > 3);
-    } else if std::env::var("STATS_REQUIRE_GPU").as_deref() == Ok("1") {
-        panic!("STATS_REQUIRE_GPU=1 but bench ran no GPU: {v}");
+    } else {
+        assert!(
+            !common::gpu_required(),
+            "STATS_REQUIRE_GPU=1 but bench ran no GPU: {v}"
+        );
     }
 }
 

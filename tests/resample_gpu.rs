@@ -15,8 +15,10 @@ use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob, C
 use ragstats::rng::stream::lemire_threshold;
 use ragstats::rng::{draw_index, philox4x32_10};
 
+mod common;
+
 fn require_gpu() -> bool {
-    std::env::var("STATS_REQUIRE_GPU").as_deref() == Ok("1")
+    common::gpu_required()
 }
 
 fn open(native_int64: bool) -> Option<GpuBackend> {

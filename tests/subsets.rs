@@ -4,6 +4,8 @@
 //!
 //! GPU tests print why and pass without an adapter, unless `STATS_REQUIRE_GPU=1`.
 
+mod common;
+
 use std::collections::HashMap;
 
 use ragstats::allocation::subsets::SubsetStudy;
@@ -279,16 +281,8 @@ fn bad_inputs_are_errors() {
 
 #[test]
 fn cpu_and_gpu_replicates_are_bit_identical() {
-    let gpu = match GpuBackend::new(AdapterPolicy::Any) {
-        Ok(g) => g,
-        Err(e) => {
-            assert!(
-                std::env::var("STATS_REQUIRE_GPU").as_deref() != Ok("1"),
-                "STATS_REQUIRE_GPU=1 but no GPU adapter: {e}"
-            );
-            eprintln!("skipping GPU test: {e}");
-            return;
-        }
+    let Some(gpu) = common::gpu_or_skip(GpuBackend::new(AdapterPolicy::Any)) else {
+        return;
     };
     // T = 4, R = 3: 12 cells, 90 moment columns, 6 engine calls; strata of 70 and 9 rows.
     let strata = vec![stratum("a", 70, 4, 3, 8), stratum("b", 9, 4, 3, 9)];

@@ -6,7 +6,7 @@
 //! * SS_t = R Σ_q Σ_t (ȳ_qt − ȳ_q)², df Q(T−1)
 //! * SS_r = Σ (y_qtr − ȳ_qt)², df QT(R−1)
 //!
-//! with E[MS_r] = σ²_r, E[MS_t] = σ²_r + Rσ²_t, E[MS_q] = σ²_r + Rσ²_t + TRσ²_q, so
+//! with E\[MS_r\] = σ²_r, E\[MS_t\] = σ²_r + Rσ²_t, E\[MS_q\] = σ²_r + Rσ²_t + TRσ²_q, so
 //! σ̂²_r = MS_r, σ̂²_t = (MS_t − MS_r)/R, σ̂²_q = (MS_q − MS_t)/(TR). With T = 1 or R = 1 a
 //! level has no degrees of freedom: it is not estimable and its variance is absorbed by the
 //! level above (which the fit reports in `notes`).

@@ -6,17 +6,15 @@
 //!
 //! ```text
 //! key     = [seed as u32, (seed >> 32) as u32]            (as the bootstrap)
-//! counter = [permutation, PERMUTE, d / 4, retry]    PERMUTE = 0xFFFF_FFFE
+//! counter = [permutation, PERMUTE_STREAM, d / 4, retry]    PERMUTE_STREAM = 0xFFFF_FFFE
 //! ```
-//!
-//! (the permutation domain, [`crate::rng::domain::permutation`]).
 //!
 //! Permutation `p` of `n` rows starts from the identity π = (0, 1, …, n−1) and performs
 //! Durstenfeld's Fisher–Yates shuffle: step d = 0, 1, …, n−2 sets i = n − 1 − d, draws
 //! j uniform on [0, i] from draw d (word d % 4 of the block above, Lemire's method with the
 //! same rejection/retry rule as the bootstrap, bound q = i + 1) and swaps π\[i\] and π\[j\].
 //! Every permutation of the n rows is exactly equally likely. Bootstrap streams use counter
-//! word 1 = the stratum index, which is far below `PERMUTE`, so the two kinds of streams
+//! word 1 = the stratum index, which is far below 0xFFFF_FFFE, so the two kinds of streams
 //! never share a Philox block even under the same seed.
 //!
 //! # Exact integer statistic
@@ -32,11 +30,12 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
 use crate::rng::stream::{lemire_accept, lemire_threshold, redraw, seed_key};
 use crate::Result;
 
+/// Counter word 1 of every permutation stream.
+pub const PERMUTE_STREAM: u32 = 0xFFFF_FFFE;
 /// Largest magnitude of a quantised value.
 pub const QMAX: f64 = 32767.0;
 
@@ -52,14 +51,14 @@ pub fn permutation(seed: u64, p: u32, n: usize, out: &mut Vec<u32>) {
     for d in 0..(n - 1) as u32 {
         let i = n as u32 - 1 - d;
         let q = i + 1;
-        let (addr, w) = (domain::permutation(p, d / 4), (d % 4) as usize);
+        let (jb, w) = (d / 4, (d % 4) as usize);
         if w == 0 {
-            block = philox4x32_10(domain::counter(addr, 0), key);
+            block = philox4x32_10([p, PERMUTE_STREAM, jb, 0], key);
         }
         let t = lemire_threshold(q);
         let j = match lemire_accept(block[w], q, t) {
             Some(v) => v,
-            None => redraw(key, addr, w, q, t),
+            None => redraw(key, [p, PERMUTE_STREAM, jb], w, q, t),
         };
         out.swap(i as usize, j as usize);
     }
@@ -105,7 +104,7 @@ pub trait PermuteBackend: Send + Sync {
     fn name(&self) -> &'static str;
     /// Human description.
     fn description(&self) -> String;
-    /// `out[(p − start) * pairs + k]` = Σ_i `xq[x_k][i] · yq[y_k][π_p(i)]`, exact.
+    /// `out[(p − start) * pairs + k]` = `Σ_i xq[x_k][i] · yq[y_k][π_p(i)]`, exact.
     ///
     /// # Errors
     /// [`crate::Error::Gpu`] on device failures or data too large for the device.

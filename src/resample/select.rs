@@ -48,7 +48,7 @@ pub fn select_backend_for(choice: BackendChoice, draws: u64) -> Result<Box<dyn R
 /// any adapter and never falls back.
 ///
 /// # Errors
-/// [`Error::Gpu`] when `Gpu` is chosen and no adapter or device can be obtained.
+/// [`Error::Gpu`](crate::Error::Gpu) when `Gpu` is chosen and no adapter or device can be obtained.
 pub fn select_backend(choice: BackendChoice) -> Result<Box<dyn ResampleBackend>> {
     match choice {
         BackendChoice::Cpu => Ok(Box::new(CpuBackend::new())),

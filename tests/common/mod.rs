@@ -44,16 +44,35 @@ impl XorShift {
     }
 }
 
-/// Whether a `--backend gpu` run succeeded. Without an adapter it prints why and returns
-/// false, unless `STATS_REQUIRE_GPU=1` (CI, with lavapipe), where it fails the test.
+/// Whether a GPU test that finds no usable GPU must fail rather than skip:
+/// `STATS_REQUIRE_GPU=1` (CI, with lavapipe). The one place that reads the variable; every
+/// GPU test decides through this, [`gpu_or_skip`] or [`gpu_ran`].
+pub fn gpu_required() -> bool {
+    std::env::var("STATS_REQUIRE_GPU").as_deref() == Ok("1")
+}
+
+/// The GPU resource `r` of a GPU test, or None (the test skips, printing why) when there is
+/// none; fails the test instead when [`gpu_required`].
+pub fn gpu_or_skip<T, E: std::fmt::Display>(r: Result<T, E>) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            assert!(
+                !gpu_required(),
+                "STATS_REQUIRE_GPU=1 but no GPU could be used: {e}"
+            );
+            eprintln!("skipping: no GPU ({e})");
+            None
+        }
+    }
+}
+
+/// Whether a `--backend gpu` run succeeded (see [`gpu_or_skip`] for a run that did not).
 pub fn gpu_ran(out: &std::process::Output) -> bool {
-    if out.status.success() {
-        return true;
-    }
-    let err = String::from_utf8_lossy(&out.stderr);
-    if std::env::var("STATS_REQUIRE_GPU").as_deref() == Ok("1") {
-        panic!("STATS_REQUIRE_GPU=1 but the GPU backend failed: {err}");
-    }
-    eprintln!("skipping: no GPU adapter ({err})");
-    false
+    let result = if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    gpu_or_skip(result).is_some()
 }
