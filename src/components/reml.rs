@@ -15,12 +15,17 @@
 //! * 1'H_q⁻¹1 = w_q e_q, 1'H_q⁻¹y = s_q e_q with s_q = Σ_t m_t ȳ_t d_t
 //! * y'H_q⁻¹y = W_q + P_q − c s_q² e_q with W_q = Σ_t Σ_r (y − ȳ_t)², P_q = Σ_t m_t ȳ_t² d_t
 //!
-//! so every quantity below costs one pass over the trajectories. With A_d = Σ_{q∈d} w_q e_q,
-//! b_d = Σ_{q∈d} s_q e_q, the generalised residual sum of squares is
+//! With A_d = Σ_{q∈d} w_q e_q and b_d = Σ_{q∈d} s_q e_q the generalised residual sum of squares is
 //! RSS = Σ_q (W_q + P_q − c s_q² e_q) − Σ_d b_d²/A_d, β̂_d = b_d/A_d, and σ² is profiled out
 //! (σ̂² = RSS/(n − p), p strata) leaving lme4's REML criterion (−2 × restricted log-likelihood)
 //!
 //! > L(a, c) = Σ_q log|H_q| + Σ_d log A_d + (n − p)(1 + log(2π RSS/(n − p))).
+//!
+//! Questions with the same design (multiset of read counts m_t) share w_q, e_q and log|H_q|,
+//! and Σ_q s_q² = md'·M·md with md_g = m_g/(1 + a m_g) and M the sum over those questions of
+//! Sy Sy' (Sy_g the sum of the question's trajectory means with m_g reads): one pass over the
+//! trajectories collects these sums, after which an evaluation costs O(designs), not O(rows),
+//! and a resample (question counts) only redoes that pass.
 //!
 //! It is minimised over a, c ≥ 0 by projected Newton steps (exact gradient, Hessian by central
 //! differences of the gradient, made positive definite by its eigenvalues) with a backtracking
@@ -50,6 +55,12 @@ pub struct NestedStratum {
     within: Vec<f64>,
     /// The stratum's mean over all rows, subtracted from the trajectory means.
     centre: f64,
+    /// Question q's design: an index into `designs`.
+    design: Vec<u32>,
+    /// The distinct designs: (m, trajectories with m reads), m ascending.
+    designs: Vec<Vec<(u32, u32)>>,
+    /// Trajectory t's group in its question's design (the position of m_t there).
+    group: Vec<u32>,
 }
 
 /// Builds a [`NestedStratum`] one trajectory at a time, so a 100,000-question stratum needs no
@@ -58,6 +69,7 @@ pub struct NestedStratum {
 pub struct NestedBuilder {
     s: NestedStratum,
     open_within: f64,
+    design_index: std::collections::HashMap<Vec<(u32, u32)>, u32>,
 }
 
 impl Default for NestedBuilder {
@@ -76,8 +88,12 @@ impl NestedBuilder {
                 mean: Vec::new(),
                 within: Vec::new(),
                 centre: 0.0,
+                design: Vec::new(),
+                designs: Vec::new(),
+                group: Vec::new(),
             },
             open_within: 0.0,
+            design_index: Default::default(),
         }
     }
 
@@ -126,6 +142,27 @@ impl NestedBuilder {
                 self.s.traj_start.len()
             )));
         }
+        // The question's design: its read counts with their multiplicities.
+        let mut ms = self.s.reads[start..].to_vec();
+        ms.sort_unstable();
+        let mut key: Vec<(u32, u32)> = Vec::new();
+        for m in ms {
+            match key.last_mut() {
+                Some((last, c)) if *last == m => *c += 1,
+                _ => key.push((m, 1)),
+            }
+        }
+        for t in start..self.s.reads.len() {
+            let m = self.s.reads[t];
+            let g = key.partition_point(|&(v, _)| v < m);
+            self.s.group.push(g as u32);
+        }
+        let next = self.s.designs.len() as u32;
+        let id = *self.design_index.entry(key).or_insert_with_key(|key| {
+            self.s.designs.push(key.clone());
+            next
+        });
+        self.s.design.push(id);
         self.s.traj_start.push(self.s.reads.len());
         self.s.within.push(self.open_within);
         self.open_within = 0.0;
@@ -359,15 +396,54 @@ enum Rows {
     Questions,
 }
 
-/// The data as the criterion sees it: strata, resample counts and the row level.
-struct Problem<'a> {
-    strata: &'a [&'a NestedStratum],
-    counts: Option<&'a [&'a [u32]]>,
+/// The sums of one design (a multiset of rows per trajectory) over the questions that have
+/// it, with their resample counts k: everything the criterion needs from those questions.
+/// With Sy_qg = Σ ȳ_t and Syy_qg = Σ ȳ_t² over question q's trajectories in group g (the
+/// trajectories with m_g rows): u_g = Σ k Sy_qg, y_g = Σ k Syy_qg, mm_gh = Σ k Sy_qg Sy_qh.
+#[derive(Debug, Clone)]
+struct Design {
+    /// (m_g, number of trajectories with m_g rows), one entry per group.
+    groups: Vec<(f64, f64)>,
+    /// Σ k: questions with this design.
+    k: f64,
+    u: Vec<f64>,
+    y: Vec<f64>,
+    /// Row-major G × G.
+    mm: Vec<f64>,
+}
+
+impl Design {
+    fn new(groups: Vec<(f64, f64)>) -> Self {
+        let g = groups.len();
+        Design {
+            groups,
+            k: 0.0,
+            u: vec![0.0; g],
+            y: vec![0.0; g],
+            mm: vec![0.0; g * g],
+        }
+    }
+
+    fn add(&mut self, k: f64, sy: &[f64], syy: &[f64]) {
+        let g = self.groups.len();
+        self.k += k;
+        for i in 0..g {
+            self.u[i] += k * sy[i];
+            self.y[i] += k * syy[i];
+            for j in 0..g {
+                self.mm[i * g + j] += k * sy[i] * sy[j];
+            }
+        }
+    }
+}
+
+/// The criterion's data: per stratum, the sums of each design present.
+#[derive(Debug, Clone)]
+struct Problem {
+    designs: Vec<Vec<Design>>,
     rows: Rows,
     /// Σ k_q W_q (0 unless rows are reads).
     within: f64,
-    /// (m, Σ k over trajectories with m reads), for Σ log(1 + a m) with one log per value.
-    hist: Vec<(f64, f64)>,
     /// n − p.
     dof: f64,
 }
@@ -382,96 +458,63 @@ struct Eval {
     beta: Vec<f64>,
 }
 
-/// Sums over one question's units (trajectories, or the question itself) at ratio a:
-/// w, s, P and their derivatives in a.
-#[derive(Default)]
-struct QuestionSums {
-    w: f64,
-    w1: f64,
-    s: f64,
-    s1: f64,
-    p: f64,
-    p1: f64,
-}
-
-impl QuestionSums {
-    #[inline]
-    fn add(&mut self, m: f64, y: f64, a: f64) {
-        let md = m / (1.0 + a * m);
-        let md2 = md * md;
-        self.w += md;
-        self.s += md * y;
-        self.p += md * y * y;
-        self.w1 -= md2;
-        self.s1 -= md2 * y;
-        self.p1 -= md2 * y * y;
-    }
-}
-
-impl Problem<'_> {
-    fn count(&self, d: usize, q: usize) -> f64 {
-        self.counts.map_or(1.0, |c| f64::from(c[d][q]))
-    }
-
-    /// One question's sums at the current row level.
-    #[inline]
-    fn question(&self, s: &NestedStratum, q: usize, a: f64) -> QuestionSums {
-        let mut sums = QuestionSums::default();
-        let range = s.trajectories_of(q);
-        match self.rows {
-            Rows::Reads => {
-                for t in range {
-                    sums.add(f64::from(s.reads[t]), s.mean[t], a);
-                }
-            }
-            Rows::Trajectories => {
-                for t in range {
-                    sums.add(1.0, s.mean[t], a);
-                }
-            }
-            // All trajectory means of the question agree (that is when this level is used).
-            Rows::Questions => sums.add(1.0, s.mean[range.start], a),
-        }
-        sums
-    }
-
-    /// The REML criterion L(a, c) and its gradient (see the module docs).
+impl Problem {
+    /// The REML criterion L(a, c) and its gradient (see the module docs). Every question of a
+    /// design shares w, e and log|H_q|, and Σ_q k s_q² = md'·mm·md with md_g = m_g/(1 + a m_g),
+    /// so one evaluation costs O(designs), whatever the number of questions.
     fn eval(&self, a: f64, c: f64) -> Eval {
-        let mut ld: f64 = self.hist.iter().map(|&(m, k)| k * (a * m).ln_1p()).sum();
-        let (mut ld_a, mut ld_c) = (0.0, 0.0);
+        let (mut ld, mut ld_a, mut ld_c) = (0.0, 0.0, 0.0);
         let (mut rss, mut rss_a, mut rss_c) = (self.within, 0.0, 0.0);
         let (mut la, mut la_a, mut la_c) = (0.0, 0.0, 0.0);
-        let mut beta = Vec::with_capacity(self.strata.len());
-        for (d, s) in self.strata.iter().enumerate() {
+        let mut beta = Vec::with_capacity(self.designs.len());
+        let mut md = Vec::new();
+        for designs in &self.designs {
             let (mut sa, mut sa_a, mut sa_c) = (0.0, 0.0, 0.0);
             let (mut sb, mut sb_a, mut sb_c) = (0.0, 0.0, 0.0);
-            for q in 0..s.questions() {
-                let k = self.count(d, q);
-                if k == 0.0 {
+            for dz in designs {
+                if dz.k == 0.0 {
                     continue;
                 }
-                let QuestionSums {
-                    w,
-                    w1,
-                    s: sq,
-                    s1,
-                    p,
-                    p1,
-                } = self.question(s, q, a);
+                let g = dz.groups.len();
+                md.clear();
+                md.extend(dz.groups.iter().map(|&(m, _)| m / (1.0 + a * m)));
+                let (mut w, mut w1, mut l1) = (0.0, 0.0, 0.0);
+                let (mut su, mut su1, mut py, mut py1) = (0.0, 0.0, 0.0, 0.0);
+                let (mut ss, mut ss1) = (0.0, 0.0);
+                for i in 0..g {
+                    let (m, count) = dz.groups[i];
+                    let (d, d2) = (md[i], md[i] * md[i]);
+                    w += count * d;
+                    w1 -= count * d2;
+                    l1 += count * (a * m).ln_1p();
+                    su += d * dz.u[i];
+                    su1 -= d2 * dz.u[i];
+                    py += d * dz.y[i];
+                    py1 -= d2 * dz.y[i];
+                    let row = &dz.mm[i * g..(i + 1) * g];
+                    let (mut r0, mut r1) = (0.0, 0.0);
+                    for j in 0..g {
+                        r0 += row[j] * md[j];
+                        r1 += row[j] * md[j] * md[j];
+                    }
+                    ss += d * r0;
+                    ss1 -= d * r1;
+                }
+                let k = dz.k;
                 let e = 1.0 / (1.0 + c * w);
                 let e2 = e * e;
-                ld += k * (c * w).ln_1p();
+                ld += k * (l1 + (c * w).ln_1p());
                 ld_a += k * (w + c * w1 * e);
                 ld_c += k * w * e;
-                rss += k * (p - c * sq * sq * e);
-                rss_a += k * (p1 - c * (2.0 * sq * s1 * e - sq * sq * c * w1 * e2));
-                rss_c -= k * sq * sq * e2;
+                rss += py - c * ss * e;
+                rss_a += py1 - c * (2.0 * ss1 * e - ss * c * w1 * e2);
+                rss_c -= ss * e2;
                 sa += k * w * e;
                 sa_a += k * w1 * e2;
                 sa_c -= k * w * w * e2;
-                sb += k * sq * e;
-                sb_a += k * (s1 * e - sq * c * w1 * e2);
-                sb_c -= k * sq * w * e2;
+                sb += su * e;
+                sb_a += su1 * e - su * c * w1 * e2;
+                sb_c -= su * w * e2;
             }
             la += sa.ln();
             la_a += sa_a / sa;
@@ -635,8 +678,8 @@ fn minimise(p: &Problem, start: [f64; 2], free: [bool; 2], scale: [f64; 2]) -> R
 }
 
 /// What the (drawn) data can identify, and the criterion built from it.
-struct Prepared<'a> {
-    problem: Problem<'a>,
+struct Prepared {
+    problem: Problem,
     /// Some trajectory has two reads or more (σ²_r estimable).
     rep_reads: bool,
     /// Some question has two trajectories or more (σ²_t estimable).
@@ -649,10 +692,9 @@ struct Prepared<'a> {
     scale: [f64; 2],
 }
 
-fn prepare<'a>(
-    strata: &'a [&'a NestedStratum],
-    counts: Option<&'a [&'a [u32]]>,
-) -> Result<Prepared<'a>> {
+/// One pass over the drawn questions: what is estimable, which rows to use, and the sums of
+/// every design.
+fn prepare(strata: &[&NestedStratum], counts: Option<&[&[u32]]>) -> Result<Prepared> {
     if strata.is_empty() {
         return Err(Error::Data("no strata to fit".into()));
     }
@@ -710,31 +752,78 @@ fn prepare<'a>(
         Rows::Trajectories => traj_n,
         Rows::Questions => questions,
     } as f64;
-    let mut hist = Vec::new();
     let mut within = 0.0;
-    if rows == Rows::Reads {
-        let mut by_m = std::collections::BTreeMap::<u32, f64>::new();
-        for (d, s) in strata.iter().enumerate() {
-            for q in 0..s.questions() {
-                let kq = f64::from(k(d, q));
-                if kq == 0.0 {
-                    continue;
+    let mut designs = Vec::with_capacity(strata.len());
+    let (mut sy, mut syy) = (Vec::new(), Vec::new());
+    for (d, s) in strata.iter().enumerate() {
+        // Design of each question at this row level: the stratum's own table for reads; for
+        // trajectory rows the number of trajectories; for question rows one design.
+        let mut table: Vec<Design> = match rows {
+            Rows::Reads => s
+                .designs
+                .iter()
+                .map(|g| {
+                    Design::new(
+                        g.iter()
+                            .map(|&(m, c)| (f64::from(m), f64::from(c)))
+                            .collect(),
+                    )
+                })
+                .collect(),
+            Rows::Trajectories => Vec::new(),
+            Rows::Questions => vec![Design::new(vec![(1.0, 1.0)])],
+        };
+        let mut by_count: std::collections::HashMap<usize, usize> = Default::default();
+        for q in 0..s.questions() {
+            let kq = f64::from(k(d, q));
+            if kq == 0.0 {
+                continue;
+            }
+            let range = s.trajectories_of(q);
+            let index = match rows {
+                Rows::Reads => s.design[q] as usize,
+                Rows::Trajectories => *by_count.entry(range.len()).or_insert_with(|| {
+                    table.push(Design::new(vec![(1.0, range.len() as f64)]));
+                    table.len() - 1
+                }),
+                Rows::Questions => 0,
+            };
+            let g = table[index].groups.len();
+            sy.clear();
+            sy.resize(g, 0.0);
+            syy.clear();
+            syy.resize(g, 0.0);
+            match rows {
+                Rows::Reads => {
+                    within += kq * s.within[q];
+                    for t in range {
+                        let (i, y) = (s.group[t] as usize, s.mean[t]);
+                        sy[i] += y;
+                        syy[i] += y * y;
+                    }
                 }
-                within += kq * s.within[q];
-                for t in s.trajectories_of(q) {
-                    *by_m.entry(s.reads[t]).or_default() += kq;
+                Rows::Trajectories => {
+                    for &y in &s.mean[range] {
+                        sy[0] += y;
+                        syy[0] += y * y;
+                    }
+                }
+                // Every trajectory mean of the question agrees (that is when this is used).
+                Rows::Questions => {
+                    let y = s.mean[range.start];
+                    sy[0] = y;
+                    syy[0] = y * y;
                 }
             }
+            table[index].add(kq, &sy, &syy);
         }
-        hist = by_m.into_iter().map(|(m, w)| (f64::from(m), w)).collect();
+        designs.push(table);
     }
     Ok(Prepared {
         problem: Problem {
-            strata,
-            counts,
+            designs,
             rows,
             within,
-            hist,
             dof: n - p as f64,
         },
         rep_reads,
@@ -860,8 +949,18 @@ mod tests {
         let strata = [&s];
         let p = prepare(&strata, None).unwrap().problem;
         assert_eq!(p.rows, Rows::Reads);
-        assert_eq!(p.hist, vec![(1.0, 2.0), (2.0, 4.0), (3.0, 2.0)]);
         assert_eq!(p.dof, 15.0);
+        assert_eq!(
+            s.designs,
+            vec![
+                vec![(1, 1), (2, 1), (3, 1)],
+                vec![(3, 1)],
+                vec![(2, 2)],
+                vec![(1, 1), (2, 1)]
+            ]
+        );
+        assert_eq!(s.design, vec![0, 1, 2, 3]);
+        assert_eq!(s.group, vec![1, 0, 2, 0, 0, 0, 0, 1]);
         for &(a, c) in &[(0.3, 1.7), (2.0, 0.05), (0.0, 0.4)] {
             let e = p.eval(a, c);
             let h = 1e-6;
