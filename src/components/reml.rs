@@ -862,8 +862,8 @@ fn fit_counts(
     let sigma2 = opt.at.rss / problem.dof;
     let [a, c] = opt.x;
 
-    let read = rep_reads.then(|| if rows == Rows::Reads { sigma2 } else { 0.0 });
-    let trajectory = rep_traj.then(|| match rows {
+    let read = rep_reads.then_some(if rows == Rows::Reads { sigma2 } else { 0.0 });
+    let trajectory = rep_traj.then_some(match rows {
         Rows::Reads => a * sigma2,
         Rows::Trajectories => sigma2,
         Rows::Questions => 0.0,
