@@ -88,8 +88,8 @@ const REFERENCES: &[Reference] = &[
         question: 0.039431879915934574,
         trajectory: 0.0061730646704959988,
         read: 0.0074362465384037128,
-        remlcrit: -78.206461340751062,
-        means: &[0.5928285024415737],
+        remlcrit: -78.206461340750963,
+        means: &[0.59282850244151597],
     },
     Reference {
         file: "failed_trajectory.csv",
@@ -97,8 +97,8 @@ const REFERENCES: &[Reference] = &[
         question: 0.05606609509409937,
         trajectory: 0.012826924900997532,
         read: 0.0070417712311376069,
-        remlcrit: -116.58801754989148,
-        means: &[0.55258245103491244],
+        remlcrit: -116.58801754989145,
+        means: &[0.55258245103478354],
     },
     Reference {
         file: "scattered_missing.csv",
@@ -106,8 +106,8 @@ const REFERENCES: &[Reference] = &[
         question: 0.026714388442614385,
         trajectory: 0.0073809399088840787,
         read: 0.0048341289060870153,
-        remlcrit: -427.32362728229396,
-        means: &[0.4416582574804967],
+        remlcrit: -427.3236272822935,
+        means: &[0.44165825748049914],
     },
     Reference {
         file: "extra_trajectory.csv",
@@ -115,8 +115,8 @@ const REFERENCES: &[Reference] = &[
         question: 0.066621542207269846,
         trajectory: 0.010788197314818716,
         read: 0.0067338541730050548,
-        remlcrit: -124.09771473953646,
-        means: &[0.46508640410478475],
+        remlcrit: -124.09771473953685,
+        means: &[0.4650864041048276],
     },
     Reference {
         file: "unique_labels.csv",
@@ -124,8 +124,8 @@ const REFERENCES: &[Reference] = &[
         question: 0.035401481702047835,
         trajectory: 0.003184147217216052,
         read: 0.0061909124291108734,
-        remlcrit: -150.77941612196784,
-        means: &[0.44587875495723972],
+        remlcrit: -150.77941612196778,
+        means: &[0.44587875495694479],
     },
     Reference {
         file: "binary.csv",
@@ -133,8 +133,8 @@ const REFERENCES: &[Reference] = &[
         question: 0.13838852256506146,
         trajectory: 0.041213477535322118,
         read: 0.072347798181111658,
-        remlcrit: 153.91938070757638,
-        means: &[0.46390235872211738],
+        remlcrit: 153.91938070757627,
+        means: &[0.46390235872537083],
     },
     Reference {
         file: "boundary_trajectory.csv",
@@ -142,8 +142,8 @@ const REFERENCES: &[Reference] = &[
         question: 0.076596257341384574,
         trajectory: 0.0,
         read: 0.0086973149837436536,
-        remlcrit: -120.38731706178351,
-        means: &[0.48340325663118922],
+        remlcrit: -120.38731706178348,
+        means: &[0.48340325663119765],
     },
     Reference {
         file: "boundary_question.csv",
@@ -151,8 +151,8 @@ const REFERENCES: &[Reference] = &[
         question: 0.0,
         trajectory: 0.01818870344247624,
         read: 0.0072139486563009341,
-        remlcrit: -50.071116259894985,
-        means: &[0.48884382326188469],
+        remlcrit: -50.071116259894971,
+        means: &[0.48884382326184062],
     },
     Reference {
         file: "pooled.csv",
@@ -160,11 +160,11 @@ const REFERENCES: &[Reference] = &[
         question: 0.059752448900400414,
         trajectory: 0.010991498835632765,
         read: 0.004411604819168964,
-        remlcrit: -197.14100284413635,
-        // fixef: (Intercept) 0.55639700534640635, datasetmusique -0.26681176201011314.
+        remlcrit: -197.14100284413647,
+        // fixef: (Intercept) 0.55639700534641501, datasetmusique -0.26681176200979007.
         means: &[
-            0.55639700534640635,
-            0.55639700534640635 - 0.26681176201011314,
+            0.55639700534641501,
+            0.55639700534641501 - 0.26681176200979007,
         ],
     },
     Reference {
@@ -173,8 +173,8 @@ const REFERENCES: &[Reference] = &[
         question: 0.039100397476506253,
         trajectory: 0.006067859609188998,
         read: 0.0068300502368852109,
-        remlcrit: -99.222225253305197,
-        means: &[0.55582013556588639],
+        remlcrit: -99.222225253305226,
+        means: &[0.55582013556568721],
     },
     Reference {
         file: "pooled.csv",
