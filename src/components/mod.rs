@@ -2,4 +2,5 @@
 //! forecasts made from them.
 
 pub mod forecast;
+pub mod reml;
 pub mod variance;
