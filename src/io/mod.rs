@@ -16,4 +16,12 @@ pub mod text;
 
 pub use self::csv::CsvReader;
 pub use jsonl::JsonlReader;
-pub use text::{clip, read_text};
+pub use text::{clip, clip_list, read_text};
+
+/// Whether a table file (a panel, a reads file) is read as JSONL: its name ends in `.jsonl`
+/// or `.json` (any case); anything else is read as CSV.
+pub fn is_jsonl(path: &std::path::Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("json"))
+}
