@@ -11,7 +11,7 @@ use serde::de::{DeserializeOwned, Error as _, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
-use super::text::{clip, utf16_bom, UTF8_BOM};
+use super::text::{clip, clip_to, utf16_bom, ECHO_CHARS, UTF8_BOM};
 use crate::{Error, Result};
 
 /// A JSONL file being read line by line.
@@ -261,10 +261,41 @@ pub fn echo(v: &Value) -> String {
     clip(&v.to_string())
 }
 
-/// A serde message cut so that an echoed field never runs past the echo limit: serde
-/// messages quote the offending value, so this keeps room for the wording around it.
+/// A serde message with every quoted part (between `"` or `` ` ``, where serde puts the
+/// offending value) cut to [`ECHO_CHARS`] characters, and the whole to three times that (so
+/// that a value with quotes of its own cannot make it long either).
 pub fn clip_error(m: &str) -> String {
-    super::text::clip_to(m, 2 * super::text::ECHO_CHARS)
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    let mut kept = 0usize;
+    for c in m.chars() {
+        match quote {
+            Some(q) if c == q => {
+                if kept > ECHO_CHARS {
+                    out.push('…');
+                }
+                out.push(c);
+                quote = None;
+            }
+            Some(_) => {
+                kept += 1;
+                if kept <= ECHO_CHARS {
+                    out.push(c);
+                }
+            }
+            None => {
+                out.push(c);
+                if c == '"' || c == '`' {
+                    quote = Some(c);
+                    kept = 0;
+                }
+            }
+        }
+    }
+    if quote.is_some() && kept > ECHO_CHARS {
+        out.push('…');
+    }
+    clip_to(&out, 3 * ECHO_CHARS)
 }
 
 /// A [`Value`] built by a visitor that refuses duplicate object keys.
@@ -387,17 +418,81 @@ mod tests {
     }
 
     #[test]
+    fn raw_lines_skip_blanks_and_the_bom_but_not_bad_utf8() {
+        let mut r = JsonlReader::from_reader(
+            Path::new("t.jsonl"),
+            std::io::Cursor::new(b"\xEF\xBB\xBF{}\r\n \n{\"a\":\"\xC3\n{\"b\":1}".to_vec()),
+        );
+        assert_eq!(r.next_bytes().unwrap(), Some((1, &b"{}"[..])));
+        assert_eq!(r.next_bytes().unwrap(), Some((3, &b"{\"a\":\"\xC3"[..])));
+        assert_eq!(r.next_bytes().unwrap(), Some((4, &b"{\"b\":1}"[..])));
+        assert_eq!(r.next_bytes().unwrap(), None);
+    }
+
+    #[test]
+    fn documents_name_the_line_of_a_duplicate_key_or_a_bad_shape() {
+        #[derive(serde::Deserialize, Debug)]
+        struct Doc {
+            #[allow(dead_code)]
+            n: u32,
+        }
+        let p = Path::new("c.json");
+        let what = "not a test document";
+        let d: Doc = parse_document(p, "{\n \"n\": 3\n}", what).unwrap();
+        assert_eq!(d.n, 3);
+        let e = parse_document::<Doc>(p, "{\n \"n\": 3,\n \"n\": 4\n}", what).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.json:3: duplicate key 'n' at line 3 column 4"
+        );
+        let e = parse_document::<Doc>(p, "{\n \"n\": \"x\"\n}", what).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.json:2: not a test document: invalid type: string \"x\", expected u32 at line 2 column 9"
+        );
+        let e = parse_document::<Doc>(p, "{\n \"n\": 3\n", what).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("c.json:3: not a test document: EOF while parsing"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn clip_error_cuts_each_quoted_value() {
+        let long = "x".repeat(1000);
+        let m = format!("invalid type: string \"{long}\", expected usize at line 2 column 5");
+        assert_eq!(
+            clip_error(&m),
+            format!(
+                "invalid type: string \"{}…\", expected usize at line 2 column 5",
+                "x".repeat(80)
+            )
+        );
+        let m = "unknown variant `okay`, expected one of `ok`, `parse_failed`, `error` at line 1 column 200";
+        assert_eq!(clip_error(m), m);
+        let m = format!("unknown field `{long}");
+        assert_eq!(
+            clip_error(&m),
+            format!("unknown field `{}…", "x".repeat(80))
+        );
+    }
+
+    #[test]
     fn a_long_field_is_not_echoed_whole() {
         let long = format!("{{\"a\": tru{}}}", "e".repeat(100_000));
         let e = parse_value(&long).unwrap_err();
         let JsonError::Syntax(m) = &e else {
             panic!("{e:?}")
         };
-        assert!(m.chars().count() <= 2 * crate::io::text::ECHO_CHARS + 1, "{m}");
+        assert!(m.chars().count() <= 3 * ECHO_CHARS + 1, "{m}");
         let e = parse_value(&format!("{{\"{0}\":1,\"{0}\":2}}", "k".repeat(1000))).unwrap_err();
         let JsonError::DuplicateKey(m) = &e else {
             panic!("{e:?}")
         };
-        assert!(m.starts_with(&format!("duplicate key '{}…'", "k".repeat(80))), "{m}");
+        assert!(
+            m.starts_with(&format!("duplicate key '{}…'", "k".repeat(80))),
+            "{m}"
+        );
     }
 }

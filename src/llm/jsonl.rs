@@ -247,7 +247,10 @@ mod tests {
         let mut ids: Vec<&str> = recs.keys().map(|k| k.0.as_str()).collect();
         ids.sort();
         assert_eq!(ids, ["a", "c"]);
-        assert_eq!(recs[&("a".to_string(), 0)].text.as_deref(), Some("caf\u{e9}"));
+        assert_eq!(
+            recs[&("a".to_string(), 0)].text.as_deref(),
+            Some("caf\u{e9}")
+        );
     }
 
     #[test]
