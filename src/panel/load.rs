@@ -4,9 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::balance::fill_stratum;
 use super::pairing::{pair_cells, select_arms};
 use super::read::read_rows;
-use super::strata::build_strata;
+use super::strata::{group, labels};
 use super::Panel;
 use crate::{Error, Result};
 
@@ -38,7 +39,19 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
     }
     let (outcome, pair) = select_arms(path, &mut raw, &metric, opts)?;
     let cells = pair_cells(path, &mut raw, pair, opts.drop_incomplete)?;
-    let strata = build_strata(path, &raw, &cells, opts.drop_incomplete)?;
+    let mut strata = Vec::new();
+    for (d, groups) in group(&cells.cells) {
+        let labels = labels(&raw, &cells.cells, &groups);
+        strata.push(fill_stratum(
+            path,
+            &raw,
+            d,
+            &groups,
+            &cells,
+            &labels,
+            opts.drop_incomplete,
+        )?);
+    }
     Ok(Panel {
         source: PathBuf::from(path),
         metric,

@@ -1,15 +1,11 @@
 //! Grouping the outcome cells into questions and strata, and each stratum's trajectory and
-//! read labels; [`super::balance`] then fills the stratum's array.
+//! read labels (the layout that [`super::balance`] fills).
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::path::Path;
 
-use super::balance::fill_stratum;
-use super::pairing::{Cell, Cells};
+use super::pairing::Cell;
 use super::raw::RawPanel;
-use super::Stratum;
-use crate::Result;
 
 /// One question's cells: a contiguous run of the sorted cells.
 pub(super) struct Group {
@@ -28,37 +24,9 @@ pub(super) struct Labels {
     pub r_pos: HashMap<u32, usize>,
 }
 
-/// Builds the strata from the cells, strata and their questions in order of first
-/// appearance in the file.
-///
-/// # Errors
-/// As [`fill_stratum`].
-pub(super) fn build_strata(
-    path: &Path,
-    raw: &RawPanel,
-    cells: &Cells,
-    drop_incomplete: bool,
-) -> Result<Vec<Stratum>> {
-    let strata = group(&cells.cells);
-    let mut out = Vec::with_capacity(strata.len());
-    for (d, groups) in &strata {
-        let labels = labels(raw, &cells.cells, groups);
-        out.push(fill_stratum(
-            path,
-            raw,
-            *d,
-            groups,
-            cells,
-            &labels,
-            drop_incomplete,
-        )?);
-    }
-    Ok(out)
-}
-
 /// Groups sorted cells into questions (contiguous after the sort), then questions into
-/// strata; both ordered by first line.
-fn group(cells: &[Cell]) -> Vec<(u32, Vec<Group>)> {
+/// strata (by dataset id); both ordered by first line.
+pub(super) fn group(cells: &[Cell]) -> Vec<(u32, Vec<Group>)> {
     let mut by_dataset: HashMap<u32, Vec<Group>> = HashMap::new();
     let mut start = 0;
     while start < cells.len() {
@@ -89,7 +57,7 @@ fn group(cells: &[Cell]) -> Vec<(u32, Vec<Group>)> {
 
 /// The stratum's trajectory and read labels: the union over its questions, sorted
 /// (numerically when all are integers).
-fn labels(raw: &RawPanel, cells: &[Cell], groups: &[Group]) -> Labels {
+pub(super) fn labels(raw: &RawPanel, cells: &[Cell], groups: &[Group]) -> Labels {
     let mut traj: Vec<u32> = Vec::new();
     let mut reads: Vec<u32> = Vec::new();
     for c in groups.iter().flat_map(|g| &cells[g.cells.clone()]) {
