@@ -2,6 +2,7 @@
 //!
 //! Blank lines are skipped. Objects with a key given twice are refused (serde_json alone
 //! would keep the last one silently). Errors name the file and line (see [`crate::io`]).
+//! The same strict parser reads whole JSON documents ([`parse_document`]).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -433,7 +434,6 @@ mod tests {
     fn documents_name_the_line_of_a_duplicate_key_or_a_bad_shape() {
         #[derive(serde::Deserialize, Debug)]
         struct Doc {
-            #[allow(dead_code)]
             n: u32,
         }
         let p = Path::new("c.json");

@@ -2,7 +2,8 @@
 //! file kind gets the same rules.
 //!
 //! * [`csv`]: a streaming CSV reader yielding records with their 1-based line numbers.
-//! * [`jsonl`]: a streaming JSONL reader yielding JSON values with their line numbers.
+//! * [`jsonl`]: a streaming JSONL reader yielding JSON values with their line numbers, and
+//!   the strict JSON parser behind it (also for whole JSON documents).
 //! * [`text`]: whole-file text (JSON documents, TOML), and clipping of echoed values.
 //!
 //! The rules they own: a UTF-8 byte-order mark is accepted and skipped; a UTF-16 one is
