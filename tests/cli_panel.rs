@@ -200,7 +200,13 @@ fn non_numeric_and_nan_scores() {
         "p.jsonl",
         "{\"question\":\"a\",\"f1\":1}\nnot json\n",
         &[],
-        "p.jsonl:2: expected a JSON object",
+        "p.jsonl:2: not valid JSON",
+    );
+    bad(
+        "p.jsonl",
+        "{\"question\":\"a\",\"f1\":1}\n[1]\n",
+        &[],
+        "p.jsonl:2: expected a JSON object, found an array",
     );
 }
 

@@ -81,7 +81,7 @@ fn per_item_csv_and_table() {
 #[test]
 fn bad_lines_name_file_and_line() {
     let cases = [
-        ("{\"id\": \"a\", \"prediction\": \"x\", \"answers\": [\"y\"]}\n{not json\n", ":2: invalid JSON"),
+        ("{\"id\": \"a\", \"prediction\": \"x\", \"answers\": [\"y\"]}\n{not json\n", ":2: not valid JSON"),
         ("{\"id\": \"a\", \"answers\": [\"y\"]}\n", ":1: item a: missing \"prediction\""),
         ("{\"id\": \"a\", \"prediction\": \"x\", \"answers\": []}\n", ":1: item a: the gold answer list is empty"),
         ("{\"id\": \"a\", \"prediction\": \"x\", \"answers\": [1]}\n", "\"answers\" must be a list of strings"),

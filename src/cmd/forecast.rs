@@ -55,10 +55,7 @@ struct Row {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let audit = match (&args.audit, &args.components) {
         (Some(path), _) => Audit::from_report(&report_for(&args.opts.load(path)?)?),
-        (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).map_err(|e| ragstats::Error::io(path, e))?;
-            Audit::from_variance_json(&text, path)?
-        }
+        (None, Some(path)) => Audit::read_components(path)?,
         (None, None) => {
             return Err(UsageError("give --audit PANEL or --components FILE".into()).into())
         }

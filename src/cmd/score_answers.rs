@@ -3,9 +3,8 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use ragstats::qa_scoring::qa::Style;
-use ragstats::qa_scoring::qa_items::{parse_items, score_items, ItemScore, ScoreSummary};
+use ragstats::qa_scoring::qa_items::{read_items, score_items, ItemScore, ScoreSummary};
 
 use super::common::Format;
 
@@ -28,10 +27,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let text = std::fs::read_to_string(&args.input)
-        .map_err(|e| ragstats::Error::io(&args.input, e))
-        .context("reading the prediction file")?;
-    let items = parse_items(&args.input, &text)?;
+    let items = read_items(&args.input)?;
     let (scores, summary) = score_items(&items, args.style);
     let per_item = args.per_item.then_some(scores.as_slice());
     print!("{}", render(&summary, per_item, args.format)?);

@@ -41,7 +41,7 @@ pub struct Args {
 
 /// An audit from a components JSON (an object with `strata`) or else from a panel.
 fn load_audit(path: &Path, opts: &PanelOptions) -> anyhow::Result<Audit> {
-    let text = std::fs::read_to_string(path).map_err(|e| ragstats::Error::io(path, e))?;
+    let text = ragstats::io::read_text(path)?;
     let is_components = serde_json::from_str::<serde_json::Value>(&text)
         .map(|v| v.get("strata").is_some())
         .unwrap_or(false);

@@ -10,6 +10,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::variance::{combine, PerLevel, VarianceReport};
+use crate::io::jsonl::parse_document;
+use crate::io::read_text;
 use crate::{Error, Result};
 
 /// What a forecast needs to know about one audited stratum.
@@ -53,10 +55,20 @@ impl Audit {
         }
     }
 
-    /// The audit from the JSON that `stats variance --format json` writes.
+    /// The audit from a components file: the JSON that `stats variance --format json` writes.
     ///
     /// # Errors
-    /// [`Error::Input`] naming `source` when the text is not such a document.
+    /// [`Error::Io`] when it cannot be read; [`Error::Input`] naming the file and line when
+    /// it is not UTF-8 or not such a document.
+    pub fn read_components(path: &std::path::Path) -> Result<Self> {
+        Self::from_variance_json(&read_text(path)?, path)
+    }
+
+    /// The audit from the JSON text that `stats variance --format json` writes.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming `source` when the text is not such a document (or names a
+    /// key twice).
     pub fn from_variance_json(text: &str, source: &std::path::Path) -> Result<Self> {
         #[derive(Deserialize)]
         struct Pooled {
@@ -67,13 +79,11 @@ impl Audit {
             strata: Vec<AuditStratum>,
             pooled: Option<Pooled>,
         }
-        let doc: Doc = serde_json::from_str(text).map_err(|e| {
-            Error::input(
-                source,
-                Some(e.line() as u64),
-                format!("not a components file written by `stats variance --format json`: {e}"),
-            )
-        })?;
+        let doc: Doc = parse_document(
+            source,
+            text,
+            "not a components file written by `stats variance --format json`",
+        )?;
         if doc.strata.is_empty() {
             return Err(Error::input(source, None, "components file has no strata"));
         }

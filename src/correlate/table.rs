@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::io::{clip, CsvReader};
 use crate::{Error, Result};
 
 /// What to do with a row whose used cell is missing (empty, `NA`, `N/A`, `NaN`, `null`).
@@ -78,27 +79,8 @@ fn parse_number(s: &str) -> Option<f64> {
 /// [`Error::Input`] naming the file (and line) for a missing column, a non-numeric cell, or
 /// a missing cell under [`Missing::Error`]; [`Error::Io`] when the file cannot be read.
 pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut rdr = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .flexible(false)
-        .from_reader(std::io::BufReader::new(file));
-    let headers = rdr
-        .headers()
-        .map_err(|e| Error::input(path, Some(1), format!("cannot read the header row: {e}")))?
-        .clone();
-    let find = |name: &str, flag: &str| -> Result<usize> {
-        headers.iter().position(|h| h == name).ok_or_else(|| {
-            Error::input(
-                path,
-                Some(1),
-                format!(
-                    "{flag} column '{name}' not found; the columns are: {}",
-                    headers.iter().collect::<Vec<_>>().join(", ")
-                ),
-            )
-        })
-    };
+    let mut rdr = CsvReader::open(path)?;
+    let find = |name: &str, flag: &str| rdr.require(name, &format!("{flag} "));
     if spec.x.is_empty() || spec.y.is_empty() {
         return Err(Error::Usage(
             "give at least one --x and one --y column".into(),
@@ -125,19 +107,10 @@ pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
     let mut key_names: Vec<String> = Vec::new();
     let mut key_index: HashMap<String, u32> = HashMap::new();
     let (mut rows_read, mut dropped) = (0usize, 0usize);
-    let mut rec = csv::StringRecord::new();
     let mut vals: Vec<f64> = Vec::with_capacity(xi.len() + yi.len());
-    loop {
-        match rdr.read_record(&mut rec) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => {
-                let line = e.position().map(|p| p.line());
-                return Err(Error::input(path, line, format!("malformed CSV: {e}")));
-            }
-        }
+    while let Some((line, rec)) = rdr.next_record()? {
+        let line = Some(line);
         rows_read += 1;
-        let line = rec.position().map(|p| p.line());
         vals.clear();
         let mut missing: Option<&str> = None;
         for (&c, name) in xi.iter().zip(&spec.x).chain(yi.iter().zip(&spec.y)) {
@@ -153,7 +126,7 @@ pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
                     return Err(Error::input(
                         path,
                         line,
-                        format!("column '{name}': '{cell}' is not a finite number"),
+                        format!("column '{name}': '{}' is not a finite number", clip(cell)),
                     ))
                 }
             }

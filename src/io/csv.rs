@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::text::{clip, utf16_bom, UTF8_BOM};
+use super::text::{clip, clip_list, utf16_bom, UTF8_BOM};
 use crate::{Error, Result};
 
 /// A CSV file being read record by record.
@@ -123,7 +123,7 @@ impl CsvReader {
                 format!(
                     "{what}column '{}' not found; the columns are: {}",
                     clip(name),
-                    clip(&self.headers.join(", "))
+                    clip_list(&self.headers)
                 ),
             )
         })

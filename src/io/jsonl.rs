@@ -2,6 +2,7 @@
 //!
 //! Blank lines are skipped. Objects with a key given twice are refused (serde_json alone
 //! would keep the last one silently). Errors name the file and line (see [`crate::io`]).
+//! The same strict parser reads whole JSON documents ([`parse_document`]).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -11,7 +12,7 @@ use serde::de::{DeserializeOwned, Error as _, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
-use super::text::{clip, utf16_bom, UTF8_BOM};
+use super::text::{clip, clip_to, utf16_bom, ECHO_CHARS, UTF8_BOM};
 use crate::{Error, Result};
 
 /// A JSONL file being read line by line.
@@ -59,12 +60,10 @@ impl JsonlReader {
         &self.path
     }
 
-    /// The next non-blank line as text, with its 1-based line number.
-    ///
-    /// # Errors
-    /// [`Error::Io`] on a read failure; [`Error::Input`] for invalid UTF-8 or UTF-16 text.
-    pub fn next_line(&mut self) -> Result<Option<(u64, &str)>> {
-        let (start, end) = loop {
+    /// Reads up to the next non-blank line; its bytes are `self.buf[range]`, without the line
+    /// end and (on line 1) without a UTF-8 byte-order mark.
+    fn fill(&mut self) -> Result<Option<(u64, std::ops::Range<usize>)>> {
+        loop {
             self.buf.clear();
             let n = self
                 .reader
@@ -83,15 +82,41 @@ impl JsonlReader {
                     start = UTF8_BOM.len();
                 }
             }
-            let text = std::str::from_utf8(&self.buf[start..])
-                .map_err(|_| Error::input(&self.path, Some(self.line), "not valid UTF-8"))?;
-            if !text.trim().is_empty() {
-                break (start, start + text.trim_end_matches(['\n', '\r']).len());
+            let mut end = self.buf.len();
+            while end > start && matches!(self.buf[end - 1], b'\n' | b'\r') {
+                end -= 1;
             }
+            let bytes = &self.buf[start..end];
+            // Blank as `str::trim` sees it (Unicode white space), when the line is text.
+            let blank = bytes.iter().all(u8::is_ascii_whitespace)
+                || std::str::from_utf8(bytes).is_ok_and(|t| t.trim().is_empty());
+            if !blank {
+                return Ok(Some((self.line, start..end)));
+            }
+        }
+    }
+
+    /// The next non-blank line as bytes, not checked for UTF-8, with its 1-based line number.
+    /// For readers that tolerate damaged lines (e.g. a torn last line after a crash).
+    ///
+    /// # Errors
+    /// [`Error::Io`] on a read failure; [`Error::Input`] for UTF-16 text.
+    pub fn next_bytes(&mut self) -> Result<Option<(u64, &[u8])>> {
+        Ok(self.fill()?.map(|(line, r)| (line, &self.buf[r])))
+    }
+
+    /// The next non-blank line as text, with its 1-based line number.
+    ///
+    /// # Errors
+    /// [`Error::Io`] on a read failure; [`Error::Input`] for invalid UTF-8 or UTF-16 text.
+    pub fn next_line(&mut self) -> Result<Option<(u64, &str)>> {
+        let Some((line, r)) = self.fill()? else {
+            return Ok(None);
         };
-        let text = std::str::from_utf8(&self.buf[start..end])
-            .map_err(|_| Error::input(&self.path, Some(self.line), "not valid UTF-8"))?;
-        Ok(Some((self.line, text)))
+        match std::str::from_utf8(&self.buf[r]) {
+            Ok(text) => Ok(Some((line, text))),
+            Err(_) => Err(Error::input(&self.path, Some(line), "not valid UTF-8")),
+        }
     }
 
     /// The next value and its line.
@@ -139,18 +164,73 @@ impl JsonlReader {
     }
 }
 
-/// Parses one JSON text, refusing objects with a key given twice. The error is a message
-/// for the user (without the file and line, which the caller adds).
-pub fn parse_value(text: &str) -> std::result::Result<Value, String> {
+/// Why a text is not accepted as a JSON value. Its text is a message for the user (without
+/// the file and line, which the caller adds), with echoed input clipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonError {
+    /// Not JSON, or cut short.
+    Syntax(String),
+    /// An object names a key twice.
+    DuplicateKey(String),
+}
+
+impl std::fmt::Display for JsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JsonError::Syntax(m) => write!(f, "not valid JSON: {m}"),
+            JsonError::DuplicateKey(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<JsonError> for String {
+    fn from(e: JsonError) -> String {
+        e.to_string()
+    }
+}
+
+/// Parses one JSON text, refusing objects with a key given twice.
+///
+/// # Errors
+/// [`JsonError`] saying what is wrong.
+pub fn parse_value(text: &str) -> std::result::Result<Value, JsonError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let v = Strict::deserialize(&mut de).and_then(|v| de.end().map(|_| v.0));
     v.map_err(|e| {
-        let m = e.to_string();
-        if m.starts_with("duplicate key") {
-            clip_error(&m)
+        let m = clip_error(&e.to_string());
+        // The only data error the strict visitor raises is a repeated key.
+        if e.classify() == serde_json::error::Category::Data {
+            JsonError::DuplicateKey(m)
         } else {
-            format!("not valid JSON: {}", clip_error(&m))
+            JsonError::Syntax(m)
         }
+    })
+}
+
+/// Parses a whole JSON document (e.g. a components file) of `path` as `T`, refusing
+/// duplicate keys. `what` says what the file should be, for messages.
+///
+/// # Errors
+/// [`Error::Input`] `FILE:LINE: duplicate key 'k' …` or `FILE:LINE: {what}: {why}`.
+pub fn parse_document<T: DeserializeOwned>(path: &Path, text: &str, what: &str) -> Result<T> {
+    let at = |e: &serde_json::Error| Some(e.line() as u64).filter(|&l| l > 0);
+    let mut de = serde_json::Deserializer::from_str(text);
+    if let Err(e) = Strict::deserialize(&mut de).and_then(|_| de.end()) {
+        let m = clip_error(&e.to_string());
+        let msg = if e.classify() == serde_json::error::Category::Data {
+            m
+        } else {
+            format!("{what}: {m}")
+        };
+        return Err(Error::input(path, at(&e), msg));
+    }
+    // Parsed again as `T` from the text, so that shape errors keep their line.
+    serde_json::from_str(text).map_err(|e| {
+        Error::input(
+            path,
+            at(&e),
+            format!("{what}: {}", clip_error(&e.to_string())),
+        )
     })
 }
 
@@ -166,14 +246,57 @@ pub fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// A serde message cut so that an echoed field never runs past the echo limit.
-fn clip_error(m: &str) -> String {
-    clip_to_words(m)
+/// A scalar as text, as a CSV cell would hold it: strings as they are, numbers and booleans
+/// printed; `None` for null, arrays and objects.
+pub fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
 }
 
-fn clip_to_words(m: &str) -> String {
-    // serde messages quote the offending value; keep room for the wording around it.
-    super::text::clip_to(m, 2 * super::text::ECHO_CHARS)
+/// A JSON value for an error message: its JSON text, clipped (see [`clip`]).
+pub fn echo(v: &Value) -> String {
+    clip(&v.to_string())
+}
+
+/// A serde message with every quoted part (between `"` or `` ` ``, where serde puts the
+/// offending value) cut to [`ECHO_CHARS`] characters, and the whole to three times that (so
+/// that a value with quotes of its own cannot make it long either).
+pub fn clip_error(m: &str) -> String {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    let mut kept = 0usize;
+    for c in m.chars() {
+        match quote {
+            Some(q) if c == q => {
+                if kept > ECHO_CHARS {
+                    out.push('…');
+                }
+                out.push(c);
+                quote = None;
+            }
+            Some(_) => {
+                kept += 1;
+                if kept <= ECHO_CHARS {
+                    out.push(c);
+                }
+            }
+            None => {
+                out.push(c);
+                if c == '"' || c == '`' {
+                    quote = Some(c);
+                    kept = 0;
+                }
+            }
+        }
+    }
+    if quote.is_some() && kept > ECHO_CHARS {
+        out.push('…');
+    }
+    clip_to(&out, 3 * ECHO_CHARS)
 }
 
 /// A [`Value`] built by a visitor that refuses duplicate object keys.
@@ -296,12 +419,80 @@ mod tests {
     }
 
     #[test]
+    fn raw_lines_skip_blanks_and_the_bom_but_not_bad_utf8() {
+        let mut r = JsonlReader::from_reader(
+            Path::new("t.jsonl"),
+            std::io::Cursor::new(b"\xEF\xBB\xBF{}\r\n \n{\"a\":\"\xC3\n{\"b\":1}".to_vec()),
+        );
+        assert_eq!(r.next_bytes().unwrap(), Some((1, &b"{}"[..])));
+        assert_eq!(r.next_bytes().unwrap(), Some((3, &b"{\"a\":\"\xC3"[..])));
+        assert_eq!(r.next_bytes().unwrap(), Some((4, &b"{\"b\":1}"[..])));
+        assert_eq!(r.next_bytes().unwrap(), None);
+    }
+
+    #[test]
+    fn documents_name_the_line_of_a_duplicate_key_or_a_bad_shape() {
+        #[derive(serde::Deserialize, Debug)]
+        struct Doc {
+            n: u32,
+        }
+        let p = Path::new("c.json");
+        let what = "not a test document";
+        let d: Doc = parse_document(p, "{\n \"n\": 3\n}", what).unwrap();
+        assert_eq!(d.n, 3);
+        let e = parse_document::<Doc>(p, "{\n \"n\": 3,\n \"n\": 4\n}", what).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.json:3: duplicate key 'n' at line 3 column 4"
+        );
+        let e = parse_document::<Doc>(p, "{\n \"n\": \"x\"\n}", what).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.json:2: not a test document: invalid type: string \"x\", expected u32 at line 2 column 9"
+        );
+        let e = parse_document::<Doc>(p, "{\n \"n\": 3\n", what).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("c.json:3: not a test document: EOF while parsing"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn clip_error_cuts_each_quoted_value() {
+        let long = "x".repeat(1000);
+        let m = format!("invalid type: string \"{long}\", expected usize at line 2 column 5");
+        assert_eq!(
+            clip_error(&m),
+            format!(
+                "invalid type: string \"{}…\", expected usize at line 2 column 5",
+                "x".repeat(80)
+            )
+        );
+        let m = "unknown variant `okay`, expected one of `ok`, `parse_failed`, `error` at line 1 column 200";
+        assert_eq!(clip_error(m), m);
+        let m = format!("unknown field `{long}");
+        assert_eq!(
+            clip_error(&m),
+            format!("unknown field `{}…", "x".repeat(80))
+        );
+    }
+
+    #[test]
     fn a_long_field_is_not_echoed_whole() {
         let long = format!("{{\"a\": tru{}}}", "e".repeat(100_000));
         let e = parse_value(&long).unwrap_err();
+        let JsonError::Syntax(m) = &e else {
+            panic!("{e:?}")
+        };
+        assert!(m.chars().count() <= 3 * ECHO_CHARS + 1, "{m}");
+        let e = parse_value(&format!("{{\"{0}\":1,\"{0}\":2}}", "k".repeat(1000))).unwrap_err();
+        let JsonError::DuplicateKey(m) = &e else {
+            panic!("{e:?}")
+        };
         assert!(
-            e.chars().count() <= 2 * crate::io::text::ECHO_CHARS + 1,
-            "{e}"
+            m.starts_with(&format!("duplicate key '{}…'", "k".repeat(80))),
+            "{m}"
         );
     }
 }

@@ -2,7 +2,8 @@
 //! file kind gets the same rules.
 //!
 //! * [`csv`]: a streaming CSV reader yielding records with their 1-based line numbers.
-//! * [`jsonl`]: a streaming JSONL reader yielding JSON values with their line numbers.
+//! * [`jsonl`]: a streaming JSONL reader yielding JSON values with their line numbers, and
+//!   the strict JSON parser behind it (also for whole JSON documents).
 //! * [`text`]: whole-file text (JSON documents, TOML), and clipping of echoed values.
 //!
 //! The rules they own: a UTF-8 byte-order mark is accepted and skipped; a UTF-16 one is
@@ -16,4 +17,12 @@ pub mod text;
 
 pub use self::csv::CsvReader;
 pub use jsonl::JsonlReader;
-pub use text::{clip, read_text};
+pub use text::{clip, clip_list, read_text};
+
+/// Whether a table file (a panel, a reads file) is read as JSONL: its name ends in `.jsonl`
+/// or `.json` (any case); anything else is read as CSV.
+pub fn is_jsonl(path: &std::path::Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("json"))
+}

@@ -23,6 +23,28 @@ pub fn clip_to(s: &str, n: usize) -> String {
     }
 }
 
+/// The most names [`clip_list`] shows.
+pub const LIST_ITEMS: usize = 20;
+
+/// Names for a message: each clipped (see [`clip`]), joined by `, `, at most
+/// [`LIST_ITEMS`] of them and then how many more there are.
+pub fn clip_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
+    let mut out = Vec::new();
+    let mut more = 0usize;
+    for n in names {
+        if out.len() < LIST_ITEMS {
+            out.push(clip(n.as_ref()));
+        } else {
+            more += 1;
+        }
+    }
+    let mut s = out.join(", ");
+    if more > 0 {
+        s.push_str(&format!(", … ({more} more)"));
+    }
+    s
+}
+
 /// The message for a file that starts with a UTF-16 byte-order mark, if `head` does.
 pub(crate) fn utf16_bom(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
@@ -71,6 +93,18 @@ mod tests {
         assert_eq!(clip_to("abcd", 3), "abc…");
         assert_eq!(clip_to("ééééé", 2), "éé…");
         assert_eq!(clip(&"x".repeat(1_000_000)).chars().count(), ECHO_CHARS + 1);
+    }
+
+    #[test]
+    fn clip_list_clips_each_name_and_the_count() {
+        assert_eq!(clip_list(["a", "b"]), "a, b");
+        let long = "y".repeat(100);
+        assert_eq!(clip_list([long.as_str()]), format!("{}…", "y".repeat(80)));
+        let many: Vec<String> = (0..25).map(|i| i.to_string()).collect();
+        assert_eq!(
+            clip_list(&many),
+            "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, … (5 more)"
+        );
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! in append mode, without a user-space buffer, so once `append` returns the line is in the
 //! operating system and survives the process being killed (not a power loss: no fsync).
 //! A crash can still leave a torn last line; [`scan_output`] reports and skips it and
-//! [`Appender::open`] starts the next record on a fresh line.
+//! [`Appender::open`] starts the next record on a fresh line. Files are read through the
+//! input layer's [`JsonlReader`] (line splitting, byte-order mark), but a line that is not
+//! JSON or not UTF-8 is skipped as torn rather than refused.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
@@ -15,6 +17,8 @@ use serde_json::Value;
 
 use super::types::CallRecord;
 use crate::error::{Error, Result};
+use crate::io::jsonl::{clip_error, parse_value, JsonError};
+use crate::io::JsonlReader;
 
 /// What an existing output file already holds.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -35,23 +39,17 @@ pub struct OutputState {
 /// # Errors
 /// [`Error::Io`] when it cannot be read; [`Error::Input`] (file:line) for a line that is
 /// JSON but not a response record — the file is probably not an output file, and appending
-/// to it would mix two kinds of data.
+/// to it would mix two kinds of data — or that names a key twice.
 pub fn scan_output(path: &Path) -> Result<OutputState> {
     let mut st = OutputState::default();
-    let text = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(st),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    for (i, line) in text.split('\n').enumerate() {
-        let n = i as u64 + 1;
-        if line.trim().is_empty() {
-            continue;
+    let mut rdr = match JsonlReader::open(path) {
+        Ok(r) => r,
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(st)
         }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            st.bad_lines.push(n);
-            continue;
-        };
+        Err(e) => return Err(e),
+    };
+    while let Some((n, v)) = next_intact(path, &mut rdr, &mut st.bad_lines)? {
         let (id, sample, ok) = record_key(&v).ok_or_else(|| {
             Error::input(
                 path,
@@ -69,6 +67,29 @@ pub fn scan_output(path: &Path) -> Result<OutputState> {
         }
     }
     Ok(st)
+}
+
+/// The next line of an output file that is JSON, and its line number. Lines that are not
+/// (torn writes from a crash, which may end inside a UTF-8 sequence) are skipped and their
+/// numbers pushed to `torn`: this file is our own append-only output, so such a line is
+/// damage to step over, not input to refuse.
+///
+/// # Errors
+/// [`Error::Io`] on a read failure; [`Error::Input`] for a line that names a key twice
+/// (complete, so not torn) or for UTF-16 text.
+fn next_intact(
+    path: &Path,
+    rdr: &mut JsonlReader,
+    torn: &mut Vec<u64>,
+) -> Result<Option<(u64, Value)>> {
+    while let Some((n, bytes)) = rdr.next_bytes()? {
+        match std::str::from_utf8(bytes).map(parse_value) {
+            Ok(Ok(v)) => return Ok(Some((n, v))),
+            Ok(Err(JsonError::DuplicateKey(m))) => return Err(Error::input(path, Some(n), m)),
+            Ok(Err(JsonError::Syntax(_))) | Err(_) => torn.push(n),
+        }
+    }
+    Ok(None)
 }
 
 /// (id, sample, succeeded) of a response record, or `None` if `v` is not one.
@@ -90,22 +111,17 @@ fn record_key(v: &Value) -> Option<(String, u32, bool)> {
 /// outputs, since a re-run appends a new record after an earlier error for the same call.
 ///
 /// # Errors
-/// As [`scan_output`].
+/// As [`scan_output`], and [`Error::Io`] when the file does not exist.
 pub fn load_records(path: &Path) -> Result<HashMap<(String, u32), CallRecord>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut rdr = JsonlReader::open(path)?;
     let mut out: HashMap<(String, u32), CallRecord> = HashMap::new();
-    for (i, line) in text.split('\n').enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
+    let mut torn = Vec::new();
+    while let Some((n, v)) = next_intact(path, &mut rdr, &mut torn)? {
         let rec: CallRecord = serde_json::from_value(v).map_err(|e| {
             Error::input(
                 path,
-                Some(i as u64 + 1),
-                format!("not a response record: {e}"),
+                Some(n),
+                format!("not a response record: {}", clip_error(&e.to_string())),
             )
         })?;
         let k = (rec.id.clone(), rec.sample);
@@ -208,6 +224,46 @@ mod tests {
         // A clean file needs no fix-up newline.
         let (_, fixed) = Appender::open(&p).unwrap();
         assert!(!fixed);
+    }
+
+    #[test]
+    fn a_line_torn_inside_a_utf8_sequence_is_skipped_by_both_readers() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.jsonl");
+        let good = "{\"id\":\"a\",\"sample\":0,\"model\":\"m\",\"text\":\"caf\u{e9}\",\"latency_ms\":1.0,\"elapsed_ms\":1.0,\"attempts\":1,\"cached\":false}\n";
+        let mut bytes = b"\xEF\xBB\xBF".to_vec();
+        bytes.extend_from_slice(good.as_bytes());
+        // The second record cut after the first byte of the two-byte "é".
+        let cut = good.replace("\"a\"", "\"b\"");
+        let at = cut.find('\u{e9}').unwrap() + 1;
+        bytes.extend_from_slice(&cut.as_bytes()[..at]);
+        bytes.extend_from_slice(b"\n");
+        bytes.extend_from_slice(good.replace("\"a\"", "\"c\"").as_bytes());
+        std::fs::write(&p, &bytes).unwrap();
+        let st = scan_output(&p).unwrap();
+        assert_eq!(st.bad_lines, vec![2]);
+        assert_eq!(st.records, 2);
+        let recs = load_records(&p).unwrap();
+        let mut ids: Vec<&str> = recs.keys().map(|k| k.0.as_str()).collect();
+        ids.sort();
+        assert_eq!(ids, ["a", "c"]);
+        assert_eq!(
+            recs[&("a".to_string(), 0)].text.as_deref(),
+            Some("caf\u{e9}")
+        );
+    }
+
+    #[test]
+    fn a_complete_line_with_a_key_twice_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.jsonl");
+        std::fs::write(
+            &p,
+            "{\"id\":\"a\",\"sample\":0,\"attempts\":1,\"text\":\"x\",\"text\":\"y\"}\n",
+        )
+        .unwrap();
+        let e = scan_output(&p).unwrap_err().to_string();
+        assert!(e.contains("out.jsonl:1: duplicate key 'text'"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,8 @@ use serde_json::{Map, Value};
 
 use super::types::{ChatRequest, SamplingParams};
 use crate::error::{Error, Result};
+use crate::io::jsonl::echo;
+use crate::io::{clip, JsonlReader};
 
 /// One line of a requests file.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,20 +38,16 @@ pub struct RequestLine {
 /// [`Error::Io`] if unreadable; [`Error::Input`] with file:line for a malformed line or a
 /// duplicate id.
 pub fn read_requests(path: &Path) -> Result<Vec<RequestLine>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut rdr = JsonlReader::open(path)?;
     let mut out = Vec::new();
     let mut seen: HashMap<String, u64> = HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let n = i as u64 + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let req = parse_line(line, n).map_err(|msg| Error::input(path, Some(n), msg))?;
+    while let Some((n, v)) = rdr.next_value()? {
+        let req = parse_line(v, n).map_err(|msg| Error::input(path, Some(n), msg))?;
         if let Some(first) = seen.insert(req.id.clone(), n) {
             return Err(Error::input(
                 path,
                 Some(n),
-                format!("duplicate id {:?} (first on line {first})", req.id),
+                format!("duplicate id {:?} (first on line {first})", clip(&req.id)),
             ));
         }
         out.push(req);
@@ -57,32 +55,38 @@ pub fn read_requests(path: &Path) -> Result<Vec<RequestLine>> {
     Ok(out)
 }
 
-fn parse_line(line: &str, n: u64) -> std::result::Result<RequestLine, String> {
-    let v: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
-    let Value::Object(obj) = v else {
+fn parse_line(v: Value, n: u64) -> std::result::Result<RequestLine, String> {
+    let Value::Object(mut obj) = v else {
         return Err("expected a JSON object {\"id\", \"messages\", \"sample\"?, \"meta\"?}".into());
     };
     for k in obj.keys() {
         if !["id", "messages", "sample", "meta"].contains(&k.as_str()) {
             return Err(format!(
-                "unknown field {k:?} (expected id, messages, sample, meta)"
+                "unknown field {:?} (expected id, messages, sample, meta)",
+                clip(k)
             ));
         }
     }
     let id = match obj.get("id") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
         Some(Value::Number(x)) if x.is_u64() || x.is_i64() => x.to_string(),
-        Some(other) => return Err(format!("\"id\" must be a non-empty string, got {other}")),
+        Some(other) => {
+            return Err(format!(
+                "\"id\" must be a non-empty string, got {}",
+                echo(other)
+            ))
+        }
         None => return Err("missing \"id\"".into()),
     };
-    let messages = match obj.get("messages") {
-        Some(Value::Array(a)) if !a.is_empty() => a.clone(),
-        Some(Value::Array(_)) => return Err(format!("request {id:?}: \"messages\" is empty")),
-        Some(_) => return Err(format!("request {id:?}: \"messages\" must be an array")),
-        None => return Err(format!("request {id:?}: missing \"messages\"")),
+    let req = format!("request {:?}", clip(&id));
+    let messages = match obj.remove("messages") {
+        Some(Value::Array(a)) if !a.is_empty() => a,
+        Some(Value::Array(_)) => return Err(format!("{req}: \"messages\" is empty")),
+        Some(_) => return Err(format!("{req}: \"messages\" must be an array")),
+        None => return Err(format!("{req}: missing \"messages\"")),
     };
     for (j, m) in messages.iter().enumerate() {
-        check_message(m).map_err(|e| format!("request {id:?}: messages[{j}] {e}"))?;
+        check_message(m).map_err(|e| format!("{req}: messages[{j}] {e}"))?;
     }
     let samples = match obj.get("sample") {
         None | Some(Value::Null) => 1,
@@ -90,17 +94,17 @@ fn parse_line(line: &str, n: u64) -> std::result::Result<RequestLine, String> {
             Some(s) if (1..=u64::from(u32::MAX)).contains(&s) => s as u32,
             _ => {
                 return Err(format!(
-                    "request {id:?}: \"sample\" must be a positive integer (number of samples), got {v}"
+                    "{req}: \"sample\" must be a positive integer (number of samples), got {}",
+                    echo(v)
                 ))
             }
         },
     };
-    let _ = n;
     Ok(RequestLine {
         id,
         messages,
         samples,
-        meta: obj.get("meta").cloned(),
+        meta: obj.remove("meta"),
         line: n,
     })
 }
@@ -118,7 +122,8 @@ fn check_message(m: &Value) -> std::result::Result<(), String> {
         // An assistant turn that only called tools has null content.
         Some(Value::Null) | None if o.contains_key("tool_calls") => Ok(()),
         Some(other) => Err(format!(
-            "\"content\" must be a string or array, got {other}"
+            "\"content\" must be a string or array, got {}",
+            echo(other)
         )),
         None => Err("needs \"content\"".into()),
     }

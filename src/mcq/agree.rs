@@ -10,6 +10,8 @@ use serde_json::Value;
 use super::item::{Item, Task};
 use super::metrics::jaccard;
 use crate::error::{Error, Result};
+use crate::io::jsonl::echo;
+use crate::io::{clip, JsonlReader};
 
 /// One annotation line `{"id", "annotator", "answer": [...]}`.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,40 +32,36 @@ pub struct Annotation {
 /// [`Error::Io`]; [`Error::Input`] with file:line for a malformed line, an unknown id or
 /// label, or the same (id, annotator) twice.
 pub fn read_annotations(path: &Path, items: Option<&[Item]>) -> Result<Vec<Annotation>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut rdr = JsonlReader::open(path)?;
     let by_id: Option<HashMap<&str, &Item>> =
         items.map(|its| its.iter().map(|i| (i.id.as_str(), i)).collect());
     let mut out = Vec::new();
     let mut seen: HashMap<(String, String), u64> = HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let n = i as u64 + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
+    while let Some((n, v)) = rdr.next_value()? {
         let bad = |m: String| Error::input(path, Some(n), m);
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| bad(format!("not valid JSON: {e}")))?;
         let expected = "expected {\"id\": string, \"annotator\": string, \"answer\": [labels]}";
         let id = match v.get("id") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             Some(Value::Number(x)) => x.to_string(),
             _ => return Err(bad(format!("missing or empty \"id\"; {expected}"))),
         };
+        let shown = format!("id {:?}", clip(&id));
         let annotator = match v.get("annotator") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             Some(Value::Number(x)) => x.to_string(),
-            _ => return Err(bad(format!("id {id:?}: missing \"annotator\"; {expected}"))),
+            _ => return Err(bad(format!("{shown}: missing \"annotator\"; {expected}"))),
         };
         let Some(arr) = v.get("answer").and_then(Value::as_array) else {
             return Err(bad(format!(
-                "id {id:?}: \"answer\" must be an array of labels; {expected}"
+                "{shown}: \"answer\" must be an array of labels; {expected}"
             )));
         };
         let mut answer = Vec::new();
         for a in arr {
             let Some(l) = a.as_str() else {
                 return Err(bad(format!(
-                    "id {id:?}: answer entry {a} is not a label string"
+                    "{shown}: answer entry {} is not a label string",
+                    echo(a)
                 )));
             };
             answer.push(l.to_string());
@@ -72,20 +70,22 @@ pub fn read_annotations(path: &Path, items: Option<&[Item]>) -> Result<Vec<Annot
         answer.dedup();
         if let Some(map) = &by_id {
             let Some(item) = map.get(id.as_str()) else {
-                return Err(bad(format!("id {id:?} is not in the items file")));
+                return Err(bad(format!("{shown} is not in the items file")));
             };
             if let Some(l) = answer
                 .iter()
                 .find(|l| !item.options.iter().any(|o| &o.label == *l))
             {
                 return Err(bad(format!(
-                    "id {id:?}: label {l:?} is not an option of the item"
+                    "{shown}: label {:?} is not an option of the item",
+                    clip(l)
                 )));
             }
         }
         if let Some(first) = seen.insert((id.clone(), annotator.clone()), n) {
             return Err(bad(format!(
-                "id {id:?}: annotator {annotator:?} already annotated it on line {first}"
+                "{shown}: annotator {:?} already annotated it on line {first}",
+                clip(&annotator)
             )));
         }
         out.push(Annotation {

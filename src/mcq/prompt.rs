@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::item::Task;
 use crate::error::{Error, Result};
+use crate::io::{clip, read_text};
 
 /// Bare (format instructions only) or informative (with worked examples of common mistakes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
@@ -107,7 +108,7 @@ impl Templates {
                     .join(kind.as_str())
                     .join(format!("{}.txt", task.as_str()));
                 if p.is_file() {
-                    let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
+                    let text = read_text(&p)?;
                     check_template(&text).map_err(|m| Error::input(&p, None, m))?;
                     t.map.insert((kind, task), (text, p.display().to_string()));
                 }
@@ -131,7 +132,8 @@ pub fn check_template(text: &str) -> std::result::Result<(), String> {
     for name in placeholders(text) {
         if !PLACEHOLDERS.contains(&name.as_str()) {
             return Err(format!(
-                "unknown placeholder {{{name}}} (known: {})",
+                "unknown placeholder {{{}}} (known: {})",
+                clip(&name),
                 PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(", ")
             ));
         }

@@ -18,6 +18,8 @@ use super::parse::parse_answer;
 use super::prompt::{render, PromptKind, Templates};
 use super::shuffle::{permutation, presented_labels};
 use crate::error::{Error, Result};
+use crate::io::jsonl::clip_error;
+use crate::io::{clip, JsonlReader};
 use crate::llm::{CallError, CallRecord, ChatRequest, Message, SamplingParams, Usage};
 
 /// What to run.
@@ -340,19 +342,15 @@ pub fn write_results(path: &Path, results: &[RunResult]) -> Result<()> {
 /// [`Error::Io`]; [`Error::Input`] with file:line for a line that is not a result line or
 /// repeats an (id, run).
 pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut rdr = JsonlReader::open(path)?;
     let mut out = Vec::new();
     let mut seen: HashSet<(String, u32)> = HashSet::new();
-    for (i, line) in text.lines().enumerate() {
-        let n = i as u64 + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let r: RunResult = serde_json::from_str(line).map_err(|e| {
+    while let Some((n, v)) = rdr.next_value()? {
+        let r: RunResult = serde_json::from_value(v).map_err(|e| {
             Error::input(
                 path,
                 Some(n),
-                format!("not an `mcq run` result line ({e}); expected {{\"id\", \"run\", \"model\", \"group\", \"gold\", \"outcome\", \"answer\", ...}}"),
+                format!("not an `mcq run` result line ({}); expected {{\"id\", \"run\", \"model\", \"group\", \"gold\", \"outcome\", \"answer\", ...}}", clip_error(&e.to_string())),
             )
         })?;
         if Group::of(r.task, r.subtask.as_deref()) != Some(r.group) {
@@ -361,10 +359,10 @@ pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
                 Some(n),
                 format!(
                     "id {:?}: group {} does not match task {} / subtask {:?}",
-                    r.id,
+                    clip(&r.id),
                     r.group.as_str(),
                     r.task.as_str(),
-                    r.subtask
+                    r.subtask.as_deref().map(clip)
                 ),
             ));
         }
@@ -372,14 +370,14 @@ pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
             return Err(Error::input(
                 path,
                 Some(n),
-                format!("id {:?}: outcome ok but no answer", r.id),
+                format!("id {:?}: outcome ok but no answer", clip(&r.id)),
             ));
         }
         if !seen.insert((r.id.clone(), r.run)) {
             return Err(Error::input(
                 path,
                 Some(n),
-                format!("id {:?} run {} appears twice", r.id, r.run),
+                format!("id {:?} run {} appears twice", clip(&r.id), r.run),
             ));
         }
         out.push(r);

@@ -4,7 +4,7 @@
 //!
 //! | rule | what is checked |
 //! |---|---|
-//! | `json` | the line is a JSON object |
+//! | `json` | the line is a JSON object that names no key twice |
 //! | `field` | required fields present with the right type (`id`, `task`, `language`, `query`, `context`, `instruction`, `polarity`, `options`, `answer`); no unknown fields |
 //! | `duplicate_id` | ids are unique in the file |
 //! | `task` | `task` is one of the four task types |
@@ -24,6 +24,8 @@ use serde_json::{Map, Value};
 
 use super::item::{Item, McqOption, Polarity, Task};
 use crate::error::{Error, Result};
+use crate::io::jsonl::{echo, kind, parse_value};
+use crate::io::{clip, JsonlReader};
 
 /// One broken rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,13 +43,16 @@ pub struct Violation {
 impl Violation {
     /// `file:line: item "id": [rule] message`.
     pub fn display(&self, file: &Path) -> String {
+        format!("{}:{}: {}", file.display(), self.line, self.what())
+    }
+
+    /// `item "id": [rule] message`, the id clipped.
+    fn what(&self) -> String {
         format!(
-            "{}:{}: {}[{}] {}",
-            file.display(),
-            self.line,
+            "{}[{}] {}",
             self.id
                 .as_ref()
-                .map(|i| format!("item {i:?}: "))
+                .map(|i| format!("item {:?}: ", clip(i)))
                 .unwrap_or_default(),
             self.rule,
             self.message
@@ -96,52 +101,13 @@ const FIELDS: [&str; 12] = [
 /// left out of `items`; a duplicate id is a violation of the later line.
 ///
 /// # Errors
-/// [`Error::Io`] when the file cannot be read. Rule violations are not errors: they are
-/// returned in [`ItemsFile::violations`].
+/// [`Error::Io`] when the file cannot be read; [`Error::Input`] for text that is not UTF-8.
+/// Rule violations are not errors: they are returned in [`ItemsFile::violations`].
 pub fn read_items(path: &Path) -> Result<ItemsFile> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    Ok(check_text(&text))
-}
-
-/// Reads `path` and fails on the first violation (for commands that need clean items).
-///
-/// # Errors
-/// [`Error::Io`]; [`Error::Input`] naming file, line and id of the first violation, with
-/// the number of further violations.
-pub fn load_items(path: &Path) -> Result<Vec<Item>> {
-    let f = read_items(path)?;
-    if let Some(v) = f.violations.first() {
-        let more = f.violations.len() - 1;
-        return Err(Error::input(
-            path,
-            Some(v.line),
-            format!(
-                "{}[{}] {}{}",
-                v.id.as_ref()
-                    .map(|i| format!("item {i:?}: "))
-                    .unwrap_or_default(),
-                v.rule,
-                v.message,
-                if more > 0 {
-                    format!(" (and {more} more violation(s); run `stats mcq validate`)")
-                } else {
-                    String::new()
-                }
-            ),
-        ));
-    }
-    Ok(f.items.into_iter().map(|l| l.item).collect())
-}
-
-/// Checks the text of an items file (see [`read_items`]).
-pub fn check_text(text: &str) -> ItemsFile {
+    let mut rdr = JsonlReader::open(path)?;
     let mut out = ItemsFile::default();
     let mut seen: HashMap<String, u64> = HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let n = i as u64 + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
+    while let Some((n, line)) = rdr.next_line()? {
         out.lines += 1;
         let mut vs = Vec::new();
         let item = check_line(line, n, &mut vs);
@@ -170,19 +136,45 @@ pub fn check_text(text: &str) -> ItemsFile {
             _ => out.violations.extend(vs),
         }
     }
-    out
+    Ok(out)
+}
+
+/// Reads `path` and fails on the first violation (for commands that need clean items).
+///
+/// # Errors
+/// [`Error::Io`]; [`Error::Input`] naming file, line and id of the first violation, with
+/// the number of further violations.
+pub fn load_items(path: &Path) -> Result<Vec<Item>> {
+    let f = read_items(path)?;
+    if let Some(v) = f.violations.first() {
+        let more = f.violations.len() - 1;
+        return Err(Error::input(
+            path,
+            Some(v.line),
+            format!(
+                "{}{}",
+                v.what(),
+                if more > 0 {
+                    format!(" (and {more} more violation(s); run `stats mcq validate`)")
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
+    Ok(f.items.into_iter().map(|l| l.item).collect())
 }
 
 /// Checks one line; pushes every violation to `vs` and returns the item if it could be built.
 fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
-    let v: Value = match serde_json::from_str(line) {
+    let v: Value = match parse_value(line) {
         Ok(v) => v,
         Err(e) => {
             vs.push(Violation {
                 line: n,
                 id: None,
                 rule: "json",
-                message: format!("not valid JSON: {e}"),
+                message: e.to_string(),
             });
             return None;
         }
@@ -216,7 +208,11 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
         if !FIELDS.contains(&k.as_str()) {
             push(
                 "field",
-                format!("unknown field {k:?} (expected {})", FIELDS.join(", ")),
+                format!(
+                    "unknown field {:?} (expected {})",
+                    clip(k),
+                    FIELDS.join(", ")
+                ),
             );
         }
     }
@@ -254,7 +250,7 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
             None => {
                 push(
                     "task",
-                    format!("unknown task {s:?} (expected planning, evidence_extraction, grounded_reasoning or noise_robustness)"),
+                    format!("unknown task {:?} (expected planning, evidence_extraction, grounded_reasoning or noise_robustness)", clip(s)),
                 );
                 None
             }
@@ -296,16 +292,18 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
             (Some(s), false) if !allowed.contains(&s.as_str()) => push(
                 "subtask",
                 format!(
-                    "task {} has no subtask {s:?} (expected {})",
+                    "task {} has no subtask {:?} (expected {})",
                     t.as_str(),
+                    clip(s),
                     allowed.join(" or ")
                 ),
             ),
             (Some(s), true) => push(
                 "subtask",
                 format!(
-                    "task {} has no subtasks; got {s:?} (expected null or no field)",
-                    t.as_str()
+                    "task {} has no subtasks; got {:?} (expected null or no field)",
+                    t.as_str(),
+                    clip(s)
                 ),
             ),
             _ => {}
@@ -317,7 +315,10 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
         Some(other) => {
             push(
                 "polarity",
-                format!("\"polarity\" must be \"correct\" or \"incorrect\", got {other}"),
+                format!(
+                    "\"polarity\" must be \"correct\" or \"incorrect\", got {}",
+                    echo(other)
+                ),
             );
             None
         }
@@ -332,7 +333,7 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
         Some(other) => {
             push(
                 "field",
-                format!("\"allow_empty\" must be true or false, got {other}"),
+                format!("\"allow_empty\" must be true or false, got {}", echo(other)),
             );
             false
         }
@@ -353,17 +354,6 @@ fn check_line(line: &str, n: u64, vs: &mut Vec<Violation>) -> Option<Item> {
         allow_empty,
         meta: obj.get("meta").cloned().filter(|m| !m.is_null()),
     })
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn check_options(
@@ -411,7 +401,10 @@ fn check_options(
             if let Some(k) = m.keys().find(|k| *k != "label" && *k != "text") {
                 push(
                     "options",
-                    format!("options[{j}] has unknown field {k:?} (expected label, text)"),
+                    format!(
+                        "options[{j}] has unknown field {:?} (expected label, text)",
+                        clip(k)
+                    ),
                 );
                 ok = false;
             }
@@ -423,7 +416,10 @@ fn check_options(
             Some(other) => {
                 push(
                     "label",
-                    format!("options[{j}] label {other} is not a single upper-case letter A-Z"),
+                    format!(
+                        "options[{j}] label {} is not a single upper-case letter A-Z",
+                        echo(other)
+                    ),
                 );
                 ok = false;
                 continue;
@@ -500,12 +496,18 @@ fn check_answer(
     let mut seen = HashSet::new();
     for a in arr {
         let Some(l) = a.as_str() else {
-            push("answer", format!("answer entry {a} is not a label string"));
+            push(
+                "answer",
+                format!("answer entry {} is not a label string", echo(a)),
+            );
             ok = false;
             continue;
         };
         if !seen.insert(l.to_string()) {
-            push("answer", format!("label {l:?} appears twice in the answer"));
+            push(
+                "answer",
+                format!("label {:?} appears twice in the answer", clip(l)),
+            );
             ok = false;
             continue;
         }
@@ -515,7 +517,8 @@ fn check_answer(
                 push(
                     "answer",
                     format!(
-                        "answer label {l:?} is not an option (options: {})",
+                        "answer label {:?} is not an option (options: {})",
+                        clip(l),
                         have.join(", ")
                     ),
                 );

@@ -6,8 +6,13 @@
 //! stratum is a balanced Q × T × R array of outcomes (a score, or with `--contrast B-A`
 //! the paired difference score(B) − score(A)).
 
+mod balance;
 mod load;
+mod pairing;
+mod raw;
+mod read;
 pub mod records;
+mod strata;
 mod suffstats;
 
 pub use load::{load_panel, LoadOptions};

@@ -16,6 +16,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::qa::{score, Style};
+use crate::io::{clip, JsonlReader};
 use crate::{Error, Result};
 
 /// One scored question: its id, the prediction and its gold answers.
@@ -45,66 +46,64 @@ pub struct ScoreSummary {
     pub f1: f64,
 }
 
-/// Parses the JSONL `text` of the file `path` (used only in error messages).
+/// Reads the prediction file `path`.
 ///
 /// # Errors
-/// [`Error::Input`] naming the file, the 1-based line and what was expected, for invalid
-/// JSON, a missing or mistyped field, an empty gold list, or a duplicate id.
-pub fn parse_items(path: &Path, text: &str) -> Result<Vec<AnswerItem>> {
+/// [`Error::Io`] when it cannot be read; [`Error::Input`] naming the file, the 1-based line
+/// and what was expected, for a line that is not a JSON object, a missing or mistyped
+/// field, an empty gold list, or a duplicate id.
+pub fn read_items(path: &Path) -> Result<Vec<AnswerItem>> {
+    let mut rdr = JsonlReader::open(path)?;
     let mut items = Vec::new();
     let mut seen: HashMap<String, u64> = HashMap::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = i as u64 + 1;
-        if raw.trim().is_empty() {
-            continue;
-        }
+    while let Some((line, obj)) = rdr.next_object()? {
         let err = |msg: String| Error::input(path, Some(line), msg);
-        let v: Value = serde_json::from_str(raw).map_err(|e| err(format!("invalid JSON: {e}")))?;
-        let obj = v
-            .as_object()
-            .ok_or_else(|| err("expected a JSON object".into()))?;
         let id = match obj.get("id") {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
             Some(_) => return Err(err("\"id\" must be a string or an integer".into())),
             None => return Err(err("missing \"id\"".into())),
         };
+        let item = format!("item {}", clip(&id));
         let prediction = match obj.get("prediction") {
             Some(Value::String(s)) => s.clone(),
-            Some(_) => return Err(err(format!("item {id}: \"prediction\" must be a string"))),
-            None => return Err(err(format!("item {id}: missing \"prediction\""))),
+            Some(_) => return Err(err(format!("{item}: \"prediction\" must be a string"))),
+            None => return Err(err(format!("{item}: missing \"prediction\""))),
         };
         let golds = match (obj.get("answers"), obj.get("answer")) {
             (Some(_), Some(_)) => {
                 return Err(err(format!(
-                "item {id}: give either \"answers\" or \"answer\" (+ \"answer_aliases\"), not both"
+                "{item}: give either \"answers\" or \"answer\" (+ \"answer_aliases\"), not both"
             )))
             }
             (Some(a), None) => string_list(a)
-                .ok_or_else(|| err(format!("item {id}: \"answers\" must be a list of strings")))?,
+                .ok_or_else(|| err(format!("{item}: \"answers\" must be a list of strings")))?,
             (None, Some(Value::String(a))) => {
                 let mut g = vec![a.clone()];
                 if let Some(al) = obj.get("answer_aliases") {
                     g.extend(string_list(al).ok_or_else(|| {
                         err(format!(
-                            "item {id}: \"answer_aliases\" must be a list of strings"
+                            "{item}: \"answer_aliases\" must be a list of strings"
                         ))
                     })?);
                 }
                 g
             }
-            (None, Some(_)) => return Err(err(format!("item {id}: \"answer\" must be a string"))),
+            (None, Some(_)) => return Err(err(format!("{item}: \"answer\" must be a string"))),
             (None, None) => {
                 return Err(err(format!(
-                    "item {id}: missing gold answers (\"answers\" list or \"answer\" string)"
+                    "{item}: missing gold answers (\"answers\" list or \"answer\" string)"
                 )))
             }
         };
         if golds.is_empty() {
-            return Err(err(format!("item {id}: the gold answer list is empty")));
+            return Err(err(format!("{item}: the gold answer list is empty")));
         }
         if let Some(first) = seen.insert(id.clone(), line) {
-            return Err(err(format!("duplicate id {id:?} (first on line {first})")));
+            return Err(err(format!(
+                "duplicate id {:?} (first on line {first})",
+                clip(&id)
+            )));
         }
         items.push(AnswerItem {
             id,

@@ -1,0 +1,128 @@
+//! Rows as read from a panel file, reduced to interned keys.
+//!
+//! Each row becomes a small fixed-size record (interned keys, the score and the line
+//! number, 32 bytes), so a 10-million-row panel needs a few hundred MB, not the text it
+//! came from.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::io::clip;
+use crate::{Error, Result};
+
+/// The arm id of a row without an arm.
+pub(super) const NO_ARM: u32 = u32::MAX;
+
+/// One row reduced to interned keys: 32 bytes whatever the text looked like.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RawRow {
+    pub dataset: u32,
+    pub question: u32,
+    pub trajectory: u32,
+    pub read: u32,
+    pub arm: u32,
+    pub line: u32,
+    pub value: f64,
+}
+
+/// A cell's key: (dataset, question, trajectory, read).
+pub(super) type CellKey = (u32, u32, u32, u32);
+
+impl RawRow {
+    pub fn cell(&self) -> CellKey {
+        (self.dataset, self.question, self.trajectory, self.read)
+    }
+}
+
+/// Maps strings to dense ids in order of first appearance.
+#[derive(Default)]
+pub(super) struct Interner {
+    ids: HashMap<String, u32>,
+    pub names: Vec<String>,
+}
+
+impl Interner {
+    pub fn id(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.ids.insert(s.to_owned(), id);
+        self.names.push(s.to_owned());
+        id
+    }
+
+    pub fn get(&self, s: &str) -> Option<u32> {
+        self.ids.get(s).copied()
+    }
+
+    /// The name of `id`, clipped for an error message.
+    pub fn echo(&self, id: u32) -> String {
+        clip(&self.names[id as usize])
+    }
+}
+
+/// The text fields of one row, before interning (`None` where the file has no such column).
+pub(super) struct RowKeys<'a> {
+    pub dataset: Option<&'a str>,
+    pub question: &'a str,
+    pub trajectory: Option<&'a str>,
+    pub read: Option<&'a str>,
+    pub arm: Option<&'a str>,
+}
+
+/// Interned keys plus rows, as read from the file.
+#[derive(Default)]
+pub(super) struct RawPanel {
+    pub datasets: Interner,
+    pub questions: Interner,
+    pub trajectories: Interner,
+    pub reads: Interner,
+    pub arms: Interner,
+    pub rows: Vec<RawRow>,
+    pub has_dataset: bool,
+}
+
+impl RawPanel {
+    /// Adds the row on `line` of `path`: a missing dataset is `all`, a missing trajectory
+    /// or read `0`.
+    ///
+    /// # Errors
+    /// [`Error::Input`] for an empty question id, or a line past `u32::MAX`.
+    pub fn push(&mut self, path: &Path, line: u64, keys: RowKeys, value: f64) -> Result<()> {
+        if keys.question.is_empty() {
+            return Err(Error::input(path, Some(line), "empty question id"));
+        }
+        let line32 = u32::try_from(line)
+            .map_err(|_| Error::input(path, Some(line), "panels are limited to 4 billion lines"))?;
+        let row = RawRow {
+            dataset: self.datasets.id(keys.dataset.unwrap_or("all")),
+            question: self.questions.id(keys.question),
+            trajectory: self.trajectories.id(keys.trajectory.unwrap_or("0")),
+            read: self.reads.id(keys.read.unwrap_or("0")),
+            arm: keys.arm.map(|a| self.arms.id(a)).unwrap_or(NO_ARM),
+            line: line32,
+            value,
+        };
+        self.rows.push(row);
+        Ok(())
+    }
+
+    /// `dataset=…, question=…, trajectory=…, read=…, arm=…` of a row, for messages.
+    pub fn describe(&self, r: &RawRow) -> String {
+        let mut s = String::new();
+        if self.has_dataset {
+            s.push_str(&format!("dataset={}, ", self.datasets.echo(r.dataset)));
+        }
+        s.push_str(&format!(
+            "question={}, trajectory={}, read={}",
+            self.questions.echo(r.question),
+            self.trajectories.echo(r.trajectory),
+            self.reads.echo(r.read)
+        ));
+        if r.arm != NO_ARM {
+            s.push_str(&format!(", arm={}", self.arms.echo(r.arm)));
+        }
+        s
+    }
+}

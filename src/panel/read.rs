@@ -1,0 +1,263 @@
+//! Reading a panel file's rows (CSV or JSONL, through [`crate::io`]) into a [`RawPanel`].
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::raw::{RawPanel, RowKeys};
+use super::LoadOptions;
+use crate::io::jsonl::{echo, scalar_text};
+use crate::io::{clip, clip_list, is_jsonl, CsvReader, JsonlReader};
+use crate::{Error, Result};
+
+const KEY_COLUMNS: [&str; 5] = ["dataset", "question", "trajectory", "read", "arm"];
+
+/// Reads every row of `path` (JSONL when [`is_jsonl`], else CSV) that passes the filter,
+/// and the name of the score column.
+///
+/// # Errors
+/// [`Error::Input`] naming the file and line for a missing column, a missing, non-numeric or
+/// non-finite score, a malformed row, or an empty question id; [`Error::Io`] when the file
+/// cannot be read.
+pub(super) fn read_rows(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
+    if is_jsonl(path) {
+        read_jsonl(path, opts)
+    } else {
+        read_csv(path, opts)
+    }
+}
+
+/// The score column: `--metric`, else `f1` if present, else the only non-key column.
+fn choose_metric(path: &Path, header: &[String], opts: &LoadOptions) -> Result<String> {
+    let extra: Vec<&String> = header
+        .iter()
+        .filter(|h| !KEY_COLUMNS.contains(&h.as_str()))
+        .collect();
+    match &opts.metric {
+        Some(m) if header.iter().any(|h| h == m) => Ok(m.clone()),
+        Some(m) => Err(Error::input(
+            path,
+            Some(1),
+            format!(
+                "missing score column '{}' (columns: {})",
+                clip(m),
+                clip_list(header)
+            ),
+        )),
+        None if header.iter().any(|h| h == "f1") => Ok("f1".into()),
+        None if extra.len() == 1 => Ok(extra[0].clone()),
+        None => Err(Error::input(
+            path,
+            Some(1),
+            format!(
+                "cannot tell which column is the score; choose one with --metric (candidates: {})",
+                if extra.is_empty() {
+                    "none".to_string()
+                } else {
+                    clip_list(extra)
+                }
+            ),
+        )),
+    }
+}
+
+/// Where each field of a CSV row sits.
+struct Columns {
+    dataset: Option<usize>,
+    question: usize,
+    trajectory: Option<usize>,
+    read: Option<usize>,
+    arm: Option<usize>,
+    metric: usize,
+}
+
+/// Index of column `name` of `rdr`, or an error listing the columns there are.
+fn required_column(rdr: &CsvReader, name: &str) -> Result<usize> {
+    rdr.column(name).ok_or_else(|| {
+        Error::input(
+            rdr.path(),
+            Some(1),
+            format!(
+                "missing column '{}' (columns: {})",
+                clip(name),
+                clip_list(rdr.headers())
+            ),
+        )
+    })
+}
+
+/// A score cell as a finite number.
+fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> Result<f64> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(Error::input(
+            path,
+            Some(line),
+            format!("missing score in column '{}'", clip(metric)),
+        ));
+    }
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(v) => Err(Error::input(
+            path,
+            Some(line),
+            format!("score '{}' is {v}; expected a finite number", clip(metric)),
+        )),
+        Err(_) => Err(Error::input(
+            path,
+            Some(line),
+            format!(
+                "score '{}' is '{}'; expected a number",
+                clip(metric),
+                clip(t)
+            ),
+        )),
+    }
+}
+
+fn read_csv(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
+    let mut rdr = CsvReader::open(path)?;
+    let metric = choose_metric(path, rdr.headers(), opts)?;
+    let cols = Columns {
+        question: required_column(&rdr, "question")?,
+        dataset: rdr.column("dataset"),
+        trajectory: rdr.column("trajectory"),
+        read: rdr.column("read"),
+        arm: rdr.column("arm"),
+        metric: rdr.column(&metric).expect("metric chosen from header"),
+    };
+    let filter = match &opts.filter {
+        Some((col, value)) => Some((required_column(&rdr, col)?, value.as_str())),
+        None => None,
+    };
+    let mut raw = RawPanel {
+        has_dataset: cols.dataset.is_some(),
+        ..Default::default()
+    };
+    while let Some((line, rec)) = rdr.next_record()? {
+        if let Some((i, value)) = filter {
+            if rec.get(i) != Some(value) {
+                continue;
+            }
+        }
+        let get = |i: Option<usize>| i.map(|i| rec.get(i).unwrap_or(""));
+        let value = parse_score(path, line, &metric, &rec[cols.metric])?;
+        let keys = RowKeys {
+            dataset: get(cols.dataset),
+            question: &rec[cols.question],
+            trajectory: get(cols.trajectory),
+            read: get(cols.read),
+            arm: get(cols.arm),
+        };
+        raw.push(path, line, keys, value)?;
+    }
+    Ok((raw, metric))
+}
+
+/// A key field of a JSONL row as text: `None` when absent or null.
+fn json_key(
+    path: &Path,
+    line: u64,
+    obj: &serde_json::Map<String, Value>,
+    name: &str,
+) -> Result<Option<String>> {
+    match obj.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match scalar_text(v) {
+            Some(s) => Ok(Some(s.trim().to_string())),
+            None => Err(Error::input(
+                path,
+                Some(line),
+                format!("field '{}' must be a string or number", clip(name)),
+            )),
+        },
+    }
+}
+
+fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
+    let mut rdr = JsonlReader::open(path)?;
+    let mut raw = RawPanel::default();
+    let mut metric: Option<String> = None;
+    while let Some((lineno, obj)) = rdr.next_object()? {
+        let metric = match &metric {
+            Some(m) => m.clone(),
+            None => {
+                // The first row decides the score field, as a CSV header would.
+                let header: Vec<String> = obj.keys().cloned().collect();
+                let m = choose_metric(path, &header, opts).map_err(|_| {
+                    Error::input(
+                        path,
+                        Some(lineno),
+                        match &opts.metric {
+                            Some(m) => format!(
+                                "missing score field '{}' (fields: {})",
+                                clip(m),
+                                clip_list(&header)
+                            ),
+                            None => format!(
+                                "cannot tell which field is the score; choose one with --metric (fields: {})",
+                                clip_list(&header)
+                            ),
+                        },
+                    )
+                })?;
+                raw.has_dataset = obj.contains_key("dataset");
+                metric = Some(m.clone());
+                m
+            }
+        };
+        let key = |name: &str| json_key(path, lineno, &obj, name);
+        if let Some((col, value)) = &opts.filter {
+            if key(col)?.as_deref() != Some(value.as_str()) {
+                continue;
+            }
+        }
+        let question = key("question")?
+            .ok_or_else(|| Error::input(path, Some(lineno), "missing field 'question'"))?;
+        let value = match obj.get(&metric) {
+            Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+            Some(Value::String(s)) => parse_score(path, lineno, &metric, s)?,
+            None | Some(Value::Null) => {
+                return Err(Error::input(
+                    path,
+                    Some(lineno),
+                    format!("missing score field '{}'", clip(&metric)),
+                ))
+            }
+            Some(other) => {
+                return Err(Error::input(
+                    path,
+                    Some(lineno),
+                    format!(
+                        "score '{}' is {}; expected a number",
+                        clip(&metric),
+                        echo(other)
+                    ),
+                ))
+            }
+        };
+        if !value.is_finite() {
+            return Err(Error::input(
+                path,
+                Some(lineno),
+                format!("score '{}' is not a finite number", clip(&metric)),
+            ));
+        }
+        let (d, t, r, a) = (
+            key("dataset")?,
+            key("trajectory")?,
+            key("read")?,
+            key("arm")?,
+        );
+        let keys = RowKeys {
+            dataset: d.as_deref(),
+            question: &question,
+            trajectory: t.as_deref(),
+            read: r.as_deref(),
+            arm: a.as_deref(),
+        };
+        raw.push(path, lineno, keys, value)?;
+    }
+    let metric = metric.ok_or_else(|| Error::input(path, None, "the panel has no rows"))?;
+    Ok((raw, metric))
+}

@@ -1,0 +1,92 @@
+//! Grouping the outcome cells into questions and strata, and each stratum's trajectory and
+//! read labels (the layout that [`super::balance`] fills).
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::pairing::Cell;
+use super::raw::RawPanel;
+
+/// One question's cells: a contiguous run of the sorted cells.
+pub(super) struct Group {
+    pub qid: u32,
+    pub cells: Range<usize>,
+    /// The first file line of its rows.
+    pub first_line: u32,
+}
+
+/// A stratum's trajectory and read labels (interned ids, in array order) and the position
+/// of each id.
+pub(super) struct Labels {
+    pub traj: Vec<u32>,
+    pub reads: Vec<u32>,
+    pub t_pos: HashMap<u32, usize>,
+    pub r_pos: HashMap<u32, usize>,
+}
+
+/// Groups sorted cells into questions (contiguous after the sort), then questions into
+/// strata (by dataset id); both ordered by first line.
+pub(super) fn group(cells: &[Cell]) -> Vec<(u32, Vec<Group>)> {
+    let mut by_dataset: HashMap<u32, Vec<Group>> = HashMap::new();
+    let mut start = 0;
+    while start < cells.len() {
+        let (d, q) = (cells[start].key.0, cells[start].key.1);
+        let mut end = start;
+        let mut first_line = u32::MAX;
+        while end < cells.len() && cells[end].key.0 == d && cells[end].key.1 == q {
+            first_line = first_line.min(cells[end].line);
+            end += 1;
+        }
+        by_dataset.entry(d).or_default().push(Group {
+            qid: q,
+            cells: start..end,
+            first_line,
+        });
+        start = end;
+    }
+    let mut strata: Vec<(u32, Vec<Group>)> = by_dataset
+        .into_iter()
+        .map(|(d, mut groups)| {
+            groups.sort_unstable_by_key(|g| g.first_line);
+            (d, groups)
+        })
+        .collect();
+    strata.sort_unstable_by_key(|(_, groups)| groups[0].first_line);
+    strata
+}
+
+/// The stratum's trajectory and read labels: the union over its questions, sorted
+/// (numerically when all are integers).
+pub(super) fn labels(raw: &RawPanel, cells: &[Cell], groups: &[Group]) -> Labels {
+    let mut traj: Vec<u32> = Vec::new();
+    let mut reads: Vec<u32> = Vec::new();
+    for c in groups.iter().flat_map(|g| &cells[g.cells.clone()]) {
+        traj.push(c.key.2);
+        reads.push(c.key.3);
+    }
+    traj.sort_unstable();
+    traj.dedup();
+    reads.sort_unstable();
+    reads.dedup();
+    sorted_labels(&mut traj, &raw.trajectories.names);
+    sorted_labels(&mut reads, &raw.reads.names);
+    let pos = |ids: &[u32]| ids.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+    Labels {
+        t_pos: pos(&traj),
+        r_pos: pos(&reads),
+        traj,
+        reads,
+    }
+}
+
+/// Sorts label ids by name: numerically when every label of the set is an integer.
+fn sorted_labels(ids: &mut [u32], names: &[String]) {
+    let numeric: Option<Vec<i64>> = ids
+        .iter()
+        .map(|&i| names[i as usize].parse::<i64>().ok())
+        .collect();
+    match numeric {
+        Some(_) => ids.sort_by_key(|&i| names[i as usize].parse::<i64>().unwrap_or(0)),
+        None => ids.sort_by(|&a, &b| names[a as usize].cmp(&names[b as usize])),
+    }
+}
