@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::special::{normal_cdf, normal_quantile};
 
 /// How the confidence interval is formed from the replicates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     /// [q(α/2), q(1−α/2)] of the replicates (linear, type-7 quantiles).
@@ -45,6 +45,16 @@ pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(n - 1);
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// The percentile interval [q(α/2), q(1−α/2)], α = 1 − `confidence`, of sorted replicates
+/// (type-7 quantiles; the same levels as [`summarize`] with [`Method::Percentile`]).
+pub fn percentile_interval(sorted: &[f64], confidence: f64) -> [f64; 2] {
+    let alpha = 1.0 - confidence;
+    [
+        quantile_sorted(sorted, alpha / 2.0),
+        quantile_sorted(sorted, 1.0 - alpha / 2.0),
+    ]
 }
 
 /// Summarises replicates `reps` of a statistic with point estimate `theta` at `confidence`.
