@@ -1,7 +1,6 @@
 //! The resampling flags every bootstrap command shares (`--replicates`, `--seed`,
 //! `--backend`, `--confidence`), the engine choice they lead to, and the progress bar.
 
-use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -48,12 +47,6 @@ impl FromStr for Confidence {
             Ok(c) if c > 0.0 && c < 1.0 => Ok(Confidence(c)),
             _ => Err("must be between 0 and 1 (exclusive), e.g. 0.95".into()),
         }
-    }
-}
-
-impl fmt::Display for Confidence {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
     }
 }
 
