@@ -55,7 +55,7 @@ fn point_values_match_direct_computation() {
                 .collect()
         })
         .collect();
-    let rep = analyse(&strata, &costs, &CpuBackend::new(), 3, 400, &|_| {}).unwrap();
+    let rep = analyse(&strata, &costs, &CpuBackend::new(), 3, 400, 0.95, &|_| {}).unwrap();
 
     // Fitted loss: components from the variance analysis, unit costs by hand.
     let stats: Vec<StratumStats> = strata.iter().map(StratumStats::from_stratum).collect();

@@ -20,7 +20,7 @@ use crate::costs::panel_costs::question_costs;
 use crate::panel::{Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
-use crate::resample::summary::quantile_sorted;
+use crate::resample::summary::percentile_interval;
 use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
 use crate::rng::stream::seed_key;
@@ -173,6 +173,7 @@ pub fn compare(
     backend: &dyn ResampleBackend,
     seed: u64,
     replicates: u32,
+    confidence: f64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<AllocateReport> {
     let weights: Vec<usize> = strata.iter().map(Stratum::q).collect();
@@ -249,7 +250,7 @@ pub fn compare(
     let interval = |v: Vec<f64>, value: f64, null: f64| {
         let mut v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
         v.sort_by(f64::total_cmp);
-        let ci = [quantile_sorted(&v, 0.025), quantile_sorted(&v, 0.975)];
+        let ci = percentile_interval(&v, confidence);
         Compared {
             value,
             ci,

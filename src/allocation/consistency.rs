@@ -17,7 +17,7 @@ use crate::panel::{Panel, QuestionStats};
 use crate::qa_scoring::qa::normalize_answer;
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::{ResampleBackend, MAX_K};
-use crate::resample::summary::quantile_sorted;
+use crate::resample::summary::percentile_interval;
 use crate::{Error, Result};
 
 /// A read's cell: (dataset, question, trajectory, arm).
@@ -199,6 +199,7 @@ pub fn precision(
     backend: &dyn ResampleBackend,
     seed: u64,
     replicates: u32,
+    confidence: f64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(Vec<GroupPrecision>, Option<SeRatio>)> {
     let mut out = Vec::new();
@@ -243,7 +244,7 @@ pub fn precision(
             numerator: out[0].group.clone(),
             denominator: out[1].group.clone(),
             ratio: out[0].one_read_se / out[1].one_read_se,
-            ci: [quantile_sorted(&v, 0.025), quantile_sorted(&v, 0.975)],
+            ci: percentile_interval(&v, confidence),
             paired,
         }
     });

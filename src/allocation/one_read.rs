@@ -16,7 +16,7 @@ use crate::costs::panel_costs::QuestionCost;
 use crate::panel::{QuestionStats, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
-use crate::resample::summary::quantile_sorted;
+use crate::resample::summary::percentile_interval;
 use crate::{Error, Result};
 
 /// The analysis of one scope (a stratum, or the pooled fit).
@@ -31,7 +31,7 @@ pub struct ScopeResult {
     pub unit_costs: UnitCosts,
     /// `None` when the costs cannot support the analysis (e.g. c_R = 0).
     pub efficiency: Option<Efficiency>,
-    /// Central 95% bootstrap interval of the loss (percent) and of R*.
+    /// Central bootstrap interval (at the requested confidence) of the loss (percent) and of R*.
     pub loss_ci: Option<[f64; 2]>,
     pub r_star_ci: Option<[f64; 2]>,
 }
@@ -166,13 +166,13 @@ fn statistics(
     (out, ratio)
 }
 
-fn ci(mut v: Vec<f64>) -> Option<[f64; 2]> {
+fn ci(mut v: Vec<f64>, confidence: f64) -> Option<[f64; 2]> {
     v.retain(|x| x.is_finite());
     if v.len() < 2 {
         return None;
     }
     v.sort_by(f64::total_cmp);
-    Some([quantile_sorted(&v, 0.025), quantile_sorted(&v, 0.975)])
+    Some(percentile_interval(&v, confidence))
 }
 
 /// Runs the analysis: `costs[s][q]` are the question costs of stratum s (full panel).
@@ -185,6 +185,7 @@ pub fn analyse(
     backend: &dyn ResampleBackend,
     seed: u64,
     replicates: u32,
+    confidence: f64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<OneReadReport> {
     let shapes: Vec<StratumStats> = strata.iter().map(StratumStats::from_stratum).collect();
@@ -237,10 +238,13 @@ pub fn analyse(
         .map(|r| statistics(&shapes, r, direct))
         .collect();
     let scope_ci = |i: usize, f: &dyn Fn(&Efficiency) -> f64| {
-        ci(per_rep
-            .iter()
-            .map(|(e, _)| e[i].as_ref().map(f).unwrap_or(f64::NAN))
-            .collect())
+        ci(
+            per_rep
+                .iter()
+                .map(|(e, _)| e[i].as_ref().map(f).unwrap_or(f64::NAN))
+                .collect(),
+            confidence,
+        )
     };
     let mut results = Vec::new();
     let n = shapes.len();
@@ -321,7 +325,10 @@ pub fn analyse(
             se_one_read: (se(A0) + se(A0 + 2)) / 2.0,
             se_two_reads: se(A0 + 4),
             ratio,
-            ci: ci(per_rep.iter().map(|(_, r)| r.unwrap_or(f64::NAN)).collect()),
+            ci: ci(
+                per_rep.iter().map(|(_, r)| r.unwrap_or(f64::NAN)).collect(),
+                confidence,
+            ),
         }
     });
     Ok(OneReadReport {

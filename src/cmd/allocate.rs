@@ -9,8 +9,8 @@ use ragstats::allocation::allocate::{
 use ragstats::costs::cost::{bill, parse_sweep, CellCosts, Currency};
 use ragstats::ledger::{read_ledger, Prices};
 
-use super::bootstrap::{backend_for, Progress, ResampleArgs};
-use super::common::{dropped_note, num, print_json, write_csv, Format, PanelOptions, Table};
+use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
+use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats allocate`.
@@ -43,7 +43,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let reps = args.resample.whole_run()?;
+    let reps = args.resample.replicates()?;
     let specs: Vec<AllocationSpec> = args
         .allocations
         .iter()
@@ -52,10 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if specs.len() < 2 {
         return Err(UsageError("give at least two --allocation to compare".into()).into());
     }
-    let panel = args.opts.load(&args.panel)?;
-    if let Some(note) = dropped_note(&panel) {
-        eprintln!("{note}");
-    }
+    let panel = args.opts.load_noting_drops(&args.panel)?;
     let entries = read_ledger(&args.ledger)?;
     let prices = Prices::read(&args.prices)?;
     let bills = bill(&entries, Some(&prices), &args.ledger, Some(&args.prices))?;
@@ -75,8 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         cells(Currency::Searches)?,
     );
     let order = question_order(&panel.strata, args.order_seed);
-    let engine = backend_for(
-        args.resample.backend,
+    let engine = args.resample.engine(
         reps as u64 * specs.len() as u64 * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>(),
     )?;
     let progress = Progress::new(reps as u64 * specs.len() as u64, "allocate");
@@ -90,6 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         engine.as_ref(),
         args.resample.seed,
         reps,
+        args.resample.confidence.get(),
         &|d| progress.set(d),
     )?;
     progress.finish();
@@ -140,12 +137,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 &rows,
             )?;
         }
-        Format::Table => print!("{}", table(&report, reps, &engine.description())),
+        Format::Table => print!(
+            "{}",
+            table(&report, &args.resample, reps, &engine.description())
+        ),
     }
     Ok(0)
 }
 
-fn table(r: &AllocateReport, reps: u32, adapter: &str) -> String {
+fn table(r: &AllocateReport, resample: &ResampleArgs, reps: u32, adapter: &str) -> String {
     let mut head = vec![
         "allocation".to_string(),
         "Q:T:R".into(),
@@ -170,7 +170,10 @@ fn table(r: &AllocateReport, reps: u32, adapter: &str) -> String {
         t.row(row);
     }
     let mut out = t.render();
-    out.push_str(&format!("\npairs (95% bootstrap intervals, {reps} replicates with common random numbers on {adapter}):\n"));
+    out.push_str(&format!(
+        "\npairs ({} bootstrap intervals, {reps} replicates with common random numbers on {adapter}):\n",
+        resample.confidence.percent()
+    ));
     let fmt = |c: &Compared, pct: bool| {
         let s = if pct {
             format!(

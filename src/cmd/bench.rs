@@ -13,6 +13,16 @@ use serde_json::json;
 
 use super::UsageError;
 
+flag_enum! {
+    /// `--workload`.
+    pub enum WorkloadArg => Workload {
+        /// The audit panel's shape: 2 strata of 223 questions (446 in all).
+        Paper,
+        /// 2 strata of N/2 questions (N = 1,000,000 by default).
+        Large,
+    }
+}
+
 /// Output format of `stats bench`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum BenchFormat {
@@ -27,8 +37,8 @@ pub enum BenchFormat {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// paper = 2 strata x 223 questions; large = 2 strata x N/2 questions.
-    #[arg(long, value_enum, default_value_t = Workload::Paper)]
-    workload: Workload,
+    #[arg(long, value_enum, default_value_t = WorkloadArg::Paper)]
+    workload: WorkloadArg,
     /// Total questions N over both strata (default 446 for paper, 1,000,000 for large).
     #[arg(long)]
     questions: Option<u64>,
@@ -156,7 +166,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.replicates == 0 {
         return Err(UsageError("--replicates must be at least 1".into()).into());
     }
-    let rows = args.workload.strata_rows(args.questions);
+    let workload = Workload::from(args.workload);
+    let rows = workload.strata_rows(args.questions);
     if rows.iter().any(|&q| q == 0 || q > u32::MAX as usize) {
         return Err(UsageError(format!(
             "--questions {}: expected 2 to 2^33 - 2 (two non-empty strata)",
@@ -245,7 +256,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     match args.format {
         BenchFormat::Json => {
             let doc = json!({
-                "workload": args.workload,
+                "workload": workload,
                 "strata_rows": rows,
                 "k": k,
                 "replicates": args.replicates,
@@ -263,7 +274,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         BenchFormat::Table => {
             println!(
                 "workload {:?}: strata {:?} rows, k = {k}, B = {}, seed {} ({} draws)",
-                args.workload, rows, args.replicates, args.seed, draws as u64
+                workload, rows, args.replicates, args.seed, draws as u64
             );
             println!(
                 "{:<34} {:>10} {:>12} {:>9}",

@@ -2,18 +2,17 @@
 //! the CPU or GPU resample engine, with optional component refits and forecast intervals.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ragstats::bootstrap::plan::{Bootstrap, BootstrapSpec};
 use ragstats::bootstrap::replicates::{data_digest, Replicates, ReplicatesHeader};
 use ragstats::bootstrap::report::{build_report, BootstrapReport};
 use ragstats::panel::StratumStats;
 use ragstats::resample::summary::{Method, Summary};
-use ragstats::resample::{select_backend_for, BackendChoice, ResampleBackend};
 
-use super::common::{dropped_note, num, print_json, write_csv, Format, PanelOptions, Table};
+use super::common::{
+    design_cells, num, print_json, summary_cells, write_csv, Format, PanelOptions, Table,
+};
+use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats bootstrap`.
@@ -25,12 +24,12 @@ pub struct Args {
     pub opts: PanelOptions,
     #[command(flatten)]
     pub resample: ResampleArgs,
+    /// Compute only replicates A..B of the run (for sharding; merge the shards with `stats merge`).
+    #[arg(long, value_name = "A..B")]
+    pub replicates_range: Option<ReplicateRange>,
     /// Interval method.
-    #[arg(long, value_enum, default_value_t = Method::Percentile)]
-    pub method: Method,
-    /// Confidence level of the intervals.
-    #[arg(long, default_value_t = 0.95)]
-    pub confidence: f64,
+    #[arg(long, value_enum, default_value_t = MethodArg::Percentile)]
+    pub method: MethodArg,
     /// Also refit per-stratum and pooled variance components in every replicate.
     #[arg(long)]
     pub components: bool,
@@ -48,49 +47,16 @@ pub struct Args {
     pub format: Format,
 }
 
-/// Resampling flags shared by every command that runs the engine.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ResampleArgs {
-    /// Number of bootstrap replicates.
-    #[arg(long, default_value_t = 10_000)]
-    pub replicates: u32,
-    /// Seed of the Philox streams (the same seed gives the same replicates on every backend).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU.
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
-    pub backend: BackendChoice,
-    /// Compute only replicates a..b of the run (for sharding; merge the shards with `stats merge`).
-    #[arg(long, value_name = "A..B")]
-    pub replicates_range: Option<String>,
-}
+/// `--replicates-range A..B`: replicates A to B−1 of the run (0 ≤ A < B).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicateRange(std::ops::Range<u32>);
 
-impl ResampleArgs {
-    /// The replicate count of a command that runs its whole bootstrap at once (only
-    /// `stats bootstrap` can be sharded by replicate range).
-    pub fn whole_run(&self) -> Result<u32, UsageError> {
-        if self.replicates_range.is_some() {
-            return Err(UsageError(
-                "--replicates-range is only for `stats bootstrap`".into(),
-            ));
-        }
-        Ok(self.range()?.end)
-    }
+impl std::str::FromStr for ReplicateRange {
+    type Err = String;
 
-    /// The replicate range to compute: `--replicates-range`, else `0..--replicates`.
-    pub fn range(&self) -> Result<std::ops::Range<u32>, UsageError> {
-        let Some(text) = &self.replicates_range else {
-            if self.replicates < 2 {
-                return Err(UsageError("--replicates must be at least 2".into()));
-            }
-            return Ok(0..self.replicates);
-        };
-        let bad = || {
-            UsageError(format!(
-                "--replicates-range '{text}': expected A..B with integers 0 <= A < B"
-            ))
-        };
-        let (a, b) = text.split_once("..").ok_or_else(bad)?;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || "expected A..B with integers 0 <= A < B".to_string();
+        let (a, b) = s.split_once("..").ok_or_else(bad)?;
         let (a, b): (u32, u32) = (
             a.trim().parse().map_err(|_| bad())?,
             b.trim().parse().map_err(|_| bad())?,
@@ -98,68 +64,35 @@ impl ResampleArgs {
         if a >= b {
             return Err(bad());
         }
-        Ok(a..b)
+        Ok(ReplicateRange(a..b))
     }
 }
 
-/// A progress bar on stderr that appears only on a terminal and only once the work has
-/// taken more than a second.
-pub struct Progress {
-    bar: ProgressBar,
-    start: Instant,
-    shown: AtomicBool,
-}
-
-impl Progress {
-    pub fn new(total: u64, what: &str) -> Self {
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{msg} {bar:40} {pos}/{len} [{elapsed_precise} < {eta_precise}]",
-            )
-            .expect("valid template"),
-        );
-        bar.set_message(what.to_string());
-        Progress {
-            bar,
-            start: Instant::now(),
-            shown: AtomicBool::new(false),
-        }
+flag_enum! {
+    /// `--method`.
+    pub enum MethodArg => Method {
+        /// [q(α/2), q(1−α/2)] of the replicates (linear, type-7 quantiles).
+        Percentile,
+        /// [2θ̂ − q(1−α/2), 2θ̂ − q(α/2)].
+        Basic,
+        /// Bias-corrected and accelerated (Efron 1987), acceleration from the stratified jackknife.
+        Bca,
     }
-
-    pub fn set(&self, done: u64) {
-        if !self.shown.load(Ordering::Relaxed)
-            && self.start.elapsed() > Duration::from_secs(1)
-            && !self.shown.swap(true, Ordering::Relaxed)
-        {
-            self.bar.set_draw_target(ProgressDrawTarget::stderr());
-        }
-        self.bar.set_position(done);
-    }
-
-    pub fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
-}
-
-/// Selects the backend for a job of `draws` draws (`auto` keeps small jobs on the CPU).
-pub fn backend_for(choice: BackendChoice, draws: u64) -> anyhow::Result<Box<dyn ResampleBackend>> {
-    Ok(select_backend_for(choice, draws)?)
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    super::common::check_confidence(args.confidence)?;
     if !args.designs.is_empty() && !args.components {
         return Err(UsageError(
             "--design needs --components (forecasts are refitted from the components)".into(),
         )
         .into());
     }
-    let range = args.resample.range()?;
-    let panel = args.opts.load(&args.panel)?;
-    if let Some(note) = dropped_note(&panel) {
-        eprintln!("{note}");
-    }
+    let range = match &args.replicates_range {
+        Some(r) => r.0.clone(),
+        None => 0..args.resample.replicates()?,
+    };
+    let method = Method::from(args.method);
+    let panel = args.opts.load_noting_drops(&args.panel)?;
     let stats: Vec<StratumStats> = panel
         .strata
         .iter()
@@ -173,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let boot = Bootstrap::new(&panel.outcome, &stats, spec)?;
     let draws =
         u64::from(range.end - range.start) * stats.iter().map(|s| s.q() as u64).sum::<u64>();
-    let engine = backend_for(args.resample.backend, draws)?;
+    let engine = args.resample.engine(draws)?;
     let progress = Progress::new(u64::from(range.end - range.start), "bootstrap");
     let values = boot.run(engine.as_ref(), args.resample.seed, range.clone(), &|d| {
         progress.set(d)
@@ -184,12 +117,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         header: ReplicatesHeader {
             seed: args.resample.seed,
             range: [range.start, range.end],
-            method: args.method,
-            confidence: args.confidence,
+            method,
+            confidence: args.resample.confidence.get(),
             data_sha256: data_digest(&job.strata),
             plan: boot.plan.clone(),
             point: boot.point(),
-            acceleration: (args.method == Method::Bca).then(|| boot.accelerations()),
+            acceleration: (method == Method::Bca).then(|| boot.accelerations()),
         },
         values,
     };
@@ -275,16 +208,9 @@ pub fn print_report(
             );
             let mut t = Table::new(&["stratum", "Q", "T", "R", "mean", "SE", "CI low", "CI high"]);
             for s in &r.strata {
-                t.row(vec![
-                    s.name.clone(),
-                    s.questions.to_string(),
-                    s.trajectories.to_string(),
-                    s.reads.to_string(),
-                    num(s.summary.estimate),
-                    num(s.summary.se),
-                    num(s.summary.ci[0]),
-                    num(s.summary.ci[1]),
-                ]);
+                let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+                row.extend(summary_cells(&s.summary));
+                t.row(row);
             }
             print!("{}", t.render());
             if let Some(c) = &r.components {
@@ -297,7 +223,7 @@ pub fn print_report(
                         ("read", &s.read),
                     ] {
                         let cells = match v {
-                            Some(v) => vec![num(v.estimate), num(v.se), num(v.ci[0]), num(v.ci[1])],
+                            Some(v) => summary_cells(v).to_vec(),
                             None => {
                                 vec!["not estimable".into(), "-".into(), "-".into(), "-".into()]
                             }
@@ -318,13 +244,9 @@ pub fn print_report(
                             se: f64::NAN,
                             ci: [f64::NAN; 2],
                         });
-                        t.row(vec![
-                            d.design.clone(),
-                            num(v.estimate),
-                            num(v.se),
-                            num(v.ci[0]),
-                            num(v.ci[1]),
-                        ]);
+                        let mut row = vec![d.design.clone()];
+                        row.extend(summary_cells(&v));
+                        t.row(row);
                     }
                     print!("{}", t.render());
                 }

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use clap::ValueEnum;
 use ragstats::panel::{load_panel, LoadOptions, Panel};
+use ragstats::resample::summary::Summary;
 
 /// Output format of a command's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -48,21 +49,20 @@ impl PanelOptions {
             },
         )
     }
-}
 
-/// Checks a `--confidence` level: strictly between 0 and 1.
-pub fn check_confidence(c: f64) -> Result<(), super::UsageError> {
-    if c > 0.0 && c < 1.0 {
-        Ok(())
-    } else {
-        Err(super::UsageError(format!(
-            "--confidence {c} must be between 0 and 1"
-        )))
+    /// Loads `path` like [`PanelOptions::load`] and says on stderr which questions
+    /// `--drop-incomplete` dropped, if any.
+    pub fn load_noting_drops(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
+        let panel = self.load(path)?;
+        if let Some(note) = dropped_note(&panel) {
+            eprintln!("{note}");
+        }
+        Ok(panel)
     }
 }
 
 /// A note for stderr listing questions dropped by `--drop-incomplete`, if any.
-pub fn dropped_note(panel: &Panel) -> Option<String> {
+fn dropped_note(panel: &Panel) -> Option<String> {
     let parts: Vec<String> = panel
         .strata
         .iter()
@@ -81,6 +81,26 @@ pub fn num(v: f64) -> String {
     } else {
         format!("{v:.4e}")
     }
+}
+
+/// Table cells of a bootstrap summary: estimate, SE, CI low, CI high.
+pub fn summary_cells(s: &Summary) -> [String; 4] {
+    [s.estimate, s.se, s.ci[0], s.ci[1]].map(num)
+}
+
+/// The leading table cells of a stratum or scope: its name and its design Q, T, R.
+pub fn design_cells(
+    name: &str,
+    questions: usize,
+    trajectories: usize,
+    reads: usize,
+) -> Vec<String> {
+    vec![
+        name.to_string(),
+        questions.to_string(),
+        trajectories.to_string(),
+        reads.to_string(),
+    ]
 }
 
 /// An optional number for tables (`-` when absent).

@@ -7,8 +7,8 @@ use ragstats::allocation::consistency::{disagreement, precision, ReadAnswer};
 use ragstats::panel::records::read_records;
 use ragstats::panel::{load_panel, LoadOptions};
 
-use super::bootstrap::{backend_for, Progress, ResampleArgs};
 use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
+use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats consistency`.
@@ -36,7 +36,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let reps = args.resample.whole_run()?;
+    let reps = args.resample.replicates()?;
     let cols = [
         args.by.as_str(),
         "dataset",
@@ -95,8 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         };
         panels.push((g.clone(), load_panel(&args.reads, &opts)?));
     }
-    let engine = backend_for(
-        args.resample.backend,
+    let engine = args.resample.engine(
         2 * reps as u64
             * panels
                 .iter()
@@ -105,9 +104,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 .sum::<u64>(),
     )?;
     let progress = Progress::new(2 * reps as u64, "consistency");
-    let (prec, ratio) = precision(&panels, engine.as_ref(), args.resample.seed, reps, &|d| {
-        progress.set(d)
-    })?;
+    let (prec, ratio) = precision(
+        &panels,
+        engine.as_ref(),
+        args.resample.seed,
+        reps,
+        args.resample.confidence.get(),
+        &|d| progress.set(d),
+    )?;
     progress.finish();
     match args.format {
         Format::Json => print_json(&serde_json::json!({
@@ -163,12 +167,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             print!("{}", t.render());
             if let Some(r) = ratio {
                 println!(
-                    "\none-read SE ratio {}/{} = {:.3} [{:.3}, {:.3}] (95% bootstrap, {reps} replicates on {} ({}), {})",
+                    "\none-read SE ratio {}/{} = {:.3} [{:.3}, {:.3}] ({} bootstrap, {reps} replicates on {} ({}), {})",
                     r.numerator,
                     r.denominator,
                     r.ratio,
                     r.ci[0],
                     r.ci[1],
+                    args.resample.confidence.percent(),
                     engine.name(),
                     engine.description(),
                     if r.paired { "paired on questions" } else { "groups hold different questions: unpaired" }

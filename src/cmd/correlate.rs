@@ -12,11 +12,10 @@ use ragstats::correlate::estimate::PValueKind;
 use ragstats::correlate::permute::{CpuPermute, PermuteBackend};
 use ragstats::correlate::permute_gpu::GpuPermute;
 use ragstats::correlate::{load, prepare, LoadSpec, Method, Missing};
-use ragstats::resample::BackendChoice;
 use serde_json::json;
 
-use super::bootstrap::{backend_for, Progress, ResampleArgs};
 use super::common::{num, print_json, write_csv, Format, Table};
+use super::resample::{BackendArg, Progress, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats correlate`.
@@ -31,8 +30,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', required = true, value_name = "COLS")]
     pub y: Vec<String>,
     /// Correlation coefficient.
-    #[arg(long, value_enum, default_value_t = Method::Pearson)]
-    pub method: Method,
+    #[arg(long, value_enum, default_value_t = MethodArg::Pearson)]
+    pub method: MethodArg,
     /// Bootstrap whole clusters (rows sharing this column's value, e.g. reads of one question).
     #[arg(long, value_name = "COL", conflicts_with = "aggregate_by")]
     pub cluster: Option<String>,
@@ -40,19 +39,41 @@ pub struct Args {
     #[arg(long, value_name = "COL")]
     pub aggregate_by: Option<String>,
     /// Rows with a missing used cell: drop them (listwise) or fail naming the row.
-    #[arg(long, value_enum, default_value_t = Missing::Error)]
-    pub missing: Missing,
+    #[arg(long, value_enum, default_value_t = MissingArg::Error)]
+    pub missing: MissingArg,
     /// Permutation test with this many random permutations of the y rows (0 = none).
     #[arg(long, default_value_t = 0)]
     pub permutations: u32,
-    /// Confidence level of the Fisher and bootstrap intervals.
-    #[arg(long, default_value_t = 0.95)]
-    pub confidence: f64,
     #[command(flatten)]
     pub resample: ResampleArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+}
+
+flag_enum! {
+    /// `--method`.
+    pub enum MethodArg => Method {
+        /// Pearson's product-moment r.
+        Pearson,
+        /// Spearman's ρ: Pearson's r of the average ranks.
+        Spearman,
+        /// Point-biserial r: Pearson's r with a two-valued y coded 0/1.
+        #[value(name = "pointbiserial")]
+        PointBiserial,
+        /// Kendall's τ-b (tie-corrected).
+        Kendall,
+    }
+}
+
+flag_enum! {
+    /// `--missing`.
+    pub enum MissingArg => Missing {
+        /// Drop the row from every pair (listwise deletion) and report how many were dropped.
+        Drop,
+        /// Fail, naming the file, line and column.
+        Error,
+    }
 }
 
 /// Which backend ran a stage, for the report.
@@ -62,14 +83,8 @@ struct Ran {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    super::common::check_confidence(args.confidence)?;
-    if args.resample.replicates_range.is_some() {
-        return Err(UsageError(
-            "--replicates-range is not supported by correlate (its replicates are summarised in one run)"
-                .into(),
-        )
-        .into());
-    }
+    let method = Method::from(args.method);
+    let confidence = args.resample.confidence.get();
     if args.resample.replicates == 1 {
         return Err(
             UsageError("--replicates must be 0 (no bootstrap) or at least 2".into()).into(),
@@ -90,7 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             y: args.y.clone(),
             cluster: args.cluster.clone(),
             aggregate_by: args.aggregate_by.clone(),
-            missing: args.missing,
+            missing: args.missing.into(),
         },
     )?;
     if data.dropped > 0 {
@@ -99,14 +114,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             data.dropped, data.rows_read
         );
     }
-    let prep = prepare(&data, args.method)?;
-    let mut results = estimates(&prep, args.confidence);
+    let prep = prepare(&data, method)?;
+    let mut results = estimates(&prep, confidence);
     let mut notes: Vec<String> = Vec::new();
     let clusters = data
         .clusters
         .as_ref()
         .map(|(ids, names)| (ids.as_slice(), names.len()));
-    if args.method == Method::Spearman {
+    if method == Method::Spearman {
         notes.push(
             "Spearman bootstrap and permutations use the ranks of the full sample (not re-ranked \
              within a replicate)"
@@ -125,10 +140,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         let calls = bootstrap_calls(&prep, clusters.is_some()) as u64;
         let units = clusters.map(|(_, c)| c as u64).unwrap_or(data.n() as u64);
-        let engine = backend_for(
-            args.resample.backend,
-            calls * u64::from(args.resample.replicates) * units,
-        )?;
+        let engine = args
+            .resample
+            .engine(calls * u64::from(args.resample.replicates) * units)?;
         let progress = Progress::new(calls * u64::from(args.resample.replicates), "bootstrap");
         let reps = bootstrap_replicates(
             &prep,
@@ -139,8 +153,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             &|d| progress.set(d),
         )?;
         progress.finish();
-        attach_bootstrap(&mut results, &reps, args.confidence);
-        if args.method == Method::Kendall {
+        attach_bootstrap(&mut results, &reps, confidence);
+        if method == Method::Kendall {
             notes.push(KENDALL_NOTE.into());
         }
         boot_ran = Some(Ran {
@@ -150,13 +164,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let mut perm_ran = None;
     if args.permutations > 0 {
-        let gpu = if args.method == Method::Kendall {
-            if args.resample.backend == BackendChoice::Gpu {
+        let gpu = if method == Method::Kendall {
+            if args.resample.backend == BackendArg::Gpu {
                 notes.push("Kendall permutations run on the CPU (S is not a sum)".into());
             }
             None
         } else {
-            GpuPermute::select(args.resample.backend)?
+            GpuPermute::select(args.resample.backend.into())?
         };
         let cpu = CpuPermute;
         let backend: &dyn PermuteBackend = match &gpu {
@@ -180,19 +194,19 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             description: backend.description(),
         });
     }
-    let p_method = match args.method {
+    let p_method = match method {
         Method::Kendall => "normal approximation, tie-corrected variance of S",
         _ => "Student t with n - 2 df",
     };
     let report = json!({
-        "method": args.method,
+        "method": method,
         "p_value": p_method,
         "n": prep.n(),
         "rows_read": data.rows_read,
         "dropped": data.dropped,
         "aggregated_from": data.aggregated_from,
         "clusters": clusters.map(|c| c.1),
-        "confidence": args.confidence,
+        "confidence": confidence,
         "seed": args.resample.seed,
         "replicates": args.resample.replicates,
         "bootstrap_backend": boot_ran.as_ref().map(|r| r.name),
@@ -212,7 +226,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     });
     match args.format {
         Format::Json => print_json(&report)?,
-        Format::Csv => print_csv(&results, args.method)?,
+        Format::Csv => print_csv(&results, method)?,
         Format::Table => print_table(
             &report,
             &results,

@@ -9,10 +9,10 @@ use ragstats::costs::panel_costs::{question_costs, QuestionCost};
 use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
 
-use super::bootstrap::{backend_for, Progress, ResampleArgs};
 use super::common::{
-    dropped_note, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
+    design_cells, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
 };
+use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats efficiency`.
@@ -85,11 +85,8 @@ pub fn panel_costs(
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let range = 0..args.resample.whole_run()?;
-    let panel = args.opts.load(&args.panel)?;
-    if let Some(note) = dropped_note(&panel) {
-        eprintln!("{note}");
-    }
+    let range = 0..args.resample.replicates()?;
+    let panel = args.opts.load_noting_drops(&args.panel)?;
     let costs = panel_costs(
         &panel,
         &args.ledger,
@@ -97,10 +94,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         args.currency,
         args.search_price,
     )?;
-    let engine = backend_for(
-        args.resample.backend,
-        u64::from(range.end) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>(),
-    )?;
+    let engine = args
+        .resample
+        .engine(u64::from(range.end) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(u64::from(range.end), "efficiency");
     let report = analyse(
         &panel.strata,
@@ -108,6 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         engine.as_ref(),
         args.resample.seed,
         range.end,
+        args.resample.confidence.get(),
         &|d| progress.set(d),
     )?;
     progress.finish();
@@ -142,7 +139,16 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             let rows: Vec<Vec<String>> = scopes(&report).map(csv_row).collect();
             write_csv(&header, &rows)?;
         }
-        Format::Table => print!("{}", table(&report, unit, &engine.description(), range.end)),
+        Format::Table => print!(
+            "{}",
+            table(
+                &report,
+                unit,
+                &engine.description(),
+                range.end,
+                &args.resample.confidence.percent()
+            )
+        ),
     }
     Ok(0)
 }
@@ -154,11 +160,8 @@ fn scopes(r: &OneReadReport) -> impl Iterator<Item = &ScopeResult> {
 fn csv_row(s: &ScopeResult) -> Vec<String> {
     let e = s.efficiency.as_ref();
     let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-    vec![
-        s.name.clone(),
-        s.questions.to_string(),
-        s.trajectories.to_string(),
-        s.reads.to_string(),
+    let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+    row.extend([
         s.unit_costs.trajectory.to_string(),
         s.unit_costs.read.to_string(),
         o(e.map(|e| e.r_star)),
@@ -166,21 +169,20 @@ fn csv_row(s: &ScopeResult) -> Vec<String> {
         o(e.map(|e| e.loss_percent)),
         o(s.loss_ci.map(|c| c[0])),
         o(s.loss_ci.map(|c| c[1])),
-    ]
+    ]);
+    row
 }
 
-fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32) -> String {
+fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> String {
     let mut out = format!("one-read efficiency loss at fixed Q, budget anchored at the panel's cost ({unit}); bootstrap {reps} replicates on {adapter}\n\n");
+    let ci_head = format!("{pct} CI");
     let mut t = Table::new(&[
-        "scope", "Q", "T", "R", "c_T", "c_R", "R*", "R best", "loss %", "95% CI",
+        "scope", "Q", "T", "R", "c_T", "c_R", "R*", "R best", "loss %", &ci_head,
     ]);
     for s in scopes(r) {
         let e = s.efficiency.as_ref();
-        t.row(vec![
-            s.name.clone(),
-            s.questions.to_string(),
-            s.trajectories.to_string(),
-            s.reads.to_string(),
+        let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+        row.extend([
             num(s.unit_costs.trajectory),
             num(s.unit_costs.read),
             opt_num(e.map(|e| e.r_star)),
@@ -192,6 +194,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32) -> String {
                 .map(|c| format!("[{:.2}, {:.2}]", c[0], c[1]))
                 .unwrap_or_else(|| "-".into()),
         ]);
+        t.row(row);
     }
     out.push_str(&t.render());
     if let Some(d) = &r.direct {

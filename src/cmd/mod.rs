@@ -1,6 +1,33 @@
 //! One handler module per subcommand. Handlers load, call the library, and print.
 
+/// Declares the command-line twin of a library enum: the same variants (their doc comments
+/// are the `--help` text), `clap::ValueEnum` to parse them, and the `From` onto the library
+/// type, which stays free of clap.
+macro_rules! flag_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident => $lib:ty {
+            $( $(#[$vmeta:meta])* $variant:ident ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+        $vis enum $name {
+            $( $(#[$vmeta])* $variant ),+
+        }
+
+        impl From<$name> for $lib {
+            fn from(v: $name) -> Self {
+                match v {
+                    $( $name::$variant => Self::$variant ),+
+                }
+            }
+        }
+    };
+}
+
 pub mod allocate;
+pub mod batch;
 pub mod bench;
 pub mod bootstrap;
 pub mod common;
@@ -8,10 +35,12 @@ pub mod consistency;
 pub mod correlate;
 pub mod cost;
 pub mod efficiency;
+pub mod endpoint;
 pub mod forecast;
 pub mod llm;
 pub mod mcq;
 pub mod merge;
+pub mod resample;
 pub mod score_answers;
 pub mod simulate;
 pub mod subsets;

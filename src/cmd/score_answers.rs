@@ -15,8 +15,8 @@ pub struct Args {
     /// {"id", "prediction", "answer", "answer_aliases": [...]} (MuSiQue style).
     pub input: PathBuf,
     /// Which official script's rules to apply.
-    #[arg(long, value_enum, default_value_t = Style::Hotpotqa)]
-    pub style: Style,
+    #[arg(long, value_enum, default_value_t = StyleArg::Hotpotqa)]
+    pub style: StyleArg,
     /// Also print every item's EM and F1.
     #[arg(long)]
     pub per_item: bool,
@@ -25,10 +25,22 @@ pub struct Args {
     pub format: Format,
 }
 
+flag_enum! {
+    /// `--style`.
+    pub enum StyleArg => Style {
+        /// `hotpot_evaluate_v1.py`: yes/no/noanswer mismatch scores F1 = 0; empty vs empty F1 = 0.
+        Hotpotqa,
+        /// SQuAD v1.1 `evaluate-v1.1.py`: plain token F1; empty vs empty F1 = 0.
+        Squad,
+        /// MuSiQue `metrics/answer.py`: an empty side scores F1 = 1 if both are empty, else 0.
+        Musique,
+    }
+}
+
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let items = read_items(&args.input)?;
-    let (scores, summary) = score_items(&items, args.style);
+    let (scores, summary) = score_items(&items, args.style.into());
     let per_item = args.per_item.then_some(scores.as_slice());
     print!("{}", render(&summary, per_item, args.format)?);
     Ok(0)

@@ -8,8 +8,8 @@ use ragstats::allocation::subsets::{SubsetReport, SubsetStudy};
 use ragstats::components::forecast::Audit;
 use ragstats::panel::Panel;
 
-use super::bootstrap::{backend_for, Progress, ResampleArgs};
-use super::common::{dropped_note, num, print_json, write_csv, Format, PanelOptions, Table};
+use super::common::{num, print_json, summary_cells, write_csv, Format, PanelOptions, Table};
+use super::resample::{Progress, ResampleArgs};
 use super::variance::report_for;
 
 /// Flags of `stats subsets`.
@@ -28,9 +28,6 @@ pub struct Args {
     pub opts: PanelOptions,
     #[command(flatten)]
     pub resample: ResampleArgs,
-    /// Confidence level of the percentile intervals.
-    #[arg(long, default_value_t = 0.95)]
-    pub confidence: f64,
     /// List every subset's measured SE (table and CSV: instead of the configurations; JSON: in addition).
     #[arg(long)]
     pub per_subset: bool,
@@ -53,16 +50,13 @@ fn load_audit(path: &Path, opts: &PanelOptions) -> anyhow::Result<Audit> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let range = args.resample.range()?;
-    let panel = args.opts.load(&args.panel)?;
-    if let Some(note) = dropped_note(&panel) {
-        eprintln!("{note}");
-    }
+    let range = 0..args.resample.replicates()?;
+    let panel = args.opts.load_noting_drops(&args.panel)?;
     let audit = load_audit(&args.audit, &args.opts)?;
     let study = SubsetStudy::new(&panel.strata, &audit, args.min_trajectories)?;
     let draws = study.work_units(u64::from(range.end - range.start))
         * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>();
-    let engine = backend_for(args.resample.backend, draws)?;
+    let engine = args.resample.engine(draws)?;
     let progress = Progress::new(
         study.work_units(u64::from(range.end - range.start)),
         "subsets",
@@ -71,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         engine.as_ref(),
         args.resample.seed,
         range,
-        args.confidence,
+        args.resample.confidence.get(),
         &|d| progress.set(d),
     )?;
     progress.finish();
@@ -198,18 +192,18 @@ fn print_configs(r: &SubsetReport) {
         "in MAE",
     ]);
     for c in &r.configurations {
-        t.row(vec![
+        let mut row = vec![
             c.trajectories.to_string(),
             c.reads.to_string(),
             c.subsets.to_string(),
-            num(c.se_measured.estimate),
-            num(c.se_measured.se),
-            num(c.se_measured.ci[0]),
-            num(c.se_measured.ci[1]),
+        ];
+        row.extend(summary_cells(&c.se_measured));
+        row.extend([
             num(c.se_nested),
             num(c.se_q_only),
             if c.in_mae { "yes" } else { "no" }.into(),
         ]);
+        t.row(row);
     }
     print!("{}", t.render());
     let pct = format!("{}%", 100.0 * r.confidence);
@@ -229,13 +223,9 @@ fn print_configs(r: &SubsetReport) {
         ("MAE Q-only", &r.mae_q_only),
         ("advantage (Q-only - nested)", &r.advantage),
     ] {
-        t.row(vec![
-            name.into(),
-            num(s.estimate),
-            num(s.se),
-            num(s.ci[0]),
-            num(s.ci[1]),
-        ]);
+        let mut row = vec![name.to_string()];
+        row.extend(summary_cells(s));
+        t.row(row);
     }
     print!("{}", t.render());
 }

@@ -6,7 +6,7 @@ use ragstats::components::variance::{analyse, Fit, Level, PerLevel, VarianceRepo
 use ragstats::panel::{Panel, StratumStats};
 
 use super::common::{
-    dropped_note, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
+    design_cells, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
 };
 
 /// Flags of `stats variance`.
@@ -33,10 +33,7 @@ pub fn report_for(panel: &Panel) -> ragstats::Result<VarianceReport> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let panel = args.opts.load(&args.panel)?;
-    if let Some(note) = dropped_note(&panel) {
-        eprintln!("{note}");
-    }
+    let panel = args.opts.load_noting_drops(&args.panel)?;
     let report = report_for(&panel)?;
     match args.format {
         Format::Json => print_json(&serde_json::json!({
@@ -76,42 +73,31 @@ fn csv_rows(r: &VarianceReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
     ];
     let mut rows = Vec::new();
     let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    // MS, df, component and truncation of one level of a fit.
+    let fit_cells = |f: &Fit, l: Level| {
+        [
+            o(f.ms.get(l)),
+            o(f.df.get(l)),
+            o(f.components.get(l)),
+            f.truncated.contains(&l).to_string(),
+        ]
+    };
     for s in &r.strata {
         for l in Level::ALL {
-            rows.push(vec![
-                s.name.clone(),
-                s.questions.to_string(),
-                s.trajectories.to_string(),
-                s.reads.to_string(),
-                s.mean.to_string(),
-                s.se.to_string(),
-                l.name().into(),
-                o(s.fit.ms.get(l)),
-                o(s.fit.df.get(l)),
-                o(s.fit.components.get(l)),
-                s.fit.truncated.contains(&l).to_string(),
-                o(s.share_single.get(l)),
-                o(s.share_se2.get(l)),
-            ]);
+            let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+            row.extend([s.mean.to_string(), s.se.to_string(), l.name().into()]);
+            row.extend(fit_cells(&s.fit, l));
+            row.extend([o(s.share_single.get(l)), o(s.share_se2.get(l))]);
+            rows.push(row);
         }
     }
     if let Some(p) = &r.pooled {
         for l in Level::ALL {
-            rows.push(vec![
-                "pooled".into(),
-                p.questions.to_string(),
-                p.trajectories.to_string(),
-                p.reads.to_string(),
-                String::new(),
-                String::new(),
-                l.name().into(),
-                o(p.fit.ms.get(l)),
-                o(p.fit.df.get(l)),
-                o(p.fit.components.get(l)),
-                p.fit.truncated.contains(&l).to_string(),
-                o(p.share_single.get(l)),
-                String::new(),
-            ]);
+            let mut row = design_cells("pooled", p.questions, p.trajectories, p.reads);
+            row.extend([String::new(), String::new(), l.name().into()]);
+            row.extend(fit_cells(&p.fit, l));
+            row.extend([o(p.share_single.get(l)), String::new()]);
+            rows.push(row);
         }
     }
     let q: usize = r.strata.iter().map(|s| s.questions).sum();
@@ -148,15 +134,9 @@ fn table(r: &VarianceReport) -> String {
     );
     let mut t = Table::new(&["stratum", "Q", "T", "R", "mean", "SE", "dropped"]);
     for s in &r.strata {
-        t.row(vec![
-            s.name.clone(),
-            s.questions.to_string(),
-            s.trajectories.to_string(),
-            s.reads.to_string(),
-            num(s.mean),
-            num(s.se),
-            s.dropped.to_string(),
-        ]);
+        let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+        row.extend([num(s.mean), num(s.se), s.dropped.to_string()]);
+        t.row(row);
     }
     out.push_str(&t.render());
     out.push('\n');

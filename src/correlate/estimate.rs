@@ -7,7 +7,7 @@ use super::kendall::{kendall_scores, tau_b, tie_sums, var_s};
 use crate::resample::summary::{normal_cdf, normal_quantile};
 
 /// Which correlation coefficient to compute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     /// Pearson's product-moment r.
@@ -15,7 +15,6 @@ pub enum Method {
     /// Spearman's ρ: Pearson's r of the average ranks.
     Spearman,
     /// Point-biserial r: Pearson's r with a two-valued y coded 0/1.
-    #[value(name = "pointbiserial")]
     #[serde(rename = "pointbiserial")]
     PointBiserial,
     /// Kendall's τ-b (tie-corrected).

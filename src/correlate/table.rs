@@ -8,7 +8,7 @@ use crate::io::{clip, CsvReader};
 use crate::{Error, Result};
 
 /// What to do with a row whose used cell is missing (empty, `NA`, `N/A`, `NaN`, `null`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Missing {
     /// Drop the row from every pair (listwise deletion) and report how many were dropped.

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::io::{clip, read_text};
 
 /// Bare (format instructions only) or informative (with worked examples of common mistakes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PromptKind {
     /// Task description and output format only.

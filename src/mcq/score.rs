@@ -29,7 +29,7 @@ use crate::resample::engine::{ResampleBackend, ResampleJob};
 use crate::resample::summary::{sd, summarize, Method};
 
 /// What a parse failure or API error scores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FailurePolicy {
     /// EM = F1 = 0.

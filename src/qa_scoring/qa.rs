@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use super::pychar::{is_python_punctuation, is_python_space, is_python_word};
 
 /// Which official script's rules to follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Style {
     /// `hotpot_evaluate_v1.py`: yes/no/noanswer mismatch scores F1 = 0; empty vs empty F1 = 0.

@@ -9,7 +9,7 @@ use crate::gpu::AdapterPolicy;
 use crate::Result;
 
 /// Which backend to run on (`--backend auto|cpu|gpu`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BackendChoice {
     /// A hardware GPU adapter if wgpu finds one (a software one only with
     /// `STATS_ALLOW_SOFTWARE_GPU=1`), else the CPU.

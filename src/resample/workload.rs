@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 /// A benchmark workload (`stats bench --workload`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Workload {
     /// The audit panel's shape: 2 strata of 223 questions (446 in all).

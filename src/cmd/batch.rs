@@ -1,0 +1,174 @@
+//! The batch runner behind `stats llm batch` and `stats mcq run`: the policy flags they
+//! share, the progress bar, Ctrl-C handling, and the exit code of a stopped batch.
+
+use std::future::Future;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use ragstats::llm::batch::{run_batch, BatchOptions, BatchProgress, BatchSummary, StopReason};
+use ragstats::llm::{Cancel, ChatRequest, Client};
+
+use super::endpoint::{Configured, Endpoint};
+use super::UsageError;
+
+/// Batch policy flags shared by `stats llm batch` and `stats mcq run`.
+#[derive(Debug, clap::Args)]
+pub struct BatchPolicy {
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// Requests-per-minute ceiling (every attempt counts).
+    #[arg(long)]
+    pub rpm: Option<u64>,
+    /// Tokens-per-minute ceiling (estimated before sending, corrected by reported usage).
+    #[arg(long)]
+    pub tpm: Option<u64>,
+    /// Cost ledger JSONL to append one row per billed call to.
+    #[arg(long)]
+    pub ledger: Option<PathBuf>,
+    /// Do not read or write the response cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Response cache directory.
+    #[arg(long, default_value = ".stats-cache/llm")]
+    pub cache_dir: PathBuf,
+}
+
+impl BatchPolicy {
+    /// Checks the policy and configures `endpoint` under it (rate ceilings, response cache).
+    pub fn configure(&self, endpoint: &Endpoint) -> anyhow::Result<Configured> {
+        if self.concurrency == 0 {
+            return Err(UsageError("--concurrency must be at least 1".into()).into());
+        }
+        if self.rpm == Some(0) || self.tpm == Some(0) {
+            return Err(UsageError("--rpm and --tpm must be at least 1".into()).into());
+        }
+        let cache_dir = (!self.no_cache).then(|| self.cache_dir.clone());
+        endpoint.configure(cache_dir, self.rpm, self.tpm)
+    }
+
+    /// Runs `calls` through `client`, appending every finished record to `out` (and, with
+    /// `--ledger`, one row of kind `ledger_kind` per billed call). A progress bar shows on a
+    /// terminal; the first Ctrl-C stops dispatching, the second abandons calls in flight.
+    pub async fn run(
+        &self,
+        client: &Client,
+        calls: Vec<ChatRequest>,
+        out: &Path,
+        ledger_kind: ragstats::ledger::CallKind,
+    ) -> anyhow::Result<BatchSummary> {
+        let cancel = Cancel::new();
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let pb = ProgressBar::new(0);
+            pb.set_style(
+                ProgressStyle::with_template("{bar:30} {pos}/{len} eta {eta} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            pb
+        });
+        spawn_signal_watch(cancel.clone(), bar.clone());
+        let opts = BatchOptions {
+            out: out.to_path_buf(),
+            ledger: self.ledger.clone(),
+            ledger_kind,
+            concurrency: self.concurrency,
+            cancel,
+        };
+        let mut on_progress = |p: &BatchProgress| {
+            if let Some(pb) = &bar {
+                pb.set_length(p.total - p.skipped);
+                pb.set_position(p.done);
+                pb.set_message(format!(
+                    "| {:.1}/s | in flight {} retries {} errors {} tokens {}+{}",
+                    p.done as f64 / p.elapsed_s.max(1e-3),
+                    p.in_flight,
+                    p.retries,
+                    p.failed,
+                    p.prompt_tokens,
+                    p.completion_tokens
+                ));
+            }
+        };
+        let summary = run_batch(client, calls, &opts, &mut on_progress).await?;
+        if let Some(pb) = &bar {
+            pb.finish_and_clear();
+        }
+        Ok(summary)
+    }
+}
+
+/// The exit code of a finished batch: 0 when it ran to the end, 130 after Ctrl-C, or the
+/// error that stopped it (a bad key or an exhausted quota). Finished calls are kept either way.
+pub fn exit_code(summary: &BatchSummary, key_env: &str) -> anyhow::Result<u8> {
+    match &summary.stopped {
+        None => Ok(0),
+        Some(StopReason::Interrupted) => {
+            eprintln!(
+                "interrupted: {} call(s) not run; run the same command again to continue",
+                summary.not_run
+            );
+            Ok(130)
+        }
+        Some(StopReason::Fatal { error }) => {
+            let hint = match error.kind {
+                ragstats::llm::ErrorKind::Auth => format!(
+                    "check the key in ${key_env} (and --base-url); the batch stopped so no more calls were spent"
+                ),
+                _ => "the account's quota or balance is exhausted; the batch stopped".to_string(),
+            };
+            Err(anyhow::anyhow!(
+                "{}: {hint}; finished calls are kept",
+                error.message
+            ))
+        }
+    }
+}
+
+/// Runs an async command to completion on a multi-threaded runtime.
+pub fn block_on(command: impl Future<Output = anyhow::Result<u8>>) -> anyhow::Result<u8> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?
+        .block_on(command)
+}
+
+/// First Ctrl-C (or SIGTERM): stop dispatching and retrying, let requests in flight finish.
+/// Second: abandon them.
+fn spawn_signal_watch(cancel: Cancel, bar: Option<ProgressBar>) {
+    tokio::spawn(async move {
+        let say = |m: &str| match &bar {
+            Some(pb) => pb.println(m),
+            None => eprintln!("{m}"),
+        };
+        if wait_signal().await {
+            cancel.stop();
+            say("interrupt: no new requests; waiting for those in flight (Ctrl-C again to abandon them)");
+        }
+        if wait_signal().await {
+            cancel.abort();
+            say("interrupt: abandoning requests in flight");
+        }
+    });
+}
+
+/// Waits for Ctrl-C or (on Unix) SIGTERM; false if no handler could be installed.
+async fn wait_signal() -> bool {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                r = tokio::signal::ctrl_c() => r.is_ok(),
+                _ = term.recv() => true,
+            },
+            Err(_) => tokio::signal::ctrl_c().await.is_ok(),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await.is_ok()
+    }
+}

@@ -1,0 +1,133 @@
+//! `stats mcq agree`: annotator agreement (pairwise Jaccard) and majority-vote gold.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use ragstats::mcq::agree::{agreement, read_annotations};
+use ragstats::mcq::validate::load_items;
+use ragstats::mcq::Task;
+use serde_json::json;
+
+use crate::cmd::common::{num, print_json, write_csv, Format, Table};
+
+/// Flags of `stats mcq agree`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Annotations JSONL: {"id", "annotator", "answer": [...]} per line.
+    pub annotations: PathBuf,
+    /// Items JSONL: groups agreement by task and checks ids and labels.
+    #[arg(long)]
+    pub items: Option<PathBuf>,
+    /// Gold by option: an option is gold when more than half of the annotators chose it.
+    #[arg(long)]
+    pub per_option: bool,
+    /// Write the gold answers ({"id", "answer", "method", "votes", "annotators"}) here.
+    #[arg(long, value_name = "PATH")]
+    pub gold_out: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let items = match &a.items {
+        Some(p) => Some(load_items(p)?),
+        None => None,
+    };
+    let anns = read_annotations(&a.annotations, items.as_deref())?;
+    let tasks: Option<HashMap<String, Task>> = items
+        .as_ref()
+        .map(|its| its.iter().map(|i| (i.id.clone(), i.task)).collect());
+    let rep = agreement(&anns, tasks.as_ref());
+    let gold = |i: &ragstats::mcq::agree::ItemAgreement| -> Option<Vec<String>> {
+        if a.per_option {
+            Some(i.per_option.clone())
+        } else {
+            i.majority.clone()
+        }
+    };
+    if let Some(p) = &a.gold_out {
+        let mut s = String::new();
+        for i in &rep.items {
+            if let Some(g) = gold(i) {
+                s.push_str(&serde_json::to_string(&json!({
+                    "id": i.id, "answer": g,
+                    "method": if a.per_option { "per_option" } else { "majority" },
+                    "votes": i.votes, "annotators": i.annotators,
+                }))?);
+                s.push('\n');
+            }
+        }
+        std::fs::write(p, s).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    match a.format {
+        Format::Json => print_json(&json!({
+            "method": if a.per_option { "per_option" } else { "majority" },
+            "agreement": rep.rows, "items": rep.items, "no_majority": rep.no_majority,
+        }))?,
+        Format::Csv => write_csv(
+            &["id", "task", "annotators", "jaccard", "gold", "votes"],
+            &rep.items
+                .iter()
+                .map(|i| {
+                    vec![
+                        i.id.clone(),
+                        i.task.map(|t| t.as_str().to_string()).unwrap_or_default(),
+                        i.annotators.to_string(),
+                        i.jaccard.map(|j| j.to_string()).unwrap_or_default(),
+                        gold(i).map(|g| g.join(" ")).unwrap_or_else(|| "NA".into()),
+                        i.votes.to_string(),
+                    ]
+                })
+                .collect::<Vec<_>>(),
+        )?,
+        Format::Table => {
+            let mut t = Table::new(&["task", "items", "mean pairwise Jaccard", "with majority"]);
+            for r in &rep.rows {
+                t.row(vec![
+                    r.name.clone(),
+                    r.items.to_string(),
+                    num(r.jaccard),
+                    r.with_majority.to_string(),
+                ]);
+            }
+            print!("{}", t.render());
+            println!();
+            let mut t = Table::new(&[
+                "id",
+                "task",
+                "annotators",
+                "jaccard",
+                if a.per_option {
+                    "gold (per option)"
+                } else {
+                    "gold (majority)"
+                },
+            ]);
+            for i in &rep.items {
+                t.row(vec![
+                    i.id.clone(),
+                    i.task
+                        .map(|t| t.as_str().to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    i.annotators.to_string(),
+                    i.jaccard.map(num).unwrap_or_else(|| "-".into()),
+                    match gold(i) {
+                        Some(g) if g.is_empty() => "{}".into(),
+                        Some(g) => g.join(","),
+                        None => "no majority".into(),
+                    },
+                ]);
+            }
+            print!("{}", t.render());
+            if !a.per_option && !rep.no_majority.is_empty() {
+                println!(
+                    "\nno majority (resolve by discussion): {}",
+                    rep.no_majority.join(", ")
+                );
+            }
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,146 @@
+//! `stats mcq run`: every item asked of a model through the shared batch runner; the
+//! results file is rebuilt from the raw responses, which are the resume state.
+
+use std::path::PathBuf;
+
+use ragstats::llm::jsonl::load_records;
+use ragstats::mcq::prompt::{PromptKind, Templates};
+use ragstats::mcq::results::{
+    build_results, check_resume, plan_calls, write_results, Outcome, RunConfig,
+};
+use ragstats::mcq::validate::read_items;
+use ragstats::mcq::Item;
+
+use super::default_sidecar;
+use super::validate::print_violations;
+use crate::cmd::batch::{exit_code, BatchPolicy};
+use crate::cmd::endpoint::{client, Configured, Endpoint};
+use crate::cmd::UsageError;
+
+/// Flags of `stats mcq run`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Items JSONL.
+    pub items: PathBuf,
+    #[command(flatten)]
+    pub endpoint: Endpoint,
+    /// Prompt template kind.
+    #[arg(long, value_enum, default_value_t = PromptArg::Informative)]
+    pub prompt: PromptArg,
+    /// Directory with <kind>/<task>.txt templates replacing the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub prompt_dir: Option<PathBuf>,
+    /// Runs per item (request ids <id>#run<k>, sample index k).
+    #[arg(long, default_value_t = 1)]
+    pub runs: u32,
+    /// Shuffle each item's options with this seed (relabelled A, B, C, ...).
+    #[arg(long, value_name = "SEED")]
+    pub shuffle_seed: Option<u64>,
+    /// Results JSONL (rewritten from the responses file at the end of every invocation).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Raw responses JSONL, the resume state [default: <out stem>.responses.jsonl].
+    #[arg(long)]
+    pub responses: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: BatchPolicy,
+}
+
+flag_enum! {
+    /// `--prompt`.
+    pub enum PromptArg => PromptKind {
+        /// Task description and output format only.
+        Bare,
+        /// Adds few-shot examples of each capability's common mistakes.
+        Informative,
+    }
+}
+
+/// Runs `stats mcq run`.
+pub async fn run(a: Args) -> anyhow::Result<u8> {
+    if a.runs == 0 {
+        return Err(UsageError("--runs must be at least 1".into()).into());
+    }
+    let f = read_items(&a.items)?;
+    if !f.violations.is_empty() {
+        print_violations(&a.items, &f);
+        return Err(UsageError(format!(
+            "{}: {} violation(s); fix them (see `stats mcq validate`) before running",
+            a.items.display(),
+            f.violations.len()
+        ))
+        .into());
+    }
+    if f.items.is_empty() {
+        return Err(UsageError(format!("{}: no items", a.items.display())).into());
+    }
+    let items: Vec<Item> = f.items.into_iter().map(|l| l.item).collect();
+    let templates = match &a.prompt_dir {
+        Some(d) => Templates::with_dir(d)?,
+        None => Templates::builtin(),
+    };
+    let responses = a
+        .responses
+        .clone()
+        .unwrap_or_else(|| default_sidecar(&a.out, "responses"));
+    if responses == a.out {
+        return Err(UsageError("--responses must differ from --out".into()).into());
+    }
+    let Configured {
+        config,
+        params,
+        extra,
+    } = a.policy.configure(&a.endpoint)?;
+    let cfg = RunConfig {
+        model: a.endpoint.model.clone(),
+        prompt: a.prompt.into(),
+        runs: a.runs,
+        shuffle_seed: a.shuffle_seed,
+        params,
+        extra,
+    };
+    let plan = plan_calls(&items, &templates, &cfg);
+    if responses.exists() {
+        let old = load_records(&responses)?;
+        check_resume(&responses, &old, &plan)?;
+    }
+    let client = client(config)?;
+    let calls = plan.iter().map(|p| p.request.clone()).collect();
+    let summary = a
+        .policy
+        .run(
+            &client,
+            calls,
+            &responses,
+            ragstats::ledger::CallKind::Reader,
+        )
+        .await?;
+    let records = load_records(&responses)?;
+    let (results, missing) = build_results(&items, &plan, &records, &cfg);
+    write_results(&a.out, &results)?;
+    let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
+    let p = &summary.progress;
+    eprintln!(
+        "mcq run: {} item(s) × {} run(s) = {} call(s): {} already answered, {} asked now ({} from cache)",
+        items.len(),
+        a.runs,
+        plan.len(),
+        p.skipped,
+        p.done,
+        p.cached
+    );
+    eprintln!(
+        "results: {} line(s): {} parsed, {} parse failure(s), {} API error(s); {} not run yet -> {}",
+        results.len(),
+        count(Outcome::Ok),
+        count(Outcome::ParseFailed),
+        count(Outcome::Error),
+        missing,
+        a.out.display()
+    );
+    eprintln!("raw responses: {}", responses.display());
+    if count(Outcome::Error) > 0 {
+        eprintln!("API errors are recorded as errors (not wrong answers); run the same command again to retry them");
+    }
+    exit_code(&summary, a.endpoint.key_env())
+}
