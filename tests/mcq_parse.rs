@@ -145,11 +145,7 @@ fn failures_say_why() {
     assert_eq!(p.how, "option_text");
 }
 
-fn ctx_parse(
-    text: &str,
-    prompt: Option<&str>,
-    finish: Option<&str>,
-) -> Result<String, Failure> {
+fn ctx_parse(text: &str, prompt: Option<&str>, finish: Option<&str>) -> Result<String, Failure> {
     let l = labels(4);
     let t: Vec<String> = TEXTS.iter().take(4).map(|s| s.to_string()).collect();
     let ctx = Context {
@@ -165,18 +161,38 @@ fn truncated_responses_need_a_complete_answer_line() {
     let len = Some("length");
     let truncated = |r: Result<String, Failure>| matches!(r, Err(Failure::Truncated(_)));
     // Echoed option labels at the cut (real responses of a 270M model).
-    assert!(truncated(ctx_parse("Let me go through the options.\nA.", None, len)));
-    assert!(truncated(ctx_parse("Looking at each page:\nC. [", None, len)));
+    assert!(truncated(ctx_parse(
+        "Let me go through the options.\nA.",
+        None,
+        len
+    )));
+    assert!(truncated(ctx_parse(
+        "Looking at each page:\nC. [",
+        None,
+        len
+    )));
     // The same text, finished normally, is a bare answer.
-    assert_eq!(ctx_parse("Let me go through the options.\nA.", None, Some("stop")).unwrap(), "A");
+    assert_eq!(
+        ctx_parse("Let me go through the options.\nA.", None, Some("stop")).unwrap(),
+        "A"
+    );
     // A marker whose line was cut may have lost letters.
     assert!(truncated(ctx_parse("Reasoning.\nAnswer: A, C", None, len)));
     // A complete answer line before the cut counts.
-    assert_eq!(ctx_parse("Answer: B\nBecause the regulator", None, len).unwrap(), "B");
+    assert_eq!(
+        ctx_parse("Answer: B\nBecause the regulator", None, len).unwrap(),
+        "B"
+    );
     assert_eq!(ctx_parse("\\boxed{B} since the", None, len).unwrap(), "B");
-    assert_eq!(ctx_parse("Answer:\nB, D\nThe rest", None, len).unwrap(), "BD");
+    assert_eq!(
+        ctx_parse("Answer:\nB, D\nThe rest", None, len).unwrap(),
+        "BD"
+    );
     // Unknown finish reason: read as usual.
-    assert_eq!(ctx_parse("Reasoning.\nAnswer: A, C", None, None).unwrap(), "AC");
+    assert_eq!(
+        ctx_parse("Reasoning.\nAnswer: A, C", None, None).unwrap(),
+        "AC"
+    );
 }
 
 /// Issue #14, item 1: the prompt's own text, fed back, is never an answer.
@@ -195,17 +211,36 @@ fn every_template_fed_back_is_a_parse_failure() {
         for task in Task::ALL {
             let (tpl, src) = t.get(kind, task);
             for allow_empty in [false, true] {
-                let prompt = render(tpl, "Which step?", "Step 1: searched.", "Choose.", &opts, allow_empty);
+                let prompt = render(
+                    tpl,
+                    "Which step?",
+                    "Step 1: searched.",
+                    "Choose.",
+                    &opts,
+                    allow_empty,
+                );
                 for text in [tpl, prompt.as_str()] {
                     let got = parse_answer(text, &l, &texts, allow_empty);
                     assert!(got.is_err(), "{src} fed back parsed as {got:?}");
-                    let ctx = Context { prompt: Some(&prompt), finish_reason: Some("stop") };
+                    let ctx = Context {
+                        prompt: Some(&prompt),
+                        finish_reason: Some("stop"),
+                    };
                     let got = parse_response(text, &l, &texts, allow_empty, &ctx);
                     assert!(got.is_err(), "{src} fed back parsed as {got:?}");
                 }
                 // The format lines alone, echoed as the reply.
                 for line in prompt.lines().filter(|x| x.contains("Answer:")) {
-                    let got = parse_response(line, &l, &texts, allow_empty, &Context { prompt: Some(&prompt), finish_reason: None });
+                    let got = parse_response(
+                        line,
+                        &l,
+                        &texts,
+                        allow_empty,
+                        &Context {
+                            prompt: Some(&prompt),
+                            finish_reason: None,
+                        },
+                    );
                     if line.trim() != "Answer: none" {
                         assert!(got.is_err(), "{src}: {line:?} parsed as {got:?}");
                     }
@@ -225,7 +260,10 @@ fn an_answer_copied_from_the_prompt_is_refused() {
         matches!(&e, Failure::Unreadable(m) if m.contains("copies the prompt")),
         "{e:?}"
     );
-    assert_eq!(ctx_parse("I think so.\nAnswer: A, C", None, None).unwrap(), "AC");
+    assert_eq!(
+        ctx_parse("I think so.\nAnswer: A, C", None, None).unwrap(),
+        "AC"
+    );
     // Another answer is the model's own.
     assert_eq!(ctx_parse("Answer: A, D", Some(prompt), None).unwrap(), "AD");
     // A whole marker line of the prompt, copied.
@@ -235,8 +273,16 @@ fn an_answer_copied_from_the_prompt_is_refused() {
     let l = labels(4);
     let texts: Vec<String> = TEXTS.iter().take(4).map(|s| s.to_string()).collect();
     let prompt = "If no option qualifies, the final line must be `Answer: none`.";
-    let ctx = Context { prompt: Some(prompt), finish_reason: None };
-    assert_eq!(parse_response("Answer: none", &l, &texts, true, &ctx).unwrap().labels, Vec::<String>::new());
+    let ctx = Context {
+        prompt: Some(prompt),
+        finish_reason: None,
+    };
+    assert_eq!(
+        parse_response("Answer: none", &l, &texts, true, &ctx)
+            .unwrap()
+            .labels,
+        Vec::<String>::new()
+    );
 }
 
 #[test]

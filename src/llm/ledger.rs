@@ -7,7 +7,9 @@
 //! (reasoning included), plus `reasoning_tokens`, the request `id` and `sample`, and any
 //! `dataset`, `question`, `arm`, `trajectory`, `read` from the request's `meta` (when a
 //! string or a number). Token counts the server did not report are left out (unknown),
-//! never written as 0.
+//! never written as 0. A request made by `mcq run` (its `meta.mcq` holds `item`, `group`,
+//! `run` and `prompt`) also gets those four fields, so an MCQ ledger can be costed per item,
+//! group and run.
 //!
 //! No `key` is written: every row is a separate physical call that the provider billed, and
 //! the ledger's `key` means "rows sharing it were one call, bill once". Re-asking the same
@@ -32,7 +34,20 @@ pub fn ledger_row(rec: &CallRecord, kind: CallKind) -> Option<LedgerRow> {
         // The ledger reader would ignore any other type; it is not written.
         _ => None,
     };
+    let mcq = rec.meta.as_ref().and_then(|m| m.get("mcq"));
+    let mcq_text = |k: &str| {
+        mcq.and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
     Some(LedgerRow {
+        item: mcq_text("item"),
+        group: mcq_text("group"),
+        run: mcq
+            .and_then(|m| m.get("run"))
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok()),
+        prompt: mcq_text("prompt"),
         dataset: meta("dataset"),
         question: meta("question"),
         arm: meta("arm"),

@@ -110,7 +110,8 @@ pub fn plan_calls(items: &[Item], templates: &Templates, cfg: &RunConfig) -> Vec
                 params: cfg.params.clone(),
                 extra: cfg.extra.clone(),
                 meta: Some(json!({"mcq": {
-                    "item": item.id, "run": k, "prompt": cfg.prompt.as_str(),
+                    "item": item.id, "group": item.group().as_str(), "run": k,
+                    "prompt": cfg.prompt.as_str(),
                     "shuffle_seed": cfg.shuffle_seed, "fingerprint": fingerprint,
                 }})),
             };

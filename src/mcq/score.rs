@@ -352,7 +352,10 @@ pub fn rates(results: &[RunResult]) -> Vec<RateRow> {
             .filter(|r| r.outcome == Outcome::ParseFailed)
             .count();
         let er = rs.iter().filter(|r| r.outcome == Outcome::Error).count();
-        let tr = rs.iter().filter(|r| r.outcome == Outcome::Truncated).count();
+        let tr = rs
+            .iter()
+            .filter(|r| r.outcome == Outcome::Truncated)
+            .count();
         RateRow {
             group: name,
             records: n,

@@ -151,7 +151,12 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                                     [q.records, q.parse_failed, q.truncated, q.errors]
                                         .map(|x| x.to_string()),
                                 ),
-                                None => v.extend([String::new(), String::new(), String::new(), String::new()]),
+                                None => v.extend([
+                                    String::new(),
+                                    String::new(),
+                                    String::new(),
+                                    String::new(),
+                                ]),
                             }
                             v
                         })
