@@ -433,3 +433,57 @@ impl CellCosts {
         Ok(c)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::LedgerRow;
+
+    fn reader(question: Option<&str>, read: Option<u32>, item: Option<&str>) -> Entry {
+        Entry {
+            line: 1,
+            row: LedgerRow {
+                question: question.map(Into::into),
+                trajectory: question.map(|_| 0u32.into()),
+                read: read.map(Into::into),
+                item: item.map(Into::into),
+                model: Some("m".into()),
+                ..LedgerRow::new(CallKind::Reader)
+            },
+        }
+    }
+
+    #[test]
+    fn notes_say_which_unit_costs_a_ledger_gives() {
+        // An `llm batch` ledger whose requests carried question/trajectory/read: c_R only.
+        let labelled = [
+            reader(Some("q1"), Some(0), None),
+            reader(Some("q1"), Some(1), None),
+        ];
+        let (t, r) = unit_cost_notes(&labelled);
+        assert_eq!(
+            t.as_deref(),
+            Some("no planner or search rows, so there is no trajectory cost")
+        );
+        assert_eq!(r, None);
+        // One unlabelled row spoils c_R; the hint names where labels come from.
+        let mixed = [reader(Some("q1"), Some(0), None), reader(None, None, None)];
+        let r = unit_cost_notes(&mixed).1.unwrap();
+        assert!(
+            r.starts_with("1 of 2 reader row(s)") && r.contains("`meta`"),
+            "{r}"
+        );
+        // An `mcq run` ledger points to `stats mcq cost`.
+        let r = unit_cost_notes(&[reader(None, None, Some("pc-1"))])
+            .1
+            .unwrap();
+        assert!(r.contains("stats mcq cost"), "{r}");
+        // Both kinds of rows, all labelled: no notes.
+        let mut plan = reader(Some("q1"), None, None);
+        plan.row.kind = CallKind::Planner;
+        assert_eq!(
+            unit_cost_notes(&[plan, reader(Some("q1"), Some(0), None)]),
+            (None, None)
+        );
+    }
+}

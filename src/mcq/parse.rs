@@ -1,6 +1,7 @@
 //! Reading the chosen option labels out of what a model wrote.
 //!
-//! Steps, in order (docs/mcq.md has the user-facing version):
+//! Steps, in order (docs/mcq.md "How answers are read" has the user-facing version with an
+//! example per rule):
 //!
 //! 1. `<think>…</think>` blocks are removed (an unopened `…</think>` is cut at the closing
 //!    tag, an unclosed `<think>` runs to the end).
@@ -8,25 +9,32 @@
 //!    code marks (`*`, `__`, `` ` ``) and `$` are removed; `\boxed{X}`, `\text{X}`,
 //!    `\textbf{X}`, `\mathrm{X}`, `\mathbf{X}`, `\fbox{X}` become `X`.
 //! 3. The answer segment is the text after the **last** answer marker — `Answer:`,
-//!    `answer is`, `answers are`, `answer =`, `Final answer` at the end of a line, `答案：`,
-//!    `答案是`, `答案为` (case-insensitive) — up to the end of that line, or the next
-//!    non-empty line when the marker ends its line. A `\boxed{…}` after the last marker
-//!    wins over it. With neither, the last non-empty line is the segment, read strictly
-//!    (it must be nothing but an answer).
-//! 4. The segment is read as a list of labels: leading filler words (`the correct options
+//!    `answer is`, `answers are`, `answer =`, `Answer (X)`, `answer - X`, `Final answer` at
+//!    the end of a line, `答案：`, `答案是`, `答案为` (case-insensitive) — up to the end of that
+//!    line, or the next non-empty line when the marker ends its line. A `\boxed{…}` after the
+//!    last marker wins over it. With neither, the last non-empty line is the segment, read
+//!    strictly (it must be nothing but an answer).
+//! 4. With the prompt known ([`Context::prompt`]), an answer line copied from a prompt line
+//!    that holds a marker, or equal to the answer of a format example there, fails. With
+//!    `finish_reason` `length`, a response without a marker or box, or whose marker line is
+//!    the last thing before the cut, is [`Failure::Truncated`].
+//! 5. The segment is read as a list of labels: leading filler words (`the correct options
 //!    are`, `选项`) are skipped; labels are separated by spaces, `, ; / & + 、 ( ) [ ] . :`
 //!    and the words `and`, `和`, `与`, `及`, `以及`; a run of distinct labels written
 //!    together (`ACD`) counts; lower-case letters count when they are single letters that
 //!    name options. The list ends at the end of the segment, at punctuation followed by
 //!    text (`B. Because…`, `B (the official page)`), or at an explaining word (`are`,
-//!    `because`, …). A list that runs into other text without punctuation (`A lot of`) or
-//!    uses `or` is ambiguous and fails. Upper-case letters that name no option are dropped
-//!    (only labels that exist count); if none is left the parse fails.
-//! 5. Otherwise, if the segment quotes one or more option texts (matched on words, case
-//!    folded), those options are the answer.
-//! 6. Otherwise `none`, `no option`, `n/a`, `[]`, `无`, `没有`, `都不` mean the empty answer —
-//!    accepted only for items that allow it.
-//! 7. Anything else is a parse failure with a reason.
+//!    `because`, …). A list followed by `or` (`A or B`, `A, C, or D`, `A或B`) is ambiguous
+//!    and fails; so does a list that runs into other text without punctuation (`A lot
+//!    of`). Upper-case letters that name no option are dropped (only labels that exist
+//!    count); if none is left the parse fails.
+//! 6. Otherwise, after a marker, options whose text the segment quotes (matched on words,
+//!    case folded) are the answer; without a marker only a response that is, as a whole,
+//!    one option's text.
+//! 7. Otherwise `none`, `no option`, `n/a`, `[]`, `无`, `没有`, `都不` mean the empty answer
+//!    (without a marker: only a response that is nothing but such a word) — accepted only
+//!    for items that allow it.
+//! 8. Anything else is a parse failure with a reason.
 
 use serde::Serialize;
 
