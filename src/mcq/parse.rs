@@ -243,10 +243,10 @@ fn copies_prompt(norm: &str, m: usize, seg: &str, prompt: &str) -> Option<String
             return Some(pl.trim().to_string());
         }
         let lower = pl.to_ascii_lowercase();
-        if lower.contains("example") || lower.contains("e.g.") {
-            if starts.iter().any(|&s| squash(&pl[s..]) == seg) {
-                return Some(pl.trim().to_string());
-            }
+        if (lower.contains("example") || lower.contains("e.g."))
+            && starts.iter().any(|&s| squash(&pl[s..]) == seg)
+        {
+            return Some(pl.trim().to_string());
         }
     }
     None
@@ -563,14 +563,13 @@ const SEPARATORS: &str = " \t,;/&+、()[].:。-—–";
 /// A label list joined by `or` (`A, C, or D`): never read as any subset.
 struct Ambiguous;
 
+/// The labels read, and the upper-case letters that name no option.
+type Letters = (Vec<String>, Vec<String>);
+
 /// Reads a label list from the segment (step 4). `Ok(None)`: not a label list.
 /// `Ok(Some((found, dropped)))`: the labels, and single upper-case letters that name no
 /// option. `Err(Ambiguous)`: labels followed by `or`.
-fn read_letters(
-    seg: &str,
-    labels: &[String],
-    strict: bool,
-) -> Result<Option<(Vec<String>, Vec<String>)>, Ambiguous> {
+fn read_letters(seg: &str, labels: &[String], strict: bool) -> Result<Option<Letters>, Ambiguous> {
     let toks = tokenize(seg);
     let is_label = |w: &str| labels.iter().any(|l| l == w);
     let mut i = 0;
