@@ -100,11 +100,14 @@ const TABLE: &[(&str, usize, bool, Option<&str>)] = &[
     ("The answer is: (B) and (D)", 4, false, Some("BD")),
     ("答案：B、D", 4, false, Some("BD")),
     ("Final answer - C", 4, false, Some("C")),
+    // 71-72: asides after "answer" do not hide an earlier marker
+    ("Answer: B\nI am sure of this answer (it is well supported).", 4, false, Some("B")),
+    ("Answer: D\nThe answer - as the filing shows - is clear.", 4, false, Some("D")),
 ];
 
 #[test]
 fn parse_table() {
-    assert_eq!(TABLE.len(), 70);
+    assert_eq!(TABLE.len(), 72);
     let mut bad = Vec::new();
     for (i, (text, n, allow_empty, want)) in TABLE.iter().enumerate() {
         let l = labels(*n);

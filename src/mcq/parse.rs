@@ -395,16 +395,19 @@ fn marker_starts(s: &str) -> Vec<usize> {
                     .next()
                     .is_some_and(|c| c.is_ascii_alphanumeric())
         };
+        // `answer - X` and `Answer (X)` count only when a lone letter follows, so that an
+        // aside (`the answer - as I said -`, `answer (see above)`) does not hide an earlier
+        // marker.
         let dash = ["- ", "– ", "— "]
             .iter()
-            .find(|d| rest.starts_with(**d))
+            .find(|d| rest.starts_with(**d) && lone_letter(&rest[d.len()..]))
             .map(|d| d.len());
         let start = if rest.starts_with(':') || rest.starts_with('=') {
             Some(j + 1)
         } else if let Some(d) = dash {
             // `Final answer - C`.
             Some(j + d)
-        } else if rest.starts_with('(') {
+        } else if rest.starts_with('(') && lone_letter(&rest[1..]) {
             // `Answer (A) is correct.`: the segment starts at the bracket.
             Some(j)
         } else if word("is") || word("are") {
@@ -447,6 +450,13 @@ fn marker_starts(s: &str) -> Vec<usize> {
         }
     }
     best
+}
+
+/// `s` starts (after spaces) with one ASCII letter that no letter or digit follows.
+fn lone_letter(s: &str) -> bool {
+    let mut c = s.trim_start().chars();
+    c.next().is_some_and(|a| a.is_ascii_alphabetic())
+        && !c.next().is_some_and(|b| b.is_ascii_alphanumeric())
 }
 
 fn skip_spaces(s: &str) -> usize {
