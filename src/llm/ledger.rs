@@ -63,3 +63,60 @@ pub fn ledger_row(rec: &CallRecord, kind: CallKind) -> Option<LedgerRow> {
         ..LedgerRow::new(kind)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn record(meta: Value) -> CallRecord {
+        serde_json::from_value(json!({
+            "id": "q7#run1", "sample": 1, "model": "m", "text": "Answer: B",
+            "usage": {"prompt_tokens": 120, "completion_tokens": 4, "total_tokens": 124,
+                      "raw": {}},
+            "latency_ms": 1.0, "elapsed_ms": 1.0, "attempts": 1, "cached": false,
+            "meta": meta
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn rows_carry_the_request_labels_and_the_mcq_fields() {
+        // An `llm batch` request file's labels.
+        let r = ledger_row(
+            &record(json!({"dataset": "hotpotqa", "question": "q7", "trajectory": 2, "read": 0, "other": [1]})),
+            CallKind::Reader,
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"kind": "reader", "dataset": "hotpotqa", "question": "q7", "trajectory": 2,
+                   "read": 0, "model": "m", "input_tokens": 120, "output_tokens": 4,
+                   "id": "q7#run1", "sample": 1})
+        );
+        // An `mcq run` request's `meta.mcq`.
+        let r = ledger_row(
+            &record(
+                json!({"mcq": {"item": "pc-3", "group": "planning-convergent", "run": 1,
+                                    "prompt": "bare", "fingerprint": "ab"}}),
+            ),
+            CallKind::Reader,
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                r.item.as_deref(),
+                r.group.as_deref(),
+                r.run,
+                r.prompt.as_deref()
+            ),
+            (
+                Some("pc-3"),
+                Some("planning-convergent"),
+                Some(1),
+                Some("bare")
+            )
+        );
+        assert_eq!((r.question, r.trajectory), (None, None));
+    }
+}
