@@ -22,7 +22,8 @@ pub struct Args {
     pub format: Format,
 }
 
-fn cells(r: &McqCostRow) -> Vec<String> {
+/// One row; non-integer figures through `f` (rounded for the table, exact for CSV).
+fn cells(r: &McqCostRow, f: fn(f64) -> String) -> Vec<String> {
     vec![
         r.level.to_string(),
         r.name.clone(),
@@ -30,8 +31,8 @@ fn cells(r: &McqCostRow) -> Vec<String> {
         r.input_tokens.to_string(),
         r.cached_input_tokens.to_string(),
         r.output_tokens.to_string(),
-        num(r.tokens_per_call),
-        r.usd.map(num).unwrap_or_default(),
+        f(r.tokens_per_call),
+        r.usd.map(f).unwrap_or_default(),
     ]
 }
 
@@ -52,11 +53,17 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     ];
     match a.format {
         Format::Json => print_json(&r)?,
-        Format::Csv => write_csv(&HEAD, &r.rows.iter().map(cells).collect::<Vec<_>>())?,
+        Format::Csv => write_csv(
+            &HEAD,
+            &r.rows
+                .iter()
+                .map(|x| cells(x, |v| v.to_string()))
+                .collect::<Vec<_>>(),
+        )?,
         Format::Table => {
             let mut t = Table::new(&HEAD);
             for row in &r.rows {
-                t.row(cells(row));
+                t.row(cells(row, num));
             }
             print!("{}", t.render());
             let unknown = r.rows.last().map_or(0, |o| o.unknown_token_rows);
