@@ -161,6 +161,18 @@ pub struct LedgerRow {
     /// The sample index of the request (LLM client rows; informational).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<u32>,
+    /// The MCQ item id (`mcq run` rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<String>,
+    /// The MCQ scoring group of the item, e.g. `planning-convergent` (`mcq run` rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The MCQ run index, 0-based (`mcq run` rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<u32>,
+    /// The MCQ prompt kind, `bare` or `informative` (`mcq run` rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
 }
 
 impl LedgerRow {
@@ -182,6 +194,10 @@ impl LedgerRow {
             key: None,
             id: None,
             sample: None,
+            item: None,
+            group: None,
+            run: None,
+            prompt: None,
         }
     }
 }
@@ -195,7 +211,7 @@ pub struct Entry {
 
 /// The label fields, and the text fields that may be written as numbers.
 const LABELS: [&str; 6] = ["dataset", "question", "arm", "trajectory", "read", "key"];
-const TEXTS: [&str; 2] = ["model", "id"];
+const TEXTS: [&str; 5] = ["model", "id", "item", "group", "prompt"];
 const TOKENS: [&str; 4] = [
     "input_tokens",
     "cached_input_tokens",
@@ -254,6 +270,19 @@ fn parse_row(mut obj: Map<String, Value>) -> std::result::Result<LedgerRow, Stri
             Some(_) => {
                 obj.remove(name);
             }
+        }
+    }
+    // `run` is informational: a value that is not a small non-negative integer counts as
+    // absent (like a label of another type).
+    for name in ["run"] {
+        if !matches!(obj.get(name), None | Some(Value::Null))
+            && obj
+                .get(name)
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .is_none()
+        {
+            obj.remove(name);
         }
     }
     for name in TOKENS {

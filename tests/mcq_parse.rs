@@ -1,6 +1,9 @@
-//! The answer parser against a table of responses shaped like what models really write.
+//! The answer parser against a table of responses shaped like what models really write,
+//! and against responses that copy the prompt or were cut off by the token limit.
 
-use ragstats::mcq::parse::parse_answer;
+use ragstats::mcq::parse::{parse_answer, parse_response, Context, Failure};
+use ragstats::mcq::prompt::{render, PromptKind, Templates};
+use ragstats::mcq::Task;
 
 fn labels(n: usize) -> Vec<String> {
     (0..n)
@@ -76,11 +79,35 @@ const TABLE: &[(&str, usize, bool, Option<&str>)] = &[
     ("**Final Answer:** $\\boxed{\\text{A, C}}$", 4, false, Some("AC")),
     ("Answer: E", 5, false, Some("E")),
     ("Reasoning...\n\nAnswer:\nC, A", 4, false, Some("AC")),
+    // 53-59: "or" makes any list ambiguous, however it is spelled (issue #14, item 2)
+    ("Answer: A, C, or D", 4, false, None),
+    ("Answer: A, or B", 4, false, None),
+    ("Answer: A, C, E, or F", 6, false, None),
+    ("答案：A或B", 4, false, None),
+    ("Answer: A, C, and D", 4, false, Some("ACD")),
+    ("Answer: B. The other options are wrong or redundant.", 4, false, Some("B")),
+    ("Answer: <letter>, <letter>", 4, false, None),
+    // 60-64: no marker: option text only when it is the whole response (item 3)
+    ("I should check where it moved.\nShould we search for Nordvik Energy revenue after Canberra?", 4, false, None),
+    ("Search for Nordvik Energy revenue", 4, false, Some("B")),
+    ("None", 4, true, Some("")),
+    ("None of these pages gives the date, so more searching is needed.", 4, true, None),
+    ("Chosen (worked example only): B, D", 4, false, None),
+    // 65-70: answer-marker variants (item 5)
+    ("Answer (A) is correct.", 4, false, Some("A")),
+    ("The options B, D look tempting.\nAnswer (A) is correct.", 4, false, Some("A")),
+    ("**Answer:** B", 4, false, Some("B")),
+    ("The answer is: (B) and (D)", 4, false, Some("BD")),
+    ("答案：B、D", 4, false, Some("BD")),
+    ("Final answer - C", 4, false, Some("C")),
+    // 71-72: asides after "answer" do not hide an earlier marker
+    ("Answer: B\nI am sure of this answer (it is well supported).", 4, false, Some("B")),
+    ("Answer: D\nThe answer - as the filing shows - is clear.", 4, false, Some("D")),
 ];
 
 #[test]
 fn parse_table() {
-    assert!(TABLE.len() >= 40);
+    assert_eq!(TABLE.len(), 72);
     let mut bad = Vec::new();
     for (i, (text, n, allow_empty, want)) in TABLE.iter().enumerate() {
         let l = labels(*n);
@@ -119,4 +146,151 @@ fn failures_say_why() {
     )
     .unwrap();
     assert_eq!(p.how, "option_text");
+}
+
+fn ctx_parse(text: &str, prompt: Option<&str>, finish: Option<&str>) -> Result<String, Failure> {
+    let l = labels(4);
+    let t: Vec<String> = TEXTS.iter().take(4).map(|s| s.to_string()).collect();
+    let ctx = Context {
+        prompt,
+        finish_reason: finish,
+    };
+    parse_response(text, &l, &t, false, &ctx).map(|p| p.labels.concat())
+}
+
+/// Issue #14, item 4: a cut-off response is read only from a complete answer line.
+#[test]
+fn truncated_responses_need_a_complete_answer_line() {
+    let len = Some("length");
+    let truncated = |r: Result<String, Failure>| matches!(r, Err(Failure::Truncated(_)));
+    // Echoed option labels at the cut (real responses of a 270M model).
+    assert!(truncated(ctx_parse(
+        "Let me go through the options.\nA.",
+        None,
+        len
+    )));
+    assert!(truncated(ctx_parse(
+        "Looking at each page:\nC. [",
+        None,
+        len
+    )));
+    // The same text, finished normally, is a bare answer.
+    assert_eq!(
+        ctx_parse("Let me go through the options.\nA.", None, Some("stop")).unwrap(),
+        "A"
+    );
+    // A marker whose line was cut may have lost letters.
+    assert!(truncated(ctx_parse("Reasoning.\nAnswer: A, C", None, len)));
+    // A complete answer line before the cut counts.
+    assert_eq!(
+        ctx_parse("Answer: B\nBecause the regulator", None, len).unwrap(),
+        "B"
+    );
+    assert_eq!(ctx_parse("\\boxed{B} since the", None, len).unwrap(), "B");
+    assert_eq!(
+        ctx_parse("Answer:\nB, D\nThe rest", None, len).unwrap(),
+        "BD"
+    );
+    // Unknown finish reason: read as usual.
+    assert_eq!(
+        ctx_parse("Reasoning.\nAnswer: A, C", None, None).unwrap(),
+        "AC"
+    );
+}
+
+/// Issue #14, item 1: the prompt's own text, fed back, is never an answer.
+#[test]
+fn every_template_fed_back_is_a_parse_failure() {
+    let t = Templates::builtin();
+    let opts: Vec<(String, String)> = TEXTS
+        .iter()
+        .take(4)
+        .enumerate()
+        .map(|(i, s)| (((b'A' + i as u8) as char).to_string(), s.to_string()))
+        .collect();
+    let l = labels(4);
+    let texts: Vec<String> = TEXTS.iter().take(4).map(|s| s.to_string()).collect();
+    for kind in [PromptKind::Bare, PromptKind::Informative] {
+        for task in Task::ALL {
+            let (tpl, src) = t.get(kind, task);
+            for allow_empty in [false, true] {
+                let prompt = render(
+                    tpl,
+                    "Which step?",
+                    "Step 1: searched.",
+                    "Choose.",
+                    &opts,
+                    allow_empty,
+                );
+                for text in [tpl, prompt.as_str()] {
+                    let got = parse_answer(text, &l, &texts, allow_empty);
+                    assert!(got.is_err(), "{src} fed back parsed as {got:?}");
+                    let ctx = Context {
+                        prompt: Some(&prompt),
+                        finish_reason: Some("stop"),
+                    };
+                    let got = parse_response(text, &l, &texts, allow_empty, &ctx);
+                    assert!(got.is_err(), "{src} fed back parsed as {got:?}");
+                }
+                // The format lines alone, echoed as the reply.
+                for line in prompt.lines().filter(|x| x.contains("Answer:")) {
+                    let got = parse_response(
+                        line,
+                        &l,
+                        &texts,
+                        allow_empty,
+                        &Context {
+                            prompt: Some(&prompt),
+                            finish_reason: None,
+                        },
+                    );
+                    if line.trim() != "Answer: none" {
+                        assert!(got.is_err(), "{src}: {line:?} parsed as {got:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A template with concrete example letters (as the built-in ones had): the copied example
+/// is refused when the prompt is known, and read when it is not.
+#[test]
+fn an_answer_copied_from_the_prompt_is_refused() {
+    let prompt = "Options...\nEnd with a final line, for example `Answer: A, C`.";
+    let e = ctx_parse("I think so.\nAnswer: A, C", Some(prompt), None).unwrap_err();
+    assert!(
+        matches!(&e, Failure::Unreadable(m) if m.contains("copies the prompt")),
+        "{e:?}"
+    );
+    assert_eq!(
+        ctx_parse("I think so.\nAnswer: A, C", None, None).unwrap(),
+        "AC"
+    );
+    // Another answer is the model's own.
+    assert_eq!(ctx_parse("Answer: A, D", Some(prompt), None).unwrap(), "AD");
+    // A whole marker line of the prompt, copied.
+    let prompt = "Answer: B\nis how a reply ends.";
+    assert!(ctx_parse("Answer: B", Some(prompt), None).is_err());
+    // "Answer: none" in the empty rule is a format, not an example: it stays an answer.
+    let l = labels(4);
+    let texts: Vec<String> = TEXTS.iter().take(4).map(|s| s.to_string()).collect();
+    let prompt = "If no option qualifies, the final line must be `Answer: none`.";
+    let ctx = Context {
+        prompt: Some(prompt),
+        finish_reason: None,
+    };
+    assert_eq!(
+        parse_response("Answer: none", &l, &texts, true, &ctx)
+            .unwrap()
+            .labels,
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn or_is_named_as_the_reason() {
+    let l = labels(6);
+    let e = parse_answer("Answer: A, C, E, or F", &l, &l, false).unwrap_err();
+    assert!(e.contains("\"or\""), "{e}");
 }

@@ -131,14 +131,53 @@ fn table(r: &CostReport) -> String {
     }
     let mut out = t.render();
     let u = &r.unit_costs;
-    out.push_str(&format!(
-        "\nunit costs over {} trajectories and {} reads (both arms):\n  c_T = {} tokens, c_R = {} tokens\n",
-        u.trajectories,
-        u.reads,
-        num(u.tokens.trajectory),
-        num(u.tokens.read)
-    ));
-    if let Some(d) = &u.usd {
+    if u.trajectory_note.is_some() || u.read_note.is_some() {
+        // Say which unit cost this ledger gives, and why the other is not a figure.
+        out.push_str("\nunit costs:\n");
+        let price = |x: f64| {
+            u.usd
+                .as_ref()
+                .map(|_| {
+                    format!(
+                        " (${} with search at ${}/1k requests)",
+                        num(x),
+                        u.search_usd_per_1000
+                    )
+                })
+                .unwrap_or_default()
+        };
+        let usd = u.usd.unwrap_or(ragstats::costs::cost::UnitCostPair {
+            trajectory: f64::NAN,
+            read: f64::NAN,
+        });
+        match &u.trajectory_note {
+            Some(n) => out.push_str(&format!("  c_T: not computed: {n}\n")),
+            None => out.push_str(&format!(
+                "  c_T = {} tokens over {} trajectories{}\n",
+                num(u.tokens.trajectory),
+                u.trajectories,
+                price(usd.trajectory)
+            )),
+        }
+        match &u.read_note {
+            Some(n) => out.push_str(&format!("  c_R: not computed: {n}\n")),
+            None => out.push_str(&format!(
+                "  c_R = {} tokens over {} reads{}\n",
+                num(u.tokens.read),
+                u.reads,
+                price(usd.read)
+            )),
+        }
+    } else {
+        out.push_str(&format!(
+            "\nunit costs over {} trajectories and {} reads (both arms):\n  c_T = {} tokens, c_R = {} tokens\n",
+            u.trajectories,
+            u.reads,
+            num(u.tokens.trajectory),
+            num(u.tokens.read)
+        ));
+    }
+    if let (Some(d), None, None) = (&u.usd, &u.trajectory_note, &u.read_note) {
         out.push_str(&format!(
             "  c_T = ${} , c_R = ${}  (search at ${}/1k requests)\n",
             num(d.trajectory),

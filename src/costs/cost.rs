@@ -199,6 +199,66 @@ pub struct UnitCostReport {
     /// With prices: dollars, search at `search_usd_per_1000`.
     pub usd: Option<UnitCostPair>,
     pub search_usd_per_1000: f64,
+    /// Why c_T cannot be read as a per-trajectory cost from this ledger, if it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trajectory_note: Option<String>,
+    /// Why c_R cannot be read as a per-read cost from this ledger, if it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_note: Option<String>,
+}
+
+/// Why a ledger does not give c_T (`trajectory`) or c_R (`read`): `None` when it does.
+///
+/// c_T needs planner or search rows, each labelled with its `question` and `trajectory`;
+/// c_R needs reader rows, each labelled with `question`, `trajectory` and `read` (`dataset`
+/// is optional). Rows without them (an `llm batch` ledger whose requests carried no such
+/// `meta`, or an `mcq run` ledger, whose calls are items, not reads) cannot be assigned to
+/// a cell, and an average over the cells would lump them together.
+pub fn unit_cost_notes(entries: &[Entry]) -> (Option<String>, Option<String>) {
+    let (mut t_rows, mut t_bare, mut r_rows, mut r_bare, mut mcq) = (0, 0, 0, 0, 0);
+    for Entry { row: e, .. } in entries {
+        if e.item.is_some() {
+            mcq += 1;
+        }
+        match e.kind {
+            CallKind::Planner | CallKind::Search => {
+                t_rows += 1;
+                if e.question.is_none() || e.trajectory.is_none() {
+                    t_bare += 1;
+                }
+            }
+            CallKind::Reader => {
+                r_rows += 1;
+                if e.question.is_none() || e.trajectory.is_none() || e.read.is_none() {
+                    r_bare += 1;
+                }
+            }
+        }
+    }
+    let hint = if mcq > 0 {
+        "; this is an `mcq run` ledger: `stats mcq cost` gives tokens and fees per item, task and run"
+    } else {
+        "; `llm batch` copies `question`, `trajectory` and `read` from each request's `meta`"
+    };
+    let t = if t_rows == 0 {
+        Some("no planner or search rows, so there is no trajectory cost".to_string())
+    } else if t_bare > 0 {
+        Some(format!(
+            "{t_bare} of {t_rows} planner/search row(s) have no `question` or `trajectory` label, so their cost belongs to no trajectory"
+        ))
+    } else {
+        None
+    };
+    let r = if r_rows == 0 {
+        Some("no reader rows, so there is no read cost".to_string())
+    } else if r_bare > 0 {
+        Some(format!(
+            "{r_bare} of {r_rows} reader row(s) have no `question`, `trajectory` or `read` label, so their cost belongs to no read{hint}"
+        ))
+    } else {
+        None
+    };
+    (t, r)
 }
 
 /// The `stats cost` report.
@@ -264,6 +324,7 @@ pub fn account(
     total.price(sweep);
     let (nt, nr) = (traj_cells.len() as f64, read_cells.len() as f64);
     let per = |x: f64, n: f64| if n > 0.0 { x / n } else { f64::NAN };
+    let (trajectory_note, read_note) = unit_cost_notes(entries);
     CostReport {
         search_prices: sweep.to_vec(),
         groups: groups.into_values().collect(),
@@ -280,6 +341,8 @@ pub fn account(
                 read: per(r_usd, nr),
             }),
             search_usd_per_1000: point,
+            trajectory_note,
+            read_note,
         },
     }
 }
@@ -368,5 +431,59 @@ impl CellCosts {
             }
         }
         Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::LedgerRow;
+
+    fn reader(question: Option<&str>, read: Option<u32>, item: Option<&str>) -> Entry {
+        Entry {
+            line: 1,
+            row: LedgerRow {
+                question: question.map(Into::into),
+                trajectory: question.map(|_| 0u32.into()),
+                read: read.map(Into::into),
+                item: item.map(Into::into),
+                model: Some("m".into()),
+                ..LedgerRow::new(CallKind::Reader)
+            },
+        }
+    }
+
+    #[test]
+    fn notes_say_which_unit_costs_a_ledger_gives() {
+        // An `llm batch` ledger whose requests carried question/trajectory/read: c_R only.
+        let labelled = [
+            reader(Some("q1"), Some(0), None),
+            reader(Some("q1"), Some(1), None),
+        ];
+        let (t, r) = unit_cost_notes(&labelled);
+        assert_eq!(
+            t.as_deref(),
+            Some("no planner or search rows, so there is no trajectory cost")
+        );
+        assert_eq!(r, None);
+        // One unlabelled row spoils c_R; the hint names where labels come from.
+        let mixed = [reader(Some("q1"), Some(0), None), reader(None, None, None)];
+        let r = unit_cost_notes(&mixed).1.unwrap();
+        assert!(
+            r.starts_with("1 of 2 reader row(s)") && r.contains("`meta`"),
+            "{r}"
+        );
+        // An `mcq run` ledger points to `stats mcq cost`.
+        let r = unit_cost_notes(&[reader(None, None, Some("pc-1"))])
+            .1
+            .unwrap();
+        assert!(r.contains("stats mcq cost"), "{r}");
+        // Both kinds of rows, all labelled: no notes.
+        let mut plan = reader(Some("q1"), None, None);
+        plan.row.kind = CallKind::Planner;
+        assert_eq!(
+            unit_cost_notes(&[plan, reader(Some("q1"), Some(0), None)]),
+            (None, None)
+        );
     }
 }

@@ -11,9 +11,11 @@
 //! - [`positions`]: positional bias and shuffle agreement.
 //! - [`filter`]: difficulty and format filters.
 //! - [`agree`]: annotator agreement and majority gold.
+//! - [`cost`]: tokens and fees of an `mcq run` ledger per item, group, task and run.
 
 pub mod agree;
 pub mod compare;
+pub mod cost;
 pub mod filter;
 pub mod item;
 pub mod metrics;

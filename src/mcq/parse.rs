@@ -1,6 +1,7 @@
 //! Reading the chosen option labels out of what a model wrote.
 //!
-//! Steps, in order (docs/mcq.md has the user-facing version):
+//! Steps, in order (docs/mcq.md "How answers are read" has the user-facing version with an
+//! example per rule):
 //!
 //! 1. `<think>…</think>` blocks are removed (an unopened `…</think>` is cut at the closing
 //!    tag, an unclosed `<think>` runs to the end).
@@ -8,25 +9,32 @@
 //!    code marks (`*`, `__`, `` ` ``) and `$` are removed; `\boxed{X}`, `\text{X}`,
 //!    `\textbf{X}`, `\mathrm{X}`, `\mathbf{X}`, `\fbox{X}` become `X`.
 //! 3. The answer segment is the text after the **last** answer marker — `Answer:`,
-//!    `answer is`, `answers are`, `answer =`, `Final answer` at the end of a line, `答案：`,
-//!    `答案是`, `答案为` (case-insensitive) — up to the end of that line, or the next
-//!    non-empty line when the marker ends its line. A `\boxed{…}` after the last marker
-//!    wins over it. With neither, the last non-empty line is the segment, read strictly
-//!    (it must be nothing but an answer).
-//! 4. The segment is read as a list of labels: leading filler words (`the correct options
+//!    `answer is`, `answers are`, `answer =`, `Answer (X)`, `answer - X`, `Final answer` at
+//!    the end of a line, `答案：`, `答案是`, `答案为` (case-insensitive) — up to the end of that
+//!    line, or the next non-empty line when the marker ends its line. A `\boxed{…}` after the
+//!    last marker wins over it. With neither, the last non-empty line is the segment, read
+//!    strictly (it must be nothing but an answer).
+//! 4. With the prompt known ([`Context::prompt`]), an answer line copied from a prompt line
+//!    that holds a marker, or equal to the answer of a format example there, fails. With
+//!    `finish_reason` `length`, a response without a marker or box, or whose marker line is
+//!    the last thing before the cut, is [`Failure::Truncated`].
+//! 5. The segment is read as a list of labels: leading filler words (`the correct options
 //!    are`, `选项`) are skipped; labels are separated by spaces, `, ; / & + 、 ( ) [ ] . :`
 //!    and the words `and`, `和`, `与`, `及`, `以及`; a run of distinct labels written
 //!    together (`ACD`) counts; lower-case letters count when they are single letters that
 //!    name options. The list ends at the end of the segment, at punctuation followed by
 //!    text (`B. Because…`, `B (the official page)`), or at an explaining word (`are`,
-//!    `because`, …). A list that runs into other text without punctuation (`A lot of`) or
-//!    uses `or` is ambiguous and fails. Upper-case letters that name no option are dropped
-//!    (only labels that exist count); if none is left the parse fails.
-//! 5. Otherwise, if the segment quotes one or more option texts (matched on words, case
-//!    folded), those options are the answer.
-//! 6. Otherwise `none`, `no option`, `n/a`, `[]`, `无`, `没有`, `都不` mean the empty answer —
-//!    accepted only for items that allow it.
-//! 7. Anything else is a parse failure with a reason.
+//!    `because`, …). A list followed by `or` (`A or B`, `A, C, or D`, `A或B`) is ambiguous
+//!    and fails; so does a list that runs into other text without punctuation (`A lot
+//!    of`). Upper-case letters that name no option are dropped (only labels that exist
+//!    count); if none is left the parse fails.
+//! 6. Otherwise, after a marker, options whose text the segment quotes (matched on words,
+//!    case folded) are the answer; without a marker only a response that is, as a whole,
+//!    one option's text.
+//! 7. Otherwise `none`, `no option`, `n/a`, `[]`, `无`, `没有`, `都不` mean the empty answer
+//!    (without a marker: only a response that is nothing but such a word) — accepted only
+//!    for items that allow it.
+//! 8. Anything else is a parse failure with a reason.
 
 use serde::Serialize;
 
@@ -42,7 +50,35 @@ pub struct Parsed {
     pub dropped: Vec<String>,
 }
 
-/// Parses `text` against options `labels` (presentation order) with texts `texts`.
+/// What is known about a response besides its text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// The prompt the response answers: an answer line copied from it is refused.
+    pub prompt: Option<&'a str>,
+    /// `choices[0].finish_reason`: `length` means the text was cut off.
+    pub finish_reason: Option<&'a str>,
+}
+
+/// Why no answer was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The text holds no readable answer (reason).
+    Unreadable(String),
+    /// The text was cut off (`finish_reason` `length`) before a complete answer line.
+    Truncated(String),
+}
+
+impl Failure {
+    /// The one-line reason.
+    pub fn reason(&self) -> &str {
+        match self {
+            Failure::Unreadable(s) | Failure::Truncated(s) => s,
+        }
+    }
+}
+
+/// Parses `text` against options `labels` (presentation order) with texts `texts`, without
+/// knowing the prompt or how the generation ended ([`parse_response`] with no context).
 ///
 /// # Errors
 /// A one-line reason when no answer can be read.
@@ -52,22 +88,73 @@ pub fn parse_answer(
     texts: &[String],
     allow_empty: bool,
 ) -> Result<Parsed, String> {
+    parse_response(text, labels, texts, allow_empty, &Context::default())
+        .map_err(|f| f.reason().to_string())
+}
+
+/// Parses `text` as [`parse_answer`] does, and also: an answer line that copies a line of
+/// `ctx.prompt` holding an answer marker (or the answer of a format example in it) is
+/// refused, and a response cut off by the token limit (`finish_reason` `length`) is read
+/// only from an answer marker or `\boxed{…}` whose line ended before the cut.
+///
+/// # Errors
+/// [`Failure::Truncated`] for a cut-off response without a complete answer line;
+/// [`Failure::Unreadable`] for any other response without a readable answer.
+pub fn parse_response(
+    text: &str,
+    labels: &[String],
+    texts: &[String],
+    allow_empty: bool,
+    ctx: &Context<'_>,
+) -> Result<Parsed, Failure> {
+    let truncated = ctx.finish_reason == Some("length");
     let body = strip_think(text);
     let (norm, boxed) = normalize(&body);
-    let (segment, strict) = match (find_marker(&norm), boxed.last()) {
+    let marker = find_marker(&norm);
+    let (segment, strict) = match (marker, boxed.last()) {
         (Some(m), Some(&(bpos, ref inner))) if bpos > m => (inner.clone(), false),
-        (Some(m), _) => (segment_from(&norm, m), false),
+        (Some(m), _) => {
+            let (seg, complete) = segment_from(&norm, m);
+            if truncated && !complete {
+                return Err(Failure::Truncated(
+                    "cut off (finish_reason length) inside the answer line".into(),
+                ));
+            }
+            if let Some(p) = ctx.prompt {
+                if let Some(line) = copies_prompt(&norm, m, &seg, p) {
+                    return Err(Failure::Unreadable(format!(
+                        "the answer line copies the prompt's {:?}",
+                        snippet(&line, 60)
+                    )));
+                }
+            }
+            (seg, false)
+        }
         (None, Some((_, inner))) => (inner.clone(), false),
+        (None, None) if truncated => {
+            return Err(Failure::Truncated(
+                "cut off (finish_reason length) before any answer marker".into(),
+            ))
+        }
         (None, None) => match norm.lines().rev().find(|l| !l.trim().is_empty()) {
             Some(l) => (l.to_string(), true),
-            None => return Err("empty response".into()),
+            None => return Err(Failure::Unreadable("empty response".into())),
         },
     };
+    let fail = |s: String| Err(Failure::Unreadable(s));
     let seg = segment.trim();
     if seg.is_empty() {
-        return Err("the answer line is empty".into());
+        return fail("the answer line is empty".into());
     }
-    let letters = read_letters(seg, labels, strict);
+    let letters = match read_letters(seg, labels, strict) {
+        Err(Ambiguous) => {
+            return fail(format!(
+                "answer {:?} joins labels with \"or\" (ambiguous)",
+                snippet(seg, 60)
+            ))
+        }
+        Ok(l) => l,
+    };
     if let Some((found, dropped)) = &letters {
         if !found.is_empty() {
             return Ok(Parsed {
@@ -77,7 +164,17 @@ pub fn parse_answer(
             });
         }
     }
-    let quoted = match_texts(seg, labels, texts);
+    // Without a marker, option text counts only when the whole response is one option's
+    // text: a closing question or remark that mentions an option is not an answer.
+    let quoted = if strict {
+        let whole = words(&norm);
+        (0..texts.len())
+            .filter(|&j| whole.trim().len() >= 2 && words(&texts[j]) == whole)
+            .filter_map(|j| labels.get(j).cloned())
+            .collect()
+    } else {
+        match_texts(seg, labels, texts)
+    };
     if !quoted.is_empty() {
         return Ok(Parsed {
             labels: order(&quoted, labels),
@@ -85,7 +182,12 @@ pub fn parse_answer(
             dropped: vec![],
         });
     }
-    if says_none(seg) {
+    let none = if strict {
+        norm.trim() == seg && says_none_exactly(seg)
+    } else {
+        says_none(seg)
+    };
+    if none {
         return if allow_empty {
             Ok(Parsed {
                 labels: vec![],
@@ -93,17 +195,17 @@ pub fn parse_answer(
                 dropped: vec![],
             })
         } else {
-            Err("says none of the options, but this item's answer is never empty".into())
+            fail("says none of the options, but this item's answer is never empty".into())
         };
     }
     if let Some((_, dropped)) = letters.filter(|(_, d)| !d.is_empty()) {
-        return Err(format!(
+        return fail(format!(
             "letter(s) {} name no option (options: {})",
             dropped.join(", "),
             labels.join(", ")
         ));
     }
-    Err(format!(
+    fail(format!(
         "{} {:?} is not a list of option labels",
         if strict {
             "no answer marker; the last line"
@@ -112,6 +214,42 @@ pub fn parse_answer(
         },
         snippet(seg, 60)
     ))
+}
+
+/// Whitespace collapsed, trimmed, trailing `.` removed: how copied lines are compared.
+fn squash(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end_matches(['.', '。'])
+        .to_string()
+}
+
+/// The prompt line the response's answer copies, if it does: the response's marker line
+/// equals a prompt line that holds a marker, or its answer equals the answer of a format
+/// example in the prompt (a marker on a line saying `example` or `e.g.`).
+fn copies_prompt(norm: &str, m: usize, seg: &str, prompt: &str) -> Option<String> {
+    let line_start = norm[..m].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = norm[m..].find('\n').map_or(norm.len(), |i| m + i);
+    let line = squash(&norm[line_start..line_end]);
+    let seg = squash(seg);
+    let (p, _) = normalize(prompt);
+    for pl in p.lines() {
+        let starts = marker_starts(pl);
+        if starts.is_empty() {
+            continue;
+        }
+        if squash(pl) == line {
+            return Some(pl.trim().to_string());
+        }
+        let lower = pl.to_ascii_lowercase();
+        if (lower.contains("example") || lower.contains("e.g."))
+            && starts.iter().any(|&s| squash(&pl[s..]) == seg)
+        {
+            return Some(pl.trim().to_string());
+        }
+    }
+    None
 }
 
 /// The first `n` characters of `s`, with `…` when cut.
@@ -226,8 +364,13 @@ fn normalize(text: &str) -> (String, Vec<(usize, String)>) {
 
 /// Byte position where the segment after the last answer marker starts.
 fn find_marker(s: &str) -> Option<usize> {
+    marker_starts(s).into_iter().max()
+}
+
+/// Byte positions where a segment after an answer marker starts, for every marker.
+fn marker_starts(s: &str) -> Vec<usize> {
     let lower = s.to_ascii_lowercase();
-    let mut best: Option<usize> = None;
+    let mut best: Vec<usize> = Vec::new();
     for (i, _) in lower.match_indices("answer") {
         if lower[..i]
             .chars()
@@ -252,8 +395,21 @@ fn find_marker(s: &str) -> Option<usize> {
                     .next()
                     .is_some_and(|c| c.is_ascii_alphanumeric())
         };
+        // `answer - X` and `Answer (X)` count only when a lone letter follows, so that an
+        // aside (`the answer - as I said -`, `answer (see above)`) does not hide an earlier
+        // marker.
+        let dash = ["- ", "– ", "— "]
+            .iter()
+            .find(|d| rest.starts_with(**d) && lone_letter(&rest[d.len()..]))
+            .map(|d| d.len());
         let start = if rest.starts_with(':') || rest.starts_with('=') {
             Some(j + 1)
+        } else if let Some(d) = dash {
+            // `Final answer - C`.
+            Some(j + d)
+        } else if rest.starts_with('(') && lone_letter(&rest[1..]) {
+            // `Answer (A) is correct.`: the segment starts at the bracket.
+            Some(j)
         } else if word("is") || word("are") {
             let w = if word("is") { 2 } else { 3 };
             let mut k = j + w;
@@ -270,7 +426,7 @@ fn find_marker(s: &str) -> Option<usize> {
             None
         };
         if let Some(p) = start {
-            best = Some(best.map_or(p, |b: usize| b.max(p)));
+            best.push(p);
         }
     }
     for (i, _) in s.match_indices("答案") {
@@ -290,28 +446,37 @@ fn find_marker(s: &str) -> Option<usize> {
             took = true;
         }
         if took {
-            best = Some(best.map_or(j, |b: usize| b.max(j)));
+            best.push(j);
         }
     }
     best
+}
+
+/// `s` starts (after spaces) with one ASCII letter that no letter or digit follows.
+fn lone_letter(s: &str) -> bool {
+    let mut c = s.trim_start().chars();
+    c.next().is_some_and(|a| a.is_ascii_alphabetic())
+        && !c.next().is_some_and(|b| b.is_ascii_alphanumeric())
 }
 
 fn skip_spaces(s: &str) -> usize {
     s.len() - s.trim_start_matches([' ', '\t']).len()
 }
 
-/// The rest of the marker's line, or the next non-empty line when that is empty.
-fn segment_from(s: &str, start: usize) -> String {
+/// The rest of the marker's line, or the next non-empty line when that is empty; and
+/// whether that line ended (a line break follows it) rather than the text.
+fn segment_from(s: &str, start: usize) -> (String, bool) {
     let rest = &s[start..];
-    let mut lines = rest.lines();
-    let first = lines.next().unwrap_or("");
-    if !first.trim().is_empty() {
-        return first.to_string();
+    let mut pos = 0;
+    for line in rest.split_inclusive('\n') {
+        pos += line.len();
+        let l = line.trim_end_matches(['\n', '\r']);
+        if !l.trim().is_empty() {
+            let complete = line.ends_with('\n') || !rest[pos..].trim().is_empty();
+            return (l.to_string(), complete);
+        }
     }
-    lines
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .to_string()
+    (String::new(), false)
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -383,7 +548,7 @@ const FILLER: [&str; 24] = [
 ];
 const FILLER_CJK: [&str; 6] = ["选项", "选", "应选", "是", "为", "选择"];
 const CONNECT: [&str; 1] = ["and"];
-const CONNECT_CJK: [&str; 5] = ["和", "与", "及", "以及", "或者都"];
+const CONNECT_CJK: [&str; 4] = ["和", "与", "及", "以及"];
 const EXPLAIN: [&str; 17] = [
     "because",
     "since",
@@ -405,9 +570,16 @@ const EXPLAIN: [&str; 17] = [
 ];
 const SEPARATORS: &str = " \t,;/&+、()[].:。-—–";
 
-/// Reads a label list from the segment (step 4). `None`: not a label list. `Some((found,
-/// dropped))`: the labels, and single upper-case letters that name no option.
-fn read_letters(seg: &str, labels: &[String], strict: bool) -> Option<(Vec<String>, Vec<String>)> {
+/// A label list joined by `or` (`A, C, or D`): never read as any subset.
+struct Ambiguous;
+
+/// The labels read, and the upper-case letters that name no option.
+type Letters = (Vec<String>, Vec<String>);
+
+/// Reads a label list from the segment (step 4). `Ok(None)`: not a label list.
+/// `Ok(Some((found, dropped)))`: the labels, and single upper-case letters that name no
+/// option. `Err(Ambiguous)`: labels followed by `or`.
+fn read_letters(seg: &str, labels: &[String], strict: bool) -> Result<Option<Letters>, Ambiguous> {
     let toks = tokenize(seg);
     let is_label = |w: &str| labels.iter().any(|l| l == w);
     let mut i = 0;
@@ -431,7 +603,7 @@ fn read_letters(seg: &str, labels: &[String], strict: bool) -> Option<(Vec<Strin
             Tok::Sep(s) => {
                 if !s.chars().all(|c| SEPARATORS.contains(c)) {
                     // Quotes, '<', '=' and the like: not part of a list.
-                    return finish(found, dropped, any, true, strict, true);
+                    return Ok(finish(found, dropped, any, true, strict, true));
                 }
                 last_sep_punct = s.chars().any(|c| !c.is_whitespace());
             }
@@ -461,24 +633,31 @@ fn read_letters(seg: &str, labels: &[String], strict: bool) -> Option<(Vec<Strin
                 } else if !((any && CONNECT.contains(&lw.as_str()))
                     || matches!(lw.as_str(), "option" | "options" | "choice" | "choices"))
                 {
+                    if any && matches!(lw.as_str(), "or" | "nor") {
+                        // `A, C, or D` and `A or B` alike: which one is meant is unknown.
+                        return Err(Ambiguous);
+                    }
                     // The list ends here.
                     let ok = last_sep_punct || EXPLAIN.contains(&lw.as_str());
-                    return finish(found, dropped, any, ok, strict, false);
+                    return Ok(finish(found, dropped, any, ok, strict, false));
                 }
                 last_sep_punct = false;
             }
             Tok::Cjk(w) => {
                 if !((any && CONNECT_CJK.contains(&w.as_str())) || FILLER_CJK.contains(&w.as_str()))
                 {
+                    if any && w.starts_with('或') {
+                        return Err(Ambiguous);
+                    }
                     // Chinese text after the letters ("B是正确的") needs no punctuation.
-                    return finish(found, dropped, any, true, strict, false);
+                    return Ok(finish(found, dropped, any, true, strict, false));
                 }
                 last_sep_punct = false;
             }
         }
         i += 1;
     }
-    finish(found, dropped, any, true, strict, true)
+    Ok(finish(found, dropped, any, true, strict, true))
 }
 
 fn distinct(w: &str) -> bool {
@@ -533,6 +712,28 @@ fn match_texts(seg: &str, labels: &[String], texts: &[String]) -> Vec<String> {
         })
         .filter_map(|&j| labels.get(j).cloned())
         .collect()
+}
+
+/// The whole line is nothing but a word for "none" (no marker: nothing else may follow).
+fn says_none_exactly(seg: &str) -> bool {
+    let t = seg
+        .trim_matches(|c: char| c.is_whitespace() || matches!(c, '.' | '。' | '!' | '(' | ')'))
+        .to_lowercase();
+    [
+        "none",
+        "none of the options",
+        "none of them",
+        "none of the above",
+        "no option",
+        "no options",
+        "n/a",
+        "[]",
+        "∅",
+        "无",
+        "没有",
+        "都不是",
+    ]
+    .contains(&t.as_str())
 }
 
 fn says_none(seg: &str) -> bool {

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::item::{Group, Item, Task};
-use super::parse::parse_answer;
+use super::parse::{parse_response, Context, Failure};
 use super::prompt::{render, PromptKind, Templates};
 use super::shuffle::{permutation, presented_labels};
 use crate::error::{Error, Result};
@@ -110,7 +110,8 @@ pub fn plan_calls(items: &[Item], templates: &Templates, cfg: &RunConfig) -> Vec
                 params: cfg.params.clone(),
                 extra: cfg.extra.clone(),
                 meta: Some(json!({"mcq": {
-                    "item": item.id, "run": k, "prompt": cfg.prompt.as_str(),
+                    "item": item.id, "group": item.group().as_str(), "run": k,
+                    "prompt": cfg.prompt.as_str(),
                     "shuffle_seed": cfg.shuffle_seed, "fingerprint": fingerprint,
                 }})),
             };
@@ -185,6 +186,9 @@ pub enum Outcome {
     Ok,
     /// The call answered but no answer could be read from the text.
     ParseFailed,
+    /// The answer was cut off by the token limit (`finish_reason` `length`) before a
+    /// complete answer line: a parse failure counted on its own.
+    Truncated,
     /// The call failed (API error after every retry).
     Error,
 }
@@ -216,7 +220,7 @@ pub struct RunResult {
     pub gold: Vec<String>,
     /// Whether the empty answer is legitimate.
     pub allow_empty: bool,
-    /// `ok`, `parse_failed` or `error`.
+    /// `ok`, `parse_failed`, `truncated` or `error`.
     pub outcome: Outcome,
     /// Parsed answer in ORIGINAL labels (`null` unless `ok`).
     pub answer: Option<Vec<String>>,
@@ -226,6 +230,10 @@ pub struct RunResult {
     pub parse_note: Option<String>,
     /// Raw answer text (`<think>` removed by the client), `null` on API error.
     pub text: Option<String>,
+    /// `choices[0].finish_reason` as the server sent it (`stop`, `length`, ...); `null` when
+    /// unknown (an API error, or a results file written before it was recorded).
+    #[serde(default)]
+    pub finish_reason: Option<String>,
     /// API error, when the call failed.
     pub error: Option<CallError>,
     /// Token usage as reported.
@@ -263,6 +271,7 @@ pub fn to_result(item: &Item, p: &Planned, rec: &CallRecord, cfg: &RunConfig) ->
         answer_shown: None,
         parse_note: None,
         text: rec.text.clone(),
+        finish_reason: rec.finish_reason.clone(),
         error: rec.error.clone(),
         usage: rec.usage.clone(),
         cached: rec.cached,
@@ -270,7 +279,19 @@ pub fn to_result(item: &Item, p: &Planned, rec: &CallRecord, cfg: &RunConfig) ->
     let Some(text) = &rec.text else {
         return r;
     };
-    match parse_answer(text, &shown_labels, &shown_texts, item.allow_empty) {
+    // The prompt as sent: an answer line copied from it is not the model's answer.
+    let prompt = p
+        .request
+        .messages
+        .iter()
+        .filter_map(|m| m.get("content").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let ctx = Context {
+        prompt: Some(&prompt),
+        finish_reason: rec.finish_reason.as_deref(),
+    };
+    match parse_response(text, &shown_labels, &shown_texts, item.allow_empty, &ctx) {
         Ok(parsed) => {
             let original: Vec<String> = parsed
                 .labels
@@ -291,8 +312,12 @@ pub fn to_result(item: &Item, p: &Planned, rec: &CallRecord, cfg: &RunConfig) ->
                 )
             });
         }
-        Err(why) => {
+        Err(Failure::Unreadable(why)) => {
             r.outcome = Outcome::ParseFailed;
+            r.parse_note = Some(why);
+        }
+        Err(Failure::Truncated(why)) => {
+            r.outcome = Outcome::Truncated;
             r.parse_note = Some(why);
         }
     }

@@ -331,8 +331,10 @@ pub struct RateRow {
     pub group: String,
     /// Result lines.
     pub records: usize,
-    /// Lines whose text could not be parsed.
+    /// Lines whose text could not be parsed (truncations not included).
     pub parse_failed: usize,
+    /// Lines cut off by the token limit before a complete answer line.
+    pub truncated: usize,
     /// Lines whose call failed.
     pub errors: usize,
     /// parse_failed / records.
@@ -350,10 +352,15 @@ pub fn rates(results: &[RunResult]) -> Vec<RateRow> {
             .filter(|r| r.outcome == Outcome::ParseFailed)
             .count();
         let er = rs.iter().filter(|r| r.outcome == Outcome::Error).count();
+        let tr = rs
+            .iter()
+            .filter(|r| r.outcome == Outcome::Truncated)
+            .count();
         RateRow {
             group: name,
             records: n,
             parse_failed: pf,
+            truncated: tr,
             errors: er,
             parse_failure_rate: pf as f64 / n.max(1) as f64,
             error_rate: er as f64 / n.max(1) as f64,

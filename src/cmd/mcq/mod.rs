@@ -1,4 +1,4 @@
-//! `stats mcq validate|run|score|compare|filter|agree`: RAGCap-Bench-style multiple-choice
+//! `stats mcq validate|run|score|cost|compare|filter|agree`: RAGCap-Bench-style multiple-choice
 //! evaluation (docs/mcq.md). One module per subcommand; `boot` holds what `score` and
 //! `compare` share.
 
@@ -11,6 +11,7 @@ use super::batch::block_on;
 mod agree;
 mod boot;
 mod compare;
+mod cost;
 mod filter;
 mod run;
 mod score;
@@ -39,6 +40,11 @@ pub enum Sub {
         after_help = "Examples:\n  stats mcq score runs/qwen3-8b.jsonl\n  stats mcq score runs/qwen3-8b.jsonl --positions --shuffled runs/qwen3-8b-shuffled.jsonl"
     )]
     Score(score::Args),
+    /// Tokens and fees of an `mcq run --ledger` ledger per item, group, task and run.
+    #[command(
+        after_help = "Example:\n  stats mcq cost runs/qwen3-8b.ledger.jsonl --prices prices.toml"
+    )]
+    Cost(cost::Args),
     /// Paired comparison of two result files: deltas (B − A) with intervals, McNemar on EM.
     #[command(
         after_help = "Example:\n  stats mcq compare runs/qwen3-8b.jsonl runs/qwen3-32b.jsonl"
@@ -62,6 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Sub::Validate(a) => validate::run(a),
         Sub::Run(a) => block_on(run::run(*a)),
         Sub::Score(a) => score::run(a),
+        Sub::Cost(a) => cost::run(a),
         Sub::Compare(a) => compare::run(a),
         Sub::Filter(a) => filter::run(a),
         Sub::Agree(a) => agree::run(a),

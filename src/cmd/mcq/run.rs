@@ -130,10 +130,11 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         p.cached
     );
     eprintln!(
-        "results: {} line(s): {} parsed, {} parse failure(s), {} API error(s); {} not run yet -> {}",
+        "results: {} line(s): {} parsed, {} parse failure(s), {} truncated, {} API error(s); {} not run yet -> {}",
         results.len(),
         count(Outcome::Ok),
         count(Outcome::ParseFailed),
+        count(Outcome::Truncated),
         count(Outcome::Error),
         missing,
         a.out.display()

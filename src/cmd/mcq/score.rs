@@ -132,6 +132,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                         "f1_hi",
                         "records",
                         "parse_failed",
+                        "truncated",
                         "errors",
                     ],
                     &table
@@ -147,9 +148,15 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                             }
                             match rate_of.get(r.name.as_str()) {
                                 Some(q) => v.extend(
-                                    [q.records, q.parse_failed, q.errors].map(|x| x.to_string()),
+                                    [q.records, q.parse_failed, q.truncated, q.errors]
+                                        .map(|x| x.to_string()),
                                 ),
-                                None => v.extend([String::new(), String::new(), String::new()]),
+                                None => v.extend([
+                                    String::new(),
+                                    String::new(),
+                                    String::new(),
+                                    String::new(),
+                                ]),
                             }
                             v
                         })
@@ -187,6 +194,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 "group",
                 "records",
                 "parse_failed",
+                "truncated",
                 "errors",
                 "parse_failure_rate",
                 "error_rate",
@@ -196,6 +204,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     r.group.clone(),
                     r.records.to_string(),
                     r.parse_failed.to_string(),
+                    r.truncated.to_string(),
                     r.errors.to_string(),
                     num(r.parse_failure_rate),
                     num(r.error_rate),
