@@ -271,3 +271,96 @@ fn pair_sums_k<const K: usize>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resample::workload::synthetic_rows;
+    use crate::rng::draw_index;
+
+    fn sums(generator: Generator, job: &ResampleJob) -> Vec<u32> {
+        CpuBackend::new()
+            .with_generator(generator)
+            .resample_sums(job, &|_| {})
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect()
+    }
+
+    #[test]
+    fn every_generator_gives_the_same_sums_bit_for_bit() {
+        // Strata of 1, 5 (4 ∤ q), 223, 1,027 (a partial last batch and vector step) and
+        // 2,049 rows (batch boundaries at 256 blocks), k from 1 to 16; scalar is the reference.
+        for k in [1usize, 3, 4, 5, 8, 16] {
+            let data: Vec<Vec<f32>> = [1usize, 5, 223, 1027, 2049]
+                .iter()
+                .enumerate()
+                .map(|(s, &q)| synthetic_rows(s as u64 + 10, q, k))
+                .collect();
+            let job = ResampleJob {
+                strata: data.iter().map(|d| &d[..]).collect(),
+                k,
+                seed: 0x5EED_0000_0000_0007,
+                replicates: 3..9,
+            };
+            let want = sums(Generator::Scalar, &job);
+            for g in Generator::supported() {
+                assert_eq!(sums(g, &job), want, "{g}, k = {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_generator_gives_the_same_sums_across_data_chunks() {
+        // 2^20 + 5 rows: two accumulation chunks (the multi-chunk path).
+        let q = CHUNK_ROWS + 5;
+        let data = synthetic_rows(4, q, 1);
+        let job = ResampleJob {
+            strata: vec![&data],
+            k: 1,
+            seed: 12,
+            replicates: 0..2,
+        };
+        let want = sums(Generator::Scalar, &job);
+        for g in Generator::supported() {
+            assert_eq!(sums(g, &job), want, "{g}");
+        }
+    }
+
+    #[test]
+    fn walk_blocks_visits_every_draw_in_contract_order() {
+        // Block j goes to lane j % 64 with draws 4j .. 4j + 3 (fewer at the end), as
+        // draw_index defines them, for every generator.
+        let (seed, r, s, q) = (31u64, 4u32, 1u32, 4 * 300 + 3);
+        for g in Generator::supported() {
+            let mut seen = Vec::new();
+            walk_blocks(g, seed_key(seed), r, s, q, |lane, rows| {
+                seen.push((lane, rows.to_vec()))
+            });
+            assert_eq!(seen.len(), 301, "{g}");
+            for (j, (lane, rows)) in seen.iter().enumerate() {
+                assert_eq!(*lane, j % LANES, "{g}");
+                let want: Vec<u32> = (4 * j as u64..(4 * j as u64 + 4).min(q as u64))
+                    .map(|i| draw_index(seed, r, s, i, q))
+                    .collect();
+                assert_eq!(rows, &want, "{g}: block {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_forced_generator_the_cpu_lacks_is_a_usage_error() {
+        for g in Generator::ALL {
+            let b = CpuBackend::new().with_generator(g);
+            match b.generator() {
+                Ok(got) => assert!(got == g && g.is_supported()),
+                Err(e) => {
+                    assert!(!g.is_supported());
+                    assert_eq!(e.exit_code(), 2);
+                    assert!(e.to_string().contains("cannot run on this CPU"), "{e}");
+                }
+            }
+        }
+    }
+}
