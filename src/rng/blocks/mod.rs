@@ -148,7 +148,7 @@ impl Generator {
     pub fn fill_bounded(self, key: [u32; 2], addr: [u32; 2], first: u32, q: u32, out: &mut [u32]) {
         assert!(q > 0, "fill_bounded: q must be at least 1");
         assert!(
-            out.len() % 4 == 0,
+            out.len().is_multiple_of(4),
             "fill_bounded: out holds whole blocks of 4 words"
         );
         let t = lemire_threshold(q);
