@@ -9,6 +9,7 @@ use rayon::prelude::*;
 
 use super::engine::{ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
 use crate::rng::blocks::Generator;
+use crate::rng::domain;
 use crate::rng::stream::seed_key;
 use crate::{Error, Result};
 
@@ -164,7 +165,7 @@ pub(crate) fn walk_blocks(
     while j0 < blocks {
         let n = BATCH_BLOCKS.min(blocks - j0);
         let batch = &mut rows[..4 * n as usize];
-        generator.fill_bounded(key, [r, s], j0, q, batch);
+        generator.fill_bounded(key, domain::bootstrap_stream(r, s), j0, q, batch);
         for (jj, block) in batch.chunks_exact(4).enumerate() {
             let j = j0 + jj as u32;
             // 4 j < q for every block j < ceil(q / 4); the last block may hold fewer draws.
