@@ -146,6 +146,32 @@ pub fn pair_sums(
 /// indices) stay in L1 and are a whole number of steps of every vector generator.
 const BATCH_BLOCKS: u32 = 256;
 
+/// Calls `f(j0, rows)` for every batch of (r, s) in order: `rows` are the drawn row indices
+/// of draws `4 j0 ..` (blocks `j0, j0 + 1, ...`, words 0..3 each), at most
+/// `4 BATCH_BLOCKS` of them, the last batch cut at draw `q`.
+#[inline(always)]
+pub(crate) fn walk_batches(
+    generator: Generator,
+    key: [u32; 2],
+    r: u32,
+    s: u32,
+    q: u32,
+    mut f: impl FnMut(u32, &[u32]),
+) {
+    let blocks = q.div_ceil(4);
+    let mut rows = [0u32; 4 * BATCH_BLOCKS as usize];
+    let mut j0 = 0;
+    while j0 < blocks {
+        let n = BATCH_BLOCKS.min(blocks - j0);
+        let batch = &mut rows[..4 * n as usize];
+        generator.fill_bounded(key, domain::bootstrap_stream(r, s), j0, q, batch);
+        // 4 j0 < q for every block j0 < ceil(q / 4); the last block may hold fewer draws.
+        let draws = ((q - 4 * j0) as usize).min(batch.len());
+        f(j0, &batch[..draws]);
+        j0 += n;
+    }
+}
+
 /// Calls `f(lane, rows)` for every block `j` of (r, s), in increasing `j`: `rows` are the
 /// block's drawn row indices (words 0..3; fewer for the last block when 4 ∤ q) and `lane`
 /// is `j % LANES`, so each lane sees its blocks in increasing `j` and words 0..3 within a
@@ -159,21 +185,17 @@ pub(crate) fn walk_blocks(
     q: u32,
     mut f: impl FnMut(usize, &[u32]),
 ) {
-    let blocks = q.div_ceil(4);
-    let mut rows = [0u32; 4 * BATCH_BLOCKS as usize];
-    let mut j0 = 0;
-    while j0 < blocks {
-        let n = BATCH_BLOCKS.min(blocks - j0);
-        let batch = &mut rows[..4 * n as usize];
-        generator.fill_bounded(key, domain::bootstrap_stream(r, s), j0, q, batch);
-        for (jj, block) in batch.chunks_exact(4).enumerate() {
-            let j = j0 + jj as u32;
-            // 4 j < q for every block j < ceil(q / 4); the last block may hold fewer draws.
-            let words = (q - 4 * j).min(4) as usize;
-            f(j as usize & (LANES - 1), &block[..words]);
+    walk_batches(generator, key, r, s, q, |j0, rows| {
+        let blocks = rows.chunks_exact(4);
+        let last = blocks.remainder();
+        let n = blocks.len();
+        for (jj, block) in blocks.enumerate() {
+            f((j0 as usize + jj) & (LANES - 1), block);
         }
-        j0 += n;
-    }
+        if !last.is_empty() {
+            f((j0 as usize + n) & (LANES - 1), last);
+        }
+    });
 }
 
 /// Tree reduction over lanes of `acc` (LANES rows of `K`, row-major): stride 32, 16, ..., 1,
