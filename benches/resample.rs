@@ -1,12 +1,15 @@
 //! Criterion bench of the resampling engine on the paper workload (2 strata x 223 rows,
-//! k = 1, B = 10,000): the raw Philox+Lemire loop (the CPU limit), the CPU engine, and the
-//! GPU engine (kernel and read-back; upload excluded) when an adapter exists.
+//! k = 1, B = 10,000): the raw Philox+Lemire loop with the scalar generator and with the
+//! one the CPU engine uses (`STATS_CPU_RNG`, else the widest the CPU supports: the CPU
+//! limit), the CPU engine, and the GPU engine (kernel and read-back; upload excluded) when
+//! an adapter exists.
 //! Run: `cargo bench --bench resample`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ragstats::gpu::AdapterPolicy;
 use ragstats::resample::workload::{raw_draw_checksum, synthetic_rows, Workload};
 use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob};
+use ragstats::rng::Generator;
 
 const SEED: u64 = 20_261_129;
 const B: u32 = 10_000;
@@ -28,10 +31,16 @@ fn paper(c: &mut Criterion) {
     let mut g = c.benchmark_group("paper_B10000");
     g.throughput(Throughput::Elements(job.draws_per_replicate() * B as u64));
     g.sample_size(20);
-    g.bench_function("raw_philox_lemire", |b| {
-        b.iter(|| raw_draw_checksum(SEED, &q32, 0..B))
+    let generator = Generator::from_env().expect("STATS_CPU_RNG");
+    g.bench_function("raw_philox_lemire_scalar", |b| {
+        b.iter(|| raw_draw_checksum(Generator::Scalar, SEED, &q32, 0..B))
     });
-    let cpu = CpuBackend::new();
+    if generator != Generator::Scalar {
+        g.bench_function(format!("raw_philox_lemire_{generator}"), |b| {
+            b.iter(|| raw_draw_checksum(generator, SEED, &q32, 0..B))
+        });
+    }
+    let cpu = CpuBackend::new().with_generator(generator);
     g.bench_function("cpu_engine", |b| {
         b.iter(|| cpu.resample_sums(&job, &|_| {}).unwrap())
     });

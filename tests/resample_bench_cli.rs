@@ -68,3 +68,60 @@ fn bench_rejects_bad_k() {
         .code(2)
         .stderr(predicates::str::contains("--k 17: expected 1 to 16"));
 }
+
+#[test]
+fn bench_reports_the_cpu_generator_and_scalar_can_be_forced() {
+    let run = |rng: &str| {
+        let out = Command::cargo_bin("stats")
+            .unwrap()
+            .args(["bench", "--replicates", "5", "--min-time", "0", "--no-gpu"])
+            .args(["--format", "json"])
+            .env("STATS_CPU_RNG", rng)
+            .assert()
+            .success();
+        serde_json::from_slice::<serde_json::Value>(&out.get_output().stdout).unwrap()
+    };
+    let forced = run("scalar");
+    assert_eq!(forced["cpu_rng"], "scalar");
+    assert_eq!(forced["cpu"]["generator"], "scalar");
+    let auto = run("auto");
+    let supported = auto["cpu_rngs_supported"].as_array().unwrap().clone();
+    assert_eq!(
+        auto["cpu_rng"], supported[0],
+        "auto takes the widest: {auto}"
+    );
+    // Every generator draws the same indices.
+    assert_eq!(
+        auto["raw"]["index_checksum"],
+        forced["raw"]["index_checksum"]
+    );
+    assert_eq!(
+        auto["raw_scalar"]["index_checksum"],
+        forced["raw"]["index_checksum"]
+    );
+    let table = Command::cargo_bin("stats")
+        .unwrap()
+        .args(["bench", "--replicates", "5", "--min-time", "0", "--no-gpu"])
+        .env("STATS_CPU_RNG", "scalar")
+        .assert()
+        .success();
+    let text = String::from_utf8(table.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("CPU generator: scalar"), "{text}");
+    assert!(
+        text.contains("raw Philox+Lemire, scalar (CPU limit)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bench_rejects_an_unknown_generator() {
+    Command::cargo_bin("stats")
+        .unwrap()
+        .args(["bench", "--replicates", "5", "--min-time", "0", "--no-gpu"])
+        .env("STATS_CPU_RNG", "sse9")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "STATS_CPU_RNG=sse9: unknown generator",
+        ));
+}

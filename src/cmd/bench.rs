@@ -1,6 +1,7 @@
-//! `stats bench`: draws per second of the raw Philox+Lemire loop (the CPU limit), of the CPU
-//! engine and of the GPU engine on one workload and seed, and whether the two engines'
-//! sums agree bit for bit.
+//! `stats bench`: draws per second of the raw Philox+Lemire loop with the scalar generator
+//! and with the one the CPU engine uses (the CPU limit), of the CPU engine and of the GPU
+//! engine on one workload and seed, which CPU generator ran, and whether the generators'
+//! indices and the two engines' sums agree bit for bit.
 
 use std::time::{Duration, Instant};
 
@@ -9,6 +10,7 @@ use ragstats::gpu::device::{adapters, is_software};
 use ragstats::gpu::AdapterPolicy;
 use ragstats::resample::workload::{raw_draw_checksum, synthetic_rows, Workload};
 use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob, MAX_K};
+use ragstats::rng::Generator;
 use serde_json::json;
 
 use super::UsageError;
@@ -191,15 +193,23 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let min = Duration::from_secs_f64(args.min_time.max(0.0));
     let q32: Vec<u32> = job.rows();
 
-    // The raw loop and the CPU engine are timed in alternation, so that load from other
-    // processes on a shared machine hits both alike and their ratio stays meaningful.
-    let cpu = CpuBackend::new();
-    let (mut raw_s, mut cpu_s) = (f64::INFINITY, f64::INFINITY);
-    let (mut checksum, mut cpu_sums) = (0, Vec::new());
+    // The raw loops and the CPU engine are timed in alternation, so that load from other
+    // processes on a shared machine hits all alike and their ratios stay meaningful.
+    let generator = Generator::from_env()?;
+    let cpu = CpuBackend::new().with_generator(generator);
+    let vector = generator != Generator::Scalar;
+    let (mut scalar_s, mut raw_s, mut cpu_s) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+    let (mut scalar_sum, mut checksum, mut cpu_sums) = (0, 0, Vec::new());
     let begin = Instant::now();
     for n in 1..=50 {
+        if vector {
+            let t = Instant::now();
+            scalar_sum =
+                raw_draw_checksum(Generator::Scalar, args.seed, &q32, job.replicates.clone());
+            scalar_s = scalar_s.min(t.elapsed().as_secs_f64());
+        }
         let t = Instant::now();
-        checksum = raw_draw_checksum(args.seed, &q32, 0..args.replicates);
+        checksum = raw_draw_checksum(generator, args.seed, &q32, job.replicates.clone());
         raw_s = raw_s.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
         cpu_sums = cpu.resample_sums(&job, &|_| {})?;
@@ -207,6 +217,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         if begin.elapsed() >= 2 * min || n == 50 {
             break;
         }
+    }
+    if !vector {
+        (scalar_s, scalar_sum) = (raw_s, checksum);
+    }
+    if scalar_sum != checksum {
+        anyhow::bail!(
+            "the {generator} generator's index checksum {checksum} differs from the scalar one's {scalar_sum}"
+        );
     }
 
     let mut gpu_json = json!(null);
@@ -241,7 +259,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     "draws_per_second": draws / gpu_s,
                 });
                 gpu_line = Some(format!(
-                    "{:<34} {:>10.4} {:>12} {:>9}   upload {:.4} s; {}",
+                    "{:<38} {:>10.4} {:>12} {:>9}   upload {:.4} s; {}",
                     "GPU engine",
                     gpu_s,
                     rate(draws / gpu_s),
@@ -263,8 +281,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 "seed": args.seed,
                 "draws": draws,
                 "threads": rayon::current_num_threads(),
-                "raw": { "seconds": raw_s, "draws_per_second": draws / raw_s, "index_checksum": checksum },
-                "cpu": { "backend": cpu.description(), "seconds": cpu_s, "draws_per_second": draws / cpu_s },
+                "cpu_rng": generator.name(),
+                "cpu_rngs_supported": Generator::supported().iter().map(|g| g.name()).collect::<Vec<_>>(),
+                "raw_scalar": { "seconds": scalar_s, "draws_per_second": draws / scalar_s, "index_checksum": scalar_sum },
+                "raw": { "generator": generator.name(), "seconds": raw_s, "draws_per_second": draws / raw_s, "index_checksum": checksum },
+                "raw_over_scalar": scalar_s / raw_s,
+                "cpu": { "backend": cpu.description(), "generator": generator.name(), "seconds": cpu_s, "draws_per_second": draws / cpu_s },
                 "cpu_over_raw": ratio,
                 "gpu": gpu_json,
                 "identical": identical,
@@ -277,19 +299,37 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 workload, rows, args.replicates, args.seed, draws as u64
             );
             println!(
-                "{:<34} {:>10} {:>12} {:>9}",
-                "path", "seconds", "draws/s", "vs raw"
+                "CPU generator: {generator} (supported here: {}; {} forces one)",
+                Generator::supported()
+                    .iter()
+                    .map(|g| g.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                ragstats::rng::blocks::ENV_VAR
             );
             println!(
-                "{:<34} {:>10.4} {:>12} {:>8.1}%",
-                "raw Philox+Lemire (CPU limit)",
+                "{:<38} {:>10} {:>12} {:>9}",
+                "path", "seconds", "draws/s", "vs raw"
+            );
+            if vector {
+                println!(
+                    "{:<38} {:>10.4} {:>12} {:>8.1}%",
+                    "raw Philox+Lemire, scalar",
+                    scalar_s,
+                    rate(draws / scalar_s),
+                    100.0 * raw_s / scalar_s
+                );
+            }
+            println!(
+                "{:<38} {:>10.4} {:>12} {:>8.1}%",
+                format!("raw Philox+Lemire, {generator} (CPU limit)"),
                 raw_s,
                 rate(draws / raw_s),
                 100.0
             );
             println!(
-                "{:<34} {:>10.4} {:>12} {:>8.1}%",
-                format!("CPU engine ({})", cpu.description()),
+                "{:<38} {:>10.4} {:>12} {:>8.1}%",
+                format!("CPU engine ({}, {generator})", cpu.description()),
                 cpu_s,
                 rate(draws / cpu_s),
                 100.0 * ratio

@@ -1,14 +1,17 @@
 //! The rayon CPU backend: each (replicate, stratum) pair is computed serially by emulating
 //! the GPU's 64 lanes, so its sums are bit-identical to the GPU backend's (see the
 //! accumulation contract in [`super::engine`]). Pairs run in parallel; nothing a thread
-//! does depends on which thread it is or how many there are.
+//! does depends on which thread it is or how many there are. The draws come from the
+//! scalar or a vectorised Philox generator ([`Generator`]); they are the same words either
+//! way, so the sums are too.
 
 use rayon::prelude::*;
 
 use super::engine::{ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
-use crate::rng::philox::philox4x32_10;
-use crate::rng::stream::{lemire_accept, lemire_threshold, redraw, seed_key};
-use crate::Result;
+use crate::rng::blocks::Generator;
+use crate::rng::domain;
+use crate::rng::stream::seed_key;
+use crate::{Error, Result};
 
 /// Draws per progress step: replicates are processed in batches of about this many draws,
 /// and `progress` is called after each batch (from the calling thread, so it is monotone).
@@ -21,17 +24,42 @@ const DRAWS_PER_TASK: u64 = 1 << 15;
 #[derive(Debug, Clone, Default)]
 pub struct CpuBackend {
     note: Option<String>,
+    generator: Option<Generator>,
 }
 
 impl CpuBackend {
     /// A CPU backend.
     pub fn new() -> Self {
-        CpuBackend { note: None }
+        CpuBackend::default()
     }
 
     /// A CPU backend chosen as a fallback; `note` (why no GPU) is shown in its description.
     pub fn with_note(note: String) -> Self {
-        CpuBackend { note: Some(note) }
+        CpuBackend {
+            note: Some(note),
+            generator: None,
+        }
+    }
+
+    /// This backend drawing with `generator` instead of the one [`Generator::from_env`]
+    /// picks (`STATS_CPU_RNG`, else the widest the CPU supports). The sums are the same.
+    pub fn with_generator(mut self, generator: Generator) -> Self {
+        self.generator = Some(generator);
+        self
+    }
+
+    /// The generator [`ResampleBackend::resample_sums`] draws with.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for a bad `STATS_CPU_RNG`, or a forced generator this CPU cannot run.
+    pub fn generator(&self) -> Result<Generator> {
+        match self.generator {
+            None => Generator::from_env(),
+            Some(g) if g.is_supported() => Ok(g),
+            Some(g) => Err(Error::Usage(format!(
+                "the {g} random-number generator cannot run on this CPU"
+            ))),
+        }
     }
 }
 
@@ -54,6 +82,7 @@ impl ResampleBackend for CpuBackend {
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<f32>> {
         job.validate()?;
+        let generator = self.generator()?;
         let k = job.k;
         let n_strata = job.strata.len();
         let mut out = vec![0f32; job.output_len()];
@@ -76,7 +105,8 @@ impl ResampleBackend for CpuBackend {
                 .for_each_init(Vec::new, |scratch, (i, sums)| {
                     let r = first + (i / n_strata) as u32;
                     let s = i % n_strata;
-                    pair_sums(key, r, s as u32, job.strata[s], rows[s], k, sums, scratch);
+                    let data = job.strata[s];
+                    pair_sums(generator, key, r, s as u32, data, rows[s], k, sums, scratch);
                 });
             done += batch.len() / (n_strata * k);
             progress(done as u64);
@@ -86,9 +116,10 @@ impl ResampleBackend for CpuBackend {
 }
 
 /// Sums of one (replicate `r`, stratum `s`) pair into `out` (`k` values), per the
-/// accumulation contract. `data` holds `q` rows of `k` values.
+/// accumulation contract, with the draws of `generator`. `data` holds `q` rows of `k` values.
 #[allow(clippy::too_many_arguments)]
 pub fn pair_sums(
+    generator: Generator,
     key: [u32; 2],
     r: u32,
     s: u32,
@@ -101,7 +132,7 @@ pub fn pair_sums(
     macro_rules! dispatch {
         ($($n:literal)*) => {
             match k {
-                $($n => pair_sums_k::<$n>(key, r, s, data, q, out, scratch),)*
+                $($n => pair_sums_k::<$n>(generator, key, r, s, data, q, out, scratch),)*
                 _ => unreachable!("k validated to 1..=16"),
             }
         };
@@ -109,42 +140,62 @@ pub fn pair_sums(
     dispatch!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
 }
 
-/// Calls `f(lane, row)` for every draw of (r, s) in contract order within each lane:
-/// block `j` belongs to lane `j % LANES`, and each lane sees its blocks in increasing `j`
-/// and words 0..3 within a block.
+/// Blocks drawn per call of the generator: the rows of a batch are drawn first and only
+/// then handed on, so the gathers that follow are independent loads back to back, which
+/// the core overlaps, instead of each waiting behind a Philox block. 256 blocks (4 KB of
+/// indices) stay in L1 and are a whole number of steps of every vector generator.
+const BATCH_BLOCKS: u32 = 256;
+
+/// Calls `f(j0, rows)` for every batch of (r, s) in order: `rows` are the drawn row indices
+/// of draws `4 j0 ..` (blocks `j0, j0 + 1, ...`, words 0..3 each), at most
+/// `4 BATCH_BLOCKS` of them, the last batch cut at draw `q`.
 #[inline(always)]
-pub(crate) fn walk_draws(key: [u32; 2], r: u32, s: u32, q: u32, mut f: impl FnMut(usize, u32)) {
-    // Rows are drawn a batch of blocks at a time and only then handed to `f`: the gathers
-    // `f` makes are then independent loads back to back, which the core overlaps, instead
-    // of each waiting behind a Philox block. The calls to `f` and their order are the same.
-    const BATCH: u32 = 256;
-    let t = lemire_threshold(q);
+pub(crate) fn walk_batches(
+    generator: Generator,
+    key: [u32; 2],
+    r: u32,
+    s: u32,
+    q: u32,
+    mut f: impl FnMut(u32, &[u32]),
+) {
     let blocks = q.div_ceil(4);
-    let mut rows = [0u32; 4 * BATCH as usize];
+    let mut rows = [0u32; 4 * BATCH_BLOCKS as usize];
     let mut j0 = 0;
     while j0 < blocks {
-        let n = BATCH.min(blocks - j0);
-        for jj in 0..n {
-            let j = j0 + jj;
-            let b = philox4x32_10([r, s, j, 0], key);
-            for (w, &x) in b.iter().enumerate() {
-                rows[(4 * jj) as usize + w] = match lemire_accept(x, q, t) {
-                    Some(v) => v,
-                    None => redraw(key, [r, s, j], w, q, t),
-                };
-            }
-        }
-        for jj in 0..n {
-            let j = j0 + jj;
-            let lane = j as usize & (LANES - 1);
-            // The last block may hold fewer than 4 draws.
-            let words = (q - 4 * j).min(4) as usize;
-            for &row in &rows[(4 * jj) as usize..(4 * jj) as usize + words] {
-                f(lane, row);
-            }
-        }
+        let n = BATCH_BLOCKS.min(blocks - j0);
+        let batch = &mut rows[..4 * n as usize];
+        generator.fill_bounded(key, domain::bootstrap_stream(r, s), j0, q, batch);
+        // 4 j0 < q for every block j0 < ceil(q / 4); the last block may hold fewer draws.
+        let draws = ((q - 4 * j0) as usize).min(batch.len());
+        f(j0, &batch[..draws]);
         j0 += n;
     }
+}
+
+/// Calls `f(lane, rows)` for every block `j` of (r, s), in increasing `j`: `rows` are the
+/// block's drawn row indices (words 0..3; fewer for the last block when 4 ∤ q) and `lane`
+/// is `j % LANES`, so each lane sees its blocks in increasing `j` and words 0..3 within a
+/// block, the contract's order.
+#[inline(always)]
+pub(crate) fn walk_blocks(
+    generator: Generator,
+    key: [u32; 2],
+    r: u32,
+    s: u32,
+    q: u32,
+    mut f: impl FnMut(usize, &[u32]),
+) {
+    walk_batches(generator, key, r, s, q, |j0, rows| {
+        let blocks = rows.chunks_exact(4);
+        let last = blocks.remainder();
+        let n = blocks.len();
+        for (jj, block) in blocks.enumerate() {
+            f((j0 as usize + jj) & (LANES - 1), block);
+        }
+        if !last.is_empty() {
+            f((j0 as usize + n) & (LANES - 1), last);
+        }
+    });
 }
 
 /// Tree reduction over lanes of `acc` (LANES rows of `K`, row-major): stride 32, 16, ..., 1,
@@ -170,7 +221,30 @@ fn row_of<const K: usize>(data: &[f32], row: u32) -> &[f32; K] {
     data[base..base + K].try_into().expect("row in range")
 }
 
+/// `a += row` for each of `rows` in order (one lane's adds for one block).
+#[inline(always)]
+fn add_rows<const K: usize>(a: &mut [f32; K], data: &[f32], rows: &[u32]) {
+    let mut add = |row: u32| {
+        let src = row_of::<K>(data, row);
+        for c in 0..K {
+            a[c] += src[c];
+        }
+    };
+    // Every block but the last has four draws: a fixed count the compiler unrolls.
+    if let Ok(four) = <&[u32; 4]>::try_from(rows) {
+        for &row in four {
+            add(row);
+        }
+    } else {
+        for &row in rows {
+            add(row);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn pair_sums_k<const K: usize>(
+    generator: Generator,
     key: [u32; 2],
     r: u32,
     s: u32,
@@ -181,13 +255,13 @@ fn pair_sums_k<const K: usize>(
 ) {
     let n_chunks = (q as usize).div_ceil(CHUNK_ROWS);
     if n_chunks == 1 {
+        // The lane accumulators are LANES packed K-vectors (row-major, like the data): a
+        // block's four draws all go to one lane, whose K sums stay in registers for them.
         let mut acc = [[0f32; K]; LANES];
-        walk_draws(key, r, s, q, |lane, row| {
-            let src = row_of::<K>(data, row);
-            let a = &mut acc[lane];
-            for c in 0..K {
-                a[c] += src[c];
-            }
+        walk_blocks(generator, key, r, s, q, |lane, rows| {
+            let mut a = acc[lane];
+            add_rows::<K>(&mut a, data, rows);
+            acc[lane] = a;
         });
         let flat = acc.as_flattened_mut();
         tree_reduce::<K>(flat);
@@ -201,13 +275,15 @@ fn pair_sums_k<const K: usize>(
     // which is the order the GPU's one-dispatch-per-chunk walk produces.
     scratch.clear();
     scratch.resize(n_chunks * LANES * K, 0.0);
-    walk_draws(key, r, s, q, |lane, row| {
-        let chunk = row as usize / CHUNK_ROWS;
-        let src = row_of::<K>(data, row);
-        let base = (chunk * LANES + lane) * K;
-        let a = &mut scratch[base..base + K];
-        for c in 0..K {
-            a[c] += src[c];
+    walk_blocks(generator, key, r, s, q, |lane, rows| {
+        for &row in rows {
+            let chunk = row as usize / CHUNK_ROWS;
+            let src = row_of::<K>(data, row);
+            let base = (chunk * LANES + lane) * K;
+            let a = &mut scratch[base..base + K];
+            for c in 0..K {
+                a[c] += src[c];
+            }
         }
     });
     out[..K].fill(0.0);
@@ -215,6 +291,99 @@ fn pair_sums_k<const K: usize>(
         tree_reduce::<K>(chunk);
         for c in 0..K {
             out[c] += chunk[c];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resample::workload::synthetic_rows;
+    use crate::rng::draw_index;
+
+    fn sums(generator: Generator, job: &ResampleJob) -> Vec<u32> {
+        CpuBackend::new()
+            .with_generator(generator)
+            .resample_sums(job, &|_| {})
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect()
+    }
+
+    #[test]
+    fn every_generator_gives_the_same_sums_bit_for_bit() {
+        // Strata of 1, 5 (4 ∤ q), 223, 1,027 (a partial last batch and vector step) and
+        // 2,049 rows (batch boundaries at 256 blocks), k from 1 to 16; scalar is the reference.
+        for k in [1usize, 3, 4, 5, 8, 16] {
+            let data: Vec<Vec<f32>> = [1usize, 5, 223, 1027, 2049]
+                .iter()
+                .enumerate()
+                .map(|(s, &q)| synthetic_rows(s as u64 + 10, q, k))
+                .collect();
+            let job = ResampleJob {
+                strata: data.iter().map(|d| &d[..]).collect(),
+                k,
+                seed: 0x5EED_0000_0000_0007,
+                replicates: 3..9,
+            };
+            let want = sums(Generator::Scalar, &job);
+            for g in Generator::supported() {
+                assert_eq!(sums(g, &job), want, "{g}, k = {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_generator_gives_the_same_sums_across_data_chunks() {
+        // 2^20 + 5 rows: two accumulation chunks (the multi-chunk path).
+        let q = CHUNK_ROWS + 5;
+        let data = synthetic_rows(4, q, 1);
+        let job = ResampleJob {
+            strata: vec![&data],
+            k: 1,
+            seed: 12,
+            replicates: 0..2,
+        };
+        let want = sums(Generator::Scalar, &job);
+        for g in Generator::supported() {
+            assert_eq!(sums(g, &job), want, "{g}");
+        }
+    }
+
+    #[test]
+    fn walk_blocks_visits_every_draw_in_contract_order() {
+        // Block j goes to lane j % 64 with draws 4j .. 4j + 3 (fewer at the end), as
+        // draw_index defines them, for every generator.
+        let (seed, r, s, q) = (31u64, 4u32, 1u32, 4 * 300 + 3);
+        for g in Generator::supported() {
+            let mut seen = Vec::new();
+            walk_blocks(g, seed_key(seed), r, s, q, |lane, rows| {
+                seen.push((lane, rows.to_vec()))
+            });
+            assert_eq!(seen.len(), 301, "{g}");
+            for (j, (lane, rows)) in seen.iter().enumerate() {
+                assert_eq!(*lane, j % LANES, "{g}");
+                let want: Vec<u32> = (4 * j as u64..(4 * j as u64 + 4).min(q as u64))
+                    .map(|i| draw_index(seed, r, s, i, q))
+                    .collect();
+                assert_eq!(rows, &want, "{g}: block {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_forced_generator_the_cpu_lacks_is_a_usage_error() {
+        for g in Generator::ALL {
+            let b = CpuBackend::new().with_generator(g);
+            match b.generator() {
+                Ok(got) => assert!(got == g && g.is_supported()),
+                Err(e) => {
+                    assert!(!g.is_supported());
+                    assert_eq!(e.exit_code(), 2);
+                    assert!(e.to_string().contains("cannot run on this CPU"), "{e}");
+                }
+            }
         }
     }
 }

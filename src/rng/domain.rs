@@ -58,6 +58,15 @@ pub fn bootstrap(replicate: u32, stratum: u32, block: u32) -> [u32; 3] {
     [replicate, stratum, block]
 }
 
+/// Counter words 0 and 1 of every block of bootstrap replicate `replicate`, stratum
+/// `stratum` (the block number is word 2): the stream address that
+/// [`super::blocks::Generator::fill_bounded`] takes. Same layout as [`bootstrap`].
+#[inline(always)]
+pub fn bootstrap_stream(replicate: u32, stratum: u32) -> [u32; 2] {
+    let a = bootstrap(replicate, stratum, 0);
+    [a[0], a[1]]
+}
+
 /// Address of block `block` of permutation `p`. `shaders/permute.wgsl` builds the same
 /// counter.
 #[inline(always)]

@@ -1,0 +1,461 @@
+//! Bounded draws of many consecutive Philox blocks at once: the scalar reference and the
+//! vectorised generators (AVX2 and AVX-512 on x86_64, NEON on aarch64), chosen at run time.
+//!
+//! [`Generator::fill_bounded`] computes, for blocks `first .. first + n` of a stream address
+//! `[a0, a1, block]` (the counter words 0 to 2 of a domain, [`crate::rng::domain`]), the indices
+//! in `[0, q)` that [`crate::rng::stream`] defines: word `w` of block `j` is Philox4x32-10 of
+//! counter `[a0, a1, j, 0]`, bounded by Lemire's multiply-shift, and on a rejection the same
+//! word of the blocks with retry 1, 2, ... ([`crate::rng::stream::redraw`]). Every generator
+//! returns exactly the same words: the vector code runs the same 32-bit multiplies, xors
+//! and key schedule on 4, 8 or 16 counters side by side, tests for a rejection in a whole
+//! group at once, and hands any rejected word to the scalar [`redraw`], so a result never
+//! depends on which generator ran (the tests compare them word for word).
+//!
+//! The generator is chosen per process by [`Generator::from_env`]: the environment
+//! variable `STATS_CPU_RNG` (`auto`, `scalar`, `avx2`, `avx512`, `neon`) or, when it is
+//! unset or `auto`, [`Generator::best`], the widest one the CPU supports that also
+//! reproduces the scalar words on a built-in check.
+
+use std::sync::OnceLock;
+
+use crate::rng::domain;
+use crate::rng::philox::philox4x32_10;
+use crate::rng::stream::{lemire_accept, lemire_threshold, redraw};
+use crate::{Error, Result};
+
+#[cfg(target_arch = "aarch64")]
+mod neon;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+/// The environment variable that forces a generator: `auto` (the default), `scalar`,
+/// `avx2`, `avx512` or `neon`.
+pub const ENV_VAR: &str = "STATS_CPU_RNG";
+
+/// A CPU implementation of the bounded Philox draws. All of them give the same words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Generator {
+    /// One block at a time in plain Rust: the reference, available everywhere.
+    Scalar,
+    /// x86_64 AVX2: four blocks per 256-bit vector, eight blocks per step.
+    Avx2,
+    /// x86_64 AVX-512F: eight blocks per 512-bit vector, sixteen blocks per step.
+    Avx512,
+    /// aarch64 NEON: four blocks per 128-bit vector, eight blocks per step.
+    Neon,
+}
+
+impl Generator {
+    /// Every generator, widest first (the order [`Generator::best`] tries them in).
+    pub const ALL: [Generator; 4] = [
+        Generator::Avx512,
+        Generator::Avx2,
+        Generator::Neon,
+        Generator::Scalar,
+    ];
+
+    /// The name `STATS_CPU_RNG` and `stats bench` use: `scalar`, `avx2`, `avx512`, `neon`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Generator::Scalar => "scalar",
+            Generator::Avx2 => "avx2",
+            Generator::Avx512 => "avx512",
+            Generator::Neon => "neon",
+        }
+    }
+
+    /// Whether this CPU can run the generator (detected at run time).
+    pub fn is_supported(self) -> bool {
+        match self {
+            Generator::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Generator::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Generator::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(target_arch = "aarch64")]
+            Generator::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// The generators this CPU supports, widest first (always ends with `Scalar`).
+    pub fn supported() -> Vec<Generator> {
+        Generator::ALL
+            .into_iter()
+            .filter(|g| g.is_supported())
+            .collect()
+    }
+
+    /// The widest supported generator whose words equal the scalar ones on a fixed check
+    /// ([`Generator::self_check`]); `Scalar` if none. Computed once per process.
+    pub fn best() -> Generator {
+        static BEST: OnceLock<Generator> = OnceLock::new();
+        *BEST.get_or_init(|| {
+            Generator::supported()
+                .into_iter()
+                .find(|g| g.self_check())
+                .unwrap_or(Generator::Scalar)
+        })
+    }
+
+    /// Parses a `STATS_CPU_RNG` value: `auto` (or empty) gives [`Generator::best`], a name
+    /// gives that generator if this CPU supports it.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for an unknown name or a generator this CPU cannot run.
+    pub fn parse(value: &str) -> Result<Generator> {
+        let v = value.trim().to_ascii_lowercase();
+        if v.is_empty() || v == "auto" {
+            return Ok(Generator::best());
+        }
+        let Some(g) = Generator::ALL.into_iter().find(|g| g.name() == v) else {
+            return Err(Error::Usage(format!(
+                "{ENV_VAR}={value}: unknown generator; expected auto, scalar, avx2, avx512 or neon"
+            )));
+        };
+        if !g.is_supported() {
+            let have: Vec<&str> = Generator::supported().iter().map(|g| g.name()).collect();
+            return Err(Error::Usage(format!(
+                "{ENV_VAR}={value}: this CPU cannot run the {} generator; it supports {}",
+                g.name(),
+                have.join(", ")
+            )));
+        }
+        Ok(g)
+    }
+
+    /// The generator the CPU engine uses: `STATS_CPU_RNG` if set, else [`Generator::best`].
+    ///
+    /// # Errors
+    /// As [`Generator::parse`].
+    pub fn from_env() -> Result<Generator> {
+        match std::env::var(ENV_VAR) {
+            Ok(v) => Generator::parse(&v),
+            Err(_) => Ok(Generator::best()),
+        }
+    }
+
+    /// Fills `out` with the bounded indices of blocks `first .. first + out.len() / 4` at
+    /// stream address `[addr[0], addr[1], block]` under `key`: `out[4 i + w]` is word `w`
+    /// of block `first + i` mapped to `[0, q)` per [`crate::rng::stream`], exactly as
+    /// [`crate::rng::stream::draw_index`] and [`redraw`] compute it. Block numbers wrap at
+    /// 2^32.
+    ///
+    /// # Panics
+    /// If `q == 0`, if `out.len()` is not a multiple of 4, or if this CPU does not support
+    /// the generator (see [`Generator::is_supported`]).
+    pub fn fill_bounded(self, key: [u32; 2], addr: [u32; 2], first: u32, q: u32, out: &mut [u32]) {
+        assert!(q > 0, "fill_bounded: q must be at least 1");
+        assert!(
+            out.len().is_multiple_of(4),
+            "fill_bounded: out holds whole blocks of 4 words"
+        );
+        let t = lemire_threshold(q);
+        match self {
+            Generator::Scalar => fill_scalar(key, addr, first, q, t, out),
+            #[cfg(target_arch = "x86_64")]
+            Generator::Avx2 => {
+                assert!(self.is_supported(), "this CPU has no AVX2");
+                // SAFETY: the CPU supports AVX2 (checked above).
+                unsafe { x86::fill_avx2(key, addr, first, q, t, out) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            Generator::Avx512 => {
+                assert!(self.is_supported(), "this CPU has no AVX-512F");
+                // SAFETY: the CPU supports AVX-512F (checked above).
+                unsafe { x86::fill_avx512(key, addr, first, q, t, out) }
+            }
+            #[cfg(target_arch = "aarch64")]
+            Generator::Neon => {
+                assert!(self.is_supported(), "this CPU has no NEON");
+                // SAFETY: the CPU supports NEON (checked above).
+                unsafe { neon::fill_neon(key, addr, first, q, t, out) }
+            }
+            #[allow(unreachable_patterns)]
+            _ => panic!(
+                "the {} generator does not exist on this architecture",
+                self.name()
+            ),
+        }
+    }
+
+    /// Whether the generator is supported and reproduces the scalar words on a fixed check:
+    /// 300 blocks at a bound that rejects about half of all words (so the retry path runs
+    /// in every vector group), at a small bound, and across the 2^32 block wrap.
+    pub fn self_check(self) -> bool {
+        if !self.is_supported() {
+            return false;
+        }
+        let key = [0x9E37_79B9, 0x0123_4567];
+        let cases: [([u32; 2], u32, u32); 3] = [
+            ([3, 1], 0, 0x8000_0001),
+            ([17, 0], 5, 223),
+            ([0, 2], u32::MAX - 150, 1_000_003),
+        ];
+        cases.iter().all(|&(addr, first, q)| {
+            let mut want = vec![0u32; 4 * 300];
+            let mut got = vec![0u32; 4 * 300];
+            Generator::Scalar.fill_bounded(key, addr, first, q, &mut want);
+            self.fill_bounded(key, addr, first, q, &mut got);
+            want == got
+        })
+    }
+}
+
+impl std::fmt::Display for Generator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The scalar reference: one Philox block at a time.
+fn fill_scalar(key: [u32; 2], addr: [u32; 2], first: u32, q: u32, t: u32, out: &mut [u32]) {
+    for (i, words) in out.chunks_exact_mut(4).enumerate() {
+        let a = [addr[0], addr[1], first.wrapping_add(i as u32)];
+        let b = philox4x32_10(domain::counter(a, 0), key);
+        for (w, (o, &x)) in words.iter_mut().zip(&b).enumerate() {
+            *o = match lemire_accept(x, q, t) {
+                Some(v) => v,
+                None => redraw(key, a, w, q, t),
+            };
+        }
+    }
+}
+
+/// Replaces the words of blocks `first ..` in `out` that Lemire's test rejected by their
+/// redraws. The vector generators call it, rarely, for a group in which some word was
+/// rejected; the accepted words are left as the vector code wrote them (they are the same).
+#[cold]
+#[inline(never)]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code)
+)]
+fn fix_rejected(key: [u32; 2], addr: [u32; 2], first: u32, q: u32, t: u32, out: &mut [u32]) {
+    for (i, words) in out.chunks_exact_mut(4).enumerate() {
+        let a = [addr[0], addr[1], first.wrapping_add(i as u32)];
+        let b = philox4x32_10(domain::counter(a, 0), key);
+        for (w, (o, &x)) in words.iter_mut().zip(&b).enumerate() {
+            if lemire_accept(x, q, t).is_none() {
+                *o = redraw(key, a, w, q, t);
+            }
+        }
+    }
+}
+
+/// The ten round keys of Philox4x32-10 for `key`: `key + i (W0, W1)`, wrapping.
+#[inline(always)]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code)
+)]
+fn round_keys(key: [u32; 2]) -> [[u32; 2]; 10] {
+    use crate::rng::philox::{PHILOX_W0, PHILOX_W1};
+    let mut ks = [key; 10];
+    for i in 1..10 {
+        ks[i] = [
+            ks[i - 1][0].wrapping_add(PHILOX_W0),
+            ks[i - 1][1].wrapping_add(PHILOX_W1),
+        ];
+    }
+    ks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::stream::{draw_index, seed_key};
+
+    /// The vectorised generators this machine can run (never empty on x86_64 with AVX2;
+    /// empty means only the scalar path is exercised here).
+    fn vector_generators() -> Vec<Generator> {
+        Generator::supported()
+            .into_iter()
+            .filter(|g| *g != Generator::Scalar)
+            .collect()
+    }
+
+    /// A key under which word 0..3 of block `block` at `addr` has at least one word that
+    /// Lemire's test rejects for bound `q` (found by trying keys in order).
+    fn key_with_rejection(addr: [u32; 2], block: u32, q: u32) -> [u32; 2] {
+        let t = lemire_threshold(q);
+        (0u32..)
+            .map(|k| [k, 0xA5A5_0000 ^ k])
+            .find(|&key| {
+                philox4x32_10(domain::counter([addr[0], addr[1], block], 0), key)
+                    .iter()
+                    .any(|&x| lemire_accept(x, q, t).is_none())
+            })
+            .expect("some key rejects")
+    }
+
+    #[test]
+    fn scalar_fill_equals_draw_index() {
+        // draw_index is the stream contract's definition; fill_bounded(Scalar) must agree.
+        for &(seed, r, s, q) in &[
+            (7u64, 3u32, 1u32, 223u32),
+            (0x0123_4567_89ab_cdef, 0, 0, 0x8000_0001),
+            (99, 12, 5, 1),
+            (5, 1, 2, u32::MAX),
+        ] {
+            let mut out = vec![0u32; 4 * 37];
+            Generator::Scalar.fill_bounded(seed_key(seed), [r, s], 0, q, &mut out);
+            for (i, &v) in out.iter().enumerate() {
+                assert_eq!(
+                    v,
+                    draw_index(seed, r, s, i as u64, q),
+                    "seed {seed} q {q} i {i}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_vector_path_equals_scalar_over_many_keys_counters_and_bounds() {
+        let gens = vector_generators();
+        eprintln!("vector generators on this machine: {gens:?}");
+        let bounds = [
+            1u32,
+            2,
+            3,
+            7,
+            223,
+            1000,
+            20_000,
+            500_000,
+            1_000_003,
+            0x8000_0001,
+            0xC000_0001,
+            u32::MAX - 1,
+            u32::MAX,
+        ];
+        // Lengths cover partial vector groups (1 block, 7, 9, 15, 17, 33) and long runs;
+        // first blocks cover 0, odd starts and the 2^32 wrap.
+        let shapes: [(u32, usize); 8] = [
+            (0, 1),
+            (0, 7),
+            (1, 9),
+            (5, 15),
+            (64, 17),
+            (1000, 33),
+            (u32::MAX - 20, 64),
+            (123_456, 256),
+        ];
+        for g in gens {
+            let mut compared = 0usize;
+            for seed in 0u64..24 {
+                let key = seed_key(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed);
+                let addr = [seed as u32 * 7 + 1, (seed % 3) as u32];
+                for &q in &bounds {
+                    for &(first, n) in &shapes {
+                        let mut want = vec![0u32; 4 * n];
+                        let mut got = vec![0xDEAD_BEEF; 4 * n];
+                        Generator::Scalar.fill_bounded(key, addr, first, q, &mut want);
+                        g.fill_bounded(key, addr, first, q, &mut got);
+                        assert_eq!(
+                            got, want,
+                            "{g}: key {key:08x?} addr {addr:?} first {first} blocks {n} q {q}"
+                        );
+                        compared += 4 * n;
+                    }
+                }
+            }
+            assert!(compared > 500_000, "{g}: compared {compared} words");
+        }
+    }
+
+    #[test]
+    fn vector_paths_take_the_retry_branch_like_scalar() {
+        // Crafted keys: each puts a rejected word in a chosen block, at the first, a middle
+        // and the last position of a vector group and in a partial tail group, for a bound
+        // that rejects often (2^31 + 1), one that rejects rarely (1,000,003: t = 2^32 mod q)
+        // and 3 (t = 1: only a product with low half 0 is rejected).
+        for g in vector_generators() {
+            for (q, blocks) in [
+                (0x8000_0001u32, &[0u32, 3, 7, 8, 15, 16, 18][..]),
+                (1_000_003, &[0, 5, 9][..]),
+            ] {
+                for &block in blocks {
+                    let addr = [11, 2];
+                    let key = key_with_rejection(addr, block, q);
+                    let n = 19; // two full groups of 8 (one of 16), then a partial one
+                    let mut want = vec![0u32; 4 * n];
+                    let mut got = vec![0u32; 4 * n];
+                    Generator::Scalar.fill_bounded(key, addr, 0, q, &mut want);
+                    g.fill_bounded(key, addr, 0, q, &mut got);
+                    assert_eq!(got, want, "{g}: q {q}, rejection in block {block}");
+                    // And the rejected word really went through redraw (retry >= 1).
+                    let t = lemire_threshold(q);
+                    let raw = philox4x32_10([addr[0], addr[1], block, 0], key);
+                    let w = raw
+                        .iter()
+                        .position(|&x| lemire_accept(x, q, t).is_none())
+                        .unwrap();
+                    let i = 4 * block as usize + w;
+                    assert_eq!(got[i], redraw(key, [addr[0], addr[1], block], w, q, t));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vector_paths_agree_where_the_threshold_is_one() {
+        // q = 3 and q = 2^32 - 1 have t = 2^32 mod q = 1: only a product whose low half is
+        // 0 is rejected, the edge of the vector compare (low half < t).
+        for g in vector_generators() {
+            for q in [3u32, u32::MAX] {
+                let key = seed_key(42);
+                let mut want = vec![0u32; 4 * 4096];
+                let mut got = vec![0u32; 4 * 4096];
+                Generator::Scalar.fill_bounded(key, [1, 0], 0, q, &mut want);
+                g.fill_bounded(key, [1, 0], 0, q, &mut got);
+                assert_eq!(got, want, "{g}: q {q}");
+            }
+        }
+    }
+
+    #[test]
+    fn parse_names_and_errors() {
+        assert_eq!(Generator::parse("scalar").unwrap(), Generator::Scalar);
+        assert_eq!(Generator::parse(" Scalar ").unwrap(), Generator::Scalar);
+        assert_eq!(Generator::parse("auto").unwrap(), Generator::best());
+        assert_eq!(Generator::parse("").unwrap(), Generator::best());
+        let e = Generator::parse("sse9").unwrap_err().to_string();
+        assert!(e.contains("STATS_CPU_RNG=sse9: unknown generator"), "{e}");
+        for g in Generator::ALL {
+            match Generator::parse(g.name()) {
+                Ok(p) => assert!(p == g && g.is_supported()),
+                Err(e) => {
+                    assert!(!g.is_supported());
+                    assert!(e.to_string().contains("this CPU cannot run"), "{e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn best_is_supported_and_passes_its_check() {
+        let b = Generator::best();
+        assert!(b.is_supported() && b.self_check());
+        assert!(Generator::Scalar.self_check());
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            assert_ne!(b, Generator::Scalar, "AVX2 present but not chosen");
+        }
+    }
+
+    #[test]
+    fn round_keys_follow_the_weyl_schedule() {
+        let ks = round_keys([0xFFFF_FFFF, 1]);
+        assert_eq!(ks[0], [0xFFFF_FFFF, 1]);
+        assert_eq!(ks[1], [0x9E37_79B8, 0xBB67_AE86]);
+        assert_eq!(
+            ks[9],
+            [
+                0xFFFF_FFFFu32.wrapping_add(9u32.wrapping_mul(0x9E37_79B9)),
+                1u32.wrapping_add(9u32.wrapping_mul(0xBB67_AE85))
+            ]
+        );
+    }
+}
