@@ -106,11 +106,11 @@ fn adapter_info(format: BenchFormat) -> anyhow::Result<u8> {
                 "error": error,
                 "adapters": all,
             });
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
         BenchFormat::Table => {
             match &engine {
-                Ok(g) => println!(
+                Ok(g) => outln!(
                     "engine adapter: {} (vendor {}, 64-bit Philox multiply: {})",
                     g.description(),
                     chosen["vendor"].as_str().unwrap_or("?"),
@@ -120,10 +120,10 @@ fn adapter_info(format: BenchFormat) -> anyhow::Result<u8> {
                         "no"
                     }
                 ),
-                Err(e) => println!("engine adapter: none ({e})"),
+                Err(e) => outln!("engine adapter: none ({e})"),
             }
             for a in &all {
-                println!(
+                outln!(
                     "found: {} ({}, {}, vendor {}, {} {})",
                     a["name"].as_str().unwrap_or(""),
                     a["backend"].as_str().unwrap_or(""),
@@ -269,25 +269,25 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 "gpu": gpu_json,
                 "identical": identical,
             });
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
         BenchFormat::Table => {
-            println!(
+            outln!(
                 "workload {:?}: strata {:?} rows, k = {k}, B = {}, seed {} ({} draws)",
                 workload, rows, args.replicates, args.seed, draws as u64
             );
-            println!(
+            outln!(
                 "{:<34} {:>10} {:>12} {:>9}",
                 "path", "seconds", "draws/s", "vs raw"
             );
-            println!(
+            outln!(
                 "{:<34} {:>10.4} {:>12} {:>8.1}%",
                 "raw Philox+Lemire (CPU limit)",
                 raw_s,
                 rate(draws / raw_s),
                 100.0
             );
-            println!(
+            outln!(
                 "{:<34} {:>10.4} {:>12} {:>8.1}%",
                 format!("CPU engine ({})", cpu.description()),
                 cpu_s,
@@ -295,11 +295,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 100.0 * ratio
             );
             if let Some(l) = gpu_line {
-                println!("{l}");
+                outln!("{l}");
             }
             match identical {
-                Some(true) => println!("CPU and GPU sums: identical, bit for bit"),
-                Some(false) => println!("CPU and GPU sums: DIFFER"),
+                Some(true) => outln!("CPU and GPU sums: identical, bit for bit"),
+                Some(false) => outln!("CPU and GPU sums: DIFFER"),
                 None => {}
             }
         }

@@ -190,8 +190,8 @@ pub fn print_report(
         }
         Format::Table => {
             let pct = format!("{}%", 100.0 * r.confidence);
-            println!("stratified question bootstrap of {}", r.outcome);
-            println!(
+            outln!("stratified question bootstrap of {}", r.outcome);
+            outln!(
                 "backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} interval {pct}",
                 r.replicates,
                 r.range[0],
@@ -199,7 +199,7 @@ pub fn print_report(
                 r.seed,
                 serde_json::to_value(r.method)?.as_str().unwrap_or("")
             );
-            println!(
+            outln!(
                 "estimate {}  SE {}  {pct} CI [{}, {}]\n",
                 num(r.estimate),
                 num(r.se),
@@ -212,9 +212,9 @@ pub fn print_report(
                 row.extend(summary_cells(&s.summary));
                 t.row(row);
             }
-            print!("{}", t.render());
+            out!("{}", t.render());
             if let Some(c) = &r.components {
-                println!("\nvariance components refitted in every replicate:");
+                outln!("\nvariance components refitted in every replicate:");
                 let mut t = Table::new(&["scope", "level", "estimate", "SE", "CI low", "CI high"]);
                 for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
                     for (l, v) in [
@@ -233,9 +233,9 @@ pub fn print_report(
                         t.row(row);
                     }
                 }
-                print!("{}", t.render());
+                out!("{}", t.render());
                 if !c.designs.is_empty() {
-                    println!("\nforecast SE (nested) with its bootstrap interval:");
+                    outln!("\nforecast SE (nested) with its bootstrap interval:");
                     let mut t =
                         Table::new(&["design", "SE nested", "SE of it", "CI low", "CI high"]);
                     for d in &c.designs {
@@ -248,7 +248,7 @@ pub fn print_report(
                         row.extend(summary_cells(&v));
                         t.row(row);
                     }
-                    print!("{}", t.render());
+                    out!("{}", t.render());
                 }
             }
             Ok(())

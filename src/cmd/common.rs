@@ -1,7 +1,5 @@
 //! Flags and output helpers shared by several commands.
 
-use std::io::Write;
-
 use clap::ValueEnum;
 use ragstats::panel::{load_panel, LoadOptions, Panel};
 use ragstats::resample::summary::Summary;
@@ -160,21 +158,21 @@ impl Table {
 
 /// Writes rows as CSV to stdout.
 pub fn write_csv(header: &[&str], rows: &[Vec<String>]) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut w = csv::Writer::from_writer(stdout.lock());
+    // Rendered in memory first: the csv crate wraps write errors in its own type, and the
+    // stdout error must reach `main` as a plain `std::io::Error` (a closed pipe exits 0).
+    let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(header)?;
     for r in rows {
         w.write_record(r)?;
     }
-    w.flush()?;
+    super::out::write_bytes(&w.into_inner()?)?;
     Ok(())
 }
 
 /// Prints a serialisable value as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    super::out::write_bytes(text.as_bytes())?;
     Ok(())
 }

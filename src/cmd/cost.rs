@@ -87,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             let h: Vec<&str> = header.iter().map(|s| s.as_str()).collect();
             write_csv(&h, &rows)?;
         }
-        Format::Table => print!("{}", table(&r)),
+        Format::Table => out!("{}", table(&r)),
     }
     Ok(0)
 }

@@ -139,7 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             let rows: Vec<Vec<String>> = scopes(&report).map(csv_row).collect();
             write_csv(&header, &rows)?;
         }
-        Format::Table => print!(
+        Format::Table => out!(
             "{}",
             table(
                 &report,

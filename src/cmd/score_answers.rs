@@ -42,7 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let items = read_items(&args.input)?;
     let (scores, summary) = score_items(&items, args.style.into());
     let per_item = args.per_item.then_some(scores.as_slice());
-    print!("{}", render(&summary, per_item, args.format)?);
+    out!("{}", render(&summary, per_item, args.format)?);
     Ok(0)
 }
 

@@ -291,7 +291,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 },
             )?;
             write_ledger_jsonl(&ledger, create(path)?).map_err(|e| ragstats::Error::io(path, e))?;
-            println!("wrote {} ledger rows to {}", ledger.len(), path.display());
+            outln!("wrote {} ledger rows to {}", ledger.len(), path.display());
         }
         rows
     };
@@ -302,6 +302,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         write_panel_csv(&rows, &args.metric_name, w)
     }
     .map_err(|e| ragstats::Error::io(&args.out, e))?;
-    println!("wrote {} panel rows to {}", rows.len(), args.out.display());
+    outln!("wrote {} panel rows to {}", rows.len(), args.out.display());
     Ok(0)
 }

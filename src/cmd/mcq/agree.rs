@@ -92,8 +92,8 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     r.with_majority.to_string(),
                 ]);
             }
-            print!("{}", t.render());
-            println!();
+            out!("{}", t.render());
+            outln!();
             let mut t = Table::new(&[
                 "id",
                 "task",
@@ -120,9 +120,9 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     },
                 ]);
             }
-            print!("{}", t.render());
+            out!("{}", t.render());
             if !a.per_option && !rep.no_majority.is_empty() {
-                println!(
+                outln!(
                     "\nno majority (resolve by discussion): {}",
                     rep.no_majority.join(", ")
                 );

@@ -84,7 +84,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 .collect::<Vec<_>>(),
         )?,
         Format::Table => {
-            println!(
+            outln!(
                 "{} line(s): kept {}, dropped {} (format {}, difficulty {}); models: {}",
                 total,
                 out.kept.len(),
@@ -102,8 +102,8 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     d.detail.clone(),
                 ]);
             }
-            print!("{}", t.render());
-            println!("kept: {}; report: {}", a.out.display(), report.display());
+            out!("{}", t.render());
+            outln!("kept: {}; report: {}", a.out.display(), report.display());
         }
     }
     if !out.untested.is_empty() {
