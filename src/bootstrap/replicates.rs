@@ -6,7 +6,7 @@
 //! replicate-major. The header holds nothing machine-specific (no paths, no backend), so
 //! shards computed anywhere merge byte for byte into the file a single run writes.
 
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -55,22 +55,22 @@ pub fn data_digest(strata: &[&[f32]]) -> String {
 }
 
 impl Replicates {
-    /// Writes the file.
+    /// Writes the file atomically ([`crate::io::write_atomic`]): a failure midway leaves
+    /// no truncated file.
     ///
     /// # Errors
     /// [`Error::Io`] naming the path.
     pub fn write(&self, path: &Path) -> Result<()> {
-        let io = |e| Error::io(path, e);
-        let mut w = BufWriter::new(std::fs::File::create(path).map_err(io)?);
         let header = serde_json::to_vec(&self.header).map_err(|e| Error::Runtime(e.to_string()))?;
-        w.write_all(MAGIC).map_err(io)?;
-        w.write_all(&(header.len() as u64).to_le_bytes())
-            .map_err(io)?;
-        w.write_all(&header).map_err(io)?;
-        for v in &self.values {
-            w.write_all(&v.to_le_bytes()).map_err(io)?;
-        }
-        w.flush().map_err(io)
+        crate::io::write_atomic(path, |w| {
+            w.write_all(MAGIC)?;
+            w.write_all(&(header.len() as u64).to_le_bytes())?;
+            w.write_all(&header)?;
+            for v in &self.values {
+                w.write_all(&v.to_le_bytes())?;
+            }
+            Ok(())
+        })
     }
 
     /// Reads and checks a file.

@@ -274,11 +274,18 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         BenchFormat::Table => {
             outln!(
                 "workload {:?}: strata {:?} rows, k = {k}, B = {}, seed {} ({} draws)",
-                workload, rows, args.replicates, args.seed, draws as u64
+                workload,
+                rows,
+                args.replicates,
+                args.seed,
+                draws as u64
             );
             outln!(
                 "{:<34} {:>10} {:>12} {:>9}",
-                "path", "seconds", "draws/s", "vs raw"
+                "path",
+                "seconds",
+                "draws/s",
+                "vs raw"
             );
             outln!(
                 "{:<34} {:>10.4} {:>12} {:>8.1}%",

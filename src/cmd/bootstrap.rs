@@ -92,6 +92,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         None => 0..args.resample.replicates()?,
     };
     let method = Method::from(args.method);
+    if let Some(out) = &args.replicates_out {
+        ragstats::io::refuse_overwriting_inputs(
+            &[("--replicates-out", out)],
+            &[("panel", &args.panel)],
+        )?;
+    }
     let panel = args.opts.load_noting_drops(&args.panel)?;
     let stats: Vec<StratumStats> = panel
         .strata

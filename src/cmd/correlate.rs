@@ -338,7 +338,9 @@ fn print_table(
     if let Some(p) = &perm {
         outln!(
             "permutations: {}, backend {} ({})",
-            report["permutations"], p.name, p.description
+            report["permutations"],
+            p.name,
+            p.description
         );
     }
     for c in report["coding"].as_array().into_iter().flatten() {
