@@ -64,6 +64,13 @@ impl std::str::FromStr for ReplicateRange {
         if a >= b {
             return Err(bad());
         }
+        let max = super::resample::MAX_REPLICATES;
+        if b - a > max {
+            return Err(format!(
+                "{} replicates in one run; at most {max} are allowed (split the range)",
+                b - a
+            ));
+        }
         Ok(ReplicateRange(a..b))
     }
 }

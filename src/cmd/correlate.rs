@@ -41,8 +41,9 @@ pub struct Args {
     /// Rows with a missing used cell: drop them (listwise) or fail naming the row.
     #[arg(long, value_enum, default_value_t = MissingArg::Error)]
     pub missing: MissingArg,
-    /// Permutation test with this many random permutations of the y rows (0 = none).
-    #[arg(long, default_value_t = 0)]
+    /// Permutation test with this many random permutations of the y rows (0 = none; at most
+    /// 10,000,000, which already resolves p-values of 1e-6).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=10_000_000))]
     pub permutations: u32,
     #[command(flatten)]
     pub resample: ResampleArgs,

@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = CurrencyArg::Tokens)]
     pub currency: CurrencyArg,
     /// Search price in USD per 1,000 requests for --currency usd (default: the prices file's).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = super::cost::price_flag)]
     pub search_price: Option<f64>,
     #[command(flatten)]
     pub resample: ResampleArgs,

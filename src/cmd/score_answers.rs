@@ -92,9 +92,11 @@ fn render(
                     .max()
                     .unwrap_or(2)
                     .max(2);
-                out += &format!("{:<width$}  {:>6}  {:>6}\n", "id", "EM", "F1");
+                // Padded by hand: a `{:<width$}` width of 65,536 or more panics in `format!`.
+                let pad = |s: &str| format!("{s}{}", " ".repeat(width - s.chars().count()));
+                out += &format!("{}  {:>6}  {:>6}\n", pad("id"), "EM", "F1");
                 for it in items {
-                    out += &format!("{:<width$}  {:>6.4}  {:>6.4}\n", it.id, it.em, it.f1);
+                    out += &format!("{}  {:>6.4}  {:>6.4}\n", pad(&it.id), it.em, it.f1);
                 }
                 out += "\n";
             }

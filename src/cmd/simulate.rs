@@ -246,6 +246,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 UsageError("--sigma-q/-t/-r must be finite and non-negative".into()).into(),
             );
         }
+        let questions: u128 = strata.iter().map(|(_, q)| *q as u128).sum();
+        ragstats::sim::check_rows(
+            "panel",
+            questions * u128::from(args.trajectories) * u128::from(args.reads),
+        )?;
         simulate_normal_panel(
             &strata,
             args.trajectories as usize,
