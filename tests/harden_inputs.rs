@@ -217,3 +217,37 @@ fn item5_token_sums_that_overflow_are_refused_with_the_line() {
         "l.jsonl:2: the ledger's token total exceeds",
     );
 }
+
+/// Item 7: a replicates file carries a checksum of its payload; one flipped bit or a cut
+/// anywhere is refused by `merge`.
+#[test]
+fn item7_a_corrupted_replicates_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rep = dir.path().join("r.bin");
+    let r = rep.to_str().unwrap();
+    let (code, _, err) = run(&[
+        "bootstrap",
+        PANEL,
+        "--contrast",
+        "adaptive-open",
+        "--replicates",
+        "20",
+        "--replicates-out",
+        r,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = run(&["merge", r]);
+    assert_eq!(code, Some(0), "{err}");
+    let good = std::fs::read(&rep).unwrap();
+    // A bit in the last replicate value (the payload, not the header).
+    let mut flipped = good.clone();
+    let at = good.len() - 32 - 3;
+    flipped[at] ^= 0x10;
+    std::fs::write(&rep, &flipped).unwrap();
+    refused(
+        &["merge", r],
+        "checksum mismatch: the file is corrupted or truncated",
+    );
+    std::fs::write(&rep, &good[..good.len() - 8]).unwrap();
+    refused(&["merge", r], "checksum mismatch");
+}
