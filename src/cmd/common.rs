@@ -71,15 +71,29 @@ fn dropped_note(panel: &Panel) -> Option<String> {
 }
 
 /// Formats a number for tables: fixed 6 decimals for ordinary magnitudes, scientific for tiny ones.
+/// A value that is not finite (0/0, a single replicate's SE, an empty ledger's unit cost) is
+/// printed as `undefined`, never `NaN` or `inf`; JSON output writes such values as `null`.
 pub fn num(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
+    if !v.is_finite() {
+        UNDEFINED.into()
     } else if v == 0.0 || (v.abs() >= 1e-3 && v.abs() < 1e7) {
         format!("{v:.6}")
     } else {
         format!("{v:.4e}")
     }
 }
+
+/// `v` with `decimals` fixed decimals, or `undefined` when it is not finite.
+pub fn fixed(v: f64, decimals: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.decimals$}")
+    } else {
+        UNDEFINED.into()
+    }
+}
+
+/// How a table shows a value that is not a finite number.
+pub const UNDEFINED: &str = "undefined";
 
 /// Table cells of a bootstrap summary: estimate, SE, CI low, CI high.
 pub fn summary_cells(s: &Summary) -> [String; 4] {
@@ -133,7 +147,7 @@ impl Table {
                 width[i] = width[i].max(c.chars().count());
             }
         }
-        let numeric = |s: &str| s.parse::<f64>().is_ok() || s == "-" || s == "NaN";
+        let numeric = |s: &str| s.parse::<f64>().is_ok() || s == "-" || s == UNDEFINED;
         let mut out = String::new();
         for r in std::iter::once(&self.header).chain(&self.rows) {
             let cells: Vec<String> = r

@@ -10,7 +10,7 @@ use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
 
 use super::common::{
-    design_cells, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
+    design_cells, fixed, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
 };
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
@@ -188,10 +188,10 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
             opt_num(e.map(|e| e.r_star)),
             e.map(|e| e.r_best.to_string())
                 .unwrap_or_else(|| "-".into()),
-            e.map(|e| format!("{:.2}", e.loss_percent))
+            e.map(|e| fixed(e.loss_percent, 2))
                 .unwrap_or_else(|| "-".into()),
             s.loss_ci
-                .map(|c| format!("[{:.2}, {:.2}]", c[0], c[1]))
+                .map(|c| format!("[{}, {}]", fixed(c[0], 2), fixed(c[1], 2)))
                 .unwrap_or_else(|| "-".into()),
         ]);
         t.row(row);

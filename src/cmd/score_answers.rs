@@ -40,6 +40,15 @@ flag_enum! {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let items = read_items(&args.input)?;
+    if items.is_empty() {
+        // A mean over no answers is 0/0, not an EM of 0.
+        return Err(ragstats::Error::input(
+            &args.input,
+            None,
+            "holds no answers to score (EM and F1 of nothing are undefined)",
+        )
+        .into());
+    }
     let (scores, summary) = score_items(&items, args.style.into());
     let per_item = args.per_item.then_some(scores.as_slice());
     out!("{}", render(&summary, per_item, args.format)?);
