@@ -312,6 +312,35 @@ fn parse_row(mut obj: Map<String, Value>) -> std::result::Result<LedgerRow, Stri
     Ok(row)
 }
 
+/// The largest price accepted anywhere (USD per 1M tokens or per 1,000 requests). Far above
+/// any real tariff, and small enough that a fee (price × at most 2^64 tokens) stays finite.
+pub const MAX_PRICE: f64 = 1e9;
+
+/// The most search prices a sweep may hold (a prices file's `sweep_usd_per_1000`, or
+/// `--search-price START:STOP:STEP`): each adds a column to every cost table.
+pub const MAX_SWEEP_PRICES: usize = 10_000;
+
+/// The one validation of a price, wherever it comes from (prices file, sweep, flag): a
+/// finite number in `[0, MAX_PRICE]`. `what` names the price in the message.
+///
+/// # Errors
+/// A message saying what the price is and what was expected.
+pub fn check_price(what: &str, v: f64) -> std::result::Result<f64, String> {
+    if v.is_finite() && (0.0..=MAX_PRICE).contains(&v) {
+        Ok(v)
+    } else {
+        // Scientific notation for huge values: `1e308` is not echoed as 309 digits.
+        let shown = if v.abs() >= 1e15 {
+            format!("{v:e}")
+        } else {
+            v.to_string()
+        };
+        Err(format!(
+            "{what} is {shown}; expected a finite price between 0 and {MAX_PRICE:e} USD"
+        ))
+    }
+}
+
 /// Model tariff: USD per 1M tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -347,7 +376,8 @@ impl Prices {
     ///
     /// # Errors
     /// [`Error::Input`] naming the file (and line, when TOML reports one) for bad syntax,
-    /// unknown keys or negative prices.
+    /// unknown keys, or a price that fails [`check_price`] (NaN, infinite, negative, huge),
+    /// or a sweep longer than [`MAX_SWEEP_PRICES`].
     pub fn read(path: &Path) -> Result<Self> {
         let text = read_text(path)?;
         let p: Prices = toml::from_str(&text).map_err(|e| {
@@ -356,14 +386,24 @@ impl Prices {
                 .map(|s| text[..s.start].lines().count().max(1) as u64);
             Error::input(path, line, format!("bad prices file: {}", e.message()))
         })?;
+        let bad = |msg: String| Error::input(path, None, msg);
         for (name, m) in &p.models {
-            if m.input < 0.0 || m.output < 0.0 || m.cached_input.is_some_and(|c| c < 0.0) {
-                return Err(Error::input(
-                    path,
-                    None,
-                    format!("model '{}' has a negative price", clip(name)),
-                ));
+            let name = clip(name);
+            check_price(&format!("model '{name}' input"), m.input).map_err(bad)?;
+            check_price(&format!("model '{name}' output"), m.output).map_err(bad)?;
+            if let Some(c) = m.cached_input {
+                check_price(&format!("model '{name}' cached_input"), c).map_err(bad)?;
             }
+        }
+        check_price("search usd_per_1000", p.search.usd_per_1000).map_err(bad)?;
+        if p.search.sweep_usd_per_1000.len() > MAX_SWEEP_PRICES {
+            return Err(bad(format!(
+                "search sweep_usd_per_1000 has {} prices; at most {MAX_SWEEP_PRICES} are allowed",
+                p.search.sweep_usd_per_1000.len()
+            )));
+        }
+        for (i, v) in p.search.sweep_usd_per_1000.iter().enumerate() {
+            check_price(&format!("search sweep_usd_per_1000[{i}]"), *v).map_err(bad)?;
         }
         Ok(p)
     }

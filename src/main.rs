@@ -17,7 +17,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    match cmd::run(cli.command) {
+    // Output is flushed here so that a failed last write is an error, not lost at exit.
+    match cmd::run(cli.command).and_then(|code| Ok(cmd::out::flush().map(|()| code)?)) {
         Ok(code) => ExitCode::from(code),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {

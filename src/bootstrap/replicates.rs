@@ -1,12 +1,13 @@
 //! Replicates files: every replicate's statistics, so that runs split by replicate range
 //! on many machines merge into exactly the single run.
 //!
-//! Layout (little-endian): the 8-byte magic `RGSREP01`; a u64 header length; the header,
+//! Layout (little-endian): the 8-byte magic `RGSREP02`; a u64 header length; the header,
 //! UTF-8 JSON of [`ReplicatesHeader`]; then `(end − start) × n_statistics` f64 values,
-//! replicate-major. The header holds nothing machine-specific (no paths, no backend), so
+//! replicate-major; last, the 32-byte SHA-256 of everything before it, so a flipped bit or
+//! a truncation anywhere in the file (payload included) is refused on reading. The header holds nothing machine-specific (no paths, no backend), so
 //! shards computed anywhere merge byte for byte into the file a single run writes.
 
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +17,9 @@ use super::plan::BootstrapPlan;
 use crate::resample::summary::Method;
 use crate::{Error, Result};
 
-const MAGIC: &[u8; 8] = b"RGSREP01";
+const MAGIC: &[u8; 8] = b"RGSREP02";
+/// Bytes of the SHA-256 trailer.
+const DIGEST_LEN: usize = 32;
 
 /// What a replicates file says about the run that made it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,22 +58,25 @@ pub fn data_digest(strata: &[&[f32]]) -> String {
 }
 
 impl Replicates {
-    /// Writes the file.
+    /// Writes the file atomically ([`crate::io::write_atomic`]): a failure midway leaves
+    /// no truncated file.
     ///
     /// # Errors
     /// [`Error::Io`] naming the path.
     pub fn write(&self, path: &Path) -> Result<()> {
-        let io = |e| Error::io(path, e);
-        let mut w = BufWriter::new(std::fs::File::create(path).map_err(io)?);
         let header = serde_json::to_vec(&self.header).map_err(|e| Error::Runtime(e.to_string()))?;
-        w.write_all(MAGIC).map_err(io)?;
-        w.write_all(&(header.len() as u64).to_le_bytes())
-            .map_err(io)?;
-        w.write_all(&header).map_err(io)?;
+        let mut bytes = Vec::with_capacity(16 + header.len() + 8 * self.values.len() + DIGEST_LEN);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&(header.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&header);
         for v in &self.values {
-            w.write_all(&v.to_le_bytes()).map_err(io)?;
+            bytes.extend_from_slice(&v.to_le_bytes());
         }
-        w.flush().map_err(io)
+        let digest = Sha256::digest(&bytes);
+        crate::io::write_atomic(path, |w| {
+            w.write_all(&bytes)?;
+            w.write_all(&digest)
+        })
     }
 
     /// Reads and checks a file.
@@ -84,25 +90,38 @@ impl Replicates {
         let mut magic = [0u8; 8];
         r.read_exact(&mut magic)
             .map_err(|_| bad("too short to be a replicates file".into()))?;
+        if &magic == b"RGSREP01" {
+            return Err(bad(
+                "a replicates file of an older version (no checksum); write it again with `stats bootstrap --replicates-out`".into(),
+            ));
+        }
         if &magic != MAGIC {
             return Err(bad(
                 "not a replicates file written by `stats bootstrap --replicates-out`".into(),
             ));
         }
-        let mut len = [0u8; 8];
-        r.read_exact(&mut len)
-            .map_err(|_| bad("truncated header".into()))?;
-        let len = u64::from_le_bytes(len);
-        if len > 1 << 30 {
-            return Err(bad(format!("header length {len} is implausible")));
+        let mut rest = Vec::new();
+        r.read_to_end(&mut rest).map_err(|e| Error::io(path, e))?;
+        if rest.len() < 8 + DIGEST_LEN {
+            return Err(bad("truncated header".into()));
         }
-        let mut header = vec![0u8; len as usize];
-        r.read_exact(&mut header)
-            .map_err(|_| bad("truncated header".into()))?;
+        let (body, digest) = rest.split_at(rest.len() - DIGEST_LEN);
+        let mut h = Sha256::new();
+        h.update(magic);
+        h.update(body);
+        if h.finalize().as_slice() != digest {
+            return Err(bad(
+                "checksum mismatch: the file is corrupted or truncated".into()
+            ));
+        }
+        let len = u64::from_le_bytes(body[..8].try_into().expect("8 bytes"));
+        let body = &body[8..];
+        if len > body.len() as u64 {
+            return Err(bad("truncated header".into()));
+        }
+        let (header, body) = body.split_at(len as usize);
         let header: ReplicatesHeader =
-            serde_json::from_slice(&header).map_err(|e| bad(format!("unreadable header: {e}")))?;
-        let mut body = Vec::new();
-        r.read_to_end(&mut body).map_err(|e| Error::io(path, e))?;
+            serde_json::from_slice(header).map_err(|e| bad(format!("unreadable header: {e}")))?;
         let n = header.plan.statistics.len();
         let reps = header.range[1].saturating_sub(header.range[0]) as usize;
         if body.len() != reps * n * 8 {

@@ -137,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 &rows,
             )?;
         }
-        Format::Table => print!(
+        Format::Table => out!(
             "{}",
             table(&report, &args.resample, reps, &engine.description())
         ),

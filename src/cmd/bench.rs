@@ -108,11 +108,11 @@ fn adapter_info(format: BenchFormat) -> anyhow::Result<u8> {
                 "error": error,
                 "adapters": all,
             });
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
         BenchFormat::Table => {
             match &engine {
-                Ok(g) => println!(
+                Ok(g) => outln!(
                     "engine adapter: {} (vendor {}, 64-bit Philox multiply: {})",
                     g.description(),
                     chosen["vendor"].as_str().unwrap_or("?"),
@@ -122,10 +122,10 @@ fn adapter_info(format: BenchFormat) -> anyhow::Result<u8> {
                         "no"
                     }
                 ),
-                Err(e) => println!("engine adapter: none ({e})"),
+                Err(e) => outln!("engine adapter: none ({e})"),
             }
             for a in &all {
-                println!(
+                outln!(
                     "found: {} ({}, {}, vendor {}, {} {})",
                     a["name"].as_str().unwrap_or(""),
                     a["backend"].as_str().unwrap_or(""),
@@ -291,14 +291,18 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 "gpu": gpu_json,
                 "identical": identical,
             });
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
         BenchFormat::Table => {
-            println!(
+            outln!(
                 "workload {:?}: strata {:?} rows, k = {k}, B = {}, seed {} ({} draws)",
-                workload, rows, args.replicates, args.seed, draws as u64
+                workload,
+                rows,
+                args.replicates,
+                args.seed,
+                draws as u64
             );
-            println!(
+            outln!(
                 "CPU generator: {generator} (supported here: {}; {} forces one)",
                 Generator::supported()
                     .iter()
@@ -307,12 +311,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     .join(", "),
                 ragstats::rng::blocks::ENV_VAR
             );
-            println!(
+            outln!(
                 "{:<38} {:>10} {:>12} {:>9}",
                 "path", "seconds", "draws/s", "vs raw"
             );
             if vector {
-                println!(
+                outln!(
                     "{:<38} {:>10.4} {:>12} {:>8.1}%",
                     "raw Philox+Lemire, scalar",
                     scalar_s,
@@ -320,14 +324,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     100.0 * raw_s / scalar_s
                 );
             }
-            println!(
+            outln!(
                 "{:<38} {:>10.4} {:>12} {:>8.1}%",
                 format!("raw Philox+Lemire, {generator} (CPU limit)"),
                 raw_s,
                 rate(draws / raw_s),
                 100.0
             );
-            println!(
+            outln!(
                 "{:<38} {:>10.4} {:>12} {:>8.1}%",
                 format!("CPU engine ({}, {generator})", cpu.description()),
                 cpu_s,
@@ -335,11 +339,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 100.0 * ratio
             );
             if let Some(l) = gpu_line {
-                println!("{l}");
+                outln!("{l}");
             }
             match identical {
-                Some(true) => println!("CPU and GPU sums: identical, bit for bit"),
-                Some(false) => println!("CPU and GPU sums: DIFFER"),
+                Some(true) => outln!("CPU and GPU sums: identical, bit for bit"),
+                Some(false) => outln!("CPU and GPU sums: DIFFER"),
                 None => {}
             }
         }

@@ -64,6 +64,13 @@ impl std::str::FromStr for ReplicateRange {
         if a >= b {
             return Err(bad());
         }
+        let max = super::resample::MAX_REPLICATES;
+        if b - a > max {
+            return Err(format!(
+                "{} replicates in one run; at most {max} are allowed (split the range)",
+                b - a
+            ));
+        }
         Ok(ReplicateRange(a..b))
     }
 }
@@ -92,6 +99,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         None => 0..args.resample.replicates()?,
     };
     let method = Method::from(args.method);
+    if let Some(out) = &args.replicates_out {
+        ragstats::io::refuse_overwriting_inputs(
+            &[("--replicates-out", out)],
+            &[("panel", &args.panel)],
+        )?;
+    }
     let panel = args.opts.load_noting_drops(&args.panel)?;
     let stats: Vec<StratumStats> = panel
         .strata
@@ -190,8 +203,8 @@ pub fn print_report(
         }
         Format::Table => {
             let pct = format!("{}%", 100.0 * r.confidence);
-            println!("stratified question bootstrap of {}", r.outcome);
-            println!(
+            outln!("stratified question bootstrap of {}", r.outcome);
+            outln!(
                 "backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} interval {pct}",
                 r.replicates,
                 r.range[0],
@@ -199,7 +212,7 @@ pub fn print_report(
                 r.seed,
                 serde_json::to_value(r.method)?.as_str().unwrap_or("")
             );
-            println!(
+            outln!(
                 "estimate {}  SE {}  {pct} CI [{}, {}]\n",
                 num(r.estimate),
                 num(r.se),
@@ -212,9 +225,9 @@ pub fn print_report(
                 row.extend(summary_cells(&s.summary));
                 t.row(row);
             }
-            print!("{}", t.render());
+            out!("{}", t.render());
             if let Some(c) = &r.components {
-                println!("\nvariance components refitted in every replicate:");
+                outln!("\nvariance components refitted in every replicate:");
                 let mut t = Table::new(&["scope", "level", "estimate", "SE", "CI low", "CI high"]);
                 for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
                     for (l, v) in [
@@ -233,9 +246,9 @@ pub fn print_report(
                         t.row(row);
                     }
                 }
-                print!("{}", t.render());
+                out!("{}", t.render());
                 if !c.designs.is_empty() {
-                    println!("\nforecast SE (nested) with its bootstrap interval:");
+                    outln!("\nforecast SE (nested) with its bootstrap interval:");
                     let mut t =
                         Table::new(&["design", "SE nested", "SE of it", "CI low", "CI high"]);
                     for d in &c.designs {
@@ -248,7 +261,7 @@ pub fn print_report(
                         row.extend(summary_cells(&v));
                         t.row(row);
                     }
-                    print!("{}", t.render());
+                    out!("{}", t.render());
                 }
             }
             Ok(())

@@ -1,7 +1,5 @@
 //! Flags and output helpers shared by several commands.
 
-use std::io::Write;
-
 use clap::ValueEnum;
 use ragstats::panel::{load_panel, LoadOptions, Panel};
 use ragstats::resample::summary::Summary;
@@ -73,15 +71,29 @@ fn dropped_note(panel: &Panel) -> Option<String> {
 }
 
 /// Formats a number for tables: fixed 6 decimals for ordinary magnitudes, scientific for tiny ones.
+/// A value that is not finite (0/0, a single replicate's SE, an empty ledger's unit cost) is
+/// printed as `undefined`, never `NaN` or `inf`; JSON output writes such values as `null`.
 pub fn num(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
+    if !v.is_finite() {
+        UNDEFINED.into()
     } else if v == 0.0 || (v.abs() >= 1e-3 && v.abs() < 1e7) {
         format!("{v:.6}")
     } else {
         format!("{v:.4e}")
     }
 }
+
+/// `v` with `decimals` fixed decimals, or `undefined` when it is not finite.
+pub fn fixed(v: f64, decimals: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.decimals$}")
+    } else {
+        UNDEFINED.into()
+    }
+}
+
+/// How a table shows a value that is not a finite number.
+pub const UNDEFINED: &str = "undefined";
 
 /// Table cells of a bootstrap summary: estimate, SE, CI low, CI high.
 pub fn summary_cells(s: &Summary) -> [String; 4] {
@@ -135,7 +147,7 @@ impl Table {
                 width[i] = width[i].max(c.chars().count());
             }
         }
-        let numeric = |s: &str| s.parse::<f64>().is_ok() || s == "-" || s == "NaN";
+        let numeric = |s: &str| s.parse::<f64>().is_ok() || s == "-" || s == UNDEFINED;
         let mut out = String::new();
         for r in std::iter::once(&self.header).chain(&self.rows) {
             let cells: Vec<String> = r
@@ -160,21 +172,21 @@ impl Table {
 
 /// Writes rows as CSV to stdout.
 pub fn write_csv(header: &[&str], rows: &[Vec<String>]) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut w = csv::Writer::from_writer(stdout.lock());
+    // Rendered in memory first: the csv crate wraps write errors in its own type, and the
+    // stdout error must reach `main` as a plain `std::io::Error` (a closed pipe exits 0).
+    let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(header)?;
     for r in rows {
         w.write_record(r)?;
     }
-    w.flush()?;
+    super::out::write_bytes(&w.into_inner()?)?;
     Ok(())
 }
 
 /// Prints a serialisable value as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    super::out::write_bytes(text.as_bytes())?;
     Ok(())
 }

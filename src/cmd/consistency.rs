@@ -164,9 +164,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     se,
                 ]);
             }
-            print!("{}", t.render());
+            out!("{}", t.render());
             if let Some(r) = ratio {
-                println!(
+                outln!(
                     "\none-read SE ratio {}/{} = {:.3} [{:.3}, {:.3}] ({} bootstrap, {reps} replicates on {} ({}), {})",
                     r.numerator,
                     r.denominator,

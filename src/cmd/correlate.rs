@@ -41,8 +41,9 @@ pub struct Args {
     /// Rows with a missing used cell: drop them (listwise) or fail naming the row.
     #[arg(long, value_enum, default_value_t = MissingArg::Error)]
     pub missing: MissingArg,
-    /// Permutation test with this many random permutations of the y rows (0 = none).
-    #[arg(long, default_value_t = 0)]
+    /// Permutation test with this many random permutations of the y rows (0 = none; at most
+    /// 10,000,000, which already resolves p-values of 1e-6).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=10_000_000))]
     pub permutations: u32,
     #[command(flatten)]
     pub resample: ResampleArgs,
@@ -234,7 +235,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             &prep.y_names,
             boot_ran,
             perm_ran,
-        ),
+        )?,
     }
     Ok(0)
 }
@@ -305,10 +306,10 @@ fn print_table(
     ys: &[String],
     boot: Option<Ran>,
     perm: Option<Ran>,
-) {
+) -> std::io::Result<()> {
     let conf = report["confidence"].as_f64().unwrap_or(0.95);
     let pct = format!("{}%", 100.0 * conf);
-    println!(
+    outln!(
         "{} correlation, n = {}{}; p-values: {}",
         report["method"].as_str().unwrap_or(""),
         report["n"],
@@ -319,10 +320,10 @@ fn print_table(
         report["p_value"].as_str().unwrap_or("")
     );
     if let Some(a) = report["aggregated_from"].as_u64() {
-        println!("rows averaged per unit: {a} rows -> {} units", report["n"]);
+        outln!("rows averaged per unit: {a} rows -> {} units", report["n"]);
     }
     if let Some(b) = &boot {
-        println!(
+        outln!(
             "bootstrap: {} replicates ({}), seed {}, backend {} ({})",
             report["replicates"],
             if report["clusters"].is_null() {
@@ -336,13 +337,15 @@ fn print_table(
         );
     }
     if let Some(p) = &perm {
-        println!(
+        outln!(
             "permutations: {}, backend {} ({})",
-            report["permutations"], p.name, p.description
+            report["permutations"],
+            p.name,
+            p.description
         );
     }
     for c in report["coding"].as_array().into_iter().flatten() {
-        println!(
+        outln!(
             "point-biserial coding of {}: {} -> 0, {} -> 1",
             c["column"].as_str().unwrap_or(""),
             c["zero"],
@@ -350,11 +353,11 @@ fn print_table(
         );
     }
     for n in report["notes"].as_array().into_iter().flatten() {
-        println!("note: {}", n.as_str().unwrap_or(""));
+        outln!("note: {}", n.as_str().unwrap_or(""));
     }
-    println!();
+    outln!();
     if results.len() > 1 {
-        println!("r (two-sided p):");
+        outln!("r (two-sided p):");
         let mut header = vec![""];
         header.extend(ys.iter().map(String::as_str));
         let mut t = Table::new(&header);
@@ -366,8 +369,8 @@ fn print_table(
             }
             t.row(row);
         }
-        print!("{}", t.render());
-        println!();
+        out!("{}", t.render());
+        outln!();
     }
     let mut t = Table::new(&[
         "x",
@@ -402,17 +405,18 @@ fn print_table(
             r.permutation.map(|p| num(p.p)).unwrap_or_else(dash),
         ]);
     }
-    print!("{}", t.render());
+    out!("{}", t.render());
     let undefined: usize = results
         .iter()
         .filter_map(|r| r.bootstrap.map(|b| b.undefined))
         .max()
         .unwrap_or(0);
     if undefined > 0 {
-        println!(
+        outln!(
             "\nnote: up to {undefined} replicates per pair drew a constant column and were left out of the bootstrap SE and interval"
         );
     }
+    Ok(())
 }
 
 fn short_p(p: f64) -> String {

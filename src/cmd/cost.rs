@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use ragstats::costs::cost::{account, bill, parse_sweep, CostReport, Totals};
-use ragstats::ledger::{read_ledger, Prices};
+use ragstats::ledger::{check_price, read_ledger, Prices};
 
 use super::common::{num, print_json, write_csv, Format, Table};
 
@@ -21,6 +21,15 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+}
+
+/// Parses a single price flag (USD) with the one price validation, [`check_price`].
+pub fn price_flag(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number"))?;
+    check_price("the price", v)
 }
 
 /// Loads, bills and accounts a ledger (shared with the commands that need unit costs).
@@ -87,7 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             let h: Vec<&str> = header.iter().map(|s| s.as_str()).collect();
             write_csv(&h, &rows)?;
         }
-        Format::Table => print!("{}", table(&r)),
+        Format::Table => out!("{}", table(&r)),
     }
     Ok(0)
 }

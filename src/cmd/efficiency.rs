@@ -10,7 +10,7 @@ use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
 
 use super::common::{
-    design_cells, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
+    design_cells, fixed, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
 };
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = CurrencyArg::Tokens)]
     pub currency: CurrencyArg,
     /// Search price in USD per 1,000 requests for --currency usd (default: the prices file's).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = super::cost::price_flag)]
     pub search_price: Option<f64>,
     #[command(flatten)]
     pub resample: ResampleArgs,
@@ -139,7 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             let rows: Vec<Vec<String>> = scopes(&report).map(csv_row).collect();
             write_csv(&header, &rows)?;
         }
-        Format::Table => print!(
+        Format::Table => out!(
             "{}",
             table(
                 &report,
@@ -188,10 +188,10 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
             opt_num(e.map(|e| e.r_star)),
             e.map(|e| e.r_best.to_string())
                 .unwrap_or_else(|| "-".into()),
-            e.map(|e| format!("{:.2}", e.loss_percent))
+            e.map(|e| fixed(e.loss_percent, 2))
                 .unwrap_or_else(|| "-".into()),
             s.loss_ci
-                .map(|c| format!("[{:.2}, {:.2}]", c[0], c[1]))
+                .map(|c| format!("[{}, {}]", fixed(c[0], 2), fixed(c[1], 2)))
                 .unwrap_or_else(|| "-".into()),
         ]);
         t.row(row);

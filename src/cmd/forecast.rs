@@ -138,7 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 }
                 t.row(cells);
             }
-            print!("{}", t.render());
+            out!("{}", t.render());
         }
     }
     Ok(0)

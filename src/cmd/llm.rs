@@ -89,10 +89,10 @@ async fn check(a: CheckArgs) -> anyhow::Result<u8> {
     req.extra = extra;
     let rec = client.complete(&req).await;
     match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&rec)?),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&rec)?),
         Format::Table => {
             for (k, v) in check_rows(&url, &rec) {
-                println!("{k:<22} {v}");
+                outln!("{k:<22} {v}");
             }
         }
         Format::Csv => write_csv(

@@ -23,6 +23,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if let Some(out) = &args.out {
+        let inputs: Vec<(&str, &std::path::Path)> =
+            args.files.iter().map(|p| ("input", p.as_path())).collect();
+        ragstats::io::refuse_overwriting_inputs(&[("--out", out)], &inputs)?;
+    }
     let shards = args
         .files
         .iter()

@@ -26,6 +26,23 @@ macro_rules! flag_enum {
     };
 }
 
+/// `print!` that returns its write error from the enclosing function with `?` (see [`out`]).
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cmd::out::write_fmt(format_args!($($arg)*))?
+    };
+}
+
+/// `println!` that returns its write error from the enclosing function with `?` (see [`out`]).
+macro_rules! outln {
+    () => {
+        $crate::cmd::out::write_bytes(b"\n")?
+    };
+    ($($arg:tt)*) => {
+        $crate::cmd::out::write_fmt(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
 pub mod allocate;
 pub mod batch;
 pub mod bench;
@@ -40,6 +57,7 @@ pub mod forecast;
 pub mod llm;
 pub mod mcq;
 pub mod merge;
+pub mod out;
 pub mod resample;
 pub mod score_answers;
 pub mod simulate;

@@ -72,11 +72,22 @@ pub struct ResampleArgs {
     pub confidence: Confidence,
 }
 
+/// The most bootstrap replicates one run may ask for: every replicate's statistics are kept
+/// in memory (8 bytes each), so the bound is checked before anything is allocated.
+pub const MAX_REPLICATES: u32 = 10_000_000;
+
 impl ResampleArgs {
-    /// `--replicates`, which must be at least 2 for an SE and an interval.
+    /// `--replicates`, which must be at least 2 for an SE and an interval, and at most
+    /// [`MAX_REPLICATES`].
     pub fn replicates(&self) -> Result<u32, UsageError> {
         if self.replicates < 2 {
             return Err(UsageError("--replicates must be at least 2".into()));
+        }
+        if self.replicates > MAX_REPLICATES {
+            return Err(UsageError(format!(
+                "--replicates {}: at most {MAX_REPLICATES} are allowed in one run; split it with --replicates-range and merge",
+                self.replicates
+            )));
         }
         Ok(self.replicates)
     }

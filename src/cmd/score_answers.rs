@@ -40,9 +40,18 @@ flag_enum! {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let items = read_items(&args.input)?;
+    if items.is_empty() {
+        // A mean over no answers is 0/0, not an EM of 0.
+        return Err(ragstats::Error::input(
+            &args.input,
+            None,
+            "holds no answers to score (EM and F1 of nothing are undefined)",
+        )
+        .into());
+    }
     let (scores, summary) = score_items(&items, args.style.into());
     let per_item = args.per_item.then_some(scores.as_slice());
-    print!("{}", render(&summary, per_item, args.format)?);
+    out!("{}", render(&summary, per_item, args.format)?);
     Ok(0)
 }
 
@@ -92,9 +101,11 @@ fn render(
                     .max()
                     .unwrap_or(2)
                     .max(2);
-                out += &format!("{:<width$}  {:>6}  {:>6}\n", "id", "EM", "F1");
+                // Padded by hand: a `{:<width$}` width of 65,536 or more panics in `format!`.
+                let pad = |s: &str| format!("{s}{}", " ".repeat(width - s.chars().count()));
+                out += &format!("{}  {:>6}  {:>6}\n", pad("id"), "EM", "F1");
                 for it in items {
-                    out += &format!("{:<width$}  {:>6.4}  {:>6.4}\n", it.id, it.em, it.f1);
+                    out += &format!("{}  {:>6.4}  {:>6.4}\n", pad(&it.id), it.em, it.f1);
                 }
                 out += "\n";
             }

@@ -1,10 +1,9 @@
 //! `stats simulate`: write a synthetic panel (and optionally its cost ledger) with known
 //! structure. The model is documented in `ragstats::sim::model` and docs/simulate.md.
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
+use ragstats::io::{refuse_overwriting_inputs, write_atomic};
 use ragstats::sim::io::{write_ledger_jsonl, write_panel_csv, write_panel_jsonl};
 use ragstats::sim::{
     simulate_ledger, simulate_normal_panel, simulate_panel, LedgerSpec, Sds, SimSpec,
@@ -202,12 +201,6 @@ fn resolve_means(means: &Means, strata: &[(String, usize)]) -> Result<Vec<f64>, 
         .collect()
 }
 
-fn create(path: &Path) -> anyhow::Result<BufWriter<File>> {
-    Ok(BufWriter::new(
-        File::create(path).map_err(|e| ragstats::Error::io(path, e))?,
-    ))
-}
-
 fn is_jsonl(path: &Path) -> bool {
     matches!(
         path.extension()
@@ -231,6 +224,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         ))
         .into());
     }
+    if let Some(ledger) = &args.ledger {
+        refuse_overwriting_inputs(&[("--out", &args.out), ("--ledger", ledger)], &[])?;
+    }
     let strata = args.datasets.0.clone();
     let means = resolve_means(&m.mean, &strata)?;
     let rows = if args.gaussian {
@@ -250,6 +246,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 UsageError("--sigma-q/-t/-r must be finite and non-negative".into()).into(),
             );
         }
+        let questions: u128 = strata.iter().map(|(_, q)| *q as u128).sum();
+        ragstats::sim::check_rows(
+            "panel",
+            questions * u128::from(args.trajectories) * u128::from(args.reads),
+        )?;
         simulate_normal_panel(
             &strata,
             args.trajectories as usize,
@@ -290,18 +291,18 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     ..LedgerSpec::default()
                 },
             )?;
-            write_ledger_jsonl(&ledger, create(path)?).map_err(|e| ragstats::Error::io(path, e))?;
-            println!("wrote {} ledger rows to {}", ledger.len(), path.display());
+            write_atomic(path, |w| write_ledger_jsonl(&ledger, w))?;
+            outln!("wrote {} ledger rows to {}", ledger.len(), path.display());
         }
         rows
     };
-    let w = create(&args.out)?;
-    if is_jsonl(&args.out) {
-        write_panel_jsonl(&rows, &args.metric_name, w)
-    } else {
-        write_panel_csv(&rows, &args.metric_name, w)
-    }
-    .map_err(|e| ragstats::Error::io(&args.out, e))?;
-    println!("wrote {} panel rows to {}", rows.len(), args.out.display());
+    write_atomic(&args.out, |w| {
+        if is_jsonl(&args.out) {
+            write_panel_jsonl(&rows, &args.metric_name, w)
+        } else {
+            write_panel_csv(&rows, &args.metric_name, w)
+        }
+    })?;
+    outln!("wrote {} panel rows to {}", rows.len(), args.out.display());
     Ok(0)
 }

@@ -140,7 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 .collect::<Vec<_>>(),
         )?,
         Format::Table => {
-            print_header(&report, &panel, engine.name(), &engine.description());
+            print_header(&report, &panel, engine.name(), &engine.description())?;
             if args.per_subset {
                 let mut t = Table::new(&["t'", "r'", "trajectories", "reads", "SE measured"]);
                 for mut row in subset_rows() {
@@ -148,26 +148,31 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     row[4] = num(se);
                     t.row(row);
                 }
-                print!("{}", t.render());
+                out!("{}", t.render());
             } else {
-                print_configs(&report);
+                print_configs(&report)?;
             }
         }
     }
     Ok(0)
 }
 
-fn print_header(r: &SubsetReport, panel: &Panel, backend: &str, adapter: &str) {
+fn print_header(
+    r: &SubsetReport,
+    panel: &Panel,
+    backend: &str,
+    adapter: &str,
+) -> std::io::Result<()> {
     let strata: Vec<String> = r.strata.iter().map(|(n, q)| format!("{n} Q={q}")).collect();
     let pairs = ((1usize << r.trajectories) - 1) * ((1usize << r.reads) - 1);
-    println!(
+    outln!(
         "subset enumeration of {} ({}; T={}, R={}; {pairs} subset pairs)",
         panel.outcome,
         strata.join(", "),
         r.trajectories,
         r.reads
     );
-    println!(
+    outln!(
         "backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} engine calls per replicate; percentile {}% intervals\n",
         r.range[1] - r.range[0],
         r.range[0],
@@ -176,9 +181,10 @@ fn print_header(r: &SubsetReport, panel: &Panel, backend: &str, adapter: &str) {
         r.engine_calls,
         100.0 * r.confidence
     );
+    Ok(())
 }
 
-fn print_configs(r: &SubsetReport) {
+fn print_configs(r: &SubsetReport) -> std::io::Result<()> {
     let mut t = Table::new(&[
         "t'",
         "r'",
@@ -205,9 +211,9 @@ fn print_configs(r: &SubsetReport) {
         ]);
         t.row(row);
     }
-    print!("{}", t.render());
+    out!("{}", t.render());
     let pct = format!("{}%", 100.0 * r.confidence);
-    println!(
+    outln!(
         "\nMAE over configurations with t' >= {} (forecasts fixed; the audit is not resampled):",
         r.min_trajectories
     );
@@ -227,5 +233,6 @@ fn print_configs(r: &SubsetReport) {
         row.extend(summary_cells(s));
         t.row(row);
     }
-    print!("{}", t.render());
+    out!("{}", t.render());
+    Ok(())
 }

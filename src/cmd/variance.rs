@@ -50,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             let (h, rows) = csv_rows(&report);
             write_csv(&h, &rows)?;
         }
-        Format::Table => print!("{}", table(&report)),
+        Format::Table => out!("{}", table(&report)),
     }
     Ok(0)
 }

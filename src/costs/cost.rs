@@ -19,7 +19,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::ledger::{CallKind, Entry, Label, Prices};
+use crate::io::clip;
+use crate::ledger::{check_price, CallKind, Entry, Label, Prices, MAX_SWEEP_PRICES};
 use crate::{Error, Result};
 
 /// A label's text, if present.
@@ -76,7 +77,9 @@ pub enum Currency {
 ///
 /// # Errors
 /// [`Error::Input`] naming the ledger line when `prices` is given and a row's model has no
-/// price.
+/// price, or when the ledger's token sums (input, cached input, output, or input + output,
+/// over all billed rows) would overflow u64: every group total is at most the ledger total,
+/// so checking the running total once keeps every sum in [`account`] exact.
 pub fn bill(
     entries: &[Entry],
     prices: Option<&Prices>,
@@ -85,6 +88,7 @@ pub fn bill(
 ) -> Result<Vec<Bill>> {
     let mut seen: HashSet<Cow<str>> = HashSet::new();
     let mut out = Vec::with_capacity(entries.len());
+    let mut sums = [0u64; 4];
     for Entry { line, row: e } in entries {
         if let Some(k) = text(&e.key) {
             if !seen.insert(k) {
@@ -102,6 +106,17 @@ pub fn bill(
         let input = e.input_tokens.unwrap_or(0);
         let cached = e.cached_input_tokens.unwrap_or(0).min(input);
         let output = e.output_tokens.unwrap_or(0);
+        let overflow = || {
+            Error::input(
+                ledger,
+                Some(*line),
+                "the ledger's token total exceeds 2^64 - 1 here; token counts this large are not real",
+            )
+        };
+        let tokens = input.checked_add(output).ok_or_else(overflow)?;
+        for (sum, add) in sums.iter_mut().zip([input, cached, output, tokens]) {
+            *sum = sum.checked_add(add).ok_or_else(overflow)?;
+        }
         let model_usd = match prices {
             None => 0.0,
             Some(p) => {
@@ -353,19 +368,22 @@ pub fn account(
 /// [`Error::Usage`] for malformed or negative values or a non-positive step.
 pub fn parse_sweep(s: &str) -> Result<Vec<f64>> {
     let bad = || {
-        Error::Usage(format!("--search-price '{s}': expected START:STOP:STEP (e.g. 0:1:0.25) or a list like 0,0.5,1 (USD per 1,000 requests)"))
+        Error::Usage(format!("--search-price '{}': expected START:STOP:STEP (e.g. 0:1:0.25) or a list like 0,0.5,1 (USD per 1,000 requests)", clip(s)))
     };
     let nums = |parts: Vec<&str>| -> Result<Vec<f64>> {
         parts
             .iter()
             .map(|p| {
-                p.trim()
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite() && *v >= 0.0)
-                    .ok_or_else(bad)
+                let v = p.trim().parse::<f64>().map_err(|_| bad())?;
+                check_price("--search-price", v).map_err(Error::Usage)
             })
             .collect()
+    };
+    let too_many = |n: f64| {
+        Error::Usage(format!(
+            "--search-price '{}' holds {n:.0} prices; at most {MAX_SWEEP_PRICES} are allowed",
+            clip(s)
+        ))
     };
     if s.contains(':') {
         let v = nums(s.split(':').collect())?;
@@ -375,9 +393,17 @@ pub fn parse_sweep(s: &str) -> Result<Vec<f64>> {
         if step <= 0.0 || b < a {
             return Err(bad());
         }
-        let n = ((b - a) / step + 1e-9).floor() as usize;
-        Ok((0..=n).map(|i| a + i as f64 * step).collect())
+        // Counted in f64 and bounded before anything is allocated.
+        let n = ((b - a) / step + 1e-9).floor();
+        if !(n < MAX_SWEEP_PRICES as f64) {
+            return Err(too_many(n + 1.0));
+        }
+        Ok((0..=n as usize).map(|i| a + i as f64 * step).collect())
     } else {
+        let n = s.split(',').count();
+        if n > MAX_SWEEP_PRICES {
+            return Err(too_many(n as f64));
+        }
         nums(s.split(',').collect())
     }
 }

@@ -81,7 +81,8 @@ fn floor64(x: u64) -> u64 {
 /// Σ Q_d · T · A · P each (unique calls Σ Q_d · T · (A(P−1) + 1)), reader rows Σ Q_d · T · A · R.
 ///
 /// # Errors
-/// [`crate::Error::Usage`] when the panel spec is invalid or `planner_calls` is 0.
+/// [`crate::Error::Usage`] when the panel spec is invalid, `planner_calls` is 0, or the
+/// ledger would exceed [`super::model::MAX_ROWS`] rows.
 pub fn simulate_ledger(spec: &SimSpec, ledger: &LedgerSpec) -> Result<Vec<LedgerRow>> {
     spec.validate()?;
     if ledger.planner_calls == 0 {
@@ -89,6 +90,14 @@ pub fn simulate_ledger(spec: &SimSpec, ledger: &LedgerSpec) -> Result<Vec<Ledger
             "planner calls per trajectory must be at least 1".into(),
         ));
     }
+    // Planner and search rows Q·T·A·P each, reader rows Q·T·A·R.
+    super::model::check_rows(
+        "ledger",
+        super::model::total_questions(&spec.strata)
+            * spec.trajectories as u128
+            * spec.arms.len() as u128
+            * (2 * ledger.planner_calls as u128 + spec.reads as u128),
+    )?;
     let p_n = ledger.planner_calls as u64;
     let mut rows = Vec::new();
     let seed = spec.seed;

@@ -11,4 +11,6 @@ pub mod ledger;
 pub mod model;
 
 pub use ledger::{simulate_ledger, LedgerSpec};
-pub use model::{simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec};
+pub use model::{
+    check_rows, simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec, MAX_ROWS,
+};

@@ -68,10 +68,33 @@ pub struct SimSpec {
     pub contrast: Sds,
 }
 
+/// The most rows a simulated panel or ledger may have (about 2 GB in memory): the size
+/// is checked against it before anything is allocated.
+pub const MAX_ROWS: u128 = 20_000_000;
+
+/// Refuses a simulated file of `rows` rows above [`MAX_ROWS`], saying how many it would be.
+///
+/// # Errors
+/// [`Error::Usage`] naming the file kind and its size.
+pub fn check_rows(what: &str, rows: u128) -> Result<()> {
+    if rows > MAX_ROWS {
+        return Err(Error::Usage(format!(
+            "the simulated {what} would have {rows} rows; at most {MAX_ROWS} are allowed (use fewer questions, trajectories, reads, arms or calls)"
+        )));
+    }
+    Ok(())
+}
+
+/// Σ_d Q_d as u128 (no overflow for any `usize` counts).
+pub(crate) fn total_questions(strata: &[(String, usize)]) -> u128 {
+    strata.iter().map(|(_, q)| *q as u128).sum()
+}
+
 impl SimSpec {
     /// Checks the specification: at least one stratum with at least one question, T ≥ 1,
     /// R ≥ 1, one or more distinct arm names, means of length 1 or one per stratum,
-    /// finite means and effect, finite non-negative SDs.
+    /// finite means and effect, finite non-negative SDs, and at most [`MAX_ROWS`] panel rows
+    /// (Σ Q_d · T · R · arms).
     ///
     /// # Errors
     /// [`Error::Usage`] naming the offending field.
@@ -118,7 +141,13 @@ impl SimSpec {
                 return bad(format!("{what} SDs must be finite and non-negative"));
             }
         }
-        Ok(())
+        check_rows(
+            "panel",
+            total_questions(&self.strata)
+                * self.trajectories as u128
+                * self.reads as u128
+                * self.arms.len() as u128,
+        )
     }
 
     /// The latent mean of the baseline arm in stratum `d`.

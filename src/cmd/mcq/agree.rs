@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use ragstats::mcq::agree::{agreement, read_annotations};
 use ragstats::mcq::validate::load_items;
 use ragstats::mcq::Task;
@@ -31,6 +30,11 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
+    if let Some(gold) = &a.gold_out {
+        let mut inputs = vec![("annotations file", a.annotations.as_path())];
+        inputs.extend(a.items.iter().map(|p| ("items file", p.as_path())));
+        ragstats::io::refuse_overwriting_inputs(&[("--gold-out", gold)], &inputs)?;
+    }
     let items = match &a.items {
         Some(p) => Some(load_items(p)?),
         None => None,
@@ -59,7 +63,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 s.push('\n');
             }
         }
-        std::fs::write(p, s).with_context(|| format!("cannot write {}", p.display()))?;
+        ragstats::io::write_atomic(p, |w| std::io::Write::write_all(w, s.as_bytes()))?;
     }
     match a.format {
         Format::Json => print_json(&json!({
@@ -92,8 +96,8 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     r.with_majority.to_string(),
                 ]);
             }
-            print!("{}", t.render());
-            println!();
+            out!("{}", t.render());
+            outln!();
             let mut t = Table::new(&[
                 "id",
                 "task",
@@ -120,9 +124,9 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     },
                 ]);
             }
-            print!("{}", t.render());
+            out!("{}", t.render());
             if !a.per_option && !rep.no_majority.is_empty() {
-                println!(
+                outln!(
                     "\nno majority (resolve by discussion): {}",
                     rep.no_majority.join(", ")
                 );

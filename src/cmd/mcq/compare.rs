@@ -134,7 +134,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 .collect::<Vec<_>>(),
         )?,
         Format::Table => {
-            println!(
+            outln!(
                 "A = {} ({}), B = {} ({}); {} paired (id, run), unpaired A {} B {}; deltas B − A; {} replicates on {}",
                 ma,
                 a.a.display(),
@@ -167,8 +167,8 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     ci(&r.f1),
                 ]);
             }
-            print!("{}", t.render());
-            println!("\nMcNemar exact test on EM over (id, run) pairs");
+            out!("{}", t.render());
+            outln!("\nMcNemar exact test on EM over (id, run) pairs");
             let mut t = Table::new(&["group", "pairs", "A only", "B only", "p"]);
             for m in &mc {
                 t.row(vec![
@@ -179,7 +179,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     num(m.p),
                 ]);
             }
-            print!("{}", t.render());
+            out!("{}", t.render());
         }
     }
     Ok(0)

@@ -65,19 +65,19 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             for row in &r.rows {
                 t.row(cells(row, num));
             }
-            print!("{}", t.render());
+            out!("{}", t.render());
             let unknown = r.rows.last().map_or(0, |o| o.unknown_token_rows);
             if unknown > 0 {
-                println!("note: {unknown} row(s) had unknown (null) token counts and were billed as 0 tokens");
+                outln!("note: {unknown} row(s) had unknown (null) token counts and were billed as 0 tokens");
             }
             if r.other_rows > 0 {
-                println!(
+                outln!(
                     "note: {} row(s) without an `item` field (not from `mcq run`) were left out",
                     r.other_rows
                 );
             }
             if prices.is_none() {
-                println!("fees: give --prices FILE (see docs/ledger.md) for USD");
+                outln!("fees: give --prices FILE (see docs/ledger.md) for USD");
             }
         }
     }

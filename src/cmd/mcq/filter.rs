@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use ragstats::io::{refuse_overwriting_inputs, write_atomic};
 use ragstats::mcq::filter::filter;
 use ragstats::mcq::results::read_results;
 use ragstats::mcq::validate::read_items;
@@ -11,7 +12,6 @@ use serde_json::json;
 
 use super::default_sidecar;
 use crate::cmd::common::{print_json, write_csv, Format, Table};
-use crate::cmd::UsageError;
 
 /// Flags of `stats mcq filter`.
 #[derive(Debug, clap::Args)]
@@ -44,20 +44,24 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         .report
         .clone()
         .unwrap_or_else(|| default_sidecar(&a.out, "dropped"));
-    if report == a.out || a.out == a.items {
-        return Err(UsageError("--out must differ from the items file and --report".into()).into());
-    }
+    let mut inputs = vec![("items file", a.items.as_path())];
+    inputs.extend(
+        a.predictions
+            .iter()
+            .map(|p| ("predictions file", p.as_path())),
+    );
+    refuse_overwriting_inputs(&[("--out", &a.out), ("--report", &report)], &inputs)?;
     if let Some(dir) = a.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let kept: String = out.kept.iter().map(|l| format!("{}\n", l.raw)).collect();
-    std::fs::write(&a.out, kept).with_context(|| format!("cannot write {}", a.out.display()))?;
+    write_atomic(&a.out, |w| w.write_all(kept.as_bytes()))?;
     let mut rep = String::new();
     for d in &out.dropped {
         rep.push_str(&serde_json::to_string(d)?);
         rep.push('\n');
     }
-    std::fs::write(&report, rep).with_context(|| format!("cannot write {}", report.display()))?;
+    write_atomic(&report, |w| w.write_all(rep.as_bytes()))?;
     let n_fmt = out.dropped.iter().filter(|d| d.reason == "format").count();
     let n_diff = out.dropped.len() - n_fmt;
     match a.format {
@@ -84,7 +88,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 .collect::<Vec<_>>(),
         )?,
         Format::Table => {
-            println!(
+            outln!(
                 "{} line(s): kept {}, dropped {} (format {}, difficulty {}); models: {}",
                 total,
                 out.kept.len(),
@@ -102,8 +106,8 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     d.detail.clone(),
                 ]);
             }
-            print!("{}", t.render());
-            println!("kept: {}; report: {}", a.out.display(), report.display());
+            out!("{}", t.render());
+            outln!("kept: {}; report: {}", a.out.display(), report.display());
         }
     }
     if !out.untested.is_empty() {

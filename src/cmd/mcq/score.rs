@@ -165,7 +165,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             }
         }
         Format::Table => {
-            println!(
+            outln!(
                 "{}: model {}, prompt {}{}, {} run(s), {} item(s); failures {}; {} replicates on {} ({})",
                 a.results.display(),
                 first.model,
@@ -182,14 +182,14 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 engine.description()
             );
             let pct = format!("{} CI", a.boot.resample.confidence.percent());
-            print!("{}", score_table(&table, &pct).render());
+            out!("{}", score_table(&table, &pct).render());
             if !missing.is_empty() {
-                println!(
+                outln!(
                     "note: no items for task(s) {}; overall is the mean of the tasks present",
                     missing.join(", ")
                 );
             }
-            println!();
+            outln!();
             let mut t = Table::new(&[
                 "group",
                 "records",
@@ -210,9 +210,9 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     num(r.error_rate),
                 ]);
             }
-            print!("{}", t.render());
+            out!("{}", t.render());
             if let Some(pos) = &positions {
-                println!("\npositional bias (parsed lines; position as shown)");
+                outln!("\npositional bias (parsed lines; position as shown)");
                 let mut t = Table::new(&["position", "shown", "gold_rate", "chosen_rate", "bias"]);
                 for p in pos {
                     t.row(vec![
@@ -223,10 +223,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                         num(p.bias),
                     ]);
                 }
-                print!("{}", t.render());
+                out!("{}", t.render());
             }
             if let Some(ag) = &agreement {
-                println!(
+                outln!(
                     "\nshuffle agreement: {} of {} (id, run) pairs give the same answer ({}); EM original {} vs shuffled {}",
                     ag.same_answer,
                     ag.pairs,

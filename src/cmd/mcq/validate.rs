@@ -60,7 +60,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         )?,
         Format::Table => {
             if f.violations.is_empty() {
-                println!(
+                outln!(
                     "{}: {} item(s), no violations",
                     a.items.display(),
                     f.items.len()
@@ -69,10 +69,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 for (g, n) in &counts {
                     t.row(vec![g.as_str().into(), n.to_string()]);
                 }
-                print!("{}", t.render());
+                out!("{}", t.render());
             } else {
                 for v in &f.violations {
-                    println!("{}", v.display(&a.items));
+                    outln!("{}", v.display(&a.items));
                 }
             }
         }
