@@ -164,8 +164,7 @@ impl BootstrapPlan {
                         questions: a.questions,
                         trajectories: a.t,
                         reads: a.r,
-                        se: (f.ms.map_or(f64::NAN, |m| m.question) / (a.questions * a.t * a.r) as f64)
-                            .sqrt(),
+                        se: (f.ms.question / (a.questions * a.t * a.r) as f64).sqrt(),
                         components: f.components,
                     })
                 });

@@ -107,8 +107,8 @@ fn csv_rows(r: &VarianceReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
     // MS, df, component and truncation of one level of a fit.
     let fit_cells = |f: &Fit, l: Level| {
         [
-            o(f.ms.and_then(|m| m.get(l))),
-            o(f.df.and_then(|d| d.get(l))),
+            o(f.ms.get(l).filter(|v| !v.is_nan())),
+            o(f.df.get(l).filter(|v| !v.is_nan())),
             o(f.components.get(l)),
             f.truncated.contains(&l).to_string(),
         ]
@@ -206,8 +206,8 @@ fn table(r: &VarianceReport) -> String {
                 t.row(vec![
                     scope.to_string(),
                     l.name().into(),
-                    opt_num(f.ms.and_then(|m| m.get(l))),
-                    f.df.and_then(|d| d.get(l))
+                    opt_num(f.ms.get(l).filter(|v| !v.is_nan())),
+                    f.df.get(l).filter(|v| !v.is_nan())
                         .map(|d| format!("{d}"))
                         .unwrap_or_else(|| "-".into()),
                     match comp {

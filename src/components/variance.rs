@@ -72,6 +72,18 @@ pub struct PerLevel {
 }
 
 impl PerLevel {
+    /// No values: what a REML fit has for mean squares and degrees of freedom.
+    pub const NONE: PerLevel = PerLevel {
+        question: f64::NAN,
+        trajectory: None,
+        read: None,
+    };
+
+    /// Whether this is [`PerLevel::NONE`] (the question value is NaN).
+    pub fn is_none(&self) -> bool {
+        self.question.is_nan()
+    }
+
     /// The value at `level` (`None` where not estimable).
     pub fn get(&self, level: Level) -> Option<f64> {
         match level {
@@ -161,12 +173,12 @@ impl AnovaSums {
 /// Mean squares, raw components and what was truncated or not estimable.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fit {
-    /// Mean squares (ANOVA only; `None` for a REML fit).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ms: Option<PerLevel>,
-    /// Degrees of freedom (ANOVA only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub df: Option<PerLevel>,
+    /// Mean squares (ANOVA; a REML fit has none: [`PerLevel::NONE`], not serialised).
+    #[serde(skip_serializing_if = "PerLevel::is_none")]
+    pub ms: PerLevel,
+    /// Degrees of freedom (ANOVA; [`PerLevel::NONE`] for REML).
+    #[serde(skip_serializing_if = "PerLevel::is_none")]
+    pub df: PerLevel,
     /// Raw (untruncated) moment estimates.
     pub components: PerLevel,
     /// Levels whose raw estimate is negative (set to zero in [`Fit::truncated`]).
@@ -236,16 +248,16 @@ pub fn fit(s: &AnovaSums) -> Result<Fit> {
         truncated.push(Level::Read);
     }
     Ok(Fit {
-        ms: Some(PerLevel {
+        ms: PerLevel {
             question: ms_q,
             trajectory: ms_t,
             read: ms_r,
-        }),
-        df: Some(PerLevel {
+        },
+        df: PerLevel {
             question: s.df_question,
             trajectory: (s.t > 1).then_some(s.df_trajectory),
             read: (s.r > 1).then_some(s.df_read),
-        }),
+        },
         components,
         truncated,
         notes,
@@ -373,7 +385,6 @@ pub fn analyse(
         let f = fit(&a).map_err(|e| Error::Data(format!("stratum '{}': {e}", s.name)))?;
         let (q, t, r) = (s.q() as f64, s.t as f64, s.r as f64);
         let trunc = f.truncated();
-        let ms_q = f.ms.map_or(f64::NAN, |m| m.question);
         reports.push(StratumReport {
             name: s.name.clone(),
             method: Method::Anova,
@@ -383,7 +394,7 @@ pub fn analyse(
             shape: None,
             dropped: dropped.get(i).copied().unwrap_or(0),
             mean: s.mean(),
-            se: (ms_q / (q * t * r)).sqrt(),
+            se: (f.ms.question / (q * t * r)).sqrt(),
             reml: None,
             share_single: shares(&trunc),
             share_se2: shares(&se2_terms(&trunc, q, t, r)),
@@ -447,8 +458,8 @@ fn reml_fit(f: &reml::RemlFit) -> (Fit, RemlSummary) {
     }
     (
         Fit {
-            ms: None,
-            df: None,
+            ms: PerLevel::NONE,
+            df: PerLevel::NONE,
             components: f.components,
             truncated: Vec::new(),
             notes,
