@@ -155,6 +155,10 @@ fn commands_that_need_balance_still_refuse_naming_the_missing_cells() {
         .code(2)
         .stderr(predicate::str::contains(
             "missing_read.csv:14: unbalanced design: question 'q03' in stratum 'd1' is missing 1 of 6 cells: (trajectory 2, read 0); every question needs all 3 trajectories x 2 reads",
+        ))
+        .stderr(predicate::str::contains(
+            "this command needs every question to have the same numbers of trajectories and reads \
+             (`stats variance` and `stats forecast` fit unbalanced panels by REML)",
         ));
 }
 
@@ -179,4 +183,49 @@ fn a_balanced_panel_gives_identical_bits_through_the_old_and_new_paths() {
     for s in &new.strata {
         assert_eq!(s.fit.components.question.to_bits(), old.strata.iter().find(|o| o.name == s.name).unwrap().fit.components.question.to_bits());
     }
+}
+
+#[test]
+fn forecast_from_an_unbalanced_audit_uses_the_lme4_components() {
+    let v = common::json(&[
+        "forecast",
+        "--audit",
+        &fixture("missing_read.csv"),
+        "--design",
+        "100:3:2",
+        "--format",
+        "json",
+    ]);
+    let (q, t, r) = (LME4[0].2, LME4[0].3, LME4[0].4);
+    let want = (q / 100.0 + t / 300.0 + r / 600.0).sqrt();
+    let got = v["designs"][0]["se_nested"].as_f64().unwrap();
+    assert!(((got - want) / want).abs() < 1e-6, "{got} vs {want}");
+    assert_eq!(v["notes"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn forecast_from_an_audit_with_one_read_says_r_cannot_vary() {
+    // Q=3, T=2, R=1 with irregular values.
+    let mut g = XorShift(77);
+    let mut text = String::from("question,trajectory,f1\n");
+    for q in 0..3 {
+        for t in 0..2 {
+            text.push_str(&format!("q{q},{t},{}\n", g.grid(100)));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(&dir, "r1.csv", &text);
+    let out = stats()
+        .args(["forecast", "--audit", p.to_str().unwrap(), "--design", "10:2:1", "--design", "10:2:5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(
+        "note: all: the audit has R = 1, so the read component is folded into the trajectory component and the forecast cannot vary R (every R' gives the same SE)"
+    ), "{text}");
+    // And indeed both designs give the same SE.
+    let lines: Vec<&str> = text.lines().collect();
+    let se = |l: &str| l.split_whitespace().nth(2).unwrap().to_string();
+    assert_eq!(se(lines[1]), se(lines[2]));
 }

@@ -38,8 +38,23 @@ pub struct PanelOptions {
 
 impl PanelOptions {
     /// Loads and validates `path` with these options.
+    /// An unbalanced stratum is refused: the error names the first question that differs
+    /// and says which commands fit unbalanced panels.
     pub fn load(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
-        self.load_with(path, false)
+        self.load_with(path, false).map_err(|e| match e {
+            ragstats::Error::Input { file, line, msg } if msg.starts_with("unbalanced design") => {
+                ragstats::Error::Input {
+                    file,
+                    line,
+                    msg: format!(
+                        "{msg}; this command needs every question to have the same numbers of \
+                         trajectories and reads (`stats variance` and `stats forecast` fit \
+                         unbalanced panels by REML)"
+                    ),
+                }
+            }
+            e => e,
+        })
     }
 
     /// Loads `path`, keeping unbalanced strata nested (for commands that fit them by REML).
