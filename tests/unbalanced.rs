@@ -1,6 +1,9 @@
 //! Unbalanced panels (issue #12): nested labels, loading unbalanced strata, `--drop-incomplete`
 //! reports, and `stats variance` by REML pinned to lme4.
 
+// The lme4 numbers are copied digit for digit from reference.out (R's %.17g).
+#![allow(clippy::excessive_precision)]
+
 mod common;
 
 use common::{stats, write, XorShift};
@@ -61,12 +64,48 @@ fn trajectory_labels_unique_per_question_give_the_same_array() {
 /// lme4's REML components of the fixtures (copied from tests/fixtures/reml/reference.out, as
 /// in tests/reml.rs): (file, stratum or "pooled", σ²_q, σ²_t, σ²_r).
 const LME4: &[(&str, &str, f64, f64, f64)] = &[
-    ("missing_read.csv", "d1", 0.039431879915934574, 0.0061730646704959988, 0.0074362465384037128),
-    ("extra_trajectory.csv", "d1", 0.066621542207269846, 0.010788197314818716, 0.0067338541730050548),
-    ("unique_labels.csv", "d1", 0.035401481702047835, 0.003184147217216052, 0.0061909124291108734),
-    ("pooled.csv", "hotpot", 0.039100397476506253, 0.006067859609188998, 0.0068300502368852109),
-    ("pooled.csv", "musique", 0.085429217184246842, 0.019754970409682038, 0.0021893535212816184),
-    ("pooled.csv", "pooled", 0.059752448900400414, 0.010991498835632765, 0.004411604819168964),
+    (
+        "missing_read.csv",
+        "d1",
+        0.039431879915934574,
+        0.0061730646704959988,
+        0.0074362465384037128,
+    ),
+    (
+        "extra_trajectory.csv",
+        "d1",
+        0.066621542207269846,
+        0.010788197314818716,
+        0.0067338541730050548,
+    ),
+    (
+        "unique_labels.csv",
+        "d1",
+        0.035401481702047835,
+        0.003184147217216052,
+        0.0061909124291108734,
+    ),
+    (
+        "pooled.csv",
+        "hotpot",
+        0.039100397476506253,
+        0.006067859609188998,
+        0.0068300502368852109,
+    ),
+    (
+        "pooled.csv",
+        "musique",
+        0.085429217184246842,
+        0.019754970409682038,
+        0.0021893535212816184,
+    ),
+    (
+        "pooled.csv",
+        "pooled",
+        0.059752448900400414,
+        0.010991498835632765,
+        0.004411604819168964,
+    ),
 ];
 
 fn fixture(name: &str) -> String {
@@ -121,12 +160,21 @@ fn variance_table_names_the_method_and_the_spread_of_the_design() {
 fn drop_incomplete_lists_what_it_dropped() {
     // extra_trajectory.csv: q03, q11 and q17 have a fourth trajectory; the design is 3 x 2.
     let out = stats()
-        .args(["variance", &fixture("extra_trajectory.csv"), "--drop-incomplete", "--format", "json"])
+        .args([
+            "variance",
+            &fixture("extra_trajectory.csv"),
+            "--drop-incomplete",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("note: dropped incomplete questions: 3 in d1"), "{err}");
+    assert!(
+        err.contains("note: dropped incomplete questions: 3 in d1"),
+        "{err}"
+    );
     for q in ["q03", "q11", "q17"] {
         assert!(
             err.contains(&format!(
@@ -138,7 +186,14 @@ fn drop_incomplete_lists_what_it_dropped() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let s = &v["strata"][0];
     assert_eq!(s["method"], "ANOVA");
-    assert_eq!((s["questions"].as_u64(), s["trajectories"].as_u64(), s["reads"].as_u64()), (Some(17), Some(3), Some(2)));
+    assert_eq!(
+        (
+            s["questions"].as_u64(),
+            s["trajectories"].as_u64(),
+            s["reads"].as_u64()
+        ),
+        (Some(17), Some(3), Some(2))
+    );
     assert_eq!(s["dropped"], 3);
 }
 
@@ -173,7 +228,11 @@ fn a_balanced_panel_gives_identical_bits_through_the_old_and_new_paths() {
         ..LoadOptions::default()
     };
     let panel = load_panel(&p, &opts).unwrap();
-    let stats: Vec<StratumStats> = panel.strata.iter().map(StratumStats::from_stratum).collect();
+    let stats: Vec<StratumStats> = panel
+        .strata
+        .iter()
+        .map(StratumStats::from_stratum)
+        .collect();
     let old = analyse(&panel.outcome, &stats, &[0, 0]).unwrap();
     let new = analyse_panel(&panel).unwrap();
     assert_eq!(
@@ -181,7 +240,17 @@ fn a_balanced_panel_gives_identical_bits_through_the_old_and_new_paths() {
         serde_json::to_string(&new).unwrap()
     );
     for s in &new.strata {
-        assert_eq!(s.fit.components.question.to_bits(), old.strata.iter().find(|o| o.name == s.name).unwrap().fit.components.question.to_bits());
+        assert_eq!(
+            s.fit.components.question.to_bits(),
+            old.strata
+                .iter()
+                .find(|o| o.name == s.name)
+                .unwrap()
+                .fit
+                .components
+                .question
+                .to_bits()
+        );
     }
 }
 
@@ -216,7 +285,15 @@ fn forecast_from_an_audit_with_one_read_says_r_cannot_vary() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(&dir, "r1.csv", &text);
     let out = stats()
-        .args(["forecast", "--audit", p.to_str().unwrap(), "--design", "10:2:1", "--design", "10:2:5"])
+        .args([
+            "forecast",
+            "--audit",
+            p.to_str().unwrap(),
+            "--design",
+            "10:2:1",
+            "--design",
+            "10:2:5",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());

@@ -207,7 +207,8 @@ fn table(r: &VarianceReport) -> String {
                     scope.to_string(),
                     l.name().into(),
                     opt_num(f.ms.get(l).filter(|v| !v.is_nan())),
-                    f.df.get(l).filter(|v| !v.is_nan())
+                    f.df.get(l)
+                        .filter(|v| !v.is_nan())
                         .map(|d| format!("{d}"))
                         .unwrap_or_else(|| "-".into()),
                     match comp {

@@ -163,7 +163,9 @@ pub(super) fn fill_stratum(
                 ));
                 continue;
             }
-            stratum.questions.push(raw.questions.names[q.qid as usize].clone());
+            stratum
+                .questions
+                .push(raw.questions.names[q.qid as usize].clone());
             stratum.y.extend_from_slice(&q.value);
         }
         if stratum.questions.is_empty() {
@@ -187,8 +189,15 @@ pub(super) fn fill_stratum(
                 })
         });
         if same {
-            stratum.trajectories = first.traj.iter().map(|&t| raw.trajectories.names[t as usize].clone()).collect();
-            stratum.reads = first.read[0..r_design].iter().map(|&r| raw.reads.names[r as usize].clone()).collect();
+            stratum.trajectories = first
+                .traj
+                .iter()
+                .map(|&t| raw.trajectories.names[t as usize].clone())
+                .collect();
+            stratum.reads = first.read[0..r_design]
+                .iter()
+                .map(|&r| raw.reads.names[r as usize].clone())
+                .collect();
         } else {
             stratum.trajectories = (1..=t_design).map(|i| i.to_string()).collect();
             stratum.reads = (1..=r_design).map(|i| i.to_string()).collect();
@@ -221,7 +230,9 @@ pub(super) fn fill_stratum(
         y: Vec::new(),
     };
     for q in &questions {
-        stratum.questions.push(raw.questions.names[q.qid as usize].clone());
+        stratum
+            .questions
+            .push(raw.questions.names[q.qid as usize].clone());
         let base = nested.y.len();
         nested.y.extend_from_slice(&q.value);
         nested

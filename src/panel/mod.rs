@@ -39,8 +39,9 @@ pub struct Panel {
 }
 
 /// One stratum (dataset): a balanced Q × T × R array of outcomes, or (`nested`) its
-/// questions, trajectories and reads as they are.
-#[derive(Debug, Clone)]
+/// questions, trajectories and reads as they are. `Default` is an empty balanced stratum,
+/// for building one field by field.
+#[derive(Debug, Clone, Default)]
 pub struct Stratum {
     /// The `dataset` value (or `all` when the file has no dataset column).
     pub name: String,
