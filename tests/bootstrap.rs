@@ -43,6 +43,7 @@ fn stratum(g: &mut Gen, name: &str, q: usize, t: usize, r: usize, mu: f64, s: [f
         reads: (0..r).map(|i| i.to_string()).collect(),
         y,
         dropped: 0,
+        ..Default::default()
     }
 }
 

@@ -241,14 +241,25 @@ fn unpaired_arm_cell_and_unknown_arm() {
 #[test]
 fn unbalanced_question_names_missing_cells() {
     let text = "dataset,question,trajectory,read,f1\nd,q1,0,0,1\nd,q1,0,1,1\nd,q1,1,0,1\nd,q1,1,1,0\nd,q2,0,0,1\nd,q2,1,1,0\nd,q3,0,0,1\nd,q3,0,1,1\nd,q3,1,0,1\nd,q3,1,1,0\n";
-    bad(
-        "p.csv",
-        text,
-        &[],
-        "p.csv:6: unbalanced design: question 'q2' in stratum 'd' is missing 2 of 4 cells: (trajectory 0, read 1), (trajectory 1, read 0)",
-    );
     let dir = tempfile::tempdir().unwrap();
     let p = write(&dir, "p.csv", text);
+    // A command that needs balance refuses, naming the missing cells.
+    stats()
+        .args(["subsets", p.to_str().unwrap(), "--audit", p.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "p.csv:6: unbalanced design: question 'q2' in stratum 'd' is missing 2 of 4 cells: (trajectory 0, read 1), (trajectory 1, read 0)",
+        ));
+    // variance fits it by REML, naming the same cells in a note.
+    stats()
+        .args(["variance", p.to_str().unwrap()])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "p.csv:6: question 'q2' in stratum 'd' is missing 2 of 4 cells: (trajectory 0, read 1), (trajectory 1, read 0)",
+        ))
+        .stdout(predicate::str::contains("REML"));
     stats()
         .args(["variance", p.to_str().unwrap(), "--drop-incomplete"])
         .assert()

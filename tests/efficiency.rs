@@ -30,6 +30,7 @@ fn stratum(name: &str, q: usize, t: usize, r: usize, seed: u64) -> Stratum {
         reads: (0..r).map(|i| i.to_string()).collect(),
         y,
         dropped: 0,
+        ..Default::default()
     }
 }
 

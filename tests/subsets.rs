@@ -38,6 +38,7 @@ fn stratum(name: &str, q: usize, t: usize, r: usize, seed: u64) -> Stratum {
         reads: (0..r).map(|i| i.to_string()).collect(),
         y,
         dropped: 0,
+        ..Default::default()
     }
 }
 
@@ -170,6 +171,7 @@ fn hand_computed_subset_se() {
         reads: vec!["0".into()],
         y: vec![0.0, 1.0, 2.0, 6.0],
         dropped: 0,
+        ..Default::default()
     };
     let rows = SubsetStudy::new(&[s], &audit(&["d"]), 1)
         .unwrap()

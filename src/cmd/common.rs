@@ -28,14 +28,39 @@ pub struct PanelOptions {
     /// Analyse one arm of a multi-arm panel.
     #[arg(long, value_name = "NAME", conflicts_with = "contrast")]
     pub arm: Option<String>,
-    /// Drop questions with missing or unpaired cells (reported per stratum) instead of failing.
+    /// Drop questions that differ from their stratum's design (missing, extra or unpaired
+    /// cells; each listed on stderr) instead of fitting them by REML or failing.
     #[arg(long)]
     pub drop_incomplete: bool,
 }
 
 impl PanelOptions {
     /// Loads and validates `path` with these options.
+    /// An unbalanced stratum is refused: the error names the first question that differs
+    /// and says which commands fit unbalanced panels.
     pub fn load(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
+        self.load_with(path, false).map_err(|e| match e {
+            ragstats::Error::Input { file, line, msg } if msg.starts_with("unbalanced design") => {
+                ragstats::Error::Input {
+                    file,
+                    line,
+                    msg: format!(
+                        "{msg}; this command needs every question to have the same numbers of \
+                         trajectories and reads (`stats variance` and `stats forecast` fit \
+                         unbalanced panels by REML)"
+                    ),
+                }
+            }
+            e => e,
+        })
+    }
+
+    /// Loads `path`, keeping unbalanced strata nested (for commands that fit them by REML).
+    pub fn load_unbalanced(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
+        self.load_with(path, true)
+    }
+
+    fn load_with(&self, path: &std::path::Path, allow_unbalanced: bool) -> ragstats::Result<Panel> {
         load_panel(
             path,
             &LoadOptions {
@@ -43,6 +68,7 @@ impl PanelOptions {
                 contrast: self.contrast.clone(),
                 arm: self.arm.clone(),
                 drop_incomplete: self.drop_incomplete,
+                allow_unbalanced,
                 filter: None,
             },
         )
@@ -52,10 +78,31 @@ impl PanelOptions {
     /// `--drop-incomplete` dropped, if any.
     pub fn load_noting_drops(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
         let panel = self.load(path)?;
-        if let Some(note) = dropped_note(&panel) {
-            eprintln!("{note}");
+        note_drops(&panel);
+        Ok(panel)
+    }
+
+    /// Loads `path` like [`PanelOptions::load_unbalanced`] and says on stderr which questions
+    /// were dropped, or which differ from their stratum's design and are fitted as they are.
+    pub fn load_unbalanced_noting(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
+        let panel = self.load_unbalanced(path)?;
+        note_drops(&panel);
+        for n in panel.strata.iter().flat_map(|s| &s.notes) {
+            eprintln!("note: {n}");
         }
         Ok(panel)
+    }
+}
+
+/// Says on stderr which questions `--drop-incomplete` dropped, if any.
+fn note_drops(panel: &Panel) {
+    if let Some(note) = dropped_note(panel) {
+        eprintln!("{note}");
+    }
+    for s in &panel.strata {
+        for q in &s.dropped_questions {
+            eprintln!("note: dropped from {}: {q}", s.name);
+        }
     }
 }
 

@@ -91,6 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             contrast: args.opts.contrast.clone(),
             arm: args.opts.arm.clone(),
             drop_incomplete: args.opts.drop_incomplete,
+            allow_unbalanced: false,
             filter: Some((args.by.clone(), g.clone())),
         };
         panels.push((g.clone(), load_panel(&args.reads, &opts)?));

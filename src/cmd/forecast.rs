@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use ragstats::components::forecast::{forecast, Audit, DesignSpec, Forecast};
+use ragstats::components::forecast::{folded_notes, forecast, Audit, DesignSpec, Forecast};
 
 use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
 use super::variance::report_for;
@@ -54,16 +54,17 @@ struct Row {
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let audit = match (&args.audit, &args.components) {
-        (Some(path), _) => Audit::from_report(&report_for(&args.opts.load(path)?)?),
+        (Some(path), _) => Audit::from_report(&report_for(&args.opts.load_unbalanced(path)?)?),
         (None, Some(path)) => Audit::read_components(path)?,
         (None, None) => {
             return Err(UsageError("give --audit PANEL or --components FILE".into()).into())
         }
     };
     let measured = match &args.measured {
-        Some(p) => Some(report_for(&args.opts.load(p)?)?.se),
+        Some(p) => Some(report_for(&args.opts.load_unbalanced(p)?)?.se),
         None => None,
     };
+    let notes = folded_notes(&audit, args.pooled);
     let mut rows = Vec::new();
     for d in &args.designs {
         let spec: DesignSpec = d.parse()?;
@@ -79,6 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Format::Json => print_json(&serde_json::json!({
             "components": if args.pooled { "pooled" } else { "per-stratum" },
             "designs": rows,
+            "notes": notes,
         }))?,
         Format::Csv => {
             let header = [
@@ -110,6 +112,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 })
                 .collect();
             write_csv(&header, &data)?;
+            for n in &notes {
+                eprintln!("note: {n}");
+            }
         }
         Format::Table => {
             let mut head = vec!["design", "Q per stratum", "SE nested", "SE Q-only"];
@@ -139,6 +144,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 t.row(cells);
             }
             out!("{}", t.render());
+            if !notes.is_empty() {
+                outln!();
+                for n in &notes {
+                    outln!("note: {n}");
+                }
+            }
         }
     }
     Ok(0)

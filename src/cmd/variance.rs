@@ -2,8 +2,11 @@
 
 use std::path::PathBuf;
 
-use ragstats::components::variance::{analyse, Fit, Level, PerLevel, VarianceReport};
-use ragstats::panel::{Panel, StratumStats};
+use ragstats::components::reml::Shape;
+use ragstats::components::variance::{
+    analyse_panel, Fit, Level, Method, PerLevel, StratumReport, VarianceReport,
+};
+use ragstats::panel::Panel;
 
 use super::common::{
     design_cells, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
@@ -21,19 +24,14 @@ pub struct Args {
     pub format: Format,
 }
 
-/// Loads a panel and runs the variance analysis (also used by `forecast --audit`).
+/// Runs the variance analysis of a loaded panel: ANOVA for balanced strata, REML for
+/// unbalanced ones (also used by `forecast --audit`).
 pub fn report_for(panel: &Panel) -> ragstats::Result<VarianceReport> {
-    let stats: Vec<StratumStats> = panel
-        .strata
-        .iter()
-        .map(StratumStats::from_stratum)
-        .collect();
-    let dropped: Vec<usize> = panel.strata.iter().map(|s| s.dropped).collect();
-    analyse(&panel.outcome, &stats, &dropped)
+    analyse_panel(panel)
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let panel = args.opts.load_noting_drops(&args.panel)?;
+    let panel = args.opts.load_unbalanced_noting(&args.panel)?;
     let report = report_for(&panel)?;
     match args.format {
         Format::Json => print_json(&serde_json::json!({
@@ -55,8 +53,37 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     Ok(0)
 }
 
+/// Whether any stratum was fitted by REML (then tables and CSV name the method).
+fn any_reml(r: &VarianceReport) -> bool {
+    r.strata.iter().any(|s| s.method == Method::Reml)
+}
+
+/// Stratum, Q, T, R cells: for an unbalanced stratum T and R are min/mean/max.
+fn stratum_design(s: &StratumReport) -> Vec<String> {
+    match &s.shape {
+        Some(shape) => shape_cells(&s.name, shape),
+        None => design_cells(&s.name, s.questions, s.trajectories, s.reads),
+    }
+}
+
+fn shape_cells(name: &str, shape: &Shape) -> Vec<String> {
+    let spread = |x: &ragstats::components::reml::Spread| {
+        if x.min == x.max {
+            x.min.to_string()
+        } else {
+            format!("{}/{:.2}/{}", x.min, x.mean, x.max)
+        }
+    };
+    vec![
+        name.to_string(),
+        shape.questions.to_string(),
+        spread(&shape.trajectories),
+        spread(&shape.reads),
+    ]
+}
+
 fn csv_rows(r: &VarianceReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let header = vec![
+    let mut header = vec![
         "scope",
         "questions",
         "trajectories",
@@ -71,23 +98,30 @@ fn csv_rows(r: &VarianceReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
         "share_single",
         "share_se2",
     ];
+    let reml = any_reml(r);
+    if reml {
+        header.push("method");
+    }
     let mut rows = Vec::new();
     let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     // MS, df, component and truncation of one level of a fit.
     let fit_cells = |f: &Fit, l: Level| {
         [
-            o(f.ms.get(l)),
-            o(f.df.get(l)),
+            o(f.ms.get(l).filter(|v| !v.is_nan())),
+            o(f.df.get(l).filter(|v| !v.is_nan())),
             o(f.components.get(l)),
             f.truncated.contains(&l).to_string(),
         ]
     };
     for s in &r.strata {
         for l in Level::ALL {
-            let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+            let mut row = stratum_design(s);
             row.extend([s.mean.to_string(), s.se.to_string(), l.name().into()]);
             row.extend(fit_cells(&s.fit, l));
             row.extend([o(s.share_single.get(l)), o(s.share_se2.get(l))]);
+            if reml {
+                row.push(s.method.name().into());
+            }
             rows.push(row);
         }
     }
@@ -97,11 +131,14 @@ fn csv_rows(r: &VarianceReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
             row.extend([String::new(), String::new(), l.name().into()]);
             row.extend(fit_cells(&p.fit, l));
             row.extend([o(p.share_single.get(l)), String::new()]);
+            if reml {
+                row.push(p.method.name().into());
+            }
             rows.push(row);
         }
     }
     let q: usize = r.strata.iter().map(|s| s.questions).sum();
-    rows.push(vec![
+    let mut combined = vec![
         "combined".into(),
         q.to_string(),
         String::new(),
@@ -115,7 +152,11 @@ fn csv_rows(r: &VarianceReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
         String::new(),
         String::new(),
         String::new(),
-    ]);
+    ];
+    if reml {
+        combined.push(String::new());
+    }
+    rows.push(combined);
     (header, rows)
 }
 
@@ -132,10 +173,18 @@ fn table(r: &VarianceReport) -> String {
             "strata"
         }
     );
-    let mut t = Table::new(&["stratum", "Q", "T", "R", "mean", "SE", "dropped"]);
+    let reml = any_reml(r);
+    let mut head = vec!["stratum", "Q", "T", "R", "mean", "SE", "dropped"];
+    if reml {
+        head.push("method");
+    }
+    let mut t = Table::new(&head);
     for s in &r.strata {
-        let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+        let mut row = stratum_design(s);
         row.extend([num(s.mean), num(s.se), s.dropped.to_string()]);
+        if reml {
+            row.push(s.method.name().into());
+        }
         t.row(row);
     }
     out.push_str(&t.render());
@@ -157,8 +206,9 @@ fn table(r: &VarianceReport) -> String {
                 t.row(vec![
                     scope.to_string(),
                     l.name().into(),
-                    opt_num(f.ms.get(l)),
+                    opt_num(f.ms.get(l).filter(|v| !v.is_nan())),
                     f.df.get(l)
+                        .filter(|v| !v.is_nan())
                         .map(|d| format!("{d}"))
                         .unwrap_or_else(|| "-".into()),
                     match comp {
@@ -183,6 +233,19 @@ fn table(r: &VarianceReport) -> String {
         add(&mut t, "pooled", &p.fit, &p.share_single, None);
     }
     out.push_str(&t.render());
+    if reml {
+        notes.push(
+            "REML strata are unbalanced: T and R are min/mean/max per question and per trajectory; \
+             mean and SE are over question means; share(SE²) is at the mean design"
+                .into(),
+        );
+        if let Some(p) = &r.pooled {
+            notes.push(format!(
+                "pooled: {} over all strata with a fixed mean per stratum",
+                p.method.name()
+            ));
+        }
+    }
     if let Some(why) = &r.pooled_unavailable {
         notes.push(format!("pooled: not fitted: {why}"));
     }

@@ -166,6 +166,40 @@ pub struct Forecast {
     pub se_q_only: f64,
 }
 
+/// What the forecast cannot vary: for each set of components used (each stratum's, or the
+/// pooled ones with `pooled`) with a level that was not estimable in the audit (R = 1 or
+/// T = 1), a note saying that level's variance is folded into the level above and the
+/// forecast cannot vary R (or T): the SE is the same for every R′ (T′).
+pub fn folded_notes(audit: &Audit, pooled: bool) -> Vec<String> {
+    let sets: Vec<(String, PerLevel)> = match (pooled, audit.pooled) {
+        (true, Some(p)) => vec![("pooled".to_string(), p)],
+        _ => audit
+            .strata
+            .iter()
+            .map(|s| (s.name.clone(), s.components))
+            .collect(),
+    };
+    let mut notes = Vec::new();
+    for (name, c) in sets {
+        match (c.trajectory.is_some(), c.read.is_some()) {
+            (true, false) => notes.push(format!(
+                "{name}: the audit has R = 1, so the read component is folded into the trajectory \
+                 component and the forecast cannot vary R (every R' gives the same SE)"
+            )),
+            (false, true) => notes.push(format!(
+                "{name}: the audit has T = 1, so the trajectory component is folded into the question \
+                 component and the forecast cannot vary T (every T' gives the same SE)"
+            )),
+            (false, false) => notes.push(format!(
+                "{name}: the audit has T = 1 and R = 1, so the trajectory and read components are \
+                 folded into the question component and the forecast cannot vary T or R"
+            )),
+            (true, true) => {}
+        }
+    }
+    notes
+}
+
 /// Splits `total` questions over strata in proportion to `weights` by largest remainder
 /// (ties to the earlier stratum), so the parts sum to `total` exactly.
 pub fn split_questions(total: usize, weights: &[usize]) -> Vec<usize> {

@@ -2,5 +2,6 @@
 //! forecasts made from them.
 
 pub mod forecast;
+pub mod levels;
 pub mod reml;
 pub mod variance;

@@ -36,7 +36,7 @@
 use nalgebra::{Matrix2, SymmetricEigen, Vector2};
 use serde::Serialize;
 
-use super::variance::{Level, PerLevel};
+use super::levels::{Level, PerLevel};
 use crate::{Error, Result};
 
 /// One stratum's outcomes grouped as questions → trajectories → reads, reduced to what the

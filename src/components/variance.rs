@@ -10,59 +10,33 @@
 //! σ̂²_r = MS_r, σ̂²_t = (MS_t − MS_r)/R, σ̂²_q = (MS_q − MS_t)/(TR). With T = 1 or R = 1 a
 //! level has no degrees of freedom: it is not estimable and its variance is absorbed by the
 //! level above (which the fit reports in `notes`).
+//!
+//! An unbalanced stratum (questions with different numbers of trajectories or reads) is
+//! fitted by REML instead ([`super::reml`]); [`analyse_panel`] chooses per stratum, and the
+//! pooled fit is REML as soon as one stratum is unbalanced.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::panel::StratumStats;
+pub use super::levels::{Level, PerLevel};
+use super::reml::{self, NestedBuilder, NestedStratum, Shape};
+use crate::panel::{Panel, Stratum, StratumStats};
 use crate::{Error, Result};
 
-/// The three levels of the nested design.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Question,
-    Trajectory,
-    Read,
+/// How a fit was made: closed-form balanced ANOVA moments, or REML (unbalanced strata).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Method {
+    #[serde(rename = "ANOVA")]
+    Anova,
+    #[serde(rename = "REML")]
+    Reml,
 }
 
-impl Level {
-    /// The three levels, top down.
-    pub const ALL: [Level; 3] = [Level::Question, Level::Trajectory, Level::Read];
-
-    /// The level's name as printed and serialised.
+impl Method {
+    /// The method's name as printed and serialised.
     pub fn name(self) -> &'static str {
         match self {
-            Level::Question => "question",
-            Level::Trajectory => "trajectory",
-            Level::Read => "read",
-        }
-    }
-}
-
-/// One number per level; `None` where the level is not estimable (T = 1 or R = 1).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PerLevel {
-    pub question: f64,
-    pub trajectory: Option<f64>,
-    pub read: Option<f64>,
-}
-
-impl PerLevel {
-    /// The value at `level` (`None` where not estimable).
-    pub fn get(&self, level: Level) -> Option<f64> {
-        match level {
-            Level::Question => Some(self.question),
-            Level::Trajectory => self.trajectory,
-            Level::Read => self.read,
-        }
-    }
-
-    /// Each value clamped at zero (negative moment estimates truncated), `None` kept.
-    pub fn truncated(&self) -> PerLevel {
-        PerLevel {
-            question: self.question.max(0.0),
-            trajectory: self.trajectory.map(|v| v.max(0.0)),
-            read: self.read.map(|v| v.max(0.0)),
+            Method::Anova => "ANOVA",
+            Method::Reml => "REML",
         }
     }
 }
@@ -137,7 +111,11 @@ impl AnovaSums {
 /// Mean squares, raw components and what was truncated or not estimable.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fit {
+    /// Mean squares (ANOVA; a REML fit has none: [`PerLevel::NONE`], not serialised).
+    #[serde(skip_serializing_if = "PerLevel::is_none")]
     pub ms: PerLevel,
+    /// Degrees of freedom (ANOVA; [`PerLevel::NONE`] for REML).
+    #[serde(skip_serializing_if = "PerLevel::is_none")]
     pub df: PerLevel,
     /// Raw (untruncated) moment estimates.
     pub components: PerLevel,
@@ -255,14 +233,25 @@ pub fn shares(c: &PerLevel) -> PerLevel {
 #[derive(Debug, Clone, Serialize)]
 pub struct StratumReport {
     pub name: String,
+    /// ANOVA (balanced) or REML (unbalanced).
+    pub method: Method,
     pub questions: usize,
+    /// Trajectories per question (the mean, rounded, when unbalanced: see `shape`).
     pub trajectories: usize,
+    /// Reads per trajectory (the mean, rounded, when unbalanced: see `shape`).
     pub reads: usize,
+    /// Questions, and min / mean / max trajectories per question and reads per trajectory,
+    /// of an unbalanced stratum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
     /// Questions dropped as incomplete while loading.
     pub dropped: usize,
     pub mean: f64,
     /// Measured SE of the stratum mean, sqrt(MS_q/(QTR)) = s(ȳ_q)/√Q.
     pub se: f64,
+    /// REML only: lme4's θ, the REML criterion, and the levels at the boundary 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reml: Option<RemlSummary>,
     #[serde(flatten)]
     pub fit: Fit,
     /// Shares of the single-observation variance σ²_q + σ²_t + σ²_r (truncated components).
@@ -271,9 +260,20 @@ pub struct StratumReport {
     pub share_se2: PerLevel,
 }
 
+/// What a REML fit adds to a report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RemlSummary {
+    pub theta: reml::Theta,
+    pub criterion: f64,
+    pub iterations: usize,
+    /// Estimable levels whose component is exactly 0 (lme4's singular fit).
+    pub boundary: Vec<Level>,
+}
+
 /// The pooled, dataset-adjusted fit.
 #[derive(Debug, Clone, Serialize)]
 pub struct PooledReport {
+    pub method: Method,
     pub questions: usize,
     pub strata: usize,
     pub trajectories: usize,
@@ -325,12 +325,15 @@ pub fn analyse(
         let trunc = f.truncated();
         reports.push(StratumReport {
             name: s.name.clone(),
+            method: Method::Anova,
             questions: s.q(),
             trajectories: s.t,
             reads: s.r,
+            shape: None,
             dropped: dropped.get(i).copied().unwrap_or(0),
             mean: s.mean(),
             se: (f.ms.question / (q * t * r)).sqrt(),
+            reml: None,
             share_single: shares(&trunc),
             share_se2: shares(&se2_terms(&trunc, q, t, r)),
             fit: f,
@@ -344,6 +347,7 @@ pub fn analyse(
         match AnovaSums::pooled(&sums).and_then(|p| Ok((p, fit(&p)?))) {
             Ok((p, f)) => (
                 Some(PooledReport {
+                    method: Method::Anova,
                     questions: p.questions,
                     strata: strata.len(),
                     trajectories: p.t,
@@ -357,6 +361,170 @@ pub fn analyse(
         };
     Ok(VarianceReport {
         outcome: outcome.to_string(),
+        estimate,
+        se,
+        strata: reports,
+        pooled,
+        pooled_unavailable,
+    })
+}
+
+/// The outcomes of a stratum, balanced or not, as REML's nested layout.
+///
+/// # Errors
+/// [`Error::Data`] for a stratum without questions.
+pub fn nested_stratum(s: &Stratum) -> Result<NestedStratum> {
+    let mut b = NestedBuilder::new();
+    for q in 0..s.q() {
+        for t in s.trajectories_of(q) {
+            b.trajectory(t)?;
+        }
+        b.end_question()?;
+    }
+    b.finish()
+}
+
+/// A REML fit as a [`Fit`]: the components and notes, no mean squares, nothing truncated
+/// (REML keeps components ≥ 0 by fitting on the boundary instead).
+fn reml_fit(f: &reml::RemlFit) -> (Fit, RemlSummary) {
+    let mut notes = f.notes.clone();
+    for l in &f.boundary {
+        notes.push(format!(
+            "{} component at the boundary 0 (REML, as lme4's singular fit)",
+            l.name()
+        ));
+    }
+    (
+        Fit {
+            ms: PerLevel::NONE,
+            df: PerLevel::NONE,
+            components: f.components,
+            truncated: Vec::new(),
+            notes,
+        },
+        RemlSummary {
+            theta: f.theta,
+            criterion: f.criterion,
+            iterations: f.iterations,
+            boundary: f.boundary.clone(),
+        },
+    )
+}
+
+/// The equal-weight mean of question means (each the mean of its trajectory means) and its
+/// measured SE s(ȳ_q)/√Q: model-free, and for a balanced stratum the same as ȳ and
+/// sqrt(MS_q/(QTR)).
+pub fn question_mean_se(s: &Stratum) -> (f64, f64) {
+    let means: Vec<f64> = (0..s.q())
+        .map(|q| {
+            let t = s.trajectories_of(q);
+            t.iter()
+                .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+                .sum::<f64>()
+                / t.len() as f64
+        })
+        .collect();
+    let n = means.len() as f64;
+    let m = means.iter().sum::<f64>() / n;
+    let var = means.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+    (m, (var / n).sqrt())
+}
+
+/// The variance analysis of a loaded panel: balanced strata by closed-form ANOVA (exactly
+/// [`analyse`]), unbalanced strata by REML; the pooled fit by ANOVA when every stratum is
+/// balanced, else by REML with a fixed mean per stratum over all strata.
+///
+/// For a REML stratum, `trajectories` and `reads` are the rounded mean design (`shape` has
+/// min / mean / max), `mean` and `se` come from [`question_mean_se`], and the SE² shares are
+/// taken at the mean design (Q, T̄, R̄).
+///
+/// # Errors
+/// [`Error::Data`] when a stratum has fewer than two questions, or a REML fit fails.
+pub fn analyse_panel(panel: &Panel) -> Result<VarianceReport> {
+    if panel.strata.iter().all(Stratum::is_balanced) {
+        let stats: Vec<StratumStats> = panel
+            .strata
+            .iter()
+            .map(StratumStats::from_stratum)
+            .collect();
+        let dropped: Vec<usize> = panel.strata.iter().map(|s| s.dropped).collect();
+        return analyse(&panel.outcome, &stats, &dropped);
+    }
+    let nested: Vec<NestedStratum> = panel
+        .strata
+        .iter()
+        .map(nested_stratum)
+        .collect::<Result<_>>()?;
+    let mut reports = Vec::with_capacity(panel.strata.len());
+    for (i, s) in panel.strata.iter().enumerate() {
+        if s.is_balanced() {
+            let stats = [StratumStats::from_stratum(s)];
+            let one = analyse(&panel.outcome, &stats, &[s.dropped])?;
+            reports.push(one.strata.into_iter().next().expect("one stratum"));
+            continue;
+        }
+        let n = &nested[i];
+        if n.questions() < 2 {
+            return Err(Error::Data(format!(
+                "stratum '{}': need at least 2 questions per stratum to estimate the question variance (have {})",
+                s.name,
+                n.questions()
+            )));
+        }
+        let f = reml::fit(&[n]).map_err(|e| Error::Data(format!("stratum '{}': {e}", s.name)))?;
+        let (fit, summary) = reml_fit(&f);
+        let shape = n.shape();
+        let (mean, se) = question_mean_se(s);
+        let (q, t, r) = (
+            shape.questions as f64,
+            shape.trajectories.mean,
+            shape.reads.mean,
+        );
+        let trunc = fit.truncated();
+        reports.push(StratumReport {
+            name: s.name.clone(),
+            method: Method::Reml,
+            questions: shape.questions,
+            trajectories: t.round() as usize,
+            reads: r.round() as usize,
+            shape: Some(shape),
+            dropped: s.dropped,
+            mean,
+            se,
+            reml: Some(summary),
+            share_single: shares(&trunc),
+            share_se2: shares(&se2_terms(&trunc, q, t, r)),
+            fit,
+        });
+    }
+    let means: Vec<f64> = reports.iter().map(|s| s.mean).collect();
+    let se2: Vec<f64> = reports.iter().map(|s| s.se * s.se).collect();
+    let (estimate, se) = combine(&means, &se2);
+    let refs: Vec<&NestedStratum> = nested.iter().collect();
+    let (pooled, pooled_unavailable) = match reml::fit(&refs) {
+        Ok(f) => {
+            let (fit, _) = reml_fit(&f);
+            let shapes: Vec<Shape> = nested.iter().map(NestedStratum::shape).collect();
+            let questions: usize = shapes.iter().map(|s| s.questions).sum();
+            let trajectories: usize = shapes.iter().map(|s| s.trajectories.total).sum();
+            let rows: usize = shapes.iter().map(|s| s.reads.total).sum();
+            (
+                Some(PooledReport {
+                    method: Method::Reml,
+                    questions,
+                    strata: nested.len(),
+                    trajectories: (trajectories as f64 / questions as f64).round() as usize,
+                    reads: (rows as f64 / trajectories as f64).round() as usize,
+                    share_single: shares(&fit.truncated()),
+                    fit,
+                }),
+                None,
+            )
+        }
+        Err(e) => (None, Some(e.to_string())),
+    };
+    Ok(VarianceReport {
+        outcome: panel.outcome.clone(),
         estimate,
         se,
         strata: reports,

@@ -1,24 +1,106 @@
-//! The balance check: every question of a stratum needs all T × R cells, and the filling
-//! of the stratum's Q × T × R array from the questions that have them.
+//! Nesting each question's cells into trajectories and reads, the balance check, and the
+//! filling of a stratum: a Q × T × R array when balanced, the nested layout otherwise.
+//!
+//! The design of a stratum is its most common number of trajectories per question T and of
+//! reads per trajectory R (the larger on a tie). A question is complete when it has T
+//! trajectories of R reads each and no unpaired cell. `--drop-incomplete` drops the others;
+//! otherwise an unbalanced stratum is kept nested (when the caller accepts that, for REML)
+//! with notes naming the questions that differ, or refused naming the first of them.
 
 use std::path::Path;
 
 use super::pairing::Cells;
 use super::raw::RawPanel;
 use super::strata::{Group, Labels};
-use super::Stratum;
+use super::{Nested, Stratum};
 use crate::{Error, Result};
 
-/// How many missing cells an unbalanced-design message lists.
+/// How many missing cells, or incomplete questions, a message lists.
 const SHOWN: usize = 5;
 
-/// Fills stratum `d`'s array, question by question (`groups`, in order). A question missing
-/// a cell or with an unpaired one is an error, or with `drop_incomplete` is dropped and
-/// counted.
+/// One question nested: trajectories (label ids, in label order) with their reads.
+struct Question {
+    qid: u32,
+    first_line: u32,
+    traj: Vec<u32>,
+    /// Trajectory t's reads are `read_start[t]..read_start[t + 1]` of `read` / `value`.
+    read_start: Vec<usize>,
+    read: Vec<u32>,
+    value: Vec<f64>,
+}
+
+impl Question {
+    fn t(&self) -> usize {
+        self.traj.len()
+    }
+    fn m(&self, t: usize) -> usize {
+        self.read_start[t + 1] - self.read_start[t]
+    }
+}
+
+/// What the stratum's loader may do with an unbalanced stratum.
+pub(super) struct Policy {
+    pub drop_incomplete: bool,
+    pub allow_unbalanced: bool,
+}
+
+/// Nests question `g`'s cells: sorted by trajectory label then read label.
+fn nest(cells: &Cells, labels: &Labels, g: &Group) -> Question {
+    let mut cs: Vec<(usize, usize, u32, u32, f64)> = cells.cells[g.cells.clone()]
+        .iter()
+        .map(|c| {
+            (
+                labels.t_rank[&c.key.2],
+                labels.r_rank[&c.key.3],
+                c.key.2,
+                c.key.3,
+                c.value,
+            )
+        })
+        .collect();
+    cs.sort_unstable_by_key(|c| (c.0, c.1));
+    let mut q = Question {
+        qid: g.qid,
+        first_line: g.first_line,
+        traj: Vec::new(),
+        read_start: vec![0],
+        read: Vec::with_capacity(cs.len()),
+        value: Vec::with_capacity(cs.len()),
+    };
+    for (i, c) in cs.iter().enumerate() {
+        if i == 0 || cs[i - 1].2 != c.2 {
+            if i > 0 {
+                q.read_start.push(i);
+            }
+            q.traj.push(c.2);
+        }
+        q.read.push(c.3);
+        q.value.push(c.4);
+    }
+    q.read_start.push(cs.len());
+    q
+}
+
+/// The most common value (the larger on a tie).
+fn mode(values: impl Iterator<Item = usize>) -> usize {
+    let mut counts = std::collections::BTreeMap::new();
+    for v in values {
+        *counts.entry(v).or_insert(0usize) += 1;
+    }
+    counts
+        .into_iter()
+        .max_by_key(|&(v, c)| (c, v))
+        .map(|(v, _)| v)
+        .unwrap_or(0)
+}
+
+/// Fills stratum `d` from its questions (`groups`, in order), nesting trajectories in
+/// questions and reads in trajectories.
 ///
 /// # Errors
-/// [`Error::Input`] at an unbalanced question's first line, naming its missing cells; or
-/// for a stratum with no complete question left.
+/// [`Error::Input`] at an incomplete question's first line, naming its missing cells (or its
+/// counts when labels are not shared), when the policy neither drops nor accepts it; or for a
+/// stratum with no complete question left.
 pub(super) fn fill_stratum(
     path: &Path,
     raw: &RawPanel,
@@ -26,100 +108,232 @@ pub(super) fn fill_stratum(
     groups: &[Group],
     cells: &Cells,
     labels: &Labels,
-    drop_incomplete: bool,
+    policy: &Policy,
 ) -> Result<Stratum> {
-    let (tn, rn) = (labels.traj.len(), labels.reads.len());
-    let mut questions = Vec::with_capacity(groups.len());
-    let mut y = Vec::with_capacity(groups.len() * tn * rn);
-    let mut dropped = 0;
-    let mut block = vec![f64::NAN; tn * rn];
-    for g in groups {
-        block.iter_mut().for_each(|v| *v = f64::NAN);
-        for c in &cells.cells[g.cells.clone()] {
-            block[labels.t_pos[&c.key.2] * rn + labels.r_pos[&c.key.3]] = c.value;
-        }
-        let missing: Vec<usize> = (0..tn * rn).filter(|&i| block[i].is_nan()).collect();
-        if missing.is_empty() && !cells.unpaired.contains_key(&(d, g.qid)) {
-            questions.push(raw.questions.names[g.qid as usize].clone());
-            y.extend_from_slice(&block);
-            continue;
-        }
-        if drop_incomplete {
-            dropped += 1;
-            continue;
-        }
-        return Err(unbalanced(path, raw, d, g, labels, &missing));
-    }
+    let questions: Vec<Question> = groups.iter().map(|g| nest(cells, labels, g)).collect();
+    let t_design = mode(questions.iter().map(Question::t));
+    let r_design = mode(questions.iter().flat_map(|q| (0..q.t()).map(|t| q.m(t))));
+    let max_t = questions.iter().map(Question::t).max().unwrap_or(0);
+    let max_r = questions
+        .iter()
+        .flat_map(|q| (0..q.t()).map(|t| q.m(t)))
+        .max()
+        .unwrap_or(0);
+    // Labels are shared when the union of labels is no larger than the largest question:
+    // then a question's missing cells can be named against the full label grid.
+    let shared = labels.traj.len() == max_t && labels.reads.len() == max_r;
+    let complete = |q: &Question| {
+        q.t() == t_design
+            && (0..q.t()).all(|t| q.m(t) == r_design)
+            && !cells.unpaired.contains_key(&(d, q.qid))
+    };
+    let ctx = Ctx {
+        raw,
+        d,
+        labels,
+        shared,
+        t_design,
+        r_design,
+    };
+    let incomplete: Vec<&Question> = questions.iter().filter(|q| !complete(q)).collect();
     let name = raw.datasets.names[d as usize].clone();
-    if questions.is_empty() {
-        return Err(Error::input(
-            path,
-            None,
-            format!(
-                "stratum '{}' has no complete question left ({dropped} dropped as incomplete)",
-                raw.datasets.echo(d)
-            ),
+    let mut stratum = Stratum {
+        name,
+        questions: Vec::new(),
+        trajectories: Vec::new(),
+        reads: Vec::new(),
+        y: Vec::new(),
+        dropped: 0,
+        dropped_questions: Vec::new(),
+        nested: None,
+        notes: Vec::new(),
+    };
+    if incomplete.is_empty() || policy.drop_incomplete {
+        for q in &questions {
+            if !complete(q) {
+                stratum.dropped += 1;
+                stratum.dropped_questions.push(format!(
+                    "{} ({})",
+                    raw.questions.echo(q.qid),
+                    cells
+                        .unpaired
+                        .get(&(d, q.qid))
+                        .cloned()
+                        .unwrap_or_else(|| ctx.what_differs(q))
+                ));
+                continue;
+            }
+            stratum
+                .questions
+                .push(raw.questions.names[q.qid as usize].clone());
+            stratum.y.extend_from_slice(&q.value);
+        }
+        if stratum.questions.is_empty() {
+            return Err(Error::input(
+                path,
+                None,
+                format!(
+                    "stratum '{}' has no complete question left ({} dropped as incomplete)",
+                    raw.datasets.echo(d),
+                    stratum.dropped
+                ),
+            ));
+        }
+        // The first kept question's labels name the array's positions when every kept
+        // question has the same labels; otherwise positions 1..T and 1..R do.
+        let first = questions.iter().find(|q| complete(q)).expect("one kept");
+        let same = questions.iter().filter(|q| complete(q)).all(|q| {
+            q.traj == first.traj
+                && (0..q.t()).all(|t| {
+                    q.read[q.read_start[t]..q.read_start[t + 1]] == first.read[0..r_design]
+                })
+        });
+        if same {
+            stratum.trajectories = first
+                .traj
+                .iter()
+                .map(|&t| raw.trajectories.names[t as usize].clone())
+                .collect();
+            stratum.reads = first.read[0..r_design]
+                .iter()
+                .map(|&r| raw.reads.names[r as usize].clone())
+                .collect();
+        } else {
+            stratum.trajectories = (1..=t_design).map(|i| i.to_string()).collect();
+            stratum.reads = (1..=r_design).map(|i| i.to_string()).collect();
+        }
+        return Ok(stratum);
+    }
+    if !policy.allow_unbalanced {
+        return Err(ctx.refusal(path, incomplete[0]));
+    }
+    for q in incomplete.iter().take(SHOWN) {
+        stratum.notes.push(format!(
+            "{}:{}: question '{}' in stratum '{}' {}",
+            path.display(),
+            q.first_line,
+            raw.questions.echo(q.qid),
+            raw.datasets.echo(d),
+            ctx.what_differs(q)
         ));
     }
-    Ok(Stratum {
-        name,
-        questions,
-        trajectories: labels
-            .traj
-            .iter()
-            .map(|&t| raw.trajectories.names[t as usize].clone())
-            .collect(),
-        reads: labels
-            .reads
-            .iter()
-            .map(|&r| raw.reads.names[r as usize].clone())
-            .collect(),
-        y,
-        dropped,
-    })
+    if incomplete.len() > SHOWN {
+        stratum.notes.push(format!(
+            "stratum '{}': {} more questions differ from the design",
+            raw.datasets.echo(d),
+            incomplete.len() - SHOWN
+        ));
+    }
+    let mut nested = Nested {
+        traj_start: vec![0],
+        read_start: vec![0],
+        y: Vec::new(),
+    };
+    for q in &questions {
+        stratum
+            .questions
+            .push(raw.questions.names[q.qid as usize].clone());
+        let base = nested.y.len();
+        nested.y.extend_from_slice(&q.value);
+        nested
+            .read_start
+            .extend(q.read_start[1..].iter().map(|&s| base + s));
+        nested.traj_start.push(nested.read_start.len() - 1);
+    }
+    stratum.nested = Some(nested);
+    Ok(stratum)
 }
 
-/// The error for question `g` of stratum `d`, missing the cells at block positions
-/// `missing` (`t * R + r`).
-fn unbalanced(
-    path: &Path,
-    raw: &RawPanel,
+/// What messages about one stratum need.
+struct Ctx<'a> {
+    raw: &'a RawPanel,
     d: u32,
-    g: &Group,
-    labels: &Labels,
-    missing: &[usize],
-) -> Error {
-    let (tn, rn) = (labels.traj.len(), labels.reads.len());
-    let shown: Vec<String> = missing
-        .iter()
-        .take(SHOWN)
-        .map(|&i| {
-            format!(
-                "(trajectory {}, read {})",
-                raw.trajectories.echo(labels.traj[i / rn]),
-                raw.reads.echo(labels.reads[i % rn])
-            )
-        })
-        .collect();
-    let more = if missing.len() > SHOWN {
-        format!(" and {} more", missing.len() - SHOWN)
-    } else {
-        String::new()
-    };
-    Error::input(
-        path,
-        Some(g.first_line as u64),
+    labels: &'a Labels,
+    shared: bool,
+    t_design: usize,
+    r_design: usize,
+}
+
+impl Ctx<'_> {
+    /// How question `q` differs from the design: its missing cells when labels are shared,
+    /// its counts otherwise.
+    fn what_differs(&self, q: &Question) -> String {
+        if self.shared {
+            let missing = self.missing(q);
+            if !missing.is_empty() {
+                return format!(
+                    "is missing {} of {} cells: {}",
+                    missing.len(),
+                    self.labels.traj.len() * self.labels.reads.len(),
+                    self.shown(&missing)
+                );
+            }
+        }
+        let reads: Vec<String> = (0..q.t()).map(|t| q.m(t).to_string()).collect();
         format!(
-            "unbalanced design: question '{}' in stratum '{}' is missing {} of {} cells: {}{}; \
-             every question needs all {} trajectories x {} reads (use --drop-incomplete to drop such questions)",
-            raw.questions.echo(g.qid),
-            raw.datasets.echo(d),
-            missing.len(),
-            tn * rn,
-            shown.join(", "),
-            more,
-            tn,
-            rn
-        ),
-    )
+            "has {} trajectories with {} reads; the design is {} trajectories x {} reads",
+            q.t(),
+            reads.join(", "),
+            self.t_design,
+            self.r_design
+        )
+    }
+
+    /// Question `q`'s missing cells as (trajectory, read) positions in the label grid.
+    fn missing(&self, q: &Question) -> Vec<(usize, usize)> {
+        let rn = self.labels.reads.len();
+        let mut present = vec![false; self.labels.traj.len() * rn];
+        for t in 0..q.t() {
+            let ti = self.labels.t_rank[&q.traj[t]];
+            for r in &q.read[q.read_start[t]..q.read_start[t + 1]] {
+                present[ti * rn + self.labels.r_rank[r]] = true;
+            }
+        }
+        (0..present.len())
+            .filter(|&i| !present[i])
+            .map(|i| (i / rn, i % rn))
+            .collect()
+    }
+
+    fn shown(&self, missing: &[(usize, usize)]) -> String {
+        let shown: Vec<String> = missing
+            .iter()
+            .take(SHOWN)
+            .map(|&(t, r)| {
+                format!(
+                    "(trajectory {}, read {})",
+                    self.raw.trajectories.echo(self.labels.traj[t]),
+                    self.raw.reads.echo(self.labels.reads[r])
+                )
+            })
+            .collect();
+        let more = if missing.len() > SHOWN {
+            format!(" and {} more", missing.len() - SHOWN)
+        } else {
+            String::new()
+        };
+        format!("{}{more}", shown.join(", "))
+    }
+
+    /// The error for an incomplete question `q` where balance is required.
+    fn refusal(&self, path: &Path, q: &Question) -> Error {
+        let (tn, rn) = if self.shared {
+            (self.labels.traj.len(), self.labels.reads.len())
+        } else {
+            (self.t_design, self.r_design)
+        };
+        Error::input(
+            path,
+            Some(q.first_line as u64),
+            format!(
+                "unbalanced design: question '{}' in stratum '{}' {}; \
+                 every question needs all {} trajectories x {} reads (use --drop-incomplete to drop such questions)",
+                self.raw.questions.echo(q.qid),
+                self.raw.datasets.echo(self.d),
+                self.what_differs(q),
+                tn,
+                rn
+            ),
+        )
+    }
 }

@@ -1,10 +1,10 @@
 //! Loading a panel file into a validated [`Panel`]: read the rows ([`super::read`]), choose
-//! the arms and pair the cells ([`super::pairing`]), then group them into balanced strata
+//! the arms and pair the cells ([`super::pairing`]), then group them into strata
 //! ([`super::strata`], [`super::balance`]).
 
 use std::path::{Path, PathBuf};
 
-use super::balance::fill_stratum;
+use super::balance::{fill_stratum, Policy};
 use super::pairing::{pair_cells, select_arms};
 use super::read::read_rows;
 use super::strata::{group, labels};
@@ -20,8 +20,12 @@ pub struct LoadOptions {
     pub contrast: Option<String>,
     /// Keep only this arm (when the panel has several and no contrast is asked for).
     pub arm: Option<String>,
-    /// Drop questions with missing or unpaired cells instead of failing.
+    /// Drop questions that differ from their stratum's design (missing, extra or unpaired
+    /// cells) so every stratum is balanced; each dropped question is listed in the stratum.
     pub drop_incomplete: bool,
+    /// Keep an unbalanced stratum nested (for REML) instead of refusing it; its notes name
+    /// the questions that differ. Ignored with `drop_incomplete`.
+    pub allow_unbalanced: bool,
     /// Keep only rows whose column (first) has this value (second), e.g. one temperature.
     pub filter: Option<(String, String)>,
 }
@@ -31,7 +35,7 @@ pub struct LoadOptions {
 /// # Errors
 /// [`Error::Input`] naming the file, line and problem for: a missing column, a non-numeric
 /// or non-finite score, a duplicate cell, an unpaired arm cell, an unknown arm, an
-/// unbalanced question (unless `drop_incomplete`); [`Error::Io`] when the file cannot be read.
+/// unbalanced question (unless `drop_incomplete` or `allow_unbalanced`); [`Error::Io`] when the file cannot be read.
 pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
     let (mut raw, metric) = read_rows(path, opts)?;
     if raw.rows.is_empty() {
@@ -49,7 +53,10 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
             &groups,
             &cells,
             &labels,
-            opts.drop_incomplete,
+            &Policy {
+                drop_incomplete: opts.drop_incomplete,
+                allow_unbalanced: opts.allow_unbalanced,
+            },
         )?);
     }
     Ok(Panel {

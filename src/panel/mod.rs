@@ -3,8 +3,13 @@
 //!
 //! A panel is long format, one row per read: `dataset` (the stratum), `question`,
 //! `trajectory`, `read`, optionally `arm`, and numeric score columns. After loading, each
-//! stratum is a balanced Q × T × R array of outcomes (a score, or with `--contrast B-A`
-//! the paired difference score(B) − score(A)).
+//! stratum holds one outcome per cell (a score, or with `--contrast B-A` the paired
+//! difference score(B) − score(A)): a balanced Q × T × R array when every question has the
+//! stratum's T trajectories of R reads, else (when the caller accepts unbalanced strata) the
+//! questions nested as they are, with notes naming the questions that differ.
+//!
+//! Trajectory labels are nested in questions and read labels in trajectories: only the
+//! grouping and the counts matter, so labels unique per question (e.g. uuids) are fine.
 
 mod balance;
 mod load;
@@ -20,7 +25,7 @@ pub use suffstats::{QuestionStats, StratumStats};
 
 use std::path::PathBuf;
 
-/// A loaded, validated, balanced panel.
+/// A loaded, validated panel.
 #[derive(Debug, Clone)]
 pub struct Panel {
     /// The file it came from.
@@ -33,33 +38,72 @@ pub struct Panel {
     pub strata: Vec<Stratum>,
 }
 
-/// One stratum (dataset): a balanced Q × T × R array of outcomes.
-#[derive(Debug, Clone)]
+/// One stratum (dataset): a balanced Q × T × R array of outcomes, or (`nested`) its
+/// questions, trajectories and reads as they are. `Default` is an empty balanced stratum,
+/// for building one field by field.
+#[derive(Debug, Clone, Default)]
 pub struct Stratum {
     /// The `dataset` value (or `all` when the file has no dataset column).
     pub name: String,
     /// Question ids in order of first appearance in the file.
     pub questions: Vec<String>,
-    /// Trajectory labels, sorted (numerically when all are integers).
+    /// Trajectory labels, sorted (numerically when all are integers), when every question
+    /// has the same ones; else positions `1..=T`. Empty when `nested`.
     pub trajectories: Vec<String>,
-    /// Read labels, sorted (numerically when all are integers).
+    /// Read labels likewise (`1..=R` when they differ between trajectories).
     pub reads: Vec<String>,
-    /// Outcomes, index `(q * T + t) * R + r`.
+    /// Outcomes, index `(q * T + t) * R + r`. Empty when `nested`.
     pub y: Vec<f64>,
     /// Questions dropped by `--drop-incomplete`.
     pub dropped: usize,
+    /// Each dropped question's id and why it was dropped.
+    pub dropped_questions: Vec<String>,
+    /// The outcomes nested as they are, when the stratum is unbalanced (and the loader was
+    /// asked to accept that); `None` for a balanced stratum.
+    pub nested: Option<Nested>,
+    /// Notes on an unbalanced stratum: which questions differ from its design and how.
+    pub notes: Vec<String>,
+}
+
+/// An unbalanced stratum's outcomes: question q's trajectories are
+/// `traj_start[q]..traj_start[q + 1]`, trajectory t's reads `y[read_start[t]..read_start[t + 1]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nested {
+    pub traj_start: Vec<usize>,
+    pub read_start: Vec<usize>,
+    pub y: Vec<f64>,
 }
 
 impl Stratum {
+    /// Whether the stratum is a balanced Q × T × R array.
+    pub fn is_balanced(&self) -> bool {
+        self.nested.is_none()
+    }
+
+    /// Question `q`'s trajectories, each as the slice of its reads' outcomes (balanced or not).
+    pub fn trajectories_of(&self, q: usize) -> Vec<&[f64]> {
+        match &self.nested {
+            Some(n) => (n.traj_start[q]..n.traj_start[q + 1])
+                .map(|t| &n.y[n.read_start[t]..n.read_start[t + 1]])
+                .collect(),
+            None => (0..self.t())
+                .map(|t| {
+                    let start = (q * self.t() + t) * self.r();
+                    &self.y[start..start + self.r()]
+                })
+                .collect(),
+        }
+    }
+
     /// Number of questions Q.
     pub fn q(&self) -> usize {
         self.questions.len()
     }
-    /// Trajectories per question T.
+    /// Trajectories per question T (0 when `nested`).
     pub fn t(&self) -> usize {
         self.trajectories.len()
     }
-    /// Reads per trajectory R.
+    /// Reads per trajectory R (0 when `nested`).
     pub fn r(&self) -> usize {
         self.reads.len()
     }

@@ -1,5 +1,9 @@
-//! Grouping the outcome cells into questions and strata, and each stratum's trajectory and
+//! Grouping the outcome cells into questions and strata, and the order of trajectory and
 //! read labels (the layout that [`super::balance`] fills).
+//!
+//! Trajectories are nested in questions and reads in trajectories: a label only groups the
+//! rows of its question (or trajectory), so labels unique per question (e.g. uuids) are as
+//! good as shared ones. Labels only decide the order within a question.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -15,13 +19,13 @@ pub(super) struct Group {
     pub first_line: u32,
 }
 
-/// A stratum's trajectory and read labels (interned ids, in array order) and the position
-/// of each id.
+/// A stratum's trajectory and read labels (interned ids, in sorted order: the union over its
+/// questions) and the rank of each id in that order.
 pub(super) struct Labels {
     pub traj: Vec<u32>,
     pub reads: Vec<u32>,
-    pub t_pos: HashMap<u32, usize>,
-    pub r_pos: HashMap<u32, usize>,
+    pub t_rank: HashMap<u32, usize>,
+    pub r_rank: HashMap<u32, usize>,
 }
 
 /// Groups sorted cells into questions (contiguous after the sort), then questions into
@@ -56,7 +60,8 @@ pub(super) fn group(cells: &[Cell]) -> Vec<(u32, Vec<Group>)> {
 }
 
 /// The stratum's trajectory and read labels: the union over its questions, sorted
-/// (numerically when all are integers).
+/// (numerically when all are integers). The ranks order each question's trajectories and
+/// each trajectory's reads.
 pub(super) fn labels(raw: &RawPanel, cells: &[Cell], groups: &[Group]) -> Labels {
     let mut traj: Vec<u32> = Vec::new();
     let mut reads: Vec<u32> = Vec::new();
@@ -70,10 +75,10 @@ pub(super) fn labels(raw: &RawPanel, cells: &[Cell], groups: &[Group]) -> Labels
     reads.dedup();
     sorted_labels(&mut traj, &raw.trajectories.names);
     sorted_labels(&mut reads, &raw.reads.names);
-    let pos = |ids: &[u32]| ids.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+    let rank = |ids: &[u32]| ids.iter().enumerate().map(|(i, &t)| (t, i)).collect();
     Labels {
-        t_pos: pos(&traj),
-        r_pos: pos(&reads),
+        t_rank: rank(&traj),
+        r_rank: rank(&reads),
         traj,
         reads,
     }
