@@ -393,9 +393,10 @@ pub fn parse_sweep(s: &str) -> Result<Vec<f64>> {
         if step <= 0.0 || b < a {
             return Err(bad());
         }
-        // Counted in f64 and bounded before anything is allocated.
+        // Counted in f64 and bounded before anything is allocated (never NaN: a, b and step
+        // are finite and step > 0; an infinite count is refused here too).
         let n = ((b - a) / step + 1e-9).floor();
-        if !(n < MAX_SWEEP_PRICES as f64) {
+        if n >= MAX_SWEEP_PRICES as f64 {
             return Err(too_many(n + 1.0));
         }
         Ok((0..=n as usize).map(|i| a + i as f64 * step).collect())
