@@ -4,6 +4,7 @@ mod common;
 
 use common::{json, stats, write, XorShift};
 use ragstats::allocation::efficiency::{efficiency, UnitCosts};
+use ragstats::allocation::fixed_t;
 use ragstats::allocation::one_read::analyse;
 use ragstats::components::variance::analyse as variance;
 use ragstats::costs::panel_costs::QuestionCost;
@@ -55,11 +56,23 @@ fn point_values_match_direct_computation() {
                 .collect()
         })
         .collect();
-    let rep = analyse(&strata, &costs, &CpuBackend::new(), 3, 400, 0.95, &|_| {}).unwrap();
+    let rep = analyse(
+        &strata,
+        &costs,
+        &CpuBackend::new(),
+        3,
+        400,
+        0.95,
+        10,
+        &|_| {},
+    )
+    .unwrap();
 
     // Fitted loss: components from the variance analysis, unit costs by hand.
     let stats: Vec<StratumStats> = strata.iter().map(StratumStats::from_stratum).collect();
     let v = variance("y", &stats, &[0, 0]).unwrap();
+    let q_total: f64 = strata.iter().map(|s| s.q() as f64).sum();
+    let mut parts = Vec::new();
     for (i, s) in strata.iter().enumerate() {
         let q = s.q() as f64;
         let c_t = costs[i].iter().map(|c| c.trajectories).sum::<f64>() / (q * 3.0);
@@ -81,7 +94,48 @@ fn point_values_match_direct_computation() {
         assert!((rep.strata[i].unit_costs.trajectory - c_t).abs() < 1e-9);
         let ci = rep.strata[i].loss_ci.unwrap();
         assert!(ci[0] <= ci[1]);
+        // Fixed T: J_T(R) = (σ²_q + σ²_t/3 + σ²_r/(3R)) · 3 (c_T + R c_R), by hand over R ≤ 10.
+        let k = v.strata[i].fit.components.truncated();
+        let j = |r: f64| {
+            (k.question + k.trajectory.unwrap() / 3.0 + k.read.unwrap() / (3.0 * r))
+                * 3.0
+                * (c_t + r * c_r)
+        };
+        let best = (1..=10).map(|r| j(r as f64)).fold(f64::INFINITY, f64::min);
+        let got = rep.strata[i].fixed_t.unwrap();
+        assert!((got.loss_percent - 100.0 * (j(1.0) / best - 1.0)).abs() < 1e-9);
+        let ci = rep.strata[i].fixed_t_loss_ci.unwrap();
+        assert!(ci[0] <= ci[1]);
+        parts.push(fixed_t::Part {
+            components: k,
+            costs: UnitCosts {
+                trajectory: c_t,
+                read: c_r,
+            },
+            t: 3.0,
+            share: q / q_total,
+        });
     }
+    // Combined: SE² of the equal-weight mean with Q_d = π_d Q, times the budget of Q
+    // questions, written out for Q = 1000 (any Q gives the same product).
+    let j_comb = |r: f64| {
+        let mut se2 = 0.0;
+        let mut budget = 0.0;
+        for p in &parts {
+            let k = p.components;
+            let qd = p.share * 1000.0;
+            se2 += (k.question + k.trajectory.unwrap() / 3.0 + k.read.unwrap() / (3.0 * r)) / qd;
+            budget += qd * 3.0 * (p.costs.trajectory + r * p.costs.read);
+        }
+        se2 / 4.0 * budget
+    };
+    let best = (1..=10)
+        .map(|r| j_comb(r as f64))
+        .fold(f64::INFINITY, f64::min);
+    let comb = rep.combined.fixed_t.unwrap();
+    assert!((comb.j_one - j_comb(1.0)).abs() < 1e-9 * comb.j_one);
+    assert!((comb.loss_percent - 100.0 * (j_comb(1.0) / best - 1.0)).abs() < 1e-9);
+    assert_eq!(rep.combined.product, Some(fixed_t::combined(&parts)));
     // Direct check: explicit read-0, read-1 and both-reads question means.
     let mut s0 = 0.0;
     let mut s1 = 0.0;

@@ -1,6 +1,8 @@
-//! The one-read analysis of a panel with its costs: the fitted efficiency loss per stratum
-//! and pooled (with a bootstrap that refits components and unit costs in every replicate),
-//! and the direct check that needs no components.
+//! The one-read analysis of a panel with its costs: the fitted efficiency loss at fixed T
+//! (the paper's headline, [`super::fixed_t`]) per stratum and combined over strata, the loss
+//! at fixed Q ([`super::efficiency`], appendix D) per stratum and pooled, each with a
+//! bootstrap that refits components and unit costs in every replicate, and the direct check
+//! that needs no components.
 //!
 //! Direct check (R ≥ 2): with SE²₀ and SE²₁ the measured SE² of the estimate using read 0
 //! alone and read 1 alone (all T trajectories), SE²₀₁ using both, and panel costs
@@ -11,6 +13,7 @@
 use serde::Serialize;
 
 use super::efficiency::{efficiency, Efficiency, UnitCosts};
+use super::fixed_t::{self, FixedTLoss, Part};
 use crate::components::variance::{fit, AnovaSums, PerLevel};
 use crate::costs::panel_costs::QuestionCost;
 use crate::panel::{QuestionStats, Stratum, StratumStats};
@@ -29,9 +32,29 @@ pub struct ScopeResult {
     /// Raw components.
     pub components: PerLevel,
     pub unit_costs: UnitCosts,
-    /// `None` when the costs cannot support the analysis (e.g. c_R = 0).
+    /// Fixed-Q loss (appendix D); `None` when the costs cannot support the analysis
+    /// (e.g. c_R = 0).
     pub efficiency: Option<Efficiency>,
-    /// Central bootstrap interval (at the requested confidence) of the loss (percent) and of R*.
+    /// Central bootstrap interval (at the requested confidence) of the fixed-Q loss (percent)
+    /// and of R*.
+    pub loss_ci: Option<[f64; 2]>,
+    pub r_star_ci: Option<[f64; 2]>,
+    /// Fixed-T loss at the scope's T (`None` for the pooled fit, which the fixed-T analysis
+    /// replaces by the equal-weight combination).
+    pub fixed_t: Option<FixedTLoss>,
+    /// Central bootstrap intervals of the fixed-T loss (percent) and of R*_T.
+    pub fixed_t_loss_ci: Option<[f64; 2]>,
+    pub fixed_t_r_star_ci: Option<[f64; 2]>,
+}
+
+/// The fixed-T loss of the equal-weight estimate over strata (question shares as in the
+/// panel).
+#[derive(Debug, Clone, Serialize)]
+pub struct CombinedFixedT {
+    pub questions: usize,
+    /// J_T(R) = (a + b/R)(c + d R) at the data.
+    pub product: Option<fixed_t::Product>,
+    pub fixed_t: Option<FixedTLoss>,
     pub loss_ci: Option<[f64; 2]>,
     pub r_star_ci: Option<[f64; 2]>,
 }
@@ -48,7 +71,11 @@ pub struct DirectCheck {
 /// The whole analysis.
 #[derive(Debug, Clone, Serialize)]
 pub struct OneReadReport {
+    /// The largest read count the fixed-T minimum runs over (from 1).
+    pub max_reads: u32,
     pub strata: Vec<ScopeResult>,
+    /// Fixed-T loss of the equal-weight estimate over strata.
+    pub combined: CombinedFixedT,
     pub pooled: Option<ScopeResult>,
     pub direct: Option<DirectCheck>,
 }
@@ -100,12 +127,19 @@ impl ScopeSums<'_> {
     }
 }
 
-/// Loss and R* of each scope (strata then pooled) and the direct ratio, from sums.
-fn statistics(
-    shapes: &[StratumStats],
-    sums: &[Vec<f64>],
-    direct: bool,
-) -> (Vec<Option<Efficiency>>, Option<f64>) {
+/// What one replicate (or the data) yields.
+struct Stats {
+    /// Fixed-Q loss of each stratum, then of the pooled fit.
+    fixed_q: Vec<Option<Efficiency>>,
+    /// Fixed-T loss of each stratum, then of the combination.
+    fixed_t: Vec<Option<FixedTLoss>>,
+    /// The combination's J_T product (`None` when a stratum cannot be fitted).
+    product: Option<fixed_t::Product>,
+    ratio: Option<f64>,
+}
+
+/// Losses and optima of each scope and the direct ratio, from sums.
+fn statistics(shapes: &[StratumStats], sums: &[Vec<f64>], direct: bool, max_reads: u32) -> Stats {
     let scopes: Vec<ScopeSums> = shapes
         .iter()
         .zip(sums)
@@ -116,20 +150,29 @@ fn statistics(
         })
         .collect();
     let mut out = Vec::with_capacity(scopes.len() + 1);
+    let mut fixed_t = Vec::with_capacity(scopes.len() + 1);
+    let mut parts = Vec::with_capacity(scopes.len());
+    let q_total: f64 = scopes.iter().map(|s| s.q).sum();
     let mut anovas = Vec::new();
     let (mut tc, mut rc, mut qt) = (0.0, 0.0, 0.0);
     for sc in &scopes {
         let a = sc.anova();
-        let e = fit(&a).ok().and_then(|f| {
-            efficiency(
-                &f.components,
-                sc.costs(),
-                sc.q,
-                sc.shape.t as f64,
-                sc.shape.r as f64,
-            )
-        });
+        let f = fit(&a).ok();
+        let t = sc.shape.t as f64;
+        let e = f
+            .as_ref()
+            .and_then(|f| efficiency(&f.components, sc.costs(), sc.q, t, sc.shape.r as f64));
         out.push(e);
+        fixed_t.push(f.as_ref().and_then(|f| {
+            fixed_t::loss(&fixed_t::stratum(&f.components, sc.costs(), t), max_reads)
+        }));
+        // A stratum whose components cannot be fitted leaves the combination undefined.
+        parts.push(f.map(|f| Part {
+            components: f.components,
+            costs: sc.costs(),
+            t,
+            share: sc.q / q_total,
+        }));
         anovas.push(a);
         tc += sc.s[TC];
         rc += sc.s[RC];
@@ -150,6 +193,11 @@ fn statistics(
         )
     });
     out.push(pooled);
+    let product = parts
+        .into_iter()
+        .collect::<Option<Vec<Part>>>()
+        .map(|p| fixed_t::combined(&p));
+    fixed_t.push(product.and_then(|p| fixed_t::loss(&p, max_reads)));
     let ratio = direct.then(|| {
         let d2 = (scopes.len() * scopes.len()) as f64;
         let se2 = |col: usize| scopes.iter().map(|s| s.se2(col)).sum::<f64>() / d2;
@@ -163,7 +211,12 @@ fn statistics(
         });
         (se2(A0) + se2(A0 + 2)) / 2.0 * c1 / (se2(A0 + 4) * c2)
     });
-    (out, ratio)
+    Stats {
+        fixed_q: out,
+        fixed_t,
+        product,
+        ratio,
+    }
 }
 
 fn ci(mut v: Vec<f64>, confidence: f64) -> Option<[f64; 2]> {
@@ -175,7 +228,8 @@ fn ci(mut v: Vec<f64>, confidence: f64) -> Option<[f64; 2]> {
     Some(percentile_interval(&v, confidence))
 }
 
-/// Runs the analysis: `costs[s][q]` are the question costs of stratum s (full panel).
+/// Runs the analysis: `costs[s][q]` are the question costs of stratum s (full panel); the
+/// fixed-T minimum runs over R = 1..=`max_reads`.
 ///
 /// # Errors
 /// [`Error::Data`] when a stratum has fewer than 2 questions; backend errors.
@@ -186,6 +240,7 @@ pub fn analyse(
     seed: u64,
     replicates: u32,
     confidence: f64,
+    max_reads: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<OneReadReport> {
     let shapes: Vec<StratumStats> = strata.iter().map(StratumStats::from_stratum).collect();
@@ -231,17 +286,26 @@ pub fn analyse(
         rows.push(cols);
     }
     let columns = CenteredColumns::new(&rows)?;
-    let (point, point_ratio) = statistics(&shapes, columns.exact_sums(), direct);
+    let point = statistics(&shapes, columns.exact_sums(), direct, max_reads);
     let reps = columns.resample(backend, seed, 0..replicates, progress)?;
-    let per_rep: Vec<_> = reps
+    let per_rep: Vec<Stats> = reps
         .iter()
-        .map(|r| statistics(&shapes, r, direct))
+        .map(|r| statistics(&shapes, r, direct, max_reads))
         .collect();
     let scope_ci = |i: usize, f: &dyn Fn(&Efficiency) -> f64| {
         ci(
             per_rep
                 .iter()
-                .map(|(e, _)| e[i].as_ref().map(f).unwrap_or(f64::NAN))
+                .map(|s| s.fixed_q[i].as_ref().map(f).unwrap_or(f64::NAN))
+                .collect(),
+            confidence,
+        )
+    };
+    let fixed_t_ci = |i: usize, f: &dyn Fn(&FixedTLoss) -> f64| {
+        ci(
+            per_rep
+                .iter()
+                .map(|s| s.fixed_t[i].as_ref().map(f).unwrap_or(f64::NAN))
                 .collect(),
             confidence,
         )
@@ -293,9 +357,14 @@ pub fn analyse(
             reads: r,
             components: comps,
             unit_costs: costs,
-            efficiency: point[i],
+            efficiency: point.fixed_q[i],
             loss_ci: scope_ci(i, &|e| e.loss_percent),
             r_star_ci: scope_ci(i, &|e| e.r_star),
+            fixed_t: if i < n { point.fixed_t[i] } else { None },
+            fixed_t_loss_ci: (i < n)
+                .then(|| fixed_t_ci(i, &|e| e.loss_percent))
+                .flatten(),
+            fixed_t_r_star_ci: (i < n).then(|| fixed_t_ci(i, &|e| e.r_star)).flatten(),
         });
     }
     let pooled = if results.len() > n {
@@ -303,7 +372,14 @@ pub fn analyse(
     } else {
         None
     };
-    let direct = point_ratio.map(|ratio| {
+    let combined = CombinedFixedT {
+        questions: shapes.iter().map(StratumStats::q).sum(),
+        product: point.product,
+        fixed_t: point.fixed_t[n],
+        loss_ci: fixed_t_ci(n, &|e| e.loss_percent),
+        r_star_ci: fixed_t_ci(n, &|e| e.r_star),
+    };
+    let direct = point.ratio.map(|ratio| {
         let d2 = (n * n) as f64;
         let se = |col: usize| {
             (shapes
@@ -326,13 +402,18 @@ pub fn analyse(
             se_two_reads: se(A0 + 4),
             ratio,
             ci: ci(
-                per_rep.iter().map(|(_, r)| r.unwrap_or(f64::NAN)).collect(),
+                per_rep
+                    .iter()
+                    .map(|s| s.ratio.unwrap_or(f64::NAN))
+                    .collect(),
                 confidence,
             ),
         }
     });
     Ok(OneReadReport {
+        max_reads,
         strata: results,
+        combined,
         pooled,
         direct,
     })

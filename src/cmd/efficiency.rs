@@ -1,5 +1,6 @@
-//! `stats efficiency`: the one-read efficiency loss per stratum and pooled, with bootstrap
-//! intervals, and the direct one-read versus two-read check.
+//! `stats efficiency`: the one-read efficiency loss at fixed T (the headline) per stratum and
+//! combined, the loss at fixed Q (appendix D) per stratum and pooled, with bootstrap intervals,
+//! and the direct one-read versus two-read check.
 
 use std::path::{Path, PathBuf};
 
@@ -34,6 +35,9 @@ pub struct Args {
     /// Search price in USD per 1,000 requests for --currency usd (default: the prices file's).
     #[arg(long, value_name = "USD")]
     pub search_price: Option<f64>,
+    /// Largest read count R the fixed-T loss minimises over (from 1).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_reads: u32,
     #[command(flatten)]
     pub resample: ResampleArgs,
     /// Output format.
@@ -105,6 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         args.resample.seed,
         range.end,
         args.resample.confidence.get(),
+        args.max_reads,
         &|d| progress.set(d),
     )?;
     progress.finish();
@@ -124,6 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         Format::Csv => {
             let header = [
+                "analysis",
                 "scope",
                 "questions",
                 "trajectories",
@@ -136,7 +142,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 "loss_ci_low",
                 "loss_ci_high",
             ];
-            let rows: Vec<Vec<String>> = scopes(&report).map(csv_row).collect();
+            let rows = csv_rows(&report);
             write_csv(&header, &rows)?;
         }
         Format::Table => print!(
@@ -157,43 +163,142 @@ fn scopes(r: &OneReadReport) -> impl Iterator<Item = &ScopeResult> {
     r.strata.iter().chain(r.pooled.iter())
 }
 
-fn csv_row(s: &ScopeResult) -> Vec<String> {
-    let e = s.efficiency.as_ref();
+fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
     let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-    let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
-    row.extend([
-        s.unit_costs.trajectory.to_string(),
-        s.unit_costs.read.to_string(),
+    let mut rows = Vec::new();
+    for s in &r.strata {
+        let e = s.fixed_t.as_ref();
+        let mut row = vec!["fixed_t".to_string()];
+        row.extend(design_cells(&s.name, s.questions, s.trajectories, s.reads));
+        row.extend([
+            s.unit_costs.trajectory.to_string(),
+            s.unit_costs.read.to_string(),
+            o(e.map(|e| e.r_star)),
+            o(e.map(|e| f64::from(e.r_best))),
+            o(e.map(|e| e.loss_percent)),
+            o(s.fixed_t_loss_ci.map(|c| c[0])),
+            o(s.fixed_t_loss_ci.map(|c| c[1])),
+        ]);
+        rows.push(row);
+    }
+    let c = &r.combined;
+    let e = c.fixed_t.as_ref();
+    let (t, rd) = common_design(r);
+    rows.push(vec![
+        "fixed_t".into(),
+        "combined".into(),
+        c.questions.to_string(),
+        t.unwrap_or_default(),
+        rd.unwrap_or_default(),
+        String::new(),
+        String::new(),
         o(e.map(|e| e.r_star)),
-        o(e.map(|e| e.r_best as f64)),
+        o(e.map(|e| f64::from(e.r_best))),
         o(e.map(|e| e.loss_percent)),
-        o(s.loss_ci.map(|c| c[0])),
-        o(s.loss_ci.map(|c| c[1])),
+        o(c.loss_ci.map(|c| c[0])),
+        o(c.loss_ci.map(|c| c[1])),
     ]);
-    row
+    for s in scopes(r) {
+        let e = s.efficiency.as_ref();
+        let mut row = vec!["fixed_q".to_string()];
+        row.extend(design_cells(&s.name, s.questions, s.trajectories, s.reads));
+        row.extend([
+            s.unit_costs.trajectory.to_string(),
+            s.unit_costs.read.to_string(),
+            o(e.map(|e| e.r_star)),
+            o(e.map(|e| f64::from(e.r_best))),
+            o(e.map(|e| e.loss_percent)),
+            o(s.loss_ci.map(|c| c[0])),
+            o(s.loss_ci.map(|c| c[1])),
+        ]);
+        rows.push(row);
+    }
+    rows
+}
+
+/// T and R of the combination as text when every stratum shares them.
+fn common_design(r: &OneReadReport) -> (Option<String>, Option<String>) {
+    let same = |f: fn(&ScopeResult) -> usize| {
+        let first = r.strata.first().map(f)?;
+        r.strata
+            .iter()
+            .all(|s| f(s) == first)
+            .then(|| first.to_string())
+    };
+    (same(|s| s.trajectories), same(|s| s.reads))
+}
+
+fn loss_cells(
+    r_star: Option<f64>,
+    r_best: Option<u32>,
+    loss: Option<f64>,
+    ci: Option<[f64; 2]>,
+) -> [String; 4] {
+    [
+        opt_num(r_star),
+        r_best.map(|r| r.to_string()).unwrap_or_else(|| "-".into()),
+        loss.map(|l| format!("{l:.2}"))
+            .unwrap_or_else(|| "-".into()),
+        ci.map(|c| format!("[{:.2}, {:.2}]", c[0], c[1]))
+            .unwrap_or_else(|| "-".into()),
+    ]
 }
 
 fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> String {
-    let mut out = format!("one-read efficiency loss at fixed Q, budget anchored at the panel's cost ({unit}); bootstrap {reps} replicates on {adapter}\n\n");
+    let mut out = format!(
+        "one-read efficiency loss at fixed T (the headline): J_T(R) = SE^2 x cost with T fixed and the budget spent on questions, integer R from 1 to {} ({unit}); bootstrap {reps} replicates on {adapter}\n\n",
+        r.max_reads
+    );
     let ci_head = format!("{pct} CI");
+    let mut t = Table::new(&[
+        "scope", "Q", "T", "R", "c_T", "c_R", "R*_T", "R best", "loss %", &ci_head,
+    ]);
+    for s in &r.strata {
+        let e = s.fixed_t.as_ref();
+        let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+        row.extend([num(s.unit_costs.trajectory), num(s.unit_costs.read)]);
+        row.extend(loss_cells(
+            e.map(|e| e.r_star),
+            e.map(|e| e.r_best),
+            e.map(|e| e.loss_percent),
+            s.fixed_t_loss_ci,
+        ));
+        t.row(row);
+    }
+    let c = &r.combined;
+    let e = c.fixed_t.as_ref();
+    let (ct, cr) = common_design(r);
+    let dash = || "-".to_string();
+    let mut row = vec![
+        "combined".to_string(),
+        c.questions.to_string(),
+        ct.unwrap_or_else(dash),
+        cr.unwrap_or_else(dash),
+        dash(),
+        dash(),
+    ];
+    row.extend(loss_cells(
+        e.map(|e| e.r_star),
+        e.map(|e| e.r_best),
+        e.map(|e| e.loss_percent),
+        c.loss_ci,
+    ));
+    t.row(row);
+    out.push_str(&t.render());
+    out.push_str("\nfixed Q (appendix D), budget anchored at the panel's cost:\n");
     let mut t = Table::new(&[
         "scope", "Q", "T", "R", "c_T", "c_R", "R*", "R best", "loss %", &ci_head,
     ]);
     for s in scopes(r) {
         let e = s.efficiency.as_ref();
         let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
-        row.extend([
-            num(s.unit_costs.trajectory),
-            num(s.unit_costs.read),
-            opt_num(e.map(|e| e.r_star)),
-            e.map(|e| e.r_best.to_string())
-                .unwrap_or_else(|| "-".into()),
-            e.map(|e| format!("{:.2}", e.loss_percent))
-                .unwrap_or_else(|| "-".into()),
-            s.loss_ci
-                .map(|c| format!("[{:.2}, {:.2}]", c[0], c[1]))
-                .unwrap_or_else(|| "-".into()),
-        ]);
+        row.extend([num(s.unit_costs.trajectory), num(s.unit_costs.read)]);
+        row.extend(loss_cells(
+            e.map(|e| e.r_star),
+            e.map(|e| e.r_best),
+            e.map(|e| e.loss_percent),
+            s.loss_ci,
+        ));
         t.row(row);
     }
     out.push_str(&t.render());

@@ -78,7 +78,7 @@ pub enum Command {
         after_help = "Example:\n  stats cost data/demo/ledger.jsonl --prices data/demo/prices.toml --search-price 0:1:0.25"
     )]
     Cost(cost::Args),
-    /// One-read efficiency loss at a fixed budget, per stratum and pooled, with bootstrap intervals.
+    /// One-read efficiency loss at fixed T (headline) and at fixed Q, with bootstrap intervals.
     #[command(
         after_help = "Example:\n  stats efficiency data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl"
     )]
