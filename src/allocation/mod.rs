@@ -8,4 +8,5 @@ pub mod consistency;
 pub mod efficiency;
 pub mod fixed_t;
 pub mod one_read;
+pub mod slice;
 pub mod subsets;
