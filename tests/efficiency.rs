@@ -5,7 +5,7 @@ mod common;
 use common::{json, stats, write, XorShift};
 use ragstats::allocation::efficiency::{efficiency, UnitCosts};
 use ragstats::allocation::fixed_t;
-use ragstats::allocation::one_read::analyse;
+use ragstats::allocation::one_read::{analyse, ReadCosts};
 use ragstats::components::variance::analyse as variance;
 use ragstats::costs::panel_costs::QuestionCost;
 use ragstats::panel::{Stratum, StratumStats};
@@ -43,7 +43,8 @@ fn se2(means: &[f64]) -> f64 {
 
 #[test]
 fn point_values_match_direct_computation() {
-    let strata = vec![stratum("a", 40, 3, 2, 7), stratum("b", 25, 3, 2, 99)];
+    // R = 5: the direct check uses the pairs (0, 1) and (2, 3) and leaves read 4 out.
+    let strata = vec![stratum("a", 40, 3, 5, 7), stratum("b", 25, 3, 5, 99)];
     // Question costs: trajectories 90 + q, reads 30 (fixed), per question.
     let costs: Vec<Vec<QuestionCost>> = strata
         .iter()
@@ -56,9 +57,22 @@ fn point_values_match_direct_computation() {
                 .collect()
         })
         .collect();
+    // Reader costs as billed: read 0 costs 8 + q (uncached), reads 0 and 1 cost 11 + q.
+    let read_costs: Vec<Vec<ReadCosts>> = strata
+        .iter()
+        .map(|s| {
+            (0..s.q())
+                .map(|i| ReadCosts {
+                    one: 8.0 + i as f64,
+                    two: 11.0 + i as f64,
+                })
+                .collect()
+        })
+        .collect();
     let rep = analyse(
         &strata,
         &costs,
+        &read_costs,
         &CpuBackend::new(),
         3,
         400,
@@ -76,7 +90,7 @@ fn point_values_match_direct_computation() {
     for (i, s) in strata.iter().enumerate() {
         let q = s.q() as f64;
         let c_t = costs[i].iter().map(|c| c.trajectories).sum::<f64>() / (q * 3.0);
-        let c_r = 30.0 * q / (q * 3.0 * 2.0);
+        let c_r = 30.0 * q / (q * 3.0 * 5.0);
         let want = efficiency(
             &v.strata[i].fit.components,
             UnitCosts {
@@ -85,7 +99,7 @@ fn point_values_match_direct_computation() {
             },
             q,
             3.0,
-            2.0,
+            5.0,
         )
         .unwrap();
         let got = rep.strata[i].efficiency.unwrap();
@@ -136,44 +150,63 @@ fn point_values_match_direct_computation() {
     assert!((comb.j_one - j_comb(1.0)).abs() < 1e-9 * comb.j_one);
     assert!((comb.loss_percent - 100.0 * (j_comb(1.0) / best - 1.0)).abs() < 1e-9);
     assert_eq!(rep.combined.product, Some(fixed_t::combined(&parts)));
-    // Direct check: explicit read-0, read-1 and both-reads question means.
-    let mut s0 = 0.0;
-    let mut s1 = 0.0;
-    let mut s01 = 0.0;
+    // Direct check: explicit single-read and both-reads question means of each pair.
     let (mut c1, mut c2) = (0.0, 0.0);
     for (i, s) in strata.iter().enumerate() {
-        let mean = |reads: &[usize]| -> Vec<f64> {
-            (0..s.q())
-                .map(|q| {
-                    let mut acc = 0.0;
-                    for t in 0..3 {
-                        for &r in reads {
-                            acc += s.y(q, t, r);
-                        }
-                    }
-                    acc / (3 * reads.len()) as f64
-                })
-                .collect()
-        };
-        s0 += se2(&mean(&[0]));
-        s1 += se2(&mean(&[1]));
-        s01 += se2(&mean(&[0, 1]));
         let tc: f64 = costs[i].iter().map(|c| c.trajectories).sum();
-        let rc: f64 = costs[i].iter().map(|c| c.reads).sum();
-        // C1 = trajectory costs + one read per trajectory; C2 with two reads.
-        c1 += tc + rc / 2.0;
-        c2 += tc + rc;
+        // C1 = trajectory costs + read 0 as billed; C2 with reads 0 and 1 as billed.
+        c1 += tc + (0..s.q()).map(|q| 8.0 + q as f64).sum::<f64>();
+        c2 += tc + (0..s.q()).map(|q| 11.0 + q as f64).sum::<f64>();
     }
-    let want = (s0 + s1) / 2.0 * c1 / (s01 * c2);
+    let mut ratios = Vec::new();
+    for (a, b) in [(0, 1), (2, 3)] {
+        let (mut sa, mut sb, mut sab) = (0.0, 0.0, 0.0);
+        for s in &strata {
+            let mean = |reads: &[usize]| -> Vec<f64> {
+                (0..s.q())
+                    .map(|q| {
+                        let mut acc = 0.0;
+                        for t in 0..3 {
+                            for &r in reads {
+                                acc += s.y(q, t, r);
+                            }
+                        }
+                        acc / (3 * reads.len()) as f64
+                    })
+                    .collect()
+            };
+            sa += se2(&mean(&[a]));
+            sb += se2(&mean(&[b]));
+            sab += se2(&mean(&[a, b]));
+        }
+        ratios.push((sa + sb) / 2.0 * c1 / (sab * c2));
+    }
+    let want = (ratios[0] + ratios[1]) / 2.0;
     let d = rep.direct.unwrap();
     assert!(
         (d.ratio - want).abs() < 1e-9 * want,
         "{} vs {want}",
         d.ratio
     );
-    assert!((d.se_two_reads - (s01 / 4.0).sqrt()).abs() < 1e-12);
+    assert_eq!(d.pairs.len(), 2);
+    assert_eq!(d.pairs[1].reads, [2, 3]);
+    for (p, r) in d.pairs.iter().zip(&ratios) {
+        assert!((p.ratio - r).abs() < 1e-9 * r);
+        let ci = p.ci.unwrap();
+        assert!(ci[0] < p.ratio && p.ratio < ci[1]);
+    }
+    assert!((d.cost_one_read - c1).abs() < 1e-9 && (d.cost_two_reads - c2).abs() < 1e-9);
     let ci = d.ci.unwrap();
     assert!(ci[0] < d.ratio && d.ratio < ci[1]);
+    // The averaged ratio's interval is no wider than the wider pair's.
+    let width = |c: [f64; 2]| c[1] - c[0];
+    assert!(
+        width(ci)
+            <= d.pairs
+                .iter()
+                .map(|p| width(p.ci.unwrap()))
+                .fold(0.0, f64::max)
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ragstats::allocation::one_read::{analyse, OneReadReport, ScopeResult};
+use ragstats::allocation::one_read::{analyse, OneReadReport, ReadCosts, ScopeResult};
 use ragstats::costs::cost::{bill, CellCosts, Currency};
 use ragstats::costs::panel_costs::{question_costs, QuestionCost};
 use ragstats::ledger::{read_ledger, Prices};
@@ -54,14 +54,18 @@ pub enum CurrencyArg {
     Usd,
 }
 
-/// Loads a ledger and returns each stratum's per-question costs at the full panel design.
+/// Per-question costs of each stratum at the full panel design, and the reader costs of a
+/// one-read (read 0) and a two-read (reads 0 and 1) panel as billed (empty when R < 2).
+pub type PanelCosts = (Vec<Vec<QuestionCost>>, Vec<Vec<ReadCosts>>);
+
+/// Loads a ledger and returns the panel's costs (see [`PanelCosts`]).
 pub fn panel_costs(
     panel: &Panel,
     ledger: &Path,
     prices: Option<&Path>,
     currency: CurrencyArg,
     search_price: Option<f64>,
-) -> anyhow::Result<Vec<Vec<QuestionCost>>> {
+) -> anyhow::Result<PanelCosts> {
     let entries = read_ledger(ledger)?;
     let prices_doc = prices.map(Prices::read).transpose()?;
     if currency == CurrencyArg::Usd && prices_doc.is_none() {
@@ -77,7 +81,7 @@ pub fn panel_costs(
         },
     };
     let cells = CellCosts::new(&entries, &bills, currency, ledger)?;
-    Ok(panel
+    let full = panel
         .strata
         .iter()
         .map(|s| {
@@ -85,13 +89,35 @@ pub fn panel_costs(
             let reads: Vec<usize> = (0..s.r()).collect();
             question_costs(s, &cells, 0..s.q(), &traj, &reads, ledger)
         })
-        .collect::<ragstats::Result<_>>()?)
+        .collect::<ragstats::Result<_>>()?;
+    let reads = if panel.strata.iter().all(|s| s.r() >= 2) {
+        panel
+            .strata
+            .iter()
+            .map(|s| {
+                let traj: Vec<usize> = (0..s.t()).collect();
+                let one = question_costs(s, &cells, 0..s.q(), &traj, &[0], ledger)?;
+                let two = question_costs(s, &cells, 0..s.q(), &traj, &[0, 1], ledger)?;
+                Ok(one
+                    .iter()
+                    .zip(&two)
+                    .map(|(a, b)| ReadCosts {
+                        one: a.reads,
+                        two: b.reads,
+                    })
+                    .collect())
+            })
+            .collect::<ragstats::Result<_>>()?
+    } else {
+        Vec::new()
+    };
+    Ok((full, reads))
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let range = 0..args.resample.replicates()?;
     let panel = args.opts.load_noting_drops(&args.panel)?;
-    let costs = panel_costs(
+    let (costs, read_costs) = panel_costs(
         &panel,
         &args.ledger,
         args.prices.as_deref(),
@@ -105,6 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let report = analyse(
         &panel.strata,
         &costs,
+        &read_costs,
         engine.as_ref(),
         args.resample.seed,
         range.end,
@@ -303,12 +330,33 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
     }
     out.push_str(&t.render());
     if let Some(d) = &r.direct {
+        let ci = |c: Option<[f64; 2]>| {
+            c.map(|c| format!(" [{:.4}, {:.4}]", c[0], c[1]))
+                .unwrap_or_default()
+        };
+        let pairs: Vec<String> = d
+            .pairs
+            .iter()
+            .map(|p| {
+                format!(
+                    "reads {},{}: {:.4}{}",
+                    p.reads[0],
+                    p.reads[1],
+                    p.ratio,
+                    ci(p.ci)
+                )
+            })
+            .collect();
         out.push_str(&format!(
-            "\ndirect check (no components): one-read SE {} vs two-read SE {}; variance x cost ratio one/two = {:.4}{}\n",
+            "\ndirect check (no components), averaged over {} disjoint pairs of reads: one-read SE {} vs two-read SE {}; variance x cost ratio one/two = {:.4}{}\n  costs as billed ({unit}): one read = read 0, two reads = reads 0 and 1: panel cost {} vs {}\n  per pair: {}\n",
+            d.pairs.len(),
             num(d.se_one_read),
             num(d.se_two_reads),
             d.ratio,
-            d.ci.map(|c| format!(" [{:.4}, {:.4}]", c[0], c[1])).unwrap_or_default()
+            ci(d.ci),
+            num(d.cost_one_read),
+            num(d.cost_two_reads),
+            pairs.join("; ")
         ));
     }
     out
