@@ -262,6 +262,9 @@ fn direct_costs(sums: &[Vec<f64>]) -> (f64, f64) {
     })
 }
 
+/// Column sums `[stratum][column]`.
+type Sums = Vec<Vec<f64>>;
+
 /// Exact column sums `[stratum][column]` of `rows` and their resamples
 /// `[replicate][stratum][column]`, sent to the engine in groups of at most [`MAX_K`]
 /// columns: the draws depend on the seed and the question counts only, not on the columns,
@@ -272,7 +275,7 @@ fn grouped_sums(
     seed: u64,
     replicates: u32,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<(Vec<Vec<f64>>, Vec<Vec<Vec<f64>>>)> {
+) -> Result<(Sums, Vec<Sums>)> {
     let k = rows.first().and_then(|s| s.first()).map_or(0, Vec::len);
     let groups: Vec<std::ops::Range<usize>> = (0..k)
         .step_by(MAX_K)
@@ -320,6 +323,7 @@ fn ci(mut v: Vec<f64>, confidence: f64) -> Option<[f64; 2]> {
 ///
 /// # Errors
 /// [`Error::Data`] when a stratum has fewer than 2 questions; backend errors.
+#[allow(clippy::too_many_arguments)]
 pub fn analyse(
     strata: &[Stratum],
     costs: &[Vec<QuestionCost>],
@@ -422,7 +426,7 @@ pub fn analyse(
             let sc = ScopeSums {
                 shape: &shapes[i],
                 q: shapes[i].q() as f64,
-                s: &&exact[i],
+                s: &exact[i],
             };
             let f = fit(&sc.anova())?;
             (
