@@ -262,3 +262,100 @@ fn cli_efficiency_on_demo_data_and_mismatched_ledger() {
         .code(2)
         .stderr(predicate::str::contains("--currency usd needs --prices"));
 }
+
+/// The fixed-T bootstrap range against an independent question bootstrap written with the
+/// public pieces (resampled strata → components → unit costs → J_T), with other draws: the
+/// engine's quartiles must sit within the independent run's quantiles at p ± 0.055, about
+/// 4 Monte Carlo SEs of a quantile's position with 2,000 replicates on each side
+/// (sqrt(2 · 0.25 · 0.75 / 2000) = 0.0137).
+#[test]
+fn fixed_t_bootstrap_range_matches_an_independent_bootstrap() {
+    let strata = vec![stratum("a", 40, 3, 5, 11), stratum("b", 30, 3, 5, 5)];
+    let costs: Vec<Vec<QuestionCost>> = strata
+        .iter()
+        .map(|s| {
+            (0..s.q())
+                .map(|i| QuestionCost {
+                    trajectories: 900.0 + i as f64,
+                    reads: 30.0,
+                })
+                .collect()
+        })
+        .collect();
+    let reps = 2000;
+    let rep = analyse(
+        &strata,
+        &costs,
+        &[],
+        &CpuBackend::new(),
+        17,
+        reps,
+        0.5,
+        10,
+        &|_| {},
+    );
+    // Without one-read and two-read costs the direct check is refused.
+    assert!(rep.is_err());
+    let read_costs: Vec<Vec<ReadCosts>> = strata
+        .iter()
+        .map(|s| {
+            vec![
+                ReadCosts {
+                    one: 6.0,
+                    two: 12.0
+                };
+                s.q()
+            ]
+        })
+        .collect();
+    let rep = analyse(
+        &strata,
+        &costs,
+        &read_costs,
+        &CpuBackend::new(),
+        17,
+        reps,
+        0.5,
+        10,
+        &|_| {},
+    )
+    .unwrap();
+    let point = rep.strata[0].fixed_t.unwrap();
+    assert!(point.loss_percent > 2.0, "{point:?}");
+    let engine = rep.strata[0].fixed_t_loss_ci.unwrap();
+
+    let mut x = XorShift(0x5EED);
+    let s = &strata[0];
+    let (q, cells) = (s.q(), s.t() * s.r());
+    let mut losses = Vec::with_capacity(reps as usize);
+    for _ in 0..reps {
+        let draw: Vec<usize> = (0..q).map(|_| (x.next() % q as u64) as usize).collect();
+        let mut b = s.clone();
+        b.y = draw
+            .iter()
+            .flat_map(|&i| s.y[i * cells..(i + 1) * cells].to_vec())
+            .collect();
+        let v = variance("y", &[StratumStats::from_stratum(&b)], &[0]).unwrap();
+        let c_t = draw.iter().map(|&i| costs[0][i].trajectories).sum::<f64>() / (q as f64 * 3.0);
+        let unit = UnitCosts {
+            trajectory: c_t,
+            read: 2.0,
+        };
+        let p = fixed_t::stratum(&v.strata[0].fit.components, unit, 3.0);
+        losses.push(fixed_t::loss(&p, 10).unwrap().loss_percent);
+    }
+    losses.sort_by(f64::total_cmp);
+    let at = |p: f64| losses[((p * reps as f64) as usize).min(reps as usize - 1)];
+    assert!(
+        at(0.25 - 0.055) <= engine[0] && engine[0] <= at(0.25 + 0.055),
+        "{engine:?} vs [{}, {}]",
+        at(0.25),
+        at(0.75)
+    );
+    assert!(
+        at(0.75 - 0.055) <= engine[1] && engine[1] <= at(0.75 + 0.055),
+        "{engine:?} vs [{}, {}]",
+        at(0.25),
+        at(0.75)
+    );
+}
