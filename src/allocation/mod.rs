@@ -1,7 +1,8 @@
 //! Budget allocation analyses built on components and costs: comparing allocations Q:T:R
-//! ([`allocate`]), the one-read efficiency loss at fixed T and at fixed Q
-//! ([`fixed_t`], [`efficiency`], [`one_read`]), answer consistency across reads ([`consistency`]), and every trajectory × read subset of a
-//! depth panel ([`subsets`]).
+//! ([`allocate`]) and cutting their sub-panels ([`slice`](mod@slice)), the one-read efficiency loss at
+//! fixed T and at fixed Q ([`fixed_t`], [`efficiency`], [`one_read`]), answer consistency
+//! across reads ([`consistency`]), and every trajectory × read subset of a depth panel
+//! ([`subsets`]).
 
 pub mod allocate;
 pub mod consistency;
