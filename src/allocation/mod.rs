@@ -1,10 +1,13 @@
 //! Budget allocation analyses built on components and costs: comparing allocations Q:T:R
-//! ([`allocate`]), the one-read efficiency loss ([`efficiency`], [`one_read`]), answer
-//! consistency across reads ([`consistency`]), and every trajectory × read subset of a
-//! depth panel ([`subsets`]).
+//! ([`allocate`]) and cutting their sub-panels ([`slice`](mod@slice)), the one-read efficiency loss at
+//! fixed T and at fixed Q ([`fixed_t`], [`efficiency`], [`one_read`]), answer consistency
+//! across reads ([`consistency`]), and every trajectory × read subset of a depth panel
+//! ([`subsets`]).
 
 pub mod allocate;
 pub mod consistency;
 pub mod efficiency;
+pub mod fixed_t;
 pub mod one_read;
+pub mod slice;
 pub mod subsets;

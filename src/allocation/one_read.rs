@@ -1,21 +1,30 @@
-//! The one-read analysis of a panel with its costs: the fitted efficiency loss per stratum
-//! and pooled (with a bootstrap that refits components and unit costs in every replicate),
-//! and the direct check that needs no components.
+//! The one-read analysis of a panel with its costs: the fitted efficiency loss at fixed T
+//! (the paper's headline, [`super::fixed_t`]) per stratum and combined over strata, the loss
+//! at fixed Q ([`super::efficiency`], appendix D) per stratum and pooled, each with a
+//! bootstrap that refits components and unit costs in every replicate, and the direct check
+//! that needs no components.
 //!
-//! Direct check (R ≥ 2): with SE²₀ and SE²₁ the measured SE² of the estimate using read 0
-//! alone and read 1 alone (all T trajectories), SE²₀₁ using both, and panel costs
-//! C₁ = Σ_d Q_d T (c_T + c_R), C₂ = Σ_d Q_d T (c_T + 2 c_R), the variance × cost ratio of
-//! one read against two is ((SE²₀ + SE²₁)/2 · C₁) / (SE²₀₁ · C₂): below 1, one read buys
-//! more precision per unit cost.
+//! Direct check (R ≥ 2; appendix D, no components): the reads are split into the disjoint
+//! pairs (0, 1), (2, 3), … (a last odd read is left out). For pair (a, b), with SE²_a and
+//! SE²_b the measured SE² of the estimate using read a alone and read b alone (all T
+//! trajectories) and SE²_ab using both, the variance × cost ratio of one read against two is
+//! ρ_ab = ((SE²_a + SE²_b)/2 · C₁) / (SE²_ab · C₂), and the check is the mean of ρ over the
+//! pairs: below 1, one read buys more precision per unit cost. The costs are those of a
+//! one-read and a two-read panel as billed: C₁ = the trajectory costs plus the cost of
+//! read 0, C₂ = the trajectory costs plus the cost of reads 0 and 1 (with caching the first
+//! read of a packet is billed uncached and the second cached, so an average c_R over all
+//! reads would mix them). The paired question bootstrap resamples every term together.
 
 use serde::Serialize;
 
 use super::efficiency::{efficiency, Efficiency, UnitCosts};
+use super::fixed_t::{self, FixedTLoss, Part};
 use crate::components::variance::{fit, AnovaSums, PerLevel};
 use crate::costs::panel_costs::QuestionCost;
 use crate::panel::{QuestionStats, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
+use crate::resample::engine::MAX_K;
 use crate::resample::summary::percentile_interval;
 use crate::{Error, Result};
 
@@ -29,26 +38,73 @@ pub struct ScopeResult {
     /// Raw components.
     pub components: PerLevel,
     pub unit_costs: UnitCosts,
-    /// `None` when the costs cannot support the analysis (e.g. c_R = 0).
+    /// Fixed-Q loss (appendix D); `None` when the costs cannot support the analysis
+    /// (e.g. c_R = 0).
     pub efficiency: Option<Efficiency>,
-    /// Central bootstrap interval (at the requested confidence) of the loss (percent) and of R*.
+    /// Central bootstrap interval (at the requested confidence) of the fixed-Q loss (percent)
+    /// and of R*.
     pub loss_ci: Option<[f64; 2]>,
     pub r_star_ci: Option<[f64; 2]>,
+    /// Fixed-T loss at the scope's T (`None` for the pooled fit, which the fixed-T analysis
+    /// replaces by the equal-weight combination).
+    pub fixed_t: Option<FixedTLoss>,
+    /// Central bootstrap intervals of the fixed-T loss (percent) and of R*_T.
+    pub fixed_t_loss_ci: Option<[f64; 2]>,
+    pub fixed_t_r_star_ci: Option<[f64; 2]>,
+}
+
+/// The fixed-T loss of the equal-weight estimate over strata (question shares as in the
+/// panel).
+#[derive(Debug, Clone, Serialize)]
+pub struct CombinedFixedT {
+    pub questions: usize,
+    /// J_T(R) = (a + b/R)(c + d R) at the data.
+    pub product: Option<fixed_t::Product>,
+    pub fixed_t: Option<FixedTLoss>,
+    pub loss_ci: Option<[f64; 2]>,
+    pub r_star_ci: Option<[f64; 2]>,
+}
+
+/// Reader cost of one question in a one-read panel (read 0 as billed) and in a two-read
+/// panel (reads 0 and 1 as billed), all trajectories.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ReadCosts {
+    pub one: f64,
+    pub two: f64,
+}
+
+/// The direct check of one pair of reads.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairCheck {
+    pub reads: [usize; 2],
+    pub ratio: f64,
+    pub ci: Option<[f64; 2]>,
 }
 
 /// The direct one-read versus two-read check.
 #[derive(Debug, Clone, Serialize)]
 pub struct DirectCheck {
+    /// Mean over the single reads of the pairs of the one-read SE.
     pub se_one_read: f64,
+    /// Mean over the pairs of the two-read SE.
     pub se_two_reads: f64,
+    /// Panel costs C₁ (one read) and C₂ (two reads), as billed.
+    pub cost_one_read: f64,
+    pub cost_two_reads: f64,
+    /// Mean of the pairs' ratios, and its bootstrap interval.
     pub ratio: f64,
     pub ci: Option<[f64; 2]>,
+    pub pairs: Vec<PairCheck>,
 }
 
 /// The whole analysis.
 #[derive(Debug, Clone, Serialize)]
 pub struct OneReadReport {
+    /// The largest read count the fixed-T minimum runs over (from 1).
+    pub max_reads: u32,
     pub strata: Vec<ScopeResult>,
+    /// Fixed-T loss of the equal-weight estimate over strata.
+    pub combined: CombinedFixedT,
     pub pooled: Option<ScopeResult>,
     pub direct: Option<DirectCheck>,
 }
@@ -60,8 +116,12 @@ const SST: usize = 2;
 const SSR: usize = 3;
 const TC: usize = 4; // trajectory cost of the question
 const RC: usize = 5; // read cost of the question
-const A0: usize = 6; // read 0 only: deviation and its square; then read 1; then reads 0 and 1
-const K_DIRECT: usize = 12;
+const A0: usize = 6; // without the direct check the row ends here
+const R1C: usize = 6; // read cost of the question with read 0 alone
+const R2C: usize = 7; // with reads 0 and 1
+/// Pair p of reads (a, b): columns PAIR0 + 6p + (0, 1) read a alone (deviation and its
+/// square), + (2, 3) read b alone, + (4, 5) both.
+const PAIR0: usize = 8;
 
 /// Per-stratum sums a replicate (or the data) reduces to.
 struct ScopeSums<'a> {
@@ -100,12 +160,24 @@ impl ScopeSums<'_> {
     }
 }
 
-/// Loss and R* of each scope (strata then pooled) and the direct ratio, from sums.
-fn statistics(
-    shapes: &[StratumStats],
-    sums: &[Vec<f64>],
-    direct: bool,
-) -> (Vec<Option<Efficiency>>, Option<f64>) {
+/// What one replicate (or the data) yields.
+struct Stats {
+    /// Fixed-Q loss of each stratum, then of the pooled fit.
+    fixed_q: Vec<Option<Efficiency>>,
+    /// Fixed-T loss of each stratum, then of the combination.
+    fixed_t: Vec<Option<FixedTLoss>>,
+    /// The combination's J_T product (`None` when a stratum cannot be fitted).
+    product: Option<fixed_t::Product>,
+    /// The direct ratio of each pair of reads.
+    ratios: Option<Vec<f64>>,
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Losses and optima of each scope and the direct ratio, from sums.
+fn statistics(shapes: &[StratumStats], sums: &[Vec<f64>], pairs: usize, max_reads: u32) -> Stats {
     let scopes: Vec<ScopeSums> = shapes
         .iter()
         .zip(sums)
@@ -116,20 +188,29 @@ fn statistics(
         })
         .collect();
     let mut out = Vec::with_capacity(scopes.len() + 1);
+    let mut fixed_t = Vec::with_capacity(scopes.len() + 1);
+    let mut parts = Vec::with_capacity(scopes.len());
+    let q_total: f64 = scopes.iter().map(|s| s.q).sum();
     let mut anovas = Vec::new();
     let (mut tc, mut rc, mut qt) = (0.0, 0.0, 0.0);
     for sc in &scopes {
         let a = sc.anova();
-        let e = fit(&a).ok().and_then(|f| {
-            efficiency(
-                &f.components,
-                sc.costs(),
-                sc.q,
-                sc.shape.t as f64,
-                sc.shape.r as f64,
-            )
-        });
+        let f = fit(&a).ok();
+        let t = sc.shape.t as f64;
+        let e = f
+            .as_ref()
+            .and_then(|f| efficiency(&f.components, sc.costs(), sc.q, t, sc.shape.r as f64));
         out.push(e);
+        fixed_t.push(f.as_ref().and_then(|f| {
+            fixed_t::loss(&fixed_t::stratum(&f.components, sc.costs(), t), max_reads)
+        }));
+        // A stratum whose components cannot be fitted leaves the combination undefined.
+        parts.push(f.map(|f| Part {
+            components: f.components,
+            costs: sc.costs(),
+            t,
+            share: sc.q / q_total,
+        }));
         anovas.push(a);
         tc += sc.s[TC];
         rc += sc.s[RC];
@@ -150,20 +231,81 @@ fn statistics(
         )
     });
     out.push(pooled);
-    let ratio = direct.then(|| {
+    let product = parts
+        .into_iter()
+        .collect::<Option<Vec<Part>>>()
+        .map(|p| fixed_t::combined(&p));
+    fixed_t.push(product.and_then(|p| fixed_t::loss(&p, max_reads)));
+    let ratios = (pairs > 0).then(|| {
         let d2 = (scopes.len() * scopes.len()) as f64;
         let se2 = |col: usize| scopes.iter().map(|s| s.se2(col)).sum::<f64>() / d2;
-        let (c1, c2) = scopes.iter().fold((0.0, 0.0), |(a, b), s| {
-            let c = s.costs();
-            let n = s.q * s.shape.t as f64;
-            (
-                a + n * (c.trajectory + c.read),
-                b + n * (c.trajectory + 2.0 * c.read),
-            )
-        });
-        (se2(A0) + se2(A0 + 2)) / 2.0 * c1 / (se2(A0 + 4) * c2)
+        let (c1, c2) = direct_costs(sums);
+        (0..pairs)
+            .map(|p| {
+                let b = PAIR0 + 6 * p;
+                (se2(b) + se2(b + 2)) / 2.0 * c1 / (se2(b + 4) * c2)
+            })
+            .collect()
     });
-    (out, ratio)
+    Stats {
+        fixed_q: out,
+        fixed_t,
+        product,
+        ratios,
+    }
+}
+
+/// C₁ and C₂ of the direct check from the sums.
+fn direct_costs(sums: &[Vec<f64>]) -> (f64, f64) {
+    sums.iter().fold((0.0, 0.0), |(a, b), s| {
+        (a + s[TC] + s[R1C], b + s[TC] + s[R2C])
+    })
+}
+
+/// Column sums `[stratum][column]`.
+type Sums = Vec<Vec<f64>>;
+
+/// Exact column sums `[stratum][column]` of `rows` and their resamples
+/// `[replicate][stratum][column]`, sent to the engine in groups of at most [`MAX_K`]
+/// columns: the draws depend on the seed and the question counts only, not on the columns,
+/// so every group sees the same resample and the groups join into one.
+fn grouped_sums(
+    rows: &[Vec<Vec<f64>>],
+    backend: &dyn ResampleBackend,
+    seed: u64,
+    replicates: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Sums, Vec<Sums>)> {
+    let k = rows.first().and_then(|s| s.first()).map_or(0, Vec::len);
+    let groups: Vec<std::ops::Range<usize>> = (0..k)
+        .step_by(MAX_K)
+        .map(|a| a..(a + MAX_K).min(k))
+        .collect();
+    let n = groups.len() as u64;
+    let mut exact: Vec<Vec<f64>> = vec![Vec::with_capacity(k); rows.len()];
+    let mut reps: Vec<Vec<Vec<f64>>> = Vec::new();
+    for (g, cols) in groups.into_iter().enumerate() {
+        let part: Vec<Vec<Vec<f64>>> = rows
+            .iter()
+            .map(|s| s.iter().map(|r| r[cols.clone()].to_vec()).collect())
+            .collect();
+        let c = CenteredColumns::new(&part)?;
+        for (e, s) in exact.iter_mut().zip(c.exact_sums()) {
+            e.extend_from_slice(s);
+        }
+        let done = g as u64 * u64::from(replicates);
+        let r = c.resample(backend, seed, 0..replicates, &|d| progress((done + d) / n))?;
+        if reps.is_empty() {
+            reps = r;
+        } else {
+            for (acc, rep) in reps.iter_mut().zip(r) {
+                for (a, s) in acc.iter_mut().zip(rep) {
+                    a.extend(s);
+                }
+            }
+        }
+    }
+    Ok((exact, reps))
 }
 
 fn ci(mut v: Vec<f64>, confidence: f64) -> Option<[f64; 2]> {
@@ -175,24 +317,37 @@ fn ci(mut v: Vec<f64>, confidence: f64) -> Option<[f64; 2]> {
     Some(percentile_interval(&v, confidence))
 }
 
-/// Runs the analysis: `costs[s][q]` are the question costs of stratum s (full panel).
+/// Runs the analysis: `costs[s][q]` are the question costs of stratum s (full panel),
+/// `read_costs[s][q]` its one-read and two-read reader costs as billed (used when every
+/// stratum has R ≥ 2); the fixed-T minimum runs over R = 1..=`max_reads`.
 ///
 /// # Errors
 /// [`Error::Data`] when a stratum has fewer than 2 questions; backend errors.
+#[allow(clippy::too_many_arguments)]
 pub fn analyse(
     strata: &[Stratum],
     costs: &[Vec<QuestionCost>],
+    read_costs: &[Vec<ReadCosts>],
     backend: &dyn ResampleBackend,
     seed: u64,
     replicates: u32,
     confidence: f64,
+    max_reads: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<OneReadReport> {
     let shapes: Vec<StratumStats> = strata.iter().map(StratumStats::from_stratum).collect();
-    let direct = strata.iter().all(|s| s.r() >= 2);
-    let k = if direct { K_DIRECT } else { A0 };
+    let pairs = strata.iter().map(|s| s.r() / 2).min().unwrap_or(0);
+    if pairs > 0
+        && (read_costs.len() != strata.len()
+            || read_costs.iter().zip(strata).any(|(c, s)| c.len() != s.q()))
+    {
+        return Err(Error::Data(
+            "the direct check needs one-read and two-read costs for every question".into(),
+        ));
+    }
+    let k = if pairs > 0 { PAIR0 + 6 * pairs } else { A0 };
     let mut rows = Vec::with_capacity(strata.len());
-    for ((st, shape), cost) in strata.iter().zip(&shapes).zip(costs) {
+    for (d, ((st, shape), cost)) in strata.iter().zip(&shapes).zip(costs).enumerate() {
         if shape.q() < 2 {
             return Err(Error::Data(format!(
                 "stratum '{}' needs at least 2 questions",
@@ -218,30 +373,46 @@ pub fn analyse(
                 c.reads,
             ]);
         }
-        if direct {
-            for (j, reads) in [vec![0], vec![1], vec![0, 1]].iter().enumerate() {
-                let m = sub(reads);
-                let centre = m.iter().sum::<f64>() / m.len() as f64;
-                for (i, v) in m.iter().enumerate() {
-                    cols[i][A0 + 2 * j] = v - centre;
-                    cols[i][A0 + 2 * j + 1] = (v - centre) * (v - centre);
+        if pairs > 0 {
+            for (i, c) in read_costs[d].iter().enumerate() {
+                cols[i][R1C] = c.one;
+                cols[i][R2C] = c.two;
+            }
+            for p in 0..pairs {
+                let (a, b) = (2 * p, 2 * p + 1);
+                for (j, reads) in [vec![a], vec![b], vec![a, b]].iter().enumerate() {
+                    let m = sub(reads);
+                    let centre = m.iter().sum::<f64>() / m.len() as f64;
+                    for (i, v) in m.iter().enumerate() {
+                        let c = PAIR0 + 6 * p + 2 * j;
+                        cols[i][c] = v - centre;
+                        cols[i][c + 1] = (v - centre) * (v - centre);
+                    }
                 }
             }
         }
         rows.push(cols);
     }
-    let columns = CenteredColumns::new(&rows)?;
-    let (point, point_ratio) = statistics(&shapes, columns.exact_sums(), direct);
-    let reps = columns.resample(backend, seed, 0..replicates, progress)?;
-    let per_rep: Vec<_> = reps
+    let (exact, reps) = grouped_sums(&rows, backend, seed, replicates, progress)?;
+    let point = statistics(&shapes, &exact, pairs, max_reads);
+    let per_rep: Vec<Stats> = reps
         .iter()
-        .map(|r| statistics(&shapes, r, direct))
+        .map(|r| statistics(&shapes, r, pairs, max_reads))
         .collect();
     let scope_ci = |i: usize, f: &dyn Fn(&Efficiency) -> f64| {
         ci(
             per_rep
                 .iter()
-                .map(|(e, _)| e[i].as_ref().map(f).unwrap_or(f64::NAN))
+                .map(|s| s.fixed_q[i].as_ref().map(f).unwrap_or(f64::NAN))
+                .collect(),
+            confidence,
+        )
+    };
+    let fixed_t_ci = |i: usize, f: &dyn Fn(&FixedTLoss) -> f64| {
+        ci(
+            per_rep
+                .iter()
+                .map(|s| s.fixed_t[i].as_ref().map(f).unwrap_or(f64::NAN))
                 .collect(),
             confidence,
         )
@@ -255,7 +426,7 @@ pub fn analyse(
             let sc = ScopeSums {
                 shape: &shapes[i],
                 q: shapes[i].q() as f64,
-                s: &columns.exact_sums()[i],
+                s: &exact[i],
             };
             let f = fit(&sc.anova())?;
             (
@@ -269,8 +440,7 @@ pub fn analyse(
         } else {
             let Some(p) = pooled_sums else { continue };
             let f = fit(&p)?;
-            let (tc, rc): (f64, f64) = columns
-                .exact_sums()
+            let (tc, rc): (f64, f64) = exact
                 .iter()
                 .fold((0.0, 0.0), |(a, b), s| (a + s[TC], b + s[RC]));
             let qt = (p.questions * p.t) as f64;
@@ -293,9 +463,14 @@ pub fn analyse(
             reads: r,
             components: comps,
             unit_costs: costs,
-            efficiency: point[i],
+            efficiency: point.fixed_q[i],
             loss_ci: scope_ci(i, &|e| e.loss_percent),
             r_star_ci: scope_ci(i, &|e| e.r_star),
+            fixed_t: if i < n { point.fixed_t[i] } else { None },
+            fixed_t_loss_ci: (i < n)
+                .then(|| fixed_t_ci(i, &|e| e.loss_percent))
+                .flatten(),
+            fixed_t_r_star_ci: (i < n).then(|| fixed_t_ci(i, &|e| e.r_star)).flatten(),
         });
     }
     let pooled = if results.len() > n {
@@ -303,12 +478,19 @@ pub fn analyse(
     } else {
         None
     };
-    let direct = point_ratio.map(|ratio| {
+    let combined = CombinedFixedT {
+        questions: shapes.iter().map(StratumStats::q).sum(),
+        product: point.product,
+        fixed_t: point.fixed_t[n],
+        loss_ci: fixed_t_ci(n, &|e| e.loss_percent),
+        r_star_ci: fixed_t_ci(n, &|e| e.r_star),
+    };
+    let direct = point.ratios.map(|ratios| {
         let d2 = (n * n) as f64;
         let se = |col: usize| {
             (shapes
                 .iter()
-                .zip(columns.exact_sums())
+                .zip(&exact)
                 .map(|(shape, s)| {
                     ScopeSums {
                         shape,
@@ -321,18 +503,42 @@ pub fn analyse(
                 / d2)
                 .sqrt()
         };
-        DirectCheck {
-            se_one_read: (se(A0) + se(A0 + 2)) / 2.0,
-            se_two_reads: se(A0 + 4),
-            ratio,
-            ci: ci(
-                per_rep.iter().map(|(_, r)| r.unwrap_or(f64::NAN)).collect(),
+        let rep_ci = |f: &dyn Fn(&[f64]) -> f64| {
+            ci(
+                per_rep
+                    .iter()
+                    .map(|s| s.ratios.as_deref().map(f).unwrap_or(f64::NAN))
+                    .collect(),
                 confidence,
-            ),
+            )
+        };
+        let (c1, c2) = direct_costs(&exact);
+        let singles: Vec<f64> = (0..pairs)
+            .flat_map(|p| [se(PAIR0 + 6 * p), se(PAIR0 + 6 * p + 2)])
+            .collect();
+        let doubles: Vec<f64> = (0..pairs).map(|p| se(PAIR0 + 6 * p + 4)).collect();
+        DirectCheck {
+            se_one_read: mean(&singles),
+            se_two_reads: mean(&doubles),
+            cost_one_read: c1,
+            cost_two_reads: c2,
+            ratio: mean(&ratios),
+            ci: rep_ci(&|r| mean(r)),
+            pairs: ratios
+                .iter()
+                .enumerate()
+                .map(|(p, &ratio)| PairCheck {
+                    reads: [2 * p, 2 * p + 1],
+                    ratio,
+                    ci: rep_ci(&|r| r[p]),
+                })
+                .collect(),
         }
     });
     Ok(OneReadReport {
+        max_reads,
         strata: results,
+        combined,
         pooled,
         direct,
     })

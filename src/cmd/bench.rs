@@ -313,7 +313,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             );
             outln!(
                 "{:<38} {:>10} {:>12} {:>9}",
-                "path", "seconds", "draws/s", "vs raw"
+                "path",
+                "seconds",
+                "draws/s",
+                "vs raw"
             );
             if vector {
                 outln!(

@@ -1,9 +1,10 @@
-//! `stats efficiency`: the one-read efficiency loss per stratum and pooled, with bootstrap
-//! intervals, and the direct one-read versus two-read check.
+//! `stats efficiency`: the one-read efficiency loss at fixed T (the headline) per stratum and
+//! combined, the loss at fixed Q (appendix D) per stratum and pooled, with bootstrap intervals,
+//! and the direct one-read versus two-read check.
 
 use std::path::{Path, PathBuf};
 
-use ragstats::allocation::one_read::{analyse, OneReadReport, ScopeResult};
+use ragstats::allocation::one_read::{analyse, OneReadReport, ReadCosts, ScopeResult};
 use ragstats::costs::cost::{bill, CellCosts, Currency};
 use ragstats::costs::panel_costs::{question_costs, QuestionCost};
 use ragstats::ledger::{read_ledger, Prices};
@@ -34,6 +35,9 @@ pub struct Args {
     /// Search price in USD per 1,000 requests for --currency usd (default: the prices file's).
     #[arg(long, value_name = "USD", value_parser = super::cost::price_flag)]
     pub search_price: Option<f64>,
+    /// Largest read count R the fixed-T loss minimises over (from 1).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_reads: u32,
     #[command(flatten)]
     pub resample: ResampleArgs,
     /// Output format.
@@ -50,14 +54,18 @@ pub enum CurrencyArg {
     Usd,
 }
 
-/// Loads a ledger and returns each stratum's per-question costs at the full panel design.
+/// Per-question costs of each stratum at the full panel design, and the reader costs of a
+/// one-read (read 0) and a two-read (reads 0 and 1) panel as billed (empty when R < 2).
+pub type PanelCosts = (Vec<Vec<QuestionCost>>, Vec<Vec<ReadCosts>>);
+
+/// Loads a ledger and returns the panel's costs (see [`PanelCosts`]).
 pub fn panel_costs(
     panel: &Panel,
     ledger: &Path,
     prices: Option<&Path>,
     currency: CurrencyArg,
     search_price: Option<f64>,
-) -> anyhow::Result<Vec<Vec<QuestionCost>>> {
+) -> anyhow::Result<PanelCosts> {
     let entries = read_ledger(ledger)?;
     let prices_doc = prices.map(Prices::read).transpose()?;
     if currency == CurrencyArg::Usd && prices_doc.is_none() {
@@ -73,7 +81,7 @@ pub fn panel_costs(
         },
     };
     let cells = CellCosts::new(&entries, &bills, currency, ledger)?;
-    Ok(panel
+    let full = panel
         .strata
         .iter()
         .map(|s| {
@@ -81,13 +89,35 @@ pub fn panel_costs(
             let reads: Vec<usize> = (0..s.r()).collect();
             question_costs(s, &cells, 0..s.q(), &traj, &reads, ledger)
         })
-        .collect::<ragstats::Result<_>>()?)
+        .collect::<ragstats::Result<_>>()?;
+    let reads = if panel.strata.iter().all(|s| s.r() >= 2) {
+        panel
+            .strata
+            .iter()
+            .map(|s| {
+                let traj: Vec<usize> = (0..s.t()).collect();
+                let one = question_costs(s, &cells, 0..s.q(), &traj, &[0], ledger)?;
+                let two = question_costs(s, &cells, 0..s.q(), &traj, &[0, 1], ledger)?;
+                Ok(one
+                    .iter()
+                    .zip(&two)
+                    .map(|(a, b)| ReadCosts {
+                        one: a.reads,
+                        two: b.reads,
+                    })
+                    .collect())
+            })
+            .collect::<ragstats::Result<_>>()?
+    } else {
+        Vec::new()
+    };
+    Ok((full, reads))
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let range = 0..args.resample.replicates()?;
     let panel = args.opts.load_noting_drops(&args.panel)?;
-    let costs = panel_costs(
+    let (costs, read_costs) = panel_costs(
         &panel,
         &args.ledger,
         args.prices.as_deref(),
@@ -101,10 +131,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let report = analyse(
         &panel.strata,
         &costs,
+        &read_costs,
         engine.as_ref(),
         args.resample.seed,
         range.end,
         args.resample.confidence.get(),
+        args.max_reads,
         &|d| progress.set(d),
     )?;
     progress.finish();
@@ -124,6 +156,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         Format::Csv => {
             let header = [
+                "analysis",
                 "scope",
                 "questions",
                 "trajectories",
@@ -136,7 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 "loss_ci_low",
                 "loss_ci_high",
             ];
-            let rows: Vec<Vec<String>> = scopes(&report).map(csv_row).collect();
+            let rows = csv_rows(&report);
             write_csv(&header, &rows)?;
         }
         Format::Table => out!(
@@ -157,53 +190,172 @@ fn scopes(r: &OneReadReport) -> impl Iterator<Item = &ScopeResult> {
     r.strata.iter().chain(r.pooled.iter())
 }
 
-fn csv_row(s: &ScopeResult) -> Vec<String> {
-    let e = s.efficiency.as_ref();
+fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
     let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-    let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
-    row.extend([
-        s.unit_costs.trajectory.to_string(),
-        s.unit_costs.read.to_string(),
+    let mut rows = Vec::new();
+    for s in &r.strata {
+        let e = s.fixed_t.as_ref();
+        let mut row = vec!["fixed_t".to_string()];
+        row.extend(design_cells(&s.name, s.questions, s.trajectories, s.reads));
+        row.extend([
+            s.unit_costs.trajectory.to_string(),
+            s.unit_costs.read.to_string(),
+            o(e.map(|e| e.r_star)),
+            o(e.map(|e| f64::from(e.r_best))),
+            o(e.map(|e| e.loss_percent)),
+            o(s.fixed_t_loss_ci.map(|c| c[0])),
+            o(s.fixed_t_loss_ci.map(|c| c[1])),
+        ]);
+        rows.push(row);
+    }
+    let c = &r.combined;
+    let e = c.fixed_t.as_ref();
+    let (t, rd) = common_design(r);
+    rows.push(vec![
+        "fixed_t".into(),
+        "combined".into(),
+        c.questions.to_string(),
+        t.unwrap_or_default(),
+        rd.unwrap_or_default(),
+        String::new(),
+        String::new(),
         o(e.map(|e| e.r_star)),
-        o(e.map(|e| e.r_best as f64)),
+        o(e.map(|e| f64::from(e.r_best))),
         o(e.map(|e| e.loss_percent)),
-        o(s.loss_ci.map(|c| c[0])),
-        o(s.loss_ci.map(|c| c[1])),
+        o(c.loss_ci.map(|c| c[0])),
+        o(c.loss_ci.map(|c| c[1])),
     ]);
-    row
+    for s in scopes(r) {
+        let e = s.efficiency.as_ref();
+        let mut row = vec!["fixed_q".to_string()];
+        row.extend(design_cells(&s.name, s.questions, s.trajectories, s.reads));
+        row.extend([
+            s.unit_costs.trajectory.to_string(),
+            s.unit_costs.read.to_string(),
+            o(e.map(|e| e.r_star)),
+            o(e.map(|e| f64::from(e.r_best))),
+            o(e.map(|e| e.loss_percent)),
+            o(s.loss_ci.map(|c| c[0])),
+            o(s.loss_ci.map(|c| c[1])),
+        ]);
+        rows.push(row);
+    }
+    rows
+}
+
+/// T and R of the combination as text when every stratum shares them.
+fn common_design(r: &OneReadReport) -> (Option<String>, Option<String>) {
+    let same = |f: fn(&ScopeResult) -> usize| {
+        let first = r.strata.first().map(f)?;
+        r.strata
+            .iter()
+            .all(|s| f(s) == first)
+            .then(|| first.to_string())
+    };
+    (same(|s| s.trajectories), same(|s| s.reads))
+}
+
+fn loss_cells(
+    r_star: Option<f64>,
+    r_best: Option<u32>,
+    loss: Option<f64>,
+    ci: Option<[f64; 2]>,
+) -> [String; 4] {
+    [
+        opt_num(r_star),
+        r_best.map(|r| r.to_string()).unwrap_or_else(|| "-".into()),
+        loss.map(|l| fixed(l, 2)).unwrap_or_else(|| "-".into()),
+        ci.map(|c| format!("[{}, {}]", fixed(c[0], 2), fixed(c[1], 2)))
+            .unwrap_or_else(|| "-".into()),
+    ]
 }
 
 fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> String {
-    let mut out = format!("one-read efficiency loss at fixed Q, budget anchored at the panel's cost ({unit}); bootstrap {reps} replicates on {adapter}\n\n");
+    let mut out = format!(
+        "one-read efficiency loss at fixed T (the headline): J_T(R) = SE^2 x cost with T fixed and the budget spent on questions, integer R from 1 to {} ({unit}); bootstrap {reps} replicates on {adapter}\n\n",
+        r.max_reads
+    );
     let ci_head = format!("{pct} CI");
+    let mut t = Table::new(&[
+        "scope", "Q", "T", "R", "c_T", "c_R", "R*_T", "R best", "loss %", &ci_head,
+    ]);
+    for s in &r.strata {
+        let e = s.fixed_t.as_ref();
+        let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+        row.extend([num(s.unit_costs.trajectory), num(s.unit_costs.read)]);
+        row.extend(loss_cells(
+            e.map(|e| e.r_star),
+            e.map(|e| e.r_best),
+            e.map(|e| e.loss_percent),
+            s.fixed_t_loss_ci,
+        ));
+        t.row(row);
+    }
+    let c = &r.combined;
+    let e = c.fixed_t.as_ref();
+    let (ct, cr) = common_design(r);
+    let dash = || "-".to_string();
+    let mut row = vec![
+        "combined".to_string(),
+        c.questions.to_string(),
+        ct.unwrap_or_else(dash),
+        cr.unwrap_or_else(dash),
+        dash(),
+        dash(),
+    ];
+    row.extend(loss_cells(
+        e.map(|e| e.r_star),
+        e.map(|e| e.r_best),
+        e.map(|e| e.loss_percent),
+        c.loss_ci,
+    ));
+    t.row(row);
+    out.push_str(&t.render());
+    out.push_str("\nfixed Q (appendix D), budget anchored at the panel's cost:\n");
     let mut t = Table::new(&[
         "scope", "Q", "T", "R", "c_T", "c_R", "R*", "R best", "loss %", &ci_head,
     ]);
     for s in scopes(r) {
         let e = s.efficiency.as_ref();
         let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
-        row.extend([
-            num(s.unit_costs.trajectory),
-            num(s.unit_costs.read),
-            opt_num(e.map(|e| e.r_star)),
-            e.map(|e| e.r_best.to_string())
-                .unwrap_or_else(|| "-".into()),
-            e.map(|e| fixed(e.loss_percent, 2))
-                .unwrap_or_else(|| "-".into()),
-            s.loss_ci
-                .map(|c| format!("[{}, {}]", fixed(c[0], 2), fixed(c[1], 2)))
-                .unwrap_or_else(|| "-".into()),
-        ]);
+        row.extend([num(s.unit_costs.trajectory), num(s.unit_costs.read)]);
+        row.extend(loss_cells(
+            e.map(|e| e.r_star),
+            e.map(|e| e.r_best),
+            e.map(|e| e.loss_percent),
+            s.loss_ci,
+        ));
         t.row(row);
     }
     out.push_str(&t.render());
     if let Some(d) = &r.direct {
+        let ci = |c: Option<[f64; 2]>| {
+            c.map(|c| format!(" [{:.4}, {:.4}]", c[0], c[1]))
+                .unwrap_or_default()
+        };
+        let pairs: Vec<String> = d
+            .pairs
+            .iter()
+            .map(|p| {
+                format!(
+                    "reads {},{}: {:.4}{}",
+                    p.reads[0],
+                    p.reads[1],
+                    p.ratio,
+                    ci(p.ci)
+                )
+            })
+            .collect();
         out.push_str(&format!(
-            "\ndirect check (no components): one-read SE {} vs two-read SE {}; variance x cost ratio one/two = {:.4}{}\n",
+            "\ndirect check (no components), averaged over {} disjoint pairs of reads: one-read SE {} vs two-read SE {}; variance x cost ratio one/two = {:.4}{}\n  costs as billed ({unit}): one read = read 0, two reads = reads 0 and 1: panel cost {} vs {}\n  per pair: {}\n",
+            d.pairs.len(),
             num(d.se_one_read),
             num(d.se_two_reads),
             d.ratio,
-            d.ci.map(|c| format!(" [{:.4}, {:.4}]", c[0], c[1])).unwrap_or_default()
+            ci(d.ci),
+            num(d.cost_one_read),
+            num(d.cost_two_reads),
+            pairs.join("; ")
         ));
     }
     out

@@ -1,9 +1,10 @@
 //! `stats forecast`: nested D-study and Q-only SE forecasts for one or more allocations.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use ragstats::components::forecast::{folded_notes, forecast, Audit, DesignSpec, Forecast};
+use ragstats::panel::Panel;
 
 use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
 use super::variance::report_for;
@@ -27,9 +28,11 @@ pub struct Args {
     /// or per stratum, e.g. hotpotqa=300,musique=146:2:1. Repeat for several.
     #[arg(long = "design", value_name = "Q:T:R", required = true)]
     pub designs: Vec<String>,
-    /// A panel whose measured SE is compared with each forecast.
-    #[arg(long, value_name = "PANEL")]
-    pub measured: Option<PathBuf>,
+    /// A measured panel for one design, DESIGN=PANEL (e.g. 446:2:1=a.csv): its SE is compared
+    /// with that design's forecasts, after checking that the panel has that design. A bare
+    /// PANEL is matched to the --design with its shape. Repeat for several designs.
+    #[arg(long, value_name = "DESIGN=PANEL")]
+    pub measured: Vec<String>,
     /// Use the pooled (dataset-adjusted) components for every stratum.
     #[arg(long)]
     pub pooled: bool,
@@ -44,6 +47,8 @@ pub struct Args {
 struct Row {
     #[serde(flatten)]
     forecast: Forecast,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    measured_panel: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     se_measured: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -60,22 +65,72 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             return Err(UsageError("give --audit PANEL or --components FILE".into()).into())
         }
     };
-    let measured = match &args.measured {
-        Some(p) => Some(report_for(&args.opts.load_unbalanced(p)?)?.se),
-        None => None,
-    };
     let notes = folded_notes(&audit, args.pooled);
     let mut rows = Vec::new();
     for d in &args.designs {
         let spec: DesignSpec = d.parse()?;
         let f = forecast(&audit, &spec, args.pooled).with_context(|| format!("design {d}"))?;
         rows.push(Row {
-            rel_error_nested: measured.map(|m| (f.se_nested - m) / m),
-            rel_error_q_only: measured.map(|m| (f.se_q_only - m) / m),
-            se_measured: measured,
+            measured_panel: None,
+            rel_error_nested: None,
+            rel_error_q_only: None,
+            se_measured: None,
             forecast: f,
         });
     }
+    for m in &args.measured {
+        // DESIGN=PANEL splits at the last '=' (a per-stratum design holds '=' itself); a
+        // left side that is not a design means the whole argument is a path.
+        let (design, path) = match m.rsplit_once('=') {
+            Some((d, p)) if d.parse::<DesignSpec>().is_ok() => (Some(d), Path::new(p)),
+            _ => (None, Path::new(m.as_str())),
+        };
+        let panel = args.opts.load(path)?;
+        let shape = shape_of(&panel);
+        let i = match design {
+            Some(d) => {
+                let f = forecast(&audit, &d.parse()?, args.pooled)
+                    .with_context(|| format!("design {d}"))?;
+                if design_of(&f) != shape {
+                    return Err(UsageError(format!(
+                        "--measured {m}: the panel {} has design {}, not {d} ({})",
+                        path.display(),
+                        show(&shape),
+                        show(&design_of(&f))
+                    ))
+                    .into());
+                }
+                rows.iter()
+                    .position(|r| design_of(&r.forecast) == shape)
+                    .ok_or_else(|| {
+                        UsageError(format!("--measured {m}: no --design {d} to compare with"))
+                    })?
+            }
+            None => rows
+                .iter()
+                .position(|r| design_of(&r.forecast) == shape)
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "--measured {m}: the panel has design {}, which no --design has; give DESIGN=PANEL",
+                        show(&shape)
+                    ))
+                })?,
+        };
+        let row = &mut rows[i];
+        if row.measured_panel.is_some() {
+            return Err(UsageError(format!(
+                "--measured {m}: design {} already has a measured panel",
+                show(&shape)
+            ))
+            .into());
+        }
+        let se = report_for(&panel)?.se;
+        row.measured_panel = Some(path.to_path_buf());
+        row.se_measured = Some(se);
+        row.rel_error_nested = Some((row.forecast.se_nested - se) / se);
+        row.rel_error_q_only = Some((row.forecast.se_q_only - se) / se);
+    }
+    let measured = rows.iter().any(|r| r.se_measured.is_some());
     match args.format {
         Format::Json => print_json(&serde_json::json!({
             "components": if args.pooled { "pooled" } else { "per-stratum" },
@@ -90,6 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 "reads",
                 "se_nested",
                 "se_q_only",
+                "measured_panel",
                 "se_measured",
                 "rel_error_nested",
                 "rel_error_q_only",
@@ -105,6 +161,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                         r.forecast.reads.to_string(),
                         r.forecast.se_nested.to_string(),
                         r.forecast.se_q_only.to_string(),
+                        r.measured_panel
+                            .as_ref()
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_default(),
                         o(r.se_measured),
                         o(r.rel_error_nested),
                         o(r.rel_error_q_only),
@@ -118,7 +178,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         Format::Table => {
             let mut head = vec!["design", "Q per stratum", "SE nested", "SE Q-only"];
-            if measured.is_some() {
+            if measured {
                 head.extend(["SE measured", "rel.err nested", "rel.err Q-only"]);
             }
             let mut t = Table::new(&head);
@@ -130,16 +190,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     num(f.se_nested),
                     num(f.se_q_only),
                 ];
-                if let Some(m) = r.se_measured {
-                    cells.push(num(m));
-                    cells.push(format!(
-                        "{:+.1}%",
-                        100.0 * r.rel_error_nested.unwrap_or(0.0)
-                    ));
-                    cells.push(format!(
-                        "{:+.1}%",
-                        100.0 * r.rel_error_q_only.unwrap_or(0.0)
-                    ));
+                if measured {
+                    let pct = |v: Option<f64>| {
+                        v.map(|v| format!("{:+.1}%", 100.0 * v))
+                            .unwrap_or_else(|| "-".into())
+                    };
+                    cells.push(r.se_measured.map(num).unwrap_or_else(|| "-".into()));
+                    cells.push(pct(r.rel_error_nested));
+                    cells.push(pct(r.rel_error_q_only));
                 }
                 t.row(cells);
             }
@@ -161,4 +219,26 @@ fn per_stratum(f: &Forecast) -> String {
         .map(|(n, q)| format!("{n}={q}"))
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// A design as per-stratum questions (name, Q) with T and R (`None` when the strata differ).
+type Shape = (Vec<(String, usize)>, Option<usize>, Option<usize>);
+
+fn design_of(f: &Forecast) -> Shape {
+    (f.per_stratum.clone(), Some(f.trajectories), Some(f.reads))
+}
+
+fn shape_of(p: &Panel) -> Shape {
+    let same = |v: Vec<usize>| v.first().copied().filter(|x| v.iter().all(|y| y == x));
+    (
+        p.strata.iter().map(|s| (s.name.clone(), s.q())).collect(),
+        same(p.strata.iter().map(|s| s.t()).collect()),
+        same(p.strata.iter().map(|s| s.r()).collect()),
+    )
+}
+
+fn show(s: &Shape) -> String {
+    let n = |v: Option<usize>| v.map(|x| x.to_string()).unwrap_or_else(|| "mixed".into());
+    let qs: Vec<String> = s.0.iter().map(|(name, q)| format!("{name}={q}")).collect();
+    format!("{}:{}:{}", qs.join(","), n(s.1), n(s.2))
 }

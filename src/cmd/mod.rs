@@ -61,6 +61,7 @@ pub mod out;
 pub mod resample;
 pub mod score_answers;
 pub mod simulate;
+pub mod slice;
 pub mod subsets;
 pub mod variance;
 
@@ -96,7 +97,7 @@ pub enum Command {
         after_help = "Example:\n  stats cost data/demo/ledger.jsonl --prices data/demo/prices.toml --search-price 0:1:0.25"
     )]
     Cost(cost::Args),
-    /// One-read efficiency loss at a fixed budget, per stratum and pooled, with bootstrap intervals.
+    /// One-read efficiency loss at fixed T (headline) and at fixed Q, with bootstrap intervals.
     #[command(
         after_help = "Example:\n  stats efficiency data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl"
     )]
@@ -144,6 +145,11 @@ pub enum Command {
         after_help = "Examples:\n  stats subsets depth.csv --contrast adaptive-open --audit audit.csv --min-trajectories 3\n  stats subsets depth.csv --contrast adaptive-open --audit components.json --backend gpu --format json"
     )]
     Subsets(subsets::Args),
+    /// Write the sub-panel of a design Q:T:R (first or seeded questions, first T trajectories and R reads) as a panel file.
+    #[command(
+        after_help = "Examples:\n  stats slice data/demo/panel.csv --contrast adaptive-open --design 446:2:1 --out a.csv\n  stats slice data/demo/panel.csv --contrast adaptive-open --design 24:5:2 --per-stratum --seed 1 --out depth.csv"
+    )]
+    Slice(slice::Args),
 }
 
 /// Runs the chosen command; returns the process exit code on success.
@@ -164,5 +170,6 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Correlate(a) => correlate::run(a),
         Command::Mcq(a) => mcq::run(a),
         Command::Subsets(a) => subsets::run(a),
+        Command::Slice(a) => slice::run(a),
     }
 }

@@ -1,0 +1,167 @@
+//! `stats slice`: the sub-panel of a design Q:T:R written as a panel file (every arm and
+//! column of the kept rows), so a measured allocation is analysed like any panel.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use ragstats::allocation::slice::{select, Slice};
+use ragstats::components::forecast::{split_questions, DesignSpec};
+use ragstats::io::jsonl::{parse_value, scalar_text};
+use ragstats::io::{is_jsonl, CsvReader, JsonlReader};
+use ragstats::panel::Panel;
+
+use super::common::PanelOptions;
+use super::UsageError;
+
+/// Flags of `stats slice`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Panel file (CSV or JSONL, one row per read).
+    pub panel: PathBuf,
+    #[command(flatten)]
+    pub opts: PanelOptions,
+    /// Design Q:T:R (Q split over strata in the panel's question shares, by largest
+    /// remainder) or per-stratum counts, e.g. hotpotqa=150,musique=24:2:1.
+    #[arg(long, value_name = "Q:T:R")]
+    pub design: String,
+    /// Q of a Q:T:R design is the count in every stratum, not the total.
+    #[arg(long)]
+    pub per_stratum: bool,
+    /// Take questions in the seeded order of `allocate --order-seed S` instead of file order.
+    #[arg(long, value_name = "S", conflicts_with = "first")]
+    pub seed: Option<u64>,
+    /// Take the first questions in file order (the default).
+    #[arg(long)]
+    pub first: bool,
+    /// Where to write the sub-panel, in the input's format (CSV, or JSONL for a .jsonl/.json
+    /// input; the name must say the same).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+/// Questions per stratum of `design` for `panel`.
+fn counts(panel: &Panel, spec: &DesignSpec, per_stratum: bool) -> anyhow::Result<Vec<usize>> {
+    Ok(match spec {
+        DesignSpec::Total { questions, .. } if per_stratum => vec![*questions; panel.strata.len()],
+        DesignSpec::Total { questions, .. } => split_questions(
+            *questions,
+            &panel.strata.iter().map(|s| s.q()).collect::<Vec<_>>(),
+        ),
+        DesignSpec::PerStratum { .. } if per_stratum => {
+            return Err(UsageError(
+                "--per-stratum goes with a Q:T:R design, not per-stratum counts".into(),
+            )
+            .into())
+        }
+        DesignSpec::PerStratum { questions, .. } => {
+            if let Some((n, _)) = questions
+                .iter()
+                .find(|(n, _)| !panel.strata.iter().any(|s| &s.name == n))
+            {
+                return Err(UsageError(format!(
+                    "the design names stratum '{n}', which the panel does not have"
+                ))
+                .into());
+            }
+            panel
+                .strata
+                .iter()
+                .map(|s| {
+                    questions
+                        .iter()
+                        .find(|(n, _)| n == &s.name)
+                        .map(|(_, q)| *q)
+                        .ok_or_else(|| {
+                            UsageError(format!(
+                                "the design gives no count for stratum '{}'",
+                                s.name
+                            ))
+                        })
+                })
+                .collect::<Result<_, _>>()?
+        }
+    })
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    if is_jsonl(&args.panel) != is_jsonl(&args.out) {
+        return Err(UsageError(format!(
+            "--out {}: the sub-panel is written in the input's format ({}); give a name ending in {}",
+            args.out.display(),
+            if is_jsonl(&args.panel) { "JSONL" } else { "CSV" },
+            if is_jsonl(&args.panel) { ".jsonl" } else { ".csv" }
+        ))
+        .into());
+    }
+    let spec: DesignSpec = args.design.parse()?;
+    let (t, r) = match &spec {
+        DesignSpec::Total { t, r, .. } | DesignSpec::PerStratum { t, r, .. } => (*t, *r),
+    };
+    let panel = args.opts.load_noting_drops(&args.panel)?;
+    let q = counts(&panel, &spec, args.per_stratum)?;
+    let slice = select(&panel.strata, &q, t, r, args.seed)?;
+    let rows = write_rows(&args.panel, &slice, &args.out)
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    let parts: Vec<String> = slice
+        .strata
+        .iter()
+        .map(|s| format!("{}={}", s.name, s.questions.len()))
+        .collect();
+    eprintln!(
+        "wrote {rows} rows of design {}:{t}:{r} ({}) to {}",
+        parts.join(","),
+        if args.seed.is_some() {
+            "seeded question order"
+        } else {
+            "first questions"
+        },
+        args.out.display()
+    );
+    Ok(0)
+}
+
+/// Copies the kept rows of `input` to `out` (CSV rows re-written with the same header; JSONL
+/// lines copied as they are) and returns how many.
+fn write_rows(input: &Path, slice: &Slice, out: &Path) -> anyhow::Result<usize> {
+    let keep = |f: [Option<String>; 4]| {
+        let [d, q, t, r] = f;
+        slice.contains(
+            d.as_deref().unwrap_or("all"),
+            q.as_deref().unwrap_or(""),
+            t.as_deref().unwrap_or("0"),
+            r.as_deref().unwrap_or("0"),
+        )
+    };
+    let mut n = 0;
+    if is_jsonl(input) {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
+        let mut rdr = JsonlReader::open(input)?;
+        while let Some((_, line)) = rdr.next_line()? {
+            if line.trim().is_empty() {
+                continue;
+            }
+            // The panel loaded, so every line is an object.
+            let v = parse_value(line).map_err(|e| anyhow::anyhow!("{}: {e}", input.display()))?;
+            let field = |k: &str| v.get(k).and_then(scalar_text);
+            if keep(["dataset", "question", "trajectory", "read"].map(field)) {
+                writeln!(w, "{line}")?;
+                n += 1;
+            }
+        }
+        w.flush()?;
+    } else {
+        let mut rdr = CsvReader::open(input)?;
+        let cols = ["dataset", "question", "trajectory", "read"].map(|c| rdr.column(c));
+        let mut w = csv::Writer::from_path(out)?;
+        w.write_record(rdr.headers())?;
+        while let Some((_, rec)) = rdr.next_record()? {
+            if keep(cols.map(|c| c.and_then(|i| rec.get(i)).map(str::to_string))) {
+                w.write_record(rec)?;
+                n += 1;
+            }
+        }
+        w.flush()?;
+    }
+    Ok(n)
+}
