@@ -190,8 +190,20 @@ fn scopes(r: &OneReadReport) -> impl Iterator<Item = &ScopeResult> {
     r.strata.iter().chain(r.pooled.iter())
 }
 
-fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
+/// The CSV cells R*, best R, loss % and its interval ends (empty where undefined), shared
+/// by the fixed-T, combined and fixed-Q rows.
+fn loss_csv(e: Option<(f64, u32, f64)>, ci: Option<[f64; 2]>) -> [String; 5] {
     let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    [
+        o(e.map(|e| e.0)),
+        o(e.map(|e| f64::from(e.1))),
+        o(e.map(|e| e.2)),
+        o(ci.map(|c| c[0])),
+        o(ci.map(|c| c[1])),
+    ]
+}
+
+fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for s in &r.strata {
         let e = s.fixed_t.as_ref();
@@ -200,12 +212,11 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
         row.extend([
             s.unit_costs.trajectory.to_string(),
             s.unit_costs.read.to_string(),
-            o(e.map(|e| e.r_star)),
-            o(e.map(|e| f64::from(e.r_best))),
-            o(e.map(|e| e.loss_percent)),
-            o(s.fixed_t_loss_ci.map(|c| c[0])),
-            o(s.fixed_t_loss_ci.map(|c| c[1])),
         ]);
+        row.extend(loss_csv(
+            e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
+            s.fixed_t_loss_ci,
+        ));
         rows.push(row);
     }
     let c = &r.combined;
@@ -219,12 +230,11 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
         rd.unwrap_or_default(),
         String::new(),
         String::new(),
-        o(e.map(|e| e.r_star)),
-        o(e.map(|e| f64::from(e.r_best))),
-        o(e.map(|e| e.loss_percent)),
-        o(c.loss_ci.map(|c| c[0])),
-        o(c.loss_ci.map(|c| c[1])),
     ]);
+    rows.last_mut().expect("just pushed").extend(loss_csv(
+        e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
+        c.loss_ci,
+    ));
     for s in scopes(r) {
         let e = s.efficiency.as_ref();
         let mut row = vec!["fixed_q".to_string()];
@@ -232,12 +242,11 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
         row.extend([
             s.unit_costs.trajectory.to_string(),
             s.unit_costs.read.to_string(),
-            o(e.map(|e| e.r_star)),
-            o(e.map(|e| f64::from(e.r_best))),
-            o(e.map(|e| e.loss_percent)),
-            o(s.loss_ci.map(|c| c[0])),
-            o(s.loss_ci.map(|c| c[1])),
         ]);
+        row.extend(loss_csv(
+            e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
+            s.loss_ci,
+        ));
         rows.push(row);
     }
     rows
