@@ -8,9 +8,9 @@
 //! | layer | modules | holds |
 //! |---|---|---|
 //! | 0 foundation | [`error`], [`io`], [`rng`] | error type; the CSV and JSONL readers; random streams (Philox, named domains, keyed xoshiro) |
-//! | 1 input | [`panel`], [`ledger`] | loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices |
+//! | 1 input | [`panel`], [`ledger`], [`questions`] | loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices; QA questions and corpora |
 //! | 2 engine | [`gpu`], [`resample`] | wgpu plumbing; resample-and-sum on CPU or GPU |
-//! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`] | everything a command reports |
+//! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`], [`search`] | everything a command reports; search backends |
 //!
 //! Commands (the `stats` binary, `src/cmd/`) sit above all of them. The library never
 //! prints and does not depend on clap.
@@ -28,8 +28,10 @@ pub mod llm;
 pub mod mcq;
 pub mod panel;
 pub mod qa_scoring;
+pub mod questions;
 pub mod resample;
 pub mod rng;
+pub mod search;
 pub mod sim;
 
 pub use error::{Error, Result};

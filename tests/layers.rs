@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("rng", 0),
     ("ledger", 1),
     ("panel", 1),
+    ("questions", 1),
     ("gpu", 2),
     ("resample", 2),
     ("components", 3),
@@ -24,6 +25,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("qa_scoring", 3),
     ("sim", 3),
     ("llm", 3),
+    ("search", 3),
 ];
 
 /// Files of the `stats` binary (the command layer, above every library module).
