@@ -2,12 +2,14 @@
 //! ([`allocate`]) and cutting their sub-panels ([`slice`](mod@slice)), the one-read efficiency loss at
 //! fixed T and at fixed Q ([`fixed_t`], [`efficiency`], [`one_read`]), answer consistency
 //! across reads ([`consistency`]), and every trajectory × read subset of a depth panel
-//! ([`subsets`]).
+//! ([`subsets`]), and planning the cheapest allocation for a target precision or the most
+//! precise one for a budget ([`plan`]).
 
 pub mod allocate;
 pub mod consistency;
 pub mod efficiency;
 pub mod fixed_t;
 pub mod one_read;
+pub mod plan;
 pub mod slice;
 pub mod subsets;

@@ -58,6 +58,7 @@ pub mod llm;
 pub mod mcq;
 pub mod merge;
 pub mod out;
+pub mod plan;
 pub mod resample;
 pub mod score_answers;
 pub mod simulate;
@@ -150,6 +151,11 @@ pub enum Command {
         after_help = "Examples:\n  stats slice data/demo/panel.csv --contrast adaptive-open --design 446:2:1 --out a.csv\n  stats slice data/demo/panel.csv --contrast adaptive-open --design 24:5:2 --per-stratum --seed 1 --out depth.csv"
     )]
     Slice(slice::Args),
+    /// The cheapest allocation (Q, T, R) for a target SE or minimum detectable difference, the most precise for a budget, or the SE, MDE and power of a design.
+    #[command(
+        after_help = "Examples:\n  stats plan --audit data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --mde 0.02\n  stats plan --audit pilot.csv --contrast adaptive-open --ledger pilot-ledger.jsonl --prices prices.toml --target-se 0.008 --max-reads 5 --currency usd\n  stats plan --audit pilot.csv --contrast adaptive-open --ledger pilot-ledger.jsonl --budget-tokens 30e6\n  stats plan --audit pilot.csv --contrast adaptive-open --questions 300 --trajectories 2 --reads 1 --difference 0.02"
+    )]
+    Plan(plan::Args),
 }
 
 /// Runs the chosen command; returns the process exit code on success.
@@ -171,5 +177,6 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Mcq(a) => mcq::run(a),
         Command::Subsets(a) => subsets::run(a),
         Command::Slice(a) => slice::run(a),
+        Command::Plan(a) => plan::run(a),
     }
 }

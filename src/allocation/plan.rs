@@ -1,0 +1,623 @@
+//! Planning an evaluation: the least-cost integer allocation (Q, T, R) for a target SE (or a
+//! minimum detectable difference), the least-SE allocation for a budget, and the SE, MDE and
+//! power of a given design, from an audit's components and unit costs.
+//!
+//! Per stratum d with truncated components σ²_q,d, σ²_t,d, σ²_r,d and unit costs c_T,d (a
+//! trajectory without its reads) and c_R,d (one read), a design with Q_d questions in
+//! stratum d and common T, R has the nested D-study variance of the equal-weight estimate
+//!
+//! SE² = (1/D²) Σ_d v_d/Q_d,  v_d = σ²_q,d + σ²_t,d/T + σ²_r,d/(T R)
+//!
+//! and costs C = Σ_d Q_d k_d with k_d = T (c_T,d + R c_R,d). The Q-only forecast has the
+//! same form with v_d = SE²_audit,d · Q_audit,d (T and R do not enter). A total Q is split
+//! over strata by largest remainder in proportion to weights w_d (the audit's question
+//! counts, or given shares), π_d = w_d/Σ w: each part is ⌊π_d Q⌋ or ⌊π_d Q⌋ + 1.
+//!
+//! The search is exact within its bounds. For each (T, R) with 1 ≤ T ≤ T_max,
+//! 1 ≤ R ≤ R_max:
+//!
+//! * target s: since Q_d ≤ π_d Q + 1, SE²(Q) ≥ L(Q) = (1/D²) Σ_d v_d/(π_d Q + 1), which
+//!   decreases in Q, so no Q below Q_lo = min{Q : L(Q) ≤ s²} reaches s (the continuous closed
+//!   form Q* = Σ_d (v_d/π_d)/(D² s²) lies just above Q_lo). Every integer Q from Q_lo up is
+//!   checked with its exact split until the cost's lower bound
+//!   C(Q) ≥ Σ_d k_d (π_d Q − 1)⁺ exceeds the cheapest feasible cost found, so the result is
+//!   the least cost over every Q ≤ Q_max (with D = 1 simply the least Q with SE ≤ s);
+//! * budget B: Q_hi = max{Q : Σ_d k_d (π_d Q − 1)⁺ ≤ B} bounds the affordable Q; Q is
+//!   checked downwards from Q_hi until L(Q) exceeds the least SE² found.
+//!
+//! The best allocation over all (T, R) is the cheapest (target) or the most precise
+//! (budget); ties go to the smaller SE (or cost), then the smaller T, then R.
+//!
+//! Two-sided test at level α with power p under the normal approximation:
+//! MDE = (z_{1−α/2} + z_p) · SE, and the power against a true difference δ is
+//! Φ(|δ|/SE − z_{1−α/2}) + Φ(−|δ|/SE − z_{1−α/2}).
+
+use serde::Serialize;
+
+use super::efficiency::UnitCosts;
+use crate::components::forecast::{nested_se2, split_questions};
+use crate::components::variance::{fit, AnovaSums, PerLevel};
+use crate::costs::panel_costs::QuestionCost;
+use crate::panel::{Stratum, StratumStats};
+use crate::resample::columns::CenteredColumns;
+use crate::resample::engine::ResampleBackend;
+use crate::resample::summary::{normal_cdf, normal_quantile};
+use crate::{Error, Result};
+
+/// One stratum as the planner sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanStratum {
+    pub name: String,
+    /// Raw components (truncated at 0 where used).
+    pub components: PerLevel,
+    /// Unit costs; `None` when no costs are known (only a given design can then be planned).
+    pub costs: Option<UnitCosts>,
+    /// Split weight w_d of the total Q (the audit's question count, or a given share).
+    pub weight: usize,
+    /// The audit's questions, trajectories and reads, and its measured SE (for the Q-only
+    /// forecast and its cost at the audit's design).
+    pub audit_questions: usize,
+    pub audit_trajectories: usize,
+    pub audit_reads: usize,
+    pub audit_se: f64,
+}
+
+/// The bounds of the search (all inclusive, from 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Bounds {
+    pub max_questions: usize,
+    pub max_trajectories: usize,
+    pub max_reads: usize,
+}
+
+/// An integer allocation with its nested SE and its cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Allocation {
+    /// Total questions, and per stratum (strata order).
+    pub questions: usize,
+    pub per_stratum: Vec<usize>,
+    pub trajectories: usize,
+    pub reads: usize,
+    /// SE of the equal-weight estimate.
+    pub se: f64,
+    /// Total cost (`None` without unit costs).
+    pub cost: Option<f64>,
+}
+
+/// Per-question variance v_d = σ²_q + σ²_t/T + σ²_r/(TR) (truncated components; a level that
+/// was not estimable in the audit contributes nothing: its variance sits in the level above).
+pub fn variance_per_question(c: &PerLevel, t: usize, r: usize) -> f64 {
+    nested_se2(c, 1.0, t as f64, r as f64)
+}
+
+/// z_{1−α/2} + z_power: the MDE in SE units of a two-sided level-α test with that power.
+pub fn mde_multiplier(alpha: f64, power: f64) -> f64 {
+    normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power)
+}
+
+/// Power of the two-sided level-α z-test against a true difference δ at standard error
+/// `se`: Φ(|δ|/SE − z_{1−α/2}) + Φ(−|δ|/SE − z_{1−α/2}).
+pub fn power(delta: f64, se: f64, alpha: f64) -> f64 {
+    let z = normal_quantile(1.0 - alpha / 2.0);
+    let d = delta.abs() / se;
+    normal_cdf(d - z) + normal_cdf(-d - z)
+}
+
+/// A least-cost or least-SE search at one (T, R): weights, per-question variances v_d and
+/// per-question costs k_d of every stratum.
+struct Cell<'a> {
+    weights: &'a [usize],
+    v: &'a [f64],
+    k: &'a [f64],
+    max_q: usize,
+}
+
+impl Cell<'_> {
+    fn d2(&self) -> f64 {
+        (self.v.len() * self.v.len()) as f64
+    }
+
+    fn pi(&self, d: usize) -> f64 {
+        self.weights[d] as f64 / self.weights.iter().sum::<usize>() as f64
+    }
+
+    /// Exact SE² and cost at total `q` (∞ SE² when a stratum gets no question).
+    fn exact(&self, q: usize) -> (Vec<usize>, f64, f64) {
+        let parts = split_questions(q, self.weights);
+        let se2 = if parts.contains(&0) {
+            f64::INFINITY
+        } else {
+            parts
+                .iter()
+                .zip(self.v)
+                .map(|(&n, v)| v / n as f64)
+                .sum::<f64>()
+                / self.d2()
+        };
+        let cost = parts.iter().zip(self.k).map(|(&n, k)| n as f64 * k).sum();
+        (parts, se2, cost)
+    }
+
+    /// L(Q) = (1/D²) Σ_d v_d/(π_d Q + 1) ≤ SE²(Q).
+    fn se2_lower(&self, q: usize) -> f64 {
+        (0..self.v.len())
+            .map(|d| self.v[d] / (self.pi(d) * q as f64 + 1.0))
+            .sum::<f64>()
+            / self.d2()
+    }
+
+    /// Σ_d k_d (π_d Q − 1)⁺ ≤ C(Q).
+    fn cost_lower(&self, q: usize) -> f64 {
+        (0..self.k.len())
+            .map(|d| self.k[d] * (self.pi(d) * q as f64 - 1.0).max(0.0))
+            .sum()
+    }
+
+    /// The smallest q in 1..=max_q with `ok(q)`, for `ok` monotone (false, then true).
+    fn first(&self, ok: impl Fn(usize) -> bool) -> Option<usize> {
+        if !ok(self.max_q) {
+            return None;
+        }
+        let (mut lo, mut hi) = (1, self.max_q);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if ok(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Some(lo)
+    }
+
+    /// The least-cost Q with SE² ≤ `target2` (ties: smaller SE, then smaller Q).
+    fn least_cost(&self, target2: f64) -> Option<(Vec<usize>, f64, f64)> {
+        let start = self.first(|q| self.se2_lower(q) <= target2)?;
+        let mut best: Option<(Vec<usize>, f64, f64)> = None;
+        for q in start..=self.max_q {
+            if let Some(b) = &best {
+                if self.cost_lower(q) > b.2 {
+                    break;
+                }
+            }
+            let (parts, se2, cost) = self.exact(q);
+            if se2 <= target2 {
+                let better = match &best {
+                    None => true,
+                    Some(b) => cost < b.2 || (cost == b.2 && se2 < b.1),
+                };
+                if better {
+                    best = Some((parts, se2, cost));
+                }
+            }
+        }
+        best
+    }
+
+    /// The least-SE Q with cost ≤ `budget` (ties: smaller cost, then larger Q).
+    fn least_se(&self, budget: f64) -> Option<(Vec<usize>, f64, f64)> {
+        // The largest Q whose cost lower bound fits: the first Q that does not fit, minus 1.
+        let hi = match self.first(|q| self.cost_lower(q) > budget) {
+            Some(over) => over - 1,
+            None => self.max_q,
+        };
+        let mut best: Option<(Vec<usize>, f64, f64)> = None;
+        for q in (1..=hi).rev() {
+            if let Some(b) = &best {
+                if self.se2_lower(q) > b.1 {
+                    break;
+                }
+            }
+            let (parts, se2, cost) = self.exact(q);
+            if cost <= budget && se2.is_finite() {
+                let better = match &best {
+                    None => true,
+                    Some(b) => se2 < b.1 || (se2 == b.1 && cost < b.2),
+                };
+                if better {
+                    best = Some((parts, se2, cost));
+                }
+            }
+        }
+        best
+    }
+}
+
+/// What to plan for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Goal {
+    /// The least-cost allocation with SE ≤ the target.
+    TargetSe(f64),
+    /// The least-SE allocation costing at most the budget.
+    Budget(f64),
+}
+
+/// The planner: strata, split weights and bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planner {
+    pub strata: Vec<PlanStratum>,
+    pub bounds: Bounds,
+}
+
+impl Planner {
+    fn weights(&self) -> Vec<usize> {
+        self.strata.iter().map(|s| s.weight).collect()
+    }
+
+    /// Per-question costs k_d = T (c_T,d + R c_R,d) (0 without costs).
+    fn per_question_costs(&self, t: usize, r: usize) -> Vec<f64> {
+        self.strata
+            .iter()
+            .map(|s| {
+                s.costs
+                    .map_or(0.0, |c| t as f64 * (c.trajectory + r as f64 * c.read))
+            })
+            .collect()
+    }
+
+    fn has_costs(&self) -> bool {
+        self.strata.iter().all(|s| s.costs.is_some())
+    }
+
+    /// The split of a total Q in the planner's weights.
+    pub fn split(&self, q: usize) -> Vec<usize> {
+        split_questions(q, &self.weights())
+    }
+
+    /// The nested SE and cost of a design (Q_d per stratum, common T and R).
+    pub fn evaluate(&self, per_stratum: &[usize], t: usize, r: usize) -> Allocation {
+        let d2 = (self.strata.len() * self.strata.len()) as f64;
+        let se2 = self
+            .strata
+            .iter()
+            .zip(per_stratum)
+            .map(|(s, &q)| variance_per_question(&s.components, t, r) / q as f64)
+            .sum::<f64>()
+            / d2;
+        let k = self.per_question_costs(t, r);
+        Allocation {
+            questions: per_stratum.iter().sum(),
+            per_stratum: per_stratum.to_vec(),
+            trajectories: t,
+            reads: r,
+            se: se2.sqrt(),
+            cost: self
+                .has_costs()
+                .then(|| per_stratum.iter().zip(&k).map(|(&q, k)| q as f64 * k).sum()),
+        }
+    }
+
+    /// The Q-only forecast's SE of `per_stratum` questions: sqrt((1/D²) Σ_d SE²_audit,d
+    /// Q_audit,d/Q_d).
+    pub fn q_only_se(&self, per_stratum: &[usize]) -> f64 {
+        let d2 = (self.strata.len() * self.strata.len()) as f64;
+        (self
+            .strata
+            .iter()
+            .zip(per_stratum)
+            .map(|(s, &q)| s.audit_se * s.audit_se * s.audit_questions as f64 / q as f64)
+            .sum::<f64>()
+            / d2)
+            .sqrt()
+    }
+
+    /// The best allocation at one (T, R) for the goal (`None` when none within the bounds
+    /// meets it).
+    pub fn best_at(&self, goal: Goal, t: usize, r: usize) -> Option<Allocation> {
+        let v: Vec<f64> = self
+            .strata
+            .iter()
+            .map(|s| variance_per_question(&s.components, t, r))
+            .collect();
+        let k = self.per_question_costs(t, r);
+        let w = self.weights();
+        let cell = Cell {
+            weights: &w,
+            v: &v,
+            k: &k,
+            max_q: self.bounds.max_questions,
+        };
+        let found = match goal {
+            Goal::TargetSe(s) => cell.least_cost(s * s),
+            Goal::Budget(b) => cell.least_se(b),
+        }?;
+        Some(Allocation {
+            questions: found.0.iter().sum(),
+            per_stratum: found.0,
+            trajectories: t,
+            reads: r,
+            se: found.1.sqrt(),
+            cost: self.has_costs().then_some(found.2),
+        })
+    }
+
+    /// The best allocation of every (T, R) within the bounds that meets the goal (T = 1 only
+    /// when no stratum has a trajectory component, R = 1 only when none has a read
+    /// component), best first: by cost for a target (then SE, T, R), by SE for a budget (then cost, T, R).
+    ///
+    /// # Errors
+    /// [`Error::Usage`] when the strata have no unit costs.
+    pub fn search(&self, goal: Goal) -> Result<Vec<Allocation>> {
+        if !self.has_costs() {
+            return Err(Error::Usage(
+                "planning for a target or a budget needs unit costs (--ledger or --unit-costs)"
+                    .into(),
+            ));
+        }
+        // A level the audit could not separate (T = 1 or R = 1 in every stratum) is credited
+        // with no variance, so more of it only costs: search it at 1 alone.
+        let t_max = if self
+            .strata
+            .iter()
+            .all(|s| s.components.trajectory.is_none())
+        {
+            1
+        } else {
+            self.bounds.max_trajectories
+        };
+        let r_max = if self.strata.iter().all(|s| s.components.read.is_none()) {
+            1
+        } else {
+            self.bounds.max_reads
+        };
+        let mut all = Vec::new();
+        for t in 1..=t_max {
+            for r in 1..=r_max {
+                all.extend(self.best_at(goal, t, r));
+            }
+        }
+        let key = |a: &Allocation| match goal {
+            Goal::TargetSe(_) => (a.cost.unwrap_or(0.0), a.se),
+            Goal::Budget(_) => (a.se, a.cost.unwrap_or(0.0)),
+        };
+        all.sort_by(|a, b| {
+            let (ka, kb) = (key(a), key(b));
+            ka.0.total_cmp(&kb.0)
+                .then(ka.1.total_cmp(&kb.1))
+                .then(a.trajectories.cmp(&b.trajectories))
+                .then(a.reads.cmp(&b.reads))
+        });
+        Ok(all)
+    }
+
+    /// The least SE any allocation within the bounds reaches (Q_max, T_max, R_max), and the
+    /// floor the question variance alone sets at Q_max (T, R → ∞).
+    pub fn floors(&self) -> (f64, f64) {
+        let parts = self.split(self.bounds.max_questions);
+        let best = self
+            .evaluate(&parts, self.bounds.max_trajectories, self.bounds.max_reads)
+            .se;
+        let d2 = (self.strata.len() * self.strata.len()) as f64;
+        let q_floor = (self
+            .strata
+            .iter()
+            .zip(&parts)
+            .map(|(s, &q)| s.components.truncated().question / q as f64)
+            .sum::<f64>()
+            / d2)
+            .sqrt();
+        (best, q_floor)
+    }
+
+    /// The Q-only forecast's answer: the design at the audit's T and R (per stratum) with
+    /// the least cost reaching SE ≤ `target` by the Q-only forecast, or the least Q-only SE
+    /// for the budget; its cost is at each stratum's audit T and R.
+    pub fn q_only(&self, goal: Goal) -> Option<(Vec<usize>, f64, Option<f64>)> {
+        let v: Vec<f64> = self
+            .strata
+            .iter()
+            .map(|s| s.audit_se * s.audit_se * s.audit_questions as f64)
+            .collect();
+        let k: Vec<f64> = self
+            .strata
+            .iter()
+            .map(|s| {
+                s.costs.map_or(0.0, |c| {
+                    s.audit_trajectories as f64 * (c.trajectory + s.audit_reads as f64 * c.read)
+                })
+            })
+            .collect();
+        let w = self.weights();
+        let cell = Cell {
+            weights: &w,
+            v: &v,
+            k: &k,
+            max_q: self.bounds.max_questions,
+        };
+        let found = match goal {
+            Goal::TargetSe(s) => cell.least_cost(s * s),
+            Goal::Budget(b) => cell.least_se(b),
+        }?;
+        Some((found.0, found.1.sqrt(), self.has_costs().then_some(found.2)))
+    }
+}
+
+/// Unit costs of a stratum from its per-question costs at the full design (as `efficiency`
+/// computes them): c_T = Σ_q trajectory costs/(Q T), c_R = Σ_q read costs/(Q T R).
+pub fn unit_costs(costs: &[QuestionCost], t: usize, r: usize) -> UnitCosts {
+    let qt = (costs.len() * t) as f64;
+    UnitCosts {
+        trajectory: costs.iter().map(|c| c.trajectories).sum::<f64>() / qt,
+        read: costs.iter().map(|c| c.reads).sum::<f64>() / (qt * r as f64),
+    }
+}
+
+/// Components and unit costs of every stratum refitted in one bootstrap replicate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refit {
+    pub components: Vec<PerLevel>,
+    /// `None` when no question costs were given.
+    pub costs: Option<Vec<UnitCosts>>,
+}
+
+/// Refits the ANOVA components and the unit costs of every (balanced) stratum in each
+/// stratified question bootstrap replicate: per question the columns ȳ_q − ȳ_d, its square,
+/// SS_t,q, SS_r,q (and its trajectory and read costs) go to the engine, and each replicate's
+/// column sums give SS*_q = TR (S₂ − S₁²/Q), SS*_t, SS*_r (components as in `variance`) and
+/// c*_T = Σ trajectory costs/(Q T), c*_R = Σ read costs/(Q T R) (as in `efficiency`).
+///
+/// # Errors
+/// [`Error::Data`] for an unbalanced stratum, a stratum with fewer than 2 questions, or
+/// costs that do not match the strata; backend errors.
+pub fn refit_replicates(
+    strata: &[Stratum],
+    costs: Option<&[Vec<QuestionCost>]>,
+    backend: &dyn ResampleBackend,
+    seed: u64,
+    replicates: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Refit>> {
+    let mut rows = Vec::with_capacity(strata.len());
+    let mut shapes = Vec::with_capacity(strata.len());
+    for (d, s) in strata.iter().enumerate() {
+        if !s.is_balanced() {
+            return Err(Error::Data(format!(
+                "stratum '{}' is unbalanced: the plan's bootstrap refits balanced ANOVA components",
+                s.name
+            )));
+        }
+        let st = StratumStats::from_stratum(s);
+        if st.q() < 2 {
+            return Err(Error::Data(format!(
+                "stratum '{}' needs at least 2 questions",
+                s.name
+            )));
+        }
+        let c = match costs {
+            Some(c) => {
+                let c = c.get(d).filter(|c| c.len() == st.q()).ok_or_else(|| {
+                    Error::Data(format!(
+                        "stratum '{}': question costs do not match its questions",
+                        s.name
+                    ))
+                })?;
+                Some(c)
+            }
+            None => None,
+        };
+        let mean = st.mean();
+        rows.push(
+            st.questions
+                .iter()
+                .enumerate()
+                .map(|(i, q)| {
+                    let dev = q.mean - mean;
+                    let mut row = vec![dev, dev * dev, q.ss_trajectory, q.ss_read];
+                    if let Some(c) = c {
+                        row.extend([c[i].trajectories, c[i].reads]);
+                    }
+                    row
+                })
+                .collect::<Vec<_>>(),
+        );
+        shapes.push(st);
+    }
+    let cols = CenteredColumns::new(&rows)?;
+    let reps = cols.resample(backend, seed, 0..replicates, progress)?;
+    Ok(reps
+        .iter()
+        .map(|rep| {
+            let mut components = Vec::with_capacity(shapes.len());
+            let mut unit = Vec::with_capacity(shapes.len());
+            for (st, s) in shapes.iter().zip(rep) {
+                let (q, t, r) = (st.q() as f64, st.t, st.r);
+                let sums = AnovaSums {
+                    questions: st.q(),
+                    t,
+                    r,
+                    ss_question: (t * r) as f64 * (s[1] - s[0] * s[0] / q),
+                    ss_trajectory: s[2],
+                    ss_read: s[3],
+                    df_question: q - 1.0,
+                    df_trajectory: q * (t as f64 - 1.0),
+                    df_read: q * t as f64 * (r as f64 - 1.0),
+                };
+                // Q ≥ 2, so the fit cannot fail.
+                components.push(fit(&sums).map_or(PerLevel::NONE, |f| f.components));
+                if costs.is_some() {
+                    let qt = q * t as f64;
+                    unit.push(UnitCosts {
+                        trajectory: s[4] / qt,
+                        read: s[5] / (qt * r as f64),
+                    });
+                }
+            }
+            Refit {
+                components,
+                costs: costs.is_some().then_some(unit),
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(q: f64, t: f64, r: f64, ct: f64, cr: f64, max_q: usize) -> Planner {
+        Planner {
+            strata: vec![PlanStratum {
+                name: "all".into(),
+                components: PerLevel {
+                    question: q,
+                    trajectory: Some(t),
+                    read: Some(r),
+                },
+                costs: Some(UnitCosts {
+                    trajectory: ct,
+                    read: cr,
+                }),
+                weight: 100,
+                audit_questions: 100,
+                audit_trajectories: 2,
+                audit_reads: 2,
+                audit_se: 0.02,
+            }],
+            bounds: Bounds {
+                max_questions: max_q,
+                max_trajectories: 10,
+                max_reads: 10,
+            },
+        }
+    }
+
+    #[test]
+    fn one_stratum_least_q_by_hand() {
+        // v(T=1, R=1) = 0.04 + 0.01 + 0.02 = 0.07; SE ≤ 0.01 needs Q ≥ 0.07/1e-4 = 700
+        // exactly, so Q = 700 (SE = 0.01) at cost 700·(3 + 1) = 2800.
+        let p = one(0.04, 0.01, 0.02, 3.0, 1.0, 100_000);
+        let a = p.best_at(Goal::TargetSe(0.01), 1, 1).unwrap();
+        assert_eq!(a.questions, 700);
+        assert!((a.cost.unwrap() - 2800.0).abs() < 1e-9);
+        // Budget 2800 at (1, 1) buys exactly those 700 questions.
+        let b = p.best_at(Goal::Budget(2800.0), 1, 1).unwrap();
+        assert_eq!(b.questions, 700);
+        // Budget 2799 buys 699.
+        assert_eq!(
+            p.best_at(Goal::Budget(2799.0), 1, 1).unwrap().questions,
+            699
+        );
+    }
+
+    #[test]
+    fn unreachable_target_is_none() {
+        // σ²_q/Q_max = 0.04/100 = 4e-4 > 0.01² = 1e-4: no (T, R) reaches SE 0.01.
+        let p = one(0.04, 0.01, 0.02, 3.0, 1.0, 100);
+        assert!(p.search(Goal::TargetSe(0.01)).unwrap().is_empty());
+        let (best, floor) = p.floors();
+        assert!((floor - 0.02).abs() < 1e-12);
+        let v = 0.04 + 0.01 / 10.0 + 0.02 / 100.0;
+        assert!((best - (v / 100.0f64).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn power_and_mde_by_hand() {
+        // Reference: Python 3's statistics.NormalDist(): inv_cdf(0.975) = 1.9599639845400536,
+        // inv_cdf(0.8) = 0.8416212335729144, their sum 2.801585218112968, and the far tail
+        // cdf(−2.801585218112968 − 1.9599639845400536) = 9.60562226537398e-07.
+        assert!((mde_multiplier(0.05, 0.8) - 2.801585218112968).abs() < 1e-12);
+        // At δ = MDE the power is 0.8 plus that far tail.
+        let p = power(2.801585218112968 * 0.01, 0.01, 0.05);
+        assert!((p - (0.8 + 9.60562226537398e-07)).abs() < 1e-12, "{p}");
+    }
+}
