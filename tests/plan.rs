@@ -192,6 +192,27 @@ fn two_strata_equal_the_exhaustive_minimum() {
             }
         );
     }
+    // Given shares 1:1 instead of the audit's 3:1.
+    let out = json(&[
+        "plan",
+        "--components",
+        &c,
+        "--unit-costs",
+        "5,2",
+        "--max-questions",
+        "2000",
+        "--target-se",
+        "0.009",
+        "--shares",
+        "a=1,b=1",
+        "--format",
+        "json",
+    ]);
+    let got = first(&out);
+    let want = exhaustive(&[1, 1], &v, &k, 2000, Some(0.009), None);
+    assert_eq!((got.0, got.1, got.2), (want.0, want.1, want.2));
+    let parts = out["allocations"][0]["per_stratum"].as_array().unwrap();
+    assert!((parts[0].as_i64().unwrap() - parts[1].as_i64().unwrap()).abs() <= 1);
 }
 
 /// Power of a given design against the normal formula: 400:2:1 has
@@ -433,4 +454,37 @@ fn simulated_panels_reach_nominal_power() {
         plan.se
     );
     assert!((rate - 0.8).abs() < 3.0 * mc, "rate {rate}");
+}
+
+/// An unbalanced audit is fitted by REML as `forecast` fits it: the plan's SE of a design is
+/// `forecast`'s nested SE of it, and the plan says it has no bootstrap interval.
+#[test]
+fn unbalanced_audit_plans_from_reml_components() {
+    let audit = "tests/fixtures/reml/missing_read.csv";
+    let plan = json(&[
+        "plan",
+        "--audit",
+        audit,
+        "--questions",
+        "60",
+        "--trajectories",
+        "2",
+        "--reads",
+        "3",
+        "--format",
+        "json",
+    ]);
+    let forecast = json(&[
+        "forecast", "--audit", audit, "--design", "60:2:3", "--format", "json",
+    ]);
+    let (a, f) = (
+        plan["allocations"][0]["se"].as_f64().unwrap(),
+        forecast["designs"][0]["se_nested"].as_f64().unwrap(),
+    );
+    assert!((a - f).abs() < 1e-15 * f.max(1.0), "{a} vs {f}");
+    assert!(plan["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("the audit is unbalanced")));
 }

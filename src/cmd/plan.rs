@@ -505,8 +505,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     let qs: Vec<f64> = found
                         .iter()
                         .map(|a| {
-                            a.as_ref()
-                                .map_or(bounds.max_questions as f64 + 1.0, |a| a.questions as f64)
+                            let none = match g {
+                                Goal::TargetSe(_) => bounds.max_questions as f64 + 1.0,
+                                Goal::Budget(_) => 0.0,
+                            };
+                            a.as_ref().map_or(none, |a| a.questions as f64)
                         })
                         .collect();
                     let what = match g {
@@ -783,7 +786,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                         },
                         show(iv.ci[0]),
                         show(iv.ci[1]),
-                        if iv.beyond_bounds > 0 {
+                        if iv.beyond_bounds > 0 && matches!(mode, Mode::Budget(_)) {
+                            format!(
+                                " ({} replicates afford no allocation, counted as Q = 0)",
+                                iv.beyond_bounds
+                            )
+                        } else if iv.beyond_bounds > 0 {
                             format!(
                                 " ({} replicates need more than {} questions)",
                                 iv.beyond_bounds, bounds.max_questions
