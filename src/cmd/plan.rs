@@ -757,6 +757,18 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     num(q.se_nested),
                     q.cost.map(num).unwrap_or_else(|| "-".into()),
                 ));
+            } else if let Some(g) = goal {
+                out.push_str(&match g {
+                    Goal::TargetSe(se) => format!(
+                        "\nQ-only forecast (SE_audit·sqrt(Q_audit/Q), the audit's design): no Q up to {} reaches SE {}\n",
+                        bounds.max_questions,
+                        num(se)
+                    ),
+                    Goal::Budget(b) => format!(
+                        "\nQ-only forecast (SE_audit·sqrt(Q_audit/Q), the audit's design): {} {unit} does not buy one question per stratum there\n",
+                        num(b)
+                    ),
+                });
             }
             if !intervals.is_empty() {
                 out.push_str(&format!(
