@@ -171,6 +171,42 @@ fn cache_hit_makes_no_request() {
 }
 
 #[test]
+fn concurrent_identical_searches_make_one_request() {
+    let server = Server::start(|r, _| results_for(&r.prompt).delayed(Duration::from_millis(200)));
+    let dir = tempfile::tempdir().unwrap();
+    let s = std::sync::Arc::new(
+        Search::open(
+            &format!("http:{}", server.base),
+            SearchOptions {
+                cache_dir: Some(dir.path().to_path_buf()),
+                ..opts(0)
+            },
+        )
+        .unwrap(),
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap();
+    let cached: Vec<bool> = rt.block_on(async {
+        let tasks: Vec<_> = (0..4)
+            .map(|_| {
+                let s = s.clone();
+                tokio::spawn(async move { s.search("same", 10).await.unwrap().cached })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    });
+    assert_eq!(server.count(), 1);
+    assert_eq!(cached.iter().filter(|c| !**c).count(), 1);
+}
+
+#[test]
 fn shipped_mask_blanks_benchmark_pages_and_counts_them() {
     let server = Server::start(|r, _| results_for(&r.prompt));
     let dir = tempfile::tempdir().unwrap();

@@ -270,3 +270,58 @@ fn search_front_caches_by_backend_query_and_k() {
     let err = Search::open("bm25:x", SearchOptions::default()).unwrap_err();
     assert_eq!(err.exit_code(), 2);
 }
+
+#[test]
+fn search_is_shareable_across_tasks() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    fn send<T: Send>(_: &T) {}
+    let tmp = tempfile::tempdir().unwrap();
+    let c = tmp.path().join("c.jsonl");
+    write_corpus(&c, &[("a", "alpha")]);
+    local::build(&c, &tmp.path().join("i")).unwrap();
+    let s = Search::open(
+        &format!("local:{}", tmp.path().join("i").display()),
+        SearchOptions::default(),
+    )
+    .unwrap();
+    send_sync(&s);
+    let fut = s.search("alpha", 1);
+    send(&fut);
+    drop(fut);
+}
+
+#[test]
+fn cli_search_prints_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = tmp.path().join("c.jsonl");
+    write_corpus(&c, &[("a", "alpha beta"), ("b", "beta")]);
+    let idx = tmp.path().join("idx");
+    Command::cargo_bin("stats")
+        .unwrap()
+        .args(["index", "build"])
+        .arg(&c)
+        .arg("--out")
+        .arg(&idx)
+        .assert()
+        .success()
+        .stdout(predicates::str::starts_with(format!(
+            "indexed 2 documents of {} into {}",
+            c.display(),
+            idx.display()
+        )));
+    let out = Command::cargo_bin("stats")
+        .unwrap()
+        .args(["index", "search"])
+        .arg(format!("local:{}", idx.display()))
+        .args(["alpha (beta)", "--k", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["k"], 1);
+    assert_eq!(v["cached"], false);
+    assert_eq!(v["masked"], 0);
+    assert_eq!(v["records"].as_array().unwrap().len(), 1);
+    assert_eq!(v["records"][0]["id"], "a");
+    assert_eq!(v["records"][0]["text"], "alpha beta");
+}

@@ -23,7 +23,9 @@ pub mod http;
 pub mod local;
 pub mod mask;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -75,6 +77,9 @@ pub struct Search {
     backend: Backend,
     cache: Option<cache::SearchCache>,
     mask: mask::Mask,
+    /// One lock per cache key being searched, so that concurrent searches of the same
+    /// (query, k) make one request: the second waits and then finds the cache entry.
+    inflight: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// One search's outcome.
@@ -117,6 +122,7 @@ impl Search {
             backend,
             cache: opts.cache_dir.map(cache::SearchCache::new),
             mask: mask::Mask::new(&opts.mask),
+            inflight: Mutex::new(HashMap::new()),
         })
     }
 
@@ -136,12 +142,23 @@ impl Search {
     }
 
     /// The top `k` records for `query`, from the cache when it holds (name, query, k), else
-    /// from the backend (then stored), with the mask applied.
+    /// from the backend (then stored), with the mask applied. With a cache, concurrent calls
+    /// with the same (query, k) make one backend search between them; a failed search stores
+    /// nothing (the next call tries again).
     ///
     /// # Errors
     /// The backend's errors; [`Error::Io`] when the cache entry cannot be written.
     pub async fn search(&self, query: &str, k: usize) -> Result<SearchResponse> {
         let name = self.name();
+        let slot = self.cache.as_ref().map(|_| {
+            let key = cache::key(&name, query, k);
+            let mut m = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
+            m.entry(key).or_default().clone()
+        });
+        let _guard = match &slot {
+            Some(s) => Some(s.lock().await),
+            None => None,
+        };
         let cached = match &self.cache {
             Some(c) => c.get(&name, query, k),
             None => None,
