@@ -54,11 +54,13 @@ pub mod cost;
 pub mod efficiency;
 pub mod endpoint;
 pub mod forecast;
+pub mod index;
 pub mod llm;
 pub mod mcq;
 pub mod merge;
 pub mod out;
 pub mod plan;
+pub mod questions;
 pub mod resample;
 pub mod score_answers;
 pub mod simulate;
@@ -156,6 +158,16 @@ pub enum Command {
         after_help = "Examples:\n  stats plan --audit data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --mde 0.02\n  stats plan --audit pilot.csv --contrast adaptive-open --ledger pilot-ledger.jsonl --prices prices.toml --target-se 0.008 --max-reads 5 --currency usd\n  stats plan --audit pilot.csv --contrast adaptive-open --ledger pilot-ledger.jsonl --budget-tokens 30e6\n  stats plan --audit pilot.csv --contrast adaptive-open --questions 300 --trajectories 2 --reads 1 --difference 0.02"
     )]
     Plan(plan::Args),
+    /// Build a local BM25 search index (tantivy) from a corpus JSONL, or search a backend.
+    #[command(
+        after_help = "Examples:\n  stats index build data/qa/corpus.jsonl --out idx/\n  stats index search local:idx/ \"Scott Derrickson nationality\" --k 5"
+    )]
+    Index(index::Args),
+    /// Convert HotpotQA / MuSiQue files as published into questions JSONL and a corpus JSONL.
+    #[command(
+        after_help = "Example:\n  stats questions convert data/qa/hotpotqa.json data/qa/musique.json --out data/qa/questions.jsonl --corpus-out data/qa/corpus.jsonl"
+    )]
+    Questions(questions::Args),
 }
 
 /// Runs the chosen command; returns the process exit code on success.
@@ -178,5 +190,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Subsets(a) => subsets::run(a),
         Command::Slice(a) => slice::run(a),
         Command::Plan(a) => plan::run(a),
+        Command::Index(a) => index::run(a),
+        Command::Questions(a) => questions::run(a),
     }
 }

@@ -26,7 +26,7 @@ pub struct Seen {
     /// Header names lower-cased.
     pub headers: HashMap<String, String>,
     pub body: Value,
-    /// The last message's content (the script's key).
+    /// The last message's content, or a search request's `query` (the script's key).
     pub prompt: String,
     pub at: Instant,
 }
@@ -237,11 +237,13 @@ fn read_request(stream: &mut TcpStream) -> Option<Seen> {
     }
     let body: Value =
         serde_json::from_slice(&buf[header_end..header_end + len]).unwrap_or(Value::Null);
+    // A search request (`{"query": ..., "k": ...}`) is keyed by its query.
     let prompt = body
         .get("messages")
         .and_then(Value::as_array)
         .and_then(|m| m.last())
         .and_then(|m| m.get("content"))
+        .or_else(|| body.get("query"))
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
