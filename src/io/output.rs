@@ -29,11 +29,20 @@ pub fn write_atomic(
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".stats-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(io)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".stats-").suffix(".tmp");
+    // A temporary file is private (0600) by default; an output is an ordinary file, so it
+    // keeps the permissions of the file it replaces, or gets 0666 less the umask (open(2)
+    // applies the umask to the mode) like any file a shell redirect creates.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o7777)
+            .unwrap_or(0o666);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let tmp = builder.tempfile_in(dir).map_err(io)?;
     let mut w = BufWriter::new(tmp);
     write(&mut w).map_err(io)?;
     let tmp = w.into_inner().map_err(|e| io(e.into_error()))?;
@@ -105,6 +114,24 @@ mod tests {
         write_atomic(&p, |w| w.write_all(b"new\n")).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new\n");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_output_has_ordinary_permissions_not_the_temporary_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        // What the umask gives any new file here, e.g. 0644 under umask 022.
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        let new = dir.path().join("new.csv");
+        write_atomic(&new, |w| w.write_all(b"a\n")).unwrap();
+        assert_eq!(mode(&new), mode(&plain));
+        // A replaced file keeps its own permissions.
+        std::fs::set_permissions(&new, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&new, |w| w.write_all(b"b\n")).unwrap();
+        assert_eq!(mode(&new), 0o640);
     }
 
     #[test]
