@@ -58,6 +58,7 @@ pub mod llm;
 pub mod mcq;
 pub mod merge;
 pub mod out;
+pub mod report;
 pub mod resample;
 pub mod score_answers;
 pub mod simulate;
