@@ -145,11 +145,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     progress.finish();
     if let Some(p) = &args.plot {
         let boot = Some((args.resample.seed, u64::from(range.end)));
-        let caption = super::report::panel_caption(&args.panel, &panel.outcome, boot);
+        let caption = super::figure::panel_caption(&args.panel, &panel.outcome, boot);
         let svg = ragstats::plot::efficiency(&report, &caption)?;
         let mut inputs = vec![args.panel.as_path(), args.ledger.as_path()];
         inputs.extend(args.prices.as_deref());
-        super::report::write_svg(p, &svg, &inputs)?;
+        super::figure::write_svg(p, &svg, &inputs)?;
     }
     let unit = match args.currency {
         CurrencyArg::Tokens => "tokens",

@@ -136,7 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     if let Some(p) = &args.plot {
         let input = args.audit.as_ref().or(args.components.as_ref());
-        super::report::forecast_plot(
+        super::figure::forecast_plot(
             p,
             &audit,
             args.pooled,
@@ -144,7 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 .iter()
                 .map(|r| (r.forecast.clone(), r.se_measured))
                 .collect::<Vec<_>>(),
-            &super::report::caption(input, &args.opts, None),
+            &super::figure::caption(input, &args.opts, None),
             &rows
                 .iter()
                 .filter_map(|r| r.measured_panel.as_deref())

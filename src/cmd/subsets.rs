@@ -74,13 +74,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     )?;
     progress.finish();
     if let Some(p) = &args.plot {
-        let caption = super::report::panel_caption(
+        let caption = super::figure::panel_caption(
             &args.panel,
             &panel.outcome,
             Some((report.seed, u64::from(report.range[1] - report.range[0]))),
         );
         let svg = ragstats::plot::subsets(&report, &caption)?;
-        super::report::write_svg(p, &svg, &[&args.panel, &args.audit])?;
+        super::figure::write_svg(p, &svg, &[&args.panel, &args.audit])?;
     }
     let subsets = args.per_subset.then(|| study.point_subsets());
     let labels = |idx: &[usize], names: &[String]| {

@@ -37,9 +37,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let panel = args.opts.load_unbalanced_noting(&args.panel)?;
     let report = report_for(&panel)?;
     if let Some(p) = &args.plot {
-        let caption = super::report::panel_caption(&args.panel, &report.outcome, None);
+        let caption = super::figure::panel_caption(&args.panel, &report.outcome, None);
         let svg = ragstats::plot::variance(&report, &caption)?;
-        super::report::write_svg(p, &svg, &[&args.panel])?;
+        super::figure::write_svg(p, &svg, &[&args.panel])?;
     }
     match args.format {
         Format::Json => print_json(&serde_json::json!({
