@@ -520,3 +520,26 @@ fn figures_parse_back_to_the_right_axes() {
         "{x100} {grid:?}"
     );
 }
+
+#[test]
+fn the_readme_figures_are_what_their_commands_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let variance = ["variance", PANEL, "--contrast", "adaptive-open"];
+    for (file, args) in [
+        ("docs/img/forecast.svg", FORECAST),
+        ("docs/img/variance.svg", &variance[..]),
+    ] {
+        let out = dir.path().join("x.svg");
+        stats()
+            .args(args)
+            .arg("--plot")
+            .arg(&out)
+            .assert()
+            .success();
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            std::fs::read_to_string(file).unwrap(),
+            "{file} is stale: remake it with the command beside it in README.md"
+        );
+    }
+}
