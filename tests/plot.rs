@@ -86,7 +86,7 @@ fn figure(svg: &str) -> Figure {
         let mut marks = Vec::new();
         for m in s.children().filter(|n| n.is_element()) {
             match (m.tag_name().name(), m.attribute("class")) {
-                ("polyline", _) => {
+                ("polyline", _) if m.attribute("data-x").is_some() => {
                     let (xs, ys) = (
                         nums(m.attribute("data-x").unwrap()),
                         nums(m.attribute("data-y").unwrap()),
@@ -536,10 +536,76 @@ fn the_readme_figures_are_what_their_commands_draw() {
             .arg(&out)
             .assert()
             .success();
-        assert_eq!(
-            std::fs::read_to_string(&out).unwrap(),
-            std::fs::read_to_string(file).unwrap(),
+        // (Not assert_eq: the whole SVG in the message would hide the file name.)
+        assert!(
+            std::fs::read_to_string(&out).unwrap() == std::fs::read_to_string(file).unwrap(),
             "{file} is stale: remake it with the command beside it in README.md"
         );
     }
+}
+
+#[test]
+fn allocate_plot_shows_each_pairs_fee_ratio_across_the_sweep_with_its_band() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "allocate",
+        PANEL,
+        "--contrast",
+        "adaptive-open",
+        "--ledger",
+        LEDGER,
+        "--prices",
+        "data/demo/prices.toml",
+        "--allocation",
+        "A=446:2:1",
+        "--allocation",
+        "B=174:2:5",
+        "--allocation",
+        "C=298:3:1",
+        "--replicates",
+        "300",
+    ];
+    let (v, svg) = run(&dir, "a.svg", &args);
+    let fig = figure(&svg);
+    let pairs = v["pairs"].as_array().unwrap();
+    let prices: Vec<f64> = v["search_prices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(f)
+        .collect();
+    assert_eq!(prices, [0.0, 0.25, 0.5, 0.75, 1.0]);
+    assert_eq!(fig.series.len(), pairs.len() + 1);
+    for p in pairs {
+        let name = format!("{}/{}", p["a"].as_str().unwrap(), p["b"].as_str().unwrap());
+        let s = fig.series(&name);
+        assert_eq!(s.mark, "band");
+        let ratios = p["var_x_fees_ratio"].as_array().unwrap();
+        assert_eq!(s.marks.len(), prices.len());
+        for ((m, r), x) in s.marks.iter().zip(ratios).zip(&prices) {
+            assert_eq!((m.x, m.y), (*x, f(&r["value"])));
+            assert_eq!(m.ci, ci_of(&r["ci"]));
+        }
+    }
+    // The hollow (unresolved) markers are exactly the unresolved ratios of the JSON.
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let unresolved = doc
+        .descendants()
+        .filter(|n| n.attribute("data-resolved") == Some("false"))
+        .count();
+    let expect = pairs
+        .iter()
+        .flat_map(|p| p["var_x_fees_ratio"].as_array().unwrap())
+        .filter(|r| r["resolved"] == false)
+        .count();
+    assert_eq!(unresolved, expect);
+    assert!(expect > 0, "the README's A vs B at $1/1k is unresolved");
+    let one = &fig.series("ratio 1 (no difference)").marks;
+    assert_eq!(
+        (one[0].x, one[0].y, one[1].x, one[1].y),
+        (0.0, 1.0, 1.0, 1.0)
+    );
+    fig.check_pixels();
+    let (_, again) = run(&dir, "b.svg", &args);
+    assert_eq!(svg, again);
 }

@@ -31,16 +31,20 @@ pub enum Mark {
     Line { dashed: bool },
     /// A marker per point, with a vertical bar over its interval when it has one.
     Points,
+    /// A marker per point joined by a line, over a shaded band spanning the intervals.
+    Band,
 }
 
-/// One plotted point: coordinates, an optional interval for y, and an optional label
-/// (written as `data-label`, e.g. the design of a forecast).
+/// One plotted point: coordinates, an optional interval for y, an optional label
+/// (written as `data-label`, e.g. the design of a forecast), and whether a comparison is
+/// resolved (`data-resolved`; an unresolved point is drawn hollow).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pt {
     pub x: f64,
     pub y: f64,
     pub ci: Option<[f64; 2]>,
     pub label: Option<String>,
+    pub resolved: Option<bool>,
 }
 
 impl Pt {
@@ -50,6 +54,7 @@ impl Pt {
             y,
             ci: None,
             label: None,
+            resolved: None,
         }
     }
 }
@@ -171,7 +176,7 @@ fn swatch(out: &mut String, i: usize, mark: Option<Mark>, x: i32, y: i32) {
                 x + 24
             );
         }
-        Some(Mark::Points) => {
+        Some(Mark::Points | Mark::Band) => {
             let _ = writeln!(
                 out,
                 r#"<circle cx="{}" cy="{y}" r="4" fill="{c}"/>"#,
@@ -285,6 +290,7 @@ pub fn xy(c: &XyChart) -> Result<String> {
                 match s.mark {
                     Mark::Line { .. } => "line",
                     Mark::Points => "points",
+                    Mark::Band => "band",
                 }
             );
             match s.mark {
@@ -308,10 +314,36 @@ pub fn xy(c: &XyChart) -> Result<String> {
                         join(&|p| p.y.to_string()),
                     );
                 }
-                Mark::Points => {
+                Mark::Points | Mark::Band => {
+                    if s.mark == Mark::Band {
+                        // The band (upper edge left to right, lower edge back) and the
+                        // line through the points; the points below carry the numbers.
+                        let at = |x: f64, y: f64| {
+                            let (a, b) = chart.backend_coord(&(x, y));
+                            format!("{a},{b}")
+                        };
+                        let (mut upper, mut lower): (Vec<String>, Vec<String>) = s
+                            .points
+                            .iter()
+                            .filter_map(|p| p.ci.map(|[l, h]| (at(p.x, h), at(p.x, l))))
+                            .unzip();
+                        lower.reverse();
+                        upper.extend(lower);
+                        let _ = writeln!(
+                            marks,
+                            r#"<polygon class="band" points="{}" fill="{col}" fill-opacity="0.18" stroke="none"/>"#,
+                            upper.join(" ")
+                        );
+                        let line: Vec<String> = s.points.iter().map(|p| at(p.x, p.y)).collect();
+                        let _ = writeln!(
+                            marks,
+                            r#"<polyline points="{}" fill="none" stroke="{col}" stroke-width="2"/>"#,
+                            line.join(" ")
+                        );
+                    }
                     for p in &s.points {
                         let (x, y) = chart.backend_coord(&(p.x, p.y));
-                        if let Some([l, h]) = p.ci {
+                        if let (Some([l, h]), Mark::Points) = (p.ci, s.mark) {
                             let (_, yl) = chart.backend_coord(&(p.x, l));
                             let (_, yh) = chart.backend_coord(&(p.x, h));
                             let _ = writeln!(
@@ -326,9 +358,14 @@ pub fn xy(c: &XyChart) -> Result<String> {
                             .as_ref()
                             .map(|l| format!(r#" data-label="{}""#, esc(l)))
                             .unwrap_or_default();
+                        let (fill, resolved) = match p.resolved {
+                            Some(true) => (col, r#" data-resolved="true""#),
+                            Some(false) => ("#FFFFFF", r#" data-resolved="false""#),
+                            None => (col, ""),
+                        };
                         let _ = writeln!(
                             marks,
-                            r#"<circle class="point" cx="{x}" cy="{y}" r="4" fill="{col}" data-x="{}" data-y="{}"{}{label}/>"#,
+                            r#"<circle class="point" cx="{x}" cy="{y}" r="4" fill="{fill}" stroke="{col}" stroke-width="1.5" data-x="{}" data-y="{}"{}{label}{resolved}/>"#,
                             p.x,
                             p.y,
                             ci_attrs(p.ci)

@@ -11,6 +11,7 @@ pub mod chart;
 
 use std::collections::BTreeSet;
 
+use crate::allocation::allocate::AllocateReport;
 use crate::allocation::one_read::OneReadReport;
 use crate::allocation::subsets::SubsetReport;
 use crate::components::forecast::Forecast;
@@ -304,5 +305,52 @@ pub fn efficiency(report: &OneReadReport, caption: &Caption) -> Result<String> {
             },
         ],
         stacked: false,
+    })
+}
+
+/// Variance × fee ratios across the search-price sweep (budget paper Fig. 4): for each pair
+/// A/B the ratio (SE²_A·fees_A)/(SE²_B·fees_B) at each search price with its bootstrap band;
+/// a resolved ratio (interval excluding 1) is a filled marker, an unresolved one hollow; a
+/// dashed line marks ratio 1.
+///
+/// # Errors
+/// When nothing is finite or drawing fails.
+pub fn allocate(report: &AllocateReport, caption: &Caption) -> Result<String> {
+    let prices = &report.search_prices;
+    let mut series: Vec<Series> = report
+        .pairs
+        .iter()
+        .map(|p| Series {
+            name: format!("{}/{}", p.a, p.b),
+            mark: Mark::Band,
+            points: prices
+                .iter()
+                .zip(&p.var_x_fees_ratio)
+                .map(|(&x, c)| Pt {
+                    ci: Some(c.ci),
+                    resolved: Some(c.resolved),
+                    ..Pt::new(x, c.value)
+                })
+                .collect(),
+        })
+        .collect();
+    let (lo, hi) = prices
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    if lo.is_finite() {
+        series.push(Series {
+            name: "ratio 1 (no difference)".into(),
+            mark: Mark::Line { dashed: true },
+            points: vec![Pt::new(lo, 1.0), Pt::new(hi, 1.0)],
+        });
+    }
+    chart::xy(&XyChart {
+        title: "Variance × fees ratio across search prices".into(),
+        x_desc: "search price (USD per 1,000 requests)".into(),
+        y_desc: "variance × fees ratio A/B (hollow: unresolved)".into(),
+        caption: caption.line(),
+        series,
     })
 }
