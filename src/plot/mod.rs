@@ -160,7 +160,6 @@ pub fn forecast(
 /// When nothing is finite or drawing fails.
 pub fn subsets(report: &SubsetReport, caption: &Caption) -> Result<String> {
     let mut reads: Vec<usize> = report.configurations.iter().map(|c| c.reads).collect();
-    reads.dedup();
     reads.sort_unstable();
     reads.dedup();
     let mut series = Vec::new();
