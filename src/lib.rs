@@ -11,6 +11,7 @@
 //! | 1 input | [`panel`], [`ledger`], [`questions`] | loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices; QA questions and corpora |
 //! | 2 engine | [`gpu`], [`resample`] | wgpu plumbing; resample-and-sum on CPU or GPU |
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`], [`search`] | everything a command reports; search backends |
+//! | 4 presentation | [`plot`] | the analyses' results drawn as SVG figures |
 //!
 //! Commands (the `stats` binary, `src/cmd/`) sit above all of them. The library never
 //! prints and does not depend on clap.
@@ -27,6 +28,7 @@ pub mod ledger;
 pub mod llm;
 pub mod mcq;
 pub mod panel;
+pub mod plot;
 pub mod qa_scoring;
 pub mod questions;
 pub mod resample;

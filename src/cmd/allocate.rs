@@ -40,6 +40,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw the variance × fees ratio of each pair across the search-price sweep, with
+    /// bootstrap bands (unresolved ratios hollow), as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -90,6 +94,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         &|d| progress.set(d),
     )?;
     progress.finish();
+    if let Some(p) = &args.plot {
+        let boot = Some((args.resample.seed, u64::from(reps)));
+        let caption = super::figure::panel_caption(&args.panel, &panel.outcome, boot);
+        let svg = ragstats::plot::allocate(&report, &caption)?;
+        let inputs = [args.panel.as_path(), &args.ledger, &args.prices];
+        super::figure::write_svg(p, &svg, &inputs)?;
+    }
     match args.format {
         Format::Json => {
             let mut v = serde_json::to_value(&report)?;

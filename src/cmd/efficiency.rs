@@ -43,6 +43,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw the one-read loss (fixed T and fixed Q, with intervals) as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Budget currency on the command line.
@@ -140,6 +143,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         &|d| progress.set(d),
     )?;
     progress.finish();
+    if let Some(p) = &args.plot {
+        let boot = Some((args.resample.seed, u64::from(range.end)));
+        let caption = super::figure::panel_caption(&args.panel, &panel.outcome, boot);
+        let svg = ragstats::plot::efficiency(&report, &caption)?;
+        let mut inputs = vec![args.panel.as_path(), args.ledger.as_path()];
+        inputs.extend(args.prices.as_deref());
+        super::figure::write_svg(p, &svg, &inputs)?;
+    }
     let unit = match args.currency {
         CurrencyArg::Tokens => "tokens",
         CurrencyArg::Usd => "USD",

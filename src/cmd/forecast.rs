@@ -41,6 +41,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw SE against Q as SVG: nested and Q-only forecast curves, the designs and
+    /// their measured SEs.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -129,6 +133,24 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         row.se_measured = Some(se);
         row.rel_error_nested = Some((row.forecast.se_nested - se) / se);
         row.rel_error_q_only = Some((row.forecast.se_q_only - se) / se);
+    }
+    if let Some(p) = &args.plot {
+        let input = args.audit.as_ref().or(args.components.as_ref());
+        super::figure::forecast_plot(
+            p,
+            &audit,
+            args.pooled,
+            &rows
+                .iter()
+                .map(|r| (r.forecast.clone(), r.se_measured))
+                .collect::<Vec<_>>(),
+            &super::figure::caption(input, &args.opts, None),
+            &rows
+                .iter()
+                .filter_map(|r| r.measured_panel.as_deref())
+                .chain(input.map(|p| p.as_path()))
+                .collect::<Vec<_>>(),
+        )?;
     }
     let measured = rows.iter().any(|r| r.se_measured.is_some());
     match args.format {

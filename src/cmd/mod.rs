@@ -53,6 +53,7 @@ pub mod correlate;
 pub mod cost;
 pub mod efficiency;
 pub mod endpoint;
+pub mod figure;
 pub mod forecast;
 pub mod index;
 pub mod llm;
@@ -61,6 +62,7 @@ pub mod merge;
 pub mod out;
 pub mod plan;
 pub mod questions;
+pub mod report;
 pub mod resample;
 pub mod score_answers;
 pub mod simulate;
@@ -148,6 +150,11 @@ pub enum Command {
         after_help = "Examples:\n  stats subsets depth.csv --contrast adaptive-open --audit audit.csv --min-trajectories 3\n  stats subsets depth.csv --contrast adaptive-open --audit components.json --backend gpu --format json"
     )]
     Subsets(subsets::Args),
+    /// One self-contained HTML report of a panel: summary, figures, tables and the command behind each number.
+    #[command(
+        after_help = "Example:\n  stats report data/demo --contrast adaptive-open --out report.html"
+    )]
+    Report(report::Args),
     /// Write the sub-panel of a design Q:T:R (first or seeded questions, first T trajectories and R reads) as a panel file.
     #[command(
         after_help = "Examples:\n  stats slice data/demo/panel.csv --contrast adaptive-open --design 446:2:1 --out a.csv\n  stats slice data/demo/panel.csv --contrast adaptive-open --design 24:5:2 --per-stratum --seed 1 --out depth.csv"
@@ -188,6 +195,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Correlate(a) => correlate::run(a),
         Command::Mcq(a) => mcq::run(a),
         Command::Subsets(a) => subsets::run(a),
+        Command::Report(a) => report::run(a),
         Command::Slice(a) => slice::run(a),
         Command::Plan(a) => plan::run(a),
         Command::Index(a) => index::run(a),

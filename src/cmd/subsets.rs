@@ -34,6 +34,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw the configurations' SE against t′ as SVG: measured with intervals, nested
+    /// and Q-only forecasts.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 /// An audit from a components JSON (an object with `strata`) or else from a panel.
@@ -69,6 +73,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         &|d| progress.set(d),
     )?;
     progress.finish();
+    if let Some(p) = &args.plot {
+        let caption = super::figure::panel_caption(
+            &args.panel,
+            &panel.outcome,
+            Some((report.seed, u64::from(report.range[1] - report.range[0]))),
+        );
+        let svg = ragstats::plot::subsets(&report, &caption)?;
+        super::figure::write_svg(p, &svg, &[&args.panel, &args.audit])?;
+    }
     let subsets = args.per_subset.then(|| study.point_subsets());
     let labels = |idx: &[usize], names: &[String]| {
         idx.iter()

@@ -22,6 +22,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw the component shares (per stratum, pooled, of SE²) as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Runs the variance analysis of a loaded panel: ANOVA for balanced strata, REML for
@@ -33,6 +36,11 @@ pub fn report_for(panel: &Panel) -> ragstats::Result<VarianceReport> {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let panel = args.opts.load_unbalanced_noting(&args.panel)?;
     let report = report_for(&panel)?;
+    if let Some(p) = &args.plot {
+        let caption = super::figure::panel_caption(&args.panel, &report.outcome, None);
+        let svg = ragstats::plot::variance(&report, &caption)?;
+        super::figure::write_svg(p, &svg, &[&args.panel])?;
+    }
     match args.format {
         Format::Json => print_json(&serde_json::json!({
             "panel": args.panel,
