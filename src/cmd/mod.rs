@@ -54,6 +54,7 @@ pub mod cost;
 pub mod efficiency;
 pub mod endpoint;
 pub mod forecast;
+pub mod judge;
 pub mod llm;
 pub mod mcq;
 pub mod merge;
@@ -150,6 +151,11 @@ pub enum Command {
         after_help = "Examples:\n  stats slice data/demo/panel.csv --contrast adaptive-open --design 446:2:1 --out a.csv\n  stats slice data/demo/panel.csv --contrast adaptive-open --design 24:5:2 --per-stratum --seed 1 --out depth.csv"
     )]
     Slice(slice::Args),
+    /// LLM-as-judge: score every trajectory step 1–10 for grounded reasoning and evidence extraction; per-trajectory means beside correctness.
+    #[command(
+        after_help = "Example:\n  stats judge runs/demo/trajectories.jsonl --model qwen3-32b --out judged.jsonl\n  stats correlate judged.csv --x judge_score --y correct --method pointbiserial --aggregate-by trajectory\n\nJudge replies go to <out stem>.responses.jsonl (the resume state). See docs/mcqgen.md."
+    )]
+    Judge(Box<judge::Args>),
 }
 
 /// Runs the chosen command; returns the process exit code on success.
@@ -171,5 +177,6 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Mcq(a) => mcq::run(a),
         Command::Subsets(a) => subsets::run(a),
         Command::Slice(a) => slice::run(a),
+        Command::Judge(a) => judge::run(*a),
     }
 }
