@@ -651,13 +651,17 @@ pub fn build_item(p: &Planned, model: &str, text: &str) -> Result<Item, String> 
     })
 }
 
-/// Items from the generation records (latest record per request id, sample 0): a missing
+/// Items from the generation records (latest record per request id, sample 0), planning
+/// items first, each task in log order: a missing
 /// record is a skip ("not generated yet"), a failed call or a rejected reply a skip with its
 /// reason.
 pub fn build(planned: &[Planned], records: &HashMap<(String, u32), CallRecord>) -> Generated {
     let mut out = Generated::default();
     let mut ids = HashSet::new();
-    for p in planned {
+    // Items grouped by task (planning first), each in log order.
+    let mut order: Vec<&Planned> = planned.iter().collect();
+    order.sort_by_key(|p| p.task);
+    for p in order {
         debug_assert!(ids.insert(p.item_id.clone()));
         let rec = records.get(&(p.request.id.clone(), 0));
         let result = match rec {
