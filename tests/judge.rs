@@ -289,10 +289,7 @@ fn judge_scores_failures_and_pointbiserial_end_to_end() {
             .args(["--aggregate-by", "trajectory", "--format", "json"]),
     );
     let v: Value = serde_json::from_str(&rep).unwrap();
-    let pairs = v["pairs"]
-        .as_array()
-        .or(v["results"].as_array())
-        .unwrap_or_else(|| panic!("{v}"));
+    let pairs = v["pairs"].as_array().unwrap_or_else(|| panic!("{v}"));
     let r_of = |x: &str| {
         pairs.iter().find(|p| p["x"] == x).unwrap()["r"]
             .as_f64()
