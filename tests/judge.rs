@@ -128,6 +128,9 @@ fn run_ok(c: &mut Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// trajectory, reasoning, extraction, judge score, correct, failures.
+type Row = (String, Option<f64>, Option<f64>, Option<f64>, Value, u64);
+
 #[test]
 fn judge_scores_failures_and_pointbiserial_end_to_end() {
     let server = Server::start(script);
@@ -175,7 +178,7 @@ fn judge_scores_failures_and_pointbiserial_end_to_end() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let f = |v: &Value| v.as_f64();
-    let got: Vec<(String, Option<f64>, Option<f64>, Option<f64>, Value, u64)> = judged
+    let got: Vec<Row> = judged
         .iter()
         .map(|j| {
             (
