@@ -10,7 +10,7 @@
 //! | 0 foundation | [`error`], [`io`], [`rng`] | error type; the CSV and JSONL readers; random streams (Philox, named domains, keyed xoshiro) |
 //! | 1 input | [`panel`], [`ledger`], [`questions`] | loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices; QA questions and corpora |
 //! | 2 engine | [`gpu`], [`resample`] | wgpu plumbing; resample-and-sum on CPU or GPU |
-//! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`], [`search`] | everything a command reports; search backends |
+//! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`], [`search`], [`judge`] | everything a command reports; search backends; LLM-as-judge step scores |
 //! | 4 presentation | [`plot`] | the analyses' results drawn as SVG figures |
 //!
 //! Commands (the `stats` binary, `src/cmd/`) sit above all of them. The library never
@@ -24,6 +24,7 @@ pub mod costs;
 pub mod error;
 pub mod gpu;
 pub mod io;
+pub mod judge;
 pub mod ledger;
 pub mod llm;
 pub mod mcq;

@@ -27,6 +27,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("llm", 3),
     ("search", 3),
     ("plot", 4),
+    ("judge", 3),
 ];
 
 /// Files of the `stats` binary (the command layer, above every library module).

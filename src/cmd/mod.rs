@@ -56,6 +56,7 @@ pub mod endpoint;
 pub mod figure;
 pub mod forecast;
 pub mod index;
+pub mod judge;
 pub mod llm;
 pub mod mcq;
 pub mod merge;
@@ -175,6 +176,11 @@ pub enum Command {
         after_help = "Example:\n  stats questions convert data/qa/hotpotqa.json data/qa/musique.json --out data/qa/questions.jsonl --corpus-out data/qa/corpus.jsonl"
     )]
     Questions(questions::Args),
+    /// LLM-as-judge: score every trajectory step 1–10 for grounded reasoning and evidence extraction; per-trajectory means beside correctness.
+    #[command(
+        after_help = "Example:\n  stats judge runs/demo/trajectories.jsonl --model qwen3-32b --out judged.jsonl\n  stats correlate judged.csv --x judge_score --y correct --method pointbiserial --aggregate-by trajectory\n\nJudge replies go to <out stem>.responses.jsonl (the resume state). See docs/mcqgen.md."
+    )]
+    Judge(Box<judge::Args>),
 }
 
 /// Runs the chosen command; returns the process exit code on success.
@@ -200,5 +206,6 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Plan(a) => plan::run(a),
         Command::Index(a) => index::run(a),
         Command::Questions(a) => questions::run(a),
+        Command::Judge(a) => judge::run(*a),
     }
 }

@@ -10,6 +10,7 @@
 //! - [`compare`]: paired deltas and McNemar's exact test.
 //! - [`positions`]: positional bias and shuffle agreement.
 //! - [`filter`]: difficulty and format filters.
+//! - [`generate`]: items built from trajectory logs (vanilla and error-guided).
 //! - [`agree`]: annotator agreement and majority gold.
 //! - [`cost`]: tokens and fees of an `mcq run` ledger per item, group, task and run.
 
@@ -17,6 +18,7 @@ pub mod agree;
 pub mod compare;
 pub mod cost;
 pub mod filter;
+pub mod generate;
 pub mod item;
 pub mod metrics;
 pub mod parse;

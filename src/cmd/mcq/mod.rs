@@ -1,4 +1,4 @@
-//! `stats mcq validate|run|score|cost|compare|filter|agree`: RAGCap-Bench-style multiple-choice
+//! `stats mcq validate|run|score|cost|compare|filter|agree|generate`: RAGCap-Bench-style multiple-choice
 //! evaluation (docs/mcq.md). One module per subcommand; `boot` holds what `score` and
 //! `compare` share.
 
@@ -13,6 +13,7 @@ mod boot;
 mod compare;
 mod cost;
 mod filter;
+mod generate;
 mod run;
 mod score;
 mod validate;
@@ -60,6 +61,11 @@ pub enum Sub {
         after_help = "Example:\n  stats mcq agree data/mcq/annotations.jsonl --items data/mcq/sample.jsonl --gold-out gold.jsonl"
     )]
     Agree(agree::Args),
+    /// Build items from a trajectory log: vanilla (evidence extraction, noise robustness) and error-guided (planning, grounded reasoning).
+    #[command(
+        after_help = "Examples:\n  stats mcq generate runs/demo/trajectories.jsonl --tasks evidence_extraction,noise_robustness --model none --out items.jsonl\n  stats mcq generate runs/demo/trajectories.jsonl --tasks all --model qwen3-8b --credibility credibility.csv --out items.jsonl\n\nGeneration replies go to <out stem>.responses.jsonl (the resume state); whatever did not become an item\nis listed with its reason in <out stem>.skipped.jsonl. See docs/mcqgen.md."
+    )]
+    Generate(Box<generate::Args>),
 }
 
 /// Runs `stats mcq`.
@@ -72,6 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Sub::Compare(a) => compare::run(a),
         Sub::Filter(a) => filter::run(a),
         Sub::Agree(a) => agree::run(a),
+        Sub::Generate(a) => block_on(generate::run(*a)),
     }
 }
 

@@ -1,0 +1,122 @@
+//! `stats judge`: an LLM scores every step of every trajectory 1–10 for grounded reasoning
+//! and evidence extraction (RAGCap-Bench §4.5); per-trajectory means beside correctness, as
+//! JSONL and as a CSV table for `stats correlate --method pointbiserial`.
+
+use std::path::PathBuf;
+
+use ragstats::io::{refuse_overwriting_inputs, write_atomic};
+use ragstats::judge::{self, JudgeConfig, TABLE_HEADER};
+use ragstats::llm::jsonl::load_records;
+use ragstats::mcq::generate::trajectory::pick_selector;
+use ragstats::mcq::generate::{read_trajectories, write_jsonl};
+
+use super::batch::{block_on, exit_code, BatchPolicy};
+use super::endpoint::{client, Configured, Endpoint};
+use super::mcq::default_sidecar;
+
+/// Flags of `stats judge`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Trajectory log (`trajectories.jsonl` of `stats run`; docs/mcqgen.md).
+    pub trajectories: PathBuf,
+    #[command(flatten)]
+    pub endpoint: Endpoint,
+    /// Selector whose reads decide correctness and whose packet and reader output are the
+    /// final extraction step [default: the first selector in the log].
+    #[arg(long)]
+    pub selector: Option<String>,
+    /// Judged trajectories JSONL (per-step scores and failures, per-trajectory means).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// CSV table, one row per trajectory [default: <out> with extension .csv].
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Judge responses JSONL, the resume state [default: <out stem>.responses.jsonl].
+    #[arg(long)]
+    pub responses: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: BatchPolicy,
+}
+
+/// Runs `stats judge`.
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    block_on(judge_run(a))
+}
+
+async fn judge_run(a: Args) -> anyhow::Result<u8> {
+    let csv_path = a.csv.clone().unwrap_or_else(|| a.out.with_extension("csv"));
+    let responses = a
+        .responses
+        .clone()
+        .unwrap_or_else(|| default_sidecar(&a.out, "responses"));
+    refuse_overwriting_inputs(
+        &[
+            ("--out", a.out.as_path()),
+            ("--csv", csv_path.as_path()),
+            ("--responses", responses.as_path()),
+        ],
+        &[("trajectory log", a.trajectories.as_path())],
+    )?;
+    let trajs = read_trajectories(&a.trajectories)?;
+    let selector = pick_selector(&trajs, a.selector.as_deref())?;
+    let Configured {
+        config,
+        params,
+        extra,
+    } = a.policy.configure(&a.endpoint)?;
+    let cfg = JudgeConfig {
+        model: a.endpoint.model.clone(),
+        params,
+        extra,
+        selector,
+    };
+    let (calls, unjudged) = judge::plan(&trajs, &cfg);
+    let client = client(config)?;
+    let requests = calls.iter().map(|c| c.request.clone()).collect();
+    let summary = a
+        .policy
+        .run(
+            &client,
+            requests,
+            &responses,
+            ragstats::ledger::CallKind::Reader,
+        )
+        .await?;
+    let records = load_records(&responses)?;
+    let judged = judge::build(&trajs, &calls, unjudged, &records, &cfg);
+    write_jsonl(&a.out, &judged)?;
+    let rows = judge::table_rows(&judged);
+    write_atomic(&csv_path, |w| {
+        let mut c = csv::Writer::from_writer(w);
+        c.write_record(TABLE_HEADER)?;
+        for r in &rows {
+            c.write_record(r)?;
+        }
+        c.flush()
+    })?;
+    let p = &summary.progress;
+    let units: usize = judged.iter().map(|j| j.steps.len()).sum();
+    let failures: usize = judged.iter().map(|j| j.failures).sum();
+    eprintln!(
+        "judge: {} trajectory(ies), {} step unit(s), {} call(s): {} already answered, {} asked now ({} from cache, {} failed)",
+        judged.len(),
+        units,
+        p.total,
+        p.skipped,
+        p.done,
+        p.cached,
+        p.failed
+    );
+    eprintln!(
+        "scores: {} read, {} failure(s) (not judged, call failed, or no 1–10 score in the reply; never defaulted) -> {}",
+        units - failures,
+        failures,
+        a.out.display()
+    );
+    eprintln!(
+        "table: {} -> try: stats correlate {} --x judge_score,reasoning_score,extraction_score --y correct --method pointbiserial --aggregate-by trajectory",
+        csv_path.display(),
+        csv_path.display()
+    );
+    exit_code(&summary, a.endpoint.key_env())
+}

@@ -1,0 +1,200 @@
+//! `stats mcq generate`: RAGCap-Bench-style items built from a trajectory log — vanilla
+//! items straight from the log, error-guided items written by a model through the shared
+//! batch runner (cache, resume, ledger). The output passes `stats mcq validate`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use ragstats::io::refuse_overwriting_inputs;
+use ragstats::llm::jsonl::load_records;
+use ragstats::mcq::generate::guided::{self, GuidedConfig};
+use ragstats::mcq::generate::trajectory::pick_selector;
+use ragstats::mcq::generate::vanilla::{self, CredibilityMap};
+use ragstats::mcq::generate::{read_trajectories, write_jsonl, Generated};
+use ragstats::mcq::validate::read_items;
+use ragstats::mcq::Task;
+
+use super::default_sidecar;
+use crate::cmd::batch::{exit_code, BatchPolicy};
+use crate::cmd::endpoint::{client, Configured, Endpoint};
+use crate::cmd::UsageError;
+
+/// Flags of `stats mcq generate`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Trajectory log (`trajectories.jsonl` of `stats run`; docs/mcqgen.md).
+    pub trajectories: PathBuf,
+    /// `all`, or a comma list of evidence_extraction, noise_robustness (abstain; reliability
+    /// too with --credibility), planning, grounded_reasoning. Only the last two call the model.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub tasks: Vec<String>,
+    #[command(flatten)]
+    pub endpoint: Endpoint,
+    /// CSV `pattern,label` (label credible | less_credible) rating URL or domain patterns;
+    /// reliability items are built only with it.
+    #[arg(long, value_name = "CSV")]
+    pub credibility: Option<PathBuf>,
+    /// Selector whose reads decide correctness (and whose packet grounded-reasoning items
+    /// use) [default: the first selector in the log].
+    #[arg(long)]
+    pub selector: Option<String>,
+    /// Items JSONL to write.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Generation responses JSONL, the resume state [default: <out stem>.responses.jsonl].
+    #[arg(long)]
+    pub responses: Option<PathBuf>,
+    /// What did not become an item, with the reason [default: <out stem>.skipped.jsonl].
+    #[arg(long)]
+    pub skipped: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: BatchPolicy,
+}
+
+fn parse_tasks(names: &[String]) -> anyhow::Result<Vec<Task>> {
+    let mut out = Vec::new();
+    for n in names {
+        let n = n.trim();
+        if n == "all" {
+            out.extend(Task::ALL);
+            continue;
+        }
+        match Task::parse(n) {
+            Some(t) => out.push(t),
+            None => {
+                return Err(UsageError(format!(
+                    "--tasks {n:?}: expected all or evidence_extraction, noise_robustness, planning, grounded_reasoning"
+                ))
+                .into())
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Runs `stats mcq generate`.
+pub async fn run(a: Args) -> anyhow::Result<u8> {
+    let tasks = parse_tasks(&a.tasks)?;
+    let responses = a
+        .responses
+        .clone()
+        .unwrap_or_else(|| default_sidecar(&a.out, "responses"));
+    let skipped_path = a
+        .skipped
+        .clone()
+        .unwrap_or_else(|| default_sidecar(&a.out, "skipped"));
+    let mut inputs = vec![("trajectory log", a.trajectories.as_path())];
+    if let Some(c) = &a.credibility {
+        inputs.push(("credibility file", c.as_path()));
+    }
+    refuse_overwriting_inputs(
+        &[
+            ("--out", a.out.as_path()),
+            ("--responses", responses.as_path()),
+            ("--skipped", skipped_path.as_path()),
+        ],
+        &inputs,
+    )?;
+    let trajs = read_trajectories(&a.trajectories)?;
+    let cred = a
+        .credibility
+        .as_deref()
+        .map(CredibilityMap::read)
+        .transpose()?;
+
+    let mut all = Generated::default();
+    if tasks.contains(&Task::EvidenceExtraction) {
+        all.extend(vanilla::evidence_extraction(&trajs));
+    }
+    if tasks.contains(&Task::NoiseRobustness) {
+        all.extend(vanilla::abstain(&trajs));
+        if let Some(c) = &cred {
+            all.extend(vanilla::reliability(&trajs, c));
+        }
+    }
+    let guided_tasks: Vec<Task> = tasks
+        .iter()
+        .copied()
+        .filter(|t| matches!(t, Task::Planning | Task::GroundedReasoning))
+        .collect();
+    let mut code = 0;
+    if !guided_tasks.is_empty() {
+        let selector = pick_selector(&trajs, a.selector.as_deref())?;
+        let Configured {
+            config,
+            params,
+            extra,
+        } = a.policy.configure(&a.endpoint)?;
+        let cfg = GuidedConfig {
+            model: a.endpoint.model.clone(),
+            params,
+            extra,
+            selector,
+        };
+        let (planned, skips) = guided::plan(&trajs, &guided_tasks, &cfg);
+        all.skipped.extend(skips);
+        if !planned.is_empty() {
+            let client = client(config)?;
+            let calls = planned.iter().map(|p| p.request.clone()).collect();
+            let summary = a
+                .policy
+                .run(
+                    &client,
+                    calls,
+                    &responses,
+                    ragstats::ledger::CallKind::Reader,
+                )
+                .await?;
+            let p = &summary.progress;
+            eprintln!(
+                "mcq generate: {} generation call(s): {} already answered, {} asked now ({} from cache, {} failed)",
+                p.total, p.skipped, p.done, p.cached, p.failed
+            );
+            let records = load_records(&responses)?;
+            all.extend(guided::build(&planned, &records));
+            code = exit_code(&summary, a.endpoint.key_env())?;
+        }
+    }
+
+    write_jsonl(&a.out, &all.items)?;
+    write_jsonl(&skipped_path, &all.skipped)?;
+    let check = read_items(&a.out)?;
+    if let Some(v) = check.violations.first() {
+        return Err(anyhow::anyhow!(
+            "generated items fail validation (a bug; please report): {}",
+            v.display(&a.out)
+        ));
+    }
+    let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
+    for it in &all.items {
+        *groups.entry(it.group().as_str()).or_default() += 1;
+    }
+    let mut skips: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in &all.skipped {
+        *skips.entry(s.task.as_str()).or_default() += 1;
+    }
+    let fmt = |m: &BTreeMap<&str, usize>| {
+        m.iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    eprintln!(
+        "{} item(s) ({}) -> {}",
+        all.items.len(),
+        fmt(&groups),
+        a.out.display()
+    );
+    eprintln!(
+        "{} skipped or rejected ({}), with reasons -> {}",
+        all.skipped.len(),
+        fmt(&skips),
+        skipped_path.display()
+    );
+    if tasks.contains(&Task::NoiseRobustness) && cred.is_none() {
+        eprintln!("no reliability items: they need --credibility FILE (the corpus has no credibility labels)");
+    }
+    Ok(code)
+}

@@ -1,0 +1,480 @@
+//! LLM-as-judge step scores of trajectories (RAGCap-Bench §4.5): a model scores every step
+//! 1–10 for grounded reasoning (thought → action) and evidence extraction (observation →
+//! extraction); scores are averaged over the trajectory and set beside its correctness, for
+//! `stats correlate --method pointbiserial`.
+//!
+//! Units of a trajectory with steps `0..n` (docs/mcqgen.md):
+//! - reasoning, step i: the planner's output at step i (thought) and the query it issued
+//!   (action), with the searches before it as context. A step whose query could not be
+//!   parsed has no action and is not judged (recorded).
+//! - extraction, step i < n−1: step i's results (observation) and the planner's output at
+//!   step i+1 (what it took from them); extraction "read" (step index n): the selector's
+//!   packet and the reader's output of its first read. A step with no results is not judged.
+//!
+//! A reply without a readable score, or with a score outside 1–10, is a recorded failure,
+//! never a default value; means are over the scores that were read.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::llm::{CallRecord, ChatRequest, Message, SamplingParams};
+use crate::mcq::generate::guided::{fill, steps_context};
+use crate::mcq::generate::{clip_text, host, Logged};
+use crate::search::SearchRecord;
+
+/// The reasoning template (data/prompts/judge/reasoning.txt).
+pub const REASONING_TEMPLATE: &str = include_str!("../../data/prompts/judge/reasoning.txt");
+/// The extraction template (data/prompts/judge/extraction.txt).
+pub const EXTRACTION_TEMPLATE: &str = include_str!("../../data/prompts/judge/extraction.txt");
+/// Characters of a planner or reader output shown to the judge.
+pub const OUTPUT_CHARS: usize = 4_000;
+/// Characters of each observed record's text shown to the judge.
+pub const OBSERVED_CHARS: usize = 600;
+
+/// What a score grades.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dimension {
+    /// Thought → action.
+    GroundedReasoning,
+    /// Observation → extraction.
+    EvidenceExtraction,
+}
+
+impl Dimension {
+    fn short(self) -> &'static str {
+        match self {
+            Dimension::GroundedReasoning => "reasoning",
+            Dimension::EvidenceExtraction => "extraction",
+        }
+    }
+}
+
+/// Model and call template of the judge calls.
+#[derive(Debug, Clone)]
+pub struct JudgeConfig {
+    pub model: String,
+    pub params: SamplingParams,
+    pub extra: Map<String, Value>,
+    /// The selector whose reads decide correctness and whose packet and reader output form
+    /// the final extraction unit.
+    pub selector: String,
+}
+
+/// One judge call.
+#[derive(Debug, Clone)]
+pub struct JudgeCall {
+    pub request: ChatRequest,
+    /// Index of the trajectory in the log.
+    pub traj: usize,
+    pub step: u32,
+    pub dimension: Dimension,
+}
+
+/// One step's score or failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepScore {
+    /// Step index (the extraction of the read has index n, one past the last step).
+    pub step: u32,
+    pub dimension: Dimension,
+    /// The score read from the reply.
+    pub score: Option<f64>,
+    /// Why there is no score (not judged, call failed, unreadable or out-of-range score).
+    pub failure: Option<String>,
+    /// The judge call's request id (absent for a unit that was not judged).
+    pub request_id: Option<String>,
+}
+
+/// A trajectory's judged scores (one line of `judged.jsonl`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Judged {
+    /// `question_id/arm/trajectory`.
+    pub trajectory: String,
+    pub run: String,
+    pub question_id: String,
+    pub arm: String,
+    pub index: u32,
+    pub selector: String,
+    /// Correct under `selector` (mean em over its reads is 1); `None` without such reads.
+    pub correct: Option<bool>,
+    /// Mean reasoning score over the steps with one.
+    pub reasoning_score: Option<f64>,
+    /// Mean extraction score over the units with one.
+    pub extraction_score: Option<f64>,
+    /// Mean of the two dimension means (the one present when only one is).
+    pub judge_score: Option<f64>,
+    /// Units with no score.
+    pub failures: usize,
+    pub model: String,
+    pub steps: Vec<StepScore>,
+}
+
+fn observed(records: &[SearchRecord]) -> String {
+    let shown: Vec<&SearchRecord> = records.iter().filter(|r| !r.masked).collect();
+    if shown.is_empty() {
+        return "(no results)".into();
+    }
+    shown
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            format!(
+                "[{}] [{}] {}: {}",
+                i + 1,
+                host(&r.url),
+                r.title.trim(),
+                clip_text(&r.text, OBSERVED_CHARS)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn clip_output(s: &str) -> String {
+    let t = s.trim();
+    if t.chars().count() <= OUTPUT_CHARS {
+        t.to_string()
+    } else {
+        format!("{}…", t.chars().take(OUTPUT_CHARS).collect::<String>())
+    }
+}
+
+/// The judge calls for every trajectory, and the units that cannot be judged (as
+/// [`StepScore`]s with a failure, per trajectory index).
+pub fn plan(
+    trajs: &[Logged],
+    cfg: &JudgeConfig,
+) -> (Vec<JudgeCall>, HashMap<usize, Vec<StepScore>>) {
+    let mut calls = Vec::new();
+    let mut unjudged: HashMap<usize, Vec<StepScore>> = HashMap::new();
+    for (ti, l) in trajs.iter().enumerate() {
+        let n = l.t.steps.len();
+        let mut not = |step: u32, dimension: Dimension, why: &str| {
+            unjudged.entry(ti).or_default().push(StepScore {
+                step,
+                dimension,
+                score: None,
+                failure: Some(format!("not judged: {why}")),
+                request_id: None,
+            });
+        };
+        let mut call = |step: u32, dimension: Dimension, prompt: String| {
+            let id = format!("judge:{}:s{step}:{}", l.key(), dimension.short());
+            let mut r = ChatRequest::new(
+                id,
+                cfg.model.clone(),
+                vec![Message::user(prompt).to_value()],
+            );
+            r.params = cfg.params.clone();
+            r.extra = cfg.extra.clone();
+            calls.push(JudgeCall {
+                request: r,
+                traj: ti,
+                step,
+                dimension,
+            });
+        };
+        for (i, s) in l.t.steps.iter().enumerate() {
+            let q = l.t.question.trim();
+            match s.query.as_deref().filter(|q| !q.trim().is_empty()) {
+                None => not(
+                    s.step,
+                    Dimension::GroundedReasoning,
+                    "the step has no parsed action",
+                ),
+                Some(query) => {
+                    let ctx = steps_context(l, i);
+                    let thought = clip_output(&s.planner_text);
+                    let action = format!("search \"{}\"", query.trim());
+                    call(
+                        s.step,
+                        Dimension::GroundedReasoning,
+                        fill(
+                            REASONING_TEMPLATE,
+                            &[
+                                ("question", q),
+                                ("steps", &ctx),
+                                ("thought", &thought),
+                                ("action", &action),
+                            ],
+                        ),
+                    );
+                }
+            }
+            if i + 1 < n {
+                if s.results.is_empty() {
+                    not(
+                        s.step,
+                        Dimension::EvidenceExtraction,
+                        "the step has no results",
+                    );
+                } else {
+                    let obs = observed(&s.results);
+                    let next = clip_output(&l.t.steps[i + 1].planner_text);
+                    call(
+                        s.step,
+                        Dimension::EvidenceExtraction,
+                        fill(
+                            EXTRACTION_TEMPLATE,
+                            &[
+                                ("question", q),
+                                ("observation", &obs),
+                                ("extraction", &next),
+                            ],
+                        ),
+                    );
+                }
+            }
+        }
+        let read = l.t.reads.iter().find(|r| r.selector == cfg.selector);
+        match (l.t.packets.get(&cfg.selector), read) {
+            (Some(p), Some(r)) if !p.is_empty() => {
+                let obs = observed(p);
+                let out = clip_output(&r.reader_text);
+                call(
+                    n as u32,
+                    Dimension::EvidenceExtraction,
+                    fill(
+                        EXTRACTION_TEMPLATE,
+                        &[
+                            ("question", l.t.question.trim()),
+                            ("observation", &obs),
+                            ("extraction", &out),
+                        ],
+                    ),
+                );
+            }
+            _ => not(
+                n as u32,
+                Dimension::EvidenceExtraction,
+                "no packet or no read of the selector",
+            ),
+        }
+    }
+    (calls, unjudged)
+}
+
+/// Reads the 1–10 score of a judge reply.
+///
+/// The score is the number after the last `score` on a line (`Score: 7`, `**Score:** 7/10`,
+/// `Final score = 8 out of 10`, `score of 6`; markdown `*`, `_`, `` ` ``, `#` ignored), else
+/// a last non-empty line that is only a number (`7`, `7/10`). Decimals are kept.
+///
+/// # Errors
+/// `no score found` when no such number exists (a `Score: <integer from 1 to 10>` echo of
+/// the format line included); `score X is outside 1–10` for a number out of range.
+pub fn parse_score(text: &str) -> Result<f64, String> {
+    let clean = |l: &str| -> String {
+        l.chars()
+            .filter(|c| !matches!(c, '*' | '_' | '`' | '#'))
+            .collect::<String>()
+            .to_lowercase()
+    };
+    let lines: Vec<String> = text.lines().map(clean).collect();
+    let mut found: Option<f64> = None;
+    'lines: for l in lines.iter().rev() {
+        let mut from = l.len();
+        while let Some(p) = l[..from].rfind("score") {
+            if let Some(x) = number_after(&l[p + 5..]) {
+                found = Some(x);
+                break 'lines;
+            }
+            from = p;
+        }
+    }
+    if found.is_none() {
+        if let Some(last) = lines.iter().rev().find(|l| !l.trim().is_empty()) {
+            let t = last.trim().trim_end_matches('.');
+            let t = t.strip_suffix("/10").unwrap_or(t).trim();
+            found = t.parse::<f64>().ok().filter(|x| x.is_finite());
+        }
+    }
+    let x = found.ok_or("no score found in the reply")?;
+    if !(1.0..=10.0).contains(&x) {
+        return Err(format!("score {x} is outside 1–10"));
+    }
+    Ok(x)
+}
+
+/// The number that directly follows `score` in `rest` (after optional `:`, `=`, `is`, `of`).
+fn number_after(rest: &str) -> Option<f64> {
+    let mut r = rest.trim_start();
+    for sep in [":", "=", "is", "of", ":"] {
+        r = r.strip_prefix(sep).unwrap_or(r).trim_start();
+    }
+    let end = r
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || (c == '.' && i > 0 && r[i + 1..].starts_with(|d: char| d.is_ascii_digit())))
+        })
+        .map_or(r.len(), |(i, _)| i);
+    if end == 0 {
+        return None;
+    }
+    r[..end].parse::<f64>().ok()
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// Scores from the judge records (latest per request id, sample 0), averaged per
+/// trajectory, in log order.
+pub fn build(
+    trajs: &[Logged],
+    calls: &[JudgeCall],
+    mut unjudged: HashMap<usize, Vec<StepScore>>,
+    records: &HashMap<(String, u32), CallRecord>,
+    cfg: &JudgeConfig,
+) -> Vec<Judged> {
+    let mut per: HashMap<usize, Vec<StepScore>> = HashMap::new();
+    for c in calls {
+        let (score, failure) = match records.get(&(c.request.id.clone(), 0)) {
+            None => (
+                None,
+                Some("not judged yet (the call did not run; run again to resume)".to_string()),
+            ),
+            Some(r) => match (&r.text, &r.error) {
+                (_, Some(e)) => (
+                    None,
+                    Some(format!(
+                        "judge call failed ({}): {}",
+                        e.kind.as_str(),
+                        e.message
+                    )),
+                ),
+                (Some(t), None) => match parse_score(t) {
+                    Ok(x) => (Some(x), None),
+                    Err(e) => (None, Some(e)),
+                },
+                (None, None) => (None, Some("the judge call returned no text".into())),
+            },
+        };
+        per.entry(c.traj).or_default().push(StepScore {
+            step: c.step,
+            dimension: c.dimension,
+            score,
+            failure,
+            request_id: Some(c.request.id.clone()),
+        });
+    }
+    trajs
+        .iter()
+        .enumerate()
+        .map(|(ti, l)| {
+            let mut steps = per.remove(&ti).unwrap_or_default();
+            steps.extend(unjudged.remove(&ti).unwrap_or_default());
+            steps.sort_by_key(|s| (s.step, s.dimension == Dimension::EvidenceExtraction));
+            let of = |d: Dimension| -> Vec<f64> {
+                steps
+                    .iter()
+                    .filter(|s| s.dimension == d)
+                    .filter_map(|s| s.score)
+                    .collect()
+            };
+            let r = mean(&of(Dimension::GroundedReasoning));
+            let e = mean(&of(Dimension::EvidenceExtraction));
+            let both: Vec<f64> = [r, e].into_iter().flatten().collect();
+            Judged {
+                trajectory: l.key(),
+                run: l.t.run.clone(),
+                question_id: l.t.question_id.clone(),
+                arm: l.t.arm.clone(),
+                index: l.t.trajectory,
+                selector: cfg.selector.clone(),
+                correct: l.correct(&cfg.selector),
+                reasoning_score: r,
+                extraction_score: e,
+                judge_score: mean(&both),
+                failures: steps.iter().filter(|s| s.score.is_none()).count(),
+                model: cfg.model.clone(),
+                steps,
+            }
+        })
+        .collect()
+}
+
+/// Header of the judged table.
+pub const TABLE_HEADER: [&str; 10] = [
+    "trajectory",
+    "question_id",
+    "arm",
+    "index",
+    "reasoning_score",
+    "extraction_score",
+    "judge_score",
+    "correct",
+    "scored",
+    "failures",
+];
+
+/// One row per trajectory; a missing mean or correctness is an empty cell.
+pub fn table_rows(judged: &[Judged]) -> Vec<Vec<String>> {
+    let num = |x: Option<f64>| x.map_or_else(String::new, |v| format!("{v}"));
+    judged
+        .iter()
+        .map(|j| {
+            vec![
+                j.trajectory.clone(),
+                j.question_id.clone(),
+                j.arm.clone(),
+                j.index.to_string(),
+                num(j.reasoning_score),
+                num(j.extraction_score),
+                num(j.judge_score),
+                j.correct
+                    .map_or_else(String::new, |c| u8::from(c).to_string()),
+                (j.steps.len() - j.failures).to_string(),
+                j.failures.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// The JSON line of one judged trajectory.
+pub fn to_json(j: &Judged) -> Value {
+    json!(j)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_read_from_real_looking_replies() {
+        let ok = [
+            ("The action follows from the thought.\nScore: 8", 8.0),
+            ("**Score:** 7/10", 7.0),
+            (
+                "Reasoning: ... the step is fine.\n\nFinal score = 9 out of 10.",
+                9.0,
+            ),
+            ("I'd give it a score of 6.", 6.0),
+            ("Analysis...\n7", 7.0),
+            ("Score: 10.", 10.0),
+            ("Score: 7.5", 7.5),
+            ("Score: 3\nOn reflection, Score: 4", 4.0),
+            ("### Score\n\nScore: 5", 5.0),
+        ];
+        for (t, x) in ok {
+            assert_eq!(parse_score(t), Ok(x), "{t:?}");
+        }
+        let bad = [
+            (
+                "Score: <integer from 1 to 10>",
+                "no score found in the reply",
+            ),
+            ("The step is good.", "no score found in the reply"),
+            ("", "no score found in the reply"),
+            ("Score: 11", "score 11 is outside 1–10"),
+            ("Score: 0", "score 0 is outside 1–10"),
+            ("Score: 85\n", "score 85 is outside 1–10"),
+        ];
+        for (t, e) in bad {
+            assert_eq!(parse_score(t), Err(e.to_string()), "{t:?}");
+        }
+    }
+}
