@@ -152,7 +152,8 @@ pub struct LedgerRow {
     /// Reasoning tokens (part of `output_tokens`; informational).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
-    /// Rows sharing a key are one call, billed once (on the first such row).
+    /// Rows sharing a key are one call, billed once (see `costs::cost` for how it is
+    /// attributed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<Label>,
     /// The request id (LLM client rows; informational).
