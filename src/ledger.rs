@@ -382,10 +382,19 @@ impl Prices {
     pub fn read(path: &Path) -> Result<Self> {
         let text = read_text(path)?;
         let p: Prices = toml::from_str(&text).map_err(|e| {
+            // Lines before the span's start, plus one (`lines()` would miss a span that
+            // starts a line).
             let line = e
                 .span()
-                .map(|s| text[..s.start].lines().count().max(1) as u64);
-            Error::input(path, line, format!("bad prices file: {}", e.message()))
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() as u64 + 1);
+            Error::input(
+                path,
+                line,
+                format!(
+                    "bad prices file: {}",
+                    crate::io::jsonl::clip_error(e.message())
+                ),
+            )
         })?;
         let bad = |msg: String| Error::input(path, None, msg);
         for (name, m) in &p.models {
