@@ -91,7 +91,11 @@ fn shared_calls_are_attributed_independently_of_line_order() {
             .args(["cost", l.to_str().unwrap(), "--format", "json"])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["groups"].clone()
     };
@@ -106,9 +110,16 @@ fn shared_calls_are_attributed_independently_of_line_order() {
     assert_eq!(g[0]["arm"], "shared");
     assert_eq!(g[0]["model_tokens"], 1000);
     // Same key, different token counts: exit 2 naming both lines.
-    let bad = two.replacen("\"output_tokens\":100,\"key\"", "\"output_tokens\":101,\"key\"", 1);
+    let bad = two.replacen(
+        "\"output_tokens\":100,\"key\"",
+        "\"output_tokens\":101,\"key\"",
+        1,
+    );
     let l = write(&dir, "bad.jsonl", &bad);
-    let out = stats().args(["cost", l.to_str().unwrap()]).output().unwrap();
+    let out = stats()
+        .args(["cost", l.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

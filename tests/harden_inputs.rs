@@ -262,7 +262,11 @@ fn item8_scores_too_large_for_the_engine_are_refused_with_the_line() {
         for q in 0..3 {
             for t in 0..2 {
                 for r in 0..2 {
-                    let v = if (q, t, r) == (1, 1, 0) { big.to_string() } else { format!("0.{q}{t}{r}") };
+                    let v = if (q, t, r) == (1, 1, 0) {
+                        big.to_string()
+                    } else {
+                        format!("0.{q}{t}{r}")
+                    };
                     s += &format!("d,q{q},{t},{r},{v}\n");
                 }
             }
@@ -275,11 +279,11 @@ fn item8_scores_too_large_for_the_engine_are_refused_with_the_line() {
     for (big, name) in [("1e39", "a.csv"), ("1e300", "b.csv"), ("-2e15", "c.csv")] {
         let p = panel(name, big);
         for cmd in ["variance", "bootstrap"] {
+            refused(&[cmd, &p], &format!("{name}:8: score 'f1' is {big}"));
             refused(
                 &[cmd, &p],
-                &format!("{name}:8: score 'f1' is {big}"),
+                "values beyond ±1e15 are refused because the f32 resampling sums",
             );
-            refused(&[cmd, &p], "values beyond ±1e15 are refused because the f32 resampling sums");
         }
     }
     let ok = panel("ok.csv", "1e15");
@@ -293,12 +297,24 @@ fn item8_scores_too_large_for_the_engine_are_refused_with_the_line() {
         "{\"dataset\":\"d\",\"question\":\"q\",\"trajectory\":0,\"read\":0,\"f1\":1e300}\n",
     )
     .unwrap();
-    refused(&["variance", jp.to_str().unwrap()], "p.jsonl:1: score 'f1' is 1e300");
+    refused(
+        &["variance", jp.to_str().unwrap()],
+        "p.jsonl:1: score 'f1' is 1e300",
+    );
     // correlate with ±1e308 is refused, not r = NaN.
     let t = dir.path().join("t.csv");
     std::fs::write(&t, "x,y\n1e308,1\n-1e308,2\n0,3\n5,4\n").unwrap();
     refused(
-        &["correlate", t.to_str().unwrap(), "--x", "x", "--y", "y", "--replicates", "0"],
+        &[
+            "correlate",
+            t.to_str().unwrap(),
+            "--x",
+            "x",
+            "--y",
+            "y",
+            "--replicates",
+            "0",
+        ],
         "t.csv:2: column 'x' is 1e308",
     );
 }

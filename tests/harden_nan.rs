@@ -60,7 +60,11 @@ fn run(dir: &Path, args: &[&str]) -> Run {
 fn check(dir: &Path, args: &[&str], code: i32) -> Run {
     let r = run(dir, args);
     assert_eq!(r.code, Some(code), "{args:?}: {}\n{}", r.stderr, r.stdout);
-    assert!(!has_non_finite(&r.stdout), "{args:?} printed:\n{}", r.stdout);
+    assert!(
+        !has_non_finite(&r.stdout),
+        "{args:?} printed:\n{}",
+        r.stdout
+    );
     assert!(!has_non_finite(&r.stderr), "{args:?} said:\n{}", r.stderr);
     assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
     r
@@ -102,7 +106,12 @@ const C: [&str; 2] = ["--contrast", "adaptive-open"];
 fn a_single_replicate_has_an_undefined_se_with_its_reason() {
     let i = Inputs::new();
     let args = [
-        &["bootstrap", "data/demo/panel.csv", "--replicates-range", "0..1"][..],
+        &[
+            "bootstrap",
+            "data/demo/panel.csv",
+            "--replicates-range",
+            "0..1",
+        ][..],
         &C,
     ]
     .concat();
@@ -118,8 +127,17 @@ fn a_single_replicate_has_an_undefined_se_with_its_reason() {
         "1 replicate(s): a standard error needs at least 2"
     );
     // The estimate row's SE cell is empty.
-    assert!(csv.lines().nth(1).unwrap().starts_with("estimate,,0.0102757"), "{csv}");
-    assert!(csv.lines().nth(1).unwrap().split(',').nth(3) == Some(""), "{csv}");
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("estimate,,0.0102757"),
+        "{csv}"
+    );
+    assert!(
+        csv.lines().nth(1).unwrap().split(',').nth(3) == Some(""),
+        "{csv}"
+    );
     // The replicates of a one-replicate shard merge to the same undefined SE.
     let reps = i.path("one.bin");
     check(
@@ -145,8 +163,9 @@ fn a_one_question_stratum_with_components_is_refused() {
         2,
     );
     assert!(
-        r.stderr
-            .contains("stratum 'd' has 1 question(s); refitting the variance components needs at least 2"),
+        r.stderr.contains(
+            "stratum 'd' has 1 question(s); refitting the variance components needs at least 2"
+        ),
         "{}",
         r.stderr
     );
@@ -159,7 +178,10 @@ fn a_level_with_one_read_is_not_estimable_with_its_reason() {
     let mut s = String::from("dataset,question,trajectory,read,f1\n");
     for q in 0..5 {
         for t in 0..2 {
-            s += &format!("d,q{q},{t},0,{}\n", 0.1 * q as f64 + 0.05 * t as f64 * q as f64);
+            s += &format!(
+                "d,q{q},{t},0,{}\n",
+                0.1 * q as f64 + 0.05 * t as f64 * q as f64
+            );
         }
     }
     let p = i.dir.path().join("r1.csv");
@@ -193,8 +215,17 @@ fn efficiency_on_constant_scores_is_undefined_with_its_reason() {
     check(
         &i.p(),
         &[
-            "simulate", "--out", &sim, "--ledger", &ledger, "--datasets", "a=8,b=8",
-            "--trajectories", "2", "--reads", "2",
+            "simulate",
+            "--out",
+            &sim,
+            "--ledger",
+            &ledger,
+            "--datasets",
+            "a=8,b=8",
+            "--trajectories",
+            "2",
+            "--reads",
+            "2",
         ],
         0,
     );
@@ -210,7 +241,14 @@ fn efficiency_on_constant_scores_is_undefined_with_its_reason() {
     let konst_path = i.path("const_sim.csv");
     std::fs::write(&konst_path, konst).unwrap();
     let args = [
-        &["efficiency", &konst_path, "--ledger", &ledger, "--replicates", "200"][..],
+        &[
+            "efficiency",
+            &konst_path,
+            "--ledger",
+            &ledger,
+            "--replicates",
+            "200",
+        ][..],
         &C,
     ]
     .concat();
@@ -257,12 +295,28 @@ fn consistency_on_its_own_group_column_is_refused_and_a_zero_se_ratio_is_undefin
     let r = check(
         &i.p(),
         &[
-            "consistency", &reads, "--by", "temperature", "--metric", "temperature",
+            "consistency",
+            &reads,
+            "--by",
+            "temperature",
+            "--metric",
+            "temperature",
         ],
         2,
     );
-    assert!(r.stderr.contains("--metric temperature is the --by column"), "{}", r.stderr);
-    let args = ["consistency", &reads, "--by", "temperature", "--replicates", "50"];
+    assert!(
+        r.stderr.contains("--metric temperature is the --by column"),
+        "{}",
+        r.stderr
+    );
+    let args = [
+        "consistency",
+        &reads,
+        "--by",
+        "temperature",
+        "--replicates",
+        "50",
+    ];
     let [table, json, _] = all_formats(&i.p(), &args);
     assert!(
         table.contains("one-read SE ratio 0/0.7 = undefined (the one-read SEs of 0 and 0.7 are both 0 (the scores do not vary), so the ratio is 0/0)")
@@ -322,7 +376,11 @@ fn an_empty_ledger_and_an_empty_answers_file() {
     assert!(v["unit_costs"]["usd"].is_null());
     assert!(v["unit_costs"]["trajectory_note"].is_string());
     let r = check(&i.p(), &["score-answers", &i.path("empty.jsonl")], 2);
-    assert!(r.stderr.contains("holds no answers to score"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("holds no answers to score"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// Every command on degenerate inputs (constant scores, one question, one replicate, one
@@ -332,7 +390,11 @@ fn an_empty_ledger_and_an_empty_answers_file() {
 fn every_command_on_degenerate_inputs_prints_no_nan_or_inf() {
     let i = Inputs::new();
     let d = i.p();
-    let (konst, oneq, empty) = (i.path("const.csv"), i.path("oneq.csv"), i.path("empty.jsonl"));
+    let (konst, oneq, empty) = (
+        i.path("const.csv"),
+        i.path("oneq.csv"),
+        i.path("empty.jsonl"),
+    );
     let out = |n: &str| i.path(n);
     let zero_sim = out("zero.csv");
     let zero_ledger = out("zero.jsonl");
@@ -343,14 +405,49 @@ fn every_command_on_degenerate_inputs_prints_no_nan_or_inf() {
         vec!["variance", &konst],
         vec!["variance", &oneq],
         vec!["forecast", "--audit", &konst, "--design", "10:2:1"],
-        vec!["bootstrap", &konst, "--replicates", "50", "--components", "--design", "10:2:1"],
+        vec![
+            "bootstrap",
+            &konst,
+            "--replicates",
+            "50",
+            "--components",
+            "--design",
+            "10:2:1",
+        ],
         vec!["bootstrap", &oneq, "--replicates", "50"],
         vec!["subsets", &konst, "--audit", &konst, "--replicates", "50"],
-        vec!["slice", &konst, "--design", "3:1:1", "--out", &out("slice.csv")],
+        vec![
+            "slice",
+            &konst,
+            "--design",
+            "3:1:1",
+            "--out",
+            &out("slice.csv"),
+        ],
         vec!["cost", &empty],
         vec!["score-answers", &empty],
-        vec!["correlate", &zero_col, "--x", "x", "--y", "y", "--replicates", "50", "--permutations", "50"],
-        vec!["correlate", &zero_col, "--x", "y", "--y", "y", "--replicates", "50"],
+        vec![
+            "correlate",
+            &zero_col,
+            "--x",
+            "x",
+            "--y",
+            "y",
+            "--replicates",
+            "50",
+            "--permutations",
+            "50",
+        ],
+        vec![
+            "correlate",
+            &zero_col,
+            "--x",
+            "y",
+            "--y",
+            "y",
+            "--replicates",
+            "50",
+        ],
     ]
     .into_iter()
     .map(|v| v.into_iter().map(String::from).collect())
@@ -358,10 +455,31 @@ fn every_command_on_degenerate_inputs_prints_no_nan_or_inf() {
     let _ = audit;
     // A simulated panel with every standard deviation 0 (constant latent scores).
     let sim = [
-        "simulate", "--out", &zero_sim, "--ledger", &zero_ledger, "--datasets", "a=5",
-        "--trajectories", "2", "--reads", "2", "--sigma-q", "0", "--sigma-t", "0", "--sigma-r",
-        "0", "--contrast-sigma-q", "0", "--contrast-sigma-t", "0", "--contrast-sigma-r", "0",
-        "--effect", "0",
+        "simulate",
+        "--out",
+        &zero_sim,
+        "--ledger",
+        &zero_ledger,
+        "--datasets",
+        "a=5",
+        "--trajectories",
+        "2",
+        "--reads",
+        "2",
+        "--sigma-q",
+        "0",
+        "--sigma-t",
+        "0",
+        "--sigma-r",
+        "0",
+        "--contrast-sigma-q",
+        "0",
+        "--contrast-sigma-t",
+        "0",
+        "--contrast-sigma-r",
+        "0",
+        "--effect",
+        "0",
     ];
     check(&d, &sim, 0);
     let mut cases = cases;
@@ -397,7 +515,15 @@ fn every_command_on_degenerate_inputs_prints_no_nan_or_inf() {
     );
     for base in cases {
         let mut base = base;
-        let needs_contrast = ["variance", "forecast", "bootstrap", "subsets", "slice", "efficiency", "allocate"];
+        let needs_contrast = [
+            "variance",
+            "forecast",
+            "bootstrap",
+            "subsets",
+            "slice",
+            "efficiency",
+            "allocate",
+        ];
         if needs_contrast.contains(&base[0].as_str()) {
             base.extend(C.map(String::from));
         }
@@ -411,12 +537,12 @@ fn every_command_on_degenerate_inputs_prints_no_nan_or_inf() {
             }
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
             let r = run(&d, &refs);
+            assert!(matches!(r.code, Some(0 | 2)), "{refs:?}: {}", r.stderr);
             assert!(
-                matches!(r.code, Some(0 | 2)),
-                "{refs:?}: {}",
-                r.stderr
+                !has_non_finite(&r.stdout),
+                "{refs:?} printed:\n{}",
+                r.stdout
             );
-            assert!(!has_non_finite(&r.stdout), "{refs:?} printed:\n{}", r.stdout);
             assert!(!has_non_finite(&r.stderr), "{refs:?} said:\n{}", r.stderr);
             assert!(!r.stderr.contains("panicked"), "{refs:?}: {}", r.stderr);
         }

@@ -416,8 +416,14 @@ fn nothing_listening_stops_after_the_first_concurrency_calls_with_exit_1() {
     let (recs, bad) = records(&out);
     assert!((3..=5).contains(&recs.len()) && bad == 0, "{recs:?}");
     let not_run = 12 - recs.len();
-    assert!(stderr.contains(&format!("the batch stopped, {not_run} call(s) not run")), "{stderr}");
-    assert!(recs.iter().all(|r| r["error"]["kind"] == "connection"), "{recs:?}");
+    assert!(
+        stderr.contains(&format!("the batch stopped, {not_run} call(s) not run")),
+        "{stderr}"
+    );
+    assert!(
+        recs.iter().all(|r| r["error"]["kind"] == "connection"),
+        "{recs:?}"
+    );
     assert!(t0.elapsed() < Duration::from_secs(30));
 }
 
@@ -436,13 +442,22 @@ fn a_batch_with_failed_calls_exits_1() {
     let req = write_requests(dir.path(), 6);
     let out = dir.path().join("responses.jsonl");
     let flags = [
-        "--concurrency", "2", "--no-cache", "--max-retries", "1", "--backoff-base", "0.01",
+        "--concurrency",
+        "2",
+        "--no-cache",
+        "--max-retries",
+        "1",
+        "--backoff-base",
+        "0.01",
     ];
     let o = batch_cmd(&server, &req, &out, &flags).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("(4 ok, 2 failed"), "{stderr}");
-    assert!(stderr.contains("error: 2 call(s) failed; exit status 1"), "{stderr}");
+    assert!(
+        stderr.contains("error: 2 call(s) failed; exit status 1"),
+        "{stderr}"
+    );
     // The two failures are recorded; every call ran (a server that answers is not "down").
     let (recs, _) = records(&out);
     assert_eq!(recs.len(), 6);
@@ -450,5 +465,10 @@ fn a_batch_with_failed_calls_exits_1() {
     let ok = Server::start(|r, _| support::llm_server::ok_reply(&answer_for(&r.prompt)));
     let out2 = dir.path().join("ok.jsonl");
     let o = batch_cmd(&ok, &req, &out2, &flags).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

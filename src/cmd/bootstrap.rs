@@ -10,7 +10,8 @@ use ragstats::panel::StratumStats;
 use ragstats::resample::summary::{Method, Summary};
 
 use super::common::{
-    csv_num, design_cells, num, print_json, summary_cells, write_csv, Format, PanelOptions, Table, undefined_because,
+    csv_num, design_cells, num, print_json, summary_cells, undefined_because, write_csv, Format,
+    PanelOptions, Table,
 };
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;

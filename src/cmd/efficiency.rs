@@ -211,10 +211,7 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
         let e = s.fixed_t.as_ref();
         let mut row = vec!["fixed_t".to_string()];
         row.extend(design_cells(&s.name, s.questions, s.trajectories, s.reads));
-        row.extend([
-            csv_num(s.unit_costs.trajectory),
-            csv_num(s.unit_costs.read),
-        ]);
+        row.extend([csv_num(s.unit_costs.trajectory), csv_num(s.unit_costs.read)]);
         row.extend(loss_csv(
             e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
             s.fixed_t_loss_ci,
@@ -241,10 +238,7 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
         let e = s.efficiency.as_ref();
         let mut row = vec!["fixed_q".to_string()];
         row.extend(design_cells(&s.name, s.questions, s.trajectories, s.reads));
-        row.extend([
-            csv_num(s.unit_costs.trajectory),
-            csv_num(s.unit_costs.read),
-        ]);
+        row.extend([csv_num(s.unit_costs.trajectory), csv_num(s.unit_costs.read)]);
         row.extend(loss_csv(
             e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
             s.loss_ci,
@@ -340,7 +334,12 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
     }
     out.push_str(&t.render());
     for n in undefined_notes(r) {
-        out.push_str(&format!("  {} {}: {}\n", n.scope, n.field, undefined_because(&n.reason)));
+        out.push_str(&format!(
+            "  {} {}: {}\n",
+            n.scope,
+            n.field,
+            undefined_because(&n.reason)
+        ));
     }
     if let Some(d) = &r.direct {
         let ci = |c: Option<[f64; 2]>| {
@@ -391,7 +390,10 @@ fn loss_reason(s: &ScopeResult) -> String {
     if total == 0.0 {
         "the scores do not vary (every variance component is 0), so SE^2 x cost is 0 at every R and the loss is 0/0".into()
     } else if !(s.unit_costs.read > 0.0) {
-        format!("c_R is {}, so reads cost nothing to trade against questions", num(s.unit_costs.read))
+        format!(
+            "c_R is {}, so reads cost nothing to trade against questions",
+            num(s.unit_costs.read)
+        )
     } else {
         "SE^2 x cost at R = 1 is not positive (the truncated components sum to 0)".into()
     }

@@ -486,6 +486,9 @@ pub fn parse_sweep(s: &str) -> Result<Vec<f64>> {
     }
 }
 
+/// A row's dataset, question, trajectory and (reader rows) read labels.
+type CellLabels<'a> = [Option<Cow<'a, str>>; 4];
+
 /// Per-cell costs of a ledger in one currency, for the analyses that cut panels into
 /// sub-panels: planner + search cost per (dataset, question, trajectory) and reader cost
 /// per (dataset, question, trajectory, read), both arms summed.
@@ -510,11 +513,18 @@ impl CellCosts {
         let mut c = CellCosts::default();
         // The distinct cells each shared call's rows name (with the read for reader rows):
         // its cost is split equally among them, whichever row comes first.
-        let mut key_cells: HashMap<Cow<str>, Vec<[Option<Cow<str>>; 4]>> = HashMap::new();
+        let mut key_cells: HashMap<Cow<str>, Vec<CellLabels>> = HashMap::new();
         for Entry { row: e, .. } in entries {
             if let Some(k) = text(&e.key) {
-                let read = (e.kind == CallKind::Reader).then(|| text(&e.read)).flatten();
-                let cell = [text(&e.dataset), text(&e.question), text(&e.trajectory), read];
+                let read = (e.kind == CallKind::Reader)
+                    .then(|| text(&e.read))
+                    .flatten();
+                let cell = [
+                    text(&e.dataset),
+                    text(&e.question),
+                    text(&e.trajectory),
+                    read,
+                ];
                 let cells = key_cells.entry(k).or_default();
                 if !cells.contains(&cell) {
                     cells.push(cell);
@@ -543,11 +553,9 @@ impl CellCosts {
             };
             let cost = b.cost(currency);
             // The row's own cell always exists (cost 0 for a repeat of a shared call).
-            let mut add = |(d, q, t): (String, String, String), r: Option<String>, v: f64| {
-                match r {
-                    None => *c.trajectory.entry((d, q, t)).or_default() += v,
-                    Some(r) => *c.read.entry((d, q, t, r)).or_default() += v,
-                }
+            let mut add = |(d, q, t): (String, String, String), r: Option<String>, v: f64| match r {
+                None => *c.trajectory.entry((d, q, t)).or_default() += v,
+                Some(r) => *c.read.entry((d, q, t, r)).or_default() += v,
             };
             let cells = text(&e.key)
                 .filter(|k| billed.insert(k.clone()))
@@ -632,7 +640,11 @@ mod tests {
                 .iter()
                 .map(|g| (g.arm.as_str(), g.dataset.as_str(), g.model_tokens))
                 .collect();
-            assert_eq!(g, [("a", "d", 10), ("shared", "d", 1000)], "reverse {reverse}");
+            assert_eq!(
+                g,
+                [("a", "d", 10), ("shared", "d", 1000)],
+                "reverse {reverse}"
+            );
         }
     }
 
