@@ -185,13 +185,16 @@ fn number_spans(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// The command line, given the input file and the output directory.
+type ArgsFn = Box<dyn Fn(&Path, &Path) -> Vec<String>>;
+
 /// One input kind: a valid file and the command that reads it (given the input path and an
 /// output directory); `out` names the output file the command writes, if any.
 struct Kind {
     name: &'static str,
     file: &'static str,
     good: Vec<u8>,
-    args: Box<dyn Fn(&Path, &Path) -> Vec<String>>,
+    args: ArgsFn,
     out: Option<&'static str>,
 }
 

@@ -245,7 +245,7 @@ fn pair_undefined(r: &AllocateReport, p: &PairResult) -> Option<String> {
     }
     let se = |n: &str| r.allocations.iter().find(|a| a.name == n).map(|a| a.se);
     Some(match se(&p.b) {
-        Some(b) if b == 0.0 => format!(
+        Some(0.0) => format!(
             "the measured SE of {} is 0 (the scores do not vary), so reductions and ratios against it are undefined",
             p.b
         ),

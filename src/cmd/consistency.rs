@@ -219,7 +219,7 @@ fn ratio_undefined(r: &SeRatio, prec: &[GroupPrecision]) -> Option<String> {
             "the one-read SEs of {} and {} are both 0 (the scores do not vary), so the ratio is 0/0",
             r.numerator, r.denominator
         ),
-        (_, Some(d)) if d == 0.0 => format!(
+        (_, Some(0.0)) => format!(
             "the one-read SE of {} is 0 (its scores do not vary)",
             r.denominator
         ),

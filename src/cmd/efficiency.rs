@@ -389,7 +389,7 @@ fn loss_reason(s: &ScopeResult) -> String {
     let total = c.question + c.trajectory.unwrap_or(0.0) + c.read.unwrap_or(0.0);
     if total == 0.0 {
         "the scores do not vary (every variance component is 0), so SE^2 x cost is 0 at every R and the loss is 0/0".into()
-    } else if !(s.unit_costs.read > 0.0) {
+    } else if s.unit_costs.read.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         format!(
             "c_R is {}, so reads cost nothing to trade against questions",
             num(s.unit_costs.read)
