@@ -14,7 +14,7 @@ use std::process::Command;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRng, TestRunner};
 
-const CASES: u32 = 24;
+const CASES: u32 = 48;
 
 fn has_non_finite(text: &str) -> bool {
     text.split(|c: char| !c.is_ascii_alphanumeric())
