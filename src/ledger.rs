@@ -152,7 +152,8 @@ pub struct LedgerRow {
     /// Reasoning tokens (part of `output_tokens`; informational).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
-    /// Rows sharing a key are one call, billed once (on the first such row).
+    /// Rows sharing a key are one call, billed once (see `costs::cost` for how it is
+    /// attributed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<Label>,
     /// The request id (LLM client rows; informational).
@@ -381,10 +382,19 @@ impl Prices {
     pub fn read(path: &Path) -> Result<Self> {
         let text = read_text(path)?;
         let p: Prices = toml::from_str(&text).map_err(|e| {
+            // Lines before the span's start, plus one (`lines()` would miss a span that
+            // starts a line).
             let line = e
                 .span()
-                .map(|s| text[..s.start].lines().count().max(1) as u64);
-            Error::input(path, line, format!("bad prices file: {}", e.message()))
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() as u64 + 1);
+            Error::input(
+                path,
+                line,
+                format!(
+                    "bad prices file: {}",
+                    crate::io::jsonl::clip_error(e.message())
+                ),
+            )
         })?;
         let bad = |msg: String| Error::input(path, None, msg);
         for (name, m) in &p.models {

@@ -62,11 +62,70 @@ fn hand_computed_costs_with_shared_keys_and_cached_tokens() {
     // c_T dollars = (750 + 2400)/1e6 + 2 searches · $0.002 = 0.00715; c_R = 0.00612.
     assert!((u["usd"]["trajectory"].as_f64().unwrap() - 0.00715).abs() < 1e-12);
     assert!((u["usd"]["read"].as_f64().unwrap() - 0.00612).abs() < 1e-12);
-    // Per arm: the shared planner call and search are billed to the first arm (open).
+    // Per arm: the planner call and search shared by both arms are reported under the arm
+    // `shared`, whatever the line order; each arm keeps only its own calls.
     let groups = v["groups"].as_array().unwrap();
-    let open = groups.iter().find(|g| g["arm"] == "open").unwrap();
-    assert_eq!(open["search_requests"], 1);
-    assert_eq!(open["model_calls"], 2);
+    let arm = |a: &str| groups.iter().find(|g| g["arm"] == a).unwrap().clone();
+    let (open, adaptive, shared) = (arm("open"), arm("adaptive"), arm("shared"));
+    assert_eq!(shared["dataset"], "h");
+    assert_eq!(shared["search_requests"], 1);
+    assert_eq!(shared["model_calls"], 1);
+    assert_eq!(shared["model_tokens"], 1050);
+    assert_eq!(open["search_requests"], 0);
+    assert_eq!(open["model_calls"], 1);
+    assert_eq!(open["model_tokens"], 4010);
+    assert_eq!(adaptive["search_requests"], 1);
+    assert_eq!(adaptive["model_calls"], 2);
+    assert_eq!(adaptive["model_tokens"], 2100 + 5020);
+}
+
+/// Issue #13 item 6: the attribution of shared calls does not depend on line order, and two
+/// rows with one key but different token counts are refused naming both lines.
+#[test]
+fn shared_calls_are_attributed_independently_of_line_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<&str> = LEDGER.lines().collect();
+    let run = |ledger: &str| {
+        let l = write(&dir, "l.jsonl", ledger);
+        let out = stats()
+            .args(["cost", l.to_str().unwrap(), "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["groups"].clone()
+    };
+    let forward = run(&(lines.join("\n") + "\n"));
+    let mut rev = lines.clone();
+    rev.reverse();
+    assert_eq!(run(&(rev.join("\n") + "\n")), forward);
+    // A key shared by two arms and two questions: one call under `shared`.
+    let two = "{\"kind\":\"planner\",\"dataset\":\"h\",\"question\":\"q1\",\"arm\":\"a\",\"trajectory\":0,\"model\":\"m\",\"input_tokens\":900,\"output_tokens\":100,\"key\":\"k\"}\n{\"kind\":\"planner\",\"dataset\":\"h\",\"question\":\"q2\",\"arm\":\"b\",\"trajectory\":0,\"model\":\"m\",\"input_tokens\":900,\"output_tokens\":100,\"key\":\"k\"}\n";
+    let g = run(two);
+    assert_eq!(g.as_array().unwrap().len(), 1, "{g}");
+    assert_eq!(g[0]["arm"], "shared");
+    assert_eq!(g[0]["model_tokens"], 1000);
+    // Same key, different token counts: exit 2 naming both lines.
+    let bad = two.replacen(
+        "\"output_tokens\":100,\"key\"",
+        "\"output_tokens\":101,\"key\"",
+        1,
+    );
+    let l = write(&dir, "bad.jsonl", &bad);
+    let out = stats()
+        .args(["cost", l.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.jsonl:2: key 'k' is shared with line 1, but the rows differ: line 1 has planner call, model m, input_tokens 900, cached_input_tokens unknown, output_tokens 101; line 2 has planner call, model m, input_tokens 900, cached_input_tokens unknown, output_tokens 100"),
+        "{err}"
+    );
 }
 
 #[test]

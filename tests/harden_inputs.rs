@@ -251,3 +251,70 @@ fn item7_a_corrupted_replicates_file_is_refused() {
     std::fs::write(&rep, &good[..good.len() - 8]).unwrap();
     refused(&["merge", r], "checksum mismatch");
 }
+
+/// Item 8: values the f32 resampling sums cannot carry (beyond ±1e15) are refused with
+/// file:line in panels (CSV and JSONL) and correlate tables; 1e15 itself is accepted.
+#[test]
+fn item8_scores_too_large_for_the_engine_are_refused_with_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let panel = |name: &str, big: &str| {
+        let mut s = String::from("dataset,question,trajectory,read,f1\n");
+        for q in 0..3 {
+            for t in 0..2 {
+                for r in 0..2 {
+                    let v = if (q, t, r) == (1, 1, 0) {
+                        big.to_string()
+                    } else {
+                        format!("0.{q}{t}{r}")
+                    };
+                    s += &format!("d,q{q},{t},{r},{v}\n");
+                }
+            }
+        }
+        let p = dir.path().join(name);
+        std::fs::write(&p, s).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // The big value is on line 8 (header, then q0's 4 rows, then q1 t0's 2 rows).
+    for (big, name) in [("1e39", "a.csv"), ("1e300", "b.csv"), ("-2e15", "c.csv")] {
+        let p = panel(name, big);
+        for cmd in ["variance", "bootstrap"] {
+            refused(&[cmd, &p], &format!("{name}:8: score 'f1' is {big}"));
+            refused(
+                &[cmd, &p],
+                "values beyond ±1e15 are refused because the f32 resampling sums",
+            );
+        }
+    }
+    let ok = panel("ok.csv", "1e15");
+    let (code, out, err) = run(&["variance", &ok]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains("NaN") && !out.contains("inf"), "{out}");
+    // JSONL panels too.
+    let jp = dir.path().join("p.jsonl");
+    std::fs::write(
+        &jp,
+        "{\"dataset\":\"d\",\"question\":\"q\",\"trajectory\":0,\"read\":0,\"f1\":1e300}\n",
+    )
+    .unwrap();
+    refused(
+        &["variance", jp.to_str().unwrap()],
+        "p.jsonl:1: score 'f1' is 1e300",
+    );
+    // correlate with ±1e308 is refused, not r = NaN.
+    let t = dir.path().join("t.csv");
+    std::fs::write(&t, "x,y\n1e308,1\n-1e308,2\n0,3\n5,4\n").unwrap();
+    refused(
+        &[
+            "correlate",
+            t.to_str().unwrap(),
+            "--x",
+            "x",
+            "--y",
+            "y",
+            "--replicates",
+            "0",
+        ],
+        "t.csv:2: column 'x' is 1e308",
+    );
+}

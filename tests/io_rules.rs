@@ -2,7 +2,6 @@
 //! a UTF-8 byte-order mark is accepted (same output as without it); invalid UTF-8 is exit 2
 //! `FILE:LINE: not valid UTF-8`; UTF-16 is exit 2 with a hint; an error never echoes a
 //! 1 MB value whole; a column or key given twice is exit 2 naming it.
-//! (Cost ledgers and prices files are another helper's; add them here when they move.)
 
 mod common;
 mod support;
@@ -248,6 +247,37 @@ fn kinds() -> Vec<Kind> {
                 "duplicate key 'pooled'",
             )),
             long: Some(COMPONENTS.replacen("\"questions\": 100", &format!("\"questions\": \"{l}\""), 1)),
+            outputs: &[],
+        },
+        Kind {
+            name: "cost ledger",
+            file: "ledger.jsonl",
+            good: "{\"kind\":\"planner\",\"question\":\"q1\",\"trajectory\":0,\"model\":\"m\",\"input_tokens\":10,\"output_tokens\":2}\n{\"kind\":\"search\",\"question\":\"q1\",\"trajectory\":0}\n".into(),
+            args: |f, _, _| s(&["cost", &p(f)]),
+            utf8_at: "{\"kind\":\"search\"",
+            duplicate: Some(("{\"kind\":\"search\",\"question\":\"a\",\"question\":\"b\"}\n".into(), "duplicate key 'question'")),
+            long: Some(format!("{{\"kind\":\"{l}\"}}\n")),
+            outputs: &[],
+        },
+        Kind {
+            name: "prices TOML",
+            file: "prices.toml",
+            good: "[models.m]\ninput = 1.0\noutput = 2.0\n\n[search]\nusd_per_1000 = 0.5\n".into(),
+            args: |f, dir, _| {
+                let ledger = dir.join("l.jsonl");
+                std::fs::write(
+                    &ledger,
+                    "{\"kind\":\"planner\",\"question\":\"q1\",\"trajectory\":0,\"model\":\"m\",\"input_tokens\":10,\"output_tokens\":2}\n",
+                )
+                .unwrap();
+                s(&["cost", &p(&ledger), "--prices", &p(f)])
+            },
+            utf8_at: "output = 2.0",
+            duplicate: Some((
+                "models = { m = { input = 1.0, input = 2.0, output = 2.0 } }\n".into(),
+                "bad prices file: duplicate key",
+            )),
+            long: Some(format!("[models.m]\ninput = \"{l}\"\noutput = 1.0\n")),
             outputs: &[],
         },
         Kind {

@@ -377,3 +377,98 @@ fn check_shows_latency_and_the_usage_fields_returned() {
     assert_eq!(v["usage"]["cached_prompt_tokens"], 1472);
     assert_eq!(v["attempts"], 1);
 }
+
+/// Issue #13 item 14: nothing listening at the base URL. The first `--concurrency` calls all
+/// fail to connect, so the batch stops early with a clear message and exit 1 instead of
+/// failing all 12 calls; progress lines reach stderr although it is not a terminal.
+#[test]
+fn nothing_listening_stops_after_the_first_concurrency_calls_with_exit_1() {
+    // A port with nothing listening: bind one, note it, close it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let req = write_requests(dir.path(), 12);
+    let out = dir.path().join("responses.jsonl");
+    let t0 = Instant::now();
+    let o = stats()
+        .args(["llm", "batch"])
+        .arg(&req)
+        .args(["--model", "m", "--out"])
+        .arg(&out)
+        .args(["--concurrency", "3", "--no-cache", "--max-retries", "2"])
+        .args(["--backoff-base", "0.05", "--progress-every", "0.01"])
+        .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{port}/v1"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the first 3 call(s) all failed to connect, so nothing seems to be listening at the base URL"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("progress: "), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // The failed calls are recorded (a re-run asks them again): the first three, and the
+    // ones already in flight when the third failed (at most 2 more); the rest never ran.
+    let (recs, bad) = records(&out);
+    assert!((3..=5).contains(&recs.len()) && bad == 0, "{recs:?}");
+    let not_run = 12 - recs.len();
+    assert!(
+        stderr.contains(&format!("the batch stopped, {not_run} call(s) not run")),
+        "{stderr}"
+    );
+    assert!(
+        recs.iter().all(|r| r["error"]["kind"] == "connection"),
+        "{recs:?}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(30));
+}
+
+/// Issue #13 item 14: a batch that runs to the end with failed calls (a server that answers
+/// 500 to some prompts) exits 1 and says how many failed; one with none exits 0.
+#[test]
+fn a_batch_with_failed_calls_exits_1() {
+    let server = Server::start(|r, _| {
+        if r.prompt == "prompt 1" || r.prompt == "prompt 3" {
+            Reply::status(500, r#"{"error":{"message":"boom"}}"#)
+        } else {
+            support::llm_server::ok_reply(&answer_for(&r.prompt))
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let req = write_requests(dir.path(), 6);
+    let out = dir.path().join("responses.jsonl");
+    let flags = [
+        "--concurrency",
+        "2",
+        "--no-cache",
+        "--max-retries",
+        "1",
+        "--backoff-base",
+        "0.01",
+    ];
+    let o = batch_cmd(&server, &req, &out, &flags).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("(4 ok, 2 failed"), "{stderr}");
+    assert!(
+        stderr.contains("error: 2 call(s) failed; exit status 1"),
+        "{stderr}"
+    );
+    // The two failures are recorded; every call ran (a server that answers is not "down").
+    let (recs, _) = records(&out);
+    assert_eq!(recs.len(), 6);
+    // All answered: exit 0.
+    let ok = Server::start(|r, _| support::llm_server::ok_reply(&answer_for(&r.prompt)));
+    let out2 = dir.path().join("ok.jsonl");
+    let o = batch_cmd(&ok, &req, &out2, &flags).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

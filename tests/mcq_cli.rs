@@ -727,7 +727,14 @@ fn run_end_to_end_with_varied_answer_formats_resume_and_scores() {
             .env("OPENAI_BASE_URL", &server.base);
         c
     };
-    run_ok(&mut cmd(&out));
+    // One call failed (i5 run 0 got a 500), so the run exits 1 (issue #13 item 14).
+    let o = cmd(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: 1 call(s) failed; exit status 1"),
+        "{err}"
+    );
     assert_eq!(server.count(), 12);
     let ids: Vec<(String, u64)> = server
         .requests()
@@ -760,8 +767,8 @@ fn run_end_to_end_with_varied_answer_formats_resume_and_scores() {
     let raw = std::fs::read_to_string(dir.path().join("runs/m.responses.jsonl")).unwrap();
     assert!(raw.contains("\"id\":\"i3#run1\",\"sample\":1"), "{raw}");
 
-    // Resume: only the failed call is asked again.
-    run_ok(&mut cmd(&out));
+    // Resume: only the failed call is asked again (and fails again: exit 1).
+    assert_eq!(cmd(&out).output().unwrap().status.code(), Some(1));
     assert_eq!(server.count(), 13);
     assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 12);
 

@@ -202,6 +202,16 @@ impl Bootstrap {
         let mut shapes = Vec::with_capacity(strata.len());
         let mut rows64 = Vec::with_capacity(strata.len());
         for s in strata {
+            // As in `stats variance`: a question variance (and with it every refitted
+            // component and forecast) is undefined with one question, so refuse rather than
+            // report a column of "not estimable".
+            if spec.components && s.q() < 2 {
+                return Err(Error::Data(format!(
+                    "--components: stratum '{}' has {} question(s); refitting the variance components needs at least 2 questions per stratum",
+                    s.name,
+                    s.q()
+                )));
+            }
             let q = s.q() as f64;
             let mean = s.mean();
             let dev: Vec<f64> = s.questions.iter().map(|x| x.mean - mean).collect();

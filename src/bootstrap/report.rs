@@ -1,6 +1,8 @@
 //! Turns replicate statistics into the bootstrap report (the same for a single run and for
 //! merged shards).
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::replicates::Replicates;
@@ -24,6 +26,9 @@ pub struct ComponentSummaries {
     pub question: Option<Summary>,
     pub trajectory: Option<Summary>,
     pub read: Option<Summary>,
+    /// Why each `None` level is not estimable, keyed by level name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub undefined: BTreeMap<&'static str, String>,
 }
 
 /// A forecast SE's bootstrap distribution.
@@ -31,6 +36,9 @@ pub struct ComponentSummaries {
 pub struct DesignSummary {
     pub design: String,
     pub se_nested: Option<Summary>,
+    /// Why `se_nested` is `null`, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undefined: Option<String>,
 }
 
 /// `--components` part of the report.
@@ -54,6 +62,9 @@ pub struct BootstrapReport {
     pub estimate: f64,
     pub se: f64,
     pub ci: [f64; 2],
+    /// Why the SEs are undefined (`null`), when they are: fewer than 2 replicates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub se_undefined: Option<String>,
     pub strata: Vec<StratumSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<ComponentsReport>,
@@ -99,11 +110,35 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
         })
         .collect();
     let components = h.plan.spec.components.then(|| {
-        let comp = |name: &str, base: usize| ComponentSummaries {
-            name: name.to_string(),
-            question: summary(base),
-            trajectory: summary(base + 1),
-            read: summary(base + 2),
+        // A level whose point estimate is defined can still be undefined in a replicate
+        // (a refit that fails on a degenerate resample); with T = 1 or R = 1 the level
+        // has no degrees of freedom at all.
+        let why = |level: &str, n: Option<usize>| match n {
+            Some(1) => format!("{level}: one per cell, so the level has no degrees of freedom"),
+            _ => format!(
+                "{level}: the refit is undefined at the point estimate or in some replicate"
+            ),
+        };
+        let comp = |name: &str, base: usize, t: Option<usize>, r: Option<usize>| {
+            let (question, trajectory, read) =
+                (summary(base), summary(base + 1), summary(base + 2));
+            let mut undefined = BTreeMap::new();
+            if question.is_none() {
+                undefined.insert("question", why("questions", None));
+            }
+            if trajectory.is_none() {
+                undefined.insert("trajectory", why("trajectories", t));
+            }
+            if read.is_none() {
+                undefined.insert("read", why("reads", r));
+            }
+            ComponentSummaries {
+                name: name.to_string(),
+                question,
+                trajectory,
+                read,
+                undefined,
+            }
         };
         let base = 1 + d;
         ComponentsReport {
@@ -112,18 +147,24 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
                 .strata
                 .iter()
                 .enumerate()
-                .map(|(i, s)| comp(&s.name, base + 3 * i))
+                .map(|(i, s)| comp(&s.name, base + 3 * i, Some(s.trajectories), Some(s.reads)))
                 .collect(),
-            pooled: comp("pooled", base + 3 * d),
+            pooled: comp("pooled", base + 3 * d, None, None),
             designs: h
                 .plan
                 .spec
                 .designs
                 .iter()
                 .enumerate()
-                .map(|(j, t)| DesignSummary {
-                    design: t.clone(),
-                    se_nested: summary(base + 3 * d + 3 + j),
+                .map(|(j, t)| {
+                    let se_nested = summary(base + 3 * d + 3 + j);
+                    DesignSummary {
+                        design: t.clone(),
+                        undefined: se_nested.is_none().then(|| {
+                            "a stratum's components are not estimable at the point estimate or in some replicate".to_string()
+                        }),
+                        se_nested,
+                    }
                 })
                 .collect(),
         }
@@ -138,6 +179,12 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
         estimate: est.estimate,
         se: est.se,
         ci: est.ci,
+        se_undefined: (h.range[1] - h.range[0] < 2).then(|| {
+            format!(
+                "{} replicate(s): a standard error needs at least 2",
+                h.range[1] - h.range[0]
+            )
+        }),
         strata,
         components,
     }

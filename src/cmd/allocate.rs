@@ -4,12 +4,15 @@
 use std::path::PathBuf;
 
 use ragstats::allocation::allocate::{
-    compare, question_order, AllocateReport, AllocationSpec, Compared,
+    compare, question_order, AllocateReport, AllocationSpec, Compared, PairResult,
 };
 use ragstats::costs::cost::{bill, parse_sweep, CellCosts, Currency};
 use ragstats::ledger::{read_ledger, Prices};
 
-use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
+use super::common::{
+    csv_num, fixed, num, print_json, undefined_because, write_csv, Format, PanelOptions, Table,
+    UNDEFINED,
+};
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
@@ -108,6 +111,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             v["adapter"] = engine.description().into();
             v["replicates"] = reps.into();
             v["seed"] = args.resample.seed.into();
+            for (i, p) in report.pairs.iter().enumerate() {
+                if let Some(why) = pair_undefined(&report, p) {
+                    v["pairs"][i]["undefined"] = why.into();
+                }
+            }
             print_json(&v)?;
         }
         Format::Csv => {
@@ -117,10 +125,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     a.to_string(),
                     b.to_string(),
                     what,
-                    c.value.to_string(),
-                    c.ci[0].to_string(),
-                    c.ci[1].to_string(),
-                    c.resolved.to_string(),
+                    csv_num(c.value),
+                    csv_num(c.ci[0]),
+                    csv_num(c.ci[1]),
+                    if c.value.is_finite() {
+                        c.resolved.to_string()
+                    } else {
+                        String::new()
+                    },
                 ])
             };
             for p in &report.pairs {
@@ -186,15 +198,23 @@ fn table(r: &AllocateReport, resample: &ResampleArgs, reps: u32, adapter: &str) 
         resample.confidence.percent()
     ));
     let fmt = |c: &Compared, pct: bool| {
+        if !c.value.is_finite() {
+            return UNDEFINED.to_string();
+        }
         let s = if pct {
             format!(
-                "{:.1}% [{:.1}%, {:.1}%]",
+                "{:.1}% [{}%, {}%]",
                 100.0 * c.value,
-                100.0 * c.ci[0],
-                100.0 * c.ci[1]
+                fixed(100.0 * c.ci[0], 1),
+                fixed(100.0 * c.ci[1], 1)
             )
         } else {
-            format!("{:.3} [{:.3}, {:.3}]", c.value, c.ci[0], c.ci[1])
+            format!(
+                "{:.3} [{}, {}]",
+                c.value,
+                fixed(c.ci[0], 3),
+                fixed(c.ci[1], 3)
+            )
         };
         format!("{s}{}", if c.resolved { "" } else { " unresolved" })
     };
@@ -206,6 +226,9 @@ fn table(r: &AllocateReport, resample: &ResampleArgs, reps: u32, adapter: &str) 
             p.a,
             fmt(&p.se_reduction, true)
         ));
+        if let Some(why) = pair_undefined(r, p) {
+            out.push_str(&format!("    {}\n", undefined_because(&why)));
+        }
         out.push_str(&format!(
             "    variance x tokens ratio {}/{}: {}\n",
             p.a,
@@ -220,4 +243,23 @@ fn table(r: &AllocateReport, resample: &ResampleArgs, reps: u32, adapter: &str) 
         }
     }
     out
+}
+
+/// Why a pair's comparisons are undefined (`null`), if any is: a ratio or reduction of SEs
+/// that are 0.
+fn pair_undefined(r: &AllocateReport, p: &PairResult) -> Option<String> {
+    let all = std::iter::once(&p.se_reduction)
+        .chain(std::iter::once(&p.var_x_tokens_ratio))
+        .chain(&p.var_x_fees_ratio);
+    if all.clone().all(|c| c.value.is_finite()) {
+        return None;
+    }
+    let se = |n: &str| r.allocations.iter().find(|a| a.name == n).map(|a| a.se);
+    Some(match se(&p.b) {
+        Some(0.0) => format!(
+            "the measured SE of {} is 0 (the scores do not vary), so reductions and ratios against it are undefined",
+            p.b
+        ),
+        _ => "an SE or a cost is not positive and finite".into(),
+    })
 }

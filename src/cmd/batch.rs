@@ -34,6 +34,18 @@ pub struct BatchPolicy {
     /// Response cache directory.
     #[arg(long, default_value = ".stats-cache/llm")]
     pub cache_dir: PathBuf,
+    /// Seconds between progress lines on stderr when it is not a terminal (a log file); a
+    /// terminal gets a progress bar instead.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = progress_secs)]
+    pub progress_every: f64,
+}
+
+/// `--progress-every`: a positive number of seconds.
+fn progress_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!("'{s}': expected seconds between 0 and 86400")),
+    }
 }
 
 impl BatchPolicy {
@@ -76,7 +88,24 @@ impl BatchPolicy {
             concurrency: self.concurrency,
             cancel,
         };
+        // Without a terminal (a log, CI), a plain line every --progress-every seconds.
+        let mut last_line = std::time::Instant::now();
+        let every = std::time::Duration::from_secs_f64(self.progress_every);
         let mut on_progress = |p: &BatchProgress| {
+            if bar.is_none() && last_line.elapsed() >= every {
+                last_line = std::time::Instant::now();
+                eprintln!(
+                    "progress: {}/{} call(s) done ({} ok, {} failed), {} in flight, {} request(s), {} retries, {:.0} s",
+                    p.done,
+                    p.total - p.skipped,
+                    p.ok,
+                    p.failed,
+                    p.in_flight,
+                    p.requests,
+                    p.retries,
+                    p.elapsed_s
+                );
+            }
             if let Some(pb) = &bar {
                 pb.set_length(p.total - p.skipped);
                 pb.set_position(p.done);
@@ -99,11 +128,26 @@ impl BatchPolicy {
     }
 }
 
-/// The exit code of a finished batch: 0 when it ran to the end, 130 after Ctrl-C, or the
-/// error that stopped it (a bad key or an exhausted quota). Finished calls are kept either way.
+/// The exit code of a finished batch: 0 when every call ran and succeeded; 1 when it ran
+/// to the end but some calls failed (recorded with an `error`; a re-run asks them again);
+/// 130 after Ctrl-C; or the error that stopped it (exit 1: a bad key, an exhausted quota,
+/// or an endpoint that refused the first `--concurrency` calls). Finished calls are kept
+/// either way.
 pub fn exit_code(summary: &BatchSummary, key_env: &str) -> anyhow::Result<u8> {
     match &summary.stopped {
+        None if summary.progress.failed > 0 => {
+            eprintln!(
+                "error: {} call(s) failed; exit status 1 so that scripts notice (run the same command again to retry them)",
+                summary.progress.failed
+            );
+            Ok(1)
+        }
         None => Ok(0),
+        Some(StopReason::Unreachable { error, calls }) => Err(anyhow::anyhow!(
+            "{}: the first {calls} call(s) all failed to connect, so nothing seems to be listening at the base URL (check --base-url and that the server is running); the batch stopped, {} call(s) not run",
+            error.message,
+            summary.not_run
+        )),
         Some(StopReason::Interrupted) => {
             eprintln!(
                 "interrupted: {} call(s) not run; run the same command again to continue",

@@ -10,7 +10,8 @@ use ragstats::panel::StratumStats;
 use ragstats::resample::summary::{Method, Summary};
 
 use super::common::{
-    design_cells, num, print_json, summary_cells, write_csv, Format, PanelOptions, Table,
+    csv_num, design_cells, num, print_json, summary_cells, undefined_because, write_csv, Format,
+    PanelOptions, Table,
 };
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
@@ -215,7 +216,10 @@ pub fn print_report(
             outln!(
                 "estimate {}  SE {}  {pct} CI [{}, {}]\n",
                 num(r.estimate),
-                num(r.se),
+                match &r.se_undefined {
+                    Some(why) => undefined_because(why),
+                    None => num(r.se),
+                },
                 num(r.ci[0]),
                 num(r.ci[1])
             );
@@ -247,6 +251,11 @@ pub fn print_report(
                     }
                 }
                 out!("{}", t.render());
+                for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
+                    for why in s.undefined.values() {
+                        outln!("  not estimable in {}: {why}", s.name);
+                    }
+                }
                 if !c.designs.is_empty() {
                     outln!("\nforecast SE (nested) with its bootstrap interval:");
                     let mut t =
@@ -262,6 +271,11 @@ pub fn print_report(
                         t.row(row);
                     }
                     out!("{}", t.render());
+                    for d in &c.designs {
+                        if let Some(why) = &d.undefined {
+                            outln!("  {} undefined: {why}", d.design);
+                        }
+                    }
                 }
             }
             Ok(())
@@ -273,9 +287,9 @@ fn row(stat: &str, scope: &str, est: f64, se: f64, ci: [f64; 2]) -> Vec<String> 
     vec![
         stat.into(),
         scope.into(),
-        est.to_string(),
-        se.to_string(),
-        ci[0].to_string(),
-        ci[1].to_string(),
+        csv_num(est),
+        csv_num(se),
+        csv_num(ci[0]),
+        csv_num(ci[1]),
     ]
 }

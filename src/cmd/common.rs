@@ -139,6 +139,21 @@ pub fn fixed(v: f64, decimals: usize) -> String {
     }
 }
 
+/// A number for a CSV cell: Rust's shortest round-trip form, or an empty cell when it is
+/// not finite (a CSV never holds `NaN` or `inf`).
+pub fn csv_num(v: f64) -> String {
+    if v.is_finite() {
+        v.to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// `undefined (reason)`: how text output shows a value that is not defined and why.
+pub fn undefined_because(reason: &str) -> String {
+    format!("{UNDEFINED} ({reason})")
+}
+
 /// How a table shows a value that is not a finite number.
 pub const UNDEFINED: &str = "undefined";
 

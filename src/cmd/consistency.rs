@@ -3,11 +3,15 @@
 
 use std::path::PathBuf;
 
-use ragstats::allocation::consistency::{disagreement, precision, ReadAnswer};
+use ragstats::allocation::consistency::{
+    disagreement, precision, GroupPrecision, ReadAnswer, SeRatio,
+};
 use ragstats::panel::records::read_records;
 use ragstats::panel::{load_panel, LoadOptions};
 
-use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
+use super::common::{
+    csv_num, fixed, num, print_json, undefined_because, write_csv, Format, PanelOptions, Table,
+};
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
@@ -50,6 +54,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         &cols,
         &[args.by.as_str(), "question", args.answer_column.as_str()],
     )?;
+    if args.opts.metric.as_deref() == Some(args.by.as_str()) {
+        return Err(UsageError(format!(
+            "--metric {0} is the --by column: the score is constant within each group, so its one-read SE is 0 and the SE ratio is 0/0; choose a score column",
+            args.by
+        ))
+        .into());
+    }
     let mut groups: Vec<String> = Vec::new();
     let rows: Vec<ReadAnswer> = records
         .into_iter()
@@ -119,7 +130,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             "by": args.by,
             "disagreement": dis,
             "precision": prec,
-            "se_ratio": ratio,
+            "se_ratio": ratio.as_ref().map(|r| {
+                let mut v = serde_json::to_value(r).unwrap_or_default();
+                if let Some(why) = ratio_undefined(r, &prec) {
+                    v["undefined"] = why.into();
+                }
+                v
+            }),
             "outcome": panels.first().map(|p| p.1.outcome.clone()),
             "backend": engine.name(),
             "adapter": engine.description(),
@@ -133,7 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     let se = prec
                         .iter()
                         .find(|p| p.group == d.group)
-                        .map(|p| p.one_read_se.to_string())
+                        .map(|p| csv_num(p.one_read_se))
                         .unwrap_or_default();
                     vec![
                         d.group.clone(),
@@ -167,13 +184,19 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             }
             out!("{}", t.render());
             if let Some(r) = ratio {
+                let value = match ratio_undefined(&r, &prec) {
+                    Some(why) => undefined_because(&why),
+                    None => format!(
+                        "{:.3} [{}, {}]",
+                        r.ratio,
+                        fixed(r.ci[0], 3),
+                        fixed(r.ci[1], 3)
+                    ),
+                };
                 outln!(
-                    "\none-read SE ratio {}/{} = {:.3} [{:.3}, {:.3}] ({} bootstrap, {reps} replicates on {} ({}), {})",
+                    "\none-read SE ratio {}/{} = {value} ({} bootstrap, {reps} replicates on {} ({}), {})",
                     r.numerator,
                     r.denominator,
-                    r.ratio,
-                    r.ci[0],
-                    r.ci[1],
                     args.resample.confidence.percent(),
                     engine.name(),
                     engine.description(),
@@ -183,4 +206,23 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     Ok(0)
+}
+
+/// Why the SE ratio is undefined (a group's one-read SE is 0 or not finite), if it is.
+fn ratio_undefined(r: &SeRatio, prec: &[GroupPrecision]) -> Option<String> {
+    if r.ratio.is_finite() {
+        return None;
+    }
+    let se = |g: &str| prec.iter().find(|p| p.group == g).map(|p| p.one_read_se);
+    Some(match (se(&r.numerator), se(&r.denominator)) {
+        (Some(n), Some(d)) if n == 0.0 && d == 0.0 => format!(
+            "the one-read SEs of {} and {} are both 0 (the scores do not vary), so the ratio is 0/0",
+            r.numerator, r.denominator
+        ),
+        (_, Some(0.0)) => format!(
+            "the one-read SE of {} is 0 (its scores do not vary)",
+            r.denominator
+        ),
+        _ => "a one-read SE is not finite".into(),
+    })
 }

@@ -14,7 +14,7 @@ use ragstats::correlate::permute_gpu::GpuPermute;
 use ragstats::correlate::{load, prepare, LoadSpec, Method, Missing};
 use serde_json::json;
 
-use super::common::{num, print_json, write_csv, Format, Table};
+use super::common::{csv_num, num, print_json, write_csv, Format, Table};
 use super::resample::{BackendArg, Progress, ResampleArgs};
 use super::UsageError;
 
@@ -195,6 +195,19 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             description: backend.description(),
         });
     }
+    for r in &results {
+        let e = &r.estimate;
+        let fisher_bad = e.fisher.is_some_and(|f| f.iter().any(|v| !v.is_finite()));
+        if !e.statistic.is_finite() || fisher_bad {
+            notes.push(format!(
+                "{} x {}: r = {}, so the test statistic is undefined (infinite: null in JSON) and the p-value is {}",
+                r.x,
+                r.y,
+                num(e.r),
+                num(e.p)
+            ));
+        }
+    }
     let p_method = match method {
         Method::Kendall => "normal approximation, tie-corrected variance of S",
         _ => "Student t with n - 2 df",
@@ -241,7 +254,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 fn opt(v: Option<f64>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
+    v.map(csv_num).unwrap_or_default()
 }
 
 fn print_csv(results: &[PairResult], method: Method) -> anyhow::Result<()> {
@@ -256,9 +269,9 @@ fn print_csv(results: &[PairResult], method: Method) -> anyhow::Result<()> {
                 r.y.clone(),
                 method.name().into(),
                 e.n.to_string(),
-                e.r.to_string(),
-                e.statistic.to_string(),
-                e.p.to_string(),
+                csv_num(e.r),
+                csv_num(e.statistic),
+                csv_num(e.p),
                 match e.p_kind {
                     PValueKind::T { .. } => "t".into(),
                     PValueKind::Normal => "normal".into(),

@@ -11,7 +11,8 @@ use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
 
 use super::common::{
-    design_cells, fixed, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
+    csv_num, design_cells, fixed, num, opt_num, print_json, undefined_because, write_csv, Format,
+    PanelOptions, Table,
 };
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
@@ -163,6 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             v["adapter"] = engine.description().into();
             v["replicates"] = range.end.into();
             v["seed"] = args.resample.seed.into();
+            add_undefined(&mut v, &report);
             print_json(&v)?;
         }
         Format::Csv => {
@@ -204,7 +206,7 @@ fn scopes(r: &OneReadReport) -> impl Iterator<Item = &ScopeResult> {
 /// The CSV cells R*, best R, loss % and its interval ends (empty where undefined), shared
 /// by the fixed-T, combined and fixed-Q rows.
 fn loss_csv(e: Option<(f64, u32, f64)>, ci: Option<[f64; 2]>) -> [String; 5] {
-    let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    let o = |v: Option<f64>| v.map(csv_num).unwrap_or_default();
     [
         o(e.map(|e| e.0)),
         o(e.map(|e| f64::from(e.1))),
@@ -220,10 +222,7 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
         let e = s.fixed_t.as_ref();
         let mut row = vec!["fixed_t".to_string()];
         row.extend(design_cells(&s.name, s.questions, s.trajectories, s.reads));
-        row.extend([
-            s.unit_costs.trajectory.to_string(),
-            s.unit_costs.read.to_string(),
-        ]);
+        row.extend([csv_num(s.unit_costs.trajectory), csv_num(s.unit_costs.read)]);
         row.extend(loss_csv(
             e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
             s.fixed_t_loss_ci,
@@ -250,10 +249,7 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
         let e = s.efficiency.as_ref();
         let mut row = vec!["fixed_q".to_string()];
         row.extend(design_cells(&s.name, s.questions, s.trajectories, s.reads));
-        row.extend([
-            s.unit_costs.trajectory.to_string(),
-            s.unit_costs.read.to_string(),
-        ]);
+        row.extend([csv_num(s.unit_costs.trajectory), csv_num(s.unit_costs.read)]);
         row.extend(loss_csv(
             e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
             s.loss_ci,
@@ -348,9 +344,17 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
         t.row(row);
     }
     out.push_str(&t.render());
+    for n in undefined_notes(r) {
+        out.push_str(&format!(
+            "  {} {}: {}\n",
+            n.scope,
+            n.field,
+            undefined_because(&n.reason)
+        ));
+    }
     if let Some(d) = &r.direct {
         let ci = |c: Option<[f64; 2]>| {
-            c.map(|c| format!(" [{:.4}, {:.4}]", c[0], c[1]))
+            c.map(|c| format!(" [{}, {}]", fixed(c[0], 4), fixed(c[1], 4)))
                 .unwrap_or_default()
         };
         let pairs: Vec<String> = d
@@ -358,20 +362,20 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
             .iter()
             .map(|p| {
                 format!(
-                    "reads {},{}: {:.4}{}",
+                    "reads {},{}: {}{}",
                     p.reads[0],
                     p.reads[1],
-                    p.ratio,
+                    ratio_text(p.ratio, d.se_one_read, d.se_two_reads),
                     ci(p.ci)
                 )
             })
             .collect();
         out.push_str(&format!(
-            "\ndirect check (no components), averaged over {} disjoint pairs of reads: one-read SE {} vs two-read SE {}; variance x cost ratio one/two = {:.4}{}\n  costs as billed ({unit}): one read = read 0, two reads = reads 0 and 1: panel cost {} vs {}\n  per pair: {}\n",
+            "\ndirect check (no components), averaged over {} disjoint pairs of reads: one-read SE {} vs two-read SE {}; variance x cost ratio one/two = {}{}\n  costs as billed ({unit}): one read = read 0, two reads = reads 0 and 1: panel cost {} vs {}\n  per pair: {}\n",
             d.pairs.len(),
             num(d.se_one_read),
             num(d.se_two_reads),
-            d.ratio,
+            ratio_text(d.ratio, d.se_one_read, d.se_two_reads),
             ci(d.ci),
             num(d.cost_one_read),
             num(d.cost_two_reads),
@@ -379,4 +383,133 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
         ));
     }
     out
+}
+
+/// One value of the report that is undefined, and why.
+struct Undefined {
+    /// `a stratum's name`, `pooled` or `combined`.
+    scope: String,
+    /// The JSON field that is `null` (or missing) because of it.
+    field: &'static str,
+    reason: String,
+}
+
+/// Why a scope's losses are undefined when J = SE² x cost cannot be formed.
+fn loss_reason(s: &ScopeResult) -> String {
+    let c = &s.components;
+    let total = c.question + c.trajectory.unwrap_or(0.0) + c.read.unwrap_or(0.0);
+    if total == 0.0 {
+        "the scores do not vary (every variance component is 0), so SE^2 x cost is 0 at every R and the loss is 0/0".into()
+    } else if s.unit_costs.read.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        format!(
+            "c_R is {}, so reads cost nothing to trade against questions",
+            num(s.unit_costs.read)
+        )
+    } else {
+        "SE^2 x cost at R = 1 is not positive (the truncated components sum to 0)".into()
+    }
+}
+
+/// Why R* (sqrt(σ²_read c_T / (σ²_traj c_R))) is not finite: it is unbounded when the
+/// trajectory component is not positive.
+fn r_star_reason(s: &ScopeResult) -> String {
+    match s.components.trajectory {
+        Some(t) if t <= 0.0 => format!(
+            "the trajectory component is {} (not positive), so more reads always beat more trajectories and R* is unbounded",
+            num(t)
+        ),
+        None => "the panel has one trajectory per question, so the trajectory component is not estimable".into(),
+        _ => "c_R is 0, so R* is unbounded".into(),
+    }
+}
+
+/// Every undefined value of the report with its reason, in table order.
+fn undefined_notes(r: &OneReadReport) -> Vec<Undefined> {
+    let mut notes = Vec::new();
+    let mut note = |scope: &str, field, reason| {
+        notes.push(Undefined {
+            scope: scope.to_string(),
+            field,
+            reason,
+        })
+    };
+    for s in &r.strata {
+        match &s.fixed_t {
+            None => note(&s.name, "fixed_t", loss_reason(s)),
+            Some(e) if !e.r_star.is_finite() => note(&s.name, "fixed_t.r_star", r_star_reason(s)),
+            Some(_) => {}
+        }
+    }
+    if r.combined.fixed_t.is_none() {
+        let bad: Vec<&str> = r
+            .strata
+            .iter()
+            .filter(|s| s.fixed_t.is_none())
+            .map(|s| s.name.as_str())
+            .collect();
+        note(
+            "combined",
+            "fixed_t",
+            if bad.is_empty() {
+                "SE^2 x cost of the combination is not positive at R = 1".into()
+            } else {
+                format!("the loss is undefined in {}", bad.join(", "))
+            },
+        );
+    }
+    for s in scopes(r) {
+        match &s.efficiency {
+            None => note(&s.name, "efficiency", loss_reason(s)),
+            Some(e) => {
+                if !e.loss_percent.is_finite() {
+                    note(&s.name, "efficiency.loss_percent", loss_reason(s));
+                }
+                if !e.r_star.is_finite() {
+                    note(&s.name, "efficiency.r_star", r_star_reason(s));
+                }
+            }
+        }
+    }
+    notes
+}
+
+/// The direct check's variance x cost ratio, or `undefined (why)`.
+fn ratio_text(ratio: f64, se_one: f64, se_two: f64) -> String {
+    if ratio.is_finite() {
+        format!("{ratio:.4}")
+    } else {
+        undefined_because(&direct_reason(se_one, se_two))
+    }
+}
+
+fn direct_reason(se_one: f64, se_two: f64) -> String {
+    if se_one == 0.0 && se_two == 0.0 {
+        "both SEs are 0 (the scores do not vary), so the ratio is 0/0".into()
+    } else {
+        "the two-read variance x cost is 0".into()
+    }
+}
+
+/// Adds an `undefined` object (field -> reason) to each JSON scope with a `null` or missing
+/// value, and to `direct` when its ratio is `null`.
+fn add_undefined(v: &mut serde_json::Value, r: &OneReadReport) {
+    for n in undefined_notes(r) {
+        let target = match n.scope.as_str() {
+            "combined" => Some(&mut v["combined"]),
+            "pooled" if r.pooled.is_some() => Some(&mut v["pooled"]),
+            name => r
+                .strata
+                .iter()
+                .position(|s| s.name == name)
+                .map(|i| &mut v["strata"][i]),
+        };
+        if let Some(t) = target {
+            t["undefined"][n.field] = n.reason.into();
+        }
+    }
+    if let Some(d) = &r.direct {
+        if !d.ratio.is_finite() {
+            v["direct"]["undefined"]["ratio"] = direct_reason(d.se_one_read, d.se_two_reads).into();
+        }
+    }
 }

@@ -121,7 +121,12 @@ pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
                 continue;
             }
             match parse_number(cell) {
-                Some(v) => vals.push(v),
+                Some(v) => {
+                    if let Some(m) = crate::io::magnitude_error(&format!("column '{name}'"), v) {
+                        return Err(Error::input(path, line, m));
+                    }
+                    vals.push(v)
+                }
                 None => {
                     return Err(Error::input(
                         path,

@@ -3,9 +3,11 @@
 //! and c_R (one read) that the efficiency and allocation analyses need.
 //!
 //! Billing rules:
-//! * rows that share a `key` are one call and are billed once, on the first such row in
-//!   file order (so per-arm and per-dataset totals attribute a shared call to the first arm
-//!   and dataset that made it);
+//! * rows that share a `key` are one call and are billed once; they must agree on kind,
+//!   model and token counts. Attribution never depends on line order: in the per-(arm,
+//!   dataset) totals a shared call whose rows name more than one arm (dataset) is reported
+//!   under the arm (dataset) `shared`, and in the per-cell costs it is split equally among
+//!   the distinct cells its rows name;
 //! * model fee = [(input − cached)·p_in + cached·p_cached + output·p_out] / 10⁶, with
 //!   `input_tokens` counting the cached ones (as OpenAI-style `prompt_tokens` do);
 //! * model tokens = input + output tokens (cached input included);
@@ -86,15 +88,18 @@ pub fn bill(
     ledger: &Path,
     prices_path: Option<&Path>,
 ) -> Result<Vec<Bill>> {
-    let mut seen: HashSet<Cow<str>> = HashSet::new();
+    let mut seen: HashMap<Cow<str>, &Entry> = HashMap::new();
     let mut out = Vec::with_capacity(entries.len());
     let mut sums = [0u64; 4];
-    for Entry { line, row: e } in entries {
+    for entry in entries {
+        let Entry { line, row: e } = entry;
         if let Some(k) = text(&e.key) {
-            if !seen.insert(k) {
+            if let Some(first) = seen.get(&k) {
+                check_same_call(first, entry, &k, ledger)?;
                 out.push(Bill::default());
                 continue;
             }
+            seen.insert(k, entry);
         }
         if e.kind == CallKind::Search {
             out.push(Bill {
@@ -152,6 +157,72 @@ pub fn bill(
     }
     Ok(out)
 }
+
+/// Two rows sharing `key` describe one call: the same kind, model and token counts.
+fn check_same_call(first: &Entry, here: &Entry, key: &str, ledger: &Path) -> Result<()> {
+    let (a, b) = (&first.row, &here.row);
+    let describe = |r: &crate::ledger::LedgerRow| {
+        let n = |v: Option<u64>| v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
+        format!(
+            "{} call, model {}, input_tokens {}, cached_input_tokens {}, output_tokens {}",
+            match r.kind {
+                CallKind::Planner => "planner",
+                CallKind::Reader => "reader",
+                CallKind::Search => "search",
+            },
+            r.model.as_deref().map_or_else(|| "none".into(), clip),
+            n(r.input_tokens),
+            n(r.cached_input_tokens),
+            n(r.output_tokens)
+        )
+    };
+    let same = a.kind == b.kind
+        && a.model == b.model
+        && a.input_tokens == b.input_tokens
+        && a.cached_input_tokens == b.cached_input_tokens
+        && a.output_tokens == b.output_tokens;
+    if same {
+        return Ok(());
+    }
+    Err(Error::input(
+        ledger,
+        Some(here.line),
+        format!(
+            "key '{}' is shared with line {}, but the rows differ: line {} has {}; line {} has {}. Rows sharing a key are one call and must agree",
+            clip(key),
+            first.line,
+            first.line,
+            describe(a),
+            here.line,
+            describe(b)
+        ),
+    ))
+}
+
+/// For each `key`, the label every one of its rows gives by `label`, or `shared` when its
+/// rows disagree (so a shared call's group does not depend on which row comes first).
+fn key_labels(
+    entries: &[Entry],
+    label: impl Fn(&crate::ledger::LedgerRow) -> String,
+) -> HashMap<Cow<'_, str>, String> {
+    let mut out: HashMap<Cow<str>, String> = HashMap::new();
+    for Entry { row: e, .. } in entries {
+        if let Some(k) = text(&e.key) {
+            let l = label(e);
+            out.entry(k)
+                .and_modify(|v| {
+                    if *v != l {
+                        *v = SHARED.to_string();
+                    }
+                })
+                .or_insert(l);
+        }
+    }
+    out
+}
+
+/// The arm or dataset under which calls shared by several arms or datasets are reported.
+pub const SHARED: &str = "shared";
 
 /// Totals of one group of rows.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -309,12 +380,18 @@ pub fn account(
     let usd = Currency::Usd {
         search_usd_per_1000: point,
     };
+    let key_arm = key_labels(entries, |e| dash(&e.arm));
+    let key_dataset = key_labels(entries, |e| dash(&e.dataset));
     for (Entry { row: e, .. }, b) in entries.iter().zip(bills) {
+        let (arm, dataset) = match text(&e.key) {
+            Some(k) => (key_arm[&k].clone(), key_dataset[&k].clone()),
+            None => (dash(&e.arm), dash(&e.dataset)),
+        };
         let g = groups
-            .entry((dash(&e.arm), dash(&e.dataset)))
+            .entry((arm.clone(), dataset.clone()))
             .or_insert_with(|| Totals {
-                arm: dash(&e.arm),
-                dataset: dash(&e.dataset),
+                arm,
+                dataset,
                 ..Totals::default()
             });
         g.add(b);
@@ -409,6 +486,9 @@ pub fn parse_sweep(s: &str) -> Result<Vec<f64>> {
     }
 }
 
+/// A row's dataset, question, trajectory and (reader rows) read labels.
+type CellLabels<'a> = [Option<Cow<'a, str>>; 4];
+
 /// Per-cell costs of a ledger in one currency, for the analyses that cut panels into
 /// sub-panels: planner + search cost per (dataset, question, trajectory) and reader cost
 /// per (dataset, question, trajectory, read), both arms summed.
@@ -431,6 +511,27 @@ impl CellCosts {
         ledger: &Path,
     ) -> Result<Self> {
         let mut c = CellCosts::default();
+        // The distinct cells each shared call's rows name (with the read for reader rows):
+        // its cost is split equally among them, whichever row comes first.
+        let mut key_cells: HashMap<Cow<str>, Vec<CellLabels>> = HashMap::new();
+        for Entry { row: e, .. } in entries {
+            if let Some(k) = text(&e.key) {
+                let read = (e.kind == CallKind::Reader)
+                    .then(|| text(&e.read))
+                    .flatten();
+                let cell = [
+                    text(&e.dataset),
+                    text(&e.question),
+                    text(&e.trajectory),
+                    read,
+                ];
+                let cells = key_cells.entry(k).or_default();
+                if !cells.contains(&cell) {
+                    cells.push(cell);
+                }
+            }
+        }
+        let mut billed: HashSet<Cow<str>> = HashSet::new();
         for (Entry { line, row: e }, b) in entries.iter().zip(bills) {
             let need = |v: &Option<Label>, name: &str| {
                 text(v).map(Cow::into_owned).ok_or_else(|| {
@@ -446,15 +547,31 @@ impl CellCosts {
                 need(&e.question, "question")?,
                 need(&e.trajectory, "trajectory")?,
             );
+            let read = match e.kind {
+                CallKind::Reader => Some(need(&e.read, "read")?),
+                CallKind::Planner | CallKind::Search => None,
+            };
             let cost = b.cost(currency);
-            match e.kind {
-                CallKind::Planner | CallKind::Search => {
-                    *c.trajectory.entry(key3).or_default() += cost
+            // The row's own cell always exists (cost 0 for a repeat of a shared call).
+            let mut add = |(d, q, t): (String, String, String), r: Option<String>, v: f64| match r {
+                None => *c.trajectory.entry((d, q, t)).or_default() += v,
+                Some(r) => *c.read.entry((d, q, t, r)).or_default() += v,
+            };
+            let cells = text(&e.key)
+                .filter(|k| billed.insert(k.clone()))
+                .map(|k| &key_cells[&k])
+                .filter(|cells| cells.len() > 1);
+            match cells {
+                // The first row of a call shared by several cells: split its cost equally.
+                Some(cells) => {
+                    add(key3, read, 0.0);
+                    let share = cost / cells.len() as f64;
+                    for [d, q, t, r] in cells {
+                        let s = |v: &Option<Cow<str>>| v.as_deref().unwrap_or("").to_string();
+                        add((s(d), s(q), s(t)), r.as_ref().map(|r| r.to_string()), share);
+                    }
                 }
-                CallKind::Reader => {
-                    let (d, q, t) = key3;
-                    *c.read.entry((d, q, t, need(&e.read, "read")?)).or_default() += cost;
-                }
+                None => add(key3, read, cost),
             }
         }
         Ok(c)
@@ -477,6 +594,57 @@ mod tests {
                 model: Some("m".into()),
                 ..LedgerRow::new(CallKind::Reader)
             },
+        }
+    }
+
+    /// A planner call shared (`key` "k") by questions q1 and q2 of dataset d, arms a and b,
+    /// 1,000 tokens; plus q1's own 10-token call.
+    fn shared_ledger(reverse: bool) -> Vec<Entry> {
+        let row = |line: u64, q: &str, arm: &str, tokens: u64, key: Option<&str>| Entry {
+            line,
+            row: LedgerRow {
+                dataset: Some("d".into()),
+                question: Some(q.into()),
+                arm: Some(arm.into()),
+                trajectory: Some(0u32.into()),
+                model: Some("m".into()),
+                input_tokens: Some(tokens),
+                output_tokens: Some(0),
+                key: key.map(Into::into),
+                ..LedgerRow::new(CallKind::Planner)
+            },
+        };
+        let mut v = vec![
+            row(1, "q1", "a", 1000, Some("k")),
+            row(2, "q2", "b", 1000, Some("k")),
+            row(3, "q1", "a", 10, None),
+        ];
+        if reverse {
+            v.reverse();
+        }
+        v
+    }
+
+    #[test]
+    fn a_shared_call_is_split_equally_among_its_cells_in_any_order() {
+        for reverse in [false, true] {
+            let e = shared_ledger(reverse);
+            let b = bill(&e, None, Path::new("l.jsonl"), None).unwrap();
+            let c = CellCosts::new(&e, &b, Currency::Tokens, Path::new("l.jsonl")).unwrap();
+            let cell = |q: &str| c.trajectory[&("d".to_string(), q.to_string(), "0".to_string())];
+            assert_eq!(cell("q1"), 510.0, "reverse {reverse}");
+            assert_eq!(cell("q2"), 500.0, "reverse {reverse}");
+            let r = account(&e, &b, &[], 0.0, false);
+            let g: Vec<(&str, &str, u64)> = r
+                .groups
+                .iter()
+                .map(|g| (g.arm.as_str(), g.dataset.as_str(), g.model_tokens))
+                .collect();
+            assert_eq!(
+                g,
+                [("a", "d", 10), ("shared", "d", 1000)],
+                "reverse {reverse}"
+            );
         }
     }
 

@@ -23,6 +23,25 @@ pub use jsonl::JsonlReader;
 pub use output::{refuse_overwriting_inputs, write_atomic};
 pub use text::{clip, clip_list, read_text};
 
+/// Largest magnitude a score (a panel value, a correlate cell) may have: 10^15.
+///
+/// The resampling engine sums in f32 (max ≈ 3.4e38): per replicate it adds up to
+/// 2^24 question deviations and their squares, so |x| ≤ 1e15 keeps every sum below
+/// (2·10^15)²·2^24 ≈ 6.7e37, and the f64 sums of squares behind `variance` and the
+/// correlations stay far from overflow. Beyond that a score of 1e39 would give NaN and 1e300
+/// an infinite SE; such files are refused with the line instead. Rescale the scores
+/// (e.g. report them in thousands) when they really are that large.
+pub const MAX_MAGNITUDE: f64 = 1e15;
+
+/// The error text for a value beyond [`MAX_MAGNITUDE`], or `None` when it is within it.
+pub fn magnitude_error(what: &str, v: f64) -> Option<String> {
+    (v.abs() > MAX_MAGNITUDE).then(|| {
+        format!(
+            "{what} is {v:e}; values beyond ±1e15 are refused because the f32 resampling sums (up to 2^24 squared deviations) would overflow: rescale the column"
+        )
+    })
+}
+
 /// Whether a table file (a panel, a reads file) is read as JSONL: its name ends in `.jsonl`
 /// or `.json` (any case); anything else is read as CSV.
 pub fn is_jsonl(path: &std::path::Path) -> bool {

@@ -16,7 +16,7 @@ use super::cancel::Cancel;
 use super::client::Client;
 use super::jsonl::{scan_output, Appender};
 use super::ledger::ledger_row;
-use super::types::{CallError, CallRecord, ChatRequest};
+use super::types::{CallError, CallRecord, ChatRequest, ErrorKind};
 use crate::error::{Error, Result};
 use crate::ledger::CallKind;
 
@@ -91,6 +91,15 @@ pub enum StopReason {
     Fatal {
         /// The error of the first such call.
         error: CallError,
+    },
+    /// The first `calls` calls of the run (as many as run at once) all failed to connect
+    /// (after their retries): nothing is listening at the endpoint, so the batch stopped
+    /// rather than fail every call the same way.
+    Unreachable {
+        /// The error of the last of them.
+        error: CallError,
+        /// How many calls failed that way.
+        calls: u64,
     },
 }
 
@@ -187,6 +196,10 @@ pub async fn run_batch(
     let mut set: JoinSet<Option<CallRecord>> = JoinSet::new();
     let mut interrupted = 0u64;
     let mut fatal: Option<CallError> = None;
+    // Calls that failed to connect before any call of this run got through; at
+    // `concurrency` of them the endpoint is taken as down (`None` once one got through).
+    let mut refused: Option<u64> = Some(0);
+    let mut unreachable: Option<(CallError, u64)> = None;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
 
@@ -226,6 +239,20 @@ pub async fn run_batch(
                             }
                             out.append(&rec)?;
                             count(&mut p, &rec);
+                            let down = rec
+                                .error
+                                .as_ref()
+                                .filter(|e| e.kind == ErrorKind::Connection);
+                            refused = match (refused, down) {
+                                (Some(n), Some(_)) => Some(n + 1),
+                                _ => None,
+                            };
+                            if let (Some(n), Some(err)) = (refused, down) {
+                                if n >= opts.concurrency as u64 && unreachable.is_none() {
+                                    unreachable = Some((err.clone(), n));
+                                    inner.stop();
+                                }
+                            }
                         }
                     }
                 },
@@ -255,10 +282,11 @@ pub async fn run_batch(
     p.elapsed_s = started.elapsed().as_secs_f64();
     summary.cache_write_errors = s.cache_write_errors - base.cache_write_errors;
     summary.not_run = pending.len() as u64 + interrupted;
-    summary.stopped = match fatal {
-        Some(error) => Some(StopReason::Fatal { error }),
-        None if opts.cancel.is_stopped() => Some(StopReason::Interrupted),
-        None => None,
+    summary.stopped = match (fatal, unreachable) {
+        (Some(error), _) => Some(StopReason::Fatal { error }),
+        (None, Some((error, calls))) => Some(StopReason::Unreachable { error, calls }),
+        (None, None) if opts.cancel.is_stopped() => Some(StopReason::Interrupted),
+        (None, None) => None,
     };
     summary.progress = p;
     Ok(summary)

@@ -97,7 +97,12 @@ fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> Result<f64> 
         ));
     }
     match t.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
+        Ok(v) if v.is_finite() => {
+            match crate::io::magnitude_error(&format!("score '{}'", clip(metric)), v) {
+                Some(m) => Err(Error::input(path, Some(line), m)),
+                None => Ok(v),
+            }
+        }
         Ok(v) => Err(Error::input(
             path,
             Some(line),
@@ -242,6 +247,9 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
                 Some(lineno),
                 format!("score '{}' is not a finite number", clip(&metric)),
             ));
+        }
+        if let Some(m) = crate::io::magnitude_error(&format!("score '{}'", clip(&metric)), value) {
+            return Err(Error::input(path, Some(lineno), m));
         }
         let (d, t, r, a) = (
             key("dataset")?,

@@ -8,7 +8,11 @@ use ragstats::mcq::validate::load_items;
 use ragstats::mcq::Task;
 use serde_json::json;
 
-use crate::cmd::common::{num, print_json, write_csv, Format, Table};
+use crate::cmd::common::{csv_num, num, print_json, undefined_because, write_csv, Format, Table};
+
+/// Why a task's mean pairwise Jaccard is `undefined`/`null`.
+const JACCARD_UNDEFINED: &str =
+    "no item has 2 or more annotators, and agreement needs a pair of annotators";
 
 /// Flags of `stats mcq agree`.
 #[derive(Debug, clap::Args)]
@@ -68,7 +72,14 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     match a.format {
         Format::Json => print_json(&json!({
             "method": if a.per_option { "per_option" } else { "majority" },
-            "agreement": rep.rows, "items": rep.items, "no_majority": rep.no_majority,
+            "agreement": rep.rows.iter().map(|r| {
+                let mut v = serde_json::to_value(r).unwrap_or_default();
+                if !r.jaccard.is_finite() {
+                    v["undefined"] = JACCARD_UNDEFINED.into();
+                }
+                v
+            }).collect::<Vec<_>>(),
+            "items": rep.items, "no_majority": rep.no_majority,
         }))?,
         Format::Csv => write_csv(
             &["id", "task", "annotators", "jaccard", "gold", "votes"],
@@ -79,7 +90,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                         i.id.clone(),
                         i.task.map(|t| t.as_str().to_string()).unwrap_or_default(),
                         i.annotators.to_string(),
-                        i.jaccard.map(|j| j.to_string()).unwrap_or_default(),
+                        i.jaccard.map(csv_num).unwrap_or_default(),
                         gold(i).map(|g| g.join(" ")).unwrap_or_else(|| "NA".into()),
                         i.votes.to_string(),
                     ]
@@ -97,6 +108,19 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 ]);
             }
             out!("{}", t.render());
+            let undefined: Vec<&str> = rep
+                .rows
+                .iter()
+                .filter(|r| !r.jaccard.is_finite())
+                .map(|r| r.name.as_str())
+                .collect();
+            if !undefined.is_empty() {
+                outln!(
+                    "mean pairwise Jaccard of {}: {}",
+                    undefined.join(", "),
+                    undefined_because(JACCARD_UNDEFINED)
+                );
+            }
             outln!();
             let mut t = Table::new(&[
                 "id",
