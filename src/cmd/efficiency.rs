@@ -11,18 +11,22 @@ use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
 
 use super::common::{
-    design_cells, fixed, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
+    by_selector, design_cells, fixed, num, opt_num, print_json, write_csv, By, Format,
+    PanelOptions, Table,
 };
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats efficiency`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Panel file (CSV or JSONL, one row per read).
     pub panel: PathBuf,
     #[command(flatten)]
     pub opts: PanelOptions,
+    /// Report each selector of the panel's `selector` column, then their average.
+    #[arg(long, value_enum, value_name = "selector")]
+    pub by: Option<By>,
     /// Cost ledger of the panel (JSONL).
     #[arg(long, value_name = "FILE")]
     pub ledger: PathBuf,
@@ -115,6 +119,19 @@ pub fn panel_costs(
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.by == Some(By::Selector) {
+        return by_selector(&args.panel, &args.opts, args.format, |opts| {
+            run_one(Args {
+                opts,
+                by: None,
+                ..args.clone()
+            })
+        });
+    }
+    run_one(args)
+}
+
+fn run_one(args: Args) -> anyhow::Result<u8> {
     let range = 0..args.resample.replicates()?;
     let panel = args.opts.load_noting_drops(&args.panel)?;
     let (costs, read_costs) = panel_costs(
