@@ -139,9 +139,8 @@ fn selectors_of(path: &std::path::Path) -> ragstats::Result<Vec<String>> {
 }
 
 /// Runs a command once per selector of `path` and once for the selector average (when
-/// there are several), with `--selector` set accordingly, and prints the sections together:
-/// tables one after another under a `selector: NAME` line, CSV with a leading `selector`
-/// column, JSON as `{"by": "selector", "results": [{"selector": NAME, "result": …}]}`.
+/// there are several), with `--selector` set accordingly, and prints the sections together
+/// ([`print_sections`] by `selector`).
 /// Returns the largest exit code of the runs.
 ///
 /// # Errors
@@ -182,20 +181,35 @@ pub fn by_selector(
         code = code.max(c);
         sections.push((name, bytes));
     }
+    print_sections("selector", &sections, format)?;
+    Ok(code)
+}
+
+/// Prints the captured outputs of one command run per value of `by` (each `(value,
+/// output)`) as one output: tables one after another under a `BY: VALUE` line, CSV with a
+/// leading `BY` column, JSON as `{"by": BY, "results": [{BY: VALUE, "result": …}]}`.
+///
+/// # Errors
+/// A section that is not the CSV or JSON it should be; the write error.
+pub fn print_sections(
+    by: &str,
+    sections: &[(String, Vec<u8>)],
+    format: Format,
+) -> anyhow::Result<()> {
     match format {
         Format::Table => {
             for (i, (name, bytes)) in sections.iter().enumerate() {
                 if i > 0 {
                     super::out::write_bytes(b"\n")?;
                 }
-                super::out::write_bytes(format!("selector: {name}\n").as_bytes())?;
+                super::out::write_bytes(format!("{by}: {name}\n").as_bytes())?;
                 super::out::write_bytes(bytes)?;
             }
         }
         Format::Csv => {
             let mut header: Option<Vec<String>> = None;
             let mut rows = Vec::new();
-            for (name, bytes) in &sections {
+            for (name, bytes) in sections {
                 let mut rdr = csv::Reader::from_reader(bytes.as_slice());
                 let h: Vec<String> = rdr.headers()?.iter().map(String::from).collect();
                 header.get_or_insert(h);
@@ -205,7 +219,7 @@ pub fn by_selector(
                     rows.push(row);
                 }
             }
-            let mut h = vec!["selector"];
+            let mut h = vec![by];
             h.extend(header.iter().flatten().map(String::as_str));
             write_csv(&h, &rows)?;
         }
@@ -214,15 +228,15 @@ pub fn by_selector(
                 .iter()
                 .map(|(name, bytes)| {
                     Ok(serde_json::json!({
-                        "selector": name,
+                        by: name,
                         "result": serde_json::from_slice::<serde_json::Value>(bytes)?,
                     }))
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            print_json(&serde_json::json!({ "by": "selector", "results": results }))?;
+            print_json(&serde_json::json!({ "by": by, "results": results }))?;
         }
     }
-    Ok(code)
+    Ok(())
 }
 
 /// Says on stderr which questions `--drop-incomplete` dropped, if any.
