@@ -31,7 +31,7 @@ pub struct LoadOptions {
     /// Keep only rows whose column (first) has this value (second), e.g. one temperature.
     pub filter: Option<(String, String)>,
     /// One selector's rows, or their mean per cell; `None`: the mean when the panel has
-    /// several selectors (see [`super::selectors`]).
+    /// several selectors (see [`SelectorChoice`]).
     pub selector: Option<SelectorChoice>,
 }
 
