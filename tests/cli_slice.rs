@@ -31,7 +31,7 @@ fn slices_measure_what_allocate_measures() {
     let a = dir.path().join("a.csv");
     let b = dir.path().join("b.csv");
     slice(&["446:2:1"], &a);
-    slice(&["60:3:2", "--seed", "5"], &b);
+    slice(&["60:3:2", "--seed", "5", "--first"], &b);
     // 446 questions × 2 trajectories × 1 read × 2 arms, plus the header.
     let text = std::fs::read_to_string(&a).unwrap();
     assert_eq!(text.lines().count(), 1 + 446 * 2 * 2);
@@ -61,7 +61,8 @@ fn slices_measure_what_allocate_measures() {
         "--format",
         "json",
     ]);
-    // A uses the first questions, B the seeded order: the slices are the same sub-panels.
+    // A uses the first questions, B the seeded order with the first trajectories and reads:
+    // the slices are the sub-panels allocate measures.
     let va = variance(&a);
     let se_a = alloc["allocations"][0]["se"].as_f64().unwrap();
     assert!((va["se"].as_f64().unwrap() - se_a).abs() < 1e-12);
@@ -81,6 +82,71 @@ fn slices_measure_what_allocate_measures() {
         .unwrap()
         .contains("hotpotqa-0001,"));
     assert_ne!(variance(&c)["se"], vb["se"]);
+}
+
+/// (question, trajectory, read) of every row of a sliced CSV (one entry per arm row).
+fn cells(p: &std::path::Path) -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(p).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1].to_string(), f[2].to_string(), f[3].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_seed_chooses_trajectories_and_reads_and_first_keeps_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s1, s2, f) = (
+        dir.path().join("s1.csv"),
+        dir.path().join("s2.csv"),
+        dir.path().join("f.csv"),
+    );
+    slice(&["60:2:2", "--seed", "5"], &s1);
+    slice(&["60:2:2", "--seed", "5"], &s2);
+    slice(&["60:2:2", "--seed", "5", "--first"], &f);
+    let (seeded, first) = (cells(&s1), cells(&f));
+    assert_eq!(std::fs::read(&s1).unwrap(), std::fs::read(&s2).unwrap());
+    // 60 questions x 2 trajectories x 2 reads x 2 arms either way, the same questions.
+    assert_eq!(seeded.len(), 60 * 2 * 2 * 2);
+    assert_eq!(first.len(), seeded.len());
+    let questions = |c: &[(String, String, String)]| {
+        c.iter()
+            .map(|x| x.0.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(questions(&seeded), questions(&first));
+    assert_eq!(questions(&first).len(), 60);
+    // --first: trajectories 0, 1 and reads 0, 1 only (the demo has T = 3, R = 5).
+    assert!(first
+        .iter()
+        .all(|(_, t, r)| ["0", "1"].contains(&t.as_str()) && ["0", "1"].contains(&r.as_str())));
+    // Seeded: other trajectories and reads are taken too, each question keeping 2 x 2 cells.
+    assert!(seeded.iter().any(|(_, t, _)| t == "2"));
+    assert!(seeded
+        .iter()
+        .any(|(_, _, r)| r.parse::<u32>().unwrap() >= 2));
+    let v = variance(&s1);
+    assert_eq!(v["strata"][0]["trajectories"], 2);
+    assert_eq!(v["strata"][0]["reads"], 2);
+    assert_eq!(v["strata"][0]["questions"], 30);
+    stats()
+        .args([
+            "slice",
+            DEMO,
+            "--contrast",
+            "adaptive-open",
+            "--design",
+            "4:1:1",
+        ])
+        .args(["--seed", "1", "--out", s2.to_str().unwrap()])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "(seeded questions, trajectories and reads)",
+        ));
 }
 
 #[test]
@@ -158,10 +224,6 @@ fn impossible_slices_are_refused() {
     run(
         &["--design", "4:1:1", "--out", "x.jsonl"],
         "give a name ending in .csv",
-    );
-    run(
-        &["--design", "4:1:1", "--seed", "1", "--first", "--out", o],
-        "cannot be used with",
     );
     assert!(!out.exists());
 }

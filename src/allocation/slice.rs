@@ -1,7 +1,11 @@
-//! Which cells of a panel make the sub-panel of a design Q:T:R: in each stratum the first
-//! Q_d questions (file order, or the seeded order of [`question_order`], the same as
-//! `allocate --order-seed`), their first T trajectories and first R reads (label order).
-//! The rows of these cells, every arm and column kept, are a panel every command reads, so
+//! Which cells of a panel make the sub-panel of a design Q:T:R: in each stratum Q_d
+//! questions, T of each kept question's trajectories and R of each kept trajectory's reads.
+//! Without a seed: the first Q_d questions (file order) and the first T trajectories and R
+//! reads (label order). With a seed: the questions in the seeded order of
+//! [`question_order`] (the same as `allocate --order-seed`), and for each kept question a
+//! seeded choice of T of its trajectories and, for each of these, of R of its reads (or,
+//! with `first_cells`, the first ones, which is the sub-panel `allocate` measures). The rows
+//! of these cells, every arm, selector and column kept, are a panel every command reads, so
 //! the measured SE of an allocation, or the variance shares at a smaller T, come from the
 //! same code as for any panel.
 
@@ -9,16 +13,28 @@ use std::collections::HashSet;
 
 use super::allocate::question_order;
 use crate::panel::Stratum;
+use crate::rng::keyed::KeyedStream;
 use crate::{Error, Result};
+
+/// Stream tags of the seeded trajectory and read choices, `[TRAJECTORIES, stratum,
+/// question]` and `[READS, stratum, question, trajectory]` (question and trajectory as
+/// positions in the stratum). Far from the simulator's small tags.
+const TRAJECTORIES: u64 = 0x5_11CE_0001;
+const READS: u64 = 0x5_11CE_0002;
+
+/// One kept question: its id and its kept trajectories, each with its kept reads (labels).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuestionSlice {
+    pub question: String,
+    pub trajectories: Vec<(String, Vec<String>)>,
+}
 
 /// The cells kept in one stratum.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StratumSlice {
     pub name: String,
     /// Kept questions, in the order they were chosen.
-    pub questions: Vec<String>,
-    pub trajectories: Vec<String>,
-    pub reads: Vec<String>,
+    pub questions: Vec<QuestionSlice>,
 }
 
 /// The cells of the sub-panel, stratum by stratum.
@@ -41,8 +57,23 @@ impl Slice {
     }
 }
 
-/// Chooses the cells: `questions[d]` questions of stratum d, the first `t` trajectories and
-/// the first `r` reads; questions in file order, or in the seeded order when `seed` is given.
+/// `k` of the positions `0..n`, in increasing order: the first `k`, or with a stream the
+/// `k` with the smallest random keys (a uniformly random subset).
+fn choose(n: usize, k: usize, stream: Option<KeyedStream>) -> Vec<usize> {
+    let Some(mut stream) = stream else {
+        return (0..k).collect();
+    };
+    let keys: Vec<u64> = (0..n).map(|_| stream.next_u64()).collect();
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by_key(|&i| (keys[i], i));
+    idx.truncate(k);
+    idx.sort_unstable();
+    idx
+}
+
+/// Chooses the cells: `questions[d]` questions of stratum d, `t` trajectories of each and `r`
+/// reads of each trajectory; the first ones, or with `seed` the seeded question order and
+/// (unless `first_cells`) a seeded choice of trajectories and reads.
 ///
 /// # Errors
 /// [`Error::Usage`] when a stratum has fewer questions, trajectories or reads than asked for,
@@ -53,6 +84,7 @@ pub fn select(
     t: usize,
     r: usize,
     seed: Option<u64>,
+    first_cells: bool,
 ) -> Result<Slice> {
     if questions.len() != strata.len() {
         return Err(Error::Usage(format!(
@@ -62,9 +94,11 @@ pub fn select(
         )));
     }
     let order = question_order(strata, seed);
+    let cell_seed = seed.filter(|_| !first_cells);
+    let stream = |tags: &[u64]| cell_seed.map(|s| KeyedStream::new(s, tags));
     let mut out = Vec::with_capacity(strata.len());
     let mut keys = HashSet::new();
-    for ((s, &q), order) in strata.iter().zip(questions).zip(order) {
+    for (d, ((s, &q), order)) in strata.iter().zip(questions).zip(order).enumerate() {
         for (what, want, have) in [
             ("questions", q, s.q()),
             ("trajectories", t, s.t()),
@@ -77,18 +111,30 @@ pub fn select(
                 )));
             }
         }
-        let slice = StratumSlice {
+        let mut slice = StratumSlice {
             name: s.name.clone(),
-            questions: order[..q].iter().map(|&i| s.questions[i].clone()).collect(),
-            trajectories: s.trajectories[..t].to_vec(),
-            reads: s.reads[..r].to_vec(),
+            questions: Vec::with_capacity(q),
         };
-        for qn in &slice.questions {
-            for tn in &slice.trajectories {
-                for rn in &slice.reads {
-                    keys.insert((s.name.clone(), qn.clone(), tn.clone(), rn.clone()));
+        for &qi in &order[..q] {
+            let (dq, qq) = (d as u64, qi as u64);
+            let trajectories = choose(s.t(), t, stream(&[TRAJECTORIES, dq, qq]))
+                .into_iter()
+                .map(|ti| {
+                    let reads = choose(s.r(), r, stream(&[READS, dq, qq, ti as u64]));
+                    let reads: Vec<String> = reads.iter().map(|&ri| s.reads[ri].clone()).collect();
+                    (s.trajectories[ti].clone(), reads)
+                })
+                .collect();
+            let qs = QuestionSlice {
+                question: s.questions[qi].clone(),
+                trajectories,
+            };
+            for (tn, reads) in &qs.trajectories {
+                for rn in reads {
+                    keys.insert((s.name.clone(), qs.question.clone(), tn.clone(), rn.clone()));
                 }
             }
+            slice.questions.push(qs);
         }
         out.push(slice);
     }
@@ -111,32 +157,108 @@ mod tests {
         }
     }
 
+    /// The kept (question, trajectory, reads) of stratum `d`.
+    fn cells(s: &Slice, d: usize) -> Vec<(String, String, Vec<String>)> {
+        s.strata[d]
+            .questions
+            .iter()
+            .flat_map(|q| {
+                q.trajectories
+                    .iter()
+                    .map(|(t, r)| (q.question.clone(), t.clone(), r.clone()))
+            })
+            .collect()
+    }
+
     #[test]
     fn first_cells_and_limits() {
         let strata = [stratum("a", 4, 3, 2), stratum("b", 3, 3, 2)];
-        let s = select(&strata, &[2, 3], 2, 1, None).unwrap();
-        assert_eq!(s.strata[0].questions, ["a0", "a1"]);
-        assert_eq!(s.strata[1].questions, ["b0", "b1", "b2"]);
-        assert_eq!(s.strata[0].trajectories, ["0", "1"]);
-        assert_eq!(s.strata[0].reads, ["0"]);
+        let s = select(&strata, &[2, 3], 2, 1, None, false).unwrap();
+        let names = |d: usize| -> Vec<String> {
+            s.strata[d]
+                .questions
+                .iter()
+                .map(|q| q.question.clone())
+                .collect()
+        };
+        assert_eq!(names(0), ["a0", "a1"]);
+        assert_eq!(names(1), ["b0", "b1", "b2"]);
+        let one = |t: &str| (t.to_string(), vec!["0".to_string()]);
+        assert_eq!(s.strata[0].questions[1].trajectories, [one("0"), one("1")]);
         assert!(s.contains("a", "a1", "1", "0"));
         assert!(!s.contains("a", "a2", "0", "0"));
         assert!(!s.contains("a", "a0", "2", "0"));
         assert!(!s.contains("a", "a0", "0", "1"));
         assert!(!s.contains("b", "a0", "0", "0"));
         assert_eq!(s.keys.len(), 2 * 2 + 3 * 2);
-        let e = select(&strata, &[5, 3], 2, 1, None)
+        let e = select(&strata, &[5, 3], 2, 1, None, false)
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("stratum 'a' has 4 questions, fewer than the 5"),
             "{e}"
         );
-        assert!(select(&strata, &[1, 1], 1, 3, None).is_err());
-        // Seeded: the questions `allocate --order-seed` takes first.
-        let seeded = select(&strata, &[2, 3], 1, 1, Some(7)).unwrap();
+        assert!(select(&strata, &[1, 1], 1, 3, None, false).is_err());
+        // Seeded with first cells: the questions `allocate --order-seed` takes first, and
+        // the first trajectories and reads (what `allocate` measures).
+        let seeded = select(&strata, &[2, 3], 1, 1, Some(7), true).unwrap();
         let order = question_order(&strata, Some(7));
-        assert_eq!(seeded.strata[0].questions[0], format!("a{}", order[0][0]));
-        assert_eq!(seeded.strata[0].questions[1], format!("a{}", order[0][1]));
+        for (q, i) in seeded.strata[0].questions.iter().zip(&order[0]) {
+            assert_eq!(q.question, format!("a{i}"));
+            assert_eq!(q.trajectories, [one("0")]);
+        }
+    }
+
+    #[test]
+    fn a_seed_chooses_trajectories_and_reads_per_question() {
+        let strata = [stratum("a", 40, 5, 4)];
+        let first = select(&strata, &[40], 2, 3, Some(3), true).unwrap();
+        let seeded = select(&strata, &[40], 2, 3, Some(3), false).unwrap();
+        // The same questions in the same order either way.
+        let qs = |s: &Slice| -> Vec<String> {
+            s.strata[0]
+                .questions
+                .iter()
+                .map(|q| q.question.clone())
+                .collect()
+        };
+        assert_eq!(qs(&first), qs(&seeded));
+        let c = cells(&seeded, 0);
+        assert_eq!(c.len(), 40 * 2);
+        assert_eq!(seeded.keys.len(), 40 * 2 * 3);
+        let labels = |n: usize| -> Vec<String> { (0..n).map(|i| i.to_string()).collect() };
+        for q in &seeded.strata[0].questions {
+            // T distinct trajectories in label order, each with R distinct reads in order.
+            let t: Vec<&String> = q.trajectories.iter().map(|(t, _)| t).collect();
+            assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
+            for (_, reads) in &q.trajectories {
+                assert_eq!(reads.len(), 3);
+                assert!(reads.windows(2).all(|w| w[0] < w[1]), "{reads:?}");
+            }
+        }
+        // Choices vary between questions and trajectories, and are not the first ones.
+        let tsets: HashSet<Vec<String>> = seeded.strata[0]
+            .questions
+            .iter()
+            .map(|q| q.trajectories.iter().map(|(t, _)| t.clone()).collect())
+            .collect();
+        assert!(tsets.len() > 3, "{tsets:?}");
+        let rsets: HashSet<&Vec<String>> = c.iter().map(|(_, _, r)| r).collect();
+        assert_eq!(rsets.len(), 4, "all 4 choices of 3 reads of 4 appear");
+        assert_ne!(cells(&first, 0), c);
+        assert!(cells(&first, 0)
+            .iter()
+            .all(|(_, t, r)| (t == "0" || t == "1") && r == &labels(3)));
+        // Each trajectory label is kept in a binomial(40, 2/5) number of questions: 16
+        // expected, sd 3.1; the bounds are 16 ± 3.9 sd.
+        for label in labels(5) {
+            let n = c.iter().filter(|(_, t, _)| *t == label).count();
+            assert!((4..=28).contains(&n), "trajectory {label}: {n}");
+        }
+        // Reproducible, and another seed chooses otherwise.
+        let again = select(&strata, &[40], 2, 3, Some(3), false).unwrap();
+        assert_eq!(cells(&again, 0), c);
+        let other = select(&strata, &[40], 2, 3, Some(4), false).unwrap();
+        assert_ne!(cells(&other, 0), c);
     }
 }

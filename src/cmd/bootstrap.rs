@@ -10,19 +10,22 @@ use ragstats::panel::StratumStats;
 use ragstats::resample::summary::{Method, Summary};
 
 use super::common::{
-    csv_num, design_cells, num, print_json, summary_cells, undefined_because, write_csv, Format,
-    PanelOptions, Table,
+    by_selector, csv_num, design_cells, num, print_json, summary_cells, undefined_because,
+    write_csv, By, Format, PanelOptions, Table,
 };
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats bootstrap`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Panel file (CSV or JSONL, one row per read).
     pub panel: PathBuf,
     #[command(flatten)]
     pub opts: PanelOptions,
+    /// Report each selector of the panel's `selector` column, then their average.
+    #[arg(long, value_enum, value_name = "selector")]
+    pub by: Option<By>,
     #[command(flatten)]
     pub resample: ResampleArgs,
     /// Compute only replicates A..B of the run (for sharding; merge the shards with `stats merge`).
@@ -41,7 +44,7 @@ pub struct Args {
     #[arg(long)]
     pub pooled: bool,
     /// Write every replicate's statistics to FILE (merge shards with `stats merge`).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "by")]
     pub replicates_out: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -89,6 +92,19 @@ flag_enum! {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.by == Some(By::Selector) {
+        return by_selector(&args.panel, &args.opts, args.format, |opts| {
+            run_one(Args {
+                opts,
+                by: None,
+                ..args.clone()
+            })
+        });
+    }
+    run_one(args)
+}
+
+fn run_one(args: Args) -> anyhow::Result<u8> {
     if !args.designs.is_empty() && !args.components {
         return Err(UsageError(
             "--design needs --components (forecasts are refitted from the components)".into(),

@@ -1,7 +1,7 @@
 //! Flags and output helpers shared by several commands.
 
 use clap::ValueEnum;
-use ragstats::panel::{load_panel, LoadOptions, Panel};
+use ragstats::panel::{load_panel, LoadOptions, Panel, SelectorChoice};
 use ragstats::resample::summary::Summary;
 
 /// Output format of a command's result.
@@ -32,6 +32,11 @@ pub struct PanelOptions {
     /// cells; each listed on stderr) instead of fitting them by REML or failing.
     #[arg(long)]
     pub drop_incomplete: bool,
+    /// With a `selector` column: analyse one selector's rows, or `average`: per question ×
+    /// trajectory × read cell the mean over the panel's selectors (then arms are
+    /// contrasted). The default when the panel has several selectors is `average`.
+    #[arg(long, value_name = "NAME|average")]
+    pub selector: Option<SelectorChoice>,
 }
 
 impl PanelOptions {
@@ -70,6 +75,7 @@ impl PanelOptions {
                 drop_incomplete: self.drop_incomplete,
                 allow_unbalanced,
                 filter: None,
+                selector: self.selector.clone(),
             },
         )
     }
@@ -78,6 +84,7 @@ impl PanelOptions {
     /// `--drop-incomplete` dropped, if any.
     pub fn load_noting_drops(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
         let panel = self.load(path)?;
+        self.note_selector(&panel);
         note_drops(&panel);
         Ok(panel)
     }
@@ -86,12 +93,150 @@ impl PanelOptions {
     /// were dropped, or which differ from their stratum's design and are fitted as they are.
     pub fn load_unbalanced_noting(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
         let panel = self.load_unbalanced(path)?;
+        self.note_selector(&panel);
         note_drops(&panel);
         for n in panel.strata.iter().flat_map(|s| &s.notes) {
             eprintln!("note: {n}");
         }
         Ok(panel)
     }
+}
+
+impl PanelOptions {
+    /// Says on stderr when the selector average was chosen because no `--selector` was given.
+    pub fn note_selector(&self, panel: &Panel) {
+        if self.selector.is_none() && panel.selectors.len() > 1 {
+            eprintln!(
+                "note: the panel has {} selectors ({}); analysing their mean per cell \
+                 (--selector average); --selector NAME analyses one, --by selector each",
+                panel.selectors.len(),
+                panel.selectors.join(", ")
+            );
+        }
+    }
+}
+
+/// `--by`: report one section per value of a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum By {
+    /// One section per selector of the panel's `selector` column, then their average.
+    Selector,
+}
+
+/// The values of `path`'s `selector` column in order of first appearance (empty values
+/// skipped; an empty list when there is no such column).
+fn selectors_of(path: &std::path::Path) -> ragstats::Result<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    for r in ragstats::panel::records::read_records(path, &["selector"], &[])? {
+        if let Some(s) = r.fields.into_iter().next().flatten() {
+            let s = s.trim().to_string();
+            if !s.is_empty() && !names.contains(&s) {
+                names.push(s);
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// Runs a command once per selector of `path` and once for the selector average (when
+/// there are several), with `--selector` set accordingly, and prints the sections together
+/// ([`print_sections`] by `selector`).
+/// Returns the largest exit code of the runs.
+///
+/// # Errors
+/// A usage error with `--selector` or without a `selector` column; any run's error.
+pub fn by_selector(
+    path: &std::path::Path,
+    opts: &PanelOptions,
+    format: Format,
+    mut run: impl FnMut(PanelOptions) -> anyhow::Result<u8>,
+) -> anyhow::Result<u8> {
+    if opts.selector.is_some() {
+        return Err(super::UsageError(
+            "--by selector reports every selector; drop --selector".into(),
+        )
+        .into());
+    }
+    let names = selectors_of(path)?;
+    if names.is_empty() {
+        return Err(super::UsageError(format!(
+            "--by selector: {} has no 'selector' column",
+            path.display()
+        ))
+        .into());
+    }
+    let mut choices: Vec<(String, SelectorChoice)> = names
+        .iter()
+        .map(|n| (n.clone(), SelectorChoice::One(n.clone())))
+        .collect();
+    if names.len() > 1 {
+        choices.push((SelectorChoice::AVERAGE.into(), SelectorChoice::Average));
+    }
+    let mut code = 0;
+    let mut sections = Vec::new();
+    for (name, choice) in choices {
+        let mut o = opts.clone();
+        o.selector = Some(choice);
+        let (c, bytes) = super::out::capture(|| run(o))?;
+        code = code.max(c);
+        sections.push((name, bytes));
+    }
+    print_sections("selector", &sections, format)?;
+    Ok(code)
+}
+
+/// Prints the captured outputs of one command run per value of `by` (each `(value,
+/// output)`) as one output: tables one after another under a `BY: VALUE` line, CSV with a
+/// leading `BY` column, JSON as `{"by": BY, "results": [{BY: VALUE, "result": …}]}`.
+///
+/// # Errors
+/// A section that is not the CSV or JSON it should be; the write error.
+pub fn print_sections(
+    by: &str,
+    sections: &[(String, Vec<u8>)],
+    format: Format,
+) -> anyhow::Result<()> {
+    match format {
+        Format::Table => {
+            for (i, (name, bytes)) in sections.iter().enumerate() {
+                if i > 0 {
+                    super::out::write_bytes(b"\n")?;
+                }
+                super::out::write_bytes(format!("{by}: {name}\n").as_bytes())?;
+                super::out::write_bytes(bytes)?;
+            }
+        }
+        Format::Csv => {
+            let mut header: Option<Vec<String>> = None;
+            let mut rows = Vec::new();
+            for (name, bytes) in sections {
+                let mut rdr = csv::Reader::from_reader(bytes.as_slice());
+                let h: Vec<String> = rdr.headers()?.iter().map(String::from).collect();
+                header.get_or_insert(h);
+                for rec in rdr.records() {
+                    let mut row = vec![name.clone()];
+                    row.extend(rec?.iter().map(String::from));
+                    rows.push(row);
+                }
+            }
+            let mut h = vec![by];
+            h.extend(header.iter().flatten().map(String::as_str));
+            write_csv(&h, &rows)?;
+        }
+        Format::Json => {
+            let results = sections
+                .iter()
+                .map(|(name, bytes)| {
+                    Ok(serde_json::json!({
+                        by: name,
+                        "result": serde_json::from_slice::<serde_json::Value>(bytes)?,
+                    }))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            print_json(&serde_json::json!({ "by": by, "results": results }))?;
+        }
+    }
+    Ok(())
 }
 
 /// Says on stderr which questions `--drop-incomplete` dropped, if any.

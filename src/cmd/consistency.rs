@@ -104,6 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             drop_incomplete: args.opts.drop_incomplete,
             allow_unbalanced: false,
             filter: Some((args.by.clone(), g.clone())),
+            selector: args.opts.selector.clone(),
         };
         panels.push((g.clone(), load_panel(&args.reads, &opts)?));
     }

@@ -11,28 +11,32 @@ use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
 
 use super::common::{
-    csv_num, design_cells, fixed, num, opt_num, print_json, undefined_because, write_csv, Format,
-    PanelOptions, Table,
+    by_selector, csv_num, design_cells, fixed, num, opt_num, print_json, print_sections,
+    undefined_because, write_csv, By, Format, PanelOptions, Table,
 };
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats efficiency`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Panel file (CSV or JSONL, one row per read).
     pub panel: PathBuf,
     #[command(flatten)]
     pub opts: PanelOptions,
+    /// Report each selector of the panel's `selector` column, then their average.
+    #[arg(long, value_enum, value_name = "selector")]
+    pub by: Option<By>,
     /// Cost ledger of the panel (JSONL).
     #[arg(long, value_name = "FILE")]
     pub ledger: PathBuf,
     /// Prices (TOML); needed for --currency usd.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
-    /// What the budget is counted in.
-    #[arg(long, value_enum, default_value_t = CurrencyArg::Tokens)]
-    pub currency: CurrencyArg,
+    /// What the budget is counted in; `tokens,usd` reports both from one run (the same
+    /// seed, so the same bootstrap resamples), one section per currency.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "tokens")]
+    pub currency: Vec<CurrencyArg>,
     /// Search price in USD per 1,000 requests for --currency usd (default: the prices file's).
     #[arg(long, value_name = "USD", value_parser = super::cost::price_flag)]
     pub search_price: Option<f64>,
@@ -119,13 +123,52 @@ pub fn panel_costs(
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.by == Some(By::Selector) {
+        return by_selector(&args.panel, &args.opts, args.format, |opts| {
+            by_currency(Args {
+                opts,
+                by: None,
+                ..args.clone()
+            })
+        });
+    }
+    by_currency(args)
+}
+
+/// Runs one analysis per currency asked for: one as before, several as sections.
+fn by_currency(args: Args) -> anyhow::Result<u8> {
+    let mut currencies = args.currency.clone();
+    currencies.dedup();
+    if currencies.len() == 1 {
+        return run_one(args, currencies[0]);
+    }
+    let mut sections = Vec::new();
+    let mut code = 0;
+    for c in currencies {
+        let (rc, bytes) = super::out::capture(|| run_one(args.clone(), c))?;
+        code = code.max(rc);
+        sections.push((unit(c).to_string(), bytes));
+    }
+    print_sections("currency", &sections, args.format)?;
+    Ok(code)
+}
+
+/// How a currency is named in outputs.
+fn unit(c: CurrencyArg) -> &'static str {
+    match c {
+        CurrencyArg::Tokens => "tokens",
+        CurrencyArg::Usd => "USD",
+    }
+}
+
+fn run_one(args: Args, currency: CurrencyArg) -> anyhow::Result<u8> {
     let range = 0..args.resample.replicates()?;
     let panel = args.opts.load_noting_drops(&args.panel)?;
     let (costs, read_costs) = panel_costs(
         &panel,
         &args.ledger,
         args.prices.as_deref(),
-        args.currency,
+        currency,
         args.search_price,
     )?;
     let engine = args
@@ -152,10 +195,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         inputs.extend(args.prices.as_deref());
         super::figure::write_svg(p, &svg, &inputs)?;
     }
-    let unit = match args.currency {
-        CurrencyArg::Tokens => "tokens",
-        CurrencyArg::Usd => "USD",
-    };
+    let unit = unit(currency);
     match args.format {
         Format::Json => {
             let mut v = serde_json::to_value(&report)?;

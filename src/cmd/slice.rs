@@ -1,5 +1,5 @@
-//! `stats slice`: the sub-panel of a design Q:T:R written as a panel file (every arm and
-//! column of the kept rows), so a measured allocation is analysed like any panel.
+//! `stats slice`: the sub-panel of a design Q:T:R written as a panel file (every arm,
+//! selector and column of the kept rows), so a measured allocation is analysed like any panel.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,10 +28,13 @@ pub struct Args {
     /// Q of a Q:T:R design is the count in every stratum, not the total.
     #[arg(long)]
     pub per_stratum: bool,
-    /// Take questions in the seeded order of `allocate --order-seed S` instead of file order.
-    #[arg(long, value_name = "S", conflicts_with = "first")]
+    /// Seeded choice: questions in the seeded order of `allocate --order-seed S`, and for
+    /// each question a seeded choice of T of its trajectories and of R reads of each.
+    #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Take the first questions in file order (the default).
+    /// Keep the first T trajectories and R reads (label order) of each question (the default
+    /// without --seed, where the questions are the first in file order too; with --seed the
+    /// sub-panel `allocate --order-seed S` measures).
     #[arg(long)]
     pub first: bool,
     /// Where to write the sub-panel, in the input's format (CSV, or JSONL for a .jsonl/.json
@@ -100,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     };
     let panel = args.opts.load_noting_drops(&args.panel)?;
     let q = counts(&panel, &spec, args.per_stratum)?;
-    let slice = select(&panel.strata, &q, t, r, args.seed)?;
+    let slice = select(&panel.strata, &q, t, r, args.seed, args.first)?;
     let rows = write_rows(&args.panel, &slice, &args.out)
         .with_context(|| format!("writing {}", args.out.display()))?;
     let parts: Vec<String> = slice
@@ -111,10 +114,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     eprintln!(
         "wrote {rows} rows of design {}:{t}:{r} ({}) to {}",
         parts.join(","),
-        if args.seed.is_some() {
-            "seeded question order"
-        } else {
-            "first questions"
+        match (args.seed, args.first) {
+            (Some(_), false) => "seeded questions, trajectories and reads",
+            (Some(_), true) => "seeded questions, first trajectories and reads",
+            (None, _) => "first questions, trajectories and reads",
         },
         args.out.display()
     );

@@ -9,16 +9,19 @@ use ragstats::components::variance::{
 use ragstats::panel::Panel;
 
 use super::common::{
-    design_cells, num, opt_num, print_json, write_csv, Format, PanelOptions, Table,
+    by_selector, design_cells, num, opt_num, print_json, write_csv, By, Format, PanelOptions, Table,
 };
 
 /// Flags of `stats variance`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Panel file (CSV or JSONL, one row per read).
     pub panel: PathBuf,
     #[command(flatten)]
     pub opts: PanelOptions,
+    /// Report each selector of the panel's `selector` column, then their average.
+    #[arg(long, value_enum, value_name = "selector")]
+    pub by: Option<By>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -34,6 +37,19 @@ pub fn report_for(panel: &Panel) -> ragstats::Result<VarianceReport> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.by == Some(By::Selector) {
+        return by_selector(&args.panel, &args.opts, args.format, |opts| {
+            run_one(Args {
+                opts,
+                by: None,
+                ..args.clone()
+            })
+        });
+    }
+    run_one(args)
+}
+
+fn run_one(args: Args) -> anyhow::Result<u8> {
     let panel = args.opts.load_unbalanced_noting(&args.panel)?;
     let report = report_for(&panel)?;
     if let Some(p) = &args.plot {

@@ -1,5 +1,6 @@
 //! Loading a panel file into a validated [`Panel`]: read the rows ([`super::read`]), choose
-//! the arms and pair the cells ([`super::pairing`]), then group them into strata
+//! the arms ([`super::pairing`]) and the selector ([`super::selectors`]), pair the cells,
+//! then group them into strata
 //! ([`super::strata`], [`super::balance`]).
 
 use std::path::{Path, PathBuf};
@@ -7,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::balance::{fill_stratum, Policy};
 use super::pairing::{pair_cells, select_arms};
 use super::read::read_rows;
+use super::selectors::{choose_selector, SelectorChoice};
 use super::strata::{group, labels};
 use super::Panel;
 use crate::{Error, Result};
@@ -28,21 +30,34 @@ pub struct LoadOptions {
     pub allow_unbalanced: bool,
     /// Keep only rows whose column (first) has this value (second), e.g. one temperature.
     pub filter: Option<(String, String)>,
+    /// One selector's rows, or their mean per cell; `None`: the mean when the panel has
+    /// several selectors (see [`SelectorChoice`]).
+    pub selector: Option<SelectorChoice>,
 }
 
 /// Loads a panel from CSV (`.csv`, or anything not `.jsonl`/`.json`) or JSONL.
 ///
 /// # Errors
 /// [`Error::Input`] naming the file, line and problem for: a missing column, a non-numeric
-/// or non-finite score, a duplicate cell, an unpaired arm cell, an unknown arm, an
-/// unbalanced question (unless `drop_incomplete` or `allow_unbalanced`); [`Error::Io`] when the file cannot be read.
+/// or non-finite score, a duplicate cell, an unpaired arm cell, an unknown arm or selector,
+/// a cell lacking one of the selectors to be averaged, an unbalanced question (unless `drop_incomplete` or `allow_unbalanced`); [`Error::Io`] when the file cannot be read.
 pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
     let (mut raw, metric) = read_rows(path, opts)?;
     if raw.rows.is_empty() {
         return Err(Error::input(path, None, "the panel has no rows"));
     }
     let (outcome, pair) = select_arms(path, &mut raw, &metric, opts)?;
-    let cells = pair_cells(path, &mut raw, pair, opts.drop_incomplete)?;
+    let (outcome, incomplete) = choose_selector(
+        path,
+        &mut raw,
+        outcome,
+        opts.selector.as_ref(),
+        opts.drop_incomplete,
+    )?;
+    let mut cells = pair_cells(path, &mut raw, pair, opts.drop_incomplete)?;
+    for (question, why) in incomplete {
+        cells.unpaired.entry(question).or_insert(why);
+    }
     let mut strata = Vec::new();
     for (d, groups) in group(&cells.cells) {
         let labels = labels(&raw, &cells.cells, &groups);
@@ -63,6 +78,7 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
         source: PathBuf::from(path),
         metric,
         outcome,
+        selectors: raw.selectors.names,
         strata,
     })
 }

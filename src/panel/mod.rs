@@ -2,11 +2,12 @@
 //! per-question sufficient statistics every analysis starts from.
 //!
 //! A panel is long format, one row per read: `dataset` (the stratum), `question`,
-//! `trajectory`, `read`, optionally `arm`, and numeric score columns. After loading, each
-//! stratum holds one outcome per cell (a score, or with `--contrast B-A` the paired
-//! difference score(B) − score(A)): a balanced Q × T × R array when every question has the
-//! stratum's T trajectories of R reads, else (when the caller accepts unbalanced strata) the
-//! questions nested as they are, with notes naming the questions that differ.
+//! `trajectory`, `read`, optionally `arm` and `selector`, and numeric score columns. After
+//! loading, each stratum holds one outcome per cell (a score, or with `--contrast B-A` the
+//! paired difference score(B) − score(A); of one selector, or of the mean over selectors): a
+//! balanced Q × T × R array when every question has the stratum's T trajectories of R reads,
+//! else (when the caller accepts unbalanced strata) the questions nested as they are, with
+//! notes naming the questions that differ.
 //!
 //! Trajectory labels are nested in questions and read labels in trajectories: only the
 //! grouping and the counts matter, so labels unique per question (e.g. uuids) are fine.
@@ -17,10 +18,12 @@ mod pairing;
 mod raw;
 mod read;
 pub mod records;
+mod selectors;
 mod strata;
 mod suffstats;
 
 pub use load::{load_panel, LoadOptions};
+pub use selectors::SelectorChoice;
 pub use suffstats::{QuestionStats, StratumStats};
 
 use std::path::PathBuf;
@@ -34,6 +37,8 @@ pub struct Panel {
     pub metric: String,
     /// What the outcome is: the metric itself, one arm's metric, or a contrast `B-A`.
     pub outcome: String,
+    /// The values of the `selector` column in order of first appearance (empty without one).
+    pub selectors: Vec<String>,
     /// Strata in order of first appearance in the file.
     pub strata: Vec<Stratum>,
 }

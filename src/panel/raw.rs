@@ -1,7 +1,7 @@
 //! Rows as read from a panel file, reduced to interned keys.
 //!
 //! Each row becomes a small fixed-size record (interned keys, the score and the line
-//! number, 32 bytes), so a 10-million-row panel needs a few hundred MB, not the text it
+//! number, 40 bytes), so a 10-million-row panel needs a few hundred MB, not the text it
 //! came from.
 
 use std::collections::HashMap;
@@ -13,7 +13,10 @@ use crate::{Error, Result};
 /// The arm id of a row without an arm.
 pub(super) const NO_ARM: u32 = u32::MAX;
 
-/// One row reduced to interned keys: 32 bytes whatever the text looked like.
+/// The selector id of a row without a selector (or of a row averaged over selectors).
+pub(super) const NO_SELECTOR: u32 = u32::MAX;
+
+/// One row reduced to interned keys: 40 bytes whatever the text looked like.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RawRow {
     pub dataset: u32,
@@ -21,6 +24,7 @@ pub(super) struct RawRow {
     pub trajectory: u32,
     pub read: u32,
     pub arm: u32,
+    pub selector: u32,
     pub line: u32,
     pub value: f64,
 }
@@ -69,6 +73,8 @@ pub(super) struct RowKeys<'a> {
     pub trajectory: Option<&'a str>,
     pub read: Option<&'a str>,
     pub arm: Option<&'a str>,
+    /// `None` also when the value is empty.
+    pub selector: Option<&'a str>,
 }
 
 /// Interned keys plus rows, as read from the file.
@@ -79,6 +85,7 @@ pub(super) struct RawPanel {
     pub trajectories: Interner,
     pub reads: Interner,
     pub arms: Interner,
+    pub selectors: Interner,
     pub rows: Vec<RawRow>,
     pub has_dataset: bool,
 }
@@ -101,6 +108,11 @@ impl RawPanel {
             trajectory: self.trajectories.id(keys.trajectory.unwrap_or("0")),
             read: self.reads.id(keys.read.unwrap_or("0")),
             arm: keys.arm.map(|a| self.arms.id(a)).unwrap_or(NO_ARM),
+            selector: keys
+                .selector
+                .filter(|s| !s.is_empty())
+                .map(|s| self.selectors.id(s))
+                .unwrap_or(NO_SELECTOR),
             line: line32,
             value,
         };
@@ -108,7 +120,7 @@ impl RawPanel {
         Ok(())
     }
 
-    /// `dataset=…, question=…, trajectory=…, read=…, arm=…` of a row, for messages.
+    /// `dataset=…, question=…, trajectory=…, read=…, arm=…, selector=…` of a row, for messages.
     pub fn describe(&self, r: &RawRow) -> String {
         let mut s = String::new();
         if self.has_dataset {
@@ -122,6 +134,9 @@ impl RawPanel {
         ));
         if r.arm != NO_ARM {
             s.push_str(&format!(", arm={}", self.arms.echo(r.arm)));
+        }
+        if r.selector != NO_SELECTOR {
+            s.push_str(&format!(", selector={}", self.selectors.echo(r.selector)));
         }
         s
     }

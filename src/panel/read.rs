@@ -10,7 +10,14 @@ use crate::io::jsonl::{echo, scalar_text};
 use crate::io::{clip, clip_list, is_jsonl, CsvReader, JsonlReader};
 use crate::{Error, Result};
 
-const KEY_COLUMNS: [&str; 5] = ["dataset", "question", "trajectory", "read", "arm"];
+const KEY_COLUMNS: [&str; 6] = [
+    "dataset",
+    "question",
+    "trajectory",
+    "read",
+    "arm",
+    "selector",
+];
 
 /// Reads every row of `path` (JSONL when [`is_jsonl`], else CSV) that passes the filter,
 /// and the name of the score column.
@@ -68,6 +75,7 @@ struct Columns {
     trajectory: Option<usize>,
     read: Option<usize>,
     arm: Option<usize>,
+    selector: Option<usize>,
     metric: usize,
 }
 
@@ -129,6 +137,7 @@ fn read_csv(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
         trajectory: rdr.column("trajectory"),
         read: rdr.column("read"),
         arm: rdr.column("arm"),
+        selector: rdr.column("selector"),
         metric: rdr.column(&metric).expect("metric chosen from header"),
     };
     let filter = match &opts.filter {
@@ -153,6 +162,7 @@ fn read_csv(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
             trajectory: get(cols.trajectory),
             read: get(cols.read),
             arm: get(cols.arm),
+            selector: get(cols.selector),
         };
         raw.push(path, line, keys, value)?;
     }
@@ -251,11 +261,12 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
         if let Some(m) = crate::io::magnitude_error(&format!("score '{}'", clip(&metric)), value) {
             return Err(Error::input(path, Some(lineno), m));
         }
-        let (d, t, r, a) = (
+        let (d, t, r, a, sel) = (
             key("dataset")?,
             key("trajectory")?,
             key("read")?,
             key("arm")?,
+            key("selector")?,
         );
         let keys = RowKeys {
             dataset: d.as_deref(),
@@ -263,6 +274,7 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
             trajectory: t.as_deref(),
             read: r.as_deref(),
             arm: a.as_deref(),
+            selector: sel.as_deref(),
         };
         raw.push(path, lineno, keys, value)?;
     }
