@@ -11,6 +11,7 @@
 //! | 1 input | [`panel`], [`ledger`], [`questions`] | loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices; QA questions and corpora |
 //! | 2 engine | [`gpu`], [`resample`] | wgpu plumbing; resample-and-sum on CPU or GPU |
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`], [`search`] | everything a command reports; search backends |
+//! | 4 pipelines | [`run`] | the agentic RAG runner built on the analyses (planner, search, selectors, reader, audit) |
 //!
 //! Commands (the `stats` binary, `src/cmd/`) sit above all of them. The library never
 //! prints and does not depend on clap.
@@ -31,6 +32,7 @@ pub mod qa_scoring;
 pub mod questions;
 pub mod resample;
 pub mod rng;
+pub mod run;
 pub mod search;
 pub mod sim;
 

@@ -26,6 +26,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("sim", 3),
     ("llm", 3),
     ("search", 3),
+    ("run", 4),
 ];
 
 /// Files of the `stats` binary (the command layer, above every library module).
