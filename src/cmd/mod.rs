@@ -54,10 +54,12 @@ pub mod cost;
 pub mod efficiency;
 pub mod endpoint;
 pub mod forecast;
+pub mod index;
 pub mod llm;
 pub mod mcq;
 pub mod merge;
 pub mod out;
+pub mod questions;
 pub mod resample;
 pub mod score_answers;
 pub mod simulate;
@@ -150,6 +152,16 @@ pub enum Command {
         after_help = "Examples:\n  stats slice data/demo/panel.csv --contrast adaptive-open --design 446:2:1 --out a.csv\n  stats slice data/demo/panel.csv --contrast adaptive-open --design 24:5:2 --per-stratum --seed 1 --out depth.csv"
     )]
     Slice(slice::Args),
+    /// Build a local BM25 search index (tantivy) from a corpus JSONL, or search a backend.
+    #[command(
+        after_help = "Examples:\n  stats index build data/qa/corpus.jsonl --out idx/\n  stats index search local:idx/ \"Scott Derrickson nationality\" --k 5"
+    )]
+    Index(index::Args),
+    /// Convert HotpotQA / MuSiQue files as published into questions JSONL and a corpus JSONL.
+    #[command(
+        after_help = "Example:\n  stats questions convert data/qa/hotpotqa.json data/qa/musique.json --out data/qa/questions.jsonl --corpus-out data/qa/corpus.jsonl"
+    )]
+    Questions(questions::Args),
 }
 
 /// Runs the chosen command; returns the process exit code on success.
@@ -171,5 +183,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Mcq(a) => mcq::run(a),
         Command::Subsets(a) => subsets::run(a),
         Command::Slice(a) => slice::run(a),
+        Command::Index(a) => index::run(a),
+        Command::Questions(a) => questions::run(a),
     }
 }

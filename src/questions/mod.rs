@@ -7,6 +7,11 @@
 //! paragraphs by corpus document id, so "did the packet contain gold evidence" is a set
 //! lookup, never a fuzzy text match.
 
+pub mod corpus;
+pub mod read;
+
+pub use read::{read_questions, write_questions, Format, Loaded};
+
 use serde::{Deserialize, Serialize};
 
 /// Which dataset (and so which official scorer) a question belongs to.
