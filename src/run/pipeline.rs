@@ -443,10 +443,9 @@ impl<S: Searcher> Ctx<S> {
         row.cached_input_tokens = u.and_then(|u| u.cached_prompt_tokens);
         row.output_tokens = u.and_then(|u| u.completion_tokens);
         row.reasoning_tokens = u.and_then(|u| u.reasoning_tokens);
-        row.key = Some(Label::Text(format!(
-            "llm:{}",
-            &cache_key(self.client.base_url(), req)[..16]
-        )));
+        // The cache key without the base URL: within a run the endpoint is fixed, and the
+        // ledger of a run then does not depend on the port or host it was served from.
+        row.key = Some(Label::Text(format!("llm:{}", &cache_key("", req)[..16])));
         row.id = Some(req.id.clone());
         row.sample = Some(req.sample);
         row
@@ -467,6 +466,22 @@ impl Planned {
             log: self.log.clone(),
             planner_row: self.planner_row.clone(),
             search_row: self.search_row.clone(),
+        }
+    }
+}
+
+impl Searcher for crate::search::Search {
+    fn name(&self) -> String {
+        crate::search::Search::name(self)
+    }
+
+    fn search(&self, query: &str, k: usize) -> impl Future<Output = Result<Searched>> + Send {
+        async move {
+            let r = crate::search::Search::search(self, query, k).await?;
+            Ok(Searched {
+                records: r.records,
+                cached: r.cached,
+            })
         }
     }
 }
