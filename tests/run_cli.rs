@@ -69,7 +69,11 @@ fn reply(qs: &HashMap<String, Q>, seen: &Seen) -> String {
     if system.starts_with("You plan web searches") {
         let question = between(user, "Question: ", "\n\nQuery history:\n");
         let history = between(user, "Query history:\n", "\n\nObservations:");
-        let h = if history == "(none)" { 0 } else { history.lines().count() };
+        let h = if history == "(none)" {
+            0
+        } else {
+            history.lines().count()
+        };
         let adaptive = !user.contains("Observations:\n(none)");
         let q = &qs[question];
         let query = match (h, adaptive) {
@@ -84,7 +88,11 @@ fn reply(qs: &HashMap<String, Q>, seen: &Seen) -> String {
         let question = between(user, "Question: ", "\n\nDocuments:\n");
         let docs = between(user, "Documents:\n", "\n\nAnswer as").to_lowercase();
         let gold = &qs[question].answer;
-        let answer = if docs.contains(&gold.to_lowercase()) { gold.as_str() } else { "UNKNOWN" };
+        let answer = if docs.contains(&gold.to_lowercase()) {
+            gold.as_str()
+        } else {
+            "UNKNOWN"
+        };
         serde_json::json!({ "answer": answer }).to_string()
     }
 }
@@ -230,10 +238,18 @@ fn run_end_to_end_then_kill_and_resume() {
         assert_eq!(steps.len(), 3);
         assert_eq!(steps[0]["shared"], true);
         // The query is the question with its whitespace collapsed.
-        let collapsed = t["question"].as_str().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+        let collapsed = t["question"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         assert_eq!(steps[0]["query"], collapsed.as_str());
         let failed = steps.iter().any(|s| s["query"].is_null());
-        assert_eq!(failed, t["arm"] == "open" && fails(t["question"].as_str().unwrap()));
+        assert_eq!(
+            failed,
+            t["arm"] == "open" && fails(t["question"].as_str().unwrap())
+        );
         failed_open += usize::from(failed);
         for read in t["reads"].as_array().unwrap() {
             let sel = read["selector"].as_str().unwrap();
@@ -266,7 +282,10 @@ fn run_end_to_end_then_kill_and_resume() {
 
     // The ledger: the shared first planner call (and its search) carry one key in both arms,
     // and `stats cost` bills exactly the calls the server saw.
-    let rows: Vec<Value> = ledger.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<Value> = ledger
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let step0: Vec<&Value> = rows
         .iter()
         .filter(|r| r["kind"] == "planner" && r["step"] == 0)
@@ -289,11 +308,20 @@ fn run_end_to_end_then_kill_and_resume() {
     for r in &search0 {
         let twin = search0
             .iter()
-            .find(|o| o["question"] == r["question"] && o["trajectory"] == r["trajectory"] && o["arm"] != r["arm"])
+            .find(|o| {
+                o["question"] == r["question"]
+                    && o["trajectory"] == r["trajectory"]
+                    && o["arm"] != r["arm"]
+            })
             .unwrap();
         assert_eq!(twin["key"], r["key"]);
     }
-    let cost = common::json(&["cost", out_a.join("ledger.jsonl").to_str().unwrap(), "--format", "json"]);
+    let cost = common::json(&[
+        "cost",
+        out_a.join("ledger.jsonl").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
     let billed: u64 = cost["groups"]
         .as_array()
         .unwrap()
@@ -326,7 +354,10 @@ fn run_end_to_end_then_kill_and_resume() {
         .unwrap();
     let t0 = Instant::now();
     while server_b.count() <= stalled {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the run stopped early");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run stopped early"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap(); // SIGKILL on Unix
@@ -338,7 +369,10 @@ fn run_end_to_end_then_kill_and_resume() {
         .success();
     let [panel_b, trajectories_b, ledger_b] = outputs(&out_b);
     assert!(panel_b == panel, "panel.csv differs after resume");
-    assert!(trajectories_b == trajectories, "trajectories.jsonl differs after resume");
+    assert!(
+        trajectories_b == trajectories,
+        "trajectories.jsonl differs after resume"
+    );
     assert!(ledger_b == ledger, "ledger.jsonl differs after resume");
     // Only the request killed in flight was sent again; every other was asked once, and the
     // two runs asked exactly the same requests.

@@ -116,7 +116,10 @@ fn parse_list<T: std::str::FromStr<Err = ragstats::Error>>(
             return Err(UsageError(format!("{flag}: '{s}' is given twice")).into());
         }
         seen.push(s);
-        out.push(s.parse().map_err(|e: ragstats::Error| UsageError(format!("{flag}: {e}")))?);
+        out.push(
+            s.parse()
+                .map_err(|e: ragstats::Error| UsageError(format!("{flag}: {e}")))?,
+        );
     }
     if out.is_empty() {
         return Err(UsageError(format!("{flag}: give at least one")).into());
@@ -180,12 +183,24 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
                 selectors.len(),
                 a.steps
             );
-            outln!("planner calls     {:>12}  (one shared first call per trajectory)", d.planner_calls);
-            outln!("search requests   {:>12}  (at most; repeated queries are cache hits)", d.search_calls);
-            outln!("reader calls      {:>12}  (at most; identical packets share calls)", d.reader_calls);
+            outln!(
+                "planner calls     {:>12}  (one shared first call per trajectory)",
+                d.planner_calls
+            );
+            outln!(
+                "search requests   {:>12}  (at most; repeated queries are cache hits)",
+                d.search_calls
+            );
+            outln!(
+                "reader calls      {:>12}  (at most; identical packets share calls)",
+                d.reader_calls
+            );
             outln!("model calls       {:>12}", d.planner_calls + d.reader_calls);
             outln!("input tokens  <= {:>13}  (1 token per byte, every document at its 5,000-character cap)", d.input_tokens_max);
-            outln!("output tokens <= {:>13}  ({max_tokens} per call)", d.output_tokens_max);
+            outln!(
+                "output tokens <= {:>13}  ({max_tokens} per call)",
+                d.output_tokens_max
+            );
         }
         return Ok(0);
     }
@@ -199,7 +214,8 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         return Err(UsageError("--rpm and --tpm must be at least 1".into()).into());
     }
     let mut endpoint_cfg: Configured =
-        a.endpoint.configure(Some(cache.join("llm")), a.rpm, a.tpm)?;
+        a.endpoint
+            .configure(Some(cache.join("llm")), a.rpm, a.tpm)?;
     endpoint_cfg.params.max_tokens = Some(max_tokens);
     endpoint_cfg.params.temperature = Some(temperature);
     let mut reader_params = endpoint_cfg.params.clone();
@@ -239,7 +255,12 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     };
     let progress = Arc::new(Progress::default());
     let cancel = Cancel::new();
-    let bar = Bar::start(cells.len() as u64, progress.clone(), prices, a.endpoint.model.clone());
+    let bar = Bar::start(
+        cells.len() as u64,
+        progress.clone(),
+        prices,
+        a.endpoint.model.clone(),
+    );
     super::batch::spawn_signal_watch(cancel.clone(), bar.pb.clone());
     let n_cells = cells.len();
     let result = run_pipeline(
@@ -280,7 +301,10 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         "{} question(s), {} trajectory record(s), {} panel row(s), {} ledger row(s) -> {}",
         n_cells,
         out.trajectories.len(),
-        out.trajectories.iter().map(|t| t.reads.len()).sum::<usize>(),
+        out.trajectories
+            .iter()
+            .map(|t| t.reads.len())
+            .sum::<usize>(),
         out.ledger.len(),
         display_dir(&a.out)
     );
@@ -304,7 +328,10 @@ struct Bar {
 impl Bar {
     fn start(total: u64, p: Arc<Progress>, prices: Option<Prices>, model: String) -> Bar {
         if !std::io::stderr().is_terminal() {
-            return Bar { pb: None, ticker: None };
+            return Bar {
+                pb: None,
+                ticker: None,
+            };
         }
         let pb = ProgressBar::new(total);
         pb.set_style(

@@ -90,12 +90,23 @@ pub fn audit(logs: &[TrajectoryLog]) -> Vec<AuditRow> {
         let lists = distinct_lists(&pairs);
         let valid = !pairs.is_empty();
         let eligible = valid && !aliases.is_empty();
-        let pool_hit = eligible && lists.iter().flat_map(|l| l.iter()).any(|r| contains_alias(r, &aliases));
+        let pool_hit = eligible
+            && lists
+                .iter()
+                .flat_map(|l| l.iter())
+                .any(|r| contains_alias(r, &aliases));
         let slots: u64 = lists.iter().map(|l| l.len() as u64).sum();
-        let masked: u64 = lists.iter().flat_map(|l| l.iter()).filter(|r| r.masked).count() as u64;
+        let masked: u64 = lists
+            .iter()
+            .flat_map(|l| l.iter())
+            .filter(|r| r.masked)
+            .count() as u64;
         let failed = t.steps.iter().filter(|s| s.query.is_none()).count() as u64;
         for (sel, packet) in &t.packets {
-            let i = match rows.iter().position(|r| r.arm == t.arm && &r.selector == sel) {
+            let i = match rows
+                .iter()
+                .position(|r| r.arm == t.arm && &r.selector == sel)
+            {
                 Some(i) => i,
                 None => {
                     rows.push(empty_row(&t.arm, sel));
@@ -234,10 +245,14 @@ mod tests {
         // one masked slot. Trajectory 1: every step failed.
         let mut t0 = base.clone();
         t0.steps = vec![
-            step(Some("q1"), vec![rec("a", "London", false), rec("b", "in paris", false)]),
+            step(
+                Some("q1"),
+                vec![rec("a", "London", false), rec("b", "in paris", false)],
+            ),
             step(Some("q2"), vec![rec("m", "", true)]),
         ];
-        t0.packets.insert("rr".into(), vec![rec("a", "London", false)]);
+        t0.packets
+            .insert("rr".into(), vec![rec("a", "London", false)]);
         t0.reads = vec![read("rr", "UNKNOWN", 0.0), read("rr", "Paris", 1.0)];
         let mut t1 = base.clone();
         t1.trajectory = 1;
@@ -249,7 +264,10 @@ mod tests {
         let r = &rows[0];
         assert_eq!((r.trajectories, r.valid_pools, r.eligible), (2, 1, 1));
         assert_eq!((r.pools_with_alias, r.packets_with_alias), (1, 0));
-        assert_eq!((r.pool_alias_share, r.packet_alias_share), (Some(1.0), Some(0.0)));
+        assert_eq!(
+            (r.pool_alias_share, r.packet_alias_share),
+            (Some(1.0), Some(0.0))
+        );
         assert_eq!((r.candidate_slots, r.candidate_masked), (3, 1));
         assert_eq!((r.packet_slots, r.packet_masked), (1, 0));
         assert_eq!((r.planning_failures, r.failed_steps, r.steps), (1, 2, 4));

@@ -94,7 +94,9 @@ pub fn write_outputs(dir: &Path, out: &RunOutput) -> Result<()> {
         }
         Ok(())
     })?;
-    write_atomic(&dir.join("panel.csv"), |w| write_panel(w, &out.trajectories))?;
+    write_atomic(&dir.join("panel.csv"), |w| {
+        write_panel(w, &out.trajectories)
+    })?;
     write_atomic(&dir.join("ledger.jsonl"), |w| {
         for r in &out.ledger {
             serde_json::to_writer(&mut *w, r)?;

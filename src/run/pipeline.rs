@@ -27,7 +27,7 @@ use super::prompt::{parse_answer, parse_query, Templates};
 use super::select::{cut_record, distinct_lists, select, Selector};
 use crate::ledger::{CallKind, Label, LedgerRow};
 use crate::llm::cache::cache_key;
-use crate::llm::{Cancel, CallRecord, ChatRequest, Client, SamplingParams};
+use crate::llm::{CallRecord, Cancel, ChatRequest, Client, SamplingParams};
 use crate::qa_scoring::qa::{score, Style};
 use crate::questions::{Dataset, Question};
 use crate::search::SearchRecord;
@@ -219,7 +219,8 @@ impl<S: Searcher> Ctx<S> {
     async fn question(&self, cell: &Cell) -> Result<RunOutput> {
         let q = &cell.question;
         let spec = &*self.spec;
-        let mut per_arm: Vec<Vec<(TrajectoryLog, Vec<LedgerRow>)>> = vec![Vec::new(); spec.arms.len()];
+        let mut per_arm: Vec<Vec<(TrajectoryLog, Vec<LedgerRow>)>> =
+            vec![Vec::new(); spec.arms.len()];
         for t in 0..cell.trajectories {
             let first = self.step(q, t, None, 0, &[]).await?;
             for (ai, &arm) in spec.arms.iter().enumerate() {
@@ -284,7 +285,9 @@ impl<S: Searcher> Ctx<S> {
                 let found = self.searcher.search(qq, spec.k).await?;
                 self.progress.searches.fetch_add(1, Ordering::Relaxed);
                 if found.cached {
-                    self.progress.searches_cached.fetch_add(1, Ordering::Relaxed);
+                    self.progress
+                        .searches_cached
+                        .fetch_add(1, Ordering::Relaxed);
                 }
                 let mut row = LedgerRow::new(CallKind::Search);
                 row.dataset = Some(dataset_label(q.dataset));
@@ -296,7 +299,8 @@ impl<S: Searcher> Ctx<S> {
                     "search:{}",
                     short_hash(&format!("{}\u{0}{}\u{0}{qq}", self.searcher.name(), spec.k))
                 )));
-                let records: Vec<SearchRecord> = found.records.into_iter().map(cut_record).collect();
+                let records: Vec<SearchRecord> =
+                    found.records.into_iter().map(cut_record).collect();
                 (records, Some(row))
             }
         };

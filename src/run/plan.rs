@@ -35,7 +35,10 @@ pub const MAX_READS: u32 = 1_000;
 pub const MAX_STEPS: u32 = 100;
 
 /// The questions of each dataset in the seeded order (file order when `seed` is `None`).
-pub fn seeded_order(questions: &[Question], seed: Option<u64>) -> BTreeMap<Dataset, Vec<&Question>> {
+pub fn seeded_order(
+    questions: &[Question],
+    seed: Option<u64>,
+) -> BTreeMap<Dataset, Vec<&Question>> {
     let mut by: BTreeMap<Dataset, Vec<&Question>> = BTreeMap::new();
     for q in questions {
         by.entry(q.dataset).or_default().push(q);
@@ -85,7 +88,9 @@ pub fn uniform_cells(
 
 fn check_design(t: u32, r: u32) -> Result<()> {
     if t == 0 || r == 0 {
-        return Err(Error::Usage("trajectories and reads must be at least 1".into()));
+        return Err(Error::Usage(
+            "trajectories and reads must be at least 1".into(),
+        ));
     }
     if t > MAX_TRAJECTORIES || r > MAX_READS {
         return Err(Error::Usage(format!(
@@ -121,14 +126,20 @@ pub fn manifest_cells(path: &Path, questions: &[Question], seed: Option<u64>) ->
         }
         let num = |c: usize, what: &str| -> Result<u32> {
             let s = rec.get(c).unwrap_or("");
-            s.trim()
-                .parse::<u32>()
-                .map_err(|_| bad(format!("{what} '{}' is not a whole number", crate::io::clip(s))))
+            s.trim().parse::<u32>().map_err(|_| {
+                bad(format!(
+                    "{what} '{}' is not a whole number",
+                    crate::io::clip(s)
+                ))
+            })
         };
         let (t, rd) = (num(ct, "trajectories")?, num(cr, "reads")?);
         check_design(t, rd).map_err(|e| bad(e.to_string()))?;
         if want.insert(id.clone(), (t, rd)).is_some() {
-            return Err(bad(format!("question id '{}' is listed twice", crate::io::clip(&id))));
+            return Err(bad(format!(
+                "question id '{}' is listed twice",
+                crate::io::clip(&id)
+            )));
         }
     }
     Ok(seeded_order(questions, seed)
@@ -221,7 +232,16 @@ mod tests {
     #[test]
     fn seeded_order_is_a_permutation_per_dataset_and_prefix_stable() {
         let qs: Vec<Question> = (0..20)
-            .map(|i| q(&format!("q{i}"), if i % 2 == 0 { Dataset::Hotpotqa } else { Dataset::Musique }))
+            .map(|i| {
+                q(
+                    &format!("q{i}"),
+                    if i % 2 == 0 {
+                        Dataset::Hotpotqa
+                    } else {
+                        Dataset::Musique
+                    },
+                )
+            })
             .collect();
         let all = uniform_cells(&qs, None, 2, 1, Some(7)).unwrap();
         let few = uniform_cells(&qs, Some(3), 2, 1, Some(7)).unwrap();
@@ -231,7 +251,9 @@ mod tests {
         let (a, f) = (ids(&all), ids(&few));
         assert_eq!(&f[..3], &a[..3]);
         assert_eq!(&f[3..], &a[10..13]);
-        assert!(all[..10].iter().all(|c| c.question.dataset == Dataset::Hotpotqa));
+        assert!(all[..10]
+            .iter()
+            .all(|c| c.question.dataset == Dataset::Hotpotqa));
         let mut sorted = a.clone();
         sorted.sort();
         let mut expect: Vec<String> = (0..20).map(|i| format!("q{i}")).collect();
@@ -246,10 +268,17 @@ mod tests {
 
     #[test]
     fn dry_run_counts_calls() {
-        let cells = vec![Cell { question: q("a", Dataset::Hotpotqa), trajectories: 2, reads: 3 }];
+        let cells = vec![Cell {
+            question: q("a", Dataset::Hotpotqa),
+            trajectories: 2,
+            reads: 3,
+        }];
         let d = dry_run(&cells, 2, 2, 4, 0, 0, 256);
         // Per trajectory: 1 shared + 3 steps × 2 arms = 7 planner calls; 2 × 2 × 3 = 12 reads.
-        assert_eq!((d.planner_calls, d.search_calls, d.reader_calls), (14, 14, 24));
+        assert_eq!(
+            (d.planner_calls, d.search_calls, d.reader_calls),
+            (14, 14, 24)
+        );
         assert_eq!(d.output_tokens_max, (14 + 24) * 256);
     }
 }

@@ -320,13 +320,22 @@ mod tests {
 
     #[test]
     fn replies_are_parsed_and_failures_named() {
-        assert_eq!(parse_query(r#"{"query": "  Ed  Wood\nnationality "}"#), Ok("Ed Wood nationality".into()));
+        assert_eq!(
+            parse_query(r#"{"query": "  Ed  Wood\nnationality "}"#),
+            Ok("Ed Wood nationality".into())
+        );
         assert_eq!(
             parse_query("Sure!\n```json\n{\"query\": \"x y\"}\n```"),
             Ok("x y".into())
         );
-        assert_eq!(parse_query("Ed Wood"), Err("no JSON object in the planner reply".into()));
-        assert_eq!(parse_query(r#"{"q": "x"}"#), Err("no 'query' field in the planner reply".into()));
+        assert_eq!(
+            parse_query("Ed Wood"),
+            Err("no JSON object in the planner reply".into())
+        );
+        assert_eq!(
+            parse_query(r#"{"q": "x"}"#),
+            Err("no 'query' field in the planner reply".into())
+        );
         assert_eq!(parse_query(r#"{"query": " "}"#), Err("empty query".into()));
         assert_eq!(parse_answer(r#"{"answer": " yes "}"#), ("yes".into(), true));
         assert_eq!(parse_answer(r#"{"answer": 1998}"#), ("1998".into(), true));
