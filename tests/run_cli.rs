@@ -23,6 +23,9 @@ use support::llm_server::{ok_reply, Seen, Server};
 
 const STEPS: &str = "3";
 
+/// A panel cell: question, arm, trajectory, selector, read.
+type CellKey = (String, String, u64, String, u64);
+
 struct Q {
     id: String,
     answer: String,
@@ -53,7 +56,7 @@ fn questions() -> HashMap<String, Q> {
 }
 
 fn fails(question: &str) -> bool {
-    question.len() % 7 == 0
+    question.len().is_multiple_of(7)
 }
 
 fn between<'a>(s: &'a str, a: &str, b: &str) -> &'a str {
@@ -215,8 +218,7 @@ fn run_end_to_end_then_kill_and_resume() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(logs.len(), 6 * 2 * 2);
-    let mut by_cell: BTreeMap<(String, String, u64, String, u64), (f64, f64, String)> =
-        BTreeMap::new();
+    let mut by_cell: BTreeMap<CellKey, (f64, f64, String)> = BTreeMap::new();
     for r in &rows {
         by_cell.insert(
             (

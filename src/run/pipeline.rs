@@ -479,13 +479,11 @@ impl Searcher for crate::search::Search {
         crate::search::Search::name(self)
     }
 
-    fn search(&self, query: &str, k: usize) -> impl Future<Output = Result<Searched>> + Send {
-        async move {
-            let r = crate::search::Search::search(self, query, k).await?;
-            Ok(Searched {
-                records: r.records,
-                cached: r.cached,
-            })
-        }
+    async fn search(&self, query: &str, k: usize) -> Result<Searched> {
+        let r = crate::search::Search::search(self, query, k).await?;
+        Ok(Searched {
+            records: r.records,
+            cached: r.cached,
+        })
     }
 }
