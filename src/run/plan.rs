@@ -267,6 +267,56 @@ mod tests {
     }
 
     #[test]
+    fn manifest_fixes_designs_in_the_seeded_order() {
+        let qs: Vec<Question> = (0..6)
+            .map(|i| q(&format!("q{i}"), Dataset::Hotpotqa))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("m.csv");
+        std::fs::write(&m, "id,trajectories,reads\nq4,3,1\nq1,2,5\n").unwrap();
+        let cells = manifest_cells(&m, &qs, None).unwrap();
+        let got: Vec<(&str, u32, u32)> = cells
+            .iter()
+            .map(|c| (c.question.id.as_str(), c.trajectories, c.reads))
+            .collect();
+        // File order of the questions (no seed), whatever the manifest's row order.
+        assert_eq!(got, [("q1", 2, 5), ("q4", 3, 1)]);
+        // With a seed, the same order as a run without a manifest.
+        let seeded = manifest_cells(&m, &qs, Some(3)).unwrap();
+        let order: Vec<String> = uniform_cells(&qs, None, 1, 1, Some(3))
+            .unwrap()
+            .into_iter()
+            .map(|c| c.question.id)
+            .filter(|id| id == "q1" || id == "q4")
+            .collect();
+        assert_eq!(
+            seeded
+                .iter()
+                .map(|c| c.question.id.clone())
+                .collect::<Vec<_>>(),
+            order
+        );
+        std::fs::write(&m, "id,trajectories,reads\nq9,1,1\n").unwrap();
+        let e = manifest_cells(&m, &qs, None).unwrap_err().to_string();
+        assert!(
+            e.ends_with("m.csv:2: question id 'q9' is not in the question file"),
+            "{e}"
+        );
+        std::fs::write(&m, "id,trajectories,reads\nq1,0,1\n").unwrap();
+        let e = manifest_cells(&m, &qs, None).unwrap_err().to_string();
+        assert!(
+            e.contains("m.csv:2: trajectories and reads must be at least 1"),
+            "{e}"
+        );
+        std::fs::write(&m, "id,trajectories,reads\nq1,1,1\nq1,2,2\n").unwrap();
+        let e = manifest_cells(&m, &qs, None).unwrap_err().to_string();
+        assert!(
+            e.contains("m.csv:3: question id 'q1' is listed twice"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn dry_run_counts_calls() {
         let cells = vec![Cell {
             question: q("a", Dataset::Hotpotqa),
