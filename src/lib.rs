@@ -11,7 +11,7 @@
 //! | 1 input | [`panel`], [`ledger`], [`questions`] | loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices; QA questions and corpora |
 //! | 2 engine | [`gpu`], [`resample`] | wgpu plumbing; resample-and-sum on CPU or GPU |
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`], [`search`], [`judge`] | everything a command reports; search backends; LLM-as-judge step scores |
-//! | 4 presentation | [`plot`] | the analyses' results drawn as SVG figures |
+//! | 4 pipelines and presentation | [`run`], [`plot`] | the agentic RAG runner built on the analyses (planner, search, selectors, reader, audit); the analyses' results drawn as SVG figures |
 //!
 //! Commands (the `stats` binary, `src/cmd/`) sit above all of them. The library never
 //! prints and does not depend on clap.
@@ -34,6 +34,7 @@ pub mod qa_scoring;
 pub mod questions;
 pub mod resample;
 pub mod rng;
+pub mod run;
 pub mod search;
 pub mod sim;
 

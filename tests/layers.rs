@@ -28,6 +28,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("search", 3),
     ("plot", 4),
     ("judge", 3),
+    ("run", 4),
 ];
 
 /// Files of the `stats` binary (the command layer, above every library module).

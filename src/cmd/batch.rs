@@ -181,7 +181,7 @@ pub fn block_on(command: impl Future<Output = anyhow::Result<u8>>) -> anyhow::Re
 
 /// First Ctrl-C (or SIGTERM): stop dispatching and retrying, let requests in flight finish.
 /// Second: abandon them.
-fn spawn_signal_watch(cancel: Cancel, bar: Option<ProgressBar>) {
+pub fn spawn_signal_watch(cancel: Cancel, bar: Option<ProgressBar>) {
     tokio::spawn(async move {
         let say = |m: &str| match &bar {
             Some(pb) => pb.println(m),

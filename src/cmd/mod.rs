@@ -65,6 +65,8 @@ pub mod plan;
 pub mod questions;
 pub mod report;
 pub mod resample;
+pub mod run;
+pub mod run_audit;
 pub mod score_answers;
 pub mod simulate;
 pub mod slice;
@@ -181,6 +183,14 @@ pub enum Command {
         after_help = "Example:\n  stats judge runs/demo/trajectories.jsonl --model qwen3-32b --out judged.jsonl\n  stats correlate judged.csv --x judge_score --y correct --method pointbiserial --aggregate-by trajectory\n\nJudge replies go to <out stem>.responses.jsonl (the resume state). See docs/mcqgen.md."
     )]
     Judge(Box<judge::Args>),
+    /// Run the agentic RAG pipeline (planner, search, selectors, reader) into a panel, a trajectory log and a cost ledger.
+    #[command(
+        after_help = "Examples:\n  stats index build data/qa/corpus.jsonl --out idx/\n  stats run data/qa/questions.jsonl --search local:idx/ --model qwen3-8b --base-url http://127.0.0.1:8000/v1 \\\n      --planner open,adaptive --selector rrf,rr --trajectories 2 --reads 2 --questions 40 --out runs/demo/\n  stats run data/qa/questions.jsonl --search local:idx/ --model m --questions 40 --out runs/demo/ --dry-run\n\nA run stopped anywhere (Ctrl-C, kill) resumes from its caches: run the same command again."
+    )]
+    Run(Box<run::Args>),
+    /// Appendix C checks of a run: gold-alias presence in candidate pools and packets, mask hits, planning failures, UNKNOWN rate.
+    #[command(after_help = "Example:\n  stats run-audit runs/demo/ --json")]
+    RunAudit(run_audit::Args),
 }
 
 /// Runs the chosen command; returns the process exit code on success.
@@ -207,5 +217,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Index(a) => index::run(a),
         Command::Questions(a) => questions::run(a),
         Command::Judge(a) => judge::run(*a),
+        Command::Run(a) => run::run(*a),
+        Command::RunAudit(a) => run_audit::run(a),
     }
 }

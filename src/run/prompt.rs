@@ -1,0 +1,354 @@
+//! The planner and reader messages (App. A) and the parsing of their replies.
+//!
+//! Templates are `data/prompts/run/{planner,reader}_{system,user}.txt`, built in and
+//! overridable file by file from a directory (`--prompt-dir`). The user templates' place-
+//! holders are `{question}`, `{history}`, `{observations}` (planner) and `{question}`,
+//! `{documents}` (reader); any other text in braces (the JSON reply format) is left as is.
+//! Substitution is one pass, so a question that contains `{history}` is not expanded again.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::select::{cut_record, PACKET_SIZE};
+use crate::io::read_text;
+use crate::search::SearchRecord;
+use crate::{Error, Result};
+
+/// The four templates and where each came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Templates {
+    pub planner_system: String,
+    pub planner_user: String,
+    pub reader_system: String,
+    pub reader_user: String,
+    /// The source of each (`builtin` or the file path), in the order above.
+    pub sources: [String; 4],
+}
+
+const FILES: [&str; 4] = [
+    "planner_system.txt",
+    "planner_user.txt",
+    "reader_system.txt",
+    "reader_user.txt",
+];
+
+impl Templates {
+    /// The shipped templates.
+    pub fn builtin() -> Self {
+        Templates {
+            planner_system: include_str!("../../data/prompts/run/planner_system.txt").into(),
+            planner_user: include_str!("../../data/prompts/run/planner_user.txt").into(),
+            reader_system: include_str!("../../data/prompts/run/reader_system.txt").into(),
+            reader_user: include_str!("../../data/prompts/run/reader_user.txt").into(),
+            sources: std::array::from_fn(|_| "builtin".to_string()),
+        }
+    }
+
+    /// The shipped templates with every `dir/<name>.txt` that exists used instead.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] when `dir` is not a directory; [`Error::Io`] for an unreadable file;
+    /// [`Error::Input`] for a user template missing one of its placeholders.
+    pub fn with_dir(dir: &Path) -> Result<Self> {
+        if !dir.is_dir() {
+            return Err(Error::Usage(format!(
+                "--prompt-dir {}: not a directory (expected some of {})",
+                dir.display(),
+                FILES.join(", ")
+            )));
+        }
+        let mut t = Templates::builtin();
+        for (i, name) in FILES.iter().enumerate() {
+            let p = dir.join(name);
+            if !p.is_file() {
+                continue;
+            }
+            let text = read_text(&p)?;
+            let need: &[&str] = match i {
+                1 => &["{question}", "{history}", "{observations}"],
+                3 => &["{question}", "{documents}"],
+                _ => &[],
+            };
+            if let Some(m) = need.iter().find(|n| !text.contains(**n)) {
+                return Err(Error::input(&p, None, format!("missing placeholder {m}")));
+            }
+            match i {
+                0 => t.planner_system = text,
+                1 => t.planner_user = text,
+                2 => t.reader_system = text,
+                _ => t.reader_user = text,
+            }
+            t.sources[i] = p.display().to_string();
+        }
+        Ok(t)
+    }
+
+    /// The planner's messages for `question` after the queries `history` (in order), with
+    /// `observations` = for each earlier query, the records of its list (the first
+    /// [`PACKET_SIZE`] are shown, texts cut). Open passes no observations.
+    pub fn planner(
+        &self,
+        question: &str,
+        history: &[&str],
+        observations: &[(&str, &[SearchRecord])],
+    ) -> Vec<Value> {
+        let history = if history.is_empty() {
+            "(none)".to_string()
+        } else {
+            history
+                .iter()
+                .enumerate()
+                .map(|(i, q)| format!("{}. {q}", i + 1))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let observations = if observations.is_empty() {
+            "(none)".to_string()
+        } else {
+            observations
+                .iter()
+                .enumerate()
+                .map(|(i, (q, recs))| {
+                    let n = recs.len().min(PACKET_SIZE);
+                    let docs = if n == 0 {
+                        "(no results)".to_string()
+                    } else {
+                        format_documents(&recs[..n])
+                    };
+                    format!("Query {}: {q}\n{docs}", i + 1)
+                })
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        vec![
+            message("system", &self.planner_system),
+            message(
+                "user",
+                &fill(
+                    &self.planner_user,
+                    &[
+                        ("question", question),
+                        ("history", &history),
+                        ("observations", &observations),
+                    ],
+                ),
+            ),
+        ]
+    }
+
+    /// The reader's messages for `question` and its final packet.
+    pub fn reader(&self, question: &str, packet: &[SearchRecord]) -> Vec<Value> {
+        let docs = if packet.is_empty() {
+            "(none)".to_string()
+        } else {
+            format_documents(packet)
+        };
+        vec![
+            message("system", &self.reader_system),
+            message(
+                "user",
+                &fill(
+                    &self.reader_user,
+                    &[("question", question), ("documents", &docs)],
+                ),
+            ),
+        ]
+    }
+}
+
+fn message(role: &str, content: &str) -> Value {
+    serde_json::json!({"role": role, "content": content})
+}
+
+/// Replaces each `{name}` of `vars` in one left-to-right pass.
+pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    'outer: while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        for (name, value) in vars {
+            let tok = format!("{{{name}}}");
+            if tail.starts_with(&tok) {
+                out.push_str(value);
+                rest = &tail[tok.len()..];
+                continue 'outer;
+            }
+        }
+        out.push('{');
+        rest = &tail[1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Documents as the planner and reader see them: a numbered block per record with its
+/// rank, id, URL, title and character count, then its text cut to 5,000 characters. A
+/// masked record keeps its slot with no content.
+pub fn format_documents(records: &[SearchRecord]) -> String {
+    records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            if r.masked {
+                return format!("[{}] (excluded: benchmark URL)", i + 1);
+            }
+            let r = cut_record(r.clone());
+            format!(
+                "[{}] id: {}\nurl: {}\ntitle: {}\nchars: {}\n{}",
+                i + 1,
+                r.id,
+                r.url,
+                r.title,
+                r.text.chars().count(),
+                r.text
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The first JSON object in `text`: the whole text, else inside a ``` fence, else from its
+/// first `{` to its last `}`.
+fn json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
+    let t = text.trim();
+    let try_parse = |s: &str| match serde_json::from_str::<Value>(s.trim()) {
+        Ok(Value::Object(m)) => Some(m),
+        _ => None,
+    };
+    if let Some(m) = try_parse(t) {
+        return Some(m);
+    }
+    let (a, b) = (t.find('{')?, t.rfind('}')?);
+    (a < b).then(|| try_parse(&t[a..=b])).flatten()
+}
+
+/// The query in a planner reply `{"query": "..."}` (whitespace collapsed), or why there is
+/// none: the reply is a planning failure.
+pub fn parse_query(text: &str) -> std::result::Result<String, String> {
+    let Some(obj) = json_object(text) else {
+        return Err("no JSON object in the planner reply".into());
+    };
+    match obj.get("query") {
+        Some(Value::String(q)) => {
+            let q = q.split_whitespace().collect::<Vec<_>>().join(" ");
+            if q.is_empty() {
+                Err("empty query".into())
+            } else {
+                Ok(q)
+            }
+        }
+        Some(_) => Err("'query' is not a string".into()),
+        None => Err("no 'query' field in the planner reply".into()),
+    }
+}
+
+/// The answer in a reader reply: `answer` of a JSON object `{"answer": ...}` (a number or
+/// boolean as its JSON text), else the reply's first non-empty line; `UNKNOWN` for an empty
+/// reply. The second value says whether the JSON form was found.
+pub fn parse_answer(text: &str) -> (String, bool) {
+    if let Some(obj) = json_object(text) {
+        match obj.get("answer") {
+            Some(Value::String(s)) => return (s.trim().to_string(), true),
+            Some(v @ (Value::Number(_) | Value::Bool(_))) => return (v.to_string(), true),
+            _ => {}
+        }
+    }
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
+    (line.unwrap_or("UNKNOWN").to_string(), false)
+}
+
+/// Whether an answer is the reader's abstention (`UNKNOWN`, any case, surrounding
+/// punctuation ignored).
+pub fn is_unknown(answer: &str) -> bool {
+    answer
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .eq_ignore_ascii_case("unknown")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(id: &str, text: &str) -> SearchRecord {
+        SearchRecord {
+            id: id.into(),
+            url: format!("https://w/{id}"),
+            title: format!("T{id}"),
+            text: text.into(),
+            score: None,
+            masked: false,
+        }
+    }
+
+    #[test]
+    fn planner_messages_first_step_and_adaptive_observations() {
+        let t = Templates::builtin();
+        let m = t.planner("Who {history}?", &[], &[]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0]["role"], "system");
+        assert_eq!(m[0]["content"], t.planner_system.as_str());
+        assert_eq!(
+            m[1]["content"],
+            "Question: Who {history}?\n\nQuery history:\n(none)\n\nObservations:\n(none)\n\nWrite the next search query as {\"query\": \"...\"}.\n"
+        );
+        let mut masked = rec("m", "");
+        masked.masked = true;
+        let l1 = vec![rec("a", "alpha"), masked];
+        let l2: Vec<SearchRecord> = (0..7).map(|i| rec(&format!("b{i}"), "x")).collect();
+        let m = t.planner("Q?", &["one", "two"], &[("one", &l1), ("two", &l2)]);
+        let user = m[1]["content"].as_str().unwrap();
+        assert!(user.contains("Query history:\n1. one\n2. two\n\nObservations:\nQuery 1: one\n[1] id: a\nurl: https://w/a\ntitle: Ta\nchars: 5\nalpha\n\n[2] (excluded: benchmark URL)\n\nQuery 2: two\n[1] id: b0"));
+        // Five records of each list are shown.
+        assert!(user.contains("[5] id: b4") && !user.contains("b5"));
+    }
+
+    #[test]
+    fn reader_messages_show_the_packet() {
+        let t = Templates::builtin();
+        let m = t.reader("Q?", &[rec("a", "alpha")]);
+        assert_eq!(
+            m[1]["content"],
+            "Question: Q?\n\nDocuments:\n[1] id: a\nurl: https://w/a\ntitle: Ta\nchars: 5\nalpha\n\nAnswer as {\"answer\": \"...\"}.\n"
+        );
+        assert!(t.reader("Q?", &[])[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Documents:\n(none)\n"));
+    }
+
+    #[test]
+    fn replies_are_parsed_and_failures_named() {
+        assert_eq!(
+            parse_query(r#"{"query": "  Ed  Wood\nnationality "}"#),
+            Ok("Ed Wood nationality".into())
+        );
+        assert_eq!(
+            parse_query("Sure!\n```json\n{\"query\": \"x y\"}\n```"),
+            Ok("x y".into())
+        );
+        assert_eq!(
+            parse_query("Ed Wood"),
+            Err("no JSON object in the planner reply".into())
+        );
+        assert_eq!(
+            parse_query(r#"{"q": "x"}"#),
+            Err("no 'query' field in the planner reply".into())
+        );
+        assert_eq!(parse_query(r#"{"query": " "}"#), Err("empty query".into()));
+        assert_eq!(parse_answer(r#"{"answer": " yes "}"#), ("yes".into(), true));
+        assert_eq!(parse_answer(r#"{"answer": 1998}"#), ("1998".into(), true));
+        assert_eq!(parse_answer("\n  Paris\nbecause"), ("Paris".into(), false));
+        assert_eq!(parse_answer(""), ("UNKNOWN".into(), false));
+        assert!(is_unknown("UNKNOWN") && is_unknown("unknown.") && !is_unknown("unknowns"));
+    }
+
+    #[test]
+    fn fill_is_one_pass() {
+        assert_eq!(
+            fill("{a}-{b}-{c}", &[("a", "{b}"), ("b", "B")]),
+            "{b}-B-{c}"
+        );
+    }
+}
