@@ -4,6 +4,8 @@
 use serde::Serialize;
 
 use super::replicates::Replicates;
+use crate::components::reml::Shape;
+use crate::components::variance::Method as FitMethod;
 use crate::resample::summary::{summarize, Method, Summary};
 
 /// One stratum's mean with its bootstrap SE and interval.
@@ -13,6 +15,10 @@ pub struct StratumSummary {
     pub questions: usize,
     pub trajectories: usize,
     pub reads: usize,
+    /// An unbalanced stratum's min / mean / max design (`trajectories` and `reads` are then
+    /// the rounded means).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
     #[serde(flatten)]
     pub summary: Summary,
 }
@@ -21,6 +27,10 @@ pub struct StratumSummary {
 #[derive(Debug, Clone, Serialize)]
 pub struct ComponentSummaries {
     pub name: String,
+    /// How the components were refitted (given on unbalanced panels only: REML for an
+    /// unbalanced stratum and the pooled fit, ANOVA for a balanced stratum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<FitMethod>,
     pub question: Option<Summary>,
     pub trajectory: Option<Summary>,
     pub read: Option<Summary>,
@@ -95,12 +105,19 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
             questions: s.questions,
             trajectories: s.trajectories,
             reads: s.reads,
+            shape: s.shape,
             summary: summary(1 + i).unwrap_or(nan),
         })
         .collect();
     let components = h.plan.spec.components.then(|| {
-        let comp = |name: &str, base: usize| ComponentSummaries {
+        let unbalanced = h.plan.unbalanced;
+        let comp = |name: &str, reml: bool, base: usize| ComponentSummaries {
             name: name.to_string(),
+            method: unbalanced.then_some(if reml {
+                FitMethod::Reml
+            } else {
+                FitMethod::Anova
+            }),
             question: summary(base),
             trajectory: summary(base + 1),
             read: summary(base + 2),
@@ -112,9 +129,9 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
                 .strata
                 .iter()
                 .enumerate()
-                .map(|(i, s)| comp(&s.name, base + 3 * i))
+                .map(|(i, s)| comp(&s.name, s.shape.is_some(), base + 3 * i))
                 .collect(),
-            pooled: comp("pooled", base + 3 * d),
+            pooled: comp("pooled", true, base + 3 * d),
             designs: h
                 .plan
                 .spec
