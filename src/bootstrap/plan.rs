@@ -33,7 +33,6 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::replicates::data_digest;
 use crate::components::forecast::{forecast, Audit, AuditStratum, DesignSpec};
 use crate::components::reml::{self, NestedStratum, Shape, Theta};
 use crate::components::variance::{fit, nested_stratum, AnovaSums, Fit, PerLevel};
@@ -132,6 +131,18 @@ struct Unbalanced {
     digest: String,
     /// The draws' generator (every generator draws the same counts).
     generator: Generator,
+}
+
+/// SHA-256 (hex) of f32 rows, stratum by stratum.
+pub fn data_digest(strata: &[&[f32]]) -> String {
+    let mut h = Sha256::new();
+    for s in strata {
+        h.update((s.len() as u64).to_le_bytes());
+        for v in *s {
+            h.update(v.to_le_bytes());
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Replicates refitted between two progress reports.
