@@ -4,10 +4,18 @@
 //! σ²_r = 0.0064. Paths: building the stratum from its grouped reads, the cold fit (lme4's
 //! start θ = 1), and one question-bootstrap replicate refitted cold and warm (started from
 //! the full-sample θ).
+//!
+//! And the bootstrap of a realistic unbalanced audit ([`Bootstrap::from_panel`] then
+//! [`Bootstrap::run`] on the CPU engine): 446 questions in two strata (300 and 146), ~2% of
+//! trajectories failed (dropped), ~1% of reads missing, at T = 3, R = 2 and at T = 5, R = 5;
+//! 10,000 replicates, each refitting both strata and the pooled fit by REML (warm starts).
 //! Run: `cargo bench --bench reml` (see docs/BENCHMARKS.md for the command used there).
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use ragstats::bootstrap::plan::{Bootstrap, BootstrapSpec};
 use ragstats::components::reml::{fit, fit_resampled, NestedBuilder, NestedStratum};
+use ragstats::panel::{Nested, Panel, Stratum};
+use ragstats::resample::CpuBackend;
 
 const QUESTIONS: usize = 100_000;
 
@@ -125,5 +133,93 @@ fn reml(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, reml);
+/// An audit stratum of `q` questions, nominally `t` trajectories of `r` reads: each
+/// trajectory fails (is absent) with probability 2% (a question keeps at least one) and each
+/// read is missing with probability 1% (a trajectory keeps at least one);
+/// σ²_q = 0.04, σ²_t = 0.01, σ²_r = 0.0064.
+fn audit_stratum(d: &mut Draws, name: &str, q: usize, t: usize, r: usize) -> Stratum {
+    let mut n = Nested {
+        traj_start: vec![0],
+        read_start: vec![0],
+        y: Vec::new(),
+    };
+    for _ in 0..q {
+        let a = 0.5 + d.normal(0.2);
+        let mut kept = 0;
+        for i in 0..t {
+            if d.uniform() < 0.02 && !(i + 1 == t && kept == 0) {
+                continue;
+            }
+            kept += 1;
+            let b = a + d.normal(0.1);
+            let mut reads = 0;
+            for j in 0..r {
+                if d.uniform() < 0.01 && !(j + 1 == r && reads == 0) {
+                    continue;
+                }
+                reads += 1;
+                n.y.push(b + d.normal(0.08));
+            }
+            n.read_start.push(n.y.len());
+        }
+        n.traj_start.push(n.read_start.len() - 1);
+    }
+    Stratum {
+        name: name.to_string(),
+        questions: (0..q).map(|i| format!("{name}{i}")).collect(),
+        nested: Some(n),
+        ..Stratum::default()
+    }
+}
+
+fn bootstrap(c: &mut Criterion) {
+    let mut group = c.benchmark_group("bootstrap_446_questions_10000_replicates");
+    group.sample_size(10);
+    for (t, r) in [(3, 2), (5, 5)] {
+        let mut d = Draws(446 + 10 * t as u64 + r as u64);
+        let panel = Panel {
+            source: "synthetic".into(),
+            metric: "f1".into(),
+            outcome: "f1".into(),
+            strata: vec![
+                audit_stratum(&mut d, "hotpot", 300, t, r),
+                audit_stratum(&mut d, "musique", 146, t, r),
+            ],
+        };
+        let spec = BootstrapSpec {
+            components: true,
+            ..BootstrapSpec::default()
+        };
+        let boot = Bootstrap::from_panel(&panel, spec.clone()).unwrap();
+        let backend = CpuBackend::new();
+        let values = boot.run(&backend, 1, 0..10_000, &|_| {}).unwrap();
+        let nan = values.iter().filter(|v| !v.is_finite()).count();
+        let shapes: Vec<String> = boot
+            .plan
+            .strata
+            .iter()
+            .filter_map(|s| s.shape)
+            .map(|s| {
+                format!(
+                    "{} questions, {} trajectories, {} reads",
+                    s.questions, s.trajectories.total, s.reads.total
+                )
+            })
+            .collect();
+        eprintln!(
+            "T={t} R={r}: {shapes:?}; {} statistics x 10,000 replicates, {nan} not finite; point {:?}",
+            boot.plan.statistics.len(),
+            &boot.point()[3..]
+        );
+        group.bench_function(format!("T{t}_R{r}_prepare"), |b| {
+            b.iter(|| Bootstrap::from_panel(&panel, spec.clone()).unwrap())
+        });
+        group.bench_function(format!("T{t}_R{r}_run"), |b| {
+            b.iter(|| boot.run(&backend, 1, 0..10_000, &|_| {}).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, reml, bootstrap);
 criterion_main!(benches);

@@ -213,7 +213,7 @@ fn commands_that_need_balance_still_refuse_naming_the_missing_cells() {
         ))
         .stderr(predicate::str::contains(
             "this command needs every question to have the same numbers of trajectories and reads \
-             (`stats variance` and `stats forecast` fit unbalanced panels by REML)",
+             (`stats variance`, `stats forecast` and `stats bootstrap` fit unbalanced panels by REML)",
         ));
 }
 

@@ -12,14 +12,35 @@
 //!
 //! and the components are refitted from these sums exactly as for the data
 //! ([`crate::components::variance::fit`]), per stratum and pooled.
+//!
+//! # Unbalanced panels
+//!
+//! When a stratum is unbalanced (questions with different numbers of trajectories or
+//! reads; [`Bootstrap::from_panel`]) the sums above no longer determine the components. The
+//! engine then resamples only `d_q = ȳ_q − ȳ_d` (ȳ_q the mean of question q's trajectory
+//! means, as `stats variance` reports for REML strata), which gives the estimate and stratum
+//! means exactly as above, and every replicate's question draw counts k_q are recovered from
+//! the same Philox words ([`crate::resample::counts::draw_counts`]). The components are
+//! refitted on that question multiset (each copy an independent question) the way
+//! [`crate::components::variance::analyse_panel`] fits the data: an unbalanced stratum and
+//! the pooled fit by REML ([`crate::components::reml::fit_resampled`], warm-started from the
+//! full-sample optimum), a balanced stratum by ANOVA on the count-weighted sums
+//! (SS*_q = TR Σ k_q (ȳ_q − ȳ*)², SS*_t = Σ k_q SS_t,q, SS*_r = Σ k_q SS_r,q with
+//! ȳ* = Σ k_q ȳ_q / Q). Replicates are refitted in parallel (rayon); a refit that fails
+//! gives NaN for its components, as on balanced panels.
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::components::forecast::{forecast, Audit, AuditStratum, DesignSpec};
-use crate::components::variance::{fit, AnovaSums, Fit, PerLevel};
-use crate::panel::StratumStats;
+use crate::components::reml::{self, NestedStratum, Shape, Theta};
+use crate::components::variance::{fit, nested_stratum, AnovaSums, Fit, PerLevel};
+use crate::panel::{Panel, Stratum, StratumStats};
+use crate::resample::counts::draw_counts;
 use crate::resample::engine::{ResampleBackend, ResampleJob};
 use crate::resample::summary::acceleration;
+use crate::rng::blocks::Generator;
 use crate::{Error, Result};
 
 /// What to compute in every replicate besides the estimate and stratum means.
@@ -42,8 +63,14 @@ pub struct StratumShape {
     pub reads: usize,
     /// ȳ_d, the centre of the first column.
     pub mean: f64,
-    /// Centres c₁, c₂, c₃ of the other columns (zero when components are off).
+    /// Centres c₁, c₂, c₃ of the other columns (zero when components are off, and on
+    /// unbalanced panels).
     pub centres: [f64; 3],
+    /// An unbalanced stratum's questions and min / mean / max trajectories per question and
+    /// reads per trajectory (`trajectories` and `reads` are then the rounded means); absent
+    /// for a balanced stratum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
 }
 
 /// Everything needed to turn replicate sums into statistics, and to summarise them:
@@ -55,6 +82,15 @@ pub struct BootstrapPlan {
     pub spec: BootstrapSpec,
     /// Names of the statistics, in the order of every replicate's vector.
     pub statistics: Vec<String>,
+    /// Some stratum is unbalanced: the engine resamples the question means alone and the
+    /// components are refitted from each replicate's question draw counts (see the module
+    /// docs). Absent from the header of a balanced panel's replicates file.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unbalanced: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Per-stratum f64 sums of the K columns over the questions of one (re)sample.
@@ -73,12 +109,49 @@ pub struct Bootstrap {
     rows64: Vec<Vec<[f64; 4]>>,
     /// The same rows as f32, row-major, for the engine.
     rows32: Vec<Vec<f32>>,
+    /// What the refits of an unbalanced panel need (`None` for a balanced panel).
+    unbalanced: Option<Unbalanced>,
 }
+
+/// The data of an unbalanced panel's refits.
+#[derive(Debug, Clone)]
+struct Unbalanced {
+    /// Every stratum in REML's layout (the pooled fit takes them all), panel order.
+    nested: Vec<NestedStratum>,
+    /// A balanced stratum's per-question statistics (it is fitted by ANOVA, as `stats
+    /// variance` fits it); `None` for an unbalanced stratum.
+    balanced: Vec<Option<StratumStats>>,
+    /// Question means ȳ_q of each stratum (for the measured SE of a forecast's audit).
+    question_means: Vec<Vec<f64>>,
+    /// Each unbalanced stratum's full-sample REML optimum, the warm start of its refits.
+    start: Vec<Option<Theta>>,
+    /// The pooled fit's full-sample optimum.
+    pooled_start: Option<Theta>,
+    /// SHA-256 of the engine rows and of every outcome in its nesting.
+    digest: String,
+    /// The draws' generator (every generator draws the same counts).
+    generator: Generator,
+}
+
+/// SHA-256 (hex) of f32 rows, stratum by stratum.
+pub fn data_digest(strata: &[&[f32]]) -> String {
+    let mut h = Sha256::new();
+    for s in strata {
+        h.update((s.len() as u64).to_le_bytes());
+        for v in *s {
+            h.update(v.to_le_bytes());
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Replicates refitted between two progress reports.
+const REFIT_BATCH: usize = 256;
 
 impl BootstrapPlan {
     /// Columns per question row: 1 for the estimate alone, 4 with components.
     pub fn k(&self) -> usize {
-        if self.spec.components {
+        if self.spec.components && !self.unbalanced {
             4
         } else {
             1
@@ -245,6 +318,7 @@ impl Bootstrap {
                 reads: s.r,
                 mean,
                 centres,
+                shape: None,
             });
         }
         let plan = BootstrapPlan {
@@ -252,6 +326,7 @@ impl Bootstrap {
             statistics: BootstrapPlan::names(&shapes, &spec),
             strata: shapes,
             spec,
+            unbalanced: false,
         };
         let k = plan.k();
         let rows32 = rows64
@@ -267,6 +342,7 @@ impl Bootstrap {
             designs,
             rows64,
             rows32,
+            unbalanced: None,
         };
         for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
             check_design(&boot.plan.strata, d)
@@ -303,14 +379,29 @@ impl Bootstrap {
             .collect()
     }
 
-    /// The statistics at the data (from exact f64 sums).
+    /// The statistics at the data (from exact f64 sums; on an unbalanced panel the
+    /// components are the full-sample fits, exactly those `stats variance` reports).
     pub fn point(&self) -> Vec<f64> {
-        self.plan.statistics(&self.exact_sums(), &self.designs)
+        let sums = self.exact_sums();
+        match &self.unbalanced {
+            None => self.plan.statistics(&sums, &self.designs),
+            Some(u) => self.unbalanced_statistics(u, &self.means_of(&sums), None),
+        }
     }
 
-    /// Statistics of every replicate from the engine's f32 sums (`B × S × K`), row-major
-    /// `B × n_statistics`.
-    pub fn replicate_statistics(&self, sums: &[f32]) -> Vec<f64> {
+    /// ȳ_d + S₀/Q_d of every stratum.
+    fn means_of(&self, sums: &[ColumnSums]) -> Vec<f64> {
+        self.plan
+            .strata
+            .iter()
+            .zip(sums)
+            .map(|(st, c)| st.mean + c.s[0] / c.q)
+            .collect()
+    }
+
+    /// Statistics of every replicate of a balanced panel from the engine's f32 sums
+    /// (`B × S × K`), row-major `B × n_statistics`.
+    fn replicate_statistics(&self, sums: &[f32]) -> Vec<f64> {
         let k = self.plan.k();
         let s_n = self.plan.strata.len();
         let mut out = Vec::with_capacity(sums.len() / (s_n * k) * self.plan.statistics.len());
@@ -334,6 +425,8 @@ impl Bootstrap {
     }
 
     /// Runs replicates `range` on `backend` and returns their statistics (`B × n_statistics`).
+    /// On an unbalanced panel with components, the refits run in parallel after the engine,
+    /// and `progress` counts refitted replicates.
     ///
     /// # Errors
     /// Whatever the backend reports (shape or device errors).
@@ -344,13 +437,63 @@ impl Bootstrap {
         range: std::ops::Range<u32>,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Vec<f64>> {
-        let sums = backend.resample_sums(&self.job(seed, range), progress)?;
-        Ok(self.replicate_statistics(&sums))
+        let Some(u) = &self.unbalanced else {
+            let sums = backend.resample_sums(&self.job(seed, range), progress)?;
+            return Ok(self.replicate_statistics(&sums));
+        };
+        let refits = self.plan.spec.components;
+        let quiet = |_: u64| {};
+        let sums = backend.resample_sums(
+            &self.job(seed, range.clone()),
+            if refits { &quiet } else { progress },
+        )?;
+        let s_n = self.plan.strata.len();
+        let means = |i: usize| -> Vec<f64> {
+            self.plan
+                .strata
+                .iter()
+                .zip(&sums[i * s_n..(i + 1) * s_n])
+                .map(|(st, &s)| st.mean + f64::from(s) / st.questions as f64)
+                .collect()
+        };
+        let n = self.plan.statistics.len();
+        let mut out = vec![0.0; range.len() * n];
+        if !refits {
+            for (i, row) in out.chunks_exact_mut(n).enumerate() {
+                row.copy_from_slice(&self.unbalanced_statistics(u, &means(i), None));
+            }
+            return Ok(out);
+        }
+        let mut done = 0;
+        for block in out.chunks_mut(REFIT_BATCH * n) {
+            let first = done;
+            block.par_chunks_mut(n).enumerate().for_each_init(
+                || {
+                    self.plan
+                        .strata
+                        .iter()
+                        .map(|s| vec![0u32; s.questions])
+                        .collect::<Vec<_>>()
+                },
+                |counts, (j, row)| {
+                    let i = first + j;
+                    let r = range.start + i as u32;
+                    for (s, c) in counts.iter_mut().enumerate() {
+                        draw_counts(u.generator, seed, r, s as u32, c);
+                    }
+                    row.copy_from_slice(&self.unbalanced_statistics(u, &means(i), Some(counts)));
+                },
+            );
+            done += block.len() / n;
+            progress(done as u64);
+        }
+        Ok(out)
     }
 
     /// BCa accelerations of every statistic from the stratified jackknife: leaving out
     /// question i of stratum d gives θ₍dᵢ₎; influence U_di = (Q_d − 1)(θ̄₍d·₎ − θ₍dᵢ₎);
-    /// a = Σ U³ / (6 (Σ U²)^{3/2}) over all (d, i).
+    /// a = Σ U³ / (6 (Σ U²)^{3/2}) over all (d, i). On an unbalanced panel every θ₍dᵢ₎
+    /// refits the components without question i (in parallel).
     pub fn accelerations(&self) -> Vec<f64> {
         let full = self.exact_sums();
         let n = self.plan.statistics.len();
@@ -360,13 +503,33 @@ impl Bootstrap {
             if rows.len() < 2 {
                 continue;
             }
-            let mut loo: Vec<Vec<f64>> = Vec::with_capacity(rows.len());
-            let mut sums = full.clone();
-            for r in rows {
+            let leave_out = |r: &[f64; 4]| {
+                let mut sums = full.clone();
                 sums[d].q = q - 1.0;
                 sums[d].s = std::array::from_fn(|j| full[d].s[j] - r[j]);
-                loo.push(self.plan.statistics(&sums, &self.designs));
-            }
+                sums
+            };
+            let loo: Vec<Vec<f64>> = match &self.unbalanced {
+                None => rows
+                    .iter()
+                    .map(|r| self.plan.statistics(&leave_out(r), &self.designs))
+                    .collect(),
+                Some(u) => rows
+                    .par_iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        let mut counts: Vec<Vec<u32>> = self
+                            .plan
+                            .strata
+                            .iter()
+                            .map(|s| vec![1u32; s.questions])
+                            .collect();
+                        counts[d][i] = 0;
+                        let means = self.means_of(&leave_out(r));
+                        self.unbalanced_statistics(u, &means, Some(&counts))
+                    })
+                    .collect(),
+            };
             for (stat, inf) in influence.iter_mut().enumerate() {
                 let mean = loo.iter().map(|v| v[stat]).sum::<f64>() / q;
                 inf.extend(loo.iter().map(|v| (q - 1.0) * (mean - v[stat])));
@@ -374,6 +537,290 @@ impl Bootstrap {
         }
         influence.iter().map(|u| acceleration(u)).collect()
     }
+
+    /// SHA-256 (hex) of the data the replicates come from, for the replicates file: the
+    /// engine's f32 rows ([`data_digest`]) of a balanced panel; of an unbalanced panel also
+    /// every outcome in its nesting (the rows alone hold only question means).
+    pub fn data_sha256(&self) -> String {
+        match &self.unbalanced {
+            Some(u) => u.digest.clone(),
+            None => data_digest(&self.job(0, 0..0).strata),
+        }
+    }
+
+    /// Prepares the bootstrap of a loaded panel: exactly [`Bootstrap::new`] when every
+    /// stratum is balanced; otherwise the unbalanced layout of the module docs, with the
+    /// full-sample fits that warm-start every refit.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for a design that does not parse or fit the strata, or a bad
+    /// `STATS_CPU_RNG`; [`Error::Data`] for a stratum without questions.
+    pub fn from_panel(panel: &Panel, spec: BootstrapSpec) -> Result<Self> {
+        if panel.strata.iter().all(Stratum::is_balanced) {
+            let stats: Vec<StratumStats> = panel
+                .strata
+                .iter()
+                .map(StratumStats::from_stratum)
+                .collect();
+            return Self::new(&panel.outcome, &stats, spec);
+        }
+        let designs: Vec<DesignSpec> = spec
+            .designs
+            .iter()
+            .map(|d| d.parse())
+            .collect::<Result<_>>()?;
+        let n_s = panel.strata.len();
+        let (mut shapes, mut rows64, mut nested, mut balanced, mut question_means) = (
+            Vec::with_capacity(n_s),
+            Vec::with_capacity(n_s),
+            Vec::with_capacity(n_s),
+            Vec::with_capacity(n_s),
+            Vec::with_capacity(n_s),
+        );
+        for s in &panel.strata {
+            let n = nested_stratum(s)?;
+            let stats = s.is_balanced().then(|| StratumStats::from_stratum(s));
+            // ȳ_q as `stats variance` computes it: the mean of the trajectory means.
+            let means: Vec<f64> = match &stats {
+                Some(st) => st.questions.iter().map(|x| x.mean).collect(),
+                None => (0..s.q())
+                    .map(|q| {
+                        let t = s.trajectories_of(q);
+                        t.iter()
+                            .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+                            .sum::<f64>()
+                            / t.len() as f64
+                    })
+                    .collect(),
+            };
+            let mean = means.iter().sum::<f64>() / means.len() as f64;
+            rows64.push(means.iter().map(|m| [m - mean, 0.0, 0.0, 0.0]).collect());
+            let shape = n.shape();
+            let (t, r) = match &stats {
+                Some(st) => (st.t, st.r),
+                None => (
+                    shape.trajectories.mean.round() as usize,
+                    shape.reads.mean.round() as usize,
+                ),
+            };
+            shapes.push(StratumShape {
+                name: s.name.clone(),
+                questions: s.q(),
+                trajectories: t,
+                reads: r,
+                mean,
+                centres: [0.0; 3],
+                shape: stats.is_none().then_some(shape),
+            });
+            nested.push(n);
+            balanced.push(stats);
+            question_means.push(means);
+        }
+        let rows32: Vec<Vec<f32>> = rows64
+            .iter()
+            .map(|rows: &Vec<[f64; 4]>| rows.iter().map(|r| r[0] as f32).collect())
+            .collect();
+        let mut h = Sha256::new();
+        h.update(b"unbalanced");
+        h.update(data_digest(
+            &rows32.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+        ));
+        for s in &panel.strata {
+            for q in 0..s.q() {
+                let t = s.trajectories_of(q);
+                h.update((t.len() as u64).to_le_bytes());
+                for reads in t {
+                    h.update((reads.len() as u64).to_le_bytes());
+                    for v in reads {
+                        h.update(v.to_le_bytes());
+                    }
+                }
+            }
+        }
+        let digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let (start, pooled_start) = if spec.components {
+            let refs: Vec<&NestedStratum> = nested.iter().collect();
+            (
+                nested
+                    .iter()
+                    .zip(&balanced)
+                    .map(|(n, b)| match b {
+                        Some(_) => None,
+                        None => reml::fit(&[n]).ok().map(|f| f.theta),
+                    })
+                    .collect(),
+                reml::fit(&refs).ok().map(|f| f.theta),
+            )
+        } else {
+            (vec![None; n_s], None)
+        };
+        let plan = BootstrapPlan {
+            outcome: panel.outcome.clone(),
+            statistics: BootstrapPlan::names(&shapes, &spec),
+            strata: shapes,
+            spec,
+            unbalanced: true,
+        };
+        let boot = Bootstrap {
+            plan,
+            designs,
+            rows64,
+            rows32,
+            unbalanced: Some(Unbalanced {
+                nested,
+                balanced,
+                question_means,
+                start,
+                pooled_start,
+                digest,
+                generator: Generator::from_env()?,
+            }),
+        };
+        for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
+            check_design(&boot.plan.strata, d)
+                .map_err(|e| Error::Usage(format!("--design {text}: {e}")))?;
+        }
+        Ok(boot)
+    }
+
+    /// The statistic vector of an unbalanced panel from the stratum means and the question
+    /// draw counts of a replicate (`None`: the data, every question once, fitted cold as
+    /// `stats variance` fits it). See the module docs.
+    fn unbalanced_statistics(
+        &self,
+        u: &Unbalanced,
+        means: &[f64],
+        counts: Option<&[Vec<u32>]>,
+    ) -> Vec<f64> {
+        let mut out = Vec::with_capacity(self.plan.statistics.len());
+        out.push(means.iter().sum::<f64>() / means.len() as f64);
+        out.extend_from_slice(means);
+        if !self.plan.spec.components {
+            return out;
+        }
+        let count = |d: usize| counts.map(|c| c[d].as_slice());
+        let mut audit = Vec::with_capacity(self.plan.strata.len());
+        for (d, st) in self.plan.strata.iter().enumerate() {
+            let fitted = match &u.balanced[d] {
+                Some(stats) => {
+                    let a = match count(d) {
+                        None => AnovaSums::of_stratum(stats),
+                        Some(c) => weighted_anova(stats, c),
+                    };
+                    fit(&a).ok().map(|f| {
+                        let se = (f.ms.question / (a.questions * a.t * a.r) as f64).sqrt();
+                        (f.components, se)
+                    })
+                }
+                None => {
+                    let n = &u.nested[d];
+                    let f = match count(d) {
+                        None => reml::fit(&[n]),
+                        Some(c) => reml::fit_resampled(&[n], &[c], u.start[d]),
+                    };
+                    f.ok()
+                        .map(|f| (f.components, question_se(&u.question_means[d], count(d))))
+                }
+            };
+            push_components(&mut out, fitted.as_ref().map(|f| &f.0));
+            audit.push(fitted.map(|(components, se)| AuditStratum {
+                name: st.name.clone(),
+                questions: st.questions,
+                trajectories: st.trajectories,
+                reads: st.reads,
+                se,
+                components,
+            }));
+        }
+        let refs: Vec<&NestedStratum> = u.nested.iter().collect();
+        let pooled = match counts {
+            None => reml::fit(&refs),
+            Some(c) => {
+                let c: Vec<&[u32]> = c.iter().map(Vec::as_slice).collect();
+                reml::fit_resampled(&refs, &c, u.pooled_start)
+            }
+        }
+        .ok()
+        .map(|f| f.components);
+        push_components(&mut out, pooled.as_ref());
+        let audit: Option<Vec<AuditStratum>> = audit.into_iter().collect();
+        for d in &self.designs {
+            let se = audit
+                .as_ref()
+                .and_then(|strata| {
+                    let a = Audit {
+                        strata: strata.clone(),
+                        pooled,
+                    };
+                    forecast(&a, d, self.plan.spec.pooled_forecast).ok()
+                })
+                .map(|f| f.se_nested)
+                .unwrap_or(f64::NAN);
+            out.push(se);
+        }
+        out
+    }
+}
+
+/// Appends σ²_q, σ²_t, σ²_r (NaN where not estimable or not fitted).
+fn push_components(out: &mut Vec<f64>, c: Option<&PerLevel>) {
+    match c {
+        Some(c) => out.extend([
+            c.question,
+            c.trajectory.unwrap_or(f64::NAN),
+            c.read.unwrap_or(f64::NAN),
+        ]),
+        None => out.extend([f64::NAN; 3]),
+    }
+}
+
+/// The ANOVA sums of a balanced stratum whose question i is taken `counts[i]` times:
+/// Q = Σ k_i, ȳ* = Σ k_i ȳ_i / Q, SS_q = TR Σ k_i (ȳ_i − ȳ*)², SS_t = Σ k_i SS_t,i,
+/// SS_r = Σ k_i SS_r,i, with the balanced degrees of freedom at Q.
+fn weighted_anova(s: &StratumStats, counts: &[u32]) -> AnovaSums {
+    let (mut q, mut sum, mut ss_t, mut ss_r) = (0.0, 0.0, 0.0, 0.0);
+    for (x, &k) in s.questions.iter().zip(counts) {
+        let k = f64::from(k);
+        q += k;
+        sum += k * x.mean;
+        ss_t += k * x.ss_trajectory;
+        ss_r += k * x.ss_read;
+    }
+    let mean = sum / q;
+    let ss_q: f64 = s
+        .questions
+        .iter()
+        .zip(counts)
+        .map(|(x, &k)| f64::from(k) * (x.mean - mean).powi(2))
+        .sum();
+    let (t, r) = (s.t as f64, s.r as f64);
+    AnovaSums {
+        questions: q as usize,
+        t: s.t,
+        r: s.r,
+        ss_question: t * r * ss_q,
+        ss_trajectory: ss_t,
+        ss_read: ss_r,
+        df_question: q - 1.0,
+        df_trajectory: q * (t - 1.0),
+        df_read: q * t * (r - 1.0),
+    }
+}
+
+/// The measured SE s(ȳ_q)/√Q of a stratum mean over question means taken `counts[i]` times
+/// (once each when `None`): with Q = Σ k_i and m = Σ k_i ȳ_i / Q,
+/// sqrt(Σ k_i (ȳ_i − m)² / ((Q − 1) Q)).
+fn question_se(means: &[f64], counts: Option<&[u32]>) -> f64 {
+    let k = |i: usize| counts.map_or(1.0, |c| f64::from(c[i]));
+    let n: f64 = (0..means.len()).map(k).sum();
+    let m = means.iter().enumerate().map(|(i, x)| k(i) * x).sum::<f64>() / n;
+    let var = means
+        .iter()
+        .enumerate()
+        .map(|(i, x)| k(i) * (x - m) * (x - m))
+        .sum::<f64>()
+        / (n - 1.0);
+    (var / n).sqrt()
 }
 
 /// Checks that a design can be forecast for these strata (known names, no empty stratum),

@@ -13,6 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+pub use super::plan::data_digest;
 use super::plan::BootstrapPlan;
 use crate::resample::summary::Method;
 use crate::{Error, Result};
@@ -43,18 +44,6 @@ pub struct ReplicatesHeader {
 pub struct Replicates {
     pub header: ReplicatesHeader,
     pub values: Vec<f64>,
-}
-
-/// SHA-256 (hex) of f32 rows, stratum by stratum.
-pub fn data_digest(strata: &[&[f32]]) -> String {
-    let mut h = Sha256::new();
-    for s in strata {
-        h.update((s.len() as u64).to_le_bytes());
-        for v in *s {
-            h.update(v.to_le_bytes());
-        }
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Replicates {

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::replicates::Replicates;
+use crate::components::reml::Shape;
+use crate::components::variance::Method as FitMethod;
 use crate::resample::summary::{summarize, Method, Summary};
 
 /// One stratum's mean with its bootstrap SE and interval.
@@ -15,6 +17,10 @@ pub struct StratumSummary {
     pub questions: usize,
     pub trajectories: usize,
     pub reads: usize,
+    /// An unbalanced stratum's min / mean / max design (`trajectories` and `reads` are then
+    /// the rounded means).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
     #[serde(flatten)]
     pub summary: Summary,
 }
@@ -23,6 +29,10 @@ pub struct StratumSummary {
 #[derive(Debug, Clone, Serialize)]
 pub struct ComponentSummaries {
     pub name: String,
+    /// How the components were refitted (given on unbalanced panels only: REML for an
+    /// unbalanced stratum and the pooled fit, ANOVA for a balanced stratum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<FitMethod>,
     pub question: Option<Summary>,
     pub trajectory: Option<Summary>,
     pub read: Option<Summary>,
@@ -106,6 +116,7 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
             questions: s.questions,
             trajectories: s.trajectories,
             reads: s.reads,
+            shape: s.shape,
             summary: summary(1 + i).unwrap_or(nan),
         })
         .collect();
@@ -119,7 +130,8 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
                 "{level}: the refit is undefined at the point estimate or in some replicate"
             ),
         };
-        let comp = |name: &str, base: usize, t: Option<usize>, r: Option<usize>| {
+        let unbalanced = h.plan.unbalanced;
+        let comp = |name: &str, reml: bool, base: usize, t: Option<usize>, r: Option<usize>| {
             let (question, trajectory, read) =
                 (summary(base), summary(base + 1), summary(base + 2));
             let mut undefined = BTreeMap::new();
@@ -134,6 +146,11 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
             }
             ComponentSummaries {
                 name: name.to_string(),
+                method: unbalanced.then_some(if reml {
+                    FitMethod::Reml
+                } else {
+                    FitMethod::Anova
+                }),
                 question,
                 trajectory,
                 read,
@@ -147,9 +164,16 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
                 .strata
                 .iter()
                 .enumerate()
-                .map(|(i, s)| comp(&s.name, base + 3 * i, Some(s.trajectories), Some(s.reads)))
+                .map(|(i, s)| {
+                    // An unbalanced stratum's counts are rounded means, not one per cell.
+                    let (t, r) = match s.shape {
+                        Some(_) => (None, None),
+                        None => (Some(s.trajectories), Some(s.reads)),
+                    };
+                    comp(&s.name, s.shape.is_some(), base + 3 * i, t, r)
+                })
                 .collect(),
-            pooled: comp("pooled", base + 3 * d, None, None),
+            pooled: comp("pooled", true, base + 3 * d, None, None),
             designs: h
                 .plan
                 .spec

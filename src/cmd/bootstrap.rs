@@ -4,9 +4,8 @@
 use std::path::PathBuf;
 
 use ragstats::bootstrap::plan::{Bootstrap, BootstrapSpec};
-use ragstats::bootstrap::replicates::{data_digest, Replicates, ReplicatesHeader};
+use ragstats::bootstrap::replicates::{Replicates, ReplicatesHeader};
 use ragstats::bootstrap::report::{build_report, BootstrapReport};
-use ragstats::panel::StratumStats;
 use ragstats::resample::summary::{Method, Summary};
 
 use super::common::{
@@ -122,34 +121,30 @@ fn run_one(args: Args) -> anyhow::Result<u8> {
             &[("panel", &args.panel)],
         )?;
     }
-    let panel = args.opts.load_noting_drops(&args.panel)?;
-    let stats: Vec<StratumStats> = panel
-        .strata
-        .iter()
-        .map(StratumStats::from_stratum)
-        .collect();
+    // Unbalanced strata are kept nested: the components of every replicate are refitted by
+    // REML on its drawn questions.
+    let panel = args.opts.load_unbalanced_noting(&args.panel)?;
     let spec = BootstrapSpec {
         components: args.components,
         designs: args.designs.clone(),
         pooled_forecast: args.pooled,
     };
-    let boot = Bootstrap::new(&panel.outcome, &stats, spec)?;
+    let boot = Bootstrap::from_panel(&panel, spec)?;
     let draws =
-        u64::from(range.end - range.start) * stats.iter().map(|s| s.q() as u64).sum::<u64>();
+        u64::from(range.end - range.start) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>();
     let engine = args.resample.engine(draws)?;
     let progress = Progress::new(u64::from(range.end - range.start), "bootstrap");
     let values = boot.run(engine.as_ref(), args.resample.seed, range.clone(), &|d| {
         progress.set(d)
     })?;
     progress.finish();
-    let job = boot.job(args.resample.seed, range.clone());
     let reps = Replicates {
         header: ReplicatesHeader {
             seed: args.resample.seed,
             range: [range.start, range.end],
             method,
             confidence: args.resample.confidence.get(),
-            data_sha256: data_digest(&job.strata),
+            data_sha256: boot.data_sha256(),
             plan: boot.plan.clone(),
             point: boot.point(),
             acceleration: (method == Method::Bca).then(|| boot.accelerations()),
@@ -246,9 +241,33 @@ pub fn print_report(
                 t.row(row);
             }
             out!("{}", t.render());
+            for s in &r.strata {
+                if let Some(sh) = &s.shape {
+                    outln!(
+                        "unbalanced {}: {} questions; trajectories per question min {} mean {:.3} max {}; reads per trajectory min {} mean {:.3} max {} (T and R above are the rounded means)",
+                        s.name,
+                        sh.questions,
+                        sh.trajectories.min,
+                        sh.trajectories.mean,
+                        sh.trajectories.max,
+                        sh.reads.min,
+                        sh.reads.mean,
+                        sh.reads.max
+                    );
+                }
+            }
             if let Some(c) = &r.components {
-                outln!("\nvariance components refitted in every replicate:");
-                let mut t = Table::new(&["scope", "level", "estimate", "SE", "CI low", "CI high"]);
+                let methods = c.pooled.method.is_some();
+                if methods {
+                    outln!("\nvariance components refitted in every replicate on its drawn questions (REML warm-started from the full-sample fit; ANOVA for balanced strata):");
+                } else {
+                    outln!("\nvariance components refitted in every replicate:");
+                }
+                let mut head = vec!["scope", "level", "estimate", "SE", "CI low", "CI high"];
+                if methods {
+                    head.insert(1, "method");
+                }
+                let mut t = Table::new(&head);
                 for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
                     for (l, v) in [
                         ("question", &s.question),
@@ -261,7 +280,11 @@ pub fn print_report(
                                 vec!["not estimable".into(), "-".into(), "-".into(), "-".into()]
                             }
                         };
-                        let mut row = vec![s.name.clone(), l.to_string()];
+                        let mut row = vec![s.name.clone()];
+                        if let Some(m) = s.method {
+                            row.push(m.name().to_string());
+                        }
+                        row.push(l.to_string());
                         row.extend(cells);
                         t.row(row);
                     }

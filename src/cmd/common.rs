@@ -51,8 +51,8 @@ impl PanelOptions {
                     line,
                     msg: format!(
                         "{msg}; this command needs every question to have the same numbers of \
-                         trajectories and reads (`stats variance` and `stats forecast` fit \
-                         unbalanced panels by REML)"
+                         trajectories and reads (`stats variance`, `stats forecast` and \
+                         `stats bootstrap` fit unbalanced panels by REML)"
                     ),
                 }
             }

@@ -34,7 +34,7 @@
 //! that are not estimable and on exactly agreeing reads.
 
 use nalgebra::{Matrix2, SymmetricEigen, Vector2};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::levels::{Level, PerLevel};
 use crate::{Error, Result};
@@ -197,7 +197,7 @@ impl NestedBuilder {
 }
 
 /// Count statistics of one level: total, and min / mean / max per parent.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     pub total: usize,
     pub min: usize,
@@ -224,7 +224,7 @@ impl Spread {
 }
 
 /// The design of a stratum: questions, trajectories per question, reads per trajectory.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Shape {
     pub questions: usize,
     /// Trajectories per question (`total` = all trajectories).

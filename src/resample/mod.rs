@@ -1,6 +1,6 @@
 //! The resampling engine: the resample-and-sum contract ([`engine`]), its CPU ([`cpu`]) and
 //! GPU ([`gpu_backend`]) backends, the backend choice ([`select`]), centred column helpers
-//! ([`columns`]), interval summaries of replicate statistics ([`summary`]) and the
+//! ([`columns`]), per-replicate question draw counts ([`counts`]), interval summaries of replicate statistics ([`summary`]) and the
 //! benchmark workloads ([`workload`]). Random draws come from [`crate::rng`].
 //!
 //! The engine returns, for every replicate and stratum, the column sums of `q_s` rows drawn
@@ -8,6 +8,7 @@
 //! file here knows what a panel, a variance component or a forecast is.
 
 pub mod columns;
+pub mod counts;
 pub mod cpu;
 pub mod engine;
 pub mod gpu_backend;
