@@ -181,6 +181,7 @@ fn bootstrap(c: &mut Criterion) {
             source: "synthetic".into(),
             metric: "f1".into(),
             outcome: "f1".into(),
+            selectors: Vec::new(),
             strata: vec![
                 audit_stratum(&mut d, "hotpot", 300, t, r),
                 audit_stratum(&mut d, "musique", 146, t, r),
