@@ -67,6 +67,22 @@ fn figure(svg: &str) -> Figure {
     let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
     let root = doc.root_element();
     assert_eq!(root.tag_name().name(), "svg");
+    figure_in(root)
+}
+
+/// Parses a figure of stacked panels: one figure per nested `<svg>`.
+fn panels(svg: &str) -> Vec<Figure> {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    root.children()
+        .filter(|n| n.has_tag_name("svg"))
+        .map(figure_in)
+        .collect()
+}
+
+/// The figure drawn in the `<svg>` element `root`.
+fn figure_in(root: roxmltree::Node) -> Figure {
     let data = root
         .descendants()
         .find(|n| n.attribute("class") == Some("figure-data"))
@@ -607,5 +623,82 @@ fn allocate_plot_shows_each_pairs_fee_ratio_across_the_sweep_with_its_band() {
     );
     fig.check_pixels();
     let (_, again) = run(&dir, "b.svg", &args);
+    assert_eq!(svg, again);
+}
+
+/// Reads of two temperatures (one stratum, 4 questions, T = 2, R = 2): at 0.7 the reads of
+/// 2 of the 8 cells disagree, at 0 every read repeats read 0 of 0.7.
+fn consistency_reads(dir: &tempfile::TempDir) -> PathBuf {
+    let hot = [
+        ("q1", 0, "Paris", 1.0, "Lyon", 0.0),
+        ("q1", 1, "The Paris", 1.0, "paris.", 1.0),
+        ("q2", 0, "1912", 0.5, "1912", 0.5),
+        ("q2", 1, "1912", 0.5, "1912", 0.5),
+        ("q3", 0, "blue", 0.0, "blue", 0.0),
+        ("q3", 1, "red", 1.0, "green", 0.0),
+        ("q4", 0, "x", 0.2, "x", 0.2),
+        ("q4", 1, "x", 0.2, "x", 0.2),
+    ];
+    let mut s = String::from("temperature,dataset,question,trajectory,read,answer,f1\n");
+    for (q, t, a0, f0, a1, f1) in hot {
+        s.push_str(&format!(
+            "0.7,d,{q},{t},0,{a0},{f0}\n0.7,d,{q},{t},1,{a1},{f1}\n"
+        ));
+    }
+    for (q, t, a0, f0, _, _) in hot {
+        s.push_str(&format!(
+            "0,d,{q},{t},0,{a0},{f0}\n0,d,{q},{t},1,{a0},{f0}\n"
+        ));
+    }
+    common::write(dir, "reads.csv", &s)
+}
+
+#[test]
+fn consistency_plot_shows_disagreement_one_read_se_and_the_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let reads = consistency_reads(&dir);
+    let args = [
+        "consistency",
+        reads.to_str().unwrap(),
+        "--by",
+        "temperature",
+        "--replicates",
+        "300",
+        "--backend",
+        "cpu",
+    ];
+    let (v, svg) = run(&dir, "c.svg", &args);
+    let figs = panels(&svg);
+    assert_eq!(figs.len(), 3);
+    let dis = v["disagreement"].as_array().unwrap();
+    let prec = v["precision"].as_array().unwrap();
+    let rate = &figs[0].series("disagreement rate").marks;
+    assert_eq!(figs[0].groups, ["0", "0.7"]);
+    assert_eq!(rate.len(), 2);
+    for (m, d) in rate.iter().zip(dis) {
+        assert_eq!(m.label.as_deref(), d["group"].as_str());
+        assert_eq!(m.y, f(&d["rate"]));
+    }
+    // 2 of 8 cells disagree at 0.7, none at 0.
+    assert_eq!((rate[0].y, rate[1].y), (0.0, 0.25));
+    let se = &figs[1].series("one-read SE").marks;
+    assert_eq!(se.len(), 2);
+    for (m, p) in se.iter().zip(prec) {
+        assert_eq!(m.label.as_deref(), p["group"].as_str());
+        assert_eq!(m.y, f(&p["one_read_se"]));
+    }
+    let r = &v["se_ratio"];
+    assert_eq!(figs[2].groups, ["0.7/0"]);
+    let ratio = &figs[2].series("SE ratio").marks;
+    assert_eq!(ratio.len(), 1);
+    assert_eq!(ratio[0].y, f(&r["ratio"]));
+    assert_eq!(ratio[0].ci, ci_of(&r["ci"]));
+    for fig in &figs {
+        fig.check_pixels();
+        assert!(fig
+            .caption
+            .ends_with("reads.csv · seed 1, 300 bootstrap replicates"));
+    }
+    let (_, again) = run(&dir, "d.svg", &args);
     assert_eq!(svg, again);
 }

@@ -515,3 +515,24 @@ pub fn bars(c: &BarChart) -> Result<String> {
     legend_and_caption(&mut marks, &names, &c.caption);
     Ok(finish(svg, &marks))
 }
+
+/// Several figures of [`xy`] or [`bars`] stacked top to bottom in one SVG (a figure of
+/// several panels, each with its own axes, legend and `figure-data` group): each panel is a
+/// nested `<svg>` placed at its row.
+pub fn stack(panels: &[String]) -> String {
+    let (w, h) = SIZE;
+    let total = h * panels.len() as u32;
+    let mut out = format!(
+        "<svg width=\"{w}\" height=\"{total}\" viewBox=\"0 0 {w} {total}\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+    );
+    for (i, p) in panels.iter().enumerate() {
+        let inner = p.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1);
+        let inner = inner.replacen("<svg ", &format!("<svg x=\"0\" y=\"{}\" ", h * i as u32), 1);
+        out.push_str(&inner);
+        if !inner.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out.push_str("</svg>\n");
+    out
+}

@@ -12,6 +12,7 @@ pub mod chart;
 use std::collections::BTreeSet;
 
 use crate::allocation::allocate::AllocateReport;
+use crate::allocation::consistency::{Disagreement, GroupPrecision, SeRatio};
 use crate::allocation::one_read::OneReadReport;
 use crate::allocation::subsets::SubsetReport;
 use crate::components::forecast::Forecast;
@@ -352,4 +353,78 @@ pub fn allocate(report: &AllocateReport, caption: &Caption) -> Result<String> {
         caption: caption.line(),
         series,
     })
+}
+
+/// Answer consistency by group (budget paper Fig. 6), three panels stacked: the
+/// disagreement rate (share of (question, trajectory) cells whose normalised reads differ)
+/// per group, the one-read SE per group, and the ratio of the two compared groups'
+/// one-read SEs with its bootstrap interval (when there is one).
+///
+/// # Errors
+/// When nothing is finite or drawing fails.
+pub fn consistency(
+    dis: &[Disagreement],
+    prec: &[GroupPrecision],
+    ratio: Option<&SeRatio>,
+    caption: &Caption,
+) -> Result<String> {
+    let line = caption.line();
+    let mut panels = vec![
+        chart::bars(&BarChart {
+            title: "Answer disagreement across reads".into(),
+            y_desc: "share of cells whose reads disagree".into(),
+            caption: line.clone(),
+            groups: dis.iter().map(|d| d.group.clone()).collect(),
+            series: vec![BarSeries {
+                name: "disagreement rate".into(),
+                bars: dis
+                    .iter()
+                    .map(|d| {
+                        Some(Bar {
+                            value: d.rate,
+                            ci: None,
+                        })
+                    })
+                    .collect(),
+            }],
+            stacked: false,
+        })?,
+        chart::bars(&BarChart {
+            title: "One-read SE".into(),
+            y_desc: "SE of one read (outcome units)".into(),
+            caption: line.clone(),
+            groups: prec.iter().map(|p| p.group.clone()).collect(),
+            series: vec![BarSeries {
+                name: "one-read SE".into(),
+                bars: prec
+                    .iter()
+                    .map(|p| {
+                        Some(Bar {
+                            value: p.one_read_se,
+                            ci: None,
+                        })
+                    })
+                    .collect(),
+            }],
+            stacked: false,
+        })?,
+    ];
+    if let Some(r) = ratio {
+        let pairing = if r.paired { "paired" } else { "unpaired" };
+        panels.push(chart::bars(&BarChart {
+            title: format!("One-read SE ratio ({pairing} bootstrap)"),
+            y_desc: "SE ratio (1 = equal precision)".into(),
+            caption: line,
+            groups: vec![format!("{}/{}", r.numerator, r.denominator)],
+            series: vec![BarSeries {
+                name: "SE ratio".into(),
+                bars: vec![Some(Bar {
+                    value: r.ratio,
+                    ci: Some(r.ci),
+                })],
+            }],
+            stacked: false,
+        })?);
+    }
+    Ok(chart::stack(&panels))
 }
