@@ -702,3 +702,169 @@ fn consistency_plot_shows_disagreement_one_read_se_and_the_ratio() {
     let (_, again) = run(&dir, "d.svg", &args);
     assert_eq!(svg, again);
 }
+
+/// MCQ results of model m1 with `prompt`: 3 items in each of 4 groups, one run; item k's
+/// answer is gold, a part of gold, or wrong by (k + shift) mod 3.
+fn mcq_results(dir: &tempfile::TempDir, prompt: &str, shift: usize) -> PathBuf {
+    let groups = [
+        ("planning", Some("convergent"), "planning-convergent"),
+        ("evidence_extraction", None, "evidence_extraction"),
+        ("grounded_reasoning", None, "grounded_reasoning"),
+        ("noise_robustness", Some("reliability"), "noise-reliability"),
+    ];
+    let mut s = String::new();
+    for (g, (task, subtask, group)) in groups.iter().enumerate() {
+        for k in 0..3 {
+            let gold = ["A", "C"];
+            let answer: &[&str] = match (k + g + shift) % 3 {
+                0 => &["A", "C"],
+                1 => &["A"],
+                _ => &["B", "D"],
+            };
+            let line = serde_json::json!({"id": format!("{group}{k}"), "run": 0, "model": "m1",
+                "prompt": prompt, "shuffle_seed": null, "task": task, "subtask": subtask,
+                "group": group, "labels": ["A", "B", "C", "D"], "permutation": ["A", "B", "C", "D"],
+                "gold": gold, "allow_empty": false, "outcome": "ok", "answer": answer,
+                "answer_shown": answer, "parse_note": null, "text": "x", "error": null,
+                "usage": null, "cached": false});
+            s.push_str(&format!("{line}\n"));
+        }
+    }
+    common::write(dir, &format!("{prompt}.jsonl"), &s)
+}
+
+#[test]
+fn mcq_score_plot_shows_em_and_f1_per_task_and_the_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = mcq_results(&dir, "informative", 0);
+    let args = [
+        "mcq",
+        "score",
+        p.to_str().unwrap(),
+        "--positions",
+        "--backend",
+        "cpu",
+        "--replicates",
+        "200",
+    ];
+    let (v, svg) = run(&dir, "m.svg", &args);
+    let figs = panels(&svg);
+    assert_eq!(figs.len(), 2);
+    let rows: Vec<&Value> = v["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["level"] != "group")
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "planning",
+            "evidence_extraction",
+            "grounded_reasoning",
+            "noise_robustness",
+            "overall"
+        ]
+    );
+    assert_eq!(figs[0].groups, names);
+    for key in ["em", "f1"] {
+        let marks = &figs[0].series(&key.to_uppercase()).marks;
+        assert_eq!(marks.len(), rows.len());
+        for (m, r) in marks.iter().zip(&rows) {
+            assert_eq!(m.label.as_deref(), r["name"].as_str());
+            assert_eq!(m.y, f(&r[key]["estimate"]), "{key} {}", r["name"]);
+            assert_eq!(m.ci, ci_of(&r[key]["ci"]));
+        }
+    }
+    // Overall EM by hand: every task has one exact answer of 3 items.
+    assert!((figs[0].series("EM").marks[4].y - 1.0 / 3.0).abs() < 1e-12);
+    let pos = v["positions"].as_array().unwrap();
+    assert_eq!(pos.len(), 4);
+    assert_eq!(figs[1].groups, ["1", "2", "3", "4"]);
+    for (name, key) in [("chosen rate", "chosen_rate"), ("gold rate", "gold_rate")] {
+        let marks = &figs[1].series(name).marks;
+        assert_eq!(marks.len(), 4);
+        for (m, r) in marks.iter().zip(pos) {
+            assert_eq!(m.y, f(&r[key]), "{name}");
+        }
+    }
+    // Gold is always A and C: 12 of 12 shown at positions 1 and 3, none at 2 and 4.
+    let gold: Vec<f64> = figs[1]
+        .series("gold rate")
+        .marks
+        .iter()
+        .map(|m| m.y)
+        .collect();
+    assert_eq!(gold, [1.0, 0.0, 1.0, 0.0]);
+    for fig in &figs {
+        fig.check_pixels();
+        assert!(fig
+            .caption
+            .ends_with("informative.jsonl · m1, informative · seed 1, 200 bootstrap replicates"));
+    }
+    let (_, again) = run(&dir, "n.svg", &args);
+    assert_eq!(svg, again);
+}
+
+#[test]
+fn mcq_compare_plot_shows_both_sides_and_the_deltas_with_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = mcq_results(&dir, "bare", 1);
+    let b = mcq_results(&dir, "informative", 0);
+    let args = [
+        "mcq",
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--replicates",
+        "200",
+    ];
+    let (v, svg) = run(&dir, "c.svg", &args);
+    let figs = panels(&svg);
+    assert_eq!(figs.len(), 2);
+    let rows: Vec<&Value> = v["deltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["level"] != "group")
+        .collect();
+    assert_eq!(rows.len(), 5);
+    assert_eq!(
+        figs[0].names(),
+        [
+            "EM A: m1, bare",
+            "EM B: m1, informative",
+            "F1 A: m1, bare",
+            "F1 B: m1, informative"
+        ]
+    );
+    for (name, side, key) in [
+        ("EM A: m1, bare", "a", "em"),
+        ("EM B: m1, informative", "b", "em"),
+        ("F1 A: m1, bare", "a", "f1"),
+        ("F1 B: m1, informative", "b", "f1"),
+    ] {
+        let marks = &figs[0].series(name).marks;
+        assert_eq!(marks.len(), 5);
+        for (m, r) in marks.iter().zip(&rows) {
+            assert_eq!(m.y, f(&r[side][key]), "{name} {}", r["name"]);
+        }
+    }
+    for (name, key) in [("ΔEM", "delta_em"), ("ΔF1", "delta_f1")] {
+        let marks = &figs[1].series(name).marks;
+        assert_eq!(marks.len(), 5);
+        for (m, r) in marks.iter().zip(&rows) {
+            assert_eq!(m.label.as_deref(), r["name"].as_str());
+            assert_eq!(m.y, f(&r[key]["estimate"]), "{name}");
+            assert_eq!(m.ci, ci_of(&r[key]["ci"]));
+        }
+    }
+    for fig in &figs {
+        fig.check_pixels();
+    }
+    let (_, again) = run(&dir, "d.svg", &args);
+    assert_eq!(svg, again);
+}

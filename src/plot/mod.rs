@@ -18,6 +18,8 @@ use crate::allocation::subsets::SubsetReport;
 use crate::components::forecast::Forecast;
 use crate::components::levels::{Level, PerLevel};
 use crate::components::variance::VarianceReport;
+use crate::mcq::positions::PositionRow;
+use crate::mcq::score::LevelRow;
 use crate::Result;
 
 use chart::{Bar, BarChart, BarSeries, Mark, Pt, Series, XyChart};
@@ -427,4 +429,131 @@ pub fn consistency(
         })?);
     }
     Ok(chart::stack(&panels))
+}
+
+/// A bar for a value that may be missing (NaN: a side without items at that level).
+fn bar(value: f64, ci: Option<[f64; 2]>) -> Option<Bar> {
+    value.is_finite().then_some(Bar { value, ci })
+}
+
+/// The task rows and the overall row of an MCQ score table, in table order.
+fn task_rows(rows: &[LevelRow]) -> Vec<&LevelRow> {
+    rows.iter().filter(|r| r.level != "group").collect()
+}
+
+/// MCQ scores (RAGCap Fig. 3): EM and F1 per task and overall with their bootstrap
+/// intervals, side by side; with `positions`, a second panel of the chosen and gold rate by
+/// shown option position (RAGCap Table 6).
+///
+/// # Errors
+/// When nothing is finite or drawing fails.
+pub fn mcq_score(
+    rows: &[LevelRow],
+    positions: Option<&[PositionRow]>,
+    caption: &Caption,
+) -> Result<String> {
+    let tasks = task_rows(rows);
+    let mut panels = vec![chart::bars(&BarChart {
+        title: "MCQ scores per task".into(),
+        y_desc: "score (share of items)".into(),
+        caption: caption.line(),
+        groups: tasks.iter().map(|r| r.name.clone()).collect(),
+        series: vec![
+            BarSeries {
+                name: "EM".into(),
+                bars: tasks
+                    .iter()
+                    .map(|r| bar(r.em.estimate, Some(r.em.ci)))
+                    .collect(),
+            },
+            BarSeries {
+                name: "F1".into(),
+                bars: tasks
+                    .iter()
+                    .map(|r| bar(r.f1.estimate, Some(r.f1.ci)))
+                    .collect(),
+            },
+        ],
+        stacked: false,
+    })?];
+    if let Some(pos) = positions {
+        panels.push(chart::bars(&BarChart {
+            title: "Chosen rate by option position".into(),
+            y_desc: "share of shown options at the position".into(),
+            caption: caption.line(),
+            groups: pos.iter().map(|p| p.position.to_string()).collect(),
+            series: vec![
+                BarSeries {
+                    name: "chosen rate".into(),
+                    bars: pos.iter().map(|p| bar(p.chosen_rate, None)).collect(),
+                },
+                BarSeries {
+                    name: "gold rate".into(),
+                    bars: pos.iter().map(|p| bar(p.gold_rate, None)).collect(),
+                },
+            ],
+            stacked: false,
+        })?);
+    }
+    Ok(chart::stack(&panels))
+}
+
+/// One side of an MCQ comparison: its legend name and (EM, F1) per row of the deltas.
+pub struct McqSide {
+    pub name: String,
+    pub scores: Vec<[f64; 2]>,
+}
+
+/// MCQ comparison (RAGCap Fig. 3, bare vs informative): the two sides' EM and F1 per task
+/// and overall side by side, and a second panel of the paired deltas B − A with their
+/// bootstrap intervals. `sides[k].scores[i]` belongs to `deltas[i]`.
+///
+/// # Errors
+/// When nothing is finite or drawing fails.
+pub fn mcq_compare(deltas: &[LevelRow], sides: [&McqSide; 2], caption: &Caption) -> Result<String> {
+    let keep: Vec<usize> = (0..deltas.len())
+        .filter(|&i| deltas[i].level != "group")
+        .collect();
+    let groups: Vec<String> = keep.iter().map(|&i| deltas[i].name.clone()).collect();
+    let mut series = Vec::new();
+    for (k, metric) in ["EM", "F1"].iter().enumerate() {
+        for side in sides {
+            series.push(BarSeries {
+                name: format!("{metric} {}", side.name),
+                bars: keep.iter().map(|&i| bar(side.scores[i][k], None)).collect(),
+            });
+        }
+    }
+    let scores = chart::bars(&BarChart {
+        title: "MCQ scores per task, side by side".into(),
+        y_desc: "score (share of items)".into(),
+        caption: caption.line(),
+        groups: groups.clone(),
+        series,
+        stacked: false,
+    })?;
+    let delta = chart::bars(&BarChart {
+        title: format!("Paired difference {} − {}", sides[1].name, sides[0].name),
+        y_desc: "difference B − A (share of items)".into(),
+        caption: caption.line(),
+        groups,
+        series: vec![
+            BarSeries {
+                name: "ΔEM".into(),
+                bars: keep
+                    .iter()
+                    .map(|&i| bar(deltas[i].em.estimate, Some(deltas[i].em.ci)))
+                    .collect(),
+            },
+            BarSeries {
+                name: "ΔF1".into(),
+                bars: keep
+                    .iter()
+                    .map(|&i| bar(deltas[i].f1.estimate, Some(deltas[i].f1.ci)))
+                    .collect(),
+            },
+        ],
+        stacked: false,
+    })?;
+    Ok(chart::stack(&[scores, delta]))
 }
