@@ -868,3 +868,77 @@ fn mcq_compare_plot_shows_both_sides_and_the_deltas_with_intervals() {
     let (_, again) = run(&dir, "d.svg", &args);
     assert_eq!(svg, again);
 }
+
+#[test]
+fn correlate_plot_is_a_heatmap_of_r_with_significance_marks() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "correlate",
+        "data/demo/capability.csv",
+        "--x",
+        "planning,evidence,reasoning,noise",
+        "--y",
+        "browsecomp,xbench",
+        "--replicates",
+        "300",
+        "--permutations",
+        "2000",
+        "--backend",
+        "cpu",
+    ];
+    let (v, svg) = run(&dir, "h.svg", &args);
+    let doc = roxmltree::Document::parse(&svg).expect("the SVG is well-formed XML");
+    let data = doc
+        .descendants()
+        .find(|n| n.attribute("data-chart") == Some("heatmap"))
+        .expect("a heatmap");
+    assert_eq!(
+        data.attribute("data-rows"),
+        Some("planning|evidence|reasoning|noise")
+    );
+    assert_eq!(data.attribute("data-cols"), Some("browsecomp|xbench"));
+    let cells: Vec<roxmltree::Node> = data
+        .children()
+        .filter(|n| n.attribute("class") == Some("cell"))
+        .collect();
+    let pairs = v["pairs"].as_array().unwrap();
+    assert_eq!((cells.len(), pairs.len()), (8, 8));
+    let mut marked = 0;
+    for (i, (c, p)) in cells.iter().zip(pairs).enumerate() {
+        assert_eq!(c.attribute("data-row"), p["x"].as_str());
+        assert_eq!(c.attribute("data-col"), p["y"].as_str());
+        let r = attr(*c, "data-value");
+        assert_eq!(r, f(&p["r"]));
+        assert_eq!(r, f(&v["matrix"]["r"][i / 2][i % 2]));
+        // The permutation test ran: its p-value decides the mark.
+        let pv = f(&p["permutation"]["p"]);
+        assert_eq!(attr(*c, "data-p"), pv);
+        let want = if pv < 0.001 {
+            "***"
+        } else if pv < 0.01 {
+            "**"
+        } else if pv < 0.05 {
+            "*"
+        } else {
+            ""
+        };
+        assert_eq!(c.attribute("data-mark"), Some(want));
+        marked += usize::from(!want.is_empty());
+        assert_eq!(ci(*c), ci_of(&p["bootstrap"]["ci"]));
+        // The cell's text shows r to 2 decimals and the mark.
+        let text = c.next_sibling_element().unwrap().text().unwrap();
+        assert_eq!(text, format!("{r:.2}{want}"));
+    }
+    assert!(marked > 0, "the demo has significant correlations");
+    let caption = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("caption"))
+        .and_then(|n| n.text())
+        .unwrap();
+    assert_eq!(
+        caption,
+        "data/demo/capability.csv · seed 1, 300 bootstrap replicates"
+    );
+    let (_, again) = run(&dir, "i.svg", &args);
+    assert_eq!(svg, again);
+}

@@ -18,11 +18,12 @@ use crate::allocation::subsets::SubsetReport;
 use crate::components::forecast::Forecast;
 use crate::components::levels::{Level, PerLevel};
 use crate::components::variance::VarianceReport;
+use crate::correlate::{Method, PairResult};
 use crate::mcq::positions::PositionRow;
 use crate::mcq::score::LevelRow;
 use crate::Result;
 
-use chart::{Bar, BarChart, BarSeries, Mark, Pt, Series, XyChart};
+use chart::{Bar, BarChart, BarSeries, Cell, Heatmap, Mark, Pt, Series, XyChart};
 
 /// What the caption line under a figure names: the panel file (and outcome), and the
 /// bootstrap's seed and replicate count where the figure has intervals.
@@ -556,4 +557,52 @@ pub fn mcq_compare(deltas: &[LevelRow], sides: [&McqSide; 2], caption: &Caption)
         stacked: false,
     })?;
     Ok(chart::stack(&[scores, delta]))
+}
+
+/// Correlations (RAGCap Fig. 5): a heatmap of r for every x (rows) and y (columns), with
+/// significance marks from the permutation p-value when the test ran, else the analytic
+/// p-value; the cells carry the bootstrap interval when there is one. `pairs` are in the
+/// command's order: x-major, y-minor.
+///
+/// # Errors
+/// When there is no pair or drawing fails.
+pub fn correlate(
+    pairs: &[PairResult],
+    x_names: &[String],
+    y_names: &[String],
+    method: Method,
+    caption: &Caption,
+) -> Result<String> {
+    let permuted = pairs.iter().all(|p| p.permutation.is_some()) && !pairs.is_empty();
+    let cells = x_names
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            (0..y_names.len())
+                .map(|j| {
+                    let p = &pairs[i * y_names.len() + j];
+                    Cell {
+                        value: p.estimate.r,
+                        p: match (&p.permutation, permuted) {
+                            (Some(t), true) => t.p,
+                            _ => p.estimate.p,
+                        },
+                        ci: p.bootstrap.as_ref().map(|b| b.ci),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    chart::heatmap(&Heatmap {
+        title: format!("Correlations ({})", method.name()),
+        caption: caption.line(),
+        p_desc: if permuted {
+            "(permutation p-values)".into()
+        } else {
+            "(analytic p-values)".into()
+        },
+        rows: x_names.to_vec(),
+        cols: y_names.to_vec(),
+        cells,
+    })
 }
