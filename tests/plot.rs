@@ -67,6 +67,22 @@ fn figure(svg: &str) -> Figure {
     let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
     let root = doc.root_element();
     assert_eq!(root.tag_name().name(), "svg");
+    figure_in(root)
+}
+
+/// Parses a figure of stacked panels: one figure per nested `<svg>`.
+fn panels(svg: &str) -> Vec<Figure> {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    root.children()
+        .filter(|n| n.has_tag_name("svg"))
+        .map(figure_in)
+        .collect()
+}
+
+/// The figure drawn in the `<svg>` element `root`.
+fn figure_in(root: roxmltree::Node) -> Figure {
     let data = root
         .descendants()
         .find(|n| n.attribute("class") == Some("figure-data"))
@@ -607,5 +623,322 @@ fn allocate_plot_shows_each_pairs_fee_ratio_across_the_sweep_with_its_band() {
     );
     fig.check_pixels();
     let (_, again) = run(&dir, "b.svg", &args);
+    assert_eq!(svg, again);
+}
+
+/// Reads of two temperatures (one stratum, 4 questions, T = 2, R = 2): at 0.7 the reads of
+/// 2 of the 8 cells disagree, at 0 every read repeats read 0 of 0.7.
+fn consistency_reads(dir: &tempfile::TempDir) -> PathBuf {
+    let hot = [
+        ("q1", 0, "Paris", 1.0, "Lyon", 0.0),
+        ("q1", 1, "The Paris", 1.0, "paris.", 1.0),
+        ("q2", 0, "1912", 0.5, "1912", 0.5),
+        ("q2", 1, "1912", 0.5, "1912", 0.5),
+        ("q3", 0, "blue", 0.0, "blue", 0.0),
+        ("q3", 1, "red", 1.0, "green", 0.0),
+        ("q4", 0, "x", 0.2, "x", 0.2),
+        ("q4", 1, "x", 0.2, "x", 0.2),
+    ];
+    let mut s = String::from("temperature,dataset,question,trajectory,read,answer,f1\n");
+    for (q, t, a0, f0, a1, f1) in hot {
+        s.push_str(&format!(
+            "0.7,d,{q},{t},0,{a0},{f0}\n0.7,d,{q},{t},1,{a1},{f1}\n"
+        ));
+    }
+    for (q, t, a0, f0, _, _) in hot {
+        s.push_str(&format!(
+            "0,d,{q},{t},0,{a0},{f0}\n0,d,{q},{t},1,{a0},{f0}\n"
+        ));
+    }
+    common::write(dir, "reads.csv", &s)
+}
+
+#[test]
+fn consistency_plot_shows_disagreement_one_read_se_and_the_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let reads = consistency_reads(&dir);
+    let args = [
+        "consistency",
+        reads.to_str().unwrap(),
+        "--by",
+        "temperature",
+        "--replicates",
+        "300",
+        "--backend",
+        "cpu",
+    ];
+    let (v, svg) = run(&dir, "c.svg", &args);
+    let figs = panels(&svg);
+    assert_eq!(figs.len(), 3);
+    let dis = v["disagreement"].as_array().unwrap();
+    let prec = v["precision"].as_array().unwrap();
+    let rate = &figs[0].series("disagreement rate").marks;
+    assert_eq!(figs[0].groups, ["0", "0.7"]);
+    assert_eq!(rate.len(), 2);
+    for (m, d) in rate.iter().zip(dis) {
+        assert_eq!(m.label.as_deref(), d["group"].as_str());
+        assert_eq!(m.y, f(&d["rate"]));
+    }
+    // 2 of 8 cells disagree at 0.7, none at 0.
+    assert_eq!((rate[0].y, rate[1].y), (0.0, 0.25));
+    let se = &figs[1].series("one-read SE").marks;
+    assert_eq!(se.len(), 2);
+    for (m, p) in se.iter().zip(prec) {
+        assert_eq!(m.label.as_deref(), p["group"].as_str());
+        assert_eq!(m.y, f(&p["one_read_se"]));
+    }
+    let r = &v["se_ratio"];
+    assert_eq!(figs[2].groups, ["0.7/0"]);
+    let ratio = &figs[2].series("SE ratio").marks;
+    assert_eq!(ratio.len(), 1);
+    assert_eq!(ratio[0].y, f(&r["ratio"]));
+    assert_eq!(ratio[0].ci, ci_of(&r["ci"]));
+    for fig in &figs {
+        fig.check_pixels();
+        assert!(fig
+            .caption
+            .ends_with("reads.csv · seed 1, 300 bootstrap replicates"));
+    }
+    let (_, again) = run(&dir, "d.svg", &args);
+    assert_eq!(svg, again);
+}
+
+/// MCQ results of model m1 with `prompt`: 3 items in each of 4 groups, one run; item k's
+/// answer is gold, a part of gold, or wrong by (k + shift) mod 3.
+fn mcq_results(dir: &tempfile::TempDir, prompt: &str, shift: usize) -> PathBuf {
+    let groups = [
+        ("planning", Some("convergent"), "planning-convergent"),
+        ("evidence_extraction", None, "evidence_extraction"),
+        ("grounded_reasoning", None, "grounded_reasoning"),
+        ("noise_robustness", Some("reliability"), "noise-reliability"),
+    ];
+    let mut s = String::new();
+    for (g, (task, subtask, group)) in groups.iter().enumerate() {
+        for k in 0..3 {
+            let gold = ["A", "C"];
+            let answer: &[&str] = match (k + g + shift) % 3 {
+                0 => &["A", "C"],
+                1 => &["A"],
+                _ => &["B", "D"],
+            };
+            let line = serde_json::json!({"id": format!("{group}{k}"), "run": 0, "model": "m1",
+                "prompt": prompt, "shuffle_seed": null, "task": task, "subtask": subtask,
+                "group": group, "labels": ["A", "B", "C", "D"], "permutation": ["A", "B", "C", "D"],
+                "gold": gold, "allow_empty": false, "outcome": "ok", "answer": answer,
+                "answer_shown": answer, "parse_note": null, "text": "x", "error": null,
+                "usage": null, "cached": false});
+            s.push_str(&format!("{line}\n"));
+        }
+    }
+    common::write(dir, &format!("{prompt}.jsonl"), &s)
+}
+
+#[test]
+fn mcq_score_plot_shows_em_and_f1_per_task_and_the_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = mcq_results(&dir, "informative", 0);
+    let args = [
+        "mcq",
+        "score",
+        p.to_str().unwrap(),
+        "--positions",
+        "--backend",
+        "cpu",
+        "--replicates",
+        "200",
+    ];
+    let (v, svg) = run(&dir, "m.svg", &args);
+    let figs = panels(&svg);
+    assert_eq!(figs.len(), 2);
+    let rows: Vec<&Value> = v["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["level"] != "group")
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "planning",
+            "evidence_extraction",
+            "grounded_reasoning",
+            "noise_robustness",
+            "overall"
+        ]
+    );
+    assert_eq!(figs[0].groups, names);
+    for key in ["em", "f1"] {
+        let marks = &figs[0].series(&key.to_uppercase()).marks;
+        assert_eq!(marks.len(), rows.len());
+        for (m, r) in marks.iter().zip(&rows) {
+            assert_eq!(m.label.as_deref(), r["name"].as_str());
+            assert_eq!(m.y, f(&r[key]["estimate"]), "{key} {}", r["name"]);
+            assert_eq!(m.ci, ci_of(&r[key]["ci"]));
+        }
+    }
+    // Overall EM by hand: every task has one exact answer of 3 items.
+    assert!((figs[0].series("EM").marks[4].y - 1.0 / 3.0).abs() < 1e-12);
+    let pos = v["positions"].as_array().unwrap();
+    assert_eq!(pos.len(), 4);
+    assert_eq!(figs[1].groups, ["1", "2", "3", "4"]);
+    for (name, key) in [("chosen rate", "chosen_rate"), ("gold rate", "gold_rate")] {
+        let marks = &figs[1].series(name).marks;
+        assert_eq!(marks.len(), 4);
+        for (m, r) in marks.iter().zip(pos) {
+            assert_eq!(m.y, f(&r[key]), "{name}");
+        }
+    }
+    // Gold is always A and C: 12 of 12 shown at positions 1 and 3, none at 2 and 4.
+    let gold: Vec<f64> = figs[1]
+        .series("gold rate")
+        .marks
+        .iter()
+        .map(|m| m.y)
+        .collect();
+    assert_eq!(gold, [1.0, 0.0, 1.0, 0.0]);
+    for fig in &figs {
+        fig.check_pixels();
+        assert!(fig
+            .caption
+            .ends_with("informative.jsonl · m1, informative · seed 1, 200 bootstrap replicates"));
+    }
+    let (_, again) = run(&dir, "n.svg", &args);
+    assert_eq!(svg, again);
+}
+
+#[test]
+fn mcq_compare_plot_shows_both_sides_and_the_deltas_with_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = mcq_results(&dir, "bare", 1);
+    let b = mcq_results(&dir, "informative", 0);
+    let args = [
+        "mcq",
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--replicates",
+        "200",
+    ];
+    let (v, svg) = run(&dir, "c.svg", &args);
+    let figs = panels(&svg);
+    assert_eq!(figs.len(), 2);
+    let rows: Vec<&Value> = v["deltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["level"] != "group")
+        .collect();
+    assert_eq!(rows.len(), 5);
+    assert_eq!(
+        figs[0].names(),
+        [
+            "EM A: m1, bare",
+            "EM B: m1, informative",
+            "F1 A: m1, bare",
+            "F1 B: m1, informative"
+        ]
+    );
+    for (name, side, key) in [
+        ("EM A: m1, bare", "a", "em"),
+        ("EM B: m1, informative", "b", "em"),
+        ("F1 A: m1, bare", "a", "f1"),
+        ("F1 B: m1, informative", "b", "f1"),
+    ] {
+        let marks = &figs[0].series(name).marks;
+        assert_eq!(marks.len(), 5);
+        for (m, r) in marks.iter().zip(&rows) {
+            assert_eq!(m.y, f(&r[side][key]), "{name} {}", r["name"]);
+        }
+    }
+    for (name, key) in [("ΔEM", "delta_em"), ("ΔF1", "delta_f1")] {
+        let marks = &figs[1].series(name).marks;
+        assert_eq!(marks.len(), 5);
+        for (m, r) in marks.iter().zip(&rows) {
+            assert_eq!(m.label.as_deref(), r["name"].as_str());
+            assert_eq!(m.y, f(&r[key]["estimate"]), "{name}");
+            assert_eq!(m.ci, ci_of(&r[key]["ci"]));
+        }
+    }
+    for fig in &figs {
+        fig.check_pixels();
+    }
+    let (_, again) = run(&dir, "d.svg", &args);
+    assert_eq!(svg, again);
+}
+
+#[test]
+fn correlate_plot_is_a_heatmap_of_r_with_significance_marks() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "correlate",
+        "data/demo/capability.csv",
+        "--x",
+        "planning,evidence,reasoning,noise",
+        "--y",
+        "browsecomp,xbench",
+        "--replicates",
+        "300",
+        "--permutations",
+        "2000",
+        "--backend",
+        "cpu",
+    ];
+    let (v, svg) = run(&dir, "h.svg", &args);
+    let doc = roxmltree::Document::parse(&svg).expect("the SVG is well-formed XML");
+    let data = doc
+        .descendants()
+        .find(|n| n.attribute("data-chart") == Some("heatmap"))
+        .expect("a heatmap");
+    assert_eq!(
+        data.attribute("data-rows"),
+        Some("planning|evidence|reasoning|noise")
+    );
+    assert_eq!(data.attribute("data-cols"), Some("browsecomp|xbench"));
+    let cells: Vec<roxmltree::Node> = data
+        .children()
+        .filter(|n| n.attribute("class") == Some("cell"))
+        .collect();
+    let pairs = v["pairs"].as_array().unwrap();
+    assert_eq!((cells.len(), pairs.len()), (8, 8));
+    let mut marked = 0;
+    for (i, (c, p)) in cells.iter().zip(pairs).enumerate() {
+        assert_eq!(c.attribute("data-row"), p["x"].as_str());
+        assert_eq!(c.attribute("data-col"), p["y"].as_str());
+        let r = attr(*c, "data-value");
+        assert_eq!(r, f(&p["r"]));
+        assert_eq!(r, f(&v["matrix"]["r"][i / 2][i % 2]));
+        // The permutation test ran: its p-value decides the mark.
+        let pv = f(&p["permutation"]["p"]);
+        assert_eq!(attr(*c, "data-p"), pv);
+        let want = if pv < 0.001 {
+            "***"
+        } else if pv < 0.01 {
+            "**"
+        } else if pv < 0.05 {
+            "*"
+        } else {
+            ""
+        };
+        assert_eq!(c.attribute("data-mark"), Some(want));
+        marked += usize::from(!want.is_empty());
+        assert_eq!(ci(*c), ci_of(&p["bootstrap"]["ci"]));
+        // The cell's text shows r to 2 decimals and the mark.
+        let text = c.next_sibling_element().unwrap().text().unwrap();
+        assert_eq!(text, format!("{r:.2}{want}"));
+    }
+    assert!(marked > 0, "the demo has significant correlations");
+    let caption = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("caption"))
+        .and_then(|n| n.text())
+        .unwrap();
+    assert_eq!(
+        caption,
+        "data/demo/capability.csv · seed 1, 300 bootstrap replicates"
+    );
+    let (_, again) = run(&dir, "i.svg", &args);
     assert_eq!(svg, again);
 }

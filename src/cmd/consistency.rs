@@ -37,6 +37,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw the disagreement rate and one-read SE by group and the SE ratio with its
+    /// interval as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -126,6 +130,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         &|d| progress.set(d),
     )?;
     progress.finish();
+    if let Some(p) = &args.plot {
+        let caption = super::figure::caption(
+            Some(&args.reads),
+            &args.opts,
+            Some((args.resample.seed, reps as u64)),
+        );
+        let svg = ragstats::plot::consistency(&dis, &prec, ratio.as_ref(), &caption)?;
+        super::figure::write_svg(p, &svg, &[args.reads.as_path()])?;
+    }
     match args.format {
         Format::Json => print_json(&serde_json::json!({
             "by": args.by,

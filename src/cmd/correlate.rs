@@ -50,6 +50,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw a heatmap of r with significance marks as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 flag_enum! {
@@ -238,6 +241,17 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             "p": prep.x_names.iter().enumerate().map(|(i, _)| (0..prep.y_names.len()).map(|j| results[i * prep.y_names.len() + j].estimate.p).collect::<Vec<_>>()).collect::<Vec<_>>(),
         },
     });
+    if let Some(p) = &args.plot {
+        let caption = ragstats::plot::Caption {
+            panel: args.file.display().to_string(),
+            outcome: String::new(),
+            bootstrap: (args.resample.replicates > 0)
+                .then(|| (args.resample.seed, u64::from(args.resample.replicates))),
+        };
+        let svg =
+            ragstats::plot::correlate(&results, &prep.x_names, &prep.y_names, method, &caption)?;
+        super::figure::write_svg(p, &svg, &[args.file.as_path()])?;
+    }
     match args.format {
         Format::Json => print_json(&report)?,
         Format::Csv => print_csv(&results, method)?,

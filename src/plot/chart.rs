@@ -515,3 +515,205 @@ pub fn bars(c: &BarChart) -> Result<String> {
     legend_and_caption(&mut marks, &names, &c.caption);
     Ok(finish(svg, &marks))
 }
+
+/// Several figures of [`xy`] or [`bars`] stacked top to bottom in one SVG (a figure of
+/// several panels, each with its own axes, legend and `figure-data` group): each panel is a
+/// nested `<svg>` placed at its row.
+pub fn stack(panels: &[String]) -> String {
+    let (w, h) = SIZE;
+    let total = h * panels.len() as u32;
+    let mut out = format!(
+        "<svg width=\"{w}\" height=\"{total}\" viewBox=\"0 0 {w} {total}\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+    );
+    for (i, p) in panels.iter().enumerate() {
+        let inner = p.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1);
+        let inner = inner.replacen("<svg ", &format!("<svg x=\"0\" y=\"{}\" ", h * i as u32), 1);
+        out.push_str(&inner);
+        if !inner.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// One cell of a heatmap: a correlation, its p-value (for the significance marks) and,
+/// when bootstrapped, its interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cell {
+    pub value: f64,
+    pub p: f64,
+    pub ci: Option<[f64; 2]>,
+}
+
+/// A heatmap of values in [−1, 1]: one row per `rows` name, one column per `cols` name.
+#[derive(Debug, Clone)]
+pub struct Heatmap {
+    pub title: String,
+    pub caption: String,
+    /// What the p-values are (written beside the significance key).
+    pub p_desc: String,
+    pub rows: Vec<String>,
+    pub cols: Vec<String>,
+    /// `cells[i][j]` belongs to row i, column j.
+    pub cells: Vec<Vec<Cell>>,
+}
+
+/// The significance mark of p: `***` below 0.001, `**` below 0.01, `*` below 0.05.
+pub fn stars(p: f64) -> &'static str {
+    if p < 0.001 {
+        "***"
+    } else if p < 0.01 {
+        "**"
+    } else if p < 0.05 {
+        "*"
+    } else {
+        ""
+    }
+}
+
+/// The diverging colour of v in [−1, 1]: white at 0, red (#B2182B) at 1, blue (#2166AC)
+/// at −1, linear in |v| between; grey when v is not finite.
+fn diverging(v: f64) -> String {
+    if !v.is_finite() {
+        return "#CCCCCC".into();
+    }
+    let t = v.abs().min(1.0);
+    let end: [f64; 3] = if v >= 0.0 {
+        [178.0, 24.0, 43.0]
+    } else {
+        [33.0, 102.0, 172.0]
+    };
+    let c = end.map(|e| (255.0 * (1.0 - t) + e * t).round() as u8);
+    format!("#{:02X}{:02X}{:02X}", c[0], c[1], c[2])
+}
+
+/// Renders a heatmap as SVG text: `plotters` draws the canvas and title; each cell is a
+/// `rect class="cell"` with `data-row`, `data-col`, `data-value`, `data-p` (and the
+/// interval when there is one) and its value and significance mark written inside; a
+/// colour key and the significance key stand on the right.
+///
+/// # Errors
+/// [`Error::Data`] when there is no cell; [`Error::Runtime`] when drawing fails.
+pub fn heatmap(c: &Heatmap) -> Result<String> {
+    let (nr, nc) = (c.rows.len(), c.cols.len());
+    if nr == 0 || nc == 0 {
+        return Err(Error::Data("nothing to plot: no cell".into()));
+    }
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        root.titled(&c.title, ("sans-serif", 18))
+            .map_err(draw_err)?;
+        root.present().map_err(draw_err)?;
+    }
+    let (left, top, right, bottom) = (
+        150i32,
+        70i32,
+        (SIZE.0 - LEGEND_W) as i32,
+        SIZE.1 as i32 - 60,
+    );
+    let (w, h) = ((right - left) / nc as i32, (bottom - top) / nr as i32);
+    let mut marks = String::new();
+    let _ = writeln!(
+        marks,
+        r#"<g class="figure-data" data-chart="heatmap" data-rows="{}" data-cols="{}">"#,
+        esc(&c.rows.join("|")),
+        esc(&c.cols.join("|"))
+    );
+    for (j, name) in c.cols.iter().enumerate() {
+        let _ = writeln!(
+            marks,
+            r#"<text x="{}" y="{}" text-anchor="middle" font-family="sans-serif" font-size="12">{}</text>"#,
+            left + w * j as i32 + w / 2,
+            top - 8,
+            esc(name)
+        );
+    }
+    for (i, name) in c.rows.iter().enumerate() {
+        let y = top + h * i as i32;
+        let _ = writeln!(
+            marks,
+            r#"<text x="{}" y="{}" dy="0.35em" text-anchor="end" font-family="sans-serif" font-size="12">{}</text>"#,
+            left - 8,
+            y + h / 2,
+            esc(name)
+        );
+        for (j, cell) in c.cells[i].iter().enumerate() {
+            let x = left + w * j as i32;
+            let mark = stars(cell.p);
+            let _ = writeln!(
+                marks,
+                r##"<rect class="cell" x="{x}" y="{y}" width="{w}" height="{h}" fill="{}" stroke="#FFFFFF" data-row="{}" data-col="{}" data-value="{}" data-p="{}" data-mark="{mark}"{}/>"##,
+                diverging(cell.value),
+                esc(name),
+                esc(&c.cols[j]),
+                cell.value,
+                cell.p,
+                ci_attrs(cell.ci)
+            );
+            let ink = if cell.value.abs() > 0.6 {
+                "#FFFFFF"
+            } else {
+                "#000000"
+            };
+            let text = if cell.value.is_finite() {
+                format!("{:.2}{mark}", cell.value)
+            } else {
+                "n/a".into()
+            };
+            let _ = writeln!(
+                marks,
+                r#"<text x="{}" y="{}" dy="0.35em" text-anchor="middle" font-family="sans-serif" font-size="13" fill="{ink}">{text}</text>"#,
+                x + w / 2,
+                y + h / 2
+            );
+        }
+    }
+    marks.push_str("</g>\n");
+    // Colour key: r from 1 (top) to −1 (bottom) in 20 steps, and the significance key.
+    let kx = right + 30;
+    marks.push_str("<g class=\"legend\">\n");
+    for k in 0..20 {
+        let v = 1.0 - (k as f64 + 0.5) / 10.0;
+        let _ = writeln!(
+            marks,
+            r#"<rect x="{kx}" y="{}" width="16" height="12" fill="{}"/>"#,
+            top + 12 * k,
+            diverging(v)
+        );
+    }
+    for (v, k) in [("1", 0), ("0", 10), ("-1", 20)] {
+        let _ = writeln!(
+            marks,
+            r#"<text x="{}" y="{}" dy="0.35em" font-family="sans-serif" font-size="11">r = {v}</text>"#,
+            kx + 22,
+            top + 12 * k
+        );
+    }
+    for (i, line) in [
+        "* p < 0.05".to_string(),
+        "** p < 0.01".into(),
+        "*** p < 0.001".into(),
+        c.p_desc.clone(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let _ = writeln!(
+            marks,
+            r#"<text x="{kx}" y="{}" font-family="sans-serif" font-size="11">{}</text>"#,
+            top + 270 + 15 * i as i32,
+            esc(line)
+        );
+    }
+    marks.push_str("</g>\n");
+    let _ = writeln!(
+        marks,
+        r##"<text class="caption" x="10" y="{}" font-family="sans-serif" font-size="11" fill="#444">{}</text>"##,
+        SIZE.1 - 10,
+        esc(&c.caption)
+    );
+    Ok(finish(svg, &marks))
+}

@@ -12,14 +12,18 @@ pub mod chart;
 use std::collections::BTreeSet;
 
 use crate::allocation::allocate::AllocateReport;
+use crate::allocation::consistency::{Disagreement, GroupPrecision, SeRatio};
 use crate::allocation::one_read::OneReadReport;
 use crate::allocation::subsets::SubsetReport;
 use crate::components::forecast::Forecast;
 use crate::components::levels::{Level, PerLevel};
 use crate::components::variance::VarianceReport;
+use crate::correlate::{Method, PairResult};
+use crate::mcq::positions::PositionRow;
+use crate::mcq::score::LevelRow;
 use crate::Result;
 
-use chart::{Bar, BarChart, BarSeries, Mark, Pt, Series, XyChart};
+use chart::{Bar, BarChart, BarSeries, Cell, Heatmap, Mark, Pt, Series, XyChart};
 
 /// What the caption line under a figure names: the panel file (and outcome), and the
 /// bootstrap's seed and replicate count where the figure has intervals.
@@ -351,5 +355,254 @@ pub fn allocate(report: &AllocateReport, caption: &Caption) -> Result<String> {
         y_desc: "variance × fees ratio A/B (hollow: unresolved)".into(),
         caption: caption.line(),
         series,
+    })
+}
+
+/// Answer consistency by group (budget paper Fig. 6), three panels stacked: the
+/// disagreement rate (share of (question, trajectory) cells whose normalised reads differ)
+/// per group, the one-read SE per group, and the ratio of the two compared groups'
+/// one-read SEs with its bootstrap interval (when there is one).
+///
+/// # Errors
+/// When nothing is finite or drawing fails.
+pub fn consistency(
+    dis: &[Disagreement],
+    prec: &[GroupPrecision],
+    ratio: Option<&SeRatio>,
+    caption: &Caption,
+) -> Result<String> {
+    let line = caption.line();
+    let mut panels = vec![
+        chart::bars(&BarChart {
+            title: "Answer disagreement across reads".into(),
+            y_desc: "share of cells whose reads disagree".into(),
+            caption: line.clone(),
+            groups: dis.iter().map(|d| d.group.clone()).collect(),
+            series: vec![BarSeries {
+                name: "disagreement rate".into(),
+                bars: dis
+                    .iter()
+                    .map(|d| {
+                        Some(Bar {
+                            value: d.rate,
+                            ci: None,
+                        })
+                    })
+                    .collect(),
+            }],
+            stacked: false,
+        })?,
+        chart::bars(&BarChart {
+            title: "One-read SE".into(),
+            y_desc: "SE of one read (outcome units)".into(),
+            caption: line.clone(),
+            groups: prec.iter().map(|p| p.group.clone()).collect(),
+            series: vec![BarSeries {
+                name: "one-read SE".into(),
+                bars: prec
+                    .iter()
+                    .map(|p| {
+                        Some(Bar {
+                            value: p.one_read_se,
+                            ci: None,
+                        })
+                    })
+                    .collect(),
+            }],
+            stacked: false,
+        })?,
+    ];
+    if let Some(r) = ratio {
+        let pairing = if r.paired { "paired" } else { "unpaired" };
+        panels.push(chart::bars(&BarChart {
+            title: format!("One-read SE ratio ({pairing} bootstrap)"),
+            y_desc: "SE ratio (1 = equal precision)".into(),
+            caption: line,
+            groups: vec![format!("{}/{}", r.numerator, r.denominator)],
+            series: vec![BarSeries {
+                name: "SE ratio".into(),
+                bars: vec![Some(Bar {
+                    value: r.ratio,
+                    ci: Some(r.ci),
+                })],
+            }],
+            stacked: false,
+        })?);
+    }
+    Ok(chart::stack(&panels))
+}
+
+/// A bar for a value that may be missing (NaN: a side without items at that level).
+fn bar(value: f64, ci: Option<[f64; 2]>) -> Option<Bar> {
+    value.is_finite().then_some(Bar { value, ci })
+}
+
+/// The task rows and the overall row of an MCQ score table, in table order.
+fn task_rows(rows: &[LevelRow]) -> Vec<&LevelRow> {
+    rows.iter().filter(|r| r.level != "group").collect()
+}
+
+/// MCQ scores (RAGCap Fig. 3): EM and F1 per task and overall with their bootstrap
+/// intervals, side by side; with `positions`, a second panel of the chosen and gold rate by
+/// shown option position (RAGCap Table 6).
+///
+/// # Errors
+/// When nothing is finite or drawing fails.
+pub fn mcq_score(
+    rows: &[LevelRow],
+    positions: Option<&[PositionRow]>,
+    caption: &Caption,
+) -> Result<String> {
+    let tasks = task_rows(rows);
+    let mut panels = vec![chart::bars(&BarChart {
+        title: "MCQ scores per task".into(),
+        y_desc: "score (share of items)".into(),
+        caption: caption.line(),
+        groups: tasks.iter().map(|r| r.name.clone()).collect(),
+        series: vec![
+            BarSeries {
+                name: "EM".into(),
+                bars: tasks
+                    .iter()
+                    .map(|r| bar(r.em.estimate, Some(r.em.ci)))
+                    .collect(),
+            },
+            BarSeries {
+                name: "F1".into(),
+                bars: tasks
+                    .iter()
+                    .map(|r| bar(r.f1.estimate, Some(r.f1.ci)))
+                    .collect(),
+            },
+        ],
+        stacked: false,
+    })?];
+    if let Some(pos) = positions {
+        panels.push(chart::bars(&BarChart {
+            title: "Chosen rate by option position".into(),
+            y_desc: "share of shown options at the position".into(),
+            caption: caption.line(),
+            groups: pos.iter().map(|p| p.position.to_string()).collect(),
+            series: vec![
+                BarSeries {
+                    name: "chosen rate".into(),
+                    bars: pos.iter().map(|p| bar(p.chosen_rate, None)).collect(),
+                },
+                BarSeries {
+                    name: "gold rate".into(),
+                    bars: pos.iter().map(|p| bar(p.gold_rate, None)).collect(),
+                },
+            ],
+            stacked: false,
+        })?);
+    }
+    Ok(chart::stack(&panels))
+}
+
+/// One side of an MCQ comparison: its legend name and (EM, F1) per row of the deltas.
+pub struct McqSide {
+    pub name: String,
+    pub scores: Vec<[f64; 2]>,
+}
+
+/// MCQ comparison (RAGCap Fig. 3, bare vs informative): the two sides' EM and F1 per task
+/// and overall side by side, and a second panel of the paired deltas B − A with their
+/// bootstrap intervals. `sides[k].scores[i]` belongs to `deltas[i]`.
+///
+/// # Errors
+/// When nothing is finite or drawing fails.
+pub fn mcq_compare(deltas: &[LevelRow], sides: [&McqSide; 2], caption: &Caption) -> Result<String> {
+    let keep: Vec<usize> = (0..deltas.len())
+        .filter(|&i| deltas[i].level != "group")
+        .collect();
+    let groups: Vec<String> = keep.iter().map(|&i| deltas[i].name.clone()).collect();
+    let mut series = Vec::new();
+    for (k, metric) in ["EM", "F1"].iter().enumerate() {
+        for side in sides {
+            series.push(BarSeries {
+                name: format!("{metric} {}", side.name),
+                bars: keep.iter().map(|&i| bar(side.scores[i][k], None)).collect(),
+            });
+        }
+    }
+    let scores = chart::bars(&BarChart {
+        title: "MCQ scores per task, side by side".into(),
+        y_desc: "score (share of items)".into(),
+        caption: caption.line(),
+        groups: groups.clone(),
+        series,
+        stacked: false,
+    })?;
+    let delta = chart::bars(&BarChart {
+        title: format!("Paired difference {} − {}", sides[1].name, sides[0].name),
+        y_desc: "difference B − A (share of items)".into(),
+        caption: caption.line(),
+        groups,
+        series: vec![
+            BarSeries {
+                name: "ΔEM".into(),
+                bars: keep
+                    .iter()
+                    .map(|&i| bar(deltas[i].em.estimate, Some(deltas[i].em.ci)))
+                    .collect(),
+            },
+            BarSeries {
+                name: "ΔF1".into(),
+                bars: keep
+                    .iter()
+                    .map(|&i| bar(deltas[i].f1.estimate, Some(deltas[i].f1.ci)))
+                    .collect(),
+            },
+        ],
+        stacked: false,
+    })?;
+    Ok(chart::stack(&[scores, delta]))
+}
+
+/// Correlations (RAGCap Fig. 5): a heatmap of r for every x (rows) and y (columns), with
+/// significance marks from the permutation p-value when the test ran, else the analytic
+/// p-value; the cells carry the bootstrap interval when there is one. `pairs` are in the
+/// command's order: x-major, y-minor.
+///
+/// # Errors
+/// When there is no pair or drawing fails.
+pub fn correlate(
+    pairs: &[PairResult],
+    x_names: &[String],
+    y_names: &[String],
+    method: Method,
+    caption: &Caption,
+) -> Result<String> {
+    let permuted = pairs.iter().all(|p| p.permutation.is_some()) && !pairs.is_empty();
+    let cells = x_names
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            (0..y_names.len())
+                .map(|j| {
+                    let p = &pairs[i * y_names.len() + j];
+                    Cell {
+                        value: p.estimate.r,
+                        p: match (&p.permutation, permuted) {
+                            (Some(t), true) => t.p,
+                            _ => p.estimate.p,
+                        },
+                        ci: p.bootstrap.as_ref().map(|b| b.ci),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    chart::heatmap(&Heatmap {
+        title: format!("Correlations ({})", method.name()),
+        caption: caption.line(),
+        p_desc: if permuted {
+            "(permutation p-values)".into()
+        } else {
+            "(analytic p-values)".into()
+        },
+        rows: x_names.to_vec(),
+        cols: y_names.to_vec(),
+        cells,
     })
 }

@@ -24,6 +24,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw both sides' EM and F1 per task and the deltas with intervals as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
@@ -73,6 +76,20 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     };
     let mc = mcnemar_table(&pairing.pairs);
     let (ma, mb) = (&ra[0].model, &rb[0].model);
+    if let Some(p) = &a.plot {
+        let side = |r: &ragstats::mcq::results::RunResult, l, tag: &str| ragstats::plot::McqSide {
+            name: format!("{tag}: {}, {}", r.model, r.prompt),
+            scores: table.iter().map(|row| lookup(l, row)).collect(),
+        };
+        let (sa, sb) = (side(&ra[0], &la, "A"), side(&rb[0], &lb, "B"));
+        let caption = ragstats::plot::Caption {
+            panel: format!("{} vs {}", a.a.display(), a.b.display()),
+            outcome: String::new(),
+            bootstrap: Some((a.boot.resample.seed, u64::from(a.boot.resample.replicates))),
+        };
+        let svg = ragstats::plot::mcq_compare(&table, [&sa, &sb], &caption)?;
+        crate::cmd::figure::write_svg(p, &svg, &[a.a.as_path(), a.b.as_path()])?;
+    }
     match a.format {
         Format::Json => print_json(&json!({
             "a": {"file": a.a.display().to_string(), "model": ma, "prompt": ra[0].prompt, "shuffle_seed": ra[0].shuffle_seed},

@@ -31,6 +31,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw EM and F1 per task with intervals (and, with --positions, the chosen rate
+    /// by option position) as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
@@ -73,6 +77,14 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         .filter(|t| !table.iter().any(|r| r.name == t.as_str()))
         .map(|t| t.as_str())
         .collect();
+    if let Some(p) = &a.plot {
+        let svg = ragstats::plot::mcq_score(
+            &table,
+            positions.as_deref(),
+            &mcq_caption(&a.results, first, &a.boot),
+        )?;
+        crate::cmd::figure::write_svg(p, &svg, &[a.results.as_path()])?;
+    }
     match a.format {
         Format::Json => print_json(&json!({
             "file": a.results.display().to_string(),
@@ -260,4 +272,17 @@ fn score_table(rows: &[LevelRow], pct: &str) -> Table {
         ]);
     }
     t
+}
+
+/// The caption of an MCQ figure: the results file, its model and prompt, and the bootstrap.
+pub(super) fn mcq_caption(
+    file: &std::path::Path,
+    first: &ragstats::mcq::results::RunResult,
+    boot: &BootArgs,
+) -> ragstats::plot::Caption {
+    ragstats::plot::Caption {
+        panel: file.display().to_string(),
+        outcome: format!("{}, {}", first.model, first.prompt),
+        bootstrap: Some((boot.resample.seed, u64::from(boot.resample.replicates))),
+    }
 }
