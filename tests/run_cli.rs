@@ -343,6 +343,41 @@ fn run_end_to_end_then_kill_and_resume() {
         assert_eq!(r["reads"], 24);
     }
 
+    // Every analysis reads the runner's panel: two selectors are averaged within each
+    // question x trajectory x read cell before the arms are contrasted (docs/METHODS.md), and
+    // `--selector` analyses one of them.
+    let panel_path = out_a.join("panel.csv");
+    let avg = common::json(&[
+        "variance",
+        panel_path.to_str().unwrap(),
+        "--contrast",
+        "adaptive-open",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        avg["outcome"]
+            .as_str()
+            .unwrap()
+            .contains("average over selectors rrf, rr"),
+        "{avg}"
+    );
+    assert!(avg["se"].as_f64().unwrap().is_finite());
+    let rrf = common::json(&[
+        "variance",
+        panel_path.to_str().unwrap(),
+        "--contrast",
+        "adaptive-open",
+        "--selector",
+        "rrf",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        rrf["outcome"].as_str().unwrap().contains("selector rrf"),
+        "{rrf}"
+    );
+
     // 2. The same run, killed (SIGKILL) while request 40 is in flight, then run again.
     let stalled = 40;
     let server_b = model_server(Some(stalled));
