@@ -387,3 +387,39 @@ fn identical_selectors_reproduce_the_panel_without_them() {
         }
     }
 }
+
+#[test]
+fn a_figure_is_refused_where_the_command_would_print_several_analyses() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("f.svg");
+    for args in [
+        vec!["variance", "data/demo/panel.csv", "--by", "selector"],
+        vec![
+            "efficiency",
+            "data/demo/panel.csv",
+            "--ledger",
+            "data/demo/ledger.jsonl",
+            "--by",
+            "selector",
+        ],
+        vec![
+            "efficiency",
+            "data/demo/panel.csv",
+            "--ledger",
+            "data/demo/ledger.jsonl",
+            "--prices",
+            "data/demo/prices.toml",
+            "--currency",
+            "tokens,usd",
+        ],
+    ] {
+        stats()
+            .args(&args)
+            .arg("--plot")
+            .arg(&svg)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--plot draws one analysis"));
+        assert!(!svg.exists());
+    }
+}

@@ -123,6 +123,14 @@ pub fn panel_costs(
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    // One figure shows one analysis; several would overwrite each other in one file.
+    let sections = args.by.is_some() || args.currency.len() > 1;
+    if args.plot.is_some() && sections {
+        return Err(UsageError(
+            "--plot draws one analysis: give one --currency and, for a selector, --selector NAME instead of --by selector".into(),
+        )
+        .into());
+    }
     if args.by == Some(By::Selector) {
         return by_selector(&args.panel, &args.opts, args.format, |opts| {
             by_currency(Args {

@@ -11,6 +11,7 @@ use ragstats::panel::Panel;
 use super::common::{
     by_selector, design_cells, num, opt_num, print_json, write_csv, By, Format, PanelOptions, Table,
 };
+use super::UsageError;
 
 /// Flags of `stats variance`.
 #[derive(Debug, Clone, clap::Args)]
@@ -37,6 +38,13 @@ pub fn report_for(panel: &Panel) -> ragstats::Result<VarianceReport> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    // One figure shows one analysis; one per selector would overwrite each other in one file.
+    if args.plot.is_some() && args.by.is_some() {
+        return Err(UsageError(
+            "--plot draws one analysis: use --selector NAME instead of --by selector".into(),
+        )
+        .into());
+    }
     if args.by == Some(By::Selector) {
         return by_selector(&args.panel, &args.opts, args.format, |opts| {
             run_one(Args {
