@@ -142,7 +142,7 @@ pub fn data_digest(strata: &[&[f32]]) -> String {
             h.update(v.to_le_bytes());
         }
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    crate::io::digest::hex(&h.finalize())
 }
 
 /// Replicates refitted between two progress reports.
@@ -637,7 +637,7 @@ impl Bootstrap {
                 }
             }
         }
-        let digest = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let digest = crate::io::digest::hex(&h.finalize());
         let (start, pooled_start) = if spec.components {
             let refs: Vec<&NestedStratum> = nested.iter().collect();
             (

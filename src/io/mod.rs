@@ -14,11 +14,13 @@
 //! and duplicate JSON object keys are errors naming the name.
 
 pub mod csv;
+pub mod digest;
 pub mod jsonl;
 pub mod output;
 pub mod text;
 
 pub use self::csv::CsvReader;
+pub use digest::{sha256_hex, short_sha256};
 pub use jsonl::JsonlReader;
 pub use output::{refuse_overwriting_inputs, write_atomic};
 pub use text::{clip, clip_list, read_text};

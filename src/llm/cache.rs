@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::types::{ChatRequest, Usage};
 use crate::error::{Error, Result};
@@ -58,8 +57,7 @@ pub fn cache_key(base_url: &str, req: &ChatRequest) -> String {
     });
     let mut canon = String::new();
     write_canonical(&doc, &mut canon);
-    let digest = Sha256::digest(canon.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::io::sha256_hex(canon)
 }
 
 /// Serialises `v` with object keys sorted, so the key does not depend on insertion order

@@ -11,7 +11,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::item::{Group, Item, Task};
 use super::parse::{parse_response, Context, Failure};
@@ -135,8 +134,7 @@ fn fingerprint(
 ) -> String {
     // serde_json maps are sorted (no preserve_order feature), so this is canonical.
     let v = json!({"model": model, "messages": messages, "params": p, "extra": extra});
-    let h = Sha256::digest(v.to_string().as_bytes());
-    h.iter().map(|b| format!("{b:02x}")).collect()
+    crate::io::sha256_hex(v.to_string())
 }
 
 /// Refuses to resume into a responses file that holds answers to different requests under

@@ -15,8 +15,6 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
-
 use super::Document;
 use crate::io::JsonlReader;
 use crate::{Error, Result};
@@ -80,11 +78,7 @@ pub fn wikipedia_url(title: &str) -> String {
 
 /// The first 8 hex digits of the SHA-256 of `text`.
 pub fn text_hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .take(4)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::io::sha256_hex(text)[..8].to_string()
 }
 
 /// A Wikipedia paragraph as a dataset gives it.

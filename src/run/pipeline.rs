@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::log::{ReadLog, RunOutput, StepLog, TrajectoryLog};
 use super::plan::Cell;
@@ -200,14 +199,6 @@ pub fn style(d: Dataset) -> Style {
     }
 }
 
-/// 16 hex digits of a SHA-256: the ledger keys' short form.
-fn short_hash(s: &str) -> String {
-    Sha256::digest(s.as_bytes())[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// A step with its planner call and ledger labels, before the arm is known.
 struct Planned {
     log: StepLog,
@@ -297,7 +288,11 @@ impl<S: Searcher> Ctx<S> {
                 // One key per distinct request: a repeated query is a search-cache hit.
                 row.key = Some(Label::Text(format!(
                     "search:{}",
-                    short_hash(&format!("{}\u{0}{}\u{0}{qq}", self.searcher.name(), spec.k))
+                    crate::io::short_sha256(format!(
+                        "{}\u{0}{}\u{0}{qq}",
+                        self.searcher.name(),
+                        spec.k
+                    ))
                 )));
                 let records: Vec<SearchRecord> =
                     found.records.into_iter().map(cut_record).collect();

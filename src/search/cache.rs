@@ -10,7 +10,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::SearchRecord;
 use crate::Result;
@@ -34,10 +33,7 @@ struct Entry {
 /// The cache key of (backend, query, k).
 pub fn key(backend: &str, query: &str, k: usize) -> String {
     let doc = serde_json::json!([VERSION, backend, k, query]).to_string();
-    Sha256::digest(doc.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::io::sha256_hex(doc)
 }
 
 impl SearchCache {

@@ -21,7 +21,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED};
@@ -137,7 +136,7 @@ pub fn build(corpus_path: &Path, out: &Path) -> Result<IndexInfo> {
         }
     }
     let bytes = std::fs::read(corpus_path).map_err(|e| Error::io(corpus_path, e))?;
-    let sha = hex(&Sha256::digest(&bytes));
+    let sha = crate::io::sha256_hex(&bytes);
     let docs = corpus::read_corpus(corpus_path)?;
 
     let parent = match out.parent() {
@@ -211,10 +210,6 @@ pub fn build(corpus_path: &Path, out: &Path) -> Result<IndexInfo> {
         std::fs::rename(&tmp_path, out).map_err(|e| Error::io(out, e))?;
     }
     Ok(info)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl LocalIndex {

@@ -21,7 +21,6 @@ pub mod vanilla;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::item::{Item, Task};
 use crate::search::SearchRecord;
@@ -83,11 +82,7 @@ impl Generated {
 
 /// First 16 hex digits of SHA-256 of `text`.
 pub fn short_hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::io::short_sha256(text)
 }
 
 /// The host of a URL (`https://en.wikipedia.org/wiki/X` → `en.wikipedia.org`), lower-cased;
