@@ -3,7 +3,7 @@
 //! # Layers
 //!
 //! Data flows one way, and a module imports only from its own layer or a lower one
-//! (`tests/layers.rs` enforces this, and that no two files import each other in a circle):
+//! (`tests/it/layers.rs` enforces this, and that no two files import each other in a circle):
 //!
 //! | layer | modules | holds |
 //! |---|---|---|

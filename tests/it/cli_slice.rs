@@ -1,0 +1,229 @@
+//! `stats slice`: the sub-panel of a design, as a file every command reads.
+
+use crate::common;
+
+use common::{json, stats, write};
+use predicates::prelude::*;
+
+const DEMO: &str = "data/demo/panel.csv";
+
+fn slice(design: &[&str], out: &std::path::Path) {
+    let mut args = vec!["slice", DEMO, "--contrast", "adaptive-open", "--design"];
+    args.extend_from_slice(design);
+    args.extend(["--out", out.to_str().unwrap()]);
+    stats().args(&args).assert().success();
+}
+
+fn variance(p: &std::path::Path) -> serde_json::Value {
+    json(&[
+        "variance",
+        p.to_str().unwrap(),
+        "--contrast",
+        "adaptive-open",
+        "--format",
+        "json",
+    ])
+}
+
+#[test]
+fn slices_measure_what_allocate_measures() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    let b = dir.path().join("b.csv");
+    slice(&["446:2:1"], &a);
+    slice(&["60:3:2", "--seed", "5", "--first"], &b);
+    // 446 questions × 2 trajectories × 1 read × 2 arms, plus the header.
+    let text = std::fs::read_to_string(&a).unwrap();
+    assert_eq!(text.lines().count(), 1 + 446 * 2 * 2);
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "dataset,question,trajectory,read,arm,f1,em"
+    );
+    let alloc = json(&[
+        "allocate",
+        DEMO,
+        "--contrast",
+        "adaptive-open",
+        "--ledger",
+        "data/demo/ledger.jsonl",
+        "--prices",
+        "data/demo/prices.toml",
+        "--allocation",
+        "A=446:2:1",
+        "--allocation",
+        "B=60:3:2",
+        "--order-seed",
+        "5",
+        "--replicates",
+        "10",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    // A uses the first questions, B the seeded order with the first trajectories and reads:
+    // the slices are the sub-panels allocate measures.
+    let va = variance(&a);
+    let se_a = alloc["allocations"][0]["se"].as_f64().unwrap();
+    assert!((va["se"].as_f64().unwrap() - se_a).abs() < 1e-12);
+    // The demo README's measured SE at 446/2/1.
+    assert!((se_a - 0.0107).abs() < 5e-5);
+    let vb = variance(&b);
+    assert!(
+        (vb["se"].as_f64().unwrap() - alloc["allocations"][1]["se"].as_f64().unwrap()).abs()
+            < 1e-12
+    );
+    assert_eq!(vb["strata"][0]["questions"], 30);
+    assert_eq!(vb["strata"][1]["questions"], 30);
+    // Without --seed the first 30 questions of each stratum are taken: another sub-panel.
+    let c = dir.path().join("c.csv");
+    slice(&["60:3:2"], &c);
+    assert!(std::fs::read_to_string(&c)
+        .unwrap()
+        .contains("hotpotqa-0001,"));
+    assert_ne!(variance(&c)["se"], vb["se"]);
+}
+
+/// (question, trajectory, read) of every row of a sliced CSV (one entry per arm row).
+fn cells(p: &std::path::Path) -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(p).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1].to_string(), f[2].to_string(), f[3].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_seed_chooses_trajectories_and_reads_and_first_keeps_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s1, s2, f) = (
+        dir.path().join("s1.csv"),
+        dir.path().join("s2.csv"),
+        dir.path().join("f.csv"),
+    );
+    slice(&["60:2:2", "--seed", "5"], &s1);
+    slice(&["60:2:2", "--seed", "5"], &s2);
+    slice(&["60:2:2", "--seed", "5", "--first"], &f);
+    let (seeded, first) = (cells(&s1), cells(&f));
+    assert_eq!(std::fs::read(&s1).unwrap(), std::fs::read(&s2).unwrap());
+    // 60 questions x 2 trajectories x 2 reads x 2 arms either way, the same questions.
+    assert_eq!(seeded.len(), 60 * 2 * 2 * 2);
+    assert_eq!(first.len(), seeded.len());
+    let questions = |c: &[(String, String, String)]| {
+        c.iter()
+            .map(|x| x.0.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(questions(&seeded), questions(&first));
+    assert_eq!(questions(&first).len(), 60);
+    // --first: trajectories 0, 1 and reads 0, 1 only (the demo has T = 3, R = 5).
+    assert!(first
+        .iter()
+        .all(|(_, t, r)| ["0", "1"].contains(&t.as_str()) && ["0", "1"].contains(&r.as_str())));
+    // Seeded: other trajectories and reads are taken too, each question keeping 2 x 2 cells.
+    assert!(seeded.iter().any(|(_, t, _)| t == "2"));
+    assert!(seeded
+        .iter()
+        .any(|(_, _, r)| r.parse::<u32>().unwrap() >= 2));
+    let v = variance(&s1);
+    assert_eq!(v["strata"][0]["trajectories"], 2);
+    assert_eq!(v["strata"][0]["reads"], 2);
+    assert_eq!(v["strata"][0]["questions"], 30);
+    stats()
+        .args([
+            "slice",
+            DEMO,
+            "--contrast",
+            "adaptive-open",
+            "--design",
+            "4:1:1",
+        ])
+        .args(["--seed", "1", "--out", s2.to_str().unwrap()])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "(seeded questions, trajectories and reads)",
+        ));
+}
+
+#[test]
+fn per_stratum_counts_and_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p.csv");
+    slice(&["5:2:2", "--per-stratum"], &p);
+    let v = variance(&p);
+    for s in 0..2 {
+        assert_eq!(v["strata"][s]["questions"], 5);
+    }
+    let q = dir.path().join("q.csv");
+    slice(&["musique=4,hotpotqa=3:1:2"], &q);
+    let v = variance(&q);
+    assert_eq!(v["strata"][0]["name"], "hotpotqa");
+    assert_eq!(v["strata"][0]["questions"], 3);
+    assert_eq!(v["strata"][1]["questions"], 4);
+    // JSONL in, JSONL out: lines copied as they are; no dataset column means stratum `all`.
+    let j = write(
+        &dir,
+        "p.jsonl",
+        "{\"question\":\"a\",\"trajectory\":0,\"read\":0,\"f1\":1}\n\
+         {\"question\":\"a\",\"trajectory\":0,\"read\":1,\"f1\":0.5}\n\
+         {\"question\":\"b\",\"trajectory\":0,\"read\":0,\"f1\":0}\n\
+         {\"question\":\"b\",\"trajectory\":0,\"read\":1,\"f1\":0.25}\n\
+         {\"question\":\"c\",\"trajectory\":0,\"read\":0,\"f1\":0}\n\
+         {\"question\":\"c\",\"trajectory\":0,\"read\":1,\"f1\":1}\n",
+    );
+    let out = dir.path().join("o.jsonl");
+    stats()
+        .args([
+            "slice",
+            j.to_str().unwrap(),
+            "--design",
+            "2:1:1",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("wrote 2 rows of design all=2:1:1"));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "{\"question\":\"a\",\"trajectory\":0,\"read\":0,\"f1\":1}\n\
+         {\"question\":\"b\",\"trajectory\":0,\"read\":0,\"f1\":0}\n"
+    );
+}
+
+#[test]
+fn impossible_slices_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.csv");
+    let run = |extra: &[&str], needle: &str| {
+        let mut args = vec!["slice", DEMO, "--contrast", "adaptive-open"];
+        args.extend_from_slice(extra);
+        stats()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(needle));
+    };
+    let o = out.to_str().unwrap();
+    run(
+        &["--design", "24:5:2", "--per-stratum", "--out", o],
+        "stratum 'hotpotqa' has 3 trajectories, fewer than the 5 asked for",
+    );
+    run(
+        &["--design", "500:1:1", "--per-stratum", "--out", o],
+        "has 223 questions, fewer than the 500",
+    );
+    run(
+        &["--design", "hotpotqa=3:1:1", "--out", o],
+        "the design gives no count for stratum 'musique'",
+    );
+    run(
+        &["--design", "4:1:1", "--out", "x.jsonl"],
+        "give a name ending in .csv",
+    );
+    assert!(!out.exists());
+}

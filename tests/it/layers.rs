@@ -1,0 +1,367 @@
+//! The layer rule of `src/lib.rs`, checked on the source text: a module imports only from
+//! its own layer or a lower one, no two files import each other in a circle, and the
+//! library does not use clap. A new top-level module must be given a layer here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Layer of each top-level library module (see the table in `src/lib.rs`).
+const LAYERS: &[(&str, u8)] = &[
+    ("error", 0),
+    ("io", 0),
+    ("rng", 0),
+    ("ledger", 1),
+    ("panel", 1),
+    ("questions", 1),
+    ("gpu", 2),
+    ("resample", 2),
+    ("components", 3),
+    ("costs", 3),
+    ("allocation", 3),
+    ("bootstrap", 3),
+    ("correlate", 3),
+    ("mcq", 3),
+    ("qa_scoring", 3),
+    ("sim", 3),
+    ("llm", 3),
+    ("search", 3),
+    ("plot", 4),
+    ("judge", 3),
+    ("run", 4),
+];
+
+/// Files of the `stats` binary (the command layer, above every library module).
+const BIN_ROOTS: &[&str] = &["main.rs", "cli.rs", "cmd"];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Module path segments of a file: `src/a/b.rs` → [a, b]; `src/a/mod.rs` → [a].
+fn module_of(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src()).unwrap();
+    let mut segs: Vec<String> = rel
+        .iter()
+        .map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if segs
+        .last()
+        .is_some_and(|s| s == "mod" || s == "lib" || s == "main")
+    {
+        segs.pop();
+    }
+    segs
+}
+
+fn is_bin(file: &Path) -> bool {
+    let rel = file.strip_prefix(src()).unwrap();
+    let first = rel.iter().next().unwrap().to_string_lossy().to_string();
+    BIN_ROOTS.contains(&first.as_str())
+}
+
+/// The source without comments and without `#[cfg(test)]` modules (their `super::*` is the
+/// file itself).
+fn code_of(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        out.push_str(line.split(" // ").next().unwrap());
+        out.push('\n');
+    }
+    out
+}
+
+/// Every path a file names that starts with `crate::` or `super::` (or `self::`), with
+/// `use` groups `a::{b, c::d}` expanded.
+fn paths_in(code: &str) -> Vec<String> {
+    let bytes: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest: String = bytes[i..bytes.len().min(i + 7)].iter().collect();
+        let boundary = i == 0
+            || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_' || bytes[i - 1] == ':');
+        if boundary
+            && (rest.starts_with("crate::")
+                || rest.starts_with("super::")
+                || rest.starts_with("self::"))
+        {
+            let (end, mut paths) = expand(&bytes, i);
+            out.append(&mut paths);
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Reads one path (with groups) starting at `i`; returns the index after it and the paths.
+fn expand(b: &[char], mut i: usize) -> (usize, Vec<String>) {
+    let mut prefix = String::new();
+    while i < b.len() && (b[i].is_alphanumeric() || b[i] == '_' || b[i] == ':') {
+        prefix.push(b[i]);
+        i += 1;
+    }
+    if i < b.len() && b[i] == '{' && prefix.ends_with("::") {
+        i += 1;
+        let mut paths = Vec::new();
+        loop {
+            while i < b.len() && (b[i].is_whitespace() || b[i] == ',') {
+                i += 1;
+            }
+            if i >= b.len() || b[i] == '}' {
+                return (i + 1, paths);
+            }
+            let (end, inner) = expand(b, i);
+            for p in inner {
+                paths.push(format!("{prefix}{p}"));
+            }
+            // skip `as name`, `*`, or anything else up to the next separator
+            i = end;
+            while i < b.len() && b[i] != ',' && b[i] != '}' {
+                i += 1;
+            }
+        }
+    }
+    (i, vec![prefix.trim_end_matches("::").to_string()])
+}
+
+/// Resolves a named path to module segments relative to the crate root.
+fn resolve(from: &[String], from_is_mod_rs: bool, path: &str) -> Vec<String> {
+    let mut segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+    let mut base: Vec<String> = match segs.first().copied() {
+        Some("crate") => {
+            segs.remove(0);
+            vec![]
+        }
+        _ => {
+            // `super::` is relative to the module the file is: a file `a/b.rs` is module
+            // a::b, so `super` is `a`; `self` is the module itself.
+            let mut m = from.to_vec();
+            while let Some(&s) = segs.first() {
+                match s {
+                    "super" => {
+                        m.pop();
+                        segs.remove(0);
+                    }
+                    "self" => {
+                        segs.remove(0);
+                    }
+                    _ => break,
+                }
+            }
+            let _ = from_is_mod_rs;
+            m
+        }
+    };
+    base.extend(segs.iter().map(|s| s.to_string()));
+    base
+}
+
+/// The deepest source file a module path names.
+fn file_for(module: &[String], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
+    for n in (1..=module.len()).rev() {
+        let rel: PathBuf = module[..n].iter().collect();
+        for cand in [
+            src().join(&rel).with_extension("rs"),
+            src().join(&rel).join("mod.rs"),
+        ] {
+            if files.contains(&cand) {
+                return Some(cand);
+            }
+        }
+    }
+    None
+}
+
+struct Graph {
+    edges: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+    violations: Vec<String>,
+}
+
+fn build() -> Graph {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let set: BTreeSet<PathBuf> = files.iter().cloned().collect();
+    let layer: BTreeMap<&str, u8> = LAYERS.iter().copied().collect();
+    let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    let mut violations = Vec::new();
+    for f in &files {
+        let text = fs::read_to_string(f).unwrap();
+        let code = code_of(&text);
+        let bin = is_bin(f);
+        let me = module_of(f);
+        let is_mod_rs = f.file_name().is_some_and(|n| n == "mod.rs");
+        if !bin && code.contains("clap") {
+            violations.push(format!("{}: the library uses clap", f.display()));
+        }
+        let my_top = me.first().cloned().unwrap_or_default();
+        if !bin && !me.is_empty() && !layer.contains_key(my_top.as_str()) {
+            violations.push(format!(
+                "{}: module `{my_top}` has no layer in tests/it/layers.rs",
+                f.display()
+            ));
+        }
+        for p in paths_in(&code) {
+            let target = resolve(&me, is_mod_rs, &p);
+            let Some(tf) = file_for(&target, &set) else {
+                continue;
+            };
+            if &tf == f {
+                continue;
+            }
+            // A child naming its own ancestor module (a type defined in a mod.rs) is not a
+            // dependency on a sibling; mod.rs declaring its children is not one either.
+            let t_mod = module_of(&tf);
+            if me.starts_with(&t_mod) || t_mod.starts_with(&me) {
+                continue;
+            }
+            edges.entry(f.clone()).or_default().insert(tf.clone());
+            if !bin {
+                let (Some(a), Some(b)) = (me.first(), t_mod.first()) else {
+                    continue;
+                };
+                if let (Some(la), Some(lb)) = (layer.get(a.as_str()), layer.get(b.as_str())) {
+                    if lb > la {
+                        violations.push(format!(
+                            "{}: `{a}` (layer {la}) imports `{p}` from `{b}` (layer {lb})",
+                            f.display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Graph { edges, violations }
+}
+
+/// A cycle in the file graph, if any (depth-first search with colours).
+fn find_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBuf>> {
+    fn visit(
+        n: &PathBuf,
+        edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+        state: &mut BTreeMap<PathBuf, u8>,
+        stack: &mut Vec<PathBuf>,
+    ) -> Option<Vec<PathBuf>> {
+        state.insert(n.clone(), 1);
+        stack.push(n.clone());
+        for m in edges.get(n).into_iter().flatten() {
+            match state.get(m).copied().unwrap_or(0) {
+                1 => {
+                    let at = stack.iter().position(|x| x == m).unwrap();
+                    let mut c = stack[at..].to_vec();
+                    c.push(m.clone());
+                    return Some(c);
+                }
+                0 => {
+                    if let Some(c) = visit(m, edges, state, stack) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(n.clone(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in edges.keys() {
+        if state.get(n).copied().unwrap_or(0) == 0 {
+            let mut stack = Vec::new();
+            if let Some(c) = visit(n, edges, &mut state, &mut stack) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+/// Top-level modules may depend on each other only without a circle, too.
+fn module_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBuf>> {
+    let mut m: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    for (a, bs) in edges {
+        if is_bin(a) {
+            continue;
+        }
+        let ta = PathBuf::from(module_of(a).first().cloned().unwrap_or_default());
+        for b in bs {
+            let tb = PathBuf::from(module_of(b).first().cloned().unwrap_or_default());
+            if ta != tb && !ta.as_os_str().is_empty() && !tb.as_os_str().is_empty() {
+                m.entry(ta.clone()).or_default().insert(tb);
+            }
+        }
+    }
+    find_cycle(&m)
+}
+
+#[test]
+fn no_layer_is_imported_from_below() {
+    let g = build();
+    assert!(
+        g.violations.is_empty(),
+        "layer rule broken:\n{}",
+        g.violations.join("\n")
+    );
+}
+
+#[test]
+fn no_two_files_import_each_other_in_a_circle() {
+    let g = build();
+    if let Some(c) = find_cycle(&g.edges) {
+        let names: Vec<String> = c
+            .iter()
+            .map(|p| p.strip_prefix(src()).unwrap().display().to_string())
+            .collect();
+        panic!("import cycle between files: {}", names.join(" -> "));
+    }
+    if let Some(c) = module_cycle(&g.edges) {
+        let names: Vec<String> = c.iter().map(|p| p.display().to_string()).collect();
+        panic!("import cycle between modules: {}", names.join(" -> "));
+    }
+}
+
+/// The checker itself: a path naming a higher layer and a two-file circle are found.
+#[test]
+fn the_checker_sees_what_it_should() {
+    let paths = paths_in("use crate::a::{b::{C, D}, e};\nlet x = super::f::g();");
+    assert_eq!(
+        paths,
+        vec![
+            "crate::a::b::C",
+            "crate::a::b::D",
+            "crate::a::e",
+            "super::f::g"
+        ]
+    );
+    let from = vec!["resample".to_string(), "cpu".to_string()];
+    assert_eq!(
+        resolve(&from, false, "super::engine::X"),
+        vec!["resample", "engine", "X"]
+    );
+    let mut e: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    e.entry("a".into()).or_default().insert("b".into());
+    e.entry("b".into()).or_default().insert("a".into());
+    assert!(find_cycle(&e).is_some());
+    e.remove(&PathBuf::from("b"));
+    assert!(find_cycle(&e).is_none());
+}

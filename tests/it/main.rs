@@ -1,0 +1,61 @@
+//! The integration tests, linked into one binary.
+//!
+//! One binary rather than one per file: every test binary links the whole library (wgpu,
+//! tantivy, ...), and fifty of them filled the CI machine's disk and took most of its time
+//! linking. Each file is still its own module, so `cargo test --test it plan::` runs one file.
+
+mod common;
+mod support;
+
+mod allocate;
+mod bootstrap;
+mod cli_bootstrap;
+mod cli_correlate;
+mod cli_flags;
+mod cli_panel;
+mod cli_score_answers;
+mod cli_simulate;
+mod cli_slice;
+mod cli_subsets;
+mod consistency;
+mod correlate;
+mod cost;
+mod efficiency;
+mod efficiency_currencies;
+mod forecast_measured;
+mod harden_inputs;
+mod harden_nan;
+mod harden_output;
+mod harden_props;
+mod io_rules;
+mod judge;
+mod layers;
+mod llm_cli;
+mod llm_client;
+mod llm_usage;
+mod mcq_cli;
+mod mcq_parse;
+mod mcq_real;
+mod mcqgen;
+mod mcqgen_demo;
+mod mcqgen_guided;
+mod plan;
+mod plot;
+mod qa_metrics;
+mod questions;
+mod readme;
+mod reml;
+mod report;
+mod resample_bench_cli;
+mod resample_cpu;
+mod resample_gpu;
+mod run_cli;
+mod search_http;
+mod search_local;
+mod selectors;
+mod sim_ledger;
+mod sim_model;
+mod subsets;
+mod unbalanced;
+mod unbalanced_bootstrap;
+mod variance;

@@ -1,0 +1,458 @@
+//! `stats run` end to end on the shipped data/qa sample: a real tantivy index built by
+//! `stats index build`, and the model served by a scripted HTTP server (tests/support)
+//! whose answers are a deterministic function of the request.
+//!
+//! The script: the planner's first query is the question; Adaptive then asks for each
+//! supporting paragraph's title in turn, Open repeats the question (a repeated query, which
+//! the selectors must ignore) and then asks "<question> background". For questions whose
+//! text length is a multiple of 7, Open's third step replies with no JSON (a planning
+//! failure). The reader answers the gold answer when the documents it is shown contain it
+//! (case-insensitively), else UNKNOWN.
+
+use crate::common;
+use crate::support;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::llm_server::{ok_reply, Seen, Server};
+
+const STEPS: &str = "3";
+
+/// A panel cell: question, arm, trajectory, selector, read.
+type CellKey = (String, String, u64, String, u64);
+
+struct Q {
+    id: String,
+    answer: String,
+    supporting: Vec<String>,
+}
+
+fn questions() -> HashMap<String, Q> {
+    let text = std::fs::read_to_string("data/qa/questions.jsonl").unwrap();
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let s = |k: &str| v[k].as_str().unwrap().to_string();
+            (
+                s("question"),
+                Q {
+                    id: s("id"),
+                    answer: v["answers"][0].as_str().unwrap().to_string(),
+                    supporting: v["supporting"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_str().unwrap().to_string())
+                        .collect(),
+                },
+            )
+        })
+        .collect()
+}
+
+fn fails(question: &str) -> bool {
+    question.len().is_multiple_of(7)
+}
+
+fn between<'a>(s: &'a str, a: &str, b: &str) -> &'a str {
+    let i = s.find(a).unwrap() + a.len();
+    let j = s[i..].find(b).unwrap() + i;
+    &s[i..j]
+}
+
+fn reply(qs: &HashMap<String, Q>, seen: &Seen) -> String {
+    let msgs = seen.body["messages"].as_array().unwrap();
+    let system = msgs[0]["content"].as_str().unwrap();
+    let user = msgs[1]["content"].as_str().unwrap();
+    if system.starts_with("You plan web searches") {
+        let question = between(user, "Question: ", "\n\nQuery history:\n");
+        let history = between(user, "Query history:\n", "\n\nObservations:");
+        let h = if history == "(none)" {
+            0
+        } else {
+            history.lines().count()
+        };
+        let adaptive = !user.contains("Observations:\n(none)");
+        let q = &qs[question];
+        let query = match (h, adaptive) {
+            (0, _) => question.to_string(),
+            (_, true) => q.supporting[(h - 1) % q.supporting.len()].clone(),
+            (1, false) => question.to_string(),
+            (_, false) if fails(question) => return "I am not sure what to search.".into(),
+            (_, false) => format!("{question} background"),
+        };
+        serde_json::json!({ "query": query }).to_string()
+    } else {
+        let question = between(user, "Question: ", "\n\nDocuments:\n");
+        let docs = between(user, "Documents:\n", "\n\nAnswer as").to_lowercase();
+        let gold = &qs[question].answer;
+        let answer = if docs.contains(&gold.to_lowercase()) {
+            gold.as_str()
+        } else {
+            "UNKNOWN"
+        };
+        serde_json::json!({ "answer": answer }).to_string()
+    }
+}
+
+/// A scripted model server; with `stall_at = Some(n)`, the n-th request (0-based) is
+/// answered only after a minute, once (the test kills the run while it waits).
+fn model_server(stall_at: Option<usize>) -> Server {
+    let qs = Arc::new(questions());
+    let n = Arc::new(AtomicUsize::new(0));
+    Server::start(move |seen, _| {
+        let i = n.fetch_add(1, Ordering::SeqCst);
+        let r = ok_reply(&reply(&qs, seen));
+        if Some(i) == stall_at {
+            r.delayed(Duration::from_secs(60))
+        } else {
+            r
+        }
+    })
+}
+
+fn index(dir: &Path) -> String {
+    let idx = dir.join("idx");
+    common::stats()
+        .args(["index", "build", "data/qa/corpus.jsonl", "--out"])
+        .arg(&idx)
+        .assert()
+        .success();
+    format!("local:{}", idx.display())
+}
+
+fn run_args(search: &str, base: &str, out: &Path, concurrency: &str) -> Vec<String> {
+    [
+        "run",
+        "data/qa/questions.jsonl",
+        "--search",
+        search,
+        "--base-url",
+        base,
+        "--model",
+        "m",
+        // A seed makes every call's body distinct (seed + sample index), so the server can
+        // tell a repeated request from another sample of the same prompt.
+        "--seed",
+        "1",
+        "--planner",
+        "open,adaptive",
+        "--selector",
+        "rrf,rr",
+        "--trajectories",
+        "2",
+        "--reads",
+        "2",
+        "--questions",
+        "3",
+        "--steps",
+        STEPS,
+        "--concurrency",
+        concurrency,
+        "--out",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([out.display().to_string()])
+    .collect()
+}
+
+fn read(p: PathBuf) -> String {
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn outputs(dir: &Path) -> [String; 3] {
+    ["panel.csv", "trajectories.jsonl", "ledger.jsonl"].map(|f| read(dir.join(f)))
+}
+
+fn bodies(s: &Server) -> Vec<String> {
+    s.requests().iter().map(|r| r.body.to_string()).collect()
+}
+
+#[test]
+fn run_end_to_end_then_kill_and_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let search = index(tmp.path());
+    let qs = questions();
+
+    // 1. An uninterrupted run.
+    let server = model_server(None);
+    let out_a = tmp.path().join("a").join("demo");
+    common::stats()
+        .args(run_args(&search, &server.base, &out_a, "4"))
+        .assert()
+        .success();
+    let [panel, trajectories, ledger] = outputs(&out_a);
+
+    // No request was made twice: shared calls (step 0, identical packets) were cache hits.
+    let sent = bodies(&server);
+    let distinct: HashSet<&String> = sent.iter().collect();
+    assert_eq!(distinct.len(), sent.len(), "a request was repeated");
+
+    // Panel shape: 3 questions per dataset × 2 arms × 2 trajectories × 2 selectors × 2 reads.
+    let mut lines = panel.lines();
+    assert_eq!(
+        lines.next(),
+        Some("dataset,question,trajectory,read,arm,selector,f1,em,answer")
+    );
+    let rows: Vec<Vec<String>> = {
+        let mut r = csv::Reader::from_reader(panel.as_bytes());
+        r.records()
+            .map(|x| x.unwrap().iter().map(str::to_string).collect())
+            .collect()
+    };
+    assert_eq!(rows.len(), 6 * 2 * 2 * 2 * 2);
+    let datasets: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert!(datasets[..48].iter().all(|d| *d == "hotpotqa"));
+    assert!(datasets[48..].iter().all(|d| *d == "musique"));
+
+    // Every trajectory record: the shared first step, and the answer rule holds: the answer
+    // is the gold one exactly when the packet holds it, scored EM = F1 = 1, else UNKNOWN, 0.
+    let logs: Vec<Value> = trajectories
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(logs.len(), 6 * 2 * 2);
+    let mut by_cell: BTreeMap<CellKey, (f64, f64, String)> = BTreeMap::new();
+    for r in &rows {
+        by_cell.insert(
+            (
+                r[1].clone(),
+                r[4].clone(),
+                r[2].parse().unwrap(),
+                r[5].clone(),
+                r[3].parse().unwrap(),
+            ),
+            (r[6].parse().unwrap(), r[7].parse().unwrap(), r[8].clone()),
+        );
+    }
+    let (mut right, mut unknown, mut failed_open) = (0, 0, 0);
+    for t in &logs {
+        assert_eq!(t["run"], "demo");
+        let q = &qs[t["question"].as_str().unwrap()];
+        assert_eq!(t["question_id"], q.id.as_str());
+        let steps = t["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 3);
+        assert_eq!(steps[0]["shared"], true);
+        // The query is the question with its whitespace collapsed.
+        let collapsed = t["question"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(steps[0]["query"], collapsed.as_str());
+        let failed = steps.iter().any(|s| s["query"].is_null());
+        assert_eq!(
+            failed,
+            t["arm"] == "open" && fails(t["question"].as_str().unwrap())
+        );
+        failed_open += usize::from(failed);
+        for read in t["reads"].as_array().unwrap() {
+            let sel = read["selector"].as_str().unwrap();
+            let n = t["packets"][sel].as_array().unwrap().len();
+            assert!(n <= 5);
+            // The documents the reader was sent, as the trajectory log records them.
+            let user = read["reader_messages"][1]["content"].as_str().unwrap();
+            let docs = between(user, "Documents:\n", "\n\nAnswer as").to_lowercase();
+            assert_eq!(docs.matches("\nurl: ").count(), n);
+            let holds = docs.contains(&q.answer.to_lowercase());
+            let (f1, em, answer) = &by_cell[&(
+                q.id.clone(),
+                t["arm"].as_str().unwrap().to_string(),
+                t["trajectory"].as_u64().unwrap(),
+                sel.to_string(),
+                read["read"].as_u64().unwrap(),
+            )];
+            assert_eq!(read["answer"].as_str().unwrap(), answer);
+            if holds {
+                assert_eq!((answer.as_str(), *em, *f1), (q.answer.as_str(), 1.0, 1.0));
+                right += 1;
+            } else {
+                assert_eq!((answer.as_str(), *em, *f1), ("UNKNOWN", 0.0, 0.0));
+                unknown += 1;
+            }
+        }
+        assert_eq!(t["reads"].as_array().unwrap().len(), 4);
+    }
+    assert!(right > 0 && unknown > 0, "right {right}, unknown {unknown}");
+
+    // The ledger: the shared first planner call (and its search) carry one key in both arms,
+    // and `stats cost` bills exactly the calls the server saw.
+    let rows: Vec<Value> = ledger
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let step0: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["kind"] == "planner" && r["step"] == 0)
+        .collect();
+    assert_eq!(step0.len(), 6 * 2 * 2);
+    for r in &step0 {
+        let twins: Vec<&&Value> = step0
+            .iter()
+            .filter(|o| o["question"] == r["question"] && o["trajectory"] == r["trajectory"])
+            .collect();
+        assert_eq!(twins.len(), 2);
+        assert_eq!(twins[0]["key"], twins[1]["key"]);
+        assert_ne!(twins[0]["arm"], twins[1]["arm"]);
+    }
+    let search0: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["kind"] == "search" && r["step"] == 0)
+        .collect();
+    assert_eq!(search0.len(), 6 * 2 * 2);
+    for r in &search0 {
+        let twin = search0
+            .iter()
+            .find(|o| {
+                o["question"] == r["question"]
+                    && o["trajectory"] == r["trajectory"]
+                    && o["arm"] != r["arm"]
+            })
+            .unwrap();
+        assert_eq!(twin["key"], r["key"]);
+    }
+    let cost = common::json(&[
+        "cost",
+        out_a.join("ledger.jsonl").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let billed: u64 = cost["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["model_calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(billed as usize, sent.len());
+
+    // The audit sees the planned failures: open trajectories of the failing questions.
+    let audit = common::json(&["run-audit", out_a.to_str().unwrap(), "--json"]);
+    let arows = audit["rows"].as_array().unwrap();
+    assert_eq!(arows.len(), 4);
+    for r in arows {
+        let expect = if r["arm"] == "open" { failed_open } else { 0 };
+        assert_eq!(r["planning_failures"].as_u64().unwrap() as usize, expect);
+        assert_eq!(r["trajectories"], 12);
+        assert_eq!(r["reads"], 24);
+    }
+
+    // Every analysis reads the runner's panel: two selectors are averaged within each
+    // question x trajectory x read cell before the arms are contrasted (docs/METHODS.md), and
+    // `--selector` analyses one of them.
+    let panel_path = out_a.join("panel.csv");
+    let avg = common::json(&[
+        "variance",
+        panel_path.to_str().unwrap(),
+        "--contrast",
+        "adaptive-open",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        avg["outcome"]
+            .as_str()
+            .unwrap()
+            .contains("average over selectors rrf, rr"),
+        "{avg}"
+    );
+    assert!(avg["se"].as_f64().unwrap().is_finite());
+    let rrf = common::json(&[
+        "variance",
+        panel_path.to_str().unwrap(),
+        "--contrast",
+        "adaptive-open",
+        "--selector",
+        "rrf",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        rrf["outcome"].as_str().unwrap().contains("selector rrf"),
+        "{rrf}"
+    );
+
+    // 2. The same run, killed (SIGKILL) while request 40 is in flight, then run again.
+    let stalled = 40;
+    let server_b = model_server(Some(stalled));
+    let out_b = tmp.path().join("b").join("demo");
+    let bin = assert_cmd::cargo::cargo_bin("stats");
+    let mut child = std::process::Command::new(&bin)
+        .args(run_args(&search, &server_b.base, &out_b, "1"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while server_b.count() <= stalled {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run stopped early"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+    assert!(!out_b.join("panel.csv").exists());
+    common::stats()
+        .args(run_args(&search, &server_b.base, &out_b, "1"))
+        .assert()
+        .success();
+    let [panel_b, trajectories_b, ledger_b] = outputs(&out_b);
+    assert!(panel_b == panel, "panel.csv differs after resume");
+    assert!(
+        trajectories_b == trajectories,
+        "trajectories.jsonl differs after resume"
+    );
+    assert!(ledger_b == ledger, "ledger.jsonl differs after resume");
+    // Only the request killed in flight was sent again; every other was asked once, and the
+    // two runs asked exactly the same requests.
+    let sent_b = bodies(&server_b);
+    assert_eq!(sent_b.len(), sent.len() + 1);
+    let stalled_body = &sent_b[stalled];
+    let mut counts: HashMap<&String, usize> = HashMap::new();
+    for b in &sent_b {
+        *counts.entry(b).or_default() += 1;
+    }
+    for (b, n) in &counts {
+        assert_eq!(*n, if *b == stalled_body { 2 } else { 1 });
+    }
+    assert_eq!(counts.keys().copied().collect::<HashSet<_>>(), distinct);
+}
+
+#[test]
+fn dry_run_counts_calls_before_spending() {
+    let out = common::json(&[
+        "run",
+        "data/qa/questions.jsonl",
+        "--search",
+        "local:/nonexistent",
+        "--model",
+        "m",
+        "--trajectories",
+        "2",
+        "--reads",
+        "3",
+        "--questions",
+        "5",
+        "--steps",
+        "4",
+        "--out",
+        "/nonexistent/out",
+        "--dry-run",
+        "--json",
+    ]);
+    // 10 questions × 2 trajectories × (1 shared + 3 steps × 2 arms) planner calls, and at
+    // most 10 × 2 × 2 arms × 2 selectors × 3 reads reader calls.
+    assert_eq!(out["questions"], 10);
+    assert_eq!(out["planner_calls"], 140);
+    assert_eq!(out["search_calls"], 140);
+    assert_eq!(out["reader_calls"], 240);
+    assert_eq!(out["output_tokens_max"], (140 + 240) * 256);
+}
