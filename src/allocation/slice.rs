@@ -8,8 +8,13 @@
 //! of these cells, every arm, selector and column kept, are a panel every command reads, so
 //! the measured SE of an allocation, or the variance shares at a smaller T, come from the
 //! same code as for any panel.
+//!
+//! Trajectories are nested in questions and reads in trajectories, so the choice is made by
+//! position among each question's own trajectories (and each trajectory's own reads), in the
+//! panel loader's label order, and then named by the file's labels ([`Slice::bind`]): a panel
+//! whose labels are unique per question (`q1-t0`) slices like one with shared labels.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::allocate::question_order;
 use crate::panel::Stratum;
@@ -22,11 +27,13 @@ use crate::{Error, Result};
 const TRAJECTORIES: u64 = 0x5_11CE_0001;
 const READS: u64 = 0x5_11CE_0002;
 
-/// One kept question: its id and its kept trajectories, each with its kept reads (labels).
+/// One kept question: its id and its kept trajectories, each as its position among the
+/// question's own trajectories (label order) with the positions of its kept reads among
+/// that trajectory's own reads.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuestionSlice {
     pub question: String,
-    pub trajectories: Vec<(String, Vec<String>)>,
+    pub trajectories: Vec<(usize, Vec<usize>)>,
 }
 
 /// The cells kept in one stratum.
@@ -41,11 +48,48 @@ pub struct StratumSlice {
 #[derive(Debug, Clone)]
 pub struct Slice {
     pub strata: Vec<StratumSlice>,
+    /// The kept (dataset, question, trajectory, read) labels, once [`Slice::bind`] named
+    /// the positions.
     keys: HashSet<(String, String, String, String)>,
 }
 
+/// The labels of a panel file's rows: per (dataset, question) its trajectory labels, per
+/// (dataset, question, trajectory) its read labels. Filled row by row ([`FileLabels::add`]).
+#[derive(Debug, Clone, Default)]
+pub struct FileLabels {
+    trajectories: HashMap<(String, String), HashSet<String>>,
+    reads: HashMap<(String, String, String), HashSet<String>>,
+}
+
+impl FileLabels {
+    /// Records one row's (dataset, question, trajectory, read) labels.
+    pub fn add(&mut self, dataset: &str, question: &str, trajectory: &str, read: &str) {
+        self.trajectories
+            .entry((dataset.to_string(), question.to_string()))
+            .or_default()
+            .insert(trajectory.to_string());
+        self.reads
+            .entry((dataset.to_string(), question.to_string(), trajectory.to_string()))
+            .or_default()
+            .insert(read.to_string());
+    }
+}
+
+/// Sorts labels as the panel loader does: numerically when `numeric` (every label of the
+/// stratum is an integer), else as text.
+fn sorted(labels: &HashSet<String>, numeric: bool) -> Vec<&String> {
+    let mut v: Vec<&String> = labels.iter().collect();
+    if numeric {
+        v.sort_by_key(|l| (l.parse::<i64>().unwrap_or(0), l.as_str()));
+    } else {
+        v.sort();
+    }
+    v
+}
+
 impl Slice {
-    /// Whether the row with these (dataset, question, trajectory, read) labels is kept.
+    /// Whether the row with these (dataset, question, trajectory, read) labels is kept
+    /// (after [`Slice::bind`]; before it, no row is).
     pub fn contains(&self, dataset: &str, question: &str, trajectory: &str, read: &str) -> bool {
         // One allocation per lookup is cheap next to reading the row.
         self.keys.contains(&(
@@ -54,6 +98,67 @@ impl Slice {
             trajectory.to_string(),
             read.to_string(),
         ))
+    }
+
+    /// How many (dataset, question, trajectory, read) cells are kept (0 before [`Slice::bind`]).
+    pub fn cells(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Names the kept positions by the file's labels: a question's trajectories in the
+    /// loader's order (numeric when every trajectory label of the stratum is an integer,
+    /// else text), likewise each trajectory's reads.
+    ///
+    /// # Errors
+    /// [`Error::Data`] when `labels` lacks a kept question, or has fewer trajectories or
+    /// reads than the position chosen (labels of another file than the panel's).
+    pub fn bind(&mut self, labels: &FileLabels) -> Result<()> {
+        let integer = |l: &String| l.parse::<i64>().is_ok();
+        let mut keys = HashSet::new();
+        for s in &self.strata {
+            let d = &s.name;
+            let t_numeric = labels
+                .trajectories
+                .iter()
+                .filter(|((ld, _), _)| ld == d)
+                .all(|(_, ts)| ts.iter().all(integer));
+            let r_numeric = labels
+                .reads
+                .iter()
+                .filter(|((ld, _, _), _)| ld == d)
+                .all(|(_, rs)| rs.iter().all(integer));
+            for q in &s.questions {
+                let missing = |what: String| {
+                    Error::Data(format!(
+                        "stratum '{d}', question '{}': {what}; the labels are not the panel's",
+                        q.question
+                    ))
+                };
+                let own = labels
+                    .trajectories
+                    .get(&(d.clone(), q.question.clone()))
+                    .ok_or_else(|| missing("no rows".into()))?;
+                let own = sorted(own, t_numeric);
+                for (ti, reads) in &q.trajectories {
+                    let t = own.get(*ti).ok_or_else(|| {
+                        missing(format!("{} trajectories, no position {ti}", own.len()))
+                    })?;
+                    let rs = &labels.reads[&(d.clone(), q.question.clone(), (*t).clone())];
+                    let rs = sorted(rs, r_numeric);
+                    for ri in reads {
+                        let r = rs.get(*ri).ok_or_else(|| {
+                            missing(format!(
+                                "trajectory '{t}' has {} reads, no position {ri}",
+                                rs.len()
+                            ))
+                        })?;
+                        keys.insert((d.clone(), q.question.clone(), (*t).clone(), (*r).clone()));
+                    }
+                }
+            }
+        }
+        self.keys = keys;
+        Ok(())
     }
 }
 
@@ -73,7 +178,8 @@ fn choose(n: usize, k: usize, stream: Option<KeyedStream>) -> Vec<usize> {
 
 /// Chooses the cells: `questions[d]` questions of stratum d, `t` trajectories of each and `r`
 /// reads of each trajectory; the first ones, or with `seed` the seeded question order and
-/// (unless `first_cells`) a seeded choice of trajectories and reads.
+/// (unless `first_cells`) a seeded choice of trajectories and reads. Trajectories and reads
+/// are chosen as positions; [`Slice::bind`] names them by the file's labels.
 ///
 /// # Errors
 /// [`Error::Usage`] when a stratum has fewer questions, trajectories or reads than asked for,
@@ -97,7 +203,6 @@ pub fn select(
     let cell_seed = seed.filter(|_| !first_cells);
     let stream = |tags: &[u64]| cell_seed.map(|s| KeyedStream::new(s, tags));
     let mut out = Vec::with_capacity(strata.len());
-    let mut keys = HashSet::new();
     for (d, ((s, &q), order)) in strata.iter().zip(questions).zip(order).enumerate() {
         for (what, want, have) in [
             ("questions", q, s.q()),
@@ -119,26 +224,19 @@ pub fn select(
             let (dq, qq) = (d as u64, qi as u64);
             let trajectories = choose(s.t(), t, stream(&[TRAJECTORIES, dq, qq]))
                 .into_iter()
-                .map(|ti| {
-                    let reads = choose(s.r(), r, stream(&[READS, dq, qq, ti as u64]));
-                    let reads: Vec<String> = reads.iter().map(|&ri| s.reads[ri].clone()).collect();
-                    (s.trajectories[ti].clone(), reads)
-                })
+                .map(|ti| (ti, choose(s.r(), r, stream(&[READS, dq, qq, ti as u64]))))
                 .collect();
-            let qs = QuestionSlice {
+            slice.questions.push(QuestionSlice {
                 question: s.questions[qi].clone(),
                 trajectories,
-            };
-            for (tn, reads) in &qs.trajectories {
-                for rn in reads {
-                    keys.insert((s.name.clone(), qs.question.clone(), tn.clone(), rn.clone()));
-                }
-            }
-            slice.questions.push(qs);
+            });
         }
         out.push(slice);
     }
-    Ok(Slice { strata: out, keys })
+    Ok(Slice {
+        strata: out,
+        keys: HashSet::new(),
+    })
 }
 
 #[cfg(test)]
@@ -157,15 +255,30 @@ mod tests {
         }
     }
 
-    /// The kept (question, trajectory, reads) of stratum `d`.
-    fn cells(s: &Slice, d: usize) -> Vec<(String, String, Vec<String>)> {
+    /// The labels of `stratum`'s rows: trajectories and reads `0..T`, `0..R` in each question.
+    fn labels(strata: &[Stratum]) -> FileLabels {
+        let mut l = FileLabels::default();
+        for s in strata {
+            for q in &s.questions {
+                for t in &s.trajectories {
+                    for r in &s.reads {
+                        l.add(&s.name, q, t, r);
+                    }
+                }
+            }
+        }
+        l
+    }
+
+    /// The kept (question, trajectory position, read positions) of stratum `d`.
+    fn cells(s: &Slice, d: usize) -> Vec<(String, usize, Vec<usize>)> {
         s.strata[d]
             .questions
             .iter()
             .flat_map(|q| {
                 q.trajectories
                     .iter()
-                    .map(|(t, r)| (q.question.clone(), t.clone(), r.clone()))
+                    .map(|(t, r)| (q.question.clone(), *t, r.clone()))
             })
             .collect()
     }
@@ -173,7 +286,9 @@ mod tests {
     #[test]
     fn first_cells_and_limits() {
         let strata = [stratum("a", 4, 3, 2), stratum("b", 3, 3, 2)];
-        let s = select(&strata, &[2, 3], 2, 1, None, false).unwrap();
+        let mut s = select(&strata, &[2, 3], 2, 1, None, false).unwrap();
+        assert!(!s.contains("a", "a1", "1", "0"), "nothing is kept before bind");
+        s.bind(&labels(&strata)).unwrap();
         let names = |d: usize| -> Vec<String> {
             s.strata[d]
                 .questions
@@ -183,14 +298,14 @@ mod tests {
         };
         assert_eq!(names(0), ["a0", "a1"]);
         assert_eq!(names(1), ["b0", "b1", "b2"]);
-        let one = |t: &str| (t.to_string(), vec!["0".to_string()]);
-        assert_eq!(s.strata[0].questions[1].trajectories, [one("0"), one("1")]);
+        let one = |t: usize| (t, vec![0]);
+        assert_eq!(s.strata[0].questions[1].trajectories, [one(0), one(1)]);
         assert!(s.contains("a", "a1", "1", "0"));
         assert!(!s.contains("a", "a2", "0", "0"));
         assert!(!s.contains("a", "a0", "2", "0"));
         assert!(!s.contains("a", "a0", "0", "1"));
         assert!(!s.contains("b", "a0", "0", "0"));
-        assert_eq!(s.keys.len(), 2 * 2 + 3 * 2);
+        assert_eq!(s.cells(), 2 * 2 + 3 * 2);
         let e = select(&strata, &[5, 3], 2, 1, None, false)
             .unwrap_err()
             .to_string();
@@ -205,7 +320,7 @@ mod tests {
         let order = question_order(&strata, Some(7));
         for (q, i) in seeded.strata[0].questions.iter().zip(&order[0]) {
             assert_eq!(q.question, format!("a{i}"));
-            assert_eq!(q.trajectories, [one("0")]);
+            assert_eq!(q.trajectories, [one(0)]);
         }
     }
 
@@ -213,7 +328,8 @@ mod tests {
     fn a_seed_chooses_trajectories_and_reads_per_question() {
         let strata = [stratum("a", 40, 5, 4)];
         let first = select(&strata, &[40], 2, 3, Some(3), true).unwrap();
-        let seeded = select(&strata, &[40], 2, 3, Some(3), false).unwrap();
+        let mut seeded = select(&strata, &[40], 2, 3, Some(3), false).unwrap();
+        seeded.bind(&labels(&strata)).unwrap();
         // The same questions in the same order either way.
         let qs = |s: &Slice| -> Vec<String> {
             s.strata[0]
@@ -225,11 +341,10 @@ mod tests {
         assert_eq!(qs(&first), qs(&seeded));
         let c = cells(&seeded, 0);
         assert_eq!(c.len(), 40 * 2);
-        assert_eq!(seeded.keys.len(), 40 * 2 * 3);
-        let labels = |n: usize| -> Vec<String> { (0..n).map(|i| i.to_string()).collect() };
+        assert_eq!(seeded.cells(), 40 * 2 * 3);
         for q in &seeded.strata[0].questions {
             // T distinct trajectories in label order, each with R distinct reads in order.
-            let t: Vec<&String> = q.trajectories.iter().map(|(t, _)| t).collect();
+            let t: Vec<usize> = q.trajectories.iter().map(|(t, _)| *t).collect();
             assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
             for (_, reads) in &q.trajectories {
                 assert_eq!(reads.len(), 3);
@@ -237,21 +352,21 @@ mod tests {
             }
         }
         // Choices vary between questions and trajectories, and are not the first ones.
-        let tsets: HashSet<Vec<String>> = seeded.strata[0]
+        let tsets: HashSet<Vec<usize>> = seeded.strata[0]
             .questions
             .iter()
-            .map(|q| q.trajectories.iter().map(|(t, _)| t.clone()).collect())
+            .map(|q| q.trajectories.iter().map(|(t, _)| *t).collect())
             .collect();
         assert!(tsets.len() > 3, "{tsets:?}");
-        let rsets: HashSet<&Vec<String>> = c.iter().map(|(_, _, r)| r).collect();
+        let rsets: HashSet<&Vec<usize>> = c.iter().map(|(_, _, r)| r).collect();
         assert_eq!(rsets.len(), 4, "all 4 choices of 3 reads of 4 appear");
         assert_ne!(cells(&first, 0), c);
         assert!(cells(&first, 0)
             .iter()
-            .all(|(_, t, r)| (t == "0" || t == "1") && r == &labels(3)));
+            .all(|(_, t, r)| *t < 2 && r == &[0, 1, 2]));
         // Each trajectory label is kept in a binomial(40, 2/5) number of questions: 16
         // expected, sd 3.1; the bounds are 16 ± 3.9 sd.
-        for label in labels(5) {
+        for label in 0..5 {
             let n = c.iter().filter(|(_, t, _)| *t == label).count();
             assert!((4..=28).contains(&n), "trajectory {label}: {n}");
         }
@@ -260,5 +375,46 @@ mod tests {
         assert_eq!(cells(&again, 0), c);
         let other = select(&strata, &[40], 2, 3, Some(4), false).unwrap();
         assert_ne!(cells(&other, 0), c);
+    }
+
+    #[test]
+    fn positions_are_named_by_each_questions_own_labels_in_loader_order() {
+        // Labels unique per question: the panel's stratum names positions 1..T only.
+        let mut st = stratum("d", 2, 3, 2);
+        st.trajectories = vec!["1".into(), "2".into(), "3".into()];
+        st.reads = vec!["1".into(), "2".into()];
+        let mut l = FileLabels::default();
+        for q in ["d0", "d1"] {
+            for t in ["t0", "t1", "t2"] {
+                for r in ["b", "a"] {
+                    l.add("d", q, &format!("{q}-{t}"), &format!("{q}-{t}-{r}"));
+                }
+            }
+        }
+        let mut s = select(&[st.clone()], &[2], 2, 1, None, false).unwrap();
+        s.bind(&l).unwrap();
+        assert_eq!(s.cells(), 4);
+        // Text order: t0 before t1, read `a` before `b`.
+        assert!(s.contains("d", "d0", "d0-t0", "d0-t0-a"));
+        assert!(s.contains("d", "d1", "d1-t1", "d1-t1-a"));
+        assert!(!s.contains("d", "d1", "d1-t2", "d1-t2-a"));
+        assert!(!s.contains("d", "d0", "d0-t0", "d0-t0-b"));
+        // Integer labels sort numerically (9 before 10), as the loader sorts them.
+        let mut l = FileLabels::default();
+        for q in ["d0", "d1"] {
+            for t in ["10", "9", "11"] {
+                for r in ["0", "1"] {
+                    l.add("d", q, t, r);
+                }
+            }
+        }
+        let mut s = select(&[st.clone()], &[2], 1, 1, None, false).unwrap();
+        s.bind(&l).unwrap();
+        assert!(s.contains("d", "d0", "9", "0") && s.contains("d", "d1", "9", "0"));
+        assert_eq!(s.cells(), 2);
+        // Labels of another file are refused.
+        let mut s = select(&[st], &[2], 1, 1, None, false).unwrap();
+        let e = s.bind(&FileLabels::default()).unwrap_err().to_string();
+        assert!(e.contains("question 'd0': no rows"), "{e}");
     }
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use ragstats::allocation::slice::{select, Slice};
+use ragstats::allocation::slice::{select, FileLabels, Slice};
 use ragstats::components::forecast::{split_questions, DesignSpec};
 use ragstats::io::jsonl::{parse_value, scalar_text};
 use ragstats::io::{is_jsonl, CsvReader, JsonlReader};
@@ -103,7 +103,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     };
     let panel = args.opts.load_noting_drops(&args.panel)?;
     let q = counts(&panel, &spec, args.per_stratum)?;
-    let slice = select(&panel.strata, &q, t, r, args.seed, args.first)?;
+    let mut slice = select(&panel.strata, &q, t, r, args.seed, args.first)?;
+    // Trajectories are nested in questions: the chosen positions are named by each
+    // question's own labels in the file.
+    slice.bind(&file_labels(&args.panel)?)?;
     let rows = write_rows(&args.panel, &slice, &args.out)
         .with_context(|| format!("writing {}", args.out.display()))?;
     let parts: Vec<String> = slice
@@ -124,17 +127,50 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     Ok(0)
 }
 
+/// A row's (dataset, question, trajectory, read) labels, absent ones as the loader reads
+/// them.
+fn row_labels(f: [Option<String>; 4]) -> [String; 4] {
+    let [d, q, t, r] = f;
+    [
+        d.unwrap_or_else(|| "all".into()),
+        q.unwrap_or_default(),
+        t.unwrap_or_else(|| "0".into()),
+        r.unwrap_or_else(|| "0".into()),
+    ]
+}
+
+/// The labels of every row of `input`.
+fn file_labels(input: &Path) -> anyhow::Result<FileLabels> {
+    let mut labels = FileLabels::default();
+    let mut add = |f: [Option<String>; 4]| {
+        let [d, q, t, r] = row_labels(f);
+        labels.add(&d, &q, &t, &r);
+    };
+    if is_jsonl(input) {
+        let mut rdr = JsonlReader::open(input)?;
+        while let Some((_, line)) = rdr.next_line()? {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v = parse_value(line).map_err(|e| anyhow::anyhow!("{}: {e}", input.display()))?;
+            add(["dataset", "question", "trajectory", "read"].map(|k| v.get(k).and_then(scalar_text)));
+        }
+    } else {
+        let mut rdr = CsvReader::open(input)?;
+        let cols = ["dataset", "question", "trajectory", "read"].map(|c| rdr.column(c));
+        while let Some((_, rec)) = rdr.next_record()? {
+            add(cols.map(|c| c.and_then(|i| rec.get(i)).map(str::to_string)));
+        }
+    }
+    Ok(labels)
+}
+
 /// Copies the kept rows of `input` to `out` (CSV rows re-written with the same header; JSONL
 /// lines copied as they are) and returns how many.
 fn write_rows(input: &Path, slice: &Slice, out: &Path) -> anyhow::Result<usize> {
     let keep = |f: [Option<String>; 4]| {
-        let [d, q, t, r] = f;
-        slice.contains(
-            d.as_deref().unwrap_or("all"),
-            q.as_deref().unwrap_or(""),
-            t.as_deref().unwrap_or("0"),
-            r.as_deref().unwrap_or("0"),
-        )
+        let [d, q, t, r] = row_labels(f);
+        slice.contains(&d, &q, &t, &r)
     };
     let mut n = 0;
     if is_jsonl(input) {
