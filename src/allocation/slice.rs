@@ -69,7 +69,11 @@ impl FileLabels {
             .or_default()
             .insert(trajectory.to_string());
         self.reads
-            .entry((dataset.to_string(), question.to_string(), trajectory.to_string()))
+            .entry((
+                dataset.to_string(),
+                question.to_string(),
+                trajectory.to_string(),
+            ))
             .or_default()
             .insert(read.to_string());
     }
@@ -287,7 +291,10 @@ mod tests {
     fn first_cells_and_limits() {
         let strata = [stratum("a", 4, 3, 2), stratum("b", 3, 3, 2)];
         let mut s = select(&strata, &[2, 3], 2, 1, None, false).unwrap();
-        assert!(!s.contains("a", "a1", "1", "0"), "nothing is kept before bind");
+        assert!(
+            !s.contains("a", "a1", "1", "0"),
+            "nothing is kept before bind"
+        );
         s.bind(&labels(&strata)).unwrap();
         let names = |d: usize| -> Vec<String> {
             s.strata[d]

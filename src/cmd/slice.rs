@@ -153,7 +153,8 @@ fn file_labels(input: &Path) -> anyhow::Result<FileLabels> {
                 continue;
             }
             let v = parse_value(line).map_err(|e| anyhow::anyhow!("{}: {e}", input.display()))?;
-            add(["dataset", "question", "trajectory", "read"].map(|k| v.get(k).and_then(scalar_text)));
+            add(["dataset", "question", "trajectory", "read"]
+                .map(|k| v.get(k).and_then(scalar_text)));
         }
     } else {
         let mut rdr = CsvReader::open(input)?;
