@@ -182,6 +182,7 @@ fn bootstrap(c: &mut Criterion) {
             metric: "f1".into(),
             outcome: "f1".into(),
             selectors: Vec::new(),
+            selector: None,
             strata: vec![
                 audit_stratum(&mut d, "hotpot", 300, t, r),
                 audit_stratum(&mut d, "musique", 146, t, r),

@@ -29,6 +29,12 @@ pub enum CallKind {
     Reader,
     /// A search request.
     Search,
+    /// An MCQ item-generation model call (`stats mcq generate`).
+    Generator,
+    /// A judging model call (`stats judge`).
+    Judge,
+    /// An MCQ answering model call (`stats mcq run`).
+    Mcq,
 }
 
 impl CallKind {
@@ -38,9 +44,35 @@ impl CallKind {
             CallKind::Planner => "planner",
             CallKind::Reader => "reader",
             CallKind::Search => "search",
+            CallKind::Generator => "generator",
+            CallKind::Judge => "judge",
+            CallKind::Mcq => "mcq",
         }
     }
+
+    /// Every kind, in the order the ledger documentation lists them.
+    pub const ALL: [CallKind; 6] = [
+        CallKind::Planner,
+        CallKind::Reader,
+        CallKind::Search,
+        CallKind::Generator,
+        CallKind::Judge,
+        CallKind::Mcq,
+    ];
+
+    /// Whether the row is part of a panel cell's cost: planner and search calls make a
+    /// trajectory (c_T), reader calls a read (c_R). Generator, judge and MCQ calls are
+    /// billed in the totals but are no part of c_T or c_R.
+    pub fn is_panel_cost(self) -> bool {
+        matches!(
+            self,
+            CallKind::Planner | CallKind::Reader | CallKind::Search
+        )
+    }
 }
+
+/// The kinds as the messages list them.
+const KINDS_EXPECTED: &str = "planner, reader, search, generator, judge or mcq";
 
 impl fmt::Display for CallKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -50,17 +82,17 @@ impl fmt::Display for CallKind {
 
 impl std::str::FromStr for CallKind {
     type Err = Error;
-    /// `planner`, `reader` or `search`.
+    /// `planner`, `reader`, `search`, `generator`, `judge` or `mcq`.
     fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "planner" => Ok(CallKind::Planner),
-            "reader" => Ok(CallKind::Reader),
-            "search" => Ok(CallKind::Search),
-            other => Err(Error::Usage(format!(
-                "unknown kind '{}'; expected planner, reader or search",
-                clip(other)
-            ))),
-        }
+        CallKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "unknown kind '{}'; expected {KINDS_EXPECTED}",
+                    clip(s)
+                ))
+            })
     }
 }
 
@@ -72,7 +104,7 @@ impl TryFrom<String> for CallKind {
 }
 
 /// A label of the panel cell a row belongs to (`dataset`, `question`, `arm`, `trajectory`,
-/// `read`) or a sharing `key`: a JSON string or number, kept as written. Rows are matched to
+/// `read`, `selector`) or a sharing `key`: a JSON string or number, kept as written. Rows are matched to
 /// panel cells by [`Label::text`], so `0` and `"0"` are the same trajectory.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -134,6 +166,11 @@ pub struct LedgerRow {
     /// Read index within the trajectory (reader rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<Label>,
+    /// The selector (e.g. `rrf`, `rr`) whose packet the call read; absent on calls every
+    /// selector shares (planner calls, searches). With `--selector NAME`, cost matching
+    /// bills only rows whose selector is NAME or absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<Label>,
     /// Planner step / search index within the trajectory, 0-based (informational).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<u32>,
@@ -186,6 +223,7 @@ impl LedgerRow {
             arm: None,
             trajectory: None,
             read: None,
+            selector: None,
             step: None,
             model: None,
             input_tokens: None,
@@ -211,7 +249,15 @@ pub struct Entry {
 }
 
 /// The label fields, and the text fields that may be written as numbers.
-const LABELS: [&str; 6] = ["dataset", "question", "arm", "trajectory", "read", "key"];
+const LABELS: [&str; 7] = [
+    "dataset",
+    "question",
+    "arm",
+    "trajectory",
+    "read",
+    "selector",
+    "key",
+];
 const TEXTS: [&str; 5] = ["model", "id", "item", "group", "prompt"];
 const TOKENS: [&str; 4] = [
     "input_tokens",
@@ -240,13 +286,11 @@ pub fn read_ledger(path: &Path) -> Result<Vec<Entry>> {
 /// One ledger object as a row, or the message for the user (without file and line).
 fn parse_row(mut obj: Map<String, Value>) -> std::result::Result<LedgerRow, String> {
     match obj.get("kind") {
-        None | Some(Value::Null) => {
-            return Err("missing field 'kind' (planner, reader or search)".into())
-        }
+        None | Some(Value::Null) => return Err(format!("missing field 'kind' ({KINDS_EXPECTED})")),
         Some(Value::String(_)) => {}
         Some(other) => {
             return Err(format!(
-                "'kind' is {}; expected planner, reader or search",
+                "'kind' is {}; expected {KINDS_EXPECTED}",
                 clip(&other.to_string())
             ))
         }
@@ -468,9 +512,18 @@ mod tests {
     #[test]
     fn bad_rows_are_named() {
         let cases = [
-            (r#"{"model":"m"}"#, "missing field 'kind' (planner, reader or search)"),
-            (r#"{"kind":"x"}"#, "unknown kind 'x'; expected planner, reader or search"),
-            (r#"{"kind":1}"#, "'kind' is 1; expected planner, reader or search"),
+            (
+                r#"{"model":"m"}"#,
+                "missing field 'kind' (planner, reader, search, generator, judge or mcq)",
+            ),
+            (
+                r#"{"kind":"x"}"#,
+                "unknown kind 'x'; expected planner, reader, search, generator, judge or mcq",
+            ),
+            (
+                r#"{"kind":1}"#,
+                "'kind' is 1; expected planner, reader, search, generator, judge or mcq",
+            ),
             (r#"{"kind":"reader"}"#, "a model call needs a 'model' field"),
             (
                 r#"{"kind":"reader","model":"m","output_tokens":-3}"#,
@@ -516,9 +569,42 @@ mod tests {
 
     #[test]
     fn kinds_parse_and_print() {
-        for k in [CallKind::Planner, CallKind::Reader, CallKind::Search] {
+        for k in CallKind::ALL {
             assert_eq!(k.to_string().parse::<CallKind>().unwrap(), k);
         }
+        assert_eq!(
+            CallKind::ALL.map(CallKind::as_str),
+            ["planner", "reader", "search", "generator", "judge", "mcq"]
+        );
         assert!("Reader".parse::<CallKind>().is_err());
+        // Only the kinds of the runner's cells are part of c_T and c_R.
+        let panel: Vec<CallKind> = CallKind::ALL
+            .into_iter()
+            .filter(|k| k.is_panel_cost())
+            .collect();
+        assert_eq!(
+            panel,
+            [CallKind::Planner, CallKind::Reader, CallKind::Search]
+        );
+        // A model call of a new kind still needs its model.
+        assert_eq!(
+            parse(r#"{"kind":"judge"}"#).unwrap_err(),
+            "a model call needs a 'model' field"
+        );
+    }
+
+    #[test]
+    fn a_selector_is_a_label_written_only_when_present() {
+        let r = parse(r#"{"kind":"reader","model":"m","selector":"rrf","read":0}"#).unwrap();
+        assert_eq!(r.selector.as_ref().unwrap().text(), "rrf");
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"kind":"reader","read":0,"selector":"rrf","model":"m"}"#
+        );
+        // A number is its text; another JSON type counts as absent.
+        let n = parse(r#"{"kind":"reader","model":"m","selector":2}"#).unwrap();
+        assert_eq!(n.selector.unwrap().text(), "2");
+        let b = parse(r#"{"kind":"reader","model":"m","selector":[1]}"#).unwrap();
+        assert_eq!(b.selector, None);
     }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use ragstats::allocation::allocate::{
     compare, question_order, AllocateReport, AllocationSpec, Compared, PairResult,
 };
-use ragstats::costs::cost::{bill, parse_sweep, CellCosts, Currency};
+use ragstats::costs::cost::{bill, for_selector, parse_sweep, CellCosts, Currency};
 use ragstats::ledger::{read_ledger, Prices};
 
 use super::common::{
@@ -60,7 +60,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         return Err(UsageError("give at least two --allocation to compare".into()).into());
     }
     let panel = args.opts.load_noting_drops(&args.panel)?;
-    let entries = read_ledger(&args.ledger)?;
+    let entries = for_selector(
+        read_ledger(&args.ledger)?,
+        panel.selector.as_deref(),
+        &args.ledger,
+    )?;
     let prices = Prices::read(&args.prices)?;
     let bills = bill(&entries, Some(&prices), &args.ledger, Some(&args.prices))?;
     let sweep = match &args.search_price {

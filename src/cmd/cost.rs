@@ -2,10 +2,14 @@
 
 use std::path::PathBuf;
 
-use ragstats::costs::cost::{account, bill, parse_sweep, CostReport, Totals};
+use ragstats::costs::cost::{
+    account, bill, for_selector, ledger_selectors, parse_sweep, CostReport, Totals,
+};
 use ragstats::ledger::{check_price, read_ledger, Prices};
+use ragstats::panel::SelectorChoice;
 
-use super::common::{num, print_json, write_csv, Format, Table};
+use super::common::{num, print_json, print_sections, write_csv, By, Format, Table};
+use super::UsageError;
 
 /// Flags of `stats cost`.
 #[derive(Debug, clap::Args)]
@@ -18,6 +22,11 @@ pub struct Args {
     /// Search prices to sweep, USD per 1,000 unique requests: START:STOP:STEP or a list (default: the prices file's sweep).
     #[arg(long, value_name = "SWEEP")]
     pub search_price: Option<String>,
+    /// Report each selector the rows name (its reads plus the planner calls and searches
+    /// every selector shares), then the selector average (every row, as its design runs
+    /// every selector).
+    #[arg(long, value_enum, value_name = "selector")]
+    pub by: Option<By>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -32,13 +41,15 @@ pub fn price_flag(s: &str) -> Result<f64, String> {
     check_price("the price", v)
 }
 
-/// Loads, bills and accounts a ledger (shared with the commands that need unit costs).
+/// Loads, bills and accounts a ledger: with `selector`, only that selector's rows and the
+/// rows no selector owns ([`for_selector`]).
 pub fn load(
     ledger: &std::path::Path,
     prices_path: Option<&std::path::Path>,
     sweep: Option<&str>,
+    selector: Option<&str>,
 ) -> anyhow::Result<(CostReport, Option<Prices>)> {
-    let entries = read_ledger(ledger)?;
+    let entries = for_selector(read_ledger(ledger)?, selector, ledger)?;
     let prices = prices_path.map(Prices::read).transpose()?;
     let bills = bill(&entries, prices.as_ref(), ledger, prices_path)?;
     let sweep = match sweep {
@@ -62,10 +73,40 @@ pub fn load(
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.by != Some(By::Selector) {
+        return run_one(&args, None);
+    }
+    let names = ledger_selectors(&read_ledger(&args.ledger)?);
+    if names.is_empty() {
+        return Err(UsageError(format!(
+            "--by selector: no row of {} has a 'selector' field",
+            args.ledger.display()
+        ))
+        .into());
+    }
+    let mut choices: Vec<(String, Option<&str>)> = names
+        .iter()
+        .map(|n| (n.clone(), Some(n.as_str())))
+        .collect();
+    if names.len() > 1 {
+        choices.push((SelectorChoice::AVERAGE.into(), None));
+    }
+    let mut sections = Vec::new();
+    for (name, selector) in choices {
+        let (_, bytes) = super::out::capture(|| run_one(&args, selector))?;
+        sections.push((name, bytes));
+    }
+    print_sections("selector", &sections, args.format)?;
+    Ok(0)
+}
+
+/// The report of one selector's rows (`None`: every row).
+fn run_one(args: &Args, selector: Option<&str>) -> anyhow::Result<u8> {
     let (r, _) = load(
         &args.ledger,
         args.prices.as_deref(),
         args.search_price.as_deref(),
+        selector,
     )?;
     match args.format {
         Format::Json => print_json(&r)?,

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use ragstats::allocation::one_read::{analyse, OneReadReport, ReadCosts, ScopeResult};
-use ragstats::costs::cost::{bill, CellCosts, Currency};
+use ragstats::costs::cost::{bill, for_selector, CellCosts, Currency};
 use ragstats::costs::panel_costs::{question_costs, QuestionCost};
 use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
@@ -66,7 +66,8 @@ pub enum CurrencyArg {
 /// one-read (read 0) and a two-read (reads 0 and 1) panel as billed (empty when R < 2).
 pub type PanelCosts = (Vec<Vec<QuestionCost>>, Vec<Vec<ReadCosts>>);
 
-/// Loads a ledger and returns the panel's costs (see [`PanelCosts`]).
+/// Loads a ledger and returns the panel's costs (see [`PanelCosts`]): with one selector
+/// analysed, only its reads are billed ([`for_selector`]).
 pub fn panel_costs(
     panel: &Panel,
     ledger: &Path,
@@ -74,7 +75,7 @@ pub fn panel_costs(
     currency: CurrencyArg,
     search_price: Option<f64>,
 ) -> anyhow::Result<PanelCosts> {
-    let entries = read_ledger(ledger)?;
+    let entries = for_selector(read_ledger(ledger)?, panel.selector.as_deref(), ledger)?;
     let prices_doc = prices.map(Prices::read).transpose()?;
     if currency == CurrencyArg::Usd && prices_doc.is_none() {
         return Err(UsageError("--currency usd needs --prices FILE".into()).into());

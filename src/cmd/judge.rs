@@ -79,7 +79,7 @@ async fn judge_run(a: Args) -> anyhow::Result<u8> {
             &client,
             requests,
             &responses,
-            ragstats::ledger::CallKind::Reader,
+            ragstats::ledger::CallKind::Judge,
         )
         .await?;
     let records = load_records(&responses)?;

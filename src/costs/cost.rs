@@ -13,7 +13,12 @@
 //! * model tokens = input + output tokens (cached input included);
 //! * search fee = unique search requests × price / 1,000;
 //! * a row with unknown (null) token counts is billed as 0 tokens and counted in
-//!   `unknown_token_rows`, so the gap is visible.
+//!   `unknown_token_rows`, so the gap is visible;
+//! * generator, judge and MCQ calls are billed in the totals, never in c_T or c_R;
+//! * selectors ([`for_selector`]): a row's `selector` names the selector whose packet it
+//!   read. One selector's costs are the rows of that selector plus the rows no selector
+//!   owns (planner calls and searches, which every selector shares); the selector average
+//!   bills every row, since its design runs every selector.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -28,6 +33,59 @@ use crate::{Error, Result};
 /// A label's text, if present.
 fn text(l: &Option<Label>) -> Option<Cow<'_, str>> {
     l.as_ref().map(Label::text)
+}
+
+/// The selectors the ledger's rows name, in order of first appearance (empty when no row
+/// has a `selector`).
+pub fn ledger_selectors(entries: &[Entry]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in entries {
+        if let Some(s) = text(&e.row.selector) {
+            if !out.iter().any(|o| *o == s) {
+                out.push(s.into_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The rows one selector's analysis pays for: with `selector` = `Some(NAME)`, the rows whose
+/// `selector` is NAME or absent (planner calls and searches are shared by every selector);
+/// with `None` (the selector average, or a panel without selectors), every row, since the
+/// design runs every selector. A ledger whose rows name no selector is returned whole
+/// either way. Apply it before [`bill`], so that a call shared (`key`) between a kept and a
+/// dropped row is billed on the kept one.
+///
+/// # Errors
+/// [`Error::Input`] naming the ledger when its rows name selectors and none of them is
+/// NAME: the ledger does not describe that selector's reads.
+pub fn for_selector(
+    entries: Vec<Entry>,
+    selector: Option<&str>,
+    ledger: &Path,
+) -> Result<Vec<Entry>> {
+    let Some(name) = selector else {
+        return Ok(entries);
+    };
+    let named = ledger_selectors(&entries);
+    if named.is_empty() {
+        return Ok(entries);
+    }
+    if !named.iter().any(|n| n == name) {
+        return Err(Error::input(
+            ledger,
+            None,
+            format!(
+                "no row has selector '{}' (the ledger's selectors: {}); the ledger does not describe this selector's reads",
+                clip(name),
+                named.iter().map(|n| clip(n)).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    Ok(entries
+        .into_iter()
+        .filter(|e| text(&e.row.selector).is_none_or(|s| s == name))
+        .collect())
 }
 
 /// What one billed row costs (zero for a repeat of a shared key).
@@ -165,11 +223,7 @@ fn check_same_call(first: &Entry, here: &Entry, key: &str, ledger: &Path) -> Res
         let n = |v: Option<u64>| v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
         format!(
             "{} call, model {}, input_tokens {}, cached_input_tokens {}, output_tokens {}",
-            match r.kind {
-                CallKind::Planner => "planner",
-                CallKind::Reader => "reader",
-                CallKind::Search => "search",
-            },
+            r.kind.as_str(),
             r.model.as_deref().map_or_else(|| "none".into(), clip),
             n(r.input_tokens),
             n(r.cached_input_tokens),
@@ -302,11 +356,13 @@ pub struct UnitCostReport {
 /// a cell, and an average over the cells would lump them together.
 pub fn unit_cost_notes(entries: &[Entry]) -> (Option<String>, Option<String>) {
     let (mut t_rows, mut t_bare, mut r_rows, mut r_bare, mut mcq) = (0, 0, 0, 0, 0);
+    let mut other = 0;
     for Entry { row: e, .. } in entries {
         if e.item.is_some() {
             mcq += 1;
         }
         match e.kind {
+            CallKind::Generator | CallKind::Judge | CallKind::Mcq => other += 1,
             CallKind::Planner | CallKind::Search => {
                 t_rows += 1;
                 if e.question.is_none() || e.trajectory.is_none() {
@@ -335,7 +391,14 @@ pub fn unit_cost_notes(entries: &[Entry]) -> (Option<String>, Option<String>) {
     } else {
         None
     };
-    let r = if r_rows == 0 {
+    let r = if r_rows == 0 && other > 0 {
+        // An `mcq run`, `mcq generate` or `judge` ledger: its calls are billed, but none
+        // is a read.
+        let hint = if mcq > 0 { hint } else { "" };
+        Some(format!(
+            "no reader rows, so there is no read cost ({other} generator, judge or mcq row(s) are billed in the totals only){hint}"
+        ))
+    } else if r_rows == 0 {
         Some("no reader rows, so there is no read cost".to_string())
     } else if r_bare > 0 {
         Some(format!(
@@ -408,6 +471,8 @@ pub fn account(
                 r_tok += b.cost(Currency::Tokens);
                 r_usd += b.cost(usd);
             }
+            // Billed above in the totals; no part of a trajectory or a read.
+            CallKind::Generator | CallKind::Judge | CallKind::Mcq => {}
         }
     }
     for g in groups.values_mut() {
@@ -499,11 +564,13 @@ pub struct CellCosts {
 }
 
 impl CellCosts {
-    /// Collects the cells of a billed ledger.
+    /// Collects the cells of a billed ledger (planner, search and reader rows; generator,
+    /// judge and MCQ calls belong to no cell and are left out).
     ///
     /// # Errors
-    /// [`Error::Input`] naming the ledger line of a row without dataset, question or
-    /// trajectory (or read, for reader rows): such a row cannot be matched to a panel cell.
+    /// [`Error::Input`] naming the ledger line of a planner, search or reader row without
+    /// dataset, question or trajectory (or read, for reader rows): such a row cannot be
+    /// matched to a panel cell.
     pub fn new(
         entries: &[Entry],
         bills: &[Bill],
@@ -514,7 +581,7 @@ impl CellCosts {
         // The distinct cells each shared call's rows name (with the read for reader rows):
         // its cost is split equally among them, whichever row comes first.
         let mut key_cells: HashMap<Cow<str>, Vec<CellLabels>> = HashMap::new();
-        for Entry { row: e, .. } in entries {
+        for Entry { row: e, .. } in entries.iter().filter(|e| e.row.kind.is_panel_cost()) {
             if let Some(k) = text(&e.key) {
                 let read = (e.kind == CallKind::Reader)
                     .then(|| text(&e.read))
@@ -533,6 +600,9 @@ impl CellCosts {
         }
         let mut billed: HashSet<Cow<str>> = HashSet::new();
         for (Entry { line, row: e }, b) in entries.iter().zip(bills) {
+            if !e.kind.is_panel_cost() {
+                continue;
+            }
             let need = |v: &Option<Label>, name: &str| {
                 text(v).map(Cow::into_owned).ok_or_else(|| {
                     Error::input(
@@ -549,7 +619,7 @@ impl CellCosts {
             );
             let read = match e.kind {
                 CallKind::Reader => Some(need(&e.read, "read")?),
-                CallKind::Planner | CallKind::Search => None,
+                _ => None,
             };
             let cost = b.cost(currency);
             // The row's own cell always exists (cost 0 for a repeat of a shared call).
@@ -679,6 +749,55 @@ mod tests {
         assert_eq!(
             unit_cost_notes(&[plan, reader(Some("q1"), Some(0), None)]),
             (None, None)
+        );
+    }
+
+    #[test]
+    fn one_selector_keeps_its_rows_and_the_shared_ones() {
+        let row = |line: u64, kind: CallKind, selector: Option<&str>| Entry {
+            line,
+            row: LedgerRow {
+                selector: selector.map(Into::into),
+                model: Some("m".into()),
+                ..LedgerRow::new(kind)
+            },
+        };
+        let e = vec![
+            row(1, CallKind::Planner, None),
+            row(2, CallKind::Reader, Some("rrf")),
+            row(3, CallKind::Reader, Some("rr")),
+            row(4, CallKind::Search, None),
+        ];
+        let l = Path::new("l.jsonl");
+        assert_eq!(ledger_selectors(&e), ["rrf", "rr"]);
+        let lines = |v: Vec<Entry>| v.iter().map(|e| e.line).collect::<Vec<_>>();
+        assert_eq!(
+            lines(for_selector(e.clone(), Some("rr"), l).unwrap()),
+            [1, 3, 4]
+        );
+        assert_eq!(
+            lines(for_selector(e.clone(), None, l).unwrap()),
+            [1, 2, 3, 4]
+        );
+        let err = for_selector(e.clone(), Some("x"), l)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("no row has selector 'x' (the ledger's selectors: rrf, rr)"),
+            "{err}"
+        );
+        // No row names a selector: the whole ledger, whatever is asked.
+        let bare: Vec<Entry> = e
+            .into_iter()
+            .map(|mut x| {
+                x.row.selector = None;
+                x
+            })
+            .collect();
+        assert!(ledger_selectors(&bare).is_empty());
+        assert_eq!(
+            lines(for_selector(bare, Some("x"), l).unwrap()),
+            [1, 2, 3, 4]
         );
     }
 }

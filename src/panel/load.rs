@@ -78,6 +78,12 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
         source: PathBuf::from(path),
         metric,
         outcome,
+        selector: match &opts.selector {
+            Some(SelectorChoice::One(name)) => Some(name.clone()),
+            Some(SelectorChoice::Average) => None,
+            None if raw.selectors.names.len() == 1 => raw.selectors.names.first().cloned(),
+            None => None,
+        },
         selectors: raw.selectors.names,
         strata,
     })

@@ -39,6 +39,10 @@ pub struct Panel {
     pub outcome: String,
     /// The values of the `selector` column in order of first appearance (empty without one).
     pub selectors: Vec<String>,
+    /// The one selector whose rows the outcome holds (`--selector NAME`, or the panel's only
+    /// selector); `None` for the selector average or a panel without a `selector` column.
+    /// Cost matching bills this selector's reads only (`costs::cost::for_selector`).
+    pub selector: Option<String>,
     /// Strata in order of first appearance in the file.
     pub strata: Vec<Stratum>,
 }

@@ -361,6 +361,9 @@ impl<S: Searcher> Ctx<S> {
                 let mut row = self.llm_row(CallKind::Reader, &req, &rec, q, t);
                 row.arm = Some(Label::from(arm.as_str()));
                 row.read = Some(Label::from(r));
+                // A read belongs to one selector's packet; planner and search rows are
+                // shared by every selector and carry none (docs/ledger.md).
+                row.selector = Some(Label::from(sel.as_str()));
                 rows.push(row);
                 let (answer, _) = parse_answer(&text);
                 let (em, f1) = score(&answer, &q.answers, style(q.dataset));

@@ -30,6 +30,7 @@ mod harden_props;
 mod io_rules;
 mod judge;
 mod layers;
+mod ledger_selector;
 mod llm_cli;
 mod llm_client;
 mod llm_usage;

@@ -206,6 +206,7 @@ fn real_responses_score_to_the_item() {
         .collect();
     assert_eq!(rows.len(), 12);
     let r = rows.iter().find(|r| r["id"] == "r4#run1").unwrap();
+    assert!(rows.iter().all(|r| r["kind"] == "mcq"));
     assert_eq!(
         (
             &r["item"],
@@ -293,7 +294,9 @@ fn real_responses_score_to_the_item() {
         "{t}"
     );
     assert!(
-        t.contains("c_R: not computed: 12 of 12 reader row(s)") && t.contains("stats mcq cost"),
+        // `mcq run` bills its calls as kind `mcq`: none is a read (docs/ledger.md).
+        t.contains("c_R: not computed: no reader rows, so there is no read cost (12 generator, judge or mcq row(s)")
+            && t.contains("stats mcq cost"),
         "{t}"
     );
     let j: Value = serde_json::from_str(&run_ok(

@@ -412,6 +412,10 @@ fn error_guided_items_prompts_rejections_and_resume() {
     // Ledger: one row per answered call (the 400 is not billed).
     let ledger = std::fs::read_to_string(dir.path().join("ledger.jsonl")).unwrap();
     assert_eq!(ledger.lines().count(), 9);
+    // Item generation is billed as kind `generator`, not as reading.
+    assert!(ledger
+        .lines()
+        .all(|l| l.starts_with("{\"kind\":\"generator\"")));
 
     // Resume: only the failed call is asked again.
     let again = run(&server, dir.path());

@@ -332,6 +332,42 @@ fn run_end_to_end_then_kill_and_resume() {
         .sum();
     assert_eq!(billed as usize, sent.len());
 
+    // Reads belong to one selector; planner calls and searches, shared by both, to none.
+    // `stats cost --by selector` bills a selector its own reads (a call shared by several
+    // rows once): every call here is 13 tokens, over 6 questions × 2 trajectories × 2 reads.
+    for r in &rows {
+        match r["kind"].as_str().unwrap() {
+            "reader" => assert!(r["selector"] == "rrf" || r["selector"] == "rr", "{r}"),
+            _ => assert!(r.get("selector").is_none(), "{r}"),
+        }
+    }
+    let by = common::json(&[
+        "cost",
+        out_a.join("ledger.jsonl").to_str().unwrap(),
+        "--by",
+        "selector",
+        "--format",
+        "json",
+    ]);
+    let sections = by["results"].as_array().unwrap();
+    assert_eq!(sections.len(), 3);
+    for s in sections {
+        let name = s["selector"].as_str().unwrap();
+        let calls: HashSet<&Value> = rows
+            .iter()
+            .filter(|r| r["kind"] == "reader" && (name == "average" || r["selector"] == name))
+            .map(|r| &r["key"])
+            .collect();
+        let c_r = s["result"]["unit_costs"]["tokens"]["read"]
+            .as_f64()
+            .unwrap();
+        assert_eq!(s["result"]["unit_costs"]["reads"], 24, "{name}");
+        assert!(
+            (c_r - 13.0 * calls.len() as f64 / 24.0).abs() < 1e-9,
+            "{name}: {c_r}"
+        );
+    }
+
     // The audit sees the planned failures: open trajectories of the failing questions.
     let audit = common::json(&["run-audit", out_a.to_str().unwrap(), "--json"]);
     let arows = audit["rows"].as_array().unwrap();

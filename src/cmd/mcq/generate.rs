@@ -144,7 +144,7 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
                     &client,
                     calls,
                     &responses,
-                    ragstats::ledger::CallKind::Reader,
+                    ragstats::ledger::CallKind::Generator,
                 )
                 .await?;
             let p = &summary.progress;

@@ -108,12 +108,7 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
     let calls = plan.iter().map(|p| p.request.clone()).collect();
     let summary = a
         .policy
-        .run(
-            &client,
-            calls,
-            &responses,
-            ragstats::ledger::CallKind::Reader,
-        )
+        .run(&client, calls, &responses, ragstats::ledger::CallKind::Mcq)
         .await?;
     let records = load_records(&responses)?;
     let (results, missing) = build_results(&items, &plan, &records, &cfg);
