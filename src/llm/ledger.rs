@@ -53,6 +53,7 @@ pub fn ledger_row(rec: &CallRecord, kind: CallKind) -> Option<LedgerRow> {
         arm: meta("arm"),
         trajectory: meta("trajectory"),
         read: meta("read"),
+        selector: meta("selector"),
         model: Some(rec.model.clone()),
         input_tokens: u.and_then(|u| u.prompt_tokens),
         cached_input_tokens: u.and_then(|u| u.cached_prompt_tokens),
@@ -84,14 +85,17 @@ mod tests {
     fn rows_carry_the_request_labels_and_the_mcq_fields() {
         // An `llm batch` request file's labels.
         let r = ledger_row(
-            &record(json!({"dataset": "hotpotqa", "question": "q7", "trajectory": 2, "read": 0, "other": [1]})),
+            &record(
+                json!({"dataset": "hotpotqa", "question": "q7", "trajectory": 2, "read": 0,
+                          "selector": "rrf", "other": [1]}),
+            ),
             CallKind::Reader,
         )
         .unwrap();
         assert_eq!(
             serde_json::to_value(&r).unwrap(),
             json!({"kind": "reader", "dataset": "hotpotqa", "question": "q7", "trajectory": 2,
-                   "read": 0, "model": "m", "input_tokens": 120, "output_tokens": 4,
+                   "read": 0, "selector": "rrf", "model": "m", "input_tokens": 120, "output_tokens": 4,
                    "id": "q7#run1", "sample": 1})
         );
         // An `mcq run` request's `meta.mcq`.
