@@ -119,7 +119,8 @@ impl PanelOptions {
 /// `--by`: report one section per value of a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum By {
-    /// One section per selector of the panel's `selector` column, then their average.
+    /// One section per selector (the panel's `selector` column, or the ledger rows' `selector`
+    /// field for `stats cost`), then their average.
     Selector,
 }
 
