@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use ragstats::io::{refuse_overwriting_inputs, write_atomic};
 use ragstats::judge::{self, JudgeConfig, TABLE_HEADER};
 use ragstats::llm::jsonl::load_records;
-use ragstats::mcq::generate::trajectory::pick_selector;
-use ragstats::mcq::generate::{read_trajectories, write_jsonl};
+use ragstats::mcq::generate::write_jsonl;
+use ragstats::trajlog::{pick_selector, read_trajectories};
 
 use super::batch::{block_on, exit_code, BatchPolicy};
 use super::endpoint::{client, Configured, Endpoint};

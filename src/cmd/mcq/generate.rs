@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use ragstats::io::refuse_overwriting_inputs;
 use ragstats::llm::jsonl::load_records;
 use ragstats::mcq::generate::guided::{self, GuidedConfig};
-use ragstats::mcq::generate::trajectory::pick_selector;
 use ragstats::mcq::generate::vanilla::{self, CredibilityMap};
-use ragstats::mcq::generate::{read_trajectories, write_jsonl, Generated};
+use ragstats::mcq::generate::{write_jsonl, Generated};
 use ragstats::mcq::validate::read_items;
 use ragstats::mcq::Task;
+use ragstats::trajlog::{pick_selector, read_trajectories};
 
 use super::default_sidecar;
 use crate::cmd::batch::{exit_code, BatchPolicy};
