@@ -4,17 +4,9 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::Value;
+use support::cli::{mcq_demo as demo, stats};
 use support::llm_server::{ok_reply, Server};
-
-fn demo(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/mcq/generated")
-        .join(name)
-}
 
 #[test]
 fn demo_items_are_what_generate_makes() {
@@ -37,9 +29,7 @@ fn demo_items_are_what_generate_makes() {
         ok_reply(text)
     });
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_stats"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
+    let out = stats()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
             "mcq",
@@ -77,7 +67,7 @@ fn demo_items_are_what_generate_makes() {
             "{name} differs from the shipped demo (STATS_BLESS=1 to rewrite)"
         );
     }
-    let v = Command::new(env!("CARGO_BIN_EXE_stats"))
+    let v = stats()
         .args(["mcq", "validate"])
         .arg(demo("items.jsonl"))
         .output()
