@@ -6,7 +6,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use support::cli::{item_of, json_of, jsonl, mcq_run, run_ok, stats};
+use support::cli::{item_of, json_of, jsonl, mcq_run, mcq_score_json, run_ok, stats};
 use support::llm_server::{ok_reply, Reply, Server};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -245,14 +245,7 @@ fn score_two_level_average_by_hand() {
         ), // 1, 1
     ];
     let p = write(dir.path(), "r.jsonl", &(lines.join("\n") + "\n"));
-    let v = json_of(stats().args(["mcq", "score"]).arg(&p).args([
-        "--format",
-        "json",
-        "--backend",
-        "cpu",
-        "--replicates",
-        "200",
-    ]));
+    let v = mcq_score_json(&p, 200, &[]);
     let want = [
         ("planning-convergent", 0.5, 5.0 / 6.0),
         ("planning-divergent", 0.0, 2.0 / 3.0),
@@ -296,16 +289,7 @@ fn score_two_level_average_by_hand() {
     assert!(lo < est && est < hi, "{ov}");
 
     // Excluding failures drops n1 and with it the noise-abstain group.
-    let v = json_of(stats().args(["mcq", "score"]).arg(&p).args([
-        "--format",
-        "json",
-        "--backend",
-        "cpu",
-        "--replicates",
-        "50",
-        "--failures",
-        "exclude",
-    ]));
+    let v = mcq_score_json(&p, 50, &["--failures", "exclude"]);
     let ov = row(&v, "scores", "overall");
     assert!(close(
         ov["em"]["estimate"].as_f64().unwrap(),
@@ -714,14 +698,7 @@ fn run_end_to_end_with_varied_answer_formats_resume_and_scores() {
     // Hand-computed scores (failures score 0). Per item (run 0, run 1) as (EM, F1):
     // i1 (1,1) (0,2/3); i2 (1,1) (0,0); i3 (0,0.8) (1,1); i4 (1,1) (0,0); i5 (0,0) (1,1);
     // i6 (1,1) (1,1).
-    let v = json_of(stats().args(["mcq", "score"]).arg(&out).args([
-        "--format",
-        "json",
-        "--backend",
-        "cpu",
-        "--replicates",
-        "100",
-    ]));
+    let v = mcq_score_json(&out, 100, &[]);
     let want = [
         ("planning", 0.5, (5.0 / 6.0 + 0.5) / 2.0),
         ("evidence_extraction", 0.5, 0.9),
@@ -860,16 +837,7 @@ fn shuffled_runs_score_the_same_when_the_model_answers_by_text() {
     );
     run(&plain, &[]);
     run(&shuf, &["--shuffle-seed", "11"]);
-    let score = |p: &Path| {
-        json_of(stats().args(["mcq", "score"]).arg(p).args([
-            "--format",
-            "json",
-            "--backend",
-            "cpu",
-            "--replicates",
-            "100",
-        ]))
-    };
+    let score = |p: &Path| mcq_score_json(p, 100, &[]);
     let (a, b) = (score(&plain), score(&shuf));
     assert_eq!(a["scores"], b["scores"]);
     assert!(close(

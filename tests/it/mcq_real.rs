@@ -7,7 +7,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use support::cli::{item_of, json_of, jsonl, mcq_run, run_ok, stats};
+use support::cli::{item_of, json_of, jsonl, mcq_run, mcq_score_json, run_ok, stats};
 use support::llm_server::{Reply, Server};
 
 fn fixture(name: &str) -> PathBuf {
@@ -103,14 +103,7 @@ fn real_responses_score_to_the_item() {
     // r1 (0,0; 1,1), r6 (1,1; 0,0): planning 0.5, 0.5. r2 (0,0; 1,1): evidence 0.5, 0.5.
     // r3 (0,0; 1,1): grounded 0.5, 0.5. r4 (0,0; 0,0) abstain 0, 0; r5 (0,2/3; 1,1)
     // reliability 0.5, 5/6: noise 0.25, 5/12. Overall EM 1.75/4, F1 (1.5 + 5/12)/4.
-    let v: Value = json_of(stats().args(["mcq", "score"]).arg(&out).args([
-        "--format",
-        "json",
-        "--backend",
-        "cpu",
-        "--replicates",
-        "100",
-    ]));
+    let v: Value = mcq_score_json(&out, 100, &[]);
     let scores = v["scores"].as_array().unwrap();
     for (name, em, f1) in [
         ("planning", 0.5, 0.5),

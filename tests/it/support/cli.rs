@@ -87,3 +87,16 @@ pub fn mcq_run(items: &Path, model: &str, out: &Path, base: &str) -> Command {
         .env("OPENAI_BASE_URL", base);
     c
 }
+
+/// The JSON report of `stats mcq score RESULTS --format json --backend cpu --replicates N`
+/// followed by `extra`.
+pub fn mcq_score_json(results: &Path, replicates: u32, extra: &[&str]) -> Value {
+    json_of(
+        stats()
+            .args(["mcq", "score"])
+            .arg(results)
+            .args(["--format", "json", "--backend", "cpu", "--replicates"])
+            .arg(replicates.to_string())
+            .args(extra),
+    )
+}
