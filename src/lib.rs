@@ -8,7 +8,7 @@
 //! | layer | modules | holds |
 //! |---|---|---|
 //! | 0 foundation | [`error`], [`io`], [`rng`] | error type; the CSV and JSONL readers; random streams (Philox, named domains, keyed xoshiro) |
-//! | 1 input | [`panel`], [`ledger`], [`questions`] | loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices; QA questions and corpora |
+//! | 1 input | [`panel`], [`ledger`], [`questions`], [`trajlog`] | loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices; QA questions and corpora; the runner's trajectory log (records, search records, reader) |
 //! | 2 engine | [`gpu`], [`resample`] | wgpu plumbing; resample-and-sum on CPU or GPU |
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`], [`llm`], [`search`], [`judge`] | everything a command reports; search backends; LLM-as-judge step scores |
 //! | 4 pipelines and presentation | [`run`], [`plot`] | the agentic RAG runner built on the analyses (planner, search, selectors, reader, audit); the analyses' results drawn as SVG figures |
@@ -37,5 +37,6 @@ pub mod rng;
 pub mod run;
 pub mod search;
 pub mod sim;
+pub mod trajlog;
 
 pub use error::{Error, Result};

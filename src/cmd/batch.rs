@@ -1,6 +1,7 @@
 //! The batch runner behind `stats llm batch` and `stats mcq run`: the policy flags they
 //! share, the progress bar, Ctrl-C handling, and the exit code of a stopped batch.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -8,10 +9,15 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use ragstats::llm::batch::{run_batch, BatchOptions, BatchProgress, BatchSummary, StopReason};
-use ragstats::llm::{Cancel, ChatRequest, Client};
+use ragstats::llm::jsonl::load_records;
+use ragstats::llm::{CallRecord, Cancel, ChatRequest, Client, ClientConfig};
 
-use super::endpoint::{Configured, Endpoint};
+use super::endpoint::{client, Configured, Endpoint};
 use super::UsageError;
+
+/// What [`BatchPolicy::ask`] returns: the batch's summary, and every record of the responses
+/// file by (request id, sample index), the last one of each call.
+pub type Asked = (BatchSummary, HashMap<(String, u32), CallRecord>);
 
 /// Batch policy flags shared by `stats llm batch` and `stats mcq run`.
 #[derive(Debug, clap::Args)]
@@ -125,6 +131,23 @@ impl BatchPolicy {
             pb.finish_and_clear();
         }
         Ok(summary)
+    }
+
+    /// The batch block of `mcq generate`, `mcq run` and `judge`: builds the client from
+    /// `config`, runs `calls` as [`Self::run`] does (appending to the responses file `out`,
+    /// ledger rows of kind `ledger_kind`), then reads `out` back whole, so the records
+    /// include the calls an earlier invocation finished (the file is the resume state).
+    pub async fn ask(
+        &self,
+        config: ClientConfig,
+        calls: Vec<ChatRequest>,
+        out: &Path,
+        ledger_kind: ragstats::ledger::CallKind,
+    ) -> anyhow::Result<Asked> {
+        let client = client(config)?;
+        let summary = self.run(&client, calls, out, ledger_kind).await?;
+        let records = load_records(out)?;
+        Ok((summary, records))
     }
 }
 

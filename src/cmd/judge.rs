@@ -6,12 +6,11 @@ use std::path::PathBuf;
 
 use ragstats::io::{refuse_overwriting_inputs, write_atomic};
 use ragstats::judge::{self, JudgeConfig, TABLE_HEADER};
-use ragstats::llm::jsonl::load_records;
-use ragstats::mcq::generate::trajectory::pick_selector;
-use ragstats::mcq::generate::{read_trajectories, write_jsonl};
+use ragstats::mcq::generate::write_jsonl;
+use ragstats::trajlog::{pick_selector, read_trajectories};
 
 use super::batch::{block_on, exit_code, BatchPolicy};
-use super::endpoint::{client, Configured, Endpoint};
+use super::endpoint::{Configured, Endpoint};
 use super::mcq::default_sidecar;
 
 /// Flags of `stats judge`.
@@ -71,18 +70,16 @@ async fn judge_run(a: Args) -> anyhow::Result<u8> {
         selector,
     };
     let (calls, unjudged) = judge::plan(&trajs, &cfg);
-    let client = client(config)?;
     let requests = calls.iter().map(|c| c.request.clone()).collect();
-    let summary = a
+    let (summary, records) = a
         .policy
-        .run(
-            &client,
+        .ask(
+            config,
             requests,
             &responses,
             ragstats::ledger::CallKind::Judge,
         )
         .await?;
-    let records = load_records(&responses)?;
     let judged = judge::build(&trajs, &calls, unjudged, &records, &cfg);
     write_jsonl(&a.out, &judged)?;
     let rows = judge::table_rows(&judged);

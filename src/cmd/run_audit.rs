@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use ragstats::run::audit::audit;
-use ragstats::run::log::read_trajectories;
+use ragstats::trajlog::read_trajectories;
 
 use super::common::{print_json, Table};
 
@@ -24,7 +24,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     } else {
         a.dir.clone()
     };
-    let logs = read_trajectories(&path)?;
+    let logs: Vec<_> = read_trajectories(&path)?.into_iter().map(|l| l.t).collect();
     let rows = audit(&logs);
     if a.json {
         print_json(&serde_json::json!({"file": path.display().to_string(), "rows": rows}))?;

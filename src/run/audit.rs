@@ -20,11 +20,11 @@
 
 use serde::Serialize;
 
-use super::log::TrajectoryLog;
 use super::prompt::is_unknown;
 use super::select::distinct_lists;
 use crate::qa_scoring::qa::normalize_answer;
 use crate::search::SearchRecord;
+use crate::trajlog::Trajectory;
 
 /// The checks of one (arm, selector).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -78,7 +78,7 @@ pub fn contains_alias(r: &SearchRecord, aliases: &[String]) -> bool {
 }
 
 /// The audit rows, in order of first appearance of each (arm, selector) in the log.
-pub fn audit(logs: &[TrajectoryLog]) -> Vec<AuditRow> {
+pub fn audit(logs: &[Trajectory]) -> Vec<AuditRow> {
     let mut rows: Vec<AuditRow> = Vec::new();
     for t in logs {
         let aliases = eligible_aliases(&t.answers);
@@ -178,7 +178,7 @@ fn empty_row(arm: &str, selector: &str) -> AuditRow {
 mod tests {
     use super::*;
     use crate::questions::Dataset;
-    use crate::run::log::{ReadLog, StepLog};
+    use crate::trajlog::{Read, Step};
 
     fn rec(id: &str, text: &str, masked: bool) -> SearchRecord {
         SearchRecord {
@@ -191,8 +191,8 @@ mod tests {
         }
     }
 
-    fn step(query: Option<&str>, results: Vec<SearchRecord>) -> StepLog {
-        StepLog {
+    fn step(query: Option<&str>, results: Vec<SearchRecord>) -> Step {
+        Step {
             step: 0,
             planner_messages: vec![],
             planner_text: String::new(),
@@ -204,8 +204,8 @@ mod tests {
         }
     }
 
-    fn read(sel: &str, answer: &str, em: f64) -> ReadLog {
-        ReadLog {
+    fn read(sel: &str, answer: &str, em: f64) -> Read {
+        Read {
             selector: sel.into(),
             read: 0,
             reader_messages: vec![],
@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn audit_by_hand() {
-        let base = TrajectoryLog {
+        let base = Trajectory {
             run: "r".into(),
             question_id: "q".into(),
             dataset: Dataset::Hotpotqa,

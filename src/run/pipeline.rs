@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::log::{ReadLog, RunOutput, StepLog, TrajectoryLog};
+use super::log::RunOutput;
 use super::plan::Cell;
 use super::prompt::{parse_answer, parse_query, Templates};
 use super::select::{cut_record, distinct_lists, select, Selector};
@@ -30,6 +30,7 @@ use crate::llm::{CallRecord, Cancel, ChatRequest, Client, SamplingParams};
 use crate::qa_scoring::qa::{score, Style};
 use crate::questions::{Dataset, Question};
 use crate::search::SearchRecord;
+use crate::trajlog::{Read, Step, Trajectory};
 use crate::{Error, Result};
 
 /// A planner policy of §3.1.
@@ -201,7 +202,7 @@ pub fn style(d: Dataset) -> Style {
 
 /// A step with its planner call and ledger labels, before the arm is known.
 struct Planned {
-    log: StepLog,
+    log: Step,
     planner_row: LedgerRow,
     search_row: Option<LedgerRow>,
 }
@@ -210,8 +211,7 @@ impl<S: Searcher> Ctx<S> {
     async fn question(&self, cell: &Cell) -> Result<RunOutput> {
         let q = &cell.question;
         let spec = &*self.spec;
-        let mut per_arm: Vec<Vec<(TrajectoryLog, Vec<LedgerRow>)>> =
-            vec![Vec::new(); spec.arms.len()];
+        let mut per_arm: Vec<Vec<(Trajectory, Vec<LedgerRow>)>> = vec![Vec::new(); spec.arms.len()];
         for t in 0..cell.trajectories {
             let first = self.step(q, t, None, 0, &[]).await?;
             for (ai, &arm) in spec.arms.iter().enumerate() {
@@ -301,7 +301,7 @@ impl<S: Searcher> Ctx<S> {
         };
         let masked = results.iter().filter(|r| r.masked).count();
         Ok(Planned {
-            log: StepLog {
+            log: Step {
                 step: s,
                 planner_messages: messages,
                 planner_text: text,
@@ -323,7 +323,7 @@ impl<S: Searcher> Ctx<S> {
         t: u32,
         arm: Arm,
         steps: Vec<Planned>,
-    ) -> Result<(TrajectoryLog, Vec<LedgerRow>)> {
+    ) -> Result<(Trajectory, Vec<LedgerRow>)> {
         let spec = &*self.spec;
         let q = &cell.question;
         let mut rows = Vec::new();
@@ -367,7 +367,7 @@ impl<S: Searcher> Ctx<S> {
                 rows.push(row);
                 let (answer, _) = parse_answer(&text);
                 let (em, f1) = score(&answer, &q.answers, style(q.dataset));
-                reads.push(ReadLog {
+                reads.push(Read {
                     selector: sel.as_str().into(),
                     read: r,
                     reader_messages: messages.clone(),
@@ -379,7 +379,7 @@ impl<S: Searcher> Ctx<S> {
             }
             packets.insert(sel.as_str().to_string(), packet);
         }
-        let log = TrajectoryLog {
+        let log = Trajectory {
             run: spec.run.clone(),
             question_id: q.id.clone(),
             dataset: q.dataset,

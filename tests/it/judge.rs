@@ -5,23 +5,9 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::Value;
+use support::cli::{jsonl, mcq_demo, run_ok, stats};
 use support::llm_server::{ok_reply, Reply, Seen, Server};
-
-fn demo(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/mcq/generated")
-        .join(name)
-}
-
-fn stats() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_stats"));
-    c.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
-    c
-}
 
 /// The text between `a` and `b` in `s`.
 fn between<'a>(s: &'a str, a: &str, b: &str) -> &'a str {
@@ -116,18 +102,6 @@ fn script(req: &Seen, _n: usize) -> Reply {
     ok_reply(hit.unwrap_or_else(|| panic!("no scripted reply for {dim}: {graded}")))
 }
 
-fn run_ok(c: &mut Command) -> String {
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "exit {:?}\n{}\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// trajectory, reasoning, extraction, judge score, correct, failures.
 type Row = (String, Option<f64>, Option<f64>, Option<f64>, Value, u64);
 
@@ -139,7 +113,7 @@ fn judge_scores_failures_and_pointbiserial_end_to_end() {
     run_ok(
         stats()
             .arg("judge")
-            .arg(demo("trajectories.jsonl"))
+            .arg(mcq_demo("trajectories.jsonl"))
             .args([
                 "--model",
                 "judge-model",
@@ -172,11 +146,7 @@ fn judge_scores_failures_and_pointbiserial_end_to_end() {
         .prompt
         .contains("# What the system observed\n[1] [en.wikipedia.org] Victoria Falls: "));
 
-    let judged: Vec<Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let judged = jsonl(&out);
     let f = |v: &Value| v.as_f64();
     let got: Vec<Row> = judged
         .iter()

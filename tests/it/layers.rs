@@ -14,6 +14,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("ledger", 1),
     ("panel", 1),
     ("questions", 1),
+    ("trajlog", 1),
     ("gpu", 2),
     ("resample", 2),
     ("components", 3),

@@ -9,13 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::cli::stats;
 use support::llm_server::{answer_for, Reply, Server};
-
-fn stats() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_stats"));
-    c.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
-    c
-}
 
 fn write_requests(dir: &Path, n: usize) -> PathBuf {
     let p = dir.join("requests.jsonl");

@@ -4,37 +4,15 @@
 use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
+use support::cli::{item_of, json_of, jsonl, mcq_run, mcq_score_json, run_ok, stats};
 use support::llm_server::{ok_reply, Reply, Server};
-
-fn stats() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_stats"));
-    c.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
-    c
-}
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn run_ok(c: &mut Command) -> String {
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json_of(c: &mut Command) -> Value {
-    serde_json::from_str(&run_ok(c)).unwrap()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -267,14 +245,7 @@ fn score_two_level_average_by_hand() {
         ), // 1, 1
     ];
     let p = write(dir.path(), "r.jsonl", &(lines.join("\n") + "\n"));
-    let v = json_of(stats().args(["mcq", "score"]).arg(&p).args([
-        "--format",
-        "json",
-        "--backend",
-        "cpu",
-        "--replicates",
-        "200",
-    ]));
+    let v = mcq_score_json(&p, 200, &[]);
     let want = [
         ("planning-convergent", 0.5, 5.0 / 6.0),
         ("planning-divergent", 0.0, 2.0 / 3.0),
@@ -318,16 +289,7 @@ fn score_two_level_average_by_hand() {
     assert!(lo < est && est < hi, "{ov}");
 
     // Excluding failures drops n1 and with it the noise-abstain group.
-    let v = json_of(stats().args(["mcq", "score"]).arg(&p).args([
-        "--format",
-        "json",
-        "--backend",
-        "cpu",
-        "--replicates",
-        "50",
-        "--failures",
-        "exclude",
-    ]));
+    let v = mcq_score_json(&p, 50, &["--failures", "exclude"]);
     let ov = row(&v, "scores", "overall");
     assert!(close(
         ov["em"]["estimate"].as_f64().unwrap(),
@@ -523,11 +485,7 @@ fn filter_drops_items_every_model_answers_alike() {
     assert_eq!(v["untested"], json!(["z"]));
     let kept = std::fs::read_to_string(&out).unwrap();
     assert_eq!(kept, format!("{}\n{}\n", item("y"), item("z")));
-    let report = std::fs::read_to_string(dir.path().join("kept.dropped.jsonl")).unwrap();
-    let rows: Vec<Value> = report
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = jsonl(&dir.path().join("kept.dropped.jsonl"));
     assert_eq!(rows[0]["id"], "x");
     assert_eq!(rows[0]["reason"], "difficulty");
     assert_eq!(rows[0]["models"], json!(["m1", "m2"]));
@@ -671,16 +629,6 @@ fn e2e_items(dir: &Path) -> PathBuf {
     write(dir, "items.jsonl", &(lines.join("\n") + "\n"))
 }
 
-/// Which item a prompt is about.
-fn item_of(prompt: &str) -> String {
-    let i = prompt.find("QUERY-").expect("query in prompt");
-    prompt[i + 6..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string()
-}
-
 #[test]
 fn run_end_to_end_with_varied_answer_formats_resume_and_scores() {
     let dir = tempfile::tempdir().unwrap();
@@ -705,28 +653,7 @@ fn run_end_to_end_with_varied_answer_formats_resume_and_scores() {
         ok_reply(text)
     });
     let out = dir.path().join("runs/m.jsonl");
-    let cmd = |out: &Path| {
-        let mut c = stats();
-        c.args(["mcq", "run"])
-            .arg(&items)
-            .args([
-                "--model",
-                "test-model",
-                "--prompt",
-                "bare",
-                "--runs",
-                "2",
-                "--seed",
-                "100",
-                "--max-retries",
-                "0",
-                "--no-cache",
-                "--out",
-            ])
-            .arg(out)
-            .env("OPENAI_BASE_URL", &server.base);
-        c
-    };
+    let cmd = |out: &Path| mcq_run(&items, "test-model", out, &server.base);
     // One call failed (i5 run 0 got a 500), so the run exits 1 (issue #13 item 14).
     let o = cmd(&out).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -742,11 +669,7 @@ fn run_end_to_end_with_varied_answer_formats_resume_and_scores() {
         .map(|r| (item_of(&r.prompt), r.body["seed"].as_u64().unwrap()))
         .collect();
     assert!(ids.contains(&("i6".to_string(), 101)));
-    let results: Vec<Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let results = jsonl(&out);
     assert_eq!(results.len(), 12);
     let get = |id: &str, run: u64| {
         results
@@ -775,14 +698,7 @@ fn run_end_to_end_with_varied_answer_formats_resume_and_scores() {
     // Hand-computed scores (failures score 0). Per item (run 0, run 1) as (EM, F1):
     // i1 (1,1) (0,2/3); i2 (1,1) (0,0); i3 (0,0.8) (1,1); i4 (1,1) (0,0); i5 (0,0) (1,1);
     // i6 (1,1) (1,1).
-    let v = json_of(stats().args(["mcq", "score"]).arg(&out).args([
-        "--format",
-        "json",
-        "--backend",
-        "cpu",
-        "--replicates",
-        "100",
-    ]));
+    let v = mcq_score_json(&out, 100, &[]);
     let want = [
         ("planning", 0.5, (5.0 / 6.0 + 0.5) / 2.0),
         ("evidence_extraction", 0.5, 0.9),
@@ -921,16 +837,7 @@ fn shuffled_runs_score_the_same_when_the_model_answers_by_text() {
     );
     run(&plain, &[]);
     run(&shuf, &["--shuffle-seed", "11"]);
-    let score = |p: &Path| {
-        json_of(stats().args(["mcq", "score"]).arg(p).args([
-            "--format",
-            "json",
-            "--backend",
-            "cpu",
-            "--replicates",
-            "100",
-        ]))
-    };
+    let score = |p: &Path| mcq_score_json(p, 100, &[]);
     let (a, b) = (score(&plain), score(&shuf));
     assert_eq!(a["scores"], b["scores"]);
     assert!(close(
@@ -940,11 +847,7 @@ fn shuffled_runs_score_the_same_when_the_model_answers_by_text() {
         1.0
     ));
     // The shuffle really moved options, and answers map back to original labels.
-    let lines: Vec<Value> = std::fs::read_to_string(&shuf)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = jsonl(&shuf);
     assert!(lines.iter().any(|r| r["permutation"]
         .as_array()
         .unwrap()

@@ -5,16 +5,10 @@
 use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
+use support::cli::{item_of, json_of, jsonl, mcq_run, mcq_score_json, run_ok, stats};
 use support::llm_server::{Reply, Server};
-
-fn stats() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_stats"));
-    c.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
-    c
-}
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -22,30 +16,13 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn run_ok(c: &mut Command) -> String {
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
 }
 
 /// Item index (r1 → 0) and id from the prompt's `QUERY-<id>`.
-fn item_of(prompt: &str) -> (usize, String) {
-    let i = prompt.find("QUERY-").expect("query in prompt");
-    let id = prompt[i + 6..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
+fn item_index(prompt: &str) -> (usize, String) {
+    let id = item_of(prompt);
     (id[1..].parse::<usize>().unwrap() - 1, id)
 }
 
@@ -75,7 +52,7 @@ fn real_responses_score_to_the_item() {
     assert_eq!(responses.len(), 12);
     let script = responses.clone();
     let server = Server::start(move |req, _| {
-        let (idx, id) = item_of(&req.prompt);
+        let (idx, id) = item_index(&req.prompt);
         let run = req.body["seed"].as_u64().unwrap() - 100;
         let r = script
             .iter()
@@ -92,36 +69,14 @@ fn real_responses_score_to_the_item() {
     let out = dir.path().join("gemma.jsonl");
     let ledger = dir.path().join("gemma.ledger.jsonl");
     run_ok(
-        stats()
-            .args(["mcq", "run"])
-            .arg(fixture("items.jsonl"))
-            .args([
-                "--model",
-                "gemma-3-270m",
-                "--prompt",
-                "bare",
-                "--runs",
-                "2",
-                "--seed",
-                "100",
-                "--max-retries",
-                "0",
-                "--no-cache",
-                "--out",
-            ])
-            .arg(&out)
+        mcq_run(&fixture("items.jsonl"), "gemma-3-270m", &out, &server.base)
             .arg("--ledger")
-            .arg(&ledger)
-            .env("OPENAI_BASE_URL", &server.base),
+            .arg(&ledger),
     );
     assert_eq!(server.count(), 12);
 
     // Every line's outcome and finish_reason, as the fixture says.
-    let results: Vec<Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let results = jsonl(&out);
     assert_eq!(results.len(), 12);
     for want in &responses {
         let got = results
@@ -148,15 +103,7 @@ fn real_responses_score_to_the_item() {
     // r1 (0,0; 1,1), r6 (1,1; 0,0): planning 0.5, 0.5. r2 (0,0; 1,1): evidence 0.5, 0.5.
     // r3 (0,0; 1,1): grounded 0.5, 0.5. r4 (0,0; 0,0) abstain 0, 0; r5 (0,2/3; 1,1)
     // reliability 0.5, 5/6: noise 0.25, 5/12. Overall EM 1.75/4, F1 (1.5 + 5/12)/4.
-    let v: Value = serde_json::from_str(&run_ok(stats().args(["mcq", "score"]).arg(&out).args([
-        "--format",
-        "json",
-        "--backend",
-        "cpu",
-        "--replicates",
-        "100",
-    ])))
-    .unwrap();
+    let v: Value = mcq_score_json(&out, 100, &[]);
     let scores = v["scores"].as_array().unwrap();
     for (name, em, f1) in [
         ("planning", 0.5, 0.5),
@@ -199,11 +146,7 @@ fn real_responses_score_to_the_item() {
     assert!(table.contains("truncated"), "{table}");
 
     // Ledger rows say which item, group, run and prompt they paid for.
-    let rows: Vec<Value> = std::fs::read_to_string(&ledger)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = jsonl(&ledger);
     assert_eq!(rows.len(), 12);
     let r = rows.iter().find(|r| r["id"] == "r4#run1").unwrap();
     assert!(rows.iter().all(|r| r["kind"] == "mcq"));
@@ -233,15 +176,14 @@ fn real_responses_score_to_the_item() {
         "[models.\"gemma-3-270m\"]\ninput = 1.0\noutput = 2.0\n",
     )
     .unwrap();
-    let c: Value = serde_json::from_str(&run_ok(
+    let c: Value = json_of(
         stats()
             .args(["mcq", "cost"])
             .arg(&ledger)
             .arg("--prices")
             .arg(&prices)
             .args(["--format", "json"]),
-    ))
-    .unwrap();
+    );
     let rows = c["rows"].as_array().unwrap();
     let find = |level: &str, name: &str| {
         rows.iter()
@@ -299,10 +241,7 @@ fn real_responses_score_to_the_item() {
             && t.contains("stats mcq cost"),
         "{t}"
     );
-    let j: Value = serde_json::from_str(&run_ok(
-        stats().arg("cost").arg(&ledger).args(["--format", "json"]),
-    ))
-    .unwrap();
+    let j: Value = json_of(stats().arg("cost").arg(&ledger).args(["--format", "json"]));
     assert!(j["unit_costs"]["read_note"]
         .as_str()
         .unwrap()

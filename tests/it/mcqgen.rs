@@ -3,19 +3,13 @@
 //! questions and paragraphs; see its README) give exactly the expected items, golds and
 //! skip reasons. No model is involved.
 
-use std::path::{Path, PathBuf};
-
 use ragstats::mcq::generate::vanilla::{
     abstain, evidence_extraction, reliability, CredibilityMap, ANSWER_OPTION, INSUFFICIENT_OPTION,
 };
 use ragstats::mcq::generate::{read_trajectories, Generated, Logged};
 use ragstats::mcq::Polarity;
 
-fn demo(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/mcq/generated")
-        .join(name)
-}
+use crate::support::cli::mcq_demo as demo;
 
 fn log() -> Vec<Logged> {
     read_trajectories(&demo("trajectories.jsonl")).unwrap()

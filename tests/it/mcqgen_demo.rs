@@ -4,17 +4,9 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::Value;
+use support::cli::{mcq_demo as demo, run_ok, stats};
 use support::llm_server::{ok_reply, Server};
-
-fn demo(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/mcq/generated")
-        .join(name)
-}
 
 #[test]
 fn demo_items_are_what_generate_makes() {
@@ -37,33 +29,26 @@ fn demo_items_are_what_generate_makes() {
         ok_reply(text)
     });
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_stats"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "mcq",
-            "generate",
-            "data/mcq/generated/trajectories.jsonl",
-            "--tasks",
-            "all",
-        ])
-        .args(["--credibility", "data/mcq/generated/credibility.csv"])
-        .args([
-            "--model",
-            "scripted-generator",
-            "--base-url",
-            &server.base,
-            "--no-cache",
-        ])
-        .arg("--out")
-        .arg(dir.path().join("items.jsonl"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        stats()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "mcq",
+                "generate",
+                "data/mcq/generated/trajectories.jsonl",
+                "--tasks",
+                "all",
+            ])
+            .args(["--credibility", "data/mcq/generated/credibility.csv"])
+            .args([
+                "--model",
+                "scripted-generator",
+                "--base-url",
+                &server.base,
+                "--no-cache",
+            ])
+            .arg("--out")
+            .arg(dir.path().join("items.jsonl")),
     );
     assert_eq!(server.count(), 10);
     for name in ["items.jsonl", "items.skipped.jsonl"] {
@@ -77,13 +62,7 @@ fn demo_items_are_what_generate_makes() {
             "{name} differs from the shipped demo (STATS_BLESS=1 to rewrite)"
         );
     }
-    let v = Command::new(env!("CARGO_BIN_EXE_stats"))
-        .args(["mcq", "validate"])
-        .arg(demo("items.jsonl"))
-        .output()
-        .unwrap();
-    let table = String::from_utf8(v.stdout).unwrap();
-    assert!(v.status.success(), "{table}");
+    let table = run_ok(stats().args(["mcq", "validate"]).arg(demo("items.jsonl")));
     assert!(
         table.contains("items.jsonl: 21 item(s), no violations"),
         "{table}"

@@ -5,28 +5,16 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use ragstats::mcq::generate::guided::{GROUNDED_TEMPLATE, PLANNING_TEMPLATE};
 use ragstats::mcq::generate::short_hash;
 use serde_json::{json, Value};
+use support::cli::{jsonl, mcq_demo, stats};
 use support::llm_server::{ok_reply, Reply, Server};
 
 const LELAND: &str = "5a8718c25542991e771816c7";
 const BUBYE: &str = "2hop__205146_62031";
-
-fn demo(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/mcq/generated")
-        .join(name)
-}
-
-fn stats() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_stats"));
-    c.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
-    c
-}
 
 /// The line after `heading` in a prompt.
 fn after<'a>(prompt: &'a str, heading: &str) -> Option<&'a str> {
@@ -137,7 +125,7 @@ fn run(server: &Server, dir: &Path) -> std::process::Output {
     stats()
         .arg("mcq")
         .arg("generate")
-        .arg(demo("trajectories.jsonl"))
+        .arg(mcq_demo("trajectories.jsonl"))
         .args([
             "--tasks",
             "planning,grounded_reasoning",
@@ -153,14 +141,6 @@ fn run(server: &Server, dir: &Path) -> std::process::Output {
         .arg(dir.join("items.jsonl"))
         .output()
         .unwrap()
-}
-
-fn lines(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[test]
@@ -229,7 +209,7 @@ fn error_guided_items_prompts_rejections_and_resume() {
     );
 
     // Items.
-    let items = lines(&dir.path().join("items.jsonl"));
+    let items = jsonl(&dir.path().join("items.jsonl"));
     let ids: Vec<&str> = items.iter().map(|i| i["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids,
@@ -363,7 +343,7 @@ fn error_guided_items_prompts_rejections_and_resume() {
         .contains("\nAnswer reached: Stephen King\n"));
 
     // Rejections and skips, with reasons.
-    let skipped = lines(&dir.path().join("items.skipped.jsonl"));
+    let skipped = jsonl(&dir.path().join("items.skipped.jsonl"));
     let reasons: Vec<(String, String)> = skipped
         .iter()
         .map(|s| {
@@ -422,5 +402,5 @@ fn error_guided_items_prompts_rejections_and_resume() {
     // The server refuses that request again, so the rerun exits 1 too.
     assert_eq!(again.status.code(), Some(1));
     assert_eq!(server.count(), 11);
-    assert_eq!(lines(&dir.path().join("items.jsonl")), items);
+    assert_eq!(jsonl(&dir.path().join("items.jsonl")), items);
 }

@@ -6,17 +6,16 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use ragstats::io::refuse_overwriting_inputs;
-use ragstats::llm::jsonl::load_records;
 use ragstats::mcq::generate::guided::{self, GuidedConfig};
-use ragstats::mcq::generate::trajectory::pick_selector;
 use ragstats::mcq::generate::vanilla::{self, CredibilityMap};
-use ragstats::mcq::generate::{read_trajectories, write_jsonl, Generated};
+use ragstats::mcq::generate::{write_jsonl, Generated};
 use ragstats::mcq::validate::read_items;
 use ragstats::mcq::Task;
+use ragstats::trajlog::{pick_selector, read_trajectories};
 
 use super::default_sidecar;
 use crate::cmd::batch::{exit_code, BatchPolicy};
-use crate::cmd::endpoint::{client, Configured, Endpoint};
+use crate::cmd::endpoint::{Configured, Endpoint};
 use crate::cmd::UsageError;
 
 /// Flags of `stats mcq generate`.
@@ -136,12 +135,11 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         let (planned, skips) = guided::plan(&trajs, &guided_tasks, &cfg);
         all.skipped.extend(skips);
         if !planned.is_empty() {
-            let client = client(config)?;
             let calls = planned.iter().map(|p| p.request.clone()).collect();
-            let summary = a
+            let (summary, records) = a
                 .policy
-                .run(
-                    &client,
+                .ask(
+                    config,
                     calls,
                     &responses,
                     ragstats::ledger::CallKind::Generator,
@@ -152,7 +150,6 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
                 "mcq generate: {} generation call(s): {} already answered, {} asked now ({} from cache, {} failed)",
                 p.total, p.skipped, p.done, p.cached, p.failed
             );
-            let records = load_records(&responses)?;
             all.extend(guided::build(&planned, &records));
             code = exit_code(&summary, a.endpoint.key_env())?;
         }

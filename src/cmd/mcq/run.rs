@@ -14,7 +14,7 @@ use ragstats::mcq::Item;
 use super::default_sidecar;
 use super::validate::print_violations;
 use crate::cmd::batch::{exit_code, BatchPolicy};
-use crate::cmd::endpoint::{client, Configured, Endpoint};
+use crate::cmd::endpoint::{Configured, Endpoint};
 use crate::cmd::UsageError;
 
 /// Flags of `stats mcq run`.
@@ -104,13 +104,11 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         let old = load_records(&responses)?;
         check_resume(&responses, &old, &plan)?;
     }
-    let client = client(config)?;
     let calls = plan.iter().map(|p| p.request.clone()).collect();
-    let summary = a
+    let (summary, records) = a
         .policy
-        .run(&client, calls, &responses, ragstats::ledger::CallKind::Mcq)
+        .ask(config, calls, &responses, ragstats::ledger::CallKind::Mcq)
         .await?;
-    let records = load_records(&responses)?;
     let (results, missing) = build_results(&items, &plan, &records, &cfg);
     write_results(&a.out, &results)?;
     let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();

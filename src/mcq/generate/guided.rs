@@ -25,12 +25,12 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Map, Value};
 
-use super::trajectory::{Logged, Source};
 use super::{meta, numbered, short_hash, text_key, Generated, Provenance, Skip, Strategy};
 use crate::llm::{CallRecord, ChatRequest, Message, SamplingParams};
 use crate::mcq::item::{Item, McqOption, Polarity, Task};
 use crate::mcq::shuffle::permutation;
 use crate::search::SearchRecord;
+use crate::trajlog::{Logged, Source};
 
 /// Planning errors (Table 2), as named in data/prompts/generate/planning.txt.
 pub const PLANNING_ERRORS: [&str; 4] = [
@@ -357,11 +357,11 @@ fn plan_grounded(
         skip(skipped, task, None, source, "no exact read".into());
         return;
     };
-    let answer = read
-        .answer
-        .clone()
-        .filter(|a| !a.trim().is_empty())
-        .unwrap_or_else(|| l.t.answers[0].clone());
+    let answer = if read.answer.trim().is_empty() {
+        l.t.answers[0].clone()
+    } else {
+        read.answer.clone()
+    };
     let mut ids: Vec<String> = shown.iter().map(|r| r.id.clone()).collect();
     ids.sort();
     let key = (l.t.question_id.clone(), ids);

@@ -1,6 +1,6 @@
 //! Building RAGCap-Bench-style items from our own trajectory logs (docs/mcqgen.md).
 //!
-//! - [`trajectory`]: the runner's trajectory log and the correctness rule.
+//! The runner's trajectory log and the correctness rule are [`crate::trajlog`].
 //! - [`vanilla`]: items read straight off the log, no model involved: evidence extraction
 //!   (gold = the records that are supporting paragraphs), noise abstain (packets with no
 //!   supporting paragraph, and all-supporting controls), noise reliability (from a
@@ -16,7 +16,6 @@
 //! Whatever could not become an item is returned as a [`Skip`] with its reason.
 
 pub mod guided;
-pub mod trajectory;
 pub mod vanilla;
 
 use serde::{Deserialize, Serialize};
@@ -24,7 +23,7 @@ use serde_json::Value;
 
 use super::item::{Item, Task};
 use crate::search::SearchRecord;
-pub use trajectory::{read_trajectories, Logged, Source, Trajectory};
+pub use crate::trajlog::{read_trajectories, Logged, Source, Trajectory};
 
 /// Characters of a record's text kept in an option or a context line.
 pub const RECORD_CHARS: usize = 1_500;

@@ -17,12 +17,12 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::trajectory::{Logged, Source};
 use super::{meta, numbered, record_line, text_key, Generated, Provenance, Skip, Strategy};
 use crate::error::{Error, Result};
 use crate::io::CsvReader;
 use crate::mcq::item::{Item, McqOption, Polarity, Task};
 use crate::search::SearchRecord;
+use crate::trajlog::{Logged, Source};
 
 /// Fewest options of an evidence-extraction item.
 pub const MIN_EVIDENCE_OPTIONS: usize = 4;
