@@ -246,7 +246,10 @@ pub fn compare(
                 // The largest design any question has: an allocation may ask for that much.
                 (0..s.q()).fold((0, 0), |(t, r), q| {
                     let tr = s.trajectories_of(q);
-                    (t.max(tr.len()), tr.iter().map(|x| x.len()).fold(r, usize::max))
+                    (
+                        t.max(tr.len()),
+                        tr.iter().map(|x| x.len()).fold(r, usize::max),
+                    )
                 })
             };
             if qn > s.q() || a.trajectories > max_t || a.reads > max_r {
@@ -316,18 +319,15 @@ pub fn compare(
             var_x_tokens: se * se * tok,
             var_x_fees: fees.iter().map(|f| se * se * f).collect(),
             fees_usd: fees,
-            short: strata
-                .iter()
-                .any(|s| !s.is_balanced())
-                .then(|| {
-                    strata
-                        .iter()
-                        .map(|s| {
-                            let n = short.iter().find(|x| x.0 == s.name).map_or(0, |x| x.1);
-                            (s.name.clone(), n)
-                        })
-                        .collect()
-                }),
+            short: strata.iter().any(|s| !s.is_balanced()).then(|| {
+                strata
+                    .iter()
+                    .map(|s| {
+                        let n = short.iter().find(|x| x.0 == s.name).map_or(0, |x| x.1);
+                        (s.name.clone(), n)
+                    })
+                    .collect()
+            }),
         });
     }
     let interval = |v: Vec<f64>, value: f64, null: f64| {

@@ -731,7 +731,9 @@ pub fn analyse_unbalanced(
 ) -> Result<OneReadReport> {
     let strata = &panel.strata;
     if costs.len() != strata.len() || costs.iter().zip(strata).any(|(c, s)| c.len() != s.q()) {
-        return Err(Error::Data("the costs do not match the panel's questions".into()));
+        return Err(Error::Data(
+            "the costs do not match the panel's questions".into(),
+        ));
     }
     for s in strata {
         if s.q() < 2 {
@@ -742,9 +744,8 @@ pub fn analyse_unbalanced(
         }
     }
     // Pairs of reads every stratum can check with at least 2 questions.
-    let has_pair = |s: &Stratum, q: usize, p: usize| {
-        s.trajectories_of(q).iter().any(|t| t.len() >= 2 * p + 2)
-    };
+    let has_pair =
+        |s: &Stratum, q: usize, p: usize| s.trajectories_of(q).iter().any(|t| t.len() >= 2 * p + 2);
     let mut pairs = 0;
     while strata
         .iter()
@@ -866,14 +867,15 @@ pub fn analyse_unbalanced(
             let questions = total(|s| s.questions);
             let traj = total(|s| s.trajectories.total);
             let rows = total(|s| s.reads.total);
-            let spread = |total: usize, parts: usize, f: fn(&Shape) -> &crate::components::reml::Spread| {
-                crate::components::reml::Spread {
-                    total,
-                    min: shapes.iter().map(|s| f(s).min).min().unwrap_or(0),
-                    mean: total as f64 / parts as f64,
-                    max: shapes.iter().map(|s| f(s).max).max().unwrap_or(0),
-                }
-            };
+            let spread =
+                |total: usize, parts: usize, f: fn(&Shape) -> &crate::components::reml::Spread| {
+                    crate::components::reml::Spread {
+                        total,
+                        min: shapes.iter().map(|s| f(s).min).min().unwrap_or(0),
+                        mean: total as f64 / parts as f64,
+                        max: shapes.iter().map(|s| f(s).max).max().unwrap_or(0),
+                    }
+                };
             let shape = Shape {
                 questions,
                 trajectories: spread(traj, questions, |s| &s.trajectories),
@@ -962,9 +964,8 @@ pub fn analyse_unbalanced(
                 se(b + 5, b)
             })
             .collect();
-        let rep_ci = |f: &dyn Fn(&[f64]) -> f64| {
-            ci_of(&|s: &Stats| s.ratios.as_deref().map_or(f64::NAN, f))
-        };
+        let rep_ci =
+            |f: &dyn Fn(&[f64]) -> f64| ci_of(&|s: &Stats| s.ratios.as_deref().map_or(f64::NAN, f));
         DirectCheck {
             se_one_read: mean(&singles),
             se_two_reads: mean(&doubles),

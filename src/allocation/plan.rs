@@ -35,9 +35,9 @@
 use serde::Serialize;
 
 use super::efficiency::UnitCosts;
+use crate::bootstrap::plan::{Bootstrap, BootstrapSpec};
 use crate::components::forecast::{nested_se2, split_questions};
 use crate::components::variance::{fit, AnovaSums, PerLevel};
-use crate::bootstrap::plan::{Bootstrap, BootstrapSpec};
 use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
 use crate::panel::{Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;

@@ -8,7 +8,9 @@ use ragstats::allocation::one_read::{
     analyse, analyse_unbalanced, OneReadReport, ReadCosts, ScopeResult,
 };
 use ragstats::costs::cost::{bill, CellCosts, Currency};
-use ragstats::costs::panel_costs::{question_costs, trajectory_costs, QuestionCost, TrajectoryCost};
+use ragstats::costs::panel_costs::{
+    question_costs, trajectory_costs, QuestionCost, TrajectoryCost,
+};
 use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
 

@@ -37,7 +37,9 @@ fn trajectory_cost(
     ledger: &Path,
 ) -> Result<f64> {
     let (d, qn) = (&stratum.name, &stratum.questions[q]);
-    let (tl, _) = stratum.cell_label(q, t, 0).ok_or_else(|| no_cell(stratum, q, t, 0))?;
+    let (tl, _) = stratum
+        .cell_label(q, t, 0)
+        .ok_or_else(|| no_cell(stratum, q, t, 0))?;
     cells
         .trajectory
         .get(&(d.clone(), qn.clone(), tl.to_string()))
@@ -61,7 +63,9 @@ fn read_cost(
     ledger: &Path,
 ) -> Result<f64> {
     let (d, qn) = (&stratum.name, &stratum.questions[q]);
-    let (tl, rl) = stratum.cell_label(q, t, r).ok_or_else(|| no_cell(stratum, q, t, r))?;
+    let (tl, rl) = stratum
+        .cell_label(q, t, r)
+        .ok_or_else(|| no_cell(stratum, q, t, r))?;
     cells
         .read
         .get(&(d.clone(), qn.clone(), tl.to_string(), rl.to_string()))

@@ -152,8 +152,11 @@ pub(super) fn fill_stratum(
     // Every kept question's own labels, in outcome order (for matching a cost ledger).
     let add_labels = |stratum: &mut Stratum, q: &Question| {
         let l = stratum.labels.get_or_insert_with(CellLabels::default);
-        l.trajectory
-            .extend(q.traj.iter().map(|&t| raw.trajectories.names[t as usize].clone()));
+        l.trajectory.extend(
+            q.traj
+                .iter()
+                .map(|&t| raw.trajectories.names[t as usize].clone()),
+        );
         l.read
             .extend(q.read.iter().map(|&r| raw.reads.names[r as usize].clone()));
     };
