@@ -787,7 +787,7 @@ impl Bootstrap {
     }
 
     /// Count-weighted column sums of replicates `range`: for replicate r, stratum d and
-    /// column j, Σ_q k_q rows[d][q][j] with k_q the times replicate r draws question q
+    /// column j, Σ_q k_q `rows[d][q][j]` with k_q the times replicate r draws question q
     /// ([`draw_counts`], the draws the engine sums and the unbalanced refits use), so that
     /// statistics computed from these sums see exactly the resample whose components
     /// [`Bootstrap::run`] refits. Returned `[replicate][stratum][column]`; replicates run in
