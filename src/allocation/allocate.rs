@@ -11,6 +11,11 @@
 //! questions is ⌊x_i Q_a / 2³²⌋ for the same 32-bit word x_i in every allocation. Each
 //! allocation's bootstrap is exactly the ordinary one, and the allocations move together,
 //! which is what makes a paired comparison of their SEs informative.
+//!
+//! In an unbalanced stratum the sub-panel takes each question's own first T trajectories
+//! (in its label order) and the first R reads of each; a question with fewer keeps what it
+//! has and is counted in [`AllocationResult::short`] (docs/METHODS.md, "Unbalanced panels
+//! (`allocate`)", says why it is not skipped).
 
 use serde::Serialize;
 

@@ -201,35 +201,40 @@ fn unit(c: CurrencyArg) -> &'static str {
     }
 }
 
+/// The ledger costs of a panel in the layout its analysis takes.
+enum Costs {
+    Balanced(PanelCosts),
+    Nested(Vec<Vec<Vec<TrajectoryCost>>>),
+}
+
 fn run_one(args: Args, currency: CurrencyArg) -> anyhow::Result<u8> {
     let range = 0..args.resample.replicates()?;
     let panel = args.opts.load_unbalanced_noting(&args.panel)?;
-    let balanced = panel.strata.iter().all(|s| s.is_balanced());
-    let (costs, nested_costs) = if balanced {
-        let c = panel_costs(
+    // A balanced panel keeps the sums-based analysis bit for bit; an unbalanced one needs
+    // every trajectory's and read's cost as it is.
+    let costs = if panel.strata.iter().all(|s| s.is_balanced()) {
+        Costs::Balanced(panel_costs(
             &panel,
             &args.ledger,
             args.prices.as_deref(),
             currency,
             args.search_price,
-        )?;
-        (Some(c), None)
+        )?)
     } else {
-        let c = trajectory_panel_costs(
+        Costs::Nested(trajectory_panel_costs(
             &panel,
             &args.ledger,
             args.prices.as_deref(),
             currency,
             args.search_price,
-        )?;
-        (None, Some(c))
+        )?)
     };
     let engine = args
         .resample
         .engine(u64::from(range.end) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(u64::from(range.end), "efficiency");
-    let report = match (costs, nested_costs) {
-        (Some((costs, read_costs)), _) => analyse(
+    let report = match costs {
+        Costs::Balanced((costs, read_costs)) => analyse(
             &panel.strata,
             &costs,
             &read_costs,
@@ -240,7 +245,7 @@ fn run_one(args: Args, currency: CurrencyArg) -> anyhow::Result<u8> {
             args.max_reads,
             &|d| progress.set(d),
         )?,
-        (None, Some(costs)) => analyse_unbalanced(
+        Costs::Nested(costs) => analyse_unbalanced(
             &panel,
             &costs,
             engine.as_ref(),
@@ -250,7 +255,6 @@ fn run_one(args: Args, currency: CurrencyArg) -> anyhow::Result<u8> {
             args.max_reads,
             &|d| progress.set(d),
         )?,
-        (None, None) => unreachable!("costs are computed for one of the two paths"),
     };
     progress.finish();
     if let Some(p) = &args.plot {

@@ -329,3 +329,53 @@ fn plan_on_an_unbalanced_audit_has_ledger_costs_and_an_interval() {
         .unwrap()
         .contains("d: REML, Q = 6, T = 1/1.83/2, R = 1/1.91/2")));
 }
+
+/// A panel with a balanced and an unbalanced stratum: each stratum's components are `stats
+/// variance`'s (ANOVA for the balanced one, REML for the other), as is the pooled REML fit,
+/// and the balanced stratum's unit costs are its plain Σ/(QT) and Σ/(QTR).
+#[test]
+fn mixed_panel_takes_each_strata_method_from_variance() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("dataset,question,trajectory,read,score\n");
+    let mut ledger = String::new();
+    let mut g = common::XorShift(0xC0FFEE);
+    for (d, unbalanced) in [("bal", false), ("unb", true)] {
+        for q in 0..7 {
+            // In the unbalanced stratum, question 0 lost its trajectory 2 and question 3 a read.
+            let ts = if unbalanced && q == 0 { 2 } else { 3 };
+            for t in 0..ts {
+                ledger.push_str(&format!(
+                    "{{\"kind\":\"planner\",\"dataset\":\"{d}\",\"question\":\"{q}\",\"trajectory\":{t},\"model\":\"m\",\"input_tokens\":{},\"output_tokens\":0}}\n",
+                    40 + 2 * q + t
+                ));
+                let rs = if unbalanced && q == 3 && t == 1 { 1 } else { 2 };
+                for r in 0..rs {
+                    let v = 0.05 * q as f64 + 0.1 * g.grid(50) + 0.2 * g.grid(20);
+                    csv.push_str(&format!("{d},{q},{t},{r},{v}\n"));
+                    ledger.push_str(&format!(
+                        "{{\"kind\":\"reader\",\"dataset\":\"{d}\",\"question\":\"{q}\",\"trajectory\":{t},\"read\":{r},\"model\":\"m\",\"input_tokens\":{},\"output_tokens\":0}}\n",
+                        7 + r + q
+                    ));
+                }
+            }
+        }
+    }
+    let p = write(&dir, "mixed.csv", &csv);
+    let l = write(&dir, "mixed.jsonl", &ledger);
+    let (p, l) = (p.to_str().unwrap(), l.to_str().unwrap());
+    let v = efficiency(p, l, &["--backend", "cpu"]);
+    let var = json(&["variance", p, "--format", "json"]);
+    for (i, method) in [(0, "ANOVA"), (1, "REML")] {
+        let s = &v["strata"][i];
+        assert_eq!(s["method"], method);
+        assert_eq!(var["strata"][i]["method"], method);
+        assert_eq!(s["components"], var["strata"][i]["components"], "{i}");
+    }
+    assert_eq!(v["pooled"]["components"], var["pooled"]["components"]);
+    // Balanced stratum: planner costs Σ_q Σ_t (40 + 2q + t) = 3·Σ_q (40 + 2q) + 7·(0 + 1 + 2)
+    // = 3·322 + 21 = 987 over 21 trajectories = 47; reads Σ_q 3 (7 + q + 8 + q) =
+    // 3 (105 + 42) = 441 over 42 reads = 10.5.
+    let c = &v["strata"][0]["unit_costs"];
+    assert!((f(&c["trajectory"]) - 47.0).abs() < 1e-12, "{c}");
+    assert!((f(&c["read"]) - 10.5).abs() < 1e-12, "{c}");
+}
