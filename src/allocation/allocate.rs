@@ -11,12 +11,17 @@
 //! questions is ⌊x_i Q_a / 2³²⌋ for the same 32-bit word x_i in every allocation. Each
 //! allocation's bootstrap is exactly the ordinary one, and the allocations move together,
 //! which is what makes a paired comparison of their SEs informative.
+//!
+//! In an unbalanced stratum the sub-panel takes each question's own first T trajectories
+//! (in its label order) and the first R reads of each; a question with fewer keeps what it
+//! has and is counted in [`AllocationResult::short`] (docs/METHODS.md, "Unbalanced panels
+//! (`allocate`)", says why it is not skipped).
 
 use serde::Serialize;
 
 use crate::components::forecast::split_questions;
 use crate::costs::cost::CellCosts;
-use crate::costs::panel_costs::question_costs;
+use crate::costs::panel_costs::{prefix_cost, question_costs};
 use crate::panel::{Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
@@ -102,6 +107,11 @@ pub struct AllocationResult {
     pub fees_usd: Vec<f64>,
     pub var_x_tokens: f64,
     pub var_x_fees: Vec<f64>,
+    /// Unbalanced master panel only: per stratum, the questions of this sub-panel with
+    /// fewer than T trajectories, or a trajectory among its first T with fewer than R
+    /// reads (kept with what they have).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short: Option<Vec<(String, usize)>>,
 }
 
 /// A ratio or reduction with its interval and whether the interval excludes the null.
@@ -156,6 +166,55 @@ fn measure(sums: &[Vec<f64>], q: &[usize]) -> (f64, f64, f64, f64) {
     ((se2 / d2).sqrt(), tok, usd, searches)
 }
 
+/// The sub-panel of an unbalanced stratum for allocation `a`: each of questions `qs` with
+/// its first T trajectories (in its own label order) and the first R reads of each, as many
+/// as it has. Returns the stratum mean of the question means (each the mean of its kept
+/// trajectories' means, as `stats variance` averages unbalanced questions) with the engine
+/// rows, and how many questions fall short of T trajectories of R reads.
+type StratumRows = (f64, Vec<Vec<f64>>);
+
+fn unbalanced_rows(
+    s: &Stratum,
+    qs: &[usize],
+    a: &AllocationSpec,
+    cells: &[&CellCosts; 3],
+    ledger: &std::path::Path,
+) -> Result<(StratumRows, usize)> {
+    let mut short = 0;
+    let means: Vec<f64> = qs
+        .iter()
+        .map(|&q| {
+            let t = s.trajectories_of(q);
+            let kept: Vec<&[f64]> = t.into_iter().take(a.trajectories).collect();
+            if kept.len() < a.trajectories || kept.iter().any(|r| r.len() < a.reads) {
+                short += 1;
+            }
+            kept.iter()
+                .map(|r| {
+                    let r = &r[..r.len().min(a.reads)];
+                    r.iter().sum::<f64>() / r.len() as f64
+                })
+                .sum::<f64>()
+                / kept.len() as f64
+        })
+        .collect();
+    let mean = means.iter().sum::<f64>() / means.len() as f64;
+    let rows = qs
+        .iter()
+        .zip(&means)
+        .map(|(&q, m)| {
+            let d = m - mean;
+            let mut row = vec![d, d * d];
+            for c in cells {
+                let x = prefix_cost(s, c, q, a.trajectories, a.reads, ledger)?;
+                row.push(x.trajectories + x.reads);
+            }
+            Ok(row)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(((mean, rows), short))
+}
+
 /// Compares allocations (see the module docs). `cells` are the ledger's per-cell costs in
 /// tokens, model dollars (search at 0) and search requests, in that order.
 ///
@@ -184,11 +243,24 @@ pub fn compare(
         let counts = split_questions(a.questions, &weights);
         let mut rows = Vec::with_capacity(strata.len());
         let mut estimate = 0.0;
+        let mut short = Vec::new();
         for ((s, &qn), ord) in strata.iter().zip(&counts).zip(order) {
-            if qn > s.q() || a.trajectories > s.t() || a.reads > s.r() {
+            let (max_t, max_r) = if s.is_balanced() {
+                (s.t(), s.r())
+            } else {
+                // The largest design any question has: an allocation may ask for that much.
+                (0..s.q()).fold((0, 0), |(t, r), q| {
+                    let tr = s.trajectories_of(q);
+                    (
+                        t.max(tr.len()),
+                        tr.iter().map(|x| x.len()).fold(r, usize::max),
+                    )
+                })
+            };
+            if qn > s.q() || a.trajectories > max_t || a.reads > max_r {
                 return Err(Error::Usage(format!(
                     "allocation {} asks for {qn} questions, {} trajectories, {} reads in stratum '{}', which has {}, {}, {}",
-                    a.name, a.trajectories, a.reads, s.name, s.q(), s.t(), s.r()
+                    a.name, a.trajectories, a.reads, s.name, s.q(), max_t, max_r
                 )));
             }
             if qn < 2 {
@@ -198,6 +270,13 @@ pub fn compare(
                 )));
             }
             let qs = &ord[..qn];
+            if !s.is_balanced() {
+                let (r, n_short) = unbalanced_rows(s, qs, a, cells, ledger)?;
+                estimate += r.0 / strata.len() as f64;
+                rows.push(r.1);
+                short.push((s.name.clone(), n_short));
+                continue;
+            }
             let traj: Vec<usize> = (0..a.trajectories).collect();
             let reads: Vec<usize> = (0..a.reads).collect();
             let st = StratumStats::from_subset(s, qs.iter().copied(), &traj, &reads);
@@ -245,6 +324,15 @@ pub fn compare(
             var_x_tokens: se * se * tok,
             var_x_fees: fees.iter().map(|f| se * se * f).collect(),
             fees_usd: fees,
+            short: strata.iter().any(|s| !s.is_balanced()).then(|| {
+                strata
+                    .iter()
+                    .map(|s| {
+                        let n = short.iter().find(|x| x.0 == s.name).map_or(0, |x| x.1);
+                        (s.name.clone(), n)
+                    })
+                    .collect()
+            }),
         });
     }
     let interval = |v: Vec<f64>, value: f64, null: f64| {

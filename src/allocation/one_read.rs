@@ -19,9 +19,11 @@ use serde::Serialize;
 
 use super::efficiency::{efficiency, Efficiency, UnitCosts};
 use super::fixed_t::{self, FixedTLoss, Part};
-use crate::components::variance::{fit, AnovaSums, PerLevel};
-use crate::costs::panel_costs::QuestionCost;
-use crate::panel::{QuestionStats, Stratum, StratumStats};
+use crate::bootstrap::plan::{Bootstrap, BootstrapSpec};
+use crate::components::reml::Shape;
+use crate::components::variance::{fit, nested_stratum, AnovaSums, Method, PerLevel};
+use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
+use crate::panel::{Panel, QuestionStats, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::engine::MAX_K;
@@ -51,6 +53,12 @@ pub struct ScopeResult {
     /// Central bootstrap intervals of the fixed-T loss (percent) and of R*_T.
     pub fixed_t_loss_ci: Option<[f64; 2]>,
     pub fixed_t_r_star_ci: Option<[f64; 2]>,
+    /// How the components were fitted; present only when the panel is unbalanced (then
+    /// `trajectories` and `reads` are the rounded mean design and `shape` has the spread).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<Method>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
 }
 
 /// The fixed-T loss of the equal-weight estimate over strata (question shares as in the
@@ -107,6 +115,10 @@ pub struct OneReadReport {
     pub combined: CombinedFixedT,
     pub pooled: Option<ScopeResult>,
     pub direct: Option<DirectCheck>,
+    /// Present when the panel is unbalanced: the direct check then uses, for each pair of
+    /// reads, only the trajectories that have both reads (see [`analyse_unbalanced`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub unbalanced: bool,
 }
 
 /// Column layout of a question row sent to the engine.
@@ -471,6 +483,8 @@ pub fn analyse(
                 .then(|| fixed_t_ci(i, &|e| e.loss_percent))
                 .flatten(),
             fixed_t_r_star_ci: (i < n).then(|| fixed_t_ci(i, &|e| e.r_star)).flatten(),
+            method: None,
+            shape: None,
         });
     }
     let pooled = if results.len() > n {
@@ -541,5 +555,441 @@ pub fn analyse(
         combined,
         pooled,
         direct,
+        unbalanced: false,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Unbalanced panels
+// ---------------------------------------------------------------------------------------
+
+/// Per-question columns of the unbalanced analysis (count-weighted in each replicate).
+const U_TC: usize = 0; // trajectory costs of the question
+const U_RC: usize = 1; // read costs
+const U_T: usize = 2; // trajectories
+const U_R: usize = 3; // reads
+/// Direct check: the costs of the trajectories with at least 2 reads, of their read 0 and
+/// of their reads 0 and 1.
+const U_TC2: usize = 4;
+const U_R1C: usize = 5;
+const U_R2C: usize = 6;
+/// Pair p: columns U_PAIR0 + 7p + 0 the question's indicator (it has a trajectory with
+/// reads 2p and 2p + 1), + (1, 2) read 2p alone (deviation, square), + (3, 4) read 2p + 1
+/// alone, + (5, 6) both.
+const U_PAIR0: usize = 7;
+
+/// One stratum (or the pooled scope) of the unbalanced analysis reduced to its sums.
+struct UScope {
+    components: Option<PerLevel>,
+    q: f64,
+    traj: f64,
+    reads: f64,
+    tc: f64,
+    rc: f64,
+}
+
+impl UScope {
+    fn costs(&self) -> UnitCosts {
+        UnitCosts {
+            trajectory: self.tc / self.traj,
+            read: self.rc / self.reads,
+        }
+    }
+    /// The mean design: T̄ = trajectories / Q, R̄ = reads / trajectories.
+    fn t(&self) -> f64 {
+        self.traj / self.q
+    }
+    fn r(&self) -> f64 {
+        self.reads / self.traj
+    }
+    fn fixed_q(&self) -> Option<Efficiency> {
+        let c = self.components.as_ref()?;
+        efficiency(c, self.costs(), self.q, self.t(), self.r())
+    }
+}
+
+/// Statistics of the unbalanced analysis from the refitted components and the column sums
+/// of one replicate (or the data).
+fn unbalanced_statistics(
+    comps: &[Option<PerLevel>],
+    pooled: Option<PerLevel>,
+    q: &[f64],
+    sums: &[Vec<f64>],
+    pairs: usize,
+    max_reads: u32,
+) -> Stats {
+    let scopes: Vec<UScope> = comps
+        .iter()
+        .zip(q)
+        .zip(sums)
+        .map(|((c, &q), s)| UScope {
+            components: *c,
+            q,
+            traj: s[U_T],
+            reads: s[U_R],
+            tc: s[U_TC],
+            rc: s[U_RC],
+        })
+        .collect();
+    let sum = |f: fn(&UScope) -> f64| scopes.iter().map(f).sum::<f64>();
+    let all = UScope {
+        components: pooled,
+        q: sum(|s| s.q),
+        traj: sum(|s| s.traj),
+        reads: sum(|s| s.reads),
+        tc: sum(|s| s.tc),
+        rc: sum(|s| s.rc),
+    };
+    let mut fixed_q: Vec<Option<Efficiency>> = scopes.iter().map(UScope::fixed_q).collect();
+    fixed_q.push(all.fixed_q());
+    let mut fixed_t: Vec<Option<FixedTLoss>> = scopes
+        .iter()
+        .map(|s| {
+            let c = s.components.as_ref()?;
+            fixed_t::loss(&fixed_t::stratum(c, s.costs(), s.t()), max_reads)
+        })
+        .collect();
+    let product = scopes
+        .iter()
+        .map(|s| {
+            s.components.map(|c| Part {
+                components: c,
+                costs: s.costs(),
+                t: s.t(),
+                share: s.q / all.q,
+            })
+        })
+        .collect::<Option<Vec<Part>>>()
+        .map(|p| fixed_t::combined(&p));
+    fixed_t.push(product.and_then(|p| fixed_t::loss(&p, max_reads)));
+    let ratios = (pairs > 0).then(|| {
+        let d2 = (sums.len() * sums.len()) as f64;
+        let (c1, c2) = unbalanced_direct_costs(sums);
+        (0..pairs)
+            .map(|p| {
+                let b = U_PAIR0 + 7 * p;
+                let se2 = |col: usize| {
+                    sums.iter()
+                        .map(|s| {
+                            let n = s[b];
+                            (s[col + 1] - s[col] * s[col] / n) / (n - 1.0) / n
+                        })
+                        .sum::<f64>()
+                        / d2
+                };
+                (se2(b + 1) + se2(b + 3)) / 2.0 * c1 / (se2(b + 5) * c2)
+            })
+            .collect()
+    });
+    Stats {
+        fixed_q,
+        fixed_t,
+        product,
+        ratios,
+    }
+}
+
+/// C₁ and C₂ of the unbalanced direct check: the trajectories with at least 2 reads, with
+/// their read 0, or their reads 0 and 1.
+fn unbalanced_direct_costs(sums: &[Vec<f64>]) -> (f64, f64) {
+    sums.iter().fold((0.0, 0.0), |(a, b), s| {
+        (a + s[U_TC2] + s[U_R1C], b + s[U_TC2] + s[U_R2C])
+    })
+}
+
+/// The one-read analysis of a panel with an unbalanced stratum.
+///
+/// Components are fitted as `stats variance` fits them (an unbalanced stratum and the pooled
+/// fit by REML, a balanced stratum by ANOVA) and refitted in every replicate of the question
+/// bootstrap of [`crate::bootstrap::plan`] (whole questions resampled, REML warm-started from
+/// the full-sample fit). The unit costs are the mean cost per trajectory and per read over
+/// the cells that exist, c_T = Σ_q TC_q / Σ_q T_q and c_R = Σ_q RC_q / Σ_q N_q (T_q the
+/// question's trajectories, N_q its reads, TC_q and RC_q their ledger costs), and the design
+/// is the mean one, T̄ = Σ T_q / Q and R̄ = Σ N_q / Σ T_q, so that the fixed-Q budget
+/// Q T̄ (c_T + R̄ c_R) is the panel's measured cost. In a replicate every sum is weighted
+/// by the question's draw count.
+///
+/// The direct check takes pair (2p, 2p + 1) of reads in every trajectory that has both
+/// (a trajectory with one read is left out), question means over those trajectories, and
+/// only the questions that have one; C₁ and C₂ are the costs of the trajectories with at
+/// least 2 reads with their read 0, or reads 0 and 1. Pairs run while every stratum has at
+/// least 2 questions with such a trajectory.
+///
+/// # Errors
+/// [`Error::Data`] when a stratum has fewer than 2 questions or the costs do not match the
+/// panel; REML and backend errors.
+#[allow(clippy::too_many_arguments)]
+pub fn analyse_unbalanced(
+    panel: &Panel,
+    costs: &[Vec<Vec<TrajectoryCost>>],
+    backend: &dyn ResampleBackend,
+    seed: u64,
+    replicates: u32,
+    confidence: f64,
+    max_reads: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<OneReadReport> {
+    let strata = &panel.strata;
+    if costs.len() != strata.len() || costs.iter().zip(strata).any(|(c, s)| c.len() != s.q()) {
+        return Err(Error::Data(
+            "the costs do not match the panel's questions".into(),
+        ));
+    }
+    for s in strata {
+        if s.q() < 2 {
+            return Err(Error::Data(format!(
+                "stratum '{}' needs at least 2 questions",
+                s.name
+            )));
+        }
+    }
+    // Pairs of reads every stratum can check with at least 2 questions.
+    let has_pair =
+        |s: &Stratum, q: usize, p: usize| s.trajectories_of(q).iter().any(|t| t.len() >= 2 * p + 2);
+    let mut pairs = 0;
+    while strata
+        .iter()
+        .all(|s| (0..s.q()).filter(|&q| has_pair(s, q, pairs)).count() >= 2)
+    {
+        pairs += 1;
+    }
+    let k = U_PAIR0 + 7 * pairs;
+    let mut rows: Vec<Vec<Vec<f64>>> = Vec::with_capacity(strata.len());
+    for (s, cost) in strata.iter().zip(costs) {
+        let mut cols = vec![vec![0.0; k]; s.q()];
+        for (q, (row, c)) in cols.iter_mut().zip(cost).enumerate() {
+            let t = s.trajectories_of(q);
+            if c.len() != t.len() || c.iter().zip(&t).any(|(c, t)| c.reads.len() != t.len()) {
+                return Err(Error::Data(format!(
+                    "stratum '{}', question '{}': the costs do not match its cells",
+                    s.name, s.questions[q]
+                )));
+            }
+            for tc in c {
+                row[U_TC] += tc.trajectory;
+                row[U_RC] += tc.reads.iter().sum::<f64>();
+                row[U_T] += 1.0;
+                row[U_R] += tc.reads.len() as f64;
+                if tc.reads.len() >= 2 {
+                    row[U_TC2] += tc.trajectory;
+                    row[U_R1C] += tc.reads[0];
+                    row[U_R2C] += tc.reads[0] + tc.reads[1];
+                }
+            }
+        }
+        for p in 0..pairs {
+            let (a, b) = (2 * p, 2 * p + 1);
+            let base = U_PAIR0 + 7 * p;
+            // Question means of read a, read b and both over its trajectories with both.
+            let means: Vec<Option<[f64; 3]>> = (0..s.q())
+                .map(|q| {
+                    let t: Vec<&[f64]> = s
+                        .trajectories_of(q)
+                        .into_iter()
+                        .filter(|t| t.len() > b)
+                        .collect();
+                    let n = t.len() as f64;
+                    (n > 0.0).then(|| {
+                        [
+                            t.iter().map(|t| t[a]).sum::<f64>() / n,
+                            t.iter().map(|t| t[b]).sum::<f64>() / n,
+                            t.iter().map(|t| (t[a] + t[b]) / 2.0).sum::<f64>() / n,
+                        ]
+                    })
+                })
+                .collect();
+            let included = means.iter().flatten().count() as f64;
+            for j in 0..3 {
+                let centre = means.iter().flatten().map(|m| m[j]).sum::<f64>() / included;
+                for (row, m) in cols.iter_mut().zip(&means) {
+                    if let Some(m) = m {
+                        let d = m[j] - centre;
+                        row[base] = 1.0;
+                        row[base + 1 + 2 * j] = d;
+                        row[base + 2 + 2 * j] = d * d;
+                    }
+                }
+            }
+        }
+        rows.push(cols);
+    }
+    let boot = Bootstrap::from_panel(
+        panel,
+        BootstrapSpec {
+            components: true,
+            ..BootstrapSpec::default()
+        },
+    )?;
+    let point_stats = boot.point();
+    let (point_comps, point_pooled) = boot.components_of(&point_stats);
+    let q: Vec<f64> = strata.iter().map(|s| s.q() as f64).collect();
+    let exact: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| {
+            let mut s = vec![0.0; k];
+            for row in r {
+                for (a, v) in s.iter_mut().zip(row) {
+                    *a += v;
+                }
+            }
+            s
+        })
+        .collect();
+    let point = unbalanced_statistics(&point_comps, point_pooled, &q, &exact, pairs, max_reads);
+    let stats = boot.run(backend, seed, 0..replicates, progress)?;
+    let sums = boot.weighted_sums(seed, 0..replicates, &rows)?;
+    let n_stats = boot.plan.statistics.len();
+    let per_rep: Vec<Stats> = stats
+        .chunks_exact(n_stats)
+        .zip(&sums)
+        .map(|(st, s)| {
+            let (c, p) = boot.components_of(st);
+            unbalanced_statistics(&c, p, &q, s, pairs, max_reads)
+        })
+        .collect();
+    let ci_of = |f: &dyn Fn(&Stats) -> f64| ci(per_rep.iter().map(f).collect(), confidence);
+    let n = strata.len();
+    let shapes: Vec<Shape> = strata
+        .iter()
+        .map(|s| nested_stratum(s).map(|n| n.shape()))
+        .collect::<Result<_>>()?;
+    let mut results = Vec::with_capacity(n + 1);
+    for i in 0..=n {
+        let (name, shape, comps, method) = if i < n {
+            let m = if strata[i].is_balanced() {
+                Method::Anova
+            } else {
+                Method::Reml
+            };
+            (strata[i].name.clone(), shapes[i], point_comps[i], m)
+        } else {
+            let total = |f: fn(&Shape) -> usize| shapes.iter().map(f).sum::<usize>();
+            let questions = total(|s| s.questions);
+            let traj = total(|s| s.trajectories.total);
+            let rows = total(|s| s.reads.total);
+            let spread =
+                |total: usize, parts: usize, f: fn(&Shape) -> &crate::components::reml::Spread| {
+                    crate::components::reml::Spread {
+                        total,
+                        min: shapes.iter().map(|s| f(s).min).min().unwrap_or(0),
+                        mean: total as f64 / parts as f64,
+                        max: shapes.iter().map(|s| f(s).max).max().unwrap_or(0),
+                    }
+                };
+            let shape = Shape {
+                questions,
+                trajectories: spread(traj, questions, |s| &s.trajectories),
+                reads: spread(rows, traj, |s| &s.reads),
+            };
+            ("pooled".to_string(), shape, point_pooled, Method::Reml)
+        };
+        let Some(components) = comps else {
+            if i == n {
+                // As in `stats variance`: a pooled fit that fails is left out.
+                continue;
+            }
+            return Err(Error::Data(format!(
+                "stratum '{name}': the variance components could not be fitted"
+            )));
+        };
+        let ex = if i < n {
+            &exact[i]
+        } else {
+            &exact.iter().fold(vec![0.0; k], |mut a, s| {
+                for (x, v) in a.iter_mut().zip(s) {
+                    *x += v;
+                }
+                a
+            })
+        };
+        results.push(ScopeResult {
+            name,
+            questions: shape.questions,
+            trajectories: shape.trajectories.mean.round() as usize,
+            reads: shape.reads.mean.round() as usize,
+            components,
+            unit_costs: UnitCosts {
+                trajectory: ex[U_TC] / ex[U_T],
+                read: ex[U_RC] / ex[U_R],
+            },
+            efficiency: point.fixed_q[i],
+            loss_ci: ci_of(&|s| s.fixed_q[i].map_or(f64::NAN, |e| e.loss_percent)),
+            r_star_ci: ci_of(&|s| s.fixed_q[i].map_or(f64::NAN, |e| e.r_star)),
+            fixed_t: if i < n { point.fixed_t[i] } else { None },
+            fixed_t_loss_ci: (i < n)
+                .then(|| ci_of(&|s| s.fixed_t[i].map_or(f64::NAN, |e| e.loss_percent)))
+                .flatten(),
+            fixed_t_r_star_ci: (i < n)
+                .then(|| ci_of(&|s| s.fixed_t[i].map_or(f64::NAN, |e| e.r_star)))
+                .flatten(),
+            method: Some(method),
+            shape: Some(shape),
+        });
+    }
+    let pooled = if results.len() > n {
+        results.pop()
+    } else {
+        None
+    };
+    let combined = CombinedFixedT {
+        questions: strata.iter().map(Stratum::q).sum(),
+        product: point.product,
+        fixed_t: point.fixed_t[n],
+        loss_ci: ci_of(&|s| s.fixed_t[n].map_or(f64::NAN, |e| e.loss_percent)),
+        r_star_ci: ci_of(&|s| s.fixed_t[n].map_or(f64::NAN, |e| e.r_star)),
+    };
+    let direct = point.ratios.map(|ratios| {
+        let d2 = (n * n) as f64;
+        let se = |col: usize, b: usize| {
+            (exact
+                .iter()
+                .map(|s| {
+                    let m = s[b];
+                    (s[col + 1] - s[col] * s[col] / m) / (m - 1.0) / m
+                })
+                .sum::<f64>()
+                / d2)
+                .sqrt()
+        };
+        let (c1, c2) = unbalanced_direct_costs(&exact);
+        let singles: Vec<f64> = (0..pairs)
+            .flat_map(|p| {
+                let b = U_PAIR0 + 7 * p;
+                [se(b + 1, b), se(b + 3, b)]
+            })
+            .collect();
+        let doubles: Vec<f64> = (0..pairs)
+            .map(|p| {
+                let b = U_PAIR0 + 7 * p;
+                se(b + 5, b)
+            })
+            .collect();
+        let rep_ci =
+            |f: &dyn Fn(&[f64]) -> f64| ci_of(&|s: &Stats| s.ratios.as_deref().map_or(f64::NAN, f));
+        DirectCheck {
+            se_one_read: mean(&singles),
+            se_two_reads: mean(&doubles),
+            cost_one_read: c1,
+            cost_two_reads: c2,
+            ratio: mean(&ratios),
+            ci: rep_ci(&|r| mean(r)),
+            pairs: ratios
+                .iter()
+                .enumerate()
+                .map(|(p, &ratio)| PairCheck {
+                    reads: [2 * p, 2 * p + 1],
+                    ratio,
+                    ci: rep_ci(&|r| r[p]),
+                })
+                .collect(),
+        }
+    });
+    Ok(OneReadReport {
+        max_reads,
+        strata: results,
+        combined,
+        pooled,
+        direct,
+        unbalanced: true,
     })
 }

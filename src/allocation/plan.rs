@@ -35,10 +35,11 @@
 use serde::Serialize;
 
 use super::efficiency::UnitCosts;
+use crate::bootstrap::plan::{Bootstrap, BootstrapSpec};
 use crate::components::forecast::{nested_se2, split_questions};
 use crate::components::variance::{fit, AnovaSums, PerLevel};
-use crate::costs::panel_costs::QuestionCost;
-use crate::panel::{Stratum, StratumStats};
+use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
+use crate::panel::{Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::{normal_cdf, normal_quantile};
@@ -545,6 +546,108 @@ pub fn refit_replicates(
             Refit {
                 components,
                 costs: costs.is_some().then_some(unit),
+            }
+        })
+        .collect())
+}
+
+/// Unit costs of a stratum from the cost of every trajectory and read as they are (as
+/// `efficiency` computes them for an unbalanced panel): c_T = Σ trajectory costs / number
+/// of trajectories, c_R = Σ read costs / number of reads. For a balanced stratum this is
+/// [`unit_costs`] up to rounding.
+pub fn nested_unit_costs(costs: &[Vec<TrajectoryCost>]) -> UnitCosts {
+    let (mut tc, mut rc, mut t, mut r) = (0.0, 0.0, 0usize, 0usize);
+    for q in costs {
+        for c in q {
+            tc += c.trajectory;
+            rc += c.reads.iter().sum::<f64>();
+            t += 1;
+            r += c.reads.len();
+        }
+    }
+    UnitCosts {
+        trajectory: tc / t as f64,
+        read: rc / r as f64,
+    }
+}
+
+/// [`refit_replicates`] for a panel with an unbalanced stratum: the components are refitted
+/// in every replicate by the question bootstrap of [`crate::bootstrap::plan`] (REML for an
+/// unbalanced stratum, warm-started from the full-sample fit; ANOVA for a balanced one, as
+/// `stats variance` fits them), and the unit costs from the same draws,
+/// c*_T = Σ_q k_q TC_q / Σ_q k_q T_q and c*_R = Σ_q k_q RC_q / Σ_q k_q N_q (k_q the
+/// question's draw count, T_q its trajectories, N_q its reads, TC_q and RC_q their costs).
+/// A replicate whose fit fails has no components ([`PerLevel::NONE`]).
+///
+/// # Errors
+/// [`Error::Data`] for a stratum with fewer than 2 questions or costs that do not match
+/// the strata; REML and backend errors.
+pub fn refit_replicates_unbalanced(
+    panel: &Panel,
+    costs: Option<&[Vec<Vec<TrajectoryCost>>]>,
+    backend: &dyn ResampleBackend,
+    seed: u64,
+    replicates: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Refit>> {
+    let boot = Bootstrap::from_panel(
+        panel,
+        BootstrapSpec {
+            components: true,
+            ..BootstrapSpec::default()
+        },
+    )?;
+    let rows: Option<Vec<Vec<Vec<f64>>>> = costs
+        .map(|c| {
+            if c.len() != panel.strata.len()
+                || c.iter().zip(&panel.strata).any(|(c, s)| c.len() != s.q())
+            {
+                return Err(Error::Data(
+                    "the question costs do not match the strata".into(),
+                ));
+            }
+            Ok(c.iter()
+                .map(|s| {
+                    s.iter()
+                        .map(|q| {
+                            let mut row = vec![0.0; 4];
+                            for t in q {
+                                row[0] += t.trajectory;
+                                row[1] += t.reads.iter().sum::<f64>();
+                                row[2] += 1.0;
+                                row[3] += t.reads.len() as f64;
+                            }
+                            row
+                        })
+                        .collect()
+                })
+                .collect())
+        })
+        .transpose()?;
+    let stats = boot.run(backend, seed, 0..replicates, progress)?;
+    let sums = rows
+        .as_ref()
+        .map(|r| boot.weighted_sums(seed, 0..replicates, r))
+        .transpose()?;
+    let n = boot.plan.statistics.len();
+    Ok(stats
+        .chunks_exact(n)
+        .enumerate()
+        .map(|(i, st)| {
+            let (comps, _) = boot.components_of(st);
+            Refit {
+                components: comps
+                    .into_iter()
+                    .map(|c| c.unwrap_or(PerLevel::NONE))
+                    .collect(),
+                costs: sums.as_ref().map(|s| {
+                    s[i].iter()
+                        .map(|s| UnitCosts {
+                            trajectory: s[0] / s[2],
+                            read: s[1] / s[3],
+                        })
+                        .collect()
+                }),
             }
         })
         .collect())

@@ -762,6 +762,97 @@ impl Bootstrap {
     }
 }
 
+impl Bootstrap {
+    /// Whether this bootstrap refits an unbalanced panel from question draw counts.
+    pub fn is_unbalanced(&self) -> bool {
+        self.unbalanced.is_some()
+    }
+
+    /// The refitted components of every stratum and of the pooled fit in one statistic
+    /// vector of [`Bootstrap::point`] or [`Bootstrap::run`] (with `components` in the spec):
+    /// `None` for a fit that failed; a level that is not estimable is `None` inside.
+    pub fn components_of(&self, stats: &[f64]) -> (Vec<Option<PerLevel>>, Option<PerLevel>) {
+        let n = self.plan.strata.len();
+        let at = |i: usize| {
+            let base = 1 + n + 3 * i;
+            let v = &stats[base..base + 3];
+            let some = |x: f64| (!x.is_nan()).then_some(x);
+            some(v[0]).map(|question| PerLevel {
+                question,
+                trajectory: some(v[1]),
+                read: some(v[2]),
+            })
+        };
+        ((0..n).map(at).collect(), at(n))
+    }
+
+    /// Count-weighted column sums of replicates `range`: for replicate r, stratum d and
+    /// column j, Σ_q k_q `rows[d][q][j]` with k_q the times replicate r draws question q
+    /// ([`draw_counts`], the draws the engine sums and the unbalanced refits use), so that
+    /// statistics computed from these sums see exactly the resample whose components
+    /// [`Bootstrap::run`] refits. Returned `[replicate][stratum][column]`; replicates run in
+    /// parallel.
+    ///
+    /// # Errors
+    /// [`Error::Data`] when `rows` does not have one row per question of every stratum;
+    /// a bad `STATS_CPU_RNG` (balanced bootstrap).
+    pub fn weighted_sums(
+        &self,
+        seed: u64,
+        range: std::ops::Range<u32>,
+        rows: &[Vec<Vec<f64>>],
+    ) -> Result<Vec<Vec<Vec<f64>>>> {
+        if rows.len() != self.plan.strata.len()
+            || rows
+                .iter()
+                .zip(&self.plan.strata)
+                .any(|(r, s)| r.len() != s.questions)
+        {
+            return Err(Error::Data(
+                "weighted sums need one row per question of every stratum".into(),
+            ));
+        }
+        let generator = match &self.unbalanced {
+            Some(u) => u.generator,
+            None => Generator::from_env()?,
+        };
+        let reps: Vec<u32> = range.collect();
+        Ok(reps
+            .par_iter()
+            .map_init(
+                || {
+                    self.plan
+                        .strata
+                        .iter()
+                        .map(|s| vec![0u32; s.questions])
+                        .collect::<Vec<_>>()
+                },
+                |counts, &r| {
+                    counts
+                        .iter_mut()
+                        .enumerate()
+                        .zip(rows)
+                        .map(|((s, c), rows)| {
+                            draw_counts(generator, seed, r, s as u32, c);
+                            let k = rows.first().map_or(0, Vec::len);
+                            let mut sums = vec![0.0; k];
+                            for (row, &n) in rows.iter().zip(c.iter()) {
+                                if n > 0 {
+                                    let n = f64::from(n);
+                                    for (a, v) in sums.iter_mut().zip(row) {
+                                        *a += n * v;
+                                    }
+                                }
+                            }
+                            sums
+                        })
+                        .collect()
+                },
+            )
+            .collect())
+    }
+}
+
 /// Appends σ²_q, σ²_t, σ²_r (NaN where not estimable or not fitted).
 fn push_components(out: &mut Vec<f64>, c: Option<&PerLevel>) {
     match c {

@@ -59,7 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if specs.len() < 2 {
         return Err(UsageError("give at least two --allocation to compare".into()).into());
     }
-    let panel = args.opts.load_noting_drops(&args.panel)?;
+    let panel = args.opts.load_unbalanced_noting(&args.panel)?;
     let entries = for_selector(
         read_ledger(&args.ledger)?,
         panel.selector.as_deref(),
@@ -115,6 +115,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             v["adapter"] = engine.description().into();
             v["replicates"] = reps.into();
             v["seed"] = args.resample.seed.into();
+            if let Some(design) = master_design(&panel) {
+                v["master_design"] = design;
+            }
             for (i, p) in report.pairs.iter().enumerate() {
                 if let Some(why) = pair_undefined(&report, p) {
                     v["pairs"][i]["undefined"] = why.into();
@@ -164,10 +167,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 &rows,
             )?;
         }
-        Format::Table => out!(
-            "{}",
-            table(&report, &args.resample, reps, &engine.description())
-        ),
+        Format::Table => {
+            out!(
+                "{}",
+                table(&report, &args.resample, reps, &engine.description())
+            );
+            if let Some(note) = unbalanced_note(&panel, &report) {
+                out!("{note}");
+            }
+        }
     }
     Ok(0)
 }
@@ -266,4 +274,63 @@ fn pair_undefined(r: &AllocateReport, p: &PairResult) -> Option<String> {
         ),
         _ => "an SE or a cost is not positive and finite".into(),
     })
+}
+
+/// The master panel's design per stratum when it is unbalanced (for JSON): method, and
+/// questions with min/mean/max trajectories per question and reads per trajectory.
+fn master_design(panel: &ragstats::panel::Panel) -> Option<serde_json::Value> {
+    if panel.strata.iter().all(|s| s.is_balanced()) {
+        return None;
+    }
+    let strata: Vec<serde_json::Value> = panel
+        .strata
+        .iter()
+        .map(|s| {
+            let shape = ragstats::components::variance::nested_stratum(s).map(|n| n.shape());
+            serde_json::json!({
+                "name": s.name,
+                "method": "measured SE (no components)",
+                "balanced": s.is_balanced(),
+                "shape": shape.ok(),
+            })
+        })
+        .collect();
+    Some(serde_json::Value::Array(strata))
+}
+
+/// What the table says about an unbalanced master panel: each stratum's design spread and,
+/// per allocation, the questions that fall short of its T trajectories of R reads.
+fn unbalanced_note(panel: &ragstats::panel::Panel, r: &AllocateReport) -> Option<String> {
+    if panel.strata.iter().all(|s| s.is_balanced()) {
+        return None;
+    }
+    let mut out = String::from(
+        "\nnote: the master panel is unbalanced; the allocations compare measured SEs (no components are fitted). \
+         Sub-panel Q:T:R = the first Q questions, each with its first T trajectories (in its own label order) and the \
+         first R reads of each; a question with fewer keeps what it has. Master design (T and R min/mean/max per \
+         question and per trajectory):\n",
+    );
+    let mut t = Table::new(&["stratum", "Q", "T", "R"]);
+    for s in &panel.strata {
+        if let Ok(n) = ragstats::components::variance::nested_stratum(s) {
+            t.row(super::variance::shape_cells(&s.name, &n.shape()));
+        }
+    }
+    out.push_str(&t.render());
+    for a in &r.allocations {
+        if let Some(short) = &a.short {
+            let parts: Vec<String> = short.iter().map(|(n, k)| format!("{k} in {n}")).collect();
+            out.push_str(&format!(
+                "note: {} ({}:{}:{}): questions with fewer than {} trajectories of {} reads, kept with what they have: {}\n",
+                a.name,
+                a.questions,
+                a.trajectories,
+                a.reads,
+                a.trajectories,
+                a.reads,
+                parts.join(", ")
+            ));
+        }
+    }
+    Some(out)
 }

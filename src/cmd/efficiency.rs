@@ -4,9 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use ragstats::allocation::one_read::{analyse, OneReadReport, ReadCosts, ScopeResult};
+use ragstats::allocation::one_read::{
+    analyse, analyse_unbalanced, OneReadReport, ReadCosts, ScopeResult,
+};
 use ragstats::costs::cost::{bill, for_selector, CellCosts, Currency};
-use ragstats::costs::panel_costs::{question_costs, QuestionCost};
+use ragstats::costs::panel_costs::{
+    question_costs, trajectory_costs, QuestionCost, TrajectoryCost,
+};
 use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
 
@@ -66,16 +70,16 @@ pub enum CurrencyArg {
 /// one-read (read 0) and a two-read (reads 0 and 1) panel as billed (empty when R < 2).
 pub type PanelCosts = (Vec<Vec<QuestionCost>>, Vec<Vec<ReadCosts>>);
 
-/// Loads a ledger and returns the panel's costs (see [`PanelCosts`]): with one selector
-/// analysed, only its reads are billed ([`for_selector`]).
-pub fn panel_costs(
-    panel: &Panel,
+/// Loads a ledger (and prices) and returns its per-cell costs in `currency`: with one
+/// selector analysed, only its reads are billed ([`for_selector`]).
+fn cell_costs(
+    selector: Option<&str>,
     ledger: &Path,
     prices: Option<&Path>,
     currency: CurrencyArg,
     search_price: Option<f64>,
-) -> anyhow::Result<PanelCosts> {
-    let entries = for_selector(read_ledger(ledger)?, panel.selector.as_deref(), ledger)?;
+) -> anyhow::Result<CellCosts> {
+    let entries = for_selector(read_ledger(ledger)?, selector, ledger)?;
     let prices_doc = prices.map(Prices::read).transpose()?;
     if currency == CurrencyArg::Usd && prices_doc.is_none() {
         return Err(UsageError("--currency usd needs --prices FILE".into()).into());
@@ -89,7 +93,48 @@ pub fn panel_costs(
                 .unwrap_or(0.0),
         },
     };
-    let cells = CellCosts::new(&entries, &bills, currency, ledger)?;
+    Ok(CellCosts::new(&entries, &bills, currency, ledger)?)
+}
+
+/// Loads a ledger and returns the cost of every trajectory and read of every stratum as
+/// they are in the panel (`[stratum][question][trajectory]`; balanced or not).
+pub fn trajectory_panel_costs(
+    panel: &Panel,
+    ledger: &Path,
+    prices: Option<&Path>,
+    currency: CurrencyArg,
+    search_price: Option<f64>,
+) -> anyhow::Result<Vec<Vec<Vec<TrajectoryCost>>>> {
+    let cells = cell_costs(
+        panel.selector.as_deref(),
+        ledger,
+        prices,
+        currency,
+        search_price,
+    )?;
+    Ok(panel
+        .strata
+        .iter()
+        .map(|s| trajectory_costs(s, &cells, ledger))
+        .collect::<ragstats::Result<_>>()?)
+}
+
+/// Loads a ledger and returns the panel's costs (see [`PanelCosts`]); the panel must be
+/// balanced.
+pub fn panel_costs(
+    panel: &Panel,
+    ledger: &Path,
+    prices: Option<&Path>,
+    currency: CurrencyArg,
+    search_price: Option<f64>,
+) -> anyhow::Result<PanelCosts> {
+    let cells = cell_costs(
+        panel.selector.as_deref(),
+        ledger,
+        prices,
+        currency,
+        search_price,
+    )?;
     let full = panel
         .strata
         .iter()
@@ -170,31 +215,61 @@ fn unit(c: CurrencyArg) -> &'static str {
     }
 }
 
+/// The ledger costs of a panel in the layout its analysis takes.
+enum Costs {
+    Balanced(PanelCosts),
+    Nested(Vec<Vec<Vec<TrajectoryCost>>>),
+}
+
 fn run_one(args: Args, currency: CurrencyArg) -> anyhow::Result<u8> {
     let range = 0..args.resample.replicates()?;
-    let panel = args.opts.load_noting_drops(&args.panel)?;
-    let (costs, read_costs) = panel_costs(
-        &panel,
-        &args.ledger,
-        args.prices.as_deref(),
-        currency,
-        args.search_price,
-    )?;
+    let panel = args.opts.load_unbalanced_noting(&args.panel)?;
+    // A balanced panel keeps the sums-based analysis bit for bit; an unbalanced one needs
+    // every trajectory's and read's cost as it is.
+    let costs = if panel.strata.iter().all(|s| s.is_balanced()) {
+        Costs::Balanced(panel_costs(
+            &panel,
+            &args.ledger,
+            args.prices.as_deref(),
+            currency,
+            args.search_price,
+        )?)
+    } else {
+        Costs::Nested(trajectory_panel_costs(
+            &panel,
+            &args.ledger,
+            args.prices.as_deref(),
+            currency,
+            args.search_price,
+        )?)
+    };
     let engine = args
         .resample
         .engine(u64::from(range.end) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(u64::from(range.end), "efficiency");
-    let report = analyse(
-        &panel.strata,
-        &costs,
-        &read_costs,
-        engine.as_ref(),
-        args.resample.seed,
-        range.end,
-        args.resample.confidence.get(),
-        args.max_reads,
-        &|d| progress.set(d),
-    )?;
+    let report = match costs {
+        Costs::Balanced((costs, read_costs)) => analyse(
+            &panel.strata,
+            &costs,
+            &read_costs,
+            engine.as_ref(),
+            args.resample.seed,
+            range.end,
+            args.resample.confidence.get(),
+            args.max_reads,
+            &|d| progress.set(d),
+        )?,
+        Costs::Nested(costs) => analyse_unbalanced(
+            &panel,
+            &costs,
+            engine.as_ref(),
+            args.resample.seed,
+            range.end,
+            args.resample.confidence.get(),
+            args.max_reads,
+            &|d| progress.set(d),
+        )?,
+    };
     progress.finish();
     if let Some(p) = &args.plot {
         let boot = Some((args.resample.seed, u64::from(range.end)));
@@ -231,6 +306,10 @@ fn run_one(args: Args, currency: CurrencyArg) -> anyhow::Result<u8> {
                 "loss_ci_low",
                 "loss_ci_high",
             ];
+            let mut header = header.to_vec();
+            if report.unbalanced {
+                header.push("method");
+            }
             let rows = csv_rows(&report);
             write_csv(&header, &rows)?;
         }
@@ -270,12 +349,13 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
     for s in &r.strata {
         let e = s.fixed_t.as_ref();
         let mut row = vec!["fixed_t".to_string()];
-        row.extend(design_cells(&s.name, s.questions, s.trajectories, s.reads));
+        row.extend(scope_design(s));
         row.extend([csv_num(s.unit_costs.trajectory), csv_num(s.unit_costs.read)]);
         row.extend(loss_csv(
             e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
             s.fixed_t_loss_ci,
         ));
+        row.extend(method_cell(r, s));
         rows.push(row);
     }
     let c = &r.combined;
@@ -294,15 +374,19 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
         e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
         c.loss_ci,
     ));
+    if r.unbalanced {
+        rows.last_mut().expect("just pushed").push(String::new());
+    }
     for s in scopes(r) {
         let e = s.efficiency.as_ref();
         let mut row = vec!["fixed_q".to_string()];
-        row.extend(design_cells(&s.name, s.questions, s.trajectories, s.reads));
+        row.extend(scope_design(s));
         row.extend([csv_num(s.unit_costs.trajectory), csv_num(s.unit_costs.read)]);
         row.extend(loss_csv(
             e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
             s.loss_ci,
         ));
+        row.extend(method_cell(r, s));
         rows.push(row);
     }
     rows
@@ -310,6 +394,9 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
 
 /// T and R of the combination as text when every stratum shares them.
 fn common_design(r: &OneReadReport) -> (Option<String>, Option<String>) {
+    if r.unbalanced {
+        return (None, None);
+    }
     let same = |f: fn(&ScopeResult) -> usize| {
         let first = r.strata.first().map(f)?;
         r.strata
@@ -341,12 +428,19 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
         r.max_reads
     );
     let ci_head = format!("{pct} CI");
-    let mut t = Table::new(&[
-        "scope", "Q", "T", "R", "c_T", "c_R", "R*_T", "R best", "loss %", &ci_head,
-    ]);
+    let head = |r_star: &'static str| {
+        let mut h = vec![
+            "scope", "Q", "T", "R", "c_T", "c_R", r_star, "R best", "loss %", &ci_head,
+        ];
+        if r.unbalanced {
+            h.push("method");
+        }
+        Table::new(&h)
+    };
+    let mut t = head("R*_T");
     for s in &r.strata {
         let e = s.fixed_t.as_ref();
-        let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+        let mut row = scope_design(s);
         row.extend([num(s.unit_costs.trajectory), num(s.unit_costs.read)]);
         row.extend(loss_cells(
             e.map(|e| e.r_star),
@@ -354,6 +448,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
             e.map(|e| e.loss_percent),
             s.fixed_t_loss_ci,
         ));
+        row.extend(method_cell(r, s));
         t.row(row);
     }
     let c = &r.combined;
@@ -374,15 +469,16 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
         e.map(|e| e.loss_percent),
         c.loss_ci,
     ));
+    if r.unbalanced {
+        row.push(dash());
+    }
     t.row(row);
     out.push_str(&t.render());
     out.push_str("\nfixed Q (appendix D), budget anchored at the panel's cost:\n");
-    let mut t = Table::new(&[
-        "scope", "Q", "T", "R", "c_T", "c_R", "R*", "R best", "loss %", &ci_head,
-    ]);
+    let mut t = head("R*");
     for s in scopes(r) {
         let e = s.efficiency.as_ref();
-        let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+        let mut row = scope_design(s);
         row.extend([num(s.unit_costs.trajectory), num(s.unit_costs.read)]);
         row.extend(loss_cells(
             e.map(|e| e.r_star),
@@ -390,6 +486,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
             e.map(|e| e.loss_percent),
             s.loss_ci,
         ));
+        row.extend(method_cell(r, s));
         t.row(row);
     }
     out.push_str(&t.render());
@@ -430,8 +527,32 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
             num(d.cost_two_reads),
             pairs.join("; ")
         ));
+        if r.unbalanced {
+            out.push_str("  unbalanced panel: pair (a, b) uses every trajectory with both reads a and b (trajectories with fewer reads are left out, and questions without such a trajectory); the costs are those of the trajectories with at least 2 reads\n");
+        }
+    }
+    if r.unbalanced {
+        out.push_str(UNBALANCED_NOTE);
     }
     out
+}
+
+/// What the table of an unbalanced panel says about its method and design.
+const UNBALANCED_NOTE: &str = "\nnote: unbalanced panel: components as `stats variance` fits them (REML for unbalanced strata and the pooled fit, ANOVA for balanced strata), refitted in every bootstrap replicate (whole questions resampled); T and R are min/mean/max per question and per trajectory, the losses are taken at the mean design (T = trajectories/Q, R = reads/trajectories), and c_T, c_R are the mean cost per trajectory and per read over the cells that exist\n";
+
+/// A scope's name and design cells: Q, T, R, or for an unbalanced panel Q and the
+/// min/mean/max of T per question and of R per trajectory (as `stats variance` prints them).
+fn scope_design(s: &ScopeResult) -> Vec<String> {
+    match &s.shape {
+        Some(shape) => super::variance::shape_cells(&s.name, shape),
+        None => design_cells(&s.name, s.questions, s.trajectories, s.reads),
+    }
+}
+
+/// The method cell of a scope, present only for an unbalanced panel.
+fn method_cell(r: &OneReadReport, s: &ScopeResult) -> Option<String> {
+    r.unbalanced
+        .then(|| s.method.map_or("-", |m| m.name()).to_string())
 }
 
 /// One value of the report that is undefined, and why.

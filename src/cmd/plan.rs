@@ -7,14 +7,14 @@ use std::str::FromStr;
 
 use ragstats::allocation::efficiency::UnitCosts;
 use ragstats::allocation::plan::{
-    mde_multiplier, power, refit_replicates, unit_costs, Allocation, Bounds, Goal, PlanStratum,
-    Planner,
+    mde_multiplier, nested_unit_costs, power, refit_replicates, refit_replicates_unbalanced,
+    unit_costs, Allocation, Bounds, Goal, PlanStratum, Planner,
 };
 use ragstats::components::forecast::Audit;
 use ragstats::resample::summary::percentile_interval;
 
 use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
-use super::efficiency::{panel_costs, CurrencyArg};
+use super::efficiency::{panel_costs, trajectory_panel_costs, CurrencyArg};
 use super::resample::{Progress, ResampleArgs};
 use super::variance::report_for;
 use super::UsageError;
@@ -261,14 +261,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     // The audit: components, and the panel when there is one (for costs and the bootstrap).
     let (audit, panel) = match (&args.audit, &args.components) {
         (Some(path), _) => {
-            if args.ledger.is_some() {
-                // Ledger costs are matched cell by cell: the audit must be balanced.
-                let p = args.opts.load_noting_drops(path)?;
-                (Audit::from_report(&report_for(&p)?), Some(p))
-            } else {
-                let p = args.opts.load_unbalanced_noting(path)?;
-                (Audit::from_report(&report_for(&p)?), Some(p))
-            }
+            // Ledger costs are matched to each question's own cells, so an unbalanced audit
+            // is priced like a balanced one.
+            let p = args.opts.load_unbalanced_noting(path)?;
+            (Audit::from_report(&report_for(&p)?), Some(p))
         }
         (None, Some(path)) => {
             if args.ledger.is_some() {
@@ -283,27 +279,49 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             return Err(UsageError("give --audit PANEL or --components FILE".into()).into())
         }
     };
-    let question_costs = match (&args.ledger, &panel) {
-        (Some(ledger), Some(p)) => Some(
-            panel_costs(
+    // Per-question costs of a balanced audit (as before), or every trajectory's and read's
+    // cost of an unbalanced one.
+    let balanced = panel
+        .as_ref()
+        .is_some_and(|p| p.strata.iter().all(|s| s.is_balanced()));
+    let (question_costs, nested_costs) = match (&args.ledger, &panel) {
+        (Some(ledger), Some(p)) if balanced => (
+            Some(
+                panel_costs(
+                    p,
+                    ledger,
+                    args.prices.as_deref(),
+                    currency,
+                    args.search_price,
+                )?
+                .0,
+            ),
+            None,
+        ),
+        (Some(ledger), Some(p)) => (
+            None,
+            Some(trajectory_panel_costs(
                 p,
                 ledger,
                 args.prices.as_deref(),
                 currency,
                 args.search_price,
-            )?
-            .0,
+            )?),
         ),
-        _ => None,
+        _ => (None, None),
     };
-    let costs: Vec<Option<UnitCosts>> = match (&question_costs, &panel, args.unit_costs) {
-        (Some(qc), Some(p), _) => qc
+    let ledger_costs = question_costs.is_some() || nested_costs.is_some();
+    let costs: Vec<Option<UnitCosts>> = match (&question_costs, &nested_costs, &panel) {
+        (Some(qc), _, Some(p)) => qc
             .iter()
             .zip(&p.strata)
             .map(|(c, s)| Some(unit_costs(c, s.t(), s.r())))
             .collect(),
-        (_, _, Some(u)) => vec![Some(u); audit.strata.len()],
-        _ => vec![None; audit.strata.len()],
+        (_, Some(nc), _) => nc.iter().map(|c| Some(nested_unit_costs(c))).collect(),
+        _ => match args.unit_costs {
+            Some(u) => vec![Some(u); audit.strata.len()],
+            None => vec![None; audit.strata.len()],
+        },
     };
     if let Some(c) = costs
         .iter()
@@ -454,21 +472,51 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let mut intervals = Vec::new();
     let mut engine_desc = String::new();
     match &panel {
-        Some(p) if p.strata.iter().all(|s| s.is_balanced()) => {
+        Some(p) => {
             let reps = args.resample.replicates()?;
             let engine = args.resample.engine(
                 u64::from(reps) * p.strata.iter().map(|s| s.q() as u64).sum::<u64>(),
             )?;
             engine_desc = engine.description();
             let progress = Progress::new(u64::from(reps), "plan");
-            let refits = refit_replicates(
-                &p.strata,
-                question_costs.as_deref(),
-                engine.as_ref(),
-                args.resample.seed,
-                reps,
-                &|d| progress.set(d),
-            )?;
+            let refits = if balanced {
+                refit_replicates(
+                    &p.strata,
+                    question_costs.as_deref(),
+                    engine.as_ref(),
+                    args.resample.seed,
+                    reps,
+                    &|d| progress.set(d),
+                )?
+            } else {
+                let designs: Vec<String> = p
+                    .strata
+                    .iter()
+                    .filter_map(|s| {
+                        let shape = ragstats::components::variance::nested_stratum(s).ok()?.shape();
+                        let c = super::variance::shape_cells(&s.name, &shape);
+                        let method = if s.is_balanced() { "ANOVA" } else { "REML" };
+                        Some(format!("{}: {method}, Q = {}, T = {}, R = {}", c[0], c[1], c[2], c[3]))
+                    })
+                    .collect();
+                notes.push(format!(
+                    "the audit is unbalanced ({}; T and R min/mean/max per question and per trajectory): components as `stats variance` fits them, refitted in every replicate from the resampled questions{}",
+                    designs.join("; "),
+                    if ledger_costs {
+                        "; c_T and c_R are the mean cost per trajectory and per read over the cells that exist, refitted from the same draws"
+                    } else {
+                        ""
+                    }
+                ));
+                refit_replicates_unbalanced(
+                    p,
+                    nested_costs.as_deref(),
+                    engine.as_ref(),
+                    args.resample.seed,
+                    reps,
+                    &|d| progress.set(d),
+                )?
+            };
             progress.finish();
             let conf = args.resample.confidence.get();
             let interval = |what: String, estimate: f64, mut v: Vec<f64>, beyond: usize| {
@@ -554,16 +602,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     }
                 }
             }
-            if question_costs.is_none() && args.unit_costs.is_some() && goal.is_some() {
+            if !ledger_costs && args.unit_costs.is_some() && goal.is_some() {
                 notes.push(
                     "the bootstrap refits the components only: --unit-costs are held fixed".into(),
                 );
             }
         }
-        Some(_) => notes.push(
-            "no bootstrap interval: the audit is unbalanced (the plan's bootstrap refits balanced ANOVA components)"
-                .into(),
-        ),
         None => notes.push(
             "no bootstrap interval: a components file has no questions to resample (give --audit PANEL)"
                 .into(),
@@ -775,7 +819,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     "\nplan uncertainty: stratified question bootstrap of the audit, {} replicates on {}, components{} refitted in each; {} percentile intervals:\n",
                     intervals[0].replicates,
                     engine_desc,
-                    if question_costs.is_some() { " and unit costs" } else { "" },
+                    if ledger_costs { " and unit costs" } else { "" },
                     args.resample.confidence.percent()
                 ));
                 for iv in &intervals {

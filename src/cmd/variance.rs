@@ -98,7 +98,7 @@ fn stratum_design(s: &StratumReport) -> Vec<String> {
     }
 }
 
-fn shape_cells(name: &str, shape: &Shape) -> Vec<String> {
+pub(super) fn shape_cells(name: &str, shape: &Shape) -> Vec<String> {
     let spread = |x: &ragstats::components::reml::Spread| {
         if x.min == x.max {
             x.min.to_string()

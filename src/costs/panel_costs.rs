@@ -1,4 +1,8 @@
 //! Matching a cost ledger to a panel: what each question of a (sub-)panel cost.
+//!
+//! Cells are matched by the file's labels (dataset, question, trajectory, read), each
+//! question with its own trajectories and reads ([`crate::panel::Stratum::cell_label`]), so
+//! unbalanced strata and labels unique per question are priced like balanced ones.
 
 use std::path::Path;
 
@@ -15,12 +19,83 @@ pub struct QuestionCost {
     pub reads: f64,
 }
 
+/// What one trajectory of a panel cost: the trajectory without its reads, and each read
+/// (in the question's read label order).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TrajectoryCost {
+    pub trajectory: f64,
+    pub reads: Vec<f64>,
+}
+
+/// The ledger cost of question `q`'s trajectory `t` (index in its own label order), or an
+/// [`Error::Input`] naming the ledger.
+fn trajectory_cost(
+    stratum: &Stratum,
+    cells: &CellCosts,
+    q: usize,
+    t: usize,
+    ledger: &Path,
+) -> Result<f64> {
+    let (d, qn) = (&stratum.name, &stratum.questions[q]);
+    let (tl, _) = stratum
+        .cell_label(q, t, 0)
+        .ok_or_else(|| no_cell(stratum, q, t, 0))?;
+    cells
+        .trajectory
+        .get(&(d.clone(), qn.clone(), tl.to_string()))
+        .copied()
+        .ok_or_else(|| {
+            Error::input(
+                ledger,
+                None,
+                format!("no planner or search rows for dataset={d}, question={qn}, trajectory={tl}: the ledger does not match the panel"),
+            )
+        })
+}
+
+/// The ledger cost of read `r` of question `q`'s trajectory `t`.
+fn read_cost(
+    stratum: &Stratum,
+    cells: &CellCosts,
+    q: usize,
+    t: usize,
+    r: usize,
+    ledger: &Path,
+) -> Result<f64> {
+    let (d, qn) = (&stratum.name, &stratum.questions[q]);
+    let (tl, rl) = stratum
+        .cell_label(q, t, r)
+        .ok_or_else(|| no_cell(stratum, q, t, r))?;
+    cells
+        .read
+        .get(&(d.clone(), qn.clone(), tl.to_string(), rl.to_string()))
+        .copied()
+        .ok_or_else(|| {
+            Error::input(
+                ledger,
+                None,
+                format!("no reader row for dataset={d}, question={qn}, trajectory={tl}, read={rl}: the ledger does not match the panel"),
+            )
+        })
+}
+
+fn no_cell(stratum: &Stratum, q: usize, t: usize, r: usize) -> Error {
+    Error::Data(format!(
+        "stratum '{}', question '{}' has no trajectory {} with a read {} (or no labels to match a ledger by)",
+        stratum.name,
+        stratum.questions[q],
+        t + 1,
+        r + 1
+    ))
+}
+
 /// Per-question costs of the sub-panel of `stratum` with trajectory indices `traj` and read
-/// indices `reads` (indices into the stratum's sorted labels), for `questions`.
+/// indices `reads` (each question's own trajectories and reads in label order; for a
+/// balanced stratum the same positions in every question), for `questions`.
 ///
 /// # Errors
 /// [`Error::Input`] naming the ledger when a panel cell has no ledger rows: the ledger does
-/// not describe this panel.
+/// not describe this panel; [`Error::Data`] when a question has no such cell.
 pub fn question_costs(
     stratum: &Stratum,
     cells: &CellCosts,
@@ -29,33 +104,87 @@ pub fn question_costs(
     reads: &[usize],
     ledger: &Path,
 ) -> Result<Vec<QuestionCost>> {
-    let d = &stratum.name;
     questions
         .into_iter()
         .map(|qi| {
-            let q = &stratum.questions[qi];
             let mut c = QuestionCost::default();
             for &ti in traj {
-                let t = &stratum.trajectories[ti];
-                c.trajectories += cells.trajectory.get(&(d.clone(), q.clone(), t.clone())).copied().ok_or_else(|| {
-                    Error::input(
-                        ledger,
-                        None,
-                        format!("no planner or search rows for dataset={d}, question={q}, trajectory={t}: the ledger does not match the panel"),
-                    )
-                })?;
+                c.trajectories += trajectory_cost(stratum, cells, qi, ti, ledger)?;
                 for &ri in reads {
-                    let r = &stratum.reads[ri];
-                    c.reads += cells.read.get(&(d.clone(), q.clone(), t.clone(), r.clone())).copied().ok_or_else(|| {
-                        Error::input(
-                            ledger,
-                            None,
-                            format!("no reader row for dataset={d}, question={q}, trajectory={t}, read={r}: the ledger does not match the panel"),
-                        )
-                    })?;
+                    c.reads += read_cost(stratum, cells, qi, ti, ri, ledger)?;
                 }
             }
             Ok(c)
         })
         .collect()
+}
+
+/// Every question's trajectories with their costs, as they are in the panel (balanced or
+/// not): `[question][trajectory]`.
+///
+/// # Errors
+/// As [`question_costs`].
+pub fn trajectory_costs(
+    stratum: &Stratum,
+    cells: &CellCosts,
+    ledger: &Path,
+) -> Result<Vec<Vec<TrajectoryCost>>> {
+    (0..stratum.q())
+        .map(|q| {
+            stratum
+                .trajectories_of(q)
+                .iter()
+                .enumerate()
+                .map(|(t, reads)| {
+                    Ok(TrajectoryCost {
+                        trajectory: trajectory_cost(stratum, cells, q, t, ledger)?,
+                        reads: (0..reads.len())
+                            .map(|r| read_cost(stratum, cells, q, t, r, ledger))
+                            .collect::<Result<_>>()?,
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Each question's full cost (all its trajectories and reads) from [`trajectory_costs`].
+pub fn full_costs(costs: &[Vec<TrajectoryCost>]) -> Vec<QuestionCost> {
+    costs
+        .iter()
+        .map(|q| {
+            let mut c = QuestionCost::default();
+            for t in q {
+                c.trajectories += t.trajectory;
+                for r in &t.reads {
+                    c.reads += r;
+                }
+            }
+            c
+        })
+        .collect()
+}
+
+/// The cost of question `q`'s first `t` trajectories (in its own label order) with the
+/// first `r` reads of each, as many as it has: the nested sub-panel of an unbalanced
+/// stratum.
+///
+/// # Errors
+/// As [`question_costs`].
+pub fn prefix_cost(
+    stratum: &Stratum,
+    cells: &CellCosts,
+    q: usize,
+    t: usize,
+    r: usize,
+    ledger: &Path,
+) -> Result<QuestionCost> {
+    let mut c = QuestionCost::default();
+    for (ti, reads) in stratum.trajectories_of(q).iter().take(t).enumerate() {
+        c.trajectories += trajectory_cost(stratum, cells, q, ti, ledger)?;
+        for ri in 0..reads.len().min(r) {
+            c.reads += read_cost(stratum, cells, q, ti, ri, ledger)?;
+        }
+    }
+    Ok(c)
 }

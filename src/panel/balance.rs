@@ -12,7 +12,7 @@ use std::path::Path;
 use super::pairing::Cells;
 use super::raw::RawPanel;
 use super::strata::{Group, Labels};
-use super::{Nested, Stratum};
+use super::{CellLabels, Nested, Stratum};
 use crate::{Error, Result};
 
 /// How many missing cells, or incomplete questions, a message lists.
@@ -147,6 +147,18 @@ pub(super) fn fill_stratum(
         dropped_questions: Vec::new(),
         nested: None,
         notes: Vec::new(),
+        labels: Some(CellLabels::default()),
+    };
+    // Every kept question's own labels, in outcome order (for matching a cost ledger).
+    let add_labels = |stratum: &mut Stratum, q: &Question| {
+        let l = stratum.labels.get_or_insert_with(CellLabels::default);
+        l.trajectory.extend(
+            q.traj
+                .iter()
+                .map(|&t| raw.trajectories.names[t as usize].clone()),
+        );
+        l.read
+            .extend(q.read.iter().map(|&r| raw.reads.names[r as usize].clone()));
     };
     if incomplete.is_empty() || policy.drop_incomplete {
         for q in &questions {
@@ -167,6 +179,7 @@ pub(super) fn fill_stratum(
                 .questions
                 .push(raw.questions.names[q.qid as usize].clone());
             stratum.y.extend_from_slice(&q.value);
+            add_labels(&mut stratum, q);
         }
         if stratum.questions.is_empty() {
             return Err(Error::input(
@@ -233,6 +246,7 @@ pub(super) fn fill_stratum(
         stratum
             .questions
             .push(raw.questions.names[q.qid as usize].clone());
+        add_labels(&mut stratum, q);
         let base = nested.y.len();
         nested.y.extend_from_slice(&q.value);
         nested

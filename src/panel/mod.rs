@@ -72,6 +72,19 @@ pub struct Stratum {
     pub nested: Option<Nested>,
     /// Notes on an unbalanced stratum: which questions differ from its design and how.
     pub notes: Vec<String>,
+    /// The file's labels of every cell, for matching a cost ledger (`None` for a stratum
+    /// built in code: then `trajectories` and `reads` name a balanced array's cells).
+    pub labels: Option<CellLabels>,
+}
+
+/// The file's labels of a stratum's cells in outcome order: `trajectory` has one entry per
+/// trajectory (question by question, each question's in label order), `read` one per
+/// outcome. Balanced strata whose questions have their own labels (e.g. uuids) need these:
+/// their `trajectories` and `reads` are then positions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CellLabels {
+    pub trajectory: Vec<String>,
+    pub read: Vec<String>,
 }
 
 /// An unbalanced stratum's outcomes: question q's trajectories are
@@ -119,5 +132,35 @@ impl Stratum {
     /// Outcome of question `q`, trajectory `t`, read `r`.
     pub fn y(&self, q: usize, t: usize, r: usize) -> f64 {
         self.y[(q * self.t() + t) * self.r() + r]
+    }
+
+    /// The file's labels of question `q`'s trajectory `t` (its t-th in label order) and of
+    /// that trajectory's read `r`: from [`Stratum::labels`] when loaded from a file, else
+    /// the balanced array's `trajectories[t]` and `reads[r]`. `None` when there is no such
+    /// cell.
+    pub fn cell_label(&self, q: usize, t: usize, r: usize) -> Option<(&str, &str)> {
+        let (ti, ri) = match &self.nested {
+            Some(n) => {
+                let ti = n.traj_start[q] + t;
+                if ti >= n.traj_start[q + 1] || n.read_start[ti] + r >= n.read_start[ti + 1] {
+                    return None;
+                }
+                (ti, n.read_start[ti] + r)
+            }
+            None => {
+                if q >= self.q() || t >= self.t() || r >= self.r() {
+                    return None;
+                }
+                let ti = q * self.t() + t;
+                (ti, ti * self.r() + r)
+            }
+        };
+        match &self.labels {
+            Some(l) => Some((l.trajectory.get(ti)?.as_str(), l.read.get(ri)?.as_str())),
+            None if self.nested.is_none() => {
+                Some((self.trajectories[t].as_str(), self.reads[r].as_str()))
+            }
+            None => None,
+        }
     }
 }

@@ -59,4 +59,5 @@ mod sim_model;
 mod subsets;
 mod unbalanced;
 mod unbalanced_bootstrap;
+mod unbalanced_costs;
 mod variance;
