@@ -457,7 +457,8 @@ fn simulated_panels_reach_nominal_power() {
 }
 
 /// An unbalanced audit is fitted by REML as `forecast` fits it: the plan's SE of a design is
-/// `forecast`'s nested SE of it, and the plan says it has no bootstrap interval.
+/// `forecast`'s nested SE of it, and its bootstrap interval (REML refitted in every
+/// replicate) is centred on that SE's estimate and brackets it.
 #[test]
 fn unbalanced_audit_plans_from_reml_components() {
     let audit = "tests/fixtures/reml/missing_read.csv";
@@ -487,4 +488,10 @@ fn unbalanced_audit_plans_from_reml_components() {
         .unwrap()
         .iter()
         .any(|n| n.as_str().unwrap().contains("the audit is unbalanced")));
+    let b = &plan["bootstrap"][0];
+    assert_eq!(b["what"], "SE of the design");
+    assert_eq!(b["replicates"], 10000);
+    assert!((b["estimate"].as_f64().unwrap() - a).abs() < 1e-15 * a.max(1.0));
+    let (lo, hi) = (b["ci"][0].as_f64().unwrap(), b["ci"][1].as_f64().unwrap());
+    assert!(0.0 < lo && lo < a && a < hi, "[{lo}, {hi}] around {a}");
 }
