@@ -63,7 +63,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_name = "COLS")]
     pub capability_y: Vec<String>,
     /// Permutations of the heatmap's significance test (0: the analytic p-values).
-    #[arg(long, default_value_t = 2000, value_name = "N")]
+    #[arg(long, default_value_t = 0, value_name = "N")]
     pub permutations: u32,
     /// The HTML file to write (one self-contained file: inline SVG and CSS, no script).
     #[arg(long, value_name = "FILE.html")]
@@ -875,9 +875,10 @@ impl Sections {
             x.join(","),
             "--y".into(),
             y.join(","),
-            "--permutations".into(),
-            args.permutations.to_string(),
         ];
+        if args.permutations > 0 {
+            words.extend(["--permutations".into(), args.permutations.to_string()]);
+        }
         words.extend(self.boot.iter().cloned());
         let permuted = args.permutations > 0;
         self.section(

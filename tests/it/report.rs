@@ -297,7 +297,9 @@ fn check_marks(id: &str, fig: roxmltree::Node, v: &Value) {
             assert_eq!(c.attribute("data-row"), p["x"].as_str());
             assert_eq!(c.attribute("data-col"), p["y"].as_str());
             assert_eq!(a("data-value"), f(&p["r"]));
-            assert_eq!(a("data-p"), f(&p["permutation"]["p"]));
+            // No permutation test by default: the analytic p-value.
+            assert!(p["permutation"].is_null());
+            assert_eq!(a("data-p"), f(&p["p"]));
         }
     } else {
         panic!("no check for {id}");
@@ -393,6 +395,10 @@ fn inputs_given_by_flag_and_a_bad_one_noted() {
             "planning",
             "--capability-y",
             "xbench",
+            "--permutations",
+            "500",
+            "--backend",
+            "cpu",
         ],
     );
     assert_eq!(
@@ -416,5 +422,44 @@ fn inputs_given_by_flag_and_a_bad_one_noted() {
         "<p class=\"note\">Not computed: {}",
         why.replace('\'', "&apos;")
     )));
-    assert!(html.contains("$ stats correlate data/demo/capability.csv --x planning --y xbench --permutations 2000 --replicates 200 --seed 1 --plot correlate.svg"));
+    assert!(html.contains("$ stats correlate data/demo/capability.csv --x planning --y xbench --permutations 500 --replicates 200 --seed 1 --plot correlate.svg"));
+}
+
+#[test]
+fn the_readme_figures_of_the_new_demo_data_are_what_their_commands_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    for (file, args) in [
+        (
+            "docs/img/consistency.svg",
+            &["consistency", "data/demo/reads.csv", "--by", "temperature"][..],
+        ),
+        (
+            "docs/img/mcq-compare.svg",
+            &[
+                "mcq",
+                "compare",
+                "data/demo/mcq-bare.jsonl",
+                "data/demo/mcq-informative.jsonl",
+            ][..],
+        ),
+    ] {
+        // The command beside the figure in the README is this one.
+        assert!(
+            readme.contains(&format!("stats {} --plot {file}", args.join(" "))),
+            "{file}"
+        );
+        let out = dir.path().join("x.svg");
+        stats()
+            .args(args)
+            .arg("--plot")
+            .arg(&out)
+            .assert()
+            .success();
+        // (Not assert_eq: the whole SVG in the message would hide the file name.)
+        assert!(
+            std::fs::read_to_string(&out).unwrap() == std::fs::read_to_string(file).unwrap(),
+            "{file} is stale: remake it with the command beside it in README.md"
+        );
+    }
 }
