@@ -401,8 +401,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     .as_ref()
                     .map(|x| format!(" --prices {}", sh(&x.display().to_string())))
                     .unwrap_or_default();
+                // The intervals' level, when not the default, is part of the command.
+                let conf = args.resample.confidence.get();
+                let cf = if conf == 0.95 {
+                    String::new()
+                } else {
+                    format!(" --confidence {conf}")
+                };
                 body.push_str(&command(&format!(
-                    "stats efficiency {p}{flags} --ledger {}{pr} --replicates {replicates} --seed {seed} --plot efficiency.svg",
+                    "stats efficiency {p}{flags} --ledger {}{pr} --replicates {replicates} --seed {seed}{cf} --plot efficiency.svg",
                     sh(&ledger.display().to_string())
                 )));
             }

@@ -399,6 +399,10 @@ fn inputs_given_by_flag_and_a_bad_one_noted() {
             "500",
             "--backend",
             "cpu",
+            "--ledger",
+            "data/demo/ledger.jsonl",
+            "--confidence",
+            "0.9",
         ],
     );
     assert_eq!(
@@ -406,10 +410,25 @@ fn inputs_given_by_flag_and_a_bad_one_noted() {
         [
             "fig-variance",
             "fig-forecast",
+            "fig-efficiency",
             "fig-mcq-score-informative",
             "fig-correlate"
         ]
     );
+    // Every bootstrap command names the level of its intervals; none names the backend,
+    // which changes no replicate.
+    let commands: Vec<&str> = html
+        .lines()
+        .filter(|l| l.starts_with("<pre><code>$ stats "))
+        .collect();
+    assert_eq!(commands.len(), 5);
+    for c in &commands[2..] {
+        assert!(
+            c.contains(" --replicates 200 --seed 1 --confidence 0.9 "),
+            "{c}"
+        );
+        assert!(!c.contains("--backend"), "{c}");
+    }
     // One results file: its scores, but no comparison.
     assert!(stdout.contains("not included: mcq compare (RAGCap Fig. 3, bare vs informative): needs a second MCQ results file"));
     // A reads file without the --by column: the section says why, the report is still made.
@@ -422,7 +441,7 @@ fn inputs_given_by_flag_and_a_bad_one_noted() {
         "<p class=\"note\">Not computed: {}",
         why.replace('\'', "&apos;")
     )));
-    assert!(html.contains("$ stats correlate data/demo/capability.csv --x planning --y xbench --permutations 500 --replicates 200 --seed 1 --plot correlate.svg"));
+    assert!(html.contains("$ stats correlate data/demo/capability.csv --x planning --y xbench --permutations 500 --replicates 200 --seed 1 --confidence 0.9 --plot correlate.svg"));
 }
 
 #[test]
