@@ -1,7 +1,12 @@
 //! `stats report`: one self-contained HTML file with the panel summary, the figures, their
 //! tables and the commands behind them.
 
+use std::cell::RefCell;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use serde_json::Value;
 
 use ragstats::allocation::fixed_t::FixedTLoss;
 use ragstats::allocation::one_read::analyse;
@@ -12,7 +17,7 @@ use ragstats::plot::{self, Caption};
 use super::common::{fixed, num, opt_num, PanelOptions};
 use super::efficiency::CurrencyArg;
 use super::figure::{caption, forecast_figure, panel_caption};
-use super::resample::{Progress, ResampleArgs};
+use super::resample::{BackendArg, Progress, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats report`.
@@ -35,16 +40,59 @@ pub struct Args {
     pub opts: PanelOptions,
     #[command(flatten)]
     pub resample: ResampleArgs,
+    /// Reads with fixed packets and a grouping column (as `stats consistency` takes): adds the
+    /// answer-consistency section [in a directory: `reads.csv` or `reads.jsonl`].
+    #[arg(long, value_name = "FILE")]
+    pub reads: Option<PathBuf>,
+    /// The grouping column of the reads file.
+    #[arg(long, value_name = "COLUMN", default_value = "temperature")]
+    pub by: String,
+    /// MCQ results of `stats mcq run` (repeat for several): a score section for each, and a
+    /// comparison of each later file with the first [in a directory: `mcq-*.jsonl`, by name].
+    #[arg(long = "mcq-results", value_name = "FILE")]
+    pub mcq_results: Vec<PathBuf>,
+    /// Capability scores and outcomes, one row per model (as `stats correlate` takes): adds
+    /// the correlation heatmap [in a directory: `capability.csv`].
+    #[arg(long, value_name = "FILE")]
+    pub capability: Option<PathBuf>,
+    /// x columns of the heatmap [default: those of planning, evidence, reasoning, noise in
+    /// the file].
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub capability_x: Vec<String>,
+    /// y columns of the heatmap [default: every column after the first that is not an x].
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub capability_y: Vec<String>,
+    /// Permutations of the heatmap's significance test (0: the analytic p-values).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub permutations: u32,
     /// The HTML file to write (one self-contained file: inline SVG and CSS, no script).
     #[arg(long, value_name = "FILE.html")]
     pub out: PathBuf,
 }
 
-/// The inputs `stats report` reads: the panel, and the ledger and prices when given or
-/// found beside the panel in a directory.
-fn inputs(args: &Args) -> anyhow::Result<(PathBuf, Option<PathBuf>, Option<PathBuf>)> {
+/// What the report reads: the panel, and the optional inputs given by flag or found by name
+/// in the directory.
+struct Inputs {
+    panel: PathBuf,
+    ledger: Option<PathBuf>,
+    prices: Option<PathBuf>,
+    reads: Option<PathBuf>,
+    mcq: Vec<PathBuf>,
+    capability: Option<PathBuf>,
+}
+
+/// The inputs `stats report` reads: the panel, and the others when given or found beside
+/// the panel in a directory (a flag wins over the file found).
+fn inputs(args: &Args) -> anyhow::Result<Inputs> {
     if !args.input.is_dir() {
-        return Ok((args.input.clone(), args.ledger.clone(), args.prices.clone()));
+        return Ok(Inputs {
+            panel: args.input.clone(),
+            ledger: args.ledger.clone(),
+            prices: args.prices.clone(),
+            reads: args.reads.clone(),
+            mcq: args.mcq_results.clone(),
+            capability: args.capability.clone(),
+        });
     }
     let d = &args.input;
     let panel = ["panel.csv", "panel.jsonl"]
@@ -58,11 +106,43 @@ fn inputs(args: &Args) -> anyhow::Result<(PathBuf, Option<PathBuf>, Option<PathB
             ))
         })?;
     let found = |n: &str| Some(d.join(n)).filter(|p| p.is_file());
-    Ok((
+    let mcq = if args.mcq_results.is_empty() {
+        mcq_files(d)?
+    } else {
+        args.mcq_results.clone()
+    };
+    Ok(Inputs {
         panel,
-        args.ledger.clone().or_else(|| found("ledger.jsonl")),
-        args.prices.clone().or_else(|| found("prices.toml")),
-    ))
+        ledger: args.ledger.clone().or_else(|| found("ledger.jsonl")),
+        prices: args.prices.clone().or_else(|| found("prices.toml")),
+        reads: args
+            .reads
+            .clone()
+            .or_else(|| found("reads.csv"))
+            .or_else(|| found("reads.jsonl")),
+        mcq,
+        capability: args.capability.clone().or_else(|| found("capability.csv")),
+    })
+}
+
+/// The MCQ results files of a directory: `mcq-*.jsonl` but not the `mcq run` sidecars
+/// (`*.responses.jsonl`, `*.ledger.jsonl`), sorted by name.
+fn mcq_files(d: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(d).map_err(|e| anyhow::anyhow!("{}: {e}", d.display()))? {
+        let p = e?.path();
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with("mcq-")
+            && name.ends_with(".jsonl")
+            && !name.ends_with(".responses.jsonl")
+            && !name.ends_with(".ledger.jsonl")
+            && p.is_file()
+        {
+            v.push(p);
+        }
+    }
+    v.sort();
+    Ok(v)
 }
 
 /// A path or word as a shell argument: quoted when it holds anything but [A-Za-z0-9_./:=,+-].
@@ -151,13 +231,27 @@ svg { max-width: 100%; height: auto; }
 /// `stats report`: the panel summary, every figure that applies with its table, and the
 /// command behind each, in one HTML file.
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let (panel_path, ledger, prices) = inputs(&args)?;
+    let found = inputs(&args)?;
+    let (panel_path, ledger, prices) = (
+        found.panel.clone(),
+        found.ledger.clone(),
+        found.prices.clone(),
+    );
     let mut ins: Vec<(&str, &Path)> = vec![("panel", panel_path.as_path())];
     if let Some(l) = &ledger {
         ins.push(("ledger", l));
     }
     if let Some(p) = &prices {
         ins.push(("prices file", p));
+    }
+    if let Some(r) = &found.reads {
+        ins.push(("reads file", r));
+    }
+    for m in &found.mcq {
+        ins.push(("MCQ results", m));
+    }
+    if let Some(c) = &found.capability {
+        ins.push(("capability file", c));
     }
     ragstats::io::refuse_overwriting_inputs(&[("--out file", args.out.as_path())], &ins)?;
     let replicates = args.resample.replicates()?;
@@ -167,6 +261,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let p = sh(&panel_path.display().to_string());
     let flags = opt_flags(&args.opts);
     let mut body = String::new();
+    // One line for each figure the inputs cannot give, saying what would produce it.
+    let mut absent: Vec<String> = Vec::new();
+    // The sections whose command failed on its input (the note in the report says why).
+    let mut failed: Vec<String> = Vec::new();
 
     // Panel summary.
     body.push_str("<section id=\"panel\">\n<h2>Panel</h2>\n");
@@ -303,18 +401,60 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     .as_ref()
                     .map(|x| format!(" --prices {}", sh(&x.display().to_string())))
                     .unwrap_or_default();
+                // The intervals' level, when not the default, is part of the command.
+                let conf = args.resample.confidence.get();
+                let cf = if conf == 0.95 {
+                    String::new()
+                } else {
+                    format!(" --confidence {conf}")
+                };
                 body.push_str(&command(&format!(
-                    "stats efficiency {p}{flags} --ledger {}{pr} --replicates {replicates} --seed {seed} --plot efficiency.svg",
+                    "stats efficiency {p}{flags} --ledger {}{pr} --replicates {replicates} --seed {seed}{cf} --plot efficiency.svg",
                     sh(&ledger.display().to_string())
                 )));
             }
-            Err(e) => body.push_str(&format!(
-                "<p class=\"note\">Not computed: {}</p>\n",
-                h(&format!("{e:#}"))
-            )),
+            Err(e) => {
+                body.push_str(&format!(
+                    "<p class=\"note\">Not computed: {}</p>\n",
+                    h(&format!("{e:#}"))
+                ));
+                failed.push(format!("efficiency: {e:#}"));
+            }
         }
         body.push_str("</section>\n");
+    } else {
+        absent.push("efficiency (Fig. 5, one-read loss): needs the cost ledger of the panel (--ledger FILE, or ledger.jsonl in the directory)".into());
     }
+
+    let sections = Sections::new(&args)?;
+    match &found.reads {
+        Some(reads) => body.push_str(&sections.consistency(&args, reads)),
+        None => absent.push(format!("consistency (Fig. 6): needs reads with a {} column (--reads FILE, or reads.csv in the directory)", args.by)),
+    }
+    for m in &found.mcq {
+        body.push_str(&sections.mcq_score(m));
+    }
+    if let Some((a, rest)) = found.mcq.split_first() {
+        if rest.is_empty() {
+            absent.push("mcq compare (RAGCap Fig. 3, bare vs informative): needs a second MCQ results file (--mcq-results, repeated)".into());
+        }
+        for b in rest {
+            body.push_str(&sections.mcq_compare(a, b));
+        }
+    } else {
+        absent.push("mcq score, positions and compare (RAGCap Fig. 3, Table 6): need `stats mcq run` results (--mcq-results FILE, repeated, or mcq-*.jsonl in the directory)".into());
+    }
+    match &found.capability {
+        Some(c) => body.push_str(&sections.correlate(&args, c)),
+        None => absent.push("correlate (RAGCap Fig. 5, heatmap): needs capability scores and outcomes per model (--capability FILE, or capability.csv in the directory)".into()),
+    }
+    absent.push("allocate (Fig. 4): needs allocations to compare: stats allocate PANEL --ledger LEDGER --prices PRICES --allocation NAME=Q:T:R… --plot allocate.svg".into());
+    absent.push("subsets (Fig. 3, right): needs a depth panel: stats subsets DEPTH_PANEL --audit AUDIT --plot subsets.svg".into());
+    body.push_str("<section id=\"absent\">\n<h2>Not in this report</h2>\n<ul>\n");
+    for a in &absent {
+        body.push_str(&format!("<li class=\"note\">{}</li>\n", h(a)));
+    }
+    body.push_str("</ul>\n</section>\n");
 
     let title = format!("ragstats report: {}", panel_path.display());
     let html = format!(
@@ -324,6 +464,24 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         env!("CARGO_PKG_VERSION")
     );
     ragstats::io::write_atomic(&args.out, |w| w.write_all(html.as_bytes()))?;
+    let figures: Vec<&str> = body
+        .split("<figure id=\"fig-")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .collect();
+    outln!(
+        "wrote {}: {} figures ({}), each with its table and command",
+        args.out.display(),
+        figures.len(),
+        figures.join(", ")
+    );
+    failed.extend(sections.failed.into_inner());
+    for f in &failed {
+        outln!("not computed: {f}");
+    }
+    for a in &absent {
+        outln!("not included: {a}");
+    }
     Ok(0)
 }
 
@@ -402,4 +560,435 @@ fn efficiency_section(
         }
     }
     Ok((svg, caption, rows))
+}
+
+/// The sections made by running an analysis command in this process with `--format json
+/// --plot`: its JSON gives the section's table and its plot is the figure, so the report
+/// shows exactly what the command prints and draws.
+struct Sections {
+    /// Where the commands draw their figures.
+    dir: tempfile::TempDir,
+    /// `--replicates B --seed S` (and `--confidence C` when not 0.95), shown in each command.
+    boot: Vec<String>,
+    /// `--backend` when given: run but not shown (the replicates do not depend on it).
+    backend: Vec<String>,
+    /// `ID: error` of each section whose command failed.
+    failed: RefCell<Vec<String>>,
+}
+
+/// A JSON number as the commands print it (`-` for null: JSON's undefined).
+fn jnum(v: &Value) -> String {
+    v.as_f64().map(num).unwrap_or_else(|| "-".into())
+}
+
+/// A JSON `[low, high]` interval as `[low, high]`.
+fn jci(v: &Value) -> String {
+    format!("[{}, {}]", jnum(&v[0]), jnum(&v[1]))
+}
+
+/// A JSON value as text (a string without quotes).
+fn jtext(v: &Value) -> String {
+    v.as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| v.to_string())
+}
+
+/// The caption line a figure carries (its `<text class="caption">`, already escaped).
+fn svg_caption(svg: &str) -> &str {
+    svg.find("class=\"caption\"")
+        .map(|i| &svg[i..])
+        .and_then(|s| s.find('>').map(|j| &s[j + 1..]))
+        .and_then(|s| s.find("</text>").map(|k| &s[..k]))
+        .unwrap_or_default()
+}
+
+impl Sections {
+    fn new(args: &Args) -> anyhow::Result<Self> {
+        let r = &args.resample;
+        let mut boot = vec![
+            "--replicates".to_string(),
+            r.replicates()?.to_string(),
+            "--seed".into(),
+            r.seed.to_string(),
+        ];
+        if r.confidence.get() != 0.95 {
+            boot.extend(["--confidence".into(), r.confidence.get().to_string()]);
+        }
+        let backend = match r.backend {
+            BackendArg::Auto => vec![],
+            BackendArg::Cpu => vec!["--backend".into(), "cpu".into()],
+            BackendArg::Gpu => vec!["--backend".into(), "gpu".into()],
+        };
+        Ok(Sections {
+            dir: tempfile::tempdir()?,
+            boot,
+            backend,
+            failed: RefCell::new(Vec::new()),
+        })
+    }
+
+    /// Runs `stats WORDS --format json --plot TMP.svg` here; returns its JSON and figure.
+    fn run(&self, words: &[String], id: &str) -> anyhow::Result<(Value, String)> {
+        let plot = self.dir.path().join(format!("{id}.svg"));
+        let mut argv: Vec<OsString> = vec!["stats".into()];
+        argv.extend(words.iter().chain(&self.backend).map(OsString::from));
+        argv.extend(["--format".into(), "json".into(), "--plot".into()]);
+        argv.push(plot.clone().into_os_string());
+        let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| UsageError(e.to_string()))?;
+        let (_, out) = super::out::capture(|| super::run(cli.command))?;
+        let json = serde_json::from_slice(&out)
+            .map_err(|e| anyhow::anyhow!("stats {}: its JSON: {e}", words.join(" ")))?;
+        let svg = std::fs::read_to_string(&plot)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", plot.display()))?;
+        Ok((json, svg))
+    }
+
+    /// A section: its heading, then the command's figure, the table made from its JSON by
+    /// `table_of`, and the command; or, when the command fails, a note with its error.
+    fn section(
+        &self,
+        id: &str,
+        heading: &str,
+        words: Vec<String>,
+        table_of: impl Fn(&Value) -> String,
+    ) -> String {
+        let mut s = format!("<section id=\"{id}\">\n<h2>{}</h2>\n", h(heading));
+        match self.run(&words, id) {
+            Ok((json, svg)) => {
+                let svg = svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1);
+                s.push_str(&format!(
+                    "<figure id=\"fig-{id}\">\n{svg}<figcaption>{}</figcaption>\n</figure>\n",
+                    svg_caption(&svg)
+                ));
+                s.push_str(&table_of(&json));
+                let shown: Vec<String> = words.iter().map(|w| sh(w)).collect();
+                s.push_str(&command(&format!(
+                    "stats {} --plot {id}.svg",
+                    shown.join(" ")
+                )));
+            }
+            Err(e) => {
+                s.push_str(&format!(
+                    "<p class=\"note\">Not computed: {}</p>\n",
+                    h(&format!("{e:#}"))
+                ));
+                self.failed.borrow_mut().push(format!("{id}: {e:#}"));
+            }
+        }
+        s.push_str("</section>\n");
+        s
+    }
+
+    /// `stats consistency READS --by COL`: disagreement and one-read SE per group, SE ratio.
+    fn consistency(&self, args: &Args, reads: &Path) -> String {
+        let mut words = vec![
+            "consistency".to_string(),
+            reads.display().to_string(),
+            "--by".into(),
+            args.by.clone(),
+        ];
+        words.extend(self.boot.iter().cloned());
+        self.section(
+            "consistency",
+            &format!("Do answers change between reads? (by {})", args.by),
+            words,
+            |v| {
+                let rows: Vec<Vec<String>> = v["disagreement"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|d| {
+                        let se = v["precision"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .find(|p| p["group"] == d["group"])
+                            .map(|p| jnum(&p["one_read_se"]))
+                            .unwrap_or_else(|| "-".into());
+                        vec![
+                            jtext(&d["group"]),
+                            jtext(&d["cells"]),
+                            jtext(&d["disagreeing"]),
+                            jnum(&d["rate"]),
+                            se,
+                        ]
+                    })
+                    .collect();
+                let mut t = table(
+                    &[&args.by, "cells", "disagreeing", "rate", "one-read SE"],
+                    &rows,
+                );
+                let r = &v["se_ratio"];
+                if r.is_object() {
+                    let value = match r["undefined"].as_str() {
+                        Some(why) => format!("undefined: {why}"),
+                        None => format!("{} {}", jnum(&r["ratio"]), jci(&r["ci"])),
+                    };
+                    t.push_str(&format!(
+                        "<p>One-read SE ratio {}/{} = {} ({}).</p>\n",
+                        h(&jtext(&r["numerator"])),
+                        h(&jtext(&r["denominator"])),
+                        h(&value),
+                        if r["paired"] == true {
+                            "paired on questions"
+                        } else {
+                            "groups hold different questions: unpaired"
+                        }
+                    ));
+                }
+                t
+            },
+        )
+    }
+
+    /// `stats mcq score RESULTS --positions`: EM and F1 per level with intervals, and the
+    /// option-position table.
+    fn mcq_score(&self, results: &Path) -> String {
+        let mut words = vec![
+            "mcq".to_string(),
+            "score".into(),
+            results.display().to_string(),
+            "--positions".into(),
+        ];
+        words.extend(self.boot.iter().cloned());
+        self.section(
+            &format!("mcq-score-{}", results_word(results)),
+            &format!("MCQ capability scores: {}", results.display()),
+            words,
+            |v| {
+                let mut t = format!(
+                    "<p>Model <code>{}</code>, prompt <code>{}</code>, {} items, {} run(s).</p>\n",
+                    h(&jtext(&v["model"])),
+                    h(&jtext(&v["prompt"])),
+                    jtext(&v["items"]),
+                    jtext(&v["runs"])
+                );
+                let rows: Vec<Vec<String>> = v["scores"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| {
+                        vec![
+                            jtext(&r["level"]),
+                            jtext(&r["name"]),
+                            jtext(&r["items"]),
+                            jnum(&r["em"]["estimate"]),
+                            jci(&r["em"]["ci"]),
+                            jnum(&r["f1"]["estimate"]),
+                            jci(&r["f1"]["ci"]),
+                        ]
+                    })
+                    .collect();
+                t.push_str(&table(
+                    &["level", "name", "items", "EM", "EM CI", "F1", "F1 CI"],
+                    &rows,
+                ));
+                let rows: Vec<Vec<String>> = v["positions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|p| {
+                        vec![
+                            jtext(&p["position"]),
+                            jtext(&p["shown"]),
+                            jnum(&p["gold_rate"]),
+                            jnum(&p["chosen_rate"]),
+                            jnum(&p["bias"]),
+                        ]
+                    })
+                    .collect();
+                t.push_str(&table(
+                    &["position", "shown", "gold rate", "chosen rate", "bias"],
+                    &rows,
+                ));
+                t
+            },
+        )
+    }
+
+    /// `stats mcq compare A B`: both sides' EM and F1 and the paired deltas B − A.
+    fn mcq_compare(&self, a: &Path, b: &Path) -> String {
+        let mut words = vec![
+            "mcq".to_string(),
+            "compare".into(),
+            a.display().to_string(),
+            b.display().to_string(),
+        ];
+        words.extend(self.boot.iter().cloned());
+        self.section(
+            &format!("mcq-compare-{}-{}", results_word(a), results_word(b)),
+            &format!("MCQ comparison: {} vs {}", a.display(), b.display()),
+            words,
+            |v| {
+                let mut t = format!(
+                    "<p>A = <code>{}</code> ({}), B = <code>{}</code> ({}); {} paired (item, run); deltas B − A.</p>\n",
+                    h(&jtext(&v["a"]["model"])),
+                    h(&jtext(&v["a"]["prompt"])),
+                    h(&jtext(&v["b"]["model"])),
+                    h(&jtext(&v["b"]["prompt"])),
+                    jtext(&v["pairs"])
+                );
+                let rows: Vec<Vec<String>> = v["deltas"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| {
+                        vec![
+                            jtext(&r["level"]),
+                            jtext(&r["name"]),
+                            jtext(&r["items"]),
+                            jnum(&r["a"]["em"]),
+                            jnum(&r["b"]["em"]),
+                            jnum(&r["delta_em"]["estimate"]),
+                            jci(&r["delta_em"]["ci"]),
+                            jnum(&r["a"]["f1"]),
+                            jnum(&r["b"]["f1"]),
+                            jnum(&r["delta_f1"]["estimate"]),
+                            jci(&r["delta_f1"]["ci"]),
+                        ]
+                    })
+                    .collect();
+                t.push_str(&table(
+                    &[
+                        "level", "name", "items", "EM A", "EM B", "ΔEM", "ΔEM CI", "F1 A", "F1 B",
+                        "ΔF1", "ΔF1 CI",
+                    ],
+                    &rows,
+                ));
+                t
+            },
+        )
+    }
+
+    /// `stats correlate FILE --x … --y …`: the heatmap of r with its p-values.
+    fn correlate(&self, args: &Args, file: &Path) -> String {
+        let mut s = String::new();
+        let (x, y) = match capability_columns(args, file) {
+            Ok(c) => c,
+            Err(e) => {
+                self.failed.borrow_mut().push(format!("correlate: {e:#}"));
+                s.push_str("<section id=\"correlate\">\n<h2>Which capabilities go with the outcomes?</h2>\n");
+                s.push_str(&format!(
+                    "<p class=\"note\">Not computed: {}</p>\n</section>\n",
+                    h(&format!("{e:#}"))
+                ));
+                return s;
+            }
+        };
+        let mut words = vec![
+            "correlate".to_string(),
+            file.display().to_string(),
+            "--x".into(),
+            x.join(","),
+            "--y".into(),
+            y.join(","),
+        ];
+        if args.permutations > 0 {
+            words.extend(["--permutations".into(), args.permutations.to_string()]);
+        }
+        words.extend(self.boot.iter().cloned());
+        let permuted = args.permutations > 0;
+        self.section(
+            "correlate",
+            "Which capabilities go with the outcomes?",
+            words,
+            |v| {
+                let rows: Vec<Vec<String>> = v["pairs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|p| {
+                        let mut r = vec![
+                            jtext(&p["x"]),
+                            jtext(&p["y"]),
+                            jtext(&p["n"]),
+                            jnum(&p["r"]),
+                            jnum(&p["p"]),
+                        ];
+                        if permuted {
+                            r.push(jnum(&p["permutation"]["p"]));
+                        }
+                        r.push(if p["bootstrap"].is_object() {
+                            jci(&p["bootstrap"]["ci"])
+                        } else {
+                            "-".into()
+                        });
+                        r
+                    })
+                    .collect();
+                let mut head = vec!["x", "y", "n", "r", "p"];
+                if permuted {
+                    head.push("permutation p");
+                }
+                head.push("bootstrap CI");
+                format!(
+                    "<p>{} correlation.</p>\n{}",
+                    h(&jtext(&v["method"])),
+                    table(&head, &rows)
+                )
+            },
+        )
+    }
+}
+
+/// A results file as a word for an element id and figure name: its stem without a leading
+/// `mcq-`, [A-Za-z0-9-] kept and anything else `-` (`mcq-bare.jsonl` → `bare`).
+fn results_word(p: &Path) -> String {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    stem.strip_prefix("mcq-")
+        .unwrap_or(&stem)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// The RAGCap capability columns (RAGCap Fig. 5's rows).
+const CAPABILITIES: [&str; 4] = ["planning", "evidence", "reasoning", "noise"];
+
+/// The heatmap's x and y columns: the flags, else the capability columns the file has and
+/// every other column after the first (the first names the model).
+fn capability_columns(args: &Args, file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let header: Vec<String> = {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        let first = text.lines().next().unwrap_or_default();
+        first.split(',').map(|c| c.trim().to_string()).collect()
+    };
+    let x: Vec<String> = if args.capability_x.is_empty() {
+        header
+            .iter()
+            .filter(|c| CAPABILITIES.contains(&c.as_str()))
+            .cloned()
+            .collect()
+    } else {
+        args.capability_x.clone()
+    };
+    let y: Vec<String> = if args.capability_y.is_empty() {
+        header
+            .iter()
+            .skip(1)
+            .filter(|c| !x.contains(c))
+            .cloned()
+            .collect()
+    } else {
+        args.capability_y.clone()
+    };
+    if x.is_empty() || y.is_empty() {
+        return Err(UsageError(format!(
+            "{}:1: expected capability columns ({}) and outcome columns; name them with --capability-x and --capability-y",
+            file.display(),
+            CAPABILITIES.join(", ")
+        ))
+        .into());
+    }
+    Ok((x, y))
 }
