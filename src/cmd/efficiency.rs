@@ -13,6 +13,7 @@ use ragstats::costs::panel_costs::{
 };
 use ragstats::ledger::{read_ledger, Prices};
 use ragstats::panel::Panel;
+use ragstats::resample::engine::ResampleBackend;
 
 use super::common::{
     by_selector, csv_num, design_cells, fixed, num, opt_num, print_json, print_sections,
@@ -168,6 +169,55 @@ pub fn panel_costs(
     Ok((full, reads))
 }
 
+/// A ledger, its prices and the currency to bill it in.
+pub struct LedgerInput<'a> {
+    pub ledger: &'a Path,
+    pub prices: Option<&'a Path>,
+    pub currency: CurrencyArg,
+    pub search_price: Option<f64>,
+}
+
+/// The one-read efficiency analysis of `panel` priced from a ledger: a balanced panel by
+/// the sums-based analysis (bit for bit as before unbalanced panels were accepted), an
+/// unbalanced one from every trajectory's and read's cost as it is, with REML components.
+#[allow(clippy::too_many_arguments)]
+pub fn report_of(
+    panel: &Panel,
+    input: &LedgerInput<'_>,
+    engine: &dyn ResampleBackend,
+    seed: u64,
+    replicates: u32,
+    confidence: f64,
+    max_reads: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> anyhow::Result<OneReadReport> {
+    let LedgerInput {
+        ledger,
+        prices,
+        currency,
+        search_price,
+    } = *input;
+    Ok(if panel.strata.iter().all(|s| s.is_balanced()) {
+        let (costs, read_costs) = panel_costs(panel, ledger, prices, currency, search_price)?;
+        analyse(
+            &panel.strata,
+            &costs,
+            &read_costs,
+            engine,
+            seed,
+            replicates,
+            confidence,
+            max_reads,
+            progress,
+        )?
+    } else {
+        let costs = trajectory_panel_costs(panel, ledger, prices, currency, search_price)?;
+        analyse_unbalanced(
+            panel, &costs, engine, seed, replicates, confidence, max_reads, progress,
+        )?
+    })
+}
+
 pub fn run(args: Args) -> anyhow::Result<u8> {
     // One figure shows one analysis; several would overwrite each other in one file.
     let sections = args.by.is_some() || args.currency.len() > 1;
@@ -215,61 +265,28 @@ fn unit(c: CurrencyArg) -> &'static str {
     }
 }
 
-/// The ledger costs of a panel in the layout its analysis takes.
-enum Costs {
-    Balanced(PanelCosts),
-    Nested(Vec<Vec<Vec<TrajectoryCost>>>),
-}
-
 fn run_one(args: Args, currency: CurrencyArg) -> anyhow::Result<u8> {
     let range = 0..args.resample.replicates()?;
     let panel = args.opts.load_unbalanced_noting(&args.panel)?;
-    // A balanced panel keeps the sums-based analysis bit for bit; an unbalanced one needs
-    // every trajectory's and read's cost as it is.
-    let costs = if panel.strata.iter().all(|s| s.is_balanced()) {
-        Costs::Balanced(panel_costs(
-            &panel,
-            &args.ledger,
-            args.prices.as_deref(),
-            currency,
-            args.search_price,
-        )?)
-    } else {
-        Costs::Nested(trajectory_panel_costs(
-            &panel,
-            &args.ledger,
-            args.prices.as_deref(),
-            currency,
-            args.search_price,
-        )?)
-    };
     let engine = args
         .resample
         .engine(u64::from(range.end) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(u64::from(range.end), "efficiency");
-    let report = match costs {
-        Costs::Balanced((costs, read_costs)) => analyse(
-            &panel.strata,
-            &costs,
-            &read_costs,
-            engine.as_ref(),
-            args.resample.seed,
-            range.end,
-            args.resample.confidence.get(),
-            args.max_reads,
-            &|d| progress.set(d),
-        )?,
-        Costs::Nested(costs) => analyse_unbalanced(
-            &panel,
-            &costs,
-            engine.as_ref(),
-            args.resample.seed,
-            range.end,
-            args.resample.confidence.get(),
-            args.max_reads,
-            &|d| progress.set(d),
-        )?,
-    };
+    let report = report_of(
+        &panel,
+        &LedgerInput {
+            ledger: &args.ledger,
+            prices: args.prices.as_deref(),
+            currency,
+            search_price: args.search_price,
+        },
+        engine.as_ref(),
+        args.resample.seed,
+        range.end,
+        args.resample.confidence.get(),
+        args.max_reads,
+        &|d| progress.set(d),
+    )?;
     progress.finish();
     if let Some(p) = &args.plot {
         let boot = Some((args.resample.seed, u64::from(range.end)));

@@ -9,7 +9,6 @@ use clap::Parser;
 use serde_json::Value;
 
 use ragstats::allocation::fixed_t::FixedTLoss;
-use ragstats::allocation::one_read::analyse;
 use ragstats::components::forecast::{forecast, Audit};
 use ragstats::components::levels::Level;
 use ragstats::plot::{self, Caption};
@@ -383,7 +382,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     )));
     body.push_str("</section>\n");
 
-    // One-read efficiency (needs the ledger and a balanced panel).
+    // One-read efficiency (needs the ledger).
     if let Some(ledger) = &ledger {
         body.push_str(
             "<section id=\"efficiency\">\n<h2>Is reading each packet once wasteful?</h2>\n",
@@ -498,17 +497,19 @@ fn efficiency_section(
     prices: Option<&Path>,
     replicates: u32,
 ) -> anyhow::Result<(String, Caption, Vec<Vec<String>>)> {
-    let panel = args.opts.load_noting_drops(panel_path)?;
-    let (costs, read_costs) =
-        super::efficiency::panel_costs(&panel, ledger, prices, CurrencyArg::Tokens, None)?;
+    let panel = args.opts.load_unbalanced(panel_path)?;
     let engine = args
         .resample
         .engine(u64::from(replicates) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(u64::from(replicates), "efficiency");
-    let report = analyse(
-        &panel.strata,
-        &costs,
-        &read_costs,
+    let report = super::efficiency::report_of(
+        &panel,
+        &super::efficiency::LedgerInput {
+            ledger,
+            prices,
+            currency: CurrencyArg::Tokens,
+            search_price: None,
+        },
         engine.as_ref(),
         args.resample.seed,
         replicates,

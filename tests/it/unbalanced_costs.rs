@@ -379,3 +379,43 @@ fn mixed_panel_takes_each_strata_method_from_variance() {
     assert!((f(&c["trajectory"]) - 47.0).abs() < 1e-12, "{c}");
     assert!((f(&c["read"]) - 10.5).abs() < 1e-12, "{c}");
 }
+
+/// `stats report` on an unbalanced panel with its ledger has the efficiency figure, and it is
+/// the one `stats efficiency --plot` draws from the same replicates (REML refits, each
+/// question's own cells' costs).
+#[test]
+fn report_of_an_unbalanced_panel_has_the_efficiency_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let (panel, ledger) = files(&dir);
+    let html = dir.path().join("report.html");
+    let plot = dir.path().join("eff.svg");
+    stats()
+        .args(["report", &panel, "--ledger", &ledger])
+        .args(["--replicates", "200", "--seed", "7", "--out"])
+        .arg(&html)
+        .assert()
+        .success();
+    stats()
+        .args(["efficiency", &panel, "--ledger", &ledger])
+        .args(["--replicates", "200", "--seed", "7", "--plot"])
+        .arg(&plot)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&html).unwrap();
+    let svg = std::fs::read_to_string(&plot).unwrap().replacen(
+        r#" xmlns="http://www.w3.org/2000/svg""#,
+        "",
+        1,
+    );
+    let start = html
+        .find("<figure id=\"fig-efficiency\">\n")
+        .expect("the report has the efficiency figure");
+    let inline = &html[start..];
+    let inline = &inline[inline.find("<svg").unwrap()..];
+    let inline = &inline[..inline.find("<figcaption>").unwrap()];
+    assert_eq!(inline, svg);
+    // The combined fixed-T loss in its table is the command's.
+    let v = efficiency(&panel, &ledger, &[]);
+    let loss = f(&v["combined"]["fixed_t"]["loss_percent"]);
+    assert!(html.contains(&format!("<td>{loss:.2}</td>")), "{loss:.2}");
+}
