@@ -197,13 +197,19 @@ fn swatch(out: &mut String, i: usize, mark: Option<Mark>, x: i32, y: i32) {
 fn legend_and_caption(out: &mut String, names: &[(String, Option<Mark>)], caption: &str) {
     let x = (SIZE.0 - LEGEND_W + 16) as i32;
     out.push_str("<g class=\"legend\">\n");
+    // One size for every entry, the one the longest needs.
+    let font = names
+        .iter()
+        .map(|(n, _)| fitted_font(n, 12.0, LEGEND_W as i32 - 56))
+        .fold(12.0, f64::min);
     for (i, (name, mark)) in names.iter().enumerate() {
         let y = 60 + 22 * i as i32;
         swatch(out, i, *mark, x, y);
         let _ = writeln!(
             out,
-            r#"<text x="{}" y="{y}" dy="0.35em" font-family="sans-serif" font-size="12">{}</text>"#,
+            r#"<text x="{}" y="{y}" dy="0.35em" font-family="sans-serif" font-size="{}">{}</text>"#,
             x + 32,
+            font,
             esc(name)
         );
     }
@@ -214,6 +220,17 @@ fn legend_and_caption(out: &mut String, names: &[(String, Option<Mark>)], captio
         SIZE.1 - 10,
         esc(caption)
     );
+}
+
+/// The font size (px, one decimal) at which `text` fits in `width` pixels: `base`, or
+/// smaller when its estimated width (0.55 em per character, a little over sans-serif's mean) would
+/// overflow, down to 6 px. A long legend entry or group label is shrunk rather than cut off
+/// or overlapping its neighbour (every SVG renderer honours a font size; not all honour
+/// `textLength`).
+fn fitted_font(text: &str, base: f64, width: i32) -> f64 {
+    let chars = text.chars().count().max(1) as f64;
+    let fit = f64::from(width.max(1)) / (0.55 * chars);
+    (base.min(fit).max(6.0) * 10.0).floor() / 10.0
 }
 
 /// Puts `marks` before the closing `</svg>` of plotters' output.
@@ -427,32 +444,59 @@ pub fn bars(c: &BarChart) -> Result<String> {
             .x_label_area_size(36)
             .y_label_area_size(72)
             // A segmented 0..k has k + 1 segments (0..=k).
+            // One group gets two segments (plotters' 0..0 is degenerate) and spans both.
             .build_cartesian_2d((0..(n as i32 - 1).max(1)).into_segmented(), yr.0..yr.1)
             .map_err(draw_err)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n.max(1))
-            .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => groups
-                    .get(usize::try_from(*i).unwrap_or(usize::MAX))
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => String::new(),
-            })
+            // The group labels are drawn below, in a font small enough to fit their segment.
+            .x_label_formatter(&|_| String::new())
             .y_desc(&c.y_desc)
             .y_label_formatter(&tick)
             .light_line_style(RGBColor(246, 246, 246))
             .draw()
             .map_err(draw_err)?;
         let (left, top) = chart.backend_coord(&(SegmentValue::Exact(0), yr.1));
-        let (right, bottom) = chart.backend_coord(&(SegmentValue::Exact(n as i32), yr.0));
+        // The pixel span of group g: its segment, or the whole axis when it is the only one.
+        let span = |g: usize| {
+            let (a, b) = if n == 1 {
+                (0, 2)
+            } else {
+                (g as i32, g as i32 + 1)
+            };
+            let (l, _) = chart.backend_coord(&(SegmentValue::Exact(a), yr.0));
+            let (r, _) = chart.backend_coord(&(SegmentValue::Exact(b), yr.0));
+            (l, r)
+        };
+        let (right, bottom) = chart.backend_coord(&(SegmentValue::Exact(n.max(2) as i32), yr.0));
         let _ = writeln!(
             marks,
             r#"<g class="figure-data" data-chart="bars" data-groups="{}" {}>"#,
             esc(&c.groups.join("|")),
             dataset_attrs((left, top, right, bottom), (0.0, n as f64), yr)
         );
+        let mut labels = String::new();
+        let font = groups
+            .iter()
+            .enumerate()
+            .map(|(g, name)| {
+                let (l, r) = span(g);
+                fitted_font(name, 11.0, r - l - 6)
+            })
+            .fold(11.0, f64::min);
+        for (g, name) in groups.iter().enumerate() {
+            let (l, r) = span(g);
+            let _ = writeln!(
+                labels,
+                r#"<text class="group-label" x="{}" y="{}" text-anchor="middle" font-family="sans-serif" font-size="{}">{}</text>"#,
+                (l + r) / 2,
+                bottom + 16,
+                font,
+                esc(name)
+            );
+        }
         let k = c.series.len().max(1) as i32;
         let mut base = vec![0.0f64; n];
         for (i, s) in c.series.iter().enumerate() {
@@ -465,8 +509,7 @@ pub fn bars(c: &BarChart) -> Result<String> {
             for (g, b) in s.bars.iter().enumerate() {
                 let Some(b) = b else { continue };
                 let gi = g as i32;
-                let (left, _) = chart.backend_coord(&(SegmentValue::Exact(gi), 0.0));
-                let (right, _) = chart.backend_coord(&(SegmentValue::Exact(gi + 1), 0.0));
+                let (left, right) = span(g);
                 let width = right - left;
                 let (x0, x1) = if c.stacked {
                     (left + width / 5, right - width / 5)
@@ -508,6 +551,7 @@ pub fn bars(c: &BarChart) -> Result<String> {
             marks.push_str("</g>\n");
         }
         marks.push_str("</g>\n");
+        marks.push_str(&labels);
         root.present().map_err(draw_err)?;
     }
     let names: Vec<(String, Option<Mark>)> =
@@ -716,4 +760,19 @@ pub fn heatmap(c: &Heatmap) -> Result<String> {
         esc(&c.caption)
     );
     Ok(finish(svg, &marks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fitted_font;
+
+    #[test]
+    fn fitted_font_keeps_short_text_and_shrinks_long_text_to_its_width() {
+        // "planning": 8 × 0.55 × 11 = 48.4 px fits in 85 px: the base size.
+        assert_eq!(fitted_font("planning", 11.0, 85), 11.0);
+        // "evidence_extraction": 19 chars in 85 px: 85 / (0.55 × 19) = 8.13… → 8.1 px.
+        assert_eq!(fitted_font("evidence_extraction", 11.0, 85), 8.1);
+        // Never below 6 px, however long.
+        assert_eq!(fitted_font(&"x".repeat(500), 11.0, 85), 6.0);
+    }
 }

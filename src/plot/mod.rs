@@ -372,6 +372,15 @@ pub fn consistency(
     caption: &Caption,
 ) -> Result<String> {
     let line = caption.line();
+    // Both panels list the groups in the disagreement table's order (the precision table
+    // may list them in another), then any group only the precision table has.
+    let mut prec_groups: Vec<String> = dis.iter().map(|d| d.group.clone()).collect();
+    for p in prec {
+        if !prec_groups.contains(&p.group) {
+            prec_groups.push(p.group.clone());
+        }
+    }
+    prec_groups.retain(|g| prec.iter().any(|p| &p.group == g));
     let mut panels = vec![
         chart::bars(&BarChart {
             title: "Answer disagreement across reads".into(),
@@ -396,13 +405,13 @@ pub fn consistency(
             title: "One-read SE".into(),
             y_desc: "SE of one read (outcome units)".into(),
             caption: line.clone(),
-            groups: prec.iter().map(|p| p.group.clone()).collect(),
+            groups: prec_groups.clone(),
             series: vec![BarSeries {
                 name: "one-read SE".into(),
-                bars: prec
+                bars: prec_groups
                     .iter()
-                    .map(|p| {
-                        Some(Bar {
+                    .map(|g| {
+                        prec.iter().find(|p| &p.group == g).map(|p| Bar {
                             value: p.one_read_se,
                             ci: None,
                         })

@@ -229,7 +229,13 @@ fn check_marks(id: &str, fig: roxmltree::Node, v: &Value) {
         let prec = v["precision"].as_array().unwrap();
         let se = marks(panels[1], "one-read SE");
         assert_eq!(se.len(), prec.len());
-        for (m, p) in se.iter().zip(prec) {
+        for (m, d) in se.iter().zip(dis) {
+            assert_eq!(
+                m.0.as_str(),
+                d["group"].as_str().unwrap(),
+                "in the same order"
+            );
+            let p = prec.iter().find(|p| p["group"] == d["group"]).unwrap();
             assert_eq!(m.1, f(&p["one_read_se"]));
         }
         let ratio = marks(panels[2], "SE ratio");
