@@ -14,7 +14,8 @@
 //!   (ddof 1) over runs. With every run of every item scored, their mean equals the estimate.
 //! - interval: stratified item bootstrap. One engine row per item, `[x_i^EM, x_i^F1]`
 //!   (all runs of an item stay together), strata = groups; each replicate's group means are
-//!   `c_g + sum_g / q_g` (rows centred on `c_g` before the f32 sums), and its task and
+//!   `c_g + sum_g / q_g` (rows centred on `c_g` before the f32 sums; clamped to [0, 1], which
+//!   only undoes rounding), and its task and
 //!   overall scores are the host arithmetic above. Percentile interval, type-7 quantiles.
 
 use std::collections::HashMap;
@@ -197,9 +198,12 @@ pub fn bootstrap_group_means(
             for (si, g) in present.iter().enumerate() {
                 let c = centres[g.index()].unwrap_or([0.0, 0.0]);
                 let base = (r * s + si) * 2;
+                // A group mean of EM or F1 values in [0, 1] lies in [0, 1]; the f32 sums of
+                // centred rows can leave it by a rounding error (−9.9e-9 was printed as an
+                // interval end), so the replicate is clamped back.
                 gm[g.index()] = Some([
-                    c[0] + f64::from(sums[base]) / q[si],
-                    c[1] + f64::from(sums[base + 1]) / q[si],
+                    (c[0] + f64::from(sums[base]) / q[si]).clamp(0.0, 1.0),
+                    (c[1] + f64::from(sums[base + 1]) / q[si]).clamp(0.0, 1.0),
                 ]);
             }
             gm

@@ -881,3 +881,26 @@ fn shuffled_runs_score_the_same_when_the_model_answers_by_text() {
     assert_eq!(first["gold"], 4);
     assert_eq!(first["chosen"], 4);
 }
+
+/// Every bootstrap interval of a score is a share: within [0, 1]. On the demo's bare run
+/// the planning-convergent EM interval starts at an item set scoring 0, which the f32 sums
+/// of centred rows printed as −9.9341e-9 before replicates were clamped.
+#[test]
+fn score_intervals_stay_within_zero_and_one() {
+    for file in [
+        "data/demo/mcq-bare.jsonl",
+        "data/demo/mcq-informative.jsonl",
+    ] {
+        let v = mcq_score_json(Path::new(file), 10_000, &[]);
+        for s in v["scores"].as_array().unwrap() {
+            for m in ["em", "f1"] {
+                let ci = &s[m]["ci"];
+                let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+                assert!((0.0..=hi).contains(&lo) && hi <= 1.0, "{file} {s}");
+            }
+        }
+        if file.ends_with("bare.jsonl") {
+            assert_eq!(row(&v, "scores", "planning-convergent")["em"]["ci"][0], 0.0);
+        }
+    }
+}
