@@ -105,6 +105,40 @@ pub struct DirectCheck {
     pub pairs: Vec<PairCheck>,
 }
 
+/// An interval over the replicates of a function of one replicate's pair ratios.
+type RatioInterval<'a> = dyn Fn(&dyn Fn(&[f64]) -> f64) -> Option<[f64; 2]> + 'a;
+
+impl DirectCheck {
+    /// The check from the pairs' one-read SEs (two per pair), two-read SEs, the panel
+    /// costs (C₁, C₂), each pair's ratio, and `rep_ci`: the mean ratio's interval and each
+    /// pair's come from the same replicates.
+    fn assemble(
+        singles: &[f64],
+        doubles: &[f64],
+        (c1, c2): (f64, f64),
+        ratios: &[f64],
+        rep_ci: &RatioInterval<'_>,
+    ) -> Self {
+        DirectCheck {
+            se_one_read: mean(singles),
+            se_two_reads: mean(doubles),
+            cost_one_read: c1,
+            cost_two_reads: c2,
+            ratio: mean(ratios),
+            ci: rep_ci(&|r| mean(r)),
+            pairs: ratios
+                .iter()
+                .enumerate()
+                .map(|(p, &ratio)| PairCheck {
+                    reads: [2 * p, 2 * p + 1],
+                    ratio,
+                    ci: rep_ci(&|r| r[p]),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The whole analysis.
 #[derive(Debug, Clone, Serialize)]
 pub struct OneReadReport {
@@ -531,23 +565,7 @@ pub fn analyse(
             .flat_map(|p| [se(PAIR0 + 6 * p), se(PAIR0 + 6 * p + 2)])
             .collect();
         let doubles: Vec<f64> = (0..pairs).map(|p| se(PAIR0 + 6 * p + 4)).collect();
-        DirectCheck {
-            se_one_read: mean(&singles),
-            se_two_reads: mean(&doubles),
-            cost_one_read: c1,
-            cost_two_reads: c2,
-            ratio: mean(&ratios),
-            ci: rep_ci(&|r| mean(r)),
-            pairs: ratios
-                .iter()
-                .enumerate()
-                .map(|(p, &ratio)| PairCheck {
-                    reads: [2 * p, 2 * p + 1],
-                    ratio,
-                    ci: rep_ci(&|r| r[p]),
-                })
-                .collect(),
-        }
+        DirectCheck::assemble(&singles, &doubles, (c1, c2), &ratios, &rep_ci)
     });
     Ok(OneReadReport {
         max_reads,
@@ -966,23 +984,7 @@ pub fn analyse_unbalanced(
             .collect();
         let rep_ci =
             |f: &dyn Fn(&[f64]) -> f64| ci_of(&|s: &Stats| s.ratios.as_deref().map_or(f64::NAN, f));
-        DirectCheck {
-            se_one_read: mean(&singles),
-            se_two_reads: mean(&doubles),
-            cost_one_read: c1,
-            cost_two_reads: c2,
-            ratio: mean(&ratios),
-            ci: rep_ci(&|r| mean(r)),
-            pairs: ratios
-                .iter()
-                .enumerate()
-                .map(|(p, &ratio)| PairCheck {
-                    reads: [2 * p, 2 * p + 1],
-                    ratio,
-                    ci: rep_ci(&|r| r[p]),
-                })
-                .collect(),
-        }
+        DirectCheck::assemble(&singles, &doubles, (c1, c2), &ratios, &rep_ci)
     });
     Ok(OneReadReport {
         max_reads,
