@@ -73,13 +73,13 @@ pub type PanelCosts = (Vec<Vec<QuestionCost>>, Vec<Vec<ReadCosts>>);
 
 /// Loads a ledger (and prices) and returns its per-cell costs in `currency`: with one
 /// selector analysed, only its reads are billed ([`for_selector`]).
-fn cell_costs(
-    selector: Option<&str>,
-    ledger: &Path,
-    prices: Option<&Path>,
-    currency: CurrencyArg,
-    search_price: Option<f64>,
-) -> anyhow::Result<CellCosts> {
+fn cell_costs(selector: Option<&str>, input: &LedgerInput<'_>) -> anyhow::Result<CellCosts> {
+    let LedgerInput {
+        ledger,
+        prices,
+        currency,
+        search_price,
+    } = *input;
     let entries = for_selector(read_ledger(ledger)?, selector, ledger)?;
     let prices_doc = prices.map(Prices::read).transpose()?;
     if currency == CurrencyArg::Usd && prices_doc.is_none() {
@@ -101,18 +101,10 @@ fn cell_costs(
 /// they are in the panel (`[stratum][question][trajectory]`; balanced or not).
 pub fn trajectory_panel_costs(
     panel: &Panel,
-    ledger: &Path,
-    prices: Option<&Path>,
-    currency: CurrencyArg,
-    search_price: Option<f64>,
+    input: &LedgerInput<'_>,
 ) -> anyhow::Result<Vec<Vec<Vec<TrajectoryCost>>>> {
-    let cells = cell_costs(
-        panel.selector.as_deref(),
-        ledger,
-        prices,
-        currency,
-        search_price,
-    )?;
+    let cells = cell_costs(panel.selector.as_deref(), input)?;
+    let ledger = input.ledger;
     Ok(panel
         .strata
         .iter()
@@ -122,20 +114,9 @@ pub fn trajectory_panel_costs(
 
 /// Loads a ledger and returns the panel's costs (see [`PanelCosts`]); the panel must be
 /// balanced.
-pub fn panel_costs(
-    panel: &Panel,
-    ledger: &Path,
-    prices: Option<&Path>,
-    currency: CurrencyArg,
-    search_price: Option<f64>,
-) -> anyhow::Result<PanelCosts> {
-    let cells = cell_costs(
-        panel.selector.as_deref(),
-        ledger,
-        prices,
-        currency,
-        search_price,
-    )?;
+pub fn panel_costs(panel: &Panel, input: &LedgerInput<'_>) -> anyhow::Result<PanelCosts> {
+    let cells = cell_costs(panel.selector.as_deref(), input)?;
+    let ledger = input.ledger;
     let full = panel
         .strata
         .iter()
@@ -170,6 +151,7 @@ pub fn panel_costs(
 }
 
 /// A ledger, its prices and the currency to bill it in.
+#[derive(Clone, Copy)]
 pub struct LedgerInput<'a> {
     pub ledger: &'a Path,
     pub prices: Option<&'a Path>,
@@ -191,14 +173,8 @@ pub fn report_of(
     max_reads: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<OneReadReport> {
-    let LedgerInput {
-        ledger,
-        prices,
-        currency,
-        search_price,
-    } = *input;
     Ok(if panel.strata.iter().all(|s| s.is_balanced()) {
-        let (costs, read_costs) = panel_costs(panel, ledger, prices, currency, search_price)?;
+        let (costs, read_costs) = panel_costs(panel, input)?;
         analyse(
             &panel.strata,
             &costs,
@@ -211,7 +187,7 @@ pub fn report_of(
             progress,
         )?
     } else {
-        let costs = trajectory_panel_costs(panel, ledger, prices, currency, search_price)?;
+        let costs = trajectory_panel_costs(panel, input)?;
         analyse_unbalanced(
             panel, &costs, engine, seed, replicates, confidence, max_reads, progress,
         )?

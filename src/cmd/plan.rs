@@ -14,7 +14,7 @@ use ragstats::components::forecast::Audit;
 use ragstats::resample::summary::percentile_interval;
 
 use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
-use super::efficiency::{panel_costs, trajectory_panel_costs, CurrencyArg};
+use super::efficiency::{panel_costs, trajectory_panel_costs, CurrencyArg, LedgerInput};
 use super::resample::{Progress, ResampleArgs};
 use super::variance::report_for;
 use super::UsageError;
@@ -289,10 +289,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             Some(
                 panel_costs(
                     p,
-                    ledger,
-                    args.prices.as_deref(),
-                    currency,
-                    args.search_price,
+                    &LedgerInput {
+                        ledger,
+                        prices: args.prices.as_deref(),
+                        currency,
+                        search_price: args.search_price,
+                    },
                 )?
                 .0,
             ),
@@ -302,10 +304,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             None,
             Some(trajectory_panel_costs(
                 p,
-                ledger,
-                args.prices.as_deref(),
-                currency,
-                args.search_price,
+                &LedgerInput {
+                    ledger,
+                    prices: args.prices.as_deref(),
+                    currency,
+                    search_price: args.search_price,
+                },
             )?),
         ),
         _ => (None, None),
