@@ -245,6 +245,23 @@ impl Planner {
         self.strata.iter().map(|s| s.weight).collect()
     }
 
+    /// Questions per stratum for `goal` given each stratum's variance per question `v` and
+    /// cost per question `k`: the least cost reaching SE² ≤ target², or the least SE² within
+    /// the budget, as (questions per stratum, SE², cost).
+    fn solve(&self, goal: Goal, v: &[f64], k: &[f64]) -> Option<(Vec<usize>, f64, f64)> {
+        let w = self.weights();
+        let cell = Cell {
+            weights: &w,
+            v,
+            k,
+            max_q: self.bounds.max_questions,
+        };
+        match goal {
+            Goal::TargetSe(s) => cell.least_cost(s * s),
+            Goal::Budget(b) => cell.least_se(b),
+        }
+    }
+
     /// Per-question costs k_d = T (c_T,d + R c_R,d) (0 without costs).
     fn per_question_costs(&self, t: usize, r: usize) -> Vec<f64> {
         self.strata
@@ -311,17 +328,7 @@ impl Planner {
             .map(|s| variance_per_question(&s.components, t, r))
             .collect();
         let k = self.per_question_costs(t, r);
-        let w = self.weights();
-        let cell = Cell {
-            weights: &w,
-            v: &v,
-            k: &k,
-            max_q: self.bounds.max_questions,
-        };
-        let found = match goal {
-            Goal::TargetSe(s) => cell.least_cost(s * s),
-            Goal::Budget(b) => cell.least_se(b),
-        }?;
+        let found = self.solve(goal, &v, &k)?;
         Some(Allocation {
             questions: found.0.iter().sum(),
             per_stratum: found.0,
@@ -418,17 +425,7 @@ impl Planner {
                 })
             })
             .collect();
-        let w = self.weights();
-        let cell = Cell {
-            weights: &w,
-            v: &v,
-            k: &k,
-            max_q: self.bounds.max_questions,
-        };
-        let found = match goal {
-            Goal::TargetSe(s) => cell.least_cost(s * s),
-            Goal::Budget(b) => cell.least_se(b),
-        }?;
+        let found = self.solve(goal, &v, &k)?;
         Some((found.0, found.1.sqrt(), self.has_costs().then_some(found.2)))
     }
 }
