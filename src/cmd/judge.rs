@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use ragstats::io::{refuse_overwriting_inputs, write_atomic};
 use ragstats::judge::{self, JudgeConfig, TABLE_HEADER};
+use ragstats::llm::ModelConfig;
 use ragstats::mcq::generate::write_jsonl;
 use ragstats::trajlog::{pick_selector, read_trajectories};
 
@@ -64,9 +65,11 @@ async fn judge_run(a: Args) -> anyhow::Result<u8> {
         extra,
     } = a.policy.configure(&a.endpoint)?;
     let cfg = JudgeConfig {
-        model: a.endpoint.model.clone(),
-        params,
-        extra,
+        llm: ModelConfig {
+            model: a.endpoint.model.clone(),
+            params,
+            extra,
+        },
         selector,
     };
     let (calls, unjudged) = judge::plan(&trajs, &cfg);

@@ -17,9 +17,9 @@
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use crate::llm::{CallRecord, ChatRequest, Message, SamplingParams};
+use crate::llm::{CallRecord, ChatRequest, ModelConfig};
 use crate::mcq::generate::guided::{fill, steps_context};
 use crate::mcq::generate::{clip_text, host, Logged};
 use crate::search::SearchRecord;
@@ -55,9 +55,7 @@ impl Dimension {
 /// Model and call template of the judge calls.
 #[derive(Debug, Clone)]
 pub struct JudgeConfig {
-    pub model: String,
-    pub params: SamplingParams,
-    pub extra: Map<String, Value>,
+    pub llm: ModelConfig,
     /// The selector whose reads decide correctness and whose packet and reader output form
     /// the final extraction unit.
     pub selector: String,
@@ -162,13 +160,7 @@ pub fn plan(
         };
         let mut call = |step: u32, dimension: Dimension, prompt: String| {
             let id = format!("judge:{}:s{step}:{}", l.key(), dimension.short());
-            let mut r = ChatRequest::new(
-                id,
-                cfg.model.clone(),
-                vec![Message::user(prompt).to_value()],
-            );
-            r.params = cfg.params.clone();
-            r.extra = cfg.extra.clone();
+            let r = cfg.llm.user_request(id, prompt);
             calls.push(JudgeCall {
                 request: r,
                 traj: ti,
@@ -390,7 +382,7 @@ pub fn build(
                 extraction_score: e,
                 judge_score: mean(&both),
                 failures: steps.iter().filter(|s| s.score.is_none()).count(),
-                model: cfg.model.clone(),
+                model: cfg.llm.model.clone(),
                 steps,
             }
         })

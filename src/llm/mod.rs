@@ -35,4 +35,6 @@ pub mod types;
 pub use cancel::Cancel;
 pub use client::{Client, ClientConfig, ClientStats};
 pub use retry::RetryPolicy;
-pub use types::{CallError, CallRecord, ChatRequest, ErrorKind, Message, SamplingParams, Usage};
+pub use types::{
+    CallError, CallRecord, ChatRequest, ErrorKind, Message, ModelConfig, SamplingParams, Usage,
+};

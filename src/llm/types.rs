@@ -71,6 +71,29 @@ pub struct ChatRequest {
     pub meta: Option<Value>,
 }
 
+/// A model as a command calls it: its name, the sampling parameters and the extra body
+/// fields every request to it carries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelConfig {
+    pub model: String,
+    pub params: SamplingParams,
+    pub extra: Map<String, Value>,
+}
+
+impl ModelConfig {
+    /// A request `id` to this model whose one message is the user's `prompt`.
+    pub fn user_request(&self, id: impl Into<String>, prompt: impl Into<String>) -> ChatRequest {
+        let mut r = ChatRequest::new(
+            id,
+            self.model.clone(),
+            vec![Message::user(prompt).to_value()],
+        );
+        r.params = self.params.clone();
+        r.extra = self.extra.clone();
+        r
+    }
+}
+
 impl ChatRequest {
     /// A request with default sampling parameters, no extra body and no meta.
     pub fn new(id: impl Into<String>, model: impl Into<String>, messages: Vec<Value>) -> Self {
@@ -230,5 +253,36 @@ impl CallRecord {
     /// True when the call produced an answer.
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_models_user_request_carries_its_params_and_extra_fields() {
+        let m = ModelConfig {
+            model: "qwen3-8b".into(),
+            params: SamplingParams {
+                temperature: Some(0.0),
+                ..SamplingParams::default()
+            },
+            extra: json!({"enable_thinking": false})
+                .as_object()
+                .unwrap()
+                .clone(),
+        };
+        let r = m.user_request("judge:q1:s0:r", "Score this step.");
+        assert_eq!(
+            r.body(),
+            json!({"model": "qwen3-8b", "messages": [{"role": "user", "content": "Score this step."}],
+                   "temperature": 0.0, "enable_thinking": false})
+        );
+        assert_eq!(
+            (r.id.as_str(), r.sample, r.meta),
+            ("judge:q1:s0:r", 0, None)
+        );
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use ragstats::io::refuse_overwriting_inputs;
+use ragstats::llm::ModelConfig;
 use ragstats::mcq::generate::guided::{self, GuidedConfig};
 use ragstats::mcq::generate::vanilla::{self, CredibilityMap};
 use ragstats::mcq::generate::{write_jsonl, Generated};
@@ -127,9 +128,11 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
             extra,
         } = a.policy.configure(&a.endpoint)?;
         let cfg = GuidedConfig {
-            model: a.endpoint.model.clone(),
-            params,
-            extra,
+            llm: ModelConfig {
+                model: a.endpoint.model.clone(),
+                params,
+                extra,
+            },
             selector,
         };
         let (planned, skips) = guided::plan(&trajs, &guided_tasks, &cfg);

@@ -23,10 +23,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{meta, numbered, short_hash, text_key, Generated, Provenance, Skip, Strategy};
-use crate::llm::{CallRecord, ChatRequest, Message, SamplingParams};
+use crate::llm::{CallRecord, ChatRequest, ModelConfig};
 use crate::mcq::item::{Item, McqOption, Polarity, Task};
 use crate::mcq::shuffle::permutation;
 use crate::search::SearchRecord;
@@ -76,9 +76,7 @@ pub const GROUNDED_INSTRUCTION: &str =
 /// Model and call template of the generation calls.
 #[derive(Debug, Clone)]
 pub struct GuidedConfig {
-    pub model: String,
-    pub params: SamplingParams,
-    pub extra: Map<String, Value>,
+    pub llm: ModelConfig,
     /// The selector whose reads decide correctness (and whose packet grounded items use).
     pub selector: String,
 }
@@ -179,13 +177,7 @@ pub fn steps_context(l: &Logged, upto: usize) -> String {
 }
 
 fn request(id: &str, prompt: String, cfg: &GuidedConfig, task: Task) -> ChatRequest {
-    let mut r = ChatRequest::new(
-        id,
-        cfg.model.clone(),
-        vec![Message::user(prompt).to_value()],
-    );
-    r.params = cfg.params.clone();
-    r.extra = cfg.extra.clone();
+    let mut r = cfg.llm.user_request(id, prompt);
     r.meta = Some(json!({"task": task.as_str()}));
     r
 }
