@@ -12,7 +12,9 @@
 //! A unit whose content (question, query or packet, record ids) repeats one already made into
 //! an item is skipped as a duplicate: trajectories often retrieve the same pages.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 use std::path::Path;
 
 use serde_json::{json, Value};
@@ -84,6 +86,20 @@ fn id_of(prefix: &str, l: &Logged, tail: &str) -> String {
     )
 }
 
+/// Records that the unit `key` became item `id` and returns `id`, or, when an item was
+/// already made from the same unit, that item's id as the error (a repeated unit becomes no
+/// second item).
+fn claim<K: Eq + Hash>(
+    made: &mut HashMap<K, String>,
+    key: K,
+    id: String,
+) -> std::result::Result<String, String> {
+    match made.entry(key) {
+        Entry::Occupied(e) => Err(e.get().clone()),
+        Entry::Vacant(e) => Ok(e.insert(id).clone()),
+    }
+}
+
 /// Evidence-extraction items, one per search step that has at least
 /// [`MIN_EVIDENCE_OPTIONS`] visible records, at least one of them supporting and at least one
 /// not. Options in rank order; gold = the supporting ones.
@@ -149,23 +165,24 @@ pub fn evidence_extraction(trajs: &[Logged]) -> Generated {
                 skip(&mut out, task, None, source, r);
                 continue;
             }
-            let id = id_of("ee", l, &format!("s{}", s.step));
             let key = (
                 l.t.question_id.clone(),
                 text_key(query),
                 recs.iter().map(|(_, r)| r.id.clone()).collect::<Vec<_>>(),
             );
-            if let Some(first) = made.get(&key) {
-                skip(
-                    &mut out,
-                    task,
-                    None,
-                    source,
-                    format!("same query and results as item {first}"),
-                );
-                continue;
-            }
-            made.insert(key, id.clone());
+            let id = match claim(&mut made, key, id_of("ee", l, &format!("s{}", s.step))) {
+                Ok(id) => id,
+                Err(first) => {
+                    skip(
+                        &mut out,
+                        task,
+                        None,
+                        source,
+                        format!("same query and results as item {first}"),
+                    );
+                    continue;
+                }
+            };
             let labels = super::labels(recs.len());
             let options = recs
                 .iter()
@@ -262,18 +279,19 @@ pub fn abstain(trajs: &[Logged]) -> Generated {
             let mut ids: Vec<String> = recs.iter().map(|(_, r)| r.id.clone()).collect();
             ids.sort();
             let key = (l.t.question_id.clone(), ids);
-            if let Some(first) = made.get(&key) {
-                skip(
-                    &mut out,
-                    task,
-                    sub,
-                    source,
-                    format!("same packet as item {first}"),
-                );
-                continue;
-            }
-            let id = id_of("na", l, sel);
-            made.insert(key, id.clone());
+            let id = match claim(&mut made, key, id_of("na", l, sel)) {
+                Ok(id) => id,
+                Err(first) => {
+                    skip(
+                        &mut out,
+                        task,
+                        sub,
+                        source,
+                        format!("same packet as item {first}"),
+                    );
+                    continue;
+                }
+            };
             let shown: Vec<&SearchRecord> = recs.iter().map(|(_, r)| *r).collect();
             let opt_meta = vec![
                 json!({"label": "A", "origin": "answer"}),
@@ -448,18 +466,19 @@ pub fn reliability(trajs: &[Logged], cred: &CredibilityMap) -> Generated {
             let mut ids: Vec<String> = rated.iter().map(|(r, _)| r.id.clone()).collect();
             ids.sort();
             let key = (l.t.question_id.clone(), ids);
-            if let Some(first) = made.get(&key) {
-                skip(
-                    &mut out,
-                    task,
-                    sub,
-                    source,
-                    format!("same rated records as item {first}"),
-                );
-                continue;
-            }
-            let id = id_of("nr", l, sel);
-            made.insert(key, id.clone());
+            let id = match claim(&mut made, key, id_of("nr", l, sel)) {
+                Ok(id) => id,
+                Err(first) => {
+                    skip(
+                        &mut out,
+                        task,
+                        sub,
+                        source,
+                        format!("same rated records as item {first}"),
+                    );
+                    continue;
+                }
+            };
             let labels = super::labels(rated.len());
             let queries: Vec<String> =
                 l.t.steps
