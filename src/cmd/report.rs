@@ -11,6 +11,7 @@ use serde_json::Value;
 use ragstats::allocation::fixed_t::FixedTLoss;
 use ragstats::components::forecast::{forecast, Audit};
 use ragstats::components::levels::Level;
+use ragstats::panel::Panel;
 use ragstats::plot::{self, Caption};
 
 use super::common::{fixed, num, opt_num, PanelOptions};
@@ -387,7 +388,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         body.push_str(
             "<section id=\"efficiency\">\n<h2>Is reading each packet once wasteful?</h2>\n",
         );
-        match efficiency_section(&args, &panel_path, ledger, prices.as_deref(), replicates) {
+        match efficiency_section(
+            &args,
+            &panel,
+            &panel_path,
+            ledger,
+            prices.as_deref(),
+            replicates,
+        ) {
             Ok((svg, eff_caption, rows)) => {
                 body.push_str(&figure("fig-efficiency", &svg, &eff_caption.line()));
                 body.push_str(&table(
@@ -492,18 +500,18 @@ fn caption_of(path: &Path, opts: &PanelOptions) -> Caption {
 /// The fixed-T and fixed-Q losses: figure, its caption, and table rows.
 fn efficiency_section(
     args: &Args,
+    panel: &Panel,
     panel_path: &Path,
     ledger: &Path,
     prices: Option<&Path>,
     replicates: u32,
 ) -> anyhow::Result<(String, Caption, Vec<Vec<String>>)> {
-    let panel = args.opts.load_unbalanced(panel_path)?;
     let engine = args
         .resample
         .engine(u64::from(replicates) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(u64::from(replicates), "efficiency");
     let report = super::efficiency::report_of(
-        &panel,
+        panel,
         &super::efficiency::LedgerInput {
             ledger,
             prices,
