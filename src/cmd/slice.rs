@@ -197,7 +197,7 @@ fn write_rows(input: &Path, slice: &Slice, out: &Path) -> anyhow::Result<usize> 
         w.write_record(rdr.headers())?;
         while let Some((_, rec)) = rdr.next_record()? {
             if keep(cols.map(|c| c.and_then(|i| rec.get(i)).map(str::to_string))) {
-                w.write_record(rec)?;
+                w.write_record(rec.iter())?;
                 n += 1;
             }
         }

@@ -105,11 +105,10 @@ fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> Result<f64> 
         ));
     }
     match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v.abs() <= crate::io::MAX_MAGNITUDE => Ok(v),
         Ok(v) if v.is_finite() => {
-            match crate::io::magnitude_error(&format!("score '{}'", clip(metric)), v) {
-                Some(m) => Err(Error::input(path, Some(line), m)),
-                None => Ok(v),
-            }
+            let m = crate::io::magnitude_error(&format!("score '{}'", clip(metric)), v);
+            Err(Error::input(path, Some(line), m.unwrap_or_default()))
         }
         Ok(v) => Err(Error::input(
             path,
