@@ -8,6 +8,7 @@
 //! with notes naming the questions that differ, or refused naming the first of them.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::pairing::Cells;
 use super::raw::RawPanel;
@@ -42,6 +43,24 @@ impl Question {
 pub(super) struct Policy {
     pub drop_incomplete: bool,
     pub allow_unbalanced: bool,
+}
+
+/// The trajectory and read label texts of a file, shared: a cell's labels are kept for
+/// every cell (for matching a cost ledger), and a shared text costs a count, not a copy.
+pub(super) struct LabelTexts {
+    traj: Vec<Arc<str>>,
+    reads: Vec<Arc<str>>,
+}
+
+impl LabelTexts {
+    /// The texts of every trajectory and read label of `raw`, by interned id.
+    pub fn new(raw: &RawPanel) -> Self {
+        let shared = |names: &[String]| names.iter().map(|n| Arc::from(n.as_str())).collect();
+        LabelTexts {
+            traj: shared(&raw.trajectories.names),
+            reads: shared(&raw.reads.names),
+        }
+    }
 }
 
 /// Nests question `g`'s cells: sorted by trajectory label then read label.
@@ -108,6 +127,7 @@ pub(super) fn fill_stratum(
     groups: &[Group],
     cells: &Cells,
     labels: &Labels,
+    texts: &LabelTexts,
     policy: &Policy,
 ) -> Result<Stratum> {
     let questions: Vec<Question> = groups.iter().map(|g| nest(cells, labels, g)).collect();
@@ -152,13 +172,10 @@ pub(super) fn fill_stratum(
     // Every kept question's own labels, in outcome order (for matching a cost ledger).
     let add_labels = |stratum: &mut Stratum, q: &Question| {
         let l = stratum.labels.get_or_insert_with(CellLabels::default);
-        l.trajectory.extend(
-            q.traj
-                .iter()
-                .map(|&t| raw.trajectories.names[t as usize].clone()),
-        );
+        l.trajectory
+            .extend(q.traj.iter().map(|&t| texts.traj[t as usize].clone()));
         l.read
-            .extend(q.read.iter().map(|&r| raw.reads.names[r as usize].clone()));
+            .extend(q.read.iter().map(|&r| texts.reads[r as usize].clone()));
     };
     if incomplete.is_empty() || policy.drop_incomplete {
         for q in &questions {

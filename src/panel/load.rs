@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::balance::{fill_stratum, Policy};
+use super::balance::{fill_stratum, LabelTexts, Policy};
 use super::pairing::{pair_cells, select_arms};
 use super::read::read_rows;
 use super::selectors::{choose_selector, SelectorChoice};
@@ -59,6 +59,7 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
         cells.unpaired.entry(question).or_insert(why);
     }
     let mut strata = Vec::new();
+    let texts = LabelTexts::new(&raw);
     for (d, groups) in group(&cells.cells) {
         let labels = labels(&raw, &cells.cells, &groups);
         strata.push(fill_stratum(
@@ -68,6 +69,7 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
             &groups,
             &cells,
             &labels,
+            &texts,
             &Policy {
                 drop_incomplete: opts.drop_incomplete,
                 allow_unbalanced: opts.allow_unbalanced,

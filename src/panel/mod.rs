@@ -83,8 +83,8 @@ pub struct Stratum {
 /// their `trajectories` and `reads` are then positions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CellLabels {
-    pub trajectory: Vec<String>,
-    pub read: Vec<String>,
+    pub trajectory: Vec<std::sync::Arc<str>>,
+    pub read: Vec<std::sync::Arc<str>>,
 }
 
 /// An unbalanced stratum's outcomes: question q's trajectories are
@@ -156,7 +156,7 @@ impl Stratum {
             }
         };
         match &self.labels {
-            Some(l) => Some((l.trajectory.get(ti)?.as_str(), l.read.get(ri)?.as_str())),
+            Some(l) => Some((&**l.trajectory.get(ti)?, &**l.read.get(ri)?)),
             None if self.nested.is_none() => {
                 Some((self.trajectories[t].as_str(), self.reads[r].as_str()))
             }

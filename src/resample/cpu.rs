@@ -8,7 +8,7 @@
 use rayon::prelude::*;
 
 use super::engine::{ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
-use crate::rng::blocks::Generator;
+use crate::rng::blocks::{Generator, GroupSink};
 use crate::rng::domain;
 use crate::rng::stream::seed_key;
 use crate::{Error, Result};
@@ -18,7 +18,7 @@ use crate::{Error, Result};
 const DRAWS_PER_BATCH: u64 = 1 << 24;
 /// Draws per rayon task, so that tiny strata (a few hundred rows) are not scheduled one
 /// pair at a time.
-const DRAWS_PER_TASK: u64 = 1 << 15;
+const DRAWS_PER_TASK: u64 = 1 << 18;
 
 /// The CPU backend. Uses the rayon pool it is called from.
 #[derive(Debug, Clone, Default)]
@@ -175,7 +175,8 @@ pub(crate) fn walk_batches(
 /// Calls `f(lane, rows)` for every block `j` of (r, s), in increasing `j`: `rows` are the
 /// block's drawn row indices (words 0..3; fewer for the last block when 4 ∤ q) and `lane`
 /// is `j % LANES`, so each lane sees its blocks in increasing `j` and words 0..3 within a
-/// block, the contract's order.
+/// block, the contract's order. The blocks come a generator step at a time
+/// ([`Generator::for_each_group`]), so the adds of one step overlap the drawing of the next.
 #[inline(always)]
 pub(crate) fn walk_blocks(
     generator: Generator,
@@ -183,19 +184,34 @@ pub(crate) fn walk_blocks(
     r: u32,
     s: u32,
     q: u32,
-    mut f: impl FnMut(usize, &[u32]),
+    f: impl FnMut(usize, &[u32]),
 ) {
-    walk_batches(generator, key, r, s, q, |j0, rows| {
-        let blocks = rows.chunks_exact(4);
+    let addr = domain::bootstrap_stream(r, s);
+    generator.for_each_group(key, addr, 0, q.div_ceil(4), q, &mut BlockWalk { q, f });
+}
+
+/// The [`GroupSink`] of [`walk_blocks`]: hands each block of a group to `f` with its lane,
+/// the last block cut at draw `q`.
+struct BlockWalk<F> {
+    q: u32,
+    f: F,
+}
+
+impl<F: FnMut(usize, &[u32])> GroupSink for BlockWalk<F> {
+    #[inline(always)]
+    fn take(&mut self, j0: u32, words: &[u32]) {
+        // 4 j0 < q for every block j0 < ceil(q / 4); the last block may hold fewer draws.
+        let draws = ((self.q - 4 * j0) as usize).min(words.len());
+        let blocks = words[..draws].chunks_exact(4);
         let last = blocks.remainder();
         let n = blocks.len();
         for (jj, block) in blocks.enumerate() {
-            f((j0 as usize + jj) & (LANES - 1), block);
+            (self.f)((j0 as usize + jj) & (LANES - 1), block);
         }
         if !last.is_empty() {
-            f((j0 as usize + n) & (LANES - 1), last);
+            (self.f)((j0 as usize + n) & (LANES - 1), last);
         }
-    });
+    }
 }
 
 /// Tree reduction over lanes of `acc` (LANES rows of `K`, row-major): stride 32, 16, ..., 1,

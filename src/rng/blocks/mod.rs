@@ -28,6 +28,16 @@ mod neon;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+/// What receives the draws of [`Generator::for_each_group`], a generator step at a time.
+///
+/// A trait rather than a closure so that an implementation can mark [`GroupSink::take`]
+/// `#[inline(always)]`: it is then compiled into the vector generator's loop, where a
+/// closure of any size was called out of line, and the call cost more than the adds.
+pub trait GroupSink {
+    /// The bounded draws `words` of blocks `first, first + 1, ...`, four per block.
+    fn take(&mut self, first: u32, words: &[u32]);
+}
+
 /// The environment variable that forces a generator: `auto` (the default), `scalar`,
 /// `avx2`, `avx512` or `neon`.
 pub const ENV_VAR: &str = "STATS_CPU_RNG";
@@ -151,7 +161,61 @@ impl Generator {
             out.len().is_multiple_of(4),
             "fill_bounded: out holds whole blocks of 4 words"
         );
+        self.fill_with_threshold(key, addr, first, q, lemire_threshold(q), out);
+    }
+
+    /// Calls `sink.take(j, words)` for consecutive groups of the blocks `first .. first + n` (block
+    /// numbers wrapping at 2^32), in order: `words` are the bounded draws of blocks
+    /// `j, j + 1, ...` of the group, four per block, exactly what [`Self::fill_bounded`]
+    /// writes for them. A group is one step of the generator (eight blocks for AVX2,
+    /// sixteen otherwise); the last one may be shorter.
+    ///
+    /// Handing each group on as soon as it is drawn lets the core overlap the caller's
+    /// work on one group (loads and adds) with drawing the next (vector arithmetic).
+    ///
+    /// # Panics
+    /// If `q == 0`, or if this CPU does not support the generator.
+    pub fn for_each_group(
+        self,
+        key: [u32; 2],
+        addr: [u32; 2],
+        first: u32,
+        n: u32,
+        q: u32,
+        sink: &mut impl GroupSink,
+    ) {
+        assert!(q > 0, "for_each_group: q must be at least 1");
         let t = lemire_threshold(q);
+        #[cfg(target_arch = "x86_64")]
+        if self == Generator::Avx2 {
+            assert!(self.is_supported(), "this CPU has no AVX2");
+            // SAFETY: the CPU supports AVX2 (checked above).
+            unsafe { x86::walk_avx2(key, addr, first, n, q, t, sink) };
+            return;
+        }
+        const GROUP: u32 = 16;
+        let mut words = [0u32; 4 * GROUP as usize];
+        let mut g = 0;
+        while g < n {
+            let len = (n - g).min(GROUP);
+            let j = first.wrapping_add(g);
+            let dst = &mut words[..4 * len as usize];
+            self.fill_with_threshold(key, addr, j, q, t, dst);
+            sink.take(j, dst);
+            g += len;
+        }
+    }
+
+    /// [`Self::fill_bounded`] with the threshold `t` = [`lemire_threshold`]`(q)` given.
+    fn fill_with_threshold(
+        self,
+        key: [u32; 2],
+        addr: [u32; 2],
+        first: u32,
+        q: u32,
+        t: u32,
+        out: &mut [u32],
+    ) {
         match self {
             Generator::Scalar => fill_scalar(key, addr, first, q, t, out),
             #[cfg(target_arch = "x86_64")]

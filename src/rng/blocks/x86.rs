@@ -20,7 +20,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{fix_rejected, round_keys};
+use super::{fix_rejected, round_keys, GroupSink};
 use crate::rng::philox::{PHILOX_M0, PHILOX_M1};
 
 /// Blocks per AVX2 step: two vectors of four.
@@ -62,6 +62,37 @@ pub(super) unsafe fn fill_avx2(
         if rejected {
             fix_rejected(key, addr, j, q, t, dst);
         }
+    }
+}
+
+/// [`super::Generator::for_each_group`] with AVX2: `sink.take(j, words)` for each step of eight
+/// blocks (the last one shorter when 8 does not divide `n`), right after it is drawn.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn walk_avx2(
+    key: [u32; 2],
+    addr: [u32; 2],
+    first: u32,
+    n: u32,
+    q: u32,
+    t: u32,
+    sink: &mut impl GroupSink,
+) {
+    let plan = Avx2Plan::new(key, addr, q, t);
+    let mut words = [0u32; 4 * G2];
+    let mut g = 0;
+    while g < n {
+        let len = (n - g).min(G2 as u32) as usize;
+        let j = first.wrapping_add(g);
+        let rejected = group_avx2(&plan, j, &mut words);
+        let dst = &mut words[..4 * len];
+        if rejected {
+            fix_rejected(key, addr, j, q, t, dst);
+        }
+        sink.take(j, dst);
+        g += len as u32;
     }
 }
 
