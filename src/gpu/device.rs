@@ -2,6 +2,7 @@
 //! asynchronous errors (validation, out of memory, device loss) into [`Error::Gpu`]
 //! values that name the adapter and what was being done. Nothing here falls back silently.
 
+use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
 
 use wgpu::{Backends, DeviceType};
@@ -140,6 +141,24 @@ pub fn adapters() -> Vec<(wgpu::AdapterInfo, wgpu::Features)> {
         .collect()
 }
 
+/// Whether the Linux device directory `dev` has a node through which a hardware GPU is
+/// reached: a DRM render node (`dri/renderD*`: Mesa's drivers, AMD, Intel), an NVIDIA
+/// node (`nvidia0`, ...), WSL2's `dxg`, or AMD's compute node `kfd`. Without one, no
+/// Vulkan, GL or compute driver can offer a hardware adapter on Linux.
+pub fn has_gpu_device_node(dev: &Path) -> bool {
+    let starts = |dir: &Path, prefix: &str| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        })
+    };
+    starts(&dev.join("dri"), "renderD")
+        || starts(dev, "nvidia")
+        || dev.join("dxg").exists()
+        || dev.join("kfd").exists()
+}
+
 impl GpuContext {
     /// Finds an adapter allowed by `policy` (the `WGPU_BACKEND` environment variable can
     /// narrow the backends tried) and opens a device on it, with
@@ -156,6 +175,20 @@ impl GpuContext {
     /// # Errors
     /// As [`Self::acquire`].
     pub fn acquire_with(policy: AdapterPolicy, options: GpuOptions) -> Result<GpuContext> {
+        if matches!(
+            policy,
+            AdapterPolicy::Hardware {
+                allow_software: false
+            }
+        ) && cfg!(target_os = "linux")
+            && !has_gpu_device_node(Path::new("/dev"))
+        {
+            // Creating a Vulkan instance only to find a software adapter that this policy
+            // then refuses costs tens of milliseconds (60 ms with lavapipe installed).
+            return Err(Error::Gpu(
+                "no GPU device node (/dev/dri/renderD*, /dev/nvidia*, /dev/dxg, /dev/kfd), so no hardware adapter".into(),
+            ));
+        }
         let (instance, backends) = instance();
         let adapters = pollster::block_on(instance.enumerate_adapters(backends));
         let need = required_limits();
@@ -332,5 +365,30 @@ impl GpuContext {
         };
         buffer.unmap();
         Ok(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_nodes_that_reach_a_hardware_gpu() {
+        let dev = tempfile::tempdir().unwrap();
+        let d = dev.path();
+        assert!(!has_gpu_device_node(d), "empty /dev");
+        // A card node without a render node, and unrelated nodes, do not count.
+        std::fs::create_dir(d.join("dri")).unwrap();
+        std::fs::write(d.join("dri/card0"), "").unwrap();
+        std::fs::write(d.join("null"), "").unwrap();
+        std::fs::write(d.join("nvme0"), "").unwrap();
+        assert!(!has_gpu_device_node(d));
+        std::fs::write(d.join("dri/renderD128"), "").unwrap();
+        assert!(has_gpu_device_node(d));
+        for node in ["nvidia0", "dxg", "kfd"] {
+            let other = tempfile::tempdir().unwrap();
+            std::fs::write(other.path().join(node), "").unwrap();
+            assert!(has_gpu_device_node(other.path()), "{node}");
+        }
     }
 }

@@ -479,6 +479,65 @@ mod tests {
         }
     }
 
+    /// Every group `for_each_group` hands on, concatenated, with its first block.
+    struct Collect(Vec<(u32, usize)>, Vec<u32>);
+
+    impl GroupSink for Collect {
+        fn take(&mut self, first: u32, words: &[u32]) {
+            self.0.push((first, words.len()));
+            self.1.extend_from_slice(words);
+        }
+    }
+
+    #[test]
+    fn for_each_group_hands_on_exactly_the_filled_words_in_order() {
+        // Every generator (scalar too), lengths that end mid-step, the 2^32 wrap, a bound
+        // that rejects about half of all words and one with t = 0 (q a power of two).
+        for g in Generator::supported() {
+            for &(first, n) in &[
+                (0u32, 1u32),
+                (0, 8),
+                (3, 9),
+                (7, 33),
+                (u32::MAX - 5, 20),
+                (0, 1000),
+            ] {
+                for q in [0x8000_0001u32, 20_000, 1 << 20, 1] {
+                    let key = seed_key(u64::from(first) ^ u64::from(q));
+                    let addr = [first ^ 5, 9];
+                    let mut want = vec![0u32; 4 * n as usize];
+                    Generator::Scalar.fill_bounded(key, addr, first, q, &mut want);
+                    let mut got = Collect(Vec::new(), Vec::new());
+                    g.for_each_group(key, addr, first, n, q, &mut got);
+                    assert_eq!(got.1, want, "{g}: first {first} n {n} q {q}");
+                    // Groups are contiguous and start where the previous one ended.
+                    let mut next = first;
+                    for &(j, len) in &got.0 {
+                        assert_eq!(j, next, "{g}");
+                        assert!(len > 0 && len % 4 == 0, "{g}");
+                        next = next.wrapping_add(len as u32 / 4);
+                    }
+                    assert_eq!(next, first.wrapping_add(n), "{g}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn for_each_group_fixes_rejections_like_scalar() {
+        for g in Generator::supported() {
+            for block in [0u32, 7, 8, 13] {
+                let (addr, q) = ([4, 1], 1_000_003);
+                let key = key_with_rejection(addr, block, q);
+                let mut want = vec![0u32; 4 * 17];
+                Generator::Scalar.fill_bounded(key, addr, 0, q, &mut want);
+                let mut got = Collect(Vec::new(), Vec::new());
+                g.for_each_group(key, addr, 0, 17, q, &mut got);
+                assert_eq!(got.1, want, "{g}: rejection in block {block}");
+            }
+        }
+    }
+
     #[test]
     fn parse_names_and_errors() {
         assert_eq!(Generator::parse("scalar").unwrap(), Generator::Scalar);
