@@ -120,6 +120,7 @@ fn mode(values: impl Iterator<Item = usize>) -> usize {
 /// [`Error::Input`] at an incomplete question's first line, naming its missing cells (or its
 /// counts when labels are not shared), when the policy neither drops nor accepts it; or for a
 /// stratum with no complete question left.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn fill_stratum(
     path: &Path,
     raw: &RawPanel,

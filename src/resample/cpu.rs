@@ -416,8 +416,9 @@ mod tests {
         let mut stride = LANES / 2;
         while stride > 0 {
             for l in 0..stride {
-                for c in 0..k {
-                    acc[l][c] += acc[l + stride][c];
+                let upper = acc[l + stride].clone();
+                for (a, b) in acc[l].iter_mut().zip(upper) {
+                    *a += b;
                 }
             }
             stride /= 2;
