@@ -44,8 +44,10 @@ pub fn select_backend_for(choice: BackendChoice, draws: u64) -> Result<Box<dyn R
 ///
 /// `Auto` prefers a discrete GPU, then an integrated one, then (only with the environment
 /// variable `STATS_ALLOW_SOFTWARE_GPU=1`) a software adapter such as lavapipe, and falls
-/// back to the CPU otherwise; the CPU backend's description then says why. `Gpu` takes
-/// any adapter and never falls back.
+/// back to the CPU otherwise; the CPU backend's description then says why. On Linux,
+/// without `STATS_ALLOW_SOFTWARE_GPU=1` and without a device node that reaches a hardware
+/// GPU ([`crate::gpu::device::has_gpu_device_node`]), no Vulkan instance is created at all.
+/// `Gpu` takes any adapter and never falls back.
 ///
 /// # Errors
 /// [`Error::Gpu`](crate::Error::Gpu) when `Gpu` is chosen and no adapter or device can be obtained.
