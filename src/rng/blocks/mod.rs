@@ -167,7 +167,7 @@ impl Generator {
     /// Calls `sink.take(j, words)` for consecutive groups of the blocks `first .. first + n` (block
     /// numbers wrapping at 2^32), in order: `words` are the bounded draws of blocks
     /// `j, j + 1, ...` of the group, four per block, exactly what [`Self::fill_bounded`]
-    /// writes for them. A group is one step of the generator (eight blocks for AVX2,
+    /// writes for them. A group is one step of the generator (twelve blocks for AVX2,
     /// sixteen otherwise); the last one may be shorter.
     ///
     /// Handing each group on as soon as it is drawn lets the core overlap the caller's
@@ -526,7 +526,8 @@ mod tests {
     #[test]
     fn for_each_group_fixes_rejections_like_scalar() {
         for g in Generator::supported() {
-            for block in [0u32, 7, 8, 13] {
+            // First, middle and last block of a 12-block AVX2 step, and in a partial last step.
+            for block in [0u32, 7, 8, 11, 12, 13, 16] {
                 let (addr, q) = ([4, 1], 1_000_003);
                 let key = key_with_rejection(addr, block, q);
                 let mut want = vec![0u32; 4 * 17];
