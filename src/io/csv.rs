@@ -65,8 +65,8 @@ impl CsvReader {
             .has_headers(true)
             .flexible(false)
             // Fields are trimmed as they are read (Record::get): the csv crate's Trim::All
-            // rebuilds every record in a fresh allocation, a fifth of the load time of a
-            // large panel.
+            // rebuilds every record in a fresh allocation (about 12 % of the time, plus
+            // the allocator's, in a profile of loading a 160,000-row panel).
             .trim(::csv::Trim::Headers)
             .from_reader(stream);
         let headers: Vec<String> = rdr

@@ -42,8 +42,8 @@ impl RawRow {
 ///
 /// Panel files list a question's cells together, so most lookups repeat the previous one:
 /// that id is kept and checked first. The map hashes with FxHash: the keys are the user's
-/// own ids, and SipHash's protection against crafted collisions bought nothing but a sixth
-/// of the load time of a large panel.
+/// own ids, and SipHash's protection against crafted collisions bought nothing but a tenth
+/// of the load time of a large panel (in a profile of a 160,000-row panel).
 #[derive(Default)]
 pub(super) struct Interner {
     ids: FxHashMap<String, u32>,
