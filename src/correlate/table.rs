@@ -122,7 +122,7 @@ pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
             }
             match parse_number(cell) {
                 Some(v) => {
-                    if let Some(m) = crate::io::magnitude_error(&format!("column '{name}'"), v) {
+                    if let Some(m) = crate::io::magnitude_error(|| format!("column '{name}'"), v) {
                         return Err(Error::input(path, line, m));
                     }
                     vals.push(v)

@@ -36,8 +36,11 @@ pub use text::{clip, clip_list, read_text};
 pub const MAX_MAGNITUDE: f64 = 1e15;
 
 /// The error text for a value beyond [`MAX_MAGNITUDE`], or `None` when it is within it.
-pub fn magnitude_error(what: &str, v: f64) -> Option<String> {
+/// `what` names the value (e.g. `score 'f1'`); it is only called for a value beyond, so
+/// the readers that check every cell format nothing for valid ones.
+pub fn magnitude_error(what: impl FnOnce() -> String, v: f64) -> Option<String> {
     (v.abs() > MAX_MAGNITUDE).then(|| {
+        let what = what();
         format!(
             "{what} is {v:e}; values beyond ±1e15 are refused because the f32 resampling sums (up to 2^24 squared deviations) would overflow: rescale the column"
         )

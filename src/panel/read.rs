@@ -105,10 +105,11 @@ fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> Result<f64> 
         ));
     }
     match t.parse::<f64>() {
-        Ok(v) if v.is_finite() && v.abs() <= crate::io::MAX_MAGNITUDE => Ok(v),
         Ok(v) if v.is_finite() => {
-            let m = crate::io::magnitude_error(&format!("score '{}'", clip(metric)), v);
-            Err(Error::input(path, Some(line), m.unwrap_or_default()))
+            match crate::io::magnitude_error(|| format!("score '{}'", clip(metric)), v) {
+                Some(m) => Err(Error::input(path, Some(line), m)),
+                None => Ok(v),
+            }
         }
         Ok(v) => Err(Error::input(
             path,
@@ -257,7 +258,8 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
                 format!("score '{}' is not a finite number", clip(&metric)),
             ));
         }
-        if let Some(m) = crate::io::magnitude_error(&format!("score '{}'", clip(&metric)), value) {
+        if let Some(m) = crate::io::magnitude_error(|| format!("score '{}'", clip(&metric)), value)
+        {
             return Err(Error::input(path, Some(lineno), m));
         }
         let (d, t, r, a, sel) = (
