@@ -172,13 +172,42 @@ pub(crate) fn walk_batches(
     }
 }
 
+/// How [`walk_blocks`] hands the draws to the adds. Either way the adds and their order
+/// are the same; only how they overlap with drawing differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// A generator step at a time ([`Generator::for_each_group`]), right after it is
+    /// drawn, so the adds of one step overlap the drawing of the next: best while the
+    /// table is read at L2 latency.
+    Steps,
+    /// In batches of [`BATCH_BLOCKS`] blocks drawn first, so their rows are loaded back to
+    /// back: best for tables in L3 or memory, whose latency needs many loads in flight.
+    Batches,
+}
+
+impl Walk {
+    /// Largest table (bytes) walked in [`Walk::Steps`]: a core's L2 cache here. Measured
+    /// on the Zen 4 VM: 2 x 20,000 rows, k = 4 (320 KB), 1.23 -> 1.31 G draws/s in steps;
+    /// 2 x 500,000 rows, k = 4 (8 MB), 544 M/s in steps against 681 M/s in batches.
+    pub const STEPS_MAX_BYTES: usize = 1 << 20;
+
+    /// The walk for a stratum table of `bytes` bytes.
+    pub fn for_table(bytes: usize) -> Walk {
+        if bytes <= Walk::STEPS_MAX_BYTES {
+            Walk::Steps
+        } else {
+            Walk::Batches
+        }
+    }
+}
+
 /// Calls `f(lane, rows)` for every block `j` of (r, s), in increasing `j`: `rows` are the
 /// block's drawn row indices (words 0..3; fewer for the last block when 4 ∤ q) and `lane`
 /// is `j % LANES`, so each lane sees its blocks in increasing `j` and words 0..3 within a
-/// block, the contract's order. The blocks come a generator step at a time
-/// ([`Generator::for_each_group`]), so the adds of one step overlap the drawing of the next.
+/// block, the contract's order, whichever `walk`.
 #[inline(always)]
 pub(crate) fn walk_blocks(
+    walk: Walk,
     generator: Generator,
     key: [u32; 2],
     r: u32,
@@ -186,8 +215,14 @@ pub(crate) fn walk_blocks(
     q: u32,
     f: impl FnMut(usize, &[u32]),
 ) {
-    let addr = domain::bootstrap_stream(r, s);
-    generator.for_each_group(key, addr, 0, q.div_ceil(4), q, &mut BlockWalk { q, f });
+    let mut blocks = BlockWalk { q, f };
+    match walk {
+        Walk::Steps => {
+            let addr = domain::bootstrap_stream(r, s);
+            generator.for_each_group(key, addr, 0, q.div_ceil(4), q, &mut blocks);
+        }
+        Walk::Batches => walk_batches(generator, key, r, s, q, |j0, rows| blocks.take(j0, rows)),
+    }
 }
 
 /// The [`GroupSink`] of [`walk_blocks`]: hands each block of a group to `f` with its lane,
@@ -212,22 +247,6 @@ impl<F: FnMut(usize, &[u32])> GroupSink for BlockWalk<F> {
             (self.f)((j0 as usize + n) & (LANES - 1), last);
         }
     }
-}
-
-/// [`walk_blocks`] for tables too large for the cache: the blocks come in batches of
-/// [`BATCH_BLOCKS`] drawn first, so their rows are loaded back to back. Same calls of `f`,
-/// in the same order.
-#[inline(always)]
-pub(crate) fn walk_blocks_batched(
-    generator: Generator,
-    key: [u32; 2],
-    r: u32,
-    s: u32,
-    q: u32,
-    f: impl FnMut(usize, &[u32]),
-) {
-    let mut walk = BlockWalk { q, f };
-    walk_batches(generator, key, r, s, q, |j0, rows| walk.take(j0, rows));
 }
 
 /// Tree reduction over lanes of `acc` (LANES rows of `K`, row-major): stride 32, 16, ..., 1,
@@ -272,15 +291,6 @@ fn add_rows<const K: usize>(a: &mut [f32; K], table: &[[f32; K]], rows: &[u32]) 
     }
 }
 
-/// Largest stratum table (`q K` f32 values, in bytes) whose adds follow each generator
-/// step ([`walk_blocks`]); larger tables are walked in batches ([`walk_blocks_batched`]).
-/// A table that fits in a core's L2 cache is read at L2 latency, and overlapping the adds
-/// with the next step's arithmetic wins (2 x 20,000 rows, k = 4: 1.23 -> 1.31 G draws/s
-/// on the Zen 4 VM); a table in L3 or memory needs many independent row loads in flight,
-/// which 1,024 draws gathered back to back give (2 x 500,000 rows, k = 4: 544 M/s per step
-/// against 681 M/s in batches). Either way the adds and their order are the same.
-const STEP_WALK_MAX_BYTES: usize = 1 << 20;
-
 #[allow(clippy::too_many_arguments)]
 fn pair_sums_k<const K: usize>(
     generator: Generator,
@@ -299,16 +309,13 @@ fn pair_sums_k<const K: usize>(
         // The lane accumulators are LANES packed K-vectors (row-major, like the data): a
         // block's four draws all go to one lane, whose K sums stay in registers for them.
         let mut acc = [[0f32; K]; LANES];
-        let mut add = |lane: usize, rows: &[u32]| {
+        let add = |lane: usize, rows: &[u32]| {
             let mut a = acc[lane];
             add_rows::<K>(&mut a, table, rows);
             acc[lane] = a;
         };
-        if std::mem::size_of_val(data) <= STEP_WALK_MAX_BYTES {
-            walk_blocks(generator, key, r, s, q, &mut add);
-        } else {
-            walk_blocks_batched(generator, key, r, s, q, &mut add);
-        }
+        let walk = Walk::for_table(std::mem::size_of_val(data));
+        walk_blocks(walk, generator, key, r, s, q, add);
         let flat = acc.as_flattened_mut();
         tree_reduce::<K>(flat);
         for c in 0..K {
@@ -321,7 +328,7 @@ fn pair_sums_k<const K: usize>(
     // which is the order the GPU's one-dispatch-per-chunk walk produces.
     scratch.clear();
     scratch.resize(n_chunks * LANES * K, 0.0);
-    walk_blocks_batched(generator, key, r, s, q, |lane, rows| {
+    walk_blocks(Walk::Batches, generator, key, r, s, q, |lane, rows| {
         for &row in rows {
             let chunk = row as usize / CHUNK_ROWS;
             let src = row_of::<K>(table, row);
@@ -429,10 +436,10 @@ mod tests {
     #[test]
     fn both_walks_give_the_contract_sums() {
         // 223 rows x 3 columns (2.7 KB: adds after each generator step) and 20,000 rows x
-        // 16 columns (1.3 MB, past STEP_WALK_MAX_BYTES: adds after each batch).
+        // 16 columns (1.3 MB, past Walk::STEPS_MAX_BYTES: adds after each batch).
         for (q, k) in [(223usize, 3usize), (20_000, 16)] {
             assert_eq!(
-                q * k * 4 > STEP_WALK_MAX_BYTES,
+                Walk::for_table(q * k * 4) == Walk::Batches,
                 q == 20_000,
                 "the cases must straddle the threshold"
             );
@@ -463,11 +470,11 @@ mod tests {
         let (seed, r, s, q) = (31u64, 4u32, 1u32, 4 * 300 + 3);
         for g in Generator::supported() {
             let mut seen = Vec::new();
-            walk_blocks(g, seed_key(seed), r, s, q, |lane, rows| {
+            walk_blocks(Walk::Steps, g, seed_key(seed), r, s, q, |lane, rows| {
                 seen.push((lane, rows.to_vec()))
             });
             let mut batched = Vec::new();
-            walk_blocks_batched(g, seed_key(seed), r, s, q, |lane, rows| {
+            walk_blocks(Walk::Batches, g, seed_key(seed), r, s, q, |lane, rows| {
                 batched.push((lane, rows.to_vec()))
             });
             assert_eq!(batched, seen, "{g}: the two walks differ");

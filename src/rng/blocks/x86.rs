@@ -15,8 +15,9 @@
 //!
 //! Lemire: `m = x * q` (again `vpmuludq`), index `m >> 32`, rejected when the low half of
 //! `m` is below `t`; any rejection in a group sends the group to the scalar
-//! [`super::fix_rejected`]. Two vectors are in flight per step so the multiplies of one
-//! hide the latency of the other.
+//! [`super::fix_rejected`]. Several vectors are in flight per step (two in
+//! [`fill_avx2`], three in [`walk_avx2`]) so the multiplies of one hide the latency of
+//! the others.
 
 use std::arch::x86_64::*;
 
@@ -110,7 +111,7 @@ pub(super) unsafe fn walk_avx2(
 /// new words 2 and 3, are constants; in round 1 the product of that constant word 2 with
 /// M1, and the new word 1, are constants too; round 2 xors that constant word 1. Folding
 /// them leaves round 0 one multiply, round 1 one multiply and round 2 one xor fewer: the
-/// words are the same, a sixth of the vector work of the rounds is gone.
+/// words are the same, and 10 of the 80 vector operations of the ten rounds are gone.
 struct Avx2Plan {
     /// Round 0: `a1 ^ k0[0]`, xored into the high word of `block · M1`.
     r0_c0: __m256i,
@@ -119,7 +120,7 @@ struct Avx2Plan {
     r1_c2: __m256i,
     /// Round 2: `lo(C2 · M1) ^ k2[0]` for word 0 (word 1 is that constant low word).
     r2_c0: __m256i,
-    /// Round keys of rounds 2..9.
+    /// The ten round keys, broadcast (rounds 0 and 1 only through the constants above).
     ks: [[__m256i; 2]; 10],
     q: __m256i,
     /// `t - 1` broadcast to 32-bit lanes; `None` when `t = 0` (nothing is ever rejected).
@@ -154,8 +155,9 @@ impl Avx2Plan {
     }
 }
 
-/// Bounded words of blocks `j .. j + 8` into `dst` (block-major); returns whether any
-/// word was rejected (those words in `dst` are then wrong and must be fixed).
+/// Bounded words of blocks `j .. j + 4 V` (V vectors of four) into `dst` (block-major);
+/// returns whether any word was rejected (those words in `dst` are then wrong and must be
+/// fixed).
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn group_avx2<const V: usize>(plan: &Avx2Plan, j: u32, dst: &mut [u32]) -> bool {
