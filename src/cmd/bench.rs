@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use ragstats::gpu::device::{adapters, is_software};
 use ragstats::gpu::AdapterPolicy;
-use ragstats::resample::workload::{raw_draw_checksum, synthetic_rows, Workload};
+use ragstats::resample::workload::{given_draw_sums, raw_draw_checksum, synthetic_rows, Workload};
 use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob, MAX_K};
 use ragstats::rng::Generator;
 use serde_json::json;
@@ -199,6 +199,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let cpu = CpuBackend::new().with_generator(generator);
     let vector = generator != Generator::Scalar;
     let (mut scalar_s, mut raw_s, mut cpu_s) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+    let mut adds_s = f64::INFINITY;
     let (mut scalar_sum, mut checksum, mut cpu_sums) = (0, 0, Vec::new());
     let begin = Instant::now();
     for n in 1..=50 {
@@ -214,6 +215,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         let t = Instant::now();
         cpu_sums = cpu.resample_sums(&job, &|_| {})?;
         cpu_s = cpu_s.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        std::hint::black_box(given_draw_sums(generator, &job)?);
+        adds_s = adds_s.min(t.elapsed().as_secs_f64());
         if begin.elapsed() >= 2 * min || n == 50 {
             break;
         }
@@ -288,6 +292,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 "raw_over_scalar": scalar_s / raw_s,
                 "cpu": { "backend": cpu.description(), "generator": generator.name(), "seconds": cpu_s, "draws_per_second": draws / cpu_s },
                 "cpu_over_raw": ratio,
+                "adds_alone": { "seconds": adds_s, "draws_per_second": draws / adds_s },
+                "cpu_over_adds_alone": adds_s / cpu_s,
                 "gpu": gpu_json,
                 "identical": identical,
             });
@@ -340,6 +346,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 cpu_s,
                 rate(draws / cpu_s),
                 100.0 * ratio
+            );
+            outln!(
+                "{:<38} {:>10.4} {:>12} {:>8.1}%   (engine at {:.0}% of it)",
+                "CPU adds alone (draws given)",
+                adds_s,
+                rate(draws / adds_s),
+                100.0 * raw_s / adds_s,
+                100.0 * adds_s / cpu_s
             );
             if let Some(l) = gpu_line {
                 outln!("{l}");

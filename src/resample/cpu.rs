@@ -106,7 +106,13 @@ impl ResampleBackend for CpuBackend {
                     let r = first + (i / n_strata) as u32;
                     let s = i % n_strata;
                     let data = job.strata[s];
-                    pair_sums(generator, key, r, s as u32, data, rows[s], k, sums, scratch);
+                    let draws = Draws::Stream {
+                        generator,
+                        key,
+                        r,
+                        s: s as u32,
+                    };
+                    pair_sums(draws, data, rows[s], k, sums, scratch);
                 });
             done += batch.len() / (n_strata * k);
             progress(done as u64);
@@ -115,25 +121,42 @@ impl ResampleBackend for CpuBackend {
     }
 }
 
-/// Sums of one (replicate `r`, stratum `s`) pair into `out` (`k` values), per the
-/// accumulation contract, with the draws of `generator`. `data` holds `q` rows of `k` values.
-#[allow(clippy::too_many_arguments)]
+/// Where the row indices of one (replicate, stratum) pair come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Draws<'a> {
+    /// Drawn by `generator` from the bootstrap stream of replicate `r`, stratum `s` under
+    /// `key`, as the accumulation contract defines them.
+    Stream {
+        generator: Generator,
+        key: [u32; 2],
+        r: u32,
+        s: u32,
+    },
+    /// Given, in draw order (each `< q`): the adds alone, for measuring them.
+    Given(&'a [u32]),
+}
+
+/// Sums of the `q` draws of one (replicate, stratum) pair into `out` (`k` values), per the
+/// accumulation contract. `data` holds `q` rows of `k` values.
+///
+/// # Panics
+/// If `k` is not in `1..=16`, `data` has fewer than `q` rows, or given draws are not `q`.
 pub fn pair_sums(
-    generator: Generator,
-    key: [u32; 2],
-    r: u32,
-    s: u32,
+    draws: Draws,
     data: &[f32],
     q: u32,
     k: usize,
     out: &mut [f32],
     scratch: &mut Vec<f32>,
 ) {
+    if let Draws::Given(rows) = draws {
+        assert_eq!(rows.len(), q as usize, "pair_sums: {q} draws expected");
+    }
     macro_rules! dispatch {
         ($($n:literal)*) => {
             match k {
-                $($n => pair_sums_k::<$n>(generator, key, r, s, data, q, out, scratch),)*
-                _ => unreachable!("k validated to 1..=16"),
+                $($n => pair_sums_k::<$n>(draws, data, q, out, scratch),)*
+                _ => panic!("pair_sums: k = {k}, expected 1 to 16"),
             }
         };
     }
@@ -206,24 +229,50 @@ impl Walk {
 /// is `j % LANES`, so each lane sees its blocks in increasing `j` and words 0..3 within a
 /// block, the contract's order, whichever `walk`.
 #[inline(always)]
-pub(crate) fn walk_blocks(
-    walk: Walk,
-    generator: Generator,
-    key: [u32; 2],
-    r: u32,
-    s: u32,
-    q: u32,
-    f: impl FnMut(usize, &[u32]),
-) {
+pub(crate) fn walk_blocks(walk: Walk, draws: Draws, q: u32, f: impl FnMut(usize, &[u32])) {
     let mut blocks = BlockWalk { q, f };
     match walk {
-        Walk::Steps => {
-            let addr = domain::bootstrap_stream(r, s);
-            generator.for_each_group(key, addr, 0, q.div_ceil(4), q, &mut blocks);
-        }
-        Walk::Batches => walk_batches(generator, key, r, s, q, |j0, rows| blocks.take(j0, rows)),
+        Walk::Steps => each_step(draws, q, &mut blocks),
+        Walk::Batches => match draws {
+            Draws::Stream {
+                generator,
+                key,
+                r,
+                s,
+            } => walk_batches(generator, key, r, s, q, |j0, rows| blocks.take(j0, rows)),
+            Draws::Given(rows) => {
+                for (i, batch) in rows.chunks(4 * BATCH_BLOCKS as usize).enumerate() {
+                    blocks.take(i as u32 * BATCH_BLOCKS, batch);
+                }
+            }
+        },
     }
 }
+
+/// Hands the draws to `sink` a generator step at a time ([`Generator::for_each_group`]);
+/// given draws in steps of [`GIVEN_STEP_BLOCKS`] blocks.
+#[inline(always)]
+fn each_step(draws: Draws, q: u32, sink: &mut impl GroupSink) {
+    match draws {
+        Draws::Stream {
+            generator,
+            key,
+            r,
+            s,
+        } => {
+            let addr = domain::bootstrap_stream(r, s);
+            generator.for_each_group(key, addr, 0, q.div_ceil(4), q, sink);
+        }
+        Draws::Given(rows) => {
+            for (i, step) in rows.chunks(4 * GIVEN_STEP_BLOCKS).enumerate() {
+                sink.take((i * GIVEN_STEP_BLOCKS) as u32, step);
+            }
+        }
+    }
+}
+
+/// Blocks per step of given draws: the AVX2 generator's step.
+const GIVEN_STEP_BLOCKS: usize = 12;
 
 /// The [`GroupSink`] of [`walk_blocks`]: hands each block of a group to `f` with its lane,
 /// the last block cut at draw `q`.
@@ -291,19 +340,14 @@ fn add_rows<const K: usize>(a: &mut [f32; K], table: &[[f32; K]], rows: &[u32]) 
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn pair_sums_k<const K: usize>(
-    generator: Generator,
-    key: [u32; 2],
-    r: u32,
-    s: u32,
+    draws: Draws,
     data: &[f32],
     q: u32,
     out: &mut [f32],
     scratch: &mut Vec<f32>,
 ) {
-    let (table, _) = data.as_chunks::<K>();
-    debug_assert_eq!(table.len(), q as usize);
+    let table = &data.as_chunks::<K>().0[..q as usize];
     let n_chunks = (q as usize).div_ceil(CHUNK_ROWS);
     if n_chunks == 1 {
         // The lane accumulators are LANES packed K-vectors (row-major, like the data): a
@@ -314,8 +358,8 @@ fn pair_sums_k<const K: usize>(
             add_rows::<K>(&mut a, table, rows);
             acc[lane] = a;
         };
-        let walk = Walk::for_table(std::mem::size_of_val(data));
-        walk_blocks(walk, generator, key, r, s, q, add);
+        let walk = Walk::for_table(std::mem::size_of_val(table));
+        walk_blocks(walk, draws, q, add);
         let flat = acc.as_flattened_mut();
         tree_reduce::<K>(flat);
         for c in 0..K {
@@ -328,7 +372,8 @@ fn pair_sums_k<const K: usize>(
     // which is the order the GPU's one-dispatch-per-chunk walk produces.
     scratch.clear();
     scratch.resize(n_chunks * LANES * K, 0.0);
-    walk_blocks(Walk::Batches, generator, key, r, s, q, |lane, rows| {
+    let walk = Walk::for_table(std::mem::size_of_val(table));
+    walk_blocks(walk, draws, q, |lane, rows| {
         for &row in rows {
             let chunk = row as usize / CHUNK_ROWS;
             let src = row_of::<K>(table, row);
@@ -469,15 +514,29 @@ mod tests {
         // draw_index defines them, for every generator.
         let (seed, r, s, q) = (31u64, 4u32, 1u32, 4 * 300 + 3);
         for g in Generator::supported() {
-            let mut seen = Vec::new();
-            walk_blocks(Walk::Steps, g, seed_key(seed), r, s, q, |lane, rows| {
-                seen.push((lane, rows.to_vec()))
-            });
-            let mut batched = Vec::new();
-            walk_blocks(Walk::Batches, g, seed_key(seed), r, s, q, |lane, rows| {
-                batched.push((lane, rows.to_vec()))
-            });
-            assert_eq!(batched, seen, "{g}: the two walks differ");
+            let draws = Draws::Stream {
+                generator: g,
+                key: seed_key(seed),
+                r,
+                s,
+            };
+            let visits = |walk: Walk, draws: Draws| {
+                let mut seen = Vec::new();
+                walk_blocks(walk, draws, q, |lane, rows| {
+                    seen.push((lane, rows.to_vec()))
+                });
+                seen
+            };
+            let seen = visits(Walk::Steps, draws);
+            let given: Vec<u32> = seen.iter().flat_map(|(_, rows)| rows.clone()).collect();
+            for walk in [Walk::Steps, Walk::Batches] {
+                assert_eq!(visits(walk, draws), seen, "{g}: {walk:?} differs");
+                assert_eq!(
+                    visits(walk, Draws::Given(&given)),
+                    seen,
+                    "{g}: {walk:?} of given draws differs"
+                );
+            }
             assert_eq!(seen.len(), 301, "{g}");
             for (j, (lane, rows)) in seen.iter().enumerate() {
                 assert_eq!(*lane, j % LANES, "{g}");

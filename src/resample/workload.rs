@@ -30,7 +30,8 @@ impl Workload {
     }
 }
 
-use super::cpu::walk_batches;
+use super::cpu::{pair_sums, walk_batches, Draws};
+use super::engine::ResampleJob;
 use crate::rng::blocks::Generator;
 use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
@@ -89,9 +90,50 @@ pub fn raw_draw_checksum(
         .reduce(|| 0, u64::wrapping_add)
 }
 
+/// The memory limit: the CPU engine's adds alone, with no generator. Each stratum's
+/// indices of replicate `job.replicates.start` are drawn once, before, and every
+/// (replicate, stratum) pair of the job is then summed over those same indices, in
+/// parallel, exactly as the engine sums its own draws. The rows read are as scattered as
+/// the engine's (one replicate's draws cover the whole table), so the rate is what reading
+/// the table at random costs this machine: the engine cannot beat it, whatever the
+/// generator. Returns the sums (`job.output_len()` values, every replicate's equal to the
+/// first's).
+///
+/// # Errors
+/// Shape errors from [`ResampleJob::validate`].
+pub fn given_draw_sums(generator: Generator, job: &ResampleJob) -> crate::Result<Vec<f32>> {
+    job.validate()?;
+    let key = seed_key(job.seed);
+    let rows = job.rows();
+    let r0 = job.replicates.start;
+    let drawn: Vec<Vec<u32>> = (0..rows.len())
+        .map(|s| {
+            let mut idx = Vec::with_capacity(rows[s] as usize);
+            walk_batches(generator, key, r0, s as u32, rows[s], |_, b| {
+                idx.extend_from_slice(b)
+            });
+            idx
+        })
+        .collect();
+    let (k, n_strata) = (job.k, rows.len());
+    let per_rep: u64 = rows.iter().map(|&q| q as u64).sum::<u64>().max(1);
+    let min_pairs = ((1u64 << 18) * n_strata as u64 / per_rep).max(1) as usize;
+    let mut out = vec![0f32; job.output_len()];
+    out.par_chunks_mut(k)
+        .with_min_len(min_pairs)
+        .enumerate()
+        .for_each_init(Vec::new, |scratch, (i, sums)| {
+            let s = i % n_strata;
+            let draws = Draws::Given(&drawn[s]);
+            pair_sums(draws, job.strata[s], rows[s], k, sums, scratch);
+        });
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resample::{CpuBackend, ResampleBackend};
     use crate::rng::draw_index;
 
     #[test]
@@ -118,6 +160,33 @@ mod tests {
         }
         for g in Generator::supported() {
             assert_eq!(raw_draw_checksum(g, 11, &rows[..2], 2..5), want, "{g}");
+        }
+    }
+
+    #[test]
+    fn given_draw_sums_repeat_the_engines_first_replicate() {
+        // Strata of 223 rows (one step walk) and 300,000 rows x 4 (4.8 MB, the walk for
+        // tables past L2), 3 replicates from 7: each equals the engine's replicate 7.
+        let (q, k) = ([223usize, 300_000], 4);
+        let data: Vec<Vec<f32>> = q.iter().map(|&n| synthetic_rows(n as u64, n, k)).collect();
+        let job = |replicates| ResampleJob {
+            strata: data.iter().map(|d| &d[..]).collect(),
+            k,
+            seed: 5,
+            replicates,
+        };
+        let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let first = bits(
+            CpuBackend::new()
+                .resample_sums(&job(7..8), &|_| {})
+                .unwrap(),
+        );
+        for g in Generator::supported() {
+            let got = bits(given_draw_sums(g, &job(7..10)).unwrap());
+            assert_eq!(got.len(), 3 * first.len(), "{g}");
+            for rep in got.chunks(first.len()) {
+                assert_eq!(rep, &first[..], "{g}");
+            }
         }
     }
 }

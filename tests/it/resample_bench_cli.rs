@@ -24,6 +24,11 @@ fn bench_json_reports_rates_and_agreement() {
     let cpu = v["cpu"]["draws_per_second"].as_f64().unwrap();
     let ratio = v["cpu_over_raw"].as_f64().unwrap();
     assert!((ratio - cpu / raw).abs() < 1e-9 * ratio.max(1.0));
+    // The adds alone: timed like the others, and the engine's share of their rate.
+    let adds = v["adds_alone"]["draws_per_second"].as_f64().unwrap();
+    let share = v["cpu_over_adds_alone"].as_f64().unwrap();
+    assert!(adds > 0.0 && adds.is_finite(), "{v}");
+    assert!((share - cpu / adds).abs() < 1e-9 * share.max(1.0), "{v}");
     assert!(v["cpu"]["backend"].as_str().unwrap().starts_with("rayon, "));
     if v["gpu"]["available"] == true {
         assert_eq!(v["identical"], true, "CPU and GPU sums differ: {v}");
@@ -59,6 +64,7 @@ fn bench_table_without_gpu() {
     );
     assert!(text.contains("raw Philox+Lemire"), "{text}");
     assert!(text.contains("CPU engine (rayon"), "{text}");
+    assert!(text.contains("CPU adds alone (draws given)"), "{text}");
     assert!(!text.contains("GPU engine"), "{text}");
 }
 
