@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use super::balance::{fill_stratum, LabelTexts, Policy};
 use super::pairing::{pair_cells, select_arms};
 use super::read::read_rows;
@@ -58,24 +60,21 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
     for (question, why) in incomplete {
         cells.unpaired.entry(question).or_insert(why);
     }
-    let mut strata = Vec::new();
     let texts = LabelTexts::new(&raw);
-    for (d, groups) in group(&cells.cells) {
-        let labels = labels(&raw, &cells.cells, &groups);
-        strata.push(fill_stratum(
-            path,
-            &raw,
-            d,
-            &groups,
-            &cells,
-            &labels,
-            &texts,
-            &Policy {
-                drop_incomplete: opts.drop_incomplete,
-                allow_unbalanced: opts.allow_unbalanced,
-            },
-        )?);
-    }
+    let policy = Policy {
+        drop_incomplete: opts.drop_incomplete,
+        allow_unbalanced: opts.allow_unbalanced,
+    };
+    // Strata are filled independently, in parallel; the first failing one (in file order)
+    // is the error reported, as when they were filled one after another.
+    let strata: Vec<Result<_>> = group(&cells.cells)
+        .into_par_iter()
+        .map(|(d, groups)| {
+            let labels = labels(&raw, &cells.cells, &groups);
+            fill_stratum(path, &raw, d, &groups, &cells, &labels, &texts, &policy)
+        })
+        .collect();
+    let strata = strata.into_iter().collect::<Result<Vec<_>>>()?;
     Ok(Panel {
         source: PathBuf::from(path),
         metric,

@@ -4,7 +4,9 @@
 //! number, 40 bytes), so a 10-million-row panel needs a few hundred MB, not the text it
 //! came from.
 
-use rustc_hash::FxHashMap;
+use hashbrown::hash_table::{Entry, HashTable};
+use rustc_hash::FxBuildHasher;
+use std::hash::BuildHasher;
 use std::path::Path;
 
 use crate::io::clip;
@@ -41,28 +43,50 @@ impl RawRow {
 /// Maps strings to dense ids in order of first appearance.
 ///
 /// Panel files list a question's cells together, so most lookups repeat the previous one:
-/// that id is kept and checked first. The map hashes with FxHash: the keys are the user's
-/// own ids, and SipHash's protection against crafted collisions bought nothing but a tenth
-/// of the load time of a large panel (in a profile of a 160,000-row panel).
+/// that id is kept and checked first. Columns with a handful of values (arms, trajectories,
+/// reads), which change from row to row, are found by comparing with each name, which is
+/// cheaper than hashing. The table holds ids only, hashing `names[id]`, so each name is
+/// stored once. It hashes with FxHash: the keys are the user's own ids, and SipHash's
+/// protection against crafted collisions bought nothing but a tenth of the load time of a
+/// large panel (in a profile of a 160,000-row panel).
 #[derive(Default)]
 pub(super) struct Interner {
-    ids: FxHashMap<String, u32>,
+    ids: HashTable<u32>,
     pub names: Vec<String>,
     last: Option<u32>,
 }
 
+fn hash(s: &str) -> u64 {
+    FxBuildHasher.hash_one(s)
+}
+
 impl Interner {
+    /// Up to this many names, a look-up compares with each before hashing.
+    const SCANNED: usize = 8;
+
     pub fn id(&mut self, s: &str) -> u32 {
         if let Some(last) = self.last {
             if self.names[last as usize] == s {
                 return last;
             }
         }
-        let id = match self.ids.get(s) {
-            Some(&id) => id,
-            None => {
-                let id = self.names.len() as u32;
-                self.ids.insert(s.to_owned(), id);
+        if self.names.len() <= Self::SCANNED {
+            if let Some(id) = self.names.iter().position(|n| n == s) {
+                self.last = Some(id as u32);
+                return id as u32;
+            }
+        }
+        let names = &self.names;
+        let entry = self.ids.entry(
+            hash(s),
+            |&id| names[id as usize] == s,
+            |&id| hash(&names[id as usize]),
+        );
+        let id = match entry {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                let id = names.len() as u32;
+                e.insert(id);
                 self.names.push(s.to_owned());
                 id
             }
@@ -72,7 +96,9 @@ impl Interner {
     }
 
     pub fn get(&self, s: &str) -> Option<u32> {
-        self.ids.get(s).copied()
+        self.ids
+            .find(hash(s), |&id| self.names[id as usize] == s)
+            .copied()
     }
 
     /// The name of `id`, clipped for an error message.

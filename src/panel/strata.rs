@@ -24,8 +24,38 @@ pub(super) struct Group {
 pub(super) struct Labels {
     pub traj: Vec<u32>,
     pub reads: Vec<u32>,
-    pub t_rank: HashMap<u32, usize>,
-    pub r_rank: HashMap<u32, usize>,
+    pub t_rank: Ranks,
+    pub r_rank: Ranks,
+}
+
+/// The rank of each label id in a stratum's sorted labels, indexed by id (ids are dense:
+/// interned in order of first appearance), so a look-up is an index, not a hash.
+pub(super) struct Ranks(Vec<usize>);
+
+impl Ranks {
+    /// Ranks of `sorted` ids (rank = position).
+    fn of(sorted: &[u32]) -> Ranks {
+        let len = sorted.iter().map(|&id| id as usize + 1).max().unwrap_or(0);
+        let mut rank = vec![usize::MAX; len];
+        for (i, &id) in sorted.iter().enumerate() {
+            rank[id as usize] = i;
+        }
+        Ranks(rank)
+    }
+}
+
+impl std::ops::Index<&u32> for Ranks {
+    type Output = usize;
+
+    /// The rank of label `id`.
+    ///
+    /// # Panics
+    /// If `id` is not one of the stratum's labels.
+    fn index(&self, id: &u32) -> &usize {
+        let rank = &self.0[*id as usize];
+        assert!(*rank != usize::MAX, "label id {id} is not in this stratum");
+        rank
+    }
 }
 
 /// Groups sorted cells into questions (contiguous after the sort), then questions into
@@ -75,10 +105,9 @@ pub(super) fn labels(raw: &RawPanel, cells: &[Cell], groups: &[Group]) -> Labels
     reads.dedup();
     sorted_labels(&mut traj, &raw.trajectories.names);
     sorted_labels(&mut reads, &raw.reads.names);
-    let rank = |ids: &[u32]| ids.iter().enumerate().map(|(i, &t)| (t, i)).collect();
     Labels {
-        t_rank: rank(&traj),
-        r_rank: rank(&reads),
+        t_rank: Ranks::of(&traj),
+        r_rank: Ranks::of(&reads),
         traj,
         reads,
     }
