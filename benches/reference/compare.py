@@ -15,7 +15,11 @@ on the machine slow both commands; alternation spreads that load over both alike
 Workloads: paper = 2 x 223 questions (the audit panel's shape), 20k = 2 x 20,000 questions.
 
 usage: compare.py [--stats PATH] [--python PY] [--workload paper|20k|all] [--pairs 7]
-                  [--replicates 10000] [--backend auto|cpu|gpu]
+                  [--replicates 10000] [--backend auto|cpu|gpu] [--threads N]
+
+--threads N runs stats on N threads (RAYON_NUM_THREADS); the numpy reference uses one core
+whatever N, so --threads 1 gives the speed-up per core, which does not grow with the core
+count the way the default (all cores) does.
 PY must import numpy (e.g. a venv: python3 -m venv V && V/bin/pip install numpy).
 """
 import argparse
@@ -51,10 +55,10 @@ def load1():
         return float("nan")
 
 
-def timed(cmd):
+def timed(cmd, env=None):
     """Wall seconds of one run of cmd (its output is kept for the sanity check)."""
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     wall = time.perf_counter() - t0
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)}: exit {out.returncode}\n{out.stderr}")
@@ -81,7 +85,14 @@ def main():
     ap.add_argument("--pairs", type=int, default=7)
     ap.add_argument("--replicates", type=int, default=10_000)
     ap.add_argument("--backend", default=None, help="passed to stats bootstrap (default: its own, auto)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads for stats (RAYON_NUM_THREADS; default: all logical CPUs)")
     a = ap.parse_args()
+    s_env = dict(os.environ)
+    if a.threads is not None:
+        if a.threads < 1:
+            sys.exit("--threads: at least 1")
+        s_env["RAYON_NUM_THREADS"] = str(a.threads)
     if a.pairs < 5:
         sys.exit("--pairs: at least 5")
     stats = shutil.which(a.stats) or a.stats
@@ -95,7 +106,8 @@ def main():
     stats_version = subprocess.run([stats, "--version"], stdout=subprocess.PIPE, text=True).stdout.strip()
     print(f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}")
     print(f"stats: {stats} ({stats_version}); numpy {numpy_version} on Python {python_version}")
-    print(f"pairs: {a.pairs} after one warm-up run of each; B = {a.replicates}")
+    print(f"pairs: {a.pairs} after one warm-up run of each; B = {a.replicates}; stats threads: "
+          f"{a.threads or 'all'}")
 
     names = list(WORKLOADS) if a.workload == "all" else [a.workload]
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,16 +126,16 @@ def main():
             n_cmd = [a.python, os.path.join(HERE, "bootstrap_numpy.py"), panel,
                      "--replicates", str(a.replicates)]
             before = load1()
-            _, s_out = timed(s_cmd)
+            _, s_out = timed(s_cmd, s_env)
             _, n_out = timed(n_cmd)
             rows = []
             for i in range(a.pairs):
                 if i % 2 == 0:
-                    ts, _ = timed(s_cmd)
+                    ts, _ = timed(s_cmd, s_env)
                     tn, _ = timed(n_cmd)
                 else:
                     tn, _ = timed(n_cmd)
-                    ts, _ = timed(s_cmd)
+                    ts, _ = timed(s_cmd, s_env)
                 rows.append((ts, tn))
             after = load1()
             ratios = [tn / ts for ts, tn in rows]

@@ -69,7 +69,8 @@ impl ResampleBackend for CpuBackend {
     }
 
     fn description(&self) -> String {
-        let base = format!("rayon, {} threads", rayon::current_num_threads());
+        let n = rayon::current_num_threads();
+        let base = format!("rayon, {n} thread{}", if n == 1 { "" } else { "s" });
         match &self.note {
             Some(n) => format!("{base}; {n}"),
             None => base,
