@@ -7,6 +7,7 @@
 //! otherwise an unbalanced stratum is kept nested (when the caller accepts that, for REML)
 //! with notes naming the questions that differ, or refused naming the first of them.
 
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -19,23 +20,107 @@ use crate::{Error, Result};
 /// How many missing cells, or incomplete questions, a message lists.
 const SHOWN: usize = 5;
 
-/// One question nested: trajectories (label ids, in label order) with their reads.
-struct Question {
+/// One question nested: trajectories (label ids, in label order) with their reads; a view
+/// into a [`Nesting`].
+struct Question<'a> {
     qid: u32,
     first_line: u32,
-    traj: Vec<u32>,
+    traj: &'a [u32],
     /// Trajectory t's reads are `read_start[t]..read_start[t + 1]` of `read` / `value`.
-    read_start: Vec<usize>,
-    read: Vec<u32>,
-    value: Vec<f64>,
+    read_start: &'a [usize],
+    read: &'a [u32],
+    value: &'a [f64],
 }
 
-impl Question {
+impl Question<'_> {
     fn t(&self) -> usize {
         self.traj.len()
     }
     fn m(&self, t: usize) -> usize {
         self.read_start[t + 1] - self.read_start[t]
+    }
+}
+
+/// Every question of a stratum nested, in shared arrays: a few allocations per stratum
+/// rather than four per question (a large panel has millions of questions).
+struct Nesting {
+    spans: Vec<Span>,
+    traj: Vec<u32>,
+    /// Per question, its trajectories' read starts relative to its first cell, then its
+    /// cell count.
+    read_start: Vec<usize>,
+    read: Vec<u32>,
+    value: Vec<f64>,
+}
+
+/// Where one question's parts lie in a [`Nesting`].
+struct Span {
+    qid: u32,
+    first_line: u32,
+    traj: Range<usize>,
+    read_start: Range<usize>,
+    cells: Range<usize>,
+}
+
+impl Nesting {
+    /// Nests each question of `groups`: its cells sorted by trajectory label then read
+    /// label, grouped into trajectories.
+    fn new(cells: &Cells, labels: &Labels, groups: &[Group]) -> Nesting {
+        let n_cells = groups.iter().map(|g| g.cells.len()).sum();
+        let mut n = Nesting {
+            spans: Vec::with_capacity(groups.len()),
+            traj: Vec::new(),
+            read_start: Vec::new(),
+            read: Vec::with_capacity(n_cells),
+            value: Vec::with_capacity(n_cells),
+        };
+        let mut cs: Vec<(usize, usize, u32, u32, f64)> = Vec::new();
+        for g in groups {
+            cs.clear();
+            cs.extend(cells.cells[g.cells.clone()].iter().map(|c| {
+                (
+                    labels.t_rank[&c.key.2],
+                    labels.r_rank[&c.key.3],
+                    c.key.2,
+                    c.key.3,
+                    c.value,
+                )
+            }));
+            cs.sort_unstable_by_key(|c| (c.0, c.1));
+            let (traj0, starts0, cells0) = (n.traj.len(), n.read_start.len(), n.read.len());
+            for (i, c) in cs.iter().enumerate() {
+                if i == 0 || cs[i - 1].2 != c.2 {
+                    n.read_start.push(i);
+                    n.traj.push(c.2);
+                }
+                n.read.push(c.3);
+                n.value.push(c.4);
+            }
+            n.read_start.push(cs.len());
+            n.spans.push(Span {
+                qid: g.qid,
+                first_line: g.first_line,
+                traj: traj0..n.traj.len(),
+                read_start: starts0..n.read_start.len(),
+                cells: cells0..n.read.len(),
+            });
+        }
+        n
+    }
+
+    /// The questions, in the order of `groups`.
+    fn questions(&self) -> Vec<Question<'_>> {
+        self.spans
+            .iter()
+            .map(|s| Question {
+                qid: s.qid,
+                first_line: s.first_line,
+                traj: &self.traj[s.traj.clone()],
+                read_start: &self.read_start[s.read_start.clone()],
+                read: &self.read[s.cells.clone()],
+                value: &self.value[s.cells.clone()],
+            })
+            .collect()
     }
 }
 
@@ -61,43 +146,6 @@ impl LabelTexts {
             reads: shared(&raw.reads.names),
         }
     }
-}
-
-/// Nests question `g`'s cells: sorted by trajectory label then read label.
-fn nest(cells: &Cells, labels: &Labels, g: &Group) -> Question {
-    let mut cs: Vec<(usize, usize, u32, u32, f64)> = cells.cells[g.cells.clone()]
-        .iter()
-        .map(|c| {
-            (
-                labels.t_rank[&c.key.2],
-                labels.r_rank[&c.key.3],
-                c.key.2,
-                c.key.3,
-                c.value,
-            )
-        })
-        .collect();
-    cs.sort_unstable_by_key(|c| (c.0, c.1));
-    let mut q = Question {
-        qid: g.qid,
-        first_line: g.first_line,
-        traj: Vec::new(),
-        read_start: vec![0],
-        read: Vec::with_capacity(cs.len()),
-        value: Vec::with_capacity(cs.len()),
-    };
-    for (i, c) in cs.iter().enumerate() {
-        if i == 0 || cs[i - 1].2 != c.2 {
-            if i > 0 {
-                q.read_start.push(i);
-            }
-            q.traj.push(c.2);
-        }
-        q.read.push(c.3);
-        q.value.push(c.4);
-    }
-    q.read_start.push(cs.len());
-    q
 }
 
 /// The most common value (the larger on a tie).
@@ -131,7 +179,8 @@ pub(super) fn fill_stratum(
     texts: &LabelTexts,
     policy: &Policy,
 ) -> Result<Stratum> {
-    let questions: Vec<Question> = groups.iter().map(|g| nest(cells, labels, g)).collect();
+    let nesting = Nesting::new(cells, labels, groups);
+    let questions = nesting.questions();
     let t_design = mode(questions.iter().map(Question::t));
     let r_design = mode(questions.iter().flat_map(|q| (0..q.t()).map(|t| q.m(t))));
     let max_t = questions.iter().map(Question::t).max().unwrap_or(0);
