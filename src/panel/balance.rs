@@ -245,7 +245,7 @@ pub(super) fn fill_stratum(
             stratum
                 .questions
                 .push(raw.questions.names[q.qid as usize].clone());
-            stratum.y.extend_from_slice(&q.value);
+            stratum.y.extend_from_slice(q.value);
             add_labels(&mut stratum, q);
         }
         if stratum.questions.is_empty() {
@@ -315,7 +315,7 @@ pub(super) fn fill_stratum(
             .push(raw.questions.names[q.qid as usize].clone());
         add_labels(&mut stratum, q);
         let base = nested.y.len();
-        nested.y.extend_from_slice(&q.value);
+        nested.y.extend_from_slice(q.value);
         nested
             .read_start
             .extend(q.read_start[1..].iter().map(|&s| base + s));
