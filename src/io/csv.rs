@@ -1,21 +1,59 @@
-//! The one CSV reader: a header row, then records streamed with their 1-based line numbers.
+//! The one CSV reader: a header row, then records streamed with their 1-based line numbers,
+//! one by one ([`CsvReader::next_record`]) or in pieces parsed on all rayon threads
+//! ([`CsvReader::par_fold`]).
 //!
 //! Fields and header names are trimmed of surrounding white space. Rows must have as many
 //! fields as the header. Errors name the file and line (see [`crate::io`] for the rules).
 
 use std::fs::File;
 use std::io::{BufReader, Read};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
 
 use super::text::{clip, clip_list, utf16_bom, UTF8_BOM};
 use crate::{Error, Result};
 
+/// Bytes [`CsvReader::par_fold`] reads at a time before parsing them in parallel.
+pub const PAR_CHUNK_BYTES: usize = 8 << 20;
+
+/// Pieces [`CsvReader::par_fold`] parses are at least this long (or a thread's share of a
+/// chunk, when chunks are smaller): below it a thread's start costs more than it saves.
+const MIN_PIECE_BYTES: usize = 32 << 10;
+
 /// A CSV file being read record by record.
 pub struct CsvReader {
     path: PathBuf,
-    rdr: ::csv::Reader<Box<dyn Read + Send>>,
+    rdr: ::csv::Reader<Source>,
     headers: Vec<String>,
     rec: ::csv::StringRecord,
+    /// The bytes the csv parser had buffered but not parsed when the header was read: the
+    /// start of the records, for [`CsvReader::par_fold`], which takes the stream from under
+    /// the parser (the csv crate gives no access to its buffer). `None` if they could not be
+    /// recovered, which leaves `par_fold` reading record by record.
+    unread: Option<Vec<u8>>,
+    /// The parser's byte offset after the header; while it is still there, no record has
+    /// been read and `unread` is where the records start.
+    header_end: u64,
+}
+
+/// The byte stream under the csv parser. While `copy` is `Some`, everything read is also
+/// appended to it: the header is read with it on, so what the parser buffered beyond the
+/// header can be recovered (the `unread` bytes of [`CsvReader`]).
+struct Source {
+    inner: Box<dyn Read + Send>,
+    copy: Option<Vec<u8>>,
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(copy) = &mut self.copy {
+            copy.extend_from_slice(&buf[..n]);
+        }
+        Ok(n)
+    }
 }
 
 impl std::fmt::Debug for CsvReader {
@@ -59,8 +97,10 @@ impl CsvReader {
             return Err(Error::input(path, Some(1), msg));
         }
         let skip = if head.starts_with(UTF8_BOM) { 3 } else { 0 };
-        let stream: Box<dyn Read + Send> =
-            Box::new(std::io::Cursor::new(head[skip..].to_vec()).chain(reader));
+        let stream = Source {
+            inner: Box::new(std::io::Cursor::new(head[skip..].to_vec()).chain(reader)),
+            copy: Some(Vec::new()),
+        };
         let mut rdr = ::csv::ReaderBuilder::new()
             .has_headers(true)
             .flexible(false)
@@ -71,10 +111,18 @@ impl CsvReader {
             .from_reader(stream);
         let headers: Vec<String> = rdr
             .headers()
-            .map_err(|e| csv_error(path, e))?
+            .map_err(|e| csv_error(path, e, 0))?
             .iter()
             .map(str::to_string)
             .collect();
+        // Positions count the bytes of `stream` the parser consumed, so what it read beyond
+        // them is still in its buffer, unparsed.
+        let header_end = rdr.position().byte();
+        let copy = rdr.get_mut().copy.take().unwrap_or_default();
+        let unread = usize::try_from(header_end)
+            .ok()
+            .and_then(|end| copy.get(end..))
+            .map(<[u8]>::to_vec);
         if headers.is_empty() || headers.iter().all(String::is_empty) {
             return Err(Error::input(
                 path,
@@ -96,6 +144,8 @@ impl CsvReader {
             rdr,
             headers,
             rec: ::csv::StringRecord::new(),
+            unread,
+            header_end,
         })
     }
 
@@ -144,9 +194,282 @@ impl CsvReader {
                 let line = self.rec.position().map(|p| p.line()).unwrap_or(0);
                 Ok(Some((line, Record(&self.rec))))
             }
-            Err(e) => Err(csv_error(&self.path, e)),
+            Err(e) => Err(csv_error(&self.path, e, 0)),
         }
     }
+
+    /// Folds the records not yet read into states, parsing pieces of the file on all rayon
+    /// threads; returns the states in file order (at least one).
+    ///
+    /// The rest of the input is read about `chunk_bytes` at a time (production:
+    /// [`PAR_CHUNK_BYTES`]); each chunk is cut at record boundaries into up to one piece per
+    /// thread of [`rayon::current_num_threads`], and each piece is folded into its own state
+    /// `init()` by calling `f` on its records in order, each with the line
+    /// [`CsvReader::next_record`] gives it. Folding the states in order is therefore folding
+    /// the whole file in order.
+    ///
+    /// It reads record by record, into one state, where pieces could parse differently from
+    /// that: on one thread, after records were read with [`CsvReader::next_record`], and from
+    /// the chunk where a `"` appears (a quoted field may hold a line break, so a line break
+    /// no longer tells where a record ends).
+    ///
+    /// # Errors
+    /// The error [`CsvReader::next_record`] or `f` gives at the first record, in file order,
+    /// that fails (so the same error the sequential reader gives); [`Error::Io`] when the file
+    /// cannot be read.
+    pub fn par_fold<S, I, F>(mut self, chunk_bytes: usize, init: I, f: F) -> Result<Vec<S>>
+    where
+        S: Send,
+        I: Fn() -> S + Sync,
+        F: Fn(&mut S, u64, Record<'_>) -> Result<()> + Sync,
+    {
+        let threads = rayon::current_num_threads();
+        let fresh = self.rdr.position().byte() == self.header_end;
+        let unread = match self.unread.take() {
+            // A fresh parser drops a UTF-8 byte-order mark at its start, which mid-file is a
+            // field's first character: no piece may start with its first byte.
+            Some(unread) if fresh && threads > 1 && unread.first() != Some(&UTF8_BOM[0]) => unread,
+            _ => return self.fold_records(init, f),
+        };
+        // The line a record right after the header gets; later ones add the line breaks.
+        let line = self.rdr.position().line();
+        let folder = Folder {
+            path: &self.path,
+            expected: self.headers.len(),
+            init: &init,
+            f: &f,
+            threads,
+            chunk_bytes: chunk_bytes.max(1),
+        };
+        folder.fold_stream(unread, self.rdr.into_inner().inner, line)
+    }
+
+    /// [`CsvReader::par_fold`] on one thread: every record through `next_record`.
+    fn fold_records<S>(
+        mut self,
+        init: impl Fn() -> S,
+        f: impl Fn(&mut S, u64, Record<'_>) -> Result<()>,
+    ) -> Result<Vec<S>> {
+        let mut state = init();
+        while let Some((line, rec)) = self.next_record()? {
+            f(&mut state, line, rec)?;
+        }
+        Ok(vec![state])
+    }
+}
+
+/// The settings of one [`CsvReader::par_fold`].
+struct Folder<'a, I, F> {
+    path: &'a Path,
+    /// The header's number of fields, which every record must have.
+    expected: usize,
+    init: &'a I,
+    f: &'a F,
+    threads: usize,
+    chunk_bytes: usize,
+}
+
+impl<S, I, F> Folder<'_, I, F>
+where
+    S: Send,
+    I: Fn() -> S + Sync,
+    F: Fn(&mut S, u64, Record<'_>) -> Result<()> + Sync,
+{
+    /// Folds `start` and then the rest of `stream`, chunk by chunk. `start` begins at a
+    /// record boundary, where a record gets line `line`.
+    fn fold_stream(
+        &self,
+        start: Vec<u8>,
+        mut stream: Box<dyn Read + Send>,
+        mut line: u64,
+    ) -> Result<Vec<S>> {
+        let mut states = Vec::new();
+        let mut buf = start;
+        let mut eof = false;
+        let mut want = self.chunk_bytes;
+        // Past the chunk's size, `buf` has no boundary before this.
+        let mut searched = 0;
+        loop {
+            if !eof {
+                match fill(&mut stream, &mut buf, want) {
+                    Ok(end) => eof = end,
+                    Err(e) => {
+                        // What was read is parsed first, as the sequential reader would,
+                        // then the stream fails where it failed.
+                        let failing = std::io::Cursor::new(buf).chain(Failing(Some(e)));
+                        states.push(self.one_piece(failing, line)?);
+                        return Ok(states);
+                    }
+                }
+            }
+            // A `"` allows a line break inside a field, so from here on only the csv
+            // parser itself can tell where records end.
+            if buf.contains(&b'"') {
+                let rest = std::io::Cursor::new(buf).chain(stream);
+                states.push(self.one_piece(rest, line)?);
+                return Ok(states);
+            }
+            let cut = if eof && buf.len() <= self.chunk_bytes {
+                Some(buf.len())
+            } else {
+                chunk_end(&buf, self.chunk_bytes, searched).or(eof.then_some(buf.len()))
+            };
+            let Some(cut) = cut else {
+                // Not one record ends in what was read: read more.
+                searched = buf.len();
+                want = buf.len() + self.chunk_bytes;
+                continue;
+            };
+            line = self.fold_chunk(&buf[..cut], line, &mut states)?;
+            buf.drain(..cut);
+            if eof && buf.is_empty() {
+                return Ok(states);
+            }
+            (want, searched) = (self.chunk_bytes, 0);
+        }
+    }
+
+    /// Folds `text`, which begins at a record boundary where a record gets line `line` and
+    /// ends at one, in pieces in parallel; appends their states to `states` in order and
+    /// returns the line of a record right after `text`.
+    fn fold_chunk(&self, text: &[u8], line: u64, states: &mut Vec<S>) -> Result<u64> {
+        let min_piece = MIN_PIECE_BYTES.min(self.chunk_bytes / self.threads).max(1);
+        let pieces = split(text, self.threads.min(text.len() / min_piece).max(1));
+        if pieces.len() == 1 {
+            states.push(self.one_piece(text, line)?);
+            return Ok(line + count_lines(text));
+        }
+        let breaks: Vec<u64> = pieces
+            .par_iter()
+            .map(|r| count_lines(&text[r.clone()]))
+            .collect();
+        let starts: Vec<u64> = breaks
+            .iter()
+            .scan(line, |at, n| Some(std::mem::replace(at, *at + n)))
+            .collect();
+        let folded: Vec<(S, Result<()>)> = pieces
+            .into_par_iter()
+            .zip(starts)
+            .map(|(r, at)| {
+                let mut state = (self.init)();
+                let done = self.fold_piece(&text[r], at, &mut state);
+                (state, done)
+            })
+            .collect();
+        // The earliest piece that failed holds the first failing record of the chunk.
+        for (state, done) in folded {
+            done?;
+            states.push(state);
+        }
+        Ok(line + breaks.iter().sum::<u64>())
+    }
+
+    /// A fresh state with the records of `input` folded into it (see [`Folder::fold_piece`]).
+    fn one_piece(&self, input: impl Read, line: u64) -> Result<S> {
+        let mut state = (self.init)();
+        self.fold_piece(input, line, &mut state)?;
+        Ok(state)
+    }
+
+    /// Folds the records of `input` into `state`, stopping at the first error. `input` begins
+    /// at a record boundary (not with a byte-order mark's first byte), where a record gets
+    /// line `line`.
+    ///
+    /// A fresh csv parser there is in the state the sequential one is in after the previous
+    /// record's terminator (a `\n`, or a `\r` whose `\n` is still to come, which either
+    /// parser skips as a blank line), and both count lines as the `\n` bytes they consumed
+    /// before the record, so the parser's line plus `line - 1` is the sequential reader's.
+    fn fold_piece(&self, input: impl Read, line: u64, state: &mut S) -> Result<()> {
+        let base = line - 1;
+        // Field counts are checked here, not by the parser, because the sequential reader
+        // checks them before UTF-8 and `flexible(false)` would check the piece's first
+        // record, not the header.
+        let mut rdr = ::csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(input);
+        let mut bytes = ::csv::ByteRecord::new();
+        while rdr
+            .read_byte_record(&mut bytes)
+            .map_err(|e| csv_error(self.path, e, base))?
+        {
+            let line = base + bytes.position().map_or(0, |p| p.line());
+            if bytes.len() != self.expected {
+                let msg = unequal_lengths(bytes.len() as u64, self.expected as u64);
+                return Err(Error::input(self.path, Some(line), msg));
+            }
+            let rec = ::csv::StringRecord::from_byte_record(bytes)
+                .map_err(|_| Error::input(self.path, Some(line), "not valid UTF-8"))?;
+            (self.f)(state, line, Record(&rec))?;
+            bytes = rec.into_byte_record();
+        }
+        Ok(())
+    }
+}
+
+/// Reads from `stream` onto `buf` until it holds `want` bytes; `true` at the end of the
+/// stream.
+fn fill(stream: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    let missing = want.saturating_sub(buf.len());
+    buf.reserve(missing);
+    let got = stream.take(missing as u64).read_to_end(buf)?;
+    Ok(got < missing)
+}
+
+/// A reader whose first read fails with the error it holds.
+struct Failing(Option<std::io::Error>);
+
+impl Read for Failing {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        self.0.take().map_or(Ok(0), Err)
+    }
+}
+
+fn is_terminator(b: u8) -> bool {
+    b == b'\n' || b == b'\r'
+}
+
+/// Whether a piece may start at `text[s]` of quote-free text that begins at a record
+/// boundary: `s` follows a record's terminator (a line break after a non-blank line), and
+/// `text[s]`, known, is not a byte-order mark's first byte.
+fn is_boundary(text: &[u8], s: usize) -> bool {
+    s >= 2
+        && s < text.len()
+        && is_terminator(text[s - 1])
+        && !is_terminator(text[s - 2])
+        && text[s] != UTF8_BOM[0]
+}
+
+/// Where a chunk of about `size` bytes at the start of `text` ends: at its last boundary
+/// up to `size`, else at its first after (from `from` on, what was not searched before).
+fn chunk_end(text: &[u8], size: usize, from: usize) -> Option<usize> {
+    (2..=size.min(text.len()))
+        .rev()
+        .find(|&s| is_boundary(text, s))
+        .or_else(|| (size.max(from)..text.len()).find(|&s| is_boundary(text, s)))
+}
+
+/// `text` cut into up to `n` pieces of about equal length at boundaries.
+fn split(text: &[u8], n: usize) -> Vec<Range<usize>> {
+    let mut cuts = vec![0];
+    for i in 1..n {
+        let from = (text.len() / n * i).max(cuts[cuts.len() - 1] + 1);
+        if let Some(cut) = (from..text.len()).find(|&s| is_boundary(text, s)) {
+            cuts.push(cut);
+        }
+    }
+    cuts.push(text.len());
+    cuts.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
+/// The `\n` bytes in `text`: the csv parser's lines.
+fn count_lines(text: &[u8]) -> u64 {
+    // Summed in bytes over blocks of up to 255, which the compiler turns into a byte per
+    // vector lane; a plain count sums into 64-bit lanes, two per vector (a tenth of the
+    // parse time in a profile).
+    text.chunks(255)
+        .map(|block| block.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')) as u64)
+        .sum()
 }
 
 /// One CSV record; its fields read trimmed of surrounding ASCII white space (the rule the
@@ -188,14 +511,18 @@ impl std::ops::Index<usize> for Record<'_> {
     }
 }
 
-fn csv_error(path: &Path, e: ::csv::Error) -> Error {
-    let line = e.position().map(|p| p.line()).or(Some(1));
+/// The message for a record of `len` fields under a header of `expected`.
+fn unequal_lengths(len: u64, expected: u64) -> String {
+    format!("row has {len} fields; the header has {expected}")
+}
+
+/// A csv crate error as ours; `base` is added to its line (a piece's lines before it).
+fn csv_error(path: &Path, e: ::csv::Error, base: u64) -> Error {
+    let line = e.position().map(|p| base + p.line()).or(Some(1));
     let msg = match e.kind() {
         ::csv::ErrorKind::UnequalLengths {
             expected_len, len, ..
-        } => {
-            format!("row has {len} fields; the header has {expected_len}")
-        }
+        } => unequal_lengths(*len, *expected_len),
         ::csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
         ::csv::ErrorKind::Io(io) => {
             return Error::io(path, std::io::Error::new(io.kind(), io.to_string()))
@@ -266,5 +593,252 @@ mod tests {
             e.to_string(),
             "t.csv:1: --x column 'zz' not found; the columns are: a, b"
         );
+    }
+
+    type Rows = Vec<(u64, Vec<String>)>;
+
+    /// `par_fold` of `bytes` on a pool of `threads` threads, in chunks of `chunk` bytes: the
+    /// records in state order, and the number of states (pieces).
+    fn par_all(bytes: &[u8], chunk: usize, threads: usize) -> Result<(Rows, usize)> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let states = pool.install(|| {
+            reader(bytes)?.par_fold(chunk, Vec::new, |rows: &mut Rows, line, rec| {
+                rows.push((line, rec.iter().map(str::to_string).collect()));
+                Ok(())
+            })
+        })?;
+        let n = states.len();
+        Ok((states.into_iter().flatten().collect(), n))
+    }
+
+    /// `n` rows of three fields (with spaces to trim and some non-ASCII text) ending in
+    /// `eol`; after every `blank_every`-th row a blank line or two.
+    fn body(n: usize, eol: &str, blank_every: usize) -> String {
+        let mut s = String::new();
+        for i in 0..n {
+            s.push_str(&format!("q{}, x{i} é ,{}{eol}", i / 3, i % 7));
+            if blank_every > 0 && i % blank_every == blank_every - 1 {
+                s.push_str(&eol.repeat(1 + i % 2));
+            }
+        }
+        s
+    }
+
+    /// [`body`] under a header.
+    fn generated(n: usize, eol: &str, blank_every: usize) -> String {
+        format!("a, b ,c{eol}{}", body(n, eol, blank_every))
+    }
+
+    /// Texts whose pieces parse alike: LF, CRLF and CR line ends, blank lines (also right
+    /// after the header), no final line break, a field starting with U+FEFF mid-file.
+    fn par_inputs() -> Vec<String> {
+        vec![
+            generated(400, "\n", 0),
+            generated(400, "\n", 5),
+            generated(400, "\r\n", 4),
+            generated(300, "\r", 6),
+            generated(300, "\n", 7) + "last, row ,1",
+            format!("a,b,c\r\n\r\n\n{}", body(200, "\r\n", 3)),
+            format!(
+                "{}\u{FEFF}x,1,2\n\u{FEFF}y,3,4\r\nz,5,6\n{}",
+                generated(200, "\n", 0),
+                body(200, "\n", 9)
+            ),
+        ]
+    }
+
+    #[test]
+    fn par_fold_reads_what_next_record_reads() {
+        for text in par_inputs() {
+            let want = all(text.as_bytes()).unwrap();
+            assert!(want.len() >= 200);
+            for threads in [2, 3] {
+                for chunk in [1, 7, 64, 100, 1000, PAR_CHUNK_BYTES] {
+                    let (got, pieces) = par_all(text.as_bytes(), chunk, threads).unwrap();
+                    assert_eq!(got, want, "chunk {chunk}, {threads} threads: {text:?}");
+                    // Pieces really were parsed apart, across chunks.
+                    if chunk <= 1000 {
+                        assert!(pieces > 3, "chunk {chunk}: {pieces} pieces");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn par_fold_reads_small_or_one_thread_input_as_one_piece() {
+        let text = generated(50, "\n", 4);
+        let want = all(text.as_bytes()).unwrap();
+        assert_eq!(
+            par_all(text.as_bytes(), PAR_CHUNK_BYTES, 2).unwrap(),
+            (want.clone(), 1)
+        );
+        assert_eq!(par_all(text.as_bytes(), 64, 1).unwrap(), (want, 1));
+        // No records: one empty state.
+        assert_eq!(par_all(b"a,b\n", 64, 2).unwrap(), (vec![], 1));
+        assert_eq!(par_all(b"a,b", 64, 2).unwrap(), (vec![], 1));
+    }
+
+    #[test]
+    fn par_fold_after_next_record_reads_the_rest() {
+        let text = generated(300, "\n", 5);
+        let want = all(text.as_bytes()).unwrap();
+        let mut r = reader(text.as_bytes()).unwrap();
+        r.next_record().unwrap().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let states = pool
+            .install(|| {
+                r.par_fold(64, Vec::new, |rows: &mut Rows, line, rec| {
+                    rows.push((line, rec.iter().map(str::to_string).collect()));
+                    Ok(())
+                })
+            })
+            .unwrap();
+        let got: Rows = states.into_iter().flatten().collect();
+        assert_eq!(got, want[1..]);
+    }
+
+    #[test]
+    fn par_fold_reads_quoted_line_breaks_record_by_record() {
+        let late = generated(300, "\n", 5) + "\"x\ny\",\"1,\n2\",3\n" + &body(100, "\n", 0);
+        let early = format!("a,b,c\n\"p\nq\",1,2\n{}", body(300, "\r\n", 5));
+        for text in [late, early] {
+            let want = all(text.as_bytes()).unwrap();
+            assert!(want.iter().any(|(_, f)| f[0].contains('\n')));
+            for chunk in [1, 64, 100, PAR_CHUNK_BYTES] {
+                let (got, _) = par_all(text.as_bytes(), chunk, 3).unwrap();
+                assert_eq!(got, want, "chunk {chunk}: {text:?}");
+            }
+        }
+        // Quotes in the header alone leave the records to pieces.
+        let text = "\"a\nb\",\"c\",d\n".to_string() + &body(300, "\n", 5);
+        let want = all(text.as_bytes()).unwrap();
+        let (got, pieces) = par_all(text.as_bytes(), 100, 3).unwrap();
+        assert_eq!((got, pieces > 4), (want, true));
+    }
+
+    /// `text` with `line` (1-based, of the file) replaced by `with`.
+    fn with_line(text: &str, line: usize, with: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, l) in text.split_inclusive('\n').enumerate() {
+            if i + 1 == line {
+                out.extend_from_slice(with);
+                out.push(b'\n');
+            } else {
+                out.extend_from_slice(l.as_bytes());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn par_fold_fails_as_next_record_fails() {
+        let text = generated(600, "\n", 0);
+        for line in [2, 3, 40, 301, 590, 601] {
+            for bad in [
+                &b"1,2"[..],
+                b"1,2,3,4",
+                b"1,\xFF,3",
+                b"\xFF",
+                b" ",
+                b"\xEF\xBB\xBF1,2",
+            ] {
+                let bytes = with_line(&text, line, bad);
+                let want = all(&bytes).unwrap_err().to_string();
+                assert!(want.starts_with(&format!("t.csv:{line}: ")), "{want}");
+                for chunk in [1, 64, 100, PAR_CHUNK_BYTES] {
+                    let got = par_all(&bytes, chunk, 3).unwrap_err().to_string();
+                    assert_eq!(got, want, "chunk {chunk}");
+                }
+            }
+        }
+        // Of two bad rows, the first is reported even when a later piece fails too.
+        let bytes = with_line(
+            &String::from_utf8(with_line(&text, 500, b"9")).unwrap(),
+            30,
+            b"\xFF,1,2",
+        );
+        let want = all(&bytes).unwrap_err().to_string();
+        assert_eq!(want, "t.csv:30: not valid UTF-8");
+        // In different chunks, or in different pieces of one chunk (the whole text).
+        for chunk in [100, bytes.len()] {
+            assert_eq!(par_all(&bytes, chunk, 3).unwrap_err().to_string(), want);
+        }
+    }
+
+    #[test]
+    fn par_fold_reports_the_first_error_of_the_fold() {
+        let text = generated(600, "\r\n", 0);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        // The fold fails at rows 100 and 450 (lines 101 and 451, minus one for CRLF).
+        let fold = |_: &mut (), line: u64, rec: Record<'_>| match &rec[1] {
+            "x99 é" | "x449 é" => Err(Error::input(Path::new("f"), Some(line), "no")),
+            _ => Ok(()),
+        };
+        for chunk in [64, 1000, text.len()] {
+            let e = pool
+                .install(|| {
+                    reader(text.as_bytes())
+                        .unwrap()
+                        .par_fold(chunk, || (), fold)
+                })
+                .unwrap_err();
+            assert_eq!(e.to_string(), "f:100: no");
+        }
+    }
+
+    /// Reads its text, then fails.
+    struct Broken(std::io::Cursor<Vec<u8>>);
+
+    impl Read for Broken {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(std::io::Error::other("disk gone")),
+                n => Ok(n),
+            }
+        }
+    }
+
+    #[test]
+    fn par_fold_fails_where_the_stream_fails() {
+        let text = generated(600, "\n", 0);
+        let cut = &text.as_bytes()[..text.len() - 4];
+        let bad_row = with_line(&text, 300, b"1,2");
+        for (bytes, want) in [
+            (cut, "t.csv: disk gone"),
+            (
+                &bad_row[..],
+                "t.csv:300: row has 2 fields; the header has 3",
+            ),
+        ] {
+            let open = || {
+                let stream = Broken(std::io::Cursor::new(bytes.to_vec()));
+                CsvReader::from_reader(Path::new("t.csv"), stream).unwrap()
+            };
+            let mut r = open();
+            let e = loop {
+                if let Err(e) = r.next_record() {
+                    break e;
+                }
+            };
+            assert_eq!(e.to_string(), want);
+            for chunk in [100, PAR_CHUNK_BYTES] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(3)
+                    .build()
+                    .unwrap();
+                let got = pool.install(|| open().par_fold(chunk, || (), |_, _, _| Ok(())));
+                assert_eq!(got.unwrap_err().to_string(), want, "chunk {chunk}");
+            }
+        }
     }
 }

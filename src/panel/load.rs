@@ -13,6 +13,7 @@ use super::read::read_rows;
 use super::selectors::{choose_selector, SelectorChoice};
 use super::strata::{group, labels};
 use super::Panel;
+use crate::io::csv::PAR_CHUNK_BYTES;
 use crate::{Error, Result};
 
 /// How to read a panel.
@@ -39,12 +40,24 @@ pub struct LoadOptions {
 
 /// Loads a panel from CSV (`.csv`, or anything not `.jsonl`/`.json`) or JSONL.
 ///
+/// A CSV file is parsed in pieces on all rayon threads; the panel, and the error for a bad
+/// file, are the same on any number of threads.
+///
 /// # Errors
 /// [`Error::Input`] naming the file, line and problem for: a missing column, a non-numeric
 /// or non-finite score, a duplicate cell, an unpaired arm cell, an unknown arm or selector,
 /// a cell lacking one of the selectors to be averaged, an unbalanced question (unless `drop_incomplete` or `allow_unbalanced`); [`Error::Io`] when the file cannot be read.
 pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
-    let (mut raw, metric) = read_rows(path, opts)?;
+    load_panel_in_chunks(path, opts, PAR_CHUNK_BYTES)
+}
+
+/// [`load_panel`], a CSV file read `chunk_bytes` at a time (tests force small pieces).
+pub(crate) fn load_panel_in_chunks(
+    path: &Path,
+    opts: &LoadOptions,
+    chunk_bytes: usize,
+) -> Result<Panel> {
+    let (mut raw, metric) = read_rows(path, opts, chunk_bytes)?;
     if raw.rows.is_empty() {
         return Err(Error::input(path, None, "the panel has no rows"));
     }
@@ -88,4 +101,152 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
         selectors: raw.selectors.names,
         strata,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panel with two strata of 40 questions (ids out of sorted order), 2 trajectories of
+    /// 2 reads, arms `a` and `b` and selectors `s1` and `s2`, lines ending in `eol`, a blank
+    /// line after every 13th row; rows for which `skip(dataset, question, trajectory, read)`
+    /// holds are left out.
+    fn panel_csv(eol: &str, skip: impl Fn(usize, usize, usize, usize) -> bool) -> String {
+        let mut s = format!("dataset,question,trajectory,read,arm,selector,f1{eol}");
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut n = 0;
+        for d in 0..2 {
+            for q in 0..40 {
+                for t in 0..2 {
+                    for r in 0..2 {
+                        if skip(d, q, t, r) {
+                            continue;
+                        }
+                        for arm in ["a", "b"] {
+                            for sel in ["s1", "s2"] {
+                                x ^= x << 13;
+                                x ^= x >> 7;
+                                x ^= x << 17;
+                                let v = (x % 1000) as f64 / 1000.0;
+                                let question = (q * 7919) % 1000;
+                                s.push_str(&format!(
+                                    "set{d}, q{question} ,t{t},{r},{arm},{sel},{v}{eol}"
+                                ));
+                                n += 1;
+                                if n % 13 == 0 {
+                                    s.push_str(eol);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        s
+    }
+
+    fn load_on(path: &Path, opts: &LoadOptions, chunk: usize, threads: usize) -> Result<Panel> {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| load_panel_in_chunks(path, opts, chunk))
+    }
+
+    /// The panel (or error message, the file named `p.csv`) of `text` read on one thread,
+    /// after checking that small pieces on several threads give the same, to the last bit
+    /// and character.
+    fn same_in_pieces(text: &str, opts: &LoadOptions) -> std::result::Result<Panel, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.csv");
+        std::fs::write(&path, text).unwrap();
+        let show = |p: &Result<Panel>| match p {
+            Ok(p) => format!("{p:?}"),
+            Err(e) => format!("error: {e}"),
+        };
+        let want = load_on(&path, opts, PAR_CHUNK_BYTES, 1);
+        for (chunk, threads) in [(64, 3), (100, 2), (1000, 3), (PAR_CHUNK_BYTES, 2)] {
+            let got = load_on(&path, opts, chunk, threads);
+            assert_eq!(show(&got), show(&want), "chunk {chunk}, {threads} threads");
+        }
+        want.map_err(|e| e.to_string().replace(path.to_str().unwrap(), "p.csv"))
+    }
+
+    #[test]
+    fn panels_read_in_pieces_equal_panels_read_in_one() {
+        let contrast = LoadOptions {
+            contrast: Some("b-a".into()),
+            ..Default::default()
+        };
+        for eol in ["\n", "\r\n"] {
+            let p = same_in_pieces(&panel_csv(eol, |_, _, _, _| false), &contrast).unwrap();
+            assert_eq!(p.strata.len(), 2);
+            assert_eq!(p.selectors, ["s1", "s2"]);
+            assert_eq!(
+                (p.strata[0].q(), p.strata[0].t(), p.strata[0].r()),
+                (40, 2, 2)
+            );
+            assert_eq!(p.strata[1].questions[..3], ["q0", "q919", "q838"]);
+        }
+        // A question lacking a read: dropped, or kept nested with a note.
+        let text = panel_csv("\n", |d, q, t, r| (d, q, t, r) == (1, 37, 1, 1));
+        let dropped = LoadOptions {
+            drop_incomplete: true,
+            arm: Some("b".into()),
+            ..Default::default()
+        };
+        let p = same_in_pieces(&text, &dropped).unwrap();
+        assert_eq!((p.strata[1].dropped, p.strata[1].q()), (1, 39));
+        let nested = LoadOptions {
+            allow_unbalanced: true,
+            contrast: Some("b-a".into()),
+            selector: Some(SelectorChoice::One("s2".into())),
+            ..Default::default()
+        };
+        let p = same_in_pieces(&text, &nested).unwrap();
+        assert!(!p.strata[1].is_balanced() && !p.strata[1].notes.is_empty());
+        let filtered = LoadOptions {
+            filter: Some(("trajectory".into(), "t1".into())),
+            contrast: Some("b-a".into()),
+            ..Default::default()
+        };
+        let p = same_in_pieces(&panel_csv("\r\n", |_, _, _, _| false), &filtered).unwrap();
+        assert_eq!(p.strata[0].t(), 1);
+    }
+
+    #[test]
+    fn errors_in_pieces_are_the_errors_read_in_one() {
+        let contrast = LoadOptions {
+            contrast: Some("b-a".into()),
+            ..Default::default()
+        };
+        let text = panel_csv("\n", |_, _, _, _| false);
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let n = lines.len();
+        let with = |at: usize, line: &str| {
+            let mut t = lines.clone();
+            t[at] = line;
+            t.concat()
+        };
+        let cases = [
+            (
+                n - 5,
+                "set1,q5,t0,0,a,s1,x\n",
+                "score 'f1' is 'x'; expected a number",
+            ),
+            (n - 3, "set1, ,t0,0,a,s1,1\n", "empty question id"),
+            (n - 2, "set1,q1,t0\n", "row has 3 fields; the header has 7"),
+            (
+                9,
+                "set0,q0,t0,0,a,s1,0.5\n",
+                "duplicate cell (dataset=set0, question=q0, trajectory=t0, read=0, arm=a, \
+                 selector=s1); first seen on line 2",
+            ),
+        ];
+        for (at, line, what) in cases {
+            // Line `at + 1` of the file: the header is line 1, blank lines count.
+            let e = same_in_pieces(&with(at, line), &contrast).unwrap_err();
+            assert_eq!(e, format!("p.csv:{}: {what}", at + 1));
+        }
+    }
 }

@@ -26,11 +26,19 @@ const KEY_COLUMNS: [&str; 6] = [
 /// [`Error::Input`] naming the file and line for a missing column, a missing, non-numeric or
 /// non-finite score, a malformed row, or an empty question id; [`Error::Io`] when the file
 /// cannot be read.
-pub(super) fn read_rows(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
+///
+/// A CSV file is parsed in pieces on all rayon threads, `chunk_bytes` at a time (see
+/// [`CsvReader::par_fold`]; production: [`crate::io::csv::PAR_CHUNK_BYTES`]); the result is
+/// the same whatever the pieces.
+pub(super) fn read_rows(
+    path: &Path,
+    opts: &LoadOptions,
+    chunk_bytes: usize,
+) -> Result<(RawPanel, String)> {
     if is_jsonl(path) {
         read_jsonl(path, opts)
     } else {
-        read_csv(path, opts)
+        read_csv(path, opts, chunk_bytes)
     }
 }
 
@@ -128,8 +136,8 @@ fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> Result<f64> 
     }
 }
 
-fn read_csv(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
-    let mut rdr = CsvReader::open(path)?;
+fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawPanel, String)> {
+    let rdr = CsvReader::open(path)?;
     let metric = choose_metric(path, rdr.headers(), opts)?;
     let cols = Columns {
         question: required_column(&rdr, "question")?,
@@ -144,14 +152,14 @@ fn read_csv(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
         Some((col, value)) => Some((required_column(&rdr, col)?, value.as_str())),
         None => None,
     };
-    let mut raw = RawPanel {
+    let init = || RawPanel {
         has_dataset: cols.dataset.is_some(),
         ..Default::default()
     };
-    while let Some((line, rec)) = rdr.next_record()? {
+    let pieces = rdr.par_fold(chunk_bytes, init, |raw, line, rec| {
         if let Some((i, value)) = filter {
             if rec.get(i) != Some(value) {
-                continue;
+                return Ok(());
             }
         }
         let get = |i: Option<usize>| i.map(|i| rec.get(i).unwrap_or(""));
@@ -164,8 +172,11 @@ fn read_csv(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
             arm: get(cols.arm),
             selector: get(cols.selector),
         };
-        raw.push(path, line, keys, value)?;
-    }
+        raw.push(path, line, keys, value)
+    })?;
+    // The pieces are in file order, so concatenating them in order gives the ids a single
+    // pass would have given.
+    let raw = RawPanel::concat(pieces).unwrap_or_else(init);
     Ok((raw, metric))
 }
 
