@@ -18,7 +18,7 @@ use crate::{Error, Result};
 const DRAWS_PER_BATCH: u64 = 1 << 24;
 /// Draws per rayon task, so that tiny strata (a few hundred rows) are not scheduled one
 /// pair at a time.
-const DRAWS_PER_TASK: u64 = 1 << 18;
+pub(crate) const DRAWS_PER_TASK: u64 = 1 << 18;
 
 /// The CPU backend. Uses the rayon pool it is called from.
 #[derive(Debug, Clone, Default)]

@@ -30,7 +30,7 @@ impl Workload {
     }
 }
 
-use super::cpu::{pair_sums, walk_batches, Draws};
+use super::cpu::{pair_sums, walk_batches, Draws, DRAWS_PER_TASK};
 use super::engine::ResampleJob;
 use crate::rng::blocks::Generator;
 use crate::rng::domain;
@@ -117,7 +117,7 @@ pub fn given_draw_sums(generator: Generator, job: &ResampleJob) -> crate::Result
         .collect();
     let (k, n_strata) = (job.k, rows.len());
     let per_rep: u64 = rows.iter().map(|&q| q as u64).sum::<u64>().max(1);
-    let min_pairs = ((1u64 << 18) * n_strata as u64 / per_rep).max(1) as usize;
+    let min_pairs = (DRAWS_PER_TASK * n_strata as u64 / per_rep).max(1) as usize;
     let mut out = vec![0f32; job.output_len()];
     out.par_chunks_mut(k)
         .with_min_len(min_pairs)
