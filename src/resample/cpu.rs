@@ -200,9 +200,9 @@ pub(crate) fn walk_batches(
 /// are the same; only how they overlap with drawing differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Walk {
-    /// A generator step at a time ([`Generator::for_each_group`]), right after it is
-    /// drawn, so the adds of one step overlap the drawing of the next: best while the
-    /// table is read at L2 latency.
+    /// A generator step at a time ([`Generator::for_each_group`], or fused with the adds
+    /// for AVX2: [`super::fused_avx2`]), right after it is drawn, so the adds of one step
+    /// overlap the drawing of the next: best while the table is read at L2 latency.
     Steps,
     /// In batches of [`BATCH_BLOCKS`] blocks drawn first, so their rows are loaded back to
     /// back: best for tables in L3 or memory, whose latency needs many loads in flight.
@@ -341,6 +341,33 @@ fn add_rows<const K: usize>(a: &mut [f32; K], table: &[[f32; K]], rows: &[u32]) 
     }
 }
 
+/// The lane sums by the fused AVX2 walk ([`super::fused_avx2`]), when it applies: draws
+/// from the AVX2 generator and a table walked in steps. `None` otherwise; the lanes are
+/// the same either way.
+#[inline(always)]
+fn fused_lane_sums<const K: usize>(
+    walk: Walk,
+    draws: Draws,
+    q: u32,
+    table: &[[f32; K]],
+) -> Option<[[f32; K]; LANES]> {
+    #[cfg(target_arch = "x86_64")]
+    if let Draws::Stream {
+        generator: Generator::Avx2,
+        key,
+        r,
+        s,
+    } = draws
+    {
+        if walk == Walk::Steps {
+            let addr = domain::bootstrap_stream(r, s);
+            return Some(super::fused_avx2::lane_sums(key, addr, q, table));
+        }
+    }
+    let _ = (walk, draws, q, table);
+    None
+}
+
 fn pair_sums_k<const K: usize>(
     draws: Draws,
     data: &[f32],
@@ -354,13 +381,17 @@ fn pair_sums_k<const K: usize>(
         // The lane accumulators are LANES packed K-vectors (row-major, like the data): a
         // block's four draws all go to one lane, whose K sums stay in registers for them.
         let mut acc = [[0f32; K]; LANES];
-        let add = |lane: usize, rows: &[u32]| {
-            let mut a = acc[lane];
-            add_rows::<K>(&mut a, table, rows);
-            acc[lane] = a;
-        };
         let walk = Walk::for_table(std::mem::size_of_val(table));
-        walk_blocks(walk, draws, q, add);
+        if let Some(lanes) = fused_lane_sums(walk, draws, q, table) {
+            acc = lanes;
+        } else {
+            let add = |lane: usize, rows: &[u32]| {
+                let mut a = acc[lane];
+                add_rows::<K>(&mut a, table, rows);
+                acc[lane] = a;
+            };
+            walk_blocks(walk, draws, q, add);
+        }
         let flat = acc.as_flattened_mut();
         tree_reduce::<K>(flat);
         for c in 0..K {

@@ -11,6 +11,8 @@ pub mod columns;
 pub mod counts;
 pub mod cpu;
 pub mod engine;
+#[cfg(target_arch = "x86_64")]
+mod fused_avx2;
 pub mod gpu_backend;
 pub mod select;
 pub mod summary;

@@ -26,7 +26,7 @@ use crate::{Error, Result};
 #[cfg(target_arch = "aarch64")]
 mod neon;
 #[cfg(target_arch = "x86_64")]
-mod x86;
+pub(crate) mod x86;
 
 /// What receives the draws of [`Generator::for_each_group`], a generator step at a time.
 ///
@@ -167,8 +167,8 @@ impl Generator {
     /// Calls `sink.take(j, words)` for consecutive groups of the blocks `first .. first + n` (block
     /// numbers wrapping at 2^32), in order: `words` are the bounded draws of blocks
     /// `j, j + 1, ...` of the group, four per block, exactly what [`Self::fill_bounded`]
-    /// writes for them. A group is one step of the generator (twelve blocks for AVX2,
-    /// sixteen otherwise); the last one may be shorter.
+    /// writes for them. A group is sixteen blocks; the last one may be shorter. (The CPU
+    /// engine walks AVX2 draws its own way, `crate::resample::fused_avx2`.)
     ///
     /// Handing each group on as soon as it is drawn lets the core overlap the caller's
     /// work on one group (loads and adds) with drawing the next (vector arithmetic).
@@ -186,13 +186,6 @@ impl Generator {
     ) {
         assert!(q > 0, "for_each_group: q must be at least 1");
         let t = lemire_threshold(q);
-        #[cfg(target_arch = "x86_64")]
-        if self == Generator::Avx2 {
-            assert!(self.is_supported(), "this CPU has no AVX2");
-            // SAFETY: the CPU supports AVX2 (checked above).
-            unsafe { x86::walk_avx2(key, addr, first, n, q, t, sink) };
-            return;
-        }
         const GROUP: u32 = 16;
         let mut words = [0u32; 4 * GROUP as usize];
         let mut g = 0;

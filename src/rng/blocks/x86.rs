@@ -15,23 +15,19 @@
 //!
 //! Lemire: `m = x * q` (again `vpmuludq`), index `m >> 32`, rejected when the low half of
 //! `m` is below `t`; any rejection in a group sends the group to the scalar
-//! [`super::fix_rejected`]. Several vectors are in flight per step (two in
-//! [`fill_avx2`], three in [`walk_avx2`]) so the multiplies of one hide the latency of
-//! the others.
+//! [`super::fix_rejected`]. Two vectors are in flight per step so the multiplies of one
+//! hide the latency of the other (three or four measured no faster in [`fill_avx2`]).
+//!
+//! [`indices8_avx2`] gives a step's indices word-major, as vectors, for the engine's fused
+//! walk (`crate::resample::fused_avx2`), which adds rows straight from them.
 
 use std::arch::x86_64::*;
 
-use super::{fix_rejected, round_keys, GroupSink};
+use super::{fix_rejected, round_keys};
 use crate::rng::philox::{PHILOX_M0, PHILOX_M1};
 
 /// Blocks per AVX2 step: two vectors of four.
 const G2: usize = 8;
-/// Blocks per step of [`walk_avx2`]: three vectors of four. With the caller's adds in the
-/// same loop, a third independent vector gives the core more to overlap; measured on the
-/// Zen 4 VM, alternated with two vectors: +5-7 % on 2 x 20,000 rows (k = 1), +4-8 % (k = 4),
-/// +1-3 % on the paper workload. Four vectors spill registers. `fill_avx2` keeps two, a
-/// whole number of steps per 256-block batch.
-const WALK_STEP: usize = 12;
 /// Blocks per AVX-512 step: two vectors of eight.
 const G5: usize = 16;
 
@@ -72,37 +68,6 @@ pub(super) unsafe fn fill_avx2(
     }
 }
 
-/// [`super::Generator::for_each_group`] with AVX2: `sink.take(j, words)` for each step of
-/// [`WALK_STEP`] blocks (the last one shorter), right after it is drawn.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn walk_avx2(
-    key: [u32; 2],
-    addr: [u32; 2],
-    first: u32,
-    n: u32,
-    q: u32,
-    t: u32,
-    sink: &mut impl GroupSink,
-) {
-    let plan = Avx2Plan::new(key, addr, q, t);
-    let mut words = [0u32; 4 * WALK_STEP];
-    let mut g = 0;
-    while g < n {
-        let len = (n - g).min(WALK_STEP as u32) as usize;
-        let j = first.wrapping_add(g);
-        let rejected = group_avx2::<{ WALK_STEP / 4 }>(&plan, j, &mut words);
-        let dst = &mut words[..4 * len];
-        if rejected {
-            fix_rejected(key, addr, j, q, t, dst);
-        }
-        sink.take(j, dst);
-        g += len as u32;
-    }
-}
-
 /// What every AVX2 step of one call shares: broadcast round keys, and the parts of the
 /// first three rounds that do not depend on the block number.
 ///
@@ -112,7 +77,7 @@ pub(super) unsafe fn walk_avx2(
 /// M1, and the new word 1, are constants too; round 2 xors that constant word 1. Folding
 /// them leaves round 0 one multiply, round 1 one multiply and round 2 one xor fewer: the
 /// words are the same, and 10 of the 80 vector operations of the ten rounds are gone.
-struct Avx2Plan {
+pub(crate) struct Avx2Plan {
     /// Round 0: `a1 ^ k0[0]`, xored into the high word of `block · M1`.
     r0_c0: __m256i,
     /// Round 1: `hi(C2 · M1) ^ k1[0]` for word 0 and `C3 ^ k1[1]` for word 2.
@@ -128,8 +93,9 @@ struct Avx2Plan {
 }
 
 impl Avx2Plan {
+    /// The plan of draws below `q` (Lemire threshold `t`) from stream `addr` under `key`.
     #[target_feature(enable = "avx2")]
-    fn new(key: [u32; 2], addr: [u32; 2], q: u32, t: u32) -> Self {
+    pub(crate) fn new(key: [u32; 2], addr: [u32; 2], q: u32, t: u32) -> Self {
         let k = round_keys(key);
         let mul = |a: u32, m: u32| {
             let p = a as u64 * m as u64;
@@ -155,13 +121,11 @@ impl Avx2Plan {
     }
 }
 
-/// Bounded words of blocks `j .. j + 4 V` (V vectors of four) into `dst` (block-major);
-/// returns whether any word was rejected (those words in `dst` are then wrong and must be
-/// fixed).
+/// The ten Philox rounds on blocks `j .. j + 4 V`: counter word `w` of the result is
+/// `[c0, c1, c2, c3][w][v]`, block `j + 4 v + i` in 64-bit lane `i` (the low half).
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn group_avx2<const V: usize>(plan: &Avx2Plan, j: u32, dst: &mut [u32]) -> bool {
-    assert_eq!(dst.len(), 16 * V);
+unsafe fn rounds_avx2<const V: usize>(plan: &Avx2Plan, j: u32) -> [[__m256i; V]; 4] {
     let m0 = _mm256_set1_epi64x(PHILOX_M0 as i64);
     let m1 = _mm256_set1_epi64x(PHILOX_M1 as i64);
     let iota = _mm256_set_epi64x(3, 2, 1, 0);
@@ -201,6 +165,17 @@ unsafe fn group_avx2<const V: usize>(plan: &Avx2Plan, j: u32, dst: &mut [u32]) -
             c3[v] = p0;
         }
     }
+    [c0, c1, c2, c3]
+}
+
+/// Bounded words of blocks `j .. j + 4 V` (V vectors of four) into `dst` (block-major);
+/// returns whether any word was rejected (those words in `dst` are then wrong and must be
+/// fixed).
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn group_avx2<const V: usize>(plan: &Avx2Plan, j: u32, dst: &mut [u32]) -> bool {
+    assert_eq!(dst.len(), 16 * V);
+    let [c0, c1, c2, c3] = rounds_avx2::<V>(plan, j);
     // Lemire: m = x · q per word; the index is its high half, and the word is rejected
     // when its low half is below t. The unsigned minimum over all 32-bit halves is kept,
     // and the low halves are tested against t once per step.
@@ -233,6 +208,14 @@ unsafe fn group_avx2<const V: usize>(plan: &Avx2Plan, j: u32, dst: &mut [u32]) -
         _mm256_storeu_si256(p, _mm256_permute2x128_si256(even, odd, 0x20));
         _mm256_storeu_si256(p.add(1), _mm256_permute2x128_si256(even, odd, 0x31));
     }
+    any_rejected(plan, least)
+}
+
+/// Whether a low half of `least` (the unsigned minimum of the products `x · q` of a step,
+/// lane by lane) is below `t`: whether Lemire's test rejected any word of the step.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn any_rejected(plan: &Avx2Plan, least: __m256i) -> bool {
     match plan.t_minus_1 {
         None => false,
         Some(tm1) => {
@@ -242,6 +225,37 @@ unsafe fn group_avx2<const V: usize>(plan: &Avx2Plan, j: u32, dst: &mut [u32]) -
             _mm256_movemask_epi8(below) != 0
         }
     }
+}
+
+/// Which block of a step of [`indices8_avx2`] each 32-bit lane of its vectors holds: lane
+/// `i` is block `j + SLOT_BLOCK[i]`. The order is what one `vshufps` of two vectors of
+/// four blocks gives; consumers keep their per-block state in the same order instead of
+/// paying a permute per vector.
+pub(crate) const SLOT_BLOCK: [usize; 8] = [0, 1, 4, 5, 2, 3, 6, 7];
+
+/// The bounded draws of blocks `j .. j + 8`, word-major: lane `i` of `idx[w]` is word `w`
+/// of block `j + SLOT_BLOCK[i]`, the same index [`fill_avx2`] writes. Returns whether any
+/// word was rejected by Lemire's test; the lanes of a rejected word then hold `hi(x · q)`
+/// for the rejected `x`, which is wrong but, like every `hi(x · q)`, below `q`.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn indices8_avx2(plan: &Avx2Plan, j: u32) -> ([__m256i; 4], bool) {
+    let c = rounds_avx2::<2>(plan, j);
+    let mut least = _mm256_set1_epi32(-1);
+    let idx = c.map(|cw| {
+        let m0 = _mm256_mul_epu32(cw[0], plan.q);
+        let m1 = _mm256_mul_epu32(cw[1], plan.q);
+        least = _mm256_min_epu32(least, _mm256_min_epu32(m0, m1));
+        // The high halves: [b0 b1 b4 b5 | b2 b3 b6 b7] (SLOT_BLOCK).
+        _mm256_castps_si256(_mm256_shuffle_ps::<0xDD>(
+            _mm256_castsi256_ps(m0),
+            _mm256_castsi256_ps(m1),
+        ))
+    });
+    (idx, any_rejected(plan, least))
 }
 
 /// [`super::Generator::fill_bounded`] with AVX-512F. `out.len()` is a multiple of 4.
