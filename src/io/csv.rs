@@ -358,6 +358,8 @@ where
         let mut want = self.chunk_bytes;
         // Past the chunk's size, `buf` has no boundary before this.
         let mut searched = 0;
+        // `buf` has no `"` before this.
+        let mut unquoted = 0;
         loop {
             if !eof {
                 match fill(&mut stream, &mut buf, want) {
@@ -373,11 +375,12 @@ where
             }
             // A `"` allows a line break inside a field, so from here on only the csv
             // parser itself can tell where records end.
-            if buf.contains(&b'"') {
+            if buf[unquoted..].contains(&b'"') {
                 let rest = std::io::Cursor::new(buf).chain(stream);
                 states.push(self.one_piece(rest, pos)?);
                 return Ok(states);
             }
+            unquoted = buf.len();
             let cut = if eof && buf.len() <= self.chunk_bytes {
                 Some(buf.len())
             } else {
@@ -394,7 +397,7 @@ where
             if eof && buf.is_empty() {
                 return Ok(states);
             }
-            (want, searched) = (self.chunk_bytes, 0);
+            (want, searched, unquoted) = (self.chunk_bytes, 0, buf.len());
         }
     }
 
