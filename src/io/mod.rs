@@ -11,7 +11,10 @@
 //! The rules they own: a UTF-8 byte-order mark is accepted and skipped; a UTF-16 one is
 //! refused with a hint; invalid UTF-8 is `FILE:LINE: not valid UTF-8` (exit 2); a value
 //! echoed in an error is cut to [`text::ECHO_CHARS`] characters; duplicate CSV column names
-//! and duplicate JSON object keys are errors naming the name.
+//! and duplicate JSON object keys are errors naming the name. A CSV record's line is the
+//! 1-based line of the file on which it starts, with `\n`, `\r\n` and a lone `\r` each
+//! ending a line and skipped blank lines counted; a record whose quoted field holds line
+//! breaks is at the line it starts on, and the lines it spans count for the records after it.
 
 pub mod csv;
 pub mod digest;
