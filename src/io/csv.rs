@@ -34,7 +34,7 @@ const MIN_PIECE_BYTES: usize = 32 << 10;
 /// A CSV file being read record by record.
 pub struct CsvReader {
     path: PathBuf,
-    rdr: ::csv::Reader<Lines<Box<dyn Read + Send>>>,
+    rdr: ::csv::Reader<Lines<'static, Box<dyn Read + Send>>>,
     headers: Vec<String>,
     /// The line the header starts on (after any blank lines).
     header_line: u64,
@@ -54,19 +54,29 @@ pub struct CsvReader {
 /// Offsets are of this stream (after a byte-order mark, which holds no line break). What was
 /// read before the counted byte (the start of the last record given a line) is dropped at
 /// the next read, so it keeps about that record and the parser's buffer, and each byte is
-/// counted once.
-struct Lines<R> {
+/// counted once. Over a byte slice ([`Lines::over`]) nothing is copied: the slice is the
+/// view.
+struct Lines<'a, R> {
     inner: R,
-    /// Bytes read, from offset `kept_from` on.
+    /// Bytes read, from offset `kept_from` on (unused over a slice).
     kept: Vec<u8>,
     kept_from: u64,
+    /// The whole input, when it is a slice in memory: then `kept_from` stays 0 and this is
+    /// what `kept` would hold.
+    whole: Option<&'a [u8]>,
     /// Index in `kept` up to which lines are counted, and where counting got to there.
     counted: usize,
     pos: LinePos,
+    /// Whether no field can hold a line break (no `"` in the input), so that the line
+    /// breaks between two records' starts are the run of terminators before the second.
+    unquoted: bool,
 }
 
-impl<R: Read> Read for Lines<R> {
+impl<R: Read> Read for Lines<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.whole.is_some() {
+            return self.inner.read(buf);
+        }
         if self.counted > 0 {
             self.kept.drain(..self.counted);
             self.kept_from += self.counted as u64;
@@ -78,29 +88,69 @@ impl<R: Read> Read for Lines<R> {
     }
 }
 
-impl<R> Lines<R> {
+impl<'a> Lines<'a, &'a [u8]> {
+    /// Lines over `text`, which holds no `"` (so that the line breaks between two records'
+    /// starts are the run of terminators before the second) and whose first byte is at
+    /// `pos`. The slice itself is the view; nothing is copied.
+    fn over(text: &'a [u8], pos: LinePos) -> Self {
+        Lines {
+            whole: Some(text),
+            unquoted: true,
+            ..Lines::new(text, pos)
+        }
+    }
+}
+
+impl<R> Lines<'_, R> {
     /// `inner`, whose first byte is at `pos`.
     fn new(inner: R, pos: LinePos) -> Self {
         Lines {
             inner,
             kept: Vec::new(),
             kept_from: 0,
+            whole: None,
             counted: 0,
             pos,
+            unquoted: false,
         }
     }
 
-    /// Index in `kept` of stream offset `byte`, within `kept`.
-    fn index(&self, byte: u64) -> usize {
-        usize::try_from(byte.saturating_sub(self.kept_from))
-            .map_or(self.kept.len(), |i| i.min(self.kept.len()))
+    /// The bytes kept, from offset `kept_from` on.
+    fn view(&self) -> &[u8] {
+        self.whole.unwrap_or(&self.kept)
     }
 
-    /// Counts lines up to `kept[to]` (when past what was counted) and returns where counting
-    /// got to.
+    /// Index in the view of stream offset `byte`, within the view.
+    fn index(&self, byte: u64) -> usize {
+        let len = self.view().len();
+        usize::try_from(byte.saturating_sub(self.kept_from)).map_or(len, |i| i.min(len))
+    }
+
+    /// Counts lines up to index `to` of the view (when past what was counted) and returns
+    /// where counting got to.
     fn count_to(&mut self, to: usize) -> LinePos {
         if to > self.counted {
-            self.pos = self.pos.past(&self.kept[self.counted..to]);
+            let text = &self.view()[self.counted..to];
+            self.pos = if self.unquoted {
+                // `text` runs from a record's first byte (or a piece's start) to the next
+                // record's: a record's fields, then terminators. Without quotes the fields
+                // hold no line break, so only the trailing run of terminators is counted;
+                // the byte before it, if any, is a field's, not a `\r`.
+                let run = text.iter().rev().take_while(|&&b| is_terminator(b)).count();
+                let start = text.len() - run;
+                let mut at = LinePos {
+                    line: self.pos.line,
+                    after_cr: self.pos.after_cr && start == 0,
+                };
+                // A byte or two, as a rule: too few for `count_lines`'s blocks to pay.
+                for &b in &text[start..] {
+                    at.line += u64::from(b == b'\r' || (b == b'\n' && !at.after_cr));
+                    at.after_cr = b == b'\r';
+                }
+                at
+            } else {
+                self.pos.past(text)
+            };
             self.counted = to;
         }
         self.pos
@@ -112,7 +162,7 @@ impl<R> Lines<R> {
     /// record's first byte, so it is kept.
     fn record_line(&mut self, byte: u64) -> u64 {
         let from = self.index(byte);
-        let skipped = self.kept[from..]
+        let skipped = self.view()[from..]
             .iter()
             .take_while(|&&b| is_terminator(b))
             .count();
@@ -368,7 +418,7 @@ where
                         // What was read is parsed first, as the sequential reader would,
                         // then the stream fails where it failed.
                         let failing = std::io::Cursor::new(buf).chain(Failing(Some(e)));
-                        states.push(self.one_piece(failing, pos)?);
+                        states.push(self.one_piece(Lines::new(failing, pos))?);
                         return Ok(states);
                     }
                 }
@@ -377,7 +427,7 @@ where
             // parser itself can tell where records end.
             if buf[unquoted..].contains(&b'"') {
                 let rest = std::io::Cursor::new(buf).chain(stream);
-                states.push(self.one_piece(rest, pos)?);
+                states.push(self.one_piece(Lines::new(rest, pos))?);
                 return Ok(states);
             }
             unquoted = buf.len();
@@ -408,7 +458,7 @@ where
         let min_piece = MIN_PIECE_BYTES.min(self.chunk_bytes / self.threads).max(1);
         let pieces = split(text, self.threads.min(text.len() / min_piece).max(1));
         if pieces.len() == 1 {
-            states.push(self.one_piece(text, pos)?);
+            states.push(self.one_piece(Lines::over(text, pos))?);
             return Ok(pos.past(text));
         }
         // Whether the byte before `text[s]` is a `\r`.
@@ -437,7 +487,7 @@ where
             .zip(starts)
             .map(|(r, at)| {
                 let mut state = (self.init)();
-                let done = self.fold_piece(&text[r], at, &mut state);
+                let done = self.fold_piece(Lines::over(&text[r], at), &mut state);
                 (state, done)
             })
             .collect();
@@ -453,28 +503,28 @@ where
     }
 
     /// A fresh state with the records of `input` folded into it (see [`Folder::fold_piece`]).
-    fn one_piece(&self, input: impl Read, pos: LinePos) -> Result<S> {
+    fn one_piece<R: Read>(&self, input: Lines<'_, R>) -> Result<S> {
         let mut state = (self.init)();
-        self.fold_piece(input, pos, &mut state)?;
+        self.fold_piece(input, &mut state)?;
         Ok(state)
     }
 
     /// Folds the records of `input` into `state`, stopping at the first error. `input` begins
-    /// at a record boundary (not with a byte-order mark's first byte), where counting lines
-    /// is at `pos`.
+    /// at a record boundary (not with a byte-order mark's first byte), where its count of
+    /// lines starts.
     ///
     /// A fresh csv parser there is in the state the sequential one is in after the previous
     /// record's terminator (a `\n`, or a `\r` whose `\n` is still to come, which either
     /// parser skips as a blank line), and the records' lines are counted as the sequential
     /// reader counts them, from `pos` (see [`Lines`]).
-    fn fold_piece(&self, input: impl Read, pos: LinePos, state: &mut S) -> Result<()> {
+    fn fold_piece<R: Read>(&self, input: Lines<'_, R>, state: &mut S) -> Result<()> {
         // Field counts are checked here, not by the parser, because the sequential reader
         // checks them before UTF-8 and `flexible(false)` would check the piece's first
         // record, not the header.
         let mut rdr = ::csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
-            .from_reader(Lines::new(input, pos));
+            .from_reader(input);
         let mut bytes = ::csv::ByteRecord::new();
         while rdr
             .read_byte_record(&mut bytes)
@@ -646,7 +696,7 @@ fn unequal_lengths(len: u64, expected: u64) -> String {
 }
 
 /// A csv crate error as ours, at the line `src` gives its record.
-fn csv_error<R>(path: &Path, e: ::csv::Error, src: &mut Lines<R>) -> Error {
+fn csv_error<R>(path: &Path, e: ::csv::Error, src: &mut Lines<'_, R>) -> Error {
     let line = src.error_line(&e).or(Some(1));
     let msg = match e.kind() {
         ::csv::ErrorKind::UnequalLengths {
@@ -840,6 +890,9 @@ mod tests {
             lines_both(b"a,b\n\r\n1,2\r\r\n3,4\n\r5,6"),
             Ok(vec![3, 5, 7])
         );
+        // A record ending in a lone `\r`, then one ending in `\n`: that `\n` ends a line
+        // of its own (it does not follow the `\r`).
+        assert_eq!(lines_both(b"a,b\n1,2\r3,4\n5,6\n"), Ok(vec![2, 3, 4]));
         // Blank lines before the header: it is on line 3, the record on 4.
         assert_eq!(lines_both(b"\r\n\r\na,b\r\n1,2\r\n"), Ok(vec![4]));
         assert_eq!(
