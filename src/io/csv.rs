@@ -341,8 +341,11 @@ impl CsvReader {
         let src = self.rdr.get_mut();
         let start = src.index(self.header_end);
         // A fresh parser drops a UTF-8 byte-order mark at its start, which mid-file is a
-        // field's first character: no piece may start with its first byte.
-        if !fresh || threads < 2 || src.kept.get(start) == Some(&UTF8_BOM[0]) {
+        // field's first character: no piece may start with its first byte. When the parser
+        // has buffered nothing past the header (a 3-byte header, or one ending where a
+        // read of the parser ended), the first record's first byte is unknown, so the
+        // file is read record by record.
+        if !fresh || threads < 2 || src.view().get(start).is_none_or(|&b| b == UTF8_BOM[0]) {
             return self.fold_records(init, f);
         }
         // Where counting lines is right after the header; the records take their lines
@@ -726,6 +729,23 @@ mod tests {
             out.push((line, rec.iter().map(str::to_string).collect()));
         }
         Ok(out)
+    }
+
+    #[test]
+    fn par_fold_keeps_a_mark_that_starts_the_first_record_after_a_short_header() {
+        // With a 3-byte header the parser has buffered nothing past it when the fold takes
+        // over; a U+FEFF starting the first record is a field's first character and must
+        // be kept, as record-by-record reading keeps it.
+        let text = "ab\n\u{FEFF}x\ny\nz\n".as_bytes();
+        let want = vec![
+            (2, vec!["\u{FEFF}x".to_string()]),
+            (3, vec!["y".to_string()]),
+            (4, vec!["z".to_string()]),
+        ];
+        assert_eq!(all(text).unwrap(), want);
+        for chunk in [1, 2, 7, 64] {
+            assert_eq!(par_all(text, chunk, 2).unwrap().0, want, "chunk {chunk}");
+        }
     }
 
     #[test]
