@@ -271,6 +271,12 @@ impl CsvReader {
         &self.headers
     }
 
+    /// The line the header is on: 1, unless blank lines come before it. Errors about the
+    /// header (a missing column) name this line.
+    pub fn header_line(&self) -> u64 {
+        self.header_line
+    }
+
     /// Index of column `name`, if the header has it.
     pub fn column(&self, name: &str) -> Option<usize> {
         self.headers.iter().position(|h| h == name)

@@ -43,7 +43,8 @@ pub(super) fn read_rows(
 }
 
 /// The score column: `--metric`, else `f1` if present, else the only non-key column.
-fn choose_metric(path: &Path, header: &[String], opts: &LoadOptions) -> Result<String> {
+/// Errors name `line`, the header's.
+fn choose_metric(path: &Path, line: u64, header: &[String], opts: &LoadOptions) -> Result<String> {
     let extra: Vec<&String> = header
         .iter()
         .filter(|h| !KEY_COLUMNS.contains(&h.as_str()))
@@ -52,7 +53,7 @@ fn choose_metric(path: &Path, header: &[String], opts: &LoadOptions) -> Result<S
         Some(m) if header.iter().any(|h| h == m) => Ok(m.clone()),
         Some(m) => Err(Error::input(
             path,
-            Some(1),
+            Some(line),
             format!(
                 "missing score column '{}' (columns: {})",
                 clip(m),
@@ -63,7 +64,7 @@ fn choose_metric(path: &Path, header: &[String], opts: &LoadOptions) -> Result<S
         None if extra.len() == 1 => Ok(extra[0].clone()),
         None => Err(Error::input(
             path,
-            Some(1),
+            Some(line),
             format!(
                 "cannot tell which column is the score; choose one with --metric (candidates: {})",
                 if extra.is_empty() {
@@ -92,7 +93,7 @@ fn required_column(rdr: &CsvReader, name: &str) -> Result<usize> {
     rdr.column(name).ok_or_else(|| {
         Error::input(
             rdr.path(),
-            Some(1),
+            Some(rdr.header_line()),
             format!(
                 "missing column '{}' (columns: {})",
                 clip(name),
@@ -138,7 +139,7 @@ fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> Result<f64> 
 
 fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawPanel, String)> {
     let rdr = CsvReader::open(path)?;
-    let metric = choose_metric(path, rdr.headers(), opts)?;
+    let metric = choose_metric(path, rdr.header_line(), rdr.headers(), opts)?;
     let cols = Columns {
         question: required_column(&rdr, "question")?,
         dataset: rdr.column("dataset"),
@@ -210,7 +211,7 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
             None => {
                 // The first row decides the score field, as a CSV header would.
                 let header: Vec<String> = obj.keys().cloned().collect();
-                let m = choose_metric(path, &header, opts).map_err(|_| {
+                let m = choose_metric(path, lineno, &header, opts).map_err(|_| {
                     Error::input(
                         path,
                         Some(lineno),

@@ -57,7 +57,7 @@ fn read_csv(path: &Path, columns: &[&str], required: &[&str]) -> Result<Vec<Reco
     if let Some(c) = required.iter().find(|c| rdr.column(c).is_none()) {
         return Err(Error::input(
             path,
-            Some(1),
+            Some(rdr.header_line()),
             format!(
                 "missing column '{}' (columns: {})",
                 clip(c),

@@ -173,6 +173,26 @@ fn missing_column() {
         &["--metric", "em"],
         "missing score column 'em'",
     );
+    // Blank lines before the header: errors about it, and rows, name their own lines
+    // (CRLF line ends, as a spreadsheet on Windows writes them).
+    bad(
+        "p.csv",
+        "\r\n\r\ndataset,f1\r\nd,1\r\n",
+        &[],
+        "p.csv:3: missing column 'question'",
+    );
+    bad(
+        "p.csv",
+        "\r\nquestion,f1\r\nq,1\r\n",
+        &["--metric", "em"],
+        "p.csv:2: missing score column 'em'",
+    );
+    bad(
+        "p.csv",
+        "\r\nquestion,f1\r\nq1,0.5\r\n\r\nq2,abc\r\n",
+        &[],
+        "p.csv:5: score 'f1' is 'abc'; expected a number",
+    );
 }
 
 #[test]
