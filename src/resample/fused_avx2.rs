@@ -178,9 +178,15 @@ mod tests {
         lanes.as_flattened().iter().map(|x| x.to_bits()).collect()
     }
 
-    fn fused<const K: usize>(seed: u64, r: u32, q: u32, table: &[[f32; K]]) -> Vec<u32> {
+    /// Asserts that the fused lane sums equal [`reference`]'s bit for bit.
+    fn check<const K: usize>(seed: u64, r: u32, q: u32, table: &[[f32; K]]) {
         let lanes = lane_sums(seed_key(seed), domain::bootstrap_stream(r, 0), q, table);
-        lanes.as_flattened().iter().map(|x| x.to_bits()).collect()
+        let got: Vec<u32> = lanes.as_flattened().iter().map(|x| x.to_bits()).collect();
+        assert_eq!(
+            got,
+            reference(seed, r, q, table),
+            "k = {K}, q = {q}, r = {r}"
+        );
     }
 
     /// Words of the stream's blocks `0 .. ceil(q / 4)` that Lemire's test rejects (before
@@ -217,21 +223,9 @@ mod tests {
             let t4 = table::<4>(u64::from(q) + 1, q);
             let t7 = table::<7>(u64::from(q) + 2, q);
             for r in 0..3 {
-                assert_eq!(
-                    fused(9, r, q, &t1),
-                    reference(9, r, q, &t1),
-                    "k = 1, q = {q}"
-                );
-                assert_eq!(
-                    fused(9, r, q, &t4),
-                    reference(9, r, q, &t4),
-                    "k = 4, q = {q}"
-                );
-                assert_eq!(
-                    fused(9, r, q, &t7),
-                    reference(9, r, q, &t7),
-                    "k = 7, q = {q}"
-                );
+                check(9, r, q, &t1);
+                check(9, r, q, &t4);
+                check(9, r, q, &t7);
             }
         }
     }
@@ -252,16 +246,8 @@ mod tests {
         let mut rejected = 0;
         for r in 0..2 {
             rejected += rejected_words(21, r, q);
-            assert_eq!(
-                fused(21, r, q, &t1),
-                reference(21, r, q, &t1),
-                "k = 1, r = {r}"
-            );
-            assert_eq!(
-                fused(21, r, q, &t4),
-                reference(21, r, q, &t4),
-                "k = 4, r = {r}"
-            );
+            check(21, r, q, &t1);
+            check(21, r, q, &t4);
         }
         assert!(rejected >= 10, "only {rejected} rejected words");
     }
