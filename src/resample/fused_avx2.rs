@@ -64,7 +64,8 @@ unsafe fn lane_sums_avx2<const K: usize>(
     let plan = Avx2Plan::new(key, addr, q, lemire_threshold(q));
     // Every index is hi(x · q) < q = table.len() already; clamping to the last row never
     // changes one, costs one vector op per eight draws, and makes the unchecked row reads
-    // below sound by this line alone.
+    // below sound by this line alone. (`q - 1` fits in 32 bits; the comparison is unsigned,
+    // so the cast to i32 keeps its bits.)
     let last = _mm256_set1_epi32((table.len() - 1) as i32);
     let mut out = [[0f32; K]; LANES];
     // Whole steps (eight blocks of four draws), then one last step, cut at block
@@ -78,6 +79,7 @@ unsafe fn lane_sums_avx2<const K: usize>(
             redo_step(key, addr, j as u32, q, table, lanes);
             continue;
         }
+        // Every row index below is clamped to the last row: `add_row`'s condition.
         let rows = clamped_rows(idx, last);
         for (i, &b) in SLOT_BLOCK.iter().enumerate() {
             let mut x = lanes[b];

@@ -1,5 +1,5 @@
-//! The resampling engine: the resample-and-sum contract ([`engine`]), its CPU ([`cpu`]) and
-//! GPU ([`gpu_backend`]) backends, the backend choice ([`select`]), centred column helpers
+//! The resampling engine: the resample-and-sum contract ([`engine`]), its CPU ([`cpu`], with
+//! `fused_avx2`, its AVX2 walk of drawing and adding fused) and GPU ([`gpu_backend`]) backends, the backend choice ([`select`]), centred column helpers
 //! ([`columns`]), per-replicate question draw counts ([`counts`]), interval summaries of replicate statistics ([`summary`]) and the
 //! benchmark workloads ([`workload`]). Random draws come from [`crate::rng`].
 //!
