@@ -61,15 +61,12 @@ struct Lines<'a, R> {
     /// Bytes read, from offset `kept_from` on (unused over a slice).
     kept: Vec<u8>,
     kept_from: u64,
-    /// The whole input, when it is a slice in memory: then `kept_from` stays 0 and this is
-    /// what `kept` would hold.
+    /// The whole input, when it is a slice in memory with no `"` ([`Lines::over`]): then
+    /// `kept_from` stays 0 and this is what `kept` would hold.
     whole: Option<&'a [u8]>,
     /// Index in `kept` up to which lines are counted, and where counting got to there.
     counted: usize,
     pos: LinePos,
-    /// Whether no field can hold a line break (no `"` in the input), so that the line
-    /// breaks between two records' starts are the run of terminators before the second.
-    unquoted: bool,
 }
 
 impl<R: Read> Read for Lines<'_, R> {
@@ -95,7 +92,6 @@ impl<'a> Lines<'a, &'a [u8]> {
     fn over(text: &'a [u8], pos: LinePos) -> Self {
         Lines {
             whole: Some(text),
-            unquoted: true,
             ..Lines::new(text, pos)
         }
     }
@@ -111,7 +107,6 @@ impl<R> Lines<'_, R> {
             whole: None,
             counted: 0,
             pos,
-            unquoted: false,
         }
     }
 
@@ -131,23 +126,18 @@ impl<R> Lines<'_, R> {
     fn count_to(&mut self, to: usize) -> LinePos {
         if to > self.counted {
             let text = &self.view()[self.counted..to];
-            self.pos = if self.unquoted {
+            self.pos = if self.whole.is_some() {
                 // `text` runs from a record's first byte (or a piece's start) to the next
-                // record's: a record's fields, then terminators. Without quotes the fields
-                // hold no line break, so only the trailing run of terminators is counted;
-                // the byte before it, if any, is a field's, not a `\r`.
+                // record's: a record's fields, then terminators. A slice has no quotes, so
+                // its fields hold no line break, and only the trailing run of terminators
+                // is counted; the byte before it, if any, is a field's, not a `\r`.
                 let run = text.iter().rev().take_while(|&&b| is_terminator(b)).count();
                 let start = text.len() - run;
-                let mut at = LinePos {
+                let before = LinePos {
                     line: self.pos.line,
                     after_cr: self.pos.after_cr && start == 0,
                 };
-                // A byte or two, as a rule: too few for `count_lines`'s blocks to pay.
-                for &b in &text[start..] {
-                    at.line += u64::from(b == b'\r' || (b == b'\n' && !at.after_cr));
-                    at.after_cr = b == b'\r';
-                }
-                at
+                before.past(&text[start..])
             } else {
                 self.pos.past(text)
             };
