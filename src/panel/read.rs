@@ -89,7 +89,7 @@ struct Columns {
 }
 
 /// Index of column `name` of `rdr`, or an error listing the columns there are.
-fn required_column(rdr: &CsvReader, name: &str) -> Result<usize> {
+pub(super) fn required_column(rdr: &CsvReader, name: &str) -> Result<usize> {
     rdr.column(name).ok_or_else(|| {
         Error::input(
             rdr.path(),

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
+use super::read::required_column;
 use crate::io::jsonl::scalar_text;
-use crate::io::{clip, clip_list, is_jsonl, CsvReader, JsonlReader};
+use crate::io::{clip, is_jsonl, CsvReader, JsonlReader};
 use crate::{Error, Result};
 
 /// One row: its 1-based line and the requested fields (`None` where absent or empty).
@@ -54,16 +55,8 @@ fn read_jsonl(path: &Path, columns: &[&str], required: &[&str]) -> Result<Vec<Re
 
 fn read_csv(path: &Path, columns: &[&str], required: &[&str]) -> Result<Vec<Record>> {
     let mut rdr = CsvReader::open(path)?;
-    if let Some(c) = required.iter().find(|c| rdr.column(c).is_none()) {
-        return Err(Error::input(
-            path,
-            Some(rdr.header_line()),
-            format!(
-                "missing column '{}' (columns: {})",
-                clip(c),
-                clip_list(rdr.headers())
-            ),
-        ));
+    for c in required {
+        required_column(&rdr, c)?;
     }
     let idx: Vec<Option<usize>> = columns.iter().map(|c| rdr.column(c)).collect();
     let mut out = Vec::new();
