@@ -272,7 +272,9 @@ fn each_step(draws: Draws, q: u32, sink: &mut impl GroupSink) {
     }
 }
 
-/// Blocks per step of given draws: the AVX2 generator's step.
+/// Blocks per step of given draws: 12, the step of the engine's former AVX2 walk. (The
+/// fused AVX2 walk, `super::fused_avx2`, takes 8 and reads word-major indices, so the
+/// adds-alone row times the block-major adds of the other generators' steps walk.)
 const GIVEN_STEP_BLOCKS: usize = 12;
 
 /// The [`GroupSink`] of [`walk_blocks`]: hands each block of a group to `f` with its lane,

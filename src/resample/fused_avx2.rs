@@ -69,7 +69,8 @@ unsafe fn lane_sums_avx2<const K: usize>(
     let last = _mm256_set1_epi32((table.len() - 1) as i32);
     let mut out = [[0f32; K]; LANES];
     // Whole steps (eight blocks of four draws), then one last step, cut at block
-    // ceil(q / 4) and draw q, if q is not a multiple of 32.
+    // ceil(q / 4) and draw q, if q is not a multiple of 32. The last step stays out of the
+    // loop: one loop testing every step for the cut measured 20 % slower (k = 1, 2 x 20,000).
     let steps = q as usize / (4 * STEP);
     for step in 0..steps {
         let j = step * STEP;

@@ -1,7 +1,9 @@
 //! The resampling engine: the resample-and-sum contract ([`engine`]), its CPU ([`cpu`], with
-//! `fused_avx2`, its AVX2 walk of drawing and adding fused) and GPU ([`gpu_backend`]) backends, the backend choice ([`select`]), centred column helpers
-//! ([`columns`]), per-replicate question draw counts ([`counts`]), interval summaries of replicate statistics ([`summary`]) and the
-//! benchmark workloads ([`workload`]). Random draws come from [`crate::rng`].
+//! `fused_avx2`, its AVX2 walk of drawing and adding fused) and GPU ([`gpu_backend`])
+//! backends, the backend choice ([`select`]), centred column helpers ([`columns`]),
+//! per-replicate question draw counts ([`counts`]), interval summaries of replicate
+//! statistics ([`summary`]) and the benchmark workloads ([`workload`]). Random draws come
+//! from [`crate::rng`].
 //!
 //! The engine returns, for every replicate and stratum, the column sums of `q_s` rows drawn
 //! with replacement; every bootstrap statistic is host-side arithmetic on those sums. No

@@ -16,7 +16,7 @@
 //! Lemire: `m = x * q` (again `vpmuludq`), index `m >> 32`, rejected when the low half of
 //! `m` is below `t`; any rejection in a group sends the group to the scalar
 //! [`super::fix_rejected`]. Two vectors are in flight per step so the multiplies of one
-//! hide the latency of the other (three or four measured no faster in [`fill_avx2`]).
+//! hide the latency of the other (four measured no faster in [`fill_avx2`]).
 //!
 //! [`indices8_avx2`] gives a step's indices word-major, as vectors, for the engine's fused
 //! walk (`crate::resample::fused_avx2`), which adds rows straight from them.
