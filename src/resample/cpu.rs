@@ -196,8 +196,8 @@ pub(crate) fn walk_batches(
     }
 }
 
-/// How [`walk_blocks`] hands the draws to the adds. Either way the adds and their order
-/// are the same; only how they overlap with drawing differs.
+/// How [`walk_blocks`] hands the draws to the adds. Whichever walk, the adds and their
+/// order are the same; only how they overlap with drawing and loading differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Walk {
     /// A generator step at a time ([`Generator::for_each_group`], or fused with the adds
@@ -205,8 +205,12 @@ pub(crate) enum Walk {
     /// overlap the drawing of the next: best while the table is read at L2 latency.
     Steps,
     /// In batches of [`BATCH_BLOCKS`] blocks drawn first, so their rows are loaded back to
-    /// back: best for tables in L3 or memory, whose latency needs many loads in flight.
+    /// back: best for tables in L3, whose latency needs many loads in flight.
     Batches,
+    /// In batches, each block's adds preceded by a prefetch of the rows [`PREFETCH_DRAWS`]
+    /// draws later: for tables past L3 or the TLB's reach, whose loads the core alone
+    /// cannot overlap enough.
+    Prefetched,
 }
 
 impl Walk {
@@ -215,12 +219,22 @@ impl Walk {
     /// 2 x 500,000 rows, k = 4 (8 MB), 544 M/s in steps against 681 M/s in batches.
     pub const STEPS_MAX_BYTES: usize = 1 << 20;
 
+    /// Largest table (bytes) walked in [`Walk::Batches`]; larger ones are
+    /// [`Walk::Prefetched`]. Measured on the Zen 4 VM (medians of alternated runs,
+    /// docs/BENCHMARKS.md): prefetching cost 4 MB tables (2 x 500,000 rows, k = 2)
+    /// 812 -> 687 M/s and 2 MB ones (k = 1) 1,065 -> 872 M/s, and gained at 8 MB
+    /// (2 x 2,000,000 rows, k = 1: 414 -> 511 M/s on a busy host, even on a quiet one)
+    /// and beyond (16 MB, k = 8: 190 -> 287 M/s; 32 MB, k = 16: 27 -> 83 M/s).
+    pub const BATCHES_MAX_BYTES: usize = 4 << 20;
+
     /// The walk for a stratum table of `bytes` bytes.
     pub fn for_table(bytes: usize) -> Walk {
         if bytes <= Walk::STEPS_MAX_BYTES {
             Walk::Steps
-        } else {
+        } else if bytes <= Walk::BATCHES_MAX_BYTES {
             Walk::Batches
+        } else {
+            Walk::Prefetched
         }
     }
 }
@@ -229,25 +243,148 @@ impl Walk {
 /// block's drawn row indices (words 0..3; fewer for the last block when 4 ∤ q) and `lane`
 /// is `j % LANES`, so each lane sees its blocks in increasing `j` and words 0..3 within a
 /// block, the contract's order, whichever `walk`.
+///
+/// In [`Walk::Prefetched`], before each block it also calls `ahead(row)` for the draws
+/// [`PREFETCH_DRAWS`] past the block's first (across batch boundaries; none past draw
+/// `q`), so a caller can ask for those rows' cache lines while it adds the block's. The
+/// other walks never call `ahead`.
 #[inline(always)]
-pub(crate) fn walk_blocks(walk: Walk, draws: Draws, q: u32, f: impl FnMut(usize, &[u32])) {
-    let mut blocks = BlockWalk { q, f };
+pub(crate) fn walk_blocks(
+    walk: Walk,
+    draws: Draws,
+    q: u32,
+    mut ahead: impl FnMut(u32),
+    mut f: impl FnMut(usize, &[u32]),
+) {
     match walk {
-        Walk::Steps => each_step(draws, q, &mut blocks),
-        Walk::Batches => match draws {
-            Draws::Stream {
-                generator,
-                key,
-                r,
-                s,
-            } => walk_batches(generator, key, r, s, q, |j0, rows| blocks.take(j0, rows)),
-            Draws::Given(rows) => {
-                for (i, batch) in rows.chunks(4 * BATCH_BLOCKS as usize).enumerate() {
-                    blocks.take(i as u32 * BATCH_BLOCKS, batch);
+        Walk::Steps => each_step(draws, q, &mut BlockWalk { q, f }),
+        Walk::Batches => {
+            let mut blocks = BlockWalk { q, f };
+            match draws {
+                Draws::Stream {
+                    generator,
+                    key,
+                    r,
+                    s,
+                } => walk_batches(generator, key, r, s, q, |j0, rows| blocks.take(j0, rows)),
+                Draws::Given(rows) => {
+                    for (i, batch) in rows.chunks(4 * BATCH_BLOCKS as usize).enumerate() {
+                        blocks.take(i as u32 * BATCH_BLOCKS, batch);
+                    }
                 }
             }
-        },
+        }
+        Walk::Prefetched => batches_ahead(draws, q, |j0, rows, window| {
+            for (b, block) in rows.chunks(4).enumerate() {
+                let i = 4 * b + PREFETCH_DRAWS;
+                if let Some(upcoming) = window.get(i..i + 4) {
+                    for &row in upcoming {
+                        ahead(row);
+                    }
+                } else {
+                    for &row in window.get(i..).unwrap_or_default() {
+                        ahead(row);
+                    }
+                }
+                f((j0 as usize + b) & (LANES - 1), block);
+            }
+        }),
     }
+}
+
+/// How many draws ahead of the adds [`walk_blocks`] asks for rows in [`Walk::Prefetched`]:
+/// enough loads in flight to cover memory latency, few enough that the lines are still
+/// in L1 when their adds come. On the Zen 4 VM (2 x 500,000 rows, k = 4, a busy host)
+/// 32, 64, 96 and 128 draws did alike within the noise, all about 1.6 times no prefetch.
+pub(crate) const PREFETCH_DRAWS: usize = 64;
+
+/// Calls `f(j0, rows, window)` for every batch of (r, s) in order, as [`walk_batches`]
+/// does, with `window` the batch's draws followed by up to [`PREFETCH_DRAWS`] of the next
+/// (fewer only at draw `q`): for a stream, the window slides, its last draws moved to the
+/// front and the next batch drawn after them.
+#[inline(always)]
+fn batches_ahead(draws: Draws, q: u32, mut f: impl FnMut(u32, &[u32], &[u32])) {
+    const BATCH: usize = 4 * BATCH_BLOCKS as usize;
+    match draws {
+        Draws::Stream {
+            generator,
+            key,
+            r,
+            s,
+        } => {
+            let addr = domain::bootstrap_stream(r, s);
+            let q = q as usize;
+            let mut window = [0u32; BATCH + PREFETCH_DRAWS];
+            // Draws blocks from draw `first` on into window[from..] (as many as fit, up to
+            // the block holding draw q - 1); returns how many words it wrote.
+            let fill = |window: &mut [u32], from: usize, first: usize| {
+                let n = (window.len() - from).min(q.next_multiple_of(4) - first);
+                generator.fill_bounded(
+                    key,
+                    addr,
+                    (first / 4) as u32,
+                    q as u32,
+                    &mut window[from..from + n],
+                );
+                n
+            };
+            let mut have = fill(&mut window, 0, 0);
+            let mut first = 0;
+            while first < q {
+                let len = BATCH.min(q - first);
+                let view = &window[..have.min(q - first)];
+                f((first / 4) as u32, &view[..len], view);
+                first += len;
+                if first >= q {
+                    break;
+                }
+                // Here len = BATCH; the draws past it go to the front, the next after them.
+                let kept = have - len;
+                window.copy_within(len..have, 0);
+                have = kept + fill(&mut window, kept, first + kept);
+            }
+        }
+        Draws::Given(rows) => {
+            for (i, batch) in rows.chunks(BATCH).enumerate() {
+                let start = i * BATCH;
+                let window = &rows[start..(start + BATCH + PREFETCH_DRAWS).min(rows.len())];
+                f((i * BATCH / 4) as u32, batch, window);
+            }
+        }
+    }
+}
+
+/// [`prefetch`] of a row: of its first value, and of its last too when the row may span
+/// two cache lines. The allocator's buffers are 16-byte aligned here (glibc), so a row
+/// whose size divides 16 bytes (k = 1, 2, 4) never does; larger ones mostly do, and
+/// fetching only their first line measured half the rate (2 x 500,000 rows, k = 16:
+/// 46 against 97 M draws/s). A wrong guess costs one hint, never a value.
+#[inline(always)]
+fn prefetch_row<const K: usize>(row: &[f32; K]) {
+    prefetch(&row[0]);
+    if 16 % (4 * K) != 0 {
+        prefetch(&row[K - 1]);
+    }
+}
+
+/// Asks the core to load the cache line holding `x` into L1 now, without waiting for it
+/// (a hint: it never faults and changes no value). Other targets do without it.
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    let p: *const T = x;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing into the program and cannot fault.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: as above; PRFM is a hint.
+    unsafe {
+        std::arch::asm!("prfm pldl1keep, [{0}]", in(reg) p, options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = p;
 }
 
 /// Hands the draws to `sink` a generator step at a time ([`Generator::for_each_group`]);
@@ -392,7 +529,8 @@ fn pair_sums_k<const K: usize>(
                 add_rows::<K>(&mut a, table, rows);
                 acc[lane] = a;
             };
-            walk_blocks(walk, draws, q, add);
+            let ahead = |row| prefetch_row::<K>(row_of::<K>(table, row));
+            walk_blocks(walk, draws, q, ahead, add);
         }
         let flat = acc.as_flattened_mut();
         tree_reduce::<K>(flat);
@@ -407,7 +545,8 @@ fn pair_sums_k<const K: usize>(
     scratch.clear();
     scratch.resize(n_chunks * LANES * K, 0.0);
     let walk = Walk::for_table(std::mem::size_of_val(table));
-    walk_blocks(walk, draws, q, |lane, rows| {
+    let ahead = |row| prefetch_row::<K>(row_of::<K>(table, row));
+    walk_blocks(walk, draws, q, ahead, |lane, rows| {
         for &row in rows {
             let chunk = row as usize / CHUNK_ROWS;
             let src = row_of::<K>(table, row);
@@ -513,15 +652,17 @@ mod tests {
     }
 
     #[test]
-    fn both_walks_give_the_contract_sums() {
-        // 223 rows x 3 columns (2.7 KB: adds after each generator step) and 20,000 rows x
-        // 16 columns (1.3 MB, past Walk::STEPS_MAX_BYTES: adds after each batch).
-        for (q, k) in [(223usize, 3usize), (20_000, 16)] {
-            assert_eq!(
-                Walk::for_table(q * k * 4) == Walk::Batches,
-                q == 20_000,
-                "the cases must straddle the threshold"
-            );
+    fn every_walk_gives_the_contract_sums() {
+        // 223 rows x 3 columns (2.7 KB: adds after each generator step), 20,000 rows x 16
+        // columns (1.3 MB, past Walk::STEPS_MAX_BYTES: adds after each batch) and 70,001
+        // rows x 16 columns (4.5 MB, past Walk::BATCHES_MAX_BYTES: prefetched batches).
+        let cases = [
+            (223usize, 3usize, Walk::Steps),
+            (20_000, 16, Walk::Batches),
+            (70_001, 16, Walk::Prefetched),
+        ];
+        for (q, k, walk) in cases {
+            assert_eq!(Walk::for_table(q * k * 4), walk, "q {q}, k {k}");
             let data = synthetic_rows(q as u64, q, k);
             let job = ResampleJob {
                 strata: vec![&data],
@@ -542,44 +683,86 @@ mod tests {
         }
     }
 
+    /// What [`walk_blocks`] did, in order: `Block(lane, rows)` for each `f` call and
+    /// `Ahead(row)` for each `ahead` call.
+    #[derive(Debug, PartialEq)]
+    enum Event {
+        Block(usize, Vec<u32>),
+        Ahead(u32),
+    }
+
+    fn events(walk: Walk, draws: Draws, q: u32) -> Vec<Event> {
+        let seen = std::cell::RefCell::new(Vec::new());
+        walk_blocks(
+            walk,
+            draws,
+            q,
+            |row| seen.borrow_mut().push(Event::Ahead(row)),
+            |lane, rows| seen.borrow_mut().push(Event::Block(lane, rows.to_vec())),
+        );
+        seen.into_inner()
+    }
+
     #[test]
     fn walk_blocks_visits_every_draw_in_contract_order() {
         // Block j goes to lane j % 64 with draws 4j .. 4j + 3 (fewer at the end), as
-        // draw_index defines them, for every generator.
-        let (seed, r, s, q) = (31u64, 4u32, 1u32, 4 * 300 + 3);
-        for g in Generator::supported() {
-            let draws = Draws::Stream {
-                generator: g,
-                key: seed_key(seed),
-                r,
-                s,
-            };
-            let visits = |walk: Walk, draws: Draws| {
-                let mut seen = Vec::new();
-                walk_blocks(walk, draws, q, |lane, rows| {
-                    seen.push((lane, rows.to_vec()))
-                });
-                seen
-            };
-            let seen = visits(Walk::Steps, draws);
-            let given: Vec<u32> = seen.iter().flat_map(|(_, rows)| rows.clone()).collect();
-            for walk in [Walk::Steps, Walk::Batches] {
-                assert_eq!(visits(walk, draws), seen, "{g}: {walk:?} differs");
-                assert_eq!(
-                    visits(walk, Draws::Given(&given)),
-                    seen,
-                    "{g}: {walk:?} of given draws differs"
-                );
-            }
-            assert_eq!(seen.len(), 301, "{g}");
-            for (j, (lane, rows)) in seen.iter().enumerate() {
-                assert_eq!(*lane, j % LANES, "{g}");
-                let want: Vec<u32> = (4 * j as u64..(4 * j as u64 + 4).min(q as u64))
-                    .map(|i| draw_index(seed, r, s, i, q))
-                    .collect();
-                assert_eq!(rows, &want, "{g}: block {j}");
+        // draw_index defines them, for every generator and walk. 5 draws: one partial
+        // block; 2,048: two whole batches; 2,403: three batches, the last partial.
+        let (seed, r, s) = (31u64, 4u32, 1u32);
+        for q in [5u32, 2048, 2403] {
+            let want: Vec<Event> = (0..q.div_ceil(4) as u64)
+                .map(|j| {
+                    let rows = (4 * j..(4 * j + 4).min(q as u64))
+                        .map(|i| draw_index(seed, r, s, i, q))
+                        .collect();
+                    Event::Block(j as usize % LANES, rows)
+                })
+                .collect();
+            let given: Vec<u32> = (0..q as u64)
+                .map(|i| draw_index(seed, r, s, i, q))
+                .collect();
+            for g in Generator::supported() {
+                let stream = Draws::Stream {
+                    generator: g,
+                    key: seed_key(seed),
+                    r,
+                    s,
+                };
+                for walk in [Walk::Steps, Walk::Batches, Walk::Prefetched] {
+                    for (name, draws) in [("stream", stream), ("given", Draws::Given(&given))] {
+                        let mut got = events(walk, draws, q);
+                        if walk == Walk::Prefetched {
+                            check_ahead(&got, &given, &format!("{g}, {name}, q {q}"));
+                        }
+                        got.retain(|e| matches!(e, Event::Block(..)));
+                        assert_eq!(got, want, "{g}: {walk:?} of {name} draws, q {q}");
+                    }
+                }
             }
         }
+    }
+
+    /// In a prefetched walk, draw i (i >= PREFETCH_DRAWS) is asked for once, in order,
+    /// just before the block holding draw i - PREFETCH_DRAWS is added.
+    fn check_ahead(events: &[Event], draws: &[u32], what: &str) {
+        let mut asked = 0usize;
+        let mut block = 0usize;
+        for e in events {
+            match e {
+                Event::Ahead(row) => {
+                    let i = PREFETCH_DRAWS + asked;
+                    assert_eq!(*row, draws[i], "{what}: prefetch {asked}");
+                    assert_eq!(
+                        i / 4 - PREFETCH_DRAWS / 4,
+                        block,
+                        "{what}: draw {i} early or late"
+                    );
+                    asked += 1;
+                }
+                Event::Block(..) => block += 1,
+            }
+        }
+        assert_eq!(asked, draws.len().saturating_sub(PREFETCH_DRAWS), "{what}");
     }
 
     #[test]
