@@ -40,6 +40,7 @@ use crate::panel::{Panel, Stratum, StratumStats};
 use crate::resample::counts::draw_counts;
 use crate::resample::engine::{ResampleBackend, ResampleJob};
 use crate::resample::summary::acceleration;
+use crate::resample::table::table_from;
 use crate::rng::blocks::Generator;
 use crate::{Error, Result};
 
@@ -332,9 +333,10 @@ impl Bootstrap {
         let rows32 = rows64
             .iter()
             .map(|rows: &Vec<[f64; 4]>| {
-                rows.iter()
-                    .flat_map(|r| r[..k].iter().map(|&v| v as f32))
-                    .collect()
+                table_from(
+                    rows.len() * k,
+                    rows.iter().flat_map(|r| r[..k].iter().map(|&v| v as f32)),
+                )
             })
             .collect();
         let boot = Bootstrap {

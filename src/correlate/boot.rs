@@ -21,6 +21,7 @@ use std::ops::Range;
 
 use super::kendall::{tie_counts, KendallScores};
 use crate::resample::engine::{ResampleBackend, ResampleJob, MAX_K};
+use crate::resample::table::table_from;
 use crate::Result;
 
 /// How the Kendall bootstrap works, for reports.
@@ -187,10 +188,12 @@ impl PairBootstrap<'_> {
             for c in &mut centre {
                 *c /= units as f64;
             }
-            let table32: Vec<f32> = table
-                .chunks_exact(k)
-                .flat_map(|row| row.iter().zip(&centre).map(|(v, c)| (v - c) as f32))
-                .collect();
+            let table32 = table_from(
+                units * k,
+                table
+                    .chunks_exact(k)
+                    .flat_map(|row| row.iter().zip(&centre).map(|(v, c)| (v - c) as f32)),
+            );
             drop(table);
             let job = ResampleJob {
                 strata: vec![&table32],

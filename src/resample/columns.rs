@@ -9,6 +9,7 @@
 use std::ops::Range;
 
 use super::engine::{ResampleBackend, ResampleJob, MAX_K};
+use super::table::table_from;
 use crate::{Error, Result};
 
 /// Per-stratum unit rows of K columns, centred for the engine.
@@ -57,11 +58,11 @@ impl CenteredColumns {
                 .map(|j| rows.iter().map(|r| r[j]).sum::<f64>())
                 .collect();
             let c: Vec<f64> = sum.iter().map(|v| v / n).collect();
-            rows32.push(
+            rows32.push(table_from(
+                rows.len() * k,
                 rows.iter()
-                    .flat_map(|r| r.iter().zip(&c).map(|(x, m)| (x - m) as f32))
-                    .collect(),
-            );
+                    .flat_map(|r| r.iter().zip(&c).map(|(x, m)| (x - m) as f32)),
+            ));
             centres.push(c);
             sums.push(sum);
         }

@@ -2,7 +2,7 @@
 //! `fused_avx2`, its AVX2 walk of drawing and adding fused) and GPU ([`gpu_backend`])
 //! backends, the backend choice ([`select`]), centred column helpers ([`columns`]),
 //! per-replicate question draw counts ([`counts`]), interval summaries of replicate
-//! statistics ([`summary`]) and the benchmark workloads ([`workload`]). Random draws come
+//! statistics ([`summary`]), table buffers advised for huge pages ([`table`]) and the benchmark workloads ([`workload`]). Random draws come
 //! from [`crate::rng`].
 //!
 //! The engine returns, for every replicate and stratum, the column sums of `q_s` rows drawn
@@ -18,6 +18,7 @@ mod fused_avx2;
 pub mod gpu_backend;
 pub mod select;
 pub mod summary;
+pub mod table;
 pub mod workload;
 
 pub use cpu::CpuBackend;

@@ -32,6 +32,7 @@ impl Workload {
 
 use super::cpu::{pair_sums, walk_batches, Draws, DRAWS_PER_TASK};
 use super::engine::ResampleJob;
+use super::table::table_from;
 use crate::rng::blocks::Generator;
 use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
@@ -43,13 +44,14 @@ use crate::rng::stream::seed_key;
 /// callers of the engine do.
 pub fn synthetic_rows(seed: u64, q: usize, k: usize) -> Vec<f32> {
     let key = seed_key(seed ^ domain::SYNTHETIC_ROWS_KEY);
-    let mut out = Vec::with_capacity(q * k);
-    for row in 0..q {
-        for c in 0..k {
+    let mut out = table_from(
+        q * k,
+        (0..q * k).map(|i| {
+            let (row, c) = (i / k, i % k);
             let w = philox4x32_10(domain::synthetic_rows(row as u32, (c / 4) as u32), key)[c % 4];
-            out.push((w as f64 / 4_294_967_296.0 - 0.5) as f32);
-        }
-    }
+            (w as f64 / 4_294_967_296.0 - 0.5) as f32
+        }),
+    );
     for c in 0..k {
         let mean = (0..q).map(|r| out[r * k + c] as f64).sum::<f64>() / q as f64;
         for r in 0..q {
