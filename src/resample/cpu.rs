@@ -707,9 +707,11 @@ mod tests {
     fn walk_blocks_visits_every_draw_in_contract_order() {
         // Block j goes to lane j % 64 with draws 4j .. 4j + 3 (fewer at the end), as
         // draw_index defines them, for every generator and walk. 5 draws: one partial
-        // block; 2,048: two whole batches; 2,403: three batches, the last partial.
+        // block; 1,088: a batch and exactly the draws prefetched past it (the sliding
+        // window draws nothing more); 2,048: two whole batches; 2,403: three batches, the
+        // last partial.
         let (seed, r, s) = (31u64, 4u32, 1u32);
-        for q in [5u32, 2048, 2403] {
+        for q in [5u32, 1088, 2048, 2403] {
             let want: Vec<Event> = (0..q.div_ceil(4) as u64)
                 .map(|j| {
                     let rows = (4 * j..(4 * j + 4).min(q as u64))
