@@ -2,8 +2,8 @@
 //! `fused_avx2`, its AVX2 walk of drawing and adding fused) and GPU ([`gpu_backend`])
 //! backends, the backend choice ([`select`]), centred column helpers ([`columns`]),
 //! per-replicate question draw counts ([`counts`]), interval summaries of replicate
-//! statistics ([`summary`]), table buffers advised for huge pages ([`table`]) and the benchmark workloads ([`workload`]). Random draws come
-//! from [`crate::rng`].
+//! statistics ([`summary`]), table buffers advised for huge pages ([`table`]) and the
+//! benchmark workloads ([`workload`]). Random draws come from [`crate::rng`].
 //!
 //! The engine returns, for every replicate and stratum, the column sums of `q_s` rows drawn
 //! with replacement; every bootstrap statistic is host-side arithmetic on those sums. No

@@ -5,7 +5,8 @@
 //! (a few MB with 4 KiB pages) nearly every such read first walks the page tables, and in
 //! a virtual machine that walk is two-dimensional. With 2 MiB pages a 64 MB table needs
 //! 32 TLB entries. Measured on the Zen 4 VM (docs/BENCHMARKS.md), 2 x 500,000 rows,
-//! k = 16: 88 -> 114 M draws/s with the kernel's transparent huge pages on for all memory.
+//! k = 16: 88 -> 114 M draws/s with the kernel's transparent huge pages on for all memory,
+//! and 76 -> 92 M/s alternated with only these tables advised (the VM's setting is `madvise`).
 
 /// Tables of at least this many bytes are advised for transparent huge pages: below it the
 /// rows fit the TLB's reach with 4 KiB pages, and the engine walks them without prefetch.
