@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use ragstats::gpu::device::{adapters, is_software};
 use ragstats::gpu::AdapterPolicy;
+use ragstats::resample::cpu::walk_name;
 use ragstats::resample::workload::{given_draw_sums, raw_draw_checksum, synthetic_rows, Workload};
 use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob, MAX_K};
 use ragstats::rng::Generator;
@@ -192,6 +193,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let draws = job.draws_per_replicate() as f64 * args.replicates as f64;
     let min = Duration::from_secs_f64(args.min_time.max(0.0));
     let q32: Vec<u32> = job.rows();
+    // The walk the CPU engine takes for each stratum's table.
+    let walks: Vec<&str> = rows
+        .iter()
+        .map(|&q| walk_name(q * k * std::mem::size_of::<f32>()))
+        .collect();
 
     // The raw loops and the CPU engine are timed in alternation, so that load from other
     // processes on a shared machine hits all alike and their ratios stay meaningful.
@@ -290,7 +296,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 "raw_scalar": { "seconds": scalar_s, "draws_per_second": draws / scalar_s, "index_checksum": scalar_sum },
                 "raw": { "generator": generator.name(), "seconds": raw_s, "draws_per_second": draws / raw_s, "index_checksum": checksum },
                 "raw_over_scalar": scalar_s / raw_s,
-                "cpu": { "backend": cpu.description(), "generator": generator.name(), "seconds": cpu_s, "draws_per_second": draws / cpu_s },
+                "cpu": { "backend": cpu.description(), "generator": generator.name(), "walks": walks, "seconds": cpu_s, "draws_per_second": draws / cpu_s },
                 "cpu_over_raw": ratio,
                 "adds_alone": { "seconds": adds_s, "draws_per_second": draws / adds_s },
                 "cpu_over_adds_alone": adds_s / cpu_s,
@@ -316,6 +322,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     .collect::<Vec<_>>()
                     .join(", "),
                 ragstats::rng::blocks::ENV_VAR
+            );
+            outln!(
+                "CPU engine walk per stratum: {} (steps up to 1 MiB of rows, batches up to 4 MiB, prefetched batches above)",
+                walks.join(", ")
             );
             outln!(
                 "{:<38} {:>10} {:>12} {:>9}",

@@ -227,6 +227,15 @@ impl Walk {
     /// and beyond (16 MB, k = 8: 190 -> 287 M/s; 32 MB, k = 16: 27 -> 83 M/s).
     pub const BATCHES_MAX_BYTES: usize = 4 << 20;
 
+    /// The walk's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Walk::Steps => "steps",
+            Walk::Batches => "batches",
+            Walk::Prefetched => "prefetched batches",
+        }
+    }
+
     /// The walk for a stratum table of `bytes` bytes.
     pub fn for_table(bytes: usize) -> Walk {
         if bytes <= Walk::STEPS_MAX_BYTES {
@@ -237,6 +246,15 @@ impl Walk {
             Walk::Prefetched
         }
     }
+}
+
+/// How the CPU engine walks a stratum table of `bytes` bytes, for reports: `"steps"` (up
+/// to 1 MiB: each generator step's rows added before the next is drawn, fused with the
+/// AVX2 generator), `"batches"` (up to 4 MiB: 1,024 draws drawn, then their rows added) or
+/// `"prefetched batches"` (larger: each row also asked for 64 draws ahead). The sums are
+/// the same whichever walk.
+pub fn walk_name(bytes: usize) -> &'static str {
+    Walk::for_table(bytes).name()
 }
 
 /// Calls `f(lane, rows)` for every block `j` of (r, s), in increasing `j`: `rows` are the
@@ -765,6 +783,22 @@ mod tests {
             }
         }
         assert_eq!(asked, draws.len().saturating_sub(PREFETCH_DRAWS), "{what}");
+    }
+
+    #[test]
+    fn walk_names_follow_the_table_size_thresholds() {
+        let (mib, kib) = (1usize << 20, 1usize << 10);
+        let cases = [
+            (4, "steps"),
+            (mib, "steps"),
+            (mib + 4, "batches"),
+            (4 * mib, "batches"),
+            (4 * mib + 4, "prefetched batches"),
+            (64 * mib, "prefetched batches"),
+        ];
+        for (bytes, name) in cases {
+            assert_eq!(walk_name(bytes), name, "{} KiB", bytes / kib);
+        }
     }
 
     #[test]

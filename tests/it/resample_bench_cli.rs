@@ -64,8 +64,40 @@ fn bench_table_without_gpu() {
     );
     assert!(text.contains("raw Philox+Lemire"), "{text}");
     assert!(text.contains("CPU engine (rayon"), "{text}");
+    // 501 rows x 2 columns x 4 bytes: tables far below 1 MiB.
+    assert!(
+        text.contains("CPU engine walk per stratum: steps, steps"),
+        "{text}"
+    );
     assert!(text.contains("CPU adds alone (draws given)"), "{text}");
     assert!(!text.contains("GPU engine"), "{text}");
+}
+
+#[test]
+fn bench_names_the_prefetched_walk_of_tables_past_4_mib() {
+    // 70,000 rows x 16 columns x 4 bytes = 4.48 MB per stratum: past 4 MiB.
+    let out = bench(&[
+        "--workload",
+        "large",
+        "--questions",
+        "140000",
+        "--k",
+        "16",
+        "--replicates",
+        "1",
+        "--min-time",
+        "0",
+        "--no-gpu",
+        "--format",
+        "json",
+    ])
+    .success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        doc["cpu"]["walks"],
+        serde_json::json!(["prefetched batches", "prefetched batches"]),
+        "{doc}"
+    );
 }
 
 #[test]
