@@ -182,17 +182,59 @@ pub(crate) fn walk_batches(
     q: u32,
     mut f: impl FnMut(u32, &[u32]),
 ) {
-    let blocks = q.div_ceil(4);
-    let mut rows = [0u32; 4 * BATCH_BLOCKS as usize];
-    let mut j0 = 0;
-    while j0 < blocks {
-        let n = BATCH_BLOCKS.min(blocks - j0);
-        let batch = &mut rows[..4 * n as usize];
-        generator.fill_bounded(key, domain::bootstrap_stream(r, s), j0, q, batch);
-        // 4 j0 < q for every block j0 < ceil(q / 4); the last block may hold fewer draws.
-        let draws = ((q - 4 * j0) as usize).min(batch.len());
-        f(j0, &batch[..draws]);
-        j0 += n;
+    walk_batches_ahead(generator, key, r, s, q, 0, |j0, rows, _| f(j0, rows));
+}
+
+/// [`walk_batches`], with `window` handed on too: the batch's draws followed by up to
+/// `ahead` (at most [`PREFETCH_DRAWS`]) of the next, fewer only at draw `q`. The window
+/// slides: after each batch its last `ahead` draws move to the front, and the next batch
+/// is drawn after them, so every draw is drawn once.
+///
+/// # Panics
+/// If `ahead` is more than [`PREFETCH_DRAWS`] or not a multiple of 4.
+#[inline(always)]
+fn walk_batches_ahead(
+    generator: Generator,
+    key: [u32; 2],
+    r: u32,
+    s: u32,
+    q: u32,
+    ahead: usize,
+    mut f: impl FnMut(u32, &[u32], &[u32]),
+) {
+    const BATCH: usize = 4 * BATCH_BLOCKS as usize;
+    assert!(ahead <= PREFETCH_DRAWS && ahead.is_multiple_of(4));
+    let addr = domain::bootstrap_stream(r, s);
+    let q = q as usize;
+    let mut buf = [0u32; BATCH + PREFETCH_DRAWS];
+    let window = &mut buf[..BATCH + ahead];
+    // Draws blocks from draw `first` on into window[from..] (as many as fit, up to the
+    // block holding draw q - 1); returns how many words it wrote.
+    let fill = |window: &mut [u32], from: usize, first: usize| {
+        let n = (window.len() - from).min(q.next_multiple_of(4) - first);
+        generator.fill_bounded(
+            key,
+            addr,
+            (first / 4) as u32,
+            q as u32,
+            &mut window[from..from + n],
+        );
+        n
+    };
+    let mut have = fill(window, 0, 0);
+    let mut first = 0;
+    while first < q {
+        let len = BATCH.min(q - first);
+        let view = &window[..have.min(q - first)];
+        f((first / 4) as u32, &view[..len], view);
+        first += len;
+        if first >= q {
+            break;
+        }
+        // Here len = BATCH; the draws past it go to the front, the next after them.
+        let kept = have - len;
+        window.copy_within(len..have, 0);
+        have = kept + fill(window, kept, first + kept);
     }
 }
 
@@ -278,21 +320,9 @@ pub(crate) fn walk_blocks(
         Walk::Steps => each_step(draws, q, &mut BlockWalk { q, f }),
         Walk::Batches => {
             let mut blocks = BlockWalk { q, f };
-            match draws {
-                Draws::Stream {
-                    generator,
-                    key,
-                    r,
-                    s,
-                } => walk_batches(generator, key, r, s, q, |j0, rows| blocks.take(j0, rows)),
-                Draws::Given(rows) => {
-                    for (i, batch) in rows.chunks(4 * BATCH_BLOCKS as usize).enumerate() {
-                        blocks.take(i as u32 * BATCH_BLOCKS, batch);
-                    }
-                }
-            }
+            batches_ahead(draws, q, 0, |j0, rows, _| blocks.take(j0, rows));
         }
-        Walk::Prefetched => batches_ahead(draws, q, |j0, rows, window| {
+        Walk::Prefetched => batches_ahead(draws, q, PREFETCH_DRAWS, |j0, rows, window| {
             for (b, block) in rows.chunks(4).enumerate() {
                 let i = 4 * b + PREFETCH_DRAWS;
                 if let Some(upcoming) = window.get(i..i + 4) {
@@ -316,12 +346,11 @@ pub(crate) fn walk_blocks(
 /// 32, 64, 96 and 128 draws did alike within the noise, all about 1.6 times no prefetch.
 pub(crate) const PREFETCH_DRAWS: usize = 64;
 
-/// Calls `f(j0, rows, window)` for every batch of (r, s) in order, as [`walk_batches`]
-/// does, with `window` the batch's draws followed by up to [`PREFETCH_DRAWS`] of the next
-/// (fewer only at draw `q`): for a stream, the window slides, its last draws moved to the
-/// front and the next batch drawn after them.
+/// Calls `f(j0, rows, window)` for every batch of the draws in order, as
+/// [`walk_batches_ahead`] does for a stream: `window` is the batch's draws followed by up
+/// to `ahead` of the next.
 #[inline(always)]
-fn batches_ahead(draws: Draws, q: u32, mut f: impl FnMut(u32, &[u32], &[u32])) {
+fn batches_ahead(draws: Draws, q: u32, ahead: usize, mut f: impl FnMut(u32, &[u32], &[u32])) {
     const BATCH: usize = 4 * BATCH_BLOCKS as usize;
     match draws {
         Draws::Stream {
@@ -329,43 +358,11 @@ fn batches_ahead(draws: Draws, q: u32, mut f: impl FnMut(u32, &[u32], &[u32])) {
             key,
             r,
             s,
-        } => {
-            let addr = domain::bootstrap_stream(r, s);
-            let q = q as usize;
-            let mut window = [0u32; BATCH + PREFETCH_DRAWS];
-            // Draws blocks from draw `first` on into window[from..] (as many as fit, up to
-            // the block holding draw q - 1); returns how many words it wrote.
-            let fill = |window: &mut [u32], from: usize, first: usize| {
-                let n = (window.len() - from).min(q.next_multiple_of(4) - first);
-                generator.fill_bounded(
-                    key,
-                    addr,
-                    (first / 4) as u32,
-                    q as u32,
-                    &mut window[from..from + n],
-                );
-                n
-            };
-            let mut have = fill(&mut window, 0, 0);
-            let mut first = 0;
-            while first < q {
-                let len = BATCH.min(q - first);
-                let view = &window[..have.min(q - first)];
-                f((first / 4) as u32, &view[..len], view);
-                first += len;
-                if first >= q {
-                    break;
-                }
-                // Here len = BATCH; the draws past it go to the front, the next after them.
-                let kept = have - len;
-                window.copy_within(len..have, 0);
-                have = kept + fill(&mut window, kept, first + kept);
-            }
-        }
+        } => walk_batches_ahead(generator, key, r, s, q, ahead, f),
         Draws::Given(rows) => {
             for (i, batch) in rows.chunks(BATCH).enumerate() {
                 let start = i * BATCH;
-                let window = &rows[start..(start + BATCH + PREFETCH_DRAWS).min(rows.len())];
+                let window = &rows[start..(start + BATCH + ahead).min(rows.len())];
                 f((i * BATCH / 4) as u32, batch, window);
             }
         }
