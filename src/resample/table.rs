@@ -8,9 +8,12 @@
 //! k = 16: 88 -> 114 M draws/s with the kernel's transparent huge pages on for all memory,
 //! and 76 -> 92 M/s alternated with only these tables advised (the VM's setting is `madvise`).
 
-/// Tables of at least this many bytes are advised for transparent huge pages: below it the
-/// rows fit the TLB's reach with 4 KiB pages, and the engine walks them without prefetch.
-pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
+use super::cpu::Walk;
+
+/// Tables of at least this many bytes are advised for transparent huge pages: the size from
+/// which the engine prefetches its rows, too (4 MiB), since both answer the same limit:
+/// below it the rows fit the TLB's reach with 4 KiB pages.
+pub const HUGE_PAGE_MIN_BYTES: usize = Walk::BATCHES_MAX_BYTES;
 
 /// Bytes in a transparent huge page on x86_64 and on aarch64 with 4 KiB base pages.
 const HUGE_PAGE: usize = 2 << 20;
