@@ -133,17 +133,25 @@ pub(super) struct Policy {
 /// The trajectory and read label texts of a file, shared: a cell's labels are kept for
 /// every cell (for matching a cost ledger), and a shared text costs a count, not a copy.
 pub(super) struct LabelTexts {
-    traj: Vec<Arc<str>>,
-    reads: Vec<Arc<str>>,
+    traj: Arc<[String]>,
+    reads: Arc<[String]>,
 }
 
 impl LabelTexts {
     /// The texts of every trajectory and read label of `raw`, by interned id.
     pub fn new(raw: &RawPanel) -> Self {
-        let shared = |names: &[String]| names.iter().map(|n| Arc::from(n.as_str())).collect();
         LabelTexts {
-            traj: shared(&raw.trajectories.names),
-            reads: shared(&raw.reads.names),
+            traj: raw.trajectories.to_vec().into(),
+            reads: raw.reads.to_vec().into(),
+        }
+    }
+
+    /// Cell labels with no cells yet, naming these texts.
+    fn empty_labels(&self) -> CellLabels {
+        CellLabels {
+            trajectory_names: self.traj.clone(),
+            read_names: self.reads.clone(),
+            ..CellLabels::default()
         }
     }
 }
@@ -206,7 +214,7 @@ pub(super) fn fill_stratum(
         r_design,
     };
     let incomplete: Vec<&Question> = questions.iter().filter(|q| !complete(q)).collect();
-    let name = raw.datasets.names[d as usize].clone();
+    let name = raw.datasets.name(d).to_string();
     let mut stratum = Stratum {
         name,
         questions: Vec::new(),
@@ -217,15 +225,13 @@ pub(super) fn fill_stratum(
         dropped_questions: Vec::new(),
         nested: None,
         notes: Vec::new(),
-        labels: Some(CellLabels::default()),
+        labels: Some(texts.empty_labels()),
     };
     // Every kept question's own labels, in outcome order (for matching a cost ledger).
     let add_labels = |stratum: &mut Stratum, q: &Question| {
-        let l = stratum.labels.get_or_insert_with(CellLabels::default);
-        l.trajectory
-            .extend(q.traj.iter().map(|&t| texts.traj[t as usize].clone()));
-        l.read
-            .extend(q.read.iter().map(|&r| texts.reads[r as usize].clone()));
+        let l = stratum.labels.get_or_insert_with(|| texts.empty_labels());
+        l.trajectory.extend_from_slice(q.traj);
+        l.read.extend_from_slice(q.read);
     };
     if incomplete.is_empty() || policy.drop_incomplete {
         for q in &questions {
@@ -244,7 +250,7 @@ pub(super) fn fill_stratum(
             }
             stratum
                 .questions
-                .push(raw.questions.names[q.qid as usize].clone());
+                .push(raw.questions.name(q.qid).to_string());
             stratum.y.extend_from_slice(q.value);
             add_labels(&mut stratum, q);
         }
@@ -272,11 +278,11 @@ pub(super) fn fill_stratum(
             stratum.trajectories = first
                 .traj
                 .iter()
-                .map(|&t| raw.trajectories.names[t as usize].clone())
+                .map(|&t| raw.trajectories.name(t).to_string())
                 .collect();
             stratum.reads = first.read[0..r_design]
                 .iter()
-                .map(|&r| raw.reads.names[r as usize].clone())
+                .map(|&r| raw.reads.name(r).to_string())
                 .collect();
         } else {
             stratum.trajectories = (1..=t_design).map(|i| i.to_string()).collect();
@@ -312,7 +318,7 @@ pub(super) fn fill_stratum(
     for q in &questions {
         stratum
             .questions
-            .push(raw.questions.names[q.qid as usize].clone());
+            .push(raw.questions.name(q.qid).to_string());
         add_labels(&mut stratum, q);
         let base = nested.y.len();
         nested.y.extend_from_slice(q.value);

@@ -95,10 +95,10 @@ pub(crate) fn load_panel_in_chunks(
         selector: match &opts.selector {
             Some(SelectorChoice::One(name)) => Some(name.clone()),
             Some(SelectorChoice::Average) => None,
-            None if raw.selectors.names.len() == 1 => raw.selectors.names.first().cloned(),
+            None if raw.selectors.len() == 1 => Some(raw.selectors.name(0).to_string()),
             None => None,
         },
-        selectors: raw.selectors.names,
+        selectors: raw.selectors.to_vec(),
         strata,
     })
 }
@@ -212,6 +212,42 @@ mod tests {
         };
         let p = same_in_pieces(&panel_csv("\r\n", |_, _, _, _| false), &filtered).unwrap();
         assert_eq!(p.strata[0].t(), 1);
+    }
+
+    #[test]
+    fn cells_keep_the_files_labels_of_their_trajectories_and_reads() {
+        // Each question has its own trajectory ids; q2 lacks a read, so with
+        // `allow_unbalanced` its stratum is nested and its labels still name each cell.
+        let text = "dataset,question,trajectory,read,f1\n\
+                    d,q1,u7,r1,0.1\nd,q1,u7,r2,0.2\nd,q1,u3,r1,0.3\nd,q1,u3,r2,0.4\n\
+                    d,q2,u9,r2,0.5\nd,q2,u9,r1,0.6\nd,q2,u8,r1,0.7\n\
+                    e,q1,u7,r1,0.8\ne,q1,u7,r2,0.9\n";
+        let opts = LoadOptions {
+            allow_unbalanced: true,
+            ..Default::default()
+        };
+        let p = same_in_pieces(text, &opts).unwrap();
+        let (d, e) = (&p.strata[0], &p.strata[1]);
+        assert!(!d.is_balanced() && e.is_balanced());
+        // Trajectories and reads in label order within each question.
+        assert_eq!(d.cell_label(0, 0, 0), Some(("u3", "r1")));
+        assert_eq!(d.cell_label(0, 1, 1), Some(("u7", "r2")));
+        assert_eq!(d.cell_label(1, 0, 0), Some(("u8", "r1")));
+        assert_eq!(d.cell_label(1, 0, 1), None);
+        assert_eq!(d.cell_label(1, 1, 1), Some(("u9", "r2")));
+        assert_eq!(d.cell_label(2, 0, 0), None);
+        assert_eq!(
+            (e.cell_label(0, 0, 1), e.y(0, 0, 1)),
+            (Some(("u7", "r2")), 0.9)
+        );
+        // The strata share the panel's label texts.
+        let (ld, le) = (d.labels.as_ref().unwrap(), e.labels.as_ref().unwrap());
+        assert!(std::sync::Arc::ptr_eq(
+            &ld.trajectory_names,
+            &le.trajectory_names
+        ));
+        assert_eq!(ld.trajectory.len(), 4);
+        assert_eq!(ld.read.len(), 7);
     }
 
     #[test]

@@ -81,10 +81,18 @@ pub struct Stratum {
 /// trajectory (question by question, each question's in label order), `read` one per
 /// outcome. Balanced strata whose questions have their own labels (e.g. uuids) need these:
 /// their `trajectories` and `reads` are then positions.
+///
+/// Each cell holds the index of its label in the panel's label texts, which every stratum
+/// shares: a per-cell copy or reference count made filling a large panel's strata on
+/// several threads fight over a few shared counters.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CellLabels {
-    pub trajectory: Vec<std::sync::Arc<str>>,
-    pub read: Vec<std::sync::Arc<str>>,
+    /// The panel's trajectory label texts, which `trajectory` indexes.
+    pub trajectory_names: std::sync::Arc<[String]>,
+    /// The panel's read label texts, which `read` indexes.
+    pub read_names: std::sync::Arc<[String]>,
+    pub trajectory: Vec<u32>,
+    pub read: Vec<u32>,
 }
 
 /// An unbalanced stratum's outcomes: question q's trajectories are
@@ -141,8 +149,8 @@ impl Stratum {
     pub fn cell_label(&self, q: usize, t: usize, r: usize) -> Option<(&str, &str)> {
         let (ti, ri) = match &self.nested {
             Some(n) => {
-                let ti = n.traj_start[q] + t;
-                if ti >= n.traj_start[q + 1] || n.read_start[ti] + r >= n.read_start[ti + 1] {
+                let ti = n.traj_start.get(q)? + t;
+                if ti >= *n.traj_start.get(q + 1)? || n.read_start[ti] + r >= n.read_start[ti + 1] {
                     return None;
                 }
                 (ti, n.read_start[ti] + r)
@@ -156,7 +164,10 @@ impl Stratum {
             }
         };
         match &self.labels {
-            Some(l) => Some((&**l.trajectory.get(ti)?, &**l.read.get(ri)?)),
+            Some(l) => Some((
+                l.trajectory_names.get(*l.trajectory.get(ti)? as usize)?,
+                l.read_names.get(*l.read.get(ri)? as usize)?,
+            )),
             None if self.nested.is_none() => {
                 Some((self.trajectories[t].as_str(), self.reads[r].as_str()))
             }

@@ -61,7 +61,7 @@ pub(super) fn select_arms(
                     None,
                     format!(
                         "unknown arm '{arm}'; the panel's arms are: {}",
-                        clip_list(&raw.arms.names)
+                        clip_list(raw.arms.names())
                     ),
                 )
             })?;
@@ -69,13 +69,13 @@ pub(super) fn select_arms(
             Ok((format!("{metric} ({arm})"), None))
         }
         (None, None) => {
-            if raw.arms.names.len() > 1 {
+            if raw.arms.len() > 1 {
                 return Err(Error::input(
                     path,
                     None,
                     format!(
                         "the panel has several arms ({}); choose --contrast B-A or --arm NAME",
-                        clip_list(&raw.arms.names)
+                        clip_list(raw.arms.names())
                     ),
                 ));
             }
@@ -86,8 +86,8 @@ pub(super) fn select_arms(
 
 /// Splits `B-A` into arm ids, trying every `-` so arm names may themselves contain dashes.
 fn parse_contrast(path: &Path, spec: &str, arms: &Interner) -> Result<Pair> {
-    let known = || clip_list(&arms.names);
-    if arms.names.is_empty() {
+    let known = || clip_list(arms.names());
+    if arms.is_empty() {
         return Err(Error::input(
             path,
             None,

@@ -46,19 +46,31 @@ impl RawRow {
 /// Panel files list a question's cells together, so most lookups repeat the previous one:
 /// that id is kept and checked first. Columns with a handful of values (arms, trajectories,
 /// reads), which change from row to row, are found by comparing with each name, which is
-/// cheaper than hashing. The table holds ids only, hashing `names[id]`, so each name is
-/// stored once. It hashes with FxHash: the keys are the user's own ids, and SipHash's
-/// protection against crafted collisions bought nothing but a tenth of the load time of a
-/// large panel (in a profile of a 160,000-row panel).
+/// cheaper than hashing. The names are kept back to back in one buffer (a large panel has
+/// millions of question ids, and an allocation each was a tenth of its load time); the
+/// table holds ids only, hashing the name of each, so each name is stored once. It hashes
+/// with FxHash: the keys are the user's own ids, and SipHash's protection against crafted
+/// collisions bought nothing but a tenth of the load time of a large panel (in a profile
+/// of a 160,000-row panel).
 #[derive(Default)]
 pub(super) struct Interner {
     ids: HashTable<u32>,
-    pub names: Vec<String>,
+    /// Every name, back to back in id order: name `i` is `text[spans[i].0..spans[i].1]`.
+    text: String,
+    spans: Vec<(usize, usize)>,
     last: Option<u32>,
 }
 
-fn hash(s: &str) -> u64 {
+fn hash(s: &[u8]) -> u64 {
     FxBuildHasher.hash_one(s)
+}
+
+/// The bytes of name `id` of the buffer `text` with spans `spans` (see [`Interner`]):
+/// look-ups compare bytes, which spares checking that a span's ends are character
+/// boundaries (they are, being the ends of whole names).
+fn bytes_in<'a>(text: &'a str, spans: &[(usize, usize)], id: u32) -> &'a [u8] {
+    let (start, end) = spans[id as usize];
+    &text.as_bytes()[start..end]
 }
 
 impl Interner {
@@ -66,15 +78,21 @@ impl Interner {
     const SCANNED: usize = 8;
 
     pub fn id(&mut self, s: &str) -> u32 {
+        let (text, spans) = (&self.text, &self.spans);
         if let Some(last) = self.last {
-            if self.names[last as usize] == s {
+            if bytes_in(text, spans, last) == s.as_bytes() {
                 return last;
             }
         }
-        if self.names.len() <= Self::SCANNED {
-            if let Some(id) = self.names.iter().position(|n| n == s) {
-                self.last = Some(id as u32);
-                return id as u32;
+        if self.len() <= Self::SCANNED {
+            let bytes = text.as_bytes();
+            if let Some(id) = spans
+                .iter()
+                .position(|&(a, b)| &bytes[a..b] == s.as_bytes())
+            {
+                let id = id as u32;
+                self.last = Some(id);
+                return id;
             }
         }
         let id = self.hashed_id(s);
@@ -82,55 +100,81 @@ impl Interner {
         id
     }
 
-    /// The id of `s` from the hash table, adding `s` as the next id when new (taken as it is
-    /// when owned, else copied).
-    fn hashed_id<S: AsRef<str> + Into<String>>(&mut self, s: S) -> u32 {
-        let names = &self.names;
+    /// The id of `s` from the hash table, adding `s` as the next id when new.
+    fn hashed_id(&mut self, s: &str) -> u32 {
+        let (text, spans) = (&self.text, &self.spans);
         let entry = self.ids.entry(
-            hash(s.as_ref()),
-            |&id| names[id as usize] == s.as_ref(),
-            |&id| hash(&names[id as usize]),
+            hash(s.as_bytes()),
+            |&id| bytes_in(text, spans, id) == s.as_bytes(),
+            |&id| hash(bytes_in(text, spans, id)),
         );
         match entry {
             Entry::Occupied(e) => *e.get(),
             Entry::Vacant(e) => {
-                let id = names.len() as u32;
+                let id = self.spans.len() as u32;
                 e.insert(id);
-                self.names.push(s.into());
+                let start = self.text.len();
+                self.text.push_str(s);
+                self.spans.push((start, self.text.len()));
                 id
             }
         }
     }
 
-    /// Makes room for `n` more names, so that adding them does not grow the table step by
-    /// step, rehashing (and so reading) every name each time.
-    fn reserve(&mut self, n: usize) {
-        let names = &self.names;
-        self.ids.reserve(n, |&id| hash(&names[id as usize]));
-        self.names.reserve(n);
+    /// The number of names.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// The name of `id`.
+    pub fn name(&self, id: u32) -> &str {
+        let (start, end) = self.spans[id as usize];
+        &self.text[start..end]
+    }
+
+    /// Every name, in id order.
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + Clone {
+        (0..self.len() as u32).map(|id| self.name(id))
+    }
+
+    /// Every name, in id order, as owned strings.
+    pub fn to_vec(&self) -> Vec<String> {
+        self.names().map(str::to_string).collect()
+    }
+
+    /// Makes room for `n` more names of `bytes` bytes in all, so that adding them does not
+    /// grow the table step by step, rehashing (and so reading) every name each time.
+    fn reserve(&mut self, n: usize, bytes: usize) {
+        let (text, spans) = (&self.text, &self.spans);
+        self.ids.reserve(n, |&id| hash(bytes_in(text, spans, id)));
+        self.spans.reserve(n);
+        self.text.reserve(bytes);
     }
 
     /// Adds `other`'s names not yet here, in `other`'s id order, and returns the id here of
     /// each of `other`'s ids. When `other` interned the text after this one's, its names in
     /// id order are in order of first appearance there, so the ids stay in order of first
     /// appearance in the whole text.
-    fn absorb(&mut self, other: Interner) -> Vec<u32> {
-        other
-            .names
-            .into_iter()
-            .map(|name| self.hashed_id(name))
-            .collect()
+    fn absorb(&mut self, other: &Interner) -> Vec<u32> {
+        other.names().map(|name| self.hashed_id(name)).collect()
     }
 
     pub fn get(&self, s: &str) -> Option<u32> {
+        let (text, spans) = (&self.text, &self.spans);
         self.ids
-            .find(hash(s), |&id| self.names[id as usize] == s)
+            .find(hash(s.as_bytes()), |&id| {
+                bytes_in(text, spans, id) == s.as_bytes()
+            })
             .copied()
     }
 
     /// The name of `id`, clipped for an error message.
     pub fn echo(&self, id: u32) -> String {
-        clip(&self.names[id as usize])
+        clip(self.name(id))
     }
 }
 
@@ -228,10 +272,10 @@ impl RawPanel {
     pub fn concat(pieces: Vec<RawPanel>) -> Option<RawPanel> {
         let mut pieces = pieces.into_iter();
         let mut all = pieces.next()?;
-        let mut rest: Vec<RawPanel> = pieces.collect();
+        let rest: Vec<RawPanel> = pieces.collect();
         all.reserve_names(&rest);
         // Names are interned piece after piece: a piece's new names follow the earlier ones'.
-        let maps: Vec<IdMap> = rest.iter_mut().map(|p| all.absorb_names(p)).collect();
+        let maps: Vec<IdMap> = rest.iter().map(|p| all.absorb_names(p)).collect();
         // The rows are mapped and copied on all threads: the copy writes fresh memory, whose
         // page faults were half the merge's time on a 4-million-row panel.
         let ends: Vec<usize> = rest
@@ -260,28 +304,29 @@ impl RawPanel {
     /// Makes room in the interners for the names of `pieces`, so that adding them does not
     /// grow the tables step by step, rehashing (and so reading) every name each time.
     fn reserve_names(&mut self, pieces: &[RawPanel]) {
-        let total = |names: fn(&RawPanel) -> &Interner| -> usize {
-            pieces.iter().map(|p| names(p).names.len()).sum()
+        let reserve = |here: &mut Interner, names: fn(&RawPanel) -> &Interner| {
+            let n = pieces.iter().map(|p| names(p).len()).sum();
+            let bytes = pieces.iter().map(|p| names(p).text.len()).sum();
+            here.reserve(n, bytes);
         };
-        self.datasets.reserve(total(|p| &p.datasets));
-        self.questions.reserve(total(|p| &p.questions));
-        self.trajectories.reserve(total(|p| &p.trajectories));
-        self.reads.reserve(total(|p| &p.reads));
-        self.arms.reserve(total(|p| &p.arms));
-        self.selectors.reserve(total(|p| &p.selectors));
+        reserve(&mut self.datasets, |p| &p.datasets);
+        reserve(&mut self.questions, |p| &p.questions);
+        reserve(&mut self.trajectories, |p| &p.trajectories);
+        reserve(&mut self.reads, |p| &p.reads);
+        reserve(&mut self.arms, |p| &p.arms);
+        reserve(&mut self.selectors, |p| &p.selectors);
     }
 
-    /// Interns the names of `other` (read from the text after this panel's) here, taking
-    /// them from it, and returns the ids here of its ids.
-    fn absorb_names(&mut self, other: &mut RawPanel) -> IdMap {
-        let absorb = |here: &mut Interner, there: &mut Interner| here.absorb(std::mem::take(there));
+    /// Interns the names of `other` (read from the text after this panel's) here, and
+    /// returns the ids here of its ids.
+    fn absorb_names(&mut self, other: &RawPanel) -> IdMap {
         IdMap {
-            datasets: absorb(&mut self.datasets, &mut other.datasets),
-            questions: absorb(&mut self.questions, &mut other.questions),
-            trajectories: absorb(&mut self.trajectories, &mut other.trajectories),
-            reads: absorb(&mut self.reads, &mut other.reads),
-            arms: absorb(&mut self.arms, &mut other.arms),
-            selectors: absorb(&mut self.selectors, &mut other.selectors),
+            datasets: self.datasets.absorb(&other.datasets),
+            questions: self.questions.absorb(&other.questions),
+            trajectories: self.trajectories.absorb(&other.trajectories),
+            reads: self.reads.absorb(&other.reads),
+            arms: self.arms.absorb(&other.arms),
+            selectors: self.selectors.absorb(&other.selectors),
         }
     }
 
@@ -344,6 +389,40 @@ mod tests {
     }
 
     #[test]
+    fn interned_names_keep_their_ids_past_the_scanned_few() {
+        let mut i = Interner::default();
+        // More names than are scanned, a repeat of the last, an empty name and multi-byte
+        // ones, whose spans in the shared buffer must end on character boundaries.
+        let names = [
+            "q1", "q2", "", "é", "q10", "日本", "q3", "q4", "q5", "q6", "q7",
+        ];
+        for (id, n) in names.iter().enumerate() {
+            assert_eq!(i.id(n), id as u32);
+            assert_eq!(i.id(n), id as u32, "the last name again");
+        }
+        assert_eq!(i.len(), 11);
+        // Earlier names, found by scanning while few and by hashing once many.
+        for (id, n) in names.iter().enumerate().rev() {
+            assert_eq!(i.id(n), id as u32);
+            assert_eq!(i.get(n), Some(id as u32));
+            assert_eq!(i.name(id as u32), *n);
+        }
+        assert_eq!(i.get("q"), None);
+        assert_eq!(i.names().collect::<Vec<_>>(), names);
+        assert_eq!(i.echo(5), "日本");
+        // Another interner's names in its id order: known ones keep their ids, new ones
+        // take the next.
+        let mut other = Interner::default();
+        for n in ["q7", "q12", "é", "q11"] {
+            other.id(n);
+        }
+        i.reserve(other.len(), other.text.len());
+        assert_eq!(i.absorb(&other), [10, 11, 3, 12]);
+        assert_eq!(i.to_vec()[11..], ["q12", "q11"]);
+        assert_eq!(i.id("q11"), 12);
+    }
+
+    #[test]
     fn concatenated_ids_follow_first_appearance_in_the_whole_text() {
         let rows = [
             ["d1", "q1", "t1", "1", "A", ""],
@@ -362,10 +441,10 @@ mod tests {
             );
         }
         // The second panel numbered its own names from 0.
-        assert_eq!(second.questions.names, ["q2", "q3", "q1"]);
+        assert_eq!(second.questions.to_vec(), ["q2", "q3", "q1"]);
         // An empty piece (e.g. of blank lines) between them changes nothing.
         let mut all = RawPanel::concat(vec![first, RawPanel::default(), second]).unwrap();
-        let names = |i: &Interner| i.names.clone();
+        let names = |i: &Interner| i.to_vec();
         assert_eq!(names(&all.datasets), ["d1", "d2", "d3"]);
         assert_eq!(names(&all.questions), ["q1", "q2", "q3"]);
         assert_eq!(names(&all.trajectories), ["t1", "t2", "t3"]);
@@ -431,7 +510,7 @@ mod tests {
             .install(|| RawPanel::concat(pieces))
             .unwrap();
         assert_eq!(keys(&all), keys(&one));
-        assert_eq!(all.questions.names, one.questions.names);
-        assert_eq!(all.selectors.names, one.selectors.names);
+        assert_eq!(all.questions.to_vec(), one.questions.to_vec());
+        assert_eq!(all.selectors.to_vec(), one.selectors.to_vec());
     }
 }

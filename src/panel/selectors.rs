@@ -63,7 +63,7 @@ pub(super) fn choose_selector(
     drop_incomplete: bool,
 ) -> Result<(String, Incomplete)> {
     let none = HashMap::new();
-    let names = &raw.selectors.names;
+    let names = raw.selectors.to_vec();
     if names.is_empty() {
         return match choice {
             None => Ok((outcome, none)),
@@ -90,7 +90,7 @@ pub(super) fn choose_selector(
                     format!(
                         "unknown selector '{}'; the panel's selectors are: {} (or 'average')",
                         clip(name),
-                        clip_list(names)
+                        clip_list(&names)
                     ),
                 )
             })?;
@@ -118,7 +118,7 @@ pub(super) fn choose_selector(
 /// line, no selector). A cell lacking a selector is an error, or with `drop_incomplete`
 /// keeps the mean of the selectors it has and marks its question.
 fn average(path: &Path, raw: &mut RawPanel, drop_incomplete: bool) -> Result<Incomplete> {
-    let n = raw.selectors.names.len();
+    let n = raw.selectors.len();
     let mut rows = std::mem::take(&mut raw.rows);
     rows.sort_unstable_by_key(|r| (r.cell(), r.arm, r.selector, r.line));
     let mut out: Vec<RawRow> = Vec::with_capacity(rows.len() / n);
@@ -153,7 +153,7 @@ fn average(path: &Path, raw: &mut RawPanel, drop_incomplete: bool) -> Result<Inc
         if group.len() < n {
             let missing: Vec<&str> = (0..n as u32)
                 .filter(|s| !group.iter().any(|r| r.selector == *s))
-                .map(|s| raw.selectors.names[s as usize].as_str())
+                .map(|s| raw.selectors.name(s))
                 .collect();
             let msg = format!(
                 "cell ({}) has no row for selector '{}'; the selector average needs every \

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::pairing::Cell;
-use super::raw::RawPanel;
+use super::raw::{Interner, RawPanel};
 
 /// One question's cells: a contiguous run of the sorted cells.
 pub(super) struct Group {
@@ -103,8 +103,8 @@ pub(super) fn labels(raw: &RawPanel, cells: &[Cell], groups: &[Group]) -> Labels
     traj.dedup();
     reads.sort_unstable();
     reads.dedup();
-    sorted_labels(&mut traj, &raw.trajectories.names);
-    sorted_labels(&mut reads, &raw.reads.names);
+    sorted_labels(&mut traj, &raw.trajectories);
+    sorted_labels(&mut reads, &raw.reads);
     Labels {
         t_rank: Ranks::of(&traj),
         r_rank: Ranks::of(&reads),
@@ -114,13 +114,13 @@ pub(super) fn labels(raw: &RawPanel, cells: &[Cell], groups: &[Group]) -> Labels
 }
 
 /// Sorts label ids by name: numerically when every label of the set is an integer.
-fn sorted_labels(ids: &mut [u32], names: &[String]) {
+fn sorted_labels(ids: &mut [u32], names: &Interner) {
     let numeric: Option<Vec<i64>> = ids
         .iter()
-        .map(|&i| names[i as usize].parse::<i64>().ok())
+        .map(|&i| names.name(i).parse::<i64>().ok())
         .collect();
     match numeric {
-        Some(_) => ids.sort_by_key(|&i| names[i as usize].parse::<i64>().unwrap_or(0)),
-        None => ids.sort_by(|&a, &b| names[a as usize].cmp(&names[b as usize])),
+        Some(_) => ids.sort_by_key(|&i| names.name(i).parse::<i64>().unwrap_or(0)),
+        None => ids.sort_by(|&a, &b| names.name(a).cmp(names.name(b))),
     }
 }
