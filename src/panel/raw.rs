@@ -47,8 +47,9 @@ impl RawRow {
 /// that id is kept and checked first. Columns with a handful of values (arms, trajectories,
 /// reads), which change from row to row, are found by comparing with each name, which is
 /// cheaper than hashing. The names are kept back to back in one buffer (a large panel has
-/// millions of question ids, and an allocation each was a tenth of its load time); the
-/// table holds ids only, hashing the name of each, so each name is stored once. It hashes
+/// millions of question ids; an allocation each was 4 % of the CPU time of loading a
+/// 160,000-row panel, in a profile); the table holds ids only, hashing the name of each,
+/// so each name is stored once. It hashes
 /// with FxHash: the keys are the user's own ids, and SipHash's protection against crafted
 /// collisions bought nothing but a tenth of the load time of a large panel (in a profile
 /// of a 160,000-row panel).
