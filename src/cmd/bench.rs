@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use ragstats::gpu::device::{adapters, is_software};
 use ragstats::gpu::AdapterPolicy;
-use ragstats::resample::cpu::walk_name;
+use ragstats::resample::cpu::{walk_legend, walk_name};
 use ragstats::resample::workload::{given_draw_sums, raw_draw_checksum, synthetic_rows, Workload};
 use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob, MAX_K};
 use ragstats::rng::Generator;
@@ -324,8 +324,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 ragstats::rng::blocks::ENV_VAR
             );
             outln!(
-                "CPU engine walk per stratum: {} (steps up to 1 MiB of rows, batches up to 4 MiB, prefetched batches above)",
-                walks.join(", ")
+                "CPU engine walk per stratum: {} ({})",
+                walks.join(", "),
+                walk_legend()
             );
             outln!(
                 "{:<38} {:>10} {:>12} {:>9}",

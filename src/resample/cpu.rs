@@ -170,6 +170,9 @@ pub fn pair_sums(
 /// indices) stay in L1 and are a whole number of steps of every vector generator.
 const BATCH_BLOCKS: u32 = 256;
 
+/// Draws per batch: [`BATCH_BLOCKS`] blocks of four.
+const BATCH_DRAWS: usize = 4 * BATCH_BLOCKS as usize;
+
 /// Calls `f(j0, rows)` for every batch of (r, s) in order: `rows` are the drawn row indices
 /// of draws `4 j0 ..` (blocks `j0, j0 + 1, ...`, words 0..3 each), at most
 /// `4 BATCH_BLOCKS` of them, the last batch cut at draw `q`.
@@ -202,12 +205,11 @@ fn walk_batches_ahead(
     ahead: usize,
     mut f: impl FnMut(u32, &[u32], &[u32]),
 ) {
-    const BATCH: usize = 4 * BATCH_BLOCKS as usize;
     assert!(ahead <= PREFETCH_DRAWS && ahead.is_multiple_of(4));
     let addr = domain::bootstrap_stream(r, s);
     let q = q as usize;
-    let mut buf = [0u32; BATCH + PREFETCH_DRAWS];
-    let window = &mut buf[..BATCH + ahead];
+    let mut buf = [0u32; BATCH_DRAWS + PREFETCH_DRAWS];
+    let window = &mut buf[..BATCH_DRAWS + ahead];
     // Draws blocks from draw `first` on into window[from..] (as many as fit, up to the
     // block holding draw q - 1); returns how many words it wrote.
     let fill = |window: &mut [u32], from: usize, first: usize| {
@@ -224,14 +226,14 @@ fn walk_batches_ahead(
     let mut have = fill(window, 0, 0);
     let mut first = 0;
     while first < q {
-        let len = BATCH.min(q - first);
+        let len = BATCH_DRAWS.min(q - first);
         let view = &window[..have.min(q - first)];
         f((first / 4) as u32, &view[..len], view);
         first += len;
         if first >= q {
             break;
         }
-        // Here len = BATCH; the draws past it go to the front, the next after them.
+        // Here len = BATCH_DRAWS; the draws past it go to the front, the next after them.
         let kept = have - len;
         window.copy_within(len..have, 0);
         have = kept + fill(window, kept, first + kept);
@@ -299,6 +301,19 @@ pub fn walk_name(bytes: usize) -> &'static str {
     Walk::for_table(bytes).name()
 }
 
+/// Which table sizes get which walk, for reports: "steps up to 1 MiB of rows, batches up
+/// to 4 MiB, prefetched batches above", from the thresholds themselves.
+pub fn walk_legend() -> String {
+    format!(
+        "{} up to {} MiB of rows, {} up to {} MiB, {} above",
+        Walk::Steps.name(),
+        Walk::STEPS_MAX_BYTES >> 20,
+        Walk::Batches.name(),
+        Walk::BATCHES_MAX_BYTES >> 20,
+        Walk::Prefetched.name()
+    )
+}
+
 /// Calls `f(lane, rows)` for every block `j` of (r, s), in increasing `j`: `rows` are the
 /// block's drawn row indices (words 0..3; fewer for the last block when 4 ∤ q) and `lane`
 /// is `j % LANES`, so each lane sees its blocks in increasing `j` and words 0..3 within a
@@ -351,7 +366,6 @@ pub(crate) const PREFETCH_DRAWS: usize = 64;
 /// to `ahead` of the next.
 #[inline(always)]
 fn batches_ahead(draws: Draws, q: u32, ahead: usize, mut f: impl FnMut(u32, &[u32], &[u32])) {
-    const BATCH: usize = 4 * BATCH_BLOCKS as usize;
     match draws {
         Draws::Stream {
             generator,
@@ -360,10 +374,10 @@ fn batches_ahead(draws: Draws, q: u32, ahead: usize, mut f: impl FnMut(u32, &[u3
             s,
         } => walk_batches_ahead(generator, key, r, s, q, ahead, f),
         Draws::Given(rows) => {
-            for (i, batch) in rows.chunks(BATCH).enumerate() {
-                let start = i * BATCH;
-                let window = &rows[start..(start + BATCH + ahead).min(rows.len())];
-                f((i * BATCH / 4) as u32, batch, window);
+            for (i, batch) in rows.chunks(BATCH_DRAWS).enumerate() {
+                let start = i * BATCH_DRAWS;
+                let window = &rows[start..(start + BATCH_DRAWS + ahead).min(rows.len())];
+                f((i * BATCH_DRAWS / 4) as u32, batch, window);
             }
         }
     }
@@ -796,6 +810,11 @@ mod tests {
         for (bytes, name) in cases {
             assert_eq!(walk_name(bytes), name, "{} KiB", bytes / kib);
         }
+        // The legend `stats bench` prints names the same thresholds.
+        assert_eq!(
+            walk_legend(),
+            "steps up to 1 MiB of rows, batches up to 4 MiB, prefetched batches above"
+        );
     }
 
     #[test]
