@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use ragstats::gpu::device::{adapters, is_software};
 use ragstats::gpu::AdapterPolicy;
-use ragstats::resample::cpu::{walk_legend, walk_name};
+use ragstats::resample::cpu::{walk_legend, walk_name, PairOrder};
 use ragstats::resample::workload::{given_draw_sums, raw_draw_checksum, synthetic_rows, Workload};
 use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob, MAX_K};
 use ragstats::rng::Generator;
@@ -198,6 +198,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .iter()
         .map(|&q| walk_name(q * k * std::mem::size_of::<f32>()))
         .collect();
+    // How its threads share the (replicate, stratum) pairs.
+    let order = PairOrder::for_strata(&job.strata).name();
 
     // The raw loops and the CPU engine are timed in alternation, so that load from other
     // processes on a shared machine hits all alike and their ratios stay meaningful.
@@ -296,7 +298,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 "raw_scalar": { "seconds": scalar_s, "draws_per_second": draws / scalar_s, "index_checksum": scalar_sum },
                 "raw": { "generator": generator.name(), "seconds": raw_s, "draws_per_second": draws / raw_s, "index_checksum": checksum },
                 "raw_over_scalar": scalar_s / raw_s,
-                "cpu": { "backend": cpu.description(), "generator": generator.name(), "walks": walks, "seconds": cpu_s, "draws_per_second": draws / cpu_s },
+                "cpu": { "backend": cpu.description(), "generator": generator.name(), "walks": walks, "pair_order": order, "seconds": cpu_s, "draws_per_second": draws / cpu_s },
                 "cpu_over_raw": ratio,
                 "adds_alone": { "seconds": adds_s, "draws_per_second": draws / adds_s },
                 "cpu_over_adds_alone": adds_s / cpu_s,
@@ -324,9 +326,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 ragstats::rng::blocks::ENV_VAR
             );
             outln!(
-                "CPU engine walk per stratum: {} ({})",
+                "CPU engine walk per stratum: {} ({}); threads take {}",
                 walks.join(", "),
-                walk_legend()
+                walk_legend(),
+                order
             );
             outln!(
                 "{:<38} {:>10} {:>12} {:>9}",

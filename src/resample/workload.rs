@@ -30,7 +30,7 @@ impl Workload {
     }
 }
 
-use super::cpu::{pair_sums, walk_batches, Draws, DRAWS_PER_TASK};
+use super::cpu::{pair_sums, walk_batches, Draws, PairOrder, DRAWS_PER_TASK};
 use super::engine::ResampleJob;
 use super::table::table_from;
 use crate::rng::blocks::Generator;
@@ -118,18 +118,24 @@ pub fn given_draw_sums(generator: Generator, job: &ResampleJob) -> crate::Result
             idx
         })
         .collect();
-    let (k, n_strata) = (job.k, rows.len());
-    let per_rep: u64 = rows.iter().map(|&q| q as u64).sum::<u64>().max(1);
-    let min_pairs = (DRAWS_PER_TASK * n_strata as u64 / per_rep).max(1) as usize;
+    let k = job.k;
     let mut out = vec![0f32; job.output_len()];
-    out.par_chunks_mut(k)
-        .with_min_len(min_pairs)
-        .enumerate()
-        .for_each_init(Vec::new, |scratch, (i, sums)| {
-            let s = i % n_strata;
-            let draws = Draws::Given(&drawn[s]);
-            pair_sums(draws, job.strata[s], rows[s], k, sums, scratch);
-        });
+    PairOrder::for_strata(&job.strata).fill(
+        &mut out,
+        &rows,
+        k,
+        &mut Vec::new(),
+        |_, s, sums, scratch| {
+            pair_sums(
+                Draws::Given(&drawn[s]),
+                job.strata[s],
+                rows[s],
+                k,
+                sums,
+                scratch,
+            )
+        },
+    );
     Ok(out)
 }
 

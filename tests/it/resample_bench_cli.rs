@@ -64,11 +64,13 @@ fn bench_table_without_gpu() {
     );
     assert!(text.contains("raw Philox+Lemire"), "{text}");
     assert!(text.contains("CPU engine (rayon"), "{text}");
-    // 501 rows x 2 columns x 4 bytes: tables far below 1 MiB.
+    // 501 rows x 2 columns x 4 bytes: tables far below 1 MiB, whose pairs the threads
+    // take in output order.
     assert!(
         text.contains("CPU engine walk per stratum: steps, steps"),
         "{text}"
     );
+    assert!(text.contains("; threads take strata interleaved"), "{text}");
     assert!(text.contains("CPU adds alone (draws given)"), "{text}");
     assert!(!text.contains("GPU engine"), "{text}");
 }
@@ -98,6 +100,8 @@ fn bench_names_the_prefetched_walk_of_tables_past_4_mib() {
         serde_json::json!(["prefetched batches", "prefetched batches"]),
         "{doc}"
     );
+    // Tables past 1 MiB: the threads share one stratum's table at a time.
+    assert_eq!(doc["cpu"]["pair_order"], "one stratum at a time", "{doc}");
 }
 
 #[test]
