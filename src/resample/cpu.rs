@@ -129,17 +129,20 @@ pub enum PairOrder {
     Interleaved,
     /// One stratum at a time, its replicates split among all threads, so the threads read
     /// the same table and the rows in cache at once are one table's, not one per thread.
-    /// For tables past L2 (1 MiB, as the walks). Measured on the 2-core Zen 4 VM
+    /// For tables past L2 ([`PairOrder::SHARED_PAST_BYTES`]). Measured on the 2-core Zen 4 VM
     /// (docs/BENCHMARKS.md, medians of 5 alternated runs): 2 x 500,000 rows, k = 4 (8 MB
     /// a table), 311 -> 470 M draws/s; k = 8, 168 -> 234; k = 1, 657 -> 708.
     StratumAtATime,
 }
 
 impl PairOrder {
+    /// Tables of more bytes than this (a core's L2 here) are taken one stratum at a time.
+    pub const SHARED_PAST_BYTES: usize = 1 << 20;
+
     /// [`PairOrder::StratumAtATime`] when some table (`k` values a row) is past L2.
     pub fn for_strata(strata: &[&[f32]]) -> PairOrder {
         let bytes = strata.iter().map(|d| std::mem::size_of_val(*d)).max();
-        if bytes.unwrap_or(0) > Walk::STEPS_MAX_BYTES {
+        if bytes.unwrap_or(0) > PairOrder::SHARED_PAST_BYTES {
             PairOrder::StratumAtATime
         } else {
             PairOrder::Interleaved
@@ -330,36 +333,31 @@ fn walk_batches_ahead(
 pub(crate) enum Walk {
     /// A generator step at a time ([`Generator::for_each_group`], or fused with the adds
     /// for AVX2: [`super::fused_avx2`]), right after it is drawn, so the adds of one step
-    /// overlap the drawing of the next: best while the table is read at L2 latency.
+    /// overlap the drawing of the next: best while the table is read at L2 or near-L3
+    /// latency.
     Steps,
-    /// In batches of [`BATCH_BLOCKS`] blocks drawn first, so their rows are loaded back to
-    /// back: best for tables in L3, whose latency needs many loads in flight.
-    Batches,
-    /// In batches, each block's adds preceded by a prefetch of the rows [`PREFETCH_DRAWS`]
-    /// draws later: for tables past L3 or the TLB's reach, whose loads the core alone
-    /// cannot overlap enough.
+    /// In batches of [`BATCH_BLOCKS`] blocks drawn first, each block's adds preceded by a
+    /// prefetch of the rows [`PREFETCH_DRAWS`] draws later: for tables past the L3 share
+    /// or the TLB's reach, whose loads the core alone cannot overlap enough.
     Prefetched,
 }
 
 impl Walk {
-    /// Largest table (bytes) walked in [`Walk::Steps`]: a core's L2 cache here. Measured
-    /// on the Zen 4 VM: 2 x 20,000 rows, k = 4 (320 KB), 1.23 -> 1.31 G draws/s in steps;
-    /// 2 x 500,000 rows, k = 4 (8 MB), 544 M/s in steps against 681 M/s in batches.
-    pub const STEPS_MAX_BYTES: usize = 1 << 20;
-
-    /// Largest table (bytes) walked in [`Walk::Batches`]; larger ones are
-    /// [`Walk::Prefetched`]. Measured on the Zen 4 VM (medians of alternated runs,
-    /// docs/BENCHMARKS.md): prefetching cost 4 MB tables (2 x 500,000 rows, k = 2)
-    /// 812 -> 687 M/s and 2 MB ones (k = 1) 1,065 -> 872 M/s, and gained at 8 MB
-    /// (2 x 2,000,000 rows, k = 1: 414 -> 511 M/s on a busy host, even on a quiet one)
-    /// and beyond (16 MB, k = 8: 190 -> 287 M/s; 32 MB, k = 16: 27 -> 83 M/s).
-    pub const BATCHES_MAX_BYTES: usize = 4 << 20;
+    /// Largest table (bytes) walked in [`Walk::Steps`]; larger ones are
+    /// [`Walk::Prefetched`]. Measured on the Zen 4 VM with the threads on one stratum at
+    /// a time ([`PairOrder::StratumAtATime`]; medians of alternated runs,
+    /// docs/BENCHMARKS.md), steps against prefetched batches: 2 x 500,000 rows, k = 1
+    /// (2 MB), 796 against 521 M draws/s; k = 2 (4 MB), 635 against 521; k = 3 (6 MB),
+    /// 474 against 298; 8 MB even (k = 4: 464 against 434; 2 x 1,000,000, k = 2: 340
+    /// against 404); 10 MB (k = 5) 183 against 286, and from 16 MB far apart (k = 8:
+    /// 86 against 191). At 4 MiB a stratum with more rows than [`CHUNK_ROWS`] is past
+    /// the threshold even at k = 1, so the several-chunk sums never walk in steps.
+    pub const STEPS_MAX_BYTES: usize = 4 << 20;
 
     /// The walk's name in reports.
     pub fn name(self) -> &'static str {
         match self {
             Walk::Steps => "steps",
-            Walk::Batches => "batches",
             Walk::Prefetched => "prefetched batches",
         }
     }
@@ -368,8 +366,6 @@ impl Walk {
     pub fn for_table(bytes: usize) -> Walk {
         if bytes <= Walk::STEPS_MAX_BYTES {
             Walk::Steps
-        } else if bytes <= Walk::BATCHES_MAX_BYTES {
-            Walk::Batches
         } else {
             Walk::Prefetched
         }
@@ -377,23 +373,20 @@ impl Walk {
 }
 
 /// How the CPU engine walks a stratum table of `bytes` bytes, for reports: `"steps"` (up
-/// to 1 MiB: each generator step's rows added before the next is drawn, fused with the
-/// AVX2 generator), `"batches"` (up to 4 MiB: 1,024 draws drawn, then their rows added) or
-/// `"prefetched batches"` (larger: each row also asked for 64 draws ahead). The sums are
-/// the same whichever walk.
+/// to 4 MiB: each generator step's rows added before the next is drawn, fused with the
+/// AVX2 generator) or `"prefetched batches"` (larger: 1,024 draws drawn, then their rows
+/// added, each asked for 64 draws ahead). The sums are the same whichever walk.
 pub fn walk_name(bytes: usize) -> &'static str {
     Walk::for_table(bytes).name()
 }
 
-/// Which table sizes get which walk, for reports: "steps up to 1 MiB of rows, batches up
-/// to 4 MiB, prefetched batches above", from the thresholds themselves.
+/// Which table sizes get which walk, for reports: "steps up to 4 MiB of rows, prefetched
+/// batches above", from the threshold itself.
 pub fn walk_legend() -> String {
     format!(
-        "{} up to {} MiB of rows, {} up to {} MiB, {} above",
+        "{} up to {} MiB of rows, {} above",
         Walk::Steps.name(),
         Walk::STEPS_MAX_BYTES >> 20,
-        Walk::Batches.name(),
-        Walk::BATCHES_MAX_BYTES >> 20,
         Walk::Prefetched.name()
     )
 }
@@ -417,10 +410,6 @@ pub(crate) fn walk_blocks(
 ) {
     match walk {
         Walk::Steps => each_step(draws, q, &mut BlockWalk { q, f }),
-        Walk::Batches => {
-            let mut blocks = BlockWalk { q, f };
-            batches_ahead(draws, q, 0, |j0, rows, _| blocks.take(j0, rows));
-        }
         Walk::Prefetched => batches_ahead(draws, q, PREFETCH_DRAWS, |j0, rows, window| {
             for (b, block) in rows.chunks(4).enumerate() {
                 let i = 4 * b + PREFETCH_DRAWS;
@@ -766,12 +755,12 @@ mod tests {
 
     #[test]
     fn every_walk_gives_the_contract_sums() {
-        // 223 rows x 3 columns (2.7 KB: adds after each generator step), 20,000 rows x 16
-        // columns (1.3 MB, past Walk::STEPS_MAX_BYTES: adds after each batch) and 70,001
-        // rows x 16 columns (4.5 MB, past Walk::BATCHES_MAX_BYTES: prefetched batches).
+        // 223 rows x 3 columns (2.7 KB) and 20,000 rows x 16 columns (1.3 MB, past L2):
+        // adds after each generator step; 70,001 rows x 16 columns (4.5 MB, past
+        // Walk::STEPS_MAX_BYTES): prefetched batches.
         let cases = [
             (223usize, 3usize, Walk::Steps),
-            (20_000, 16, Walk::Batches),
+            (20_000, 16, Walk::Steps),
             (70_001, 16, Walk::Prefetched),
         ];
         for (q, k, walk) in cases {
@@ -850,8 +839,8 @@ mod tests {
             assert_eq!(batch, want, "{order:?}");
         }
         // Small tables keep the interleaved order; one table past L2 switches it.
-        let small = vec![0f32; Walk::STEPS_MAX_BYTES / 4];
-        let large = vec![0f32; Walk::STEPS_MAX_BYTES / 4 + 1];
+        let small = vec![0f32; PairOrder::SHARED_PAST_BYTES / 4];
+        let large = vec![0f32; PairOrder::SHARED_PAST_BYTES / 4 + 1];
         assert_eq!(
             PairOrder::for_strata(&[&small, &small]),
             PairOrder::Interleaved
@@ -910,7 +899,7 @@ mod tests {
                     r,
                     s,
                 };
-                for walk in [Walk::Steps, Walk::Batches, Walk::Prefetched] {
+                for walk in [Walk::Steps, Walk::Prefetched] {
                     for (name, draws) in [("stream", stream), ("given", Draws::Given(&given))] {
                         let mut got = events(walk, draws, q);
                         if walk == Walk::Prefetched {
@@ -953,8 +942,8 @@ mod tests {
         let cases = [
             (4, "steps"),
             (mib, "steps"),
-            (mib + 4, "batches"),
-            (4 * mib, "batches"),
+            (mib + 4, "steps"),
+            (4 * mib, "steps"),
             (4 * mib + 4, "prefetched batches"),
             (64 * mib, "prefetched batches"),
         ];
@@ -964,7 +953,7 @@ mod tests {
         // The legend `stats bench` prints names the same thresholds.
         assert_eq!(
             walk_legend(),
-            "steps up to 1 MiB of rows, batches up to 4 MiB, prefetched batches above"
+            "steps up to 4 MiB of rows, prefetched batches above"
         );
     }
 

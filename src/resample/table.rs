@@ -13,7 +13,7 @@ use super::cpu::Walk;
 /// Tables of at least this many bytes are advised for transparent huge pages: the size from
 /// which the engine prefetches its rows, too (4 MiB), since both answer the same limit:
 /// below it the rows fit the TLB's reach with 4 KiB pages.
-pub const HUGE_PAGE_MIN_BYTES: usize = Walk::BATCHES_MAX_BYTES;
+pub const HUGE_PAGE_MIN_BYTES: usize = Walk::STEPS_MAX_BYTES;
 
 /// Bytes in a transparent huge page on x86_64 and on aarch64 with 4 KiB base pages.
 const HUGE_PAGE: usize = 2 << 20;
