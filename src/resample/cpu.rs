@@ -129,9 +129,10 @@ pub enum PairOrder {
     Interleaved,
     /// One stratum at a time, its replicates split among all threads, so the threads read
     /// the same table and the rows in cache at once are one table's, not one per thread.
-    /// For tables past L2 ([`PairOrder::SHARED_PAST_BYTES`]). Measured on the 2-core Zen 4 VM
-    /// (docs/BENCHMARKS.md, medians of 5 alternated runs): 2 x 500,000 rows, k = 4 (8 MB
-    /// a table), 311 -> 470 M draws/s; k = 8, 168 -> 234; k = 1, 657 -> 708.
+    /// For tables past L2 ([`PairOrder::SHARED_PAST_BYTES`]). Measured on the 2-core Zen 4
+    /// VM (docs/BENCHMARKS.md, medians of 5 alternated runs, the walks then unchanged):
+    /// 2 x 500,000 rows, k = 4 (8 MB a table), 311 -> 470 M draws/s; k = 8, 168 -> 234;
+    /// k = 1, 657 -> 708.
     StratumAtATime,
 }
 

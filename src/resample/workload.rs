@@ -174,8 +174,9 @@ mod tests {
 
     #[test]
     fn given_draw_sums_repeat_the_engines_first_replicate() {
-        // Strata of 223 rows (one step walk) and 300,000 rows x 4 (4.8 MB, the walk for
-        // tables past L2), 3 replicates from 7: each equals the engine's replicate 7.
+        // Strata of 223 rows (walked in steps) and 300,000 rows x 4 (4.8 MB, prefetched
+        // batches; the threads on one stratum at a time), 3 replicates from 7: each equals
+        // the engine's replicate 7.
         let (q, k) = ([223usize, 300_000], 4);
         let data: Vec<Vec<f32>> = q.iter().map(|&n| synthetic_rows(n as u64, n, k)).collect();
         let job = |replicates| ResampleJob {
