@@ -49,16 +49,16 @@ impl RawRow {
 /// cheaper than hashing. The names are kept back to back in one buffer (a large panel has
 /// millions of question ids; an allocation each was 4 % of the CPU time of loading a
 /// 160,000-row panel, in a profile); the table holds ids only, hashing the name of each,
-/// so each name is stored once. It hashes
-/// with FxHash: the keys are the user's own ids, and SipHash's protection against crafted
-/// collisions bought nothing but a tenth of the load time of a large panel (in a profile
-/// of a 160,000-row panel).
+/// so each name is stored once. It hashes with FxHash: the keys are the user's own ids,
+/// and SipHash's protection against crafted collisions bought nothing but a tenth of the
+/// load time of a large panel (in a profile of a 160,000-row panel).
 #[derive(Default)]
 pub(super) struct Interner {
     ids: HashTable<u32>,
-    /// Every name, back to back in id order: name `i` is `text[spans[i].0..spans[i].1]`.
+    /// Every name, back to back in id order: name `i` ends at `ends[i]` and starts where
+    /// name `i - 1` ends (the first at 0).
     text: String,
-    spans: Vec<(usize, usize)>,
+    ends: Vec<usize>,
     last: Option<u32>,
 }
 
@@ -66,12 +66,18 @@ fn hash(s: &[u8]) -> u64 {
     FxBuildHasher.hash_one(s)
 }
 
-/// The bytes of name `id` of the buffer `text` with spans `spans` (see [`Interner`]):
+/// Where name `id` lies in the buffer of an [`Interner`] whose names end at `ends`.
+fn span(ends: &[usize], id: u32) -> std::ops::Range<usize> {
+    let i = id as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    start..ends[i]
+}
+
+/// The bytes of name `id` of the buffer `text` with name ends `ends` (see [`Interner`]):
 /// look-ups compare bytes, which spares checking that a span's ends are character
 /// boundaries (they are, being the ends of whole names).
-fn bytes_in<'a>(text: &'a str, spans: &[(usize, usize)], id: u32) -> &'a [u8] {
-    let (start, end) = spans[id as usize];
-    &text.as_bytes()[start..end]
+fn bytes_in<'a>(text: &'a str, ends: &[usize], id: u32) -> &'a [u8] {
+    &text.as_bytes()[span(ends, id)]
 }
 
 impl Interner {
@@ -79,19 +85,16 @@ impl Interner {
     const SCANNED: usize = 8;
 
     pub fn id(&mut self, s: &str) -> u32 {
-        let (text, spans) = (&self.text, &self.spans);
+        let (text, ends) = (&self.text, &self.ends);
         if let Some(last) = self.last {
-            if bytes_in(text, spans, last) == s.as_bytes() {
+            if bytes_in(text, ends, last) == s.as_bytes() {
                 return last;
             }
         }
         if self.len() <= Self::SCANNED {
-            let bytes = text.as_bytes();
-            if let Some(id) = spans
-                .iter()
-                .position(|&(a, b)| &bytes[a..b] == s.as_bytes())
+            if let Some(id) =
+                (0..self.len() as u32).find(|&id| bytes_in(text, ends, id) == s.as_bytes())
             {
-                let id = id as u32;
                 self.last = Some(id);
                 return id;
             }
@@ -103,20 +106,19 @@ impl Interner {
 
     /// The id of `s` from the hash table, adding `s` as the next id when new.
     fn hashed_id(&mut self, s: &str) -> u32 {
-        let (text, spans) = (&self.text, &self.spans);
+        let (text, ends) = (&self.text, &self.ends);
         let entry = self.ids.entry(
             hash(s.as_bytes()),
-            |&id| bytes_in(text, spans, id) == s.as_bytes(),
-            |&id| hash(bytes_in(text, spans, id)),
+            |&id| bytes_in(text, ends, id) == s.as_bytes(),
+            |&id| hash(bytes_in(text, ends, id)),
         );
         match entry {
             Entry::Occupied(e) => *e.get(),
             Entry::Vacant(e) => {
-                let id = self.spans.len() as u32;
+                let id = self.ends.len() as u32;
                 e.insert(id);
-                let start = self.text.len();
                 self.text.push_str(s);
-                self.spans.push((start, self.text.len()));
+                self.ends.push(self.text.len());
                 id
             }
         }
@@ -124,17 +126,16 @@ impl Interner {
 
     /// The number of names.
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.ends.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.ends.is_empty()
     }
 
     /// The name of `id`.
     pub fn name(&self, id: u32) -> &str {
-        let (start, end) = self.spans[id as usize];
-        &self.text[start..end]
+        &self.text[span(&self.ends, id)]
     }
 
     /// Every name, in id order.
@@ -150,9 +151,9 @@ impl Interner {
     /// Makes room for `n` more names of `bytes` bytes in all, so that adding them does not
     /// grow the table step by step, rehashing (and so reading) every name each time.
     fn reserve(&mut self, n: usize, bytes: usize) {
-        let (text, spans) = (&self.text, &self.spans);
-        self.ids.reserve(n, |&id| hash(bytes_in(text, spans, id)));
-        self.spans.reserve(n);
+        let (text, ends) = (&self.text, &self.ends);
+        self.ids.reserve(n, |&id| hash(bytes_in(text, ends, id)));
+        self.ends.reserve(n);
         self.text.reserve(bytes);
     }
 
@@ -165,10 +166,10 @@ impl Interner {
     }
 
     pub fn get(&self, s: &str) -> Option<u32> {
-        let (text, spans) = (&self.text, &self.spans);
+        let (text, ends) = (&self.text, &self.ends);
         self.ids
             .find(hash(s.as_bytes()), |&id| {
-                bytes_in(text, spans, id) == s.as_bytes()
+                bytes_in(text, ends, id) == s.as_bytes()
             })
             .copied()
     }

@@ -63,8 +63,7 @@ pub(super) fn choose_selector(
     drop_incomplete: bool,
 ) -> Result<(String, Incomplete)> {
     let none = HashMap::new();
-    let names = raw.selectors.to_vec();
-    if names.is_empty() {
+    if raw.selectors.is_empty() {
         return match choice {
             None => Ok((outcome, none)),
             Some(_) => Err(Error::input(
@@ -90,16 +89,16 @@ pub(super) fn choose_selector(
                     format!(
                         "unknown selector '{}'; the panel's selectors are: {} (or 'average')",
                         clip(name),
-                        clip_list(&names)
+                        clip_list(raw.selectors.names())
                     ),
                 )
             })?;
             raw.rows.retain(|r| r.selector == id);
             Ok((format!("{outcome}; selector {name}"), none))
         }
-        None if names.len() == 1 => Ok((outcome, none)),
+        None if raw.selectors.len() == 1 => Ok((outcome, none)),
         Some(SelectorChoice::Average) | None => {
-            if names.iter().any(|n| n == SelectorChoice::AVERAGE) {
+            if raw.selectors.get(SelectorChoice::AVERAGE).is_some() {
                 return Err(Error::input(
                     path,
                     None,
@@ -107,6 +106,7 @@ pub(super) fn choose_selector(
                      rename it or choose another selector",
                 ));
             }
+            let names: Vec<&str> = raw.selectors.names().collect();
             let label = format!("{outcome}; average over selectors {}", names.join(", "));
             let incomplete = average(path, raw, drop_incomplete)?;
             Ok((label, incomplete))
