@@ -179,9 +179,9 @@ impl PairOrder {
         f: impl Fn(usize, usize, &mut [f32], &mut Vec<f32>) + Sync,
     ) {
         let n_strata = rows.len();
-        let per_rep: u64 = rows.iter().map(|&q| q as u64).sum::<u64>().max(1);
         match self {
             PairOrder::Interleaved => {
+                let per_rep: u64 = rows.iter().map(|&q| q as u64).sum::<u64>().max(1);
                 let min_pairs = (DRAWS_PER_TASK * n_strata as u64 / per_rep).max(1) as usize;
                 batch
                     .par_chunks_mut(k)
@@ -399,8 +399,8 @@ pub fn walk_legend() -> String {
 ///
 /// In [`Walk::Prefetched`], before each block it also calls `ahead(row)` for the draws
 /// [`PREFETCH_DRAWS`] past the block's first (across batch boundaries; none past draw
-/// `q`), so a caller can ask for those rows' cache lines while it adds the block's. The
-/// other walks never call `ahead`.
+/// `q`), so a caller can ask for those rows' cache lines while it adds the block's.
+/// [`Walk::Steps`] never calls `ahead`.
 #[inline(always)]
 pub(crate) fn walk_blocks(
     walk: Walk,
@@ -411,7 +411,7 @@ pub(crate) fn walk_blocks(
 ) {
     match walk {
         Walk::Steps => each_step(draws, q, &mut BlockWalk { q, f }),
-        Walk::Prefetched => batches_ahead(draws, q, PREFETCH_DRAWS, |j0, rows, window| {
+        Walk::Prefetched => batches_ahead(draws, q, |j0, rows, window| {
             for (b, block) in rows.chunks(4).enumerate() {
                 let i = 4 * b + PREFETCH_DRAWS;
                 if let Some(upcoming) = window.get(i..i + 4) {
@@ -437,20 +437,20 @@ pub(crate) const PREFETCH_DRAWS: usize = 64;
 
 /// Calls `f(j0, rows, window)` for every batch of the draws in order, as
 /// [`walk_batches_ahead`] does for a stream: `window` is the batch's draws followed by up
-/// to `ahead` of the next.
+/// to [`PREFETCH_DRAWS`] of the next.
 #[inline(always)]
-fn batches_ahead(draws: Draws, q: u32, ahead: usize, mut f: impl FnMut(u32, &[u32], &[u32])) {
+fn batches_ahead(draws: Draws, q: u32, mut f: impl FnMut(u32, &[u32], &[u32])) {
     match draws {
         Draws::Stream {
             generator,
             key,
             r,
             s,
-        } => walk_batches_ahead(generator, key, r, s, q, ahead, f),
+        } => walk_batches_ahead(generator, key, r, s, q, PREFETCH_DRAWS, f),
         Draws::Given(rows) => {
             for (i, batch) in rows.chunks(BATCH_DRAWS).enumerate() {
                 let start = i * BATCH_DRAWS;
-                let window = &rows[start..(start + BATCH_DRAWS + ahead).min(rows.len())];
+                let window = &rows[start..(start + BATCH_DRAWS + PREFETCH_DRAWS).min(rows.len())];
                 f((i * BATCH_DRAWS / 4) as u32, batch, window);
             }
         }
