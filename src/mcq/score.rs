@@ -14,8 +14,9 @@
 //!   (ddof 1) over runs. With every run of every item scored, their mean equals the estimate.
 //! - interval: stratified item bootstrap. One engine row per item, `[x_i^EM, x_i^F1]`
 //!   (all runs of an item stay together), strata = groups; each replicate's group means are
-//!   `c_g + sum_g / q_g` (rows centred on `c_g` before the f32 sums; clamped to [0, 1], which
-//!   only undoes rounding), and its task and
+//!   `c_g + sum_g / q_g` (rows centred on `c_g` before the f32 sums; clamped to the range
+//!   the rows' mean lies in, [0, 1] for scores and [−1, 1] for paired differences B − A,
+//!   which only undoes rounding: [`MeanRange`]), and its task and
 //!   overall scores are the host arithmetic above. Percentile interval, type-7 quantiles.
 
 use std::collections::HashMap;
@@ -150,13 +151,33 @@ pub fn group_means(rows: &[(Group, [f64; 2])]) -> GroupMeans {
     out
 }
 
+/// The range every value of a bootstrapped row, and so every resampled group mean, lies in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MeanRange {
+    /// EM and F1 scores: [0, 1].
+    Scores,
+    /// Paired differences B − A of two scores: [−1, 1].
+    Differences,
+}
+
+impl MeanRange {
+    /// The closed interval `[lo, hi]`.
+    pub fn bounds(self) -> [f64; 2] {
+        match self {
+            MeanRange::Scores => [0.0, 1.0],
+            MeanRange::Differences => [-1.0, 1.0],
+        }
+    }
+}
+
 /// The group means of every replicate of the stratified bootstrap of `rows`
-/// (strata = groups present, rows resampled within their group).
+/// (strata = groups present, rows resampled within their group), each clamped to `range`.
 ///
 /// # Errors
 /// [`Error::Usage`] for fewer than 2 replicates; engine errors.
 pub fn bootstrap_group_means(
     rows: &[(Group, [f64; 2])],
+    range: MeanRange,
     backend: &dyn ResampleBackend,
     seed: u64,
     replicates: u32,
@@ -192,18 +213,20 @@ pub fn bootstrap_group_means(
     let sums = backend.resample_sums(&job, progress)?;
     let s = present.len();
     let q: Vec<f64> = data.iter().map(|d| (d.len() / 2) as f64).collect();
+    let [lo, hi] = range.bounds();
     Ok((0..replicates as usize)
         .map(|r| {
             let mut gm: GroupMeans = [None; 6];
             for (si, g) in present.iter().enumerate() {
                 let c = centres[g.index()].unwrap_or([0.0, 0.0]);
                 let base = (r * s + si) * 2;
-                // A group mean of EM or F1 values in [0, 1] lies in [0, 1]; the f32 sums of
-                // centred rows can leave it by a rounding error (−9.9e-9 was printed as an
-                // interval end), so the replicate is clamped back.
+                // A mean of values in [lo, hi] lies in [lo, hi]; the f32 sums of centred rows
+                // can leave it by a rounding error (−9.9e-9 was printed as an interval end of
+                // a score), so the replicate is clamped back. Differences have their own
+                // range: clamping them to a score's [0, 1] cut every negative delta to 0.
                 gm[g.index()] = Some([
-                    (c[0] + f64::from(sums[base]) / q[si]).clamp(0.0, 1.0),
-                    (c[1] + f64::from(sums[base + 1]) / q[si]).clamp(0.0, 1.0),
+                    (c[0] + f64::from(sums[base]) / q[si]).clamp(lo, hi),
+                    (c[1] + f64::from(sums[base + 1]) / q[si]).clamp(lo, hi),
                 ]);
             }
             gm

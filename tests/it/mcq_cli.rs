@@ -377,6 +377,104 @@ fn compare_deltas_and_mcnemar_by_hand() {
     assert_eq!(m["b_only"], 6);
     // 2 · (C(7,0) + C(7,1)) / 2^7 = 0.125
     assert!(close(m["p"].as_f64().unwrap(), 0.125), "{m}");
+
+    // The other order: the deltas are negative, and so are their intervals (a difference
+    // is clamped to [−1, 1], not to a score's [0, 1], which made this [0, 0]).
+    let r = json_of(stats().args(["mcq", "compare"]).arg(&pb).arg(&pa).args([
+        "--format",
+        "json",
+        "--backend",
+        "cpu",
+        "--replicates",
+        "500",
+    ]));
+    let ro = row(&r, "deltas", "overall");
+    let est = ro["delta_em"]["estimate"].as_f64().unwrap();
+    let ci = [
+        ro["delta_em"]["ci"][0].as_f64().unwrap(),
+        ro["delta_em"]["ci"][1].as_f64().unwrap(),
+    ];
+    assert!(close(est, -5.0 / 8.0), "{ro}");
+    assert!(ci[0] < est && est < ci[1] && ci[1] < 0.0, "{ro}");
+}
+
+/// `mcq compare A B` and `mcq compare B A` on the shipped demo: every delta and interval of
+/// one order is the other's mirrored (the same items are drawn and a negated row sums to the
+/// negated sum, exactly), and every interval holds its estimate, negative ones included.
+#[test]
+fn compare_in_both_orders_mirrors_and_holds_every_estimate() {
+    let json = |a: &str, b: &str| {
+        json_of(
+            stats()
+                .args(["mcq", "compare"])
+                .arg(Path::new("data/demo").join(a))
+                .arg(Path::new("data/demo").join(b))
+                .args([
+                    "--format",
+                    "json",
+                    "--backend",
+                    "cpu",
+                    "--replicates",
+                    "2000",
+                ]),
+        )
+    };
+    let (fwd, rev) = (
+        json("mcq-bare.jsonl", "mcq-informative.jsonl"),
+        json("mcq-informative.jsonl", "mcq-bare.jsonl"),
+    );
+    let (fd, rd) = (
+        fwd["deltas"].as_array().unwrap(),
+        rev["deltas"].as_array().unwrap(),
+    );
+    assert_eq!(fd.len(), 11);
+    assert_eq!(fd.len(), rd.len());
+    let mut negative = 0;
+    for (f, r) in fd.iter().zip(rd) {
+        assert_eq!(f["name"], r["name"]);
+        for key in ["delta_em", "delta_f1"] {
+            let g = |v: &Value, k: &str, i: Option<usize>| match i {
+                Some(i) => v[key][k][i].as_f64().unwrap(),
+                None => v[key][k].as_f64().unwrap(),
+            };
+            let (e, lo, hi) = (
+                g(f, "estimate", None),
+                g(f, "ci", Some(0)),
+                g(f, "ci", Some(1)),
+            );
+            let (re, rlo, rhi) = (
+                g(r, "estimate", None),
+                g(r, "ci", Some(0)),
+                g(r, "ci", Some(1)),
+            );
+            assert!((e + re).abs() < 1e-12, "{key} {}: {e} vs {re}", f["name"]);
+            assert!(
+                (lo + rhi).abs() < 1e-9 && (hi + rlo).abs() < 1e-9,
+                "{key} {}",
+                f["name"]
+            );
+            for (e, lo, hi) in [(e, lo, hi), (re, rlo, rhi)] {
+                assert!(
+                    lo <= e && e <= hi,
+                    "{key} {}: {e} not in [{lo}, {hi}]",
+                    f["name"]
+                );
+                assert!((-1.0..=1.0).contains(&lo) && (-1.0..=1.0).contains(&hi));
+            }
+            if rlo < 0.0 && rhi < 0.0 {
+                negative += 1;
+            }
+        }
+    }
+    // informative − bare: overall ΔEM = 199/480 − 308/480 = −0.227083 (the sides' overall
+    // EM, 0.414583 and 0.641667, are the task means of their group means of 1–5 runs).
+    let ov = row(&rev, "deltas", "overall");
+    assert!(close(
+        ov["delta_em"]["estimate"].as_f64().unwrap(),
+        -109.0 / 480.0
+    ));
+    assert!(ov["delta_em"]["ci"][1].as_f64().unwrap() < 0.0, "{ov}");
+    assert!(negative >= 4, "{negative} wholly negative intervals");
 }
 
 #[test]

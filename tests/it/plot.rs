@@ -873,6 +873,33 @@ fn mcq_compare_plot_shows_both_sides_and_the_deltas_with_intervals() {
     }
     let (_, again) = run(&dir, "d.svg", &args);
     assert_eq!(svg, again);
+
+    // The other order draws the mirrored deltas, each inside its interval, below zero too.
+    let mut swapped = args;
+    swapped.swap(2, 3);
+    let (_, rsvg) = run(&dir, "r.svg", &swapped);
+    let rfigs = panels(&rsvg);
+    for name in ["ΔEM", "ΔF1"] {
+        let (fw, rv) = (&figs[1].series(name).marks, &rfigs[1].series(name).marks);
+        for (a, b) in fw.iter().zip(rv) {
+            assert_eq!(b.y, -a.y, "{name} {:?}", b.label);
+            let [lo, hi] = b.ci.expect("an interval");
+            assert!(
+                lo <= b.y && b.y <= hi,
+                "{name} {:?}: {} not in [{lo}, {hi}]",
+                b.label,
+                b.y
+            );
+        }
+    }
+    // The deltas here are 0 (each group cycles through the same three answers), but the
+    // items differ, so the intervals reach below zero: clamped to [0, 1] they were [0, hi].
+    assert!(rfigs[1]
+        .series("ΔEM")
+        .marks
+        .iter()
+        .all(|m| m.ci.unwrap()[0] < 0.0));
+    rfigs[1].check_pixels();
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use ragstats::mcq::results::{apply_items, read_results, RunResult};
-use ragstats::mcq::score::{bootstrap_group_means, FailurePolicy, GroupMeans, Stat};
+use ragstats::mcq::score::{bootstrap_group_means, FailurePolicy, GroupMeans, MeanRange, Stat};
 use ragstats::mcq::validate::load_items;
 use ragstats::mcq::{Group, Item};
 use ragstats::resample::ResampleBackend;
@@ -43,17 +43,18 @@ flag_enum! {
     }
 }
 
-/// The stratified item bootstrap of per-group means (items resampled within groups), and
-/// the engine that ran it.
+/// The stratified item bootstrap of per-group means (items resampled within groups) of rows
+/// in `range`, and the engine that ran it.
 pub fn group_bootstrap(
     rows: &[(Group, [f64; 2])],
+    range: MeanRange,
     boot: &BootArgs,
 ) -> anyhow::Result<(Box<dyn ResampleBackend>, Vec<GroupMeans>)> {
     let r = &boot.resample;
     let replicates = r.replicates()?;
     let engine = r.engine(u64::from(replicates) * rows.len() as u64)?;
     let progress = Progress::new(u64::from(replicates), "bootstrap");
-    let reps = bootstrap_group_means(rows, engine.as_ref(), r.seed, replicates, &|d| {
+    let reps = bootstrap_group_means(rows, range, engine.as_ref(), r.seed, replicates, &|d| {
         progress.set(d)
     })?;
     progress.finish();

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use ragstats::mcq::compare::{item_differences, mcnemar_table, pair, per_run_differences};
-use ragstats::mcq::score::{level_rows, LevelRow};
+use ragstats::mcq::score::{level_rows, LevelRow, MeanRange};
 use ragstats::mcq::{Group, Task};
 use serde_json::json;
 
@@ -37,7 +37,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let pairing = pair(&ra, &rb, a.boot.failures())?;
     let diffs = item_differences(&pairing.pairs);
     let per_run = per_run_differences(&pairing.pairs);
-    let (engine, reps) = group_bootstrap(&diffs, &a.boot)?;
+    let (engine, reps) = group_bootstrap(&diffs, MeanRange::Differences, &a.boot)?;
     let table = level_rows(&diffs, &per_run, &reps, a.boot.resample.confidence.get());
     // Each side's own scores over the paired (id, run) set, for context.
     let side = |which: usize| {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use ragstats::mcq::positions::{position_table, shuffle_agreement};
 use ragstats::mcq::score::{
-    item_rows, level_rows, per_run_group_means, rates, FailurePolicy, LevelRow,
+    item_rows, level_rows, per_run_group_means, rates, FailurePolicy, LevelRow, MeanRange,
 };
 use ragstats::mcq::{Group, Task};
 use serde_json::json;
@@ -57,7 +57,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         .into_iter()
         .map(|(_, g)| g)
         .collect();
-    let (engine, reps) = group_bootstrap(&rows, &a.boot)?;
+    let (engine, reps) = group_bootstrap(&rows, MeanRange::Scores, &a.boot)?;
     let table = level_rows(&rows, &per_run, &reps, a.boot.resample.confidence.get());
     let rate_rows = rates(&results);
     let positions = a.positions.then(|| position_table(&results));
