@@ -1,5 +1,22 @@
 //! The endpoint flags of every command that calls a model (`stats llm check|batch`,
-//! `stats mcq run`) and the client they configure.
+//! `stats mcq run|generate`, `stats judge`, `stats run`) and the client they configure.
+//!
+//! `--max-tokens` has a default per command, set on the command with
+//! `#[command(mut_arg("max_tokens", |a| a.default_value(...)))]` so that its `--help` shows
+//! it (the field is then never `None`); the defaults are the constants below.
+
+/// `stats llm check`: the probe needs one word.
+pub const CHECK_MAX_TOKENS: &str = "16";
+/// `stats llm batch`: a general answer of a few paragraphs.
+pub const BATCH_MAX_TOKENS: &str = "1024";
+/// `stats mcq run`: the prompts allow some reasoning before the final `Answer:` line.
+pub const MCQ_MAX_TOKENS: &str = "512";
+/// `stats judge`: a brief rationale, then the `Score:` line.
+pub const JUDGE_MAX_TOKENS: &str = "512";
+/// `stats run`: the paper's serving setting (§3.1) for planner and reader calls.
+pub const RUN_MAX_TOKENS: &str = "256";
+/// `stats mcq generate`: one JSON object with a reformulation and a few wrong options.
+pub const GENERATE_MAX_TOKENS: &str = "1024";
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,9 +45,15 @@ pub struct Endpoint {
     /// Nucleus sampling mass.
     #[arg(long)]
     pub top_p: Option<f64>,
-    /// Maximum completion tokens (`max_tokens`).
-    #[arg(long)]
+    /// Maximum completion tokens per call (`max_tokens`). A reply cut at the cap has
+    /// finish_reason `length`; the command counts and reports those.
+    #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
+    /// Send no `system` message: its text, a blank line, then the first user message's text
+    /// go in that user message. For chat templates with no system role that drop it
+    /// silently (Gemma's; llama-cpp-python's `gemma` format); `stats llm check` detects them.
+    #[arg(long)]
+    pub fold_system: bool,
     /// Seed; sample s of a request is sent seed + s.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -106,6 +129,9 @@ impl Endpoint {
         if timeout.is_zero() {
             return Err(UsageError("--timeout must be positive".into()).into());
         }
+        if self.max_tokens == Some(0) {
+            return Err(UsageError("--max-tokens must be at least 1".into()).into());
+        }
         let extra = match &self.extra {
             None => Map::new(),
             Some(s) => match serde_json::from_str::<Value>(s) {
@@ -137,6 +163,7 @@ impl Endpoint {
             top_p: self.top_p,
             max_tokens: self.max_tokens,
             seed: self.seed,
+            fold_system: self.fold_system,
         };
         Ok(Configured {
             config,

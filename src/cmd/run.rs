@@ -25,6 +25,7 @@ use super::UsageError;
 
 /// Flags of `stats run`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("max_tokens", |a| a.default_value(super::endpoint::RUN_MAX_TOKENS)))]
 pub struct Args {
     /// Question file(s): HotpotQA or MuSiQue as published, or our JSONL (id, dataset, question, answers, supporting).
     #[arg(required = true)]

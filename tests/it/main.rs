@@ -31,6 +31,7 @@ mod io_rules;
 mod judge;
 mod layers;
 mod ledger_selector;
+mod llm_caps;
 mod llm_cli;
 mod llm_client;
 mod llm_usage;
