@@ -45,8 +45,9 @@ pub struct Endpoint {
     /// Nucleus sampling mass.
     #[arg(long)]
     pub top_p: Option<f64>,
-    /// Maximum completion tokens per call (`max_tokens`). A reply cut at the cap has
-    /// finish_reason `length`; the command counts and reports those.
+    /// Maximum completion tokens per call (`max_tokens`); 0 sends none (the server's
+    /// default). A reply cut at the cap has finish_reason `length`; the command counts and
+    /// reports those.
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
     /// Send no `system` message: its text, a blank line, then the first user message's text
@@ -129,9 +130,6 @@ impl Endpoint {
         if timeout.is_zero() {
             return Err(UsageError("--timeout must be positive".into()).into());
         }
-        if self.max_tokens == Some(0) {
-            return Err(UsageError("--max-tokens must be at least 1".into()).into());
-        }
         let extra = match &self.extra {
             None => Map::new(),
             Some(s) => match serde_json::from_str::<Value>(s) {
@@ -161,7 +159,8 @@ impl Endpoint {
         let params = SamplingParams {
             temperature: self.temperature,
             top_p: self.top_p,
-            max_tokens: self.max_tokens,
+            // 0: no cap sent (the server's default), for APIs that refuse `max_tokens`.
+            max_tokens: self.max_tokens.filter(|&m| m > 0),
             seed: self.seed,
             fold_system: self.fold_system,
         };

@@ -222,6 +222,23 @@ fn every_command_caps_replies_by_default_and_an_explicit_cap_wins() {
             }
         }
     }
+    // --max-tokens 0 sends no cap (an API that refuses max_tokens); stats run refuses it.
+    for (name, mut args, _) in commands(dir.path(), &search, "BASE", "zero") {
+        args.extend(["--max-tokens".to_string(), "0".to_string()]);
+        let (seen, o) = capture(&args);
+        if name == "run" {
+            assert_eq!(o.status.code(), Some(2), "{name}");
+            assert!(String::from_utf8_lossy(&o.stderr)
+                .contains("--max-tokens must be at least 1 for stats run"));
+            assert!(seen.is_empty());
+            continue;
+        }
+        ok(name, &o);
+        assert!(!seen.is_empty(), "{name}: no request");
+        for s in &seen {
+            assert!(s.body.get("max_tokens").is_none(), "{name}: {}", s.body);
+        }
+    }
     // The default is in each command's --help.
     for (cmd, default) in [
         (vec!["llm", "check"], "16"),
