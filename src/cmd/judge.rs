@@ -153,14 +153,14 @@ fn correlate_hint(judged: &[Judged], csv: &std::path::Path) -> Result<String, St
         ));
     }
     let both = |f: fn(&Judged) -> Option<bool>| {
-        rows.iter().any(|j| f(*j) == Some(true)) && rows.iter().any(|j| f(*j) == Some(false))
+        rows.iter().any(|j| f(j) == Some(true)) && rows.iter().any(|j| f(j) == Some(false))
     };
     if !both(|j| j.correct) {
         return Err("every scored trajectory has the same correctness".into());
     }
     let mut cols = vec!["judge_score"];
     let varies = |f: fn(&Judged) -> Option<f64>| {
-        let v: Vec<f64> = rows.iter().filter_map(|j| f(*j)).collect();
+        let v: Vec<f64> = rows.iter().filter_map(|j| f(j)).collect();
         v.len() == rows.len() && v.iter().any(|x| *x != v[0])
     };
     if !varies(|j| j.judge_score) {
