@@ -636,3 +636,70 @@ fn mcq_generate_says_why_it_wrote_no_items_and_counts_cut_replies() {
     }
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "");
 }
+
+#[test]
+fn mcq_run_counts_cut_replies_parsed_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    // pc-001 is cut before its answer line, pc-002 is cut after it; the rest stop normally.
+    let server = Server::start(|s, _| {
+        let p = &s.prompt;
+        if p.contains("2014 FIFA World Cup") {
+            chat(
+                "Let me weigh the options one by one. Option A",
+                "length",
+                10,
+            )
+        } else if p.contains(&item_query(2)) {
+            chat("Answer: A\nBecause the", "length", 10)
+        } else {
+            chat("Answer: A", "stop", 10)
+        }
+    });
+    let out = dir.path().join("results.jsonl");
+    let o = stats()
+        .args([
+            "mcq",
+            "run",
+            "data/mcq/sample.jsonl",
+            "--model",
+            "m",
+            "--no-cache",
+        ])
+        .args(["--max-retries", "0", "--base-url", &server.base, "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    ok("mcq run", &o);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stdout.contains(
+            "cut at max_tokens (finish_reason length): 2 of 25 repl(ies), 1 of them still parsed"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 truncated"), "{stdout}");
+    assert!(
+        stdout.contains("mcq run: 25 item(s) × 1 run(s) = 25 call(s)"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("mcq run:"), "{stderr}");
+    assert!(
+        stderr.contains("warning: 2 of 25 reply(ies) were cut at --max-tokens 512"),
+        "{stderr}"
+    );
+    let results = jsonl(&out);
+    let by_id = |id: &str| results.iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(by_id("pc-001")["outcome"], "truncated");
+    assert_eq!(by_id("pc-001")["finish_reason"], "length");
+    let second = results[1].clone();
+    assert_eq!(second["outcome"], "ok", "{second}");
+    assert_eq!(second["finish_reason"], "length");
+}
+
+/// The query of the n-th (1-based) item of data/mcq/sample.jsonl.
+fn item_query(n: usize) -> String {
+    let text = std::fs::read_to_string("data/mcq/sample.jsonl").unwrap();
+    let v: Value = serde_json::from_str(text.lines().nth(n - 1).unwrap()).unwrap();
+    v["query"].as_str().unwrap().to_string()
+}
