@@ -143,12 +143,14 @@ async fn check(a: CheckArgs) -> anyhow::Result<u8> {
     Ok(if rec.is_ok() { 0 } else { 1 })
 }
 
-/// The system instruction of the probe: a reply that obeys it is one known word.
-const PROBE_SYSTEM: &str = "Whatever the user asks, reply with the single word: kumquat";
+/// The system instruction of the probe: a reply that obeys it is one known word. (The
+/// probe's texts are those recorded against a real Gemma server in
+/// tests/fixtures/real/system_probe.jsonl, which the tests replay.)
+const PROBE_SYSTEM: &str = "Answer with only the word BANANA.";
 /// The user message of both probe requests.
-const PROBE_USER: &str = "Name a fruit.";
-/// The word an obeying reply contains.
-const PROBE_WORD: &str = "kumquat";
+const PROBE_USER: &str = "What colour is the sky?";
+/// The word an obeying reply contains (compared in lower case).
+const PROBE_WORD: &str = "banana";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
@@ -233,7 +235,12 @@ async fn system_probe(client: &ragstats::llm::Client, t: &ModelConfig) -> System
     let obeyed = a
         .text
         .as_ref()
-        .map(|t| t.to_lowercase().contains(PROBE_WORD));
+        // An echo of the instruction (small models echo prompts) is not obeying it.
+        .map(|t| {
+            t.to_lowercase()
+                .replace(&PROBE_SYSTEM.to_lowercase(), "")
+                .contains(PROBE_WORD)
+        });
     let verdict = match (w, wo) {
         (Some(w), Some(wo)) if w > wo => Verdict::Delivered,
         (Some(w), Some(wo)) if w == wo => Verdict::Dropped,
