@@ -34,6 +34,7 @@ mod ledger_selector;
 mod llm_caps;
 mod llm_cli;
 mod llm_client;
+mod llm_real_caps;
 mod llm_usage;
 mod mcq_cli;
 mod mcq_parse;
