@@ -125,7 +125,7 @@ async fn check(a: CheckArgs) -> anyhow::Result<u8> {
     }
     if rec.is_truncated() {
         eprintln!(
-            "note: the reply was cut at --max-tokens {} (finish_reason \"length\"); that is expected for a probe",
+            "note: the reply was cut at --max-tokens {} (finish_reason \"length\"): the model did not stop after its answer; the cap keeps the check short",
             template.params.max_tokens.unwrap_or(0)
         );
     }
