@@ -193,6 +193,22 @@ pub fn exit_code(summary: &BatchSummary, key_env: &str) -> anyhow::Result<u8> {
     }
 }
 
+/// On stderr, when `cut` of `answers` replies stopped at the token cap: what that means and
+/// the flag that lifts it. The count itself belongs in the command's summary.
+pub fn warn_truncated(cut: u64, answers: u64, max_tokens: Option<u64>) {
+    if cut == 0 {
+        return;
+    }
+    let cap = max_tokens.map_or_else(
+        || "the server's limit".to_string(),
+        |m| format!("--max-tokens {m}"),
+    );
+    eprintln!(
+        "warning: {cut} of {answers} reply(ies) were cut at {cap} (finish_reason \"length\"); \
+         their text is incomplete. Pass a larger --max-tokens if the replies need more room"
+    );
+}
+
 /// Runs an async command to completion on a multi-threaded runtime.
 pub fn block_on(command: impl Future<Output = anyhow::Result<u8>>) -> anyhow::Result<u8> {
     tokio::runtime::Builder::new_multi_thread()

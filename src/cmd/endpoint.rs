@@ -1,5 +1,22 @@
 //! The endpoint flags of every command that calls a model (`stats llm check|batch`,
-//! `stats mcq run`) and the client they configure.
+//! `stats mcq run|generate`, `stats judge`, `stats run`) and the client they configure.
+//!
+//! `--max-tokens` has a default per command, set on the command with
+//! `#[command(mut_arg("max_tokens", |a| a.default_value(...)))]` so that its `--help` shows
+//! it (the field is then never `None`); the defaults are the constants below.
+
+/// `stats llm check`: the probe needs one word.
+pub const CHECK_MAX_TOKENS: &str = "16";
+/// `stats llm batch`: a general answer of a few paragraphs.
+pub const BATCH_MAX_TOKENS: &str = "1024";
+/// `stats mcq run`: the prompts allow some reasoning before the final `Answer:` line.
+pub const MCQ_MAX_TOKENS: &str = "512";
+/// `stats judge`: a brief rationale, then the `Score:` line.
+pub const JUDGE_MAX_TOKENS: &str = "512";
+/// `stats run`: the paper's serving setting (§3.1) for planner and reader calls.
+pub const RUN_MAX_TOKENS: &str = "256";
+/// `stats mcq generate`: one JSON object with a reformulation and a few wrong options.
+pub const GENERATE_MAX_TOKENS: &str = "1024";
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,9 +45,16 @@ pub struct Endpoint {
     /// Nucleus sampling mass.
     #[arg(long)]
     pub top_p: Option<f64>,
-    /// Maximum completion tokens (`max_tokens`).
-    #[arg(long)]
+    /// Maximum completion tokens per call (`max_tokens`); 0 sends none (the server's
+    /// default). A reply cut at the cap has finish_reason `length`; the command counts and
+    /// reports those.
+    #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
+    /// Send no `system` message: its text, a blank line, then the first user message's text
+    /// go in that user message. For chat templates with no system role that drop it
+    /// silently (Gemma's; llama-cpp-python's `gemma` format); `stats llm check` detects them.
+    #[arg(long)]
+    pub fold_system: bool,
     /// Seed; sample s of a request is sent seed + s.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -135,8 +159,10 @@ impl Endpoint {
         let params = SamplingParams {
             temperature: self.temperature,
             top_p: self.top_p,
-            max_tokens: self.max_tokens,
+            // 0: no cap sent (the server's default), for APIs that refuse `max_tokens`.
+            max_tokens: self.max_tokens.filter(|&m| m > 0),
             seed: self.seed,
+            fold_system: self.fold_system,
         };
         Ok(Configured {
             config,

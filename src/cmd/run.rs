@@ -25,6 +25,7 @@ use super::UsageError;
 
 /// Flags of `stats run`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("max_tokens", |a| a.default_value(super::endpoint::RUN_MAX_TOKENS)))]
 pub struct Args {
     /// Question file(s): HotpotQA or MuSiQue as published, or our JSONL (id, dataset, question, answers, supporting).
     #[arg(required = true)]
@@ -160,6 +161,13 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     };
     // The paper's serving settings (§3.1) unless the flags say otherwise.
     let max_tokens = a.endpoint.max_tokens.unwrap_or(256);
+    if max_tokens == 0 {
+        return Err(UsageError(
+            "--max-tokens must be at least 1 for stats run (its token bound and --tpm need a cap)"
+                .into(),
+        )
+        .into());
+    }
     let temperature = a.endpoint.temperature.unwrap_or(0.7);
     if a.dry_run {
         let bytes = |s: &[&String]| s.iter().map(|t| t.len() as u64).sum::<u64>();

@@ -83,6 +83,10 @@ pub struct StepScore {
     pub failure: Option<String>,
     /// The judge call's request id (absent for a unit that was not judged).
     pub request_id: Option<String>,
+    /// True when the judge's reply was cut at `max_tokens` (finish_reason `length`); only
+    /// written when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// A trajectory's judged scores (one line of `judged.jsonl`).
@@ -156,6 +160,7 @@ pub fn plan(
                 score: None,
                 failure: Some(format!("not judged: {why}")),
                 request_id: None,
+                truncated: false,
             });
         };
         let mut call = |step: u32, dimension: Dimension, prompt: String| {
@@ -345,12 +350,22 @@ pub fn build(
                 (None, None) => (None, Some("the judge call returned no text".into())),
             },
         };
+        let rec = records.get(&(c.request.id.clone(), 0));
+        let truncated = rec.is_some_and(CallRecord::is_truncated);
+        // A reply cut before its score line says so, so the fix (a larger cap) is visible.
+        let failure = match failure {
+            Some(f) if truncated => Some(format!(
+                "{f} (the reply was cut at max_tokens: finish_reason length)"
+            )),
+            f => f,
+        };
         per.entry(c.traj).or_default().push(StepScore {
             step: c.step,
             dimension: c.dimension,
             score,
             failure,
             request_id: Some(c.request.id.clone()),
+            truncated,
         });
     }
     trajs

@@ -63,6 +63,9 @@ pub struct BatchProgress {
     pub failed: u64,
     /// Of the answers, cache hits (no request made, not billed).
     pub cached: u64,
+    /// Of the answers, those cut at `max_tokens` (finish_reason `length`), cache hits
+    /// included.
+    pub truncated: u64,
     /// Calls running now.
     pub in_flight: u64,
     /// HTTP requests sent in this run.
@@ -299,6 +302,9 @@ fn count(p: &mut BatchProgress, rec: &CallRecord) {
         return;
     }
     p.ok += 1;
+    if rec.is_truncated() {
+        p.truncated += 1;
+    }
     if rec.cached {
         p.cached += 1;
         return;

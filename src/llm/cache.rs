@@ -1,8 +1,8 @@
 //! The on-disk response cache.
 //!
 //! Key: SHA-256 of a canonical JSON document (object keys sorted at every level) holding the
-//! base URL (trailing `/` removed), model, messages, every sampling parameter, the extra body
-//! and the sample index. Entry: `<dir>/<first 2 hex>/<64 hex>.json`. Only successful
+//! base URL (trailing `/` removed), model, messages, every sampling parameter, the extra body,
+//! the sample index and, when set, `fold_system` (see [`super::types::fold_system`]). Entry: `<dir>/<first 2 hex>/<64 hex>.json`. Only successful
 //! responses are stored. Writes go to a uniquely named temporary file in the same directory
 //! and are renamed into place, which is atomic on POSIX file systems: concurrent tasks or
 //! processes writing the same key each rename a complete file, and readers never see a torn
@@ -43,7 +43,7 @@ pub struct CachedResponse {
 /// The hex SHA-256 cache key of `req` sent to `base_url`. The request `id` and `meta` are not
 /// part of it: two ids with the same messages share an answer.
 pub fn cache_key(base_url: &str, req: &ChatRequest) -> String {
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "v": KEY_VERSION,
         "base_url": base_url.trim_end_matches('/'),
         "model": req.model,
@@ -55,6 +55,11 @@ pub fn cache_key(base_url: &str, req: &ChatRequest) -> String {
         "extra": Value::Object(req.extra.clone()),
         "sample": req.sample,
     });
+    // Only when set, so that unfolded requests keep the keys they had before the option
+    // existed; a folded request never shares an entry with the unfolded one.
+    if req.params.fold_system {
+        doc["fold_system"] = Value::Bool(true);
+    }
     let mut canon = String::new();
     write_canonical(&doc, &mut canon);
     crate::io::sha256_hex(canon)
@@ -177,6 +182,7 @@ mod tests {
                 r.extra.insert("enable_thinking".into(), Value::Bool(false));
             }),
             Box::new(|r| r.messages.push(Message::user("more").to_value())),
+            Box::new(|r| r.params.fold_system = true),
         ];
         for (i, f) in variants.iter().enumerate() {
             let mut r = req();
@@ -184,6 +190,23 @@ mod tests {
             assert_ne!(base, cache_key("http://h/v1", &r), "variant {i}");
         }
         assert_ne!(base, cache_key("http://other/v1", &req()));
+    }
+
+    #[test]
+    fn folding_changes_the_key_only_of_the_folded_request() {
+        let mut r = req();
+        r.messages
+            .insert(0, Message::system("Answer in French.").to_value());
+        let unfolded = cache_key("http://h/v1", &r);
+        r.params.fold_system = true;
+        let folded = cache_key("http://h/v1", &r);
+        assert_ne!(unfolded, folded);
+        // The unfolded key is the one it was before the option existed: the document
+        // without a fold_system entry (checked against the plain SHA-256 of its canonical
+        // form, written out by hand).
+        r.params.fold_system = false;
+        let doc = r#"{"base_url":"http://h/v1","extra":{},"max_tokens":null,"messages":[{"content":"Answer in French.","role":"system"},{"content":"hi","role":"user"}],"model":"m","sample":0,"seed":null,"temperature":null,"top_p":null,"v":1}"#;
+        assert_eq!(cache_key("http://h/v1", &r), crate::io::sha256_hex(doc));
     }
 
     #[test]

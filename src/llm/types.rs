@@ -37,7 +37,8 @@ impl Message {
 }
 
 /// Sampling parameters sent with every call; `None` fields are left out of the body so the
-/// server's default applies.
+/// server's default applies. `fold_system` is not a server parameter but travels with them,
+/// so that every request a command builds is shaped the same way.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SamplingParams {
     /// `temperature`.
@@ -49,6 +50,71 @@ pub struct SamplingParams {
     /// `seed`. In a call with sample index `s` the body carries `seed + s`, so that repeated
     /// samples of one request are not identical on servers that honour the seed.
     pub seed: Option<u64>,
+    /// Send no `system` message: fold its text into the first user message (see
+    /// [`fold_system`]). For chat templates that have no system role and drop it silently
+    /// (Gemma's). Left out of the serialised form when false, so fingerprints of unfolded
+    /// requests are what they were before the option existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fold_system: bool,
+}
+
+/// The text of a message's `content`: a string as is, an array of content parts as the
+/// `text` of its text parts joined by newlines (other parts have no text to fold).
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// `messages` with no `system` message: the texts of all system messages, in order and
+/// joined by a blank line, followed by a blank line, are prepended to the first `user`
+/// message (`"<system>\n\n<user>"`; for a content-part array, as a leading text part).
+/// Without a user message the system text becomes a user message where the first system
+/// message was. Messages without a system message come back unchanged.
+pub fn fold_system(messages: &[Value]) -> Vec<Value> {
+    let is_system = |m: &Value| m.get("role").and_then(Value::as_str) == Some("system");
+    let system: Vec<String> = messages
+        .iter()
+        .filter(|m| is_system(m))
+        .map(|m| content_text(m.get("content")))
+        .collect();
+    if system.is_empty() {
+        return messages.to_vec();
+    }
+    let system = system.join("\n\n");
+    let first_system = messages.iter().position(is_system).unwrap_or(0);
+    let mut out: Vec<Value> = messages.iter().filter(|m| !is_system(m)).cloned().collect();
+    let first_user = out
+        .iter()
+        .position(|m| m.get("role").and_then(Value::as_str) == Some("user"));
+    match first_user {
+        Some(i) => {
+            let m = &mut out[i];
+            let folded = match m.get("content") {
+                Some(Value::Array(parts)) => {
+                    let mut parts = parts.clone();
+                    parts.insert(
+                        0,
+                        serde_json::json!({"type": "text", "text": format!("{system}\n\n")}),
+                    );
+                    Value::Array(parts)
+                }
+                other => Value::String(format!("{system}\n\n{}", content_text(other))),
+            };
+            m["content"] = folded;
+        }
+        None => out.insert(
+            first_system.min(out.len()),
+            Message::user(system).to_value(),
+        ),
+    }
+    out
 }
 
 /// One fully specified call: the unit that is cached, written to the output and billed.
@@ -112,8 +178,13 @@ impl ChatRequest {
     pub fn body(&self) -> Value {
         let mut body = Map::new();
         body.insert("model".into(), Value::from(self.model.clone()));
-        body.insert("messages".into(), Value::Array(self.messages.clone()));
         let p = &self.params;
+        let messages = if p.fold_system {
+            fold_system(&self.messages)
+        } else {
+            self.messages.clone()
+        };
+        body.insert("messages".into(), Value::Array(messages));
         if let Some(t) = p.temperature {
             body.insert("temperature".into(), Value::from(t));
         }
@@ -254,12 +325,66 @@ impl CallRecord {
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
     }
+
+    /// True when the answer was cut at `max_tokens` (finish_reason `length`).
+    pub fn is_truncated(&self) -> bool {
+        self.is_ok() && self.finish_reason.as_deref() == Some("length")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn folding_moves_the_system_text_before_the_first_user_message() {
+        let mut r = ChatRequest::new(
+            "a",
+            "gemma",
+            vec![
+                Message::system("Reply in JSON.").to_value(),
+                Message::user("Name a colour.").to_value(),
+                Message::new("assistant", "{}").to_value(),
+                Message::user("Another.").to_value(),
+            ],
+        );
+        r.params.fold_system = true;
+        r.params.max_tokens = Some(16);
+        assert_eq!(
+            r.body(),
+            json!({"model": "gemma", "max_tokens": 16, "messages": [
+                {"role": "user", "content": "Reply in JSON.\n\nName a colour."},
+                {"role": "assistant", "content": "{}"},
+                {"role": "user", "content": "Another."}]})
+        );
+        // The request itself keeps its messages; only the body sent is folded.
+        assert_eq!(r.messages[0]["role"], "system");
+        r.params.fold_system = false;
+        assert_eq!(r.body()["messages"][0]["role"], "system");
+    }
+
+    #[test]
+    fn folding_joins_several_system_messages_and_handles_parts_and_no_user() {
+        let msgs = vec![
+            json!({"role": "system", "content": "One."}),
+            json!({"role": "system", "content": [{"type": "text", "text": "Two."}]}),
+            json!({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}),
+        ];
+        assert_eq!(
+            fold_system(&msgs),
+            vec![json!({"role": "user", "content": [
+                {"type": "text", "text": "One.\n\nTwo.\n\n"},
+                {"type": "image_url", "image_url": {"url": "u"}}]})]
+        );
+        let only = vec![json!({"role": "system", "content": "S."})];
+        assert_eq!(
+            fold_system(&only),
+            vec![json!({"role": "user", "content": "S."})]
+        );
+        let none = vec![json!({"role": "user", "content": "U."})];
+        assert_eq!(fold_system(&none), none);
+    }
 
     #[test]
     fn a_models_user_request_carries_its_params_and_extra_fields() {

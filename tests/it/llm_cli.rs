@@ -105,10 +105,11 @@ fn resume_after_sigkill_answers_every_id_once_and_repeats_no_written_request() {
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
-    let stderr = String::from_utf8_lossy(&done.stderr);
+    // The end summary is on stdout (progress, warnings and hints on stderr).
+    let stdout = String::from_utf8_lossy(&done.stdout);
     assert!(
-        stderr.contains(&format!("{} already answered", written.len())),
-        "{stderr}"
+        stdout.contains(&format!("{} already answered", written.len())),
+        "{stdout}"
     );
 
     let (all, bad) = records(&out);
@@ -142,7 +143,7 @@ fn ctrl_c_keeps_finished_work_exits_130_and_rerun_pays_nothing_twice() {
     let out = dir.path().join("responses.jsonl");
     let args = ["--concurrency", "4", "--no-cache"];
     let child = batch_cmd(&server, &req, &out, &args)
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -157,9 +158,10 @@ fn ctrl_c_keeps_finished_work_exits_130_and_rerun_pays_nothing_twice() {
     let stderr = String::from_utf8_lossy(&res.stderr);
     assert_eq!(res.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted:"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&res.stdout);
     assert!(
-        stderr.contains("llm batch: 40 call(s)"),
-        "summary printed: {stderr}"
+        stdout.contains("llm batch: 40 call(s)"),
+        "summary printed: {stdout}"
     );
     let (first, bad) = records(&out);
     assert_eq!(bad, 0);
@@ -448,7 +450,8 @@ fn a_batch_with_failed_calls_exits_1() {
     let o = batch_cmd(&server, &req, &out, &flags).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("(4 ok, 2 failed"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("(4 ok, 2 failed"), "{stdout}");
     assert!(
         stderr.contains("error: 2 call(s) failed; exit status 1"),
         "{stderr}"

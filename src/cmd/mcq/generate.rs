@@ -15,12 +15,13 @@ use ragstats::mcq::Task;
 use ragstats::trajlog::{pick_selector, read_trajectories};
 
 use super::default_sidecar;
-use crate::cmd::batch::{exit_code, BatchPolicy};
+use crate::cmd::batch::{exit_code, warn_truncated, BatchPolicy};
 use crate::cmd::endpoint::{Configured, Endpoint};
 use crate::cmd::UsageError;
 
 /// Flags of `stats mcq generate`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("max_tokens", |a| a.default_value(crate::cmd::endpoint::GENERATE_MAX_TOKENS)))]
 pub struct Args {
     /// Trajectory log (`trajectories.jsonl` of `stats run`; docs/mcqgen.md).
     pub trajectories: PathBuf,
@@ -127,6 +128,7 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
             params,
             extra,
         } = a.policy.configure(&a.endpoint)?;
+        let max_tokens = params.max_tokens;
         let cfg = GuidedConfig {
             llm: ModelConfig {
                 model: a.endpoint.model.clone(),
@@ -149,10 +151,17 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
                 )
                 .await?;
             let p = &summary.progress;
-            eprintln!(
-                "mcq generate: {} generation call(s): {} already answered, {} asked now ({} from cache, {} failed)",
-                p.total, p.skipped, p.done, p.cached, p.failed
+            let used: Vec<_> = planned
+                .iter()
+                .filter_map(|c| records.get(&(c.request.id.clone(), 0)))
+                .filter(|r| r.is_ok())
+                .collect();
+            let cut = used.iter().filter(|r| r.is_truncated()).count();
+            outln!(
+                "mcq generate: {} generation call(s): {} already answered, {} asked now ({} from cache, {} failed, {} cut at max_tokens)",
+                p.total, p.skipped, p.done, p.cached, p.failed, cut
             );
+            warn_truncated(cut as u64, used.len() as u64, max_tokens);
             all.extend(guided::build(&planned, &records));
             code = exit_code(&summary, a.endpoint.key_env())?;
         }
@@ -175,26 +184,47 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
     for s in &all.skipped {
         *skips.entry(s.task.as_str()).or_default() += 1;
     }
+    // " (a 3, b 2)", or nothing for an empty breakdown.
     let fmt = |m: &BTreeMap<&str, usize>| {
-        m.iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        if m.is_empty() {
+            return String::new();
+        }
+        let parts: Vec<String> = m.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        format!(" ({})", parts.join(", "))
     };
-    eprintln!(
-        "{} item(s) ({}) -> {}",
-        all.items.len(),
-        fmt(&groups),
-        a.out.display()
-    );
-    eprintln!(
-        "{} skipped or rejected ({}), with reasons -> {}",
+    if all.items.is_empty() {
+        let why = if all.skipped.is_empty() {
+            format!(
+                "the log gave no candidates for --tasks {}",
+                tasks
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        } else {
+            format!(
+                "every candidate was skipped or rejected; the reasons are in {}",
+                skipped_path.display()
+            )
+        };
+        outln!("items: none written ({why}); {} is empty", a.out.display());
+    } else {
+        outln!(
+            "items: {} written{} -> {}",
+            all.items.len(),
+            fmt(&groups),
+            a.out.display()
+        );
+    }
+    outln!(
+        "skipped or rejected: {}{}, with reasons -> {}",
         all.skipped.len(),
         fmt(&skips),
         skipped_path.display()
     );
     if tasks.contains(&Task::NoiseRobustness) && cred.is_none() {
-        eprintln!("no reliability items: they need --credibility FILE (the corpus has no credibility labels)");
+        eprintln!("note: no reliability items: they need --credibility FILE (the corpus has no credibility labels)");
     }
     Ok(code)
 }

@@ -13,12 +13,13 @@ use ragstats::mcq::Item;
 
 use super::default_sidecar;
 use super::validate::print_violations;
-use crate::cmd::batch::{exit_code, BatchPolicy};
+use crate::cmd::batch::{exit_code, warn_truncated, BatchPolicy};
 use crate::cmd::endpoint::{Configured, Endpoint};
 use crate::cmd::UsageError;
 
 /// Flags of `stats mcq run`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("max_tokens", |a| a.default_value(crate::cmd::endpoint::MCQ_MAX_TOKENS)))]
 pub struct Args {
     /// Items JSONL.
     pub items: PathBuf,
@@ -91,6 +92,7 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         params,
         extra,
     } = a.policy.configure(&a.endpoint)?;
+    let params_max_tokens = params.max_tokens;
     let cfg = RunConfig {
         model: a.endpoint.model.clone(),
         prompt: a.prompt.into(),
@@ -112,8 +114,13 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
     let (results, missing) = build_results(&items, &plan, &records, &cfg);
     write_results(&a.out, &results)?;
     let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
+    let answered = results.iter().filter(|r| r.text.is_some()).count();
+    let cut = results
+        .iter()
+        .filter(|r| r.text.is_some() && r.finish_reason.as_deref() == Some("length"))
+        .count();
     let p = &summary.progress;
-    eprintln!(
+    outln!(
         "mcq run: {} item(s) × {} run(s) = {} call(s): {} already answered, {} asked now ({} from cache)",
         items.len(),
         a.runs,
@@ -122,7 +129,7 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         p.done,
         p.cached
     );
-    eprintln!(
+    outln!(
         "results: {} line(s): {} parsed, {} parse failure(s), {} truncated, {} API error(s); {} not run yet -> {}",
         results.len(),
         count(Outcome::Ok),
@@ -132,7 +139,15 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         missing,
         a.out.display()
     );
-    eprintln!("raw responses: {}", responses.display());
+    let cut_parsed = results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Ok && r.finish_reason.as_deref() == Some("length"))
+        .count();
+    outln!(
+        "cut at max_tokens (finish_reason length): {cut} of {answered} repl(ies), {cut_parsed} of them still parsed"
+    );
+    outln!("raw responses: {}", responses.display());
+    warn_truncated(cut as u64, answered as u64, params_max_tokens);
     if count(Outcome::Error) > 0 {
         eprintln!("API errors are recorded as errors (not wrong answers); run the same command again to retry them");
     }

@@ -667,7 +667,15 @@ pub fn build(planned: &[Planned], records: &HashMap<(String, u32), CallRecord>) 
                     e.kind.as_str(),
                     e.message
                 )),
-                (Some(t), None) => build_item(p, &r.model, t).map_err(|e| format!("rejected: {e}")),
+                (Some(t), None) => build_item(p, &r.model, t).map_err(|e| {
+                    if r.is_truncated() {
+                        format!(
+                            "rejected: {e} (the reply was cut at max_tokens: finish_reason length)"
+                        )
+                    } else {
+                        format!("rejected: {e}")
+                    }
+                }),
                 (None, None) => Err("generation call returned no text".into()),
             },
         };
