@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use ragstats::run::audit::audit;
+use ragstats::run::audit::{audit, totals, Totals};
 use ragstats::trajlog::read_trajectories;
 
 use super::common::{print_json, Table};
@@ -26,8 +26,16 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     };
     let logs: Vec<_> = read_trajectories(&path)?.into_iter().map(|l| l.t).collect();
     let rows = audit(&logs);
+    let tot = totals(&logs);
+    let warnings = tot.warnings();
     if a.json {
-        print_json(&serde_json::json!({"file": path.display().to_string(), "rows": rows}))?;
+        print_json(&serde_json::json!({
+            "file": path.display().to_string(),
+            "rows": rows,
+            "totals": tot,
+            "warnings": warnings,
+        }))?;
+        warn(&warnings);
         return Ok(0);
     }
     let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.2}", 100.0 * v));
@@ -42,6 +50,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         "cand_masked",
         "packet_masked",
         "plan_fail",
+        "refused_q",
+        "refused_a",
+        "empty_pool",
+        "empty_packet",
         "unknown_%",
         "em",
         "f1",
@@ -58,6 +70,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             format!("{}/{}", r.candidate_masked, r.candidate_slots),
             format!("{}/{}", r.packet_masked, r.packet_slots),
             format!("{}/{}", r.planning_failures, r.trajectories),
+            format!("{}/{}", r.refused_queries, r.steps),
+            format!("{}/{}", r.refused_answers, r.reads),
+            format!("{}/{}", r.empty_pools, r.trajectories),
+            format!("{}/{}", r.empty_packets, r.trajectories),
             pct(r.unknown_rate),
             r.em_mean.map_or("-".into(), |v| format!("{v:.4}")),
             r.f1_mean.map_or("-".into(), |v| format!("{v:.4}")),
@@ -65,7 +81,40 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     }
     out!("{}", t.render());
     outln!(
-        "alias: a normalised gold answer (not yes/no) in the pool / packet, over valid pools of eligible questions; masked: benchmark-URL slots; plan_fail: trajectories with a step that gave no query"
+        "alias: a normalised gold answer (not yes/no) in the pool / packet, over valid pools of eligible questions; masked: benchmark-URL slots; plan_fail: trajectories with a step that gave no query; refused_q / refused_a: steps / reads that copied a prompt placeholder; empty: pools / packets with no record to read"
     );
+    for l in totals_lines(&tot) {
+        outln!("{l}");
+    }
+    warn(&warnings);
     Ok(0)
+}
+
+/// The whole run's search and read counts, as `run-audit` and `stats run` end with them.
+pub fn totals_lines(t: &Totals) -> Vec<String> {
+    vec![
+        format!(
+            "queries: {} of {} planner step(s) gave a query; {} distinct, {} of them found no results",
+            t.queries, t.steps, t.distinct_queries, t.empty_searches
+        ),
+        format!(
+            "planning failures: {} step(s), {} of them copied placeholders (refused, not searched)",
+            t.planning_failures, t.refused_queries
+        ),
+        format!(
+            "empty candidate pools: {} of {}; empty packets: {} of {}",
+            t.empty_pools, t.trajectories, t.empty_packets, t.packets
+        ),
+        format!(
+            "reads: {}, {} of them copied placeholders (refused, scored 0)",
+            t.reads, t.refused_answers
+        ),
+    ]
+}
+
+/// Prints each warning on stderr as one `warning:` line.
+pub fn warn(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
 }
