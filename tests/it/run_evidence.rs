@@ -447,3 +447,74 @@ fn run_writes_progress_lines_into_a_log() {
         again.stdout
     );
 }
+
+/// The dry run's estimate from the index's document lengths, by hand. Templates of known
+/// size (planner 1 + 33 = 34 characters, reader 1 + 21 = 22); the two documents' blocks are
+/// 96 and 83 characters, + 2 each for the blank line: D = (98 + 85) / 2 = 91.5. Both
+/// questions have L = 26 characters; Open and Adaptive, rrf and rr, T = 1, R = 2, 2 steps,
+/// k = 3 (3 documents observed per list, packets of 5). Per question:
+///
+/// * step 0: 34 + 26 + 12 = 72
+/// * step 1, Open: 34 + 26 + (26 + 4) + 6 = 96
+/// * step 1, Adaptive: 34 + 26 + 30 + (26 + 12 + 3 × 91.5) = 402.5
+/// * 2 × 2 × 2 = 8 reads of 22 + 26 + 5 × 91.5 = 505.5 each: 4044
+///
+/// 2 × 4614.5 = 9229 characters / 4 = 2307.25 tokens, + 32 for each of the 22 calls:
+/// 3011.25, so 3011.
+#[test]
+fn dry_run_estimates_input_tokens_from_the_corpus() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (search, questions) = setup(tmp.path());
+    let prompts = tmp.path().join("prompts");
+    std::fs::create_dir(&prompts).unwrap();
+    for (f, text) in [
+        ("planner_system.txt", "P"),
+        ("planner_user.txt", "{question}{history}{observations}"),
+        ("reader_system.txt", "R"),
+        ("reader_user.txt", "{question}{documents}"),
+    ] {
+        std::fs::write(prompts.join(f), text).unwrap();
+    }
+    let args = |search: &str, json: bool| {
+        let mut c = stats();
+        c.args(["run", questions.to_str().unwrap(), "--search", search])
+            .args(["--model", "m", "--trajectories", "1", "--reads", "2"])
+            .args(["--steps", "2", "--k", "3", "--prompt-dir"])
+            .arg(&prompts)
+            .args(["--out", "/nonexistent/out", "--dry-run"]);
+        if json {
+            c.arg("--json");
+        }
+        c
+    };
+    let d = support::cli::json_of(&mut args(&search, true));
+    assert_eq!(d["planner_calls"], 6);
+    assert_eq!(d["reader_calls"], 16);
+    assert_eq!(d["input_tokens_estimate"], 3011);
+    assert_eq!(
+        d["estimate_basis"],
+        "92 characters per shown document (mean of all 2 documents of the index), 4 characters a token, full result lists and packets"
+    );
+    // The bound is far above it (every document at its cap).
+    assert!(d["input_tokens_max"].as_u64().unwrap() > 100 * 3011);
+    let text = run_ok(&mut args(&search, false));
+    assert!(
+        text.contains(
+            "input tokens  ~           3011  (estimate: 92 characters per shown document"
+        ),
+        "{text}"
+    );
+    // No index to read: no estimate, and the reason.
+    let d = support::cli::json_of(&mut args("local:/nonexistent", true));
+    assert!(d["input_tokens_estimate"].is_null());
+    assert_eq!(
+        d["estimate_basis"],
+        "no estimate: /nonexistent is not a search index (stats index build)"
+    );
+    let d = support::cli::json_of(&mut args("http:http://127.0.0.1:9/search", true));
+    assert!(d["input_tokens_estimate"].is_null());
+    assert!(d["estimate_basis"]
+        .as_str()
+        .unwrap()
+        .starts_with("no estimate: the corpus of an http:/drg: search"));
+}
