@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use ragstats::run::audit::{audit, totals, Totals};
+use ragstats::run::audit::{audit, totals, AuditRow, Totals};
 use ragstats::trajlog::read_trajectories;
 
 use super::common::{print_json, Table};
@@ -38,8 +38,25 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         warn(&warnings);
         return Ok(0);
     }
+    let (head, cells) = audit_table(&rows);
+    let mut t = Table::new(&head);
+    for r in cells {
+        t.row(r);
+    }
+    out!("{}", t.render());
+    outln!("{AUDIT_NOTE}");
+    for l in totals_lines(&tot) {
+        outln!("{l}");
+    }
+    warn(&warnings);
+    Ok(0)
+}
+
+/// The columns and cells of the audit table (also the `run-audit` section of `stats
+/// report`).
+pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.2}", 100.0 * v));
-    let mut t = Table::new(&[
+    let head = vec![
         "arm",
         "selector",
         "traj",
@@ -57,38 +74,36 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         "unknown_%",
         "em",
         "f1",
-    ]);
-    for r in &rows {
-        t.row(vec![
-            r.arm.clone(),
-            r.selector.clone(),
-            r.trajectories.to_string(),
-            r.valid_pools.to_string(),
-            r.eligible.to_string(),
-            pct(r.pool_alias_share),
-            pct(r.packet_alias_share),
-            format!("{}/{}", r.candidate_masked, r.candidate_slots),
-            format!("{}/{}", r.packet_masked, r.packet_slots),
-            format!("{}/{}", r.planning_failures, r.trajectories),
-            format!("{}/{}", r.refused_queries, r.steps),
-            format!("{}/{}", r.refused_answers, r.reads),
-            format!("{}/{}", r.empty_pools, r.trajectories),
-            format!("{}/{}", r.empty_packets, r.trajectories),
-            pct(r.unknown_rate),
-            r.em_mean.map_or("-".into(), |v| format!("{v:.4}")),
-            r.f1_mean.map_or("-".into(), |v| format!("{v:.4}")),
-        ]);
-    }
-    out!("{}", t.render());
-    outln!(
-        "alias: a normalised gold answer (not yes/no) in the pool / packet, over valid pools of eligible questions; masked: benchmark-URL slots; plan_fail: trajectories with a step that gave no query; refused_q / refused_a: steps / reads that copied a prompt placeholder; empty: pools / packets with no record to read"
-    );
-    for l in totals_lines(&tot) {
-        outln!("{l}");
-    }
-    warn(&warnings);
-    Ok(0)
+    ];
+    let cells = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.arm.clone(),
+                r.selector.clone(),
+                r.trajectories.to_string(),
+                r.valid_pools.to_string(),
+                r.eligible.to_string(),
+                pct(r.pool_alias_share),
+                pct(r.packet_alias_share),
+                format!("{}/{}", r.candidate_masked, r.candidate_slots),
+                format!("{}/{}", r.packet_masked, r.packet_slots),
+                format!("{}/{}", r.planning_failures, r.trajectories),
+                format!("{}/{}", r.refused_queries, r.steps),
+                format!("{}/{}", r.refused_answers, r.reads),
+                format!("{}/{}", r.empty_pools, r.trajectories),
+                format!("{}/{}", r.empty_packets, r.trajectories),
+                pct(r.unknown_rate),
+                r.em_mean.map_or("-".into(), |v| format!("{v:.4}")),
+                r.f1_mean.map_or("-".into(), |v| format!("{v:.4}")),
+            ]
+        })
+        .collect();
+    (head, cells)
 }
+
+/// The note under the audit table.
+pub const AUDIT_NOTE: &str = "alias: a normalised gold answer (not yes/no) in the pool / packet, over valid pools of eligible questions; masked: benchmark-URL slots; plan_fail: trajectories with a step that gave no query; refused_q / refused_a: steps / reads that copied a prompt placeholder; empty: pools / packets with no record to read";
 
 /// The whole run's search and read counts, as `run-audit` and `stats run` end with them.
 pub fn totals_lines(t: &Totals) -> Vec<String> {
