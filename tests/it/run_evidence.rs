@@ -173,6 +173,20 @@ fn copied_placeholders_are_refused_and_empty_evidence_counted() {
     });
     let out = tmp.path().join("mixed");
     let r = run(&search, &questions, &server, &out, &[]);
+    // The whole summary (docs/run.md shows it), on stdout.
+    assert_eq!(
+        r.stdout,
+        format!(
+            "10 model call(s) (2 from cache, 8 request(s) sent), 4 search(es) (2 from cache)
+queries: 4 of 6 planner step(s) gave a query; 2 distinct, 1 of them found no results
+planning failures: 2 step(s), 2 of them copied placeholders (refused, not searched)
+empty candidate pools: 2 of 4; empty packets: 2 of 4
+reads: 4, 2 of them copied placeholders (refused, scored 0)
+2 question(s), 4 trajectory record(s), 4 panel row(s), 18 ledger row(s) -> {}/{{panel.csv,trajectories.jsonl,ledger.jsonl}}
+",
+            out.display()
+        )
+    );
 
     // The copy is refused with its reason and not searched; the other steps are as asked.
     let s = step(&r.logs, "h1", "open", 1);
