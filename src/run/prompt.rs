@@ -583,9 +583,9 @@ mod tests {
         let r = rec("a", "alpha");
         // "[1] id: a\nurl: https://w/a\ntitle: Ta\nchars: 5\nalpha": 10 + 17 + 10 + 9 + 5 = 51
         // characters, + 2 for the blank line.
-        assert_eq!(format_documents(&[r.clone()]).chars().count(), 51);
+        assert_eq!(format_documents(std::slice::from_ref(&r)).chars().count(), 51);
         let long = rec("b", &"é".repeat(6_000));
-        let shown = format_documents(&[long.clone()]).chars().count();
+        let shown = format_documents(std::slice::from_ref(&long)).chars().count();
         // Cut to 5,000 characters, counted as such ("chars: 5000").
         assert_eq!(shown, 51 - 5 + 3 + 5_000);
         assert_eq!(
