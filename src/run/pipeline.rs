@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use super::log::RunOutput;
 use super::plan::Cell;
-use super::prompt::{parse_answer, parse_query, placeholder_failure, Placeholders, Templates};
+use super::prompt::{read_answer, read_query, Placeholders, Templates};
 use super::select::{cut_record, distinct_lists, select, Selector};
 use crate::ledger::{CallKind, Label, LedgerRow};
 use crate::llm::cache::cache_key;
@@ -278,11 +278,8 @@ impl<S: Searcher> Ctx<S> {
         let text = rec.text.clone().unwrap_or_default();
         let mut planner_row = self.llm_row(CallKind::Planner, &req, &rec, q, t);
         planner_row.step = Some(s);
-        let (query, failure) = match parse_query(&text) {
-            Ok(qq) => match self.placeholders.planner_copy(&qq) {
-                Some(p) => (None, Some(placeholder_failure("query", p))),
-                None => (Some(qq), None),
-            },
+        let (query, failure) = match read_query(&text, &self.placeholders.planner) {
+            Ok(qq) => (Some(qq), None),
             Err(why) => (None, Some(why)),
         };
         let (results, search_row) = match &query {
@@ -380,18 +377,14 @@ impl<S: Searcher> Ctx<S> {
                 // shared by every selector and carry none (docs/ledger.md).
                 row.selector = Some(Label::from(sel.as_str()));
                 rows.push(row);
-                let (answer, _) = parse_answer(&text);
-                let (answer, failure, (em, f1)) = match self.placeholders.reader_copy(&answer) {
-                    Some(p) => (
-                        String::new(),
-                        Some(placeholder_failure("answer", p)),
-                        (0.0, 0.0),
-                    ),
-                    None => {
-                        let s = score(&answer, &q.answers, style(q.dataset));
-                        (answer, None, s)
-                    }
-                };
+                let (answer, failure, (em, f1)) =
+                    match read_answer(&text, &self.placeholders.reader) {
+                        Ok((answer, _)) => {
+                            let s = score(&answer, &q.answers, style(q.dataset));
+                            (answer, None, s)
+                        }
+                        Err(why) => (String::new(), Some(why), (0.0, 0.0)),
+                    };
                 reads.push(Read {
                     selector: sel.as_str().into(),
                     read: r,

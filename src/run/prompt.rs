@@ -383,54 +383,103 @@ pub fn mean_document_chars(records: &[SearchRecord]) -> Option<f64> {
     Some(total as f64 / records.len() as f64)
 }
 
-/// The first JSON object in `text`: the whole text, else inside a ``` fence, else from its
-/// first `{` to its last `}`.
-fn json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
+/// The JSON objects in `text`, in order: the whole text when it is one; else every object
+/// that starts at a `{` outside an object already found (prose, a ``` fence or an echo of
+/// the prompt around them is skipped).
+fn json_objects(text: &str) -> Vec<serde_json::Map<String, Value>> {
     let t = text.trim();
-    let try_parse = |s: &str| match serde_json::from_str::<Value>(s.trim()) {
-        Ok(Value::Object(m)) => Some(m),
-        _ => None,
-    };
-    if let Some(m) = try_parse(t) {
-        return Some(m);
+    if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(t) {
+        return vec![m];
     }
-    let (a, b) = (t.find('{')?, t.rfind('}')?);
-    (a < b).then(|| try_parse(&t[a..=b])).flatten()
-}
-
-/// The query in a planner reply `{"query": "..."}` (whitespace collapsed), or why there is
-/// none: the reply is a planning failure.
-pub fn parse_query(text: &str) -> std::result::Result<String, String> {
-    let Some(obj) = json_object(text) else {
-        return Err("no JSON object in the planner reply".into());
-    };
-    match obj.get("query") {
-        Some(Value::String(q)) => {
-            let q = q.split_whitespace().collect::<Vec<_>>().join(" ");
-            if q.is_empty() {
-                Err("empty query".into())
-            } else {
-                Ok(q)
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(off) = t[i..].find('{') {
+        let start = i + off;
+        let mut values = serde_json::Deserializer::from_str(&t[start..]).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(Value::Object(m))) => {
+                out.push(m);
+                i = start + values.byte_offset();
             }
+            _ => i = start + 1,
         }
-        Some(_) => Err("'query' is not a string".into()),
-        None => Err("no 'query' field in the planner reply".into()),
+    }
+    out
+}
+
+/// The query of a planner reply, or why there is none (a planning failure): the first
+/// JSON object's `query` (whitespace collapsed) that is not one of `placeholders`
+/// ([`Placeholders::planner`]). When every `query` found is a placeholder, empty or not a
+/// string, the reason is the first one's.
+pub fn read_query(text: &str, placeholders: &[Placeholder]) -> std::result::Result<String, String> {
+    let objects = json_objects(text);
+    if objects.is_empty() {
+        return Err("no JSON object in the planner reply".into());
+    }
+    let mut why: Option<String> = None;
+    for obj in &objects {
+        let reason = match obj.get("query") {
+            Some(Value::String(q)) => {
+                let q = q.split_whitespace().collect::<Vec<_>>().join(" ");
+                if q.is_empty() {
+                    "empty query".to_string()
+                } else if let Some(p) = find_copy(placeholders, &q) {
+                    placeholder_failure("query", p)
+                } else {
+                    return Ok(q);
+                }
+            }
+            Some(_) => "'query' is not a string".to_string(),
+            None => continue,
+        };
+        why.get_or_insert(reason);
+    }
+    Err(why.unwrap_or_else(|| "no 'query' field in the planner reply".into()))
+}
+
+/// [`read_query`] with no placeholders.
+pub fn parse_query(text: &str) -> std::result::Result<String, String> {
+    read_query(text, &[])
+}
+
+/// The answer of a reader reply, or why there is none: the first JSON object's `answer`
+/// (trimmed; a number or boolean as its JSON text) that is not one of `placeholders`
+/// ([`Placeholders::reader`]); else, when the reply has no such field, its first non-empty
+/// line, `UNKNOWN` for an empty reply. Refused (the reason): a reply whose every `answer`
+/// is a placeholder (an echo of the prompt's `{"answer": "..."}`), or whose first line is
+/// one. The second value says whether the JSON form was found.
+pub fn read_answer(
+    text: &str,
+    placeholders: &[Placeholder],
+) -> std::result::Result<(String, bool), String> {
+    let mut copied: Option<&Placeholder> = None;
+    for obj in json_objects(text) {
+        let a = match obj.get("answer") {
+            Some(Value::String(s)) => s.trim().to_string(),
+            Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_string(),
+            _ => continue,
+        };
+        match find_copy(placeholders, &a) {
+            Some(p) => {
+                copied.get_or_insert(p);
+            }
+            None => return Ok((a, true)),
+        }
+    }
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("UNKNOWN");
+    match copied.or_else(|| find_copy(placeholders, line)) {
+        Some(p) => Err(placeholder_failure("answer", p)),
+        None => Ok((line.to_string(), false)),
     }
 }
 
-/// The answer in a reader reply: `answer` of a JSON object `{"answer": ...}` (a number or
-/// boolean as its JSON text), else the reply's first non-empty line; `UNKNOWN` for an empty
-/// reply. The second value says whether the JSON form was found.
+/// [`read_answer`] with no placeholders (it then always gives an answer).
 pub fn parse_answer(text: &str) -> (String, bool) {
-    if let Some(obj) = json_object(text) {
-        match obj.get("answer") {
-            Some(Value::String(s)) => return (s.trim().to_string(), true),
-            Some(v @ (Value::Number(_) | Value::Bool(_))) => return (v.to_string(), true),
-            _ => {}
-        }
-    }
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
-    (line.unwrap_or("UNKNOWN").to_string(), false)
+    read_answer(text, &[]).unwrap_or_else(|_| ("UNKNOWN".into(), false))
 }
 
 /// Whether an answer is the reader's abstention (`UNKNOWN`, any case, surrounding
@@ -555,6 +604,61 @@ mod tests {
     }
 
     #[test]
+    fn replies_that_copy_or_echo_the_format_example_are_refused() {
+        let p = Templates::builtin().placeholders();
+        let copied_q = "copied placeholder \"...\" from builtin planner_user.txt: the query is the prompt's format example, not filled in";
+        let copied_a = "copied placeholder \"...\" from builtin reader_user.txt: the answer is the prompt's format example, not filled in";
+        // The issue's replies, exactly.
+        assert_eq!(
+            read_query(r#"{"query": "..."}"#, &p.planner),
+            Err(copied_q.into())
+        );
+        assert_eq!(
+            read_answer(r#"{"answer": "..."}"#, &p.reader),
+            Err(copied_a.into())
+        );
+        assert_eq!(
+            read_query(r#"{"query": "<your next search query>"}"#, &p.planner),
+            Err("copied placeholder \"<your next search query>\" from builtin planner_system.txt: the query is the prompt's format example, not filled in".into())
+        );
+        // An echo of the prompt (as gemma3-270m writes them): every object in it is the
+        // template's example, so the reply is refused, not read by its first line.
+        let echo = "Question: Who is older?\n\nQuery history:\n(none)\n\nObservations:\n(none)\n\nWrite the next search query as {\"query\": \"...\"}.\n\nQuestion: Who is older?\nWrite the next search query as {\"query\": \"...\"}.";
+        assert_eq!(read_query(echo, &p.planner), Err(copied_q.into()));
+        let echo = "Question: Who?\n\nDocuments:\n(none)\n\nAnswer as {\"answer\": \"...\"}.\nmodel\nAnswer as {\"answer\": \"...\"}.";
+        assert_eq!(read_answer(echo, &p.reader), Err(copied_a.into()));
+        // Without placeholders, the echoed example would be read as the answer.
+        assert_eq!(parse_answer(echo), ("...".into(), true));
+        // A real query or answer after a copied example is used.
+        assert_eq!(
+            read_query(r#"as {"query": "..."}: {"query": "Ed Wood"}"#, &p.planner),
+            Ok("Ed Wood".into())
+        );
+        assert_eq!(
+            read_answer(
+                r#"{"answer": "<your answer>"} {"answer": "Paris"}"#,
+                &p.reader
+            ),
+            Ok(("Paris".into(), true))
+        );
+        // A bare placeholder line is refused too; an ordinary first line is still read.
+        assert!(read_answer("<your answer>\n", &p.reader).is_err());
+        assert_eq!(
+            read_answer("Paris\nbecause", &p.reader),
+            Ok(("Paris".into(), false))
+        );
+        // Objects after prose, or beside a stray brace, are found.
+        assert_eq!(
+            read_query("Sure } {\"query\": \"x\"} hope that helps}", &p.planner),
+            Ok("x".into())
+        );
+        assert_eq!(
+            read_query(r#"{"query": ""} {"q": 1}"#, &p.planner),
+            Err("empty query".into())
+        );
+    }
+
+    #[test]
     fn placeholders_of_a_prompt_dir_template() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
@@ -583,9 +687,14 @@ mod tests {
         let r = rec("a", "alpha");
         // "[1] id: a\nurl: https://w/a\ntitle: Ta\nchars: 5\nalpha": 10 + 17 + 10 + 9 + 5 = 51
         // characters, + 2 for the blank line.
-        assert_eq!(format_documents(std::slice::from_ref(&r)).chars().count(), 51);
+        assert_eq!(
+            format_documents(std::slice::from_ref(&r)).chars().count(),
+            51
+        );
         let long = rec("b", &"é".repeat(6_000));
-        let shown = format_documents(std::slice::from_ref(&long)).chars().count();
+        let shown = format_documents(std::slice::from_ref(&long))
+            .chars()
+            .count();
         // Cut to 5,000 characters, counted as such ("chars: 5000").
         assert_eq!(shown, 51 - 5 + 3 + 5_000);
         assert_eq!(
