@@ -409,8 +409,9 @@ fn json_objects(text: &str) -> Vec<serde_json::Map<String, Value>> {
 
 /// The query of a planner reply, or why there is none (a planning failure): the first
 /// JSON object's `query` (whitespace collapsed) that is not one of `placeholders`
-/// ([`Placeholders::planner`]). When every `query` found is a placeholder, empty or not a
-/// string, the reason is the first one's.
+/// ([`Placeholders::planner`]) and has a letter or digit. When every `query` found is a
+/// placeholder, empty, without a letter or digit, or not a string, the reason is the first
+/// one's.
 pub fn read_query(text: &str, placeholders: &[Placeholder]) -> std::result::Result<String, String> {
     let objects = json_objects(text);
     if objects.is_empty() {
@@ -425,6 +426,10 @@ pub fn read_query(text: &str, placeholders: &[Placeholder]) -> std::result::Resu
                     "empty query".to_string()
                 } else if let Some(p) = find_copy(placeholders, &q) {
                     placeholder_failure("query", p)
+                } else if !q.chars().any(char::is_alphanumeric) {
+                    // `?`, `-`: a garbled copy of the example, with nothing a search could
+                    // match (the analyser keeps letters and digits only).
+                    format!("query {q:?} has no letter or digit")
                 } else {
                     return Ok(q);
                 }
@@ -655,6 +660,15 @@ mod tests {
         assert_eq!(
             read_query(r#"{"query": ""} {"q": 1}"#, &p.planner),
             Err("empty query".into())
+        );
+        // A real reply (planner.jsonl): a garbled copy with nothing to search.
+        assert_eq!(
+            read_query(r#"as {"query": "?"}, which"#, &p.planner),
+            Err("query \"?\" has no letter or digit".into())
+        );
+        assert_eq!(
+            read_query(r#"{"query": "?"} {"query": "1998 film"}"#, &p.planner),
+            Ok("1998 film".into())
         );
     }
 
