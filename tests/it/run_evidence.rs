@@ -334,13 +334,19 @@ fn a_run_of_copies_warns_that_the_pools_are_empty() {
 }
 
 /// Placeholders come from the templates in use: a --prompt-dir planner template's example
-/// is refused (named by its file), and the built-in `...` it replaced is a query again.
+/// is refused (named by its file), and the built-in system template's
+/// `<your next search query>`, replaced by one without an example, is a query again.
 #[test]
 fn prompt_dir_placeholders_replace_the_builtin_ones() {
     let tmp = tempfile::tempdir().unwrap();
     let (search, questions) = setup(tmp.path());
     let prompts = tmp.path().join("prompts");
     std::fs::create_dir(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("planner_system.txt"),
+        "You plan web searches. Reply with one JSON object.\n",
+    )
+    .unwrap();
     let user = prompts.join("planner_user.txt");
     std::fs::write(
         &user,
@@ -382,13 +388,13 @@ fn prompt_dir_placeholders_replace_the_builtin_ones() {
         // Step 1 asks again with the same (empty) history and gets the copy again.
         assert!(step(&r.logs, q, "open", 1)["query"].is_null());
     }
-    // Step 1 sees "History: (none)" too (step 0 gave no query), so no "..." was asked; a
-    // second run with history shows "..." is searched as any query would be.
+    // A second run: step 1's `<your next search query>` is no placeholder of these templates,
+    // so it is searched as any query would be (and finds nothing).
     let server2 = Server::start(|seen, _| {
         ok_reply(match role(seen) {
             (None, _) => r#"{"answer": "UNKNOWN"}"#,
             (Some(_), user) if user.contains("History: (none)") => r#"{"query": "Louvre"}"#,
-            (Some(_), _) => r#"{"query": "..."}"#,
+            (Some(_), _) => r#"{"query": "<your next search query>"}"#,
         })
     });
     let out2 = tmp.path().join("dir2");
@@ -405,8 +411,9 @@ fn prompt_dir_placeholders_replace_the_builtin_ones() {
         ],
     );
     let s1 = step(&r2.logs, "h1", "open", 1);
-    assert_eq!(s1["query"], "...");
+    assert_eq!(s1["query"], "<your next search query>");
     assert!(s1["failure"].is_null());
+    assert!(s1["results"].as_array().unwrap().is_empty());
     assert!(r2.stdout.contains("queries: 4 of 4 planner step(s) gave a query; 2 distinct, 1 of them found no results\n"), "{}", r2.stdout);
 }
 
