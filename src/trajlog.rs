@@ -119,6 +119,10 @@ pub struct Read {
     /// Token F1 of `answer` against the gold answers.
     #[serde(default)]
     pub f1: f64,
+    /// Added field: why the reply gave no answer (a copied placeholder, docs/run.md); the
+    /// read then has an empty `answer` scored 0. Absent for a read that was answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 fn null_as_empty<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
@@ -355,6 +359,7 @@ mod tests {
                 answer: "X".into(),
                 em: 1.0,
                 f1: 1.0,
+                failure: None,
             }],
         };
         let dir = tempfile::tempdir().unwrap();

@@ -47,7 +47,7 @@ pub struct BatchPolicy {
 }
 
 /// `--progress-every`: a positive number of seconds.
-fn progress_secs(s: &str) -> Result<f64, String> {
+pub fn progress_secs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
         _ => Err(format!("'{s}': expected seconds between 0 and 86400")),
@@ -95,22 +95,10 @@ impl BatchPolicy {
             cancel,
         };
         // Without a terminal (a log, CI), a plain line every --progress-every seconds.
-        let mut last_line = std::time::Instant::now();
-        let every = std::time::Duration::from_secs_f64(self.progress_every);
+        let mut lines = ProgressLines::new(self.progress_every);
         let mut on_progress = |p: &BatchProgress| {
-            if bar.is_none() && last_line.elapsed() >= every {
-                last_line = std::time::Instant::now();
-                eprintln!(
-                    "progress: {}/{} call(s) done ({} ok, {} failed), {} in flight, {} request(s), {} retries, {:.0} s",
-                    p.done,
-                    p.total - p.skipped,
-                    p.ok,
-                    p.failed,
-                    p.in_flight,
-                    p.requests,
-                    p.retries,
-                    p.elapsed_s
-                );
+            if bar.is_none() && lines.due() {
+                eprintln!("{}", progress_line(p));
             }
             if let Some(pb) = &bar {
                 pb.set_length(p.total - p.skipped);
@@ -149,6 +137,49 @@ impl BatchPolicy {
         let records = load_records(out)?;
         Ok((summary, records))
     }
+}
+
+/// When the next `progress:` line is due: every `--progress-every` seconds.
+pub struct ProgressLines {
+    every: std::time::Duration,
+    last: std::time::Instant,
+}
+
+impl ProgressLines {
+    /// Lines every `secs` seconds, the first `secs` from now.
+    pub fn new(secs: f64) -> Self {
+        ProgressLines {
+            every: std::time::Duration::from_secs_f64(secs),
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// True (and the clock restarts) when `secs` have passed since the last line.
+    pub fn due(&mut self) -> bool {
+        let due = self.last.elapsed() >= self.every;
+        if due {
+            self.last = std::time::Instant::now();
+        }
+        due
+    }
+}
+
+/// The `progress:` line of a batch of calls, printed on stderr when it is not a terminal
+/// (`llm batch`, `mcq run`, `judge`, `mcq generate`, `run`): calls done of those to run, how
+/// many were answered, from the cache, failed, in flight, the requests and retries sent, the
+/// seconds so far, and the remaining time at the rate so far (`-` before the first call).
+pub fn progress_line(p: &BatchProgress) -> String {
+    let total = p.total - p.skipped;
+    let eta = if p.done == 0 {
+        "-".to_string()
+    } else {
+        let left = total.saturating_sub(p.done) as f64;
+        format!("{:.0} s", left * p.elapsed_s / p.done as f64)
+    };
+    format!(
+        "progress: {}/{} call(s) done ({} ok, {} cached, {} failed), {} in flight, {} request(s), {} retries, {:.0} s, eta {eta}",
+        p.done, total, p.ok, p.cached, p.failed, p.in_flight, p.requests, p.retries, p.elapsed_s
+    )
 }
 
 /// The exit code of a finished batch: 0 when every call ran and succeeded; 1 when it ran

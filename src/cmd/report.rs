@@ -65,6 +65,10 @@ pub struct Args {
     /// Permutations of the heatmap's significance test (0: the analytic p-values).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub permutations: u32,
+    /// Trajectory log of a `stats run` (its trajectories.jsonl): adds the run-audit section
+    /// [in a directory: `trajectories.jsonl`].
+    #[arg(long, value_name = "FILE")]
+    pub trajectories: Option<PathBuf>,
     /// The HTML file to write (one self-contained file: inline SVG and CSS, no script).
     #[arg(long, value_name = "FILE.html")]
     pub out: PathBuf,
@@ -79,6 +83,7 @@ struct Inputs {
     reads: Option<PathBuf>,
     mcq: Vec<PathBuf>,
     capability: Option<PathBuf>,
+    trajectories: Option<PathBuf>,
 }
 
 /// The inputs `stats report` reads: the panel, and the others when given or found beside
@@ -92,6 +97,7 @@ fn inputs(args: &Args) -> anyhow::Result<Inputs> {
             reads: args.reads.clone(),
             mcq: args.mcq_results.clone(),
             capability: args.capability.clone(),
+            trajectories: args.trajectories.clone(),
         });
     }
     let d = &args.input;
@@ -122,6 +128,10 @@ fn inputs(args: &Args) -> anyhow::Result<Inputs> {
             .or_else(|| found("reads.jsonl")),
         mcq,
         capability: args.capability.clone().or_else(|| found("capability.csv")),
+        trajectories: args
+            .trajectories
+            .clone()
+            .or_else(|| found("trajectories.jsonl")),
     })
 }
 
@@ -252,6 +262,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     if let Some(c) = &found.capability {
         ins.push(("capability file", c));
+    }
+    if let Some(t) = &found.trajectories {
+        ins.push(("trajectory log", t));
     }
     ragstats::io::refuse_overwriting_inputs(&[("--out file", args.out.as_path())], &ins)?;
     let replicates = args.resample.replicates()?;
@@ -455,6 +468,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Some(c) => body.push_str(&sections.correlate(&args, c)),
         None => absent.push("correlate (RAGCap Fig. 5, heatmap): needs capability scores and outcomes per model (--capability FILE, or capability.csv in the directory)".into()),
     }
+    // A run's own checks and what it spent (no figures: tables and the commands).
+    if let Some(t) = &found.trajectories {
+        body.push_str(&run_audit_section(t, &mut failed));
+    }
+    if let Some(l) = &ledger {
+        body.push_str(&cost_section(l, prices.as_deref(), &mut failed));
+    }
     absent.push("allocate (Fig. 4): needs allocations to compare: stats allocate PANEL --ledger LEDGER --prices PRICES --allocation NAME=Q:T:R… --plot allocate.svg".into());
     absent.push("subsets (Fig. 3, right): needs a depth panel: stats subsets DEPTH_PANEL --audit AUDIT --plot subsets.svg".into());
     body.push_str("<section id=\"absent\">\n<h2>Not in this report</h2>\n<ul>\n");
@@ -490,6 +510,110 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         outln!("not included: {a}");
     }
     Ok(0)
+}
+
+/// The `run-audit` section: the Appendix C table, the run's search and read counts, and
+/// its warnings (most pools empty), as `stats run-audit` prints them.
+fn run_audit_section(path: &Path, failed: &mut Vec<String>) -> String {
+    let mut s = String::from(
+        "<section id=\"run-audit\">\n<h2>Run audit (Appendix C): is there evidence to read?</h2>\n",
+    );
+    match ragstats::trajlog::read_trajectories(path) {
+        Ok(logs) => {
+            let logs: Vec<_> = logs.into_iter().map(|l| l.t).collect();
+            let tot = ragstats::run::audit::totals(&logs);
+            for w in tot.warnings() {
+                s.push_str(&format!(
+                    "<p class=\"note\"><strong>warning:</strong> {}</p>\n",
+                    h(&w)
+                ));
+            }
+            let (head, cells) = super::run_audit::audit_table(&ragstats::run::audit::audit(&logs));
+            s.push_str(&table(&head, &cells));
+            s.push_str(&format!(
+                "<p class=\"note\">{}</p>\n<ul>\n",
+                h(super::run_audit::AUDIT_NOTE)
+            ));
+            for l in super::run_audit::totals_lines(&tot) {
+                s.push_str(&format!("<li>{}</li>\n", h(&l)));
+            }
+            s.push_str("</ul>\n");
+            s.push_str(&command(&format!(
+                "stats run-audit {}",
+                sh(&path.display().to_string())
+            )));
+        }
+        Err(e) => {
+            s.push_str(&format!(
+                "<p class=\"note\">Not computed: {}</p>\n",
+                h(&e.to_string())
+            ));
+            failed.push(format!("run-audit: {e}"));
+        }
+    }
+    s.push_str("</section>\n");
+    s
+}
+
+/// The `cost` section: calls, tokens and searches of the ledger per arm and dataset and in
+/// total (and USD with the prices), as `stats cost` prints them.
+fn cost_section(ledger: &Path, prices: Option<&Path>, failed: &mut Vec<String>) -> String {
+    let mut s = String::from("<section id=\"cost\">\n<h2>What the run spent</h2>\n");
+    match super::cost::load(ledger, prices, None, None) {
+        Ok((r, _)) => {
+            let mut head = vec![
+                "arm",
+                "dataset",
+                "calls",
+                "input tok",
+                "cached tok",
+                "output tok",
+                "model tok",
+                "searches",
+            ];
+            if prices.is_some() {
+                head.push("model USD");
+            }
+            let rows: Vec<Vec<String>> = r
+                .groups
+                .iter()
+                .chain(std::iter::once(&r.total))
+                .map(|g| {
+                    let mut row = vec![
+                        g.arm.clone(),
+                        g.dataset.clone(),
+                        g.model_calls.to_string(),
+                        g.input_tokens.to_string(),
+                        g.cached_input_tokens.to_string(),
+                        g.output_tokens.to_string(),
+                        g.model_tokens.to_string(),
+                        g.search_requests.to_string(),
+                    ];
+                    if prices.is_some() {
+                        row.push(format!("{:.4}", g.model_usd));
+                    }
+                    row
+                })
+                .collect();
+            s.push_str(&table(&head, &rows));
+            let pr = prices
+                .map(|p| format!(" --prices {}", sh(&p.display().to_string())))
+                .unwrap_or_default();
+            s.push_str(&command(&format!(
+                "stats cost {}{pr}",
+                sh(&ledger.display().to_string())
+            )));
+        }
+        Err(e) => {
+            s.push_str(&format!(
+                "<p class=\"note\">Not computed: {}</p>\n",
+                h(&format!("{e:#}"))
+            ));
+            failed.push(format!("cost: {e:#}"));
+        }
+    }
+    s.push_str("</section>\n");
+    s
 }
 
 /// The caption of a figure from the panel at `path` read with `opts` (no resampling).

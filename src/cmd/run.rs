@@ -5,22 +5,31 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use ragstats::ledger::Prices;
+use ragstats::llm::batch::BatchProgress;
+use ragstats::llm::Client;
 use ragstats::llm::{Cancel, RetryPolicy};
 use ragstats::questions::read::read_questions;
+use ragstats::run::audit::totals;
 use ragstats::run::log::write_outputs;
 use ragstats::run::pipeline::{run as run_pipeline, INTERRUPTED};
-use ragstats::run::plan::{dry_run, manifest_cells, uniform_cells, Cell, MAX_STEPS};
+use ragstats::run::plan::{
+    dry_run, input_tokens_estimate, manifest_cells, uniform_cells, Cell, EstimateShape,
+    CHARS_PER_TOKEN, MAX_STEPS,
+};
+use ragstats::run::prompt::mean_document_chars;
 use ragstats::run::prompt::Templates;
 use ragstats::run::{Arm, Progress, RunSpec, Selector};
-use ragstats::search::{http, mask, Search, SearchOptions};
+use ragstats::search::{http, local, mask, Search, SearchOptions};
 
 use super::batch::block_on;
+use super::batch::{progress_line, ProgressLines};
 use super::common::print_json;
 use super::endpoint::{client, Configured, Endpoint};
+use super::run_audit::{totals_lines, warn};
 use super::UsageError;
 
 /// Flags of `stats run`.
@@ -98,6 +107,10 @@ pub struct Args {
     /// Print the dry run as JSON.
     #[arg(long, requires = "dry_run")]
     pub json: bool,
+    /// Seconds between progress lines on stderr when it is not a terminal (a log file); a
+    /// terminal gets a progress bar instead.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = super::batch::progress_secs)]
+    pub progress_every: f64,
 }
 
 /// Runs `stats run`.
@@ -171,7 +184,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     let temperature = a.endpoint.temperature.unwrap_or(0.7);
     if a.dry_run {
         let bytes = |s: &[&String]| s.iter().map(|t| t.len() as u64).sum::<u64>();
-        let d = dry_run(
+        let mut d = dry_run(
             &cells,
             arms.len() as u64,
             selectors.len() as u64,
@@ -180,6 +193,30 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
             bytes(&[&templates.reader_system, &templates.reader_user]),
             max_tokens,
         );
+        let chars = |s: &[&String]| s.iter().map(|t| t.chars().count() as u64).sum::<u64>();
+        match corpus_doc_chars(&a.search)? {
+            Ok((doc_chars, basis)) => {
+                let shape = EstimateShape {
+                    arms: arms.len() as u64,
+                    adaptive_arms: arms.iter().filter(|x| **x == Arm::Adaptive).count() as u64,
+                    selectors: selectors.len() as u64,
+                    steps: u64::from(a.steps),
+                    k: a.k as u64,
+                    planner_template_chars: chars(&[
+                        &templates.planner_system,
+                        &templates.planner_user,
+                    ]),
+                    reader_template_chars: chars(&[
+                        &templates.reader_system,
+                        &templates.reader_user,
+                    ]),
+                    doc_chars,
+                };
+                d.input_tokens_estimate = Some(input_tokens_estimate(&cells, &shape));
+                d.estimate_basis = Some(basis);
+            }
+            Err(why) => d.estimate_basis = Some(why),
+        }
         if a.json {
             print_json(&d)?;
         } else {
@@ -205,6 +242,18 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
             );
             outln!("model calls       {:>12}", d.planner_calls + d.reader_calls);
             outln!("input tokens  <= {:>13}  (1 token per byte, every document at its 5,000-character cap)", d.input_tokens_max);
+            match d.input_tokens_estimate {
+                Some(e) => outln!(
+                    "input tokens  ~  {:>13}  (estimate: {})",
+                    e,
+                    d.estimate_basis.as_deref().unwrap_or_default()
+                ),
+                None => outln!(
+                    "input tokens  ~  {:>13}  ({})",
+                    "-",
+                    d.estimate_basis.as_deref().unwrap_or_default()
+                ),
+            }
             outln!(
                 "output tokens <= {:>13}  ({max_tokens} per call)",
                 d.output_tokens_max
@@ -263,11 +312,28 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     };
     let progress = Arc::new(Progress::default());
     let cancel = Cancel::new();
+    // Every call the pipeline makes, cache hits included (a shared call is asked again and
+    // answered by the cache), is counted: exactly the dry run's planner and reader calls.
+    let calls = {
+        let d = dry_run(
+            &cells,
+            spec.arms.len() as u64,
+            spec.selectors.len() as u64,
+            u64::from(a.steps),
+            0,
+            0,
+            0,
+        );
+        d.planner_calls + d.reader_calls
+    };
     let bar = Bar::start(
+        calls,
         cells.len() as u64,
         progress.clone(),
         prices,
         a.endpoint.model.clone(),
+        client.clone(),
+        a.progress_every,
     );
     super::batch::spawn_signal_watch(cancel.clone(), bar.pb.clone());
     let n_cells = cells.len();
@@ -283,7 +349,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     bar.finish();
     let p = &*progress;
     let summary = format!(
-        "{} model call(s) ({} from cache, {} requests sent), {} search(es) ({} from cache)",
+        "{} model call(s) ({} from cache, {} request(s) sent), {} search(es) ({} from cache)",
         p.llm_calls.load(Ordering::Relaxed),
         p.llm_cached.load(Ordering::Relaxed),
         client.stats().requests,
@@ -304,7 +370,12 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         }
     };
     write_outputs(&a.out, &out)?;
-    eprintln!("{summary}");
+    // The end-of-command summary goes to stdout, warnings to stderr (docs/run.md).
+    outln!("{summary}");
+    let tot = totals(&out.trajectories);
+    for l in totals_lines(&tot) {
+        outln!("{l}");
+    }
     outln!(
         "{} question(s), {} trajectory record(s), {} panel row(s), {} ledger row(s) -> {}",
         n_cells,
@@ -316,7 +387,51 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         out.ledger.len(),
         display_dir(&a.out)
     );
+    warn(&tot.warnings());
     Ok(0)
+}
+
+/// Documents of a local index read for the dry run's estimate (evenly spaced beyond this).
+const ESTIMATE_SAMPLE: usize = 100_000;
+
+/// The mean characters a document of the search backend's corpus adds to a prompt, and
+/// the basis of the estimate; `Ok(Err(why))` when there is no corpus to read (an
+/// `http:`/`drg:` backend, or a `local:` directory that is not an index: the dry run
+/// opens nothing else).
+fn corpus_doc_chars(search: &str) -> anyhow::Result<Result<(f64, String), String>> {
+    let Some(dir) = search.strip_prefix("local:") else {
+        return Ok(Err(
+            "no estimate: the corpus of an http:/drg: search cannot be read before the run".into(),
+        ));
+    };
+    let dir = Path::new(dir);
+    if !local::is_index_dir(dir) {
+        return Ok(Err(format!(
+            "no estimate: {} is not a search index (stats index build)",
+            dir.display()
+        )));
+    }
+    let index = local::LocalIndex::open(dir)?;
+    let docs = index.sample_documents(ESTIMATE_SAMPLE)?;
+    let Some(mean) = mean_document_chars(&docs) else {
+        return Ok(Err(format!(
+            "no estimate: {} holds no documents",
+            dir.display()
+        )));
+    };
+    let of = index.info().documents;
+    let sampled = if docs.len() as u64 == of {
+        format!("all {of} documents")
+    } else {
+        format!("{} of {of} documents, evenly spaced", docs.len())
+    };
+    Ok(Ok((
+        mean,
+        format!(
+            "{mean:.0} characters per shown document (mean of {sampled} of the index), {} characters a token, full result lists and packets",
+            CHARS_PER_TOKEN
+        ),
+    )))
 }
 
 fn display_dir(p: &Path) -> String {
@@ -326,36 +441,78 @@ fn display_dir(p: &Path) -> String {
     )
 }
 
-/// The progress bar (stderr, on a terminal only): questions done, ETA, calls, tokens and,
-/// with --prices, the running cost of the calls made now (cache hits cost nothing).
+/// Progress on stderr: on a terminal a bar of model calls done out of the run's calls
+/// (cache hits included), with questions done, searches, tokens and, with --prices, the
+/// running cost of the calls made now (cache hits cost nothing); otherwise (a log) a
+/// `progress:` line every --progress-every seconds, as `llm batch` prints.
 struct Bar {
     pb: Option<ProgressBar>,
     ticker: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// The run's call counters as a batch's, for [`progress_line`].
+fn batch_progress(p: &Progress, client: &Client, total: u64, start: Instant) -> BatchProgress {
+    let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let stats = client.stats();
+    let (ok, failed) = (get(&p.llm_calls), get(&p.llm_failed));
+    BatchProgress {
+        total,
+        done: ok + failed,
+        ok,
+        failed,
+        cached: get(&p.llm_cached),
+        in_flight: get(&p.llm_in_flight),
+        requests: stats.requests,
+        retries: stats.retries,
+        prompt_tokens: get(&p.input_tokens),
+        cached_prompt_tokens: get(&p.cached_input_tokens),
+        completion_tokens: get(&p.output_tokens),
+        elapsed_s: start.elapsed().as_secs_f64(),
+        ..BatchProgress::default()
+    }
+}
+
 impl Bar {
-    fn start(total: u64, p: Arc<Progress>, prices: Option<Prices>, model: String) -> Bar {
+    fn start(
+        calls: u64,
+        questions: u64,
+        p: Arc<Progress>,
+        prices: Option<Prices>,
+        model: String,
+        client: Client,
+        every: f64,
+    ) -> Bar {
+        let start = Instant::now();
         if !std::io::stderr().is_terminal() {
+            let ticker = tokio::spawn(async move {
+                let mut lines = ProgressLines::new(every);
+                loop {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    if lines.due() {
+                        eprintln!(
+                            "{}",
+                            progress_line(&batch_progress(&p, &client, calls, start))
+                        );
+                    }
+                }
+            });
             return Bar {
                 pb: None,
-                ticker: None,
+                ticker: Some(ticker),
             };
         }
-        let pb = ProgressBar::new(total);
+        let pb = ProgressBar::new(calls);
         pb.set_style(
-            ProgressStyle::with_template("{bar:30} {pos}/{len} questions eta {eta} {msg}")
+            ProgressStyle::with_template("{bar:30} {pos}/{len} calls eta {eta} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         let price = prices.and_then(|pr| pr.models.get(&model).copied());
         let bar = pb.clone();
         let ticker = tokio::spawn(async move {
             loop {
-                let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-                let (inp, cached, outp) = (
-                    get(&p.input_tokens),
-                    get(&p.cached_input_tokens),
-                    get(&p.output_tokens),
-                );
+                let b = batch_progress(&p, &client, calls, start);
+                let (inp, cached, outp) =
+                    (b.prompt_tokens, b.cached_prompt_tokens, b.completion_tokens);
                 let cost = match price {
                     Some(m) => format!(
                         " ${:.4}",
@@ -366,12 +523,13 @@ impl Bar {
                     ),
                     None => String::new(),
                 };
-                bar.set_position(get(&p.questions_done));
+                bar.set_position(b.done);
                 bar.set_message(format!(
-                    "| calls {} ({} cached) searches {} | tokens {}+{}{cost}",
-                    get(&p.llm_calls),
-                    get(&p.llm_cached),
-                    get(&p.searches),
+                    "| {} cached {} failed | questions {}/{questions} searches {} | tokens {}+{}{cost}",
+                    b.cached,
+                    b.failed,
+                    p.questions_done.load(Ordering::Relaxed),
+                    p.searches.load(Ordering::Relaxed),
                     inp,
                     outp
                 ));

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use ragstats::run::audit::audit;
+use ragstats::run::audit::{audit, totals, AuditRow, Totals};
 use ragstats::trajlog::read_trajectories;
 
 use super::common::{print_json, Table};
@@ -26,12 +26,37 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     };
     let logs: Vec<_> = read_trajectories(&path)?.into_iter().map(|l| l.t).collect();
     let rows = audit(&logs);
+    let tot = totals(&logs);
+    let warnings = tot.warnings();
     if a.json {
-        print_json(&serde_json::json!({"file": path.display().to_string(), "rows": rows}))?;
+        print_json(&serde_json::json!({
+            "file": path.display().to_string(),
+            "rows": rows,
+            "totals": tot,
+            "warnings": warnings,
+        }))?;
+        warn(&warnings);
         return Ok(0);
     }
+    let (head, cells) = audit_table(&rows);
+    let mut t = Table::new(&head);
+    for r in cells {
+        t.row(r);
+    }
+    out!("{}", t.render());
+    outln!("{AUDIT_NOTE}");
+    for l in totals_lines(&tot) {
+        outln!("{l}");
+    }
+    warn(&warnings);
+    Ok(0)
+}
+
+/// The columns and cells of the audit table (also the `run-audit` section of `stats
+/// report`).
+pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.2}", 100.0 * v));
-    let mut t = Table::new(&[
+    let head = vec![
         "arm",
         "selector",
         "traj",
@@ -42,30 +67,69 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         "cand_masked",
         "packet_masked",
         "plan_fail",
+        "refused_q",
+        "refused_a",
+        "empty_pool",
+        "empty_packet",
         "unknown_%",
         "em",
         "f1",
-    ]);
-    for r in &rows {
-        t.row(vec![
-            r.arm.clone(),
-            r.selector.clone(),
-            r.trajectories.to_string(),
-            r.valid_pools.to_string(),
-            r.eligible.to_string(),
-            pct(r.pool_alias_share),
-            pct(r.packet_alias_share),
-            format!("{}/{}", r.candidate_masked, r.candidate_slots),
-            format!("{}/{}", r.packet_masked, r.packet_slots),
-            format!("{}/{}", r.planning_failures, r.trajectories),
-            pct(r.unknown_rate),
-            r.em_mean.map_or("-".into(), |v| format!("{v:.4}")),
-            r.f1_mean.map_or("-".into(), |v| format!("{v:.4}")),
-        ]);
+    ];
+    let cells = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.arm.clone(),
+                r.selector.clone(),
+                r.trajectories.to_string(),
+                r.valid_pools.to_string(),
+                r.eligible.to_string(),
+                pct(r.pool_alias_share),
+                pct(r.packet_alias_share),
+                format!("{}/{}", r.candidate_masked, r.candidate_slots),
+                format!("{}/{}", r.packet_masked, r.packet_slots),
+                format!("{}/{}", r.planning_failures, r.trajectories),
+                format!("{}/{}", r.refused_queries, r.steps),
+                format!("{}/{}", r.refused_answers, r.reads),
+                format!("{}/{}", r.empty_pools, r.trajectories),
+                format!("{}/{}", r.empty_packets, r.trajectories),
+                pct(r.unknown_rate),
+                r.em_mean.map_or("-".into(), |v| format!("{v:.4}")),
+                r.f1_mean.map_or("-".into(), |v| format!("{v:.4}")),
+            ]
+        })
+        .collect();
+    (head, cells)
+}
+
+/// The note under the audit table.
+pub const AUDIT_NOTE: &str = "alias: a normalised gold answer (not yes/no) in the pool / packet, over valid pools of eligible questions; masked: benchmark-URL slots; plan_fail: trajectories with a step that gave no query; refused_q / refused_a: steps / reads that copied a prompt placeholder; empty: pools / packets with no record to read";
+
+/// The whole run's search and read counts, as `run-audit` and `stats run` end with them.
+pub fn totals_lines(t: &Totals) -> Vec<String> {
+    vec![
+        format!(
+            "queries: {} of {} planner step(s) gave a query; {} distinct, {} of them found no results",
+            t.queries, t.steps, t.distinct_queries, t.empty_searches
+        ),
+        format!(
+            "planning failures: {} step(s), {} of them copied placeholders (refused, not searched)",
+            t.planning_failures, t.refused_queries
+        ),
+        format!(
+            "empty candidate pools: {} of {}; empty packets: {} of {}",
+            t.empty_pools, t.trajectories, t.empty_packets, t.packets
+        ),
+        format!(
+            "reads: {}, {} of them copied placeholders (refused, scored 0)",
+            t.reads, t.refused_answers
+        ),
+    ]
+}
+
+/// Prints each warning on stderr as one `warning:` line.
+pub fn warn(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
     }
-    out!("{}", t.render());
-    outln!(
-        "alias: a normalised gold answer (not yes/no) in the pool / packet, over valid pools of eligible questions; masked: benchmark-URL slots; plan_fail: trajectories with a step that gave no query"
-    );
-    Ok(0)
 }

@@ -14,13 +14,17 @@
 //! * **Planning failures**: trajectories with at least one step whose reply gave no query
 //!   (and the failed steps out of all steps).
 //! * **UNKNOWN rate**: reads whose answer is UNKNOWN ([`is_unknown`]).
+//! * **Empty evidence**: steps whose query found no results, pools and packets with no
+//!   record to read (masked slots do not count: they show nothing), and the queries and
+//!   answers refused as copied placeholders ([`PLACEHOLDER_FAILURE`]). [`totals`] counts
+//!   them for the whole run, with the warnings of [`Totals::warnings`].
 //!
 //! The pool does not depend on the selector, so an arm's pool figures repeat on each of its
 //! selector rows.
 
 use serde::Serialize;
 
-use super::prompt::is_unknown;
+use super::prompt::{is_unknown, PLACEHOLDER_FAILURE};
 use super::select::distinct_lists;
 use crate::qa_scoring::qa::normalize_answer;
 use crate::search::SearchRecord;
@@ -50,7 +54,16 @@ pub struct AuditRow {
     pub planning_failures: u64,
     pub failed_steps: u64,
     pub steps: u64,
+    /// Of the failed steps, those refused as a copied placeholder.
+    pub refused_queries: u64,
+    /// Steps with a query whose search returned no record.
+    pub empty_result_steps: u64,
+    /// Pools (trajectories) with no record to read, and packets likewise.
+    pub empty_pools: u64,
+    pub empty_packets: u64,
     pub reads: u64,
+    /// Reads refused as a copied placeholder (no answer, scored 0).
+    pub refused_answers: u64,
     pub unknown: u64,
     pub unknown_rate: Option<f64>,
     pub em_mean: Option<f64>,
@@ -102,6 +115,13 @@ pub fn audit(logs: &[Trajectory]) -> Vec<AuditRow> {
             .filter(|r| r.masked)
             .count() as u64;
         let failed = t.steps.iter().filter(|s| s.query.is_none()).count() as u64;
+        let refused = t.steps.iter().filter(|s| is_refusal(&s.failure)).count() as u64;
+        let empty_results = t
+            .steps
+            .iter()
+            .filter(|s| s.query.is_some() && s.results.is_empty())
+            .count() as u64;
+        let pool_empty = !lists.iter().flat_map(|l| l.iter()).any(|r| !r.masked);
         for (sel, packet) in &t.packets {
             let i = match rows
                 .iter()
@@ -127,8 +147,13 @@ pub fn audit(logs: &[Trajectory]) -> Vec<AuditRow> {
             row.planning_failures += u64::from(failed > 0);
             row.failed_steps += failed;
             row.steps += t.steps.len() as u64;
+            row.refused_queries += refused;
+            row.empty_result_steps += empty_results;
+            row.empty_pools += u64::from(pool_empty);
+            row.empty_packets += u64::from(!packet.iter().any(|r| !r.masked));
             for r in t.reads.iter().filter(|r| &r.selector == sel) {
                 row.reads += 1;
+                row.refused_answers += u64::from(is_refusal(&r.failure));
                 row.unknown += u64::from(is_unknown(&r.answer));
                 // Sums for now; divided below.
                 *row.em_mean.get_or_insert(0.0) += r.em;
@@ -146,6 +171,105 @@ pub fn audit(logs: &[Trajectory]) -> Vec<AuditRow> {
         r.f1_mean = r.f1_mean.map(|s| s / n);
     }
     rows
+}
+
+/// Whether a step's or read's `failure` is a copied placeholder.
+fn is_refusal(failure: &Option<String>) -> bool {
+    failure
+        .as_deref()
+        .is_some_and(|f| f.starts_with(PLACEHOLDER_FAILURE))
+}
+
+/// What a whole run searched and read: the counts `stats run` ends with and `run-audit`
+/// prints under its table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Totals {
+    /// Trajectory records (question, arm, trajectory): one candidate pool each.
+    pub trajectories: u64,
+    /// Planner steps, the shared step 0 counted once per (question, trajectory) as it is
+    /// one call.
+    pub steps: u64,
+    /// Steps that gave a query.
+    pub queries: u64,
+    /// Distinct query strings over the run: the search requests (a repeated query is a
+    /// cache hit).
+    pub distinct_queries: u64,
+    /// Of the distinct queries, those whose search returned no record.
+    pub empty_searches: u64,
+    /// Steps that gave no query, and of those the copied placeholders.
+    pub planning_failures: u64,
+    pub refused_queries: u64,
+    /// Pools with no record to read (masked slots show nothing).
+    pub empty_pools: u64,
+    /// Packets (trajectories × selectors) and those with no record to read.
+    pub packets: u64,
+    pub empty_packets: u64,
+    /// Reads, and those refused as a copied placeholder.
+    pub reads: u64,
+    pub refused_answers: u64,
+}
+
+impl Totals {
+    /// Warnings about the run's evidence: most (more than half) of the candidate pools are
+    /// empty, so most answers were given from no documents.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.trajectories > 0 && 2 * self.empty_pools > self.trajectories {
+            w.push(format!(
+                "{} of {} candidate pools ({:.1}%) are empty: the searches found nothing to read, so these answers had no evidence ({} of {} distinct queries returned no results, {} planner step(s) gave no query, {} of them copied placeholders); see the queries in trajectories.jsonl",
+                self.empty_pools,
+                self.trajectories,
+                100.0 * self.empty_pools as f64 / self.trajectories as f64,
+                self.empty_searches,
+                self.distinct_queries,
+                self.planning_failures,
+                self.refused_queries
+            ));
+        }
+        w
+    }
+}
+
+/// The [`Totals`] of a trajectory log.
+pub fn totals(logs: &[Trajectory]) -> Totals {
+    let mut t = Totals::default();
+    let mut shared_seen = std::collections::HashSet::new();
+    let mut queries: std::collections::BTreeMap<&str, bool> = Default::default();
+    for log in logs {
+        t.trajectories += 1;
+        for s in &log.steps {
+            if s.shared && !shared_seen.insert((log.question_id.as_str(), log.trajectory, s.step)) {
+                continue;
+            }
+            t.steps += 1;
+            match &s.query {
+                Some(q) => {
+                    t.queries += 1;
+                    *queries.entry(q.as_str()).or_insert(true) &= s.results.is_empty();
+                }
+                None => {
+                    t.planning_failures += 1;
+                    t.refused_queries += u64::from(is_refusal(&s.failure));
+                }
+            }
+        }
+        let pairs: Vec<(&str, &[SearchRecord])> = log
+            .steps
+            .iter()
+            .filter_map(|s| s.query.as_deref().map(|q| (q, &s.results[..])))
+            .collect();
+        let lists = distinct_lists(&pairs);
+        t.empty_pools += u64::from(!lists.iter().flat_map(|l| l.iter()).any(|r| !r.masked));
+        for packet in log.packets.values() {
+            t.packets += 1;
+            t.empty_packets += u64::from(!packet.iter().any(|r| !r.masked));
+        }
+        t.reads += log.reads.len() as u64;
+        t.refused_answers += log.reads.iter().filter(|r| is_refusal(&r.failure)).count() as u64;
+    }
+    t.distinct_queries = queries.len() as u64;
+    t.empty_searches = queries.values().filter(|e| **e).count() as u64;
+    t
 }
 
 fn empty_row(arm: &str, selector: &str) -> AuditRow {
@@ -166,7 +290,12 @@ fn empty_row(arm: &str, selector: &str) -> AuditRow {
         planning_failures: 0,
         failed_steps: 0,
         steps: 0,
+        refused_queries: 0,
+        empty_result_steps: 0,
+        empty_pools: 0,
+        empty_packets: 0,
         reads: 0,
+        refused_answers: 0,
         unknown: 0,
         unknown_rate: None,
         em_mean: None,
@@ -213,6 +342,7 @@ mod tests {
             answer: answer.into(),
             em,
             f1: em,
+            failure: None,
         }
     }
 
@@ -273,5 +403,112 @@ mod tests {
         assert_eq!((r.planning_failures, r.failed_steps, r.steps), (1, 2, 4));
         assert_eq!((r.reads, r.unknown, r.unknown_rate), (4, 2, Some(0.5)));
         assert_eq!(r.em_mean, Some(0.25));
+        // t1's pool and packet are empty; no step found nothing, nothing was refused.
+        assert_eq!((r.empty_pools, r.empty_packets), (1, 1));
+        assert_eq!(
+            (r.empty_result_steps, r.refused_queries, r.refused_answers),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn totals_by_hand() {
+        let refusal = || Some(format!("{PLACEHOLDER_FAILURE} \"...\" from x: y"));
+        let mut shared = step(Some("q0"), vec![]);
+        shared.shared = true;
+        let base = Trajectory {
+            run: "r".into(),
+            question_id: "q".into(),
+            dataset: Dataset::Hotpotqa,
+            question: "?".into(),
+            answers: vec!["Paris".into()],
+            supporting: vec![],
+            arm: "open".into(),
+            trajectory: 0,
+            model: "m".into(),
+            steps: vec![],
+            packets: Default::default(),
+            reads: vec![],
+        };
+        // Open: the shared step 0 found nothing, step 1 copied a placeholder, step 2 found
+        // a masked record only: an empty pool. Its two packets are empty.
+        let mut open = base.clone();
+        let mut copied = step(None, vec![]);
+        copied.failure = refusal();
+        open.steps = vec![
+            shared.clone(),
+            copied,
+            step(Some("q2"), vec![rec("m", "", true)]),
+        ];
+        open.packets.insert("rr".into(), vec![rec("m", "", true)]);
+        open.packets.insert("rrf".into(), vec![]);
+        let mut refused_read = read("rr", "", 0.0);
+        refused_read.failure = refusal();
+        open.reads = vec![refused_read, read("rrf", "UNKNOWN", 0.0)];
+        // Adaptive: the same step 0 (counted once), then "q2" again, which found a record
+        // here, and a plain planning failure.
+        let mut adaptive = base.clone();
+        adaptive.arm = "adaptive".into();
+        adaptive.steps = vec![
+            shared,
+            step(Some("q2"), vec![rec("a", "Paris", false)]),
+            step(None, vec![]),
+        ];
+        adaptive
+            .packets
+            .insert("rr".into(), vec![rec("a", "Paris", false)]);
+        adaptive.reads = vec![read("rr", "Paris", 1.0)];
+        let t = totals(&[open.clone(), adaptive.clone()]);
+        assert_eq!(
+            t,
+            Totals {
+                trajectories: 2,
+                steps: 5,
+                queries: 3,
+                distinct_queries: 2,
+                // "q0" found nothing; "q2" found a record once.
+                empty_searches: 1,
+                planning_failures: 2,
+                refused_queries: 1,
+                empty_pools: 1,
+                packets: 3,
+                empty_packets: 2,
+                reads: 3,
+                refused_answers: 1,
+            }
+        );
+        // One empty pool of two is not most of them; two of three is.
+        assert!(t.warnings().is_empty());
+        let mut open2 = open.clone();
+        open2.trajectory = 1;
+        let w = totals(&[open, adaptive, open2]).warnings();
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("2 of 3 candidate pools (66.7%) are empty"),
+            "{}",
+            w[0]
+        );
+        let rows = audit(&[totals_row_log()]);
+        assert_eq!(
+            (rows[0].refused_queries, rows[0].empty_result_steps),
+            (0, 1)
+        );
+    }
+
+    fn totals_row_log() -> Trajectory {
+        Trajectory {
+            run: "r".into(),
+            question_id: "q".into(),
+            dataset: Dataset::Hotpotqa,
+            question: "?".into(),
+            answers: vec![],
+            supporting: vec![],
+            arm: "open".into(),
+            trajectory: 0,
+            model: "m".into(),
+            steps: vec![step(Some("x"), vec![])],
+            packets: [("rr".to_string(), vec![])].into_iter().collect(),
+            reads: vec![],
+        }
     }
 }

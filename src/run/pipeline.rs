@@ -13,6 +13,10 @@
 //! one call: step 0 is identical across arms by construction; two selectors whose packets
 //! are identical share their reads, as do two arms whose packets are identical (the paper's
 //! "identical packets share calls").
+//!
+//! Copied placeholders: a query or answer equal to a value of a format example in the
+//! templates in use ([`Templates::placeholders`]) is refused, a planning failure (not
+//! searched) or a read with no answer (scored 0), with the reason in the log.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,7 +26,7 @@ use serde_json::{Map, Value};
 
 use super::log::RunOutput;
 use super::plan::Cell;
-use super::prompt::{parse_answer, parse_query, Templates};
+use super::prompt::{read_answer, read_query, Placeholders, Templates};
 use super::select::{cut_record, distinct_lists, select, Selector};
 use crate::ledger::{CallKind, Label, LedgerRow};
 use crate::llm::cache::cache_key;
@@ -104,12 +108,17 @@ pub struct RunSpec {
     pub concurrency: usize,
 }
 
-/// Counters while a run goes (for the progress bar), updated as calls finish.
+/// Counters while a run goes (for the progress bar and lines), updated as calls finish.
 #[derive(Debug, Default)]
 pub struct Progress {
     pub questions_done: AtomicU64,
+    /// Model calls answered (cache hits included).
     pub llm_calls: AtomicU64,
     pub llm_cached: AtomicU64,
+    /// Model calls that failed for good (after their retries); the run then stops.
+    pub llm_failed: AtomicU64,
+    /// Model calls waiting for their answer now.
+    pub llm_in_flight: AtomicU64,
     pub searches: AtomicU64,
     pub searches_cached: AtomicU64,
     pub input_tokens: AtomicU64,
@@ -133,10 +142,12 @@ pub async fn run<S: Searcher>(
     cancel: &Cancel,
 ) -> Result<RunOutput> {
     let sem = Arc::new(tokio::sync::Semaphore::new(spec.concurrency.max(1)));
+    let placeholders = Arc::new(spec.templates.placeholders());
     let mut set = tokio::task::JoinSet::new();
     let n = cells.len();
     for (i, cell) in cells.into_iter().enumerate() {
         let ctx = Ctx {
+            placeholders: placeholders.clone(),
             client: client.clone(),
             searcher: searcher.clone(),
             spec: spec.clone(),
@@ -185,6 +196,7 @@ pub async fn run<S: Searcher>(
 pub const INTERRUPTED: &str = "interrupted";
 
 struct Ctx<S> {
+    placeholders: Arc<Placeholders>,
     client: Client,
     searcher: Arc<S>,
     spec: Arc<RunSpec>,
@@ -266,7 +278,7 @@ impl<S: Searcher> Ctx<S> {
         let text = rec.text.clone().unwrap_or_default();
         let mut planner_row = self.llm_row(CallKind::Planner, &req, &rec, q, t);
         planner_row.step = Some(s);
-        let (query, failure) = match parse_query(&text) {
+        let (query, failure) = match read_query(&text, &self.placeholders.planner) {
             Ok(qq) => (Some(qq), None),
             Err(why) => (None, Some(why)),
         };
@@ -365,8 +377,14 @@ impl<S: Searcher> Ctx<S> {
                 // shared by every selector and carry none (docs/ledger.md).
                 row.selector = Some(Label::from(sel.as_str()));
                 rows.push(row);
-                let (answer, _) = parse_answer(&text);
-                let (em, f1) = score(&answer, &q.answers, style(q.dataset));
+                let (answer, failure, (em, f1)) =
+                    match read_answer(&text, &self.placeholders.reader) {
+                        Ok((answer, _)) => {
+                            let s = score(&answer, &q.answers, style(q.dataset));
+                            (answer, None, s)
+                        }
+                        Err(why) => (String::new(), Some(why), (0.0, 0.0)),
+                    };
                 reads.push(Read {
                     selector: sel.as_str().into(),
                     read: r,
@@ -375,6 +393,7 @@ impl<S: Searcher> Ctx<S> {
                     answer,
                     em,
                     f1,
+                    failure,
                 });
             }
             packets.insert(sel.as_str().to_string(), packet);
@@ -398,10 +417,15 @@ impl<S: Searcher> Ctx<S> {
 
     /// One model call through the client (cache, retries); a failure for good stops the run.
     async fn call(&self, req: &ChatRequest) -> Result<CallRecord> {
-        let Some(rec) = self.client.complete_with(req, &self.cancel).await else {
+        let p = &self.progress;
+        p.llm_in_flight.fetch_add(1, Ordering::Relaxed);
+        let rec = self.client.complete_with(req, &self.cancel).await;
+        p.llm_in_flight.fetch_sub(1, Ordering::Relaxed);
+        let Some(rec) = rec else {
             return Err(Error::Runtime(INTERRUPTED.into()));
         };
         if let Some(e) = &rec.error {
+            p.llm_failed.fetch_add(1, Ordering::Relaxed);
             return Err(Error::Runtime(format!(
                 "model call {} failed ({}): {}",
                 req.id,
@@ -409,7 +433,6 @@ impl<S: Searcher> Ctx<S> {
                 e.message
             )));
         }
-        let p = &self.progress;
         p.llm_calls.fetch_add(1, Ordering::Relaxed);
         if rec.cached {
             p.llm_cached.fetch_add(1, Ordering::Relaxed);

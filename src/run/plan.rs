@@ -156,7 +156,7 @@ pub fn manifest_cells(path: &Path, questions: &[Question], seed: Option<u64>) ->
 }
 
 /// Calls a run will make at most, and a bound on its tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DryRun {
     pub questions: u64,
     pub trajectories: u64,
@@ -173,6 +173,12 @@ pub struct DryRun {
     pub input_tokens_max: u64,
     /// Upper bound on output tokens (`max_tokens` per call).
     pub output_tokens_max: u64,
+    /// Estimate of the input tokens from the corpus's document lengths
+    /// ([`input_tokens_estimate`]); `None` when the backend's corpus cannot be read (an
+    /// `http:`/`drg:` search).
+    pub input_tokens_estimate: Option<u64>,
+    /// What the estimate is based on, or why there is none.
+    pub estimate_basis: Option<String>,
 }
 
 /// The dry-run bound of a run of `cells` with `arms` planners, `selectors` selectors and
@@ -213,6 +219,71 @@ pub fn dry_run(
         d.output_tokens_max += (planner + reader) * max_tokens;
     }
     d
+}
+
+/// What the input-token estimate needs to know about a run, besides its cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EstimateShape {
+    /// Planners, and how many of them are Adaptive (they see observations).
+    pub arms: u64,
+    pub adaptive_arms: u64,
+    pub selectors: u64,
+    pub steps: u64,
+    /// Results per search.
+    pub k: u64,
+    /// Characters of the planner's templates (system and user) and of the reader's.
+    pub planner_template_chars: u64,
+    pub reader_template_chars: u64,
+    /// Mean characters a document adds to a prompt: its block as the prompts show it
+    /// ([`crate::run::prompt::format_documents`], text cut to 5,000 characters) and the
+    /// blank line between blocks.
+    pub doc_chars: f64,
+}
+
+/// Characters per token of the estimate: the usual figure for English text under BPE
+/// tokenisers (the bound instead takes one token per byte).
+pub const CHARS_PER_TOKEN: f64 = 4.0;
+/// Tokens of chat formatting per message (two messages a call), as in the bound.
+const MSG_TOKENS: f64 = 16.0;
+
+/// An estimate (not a bound) of a run's input tokens: the characters of every prompt over
+/// [`CHARS_PER_TOKEN`], plus 16 tokens per message, assuming every search returns `k`
+/// documents of the corpus's mean length, every query is as long as its question, and
+/// every packet is full. Per trajectory of a question of `L` characters:
+///
+/// * step 0 (one call): planner templates + L + 12 (`(none)` twice);
+/// * step s ≥ 1, per arm: planner templates + L + s·(L + 4) (the history) + 6
+///   (`(none)`) for Open, or + s·(L + 12 + min(k, 5)·D) (s observed lists) for Adaptive;
+/// * each read (arms × selectors × R): reader templates + L + min(5, k·steps)·D.
+pub fn input_tokens_estimate(cells: &[Cell], e: &EstimateShape) -> u64 {
+    let shown = e.k.min(5) as f64;
+    let packet = (e.k * e.steps).min(5) as f64;
+    let (pt, rt) = (
+        e.planner_template_chars as f64,
+        e.reader_template_chars as f64,
+    );
+    let open = e.arms - e.adaptive_arms.min(e.arms);
+    let mut chars = 0.0;
+    let mut calls = 0.0;
+    for c in cells {
+        let (t, r) = (f64::from(c.trajectories), f64::from(c.reads));
+        let l = c.question.question.chars().count() as f64;
+        let mut per_traj = pt + l + 12.0;
+        let mut calls_traj = 1.0;
+        for s in 1..e.steps {
+            let s = s as f64;
+            let base = pt + l + s * (l + 4.0);
+            per_traj += open as f64 * (base + 6.0)
+                + e.adaptive_arms as f64 * (base + s * (l + 12.0 + shown * e.doc_chars));
+            calls_traj += e.arms as f64;
+        }
+        let reads = (e.arms * e.selectors) as f64 * r;
+        per_traj += reads * (rt + l + packet * e.doc_chars);
+        calls_traj += reads;
+        chars += t * per_traj;
+        calls += t * calls_traj;
+    }
+    (chars / CHARS_PER_TOKEN + 2.0 * MSG_TOKENS * calls).round() as u64
 }
 
 #[cfg(test)]
@@ -330,5 +401,38 @@ mod tests {
             (14, 14, 24)
         );
         assert_eq!(d.output_tokens_max, (14 + 24) * 256);
+    }
+
+    #[test]
+    fn input_token_estimate_by_hand() {
+        // One question "Why?" (L = 4), T = 1, R = 1; Open and Adaptive, one selector, two
+        // steps, k = 3; templates of 100 (planner) and 50 (reader) characters; D = 200.
+        let cells = vec![Cell {
+            question: q("a", Dataset::Hotpotqa),
+            trajectories: 1,
+            reads: 1,
+        }];
+        let e = EstimateShape {
+            arms: 2,
+            adaptive_arms: 1,
+            selectors: 1,
+            steps: 2,
+            k: 3,
+            planner_template_chars: 100,
+            reader_template_chars: 50,
+            doc_chars: 200.0,
+        };
+        // step 0: 100 + 4 + 12 = 116
+        // step 1, Open: 100 + 4 + (4 + 4) + 6 = 118
+        // step 1, Adaptive: 100 + 4 + 8 + (4 + 12 + 3 × 200) = 728
+        // reads: 2 arms × (50 + 4 + min(5, 6) × 200) = 2108
+        // (116 + 118 + 728 + 2108) / 4 = 767.5, plus 32 × 5 calls = 927.5 -> 928
+        assert_eq!(input_tokens_estimate(&cells, &e), 928);
+        // Twice the trajectories, twice the estimate (before rounding): 1855.
+        let cells2 = vec![Cell {
+            trajectories: 2,
+            ..cells[0].clone()
+        }];
+        assert_eq!(input_tokens_estimate(&cells2, &e), 1855);
     }
 }

@@ -84,6 +84,37 @@ impl Templates {
         Ok(t)
     }
 
+    /// The placeholders of the templates in use ([`template_placeholders`]): the planner's
+    /// from its system and user templates, the reader's from its own.
+    pub fn placeholders(&self) -> Placeholders {
+        let src = |i: usize| {
+            if self.sources[i] == "builtin" {
+                format!("builtin {}", FILES[i])
+            } else {
+                self.sources[i].clone()
+            }
+        };
+        let mut planner = template_placeholders(&self.planner_system, &src(0));
+        let mut reader = template_placeholders(&self.reader_system, &src(2));
+        for (set, more) in [
+            (
+                &mut planner,
+                template_placeholders(&self.planner_user, &src(1)),
+            ),
+            (
+                &mut reader,
+                template_placeholders(&self.reader_user, &src(3)),
+            ),
+        ] {
+            for p in more {
+                if !set.iter().any(|q| q.norm == p.norm) {
+                    set.push(p);
+                }
+            }
+        }
+        Placeholders { planner, reader }
+    }
+
     /// The planner's messages for `question` after the queries `history` (in order), with
     /// `observations` = for each earlier query, the records of its list (the first
     /// [`PACKET_SIZE`] are shown, texts cut). Open passes no observations.
@@ -157,6 +188,135 @@ impl Templates {
     }
 }
 
+/// A value of a JSON format example in a template (`...` in `{"query": "..."}`): a reply
+/// whose query or answer is this text copied the example instead of filling it in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placeholder {
+    /// The value as the template writes it.
+    pub text: String,
+    /// Its [`normalize_placeholder`] form, which replies are compared with.
+    pub norm: String,
+    /// The template it is in: `builtin planner_user.txt` or the file's path.
+    pub source: String,
+}
+
+/// The placeholders of the planner's templates and of the reader's, each set checked
+/// against its own replies (an example value in the reader's prompt is not one the planner
+/// saw).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placeholders {
+    pub planner: Vec<Placeholder>,
+    pub reader: Vec<Placeholder>,
+}
+
+/// Where a refused reply's `failure` starts: `run-audit` counts the steps and reads whose
+/// failure has this prefix as copied placeholders.
+pub const PLACEHOLDER_FAILURE: &str = "copied placeholder";
+
+impl Placeholders {
+    /// The planner placeholder `query` equals after normalisation, if any.
+    pub fn planner_copy(&self, query: &str) -> Option<&Placeholder> {
+        find_copy(&self.planner, query)
+    }
+
+    /// The reader placeholder `answer` equals after normalisation, if any.
+    pub fn reader_copy(&self, answer: &str) -> Option<&Placeholder> {
+        find_copy(&self.reader, answer)
+    }
+}
+
+fn find_copy<'a>(set: &'a [Placeholder], reply: &str) -> Option<&'a Placeholder> {
+    let n = normalize_placeholder(reply);
+    (!n.is_empty())
+        .then(|| set.iter().find(|p| p.norm == n))
+        .flatten()
+}
+
+/// The `failure` of a reply (`what` = `query` or `answer`) that copied placeholder `p`.
+pub fn placeholder_failure(what: &str, p: &Placeholder) -> String {
+    format!(
+        "{PLACEHOLDER_FAILURE} {:?} from {}: the {what} is the prompt's format example, not filled in",
+        p.text, p.source
+    )
+}
+
+/// The form in which replies and placeholders are compared: surrounding whitespace and
+/// quotes (`"`, `'`, `` ` ``, curly quotes) removed, `…` read as `...`, one pair of enclosing
+/// `<…>` or `[…]` removed (a model writing `your answer` for `<your answer>` copied it too),
+/// whitespace collapsed, lower-cased; a text of dots only (`.`, `…`, `....`) is `...`.
+pub fn normalize_placeholder(s: &str) -> String {
+    const QUOTES: &[char] = &[
+        '"', '\'', '`', '\u{201c}', '\u{201d}', '\u{2018}', '\u{2019}',
+    ];
+    let strip = |s: &str| -> String {
+        s.trim()
+            .trim_matches(|c: char| QUOTES.contains(&c) || c.is_whitespace())
+            .to_string()
+    };
+    let mut t = strip(s).replace('\u{2026}', "...");
+    for (a, b) in [('<', '>'), ('[', ']')] {
+        if t.len() >= 2 && t.starts_with(a) && t.ends_with(b) {
+            t = strip(&t[1..t.len() - 1]);
+            break;
+        }
+    }
+    if !t.is_empty() && t.chars().all(|c| c == '.') {
+        return "...".into();
+    }
+    t.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// Every value of a JSON format example in `template`: each `{…}` span without nested braces
+/// that holds a `:` is read as `key: value` pairs separated by commas (as JSON, else
+/// leniently: quotes optional), and each non-empty value is a placeholder. Substitution
+/// markers such as `{question}` hold no `:` and are not examples.
+pub fn template_placeholders(template: &str, source: &str) -> Vec<Placeholder> {
+    let mut out: Vec<Placeholder> = Vec::new();
+    let mut rest = template;
+    while let Some(a) = rest.find('{') {
+        let tail = &rest[a + 1..];
+        let Some(b) = tail.find(['{', '}']) else {
+            break;
+        };
+        if tail.as_bytes()[b] == b'{' {
+            rest = &tail[b..];
+            continue;
+        }
+        let inner = &tail[..b];
+        rest = &tail[b + 1..];
+        if !inner.contains(':') {
+            continue;
+        }
+        let values: Vec<String> = match serde_json::from_str::<Value>(&format!("{{{inner}}}")) {
+            Ok(Value::Object(m)) => m
+                .values()
+                .map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect(),
+            _ => inner
+                .split(',')
+                .filter_map(|kv| kv.split_once(':').map(|(_, v)| v.to_string()))
+                .collect(),
+        };
+        for v in values {
+            let norm = normalize_placeholder(&v);
+            if !norm.is_empty() && !out.iter().any(|p| p.norm == norm) {
+                out.push(Placeholder {
+                    text: v.trim().to_string(),
+                    norm,
+                    source: source.to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
 fn message(role: &str, content: &str) -> Value {
     serde_json::json!({"role": role, "content": content})
 }
@@ -209,54 +369,122 @@ pub fn format_documents(records: &[SearchRecord]) -> String {
         .join("\n\n")
 }
 
-/// The first JSON object in `text`: the whole text, else inside a ``` fence, else from its
-/// first `{` to its last `}`.
-fn json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
+/// The mean characters a document adds to a prompt: its [`format_documents`] block (text
+/// cut to 5,000 characters) and the blank line that separates blocks; `None` for no
+/// records.
+pub fn mean_document_chars(records: &[SearchRecord]) -> Option<f64> {
+    if records.is_empty() {
+        return None;
+    }
+    let total: usize = records
+        .iter()
+        .map(|r| format_documents(std::slice::from_ref(r)).chars().count() + 2)
+        .sum();
+    Some(total as f64 / records.len() as f64)
+}
+
+/// The JSON objects in `text`, in order: the whole text when it is one; else every object
+/// that starts at a `{` outside an object already found (prose, a ``` fence or an echo of
+/// the prompt around them is skipped).
+fn json_objects(text: &str) -> Vec<serde_json::Map<String, Value>> {
     let t = text.trim();
-    let try_parse = |s: &str| match serde_json::from_str::<Value>(s.trim()) {
-        Ok(Value::Object(m)) => Some(m),
-        _ => None,
-    };
-    if let Some(m) = try_parse(t) {
-        return Some(m);
+    if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(t) {
+        return vec![m];
     }
-    let (a, b) = (t.find('{')?, t.rfind('}')?);
-    (a < b).then(|| try_parse(&t[a..=b])).flatten()
-}
-
-/// The query in a planner reply `{"query": "..."}` (whitespace collapsed), or why there is
-/// none: the reply is a planning failure.
-pub fn parse_query(text: &str) -> std::result::Result<String, String> {
-    let Some(obj) = json_object(text) else {
-        return Err("no JSON object in the planner reply".into());
-    };
-    match obj.get("query") {
-        Some(Value::String(q)) => {
-            let q = q.split_whitespace().collect::<Vec<_>>().join(" ");
-            if q.is_empty() {
-                Err("empty query".into())
-            } else {
-                Ok(q)
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(off) = t[i..].find('{') {
+        let start = i + off;
+        let mut values = serde_json::Deserializer::from_str(&t[start..]).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(Value::Object(m))) => {
+                out.push(m);
+                i = start + values.byte_offset();
             }
+            _ => i = start + 1,
         }
-        Some(_) => Err("'query' is not a string".into()),
-        None => Err("no 'query' field in the planner reply".into()),
+    }
+    out
+}
+
+/// The query of a planner reply, or why there is none (a planning failure): the first
+/// JSON object's `query` (whitespace collapsed) that is not one of `placeholders`
+/// ([`Placeholders::planner`]) and has a letter or digit. When every `query` found is a
+/// placeholder, empty, without a letter or digit, or not a string, the reason is the first
+/// one's.
+pub fn read_query(text: &str, placeholders: &[Placeholder]) -> std::result::Result<String, String> {
+    let objects = json_objects(text);
+    if objects.is_empty() {
+        return Err("no JSON object in the planner reply".into());
+    }
+    let mut why: Option<String> = None;
+    for obj in &objects {
+        let reason = match obj.get("query") {
+            Some(Value::String(q)) => {
+                let q = q.split_whitespace().collect::<Vec<_>>().join(" ");
+                if q.is_empty() {
+                    "empty query".to_string()
+                } else if let Some(p) = find_copy(placeholders, &q) {
+                    placeholder_failure("query", p)
+                } else if !q.chars().any(char::is_alphanumeric) {
+                    // `?`, `-`: a garbled copy of the example, with nothing a search could
+                    // match (the analyser keeps letters and digits only).
+                    format!("query {q:?} has no letter or digit")
+                } else {
+                    return Ok(q);
+                }
+            }
+            Some(_) => "'query' is not a string".to_string(),
+            None => continue,
+        };
+        why.get_or_insert(reason);
+    }
+    Err(why.unwrap_or_else(|| "no 'query' field in the planner reply".into()))
+}
+
+/// [`read_query`] with no placeholders.
+pub fn parse_query(text: &str) -> std::result::Result<String, String> {
+    read_query(text, &[])
+}
+
+/// The answer of a reader reply, or why there is none: the first JSON object's `answer`
+/// (trimmed; a number or boolean as its JSON text) that is not one of `placeholders`
+/// ([`Placeholders::reader`]); else, when the reply has no such field, its first non-empty
+/// line, `UNKNOWN` for an empty reply. Refused (the reason): a reply whose every `answer`
+/// is a placeholder (an echo of the prompt's `{"answer": "..."}`), or whose first line is
+/// one. The second value says whether the JSON form was found.
+pub fn read_answer(
+    text: &str,
+    placeholders: &[Placeholder],
+) -> std::result::Result<(String, bool), String> {
+    let mut copied: Option<&Placeholder> = None;
+    for obj in json_objects(text) {
+        let a = match obj.get("answer") {
+            Some(Value::String(s)) => s.trim().to_string(),
+            Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_string(),
+            _ => continue,
+        };
+        match find_copy(placeholders, &a) {
+            Some(p) => {
+                copied.get_or_insert(p);
+            }
+            None => return Ok((a, true)),
+        }
+    }
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("UNKNOWN");
+    match copied.or_else(|| find_copy(placeholders, line)) {
+        Some(p) => Err(placeholder_failure("answer", p)),
+        None => Ok((line.to_string(), false)),
     }
 }
 
-/// The answer in a reader reply: `answer` of a JSON object `{"answer": ...}` (a number or
-/// boolean as its JSON text), else the reply's first non-empty line; `UNKNOWN` for an empty
-/// reply. The second value says whether the JSON form was found.
+/// [`read_answer`] with no placeholders (it then always gives an answer).
 pub fn parse_answer(text: &str) -> (String, bool) {
-    if let Some(obj) = json_object(text) {
-        match obj.get("answer") {
-            Some(Value::String(s)) => return (s.trim().to_string(), true),
-            Some(v @ (Value::Number(_) | Value::Bool(_))) => return (v.to_string(), true),
-            _ => {}
-        }
-    }
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty());
-    (line.unwrap_or("UNKNOWN").to_string(), false)
+    read_answer(text, &[]).unwrap_or_else(|_| ("UNKNOWN".into(), false))
 }
 
 /// Whether an answer is the reader's abstention (`UNKNOWN`, any case, surrounding
@@ -342,6 +570,152 @@ mod tests {
         assert_eq!(parse_answer("\n  Paris\nbecause"), ("Paris".into(), false));
         assert_eq!(parse_answer(""), ("UNKNOWN".into(), false));
         assert!(is_unknown("UNKNOWN") && is_unknown("unknown.") && !is_unknown("unknowns"));
+    }
+
+    #[test]
+    fn placeholders_come_from_the_templates_in_use() {
+        let t = Templates::builtin();
+        let p = t.placeholders();
+        let texts = |v: &[Placeholder]| v.iter().map(|p| p.text.clone()).collect::<Vec<_>>();
+        assert_eq!(texts(&p.planner), ["<your next search query>", "..."]);
+        assert_eq!(texts(&p.reader), ["<your answer>", "..."]);
+        assert_eq!(p.planner[0].source, "builtin planner_system.txt");
+        assert_eq!(p.planner[1].source, "builtin planner_user.txt");
+        // Copies, whatever their case, quotes, ellipsis character or brackets.
+        for copy in [
+            "...",
+            " \"...\" ",
+            "\u{2026}",
+            "....",
+            "<your next search query>",
+            "Your next  search query",
+            "[your next search query]",
+        ] {
+            assert!(p.planner_copy(copy).is_some(), "{copy:?}");
+        }
+        assert_eq!(p.planner_copy("\u{2026}").unwrap().text, "...");
+        assert!(p.reader_copy("<YOUR ANSWER>").is_some());
+        // Real queries and answers, and the reader's placeholder on the planner side.
+        for real in ["Ed Wood", "who directed ...?", "your", "", "<your answer>"] {
+            assert!(p.planner_copy(real).is_none(), "{real:?}");
+        }
+        assert!(p.reader_copy("Paris").is_none() && p.reader_copy("UNKNOWN").is_none());
+        let f = placeholder_failure("query", p.planner_copy("...").unwrap());
+        assert_eq!(
+            f,
+            "copied placeholder \"...\" from builtin planner_user.txt: the query is the prompt's format example, not filled in"
+        );
+        assert!(f.starts_with(PLACEHOLDER_FAILURE));
+    }
+
+    #[test]
+    fn replies_that_copy_or_echo_the_format_example_are_refused() {
+        let p = Templates::builtin().placeholders();
+        let copied_q = "copied placeholder \"...\" from builtin planner_user.txt: the query is the prompt's format example, not filled in";
+        let copied_a = "copied placeholder \"...\" from builtin reader_user.txt: the answer is the prompt's format example, not filled in";
+        // The issue's replies, exactly.
+        assert_eq!(
+            read_query(r#"{"query": "..."}"#, &p.planner),
+            Err(copied_q.into())
+        );
+        assert_eq!(
+            read_answer(r#"{"answer": "..."}"#, &p.reader),
+            Err(copied_a.into())
+        );
+        assert_eq!(
+            read_query(r#"{"query": "<your next search query>"}"#, &p.planner),
+            Err("copied placeholder \"<your next search query>\" from builtin planner_system.txt: the query is the prompt's format example, not filled in".into())
+        );
+        // An echo of the prompt (as gemma3-270m writes them): every object in it is the
+        // template's example, so the reply is refused, not read by its first line.
+        let echo = "Question: Who is older?\n\nQuery history:\n(none)\n\nObservations:\n(none)\n\nWrite the next search query as {\"query\": \"...\"}.\n\nQuestion: Who is older?\nWrite the next search query as {\"query\": \"...\"}.";
+        assert_eq!(read_query(echo, &p.planner), Err(copied_q.into()));
+        let echo = "Question: Who?\n\nDocuments:\n(none)\n\nAnswer as {\"answer\": \"...\"}.\nmodel\nAnswer as {\"answer\": \"...\"}.";
+        assert_eq!(read_answer(echo, &p.reader), Err(copied_a.into()));
+        // Without placeholders, the echoed example would be read as the answer.
+        assert_eq!(parse_answer(echo), ("...".into(), true));
+        // A real query or answer after a copied example is used.
+        assert_eq!(
+            read_query(r#"as {"query": "..."}: {"query": "Ed Wood"}"#, &p.planner),
+            Ok("Ed Wood".into())
+        );
+        assert_eq!(
+            read_answer(
+                r#"{"answer": "<your answer>"} {"answer": "Paris"}"#,
+                &p.reader
+            ),
+            Ok(("Paris".into(), true))
+        );
+        // A bare placeholder line is refused too; an ordinary first line is still read.
+        assert!(read_answer("<your answer>\n", &p.reader).is_err());
+        assert_eq!(
+            read_answer("Paris\nbecause", &p.reader),
+            Ok(("Paris".into(), false))
+        );
+        // Objects after prose, or beside a stray brace, are found.
+        assert_eq!(
+            read_query("Sure } {\"query\": \"x\"} hope that helps}", &p.planner),
+            Ok("x".into())
+        );
+        assert_eq!(
+            read_query(r#"{"query": ""} {"q": 1}"#, &p.planner),
+            Err("empty query".into())
+        );
+        // A real reply (planner.jsonl): a garbled copy with nothing to search.
+        assert_eq!(
+            read_query(r#"as {"query": "?"}, which"#, &p.planner),
+            Err("query \"?\" has no letter or digit".into())
+        );
+        assert_eq!(
+            read_query(r#"{"query": "?"} {"query": "1998 film"}"#, &p.planner),
+            Ok("1998 film".into())
+        );
+    }
+
+    #[test]
+    fn placeholders_of_a_prompt_dir_template() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("reader_user.txt"),
+            "Q: {question}\nD: {documents}\nReply {answer: ANSWER HERE, note: 'optional'} or {\"answer\": 42}.",
+        )
+        .unwrap();
+        let t = Templates::with_dir(dir.path()).unwrap();
+        let p = t.placeholders();
+        let texts: Vec<&str> = p.reader.iter().map(|p| p.text.as_str()).collect();
+        // The built-in system template's, then the file's (lenient and JSON examples);
+        // `{question}` and `{documents}` are substitutions, not examples.
+        assert_eq!(texts, ["<your answer>", "ANSWER HERE", "'optional'", "42"]);
+        assert_eq!(
+            p.reader[1].source,
+            dir.path().join("reader_user.txt").display().to_string()
+        );
+        assert!(p.reader_copy("answer here").is_some() && p.reader_copy("optional").is_some());
+        // The built-in user template is replaced, so its "..." is no longer a placeholder.
+        assert!(p.reader_copy("...").is_none());
+        assert_eq!(p.planner.len(), 2);
+    }
+
+    #[test]
+    fn mean_document_chars_is_the_shown_block() {
+        let r = rec("a", "alpha");
+        // "[1] id: a\nurl: https://w/a\ntitle: Ta\nchars: 5\nalpha": 10 + 17 + 10 + 9 + 5 = 51
+        // characters, + 2 for the blank line.
+        assert_eq!(
+            format_documents(std::slice::from_ref(&r)).chars().count(),
+            51
+        );
+        let long = rec("b", &"é".repeat(6_000));
+        let shown = format_documents(std::slice::from_ref(&long))
+            .chars()
+            .count();
+        // Cut to 5,000 characters, counted as such ("chars: 5000").
+        assert_eq!(shown, 51 - 5 + 3 + 5_000);
+        assert_eq!(
+            mean_document_chars(&[r, long]),
+            Some((53.0 + shown as f64 + 2.0) / 2.0)
+        );
+        assert_eq!(mean_document_chars(&[]), None);
     }
 
     #[test]

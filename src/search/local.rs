@@ -289,6 +289,43 @@ impl LocalIndex {
         Ok(out)
     }
 
+    /// Up to `max` stored documents (score `None`), evenly spaced in corpus order: every
+    /// one when the index holds no more than `max`, else document ⌊i·n/max⌋ for i < max.
+    ///
+    /// # Errors
+    /// [`Error::Runtime`] when tantivy fails to read the index.
+    pub fn sample_documents(&self, max: usize) -> Result<Vec<SearchRecord>> {
+        let searcher = self.reader.searcher();
+        let n = searcher
+            .segment_readers()
+            .first()
+            .map_or(0, |s| u64::from(s.max_doc()));
+        let take = (max as u64).min(n);
+        let get = |doc: &TantivyDocument, f| {
+            doc.get_first(f)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        (0..take)
+            .map(|i| {
+                // One segment (refused otherwise in `open`): doc ids are 0..n in corpus order.
+                let id = (i * n / take) as u32;
+                let doc: TantivyDocument = searcher
+                    .doc(tantivy::DocAddress::new(0, id))
+                    .map_err(tantivy_err("reading a document", &self.dir))?;
+                Ok(SearchRecord {
+                    id: get(&doc, self.fields.id),
+                    url: get(&doc, self.fields.url),
+                    title: get(&doc, self.fields.title),
+                    text: get(&doc, self.fields.text),
+                    score: None,
+                    masked: false,
+                })
+            })
+            .collect()
+    }
+
     /// The top `k` documents for `query` by BM25, best first, ties in corpus order (module
     /// docs). Each record carries the corpus document and its BM25 score.
     ///

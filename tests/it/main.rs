@@ -53,6 +53,8 @@ mod resample_bench_cli;
 mod resample_cpu;
 mod resample_gpu;
 mod run_cli;
+mod run_evidence;
+mod run_real;
 mod search_http;
 mod search_local;
 mod selectors;

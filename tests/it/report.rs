@@ -88,7 +88,12 @@ fn report_is_self_contained_and_its_figures_are_the_commands_plots() {
         .filter(|n| n.has_tag_name("code") && n.parent().is_some_and(|p| p.has_tag_name("pre")))
         .map(|n| n.text().unwrap().to_string())
         .collect();
-    assert_eq!(commands.len(), 8);
+    // One command per figure, then the cost section's (a table from the ledger, no figure).
+    assert_eq!(commands.len(), 9);
+    assert_eq!(
+        commands[8],
+        "$ stats cost data/demo/ledger.jsonl --prices data/demo/prices.toml"
+    );
     for (cmd, id) in commands.iter().zip(&ids) {
         let words: Vec<&str> = cmd.split_whitespace().collect();
         assert_eq!(&words[..2], ["$", "stats"], "{cmd}");
@@ -113,7 +118,7 @@ fn report_is_self_contained_and_its_figures_are_the_commands_plots() {
         let inline = &inline[..inline.find("<figcaption>").unwrap()];
         assert_eq!(inline, svg, "{id} differs from: {cmd}");
     }
-    for c in &commands[2..] {
+    for c in &commands[2..8] {
         assert!(c.contains("--replicates 300 --seed 5"), "{c}");
     }
     // The marks of the new figures are the numbers of their commands' JSON.
@@ -427,8 +432,10 @@ fn inputs_given_by_flag_and_a_bad_one_noted() {
         .lines()
         .filter(|l| l.starts_with("<pre><code>$ stats "))
         .collect();
-    assert_eq!(commands.len(), 5);
-    for c in &commands[2..] {
+    // The figures' five, then the cost section's.
+    assert_eq!(commands.len(), 6);
+    assert!(commands[5].starts_with("<pre><code>$ stats cost data/demo/ledger.jsonl"));
+    for c in &commands[2..5] {
         assert!(
             c.contains(" --replicates 200 --seed 1 --confidence 0.9 "),
             "{c}"

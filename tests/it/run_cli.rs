@@ -492,3 +492,85 @@ fn dry_run_counts_calls_before_spending() {
     assert_eq!(out["reader_calls"], 240);
     assert_eq!(out["output_tokens_max"], (140 + 240) * 256);
 }
+
+/// `stats report` on a run directory: besides the panel's sections, the run-audit section
+/// (the audit table, the run's counts) and the cost section (tokens from the ledger).
+#[test]
+fn report_on_a_run_directory_has_audit_and_cost_sections() {
+    let tmp = tempfile::tempdir().unwrap();
+    let search = index(tmp.path());
+    let server = model_server(None);
+    let out = tmp.path().join("demo");
+    common::stats()
+        .args(run_args(&search, &server.base, &out, "4"))
+        .assert()
+        .success();
+    let html_path = tmp.path().join("r.html");
+    common::stats()
+        .arg("report")
+        .arg(&out)
+        .args(["--contrast", "adaptive-open", "--replicates", "50"])
+        .arg("--out")
+        .arg(&html_path)
+        .assert()
+        .success();
+    let html = read(html_path);
+    let section = |id: &str| -> String {
+        let start = html
+            .find(&format!("<section id=\"{id}\">"))
+            .unwrap_or_else(|| panic!("no {id} section"));
+        let end = html[start..].find("</section>").unwrap() + start;
+        html[start..end].to_string()
+    };
+
+    // Cost: every call the server answered, billed once, 10 input and 3 output tokens each;
+    // a search request per distinct search key of the ledger.
+    let cost = section("cost");
+    let calls = server.count();
+    let ledger: Vec<Value> = read(out.join("ledger.jsonl"))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let searches: HashSet<&Value> = ledger
+        .iter()
+        .filter(|r| r["kind"] == "search")
+        .map(|r| &r["key"])
+        .collect();
+    let total_row = format!(
+        "<td>{calls}</td><td>{}</td><td>0</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        10 * calls,
+        3 * calls,
+        13 * calls,
+        searches.len()
+    );
+    assert!(cost.contains(&total_row), "{total_row}\n{cost}");
+    assert!(cost.contains("<th>input tok</th>") && cost.contains("stats cost "));
+
+    // Run audit: a row per arm and selector, Open's planned failures, and the run's counts.
+    let audit = section("run-audit");
+    let json = common::json(&["run-audit", out.to_str().unwrap(), "--json"]);
+    let failed_open = json["rows"][0]["planning_failures"].as_u64().unwrap();
+    assert!(failed_open > 0);
+    for (arm, sel) in [
+        ("open", "rrf"),
+        ("open", "rr"),
+        ("adaptive", "rrf"),
+        ("adaptive", "rr"),
+    ] {
+        let fail = if arm == "open" { failed_open } else { 0 };
+        let head = format!("<tr><td>{arm}</td><td>{sel}</td><td>12</td>");
+        let row = &audit[audit.find(&head).unwrap_or_else(|| panic!("{head}"))..];
+        let row = &row[..row.find("</tr>").unwrap()];
+        assert!(row.contains(&format!("<td>{fail}/12</td>")), "{row}");
+    }
+    let t = &json["totals"];
+    let li = format!(
+        "<li>empty candidate pools: {} of 24; empty packets: {} of 48</li>",
+        t["empty_pools"], t["empty_packets"]
+    );
+    assert!(audit.contains(&li), "{li}\n{audit}");
+    assert!(audit.contains("<li>reads: 96, 0 of them copied placeholders (refused, scored 0)</li>"));
+    assert!(audit.contains("stats run-audit "));
+    // The script's queries find documents: no warning.
+    assert!(!audit.contains("warning"));
+}
