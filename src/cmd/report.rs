@@ -966,12 +966,9 @@ const CAPABILITIES: [&str; 4] = ["planning", "evidence", "reasoning", "noise"];
 /// The heatmap's x and y columns: the flags, else the capability columns the file has and
 /// every other column after the first (the first names the model).
 fn capability_columns(args: &Args, file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)> {
-    let header: Vec<String> = {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        let first = text.lines().next().unwrap_or_default();
-        first.split(',').map(|c| c.trim().to_string()).collect()
-    };
+    // Through the CSV reader, so the file gets the rules of every input (line limit,
+    // UTF-8, a directory refused).
+    let header: Vec<String> = ragstats::io::CsvReader::open(file)?.headers().to_vec();
     let x: Vec<String> = if args.capability_x.is_empty() {
         header
             .iter()
