@@ -602,7 +602,11 @@ impl<R: Read> Read for LineLimit<R> {
         let max = super::MAX_LINE_BYTES;
         let Some(first) = text.iter().position(|&b| is_terminator(b)) else {
             self.run += n;
-            return if self.run > max { Err(too_long()) } else { Ok(n) };
+            return if self.run > max {
+                Err(too_long())
+            } else {
+                Ok(n)
+            };
         };
         if self.run + first > max {
             return Err(too_long());
@@ -622,7 +626,12 @@ impl<R: Read> Read for LineLimit<R> {
                 start = end + 1;
             }
         }
-        self.run = n - 1 - text.iter().rposition(|&b| is_terminator(b)).unwrap_or(first);
+        self.run = n
+            - 1
+            - text
+                .iter()
+                .rposition(|&b| is_terminator(b))
+                .unwrap_or(first);
         Ok(n)
     }
 }

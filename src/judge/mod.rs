@@ -420,7 +420,8 @@ fn bare_number(t: &str) -> Option<f64> {
 /// `2.`, `2)`, `2. text`, `2) text`: a numbered list item.
 fn is_list_item(t: &str) -> bool {
     let n = t.bytes().take_while(u8::is_ascii_digit).count();
-    n > 0 && matches!(t.as_bytes().get(n), Some(b'.' | b')'))
+    n > 0
+        && matches!(t.as_bytes().get(n), Some(b'.' | b')'))
         && t[n + 1..].chars().next().is_none_or(char::is_whitespace)
 }
 
@@ -614,7 +615,9 @@ mod tests {
         assert_eq!(r.len(), 8, "{r:#?}");
         assert!(r[0].starts_with("You are grading one step"));
         assert_eq!(r[1], "# Question");
-        assert!(r[5].starts_with("Score the step from 1 to 10: 10 when the action follows directly"));
+        assert!(
+            r[5].starts_with("Score the step from 1 to 10: 10 when the action follows directly")
+        );
         assert_eq!(r[7], "Score: <integer from 1 to 10>");
         assert!(r.iter().all(|l| !l.contains('{')));
         // A line the prompt does not hold is not its rubric.
@@ -671,7 +674,10 @@ mod tests {
                 "score 10 when the action follows directly…".to_string(),
                 copy("10 when the action follows directly"),
             ),
-            ("1. The thought names the film.\n2. ...".into(), list("2. ...")),
+            (
+                "1. The thought names the film.\n2. ...".into(),
+                list("2. ..."),
+            ),
             ("2. ...".into(), list("2. ...")),
             ("Steps:\n1.".into(), list("1.")),
             ("2)".into(), list("2)")),
@@ -686,7 +692,10 @@ mod tests {
                 "Score: <integer from 1 to 10>".into(),
                 "no score found in the reply".into(),
             ),
-            ("The step is good.".into(), "no score found in the reply".into()),
+            (
+                "The step is good.".into(),
+                "no score found in the reply".into(),
+            ),
             ("".into(), "no score found in the reply".into()),
             ("Score: 11".into(), "score 11 is outside 1–10".into()),
             ("Score: 0".into(), "score 0 is outside 1–10".into()),

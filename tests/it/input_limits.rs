@@ -14,7 +14,10 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
         .args(args)
         .output()
         .unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 /// Asserts exit 2 with `want` in stderr, and neither a panic nor an abort.

@@ -37,6 +37,7 @@ mod llm_client;
 mod llm_usage;
 mod mcq_cli;
 mod mcq_parse;
+mod mcq_rates;
 mod mcq_real;
 mod mcqgen;
 mod mcqgen_demo;
