@@ -18,6 +18,7 @@ mod cli_simulate;
 mod cli_slice;
 mod cli_subsets;
 mod consistency;
+mod constant_outcome;
 mod correlate;
 mod cost;
 mod efficiency;
