@@ -222,7 +222,7 @@ pub fn total(c: &PerLevel) -> f64 {
 /// component 0: the outcome does not vary, and each share would be 0/0).
 pub fn shares(c: &PerLevel) -> Option<PerLevel> {
     let tot = total(c);
-    if !(tot > 0.0) {
+    if tot.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return None;
     }
     let f = |v: f64| v / tot;
