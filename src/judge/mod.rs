@@ -303,7 +303,8 @@ pub fn parse_score(text: &str) -> Result<f64, String> {
 /// The reason, recorded as the step's failure: `score X is outside 1–10`; `the score line
 /// copies the judge prompt's rubric …`; `the last line … is a list item, not a score`; `the
 /// last line … is a bare number without a score marker …`; `no score found in the reply`
-/// (a `Score: <integer from 1 to 10>` echo of the format line included).
+/// (with `: its last line copies the prompt's …` for an echo of a rubric line, such as the
+/// format line `Score: <integer from 1 to 10>`).
 pub fn parse_reply(text: &str, rubric: &[String]) -> Result<f64, String> {
     let clean = |l: &str| -> String {
         l.chars()
@@ -311,6 +312,7 @@ pub fn parse_reply(text: &str, rubric: &[String]) -> Result<f64, String> {
             .collect::<String>()
             .to_lowercase()
     };
+    let rubric_text = rubric;
     let rubric: Vec<Vec<String>> = rubric.iter().map(|l| tokens(&clean(l))).collect();
     let lines: Vec<String> = text.lines().map(clean).collect();
     let mut found: Option<f64> = None;
@@ -362,7 +364,24 @@ pub fn parse_reply(text: &str, rubric: &[String]) -> Result<f64, String> {
                 "the score line copies the judge prompt's rubric ({:?}), it does not score the step",
                 snippet(&run, 60)
             ),
-            None => "no score found in the reply".into(),
+            None => {
+                // An echo of the prompt's own lines (its format line, most often) says
+                // why there is no score.
+                let last = lines.iter().rev().find(|l| !l.trim().is_empty());
+                let echoed = last.and_then(|l| {
+                    let t = tokens(l);
+                    (t.len() >= 2)
+                        .then(|| rubric.iter().position(|r| *r == t))
+                        .flatten()
+                });
+                match echoed {
+                    Some(i) => format!(
+                        "no score found in the reply: its last line copies the prompt's {:?}",
+                        snippet(&rubric_text[i], 60)
+                    ),
+                    None => "no score found in the reply".into(),
+                }
+            }
         });
     };
     if !(1.0..=10.0).contains(&x) {
@@ -690,7 +709,11 @@ mod tests {
             ("Score: 1 to 10".into(), copy("1 to 10")),
             (
                 "Score: <integer from 1 to 10>".into(),
-                "no score found in the reply".into(),
+                "no score found in the reply: its last line copies the prompt's \"Score: <integer from 1 to 10>\"".into(),
+            ),
+            (
+                "You may reason briefly first. Then end your reply with a single final line of the form\n**Score: <integer from 1 to 10>**".into(),
+                "no score found in the reply: its last line copies the prompt's \"Score: <integer from 1 to 10>\"".into(),
             ),
             (
                 "The step is good.".into(),
