@@ -342,6 +342,13 @@ pub fn parse_reply(text: &str, rubric: &[String]) -> Result<f64, String> {
             let before = rest.next();
             match bare_number(t) {
                 Some(x) if before.is_none_or(|b| ends_with_marker(b)) => found = Some(x),
+                // `8` after `7. …`: a numbered list cut off, not a score.
+                Some(_) if before.is_some_and(|b| is_list_item(b.trim())) => {
+                    return Err(format!(
+                        "the last line {:?} is a list item, not a score",
+                        snippet(t, 40)
+                    ))
+                }
                 Some(_) => {
                     return Err(format!(
                         "the last line {:?} is a bare number without a score marker (`Score:`) on the line before it",
@@ -398,25 +405,41 @@ fn tokens(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// The longest run of words of `line` through word `at` (the score) that some rubric line
-/// holds in the same order, when it has at least [`COPIED_WORDS`] words.
+/// Where the score line `line` (words) copies a rubric line, with the score at word `at`:
+/// the longest run of at least [`COPIED_WORDS`] words that a rubric line holds in the same
+/// order, either through the score itself (`1 to 10`, `10 when the`) or right after it
+/// where the rubric has a number (any) before the same words: the scale's clause with
+/// another number put in (`5 when the action contradicts the thought`, from `1 when the
+/// action contradicts the thought`).
 fn copied_run(line: &[String], at: usize, rubric: &[Vec<String>]) -> Option<String> {
-    let mut best: Option<&[String]> = None;
+    let same_after = |r: &[String], j: usize| {
+        (1..)
+            .take_while(|&k| at + k < line.len() && j + k < r.len() && line[at + k] == r[j + k])
+            .count()
+    };
+    // The copied run as word indexes [from, to] of `line`.
+    let mut best: Option<(usize, usize)> = None;
+    let mut keep = |from: usize, to: usize| {
+        if to + 1 - from >= COPIED_WORDS && best.is_none_or(|(a, b)| to - from > b - a) {
+            best = Some((from, to));
+        }
+    };
     for r in rubric {
-        for j in (0..r.len()).filter(|&j| line.get(at) == Some(&r[j])) {
-            let left = (1..=at.min(j))
-                .take_while(|&k| line[at - k] == r[j - k])
-                .count();
-            let right = (1..)
-                .take_while(|&k| at + k < line.len() && j + k < r.len() && line[at + k] == r[j + k])
-                .count();
-            let run = &line[at - left..=at + right];
-            if run.len() >= COPIED_WORDS && best.is_none_or(|b| run.len() > b.len()) {
-                best = Some(run);
+        for j in 0..r.len() {
+            if line.get(at) == Some(&r[j]) {
+                let left = (1..=at.min(j))
+                    .take_while(|&k| line[at - k] == r[j - k])
+                    .count();
+                keep(at - left, at + same_after(r, j));
+            } else if r[j].bytes().all(|b| b.is_ascii_digit()) {
+                let right = same_after(r, j);
+                if right >= COPIED_WORDS {
+                    keep(at, at + right);
+                }
             }
         }
     }
-    best.map(|r| r.join(" "))
+    best.map(|(a, b)| line[a..=b].join(" "))
 }
 
 /// `7`, `7.5`, `7/10`, `7 / 10`: a line that is only a score.
@@ -666,6 +689,11 @@ mod tests {
             // The scale's words beside a score of the model's own are not a copy.
             ("Score: 10 - the action follows directly from the thought.", 10.0),
             ("Score: 10 out of 10", 10.0),
+            (
+                "Score: 9 - the action follows directly from a thought that is grounded",
+                9.0,
+            ),
+            ("Score: 7 when considering what was found", 7.0),
             ("Score: 1", 1.0),
             // A copied rubric line after the model's own score is passed over.
             (
@@ -707,6 +735,12 @@ mod tests {
                 copy("1 when the action contradicts the thought"),
             ),
             ("Score: 1 to 10".into(), copy("1 to 10")),
+            // The scale's clause with another number put in.
+            (
+                "Score: 5 when the action contradicts the thought, or the thought is not supported".into(),
+                copy("5 when the action contradicts the thought or the thought"),
+            ),
+            ("1. Grounded.\n2. Searched.\n3".into(), list("3")),
             (
                 "Score: <integer from 1 to 10>".into(),
                 "no score found in the reply: its last line copies the prompt's \"Score: <integer from 1 to 10>\"".into(),

@@ -31,6 +31,7 @@ mod harden_props;
 mod input_limits;
 mod io_rules;
 mod judge;
+mod judge_real;
 mod layers;
 mod ledger_selector;
 mod llm_cli;
