@@ -186,3 +186,56 @@ fn one_parsed_line_of_75_reads_as_such_in_the_table() {
         ["overall", "75", "1", "45", "29", "0", "0.013333", "0.600000", "0.386667", "0.000000"]
     );
 }
+
+/// The real replies of gemma3-270m to `stats mcq run data/mcq/sample.jsonl --prompt
+/// informative --max-tokens 8` (tests/fixtures/real/mcq_truncated.jsonl, 25 calls, every
+/// one cut off by the token limit), replayed: none parsed, all 25 truncated, rates of all
+/// 25 lines.
+#[test]
+fn real_replies_cut_off_by_the_token_limit_count_as_truncated_not_parsed() {
+    use std::collections::HashMap;
+    use support::llm_server::{Reply, Server};
+    let recorded: HashMap<String, String> =
+        std::fs::read_to_string("tests/fixtures/real/mcq_truncated.jsonl")
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let r: Value = serde_json::from_str(l).unwrap();
+                let prompt = r["request"]["messages"][0]["content"].as_str().unwrap();
+                (prompt.to_string(), r["response"].to_string())
+            })
+            .collect();
+    assert_eq!(recorded.len(), 25);
+    let server = Server::start(move |req, _| match recorded.get(&req.prompt) {
+        Some(body) => Reply::status(200, body),
+        None => Reply::status(500, "{\"error\": \"no recorded reply\"}"),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("truncated.jsonl");
+    run_ok(
+        stats()
+            .args(["mcq", "run", "data/mcq/sample.jsonl"])
+            .args(["--model", "gemma3-270m", "--prompt", "informative"])
+            .args(["--max-tokens", "8", "--max-retries", "0", "--no-cache"])
+            .args(["--base-url", &server.base])
+            .arg("--out")
+            .arg(&out),
+    );
+    assert_eq!(server.count(), 25);
+    let v = json_of(&mut score(&out, "json"));
+    let r = rates(&v, "overall");
+    assert_eq!(
+        [
+            &r["records"],
+            &r["parsed"],
+            &r["parse_failed"],
+            &r["truncated"],
+            &r["errors"]
+        ],
+        [&json!(25), &json!(0), &json!(0), &json!(25), &json!(0)],
+        "{r}"
+    );
+    assert_eq!(r["truncated_rate"], 1.0);
+    assert_eq!(r["parsed_rate"], 0.0);
+    assert_eq!(r["parse_failure_rate"], 0.0);
+}
