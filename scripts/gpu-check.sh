@@ -24,8 +24,11 @@
 #            replicates) and use the carried loaders even where the system has its own,
 #            so every setup step is exercised.
 # --allow-software: accept a non-NVIDIA or software adapter at full size (slow!).
-# Exit status: 0 all good; 1 a parity mismatch or a failed step; 3 the engine's adapter is
-# not the NVIDIA hardware (and neither flag was given).
+# Loaders the system lacks and no .gl/*.deb supplies are a NOTE, not a failure: what counts
+# is whether an adapter is found (a machine with lavapipe and no .gl/ runs on Vulkan without
+# the GL fallback). The notes are repeated at the end and go into results.json and summary.md.
+# Exit status: 0 all good; 1 a parity mismatch or a failed step (no adapter at all
+# included); 3 the engine's adapter is not the NVIDIA hardware (and neither flag was given).
 set -uo pipefail
 
 dry_run=0
@@ -55,10 +58,12 @@ trap 'exec >&- 2>&-; wait "$tee_pid" 2>/dev/null' EXIT
 work="$(mktemp -d /tmp/gpu-check.XXXXXX)"
 stats="${STATS:-$PWD/.device/stats}"
 failures=0
+notes=()
 started=$SECONDS
 
 step() { echo; echo "=== [$(date -u +%H:%M:%S) +$((SECONDS - started))s] $*"; }
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+note() { echo "NOTE: $*"; notes+=("$*"); }
 
 # Runs a command with a time limit, logging it (to stderr, so the command's stdout can be
 # redirected on its own); its exit status is returned.
@@ -102,14 +107,31 @@ prefix=/tmp/gpu-check-gl
 libdir="$prefix/lib"
 sonames=(libvulkan.so.1 libEGL.so.1 libGLdispatch.so.0 libGLESv2.so.2 libOpenGL.so.0 libGL.so.1 libGLX.so.0)
 missing=()
+# Read once: `ldconfig -p | grep -q` fails under pipefail when grep stops early and a
+# cache listing longer than a pipe's buffer gets SIGPIPE, so a soname that is there would
+# read as missing.
+cache="$(ldconfig -p 2>/dev/null)"
 for so in "${sonames[@]}"; do
-    if ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so "; then
+    if grep -q "^[[:space:]]*$so " <<< "$cache"; then
         echo "system has $so"
     else
         missing+=("$so")
     fi
 done
-if [ "$dry_run" = 1 ]; then
+debs=(.gl/*.deb)
+if [ ! -e "${debs[0]}" ]; then
+    # Nothing to unpack: the system's loaders are all there is. A soname it lacks only
+    # rules out the backend that needs it; the adapter probes below decide.
+    if [ "${#missing[@]}" -gt 0 ]; then
+        note "the system lacks ${missing[*]} and no .gl/*.deb is carried (scripts/gpu-prepare.sh gl): a backend that needs them cannot be tried (Vulkan needs libvulkan.so.1, the GL fallback libEGL.so.1 and glvnd)"
+    else
+        note "no .gl/*.deb carried: the system's own loaders are used"
+    fi
+    if [ "$dry_run" = 1 ]; then
+        note "dry run without .gl/: the carried-loader setup is not exercised"
+    fi
+    missing=()
+elif [ "$dry_run" = 1 ]; then
     echo "dry run: using the carried loaders for every soname"
     missing=("${sonames[@]}")
 fi
@@ -135,27 +157,22 @@ PY
 }
 
 if [ "${#missing[@]}" -gt 0 ]; then
-    debs=(.gl/*.deb)
-    if [ ! -e "${debs[0]}" ]; then
-        fail "missing ${missing[*]} and no .gl/*.deb carried (scripts/gpu-prepare.sh gl)"
-    else
-        rm -rf "$prefix"
-        mkdir -p "$libdir"
-        for f in "${debs[@]}"; do
-            echo "unpacking $f"
-            unpack_deb "$f" "$prefix" || fail "unpacking $f"
-        done
-        for so in "${missing[@]}"; do
-            src="$(find "$prefix/usr/lib" -name "$so" 2>/dev/null | head -n1)"
-            if [ -n "$src" ]; then
-                ln -sf "$src" "$libdir/$so"
-                echo "carried $so -> $src"
-            else
-                echo "not in the carried packages: $so"
-            fi
-        done
-        export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    fi
+    rm -rf "$prefix"
+    mkdir -p "$libdir"
+    for f in "${debs[@]}"; do
+        echo "unpacking $f"
+        unpack_deb "$f" "$prefix" || fail "unpacking $f"
+    done
+    for so in "${missing[@]}"; do
+        src="$(find "$prefix/usr/lib" -name "$so" 2>/dev/null | head -n1)"
+        if [ -n "$src" ]; then
+            ln -sf "$src" "$libdir/$so"
+            echo "carried $so -> $src"
+        else
+            note "not in the carried packages: $so"
+        fi
+    done
+    export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 # The NVIDIA driver's user-space libraries (libGLX_nvidia, libEGL_nvidia, libnvidia-*) that
 # its ICD files name by soname; container images mount them under /usr/local/nvidia.
@@ -261,7 +278,11 @@ if [ -z "$chosen" ]; then
         exit 3
     fi
 fi
-[ -z "$chosen" ] && { fail "no GPU adapter at all"; exit 1; }
+if [ -z "$chosen" ]; then
+    fail "no GPU adapter at all"
+    for n in "${notes[@]}"; do echo "NOTE: $n"; done
+    exit 1
+fi
 cp "$work/$chosen.json" "$work/adapter.json"
 describe='"{name} / {backend} / vendor {vendor} / 64-bit multiply {native_int64}".format(**d["engine_adapter"])'
 step "engine adapter ($chosen): $(field "$work/adapter.json" "$describe")"
@@ -325,15 +346,16 @@ done
 
 # --- Results -----------------------------------------------------------------------------
 step "results"
-python3 - "$work" "$out" "$chosen" "$dry_run" <<'PY' || fail "writing results"
+python3 - "$work" "$out" "$chosen" "$dry_run" "${notes[@]}" <<'PY' || fail "writing results"
 import json, os, sys
 work, out, chosen, dry = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+notes = sys.argv[5:]
 def load(p):
     try:
         return json.load(open(p))
     except Exception as e:
         return {"error": f"{os.path.basename(p)}: {e}"}
-res = {"dry_run": dry, "loader_path": chosen, "adapter": load(f"{work}/adapter.json"), "benches": {}}
+res = {"dry_run": dry, "loader_path": chosen, "notes": notes, "adapter": load(f"{work}/adapter.json"), "benches": {}}
 rows = []
 for name in ("paper", "large-k1", "large-k4", "l1-diagnostic", "large-k1-halves"):
     b = load(f"{work}/bench-{name}.json")
@@ -359,10 +381,12 @@ head = [f"Adapter: {a.get('name')} ({a.get('backend')}, {a.get('device_type')}, 
         f"loader path: {chosen}{'; DRY RUN, shrunken workloads' if dry else ''}", "",
         "| run | shape | draws | CPU engine | GPU time | GPU draws/s | GPU / CPU | CPU = GPU bits |",
         "|---|---|---|---|---|---|---|---|"]
-open(f"{out}/summary.md", "w").write("\n".join(head + rows) + "\n")
-print("\n".join(head + rows))
+tail = [""] + [f"Note: {n}" for n in notes] if notes else []
+open(f"{out}/summary.md", "w").write("\n".join(head + rows + tail) + "\n")
+print("\n".join(head + rows + tail))
 PY
 
-step "done: $failures failure(s) in $((SECONDS - started))s; files in $out: $(find "$out" -maxdepth 1 -type f -printf '%f ')"
+for n in "${notes[@]}"; do echo "NOTE: $n"; done
+step "done: $failures failure(s), ${#notes[@]} note(s) in $((SECONDS - started))s; files in $out: $(find "$out" -maxdepth 1 -type f -printf '%f ')"
 rm -rf "$work"
 [ "$failures" -eq 0 ]

@@ -38,6 +38,9 @@ pub enum Error {
     Runtime(String),
 }
 
+/// What [`Error::io`] says of a directory given where a file is expected.
+pub const IS_A_DIRECTORY: &str = "is a directory; expected a file";
+
 impl Error {
     /// Builds an [`Error::Input`] for `file` at 1-based `line`.
     pub fn input(file: impl Into<PathBuf>, line: Option<u64>, msg: impl Into<String>) -> Self {
@@ -48,8 +51,13 @@ impl Error {
         }
     }
 
-    /// Wraps an I/O error with the path it concerns.
+    /// Wraps an I/O error with the path it concerns. A directory where a file was expected
+    /// (`EISDIR`: opened for reading, or written over) is bad usage, not a failure of the
+    /// machine: an [`Error::Input`] `PATH: is a directory; expected a file` (exit 2).
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        if source.kind() == std::io::ErrorKind::IsADirectory {
+            return Error::input(path, None, IS_A_DIRECTORY);
+        }
         Error::Io {
             path: path.into(),
             source,

@@ -39,12 +39,14 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-/// 2 for bad input or usage, 1 for runtime failures; the library's error decides.
+/// 2 for bad input or usage, 1 for runtime failures; the library's error decides. A
+/// directory where a file is expected is bad usage wherever it was met.
 fn exit_code(err: &anyhow::Error) -> u8 {
-    if err
-        .chain()
-        .any(|e| e.downcast_ref::<cmd::UsageError>().is_some())
-    {
+    if err.chain().any(|e| {
+        e.downcast_ref::<cmd::UsageError>().is_some()
+            || e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::IsADirectory)
+    }) {
         return 2;
     }
     err.chain()

@@ -14,10 +14,13 @@ use ragstats::components::levels::Level;
 use ragstats::panel::Panel;
 use ragstats::plot::{self, Caption};
 
-use super::common::{fixed, num, opt_num, PanelOptions};
+use ragstats::components::variance::{POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED};
+
+use super::common::{fixed, num, opt_num, undefined_because, PanelOptions};
 use super::efficiency::CurrencyArg;
 use super::figure::{caption, forecast_figure, panel_caption};
 use super::resample::{BackendArg, Progress, ResampleArgs};
+use super::variance::share_cell;
 use super::UsageError;
 
 /// Flags of `stats report`.
@@ -322,26 +325,41 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 s.name.clone(),
                 l.name().to_string(),
                 opt_num(s.fit.components.get(l)),
-                opt_num(s.share_single.get(l)),
-                opt_num(s.share_se2.get(l)),
+                share_cell(s.share_single.as_ref(), &s.fit, l),
+                share_cell(s.share_se2.as_ref(), &s.fit, l),
             ]);
         }
     }
+    let mut undefined: Vec<String> = report
+        .strata
+        .iter()
+        .filter(|s| s.share_single.is_none() || s.share_se2.is_none())
+        .map(|s| format!("{} shares: {}", s.name, undefined_because(SHARES_UNDEFINED)))
+        .collect();
     if let Some(pooled) = &report.pooled {
         for l in Level::ALL {
             rows.push(vec![
                 "pooled".into(),
                 l.name().to_string(),
                 opt_num(pooled.fit.components.get(l)),
-                opt_num(pooled.share_single.get(l)),
+                share_cell(pooled.share_single.as_ref(), &pooled.fit, l),
                 "-".into(),
             ]);
+        }
+        if pooled.share_single.is_none() {
+            undefined.push(format!(
+                "pooled shares: {}",
+                undefined_because(POOLED_SHARES_UNDEFINED)
+            ));
         }
     }
     body.push_str(&table(
         &["scope", "level", "component", "share(single)", "share(SE²)"],
         &rows,
     ));
+    for n in undefined {
+        body.push_str(&format!("<p>{}</p>\n", h(&n)));
+    }
     body.push_str(&command(&format!(
         "stats variance {p}{flags} --plot variance.svg"
     )));
@@ -1090,12 +1108,9 @@ const CAPABILITIES: [&str; 4] = ["planning", "evidence", "reasoning", "noise"];
 /// The heatmap's x and y columns: the flags, else the capability columns the file has and
 /// every other column after the first (the first names the model).
 fn capability_columns(args: &Args, file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)> {
-    let header: Vec<String> = {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        let first = text.lines().next().unwrap_or_default();
-        first.split(',').map(|c| c.trim().to_string()).collect()
-    };
+    // Through the CSV reader, so the file gets the rules of every input (line limit,
+    // UTF-8, a directory refused).
+    let header: Vec<String> = ragstats::io::CsvReader::open(file)?.headers().to_vec();
     let x: Vec<String> = if args.capability_x.is_empty() {
         header
             .iter()

@@ -166,6 +166,11 @@ fn file_labels(input: &Path) -> anyhow::Result<FileLabels> {
     Ok(labels)
 }
 
+/// `out` created for writing; a directory there is the library's input error (exit 2).
+fn create(out: &Path) -> ragstats::Result<std::fs::File> {
+    std::fs::File::create(out).map_err(|e| ragstats::Error::io(out, e))
+}
+
 /// Copies the kept rows of `input` to `out` (CSV rows re-written with the same header; JSONL
 /// lines copied as they are) and returns how many.
 fn write_rows(input: &Path, slice: &Slice, out: &Path) -> anyhow::Result<usize> {
@@ -175,7 +180,7 @@ fn write_rows(input: &Path, slice: &Slice, out: &Path) -> anyhow::Result<usize> 
     };
     let mut n = 0;
     if is_jsonl(input) {
-        let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
+        let mut w = std::io::BufWriter::new(create(out)?);
         let mut rdr = JsonlReader::open(input)?;
         while let Some((_, line)) = rdr.next_line()? {
             if line.trim().is_empty() {
@@ -193,7 +198,7 @@ fn write_rows(input: &Path, slice: &Slice, out: &Path) -> anyhow::Result<usize> 
     } else {
         let mut rdr = CsvReader::open(input)?;
         let cols = ["dataset", "question", "trajectory", "read"].map(|c| rdr.column(c));
-        let mut w = csv::Writer::from_path(out)?;
+        let mut w = csv::Writer::from_writer(create(out)?);
         w.write_record(rdr.headers())?;
         while let Some((_, rec)) = rdr.next_record()? {
             if keep(cols.map(|c| c.and_then(|i| rec.get(i)).map(str::to_string))) {

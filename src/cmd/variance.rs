@@ -5,11 +5,13 @@ use std::path::PathBuf;
 use ragstats::components::reml::Shape;
 use ragstats::components::variance::{
     analyse_panel, Fit, Level, Method, PerLevel, StratumReport, VarianceReport,
+    POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED,
 };
 use ragstats::panel::Panel;
 
 use super::common::{
-    by_selector, design_cells, num, opt_num, print_json, write_csv, By, Format, PanelOptions, Table,
+    by_selector, design_cells, num, opt_num, print_json, undefined_because, write_csv, By, Format,
+    PanelOptions, Table, UNDEFINED,
 };
 use super::UsageError;
 
@@ -66,16 +68,20 @@ fn run_one(args: Args) -> anyhow::Result<u8> {
         super::figure::write_svg(p, &svg, &[&args.panel])?;
     }
     match args.format {
-        Format::Json => print_json(&serde_json::json!({
-            "panel": args.panel,
-            "metric": panel.metric,
-            "outcome": report.outcome,
-            "estimate": report.estimate,
-            "se": report.se,
-            "strata": report.strata,
-            "pooled": report.pooled,
-            "pooled_unavailable": report.pooled_unavailable,
-        }))?,
+        Format::Json => {
+            let mut v = serde_json::json!({
+                "panel": args.panel,
+                "metric": panel.metric,
+                "outcome": report.outcome,
+                "estimate": report.estimate,
+                "se": report.se,
+                "strata": report.strata,
+                "pooled": report.pooled,
+                "pooled_unavailable": report.pooled_unavailable,
+            });
+            add_undefined(&mut v, &report);
+            print_json(&v)?
+        }
         Format::Csv => {
             let (h, rows) = csv_rows(&report);
             write_csv(&h, &rows)?;
@@ -83,6 +89,36 @@ fn run_one(args: Args) -> anyhow::Result<u8> {
         Format::Table => out!("{}", table(&report)),
     }
     Ok(0)
+}
+
+/// A `null` share's reason beside it, as `efficiency` does: `"undefined": {"share_single":
+/// "the outcome does not vary", …}` on the stratum or the pooled fit.
+fn add_undefined(v: &mut serde_json::Value, r: &VarianceReport) {
+    for (i, s) in r.strata.iter().enumerate() {
+        for (field, p) in [
+            ("share_single", &s.share_single),
+            ("share_se2", &s.share_se2),
+        ] {
+            if p.is_none() {
+                v["strata"][i]["undefined"][field] = SHARES_UNDEFINED.into();
+            }
+        }
+    }
+    if let Some(p) = &r.pooled {
+        if p.share_single.is_none() {
+            v["pooled"]["undefined"]["share_single"] = POOLED_SHARES_UNDEFINED.into();
+        }
+    }
+}
+
+/// A share's table cell: `undefined` when the scope's shares are (every component 0; the
+/// reason is a note under the table), `-` for a level that is not estimable.
+pub(super) fn share_cell(shares: Option<&PerLevel>, f: &Fit, l: Level) -> String {
+    match shares {
+        Some(p) => opt_num(p.get(l)),
+        None if f.components.get(l).is_some() => UNDEFINED.into(),
+        None => "-".into(),
+    }
 }
 
 /// Whether any stratum was fitted by REML (then tables and CSV name the method).
@@ -150,7 +186,8 @@ fn csv_rows(r: &VarianceReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
             let mut row = stratum_design(s);
             row.extend([s.mean.to_string(), s.se.to_string(), l.name().into()]);
             row.extend(fit_cells(&s.fit, l));
-            row.extend([o(s.share_single.get(l)), o(s.share_se2.get(l))]);
+            let share = |p: &Option<PerLevel>| o(p.as_ref().and_then(|p| p.get(l)));
+            row.extend([share(&s.share_single), share(&s.share_se2)]);
             if reml {
                 row.push(s.method.name().into());
             }
@@ -162,7 +199,10 @@ fn csv_rows(r: &VarianceReport) -> (Vec<&'static str>, Vec<Vec<String>>) {
             let mut row = design_cells("pooled", p.questions, p.trajectories, p.reads);
             row.extend([String::new(), String::new(), l.name().into()]);
             row.extend(fit_cells(&p.fit, l));
-            row.extend([o(p.share_single.get(l)), String::new()]);
+            row.extend([
+                o(p.share_single.as_ref().and_then(|p| p.get(l))),
+                String::new(),
+            ]);
             if reml {
                 row.push(p.method.name().into());
             }
@@ -231,40 +271,60 @@ fn table(r: &VarianceReport) -> String {
         "share(SE²)",
     ]);
     let mut notes = Vec::new();
-    let mut add =
-        |t: &mut Table, scope: &str, f: &Fit, single: &PerLevel, se2: Option<&PerLevel>| {
-            for l in Level::ALL {
-                let comp = f.components.get(l);
-                t.row(vec![
-                    scope.to_string(),
-                    l.name().into(),
-                    opt_num(f.ms.get(l).filter(|v| !v.is_nan())),
-                    f.df.get(l)
-                        .filter(|v| !v.is_nan())
-                        .map(|d| format!("{d}"))
-                        .unwrap_or_else(|| "-".into()),
-                    match comp {
-                        Some(c) if f.truncated.contains(&l) => {
-                            format!("{} (truncated to 0)", num(c))
-                        }
-                        Some(c) => num(c),
-                        None => "not estimable".into(),
-                    },
-                    opt_num(single.get(l)),
-                    se2.map(|p| opt_num(p.get(l))).unwrap_or_else(|| "-".into()),
-                ]);
-            }
-            for n in &f.notes {
-                notes.push(format!("{scope}: {n}"));
-            }
-        };
+    let mut undefined = Vec::new();
+    let mut add = |t: &mut Table,
+                   scope: &str,
+                   f: &Fit,
+                   single: Option<&PerLevel>,
+                   se2: Option<Option<&PerLevel>>| {
+        for l in Level::ALL {
+            let comp = f.components.get(l);
+            t.row(vec![
+                scope.to_string(),
+                l.name().into(),
+                opt_num(f.ms.get(l).filter(|v| !v.is_nan())),
+                f.df.get(l)
+                    .filter(|v| !v.is_nan())
+                    .map(|d| format!("{d}"))
+                    .unwrap_or_else(|| "-".into()),
+                match comp {
+                    Some(c) if f.truncated.contains(&l) => {
+                        format!("{} (truncated to 0)", num(c))
+                    }
+                    Some(c) => num(c),
+                    None => "not estimable".into(),
+                },
+                share_cell(single, f, l),
+                se2.map(|p| share_cell(p, f, l))
+                    .unwrap_or_else(|| "-".into()),
+            ]);
+        }
+        for n in &f.notes {
+            notes.push(format!("{scope}: {n}"));
+        }
+    };
     for s in &r.strata {
-        add(&mut t, &s.name, &s.fit, &s.share_single, Some(&s.share_se2));
+        add(
+            &mut t,
+            &s.name,
+            &s.fit,
+            s.share_single.as_ref(),
+            Some(s.share_se2.as_ref()),
+        );
+        if s.share_single.is_none() || s.share_se2.is_none() {
+            undefined.push((s.name.as_str(), SHARES_UNDEFINED));
+        }
     }
     if let Some(p) = &r.pooled {
-        add(&mut t, "pooled", &p.fit, &p.share_single, None);
+        add(&mut t, "pooled", &p.fit, p.share_single.as_ref(), None);
+        if p.share_single.is_none() {
+            undefined.push(("pooled", POOLED_SHARES_UNDEFINED));
+        }
     }
     out.push_str(&t.render());
+    for (scope, why) in undefined {
+        out.push_str(&format!("  {scope} shares: {}\n", undefined_because(why)));
+    }
     if reml {
         notes.push(
             "REML strata are unbalanced: T and R are min/mean/max per question and per trajectory; \

@@ -218,16 +218,27 @@ pub fn total(c: &PerLevel) -> f64 {
     c.question + c.trajectory.unwrap_or(0.0) + c.read.unwrap_or(0.0)
 }
 
-/// Each present level's share of the total (0 when the total is 0).
-pub fn shares(c: &PerLevel) -> PerLevel {
+/// Each present level's share of the total; `None` when the total is not positive (every
+/// component 0: the outcome does not vary, and each share would be 0/0).
+pub fn shares(c: &PerLevel) -> Option<PerLevel> {
     let tot = total(c);
-    let f = |v: f64| if tot > 0.0 { v / tot } else { 0.0 };
-    PerLevel {
+    if tot.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return None;
+    }
+    let f = |v: f64| v / tot;
+    Some(PerLevel {
         question: f(c.question),
         trajectory: c.trajectory.map(f),
         read: c.read.map(f),
-    }
+    })
 }
+
+/// Why a stratum's shares are undefined (`None`): every component is 0.
+pub const SHARES_UNDEFINED: &str = "the outcome does not vary";
+
+/// Why the pooled fit's shares are undefined: the strata's own means are removed first,
+/// so the outcome may differ between strata and still leave nothing to share.
+pub const POOLED_SHARES_UNDEFINED: &str = "the outcome does not vary within any stratum";
 
 /// Everything `stats variance` reports for one stratum.
 #[derive(Debug, Clone, Serialize)]
@@ -254,10 +265,12 @@ pub struct StratumReport {
     pub reml: Option<RemlSummary>,
     #[serde(flatten)]
     pub fit: Fit,
-    /// Shares of the single-observation variance σ²_q + σ²_t + σ²_r (truncated components).
-    pub share_single: PerLevel,
-    /// Shares of SE² at the observed design (truncated components).
-    pub share_se2: PerLevel,
+    /// Shares of the single-observation variance σ²_q + σ²_t + σ²_r (truncated
+    /// components); `None` (JSON `null`) when every component is 0 ([`SHARES_UNDEFINED`]).
+    pub share_single: Option<PerLevel>,
+    /// Shares of SE² at the observed design (truncated components); `None` as
+    /// `share_single`.
+    pub share_se2: Option<PerLevel>,
 }
 
 /// What a REML fit adds to a report.
@@ -280,7 +293,8 @@ pub struct PooledReport {
     pub reads: usize,
     #[serde(flatten)]
     pub fit: Fit,
-    pub share_single: PerLevel,
+    /// `None` when every component is 0 ([`POOLED_SHARES_UNDEFINED`]).
+    pub share_single: Option<PerLevel>,
 }
 
 /// The full variance analysis of a panel.

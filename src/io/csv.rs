@@ -207,7 +207,9 @@ impl CsvReader {
         }
         let skip = if head.starts_with(UTF8_BOM) { 3 } else { 0 };
         let stream = Lines::new(
-            Box::new(std::io::Cursor::new(head[skip..].to_vec()).chain(reader)) as Box<_>,
+            Box::new(LineLimit::new(
+                std::io::Cursor::new(head[skip..].to_vec()).chain(reader),
+            )) as Box<_>,
             LinePos::START,
         );
         let mut rdr = ::csv::ReaderBuilder::new()
@@ -553,6 +555,87 @@ fn fill(stream: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std::io::Resu
     Ok(got < missing)
 }
 
+/// A byte stream that fails ([`LineTooLong`]) once a line runs past
+/// [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES) bytes without a line break, so that neither
+/// the parser nor [`CsvReader::par_fold`] (which reads on until a record ends) holds an
+/// unbounded line. It fails before passing on any byte past the last line break ahead of
+/// the long line, so that the bytes given out end on the long line (or just before it),
+/// where [`csv_error`] counts its line.
+struct LineLimit<R> {
+    inner: R,
+    /// Bytes since the last line break given out.
+    run: usize,
+    /// The bytes after the last line break given out hold a line past the limit.
+    over: bool,
+}
+
+/// The error [`LineLimit`] fails with.
+#[derive(Debug)]
+struct LineTooLong;
+
+impl std::fmt::Display for LineTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("line too long")
+    }
+}
+
+impl std::error::Error for LineTooLong {}
+
+impl<R> LineLimit<R> {
+    fn new(inner: R) -> Self {
+        LineLimit {
+            inner,
+            run: 0,
+            over: false,
+        }
+    }
+}
+
+impl<R: Read> Read for LineLimit<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let too_long = || std::io::Error::other(LineTooLong);
+        if self.over {
+            return Err(too_long());
+        }
+        let n = self.inner.read(buf)?;
+        let text = &buf[..n];
+        let max = super::MAX_LINE_BYTES;
+        let Some(first) = text.iter().position(|&b| is_terminator(b)) else {
+            self.run += n;
+            return if self.run > max {
+                Err(too_long())
+            } else {
+                Ok(n)
+            };
+        };
+        if self.run + first > max {
+            return Err(too_long());
+        }
+        // Only a read longer than the limit can hold a whole line past it.
+        if n > max {
+            let mut start = first + 1;
+            while start < n {
+                let end = text[start..]
+                    .iter()
+                    .position(|&b| is_terminator(b))
+                    .map_or(n, |i| start + i);
+                if end - start > max {
+                    self.over = true;
+                    return Ok(start);
+                }
+                start = end + 1;
+            }
+        }
+        self.run = n
+            - 1
+            - text
+                .iter()
+                .rposition(|&b| is_terminator(b))
+                .unwrap_or(first);
+        Ok(n)
+    }
+}
+
 /// A reader whose first read fails with the error it holds.
 struct Failing(Option<std::io::Error>);
 
@@ -702,6 +785,11 @@ fn csv_error<R>(path: &Path, e: ::csv::Error, src: &mut Lines<'_, R>) -> Error {
             expected_len, len, ..
         } => unequal_lengths(*len, *expected_len),
         ::csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
+        ::csv::ErrorKind::Io(io) if io.get_ref().is_some_and(|e| e.is::<LineTooLong>()) => {
+            // The bytes read end on the long line (see `LineLimit`).
+            let end = src.view().len();
+            return super::line_too_long(path, src.count_to(end).line);
+        }
         ::csv::ErrorKind::Io(io) => {
             return Error::io(path, std::io::Error::new(io.kind(), io.to_string()))
         }
@@ -1193,6 +1281,44 @@ mod tests {
                 let got = pool.install(|| open().par_fold(chunk, || (), |_, _, _| Ok(())));
                 assert_eq!(got.unwrap_err().to_string(), want, "chunk {chunk}");
             }
+        }
+    }
+
+    #[test]
+    fn a_line_past_the_limit_fails_at_its_line_in_both_ways_of_reading() {
+        let max = crate::io::MAX_LINE_BYTES;
+        let want = |line: u64| {
+            format!("t.csv:{line}: line longer than 64 MiB (67108864 bytes), the most one line of an input file may hold (is this a text file with line breaks?)")
+        };
+        let sequential = |bytes: &[u8]| -> Error {
+            let mut r = match reader(bytes) {
+                Ok(r) => r,
+                Err(e) => return e,
+            };
+            loop {
+                if let Err(e) = r.next_record() {
+                    return e;
+                }
+            }
+        };
+        // A header without a line break (the shape of /dev/zero).
+        let e = reader(&vec![0u8; max + 1]).unwrap_err();
+        assert_eq!(e.to_string(), want(1));
+        assert_eq!(e.exit_code(), 2);
+        // A line of exactly the limit is read, one byte more is refused: after CRLF and
+        // lone-CR line ends, past the end of one read and within one.
+        let mut ok = b"a,b\r\n1,2\r".to_vec();
+        ok.extend(std::iter::repeat_n(b'x', max - 2));
+        ok.extend_from_slice(b",y\n");
+        let mut bad = ok.clone();
+        bad.extend(std::iter::repeat_n(b'z', max + 1));
+        bad.extend_from_slice(b"\n3,4\n");
+        assert_eq!(all(&ok).unwrap().len(), 2);
+        assert_eq!(par_all(&ok, 3 * max, 3).unwrap().0.len(), 2);
+        assert_eq!(sequential(&bad).to_string(), want(4));
+        for chunk in [PAR_CHUNK_BYTES, 3 * max] {
+            let e = par_all(&bad, chunk, 3).unwrap_err();
+            assert_eq!(e.to_string(), want(4), "chunk {chunk}");
         }
     }
 }

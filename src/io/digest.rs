@@ -13,6 +13,28 @@ pub fn sha256_hex(data: impl AsRef<[u8]>) -> String {
     hex(&Sha256::digest(data.as_ref()))
 }
 
+/// The SHA-256 of the file at `path` in hex, read in pieces (a corpus may be larger than
+/// the memory).
+///
+/// # Errors
+/// [`crate::Error::Io`] (or the directory error of [`crate::Error::io`]) when it cannot be
+/// read.
+pub fn sha256_file_hex(path: &std::path::Path) -> crate::Result<String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| crate::Error::io(path, e))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(crate::Error::io(path, e)),
+        }
+    }
+    Ok(hex(&h.finalize()))
+}
+
 /// The first 16 hex digits (8 bytes) of the SHA-256 of `data`: the short form of keys and
 /// prompt hashes.
 pub fn short_sha256(data: impl AsRef<[u8]>) -> String {

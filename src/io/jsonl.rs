@@ -5,7 +5,7 @@
 //! The same strict parser reads whole JSON documents ([`parse_document`]).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::de::{DeserializeOwned, Error as _, MapAccess, SeqAccess, Visitor};
@@ -65,14 +65,20 @@ impl JsonlReader {
     fn fill(&mut self) -> Result<Option<(u64, std::ops::Range<usize>)>> {
         loop {
             self.buf.clear();
-            let n = self
-                .reader
+            // At most one byte past the limit (and its line break) is read: a file without
+            // line breaks is refused, not read into memory whole.
+            let most = super::MAX_LINE_BYTES as u64 + 2;
+            let n = (&mut self.reader)
+                .take(most)
                 .read_until(b'\n', &mut self.buf)
                 .map_err(|e| Error::io(&self.path, e))?;
             if n == 0 {
                 return Ok(None);
             }
             self.line += 1;
+            if line_len(&self.buf) > super::MAX_LINE_BYTES {
+                return Err(super::line_too_long(&self.path, self.line));
+            }
             let mut start = 0;
             if self.line == 1 {
                 if let Some(msg) = utf16_bom(&self.buf) {
@@ -161,6 +167,15 @@ impl JsonlReader {
                 .map(|t| Some((line, t)))
                 .map_err(|e| Error::input(&self.path, Some(line), clip_error(&e.to_string()))),
         }
+    }
+}
+
+/// Bytes of a line read with its line break, without the break (`\n` or `\r\n`).
+fn line_len(buf: &[u8]) -> usize {
+    match buf {
+        [.., b'\r', b'\n'] => buf.len() - 2,
+        [.., b'\n'] => buf.len() - 1,
+        _ => buf.len(),
     }
 }
 
@@ -416,6 +431,26 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("t.jsonl:1: UTF-16"));
+    }
+
+    #[test]
+    fn a_line_past_the_limit_is_refused_with_its_line_and_one_at_it_is_read() {
+        let max = crate::io::MAX_LINE_BYTES;
+        let mut at = format!("{{\"a\":\"{}\"}}", "x".repeat(max - 8)).into_bytes();
+        assert_eq!(at.len(), max);
+        at.extend_from_slice(b"\r\n");
+        let mut text = b"{}\n".to_vec();
+        text.extend_from_slice(&at);
+        text.extend(std::iter::repeat_n(b' ', max + 1));
+        let got = lines(&text);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[1].as_ref().unwrap().0, 2);
+        let e = got[2].as_ref().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.jsonl:3: line longer than 64 MiB (67108864 bytes), the most one line of an input file may hold (is this a text file with line breaks?)"
+        );
+        assert_eq!(e.exit_code(), 2);
     }
 
     #[test]

@@ -74,13 +74,40 @@ pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<String> {
     })
 }
 
-/// Reads a whole text file (a JSON document, a TOML file) as UTF-8.
+/// Reads a whole text file (a JSON document, a TOML file) as UTF-8, of at most
+/// [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES).
 ///
 /// # Errors
-/// [`Error::Io`] when it cannot be read; [`Error::Input`] as [`decode`].
+/// [`Error::Io`] when it cannot be read; [`Error::Input`] for a directory, a larger file
+/// ([`super::file_too_large`]), and as [`decode`].
 pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    decode(path, bytes)
+    read_text_up_to(path, super::MAX_LINE_BYTES)
+}
+
+/// [`read_text`] with a size limit of `limit` bytes.
+///
+/// # Errors
+/// As [`read_text`].
+pub fn read_text_up_to(path: &Path, limit: usize) -> Result<String> {
+    decode(path, read_bytes_up_to(path, limit)?)
+}
+
+/// The bytes of `path`, at most `limit` of them (a special file such as `/dev/zero` has no
+/// end, so the size is not taken from the file's metadata).
+///
+/// # Errors
+/// As [`read_text`], without the UTF-8 check.
+pub fn read_bytes_up_to(path: &Path, limit: usize) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() > limit {
+        return Err(super::file_too_large(path, limit));
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -105,6 +132,34 @@ mod tests {
             clip_list(&many),
             "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, … (5 more)"
         );
+    }
+
+    #[test]
+    fn whole_files_stop_at_their_limit_and_directories_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.toml");
+        std::fs::write(&p, "abcdef").unwrap();
+        assert_eq!(read_text_up_to(&p, 6).unwrap(), "abcdef");
+        let e = read_text_up_to(&p, 5).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: larger than 0 MiB (5 bytes), the most a file read whole may hold",
+                p.display()
+            )
+        );
+        assert_eq!(e.exit_code(), 2);
+        let e = read_text(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: larger than 64 MiB (67108864 bytes), the most a file read whole may hold"
+        );
+        let e = read_text(dir.path()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{}: is a directory; expected a file", dir.path().display())
+        );
+        assert_eq!(e.exit_code(), 2);
     }
 
     #[test]

@@ -123,7 +123,8 @@ impl DiskCache {
     /// The entry for `key`, if present and readable. A corrupt entry counts as a miss (it
     /// will be overwritten by the next successful call).
     pub fn get(&self, key: &str) -> Option<CachedResponse> {
-        let text = std::fs::read_to_string(self.path(key)).ok()?;
+        // Bounded as every input is: an entry past the limit is a miss.
+        let text = crate::io::read_text(&self.path(key)).ok()?;
         serde_json::from_str::<CachedResponse>(&text)
             .ok()
             .filter(|c| c.key == key)

@@ -680,8 +680,9 @@ fn finish(
     Some((found, dropped))
 }
 
-/// Lower-cased words of `s` (letters, digits, CJK) joined by single spaces, padded.
-fn words(s: &str) -> String {
+/// Lower-cased words of `s` (letters, digits, CJK) joined by single spaces, padded: how
+/// option texts are matched, and how the judge compares a reply with its rubric.
+pub(crate) fn words(s: &str) -> String {
     let mut out = String::from(" ");
     for c in s.chars().flat_map(char::to_lowercase) {
         if c.is_alphanumeric() {

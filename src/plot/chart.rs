@@ -76,6 +76,9 @@ pub struct XyChart {
     /// Caption line under the chart (panel file, seed, replicates).
     pub caption: String,
     pub series: Vec<Series>,
+    /// The y axis starts no lower than this: 0 for SEs and ratios of them, which cannot be
+    /// negative (the padding around a constant outcome's SE of 0 once drew a negative axis).
+    pub y_floor: Option<f64>,
 }
 
 /// One bar: its value and an optional interval.
@@ -136,8 +139,24 @@ fn draw_err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> E
 }
 
 /// A range [lo, hi] around `values` with 6% room on each side (±1 around a single value,
-/// or ±10% of it); from 0 when `from_zero`.
-fn padded(values: impl Iterator<Item = f64>, from_zero: bool) -> Result<(f64, f64)> {
+/// or ±10% of it); from 0 when `from_zero` (all zeros: [0, 1]); never below `floor`.
+fn padded(
+    values: impl Iterator<Item = f64>,
+    from_zero: bool,
+    floor: Option<f64>,
+) -> Result<(f64, f64)> {
+    let (lo, hi) = padded_free(values, from_zero)?;
+    Ok(match floor {
+        Some(f) if lo < f => {
+            // All values at the floor (a constant outcome's SE of 0): one unit above it.
+            let hi = if hi <= f { f + 1.0 } else { hi };
+            (f, hi)
+        }
+        _ => (lo, hi),
+    })
+}
+
+fn padded_free(values: impl Iterator<Item = f64>, from_zero: bool) -> Result<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite()) {
         lo = lo.min(v);
@@ -151,6 +170,11 @@ fn padded(values: impl Iterator<Item = f64>, from_zero: bool) -> Result<(f64, f6
         hi = hi.max(0.0);
     }
     if hi - lo <= 0.0 {
+        if from_zero {
+            // Every bar is 0 (shares or SEs of an outcome that does not vary): no room
+            // below 0, where no bar goes.
+            return Ok((0.0, 1.0));
+        }
         let d = if lo == 0.0 { 1.0 } else { 0.1 * lo.abs() };
         return Ok((lo - d, hi + d));
     }
@@ -258,13 +282,14 @@ fn ci_attrs(ci: Option<[f64; 2]>) -> String {
 /// [`Error::Data`] when no value is finite; [`Error::Runtime`] when drawing fails.
 pub fn xy(c: &XyChart) -> Result<String> {
     let all = || c.series.iter().flat_map(|s| &s.points);
-    let xr = padded(all().map(|p| p.x), false)?;
+    let xr = padded(all().map(|p| p.x), false, None)?;
     let yr = padded(
         all().flat_map(|p| {
             let [l, h] = p.ci.unwrap_or([p.y, p.y]);
             [p.y, l, h]
         }),
         false,
+        c.y_floor,
     )?;
     let mut svg = String::new();
     let mut marks = String::new();
@@ -429,7 +454,7 @@ pub fn bars(c: &BarChart) -> Result<String> {
             })
             .collect()
     };
-    let yr = padded(values.into_iter(), true)?;
+    let yr = padded(values.into_iter(), true, None)?;
     let mut svg = String::new();
     let mut marks = String::new();
     {
@@ -764,7 +789,26 @@ pub fn heatmap(c: &Heatmap) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::fitted_font;
+    use super::{fitted_font, padded};
+
+    #[test]
+    fn se_axes_never_go_below_zero() {
+        let r = |v: &[f64], from_zero, floor| padded(v.iter().copied(), from_zero, floor).unwrap();
+        // A constant outcome: every SE 0. Unfloored the padding put the axis at [-1, 1].
+        assert_eq!(r(&[0.0, 0.0], false, None), (-1.0, 1.0));
+        assert_eq!(r(&[0.0, 0.0], false, Some(0.0)), (0.0, 1.0));
+        // Small SEs: 6 % of the span below 0.001 would be negative.
+        let (lo, hi) = r(&[0.001, 0.101], false, Some(0.0));
+        assert_eq!(lo, 0.0);
+        assert!((hi - (0.101 + 0.006)).abs() < 1e-12, "{hi}");
+        // Away from the floor nothing changes.
+        let (lo, _) = r(&[1.0, 2.0], false, Some(0.0));
+        assert!((lo - 0.94).abs() < 1e-12, "{lo}");
+        // Bars of 0 only (shares or SEs that do not vary): [0, 1], nothing below 0.
+        assert_eq!(r(&[0.0, 0.0, 0.0], true, None), (0.0, 1.0));
+        // Bars below 0 (a negative delta) keep their room.
+        assert!(r(&[-0.2, 0.1], true, None).0 < -0.2);
+    }
 
     #[test]
     fn fitted_font_keeps_short_text_and_shrinks_long_text_to_its_width() {

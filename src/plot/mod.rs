@@ -153,6 +153,7 @@ pub fn forecast(
         y_desc: "SE of the estimate (outcome units)".into(),
         caption: caption.line(),
         series,
+        y_floor: Some(0.0),
     })
 }
 
@@ -211,6 +212,7 @@ pub fn subsets(report: &SubsetReport, caption: &Caption) -> Result<String> {
         y_desc: "SE of the estimate (outcome units)".into(),
         caption: caption.line(),
         series,
+        y_floor: Some(0.0),
     })
 }
 
@@ -227,14 +229,24 @@ fn level(p: &PerLevel, l: Level) -> f64 {
 /// When nothing is finite or drawing fails.
 pub fn variance(report: &VarianceReport, caption: &Caption) -> Result<String> {
     let mut groups: Vec<String> = report.strata.iter().map(|s| s.name.clone()).collect();
-    let mut shares: Vec<&PerLevel> = report.strata.iter().map(|s| &s.share_single).collect();
+    let mut shares: Vec<Option<&PerLevel>> = report
+        .strata
+        .iter()
+        .map(|s| s.share_single.as_ref())
+        .collect();
     if let Some(p) = &report.pooled {
         groups.push("pooled".into());
-        shares.push(&p.share_single);
+        shares.push(p.share_single.as_ref());
     }
     for s in &report.strata {
         groups.push(format!("{} (SE²)", s.name));
-        shares.push(&s.share_se2);
+        shares.push(s.share_se2.as_ref());
+    }
+    // Undefined shares (an outcome that does not vary: 0/0) get no bar and say so.
+    for (g, p) in groups.iter_mut().zip(&shares) {
+        if p.is_none() {
+            g.push_str(": undefined");
+        }
     }
     let series = Level::ALL
         .iter()
@@ -243,7 +255,7 @@ pub fn variance(report: &VarianceReport, caption: &Caption) -> Result<String> {
             bars: shares
                 .iter()
                 .map(|p| {
-                    Some(Bar {
+                    p.map(|p| Bar {
                         value: level(p, l),
                         ci: None,
                     })
@@ -355,6 +367,8 @@ pub fn allocate(report: &AllocateReport, caption: &Caption) -> Result<String> {
         y_desc: "variance × fees ratio A/B (hollow: unresolved)".into(),
         caption: caption.line(),
         series,
+        // A ratio of variances x fees is never negative.
+        y_floor: Some(0.0),
     })
 }
 

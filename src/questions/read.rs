@@ -131,13 +131,14 @@ impl At {
 
 /// The records of a file: (where, JSON value).
 fn records(path: &Path) -> Result<Vec<(At, Value)>> {
-    let text = crate::io::read_text(path)?;
     let at = |line, record| At {
         file: path.to_path_buf(),
         line,
         record,
     };
-    if text.trim_start().starts_with('[') {
+    if starts_with_bracket(path)? {
+        // A JSON array is read whole (HotpotQA as published), up to its own limit.
+        let text = crate::io::read_text_up_to(path, crate::io::MAX_ARRAY_FILE_BYTES)?;
         let values: Vec<Value> =
             crate::io::jsonl::parse_document(path, &text, "a JSON array of questions")?;
         Ok(values
@@ -152,6 +153,37 @@ fn records(path: &Path) -> Result<Vec<(At, Value)>> {
             out.push((at(Some(line), None), v));
         }
         Ok(out)
+    }
+}
+
+/// Whether the first character of `path` that is not white space (after a UTF-8 byte-order
+/// mark) is `[`. Only the start is read, so that a JSONL file is read line by line, under
+/// the line limit, and never whole.
+fn starts_with_bracket(path: &Path) -> Result<bool> {
+    use std::io::{BufRead, BufReader};
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut r = BufReader::new(file);
+    let mut first = true;
+    let mut blank = 0usize;
+    loop {
+        let buf = r.fill_buf().map_err(|e| Error::io(path, e))?;
+        // White space without end is left to the JSONL reader's line limit.
+        if buf.is_empty() || blank > crate::io::MAX_LINE_BYTES {
+            return Ok(false);
+        }
+        let mut skip = 0;
+        if first && buf.starts_with(crate::io::text::UTF8_BOM) {
+            skip = crate::io::text::UTF8_BOM.len();
+        }
+        first = false;
+        match buf[skip..].iter().position(|b| !b.is_ascii_whitespace()) {
+            Some(i) => return Ok(buf[skip + i] == b'['),
+            None => {
+                let n = buf.len();
+                blank += n;
+                r.consume(n);
+            }
+        }
     }
 }
 

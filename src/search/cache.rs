@@ -53,7 +53,8 @@ impl SearchCache {
 
     /// The cached records of (backend, query, k), if any.
     pub fn get(&self, backend: &str, query: &str, k: usize) -> Option<Vec<SearchRecord>> {
-        let text = std::fs::read_to_string(self.path(&key(backend, query, k))).ok()?;
+        // Bounded as every input is: an entry past the limit is a miss.
+        let text = crate::io::read_text(&self.path(&key(backend, query, k))).ok()?;
         let e: Entry = serde_json::from_str(&text).ok()?;
         (e.backend == backend && e.query == query && e.k == k).then_some(e.records)
     }

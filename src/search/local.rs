@@ -135,9 +135,10 @@ pub fn build(corpus_path: &Path, out: &Path) -> Result<IndexInfo> {
             )));
         }
     }
-    let bytes = std::fs::read(corpus_path).map_err(|e| Error::io(corpus_path, e))?;
-    let sha = crate::io::sha256_hex(&bytes);
+    // The corpus is read line by line, under the line limit, before it is hashed: a file
+    // without line breaks (`/dev/zero`) is refused there rather than hashed without end.
     let docs = corpus::read_corpus(corpus_path)?;
+    let sha = crate::io::digest::sha256_file_hex(corpus_path)?;
 
     let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

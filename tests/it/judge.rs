@@ -52,7 +52,8 @@ const SCRIPT: &[(&str, &str, &str)] = &[
     (
         "R",
         "The novel was published by Two Dollar Radio",
-        "Reasonable.\n6",
+        // A bare number counts right after a score marker line (issue #30 item 5).
+        "Reasonable.\nScore:\n6",
     ),
     ("R", "Confirm it was founded in 2005", "Score: 8"),
     (

@@ -143,9 +143,14 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                         "f1_lo",
                         "f1_hi",
                         "records",
+                        "parsed",
                         "parse_failed",
                         "truncated",
                         "errors",
+                        "parsed_rate",
+                        "parse_failure_rate",
+                        "truncated_rate",
+                        "error_rate",
                     ],
                     &table
                         .iter()
@@ -159,16 +164,28 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                                 );
                             }
                             match rate_of.get(r.name.as_str()) {
-                                Some(q) => v.extend(
-                                    [q.records, q.parse_failed, q.truncated, q.errors]
+                                Some(q) => {
+                                    v.extend(
+                                        [
+                                            q.records,
+                                            q.parsed,
+                                            q.parse_failed,
+                                            q.truncated,
+                                            q.errors,
+                                        ]
                                         .map(|x| x.to_string()),
-                                ),
-                                None => v.extend([
-                                    String::new(),
-                                    String::new(),
-                                    String::new(),
-                                    String::new(),
-                                ]),
+                                    );
+                                    v.extend(
+                                        [
+                                            q.parsed_rate,
+                                            q.parse_failure_rate,
+                                            q.truncated_rate,
+                                            q.error_rate,
+                                        ]
+                                        .map(|x| x.to_string()),
+                                    );
+                                }
+                                None => v.extend(std::iter::repeat_n(String::new(), 9)),
                             }
                             v
                         })
@@ -202,23 +219,30 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 );
             }
             outln!();
+            outln!("outcomes of all result lines (the four rates sum to 1):");
             let mut t = Table::new(&[
                 "group",
                 "records",
+                "parsed",
                 "parse_failed",
                 "truncated",
                 "errors",
+                "parsed_rate",
                 "parse_failure_rate",
+                "truncated_rate",
                 "error_rate",
             ]);
             for r in &rate_rows {
                 t.row(vec![
                     r.group.clone(),
                     r.records.to_string(),
+                    r.parsed.to_string(),
                     r.parse_failed.to_string(),
                     r.truncated.to_string(),
                     r.errors.to_string(),
+                    num(r.parsed_rate),
                     num(r.parse_failure_rate),
+                    num(r.truncated_rate),
                     num(r.error_rate),
                 ]);
             }
