@@ -321,7 +321,9 @@ fn run(k: &Kind, dir: &Path, bytes: &[u8]) -> Run {
         .timeout(Duration::from_secs(120))
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    // Summaries on stdout name the output files, which live in a new temporary directory
+    // per run.
+    let stdout = String::from_utf8_lossy(&o.stdout).replace(&p(out_dir.path()), "<OUT>");
     let all = format!("{stdout}{}", String::from_utf8_lossy(&o.stderr));
     assert!(!all.contains("panicked"), "{}: {all}", k.name);
     Run {

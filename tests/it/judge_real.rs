@@ -120,7 +120,14 @@ fn replayed_judge_runs_record_every_refusal_in_judged_jsonl() {
             .entry((prompt(r).to_string(), seed))
             .or_default()
             .push_back(r["response"].to_string());
-        want.push(read(r).unwrap_err());
+        // `stats judge` adds to a failure that the reply was cut, when it was.
+        let cut = r["response"]["choices"][0]["finish_reason"] == "length";
+        let why = read(r).unwrap_err();
+        want.push(if cut {
+            format!("{why} (the reply was cut at max_tokens: finish_reason length)")
+        } else {
+            why
+        });
     }
     let queues = Mutex::new(queues);
     let server = Server::start(move |req, _| {
