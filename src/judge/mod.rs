@@ -297,7 +297,7 @@ pub fn parse_score(text: &str) -> Result<f64, String> {
 ///
 /// The score is the number after the last `score` on a line (`Score: 7`, `**Score:** 7/10`,
 /// `Final score = 8 out of 10`, `score of 6`; markdown `*`, `_`, `` ` ``, `#` ignored) whose
-/// words around that number do not copy a rubric line ([`COPIED_WORDS`] or more in a row:
+/// words around that number do not copy a rubric line (`COPIED_WORDS` or more in a row:
 /// `score 10 when the action follows directly…` repeats the scale, it does not use it; such
 /// a line is passed over). Else the last non-empty line when it is only a number (`7`,
 /// `7/10`) and is the whole reply or comes right after a score marker line (`Score:`,
