@@ -39,6 +39,7 @@ mod llm_usage;
 mod mcq_cli;
 mod mcq_parse;
 mod mcq_real;
+mod mcq_real_cut;
 mod mcqgen;
 mod mcqgen_demo;
 mod mcqgen_guided;
