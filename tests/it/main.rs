@@ -43,6 +43,7 @@ mod mcq_real_cut;
 mod mcqgen;
 mod mcqgen_demo;
 mod mcqgen_guided;
+mod mcqgen_real;
 mod plan;
 mod plot;
 mod qa_metrics;
