@@ -1,7 +1,13 @@
 //! Reading the chosen option labels out of what a model wrote.
 //!
-//! Steps, in order (docs/mcq.md "How answers are read" has the user-facing version with an
-//! example per rule):
+//! A response with `finish_reason` `length` is [`Failure::Truncated`] before any step,
+//! whatever it holds. The prompts ask for the answer on the reply's **final** line, and a
+//! reply cut by the token limit has no final line: an `Answer:` or `\boxed{…}` before the
+//! cut belongs to text the model had not finished (a weak model's cut replies hold echoed
+//! format lines, invented option lists and invented Q&A — issue #30), so it is never read.
+//!
+//! Otherwise, steps in order (docs/mcq.md "How answers are read" has the user-facing
+//! version with an example per rule):
 //!
 //! 1. `<think>…</think>` blocks are removed (an unopened `…</think>` is cut at the closing
 //!    tag, an unclosed `<think>` runs to the end).
@@ -15,9 +21,7 @@
 //!    last marker wins over it. With neither, the last non-empty line is the segment, read
 //!    strictly (it must be nothing but an answer).
 //! 4. With the prompt known ([`Context::prompt`]), an answer line copied from a prompt line
-//!    that holds a marker, or equal to the answer of a format example there, fails. With
-//!    `finish_reason` `length`, a response without a marker or box, or whose marker line is
-//!    the last thing before the cut, is [`Failure::Truncated`].
+//!    that holds a marker, or equal to the answer of a format example there, fails.
 //! 5. The segment is read as a list of labels: leading filler words (`the correct options
 //!    are`, `选项`) are skipped; labels are separated by spaces, `, ; / & + 、 ( ) [ ] . :`
 //!    and the words `and`, `和`, `与`, `及`, `以及`; a run of distinct labels written
@@ -55,7 +59,7 @@ pub struct Parsed {
 pub struct Context<'a> {
     /// The prompt the response answers: an answer line copied from it is refused.
     pub prompt: Option<&'a str>,
-    /// `choices[0].finish_reason`: `length` means the text was cut off.
+    /// `choices[0].finish_reason`: `length` means the text was cut off, and is never read.
     pub finish_reason: Option<&'a str>,
 }
 
@@ -64,7 +68,7 @@ pub struct Context<'a> {
 pub enum Failure {
     /// The text holds no readable answer (reason).
     Unreadable(String),
-    /// The text was cut off (`finish_reason` `length`) before a complete answer line.
+    /// The text was cut off (`finish_reason` `length`), so it has no final answer line.
     Truncated(String),
 }
 
@@ -94,11 +98,11 @@ pub fn parse_answer(
 
 /// Parses `text` as [`parse_answer`] does, and also: an answer line that copies a line of
 /// `ctx.prompt` holding an answer marker (or the answer of a format example in it) is
-/// refused, and a response cut off by the token limit (`finish_reason` `length`) is read
-/// only from an answer marker or `\boxed{…}` whose line ended before the cut.
+/// refused, and a response cut off by the token limit (`finish_reason` `length`) is never
+/// read: it has no final answer line (module docs).
 ///
 /// # Errors
-/// [`Failure::Truncated`] for a cut-off response without a complete answer line;
+/// [`Failure::Truncated`] for every cut-off response;
 /// [`Failure::Unreadable`] for any other response without a readable answer.
 pub fn parse_response(
     text: &str,
@@ -107,19 +111,22 @@ pub fn parse_response(
     allow_empty: bool,
     ctx: &Context<'_>,
 ) -> Result<Parsed, Failure> {
-    let truncated = ctx.finish_reason == Some("length");
     let body = strip_think(text);
     let (norm, boxed) = normalize(&body);
     let marker = find_marker(&norm);
+    if ctx.finish_reason == Some("length") {
+        return Err(Failure::Truncated(
+            if marker.is_some() || !boxed.is_empty() {
+                format!("{CUT}; the answer marker before the cut is not read")
+            } else {
+                CUT.to_string()
+            },
+        ));
+    }
     let (segment, strict) = match (marker, boxed.last()) {
         (Some(m), Some(&(bpos, ref inner))) if bpos > m => (inner.clone(), false),
         (Some(m), _) => {
-            let (seg, complete) = segment_from(&norm, m);
-            if truncated && !complete {
-                return Err(Failure::Truncated(
-                    "cut off (finish_reason length) inside the answer line".into(),
-                ));
-            }
+            let seg = segment_from(&norm, m);
             if let Some(p) = ctx.prompt {
                 if let Some(line) = copies_prompt(&norm, m, &seg, p) {
                     return Err(Failure::Unreadable(format!(
@@ -131,11 +138,6 @@ pub fn parse_response(
             (seg, false)
         }
         (None, Some((_, inner))) => (inner.clone(), false),
-        (None, None) if truncated => {
-            return Err(Failure::Truncated(
-                "cut off (finish_reason length) before any answer marker".into(),
-            ))
-        }
         (None, None) => match norm.lines().rev().find(|l| !l.trim().is_empty()) {
             Some(l) => (l.to_string(), true),
             None => return Err(Failure::Unreadable("empty response".into())),
@@ -215,6 +217,9 @@ pub fn parse_response(
         snippet(seg, 60)
     ))
 }
+
+/// Why a reply cut by the token limit is not read.
+const CUT: &str = "cut off (finish_reason length) before its final answer line";
 
 /// Whitespace collapsed, trimmed, trailing `.` removed: how copied lines are compared.
 fn squash(s: &str) -> String {
@@ -463,20 +468,13 @@ fn skip_spaces(s: &str) -> usize {
     s.len() - s.trim_start_matches([' ', '\t']).len()
 }
 
-/// The rest of the marker's line, or the next non-empty line when that is empty; and
-/// whether that line ended (a line break follows it) rather than the text.
-fn segment_from(s: &str, start: usize) -> (String, bool) {
-    let rest = &s[start..];
-    let mut pos = 0;
-    for line in rest.split_inclusive('\n') {
-        pos += line.len();
-        let l = line.trim_end_matches(['\n', '\r']);
-        if !l.trim().is_empty() {
-            let complete = line.ends_with('\n') || !rest[pos..].trim().is_empty();
-            return (l.to_string(), complete);
-        }
-    }
-    (String::new(), false)
+/// The rest of the marker's line, or the next non-empty line when that is empty.
+fn segment_from(s: &str, start: usize) -> String {
+    s[start..]
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .to_string()
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -761,4 +759,132 @@ fn says_none(seg: &str) -> bool {
         || ["无", "没有", "都不", "均不", "全都不"]
             .iter()
             .any(|p| t.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// gemma3-270m's real MCQ replies (tests/fixtures/real/README.md).
+    const REAL: &str = include_str!("../../tests/fixtures/real/mcq.jsonl");
+    const ITEMS: &str = include_str!("../../data/mcq/sample.jsonl");
+
+    /// Record `i` of the recording: its reply, its finish_reason, its prompt, and the
+    /// labels and texts of item `id` (unshuffled, as `mcq run` showed them).
+    fn real(i: usize, id: &str) -> (String, String, String, Vec<String>, Vec<String>) {
+        let rec: Value = serde_json::from_str(REAL.lines().nth(i).unwrap()).unwrap();
+        let choice = &rec["response"]["choices"][0];
+        let item: Value = ITEMS
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| v["id"] == id)
+            .unwrap();
+        let opts = item["options"].as_array().unwrap();
+        let field = |k: &str| -> Vec<String> {
+            opts.iter()
+                .map(|o| o[k].as_str().unwrap().to_string())
+                .collect()
+        };
+        (
+            choice["message"]["content"].as_str().unwrap().to_string(),
+            choice["finish_reason"].as_str().unwrap().to_string(),
+            rec["request"]["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            field("label"),
+            field("text"),
+        )
+    }
+
+    /// The four cut replies the old rule ("read from a marker whose line ended before the
+    /// cut") read as answers, all spurious: each is now refused as truncated, and the
+    /// same text with an unknown finish reason still reads as it did, so it is the cut
+    /// alone that refuses it.
+    #[test]
+    fn real_cut_replies_with_an_early_answer_line_are_truncated() {
+        let cases = [
+            // (record, item, a piece of the text, what the text reads as when not cut)
+            (
+                44,
+                "na-003",
+                "Answer: [4] [www.example.com.au] A 150-year old building",
+                "A",
+            ),
+            (66, "ee-001", "Answer:\nB. April 24, 1990\n", "B"),
+            (134, "na-001", "Reasoning: A does not contain", "D"),
+            (148, "nr-004", "# Answers:\nA. [H] | [N] | [S]", "A"),
+        ];
+        for (i, id, piece, uncut) in cases {
+            let (text, finish, prompt, labels, texts) = real(i, id);
+            assert!(text.contains(piece), "record {i}: {text}");
+            assert_eq!(finish, "length", "record {i}");
+            let cut = Context {
+                prompt: Some(&prompt),
+                finish_reason: Some("length"),
+            };
+            assert_eq!(
+                parse_response(&text, &labels, &texts, false, &cut),
+                Err(Failure::Truncated(
+                    "cut off (finish_reason length) before its final answer line; the answer \
+                     marker before the cut is not read"
+                        .into()
+                )),
+                "record {i}"
+            );
+            let unknown = Context {
+                prompt: Some(&prompt),
+                finish_reason: None,
+            };
+            let read = parse_response(&text, &labels, &texts, false, &unknown).unwrap();
+            assert_eq!(read.labels.concat(), uncut, "record {i}");
+        }
+    }
+
+    #[test]
+    fn a_cut_reply_is_truncated_whatever_it_holds() {
+        let labels: Vec<String> = ["A", "B", "C"].iter().map(|s| s.to_string()).collect();
+        let texts: Vec<String> = ["Paris", "Rome", "Oslo"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let cut = Context {
+            prompt: None,
+            finish_reason: Some("length"),
+        };
+        let parse = |t: &str| parse_response(t, &labels, &texts, true, &cut);
+        assert_eq!(
+            parse("Let me look at each option.\nA."),
+            Err(Failure::Truncated(CUT.into()))
+        );
+        assert_eq!(parse(""), Err(Failure::Truncated(CUT.into())));
+        for t in [
+            "Answer: B\nBecause the",
+            "\\boxed{B} since the",
+            "Answer: none\nThe pages",
+        ] {
+            assert_eq!(
+                parse(t),
+                Err(Failure::Truncated(format!(
+                    "{CUT}; the answer marker before the cut is not read"
+                ))),
+                "{t}"
+            );
+        }
+        // Finished normally, the same texts read.
+        let stop = Context {
+            prompt: None,
+            finish_reason: Some("stop"),
+        };
+        let read = |t: &str| {
+            parse_response(t, &labels, &texts, true, &stop)
+                .unwrap()
+                .labels
+                .concat()
+        };
+        assert_eq!(read("Answer: B\nBecause the"), "B");
+        assert_eq!(read("\\boxed{B} since the"), "B");
+        assert_eq!(read("Answer: none\nThe pages"), "");
+    }
 }

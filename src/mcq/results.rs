@@ -184,8 +184,8 @@ pub enum Outcome {
     Ok,
     /// The call answered but no answer could be read from the text.
     ParseFailed,
-    /// The answer was cut off by the token limit (`finish_reason` `length`) before a
-    /// complete answer line: a parse failure counted on its own.
+    /// The reply was cut off by the token limit (`finish_reason` `length`), so it has no
+    /// final answer line and is not read: a parse failure counted on its own.
     Truncated,
     /// The call failed (API error after every retry).
     Error,

@@ -364,7 +364,7 @@ pub struct RateRow {
     pub parsed: usize,
     /// Lines whose text could not be parsed (truncations not included).
     pub parse_failed: usize,
-    /// Lines cut off by the token limit before a complete answer line.
+    /// Lines cut off by the token limit (`finish_reason` `length`; never read).
     pub truncated: usize,
     /// Lines whose call failed.
     pub errors: usize,

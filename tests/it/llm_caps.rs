@@ -638,9 +638,10 @@ fn mcq_generate_says_why_it_wrote_no_items_and_counts_cut_replies() {
 }
 
 #[test]
-fn mcq_run_counts_cut_replies_parsed_or_not() {
+fn mcq_run_counts_cut_replies_and_reads_none_of_them() {
     let dir = tempfile::tempdir().unwrap();
-    // pc-001 is cut before its answer line, pc-002 is cut after it; the rest stop normally.
+    // pc-001 is cut before its answer line, pc-002 after an `Answer:` line, which is not its
+    // final line and so is not read (issue #30); the rest stop normally.
     let server = Server::start(|s, _| {
         let p = &s.prompt;
         if p.contains("2014 FIFA World Cup") {
@@ -674,11 +675,11 @@ fn mcq_run_counts_cut_replies_parsed_or_not() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
         stdout.contains(
-            "cut at max_tokens (finish_reason length): 2 of 25 repl(ies), 1 of them still parsed"
+            "cut at max_tokens (finish_reason length): 2 of 25 repl(ies), all counted as truncated (a cut reply has no final answer line)"
         ),
         "{stdout}"
     );
-    assert!(stdout.contains("1 truncated"), "{stdout}");
+    assert!(stdout.contains("2 truncated"), "{stdout}");
     assert!(
         stdout.contains("mcq run: 25 item(s) × 1 run(s) = 25 call(s)"),
         "{stdout}"
@@ -693,8 +694,13 @@ fn mcq_run_counts_cut_replies_parsed_or_not() {
     assert_eq!(by_id("pc-001")["outcome"], "truncated");
     assert_eq!(by_id("pc-001")["finish_reason"], "length");
     let second = results[1].clone();
-    assert_eq!(second["outcome"], "ok", "{second}");
+    assert_eq!(second["outcome"], "truncated", "{second}");
     assert_eq!(second["finish_reason"], "length");
+    assert_eq!(
+        second["parse_note"],
+        "cut off (finish_reason length) before its final answer line; the answer marker \
+         before the cut is not read"
+    );
 }
 
 /// The query of the n-th (1-based) item of data/mcq/sample.jsonl.

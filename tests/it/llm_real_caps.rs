@@ -147,7 +147,7 @@ fn real_mcq_replies_cut_at_8_tokens_are_all_counted() {
     assert!(o.status.success(), "{stdout}{stderr}");
     assert!(
         stdout.contains(
-            "cut at max_tokens (finish_reason length): 25 of 25 repl(ies), 0 of them still parsed"
+            "cut at max_tokens (finish_reason length): 25 of 25 repl(ies), all counted as truncated (a cut reply has no final answer line)"
         ),
         "{stdout}"
     );

@@ -139,12 +139,9 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         missing,
         a.out.display()
     );
-    let cut_parsed = results
-        .iter()
-        .filter(|r| r.outcome == Outcome::Ok && r.finish_reason.as_deref() == Some("length"))
-        .count();
+    // Every cut reply is `truncated` (the parser never reads one), so no "still parsed" count.
     outln!(
-        "cut at max_tokens (finish_reason length): {cut} of {answered} repl(ies), {cut_parsed} of them still parsed"
+        "cut at max_tokens (finish_reason length): {cut} of {answered} repl(ies), all counted as truncated (a cut reply has no final answer line)"
     );
     outln!("raw responses: {}", responses.display());
     warn_truncated(cut as u64, answered as u64, params_max_tokens);

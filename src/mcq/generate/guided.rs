@@ -16,7 +16,10 @@
 //!   injected error. Polarity `incorrect`: gold = the erroneous statements.
 //!
 //! A generation is rejected, with the reason recorded, when its reply is not the JSON asked
-//! for, an option or statement is missing or empty, an error type is not in the taxonomy, a
+//! for, a value in it is or contains one of the template's own placeholders (every `<…>`
+//! example value of the template the prompt was filled from, such as `<search query>`: a
+//! weak model copies the reply format verbatim — checked before anything else), an option
+//! or statement is missing or empty, an error type is not in the taxonomy, a
 //! wrong option repeats a correct one, or two options are the same text. Options are put in a
 //! deterministic per-item order (the MCQ shuffle, seed [`ORDER_SEED`]) so the gold is not
 //! always first.
@@ -105,6 +108,69 @@ pub struct Planned {
     pub spec: Spec,
     /// Hash of the template the prompt was filled from.
     pub prompt_sha256: String,
+    /// The `<…>` placeholders of that template ([`template_placeholders`]): a reply value
+    /// holding one is a copy of the reply format, not an option.
+    pub placeholders: Vec<String>,
+}
+
+/// Every `<…>` span of `template` (one line, nothing nested, at most 200 characters inside),
+/// once each, in template order: the example values of its reply format (`<search query>`,
+/// `<one of over_narrow_search, …>`) and of its instructions (`Search "<query>".`).
+pub fn template_placeholders(template: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in template.lines() {
+        let mut rest = line;
+        while let Some(a) = rest.find('<') {
+            let after = &rest[a + 1..];
+            let Some(b) = after.find(['<', '>']) else {
+                break;
+            };
+            if after.as_bytes()[b] == b'>' {
+                let inner = &after[..b];
+                if !inner.trim().is_empty() && inner.chars().count() <= 200 {
+                    let ph = format!("<{inner}>");
+                    if !out.contains(&ph) {
+                        out.push(ph);
+                    }
+                }
+                rest = &after[b + 1..];
+            } else {
+                rest = &after[b..];
+            }
+        }
+    }
+    out
+}
+
+/// The first string value of `v` (depth first, keys in the map's order) that is or contains
+/// one of `placeholders` (case-folded, whitespace collapsed), with its path
+/// (`reformulation`, `wrong_options[0].text`; indexes from 0).
+pub fn copied_placeholder(v: &Value, placeholders: &[String]) -> Option<(String, String)> {
+    fn walk(v: &Value, path: &str, phs: &[(String, &String)]) -> Option<(String, String)> {
+        match v {
+            Value::String(s) => {
+                let f = text_key(s);
+                phs.iter()
+                    .find(|(k, _)| f.contains(k.as_str()))
+                    .map(|(_, p)| (path.to_string(), (*p).clone()))
+            }
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .find_map(|(i, x)| walk(x, &format!("{path}[{i}]"), phs)),
+            Value::Object(m) => m.iter().find_map(|(k, x)| {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                walk(x, &p, phs)
+            }),
+            _ => None,
+        }
+    }
+    let phs: Vec<(String, &String)> = placeholders.iter().map(|p| (text_key(p), p)).collect();
+    walk(v, "", &phs)
 }
 
 /// Fills `{name}` placeholders of `template` in one pass (a value's own braces are never
@@ -304,6 +370,7 @@ fn plan_steps(l: &Logged, cfg: &GuidedConfig, planned: &mut Vec<Planned>, skippe
                 next_query: next.trim().to_string(),
             },
             prompt_sha256: short_hash(PLANNING_TEMPLATE),
+            placeholders: template_placeholders(PLANNING_TEMPLATE),
         });
     }
 }
@@ -397,6 +464,7 @@ fn plan_grounded(
         context,
         spec: Spec::Grounded,
         prompt_sha256: short_hash(GROUNDED_TEMPLATE),
+        placeholders: template_placeholders(GROUNDED_TEMPLATE),
     });
 }
 
@@ -584,6 +652,13 @@ fn grounded_drafts(v: &Value) -> Result<Vec<Draft>, String> {
 /// The rejection reason (see the module docs).
 pub fn build_item(p: &Planned, model: &str, text: &str) -> Result<Item, String> {
     let v = reply_json(text)?;
+    // Before the option checks: a copied reply format is often short of options too, and
+    // "missing options" would hide that nothing in it was written for this item.
+    if let Some((path, ph)) = copied_placeholder(&v, &p.placeholders) {
+        return Err(format!(
+            "the reply copies the template's placeholder {ph:?} in {path}"
+        ));
+    }
     let drafts = match &p.spec {
         Spec::Planning { next_query } => planning_drafts(next_query, &v)?,
         Spec::Grounded => grounded_drafts(&v)?,
@@ -723,6 +798,142 @@ mod tests {
         ] {
             assert!(GROUNDED_TEMPLATE.contains(p), "{p}");
         }
+    }
+
+    #[test]
+    fn placeholders_are_read_off_the_templates() {
+        assert_eq!(
+            template_placeholders(PLANNING_TEMPLATE),
+            [
+                "<query>",
+                "<answer>",
+                "<search query>",
+                "<next step>",
+                "<one of over_narrow_search, redundant_search, premature_conclusion, ignored_constraint>",
+            ]
+        );
+        assert_eq!(
+            template_placeholders(GROUNDED_TEMPLATE),
+            [
+                "<statement>",
+                "<one of unsupported_claim, misread_evidence, logical_leap>"
+            ]
+        );
+        // Unclosed or nested brackets are no placeholder; a repeated one is listed once.
+        assert_eq!(
+            template_placeholders("a < b, <x <y> z>\n<y> and <>"),
+            ["<y>"]
+        );
+    }
+
+    /// A planning unit as `plan` makes it, for a step whose actual next query is `next`.
+    fn planning_unit(next: &str) -> Planned {
+        Planned {
+            request: ChatRequest::new("gen:pd-q-adaptive-t0-s0", "m", vec![]),
+            item_id: "pd-q-adaptive-t0-s0".into(),
+            task: Task::Planning,
+            subtask: Some("divergent".into()),
+            source: Source {
+                run: "r".into(),
+                question_id: "q".into(),
+                arm: "adaptive".into(),
+                trajectory: 0,
+                step: Some(0),
+                selector: None,
+                line: 1,
+            },
+            query: "Who directed the film shot around Leland, North Carolina in 1986?".into(),
+            context: "No searches yet.".into(),
+            spec: Spec::Planning {
+                next_query: next.into(),
+            },
+            prompt_sha256: short_hash(PLANNING_TEMPLATE),
+            placeholders: template_placeholders(PLANNING_TEMPLATE),
+        }
+    }
+
+    /// The reply text of record `i` of gemma3-270m's real generator replies.
+    fn real_reply(i: usize) -> String {
+        let rec: Value = serde_json::from_str(
+            include_str!("../../../tests/fixtures/real/generate.jsonl")
+                .lines()
+                .nth(i)
+                .unwrap(),
+        )
+        .unwrap();
+        rec["response"]["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn real_replies_that_copy_the_reply_format_are_refused_as_placeholders() {
+        let p = planning_unit("Leland North Carolina film 1986");
+        // 48 copies the format verbatim; 11 nearly (`"<answer> now?"`). Both parse as JSON
+        // with one wrong option, which was all they were rejected for.
+        for (i, piece) in [
+            (
+                48,
+                "{\"reformulation\": \"<search query>\", \"wrong_options\": [{\"text\": \"<next step>\"",
+            ),
+            (11, "[{\"text\": \"<answer> now?\", \"error_type\""),
+        ] {
+            let text = real_reply(i);
+            assert!(text.contains(piece), "record {i}: {text}");
+            let v = reply_json(&text).unwrap();
+            assert_eq!(v["wrong_options"].as_array().unwrap().len(), 1, "record {i}");
+            assert_eq!(
+                build_item(&p, "gemma3-270m", &text).unwrap_err(),
+                "the reply copies the template's placeholder \"<search query>\" in reformulation",
+                "record {i}"
+            );
+        }
+        // Record 11 with its reformulation written: its wrong option still holds `<answer>`.
+        let mut v = reply_json(&real_reply(11)).unwrap();
+        v["reformulation"] = json!("film shot in Leland North Carolina 1986 director");
+        assert_eq!(
+            copied_placeholder(&v, &p.placeholders),
+            Some((
+                "wrong_options[0].error_type".to_string(),
+                "<one of over_narrow_search, redundant_search, premature_conclusion, ignored_constraint>"
+                    .to_string()
+            ))
+        );
+        v["wrong_options"][0]["error_type"] = json!("premature_conclusion");
+        assert_eq!(
+            copied_placeholder(&v, &p.placeholders),
+            Some(("wrong_options[0].text".to_string(), "<answer>".to_string()))
+        );
+        // Case and spacing do not hide a copy; text around it does not either.
+        let v = json!({"reformulation": "Leland film <Search  Query>"});
+        assert_eq!(
+            copied_placeholder(&v, &p.placeholders).map(|(_, ph)| ph),
+            Some("<search query>".to_string())
+        );
+    }
+
+    #[test]
+    fn a_reply_written_for_the_item_passes_the_placeholder_check() {
+        let p = planning_unit("Leland North Carolina film 1986");
+        let reply = json!({
+            "reformulation": "film shot in Leland North Carolina in 1986",
+            "wrong_options": [
+                {"text": "Search \"Leland North Carolina\".", "error_type": "over_narrow_search"},
+                {"text": "Answer \"John Carpenter\" now.", "error_type": "premature_conclusion"},
+                {"text": "Search \"film director 1986\".", "error_type": "ignored_constraint"}
+            ]
+        });
+        assert_eq!(copied_placeholder(&reply, &p.placeholders), None);
+        let item = build_item(&p, "m", &reply.to_string()).unwrap();
+        assert_eq!(item.options.len(), 5);
+        // The same reply with one value left as the template's: refused.
+        let mut copied = reply.clone();
+        copied["wrong_options"][2]["text"] = json!("Search \"<query>\".");
+        assert_eq!(
+            build_item(&p, "m", &copied.to_string()).unwrap_err(),
+            "the reply copies the template's placeholder \"<query>\" in wrong_options[2].text"
+        );
     }
 
     #[test]
