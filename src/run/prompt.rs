@@ -622,7 +622,7 @@ fn echo_failure(line: &str, check: &ReaderCheck<'_>) -> Option<String> {
         ));
     }
     let collapsed = line.split_whitespace().collect::<Vec<_>>().join(" ");
-    check.prompt_lines.iter().any(|p| *p == collapsed).then(|| {
+    check.prompt_lines.contains(&collapsed).then(|| {
         format!(
             "{ECHO_FAILURE}: the answer line {shown:?} is a line of the prompt sent, not an answer"
         )
