@@ -96,6 +96,10 @@ pub struct Step {
     /// Added field: how many of `results` were masked benchmark URLs.
     #[serde(default)]
     pub masked: usize,
+    /// Added field: the planner's reply was cut at the token cap (`finish_reason`
+    /// `length`). Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// One reader call on a selector's packet.
@@ -123,6 +127,10 @@ pub struct Read {
     /// read then has an empty `answer` scored 0. Absent for a read that was answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Added field: the reader's reply was cut at the token cap (`finish_reason` `length`).
+    /// Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 fn null_as_empty<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
@@ -349,6 +357,7 @@ mod tests {
                 }],
                 shared: true,
                 masked: 0,
+                truncated: true,
             }],
             packets: BTreeMap::new(),
             reads: vec![Read {
@@ -360,8 +369,13 @@ mod tests {
                 em: 1.0,
                 f1: 1.0,
                 failure: None,
+                truncated: false,
             }],
         };
+        // `truncated` is written only when true (the step's), like `failure`.
+        let line = serde_json::to_string(&t).unwrap();
+        assert_eq!(line.matches("\"truncated\":true").count(), 1);
+        assert!(!line.contains("\"truncated\":false"));
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.jsonl");
         std::fs::write(&p, serde_json::to_string(&t).unwrap() + "\n").unwrap();

@@ -25,7 +25,7 @@ use ragstats::run::prompt::Templates;
 use ragstats::run::{Arm, Progress, RunSpec, Selector};
 use ragstats::search::{http, local, mask, Search, SearchOptions};
 
-use super::batch::block_on;
+use super::batch::{block_on, warn_truncated};
 use super::batch::{progress_line, ProgressLines};
 use super::common::print_json;
 use super::endpoint::{client, Configured, Endpoint};
@@ -388,6 +388,12 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         display_dir(&a.out)
     );
     warn(&tot.warnings());
+    // Counted over the run's calls (cache hits included), as the summary's model calls.
+    warn_truncated(
+        tot.truncated_steps + tot.truncated_reads,
+        tot.steps + tot.reads,
+        Some(max_tokens),
+    );
     Ok(0)
 }
 

@@ -69,6 +69,9 @@ pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<String>>) {
         "plan_fail",
         "refused_q",
         "refused_a",
+        "echo_a",
+        "cut_q",
+        "cut_a",
         "empty_pool",
         "empty_packet",
         "unknown_%",
@@ -91,6 +94,9 @@ pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<String>>) {
                 format!("{}/{}", r.planning_failures, r.trajectories),
                 format!("{}/{}", r.refused_queries, r.steps),
                 format!("{}/{}", r.refused_answers, r.reads),
+                format!("{}/{}", r.echoed_answers, r.reads),
+                format!("{}/{}", r.truncated_steps, r.steps),
+                format!("{}/{}", r.truncated_reads, r.reads),
                 format!("{}/{}", r.empty_pools, r.trajectories),
                 format!("{}/{}", r.empty_packets, r.trajectories),
                 pct(r.unknown_rate),
@@ -103,7 +109,7 @@ pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<String>>) {
 }
 
 /// The note under the audit table.
-pub const AUDIT_NOTE: &str = "alias: a normalised gold answer (not yes/no) in the pool / packet, over valid pools of eligible questions; masked: benchmark-URL slots; plan_fail: trajectories with a step that gave no query; refused_q / refused_a: steps / reads that copied a prompt placeholder; empty: pools / packets with no record to read";
+pub const AUDIT_NOTE: &str = "alias: a normalised gold answer (not yes/no) in the pool / packet, over valid pools of eligible questions; masked: benchmark-URL slots; plan_fail: trajectories with a step that gave no query; refused_q / refused_a: steps / reads that copied a prompt placeholder; echo_a: reads whose answer line copies the prompt; cut_q / cut_a: steps / reads whose reply was cut at max_tokens; empty: pools / packets with no record to read";
 
 /// The whole run's search and read counts, as `run-audit` and `stats run` end with them.
 pub fn totals_lines(t: &Totals) -> Vec<String> {
@@ -121,8 +127,12 @@ pub fn totals_lines(t: &Totals) -> Vec<String> {
             t.empty_pools, t.trajectories, t.empty_packets, t.packets
         ),
         format!(
-            "reads: {}, {} of them copied placeholders (refused, scored 0)",
-            t.reads, t.refused_answers
+            "reads: {}, {} of them copied placeholders, {} echoed the prompt (refused, scored 0)",
+            t.reads, t.refused_answers, t.echoed_answers
+        ),
+        format!(
+            "cut at max_tokens (finish_reason length): {} of {} planner step(s), {} of {} read(s) (a complete JSON object in a cut reply is still used)",
+            t.truncated_steps, t.steps, t.truncated_reads, t.reads
         ),
     ]
 }

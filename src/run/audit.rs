@@ -16,15 +16,18 @@
 //! * **UNKNOWN rate**: reads whose answer is UNKNOWN ([`is_unknown`]).
 //! * **Empty evidence**: steps whose query found no results, pools and packets with no
 //!   record to read (masked slots do not count: they show nothing), and the queries and
-//!   answers refused as copied placeholders ([`PLACEHOLDER_FAILURE`]). [`totals`] counts
-//!   them for the whole run, with the warnings of [`Totals::warnings`].
+//!   answers refused as copied placeholders ([`PLACEHOLDER_FAILURE`]) or as echoes of the
+//!   prompt ([`ECHO_FAILURE`]). [`totals`] counts them for the whole run, with the warnings
+//!   of [`Totals::warnings`].
+//! * **Cut replies**: planner steps and reads whose reply stopped at the token cap
+//!   (`truncated` in the log).
 //!
 //! The pool does not depend on the selector, so an arm's pool figures repeat on each of its
 //! selector rows.
 
 use serde::Serialize;
 
-use super::prompt::{is_unknown, PLACEHOLDER_FAILURE};
+use super::prompt::{is_unknown, ECHO_FAILURE, PLACEHOLDER_FAILURE};
 use super::select::distinct_lists;
 use crate::qa_scoring::qa::normalize_answer;
 use crate::search::SearchRecord;
@@ -56,6 +59,8 @@ pub struct AuditRow {
     pub steps: u64,
     /// Of the failed steps, those refused as a copied placeholder.
     pub refused_queries: u64,
+    /// Steps whose planner reply was cut at the token cap (of `steps`).
+    pub truncated_steps: u64,
     /// Steps with a query whose search returned no record.
     pub empty_result_steps: u64,
     /// Pools (trajectories) with no record to read, and packets likewise.
@@ -64,6 +69,10 @@ pub struct AuditRow {
     pub reads: u64,
     /// Reads refused as a copied placeholder (no answer, scored 0).
     pub refused_answers: u64,
+    /// Reads refused because the line read as the answer copies the prompt.
+    pub echoed_answers: u64,
+    /// Reads whose reply was cut at the token cap.
+    pub truncated_reads: u64,
     pub unknown: u64,
     pub unknown_rate: Option<f64>,
     pub em_mean: Option<f64>,
@@ -116,6 +125,7 @@ pub fn audit(logs: &[Trajectory]) -> Vec<AuditRow> {
             .count() as u64;
         let failed = t.steps.iter().filter(|s| s.query.is_none()).count() as u64;
         let refused = t.steps.iter().filter(|s| is_refusal(&s.failure)).count() as u64;
+        let cut = t.steps.iter().filter(|s| s.truncated).count() as u64;
         let empty_results = t
             .steps
             .iter()
@@ -148,12 +158,15 @@ pub fn audit(logs: &[Trajectory]) -> Vec<AuditRow> {
             row.failed_steps += failed;
             row.steps += t.steps.len() as u64;
             row.refused_queries += refused;
+            row.truncated_steps += cut;
             row.empty_result_steps += empty_results;
             row.empty_pools += u64::from(pool_empty);
             row.empty_packets += u64::from(!packet.iter().any(|r| !r.masked));
             for r in t.reads.iter().filter(|r| &r.selector == sel) {
                 row.reads += 1;
                 row.refused_answers += u64::from(is_refusal(&r.failure));
+                row.echoed_answers += u64::from(is_echo(&r.failure));
+                row.truncated_reads += u64::from(r.truncated);
                 row.unknown += u64::from(is_unknown(&r.answer));
                 // Sums for now; divided below.
                 *row.em_mean.get_or_insert(0.0) += r.em;
@@ -180,6 +193,13 @@ fn is_refusal(failure: &Option<String>) -> bool {
         .is_some_and(|f| f.starts_with(PLACEHOLDER_FAILURE))
 }
 
+/// Whether a read's `failure` is an echo of the prompt.
+fn is_echo(failure: &Option<String>) -> bool {
+    failure
+        .as_deref()
+        .is_some_and(|f| f.starts_with(ECHO_FAILURE))
+}
+
 /// What a whole run searched and read: the counts `stats run` ends with and `run-audit`
 /// prints under its table.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -199,14 +219,20 @@ pub struct Totals {
     /// Steps that gave no query, and of those the copied placeholders.
     pub planning_failures: u64,
     pub refused_queries: u64,
+    /// Steps whose planner reply was cut at the token cap (of `steps`).
+    pub truncated_steps: u64,
     /// Pools with no record to read (masked slots show nothing).
     pub empty_pools: u64,
     /// Packets (trajectories × selectors) and those with no record to read.
     pub packets: u64,
     pub empty_packets: u64,
-    /// Reads, and those refused as a copied placeholder.
+    /// Reads, those refused as a copied placeholder, and those refused as an echo of the
+    /// prompt.
     pub reads: u64,
     pub refused_answers: u64,
+    pub echoed_answers: u64,
+    /// Reads whose reply was cut at the token cap.
+    pub truncated_reads: u64,
 }
 
 impl Totals {
@@ -242,6 +268,7 @@ pub fn totals(logs: &[Trajectory]) -> Totals {
                 continue;
             }
             t.steps += 1;
+            t.truncated_steps += u64::from(s.truncated);
             match &s.query {
                 Some(q) => {
                     t.queries += 1;
@@ -266,6 +293,8 @@ pub fn totals(logs: &[Trajectory]) -> Totals {
         }
         t.reads += log.reads.len() as u64;
         t.refused_answers += log.reads.iter().filter(|r| is_refusal(&r.failure)).count() as u64;
+        t.echoed_answers += log.reads.iter().filter(|r| is_echo(&r.failure)).count() as u64;
+        t.truncated_reads += log.reads.iter().filter(|r| r.truncated).count() as u64;
     }
     t.distinct_queries = queries.len() as u64;
     t.empty_searches = queries.values().filter(|e| **e).count() as u64;
@@ -291,11 +320,14 @@ fn empty_row(arm: &str, selector: &str) -> AuditRow {
         failed_steps: 0,
         steps: 0,
         refused_queries: 0,
+        truncated_steps: 0,
         empty_result_steps: 0,
         empty_pools: 0,
         empty_packets: 0,
         reads: 0,
         refused_answers: 0,
+        echoed_answers: 0,
+        truncated_reads: 0,
         unknown: 0,
         unknown_rate: None,
         em_mean: None,
@@ -330,6 +362,7 @@ mod tests {
             results,
             shared: false,
             masked: 0,
+            truncated: false,
         }
     }
 
@@ -343,6 +376,7 @@ mod tests {
             em,
             f1: em,
             failure: None,
+            truncated: false,
         }
     }
 
@@ -416,6 +450,8 @@ mod tests {
         let refusal = || Some(format!("{PLACEHOLDER_FAILURE} \"...\" from x: y"));
         let mut shared = step(Some("q0"), vec![]);
         shared.shared = true;
+        // Cut at the cap: step 0 (one call, in both records) and adaptive's failed step.
+        shared.truncated = true;
         let base = Trajectory {
             run: "r".into(),
             question_id: "q".into(),
@@ -449,15 +485,22 @@ mod tests {
         // here, and a plain planning failure.
         let mut adaptive = base.clone();
         adaptive.arm = "adaptive".into();
+        let mut cut = step(None, vec![]);
+        cut.truncated = true;
         adaptive.steps = vec![
             shared,
             step(Some("q2"), vec![rec("a", "Paris", false)]),
-            step(None, vec![]),
+            cut,
         ];
         adaptive
             .packets
             .insert("rr".into(), vec![rec("a", "Paris", false)]);
-        adaptive.reads = vec![read("rr", "Paris", 1.0)];
+        // A cut read, answered, and a read refused as an echo of the prompt.
+        let mut cut_read = read("rr", "Paris", 1.0);
+        cut_read.truncated = true;
+        let mut echoed = read("rr", "", 0.0);
+        echoed.failure = Some(format!("{ECHO_FAILURE}: the answer line \"Question: x\" …"));
+        adaptive.reads = vec![cut_read, echoed];
         let t = totals(&[open.clone(), adaptive.clone()]);
         assert_eq!(
             t,
@@ -470,12 +513,36 @@ mod tests {
                 empty_searches: 1,
                 planning_failures: 2,
                 refused_queries: 1,
+                truncated_steps: 2,
                 empty_pools: 1,
                 packets: 3,
                 empty_packets: 2,
-                reads: 3,
+                reads: 4,
                 refused_answers: 1,
+                echoed_answers: 1,
+                truncated_reads: 1,
             }
+        );
+        // Per row, step 0 is in each arm's steps; the echo is not a placeholder copy.
+        let rows = audit(&[open.clone(), adaptive.clone()]);
+        let by = |arm: &str| {
+            rows.iter()
+                .find(|r| r.arm == arm && r.selector == "rr")
+                .unwrap()
+        };
+        assert_eq!(
+            (by("open").truncated_steps, by("adaptive").truncated_steps),
+            (1, 2)
+        );
+        let a = by("adaptive");
+        assert_eq!(
+            (
+                a.reads,
+                a.refused_answers,
+                a.echoed_answers,
+                a.truncated_reads
+            ),
+            (2, 0, 1, 1)
         );
         // One empty pool of two is not most of them; two of three is.
         assert!(t.warnings().is_empty());

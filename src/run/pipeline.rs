@@ -16,7 +16,12 @@
 //!
 //! Copied placeholders: a query or answer equal to a value of a format example in the
 //! templates in use ([`Templates::placeholders`]) is refused, a planning failure (not
-//! searched) or a read with no answer (scored 0), with the reason in the log.
+//! searched) or a read with no answer (scored 0), with the reason in the log. So is a
+//! reader reply read by its first line when that line copies the prompt (a section label of
+//! the reader's template, or a line of the prompt sent).
+//!
+//! Cut replies: a reply that stopped at `max_tokens` (`finish_reason` `length`) is marked
+//! `truncated` in the log and counted; a complete JSON object in it is still used.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +31,10 @@ use serde_json::{Map, Value};
 
 use super::log::RunOutput;
 use super::plan::Cell;
-use super::prompt::{read_answer, read_query, Placeholders, Templates};
+use super::prompt::{
+    echo_lines, read_answer, read_query, Placeholders, ReaderCheck, SectionLabel, Templates,
+    NO_PLANNER_JSON,
+};
 use super::select::{cut_record, distinct_lists, select, Selector};
 use crate::ledger::{CallKind, Label, LedgerRow};
 use crate::llm::cache::cache_key;
@@ -143,11 +151,13 @@ pub async fn run<S: Searcher>(
 ) -> Result<RunOutput> {
     let sem = Arc::new(tokio::sync::Semaphore::new(spec.concurrency.max(1)));
     let placeholders = Arc::new(spec.templates.placeholders());
+    let labels: Arc<[SectionLabel]> = spec.templates.reader_labels().into();
     let mut set = tokio::task::JoinSet::new();
     let n = cells.len();
     for (i, cell) in cells.into_iter().enumerate() {
         let ctx = Ctx {
             placeholders: placeholders.clone(),
+            labels: labels.clone(),
             client: client.clone(),
             searcher: searcher.clone(),
             spec: spec.clone(),
@@ -192,11 +202,15 @@ pub async fn run<S: Searcher>(
     Ok(out)
 }
 
+/// What a planning failure's reason adds when the reply was cut at the cap.
+pub const CUT_NOTE: &str = "the reply was cut at max_tokens: finish_reason length";
+
 /// The message of a run stopped by its [`Cancel`] signal.
 pub const INTERRUPTED: &str = "interrupted";
 
 struct Ctx<S> {
     placeholders: Arc<Placeholders>,
+    labels: Arc<[SectionLabel]>,
     client: Client,
     searcher: Arc<S>,
     spec: Arc<RunSpec>,
@@ -278,8 +292,13 @@ impl<S: Searcher> Ctx<S> {
         let text = rec.text.clone().unwrap_or_default();
         let mut planner_row = self.llm_row(CallKind::Planner, &req, &rec, q, t);
         planner_row.step = Some(s);
+        let truncated = rec.is_truncated();
         let (query, failure) = match read_query(&text, &self.placeholders.planner) {
             Ok(qq) => (Some(qq), None),
+            // The cut is why no object closed: say so, so the fix (a larger cap) shows.
+            Err(why) if truncated && why == NO_PLANNER_JSON => {
+                (None, Some(format!("{why} ({CUT_NOTE})")))
+            }
             Err(why) => (None, Some(why)),
         };
         let (results, search_row) = match &query {
@@ -322,6 +341,7 @@ impl<S: Searcher> Ctx<S> {
                 results,
                 shared: arm.is_none(),
                 masked,
+                truncated,
             },
             planner_row,
             search_row,
@@ -359,6 +379,7 @@ impl<S: Searcher> Ctx<S> {
         for &sel in &spec.selectors {
             let packet = select(sel, &lists);
             let messages = spec.templates.reader(&q.question, &packet);
+            let prompt_lines = echo_lines(&messages, &packet);
             for r in 0..cell.reads {
                 let mut req = ChatRequest::new(
                     format!("{}/t{t}/{}/{}/r{r}", q.id, arm.as_str(), sel.as_str()),
@@ -377,14 +398,19 @@ impl<S: Searcher> Ctx<S> {
                 // shared by every selector and carry none (docs/ledger.md).
                 row.selector = Some(Label::from(sel.as_str()));
                 rows.push(row);
-                let (answer, failure, (em, f1)) =
-                    match read_answer(&text, &self.placeholders.reader) {
-                        Ok((answer, _)) => {
-                            let s = score(&answer, &q.answers, style(q.dataset));
-                            (answer, None, s)
-                        }
-                        Err(why) => (String::new(), Some(why), (0.0, 0.0)),
-                    };
+                let check = ReaderCheck {
+                    placeholders: &self.placeholders.reader,
+                    labels: &self.labels,
+                    prompt_lines: &prompt_lines,
+                    truncated: rec.is_truncated(),
+                };
+                let (answer, failure, (em, f1)) = match read_answer(&text, &check) {
+                    Ok((answer, _)) => {
+                        let s = score(&answer, &q.answers, style(q.dataset));
+                        (answer, None, s)
+                    }
+                    Err(why) => (String::new(), Some(why), (0.0, 0.0)),
+                };
                 reads.push(Read {
                     selector: sel.as_str().into(),
                     read: r,
@@ -394,6 +420,7 @@ impl<S: Searcher> Ctx<S> {
                     em,
                     f1,
                     failure,
+                    truncated: check.truncated,
                 });
             }
             packets.insert(sel.as_str().to_string(), packet);

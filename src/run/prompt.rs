@@ -115,6 +115,17 @@ impl Templates {
         Placeholders { planner, reader }
     }
 
+    /// The section labels of the reader's user template in use ([`section_labels`]):
+    /// `Question:` and `Documents:` for the built-in one.
+    pub fn reader_labels(&self) -> Vec<SectionLabel> {
+        let source = if self.sources[3] == "builtin" {
+            format!("builtin {}", FILES[3])
+        } else {
+            self.sources[3].clone()
+        };
+        section_labels(&self.reader_user, &source)
+    }
+
     /// The planner's messages for `question` after the queries `history` (in order), with
     /// `observations` = for each earlier query, the records of its list (the first
     /// [`PACKET_SIZE`] are shown, texts cut). Open passes no observations.
@@ -317,6 +328,94 @@ pub fn template_placeholders(template: &str, source: &str) -> Vec<Placeholder> {
     out
 }
 
+/// A section label of a template (`Question:`): a reply line that starts with one lays out
+/// the prompt again instead of answering it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SectionLabel {
+    /// The label with its colon, as the template writes it.
+    pub text: String,
+    /// The template it is in: `builtin reader_user.txt` or the file's path.
+    pub source: String,
+}
+
+/// The section labels of `template`: for each line, the text before its first `:` when that
+/// is one to three words of letters, digits, `-`, `_` or `'` (`Question`, `Query history`)
+/// and the colon ends the line or is followed by a space, with the colon. A line such as `Answer as {"answer": "..."}.` (a brace before the colon)
+/// or a sentence is not a label.
+pub fn section_labels(template: &str, source: &str) -> Vec<SectionLabel> {
+    let mut out: Vec<SectionLabel> = Vec::new();
+    for line in template.lines() {
+        let Some((head, rest)) = line.trim_start().split_once(':') else {
+            continue;
+        };
+        // `https://…`, `10:30`: a colon inside a word.
+        if rest.starts_with(|c: char| !c.is_whitespace()) {
+            continue;
+        }
+        let words: Vec<&str> = head.split_whitespace().collect();
+        let wordy = |w: &&str| {
+            w.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '\''))
+        };
+        if words.is_empty() || words.len() > 3 || head.ends_with(char::is_whitespace) {
+            continue;
+        }
+        if !words.iter().all(wordy) || !head.chars().any(char::is_alphabetic) {
+            continue;
+        }
+        let text = format!("{}:", words.join(" "));
+        if !out.iter().any(|l| l.text.eq_ignore_ascii_case(&text)) {
+            out.push(SectionLabel {
+                text,
+                source: source.to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// The lines of a reader prompt that its reply's first-line fallback must not copy: every
+/// non-empty line (trimmed, whitespace collapsed) of `messages`, except the lines of the
+/// packet's document texts (a document line that is the answer is evidence, not an echo).
+pub fn echo_lines(messages: &[Value], packet: &[SearchRecord]) -> Vec<String> {
+    let collapse = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    let evidence: std::collections::HashSet<String> = packet
+        .iter()
+        .flat_map(|r| {
+            let r = cut_record(r.clone());
+            r.text.lines().map(collapse).collect::<Vec<_>>()
+        })
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for m in messages {
+        let Some(content) = m.get("content").and_then(Value::as_str) else {
+            continue;
+        };
+        for l in content.lines().map(collapse) {
+            if !l.is_empty() && !evidence.contains(&l) && !out.contains(&l) {
+                out.push(l);
+            }
+        }
+    }
+    out
+}
+
+/// What a reader reply is checked against: the placeholders of the reader's templates
+/// ([`Placeholders::reader`]), the section labels of its user template
+/// ([`Templates::reader_labels`]), the prompt's lines ([`echo_lines`]), and whether the reply
+/// was cut at the token cap.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReaderCheck<'a> {
+    pub placeholders: &'a [Placeholder],
+    pub labels: &'a [SectionLabel],
+    pub prompt_lines: &'a [String],
+    pub truncated: bool,
+}
+
+/// Where the `failure` of a reply whose fallback line copies the prompt starts:
+/// `run-audit` counts them as prompt echoes.
+pub const ECHO_FAILURE: &str = "copied prompt";
+
 fn message(role: &str, content: &str) -> Value {
     serde_json::json!({"role": role, "content": content})
 }
@@ -407,6 +506,10 @@ fn json_objects(text: &str) -> Vec<serde_json::Map<String, Value>> {
     out
 }
 
+/// The planning failure of a reply with no JSON object ([`read_query`]); the planner has no
+/// fallback, so a reply cut before its object closed gives this too.
+pub const NO_PLANNER_JSON: &str = "no JSON object in the planner reply";
+
 /// The query of a planner reply, or why there is none (a planning failure): the first
 /// JSON object's `query` (whitespace collapsed) that is not one of `placeholders`
 /// ([`Placeholders::planner`]) and has a letter or digit. When every `query` found is a
@@ -415,7 +518,7 @@ fn json_objects(text: &str) -> Vec<serde_json::Map<String, Value>> {
 pub fn read_query(text: &str, placeholders: &[Placeholder]) -> std::result::Result<String, String> {
     let objects = json_objects(text);
     if objects.is_empty() {
-        return Err("no JSON object in the planner reply".into());
+        return Err(NO_PLANNER_JSON.into());
     }
     let mut why: Option<String> = None;
     for obj in &objects {
@@ -448,14 +551,19 @@ pub fn parse_query(text: &str) -> std::result::Result<String, String> {
 }
 
 /// The answer of a reader reply, or why there is none: the first JSON object's `answer`
-/// (trimmed; a number or boolean as its JSON text) that is not one of `placeholders`
-/// ([`Placeholders::reader`]); else, when the reply has no such field, its first non-empty
-/// line, `UNKNOWN` for an empty reply. Refused (the reason): a reply whose every `answer`
-/// is a placeholder (an echo of the prompt's `{"answer": "..."}`), or whose first line is
-/// one. The second value says whether the JSON form was found.
+/// (trimmed; a number or boolean as its JSON text) that is not one of `check.placeholders`,
+/// used also when the reply was cut at the cap (the object is complete); else, when the
+/// reply has no such field, its first non-empty line (the fallback), `UNKNOWN` for an empty
+/// reply. The second value says whether the JSON form was found.
+///
+/// Refused (the reason): a reply whose every `answer` is a placeholder (an echo of the
+/// prompt's `{"answer": "..."}`), or whose fallback line is one; a fallback line that copies
+/// the prompt ([`ECHO_FAILURE`]: it starts with a section label of `check.labels`, any case,
+/// or equals a line of `check.prompt_lines`, whitespace collapsed); and, for a cut reply, a
+/// fallback line the cut ended (no line break after it).
 pub fn read_answer(
     text: &str,
-    placeholders: &[Placeholder],
+    check: &ReaderCheck<'_>,
 ) -> std::result::Result<(String, bool), String> {
     let mut copied: Option<&Placeholder> = None;
     for obj in json_objects(text) {
@@ -464,27 +572,67 @@ pub fn read_answer(
             Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_string(),
             _ => continue,
         };
-        match find_copy(placeholders, &a) {
+        match find_copy(check.placeholders, &a) {
             Some(p) => {
                 copied.get_or_insert(p);
             }
             None => return Ok((a, true)),
         }
     }
-    let line = text
+    let first = text
         .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("UNKNOWN");
-    match copied.or_else(|| find_copy(placeholders, line)) {
-        Some(p) => Err(placeholder_failure("answer", p)),
-        None => Ok((line.to_string(), false)),
+        .enumerate()
+        .map(|(i, l)| (i, l.trim()))
+        .find(|(_, l)| !l.is_empty());
+    let Some((i, line)) = first else {
+        return match copied {
+            Some(p) => Err(placeholder_failure("answer", p)),
+            None => Ok(("UNKNOWN".into(), false)),
+        };
+    };
+    if let Some(p) = copied.or_else(|| find_copy(check.placeholders, line)) {
+        return Err(placeholder_failure("answer", p));
     }
+    if let Some(why) = echo_failure(line, check) {
+        return Err(why);
+    }
+    // `lines()` drops a final line break: the line ended before the cut only when a line
+    // break follows it in the text.
+    if check.truncated && text.lines().nth(i + 1).is_none() && !text.ends_with('\n') {
+        return Err(
+            "the reply was cut at max_tokens (finish_reason length) inside its first line, with no JSON answer"
+                .into(),
+        );
+    }
+    Ok((line.to_string(), false))
 }
 
-/// [`read_answer`] with no placeholders (it then always gives an answer).
+/// Why the fallback `line` copies the prompt, if it does.
+fn echo_failure(line: &str, check: &ReaderCheck<'_>) -> Option<String> {
+    let shown = crate::io::clip(line);
+    let lower = line.to_lowercase();
+    if let Some(l) = check
+        .labels
+        .iter()
+        .find(|l| lower.starts_with(&l.text.to_lowercase()))
+    {
+        return Some(format!(
+            "{ECHO_FAILURE}: the answer line {shown:?} starts with the section label {:?} of {}; the reply lays out the prompt again instead of answering",
+            l.text, l.source
+        ));
+    }
+    let collapsed = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    check.prompt_lines.contains(&collapsed).then(|| {
+        format!(
+            "{ECHO_FAILURE}: the answer line {shown:?} is a line of the prompt sent, not an answer"
+        )
+    })
+}
+
+/// [`read_answer`] with no placeholders, labels or prompt lines (it then always gives an
+/// answer).
 pub fn parse_answer(text: &str) -> (String, bool) {
-    read_answer(text, &[]).unwrap_or_else(|_| ("UNKNOWN".into(), false))
+    read_answer(text, &ReaderCheck::default()).unwrap_or_else(|_| ("UNKNOWN".into(), false))
 }
 
 /// Whether an answer is the reader's abstention (`UNKNOWN`, any case, surrounding
@@ -611,6 +759,10 @@ mod tests {
     #[test]
     fn replies_that_copy_or_echo_the_format_example_are_refused() {
         let p = Templates::builtin().placeholders();
+        let reader = ReaderCheck {
+            placeholders: &p.reader,
+            ..ReaderCheck::default()
+        };
         let copied_q = "copied placeholder \"...\" from builtin planner_user.txt: the query is the prompt's format example, not filled in";
         let copied_a = "copied placeholder \"...\" from builtin reader_user.txt: the answer is the prompt's format example, not filled in";
         // The issue's replies, exactly.
@@ -619,7 +771,7 @@ mod tests {
             Err(copied_q.into())
         );
         assert_eq!(
-            read_answer(r#"{"answer": "..."}"#, &p.reader),
+            read_answer(r#"{"answer": "..."}"#, &reader),
             Err(copied_a.into())
         );
         assert_eq!(
@@ -631,7 +783,7 @@ mod tests {
         let echo = "Question: Who is older?\n\nQuery history:\n(none)\n\nObservations:\n(none)\n\nWrite the next search query as {\"query\": \"...\"}.\n\nQuestion: Who is older?\nWrite the next search query as {\"query\": \"...\"}.";
         assert_eq!(read_query(echo, &p.planner), Err(copied_q.into()));
         let echo = "Question: Who?\n\nDocuments:\n(none)\n\nAnswer as {\"answer\": \"...\"}.\nmodel\nAnswer as {\"answer\": \"...\"}.";
-        assert_eq!(read_answer(echo, &p.reader), Err(copied_a.into()));
+        assert_eq!(read_answer(echo, &reader), Err(copied_a.into()));
         // Without placeholders, the echoed example would be read as the answer.
         assert_eq!(parse_answer(echo), ("...".into(), true));
         // A real query or answer after a copied example is used.
@@ -642,14 +794,14 @@ mod tests {
         assert_eq!(
             read_answer(
                 r#"{"answer": "<your answer>"} {"answer": "Paris"}"#,
-                &p.reader
+                &reader
             ),
             Ok(("Paris".into(), true))
         );
         // A bare placeholder line is refused too; an ordinary first line is still read.
-        assert!(read_answer("<your answer>\n", &p.reader).is_err());
+        assert!(read_answer("<your answer>\n", &reader).is_err());
         assert_eq!(
-            read_answer("Paris\nbecause", &p.reader),
+            read_answer("Paris\nbecause", &reader),
             Ok(("Paris".into(), false))
         );
         // Objects after prose, or beside a stray brace, are found.
@@ -669,6 +821,189 @@ mod tests {
         assert_eq!(
             read_query(r#"{"query": "?"} {"query": "1998 film"}"#, &p.planner),
             Ok("1998 film".into())
+        );
+    }
+
+    /// Record `i` of tests/fixtures/real/reader.jsonl: the messages sent, the reply and
+    /// whether it was cut (finish_reason length).
+    fn real_reader(i: usize) -> (Vec<Value>, String, bool) {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/real/reader.jsonl"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let r: Value = serde_json::from_str(text.lines().nth(i).unwrap()).unwrap();
+        let choice = &r["response"]["choices"][0];
+        (
+            r["request"]["messages"].as_array().unwrap().clone(),
+            choice["message"]["content"].as_str().unwrap().to_string(),
+            choice["finish_reason"] == "length",
+        )
+    }
+
+    #[test]
+    fn section_labels_come_from_the_template_in_use() {
+        let t = Templates::builtin();
+        let texts = |v: Vec<SectionLabel>| v.into_iter().map(|l| l.text).collect::<Vec<_>>();
+        assert_eq!(texts(t.reader_labels()), ["Question:", "Documents:"]);
+        assert_eq!(t.reader_labels()[0].source, "builtin reader_user.txt");
+        // The planner's template has a two-word label; the format line is none.
+        assert_eq!(
+            texts(section_labels(&t.planner_user, "p")),
+            ["Question:", "Query history:", "Observations:"]
+        );
+        // Sentences, braces before the colon and a colon with nothing before it are not labels.
+        assert!(section_labels(
+            "Reply with a JSON object only, exactly: {\"answer\": \"x\"}\nAnswer as {\"answer\": \"...\"}.\n: x\nsee https://a",
+            "s"
+        )
+        .is_empty());
+        // A --prompt-dir reader template replaces the labels.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("reader_user.txt");
+        std::fs::write(
+            &f,
+            "Q: {question}\n  Evidence list:\n{documents}\nReply now.",
+        )
+        .unwrap();
+        let t = Templates::with_dir(dir.path()).unwrap();
+        let labels = t.reader_labels();
+        assert_eq!(texts(labels.clone()), ["Q:", "Evidence list:"]);
+        assert_eq!(labels[0].source, f.display().to_string());
+        let check = ReaderCheck {
+            labels: &labels,
+            ..ReaderCheck::default()
+        };
+        assert!(read_answer("evidence LIST: none\n", &check)
+            .unwrap_err()
+            .starts_with(ECHO_FAILURE));
+        // "Question:" is not a label of this template.
+        assert_eq!(
+            read_answer("Question: who?\n", &check),
+            Ok(("Question: who?".into(), false))
+        );
+    }
+
+    #[test]
+    fn real_replies_that_lay_out_the_prompt_again_are_refused() {
+        // The 4 recorded reader replies with no `{"answer": "..."}`: invented questions in
+        // the prompt's layout, which the first-line fallback read as answers.
+        let t = Templates::builtin();
+        let (p, labels) = (t.placeholders(), t.reader_labels());
+        for (i, first) in [
+            (11, "Question: Which of the following is a \"true\" statement?"),
+            (19, "Question: What is the official sport of Canada?"),
+            (32, "Question: Who was the first black woman to be featured in a magazine?"),
+            (
+                38,
+                "Question: Which actor did the character \"Fletcher\" in The Little Red Rooster play?",
+            ),
+        ] {
+            let (messages, reply, cut) = real_reader(i);
+            assert!(cut, "record {i} was cut at max_tokens");
+            let lines = echo_lines(&messages, &[]);
+            let check = ReaderCheck {
+                placeholders: &p.reader,
+                labels: &labels,
+                prompt_lines: &lines,
+                truncated: cut,
+            };
+            assert_eq!(
+                read_answer(&reply, &check),
+                Err(format!(
+                    "copied prompt: the answer line {:?} starts with the section label \"Question:\" of builtin reader_user.txt; the reply lays out the prompt again instead of answering",
+                    crate::io::clip(first)
+                )),
+                "record {i}"
+            );
+            // Before: read as the answer.
+            assert_eq!(parse_answer(&reply), (first.to_string(), false));
+        }
+        // A recorded reply that holds the placeholder is still refused as that.
+        let (messages, reply, _) = real_reader(0);
+        assert!(reply.contains("{\"answer\": \"...\"}"));
+        let lines = echo_lines(&messages, &[]);
+        let check = ReaderCheck {
+            placeholders: &p.reader,
+            labels: &labels,
+            prompt_lines: &lines,
+            truncated: true,
+        };
+        assert!(read_answer(&reply, &check)
+            .unwrap_err()
+            .starts_with(PLACEHOLDER_FAILURE));
+    }
+
+    #[test]
+    fn a_fallback_line_equal_to_a_prompt_line_is_refused_but_not_a_document_line() {
+        let t = Templates::builtin();
+        let packet = [rec("a", "Founded in Paris.\nParis\n1998")];
+        let messages = t.reader("Where?", &packet);
+        let lines = echo_lines(&messages, &packet);
+        // The system and user templates' lines and the document headers, not its text.
+        assert!(lines.contains(&"title: Ta".to_string()));
+        assert!(lines.contains(&"Answer as {\"answer\": \"...\"}.".to_string()));
+        assert!(!lines.iter().any(|l| l == "Paris" || l == "1998"));
+        let labels = t.reader_labels();
+        let check = ReaderCheck {
+            labels: &labels,
+            prompt_lines: &lines,
+            ..ReaderCheck::default()
+        };
+        let echo = read_answer(
+            "You answer questions   from retrieved evidence. Use only the documents supplied.\nParis",
+            &check,
+        )
+        .unwrap_err();
+        assert_eq!(
+            echo,
+            "copied prompt: the answer line \"You answer questions   from retrieved evidence. Use only the documents supplied.\" is a line of the prompt sent, not an answer"
+        );
+        assert!(read_answer("title: Ta\n", &check).is_err());
+        // An answer that is a line of a document's text is evidence, used.
+        assert_eq!(read_answer("Paris\n", &check), Ok(("Paris".into(), false)));
+        // With no packet, the empty documents' "(none)" is a prompt line.
+        let none = t.reader("Where?", &[]);
+        let lines = echo_lines(&none, &[]);
+        let check = ReaderCheck {
+            prompt_lines: &lines,
+            ..ReaderCheck::default()
+        };
+        assert!(read_answer("(none)", &check)
+            .unwrap_err()
+            .starts_with(ECHO_FAILURE));
+        // The JSON form is never refused as an echo.
+        assert_eq!(
+            read_answer("{\"answer\": \"(none)\"}", &check),
+            Ok(("(none)".into(), true))
+        );
+    }
+
+    #[test]
+    fn a_cut_reply_is_used_when_its_answer_is_complete() {
+        let check = ReaderCheck {
+            truncated: true,
+            ..ReaderCheck::default()
+        };
+        // A complete object, then the cut: used.
+        assert_eq!(
+            read_answer("{\"answer\": \"Paris\"} because the documents say", &check),
+            Ok(("Paris".into(), true))
+        );
+        // A first line that ended before the cut: used.
+        assert_eq!(
+            read_answer("\n Paris \nbecause the", &check),
+            Ok(("Paris".into(), false))
+        );
+        assert_eq!(read_answer("Paris\n", &check), Ok(("Paris".into(), false)));
+        // The cut inside the only line (an unclosed object is no object): refused.
+        let why = "the reply was cut at max_tokens (finish_reason length) inside its first line, with no JSON answer";
+        assert_eq!(read_answer("{\"answer\": \"Par", &check), Err(why.into()));
+        assert_eq!(read_answer("  The answer is Par", &check), Err(why.into()));
+        // Not cut: the same line is read.
+        assert_eq!(
+            read_answer("The answer is Par", &ReaderCheck::default()),
+            Ok(("The answer is Par".into(), false))
         );
     }
 

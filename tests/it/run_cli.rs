@@ -569,7 +569,9 @@ fn report_on_a_run_directory_has_audit_and_cost_sections() {
         t["empty_pools"], t["empty_packets"]
     );
     assert!(audit.contains(&li), "{li}\n{audit}");
-    assert!(audit.contains("<li>reads: 96, 0 of them copied placeholders (refused, scored 0)</li>"));
+    assert!(audit.contains(
+        "<li>reads: 96, 0 of them copied placeholders, 0 echoed the prompt (refused, scored 0)</li>"
+    ));
     assert!(audit.contains("stats run-audit "));
     // The script's queries find documents: no warning.
     assert!(!audit.contains("warning"));

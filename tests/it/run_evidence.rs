@@ -181,7 +181,8 @@ fn copied_placeholders_are_refused_and_empty_evidence_counted() {
 queries: 4 of 6 planner step(s) gave a query; 2 distinct, 1 of them found no results
 planning failures: 2 step(s), 2 of them copied placeholders (refused, not searched)
 empty candidate pools: 2 of 4; empty packets: 2 of 4
-reads: 4, 2 of them copied placeholders (refused, scored 0)
+reads: 4, 2 of them copied placeholders, 0 echoed the prompt (refused, scored 0)
+cut at max_tokens (finish_reason length): 0 of 6 planner step(s), 0 of 4 read(s) (a complete JSON object in a cut reply is still used)
 2 question(s), 4 trajectory record(s), 4 panel row(s), 18 ledger row(s) -> {}/{{panel.csv,trajectories.jsonl,ledger.jsonl}}
 ",
             out.display()
@@ -230,7 +231,7 @@ reads: 4, 2 of them copied placeholders (refused, scored 0)
         "queries: 4 of 6 planner step(s) gave a query; 2 distinct, 1 of them found no results",
         "planning failures: 2 step(s), 2 of them copied placeholders (refused, not searched)",
         "empty candidate pools: 2 of 4; empty packets: 2 of 4",
-        "reads: 4, 2 of them copied placeholders (refused, scored 0)",
+        "reads: 4, 2 of them copied placeholders, 0 echoed the prompt (refused, scored 0)",
     ];
     for l in lines {
         assert!(r.stdout.contains(&format!("{l}\n")), "{l}\n{}", r.stdout);
@@ -289,6 +290,121 @@ reads: 4, 2 of them copied placeholders (refused, scored 0)
         assert!(text.contains(&format!("{l}\n")), "{l}\n{text}");
     }
     assert!(!err.contains("warning"), "{err}");
+}
+
+/// A chat completion answering `text` that stopped at the token cap (finish_reason length).
+fn cut_reply(text: &str) -> support::llm_server::Reply {
+    let body = serde_json::json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 64, "total_tokens": 74}
+    });
+    support::llm_server::Reply::status(200, &body.to_string())
+}
+
+/// Cut replies and echoes, by hand (2 questions, 1 trajectory, 2 steps, both arms, rr, 1 read:
+/// 3 planner calls and 2 reads per question). h1's step 0 is cut after a complete
+/// `{"query": "Eiffel Tower"}` (used), its step 1 asks "Louvre" in both arms; every m1
+/// planner reply is cut inside its object (a planning failure that says so; Adaptive's step
+/// 1 is Open's request again). The reader's reply on h1's packet (the same in both arms) is
+/// cut after a complete answer, used; on m1's empty packet it writes an invented question in
+/// the prompt's layout, refused as an echo. Cut: 1 + 3 of 6 steps, 2 of 4 reads.
+#[test]
+fn cut_replies_are_counted_and_prompt_echoes_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (search, questions) = setup(tmp.path());
+    let server = Server::start(|seen, _| match role(seen) {
+        (Some((0, _)), user) if user.contains("Eiffel") => {
+            cut_reply(r#"{"query": "Eiffel Tower"} because the tower"#)
+        }
+        (Some(_), user) if user.contains("Eiffel") => ok_reply(r#"{"query": "Louvre"}"#),
+        (Some(_), _) => cut_reply(r#"{"query": "Mona Lisa pai"#),
+        (None, user) if user.contains("Documents:\n(none)") => {
+            ok_reply("Question: What is the capital of France?\n\nDocuments:\n(none)")
+        }
+        (None, _) => cut_reply("{\"answer\": \"Paris\"}\nThe Eiffel Tower is in"),
+    });
+    let out = tmp.path().join("cut");
+    let r = run(&search, &questions, &server, &out, &["--max-tokens", "64"]);
+    assert_eq!(server.count(), 3 + 2 + 2);
+
+    let h0 = step(&r.logs, "h1", "open", 0);
+    assert_eq!(
+        (h0["query"].as_str(), h0["truncated"].as_bool()),
+        (Some("Eiffel Tower"), Some(true))
+    );
+    // Written only when true.
+    assert!(step(&r.logs, "h1", "open", 1).get("truncated").is_none());
+    for arm in ["open", "adaptive"] {
+        for s in 0..2 {
+            let m = step(&r.logs, "m1", arm, s);
+            assert_eq!(m["truncated"], true);
+            assert_eq!(
+                m["failure"],
+                "no JSON object in the planner reply (the reply was cut at max_tokens: finish_reason length)"
+            );
+        }
+        let h = read(&r.logs, "h1", arm);
+        assert_eq!(
+            (h["answer"].as_str(), h["em"].as_f64()),
+            (Some("Paris"), Some(1.0))
+        );
+        assert_eq!(h["truncated"], true);
+        assert!(h.get("failure").is_none());
+        let m = read(&r.logs, "m1", arm);
+        assert_eq!(
+            (m["answer"].as_str(), m["em"].as_f64()),
+            (Some(""), Some(0.0))
+        );
+        assert!(m.get("truncated").is_none());
+        assert_eq!(
+            m["failure"],
+            "copied prompt: the answer line \"Question: What is the capital of France?\" starts with the section label \"Question:\" of builtin reader_user.txt; the reply lays out the prompt again instead of answering"
+        );
+    }
+
+    let lines = [
+        "reads: 4, 0 of them copied placeholders, 2 echoed the prompt (refused, scored 0)",
+        "cut at max_tokens (finish_reason length): 4 of 6 planner step(s), 2 of 4 read(s) (a complete JSON object in a cut reply is still used)",
+    ];
+    for l in lines {
+        assert!(r.stdout.contains(&format!("{l}\n")), "{l}\n{}", r.stdout);
+    }
+    let warning = "warning: 6 of 10 reply(ies) were cut at --max-tokens 64 (finish_reason \"length\"); their text is incomplete. Pass a larger --max-tokens if the replies need more room\n";
+    assert!(r.stderr.contains(warning), "{}", r.stderr);
+    // Two of four pools (m1's) are empty: not most.
+    assert!(!r.stderr.contains("candidate pools"), "{}", r.stderr);
+
+    let (json, text, _) = audit(&out);
+    let t = &json["totals"];
+    let got = [
+        "steps",
+        "truncated_steps",
+        "reads",
+        "truncated_reads",
+        "echoed_answers",
+        "refused_answers",
+    ]
+    .map(|k| t[k].as_u64().unwrap());
+    assert_eq!(got, [6, 4, 4, 2, 2, 0]);
+    for row in json["rows"].as_array().unwrap() {
+        // Each arm: h1's step 0 and m1's two steps of 4; h1's read; m1's read echoed.
+        let got = [
+            "steps",
+            "truncated_steps",
+            "reads",
+            "truncated_reads",
+            "echoed_answers",
+        ]
+        .map(|k| row[k].as_u64().unwrap());
+        assert_eq!(got, [4, 3, 2, 1, 1], "{row}");
+    }
+    for l in lines {
+        assert!(text.contains(&format!("{l}\n")), "{l}\n{text}");
+    }
+    // The table's columns: echo_a, cut_q, cut_a.
+    let row = text.lines().find(|l| l.starts_with("open")).unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cells[12..15], ["1/2", "3/4", "1/2"], "{row}");
 }
 
 /// The issue's real failure: the model copies `{"query": "..."}` and `{"answer": "..."}`

@@ -26,9 +26,23 @@
 //! * reader: every packet is empty, so the reads of a (question, trajectory, read) share
 //!   one request (4 arm × selector reads each): 48 requests, the 48 recorded replies; 44
 //!   hold `{"answer": "..."}`: **176 of the 192 reads refused**; the other 4 replies (16
-//!   reads) are read by their first line, an invented question such as `Question: What is
-//!   the official sport of Canada?`, scored 0;
-//! * every one of the 48 pools and 96 packets is empty: the warning fires.
+//!   reads) hold no JSON object and their first line (the fallback) is an invented question
+//!   in the prompt's layout, such as `Question: What is the official sport of Canada?`: it
+//!   starts with the reader template's label `Question:`, so **16 reads are refused as echoes
+//!   of the prompt** (they were scored as answers before);
+//! * every one of the 48 pools and 96 packets is empty: the warning fires;
+//! * cut at `--max-tokens` 256 (`finish_reason` `length`): 83 of the 105 recorded planner
+//!   replies, 77 of the 96 served; counting step 0 once and steps 1–3 twice, **137 of the 168
+//!   steps** (77 of each arm's 96); 44 of the 48 reader replies (the 4 echoes among them),
+//!   **176 of the 192 reads** (44 of each arm × selector's 48). The warning says 137 + 176 =
+//!   313 of the 360 replies. Counted with
+//!
+//!   ```sh
+//!   python3 -c "import json,collections as c;d=c.defaultdict(list);[d[r['request']['messages'][-1]['content'].split(chr(10))[0]].append(r['response']['choices'][0]['finish_reason']=='length') for r in map(json.loads,open('tests/fixtures/real/planner.jsonl'))];print(sum(sum(v[:8]) for v in d.values()),sum(v[i]*(1+(i%4>0)) for v in d.values() for i in range(8)))"
+//!   # 77 137: served cut replies (each question's first 8), cut steps
+//!   python3 -c "import json;r=[json.loads(l)['response']['choices'][0] for l in open('tests/fixtures/real/reader.jsonl')];print(sum(c['finish_reason']=='length' for c in r),sum('{\"answer\": \"...\"}' not in c['message']['content'] for c in r))"
+//!   # 44 4: cut reader replies, replies without the placeholder
+//!   ```
 
 use crate::support;
 
@@ -72,6 +86,11 @@ fn recorded() -> Recorded {
         }
     }
     by
+}
+
+/// Whether a recorded reply was cut at the token cap.
+fn reply_cut(response: &Value) -> bool {
+    response["choices"][0]["finish_reason"] == "length"
 }
 
 fn reply_text(response: &Value) -> String {
@@ -133,16 +152,28 @@ fn real_replies_copying_the_format_example_are_refused_and_the_empty_pools_warne
     // template's `{"query": "..."}`; no step gave a query.
     let logs = jsonl(&out.join("trajectories.jsonl"));
     assert_eq!(logs.len(), 48);
-    let (mut copies, mut steps) = (0, 0);
+    let (mut copies, mut steps, mut cut_steps, mut cut_reads) = (0, 0, 0, 0);
     for t in &logs {
         let q = format!("Question: {}", t["question"].as_str().unwrap());
-        let planner_replies: Vec<String> = rec[&(true, q.clone())]
+        let planner_replies: Vec<(String, bool)> = rec[&(true, q.clone())]
             .iter()
-            .map(|(_, r)| reply_text(r))
+            .map(|(_, r)| (reply_text(r), reply_cut(r)))
+            .collect();
+        let reader_replies: Vec<(String, bool)> = rec[&(false, q.clone())]
+            .iter()
+            .map(|(_, r)| (reply_text(r), reply_cut(r)))
             .collect();
         for s in t["steps"].as_array().unwrap() {
             let text = s["planner_text"].as_str().unwrap();
-            assert!(planner_replies.iter().any(|r| r == text), "{q}: {text}");
+            let &(_, cut) = planner_replies
+                .iter()
+                .find(|(r, _)| r == text)
+                .unwrap_or_else(|| panic!("{q}: {text}"));
+            // `truncated` is written exactly for the replies cut at the cap.
+            assert_eq!(s.get("truncated").is_some(), cut, "{s}");
+            if cut {
+                assert_eq!(s["truncated"], true);
+            }
             assert!(s["query"].is_null(), "{s}");
             assert!(s["results"].as_array().unwrap().is_empty());
             let failure = s["failure"].as_str().unwrap();
@@ -155,30 +186,53 @@ fn real_replies_copying_the_format_example_are_refused_and_the_empty_pools_warne
                     !failure.starts_with("copied placeholder"),
                     "{failure}: {text}"
                 );
+                // A reply cut before any object closed says so.
+                if failure.starts_with("no JSON object") {
+                    assert_eq!(
+                        failure
+                            .ends_with(" (the reply was cut at max_tokens: finish_reason length)"),
+                        cut,
+                        "{failure}"
+                    );
+                }
             }
             // Step 0 is in both arms' records: count it once.
             if t["arm"] == "open" || s["step"] != 0 {
                 steps += 1;
                 copies += usize::from(text.contains(r#"{"query": "..."}"#));
+                cut_steps += usize::from(cut);
             }
         }
         for r in t["reads"].as_array().unwrap() {
             let text = r["reader_text"].as_str().unwrap();
+            let &(_, cut) = reader_replies
+                .iter()
+                .find(|(x, _)| x == text)
+                .unwrap_or_else(|| panic!("{q}: {text}"));
+            assert_eq!(r.get("truncated").is_some(), cut, "{r}");
+            cut_reads += usize::from(cut);
+            assert_eq!(
+                (r["answer"].as_str(), r["em"].as_f64()),
+                (Some(""), Some(0.0))
+            );
             if text.contains(r#"{"answer": "..."}"#) {
                 assert_eq!(r["failure"], COPIED_ANSWER, "{text}");
-                assert_eq!(
-                    (r["answer"].as_str(), r["em"].as_f64()),
-                    (Some(""), Some(0.0))
-                );
             } else {
-                assert!(r.get("failure").is_none(), "{r}");
+                // The invented question the fallback read before, refused as an echo.
                 let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap();
-                assert_eq!(r["answer"], first);
                 assert!(first.starts_with("Question: "), "{first}");
+                assert_eq!(
+                    r["failure"],
+                    format!(
+                        "copied prompt: the answer line {:?} starts with the section label \"Question:\" of builtin reader_user.txt; the reply lays out the prompt again instead of answering",
+                        ragstats::io::clip(first)
+                    )
+                );
             }
         }
     }
     assert_eq!((steps, copies), (168, 118));
+    assert_eq!((cut_steps, cut_reads), (137, 176));
 
     // Nothing was searched.
     let ledger = jsonl(&out.join("ledger.jsonl"));
@@ -191,13 +245,16 @@ fn real_replies_copying_the_format_example_are_refused_and_the_empty_pools_warne
         "queries: 0 of 168 planner step(s) gave a query; 0 distinct, 0 of them found no results",
         "planning failures: 168 step(s), 118 of them copied placeholders (refused, not searched)",
         "empty candidate pools: 48 of 48; empty packets: 96 of 96",
-        "reads: 192, 176 of them copied placeholders (refused, scored 0)",
+        "reads: 192, 176 of them copied placeholders, 16 echoed the prompt (refused, scored 0)",
+        "cut at max_tokens (finish_reason length): 137 of 168 planner step(s), 176 of 192 read(s) (a complete JSON object in a cut reply is still used)",
     ];
     for l in lines {
         assert!(stdout.contains(&format!("{l}\n")), "{l}\n{stdout}");
     }
     let warning = "warning: 48 of 48 candidate pools (100.0%) are empty: the searches found nothing to read, so these answers had no evidence (0 of 0 distinct queries returned no results, 168 planner step(s) gave no query, 118 of them copied placeholders); see the queries in trajectories.jsonl\n";
     assert!(stderr.contains(warning), "{stderr}");
+    let cut = "warning: 313 of 360 reply(ies) were cut at --max-tokens 256 (finish_reason \"length\"); their text is incomplete. Pass a larger --max-tokens if the replies need more room\n";
+    assert!(stderr.contains(cut), "{stderr}");
     assert!(!stdout.contains("warning"));
 
     // run-audit: no valid pool (it said `valid 6/24`), the same counts and warning.
@@ -216,13 +273,28 @@ fn real_replies_copying_the_format_example_are_refused_and_the_empty_pools_warne
         "empty_packets",
         "reads",
         "refused_answers",
+        "echoed_answers",
+        "truncated_steps",
+        "truncated_reads",
     ]
     .iter()
     .map(|k| t[k].as_u64().unwrap())
     .collect();
-    assert_eq!(got, [48, 168, 0, 0, 0, 168, 118, 48, 96, 96, 192, 176]);
+    assert_eq!(
+        got,
+        [48, 168, 0, 0, 0, 168, 118, 48, 96, 96, 192, 176, 16, 137, 176]
+    );
     for row in audit["rows"].as_array().unwrap() {
         assert_eq!(row["trajectories"], 24);
+        let got = [
+            "steps",
+            "truncated_steps",
+            "reads",
+            "truncated_reads",
+            "echoed_answers",
+        ]
+        .map(|k| row[k].as_u64().unwrap());
+        assert_eq!(got, [96, 77, 48, 44, 4], "{row}");
         assert_eq!(row["valid_pools"], 0);
         assert_eq!(row["planning_failures"], 24);
         assert_eq!(row["empty_pools"], 24);
