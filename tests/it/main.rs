@@ -24,6 +24,7 @@ mod cost;
 mod efficiency;
 mod efficiency_currencies;
 mod forecast_measured;
+mod golden;
 mod harden_inputs;
 mod harden_nan;
 mod harden_output;
