@@ -582,6 +582,75 @@ impl Pieces for &[String] {
     }
 }
 
+/// `--by selector` (one section per selector and the average). No demo panel has a `selector`
+/// column, so one is made: two simulated 40-question panels (seeds 11 and 12) as the
+/// selectors `rrf` and `rr` of the same cells, with the seed-11 ledger.
+#[test]
+fn by_selector() {
+    let mut g = Golden::new();
+    let mut panel = String::new();
+    for (seed, selector) in [("11", "rrf"), ("12", "rr")] {
+        let out = g.t(&format!("sel{seed}.csv"));
+        let ledger = g.t("sel.ledger.jsonl");
+        let mut sim = stats();
+        sim.args([
+            "simulate",
+            "--datasets",
+            "hotpotqa=20,musique=20",
+            "--trajectories",
+            "2",
+            "--reads",
+            "2",
+            "--arms",
+            "open,adaptive",
+            "--mean",
+            "hotpotqa=0.6,musique=0.4",
+            "--effect",
+            "0.02",
+            "--seed",
+            seed,
+            "--out",
+            &out,
+        ]);
+        if seed == "11" {
+            sim.args(["--ledger", &ledger]);
+        }
+        crate::support::cli::run_ok(&mut sim);
+        // dataset,question,trajectory,read,arm | selector | f1,em
+        for (i, line) in std::fs::read_to_string(&out).unwrap().lines().enumerate() {
+            if i == 0 && !panel.is_empty() {
+                continue;
+            }
+            let cells: Vec<&str> = line.split(',').collect();
+            let sel = if i == 0 { "selector" } else { selector };
+            panel.push_str(&format!(
+                "{},{sel},{}\n",
+                cells[..5].join(","),
+                cells[5..].join(",")
+            ));
+        }
+    }
+    std::fs::write(g.tmp.path().join("selectors.csv"), &panel).unwrap();
+    let (p, l) = (g.t("selectors.csv"), g.t("sel.ledger.jsonl"));
+    let by = ["--by", "selector"];
+    g.case(
+        "by-selector-variance",
+        &refs(&argv!["variance", p.clone(), C, by]),
+        TCJ,
+    );
+    g.case(
+        "by-selector-bootstrap",
+        &refs(&argv!["bootstrap", p.clone(), C, by, B]),
+        TCJ,
+    );
+    g.case(
+        "by-selector-efficiency",
+        &refs(&argv!["efficiency", p, C, "--ledger", l, by, B]),
+        TCJ,
+    );
+    g.finish();
+}
+
 #[test]
 fn consistency() {
     let mut g = Golden::new();
