@@ -179,7 +179,8 @@ fn first_difference(want: &[u8], got: &[u8]) -> String {
     format!("{} bytes golden, {} bytes now", want.len(), got.len())
 }
 
-/// `[a, b, ...]` of string slices, from pieces that are each a `&str` or an array of them.
+/// One argument vector from pieces that are each a `&str`, a `String`, an array of `&str` or a
+/// slice of `String`s.
 macro_rules! argv {
     ($($x:expr),* $(,)?) => {{
         let mut v: Vec<String> = Vec::new();
@@ -201,6 +202,12 @@ impl Pieces for String {
         vec![self.clone()]
     }
 }
+impl Pieces for &[String] {
+    fn pieces(&self) -> Vec<String> {
+        self.to_vec()
+    }
+}
+
 impl<const N: usize> Pieces for [&str; N] {
     fn pieces(&self) -> Vec<String> {
         self.iter().map(|s| s.to_string()).collect()
@@ -574,12 +581,6 @@ fn simulate_and_subsets() {
     );
     g.file("subsets-plot", "subsets.svg");
     g.finish();
-}
-
-impl Pieces for &[String] {
-    fn pieces(&self) -> Vec<String> {
-        self.to_vec()
-    }
 }
 
 /// `--by selector` (one section per selector and the average). No demo panel has a `selector`
