@@ -65,17 +65,23 @@ pub fn normal_cdf(x: f64) -> f64 {
     0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
 }
 
-/// The percentile interval [q(α/2), q(1−α/2)], α = 1 − `confidence`, of sorted replicates
-/// (type-7 quantiles).
+/// The tail probability α/2 of a two-sided interval at `confidence` (α = 1 − confidence),
+/// rounded to 15 significant digits. Every interval of the tool takes its tails from here.
 ///
-/// α/2 is rounded to 15 significant digits: a confidence is a decimal the user typed, and
-/// 1 − 0.95 in binary is 0.050000000000000044, so without the rounding a 95% interval would
-/// take the 0.025000000000000022 quantile rather than the 0.025 one that `allocate`,
-/// `efficiency` and `consistency` have always reported.
+/// A confidence is a decimal the user typed, and 1 − 0.95 in binary is 0.050000000000000044:
+/// without the rounding a 95% interval would take the 0.025000000000000022 quantile rather
+/// than the 0.025 one. (Until issue #36 the bootstrap summaries used the unrounded tail and
+/// the allocation analyses the rounded one, so the same replicates could give ends that
+/// differed in the 13th digit.)
+pub fn tail_probability(confidence: f64) -> f64 {
+    let raw = (1.0 - confidence) / 2.0;
+    format!("{raw:.14e}").parse().unwrap_or(raw)
+}
+
+/// The percentile interval [q(α/2), q(1−α/2)], α/2 = [`tail_probability`] of `confidence`,
+/// of sorted replicates (type-7 quantiles).
 pub fn percentile_interval(sorted: &[f64], confidence: f64) -> [f64; 2] {
-    let tail: f64 = format!("{:.14e}", (1.0 - confidence) / 2.0)
-        .parse()
-        .unwrap_or((1.0 - confidence) / 2.0);
+    let tail = tail_probability(confidence);
     [
         quantile_sorted(sorted, tail),
         quantile_sorted(sorted, 1.0 - tail),
@@ -83,15 +89,16 @@ pub fn percentile_interval(sorted: &[f64], confidence: f64) -> [f64; 2] {
 }
 
 /// Summarises replicates `reps` of a statistic with point estimate `theta` at `confidence`.
-/// `accel` is the BCa acceleration (ignored by the other methods).
+/// `accel` is the BCa acceleration (ignored by the other methods). α/2 is
+/// [`tail_probability`], as in [`percentile_interval`].
 ///
 /// BCa: z₀ = Φ⁻¹(#{θ* < θ̂}/B + #{θ* = θ̂}/(2B)); the interval ends are the type-7 quantiles
 /// at α_i = Φ(z₀ + (z₀ + z_i)/(1 − a(z₀ + z_i))) for z_i = Φ⁻¹(α/2), Φ⁻¹(1 − α/2).
 pub fn summarize(theta: f64, reps: &[f64], method: Method, confidence: f64, accel: f64) -> Summary {
     let mut sorted: Vec<f64> = reps.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let alpha = 1.0 - confidence;
-    let (pl, pu) = (alpha / 2.0, 1.0 - alpha / 2.0);
+    let tail = tail_probability(confidence);
+    let (pl, pu) = (tail, 1.0 - tail);
     let ci = match method {
         Method::Percentile => [quantile_sorted(&sorted, pl), quantile_sorted(&sorted, pu)],
         Method::Basic => [
