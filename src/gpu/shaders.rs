@@ -86,8 +86,12 @@ mod tests {
     use naga::valid::{Capabilities, ValidationFlags, Validator};
 
     fn parse(name: &str, src: &str) -> naga::Module {
-        naga::front::wgsl::parse_str(src)
-            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(src)))
+        naga::front::wgsl::parse_str(src).unwrap_or_else(|e| {
+            panic!(
+                "{name}: {}",
+                e.emit_to_string_with_path(src, &format!("shaders/{name}"))
+            )
+        })
     }
 
     fn validate(
@@ -98,13 +102,15 @@ mod tests {
         let module = parse(name, src);
         let info = Validator::new(ValidationFlags::all(), caps)
             .validate(&module)
-            .map_err(|e| e.emit_to_string(src))?;
+            .map_err(|e| e.emit_to_string_with_path(src, &format!("shaders/{name}")))?;
         Ok((module, info))
     }
 
     /// Every file in `shaders/` is known to [`composed_source`] and passes naga's WGSL
     /// front end and validator, in both `mulhi32` variants (the 64-bit one with the
-    /// `SHADER_INT64` capability, and only with it).
+    /// `SHADER_INT64` capability, and only with it). This is the one validation path of the
+    /// shaders (`cargo test --lib gpu::shaders`); it checks each file as the engine composes
+    /// it, so a broken shader fails here with naga's message naming the file.
     #[test]
     fn every_shader_file_validates_with_naga() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
