@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::llm::{CallRecord, ChatRequest, ModelConfig};
+use crate::llm::{CallRecord, ChatRequest, ModelConfig, CUT_NOTE};
 use crate::mcq::generate::guided::{fill, steps_context};
 use crate::mcq::generate::{clip_text, host, Logged};
 use crate::mcq::parse::snippet;
@@ -531,7 +531,8 @@ pub fn build(
 ) -> Vec<Judged> {
     let mut per: HashMap<usize, Vec<StepScore>> = HashMap::new();
     for c in calls {
-        let (score, failure) = match records.get(&(c.request.id.clone(), 0)) {
+        let rec = records.get(&(c.request.id.clone(), 0));
+        let (score, failure) = match rec {
             None => (
                 None,
                 Some("not judged yet (the call did not run; run again to resume)".to_string()),
@@ -552,13 +553,10 @@ pub fn build(
                 (None, None) => (None, Some("the judge call returned no text".into())),
             },
         };
-        let rec = records.get(&(c.request.id.clone(), 0));
         let truncated = rec.is_some_and(CallRecord::is_truncated);
         // A reply cut before its score line says so, so the fix (a larger cap) is visible.
         let failure = match failure {
-            Some(f) if truncated => Some(format!(
-                "{f} (the reply was cut at max_tokens: finish_reason length)"
-            )),
+            Some(f) if truncated => Some(format!("{f} ({CUT_NOTE})")),
             f => f,
         };
         per.entry(c.traj).or_default().push(StepScore {

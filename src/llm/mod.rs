@@ -37,4 +37,5 @@ pub use client::{Client, ClientConfig, ClientStats};
 pub use retry::RetryPolicy;
 pub use types::{
     CallError, CallRecord, ChatRequest, ErrorKind, Message, ModelConfig, SamplingParams, Usage,
+    CUT_NOTE,
 };

@@ -320,6 +320,11 @@ pub struct CallRecord {
     pub meta: Option<Value>,
 }
 
+/// What a failure's reason adds when the reply was cut at the cap, so that the fix (a
+/// larger `--max-tokens`) shows beside the reason: `run`'s planner, `judge` and
+/// `mcq generate` write `REASON (CUT_NOTE)`.
+pub const CUT_NOTE: &str = "the reply was cut at max_tokens: finish_reason length";
+
 impl CallRecord {
     /// True when the call produced an answer.
     pub fn is_ok(&self) -> bool {

@@ -38,7 +38,7 @@ use super::prompt::{
 use super::select::{cut_record, distinct_lists, select, Selector};
 use crate::ledger::{CallKind, Label, LedgerRow};
 use crate::llm::cache::cache_key;
-use crate::llm::{CallRecord, Cancel, ChatRequest, Client, SamplingParams};
+use crate::llm::{CallRecord, Cancel, ChatRequest, Client, SamplingParams, CUT_NOTE};
 use crate::qa_scoring::qa::{score, Style};
 use crate::questions::{Dataset, Question};
 use crate::search::SearchRecord;
@@ -201,9 +201,6 @@ pub async fn run<S: Searcher>(
     }
     Ok(out)
 }
-
-/// What a planning failure's reason adds when the reply was cut at the cap.
-pub const CUT_NOTE: &str = "the reply was cut at max_tokens: finish_reason length";
 
 /// The message of a run stopped by its [`Cancel`] signal.
 pub const INTERRUPTED: &str = "interrupted";

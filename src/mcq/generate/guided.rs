@@ -29,7 +29,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{json, Value};
 
 use super::{meta, numbered, short_hash, text_key, Generated, Provenance, Skip, Strategy};
-use crate::llm::{CallRecord, ChatRequest, ModelConfig};
+use crate::llm::{CallRecord, ChatRequest, ModelConfig, CUT_NOTE};
 use crate::mcq::item::{Item, McqOption, Polarity, Task};
 use crate::mcq::shuffle::permutation;
 use crate::search::SearchRecord;
@@ -744,9 +744,7 @@ pub fn build(planned: &[Planned], records: &HashMap<(String, u32), CallRecord>) 
                 )),
                 (Some(t), None) => build_item(p, &r.model, t).map_err(|e| {
                     if r.is_truncated() {
-                        format!(
-                            "rejected: {e} (the reply was cut at max_tokens: finish_reason length)"
-                        )
+                        format!("rejected: {e} ({CUT_NOTE})")
                     } else {
                         format!("rejected: {e}")
                     }
