@@ -172,8 +172,9 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         Some(d) => Templates::with_dir(d)?,
         None => Templates::builtin(),
     };
-    // The paper's serving settings (§3.1) unless the flags say otherwise.
-    let max_tokens = a.endpoint.max_tokens.unwrap_or(256);
+    // The paper's serving settings (§3.1) unless the flags say otherwise: clap fills
+    // --max-tokens with RUN_MAX_TOKENS (256), so it is never None here.
+    let max_tokens = a.endpoint.max_tokens.unwrap_or_default();
     if max_tokens == 0 {
         return Err(UsageError(
             "--max-tokens must be at least 1 for stats run (its token bound and --tpm need a cap)"

@@ -87,13 +87,7 @@ impl Templates {
     /// The placeholders of the templates in use ([`template_placeholders`]): the planner's
     /// from its system and user templates, the reader's from its own.
     pub fn placeholders(&self) -> Placeholders {
-        let src = |i: usize| {
-            if self.sources[i] == "builtin" {
-                format!("builtin {}", FILES[i])
-            } else {
-                self.sources[i].clone()
-            }
-        };
+        let src = |i: usize| self.source_name(i);
         let mut planner = template_placeholders(&self.planner_system, &src(0));
         let mut reader = template_placeholders(&self.reader_system, &src(2));
         for (set, more) in [
@@ -118,12 +112,17 @@ impl Templates {
     /// The section labels of the reader's user template in use ([`section_labels`]):
     /// `Question:` and `Documents:` for the built-in one.
     pub fn reader_labels(&self) -> Vec<SectionLabel> {
-        let source = if self.sources[3] == "builtin" {
-            format!("builtin {}", FILES[3])
+        section_labels(&self.reader_user, &self.source_name(3))
+    }
+
+    /// How refusal reasons name template `i` of [`FILES`]: `builtin planner_user.txt`, or
+    /// the path of the `--prompt-dir` file that replaced it.
+    fn source_name(&self, i: usize) -> String {
+        if self.sources[i] == "builtin" {
+            format!("builtin {}", FILES[i])
         } else {
-            self.sources[3].clone()
-        };
-        section_labels(&self.reader_user, &source)
+            self.sources[i].clone()
+        }
     }
 
     /// The planner's messages for `question` after the queries `history` (in order), with
