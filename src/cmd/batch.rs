@@ -230,14 +230,20 @@ pub fn warn_truncated(cut: u64, answers: u64, max_tokens: Option<u64>) {
     if cut == 0 {
         return;
     }
-    let cap = max_tokens.map_or_else(
-        || "the server's limit".to_string(),
-        |m| format!("--max-tokens {m}"),
-    );
+    let cap = cap_phrase(max_tokens);
     eprintln!(
         "warning: {cut} of {answers} reply(ies) were cut at {cap} (finish_reason \"length\"); \
          their text is incomplete. Pass a larger --max-tokens if the replies need more room"
     );
+}
+
+/// The cap a cut reply hit, as the messages name it: `--max-tokens N`, or the server's
+/// limit when none was sent (`--max-tokens 0`).
+pub fn cap_phrase(max_tokens: Option<u64>) -> String {
+    max_tokens.map_or_else(
+        || "the server's limit".to_string(),
+        |m| format!("--max-tokens {m}"),
+    )
 }
 
 /// Runs an async command to completion on a multi-threaded runtime.

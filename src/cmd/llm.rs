@@ -7,7 +7,7 @@ use ragstats::llm::batch::BatchSummary;
 use ragstats::llm::requests::{expand, read_requests};
 use ragstats::llm::{CallRecord, Message, ModelConfig};
 
-use super::batch::{block_on, exit_code, warn_truncated, BatchPolicy};
+use super::batch::{block_on, cap_phrase, exit_code, warn_truncated, BatchPolicy};
 use super::common::{write_csv, Format};
 use super::endpoint::{client, Configured, Endpoint};
 
@@ -106,7 +106,7 @@ async fn check(a: CheckArgs) -> anyhow::Result<u8> {
         Format::Json => {
             let mut v = serde_json::to_value(&rec)?;
             if let Some(p) = &probe {
-                v["system_probe"] = p.to_json();
+                v["system_probe"] = serde_json::to_value(p)?;
             }
             outln!("{}", serde_json::to_string_pretty(&v)?)
         }
@@ -125,8 +125,8 @@ async fn check(a: CheckArgs) -> anyhow::Result<u8> {
     }
     if rec.is_truncated() {
         eprintln!(
-            "note: the reply was cut at --max-tokens {} (finish_reason \"length\"): the model did not stop after its answer; the cap keeps the check short",
-            template.params.max_tokens.unwrap_or(0)
+            "note: the reply was cut at {} (finish_reason \"length\"): the model did not stop after its answer; the cap keeps the check short",
+            cap_phrase(template.params.max_tokens)
         );
     }
     if probe
@@ -152,7 +152,8 @@ const PROBE_USER: &str = "What colour is the sky?";
 /// The word an obeying reply contains (compared in lower case).
 const PROBE_WORD: &str = "banana";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 enum Verdict {
     /// The request with a system message was counted longer than the one without.
     Delivered,
@@ -162,11 +163,14 @@ enum Verdict {
     Unknown,
 }
 
-/// What the two probe calls showed.
+/// What the two probe calls showed (`system_probe` of `llm check --format json`).
+#[derive(serde::Serialize)]
 struct SystemProbe {
     verdict: Verdict,
     /// usage.prompt_tokens with and without the system message.
+    #[serde(rename = "prompt_tokens_with_system")]
     with_system: Option<u64>,
+    #[serde(rename = "prompt_tokens_without_system")]
     without_system: Option<u64>,
     /// The reply to the request with the system message contains [`PROBE_WORD`].
     obeyed: Option<bool>,
@@ -199,20 +203,6 @@ impl SystemProbe {
             }
             (Verdict::Unknown, _) => format!("unknown: {counts}{obeyed}"),
         }
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "verdict": match self.verdict {
-                Verdict::Delivered => "delivered",
-                Verdict::Dropped => "dropped",
-                Verdict::Unknown => "unknown",
-            },
-            "prompt_tokens_with_system": self.with_system,
-            "prompt_tokens_without_system": self.without_system,
-            "obeyed": self.obeyed,
-            "error": self.error,
-        })
     }
 }
 
