@@ -6,10 +6,11 @@
 //! Run: `cargo bench --bench resample`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use ragstats::gpu::AdapterPolicy;
-use ragstats::resample::workload::{raw_draw_checksum, synthetic_rows, Workload};
-use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob};
-use ragstats::rng::Generator;
+use ragstats_core::resample::workload::{raw_draw_checksum, synthetic_rows, Workload};
+use ragstats_core::resample::{CpuBackend, ResampleBackend, ResampleJob};
+use ragstats_core::rng::Generator;
+use ragstats_gpu::AdapterPolicy;
+use ragstats_gpu::GpuBackend;
 
 const SEED: u64 = 20_261_129;
 const B: u32 = 10_000;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes src/qa_scoring/pychar_tables.rs: the character classes of CPython's `str` that
+"""Writes crates/ragstats-core/src/qa_scoring/pychar_tables.rs: the character classes of CPython's `str` that
 the official QA normalisation uses, taken from CPython's own predicates.
 
 * PY_ALNUM: code points with `ch.isalnum()`. `re`'s `\\w` on `str` is
@@ -22,7 +22,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "src" / "qa_scoring" / "pychar_tables.rs"
+OUT = (Path(__file__).resolve().parent.parent / "crates" / "ragstats-core" / "src" / "qa_scoring"
+       / "pychar_tables.rs")
 
 
 def ranges(pred):

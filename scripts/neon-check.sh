@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the unit tests of the RNG module (src/rng: Philox, the Lemire streams and the block
+# Runs the unit tests of the RNG module (crates/ragstats-core/src/rng: Philox, the Lemire streams and the block
 # generators, NEON included) as an aarch64 program under qemu-user, so the NEON generator is
 # checked word for word against the scalar one on an x86_64 machine.
 #
-# Only src/rng is compiled (it needs nothing but std and the crate's error type, stubbed
+# Only crates/ragstats-core/src/rng is compiled (it needs nothing but std and the crate's error type, stubbed
 # below), so no dependency has to be cross-built. Needs: the Rust target
 # aarch64-unknown-linux-gnu (`rustup target add aarch64-unknown-linux-gnu`) and, on Debian,
 # `apt-get install qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross`.
@@ -15,7 +15,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 cat >"$work/rng_check.rs" <<EOF
-//! Test harness: the crate's src/rng module with a stand-in for crate::Error.
+//! Test harness: the crate's crates/ragstats-core/src/rng module with a stand-in for crate::Error.
 #[derive(Debug)]
 pub enum Error {
     Usage(String),
@@ -29,19 +29,19 @@ impl std::fmt::Display for Error {
 }
 pub type Result<T> = std::result::Result<T, Error>;
 pub mod rng {
-    #[path = "$root/src/rng/blocks/mod.rs"]
+    #[path = "$root/crates/ragstats-core/crates/ragstats-core/src/rng/blocks/mod.rs"]
     pub mod blocks;
-    #[path = "$root/src/rng/domain.rs"]
+    #[path = "$root/crates/ragstats-core/crates/ragstats-core/src/rng/domain.rs"]
     pub mod domain;
-    #[path = "$root/src/rng/philox.rs"]
+    #[path = "$root/crates/ragstats-core/crates/ragstats-core/src/rng/philox.rs"]
     pub mod philox;
-    #[path = "$root/src/rng/stream.rs"]
+    #[path = "$root/crates/ragstats-core/crates/ragstats-core/src/rng/stream.rs"]
     pub mod stream;
 }
 EOF
 
 rustc --edition 2021 --test -O --target aarch64-unknown-linux-gnu \
     -C linker=aarch64-linux-gnu-gcc -o "$work/rng_check" "$work/rng_check.rs"
-echo "aarch64 build of src/rng: ok; running its tests under qemu-aarch64"
+echo "aarch64 build of crates/ragstats-core/src/rng: ok; running its tests under qemu-aarch64"
 # --nocapture shows which vector generators the emulated CPU reports.
 qemu-aarch64 -L /usr/aarch64-linux-gnu "$work/rng_check" --nocapture "$@"

@@ -50,7 +50,7 @@ fn exit_code(err: &anyhow::Error) -> u8 {
         return 2;
     }
     err.chain()
-        .find_map(|e| e.downcast_ref::<ragstats::Error>())
+        .find_map(|e| e.downcast_ref::<ragstats_core::Error>())
         .map(|e| e.exit_code() as u8)
         .unwrap_or(1)
 }

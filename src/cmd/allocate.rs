@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use ragstats::allocation::allocate::{
+use ragstats_core::allocation::allocate::{
     compare, question_order, AllocateReport, AllocationSpec, Compared, PairResult,
 };
-use ragstats::costs::cost::{bill, for_selector, parse_sweep, CellCosts, Currency};
-use ragstats::ledger::{read_ledger, Prices};
+use ragstats_core::costs::cost::{bill, for_selector, parse_sweep, CellCosts, Currency};
+use ragstats_core::ledger::{read_ledger, Prices};
 
 use super::common::{
     csv_num, fixed, num, print_json, undefined_because, write_csv, Format, PanelOptions, Table,
@@ -55,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .allocations
         .iter()
         .map(|a| a.parse())
-        .collect::<ragstats::Result<_>>()?;
+        .collect::<ragstats_core::Result<_>>()?;
     if specs.len() < 2 {
         return Err(UsageError("give at least two --allocation to compare".into()).into());
     }
@@ -104,7 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(p) = &args.plot {
         let boot = Some((args.resample.seed, u64::from(reps)));
         let caption = super::figure::panel_caption(&args.panel, &panel.outcome, boot);
-        let svg = ragstats::plot::allocate(&report, &caption)?;
+        let svg = ragstats_plot::allocate(&report, &caption)?;
         let inputs = [args.panel.as_path(), &args.ledger, &args.prices];
         super::figure::write_svg(p, &svg, &inputs)?;
     }
@@ -278,7 +278,7 @@ fn pair_undefined(r: &AllocateReport, p: &PairResult) -> Option<String> {
 
 /// The master panel's design per stratum when it is unbalanced (for JSON): method, and
 /// questions with min/mean/max trajectories per question and reads per trajectory.
-fn master_design(panel: &ragstats::panel::Panel) -> Option<serde_json::Value> {
+fn master_design(panel: &ragstats_core::panel::Panel) -> Option<serde_json::Value> {
     if panel.strata.iter().all(|s| s.is_balanced()) {
         return None;
     }
@@ -286,7 +286,7 @@ fn master_design(panel: &ragstats::panel::Panel) -> Option<serde_json::Value> {
         .strata
         .iter()
         .map(|s| {
-            let shape = ragstats::components::variance::nested_stratum(s).map(|n| n.shape());
+            let shape = ragstats_core::components::variance::nested_stratum(s).map(|n| n.shape());
             serde_json::json!({
                 "name": s.name,
                 "method": "measured SE (no components)",
@@ -300,7 +300,7 @@ fn master_design(panel: &ragstats::panel::Panel) -> Option<serde_json::Value> {
 
 /// What the table says about an unbalanced master panel: each stratum's design spread and,
 /// per allocation, the questions that fall short of its T trajectories of R reads.
-fn unbalanced_note(panel: &ragstats::panel::Panel, r: &AllocateReport) -> Option<String> {
+fn unbalanced_note(panel: &ragstats_core::panel::Panel, r: &AllocateReport) -> Option<String> {
     if panel.strata.iter().all(|s| s.is_balanced()) {
         return None;
     }
@@ -312,7 +312,7 @@ fn unbalanced_note(panel: &ragstats::panel::Panel, r: &AllocateReport) -> Option
     );
     let mut t = Table::new(&["stratum", "Q", "T", "R"]);
     for s in &panel.strata {
-        if let Ok(n) = ragstats::components::variance::nested_stratum(s) {
+        if let Ok(n) = ragstats_core::components::variance::nested_stratum(s) {
             t.row(super::variance::shape_cells(&s.name, &n.shape()));
         }
     }

@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use ragstats::llm::batch::{run_batch, BatchOptions, BatchProgress, BatchSummary, StopReason};
-use ragstats::llm::jsonl::load_records;
-use ragstats::llm::{CallRecord, Cancel, ChatRequest, Client, ClientConfig};
+use ragstats_agent::llm::batch::{
+    run_batch, BatchOptions, BatchProgress, BatchSummary, StopReason,
+};
+use ragstats_agent::llm::jsonl::load_records;
+use ragstats_agent::llm::{CallRecord, Cancel, ChatRequest, Client, ClientConfig};
 
 use super::endpoint::{client, Configured, Endpoint};
 use super::UsageError;
@@ -75,7 +77,7 @@ impl BatchPolicy {
         client: &Client,
         calls: Vec<ChatRequest>,
         out: &Path,
-        ledger_kind: ragstats::ledger::CallKind,
+        ledger_kind: ragstats_core::ledger::CallKind,
     ) -> anyhow::Result<BatchSummary> {
         let cancel = Cancel::new();
         let bar = std::io::stderr().is_terminal().then(|| {
@@ -130,7 +132,7 @@ impl BatchPolicy {
         config: ClientConfig,
         calls: Vec<ChatRequest>,
         out: &Path,
-        ledger_kind: ragstats::ledger::CallKind,
+        ledger_kind: ragstats_core::ledger::CallKind,
     ) -> anyhow::Result<Asked> {
         let client = client(config)?;
         let summary = self.run(&client, calls, out, ledger_kind).await?;
@@ -211,7 +213,7 @@ pub fn exit_code(summary: &BatchSummary, key_env: &str) -> anyhow::Result<u8> {
         }
         Some(StopReason::Fatal { error }) => {
             let hint = match error.kind {
-                ragstats::llm::ErrorKind::Auth => format!(
+                ragstats_agent::llm::ErrorKind::Auth => format!(
                     "check the key in ${key_env} (and --base-url); the batch stopped so no more calls were spent"
                 ),
                 _ => "the account's quota or balance is exhausted; the batch stopped".to_string(),

@@ -6,12 +6,15 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use ragstats::gpu::device::{adapters, is_software};
-use ragstats::gpu::AdapterPolicy;
-use ragstats::resample::cpu::{walk_legend, walk_name, PairOrder};
-use ragstats::resample::workload::{given_draw_sums, raw_draw_checksum, synthetic_rows, Workload};
-use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob, MAX_K};
-use ragstats::rng::Generator;
+use ragstats_core::resample::cpu::{walk_legend, walk_name, PairOrder};
+use ragstats_core::resample::workload::{
+    given_draw_sums, raw_draw_checksum, synthetic_rows, Workload,
+};
+use ragstats_core::resample::{CpuBackend, ResampleBackend, ResampleJob, MAX_K};
+use ragstats_core::rng::Generator;
+use ragstats_gpu::device::{adapters, is_software};
+use ragstats_gpu::AdapterPolicy;
+use ragstats_gpu::GpuBackend;
 use serde_json::json;
 
 use super::UsageError;
@@ -323,7 +326,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     .map(|g| g.name())
                     .collect::<Vec<_>>()
                     .join(", "),
-                ragstats::rng::blocks::ENV_VAR
+                ragstats_core::rng::blocks::ENV_VAR
             );
             outln!(
                 "CPU engine walk per stratum: {} ({}); threads take {}",

@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use ragstats::bootstrap::plan::{Bootstrap, BootstrapSpec};
-use ragstats::bootstrap::replicates::{Replicates, ReplicatesHeader};
-use ragstats::bootstrap::report::{build_report, BootstrapReport};
-use ragstats::resample::summary::{Method, Summary};
+use ragstats_core::bootstrap::plan::{Bootstrap, BootstrapSpec};
+use ragstats_core::bootstrap::replicates::{Replicates, ReplicatesHeader};
+use ragstats_core::bootstrap::report::{build_report, BootstrapReport};
+use ragstats_core::resample::summary::{Method, Summary};
 
 use super::common::{
     by_selector, csv_num, design_cells, num, print_json, summary_cells, undefined_because,
@@ -116,7 +116,7 @@ fn run_one(args: Args) -> anyhow::Result<u8> {
     };
     let method = Method::from(args.method);
     if let Some(out) = &args.replicates_out {
-        ragstats::io::refuse_overwriting_inputs(
+        ragstats_core::io::refuse_overwriting_inputs(
             &[("--replicates-out", out)],
             &[("panel", &args.panel)],
         )?;

@@ -1,8 +1,8 @@
 //! Flags and output helpers shared by several commands.
 
 use clap::ValueEnum;
-use ragstats::panel::{load_panel, LoadOptions, Panel, SelectorChoice};
-use ragstats::resample::summary::Summary;
+use ragstats_core::panel::{load_panel, LoadOptions, Panel, SelectorChoice};
+use ragstats_core::resample::summary::Summary;
 
 /// Output format of a command's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -43,10 +43,12 @@ impl PanelOptions {
     /// Loads and validates `path` with these options.
     /// An unbalanced stratum is refused: the error names the first question that differs
     /// and says which commands fit unbalanced panels.
-    pub fn load(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
+    pub fn load(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
         self.load_with(path, false).map_err(|e| match e {
-            ragstats::Error::Input { file, line, msg } if msg.starts_with("unbalanced design") => {
-                ragstats::Error::Input {
+            ragstats_core::Error::Input { file, line, msg }
+                if msg.starts_with("unbalanced design") =>
+            {
+                ragstats_core::Error::Input {
                     file,
                     line,
                     msg: format!(
@@ -61,11 +63,15 @@ impl PanelOptions {
     }
 
     /// Loads `path`, keeping unbalanced strata nested (for commands that fit them by REML).
-    pub fn load_unbalanced(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
+    pub fn load_unbalanced(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
         self.load_with(path, true)
     }
 
-    fn load_with(&self, path: &std::path::Path, allow_unbalanced: bool) -> ragstats::Result<Panel> {
+    fn load_with(
+        &self,
+        path: &std::path::Path,
+        allow_unbalanced: bool,
+    ) -> ragstats_core::Result<Panel> {
         load_panel(
             path,
             &LoadOptions {
@@ -82,7 +88,7 @@ impl PanelOptions {
 
     /// Loads `path` like [`PanelOptions::load`] and says on stderr which questions
     /// `--drop-incomplete` dropped, if any.
-    pub fn load_noting_drops(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
+    pub fn load_noting_drops(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
         let panel = self.load(path)?;
         self.note_selector(&panel);
         note_drops(&panel);
@@ -91,7 +97,7 @@ impl PanelOptions {
 
     /// Loads `path` like [`PanelOptions::load_unbalanced`] and says on stderr which questions
     /// were dropped, or which differ from their stratum's design and are fitted as they are.
-    pub fn load_unbalanced_noting(&self, path: &std::path::Path) -> ragstats::Result<Panel> {
+    pub fn load_unbalanced_noting(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
         let panel = self.load_unbalanced(path)?;
         self.note_selector(&panel);
         note_drops(&panel);
@@ -126,9 +132,9 @@ pub enum By {
 
 /// The values of `path`'s `selector` column in order of first appearance (empty values
 /// skipped; an empty list when there is no such column).
-fn selectors_of(path: &std::path::Path) -> ragstats::Result<Vec<String>> {
+fn selectors_of(path: &std::path::Path) -> ragstats_core::Result<Vec<String>> {
     let mut names: Vec<String> = Vec::new();
-    for r in ragstats::panel::records::read_records(path, &["selector"], &[])? {
+    for r in ragstats_core::panel::records::read_records(path, &["selector"], &[])? {
         if let Some(s) = r.fields.into_iter().next().flatten() {
             let s = s.trim().to_string();
             if !s.is_empty() && !names.contains(&s) {

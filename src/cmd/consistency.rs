@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use ragstats::allocation::consistency::{
+use ragstats_core::allocation::consistency::{
     disagreement, precision, GroupPrecision, ReadAnswer, SeRatio,
 };
-use ragstats::panel::records::read_records;
-use ragstats::panel::{load_panel, LoadOptions};
+use ragstats_core::panel::records::read_records;
+use ragstats_core::panel::{load_panel, LoadOptions};
 
 use super::common::{
     csv_num, fixed, num, print_json, undefined_because, write_csv, Format, PanelOptions, Table,
@@ -136,7 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             &args.opts,
             Some((args.resample.seed, reps as u64)),
         );
-        let svg = ragstats::plot::consistency(&dis, &prec, ratio.as_ref(), &caption)?;
+        let svg = ragstats_plot::consistency(&dis, &prec, ratio.as_ref(), &caption)?;
         super::figure::write_svg(p, &svg, &[args.reads.as_path()])?;
     }
     match args.format {

@@ -3,15 +3,14 @@
 
 use std::path::PathBuf;
 
-use ragstats::correlate::analysis::{
+use ragstats_core::correlate::analysis::{
     attach_bootstrap, bootstrap_calls, bootstrap_replicates, estimates, permutation_tests,
     PairResult,
 };
-use ragstats::correlate::boot::KENDALL_NOTE;
-use ragstats::correlate::estimate::PValueKind;
-use ragstats::correlate::permute::{CpuPermute, PermuteBackend};
-use ragstats::correlate::permute_gpu::GpuPermute;
-use ragstats::correlate::{load, prepare, LoadSpec, Method, Missing};
+use ragstats_core::correlate::boot::KENDALL_NOTE;
+use ragstats_core::correlate::estimate::PValueKind;
+use ragstats_core::correlate::permute::{CpuPermute, PermuteBackend};
+use ragstats_core::correlate::{load, prepare, LoadSpec, Method, Missing};
 use serde_json::json;
 
 use super::common::{csv_num, num, print_json, write_csv, Format, Table};
@@ -174,7 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             }
             None
         } else {
-            GpuPermute::select(args.resample.backend.into())?
+            ragstats_gpu::select_permute(args.resample.backend.into())?
         };
         let cpu = CpuPermute;
         let backend: &dyn PermuteBackend = match &gpu {
@@ -242,14 +241,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         },
     });
     if let Some(p) = &args.plot {
-        let caption = ragstats::plot::Caption {
+        let caption = ragstats_plot::Caption {
             panel: args.file.display().to_string(),
             outcome: String::new(),
             bootstrap: (args.resample.replicates > 0)
                 .then(|| (args.resample.seed, u64::from(args.resample.replicates))),
         };
         let svg =
-            ragstats::plot::correlate(&results, &prep.x_names, &prep.y_names, method, &caption)?;
+            ragstats_plot::correlate(&results, &prep.x_names, &prep.y_names, method, &caption)?;
         super::figure::write_svg(p, &svg, &[args.file.as_path()])?;
     }
     match args.format {

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use ragstats::costs::cost::{
+use ragstats_core::costs::cost::{
     account, bill, for_selector, ledger_selectors, parse_sweep, CostReport, Totals,
 };
-use ragstats::ledger::{check_price, read_ledger, Prices};
-use ragstats::panel::SelectorChoice;
+use ragstats_core::ledger::{check_price, read_ledger, Prices};
+use ragstats_core::panel::SelectorChoice;
 
 use super::common::{num, print_json, print_sections, write_csv, By, Format, Table};
 use super::UsageError;
@@ -196,7 +196,7 @@ fn table(r: &CostReport) -> String {
                 })
                 .unwrap_or_default()
         };
-        let usd = u.usd.unwrap_or(ragstats::costs::cost::UnitCostPair {
+        let usd = u.usd.unwrap_or(ragstats_core::costs::cost::UnitCostPair {
             trajectory: f64::NAN,
             read: f64::NAN,
         });

@@ -4,16 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
-use ragstats::allocation::one_read::{
+use ragstats_core::allocation::one_read::{
     analyse, analyse_unbalanced, OneReadReport, ReadCosts, ScopeResult,
 };
-use ragstats::costs::cost::{bill, for_selector, CellCosts, Currency};
-use ragstats::costs::panel_costs::{
+use ragstats_core::costs::cost::{bill, for_selector, CellCosts, Currency};
+use ragstats_core::costs::panel_costs::{
     question_costs, trajectory_costs, QuestionCost, TrajectoryCost,
 };
-use ragstats::ledger::{read_ledger, Prices};
-use ragstats::panel::Panel;
-use ragstats::resample::engine::ResampleBackend;
+use ragstats_core::ledger::{read_ledger, Prices};
+use ragstats_core::panel::Panel;
+use ragstats_core::resample::engine::ResampleBackend;
 
 use super::common::{
     by_selector, csv_num, design_cells, fixed, num, opt_num, print_json, print_sections,
@@ -109,7 +109,7 @@ pub fn trajectory_panel_costs(
         .strata
         .iter()
         .map(|s| trajectory_costs(s, &cells, ledger))
-        .collect::<ragstats::Result<_>>()?)
+        .collect::<ragstats_core::Result<_>>()?)
 }
 
 /// Loads a ledger and returns the panel's costs (see [`PanelCosts`]); the panel must be
@@ -125,7 +125,7 @@ pub fn panel_costs(panel: &Panel, input: &LedgerInput<'_>) -> anyhow::Result<Pan
             let reads: Vec<usize> = (0..s.r()).collect();
             question_costs(s, &cells, 0..s.q(), &traj, &reads, ledger)
         })
-        .collect::<ragstats::Result<_>>()?;
+        .collect::<ragstats_core::Result<_>>()?;
     let reads = if panel.strata.iter().all(|s| s.r() >= 2) {
         panel
             .strata
@@ -143,7 +143,7 @@ pub fn panel_costs(panel: &Panel, input: &LedgerInput<'_>) -> anyhow::Result<Pan
                     })
                     .collect())
             })
-            .collect::<ragstats::Result<_>>()?
+            .collect::<ragstats_core::Result<_>>()?
     } else {
         Vec::new()
     };
@@ -267,7 +267,7 @@ fn run_one(args: Args, currency: CurrencyArg) -> anyhow::Result<u8> {
     if let Some(p) = &args.plot {
         let boot = Some((args.resample.seed, u64::from(range.end)));
         let caption = super::figure::panel_caption(&args.panel, &panel.outcome, boot);
-        let svg = ragstats::plot::efficiency(&report, &caption)?;
+        let svg = ragstats_plot::efficiency(&report, &caption)?;
         let mut inputs = vec![args.panel.as_path(), args.ledger.as_path()];
         inputs.extend(args.prices.as_deref());
         super::figure::write_svg(p, &svg, &inputs)?;

@@ -21,7 +21,7 @@ pub const GENERATE_MAX_TOKENS: &str = "1024";
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ragstats::llm::{Client, ClientConfig, RetryPolicy, SamplingParams};
+use ragstats_agent::llm::{Client, ClientConfig, RetryPolicy, SamplingParams};
 use serde_json::{Map, Value};
 
 use super::UsageError;
@@ -175,7 +175,7 @@ impl Endpoint {
 /// The client for `config`; its usage errors (a bad URL) exit 2.
 pub fn client(config: ClientConfig) -> anyhow::Result<Client> {
     Client::new(config).map_err(|e| match e {
-        ragstats::Error::Usage(m) => UsageError(m).into(),
+        ragstats_core::Error::Usage(m) => UsageError(m).into(),
         other => anyhow::Error::new(other),
     })
 }

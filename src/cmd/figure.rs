@@ -3,16 +3,16 @@
 
 use std::path::{Path, PathBuf};
 
-use ragstats::components::forecast::{forecast, Audit, Forecast};
-use ragstats::plot::{self, Caption};
+use ragstats_core::components::forecast::{forecast, Audit, Forecast};
+use ragstats_plot::{self as plot, Caption};
 
 use super::common::PanelOptions;
 
 /// Writes `svg` to `path` atomically, refusing a path that is one of the command's inputs.
 pub fn write_svg(path: &Path, svg: &str, inputs: &[&Path]) -> anyhow::Result<()> {
     let inputs: Vec<(&str, &Path)> = inputs.iter().map(|p| ("input", *p)).collect();
-    ragstats::io::refuse_overwriting_inputs(&[("--plot file", path)], &inputs)?;
-    ragstats::io::write_atomic(path, |w| w.write_all(svg.as_bytes()))?;
+    ragstats_core::io::refuse_overwriting_inputs(&[("--plot file", path)], &inputs)?;
+    ragstats_core::io::write_atomic(path, |w| w.write_all(svg.as_bytes()))?;
     Ok(())
 }
 

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use ragstats::components::forecast::{folded_notes, forecast, Audit, DesignSpec, Forecast};
-use ragstats::panel::Panel;
+use ragstats_core::components::forecast::{folded_notes, forecast, Audit, DesignSpec, Forecast};
+use ragstats_core::panel::Panel;
 
 use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
 use super::variance::report_for;

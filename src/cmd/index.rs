@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Subcommand;
-use ragstats::search::{http, local, mask, Search, SearchOptions};
+use ragstats_agent::search::{http, local, mask, Search, SearchOptions};
 
 use super::batch::block_on;
 use super::common::{print_json, Table};
@@ -87,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 fn build(a: BuildArgs) -> anyhow::Result<u8> {
-    ragstats::io::refuse_overwriting_inputs(&[("--out", &a.out)], &[("corpus", &a.corpus)])?;
+    ragstats_core::io::refuse_overwriting_inputs(&[("--out", &a.out)], &[("corpus", &a.corpus)])?;
     let info = local::build(&a.corpus, &a.out)?;
     outln!(
         "indexed {} documents of {} into {} (corpus sha256 {})",

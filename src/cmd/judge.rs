@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use ragstats::io::{refuse_overwriting_inputs, write_atomic};
-use ragstats::judge::{self, JudgeConfig, Judged, TABLE_HEADER};
-use ragstats::llm::ModelConfig;
-use ragstats::mcq::generate::write_jsonl;
-use ragstats::trajlog::{pick_selector, read_trajectories};
+use ragstats_agent::judge::{self, JudgeConfig, Judged, TABLE_HEADER};
+use ragstats_agent::llm::ModelConfig;
+use ragstats_agent::mcqgen::write_jsonl;
+use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
+use ragstats_core::trajlog::{pick_selector, read_trajectories};
 
 use super::batch::{block_on, exit_code, warn_truncated, BatchPolicy};
 use super::endpoint::{Configured, Endpoint};
@@ -82,7 +82,7 @@ async fn judge_run(a: Args) -> anyhow::Result<u8> {
             config,
             requests,
             &responses,
-            ragstats::ledger::CallKind::Judge,
+            ragstats_core::ledger::CallKind::Judge,
         )
         .await?;
     let judged = judge::build(&trajs, &calls, unjudged, &records, &cfg);

@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
-use ragstats::llm::batch::BatchSummary;
-use ragstats::llm::requests::{expand, read_requests};
-use ragstats::llm::{CallRecord, Message, ModelConfig};
+use ragstats_agent::llm::batch::BatchSummary;
+use ragstats_agent::llm::requests::{expand, read_requests};
+use ragstats_agent::llm::{CallRecord, Message, ModelConfig};
 
 use super::batch::{block_on, cap_phrase, exit_code, warn_truncated, BatchPolicy};
 use super::common::{write_csv, Format};
@@ -211,7 +211,7 @@ impl SystemProbe {
 /// model the same tokens both times, so equal `prompt_tokens` mean it was dropped; more with
 /// it mean it arrived. Without token counts, a reply that obeys the instruction shows it
 /// arrived (one that does not proves nothing: a small model may ignore it).
-async fn system_probe(client: &ragstats::llm::Client, t: &ModelConfig) -> SystemProbe {
+async fn system_probe(client: &ragstats_agent::llm::Client, t: &ModelConfig) -> SystemProbe {
     let mut with = t.user_request("check:system", PROBE_USER);
     with.messages
         .insert(0, Message::system(PROBE_SYSTEM).to_value());
@@ -297,7 +297,7 @@ fn check_rows(url: &str, rec: &CallRecord) -> Vec<(&'static str, String)> {
             .map_or_else(|| "none".into(), |r| format!("{} chars", r.chars().count())),
     ));
     if let Some(t) = &rec.text {
-        rows.push(("text", ragstats::llm::response::snippet(t, 200)));
+        rows.push(("text", ragstats_agent::llm::response::snippet(t, 200)));
     }
     rows
 }

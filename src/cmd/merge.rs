@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use ragstats::bootstrap::replicates::Replicates;
-use ragstats::bootstrap::report::build_report;
+use ragstats_core::bootstrap::replicates::Replicates;
+use ragstats_core::bootstrap::report::build_report;
 
 use super::bootstrap::print_report;
 use super::common::Format;
@@ -26,13 +26,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(out) = &args.out {
         let inputs: Vec<(&str, &std::path::Path)> =
             args.files.iter().map(|p| ("input", p.as_path())).collect();
-        ragstats::io::refuse_overwriting_inputs(&[("--out", out)], &inputs)?;
+        ragstats_core::io::refuse_overwriting_inputs(&[("--out", out)], &inputs)?;
     }
     let shards = args
         .files
         .iter()
         .map(|p| Ok((p.display().to_string(), Replicates::read(p)?)))
-        .collect::<ragstats::Result<Vec<_>>>()?;
+        .collect::<ragstats_core::Result<Vec<_>>>()?;
     let n = shards.len();
     let merged = Replicates::merge(shards)?;
     if let Some(out) = &args.out {

@@ -5,13 +5,13 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use ragstats::allocation::efficiency::UnitCosts;
-use ragstats::allocation::plan::{
+use ragstats_core::allocation::efficiency::UnitCosts;
+use ragstats_core::allocation::plan::{
     mde_multiplier, nested_unit_costs, power, refit_replicates, refit_replicates_unbalanced,
     unit_costs, Allocation, Bounds, Goal, PlanStratum, Planner,
 };
-use ragstats::components::forecast::Audit;
-use ragstats::resample::summary::percentile_interval;
+use ragstats_core::components::forecast::Audit;
+use ragstats_core::resample::summary::percentile_interval;
 
 use super::common::{num, print_json, write_csv, Format, PanelOptions, Table};
 use super::efficiency::{panel_costs, trajectory_panel_costs, CurrencyArg, LedgerInput};
@@ -445,7 +445,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     .iter()
                     .zip(&parts)
                     .map(|(s, &q)| {
-                        ragstats::allocation::plan::variance_per_question(
+                        ragstats_core::allocation::plan::variance_per_question(
                             &s.components,
                             s.audit_trajectories,
                             s.audit_reads,
@@ -497,7 +497,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     .strata
                     .iter()
                     .filter_map(|s| {
-                        let shape = ragstats::components::variance::nested_stratum(s).ok()?.shape();
+                        let shape = ragstats_core::components::variance::nested_stratum(s).ok()?.shape();
                         let c = super::variance::shape_cells(&s.name, &shape);
                         let method = if s.is_balanced() { "ANOVA" } else { "REML" };
                         Some(format!("{}: {method}, Q = {}, T = {}, R = {}", c[0], c[1], c[2], c[3]))

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use ragstats::questions::{corpus, read_questions, write_questions, Dataset};
+use ragstats_core::questions::{corpus, read_questions, write_questions, Dataset};
 
 /// Flags of `stats questions`.
 #[derive(Debug, clap::Args)]
@@ -50,7 +50,7 @@ fn convert(a: ConvertArgs) -> anyhow::Result<u8> {
     }
     let inputs: Vec<(&str, &std::path::Path)> =
         a.files.iter().map(|p| ("input", p.as_path())).collect();
-    ragstats::io::refuse_overwriting_inputs(&outputs, &inputs)?;
+    ragstats_core::io::refuse_overwriting_inputs(&outputs, &inputs)?;
     let loaded = read_questions(&a.files)?;
     write_questions(&a.out, &loaded.questions)?;
     let count = |d: Dataset| loaded.questions.iter().filter(|q| q.dataset == d).count();

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use serde_json::Value;
 
-use ragstats::allocation::fixed_t::FixedTLoss;
-use ragstats::components::forecast::{forecast, Audit};
-use ragstats::components::levels::Level;
-use ragstats::panel::Panel;
-use ragstats::plot::{self, Caption};
+use ragstats_core::allocation::fixed_t::FixedTLoss;
+use ragstats_core::components::forecast::{forecast, Audit};
+use ragstats_core::components::levels::Level;
+use ragstats_core::panel::Panel;
+use ragstats_plot::{self as plot, Caption};
 
-use ragstats::components::variance::{POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED};
+use ragstats_core::components::variance::{POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED};
 
 use super::common::{fixed, num, opt_num, undefined_because, PanelOptions};
 use super::efficiency::CurrencyArg;
@@ -269,7 +269,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(t) = &found.trajectories {
         ins.push(("trajectory log", t));
     }
-    ragstats::io::refuse_overwriting_inputs(&[("--out file", args.out.as_path())], &ins)?;
+    ragstats_core::io::refuse_overwriting_inputs(&[("--out file", args.out.as_path())], &ins)?;
     let replicates = args.resample.replicates()?;
     let seed = args.resample.seed;
     let panel = args.opts.load_unbalanced_noting(&panel_path)?;
@@ -508,7 +508,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         h(&title),
         env!("CARGO_PKG_VERSION")
     );
-    ragstats::io::write_atomic(&args.out, |w| w.write_all(html.as_bytes()))?;
+    ragstats_core::io::write_atomic(&args.out, |w| w.write_all(html.as_bytes()))?;
     let figures: Vec<&str> = body
         .split("<figure id=\"fig-")
         .skip(1)
@@ -536,17 +536,18 @@ fn run_audit_section(path: &Path, failed: &mut Vec<String>) -> String {
     let mut s = String::from(
         "<section id=\"run-audit\">\n<h2>Run audit (Appendix C): is there evidence to read?</h2>\n",
     );
-    match ragstats::trajlog::read_trajectories(path) {
+    match ragstats_core::trajlog::read_trajectories(path) {
         Ok(logs) => {
             let logs: Vec<_> = logs.into_iter().map(|l| l.t).collect();
-            let tot = ragstats::run::audit::totals(&logs);
+            let tot = ragstats_agent::run::audit::totals(&logs);
             for w in tot.warnings() {
                 s.push_str(&format!(
                     "<p class=\"note\"><strong>warning:</strong> {}</p>\n",
                     h(&w)
                 ));
             }
-            let (head, cells) = super::run_audit::audit_table(&ragstats::run::audit::audit(&logs));
+            let (head, cells) =
+                super::run_audit::audit_table(&ragstats_agent::run::audit::audit(&logs));
             s.push_str(&table(&head, &cells));
             s.push_str(&format!(
                 "<p class=\"note\">{}</p>\n<ul>\n",
@@ -1110,7 +1111,7 @@ const CAPABILITIES: [&str; 4] = ["planning", "evidence", "reasoning", "noise"];
 fn capability_columns(args: &Args, file: &Path) -> anyhow::Result<(Vec<String>, Vec<String>)> {
     // Through the CSV reader, so the file gets the rules of every input (line limit,
     // UTF-8, a directory refused).
-    let header: Vec<String> = ragstats::io::CsvReader::open(file)?.headers().to_vec();
+    let header: Vec<String> = ragstats_core::io::CsvReader::open(file)?.headers().to_vec();
     let x: Vec<String> = if args.capability_x.is_empty() {
         header
             .iter()

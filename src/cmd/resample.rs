@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ragstats::resample::{select_backend_for, BackendChoice, ResampleBackend};
+use ragstats_core::resample::ResampleBackend;
+use ragstats_gpu::select::{select_backend_for, BackendChoice};
 
 use super::UsageError;
 

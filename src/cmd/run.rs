@@ -1,5 +1,5 @@
 //! `stats run`: the agentic RAG pipeline from a question file to a panel, a trajectory log
-//! and a cost ledger (src/run, docs/run.md).
+//! and a cost ledger (crates/ragstats-agent/src/run, docs/run.md).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -8,22 +8,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use ragstats::ledger::Prices;
-use ragstats::llm::batch::BatchProgress;
-use ragstats::llm::Client;
-use ragstats::llm::{Cancel, RetryPolicy};
-use ragstats::questions::read::read_questions;
-use ragstats::run::audit::totals;
-use ragstats::run::log::write_outputs;
-use ragstats::run::pipeline::{run as run_pipeline, INTERRUPTED};
-use ragstats::run::plan::{
+use ragstats_agent::llm::batch::BatchProgress;
+use ragstats_agent::llm::Client;
+use ragstats_agent::llm::{Cancel, RetryPolicy};
+use ragstats_agent::run::audit::totals;
+use ragstats_agent::run::log::write_outputs;
+use ragstats_agent::run::pipeline::{run as run_pipeline, INTERRUPTED};
+use ragstats_agent::run::plan::{
     dry_run, input_tokens_estimate, manifest_cells, uniform_cells, Cell, EstimateShape,
     CHARS_PER_TOKEN, MAX_STEPS,
 };
-use ragstats::run::prompt::mean_document_chars;
-use ragstats::run::prompt::Templates;
-use ragstats::run::{Arm, Progress, RunSpec, Selector};
-use ragstats::search::{http, local, mask, Search, SearchOptions};
+use ragstats_agent::run::prompt::mean_document_chars;
+use ragstats_agent::run::prompt::Templates;
+use ragstats_agent::run::{Arm, Progress, RunSpec, Selector};
+use ragstats_agent::search::{http, local, mask, Search, SearchOptions};
+use ragstats_core::ledger::Prices;
+use ragstats_core::questions::read::read_questions;
 
 use super::batch::{block_on, warn_truncated};
 use super::batch::{progress_line, ProgressLines};
@@ -118,7 +118,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     block_on(run_async(a))
 }
 
-fn parse_list<T: std::str::FromStr<Err = ragstats::Error>>(
+fn parse_list<T: std::str::FromStr<Err = ragstats_core::Error>>(
     flag: &str,
     v: &[String],
 ) -> anyhow::Result<Vec<T>> {
@@ -132,7 +132,7 @@ fn parse_list<T: std::str::FromStr<Err = ragstats::Error>>(
         seen.push(s);
         out.push(
             s.parse()
-                .map_err(|e: ragstats::Error| UsageError(format!("{flag}: {e}")))?,
+                .map_err(|e: ragstats_core::Error| UsageError(format!("{flag}: {e}")))?,
         );
     }
     if out.is_empty() {
@@ -359,7 +359,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     );
     let out = match result {
         Ok(o) => o,
-        Err(ragstats::Error::Runtime(m)) if m == INTERRUPTED => {
+        Err(ragstats_core::Error::Runtime(m)) if m == INTERRUPTED => {
             eprintln!("interrupted after {summary}; run the same command again to continue (finished calls are cached)");
             return Ok(130);
         }

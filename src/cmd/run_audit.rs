@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use ragstats::run::audit::{audit, totals, AuditRow, Totals};
-use ragstats::trajlog::read_trajectories;
+use ragstats_agent::run::audit::{audit, totals, AuditRow, Totals};
+use ragstats_core::trajlog::read_trajectories;
 
 use super::common::{print_json, Table};
 

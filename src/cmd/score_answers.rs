@@ -1,10 +1,10 @@
 //! `stats score-answers`: answer EM and token F1 of a JSONL prediction file, with the
-//! official HotpotQA, SQuAD v1.1 or MuSiQue rules (see `ragstats::qa_scoring::qa`).
+//! official HotpotQA, SQuAD v1.1 or MuSiQue rules (see `ragstats_core::qa_scoring::qa`).
 
 use std::path::PathBuf;
 
-use ragstats::qa_scoring::qa::Style;
-use ragstats::qa_scoring::qa_items::{read_items, score_items, ItemScore, ScoreSummary};
+use ragstats_core::qa_scoring::qa::Style;
+use ragstats_core::qa_scoring::qa_items::{read_items, score_items, ItemScore, ScoreSummary};
 
 use super::common::Format;
 
@@ -42,7 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let items = read_items(&args.input)?;
     if items.is_empty() {
         // A mean over no answers is 0/0, not an EM of 0.
-        return Err(ragstats::Error::input(
+        return Err(ragstats_core::Error::input(
             &args.input,
             None,
             "holds no answers to score (EM and F1 of nothing are undefined)",

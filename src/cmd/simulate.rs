@@ -1,11 +1,11 @@
 //! `stats simulate`: write a synthetic panel (and optionally its cost ledger) with known
-//! structure. The model is documented in `ragstats::sim::model` and docs/simulate.md.
+//! structure. The model is documented in `ragstats_core::sim::model` and docs/simulate.md.
 
 use std::path::{Path, PathBuf};
 
-use ragstats::io::{refuse_overwriting_inputs, write_atomic};
-use ragstats::sim::io::{write_ledger_jsonl, write_panel_csv, write_panel_jsonl};
-use ragstats::sim::{
+use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
+use ragstats_core::sim::io::{write_ledger_jsonl, write_panel_csv, write_panel_jsonl};
+use ragstats_core::sim::{
     simulate_ledger, simulate_normal_panel, simulate_panel, LedgerSpec, Sds, SimSpec,
 };
 
@@ -247,7 +247,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             );
         }
         let questions: u128 = strata.iter().map(|(_, q)| *q as u128).sum();
-        ragstats::sim::check_rows(
+        ragstats_core::sim::check_rows(
             "panel",
             questions * u128::from(args.trajectories) * u128::from(args.reads),
         )?;

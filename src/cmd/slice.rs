@@ -5,11 +5,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use ragstats::allocation::slice::{select, FileLabels, Slice};
-use ragstats::components::forecast::{split_questions, DesignSpec};
-use ragstats::io::jsonl::{parse_value, scalar_text};
-use ragstats::io::{is_jsonl, CsvReader, JsonlReader};
-use ragstats::panel::Panel;
+use ragstats_core::allocation::slice::{select, FileLabels, Slice};
+use ragstats_core::components::forecast::{split_questions, DesignSpec};
+use ragstats_core::io::jsonl::{parse_value, scalar_text};
+use ragstats_core::io::{is_jsonl, CsvReader, JsonlReader};
+use ragstats_core::panel::Panel;
 
 use super::common::PanelOptions;
 use super::UsageError;
@@ -167,8 +167,8 @@ fn file_labels(input: &Path) -> anyhow::Result<FileLabels> {
 }
 
 /// `out` created for writing; a directory there is the library's input error (exit 2).
-fn create(out: &Path) -> ragstats::Result<std::fs::File> {
-    std::fs::File::create(out).map_err(|e| ragstats::Error::io(out, e))
+fn create(out: &Path) -> ragstats_core::Result<std::fs::File> {
+    std::fs::File::create(out).map_err(|e| ragstats_core::Error::io(out, e))
 }
 
 /// Copies the kept rows of `input` to `out` (CSV rows re-written with the same header; JSONL

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use ragstats::allocation::subsets::{SubsetReport, SubsetStudy};
-use ragstats::components::forecast::Audit;
-use ragstats::panel::Panel;
+use ragstats_core::allocation::subsets::{SubsetReport, SubsetStudy};
+use ragstats_core::components::forecast::Audit;
+use ragstats_core::panel::Panel;
 
 use super::common::{num, print_json, summary_cells, write_csv, Format, PanelOptions, Table};
 use super::resample::{Progress, ResampleArgs};
@@ -42,7 +42,7 @@ pub struct Args {
 
 /// An audit from a components JSON (an object with `strata`) or else from a panel.
 fn load_audit(path: &Path, opts: &PanelOptions) -> anyhow::Result<Audit> {
-    let text = ragstats::io::read_text(path)?;
+    let text = ragstats_core::io::read_text(path)?;
     let is_components = serde_json::from_str::<serde_json::Value>(&text)
         .map(|v| v.get("strata").is_some())
         .unwrap_or(false);
@@ -79,7 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             &panel.outcome,
             Some((report.seed, u64::from(report.range[1] - report.range[0]))),
         );
-        let svg = ragstats::plot::subsets(&report, &caption)?;
+        let svg = ragstats_plot::subsets(&report, &caption)?;
         super::figure::write_svg(p, &svg, &[&args.panel, &args.audit])?;
     }
     let subsets = args.per_subset.then(|| study.point_subsets());

@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use ragstats::components::reml::Shape;
-use ragstats::components::variance::{
+use ragstats_core::components::reml::Shape;
+use ragstats_core::components::variance::{
     analyse_panel, Fit, Level, Method, PerLevel, StratumReport, VarianceReport,
     POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED,
 };
-use ragstats::panel::Panel;
+use ragstats_core::panel::Panel;
 
 use super::common::{
     by_selector, design_cells, num, opt_num, print_json, undefined_because, write_csv, By, Format,
@@ -35,7 +35,7 @@ pub struct Args {
 
 /// Runs the variance analysis of a loaded panel: ANOVA for balanced strata, REML for
 /// unbalanced ones (also used by `forecast --audit`).
-pub fn report_for(panel: &Panel) -> ragstats::Result<VarianceReport> {
+pub fn report_for(panel: &Panel) -> ragstats_core::Result<VarianceReport> {
     analyse_panel(panel)
 }
 
@@ -64,7 +64,7 @@ fn run_one(args: Args) -> anyhow::Result<u8> {
     let report = report_for(&panel)?;
     if let Some(p) = &args.plot {
         let caption = super::figure::panel_caption(&args.panel, &report.outcome, None);
-        let svg = ragstats::plot::variance(&report, &caption)?;
+        let svg = ragstats_plot::variance(&report, &caption)?;
         super::figure::write_svg(p, &svg, &[&args.panel])?;
     }
     match args.format {
@@ -135,7 +135,7 @@ fn stratum_design(s: &StratumReport) -> Vec<String> {
 }
 
 pub(super) fn shape_cells(name: &str, shape: &Shape) -> Vec<String> {
-    let spread = |x: &ragstats::components::reml::Spread| {
+    let spread = |x: &ragstats_core::components::reml::Spread| {
         if x.min == x.max {
             x.min.to_string()
         } else {

@@ -1,14 +1,14 @@
 //! The stratified question bootstrap against analytic results and an f64 reference that
 //! draws the same questions (via `draw_index`) but sums in f64.
 
-use ragstats::bootstrap::plan::{Bootstrap, BootstrapSpec};
-use ragstats::bootstrap::replicates::{Replicates, ReplicatesHeader};
-use ragstats::bootstrap::report::build_report;
-use ragstats::components::variance::analyse;
-use ragstats::panel::{QuestionStats, Stratum, StratumStats};
-use ragstats::resample::summary::{sd, Method};
-use ragstats::resample::CpuBackend;
-use ragstats::rng::draw_index;
+use ragstats_core::bootstrap::plan::{Bootstrap, BootstrapSpec};
+use ragstats_core::bootstrap::replicates::{Replicates, ReplicatesHeader};
+use ragstats_core::bootstrap::report::build_report;
+use ragstats_core::components::variance::analyse;
+use ragstats_core::panel::{QuestionStats, Stratum, StratumStats};
+use ragstats_core::resample::summary::{sd, Method};
+use ragstats_core::resample::CpuBackend;
+use ragstats_core::rng::draw_index;
 
 /// xorshift64* with Box–Muller: an independent generator for test panels.
 struct Gen(u64);
@@ -187,10 +187,13 @@ fn components_refit_matches_direct_fit_on_resampled_panel() {
             row[pos("component[pooled].question")],
             pooled.fit.components.question,
         );
-        let audit = ragstats::components::forecast::Audit::from_report(&direct);
-        let f =
-            ragstats::components::forecast::forecast(&audit, &"100:2:1".parse().unwrap(), false)
-                .unwrap();
+        let audit = ragstats_core::components::forecast::Audit::from_report(&direct);
+        let f = ragstats_core::components::forecast::forecast(
+            &audit,
+            &"100:2:1".parse().unwrap(),
+            false,
+        )
+        .unwrap();
         close(row[pos("se_nested[100:2:1]")], f.se_nested);
     }
 }

@@ -261,7 +261,7 @@ fn table_output_and_per_subset_csv() {
 
 #[test]
 fn gpu_and_cpu_reports_are_identical() {
-    let gpu = ragstats::resample::GpuBackend::new(ragstats::gpu::AdapterPolicy::Any);
+    let gpu = ragstats_gpu::GpuBackend::new(ragstats_gpu::AdapterPolicy::Any);
     if common::gpu_or_skip(gpu).is_none() {
         return;
     }

@@ -5,18 +5,19 @@
 use crate::common;
 
 use common::gpu_or_skip;
-use ragstats::correlate::analysis::{
+use ragstats_core::correlate::analysis::{
     attach_bootstrap, bootstrap_replicates, estimates, permutation_tests, permuted_cross_sums,
 };
-use ragstats::correlate::estimate::{self, Method, PValueKind};
-use ragstats::correlate::kendall::{kendall_scores, tau_b};
-use ragstats::correlate::permute::{permutation, CpuPermute};
-use ragstats::correlate::permute_gpu::GpuPermute;
-use ragstats::correlate::{prepare, Dataset};
-use ragstats::gpu::AdapterPolicy;
-use ragstats::resample::summary::sd;
-use ragstats::resample::{CpuBackend, GpuBackend};
-use ragstats::rng::draw_index;
+use ragstats_core::correlate::estimate::{self, Method, PValueKind};
+use ragstats_core::correlate::kendall::{kendall_scores, tau_b};
+use ragstats_core::correlate::permute::{permutation, CpuPermute};
+use ragstats_core::correlate::{prepare, Dataset};
+use ragstats_core::resample::summary::sd;
+use ragstats_core::resample::CpuBackend;
+use ragstats_core::rng::draw_index;
+use ragstats_gpu::permute::GpuPermute;
+use ragstats_gpu::AdapterPolicy;
+use ragstats_gpu::GpuBackend;
 
 fn data(x: Vec<Vec<f64>>, y: Vec<Vec<f64>>) -> Dataset {
     Dataset {
@@ -315,7 +316,7 @@ fn permutation_sums_and_p_values() {
     let y = vec![0.8, 1.0, 3.5, 2.0, 4.5];
     let prep = prepare(&data(vec![x.clone()], vec![y.clone()]), Method::Pearson).unwrap();
     let sums = permuted_cross_sums(&prep, &CpuPermute, 9, 0..50).unwrap();
-    let q = |v: &[f64]| ragstats::correlate::permute::quantise(v);
+    let q = |v: &[f64]| ragstats_core::correlate::permute::quantise(v);
     let (xq, yq) = (q(&x), q(&y));
     let mut perm = Vec::new();
     for p in 0..50u32 {

@@ -3,13 +3,13 @@
 use crate::common;
 
 use common::{json, stats, write, XorShift};
-use ragstats::allocation::efficiency::{efficiency, UnitCosts};
-use ragstats::allocation::fixed_t;
-use ragstats::allocation::one_read::{analyse, ReadCosts};
-use ragstats::components::variance::analyse as variance;
-use ragstats::costs::panel_costs::QuestionCost;
-use ragstats::panel::{Stratum, StratumStats};
-use ragstats::resample::CpuBackend;
+use ragstats_core::allocation::efficiency::{efficiency, UnitCosts};
+use ragstats_core::allocation::fixed_t;
+use ragstats_core::allocation::one_read::{analyse, ReadCosts};
+use ragstats_core::components::variance::analyse as variance;
+use ragstats_core::costs::panel_costs::QuestionCost;
+use ragstats_core::panel::{Stratum, StratumStats};
+use ragstats_core::resample::CpuBackend;
 
 fn stratum(name: &str, q: usize, t: usize, r: usize, seed: u64) -> Stratum {
     let mut x = XorShift(seed);

@@ -1,4 +1,4 @@
-//! Issue #30 item 9: every reader stops at the line limit (64 MiB, `ragstats::io::MAX_LINE_BYTES`)
+//! Issue #30 item 9: every reader stops at the line limit (64 MiB, `ragstats_core::io::MAX_LINE_BYTES`)
 //! with `FILE:LINE: line longer than 64 MiB …` and exit 2, where an input without line breaks
 //! used to be read into memory until the allocator aborted the process; whole-file inputs
 //! stop at the same size; a directory where a file is expected is exit 2 naming the path.
@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use ragstats::io::MAX_LINE_BYTES;
+use ragstats_core::io::MAX_LINE_BYTES;
 
 /// Runs `stats args` and returns (exit code, stderr).
 fn run(args: &[&str]) -> (Option<i32>, String) {

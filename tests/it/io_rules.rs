@@ -1,4 +1,4 @@
-//! The input rules of `ragstats::io`, checked on every file kind through the `stats` binary:
+//! The input rules of `ragstats_core::io`, checked on every file kind through the `stats` binary:
 //! a UTF-8 byte-order mark is accepted (same output as without it); invalid UTF-8 is exit 2
 //! `FILE:LINE: not valid UTF-8`; UTF-16 is exit 2 with a hint; an error never echoes a
 //! 1 MB value whole; a column or key given twice is exit 2 naming it.

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use ragstats::judge::{parse_reply, rubric_lines, EXTRACTION_TEMPLATE, REASONING_TEMPLATE};
+use ragstats_agent::judge::{parse_reply, rubric_lines, EXTRACTION_TEMPLATE, REASONING_TEMPLATE};
 use serde_json::Value;
 
 use crate::support::cli::{jsonl, mcq_demo, run_ok, stats};

@@ -1,42 +1,93 @@
-//! The layer rule of `src/lib.rs`, checked on the source text: a module imports only from
-//! its own layer or a lower one, no two files import each other in a circle, and the
-//! library does not use clap. A new top-level module must be given a layer here.
+//! The architecture, checked. Across crates cargo enforces the arrows (core below gpu, agent
+//! and plot; the `stats` CLI on top); here we check what cargo cannot:
+//!
+//! - inside each crate, a module imports only from its own layer or a lower one, and no two
+//!   files (nor two top-level modules) import each other in a circle;
+//! - no library crate uses clap;
+//! - `ragstats-core`'s normal dependency tree (read from Cargo.lock) holds none of the heavy
+//!   crates (wgpu, naga, tantivy, reqwest, tokio, plotters, clap).
+//!
+//! A new top-level module must be given a layer here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Layer of each top-level library module (see the table in `src/lib.rs`).
-const LAYERS: &[(&str, u8)] = &[
-    ("error", 0),
-    ("io", 0),
-    ("rng", 0),
-    ("ledger", 1),
-    ("panel", 1),
-    ("questions", 1),
-    ("trajlog", 1),
-    ("gpu", 2),
-    ("resample", 2),
-    ("components", 3),
-    ("costs", 3),
-    ("allocation", 3),
-    ("bootstrap", 3),
-    ("correlate", 3),
-    ("mcq", 3),
-    ("qa_scoring", 3),
-    ("sim", 3),
-    ("llm", 3),
-    ("search", 3),
-    ("plot", 4),
-    ("judge", 3),
-    ("run", 4),
+/// One crate of the workspace: its source folder, whether it is a library, and the layer of
+/// each of its top-level modules (see the table in each crate's `lib.rs`).
+struct Crate {
+    dir: &'static str,
+    library: bool,
+    layers: &'static [(&'static str, u8)],
+}
+
+const CRATES: &[Crate] = &[
+    Crate {
+        dir: "crates/ragstats-core/src",
+        library: true,
+        layers: &[
+            ("error", 0),
+            ("io", 0),
+            ("rng", 0),
+            ("chat", 1),
+            ("ledger", 1),
+            ("panel", 1),
+            ("questions", 1),
+            ("trajlog", 1),
+            ("resample", 2),
+            ("components", 3),
+            ("costs", 3),
+            ("allocation", 3),
+            ("bootstrap", 3),
+            ("correlate", 3),
+            ("mcq", 3),
+            ("qa_scoring", 3),
+            ("sim", 3),
+        ],
+    },
+    Crate {
+        dir: "crates/ragstats-gpu/src",
+        library: true,
+        layers: &[
+            ("device", 0),
+            ("shaders", 0),
+            ("pipelines", 1),
+            ("resample", 2),
+            ("permute", 2),
+            ("select", 3),
+        ],
+    },
+    Crate {
+        dir: "crates/ragstats-agent/src",
+        library: true,
+        layers: &[
+            ("llm", 0),
+            ("search", 1),
+            ("mcqgen", 2),
+            ("run", 2),
+            ("judge", 3),
+        ],
+    },
+    Crate {
+        dir: "crates/ragstats-plot/src",
+        library: true,
+        layers: &[("chart", 0)],
+    },
+    // The `stats` binary: no layers inside it, but no circles either.
+    Crate {
+        dir: "src",
+        library: false,
+        layers: &[],
+    },
 ];
 
-/// Files of the `stats` binary (the command layer, above every library module).
-const BIN_ROOTS: &[&str] = &["main.rs", "cli.rs", "cmd"];
+/// Crates `ragstats-core` must not pull in, directly or through another crate.
+const HEAVY: &[&str] = &[
+    "wgpu", "naga", "tantivy", "reqwest", "tokio", "plotters", "clap",
+];
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -50,9 +101,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Module path segments of a file: `src/a/b.rs` → [a, b]; `src/a/mod.rs` → [a].
-fn module_of(file: &Path) -> Vec<String> {
-    let rel = file.strip_prefix(src()).unwrap();
+/// Module path segments of a file of the crate whose sources are in `src`:
+/// `src/a/b.rs` → [a, b]; `src/a/mod.rs` → [a].
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap();
     let mut segs: Vec<String> = rel
         .iter()
         .map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string())
@@ -64,12 +116,6 @@ fn module_of(file: &Path) -> Vec<String> {
         segs.pop();
     }
     segs
-}
-
-fn is_bin(file: &Path) -> bool {
-    let rel = file.strip_prefix(src()).unwrap();
-    let first = rel.iter().next().unwrap().to_string_lossy().to_string();
-    BIN_ROOTS.contains(&first.as_str())
 }
 
 /// The source without comments and without `#[cfg(test)]` modules (their `super::*` is the
@@ -179,12 +225,12 @@ fn resolve(from: &[String], from_is_mod_rs: bool, path: &str) -> Vec<String> {
 }
 
 /// The deepest source file a module path names.
-fn file_for(module: &[String], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
+fn file_for(src: &Path, module: &[String], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
     for n in (1..=module.len()).rev() {
         let rel: PathBuf = module[..n].iter().collect();
         for cand in [
-            src().join(&rel).with_extension("rs"),
-            src().join(&rel).join("mod.rs"),
+            src.join(&rel).with_extension("rs"),
+            src.join(&rel).join("mod.rs"),
         ] {
             if files.contains(&cand) {
                 return Some(cand);
@@ -195,22 +241,25 @@ fn file_for(module: &[String], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
 }
 
 struct Graph {
+    src: PathBuf,
     edges: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
     violations: Vec<String>,
 }
 
-fn build() -> Graph {
+/// The import graph of one crate's files, and its layer violations.
+fn build(krate: &Crate) -> Graph {
+    let src = root().join(krate.dir);
     let mut files = Vec::new();
-    rust_files(&src(), &mut files);
+    rust_files(&src, &mut files);
     let set: BTreeSet<PathBuf> = files.iter().cloned().collect();
-    let layer: BTreeMap<&str, u8> = LAYERS.iter().copied().collect();
+    let layer: BTreeMap<&str, u8> = krate.layers.iter().copied().collect();
+    let bin = !krate.library;
     let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     let mut violations = Vec::new();
     for f in &files {
         let text = fs::read_to_string(f).unwrap();
         let code = code_of(&text);
-        let bin = is_bin(f);
-        let me = module_of(f);
+        let me = module_of(&src, f);
         let is_mod_rs = f.file_name().is_some_and(|n| n == "mod.rs");
         if !bin && code.contains("clap") {
             violations.push(format!("{}: the library uses clap", f.display()));
@@ -218,13 +267,13 @@ fn build() -> Graph {
         let my_top = me.first().cloned().unwrap_or_default();
         if !bin && !me.is_empty() && !layer.contains_key(my_top.as_str()) {
             violations.push(format!(
-                "{}: module `{my_top}` has no layer in tests/it/layers.rs",
+                "{}: module `{my_top}` has no layer in tests/it/layers.rs (CRATES)",
                 f.display()
             ));
         }
         for p in paths_in(&code) {
             let target = resolve(&me, is_mod_rs, &p);
-            let Some(tf) = file_for(&target, &set) else {
+            let Some(tf) = file_for(&src, &target, &set) else {
                 continue;
             };
             if &tf == f {
@@ -232,7 +281,7 @@ fn build() -> Graph {
             }
             // A child naming its own ancestor module (a type defined in a mod.rs) is not a
             // dependency on a sibling; mod.rs declaring its children is not one either.
-            let t_mod = module_of(&tf);
+            let t_mod = module_of(&src, &tf);
             if me.starts_with(&t_mod) || t_mod.starts_with(&me) {
                 continue;
             }
@@ -252,7 +301,11 @@ fn build() -> Graph {
             }
         }
     }
-    Graph { edges, violations }
+    Graph {
+        src,
+        edges,
+        violations,
+    }
 }
 
 /// A cycle in the file graph, if any (depth-first search with colours).
@@ -297,16 +350,13 @@ fn find_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBu
     None
 }
 
-/// Top-level modules may depend on each other only without a circle, too.
-fn module_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBuf>> {
+/// Top-level modules of a library crate may depend on each other only without a circle, too.
+fn module_cycle(g: &Graph) -> Option<Vec<PathBuf>> {
     let mut m: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
-    for (a, bs) in edges {
-        if is_bin(a) {
-            continue;
-        }
-        let ta = PathBuf::from(module_of(a).first().cloned().unwrap_or_default());
+    for (a, bs) in &g.edges {
+        let ta = PathBuf::from(module_of(&g.src, a).first().cloned().unwrap_or_default());
         for b in bs {
-            let tb = PathBuf::from(module_of(b).first().cloned().unwrap_or_default());
+            let tb = PathBuf::from(module_of(&g.src, b).first().cloned().unwrap_or_default());
             if ta != tb && !ta.as_os_str().is_empty() && !tb.as_os_str().is_empty() {
                 m.entry(ta.clone()).or_default().insert(tb);
             }
@@ -317,28 +367,159 @@ fn module_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<Path
 
 #[test]
 fn no_layer_is_imported_from_below() {
-    let g = build();
+    let violations: Vec<String> = CRATES.iter().flat_map(|c| build(c).violations).collect();
     assert!(
-        g.violations.is_empty(),
+        violations.is_empty(),
         "layer rule broken:\n{}",
-        g.violations.join("\n")
+        violations.join("\n")
     );
 }
 
 #[test]
 fn no_two_files_import_each_other_in_a_circle() {
-    let g = build();
-    if let Some(c) = find_cycle(&g.edges) {
-        let names: Vec<String> = c
+    for krate in CRATES {
+        let g = build(krate);
+        if let Some(c) = find_cycle(&g.edges) {
+            let names: Vec<String> = c
+                .iter()
+                .map(|p| p.strip_prefix(root()).unwrap().display().to_string())
+                .collect();
+            panic!("import cycle between files: {}", names.join(" -> "));
+        }
+        if !krate.library {
+            continue;
+        }
+        if let Some(c) = module_cycle(&g) {
+            let names: Vec<String> = c.iter().map(|p| p.display().to_string()).collect();
+            panic!(
+                "import cycle between modules of {}: {}",
+                krate.dir,
+                names.join(" -> ")
+            );
+        }
+    }
+}
+
+/// Every module of every crate is named in `CRATES` (a crate folder added to the workspace
+/// without a row here would go unchecked).
+#[test]
+fn every_crate_is_checked() {
+    let mut dirs: Vec<String> = fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|e| format!("crates/{}/src", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    dirs.sort();
+    let mut listed: Vec<String> = CRATES
+        .iter()
+        .filter(|c| c.library)
+        .map(|c| c.dir.to_string())
+        .collect();
+    listed.sort();
+    assert_eq!(dirs, listed);
+}
+
+/// The packages `name` reaches through Cargo.lock, starting from `start` (the crate's own
+/// declared dependencies). The lock lists every dependency of a registry package that can
+/// be built (any target, build scripts too) but not its dev-dependencies, so this is a
+/// superset of the normal tree `cargo tree -e normal` prints for this machine.
+fn reachable(lock: &toml::Value, start: &[String]) -> BTreeSet<String> {
+    let packages = lock["package"].as_array().unwrap();
+    // A lock entry names a dependency `name` or, where two versions exist, `name version`.
+    let find = |dep: &str| -> Vec<&toml::Value> {
+        let mut parts = dep.split(' ');
+        let name = parts.next().unwrap();
+        let version = parts.next();
+        packages
             .iter()
-            .map(|p| p.strip_prefix(src()).unwrap().display().to_string())
-            .collect();
-        panic!("import cycle between files: {}", names.join(" -> "));
+            .filter(|p| {
+                p["name"].as_str() == Some(name)
+                    && version.is_none_or(|v| p["version"].as_str() == Some(v))
+            })
+            .collect()
+    };
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<String> = start.to_vec();
+    while let Some(dep) = todo.pop() {
+        for p in find(&dep) {
+            let name = p["name"].as_str().unwrap().to_string();
+            if !seen.insert(format!("{name} {}", p["version"].as_str().unwrap())) {
+                continue;
+            }
+            for d in p
+                .get("dependencies")
+                .and_then(|d| d.as_array())
+                .into_iter()
+                .flatten()
+            {
+                todo.push(d.as_str().unwrap().to_string());
+            }
+        }
     }
-    if let Some(c) = module_cycle(&g.edges) {
-        let names: Vec<String> = c.iter().map(|p| p.display().to_string()).collect();
-        panic!("import cycle between modules: {}", names.join(" -> "));
+    seen
+}
+
+/// The dependencies a crate's Cargo.toml declares as normal ones (any target), by package name.
+fn declared_normal(manifest: &toml::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut add = |table: Option<&toml::Value>| {
+        for (k, v) in table.and_then(|t| t.as_table()).into_iter().flatten() {
+            let package = v.get("package").and_then(|p| p.as_str()).unwrap_or(k);
+            out.push(package.to_string());
+        }
+    };
+    add(manifest.get("dependencies"));
+    for (_, t) in manifest
+        .get("target")
+        .and_then(|t| t.as_table())
+        .into_iter()
+        .flatten()
+    {
+        add(t.get("dependencies"));
     }
+    out
+}
+
+fn heavy_in(reached: &BTreeSet<String>) -> Vec<String> {
+    reached
+        .iter()
+        .filter(|p| HEAVY.contains(&p.split(' ').next().unwrap()))
+        .cloned()
+        .collect()
+}
+
+fn read_toml(path: &Path) -> toml::Value {
+    toml::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_core_crate_pulls_in_no_heavy_dependency() {
+    let lock = read_toml(&root().join("Cargo.lock"));
+    let manifest = read_toml(&root().join("crates/ragstats-core/Cargo.toml"));
+    let start = declared_normal(&manifest);
+    assert!(start.contains(&"rayon".to_string()), "{start:?}");
+    let reached = reachable(&lock, &start);
+    // The walk does reach what the core really uses, so an empty list below means something.
+    assert!(reached.iter().any(|p| p.starts_with("rayon-core ")));
+    assert!(reached.iter().any(|p| p.starts_with("nalgebra ")));
+    let heavy = heavy_in(&reached);
+    assert!(heavy.is_empty(), "ragstats-core depends on {heavy:?}");
+}
+
+/// The dependency check itself: a core that declares a crate which pulls in tokio (here
+/// reqwest, through the real lock) is caught, as is a direct heavy dependency.
+#[test]
+fn the_dependency_check_sees_a_heavy_crate() {
+    let lock = read_toml(&root().join("Cargo.lock"));
+    let mut manifest = read_toml(&root().join("crates/ragstats-core/Cargo.toml"));
+    let deps = manifest["dependencies"].as_table_mut().unwrap();
+    deps.insert("reqwest".into(), toml::Value::String("0.13".into()));
+    let heavy = heavy_in(&reachable(&lock, &declared_normal(&manifest)));
+    let names: BTreeSet<&str> = heavy.iter().map(|p| p.split(' ').next().unwrap()).collect();
+    assert_eq!(names, BTreeSet::from(["reqwest", "tokio"]));
+    let direct: toml::Value = toml::from_str("[dependencies]\nwgpu = \"30\"\n").unwrap();
+    let heavy = heavy_in(&reachable(&lock, &declared_normal(&direct)));
+    assert!(heavy.iter().any(|p| p.starts_with("wgpu ")), "{heavy:?}");
+    assert!(heavy.iter().any(|p| p.starts_with("naga ")), "{heavy:?}");
 }
 
 /// The checker itself: a path naming a higher layer and a two-file circle are found.

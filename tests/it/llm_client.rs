@@ -5,9 +5,9 @@ use crate::support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ragstats::llm::batch::{run_batch, BatchOptions, StopReason};
-use ragstats::llm::jsonl::load_records;
-use ragstats::llm::{
+use ragstats_agent::llm::batch::{run_batch, BatchOptions, StopReason};
+use ragstats_agent::llm::jsonl::load_records;
+use ragstats_agent::llm::{
     CallRecord, Cancel, ChatRequest, Client, ClientConfig, ErrorKind, Message, RetryPolicy,
 };
 use serde_json::Value;
@@ -500,7 +500,7 @@ async fn tpm_ceiling_uses_reported_usage_once_known() {
     for c in &mut batch {
         c.params.max_tokens = Some(20);
     }
-    let est = ragstats::llm::ratelimit::estimate_tokens(&batch[0].messages, Some(20));
+    let est = ragstats_agent::llm::ratelimit::estimate_tokens(&batch[0].messages, Some(20));
     assert!(est > 15, "the test needs est + est > ceiling");
     let mut cfg = fast(&server, None);
     cfg.tpm = Some(13 + est + 2);

@@ -5,8 +5,8 @@ use crate::support;
 
 use std::time::Duration;
 
-use ragstats::llm::response::parse_chat_response;
-use ragstats::llm::{ChatRequest, Client, ClientConfig, Message, RetryPolicy};
+use ragstats_agent::llm::response::parse_chat_response;
+use ragstats_agent::llm::{ChatRequest, Client, ClientConfig, Message, RetryPolicy};
 use support::llm_server::{Reply, Server};
 
 /// (prompt, cached, completion, reasoning, total) token counts.

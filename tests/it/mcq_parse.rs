@@ -1,9 +1,9 @@
 //! The answer parser against a table of responses shaped like what models really write,
 //! and against responses that copy the prompt or were cut off by the token limit.
 
-use ragstats::mcq::parse::{parse_answer, parse_response, Context, Failure};
-use ragstats::mcq::prompt::{render, PromptKind, Templates};
-use ragstats::mcq::Task;
+use ragstats_core::mcq::parse::{parse_answer, parse_response, Context, Failure};
+use ragstats_core::mcq::prompt::{render, PromptKind, Templates};
+use ragstats_core::mcq::Task;
 
 fn labels(n: usize) -> Vec<String> {
     (0..n)

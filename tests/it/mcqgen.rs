@@ -3,11 +3,11 @@
 //! questions and paragraphs; see its README) give exactly the expected items, golds and
 //! skip reasons. No model is involved.
 
-use ragstats::mcq::generate::vanilla::{
+use ragstats_agent::mcqgen::vanilla::{
     abstain, evidence_extraction, reliability, CredibilityMap, ANSWER_OPTION, INSUFFICIENT_OPTION,
 };
-use ragstats::mcq::generate::{read_trajectories, Generated, Logged};
-use ragstats::mcq::Polarity;
+use ragstats_agent::mcqgen::{read_trajectories, Generated, Logged};
+use ragstats_core::mcq::Polarity;
 
 use crate::support::cli::mcq_demo as demo;
 

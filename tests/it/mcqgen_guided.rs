@@ -7,8 +7,8 @@ use crate::support;
 
 use std::path::Path;
 
-use ragstats::mcq::generate::guided::{GROUNDED_TEMPLATE, PLANNING_TEMPLATE};
-use ragstats::mcq::generate::short_hash;
+use ragstats_agent::mcqgen::guided::{GROUNDED_TEMPLATE, PLANNING_TEMPLATE};
+use ragstats_agent::mcqgen::short_hash;
 use serde_json::{json, Value};
 use support::cli::{jsonl, mcq_demo, stats};
 use support::llm_server::{ok_reply, Reply, Server};

@@ -4,10 +4,10 @@
 use crate::common;
 
 use common::{json, stats, write};
-use ragstats::allocation::efficiency::UnitCosts;
-use ragstats::allocation::plan::{mde_multiplier, Bounds, Goal, PlanStratum, Planner};
-use ragstats::components::forecast::split_questions;
-use ragstats::components::variance::PerLevel;
+use ragstats_core::allocation::efficiency::UnitCosts;
+use ragstats_core::allocation::plan::{mde_multiplier, Bounds, Goal, PlanStratum, Planner};
+use ragstats_core::components::forecast::split_questions;
+use ragstats_core::components::variance::PerLevel;
 
 /// A components file (as `stats variance --format json` writes) with one stratum per
 /// (name, questions, σ²_q, σ²_t, σ²_r).
@@ -426,7 +426,7 @@ fn simulated_panels_reach_nominal_power() {
     let panels = 4000u64;
     let mut rejected = 0u64;
     for seed in 0..panels {
-        let rows = ragstats::sim::simulate_normal_panel(
+        let rows = ragstats_core::sim::simulate_normal_panel(
             &[("all".to_string(), q)],
             t,
             r,

@@ -2,7 +2,7 @@
 //! a transcription of the official functions (`hotpot_evaluate_v1.py`, SQuAD
 //! `evaluate-v1.1.py`, MuSiQue `metrics/answer.py`) under CPython 3.11.7.
 
-use ragstats::qa_scoring::qa::{exact_match, normalize_answer, score, token_f1, Style};
+use ragstats_core::qa_scoring::qa::{exact_match, normalize_answer, score, token_f1, Style};
 
 fn golds(g: &[&str]) -> Vec<String> {
     g.iter().map(|s| s.to_string()).collect()

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use ragstats::questions::{corpus, read::detect_format, read_questions, Dataset, Format};
+use ragstats_core::questions::{corpus, read::detect_format, read_questions, Dataset, Format};
 
 fn fx(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -21,11 +21,11 @@ use std::path::Path;
 
 use common::XorShift;
 use nalgebra::{DMatrix, DVector};
-use ragstats::components::reml::{
+use ragstats_core::components::reml::{
     criterion, fit, fit_from, fit_resampled, NestedBuilder, NestedStratum, RemlFit, Theta,
 };
-use ragstats::components::variance::{self, AnovaSums, Level};
-use ragstats::panel::{QuestionStats, StratumStats};
+use ragstats_core::components::variance::{self, AnovaSums, Level};
+use ragstats_core::panel::{QuestionStats, StratumStats};
 
 /// `groups[q][t][r]` of one stratum.
 type Groups = Vec<Vec<Vec<f64>>>;

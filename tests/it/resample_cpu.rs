@@ -5,9 +5,9 @@
 // The reference is written with explicit indices on purpose: it mirrors the contract text.
 #![allow(clippy::needless_range_loop)]
 
-use ragstats::resample::workload::synthetic_rows;
-use ragstats::resample::{CpuBackend, ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
-use ragstats::rng::draw_index;
+use ragstats_core::resample::workload::synthetic_rows;
+use ragstats_core::resample::{CpuBackend, ResampleBackend, ResampleJob, CHUNK_ROWS, LANES};
+use ragstats_core::rng::draw_index;
 
 fn no_progress(_: u64) {}
 

@@ -8,12 +8,13 @@
 
 use std::sync::OnceLock;
 
-use ragstats::gpu::pipelines::{draw_indices_on_device, philox_on_device};
-use ragstats::gpu::{AdapterPolicy, GpuOptions};
-use ragstats::resample::workload::{synthetic_rows, Workload};
-use ragstats::resample::{CpuBackend, GpuBackend, ResampleBackend, ResampleJob, CHUNK_ROWS};
-use ragstats::rng::stream::lemire_threshold;
-use ragstats::rng::{draw_index, philox4x32_10};
+use ragstats_core::resample::workload::{synthetic_rows, Workload};
+use ragstats_core::resample::{CpuBackend, ResampleBackend, ResampleJob, CHUNK_ROWS};
+use ragstats_core::rng::stream::lemire_threshold;
+use ragstats_core::rng::{draw_index, philox4x32_10};
+use ragstats_gpu::pipelines::{draw_indices_on_device, philox_on_device};
+use ragstats_gpu::GpuBackend;
+use ragstats_gpu::{AdapterPolicy, GpuOptions};
 
 use crate::common;
 

@@ -225,7 +225,7 @@ fn real_replies_copying_the_format_example_are_refused_and_the_empty_pools_warne
                     r["failure"],
                     format!(
                         "copied prompt: the answer line {:?} starts with the section label \"Question:\" of builtin reader_user.txt; the reply lays out the prompt again instead of answering",
-                        ragstats::io::clip(first)
+                        ragstats_core::io::clip(first)
                     )
                 );
             }

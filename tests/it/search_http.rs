@@ -6,9 +6,9 @@ use crate::support;
 use std::time::Duration;
 
 use base64::Engine as _;
-use ragstats::llm::RetryPolicy;
-use ragstats::search::http::HttpConfig;
-use ragstats::search::{mask, Search, SearchOptions, SearchResponse};
+use ragstats_agent::llm::RetryPolicy;
+use ragstats_agent::search::http::HttpConfig;
+use ragstats_agent::search::{mask, Search, SearchOptions, SearchResponse};
 use serde_json::json;
 use support::llm_server::{Reply, Server};
 
@@ -39,7 +39,7 @@ fn results_for(query: &str) -> Reply {
     Reply::status(200, &body.to_string())
 }
 
-fn search(s: &Search, q: &str, k: usize) -> ragstats::Result<SearchResponse> {
+fn search(s: &Search, q: &str, k: usize) -> ragstats_core::Result<SearchResponse> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

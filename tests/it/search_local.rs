@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use ragstats::questions::{corpus, Document};
-use ragstats::search::local::{self, LocalIndex};
-use ragstats::search::{Search, SearchOptions};
+use ragstats_agent::search::local::{self, LocalIndex};
+use ragstats_agent::search::{Search, SearchOptions};
+use ragstats_core::questions::{corpus, Document};
 
 fn repo(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
@@ -52,7 +52,8 @@ fn gold_paragraphs_rank_high_on_the_shipped_sample() {
     // Over all 200 questions of data/qa/questions.jsonl, searching the question text finds
     // at least one gold paragraph in the top 10 for most (189 with tantivy 0.27; a floor
     // leaves room for analyser changes, not for a broken index).
-    let loaded = ragstats::questions::read_questions(&[repo("data/qa/questions.jsonl")]).unwrap();
+    let loaded =
+        ragstats_core::questions::read_questions(&[repo("data/qa/questions.jsonl")]).unwrap();
     assert_eq!(loaded.questions.len(), 200);
     let hits = loaded
         .questions

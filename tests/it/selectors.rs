@@ -33,8 +33,8 @@ use crate::common;
 
 use common::{json, stats, write};
 use predicates::prelude::*;
-use ragstats::components::variance::{analyse_panel, VarianceReport};
-use ragstats::panel::{load_panel, LoadOptions, SelectorChoice};
+use ragstats_core::components::variance::{analyse_panel, VarianceReport};
+use ragstats_core::panel::{load_panel, LoadOptions, SelectorChoice};
 
 const RRF: [[[f64; 2]; 2]; 3] = [
     [[1.0, 1.0], [0.5, 0.0]],

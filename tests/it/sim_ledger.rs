@@ -1,9 +1,9 @@
 //! Tests of the simulated cost ledger: row counts per kind, shared keys, token rules, and
 //! a JSONL round trip through `LedgerRow` and the ledger reader.
 
-use ragstats::ledger::{read_ledger, CallKind, Label, LedgerRow};
-use ragstats::sim::io::write_ledger_jsonl;
-use ragstats::sim::{simulate_ledger, LedgerSpec, Sds, SimSpec};
+use ragstats_core::ledger::{read_ledger, CallKind, Label, LedgerRow};
+use ragstats_core::sim::io::write_ledger_jsonl;
+use ragstats_core::sim::{simulate_ledger, LedgerSpec, Sds, SimSpec};
 use std::collections::HashMap;
 
 /// A label that must be present, as text.

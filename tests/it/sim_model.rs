@@ -1,7 +1,7 @@
 //! Tests of the panel simulators: shapes, determinism, the paired structure, and recovery
 //! of the true variance components by an independent nested-ANOVA implementation.
 
-use ragstats::sim::{simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec};
+use ragstats_core::sim::{simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec};
 use std::collections::HashMap;
 
 fn spec(seed: u64, t: usize, r: usize) -> SimSpec {

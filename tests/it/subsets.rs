@@ -8,13 +8,14 @@ use crate::common;
 
 use std::collections::HashMap;
 
-use ragstats::allocation::subsets::SubsetStudy;
-use ragstats::components::forecast::{forecast, Audit, AuditStratum, DesignSpec};
-use ragstats::components::variance::PerLevel;
-use ragstats::gpu::AdapterPolicy;
-use ragstats::panel::Stratum;
-use ragstats::resample::{CpuBackend, GpuBackend};
-use ragstats::rng::draw_index;
+use ragstats_core::allocation::subsets::SubsetStudy;
+use ragstats_core::components::forecast::{forecast, Audit, AuditStratum, DesignSpec};
+use ragstats_core::components::variance::PerLevel;
+use ragstats_core::panel::Stratum;
+use ragstats_core::resample::CpuBackend;
+use ragstats_core::rng::draw_index;
+use ragstats_gpu::AdapterPolicy;
+use ragstats_gpu::GpuBackend;
 
 /// A stratum with irregular, question-dependent outcomes.
 fn stratum(name: &str, q: usize, t: usize, r: usize, seed: u64) -> Stratum {

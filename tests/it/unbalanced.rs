@@ -8,7 +8,7 @@ use crate::common;
 
 use common::{stats, write, XorShift};
 use predicates::prelude::*;
-use ragstats::panel::{load_panel, LoadOptions};
+use ragstats_core::panel::{load_panel, LoadOptions};
 
 /// A balanced panel (2 strata, Q=4, T=3, R=2) with irregular values; `label(d, q, t)` names
 /// the trajectories. Rows are written questions in order, trajectories and reads reversed.
@@ -219,8 +219,8 @@ fn commands_that_need_balance_still_refuse_naming_the_missing_cells() {
 
 #[test]
 fn a_balanced_panel_gives_identical_bits_through_the_old_and_new_paths() {
-    use ragstats::components::variance::{analyse, analyse_panel};
-    use ragstats::panel::StratumStats;
+    use ragstats_core::components::variance::{analyse, analyse_panel};
+    use ragstats_core::panel::StratumStats;
     let dir = tempfile::tempdir().unwrap();
     let p = write(&dir, "b.csv", &balanced_csv(|_, _, t| t.to_string()));
     let opts = LoadOptions {

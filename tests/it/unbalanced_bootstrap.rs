@@ -9,14 +9,14 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use ragstats::bootstrap::plan::{Bootstrap, BootstrapSpec};
-use ragstats::bootstrap::replicates::Replicates;
-use ragstats::components::reml::{fit, fit_resampled, NestedStratum};
-use ragstats::components::variance::nested_stratum;
-use ragstats::panel::{load_panel, LoadOptions, Panel};
-use ragstats::resample::counts::draw_counts;
-use ragstats::resample::CpuBackend;
-use ragstats::rng::blocks::Generator;
+use ragstats_core::bootstrap::plan::{Bootstrap, BootstrapSpec};
+use ragstats_core::bootstrap::replicates::Replicates;
+use ragstats_core::components::reml::{fit, fit_resampled, NestedStratum};
+use ragstats_core::components::variance::nested_stratum;
+use ragstats_core::panel::{load_panel, LoadOptions, Panel};
+use ragstats_core::resample::counts::draw_counts;
+use ragstats_core::resample::CpuBackend;
+use ragstats_core::rng::blocks::Generator;
 
 const SEED: u64 = 1;
 const REPLICATE: u32 = 7;

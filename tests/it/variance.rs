@@ -3,9 +3,9 @@
 use crate::common;
 
 use common::{write, XorShift};
-use ragstats::components::forecast::{forecast, split_questions, Audit, DesignSpec};
-use ragstats::components::variance::{analyse, AnovaSums, Level};
-use ragstats::panel::{load_panel, LoadOptions, StratumStats};
+use ragstats_core::components::forecast::{forecast, split_questions, Audit, DesignSpec};
+use ragstats_core::components::variance::{analyse, AnovaSums, Level};
+use ragstats_core::panel::{load_panel, LoadOptions, StratumStats};
 
 /// One stratum, Q=3, T=2, R=2:
 /// q1: t0 [1,3] t1 [2,6];  q2: t0 [0,0] t1 [4,2];  q3: t0 [5,5] t1 [5,7]
@@ -237,7 +237,7 @@ fn components_are_recovered_on_average_over_simulated_panels() {
     let path = dir.path().join("sim.csv");
     let mut est: Vec<[f64; 3]> = Vec::new();
     for seed in 0..panels {
-        let rows = ragstats::sim::simulate_normal_panel(
+        let rows = ragstats_core::sim::simulate_normal_panel(
             &[("d".into(), q)],
             t,
             r,
@@ -248,7 +248,7 @@ fn components_are_recovered_on_average_over_simulated_panels() {
             seed,
         );
         let mut buf = Vec::new();
-        ragstats::sim::io::write_panel_csv(&rows, "f1", &mut buf).unwrap();
+        ragstats_core::sim::io::write_panel_csv(&rows, "f1", &mut buf).unwrap();
         std::fs::write(&path, &buf).unwrap();
         let panel = load_panel(
             &path,

@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use ragstats::mcq::agree::{agreement, read_annotations};
-use ragstats::mcq::validate::load_items;
-use ragstats::mcq::Task;
+use ragstats_core::mcq::agree::{agreement, read_annotations};
+use ragstats_core::mcq::validate::load_items;
+use ragstats_core::mcq::Task;
 use serde_json::json;
 
 use crate::cmd::common::{csv_num, num, print_json, undefined_because, write_csv, Format, Table};
@@ -37,7 +37,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     if let Some(gold) = &a.gold_out {
         let mut inputs = vec![("annotations file", a.annotations.as_path())];
         inputs.extend(a.items.iter().map(|p| ("items file", p.as_path())));
-        ragstats::io::refuse_overwriting_inputs(&[("--gold-out", gold)], &inputs)?;
+        ragstats_core::io::refuse_overwriting_inputs(&[("--gold-out", gold)], &inputs)?;
     }
     let items = match &a.items {
         Some(p) => Some(load_items(p)?),
@@ -48,7 +48,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         .as_ref()
         .map(|its| its.iter().map(|i| (i.id.clone(), i.task)).collect());
     let rep = agreement(&anns, tasks.as_ref());
-    let gold = |i: &ragstats::mcq::agree::ItemAgreement| -> Option<Vec<String>> {
+    let gold = |i: &ragstats_core::mcq::agree::ItemAgreement| -> Option<Vec<String>> {
         if a.per_option {
             Some(i.per_option.clone())
         } else {
@@ -67,7 +67,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 s.push('\n');
             }
         }
-        ragstats::io::write_atomic(p, |w| std::io::Write::write_all(w, s.as_bytes()))?;
+        ragstats_core::io::write_atomic(p, |w| std::io::Write::write_all(w, s.as_bytes()))?;
     }
     match a.format {
         Format::Json => print_json(&json!({

@@ -3,11 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use ragstats::mcq::results::{apply_items, read_results, RunResult};
-use ragstats::mcq::score::{bootstrap_group_means, FailurePolicy, GroupMeans, MeanRange, Stat};
-use ragstats::mcq::validate::load_items;
-use ragstats::mcq::{Group, Item};
-use ragstats::resample::ResampleBackend;
+use ragstats_core::mcq::results::{apply_items, read_results, RunResult};
+use ragstats_core::mcq::score::{
+    bootstrap_group_means, FailurePolicy, GroupMeans, MeanRange, Stat,
+};
+use ragstats_core::mcq::validate::load_items;
+use ragstats_core::mcq::{Group, Item};
+use ragstats_core::resample::ResampleBackend;
 
 use crate::cmd::common::num;
 use crate::cmd::resample::{Progress, ResampleArgs};

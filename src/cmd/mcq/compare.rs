@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use ragstats::mcq::compare::{item_differences, mcnemar_table, pair, per_run_differences};
-use ragstats::mcq::score::{level_rows, LevelRow, MeanRange};
-use ragstats::mcq::{Group, Task};
+use ragstats_core::mcq::compare::{item_differences, mcnemar_table, pair, per_run_differences};
+use ragstats_core::mcq::score::{level_rows, LevelRow, MeanRange};
+use ragstats_core::mcq::{Group, Task};
 use serde_json::json;
 
 use super::boot::{ci, group_bootstrap, load_items_opt, load_results, BootArgs};
@@ -57,10 +57,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             .into_iter()
             .map(|(g, s, n)| (g, [s[0] / n, s[1] / n]))
             .collect();
-        ragstats::mcq::score::levels(&ragstats::mcq::score::group_means(&rows))
+        ragstats_core::mcq::score::levels(&ragstats_core::mcq::score::group_means(&rows))
     };
     let (la, lb) = (side(0), side(1));
-    let lookup = |l: &ragstats::mcq::score::Levels, r: &LevelRow| -> [f64; 2] {
+    let lookup = |l: &ragstats_core::mcq::score::Levels, r: &LevelRow| -> [f64; 2] {
         let v = match r.level {
             "group" => Group::ALL
                 .iter()
@@ -77,17 +77,18 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let mc = mcnemar_table(&pairing.pairs);
     let (ma, mb) = (&ra[0].model, &rb[0].model);
     if let Some(p) = &a.plot {
-        let side = |r: &ragstats::mcq::results::RunResult, l, tag: &str| ragstats::plot::McqSide {
-            name: format!("{tag}: {}, {}", r.model, r.prompt),
-            scores: table.iter().map(|row| lookup(l, row)).collect(),
-        };
+        let side =
+            |r: &ragstats_core::mcq::results::RunResult, l, tag: &str| ragstats_plot::McqSide {
+                name: format!("{tag}: {}, {}", r.model, r.prompt),
+                scores: table.iter().map(|row| lookup(l, row)).collect(),
+            };
         let (sa, sb) = (side(&ra[0], &la, "A"), side(&rb[0], &lb, "B"));
-        let caption = ragstats::plot::Caption {
+        let caption = ragstats_plot::Caption {
             panel: format!("{} vs {}", a.a.display(), a.b.display()),
             outcome: String::new(),
             bootstrap: Some((a.boot.resample.seed, u64::from(a.boot.resample.replicates))),
         };
-        let svg = ragstats::plot::mcq_compare(&table, [&sa, &sb], &caption)?;
+        let svg = ragstats_plot::mcq_compare(&table, [&sa, &sb], &caption)?;
         crate::cmd::figure::write_svg(p, &svg, &[a.a.as_path(), a.b.as_path()])?;
     }
     match a.format {

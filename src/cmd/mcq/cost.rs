@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use ragstats::costs::cost::bill;
-use ragstats::ledger::{read_ledger, Prices};
-use ragstats::mcq::cost::{mcq_costs, McqCostRow};
+use ragstats_core::costs::cost::bill;
+use ragstats_core::ledger::{read_ledger, Prices};
+use ragstats_core::mcq::cost::{mcq_costs, McqCostRow};
 
 use crate::cmd::common::{num, print_json, write_csv, Format, Table};
 

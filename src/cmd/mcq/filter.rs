@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use ragstats::io::{refuse_overwriting_inputs, write_atomic};
-use ragstats::mcq::filter::filter;
-use ragstats::mcq::results::read_results;
-use ragstats::mcq::validate::read_items;
+use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
+use ragstats_core::mcq::filter::filter;
+use ragstats_core::mcq::results::read_results;
+use ragstats_core::mcq::validate::read_items;
 use serde_json::json;
 
 use super::default_sidecar;

@@ -5,14 +5,14 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use ragstats::io::refuse_overwriting_inputs;
-use ragstats::llm::ModelConfig;
-use ragstats::mcq::generate::guided::{self, GuidedConfig};
-use ragstats::mcq::generate::vanilla::{self, CredibilityMap};
-use ragstats::mcq::generate::{write_jsonl, Generated};
-use ragstats::mcq::validate::read_items;
-use ragstats::mcq::Task;
-use ragstats::trajlog::{pick_selector, read_trajectories};
+use ragstats_agent::llm::ModelConfig;
+use ragstats_agent::mcqgen::guided::{self, GuidedConfig};
+use ragstats_agent::mcqgen::vanilla::{self, CredibilityMap};
+use ragstats_agent::mcqgen::{write_jsonl, Generated};
+use ragstats_core::io::refuse_overwriting_inputs;
+use ragstats_core::mcq::validate::read_items;
+use ragstats_core::mcq::Task;
+use ragstats_core::trajlog::{pick_selector, read_trajectories};
 
 use super::default_sidecar;
 use crate::cmd::batch::{exit_code, warn_truncated, BatchPolicy};
@@ -147,7 +147,7 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
                     config,
                     calls,
                     &responses,
-                    ragstats::ledger::CallKind::Generator,
+                    ragstats_core::ledger::CallKind::Generator,
                 )
                 .await?;
             let p = &summary.progress;

@@ -3,13 +3,13 @@
 
 use std::path::PathBuf;
 
-use ragstats::llm::jsonl::load_records;
-use ragstats::mcq::prompt::{PromptKind, Templates};
-use ragstats::mcq::results::{
+use ragstats_agent::llm::jsonl::load_records;
+use ragstats_core::mcq::prompt::{PromptKind, Templates};
+use ragstats_core::mcq::results::{
     build_results, check_resume, plan_calls, write_results, Outcome, RunConfig,
 };
-use ragstats::mcq::validate::read_items;
-use ragstats::mcq::Item;
+use ragstats_core::mcq::validate::read_items;
+use ragstats_core::mcq::Item;
 
 use super::default_sidecar;
 use super::validate::print_violations;
@@ -109,7 +109,12 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
     let calls = plan.iter().map(|p| p.request.clone()).collect();
     let (summary, records) = a
         .policy
-        .ask(config, calls, &responses, ragstats::ledger::CallKind::Mcq)
+        .ask(
+            config,
+            calls,
+            &responses,
+            ragstats_core::ledger::CallKind::Mcq,
+        )
         .await?;
     let (results, missing) = build_results(&items, &plan, &records, &cfg);
     write_results(&a.out, &results)?;

@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use ragstats::mcq::positions::{position_table, shuffle_agreement};
-use ragstats::mcq::score::{
+use ragstats_core::mcq::positions::{position_table, shuffle_agreement};
+use ragstats_core::mcq::score::{
     item_rows, level_rows, per_run_group_means, rates, FailurePolicy, LevelRow, MeanRange,
 };
-use ragstats::mcq::{Group, Task};
+use ragstats_core::mcq::{Group, Task};
 use serde_json::json;
 
 use super::boot::{ci, group_bootstrap, load_items_opt, load_results, pm, BootArgs};
@@ -78,7 +78,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         .map(|t| t.as_str())
         .collect();
     if let Some(p) = &a.plot {
-        let svg = ragstats::plot::mcq_score(
+        let svg = ragstats_plot::mcq_score(
             &table,
             positions.as_deref(),
             &mcq_caption(&a.results, first, &a.boot),
@@ -123,7 +123,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                         .collect::<Vec<_>>(),
                 )?;
             } else {
-                let rate_of: HashMap<&str, &ragstats::mcq::score::RateRow> =
+                let rate_of: HashMap<&str, &ragstats_core::mcq::score::RateRow> =
                     rate_rows.iter().map(|r| (r.group.as_str(), r)).collect();
                 write_csv(
                     &[
@@ -301,10 +301,10 @@ fn score_table(rows: &[LevelRow], pct: &str) -> Table {
 /// The caption of an MCQ figure: the results file, its model and prompt, and the bootstrap.
 pub(super) fn mcq_caption(
     file: &std::path::Path,
-    first: &ragstats::mcq::results::RunResult,
+    first: &ragstats_core::mcq::results::RunResult,
     boot: &BootArgs,
-) -> ragstats::plot::Caption {
-    ragstats::plot::Caption {
+) -> ragstats_plot::Caption {
+    ragstats_plot::Caption {
         panel: file.display().to_string(),
         outcome: format!("{}, {}", first.model, first.prompt),
         bootstrap: Some((boot.resample.seed, u64::from(boot.resample.replicates))),

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use ragstats::mcq::validate::{read_items, ItemsFile};
-use ragstats::mcq::Group;
+use ragstats_core::mcq::validate::{read_items, ItemsFile};
+use ragstats_core::mcq::Group;
 use serde_json::json;
 
 use crate::cmd::common::{print_json, write_csv, Format, Table};

@@ -1,0 +1,22 @@
+//! Correlation analyses: Pearson, Spearman, point-biserial and Kendall τ-b for every
+//! x × y pair, with t / normal p-values, Fisher-z intervals, bootstrap intervals on the
+//! resample engine (rows or whole clusters) and exact-integer permutation tests on the CPU
+//! or GPU.
+//!
+//! * [`table`] loads the columns (missing values, clusters, per-unit aggregation);
+//! * [`rank`], [`kendall`] and [`estimate`] compute the point estimates and tests;
+//! * [`boot`] expresses each replicate's statistic through resampled moment sums;
+//! * [`permute`] (CPU, and the stream layout) and `ragstats_gpu::permute` run the permutations;
+//! * [`analysis`] ties them together for the `stats correlate` command.
+
+pub mod analysis;
+pub mod boot;
+pub mod estimate;
+pub mod kendall;
+pub mod permute;
+pub mod rank;
+pub mod table;
+
+pub use analysis::{prepare, Options, PairResult, Prepared};
+pub use estimate::{Estimate, Method};
+pub use table::{load, Dataset, LoadSpec, Missing};

@@ -1,0 +1,47 @@
+//! `ragstats-core`: the statistics of evaluating agentic retrieval-augmented generation —
+//! inputs, sufficient statistics, the CPU resampling engine and every analysis — with no
+//! GPU, network, search index, plotting or command-line code in it.
+//!
+//! The workspace (see the README's "Layout"): `ragstats-core` (this crate) is below
+//! `ragstats-gpu` (the wgpu twins of the engines), `ragstats-agent` (the LLM client, search
+//! backends, the runner, the judge, MCQ generation) and `ragstats-plot` (SVG figures); the
+//! `stats` command (`ragstats-cli`) is on top. Cargo enforces those arrows.
+//!
+//! # Layers
+//!
+//! Inside this crate data flows one way too, and a module imports only from its own layer or
+//! a lower one (`tests/it/layers.rs` enforces this, and that no two files import each other
+//! in a circle):
+//!
+//! | layer | modules | holds |
+//! |---|---|---|
+//! | 0 foundation | [`error`], [`io`], [`rng`] | error type; the CSV and JSONL readers and atomic writes; random streams (Philox, named domains, keyed xoshiro) |
+//! | 1 input | [`panel`], [`ledger`], [`questions`], [`trajlog`], [`chat`] | panels: loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices; QA questions and corpora; the runner's trajectory log (records, search records, reader); the records of LLM calls (requests, replies, usage) |
+//! | 2 engine | [`resample`] | resample-and-sum on the CPU, the contract the GPU twin in `ragstats-gpu` implements, interval summaries |
+//! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`] | everything a command reports |
+//!
+//! The library never prints and does not depend on clap.
+
+// A library never prints: progress and notes reach the front end through return values
+// and callbacks. (Tests may say why they skip.)
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
+
+pub mod allocation;
+pub mod bootstrap;
+pub mod chat;
+pub mod components;
+pub mod correlate;
+pub mod costs;
+pub mod error;
+pub mod io;
+pub mod ledger;
+pub mod mcq;
+pub mod panel;
+pub mod qa_scoring;
+pub mod questions;
+pub mod resample;
+pub mod rng;
+pub mod sim;
+pub mod trajlog;
+
+pub use error::{Error, Result};

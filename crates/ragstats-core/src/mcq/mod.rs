@@ -1,0 +1,31 @@
+//! RAGCap-Bench-style multiple-choice evaluation (docs/mcq.md).
+//!
+//! - [`item`], [`validate`]: the item schema and every format rule, with file:line:id reports.
+//! - [`prompt`]: bare and informative templates per task type.
+//! - [`shuffle`]: deterministic Philox option permutations.
+//! - [`parse`]: reading chosen labels out of what models write.
+//! - [`results`]: the calls of `mcq run` and the result lines made from their records.
+//! - [`metrics`], [`score`]: EM, instance F1, the group → task → overall average, intervals
+//!   from the stratified item bootstrap on the resample engine.
+//! - [`compare`]: paired deltas and McNemar's exact test.
+//! - [`positions`]: positional bias and shuffle agreement.
+//! - [`filter`]: difficulty and format filters.
+//! - items built from trajectory logs (vanilla and error-guided) are in `ragstats_agent::mcqgen`.
+//! - [`agree`]: annotator agreement and majority gold.
+//! - [`cost`]: tokens and fees of an `mcq run` ledger per item, group, task and run.
+
+pub mod agree;
+pub mod compare;
+pub mod cost;
+pub mod filter;
+pub mod item;
+pub mod metrics;
+pub mod parse;
+pub mod positions;
+pub mod prompt;
+pub mod results;
+pub mod score;
+pub mod shuffle;
+pub mod validate;
+
+pub use item::{Group, Item, McqOption, Polarity, Task};
