@@ -204,7 +204,7 @@ fn table(r: &AllocateReport, resample: &ResampleArgs, reps: u32, adapter: &str) 
         row.extend(a.fees_usd.iter().map(|f| format!("{f:.4}")));
         t.row(row);
     }
-    let mut out = t.render();
+    let mut out = t.to_text();
     out.push_str(&format!(
         "\npairs ({} bootstrap intervals, {reps} replicates with common random numbers on {adapter}):\n",
         resample.confidence.percent()
@@ -316,7 +316,7 @@ fn unbalanced_note(panel: &ragstats_core::panel::Panel, r: &AllocateReport) -> O
             t.row(super::variance::shape_cells(&s.name, &n.shape()));
         }
     }
-    out.push_str(&t.render());
+    out.push_str(&t.to_text());
     for a in &r.allocations {
         if let Some(short) = &a.short {
             let parts: Vec<String> = short.iter().map(|(n, k)| format!("{k} in {n}")).collect();

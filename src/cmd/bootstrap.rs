@@ -240,7 +240,7 @@ pub fn print_report(
                 row.extend(summary_cells(&s.summary));
                 t.row(row);
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
             for s in &r.strata {
                 if let Some(sh) = &s.shape {
                     outln!(
@@ -289,7 +289,7 @@ pub fn print_report(
                         t.row(row);
                     }
                 }
-                out!("{}", t.render());
+                out!("{}", t.to_text());
                 for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
                     for why in s.undefined.values() {
                         outln!("  not estimable in {}: {why}", s.name);
@@ -309,7 +309,7 @@ pub fn print_report(
                         row.extend(summary_cells(&v));
                         t.row(row);
                     }
-                    out!("{}", t.render());
+                    out!("{}", t.to_text());
                     for d in &c.designs {
                         if let Some(why) = &d.undefined {
                             outln!("  {} undefined: {why}", d.design);

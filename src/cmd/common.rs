@@ -3,6 +3,8 @@
 use clap::ValueEnum;
 use ragstats_core::panel::{load_panel, LoadOptions, Panel, SelectorChoice};
 use ragstats_core::resample::summary::Summary;
+use ragstats_core::table::{format_number, Cell, Precision, Table as CoreTable};
+pub use ragstats_core::table::{Table, UNDEFINED};
 
 /// Output format of a command's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -273,41 +275,24 @@ fn dropped_note(panel: &Panel) -> Option<String> {
 /// A value that is not finite (0/0, a single replicate's SE, an empty ledger's unit cost) is
 /// printed as `undefined`, never `NaN` or `inf`; JSON output writes such values as `null`.
 pub fn num(v: f64) -> String {
-    if !v.is_finite() {
-        UNDEFINED.into()
-    } else if v == 0.0 || (v.abs() >= 1e-3 && v.abs() < 1e7) {
-        format!("{v:.6}")
-    } else {
-        format!("{v:.4e}")
-    }
+    format_number(v, Precision::Auto)
 }
 
 /// `v` with `decimals` fixed decimals, or `undefined` when it is not finite.
 pub fn fixed(v: f64, decimals: usize) -> String {
-    if v.is_finite() {
-        format!("{v:.decimals$}")
-    } else {
-        UNDEFINED.into()
-    }
+    format_number(v, Precision::Fixed(decimals))
 }
 
 /// A number for a CSV cell: Rust's shortest round-trip form, or an empty cell when it is
 /// not finite (a CSV never holds `NaN` or `inf`).
 pub fn csv_num(v: f64) -> String {
-    if v.is_finite() {
-        v.to_string()
-    } else {
-        String::new()
-    }
+    format_number(v, Precision::Shortest)
 }
 
 /// `undefined (reason)`: how text output shows a value that is not defined and why.
 pub fn undefined_because(reason: &str) -> String {
-    format!("{UNDEFINED} ({reason})")
+    Cell::undefined_because(reason).display()
 }
-
-/// How a table shows a value that is not a finite number.
-pub const UNDEFINED: &str = "undefined";
 
 /// Table cells of a bootstrap summary: estimate, SE, CI low, CI high.
 pub fn summary_cells(s: &Summary) -> [String; 4] {
@@ -331,69 +316,21 @@ pub fn design_cells(
 
 /// An optional number for tables (`-` when absent).
 pub fn opt_num(v: Option<f64>) -> String {
-    v.map(num).unwrap_or_else(|| "-".into())
+    Cell::opt_num(v).display()
 }
 
-/// A plain-text table with a header row; numbers right-aligned, text left-aligned.
-pub struct Table {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    pub fn new(header: &[&str]) -> Self {
-        Table {
-            header: header.iter().map(|s| s.to_string()).collect(),
-            rows: Vec::new(),
-        }
-    }
-
-    pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
-    }
-
-    /// Renders the table with two spaces between columns.
-    pub fn render(&self) -> String {
-        let n = self.header.len();
-        let mut width = vec![0; n];
-        for r in std::iter::once(&self.header).chain(&self.rows) {
-            for (i, c) in r.iter().enumerate().take(n) {
-                width[i] = width[i].max(c.chars().count());
-            }
-        }
-        let numeric = |s: &str| s.parse::<f64>().is_ok() || s == "-" || s == UNDEFINED;
-        let mut out = String::new();
-        for r in std::iter::once(&self.header).chain(&self.rows) {
-            let cells: Vec<String> = r
-                .iter()
-                .enumerate()
-                .take(n)
-                .map(|(i, c)| {
-                    let pad = width[i] - c.chars().count();
-                    if numeric(c) && !std::ptr::eq(r, &self.header) {
-                        format!("{}{c}", " ".repeat(pad))
-                    } else {
-                        format!("{c}{}", " ".repeat(pad))
-                    }
-                })
-                .collect();
-            out.push_str(cells.join("  ").trim_end());
-            out.push('\n');
-        }
-        out
-    }
-}
-
-/// Writes rows as CSV to stdout.
+/// Writes rows as CSV to stdout (through the one table model, [`CoreTable::to_csv`]).
 pub fn write_csv(header: &[&str], rows: &[Vec<String>]) -> anyhow::Result<()> {
-    // Rendered in memory first: the csv crate wraps write errors in its own type, and the
-    // stdout error must reach `main` as a plain `std::io::Error` (a closed pipe exits 0).
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(header)?;
+    let mut t = CoreTable::new(header);
     for r in rows {
-        w.write_record(r)?;
+        t.row(r.iter().cloned());
     }
-    super::out::write_bytes(&w.into_inner()?)?;
+    write_table_csv(&t)
+}
+
+/// Writes a table as CSV to stdout.
+pub fn write_table_csv(t: &CoreTable) -> anyhow::Result<()> {
+    super::out::write_bytes(t.to_csv().as_bytes())?;
     Ok(())
 }
 

@@ -196,7 +196,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     se,
                 ]);
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
             if let Some(r) = ratio {
                 let value = match ratio_undefined(&r, &prec) {
                     Some(why) => undefined_because(&why),

@@ -395,7 +395,7 @@ fn print_table(
             }
             t.row(row);
         }
-        out!("{}", t.render());
+        out!("{}", t.to_text());
         outln!();
     }
     let mut t = Table::new(&[
@@ -431,7 +431,7 @@ fn print_table(
             r.permutation.map(|p| num(p.p)).unwrap_or_else(dash),
         ]);
     }
-    out!("{}", t.render());
+    out!("{}", t.to_text());
     let undefined: usize = results
         .iter()
         .filter_map(|r| r.bootstrap.map(|b| b.undefined))

@@ -179,7 +179,7 @@ fn table(r: &CostReport) -> String {
     for g in r.groups.iter().chain(std::iter::once(&r.total)) {
         t.row(cells(g, |v| format!("{v:.4}")));
     }
-    let mut out = t.render();
+    let mut out = t.to_text();
     let u = &r.unit_costs;
     if u.trajectory_note.is_some() || u.read_note.is_some() {
         // Say which unit cost this ledger gives, and why the other is not a figure.

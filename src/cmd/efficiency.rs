@@ -466,7 +466,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
         row.push(dash());
     }
     t.row(row);
-    out.push_str(&t.render());
+    out.push_str(&t.to_text());
     out.push_str("\nfixed Q (appendix D), budget anchored at the panel's cost:\n");
     let mut t = head("R*");
     for s in scopes(r) {
@@ -482,7 +482,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
         row.extend(method_cell(r, s));
         t.row(row);
     }
-    out.push_str(&t.render());
+    out.push_str(&t.to_text());
     for n in undefined_notes(r) {
         out.push_str(&format!(
             "  {} {}: {}\n",

@@ -223,7 +223,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 }
                 t.row(cells);
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
             if !notes.is_empty() {
                 outln!();
                 for n in &notes {

@@ -146,7 +146,7 @@ async fn search(a: SearchArgs) -> anyhow::Result<u8> {
                     text.replace('\n', " "),
                 ]);
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
             outln!(
                 "{} results from {}{}; {} masked",
                 resp.records.len(),

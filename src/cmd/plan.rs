@@ -739,7 +739,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     o(s.costs.map(|c| c.read)),
                 ]);
             }
-            out.push_str(&t.render());
+            out.push_str(&t.to_text());
             out.push('\n');
             let extra_head = match mode {
                 Mode::Budget(_) => "SE more",
@@ -788,7 +788,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 }
                 t.row(cells);
             }
-            out.push_str(&t.render());
+            out.push_str(&t.to_text());
             if let Some(q) = &q_only {
                 let design = if q.trajectories.iter().all(|&t| t == q.trajectories[0])
                     && q.reads.iter().all(|&r| r == q.reads[0])

@@ -16,7 +16,7 @@ use ragstats_plot::{self as plot, Caption};
 
 use ragstats_core::components::variance::{POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED};
 
-use super::common::{fixed, num, opt_num, undefined_because, PanelOptions};
+use super::common::{fixed, num, opt_num, undefined_because, PanelOptions, Table};
 use super::efficiency::CurrencyArg;
 use super::figure::{caption, forecast_figure, panel_caption};
 use super::resample::{BackendArg, Progress, ResampleArgs};
@@ -195,20 +195,11 @@ fn h(s: &str) -> String {
 
 /// An HTML table: header cells, then rows (first column left-aligned by the CSS).
 fn table(head: &[&str], rows: &[Vec<String>]) -> String {
-    let mut t = String::from("<table>\n<thead><tr>");
-    for c in head {
-        t.push_str(&format!("<th>{}</th>", h(c)));
-    }
-    t.push_str("</tr></thead>\n<tbody>\n");
+    let mut t = Table::new(head);
     for r in rows {
-        t.push_str("<tr>");
-        for c in r {
-            t.push_str(&format!("<td>{}</td>", h(c)));
-        }
-        t.push_str("</tr>\n");
+        t.row(r.iter().cloned());
     }
-    t.push_str("</tbody>\n</table>\n");
-    t
+    t.to_html()
 }
 
 /// A figure for inline use: the SVG without its XML namespace declaration (HTML knows

@@ -43,7 +43,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     for r in cells {
         t.row(r);
     }
-    out!("{}", t.render());
+    out!("{}", t.to_text());
     outln!("{AUDIT_NOTE}");
     for l in totals_lines(&tot) {
         outln!("{l}");

@@ -161,7 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                     row[4] = num(se);
                     t.row(row);
                 }
-                out!("{}", t.render());
+                out!("{}", t.to_text());
             } else {
                 print_configs(&report)?;
             }
@@ -224,7 +224,7 @@ fn print_configs(r: &SubsetReport) -> std::io::Result<()> {
         ]);
         t.row(row);
     }
-    out!("{}", t.render());
+    out!("{}", t.to_text());
     let pct = format!("{}%", 100.0 * r.confidence);
     outln!(
         "\nMAE over configurations with t' >= {} (forecasts fixed; the audit is not resampled):",
@@ -246,6 +246,6 @@ fn print_configs(r: &SubsetReport) -> std::io::Result<()> {
         row.extend(summary_cells(s));
         t.row(row);
     }
-    out!("{}", t.render());
+    out!("{}", t.to_text());
     Ok(())
 }

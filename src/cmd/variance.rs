@@ -259,7 +259,7 @@ fn table(r: &VarianceReport) -> String {
         }
         t.row(row);
     }
-    out.push_str(&t.render());
+    out.push_str(&t.to_text());
     out.push('\n');
     let mut t = Table::new(&[
         "scope",
@@ -321,7 +321,7 @@ fn table(r: &VarianceReport) -> String {
             undefined.push(("pooled", POOLED_SHARES_UNDEFINED));
         }
     }
-    out.push_str(&t.render());
+    out.push_str(&t.to_text());
     for (scope, why) in undefined {
         out.push_str(&format!("  {scope} shares: {}\n", undefined_because(why)));
     }

@@ -28,6 +28,7 @@ const CRATES: &[Crate] = &[
         layers: &[
             ("error", 0),
             ("io", 0),
+            ("table", 0),
             ("rng", 0),
             ("chat", 1),
             ("ledger", 1),

@@ -15,7 +15,7 @@
 //!
 //! | layer | modules | holds |
 //! |---|---|---|
-//! | 0 foundation | [`error`], [`io`], [`rng`] | error type; the CSV and JSONL readers and atomic writes; random streams (Philox, named domains, keyed xoshiro) |
+//! | 0 foundation | [`error`], [`io`], [`rng`], [`table`] | error type; the CSV and JSONL readers and atomic writes; random streams (Philox, named domains, keyed xoshiro); the one output table model (typed cells rendered as text, CSV and HTML) |
 //! | 1 input | [`panel`], [`ledger`], [`questions`], [`trajlog`], [`chat`] | panels: loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices; QA questions and corpora; the runner's trajectory log (records, search records, reader); the records of LLM calls (requests, replies, usage) |
 //! | 2 engine | [`resample`] | resample-and-sum on the CPU, the contract the GPU twin in `ragstats-gpu` implements, interval summaries |
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`] | everything a command reports |
@@ -42,6 +42,7 @@ pub mod questions;
 pub mod resample;
 pub mod rng;
 pub mod sim;
+pub mod table;
 pub mod trajlog;
 
 pub use error::{Error, Result};

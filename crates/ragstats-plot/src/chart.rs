@@ -108,20 +108,7 @@ pub struct BarChart {
 }
 
 /// XML text and attribute escaping.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            _ => o.push(c),
-        }
-    }
-    o
-}
+pub use ragstats_core::table::escape_xml as esc;
 
 /// A tick label: at most 6 decimals, without trailing zeros (`100`, `0.026`).
 fn tick(v: &f64) -> String {

@@ -107,7 +107,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     r.with_majority.to_string(),
                 ]);
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
             let undefined: Vec<&str> = rep
                 .rows
                 .iter()
@@ -148,7 +148,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     },
                 ]);
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
             if !a.per_option && !rep.no_majority.is_empty() {
                 outln!(
                     "\nno majority (resolve by discussion): {}",

@@ -185,7 +185,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     ci(&r.f1),
                 ]);
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
             outln!("\nMcNemar exact test on EM over (id, run) pairs");
             let mut t = Table::new(&["group", "pairs", "A only", "B only", "p"]);
             for m in &mc {
@@ -197,7 +197,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     num(m.p),
                 ]);
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
         }
     }
     Ok(0)

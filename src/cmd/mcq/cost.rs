@@ -65,7 +65,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             for row in &r.rows {
                 t.row(cells(row, num));
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
             let unknown = r.rows.last().map_or(0, |o| o.unknown_token_rows);
             if unknown > 0 {
                 outln!("note: {unknown} row(s) had unknown (null) token counts and were billed as 0 tokens");

@@ -106,7 +106,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     d.detail.clone(),
                 ]);
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
             outln!("kept: {}; report: {}", a.out.display(), report.display());
         }
     }

@@ -211,7 +211,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 engine.description()
             );
             let pct = format!("{} CI", a.boot.resample.confidence.percent());
-            out!("{}", score_table(&table, &pct).render());
+            out!("{}", score_table(&table, &pct).to_text());
             if !missing.is_empty() {
                 outln!(
                     "note: no items for task(s) {}; overall is the mean of the tasks present",
@@ -246,7 +246,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                     num(r.error_rate),
                 ]);
             }
-            out!("{}", t.render());
+            out!("{}", t.to_text());
             if let Some(pos) = &positions {
                 outln!("\npositional bias (parsed lines; position as shown)");
                 let mut t = Table::new(&["position", "shown", "gold_rate", "chosen_rate", "bias"]);
@@ -259,7 +259,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                         num(p.bias),
                     ]);
                 }
-                out!("{}", t.render());
+                out!("{}", t.to_text());
             }
             if let Some(ag) = &agreement {
                 outln!(

@@ -69,7 +69,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 for (g, n) in &counts {
                     t.row(vec![g.as_str().into(), n.to_string()]);
                 }
-                out!("{}", t.render());
+                out!("{}", t.to_text());
             } else {
                 for v in &f.violations {
                     outln!("{}", v.display(&a.items));
