@@ -6,6 +6,8 @@ use ragstats_core::resample::summary::Summary;
 use ragstats_core::table::{format_number, Cell, Precision, Table as CoreTable};
 pub use ragstats_core::table::{Table, UNDEFINED};
 
+use super::render::{Rendered, Sections};
+
 /// Output format of a command's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Format {
@@ -147,19 +149,33 @@ fn selectors_of(path: &std::path::Path) -> ragstats_core::Result<Vec<String>> {
     Ok(names)
 }
 
-/// Runs a command once per selector of `path` and once for the selector average (when
-/// there are several), with `--selector` set accordingly, and prints the sections together
-/// ([`print_sections`] by `selector`).
-/// Returns the largest exit code of the runs.
+/// The selector sections of `--by selector`: `run` once per selector of `path` and once for
+/// the selector average (when there are several), with `--selector` set accordingly.
 ///
 /// # Errors
 /// A usage error with `--selector` or without a `selector` column; any run's error.
-pub fn by_selector(
+pub fn sections_by_selector(
     path: &std::path::Path,
     opts: &PanelOptions,
-    format: Format,
-    mut run: impl FnMut(PanelOptions) -> anyhow::Result<u8>,
-) -> anyhow::Result<u8> {
+    mut run: impl FnMut(PanelOptions) -> anyhow::Result<Box<dyn Rendered>>,
+) -> anyhow::Result<Sections> {
+    let mut items = Vec::new();
+    for (name, choice) in selector_choices(path, opts)? {
+        let mut o = opts.clone();
+        o.selector = Some(choice);
+        items.push((name, run(o)?));
+    }
+    Ok(Sections {
+        by: "selector".into(),
+        items,
+    })
+}
+
+/// Each selector of `path`, then the average when there are several.
+fn selector_choices(
+    path: &std::path::Path,
+    opts: &PanelOptions,
+) -> anyhow::Result<Vec<(String, SelectorChoice)>> {
     if opts.selector.is_some() {
         return Err(super::UsageError(
             "--by selector reports every selector; drop --selector".into(),
@@ -181,6 +197,23 @@ pub fn by_selector(
     if names.len() > 1 {
         choices.push((SelectorChoice::AVERAGE.into(), SelectorChoice::Average));
     }
+    Ok(choices)
+}
+
+/// Runs a command once per selector of `path` and once for the selector average (when
+/// there are several), with `--selector` set accordingly, and prints the sections together
+/// ([`print_sections`] by `selector`).
+/// Returns the largest exit code of the runs.
+///
+/// # Errors
+/// A usage error with `--selector` or without a `selector` column; any run's error.
+pub fn by_selector(
+    path: &std::path::Path,
+    opts: &PanelOptions,
+    format: Format,
+    mut run: impl FnMut(PanelOptions) -> anyhow::Result<u8>,
+) -> anyhow::Result<u8> {
+    let choices = selector_choices(path, opts)?;
     let mut code = 0;
     let mut sections = Vec::new();
     for (name, choice) in choices {

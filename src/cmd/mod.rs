@@ -61,6 +61,7 @@ pub mod llm;
 pub mod mcq;
 pub mod merge;
 pub mod out;
+pub mod render;
 pub mod plan;
 pub mod questions;
 pub mod report;

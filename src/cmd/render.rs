@@ -1,0 +1,159 @@
+//! A command's result as a value, shown each way ([`Rendered`]), and results combined
+//! from values ([`Sections`]: one per selector or currency) rather than from printed output.
+
+use serde_json::{json, Value};
+
+use super::common::{print_json, write_table_csv, Format, Table};
+
+/// The result of one command run, ready for every output format. The text and CSV of a
+/// command come from the same value as its JSON, so `--by selector`, several currencies
+/// and `stats report` combine values, never re-read what a command printed.
+pub trait Rendered {
+    /// The human-readable output (`--format table`).
+    fn text(&self) -> String;
+    /// The CSV output.
+    fn csv(&self) -> Table;
+    /// The JSON document.
+    fn json(&self) -> Value;
+    /// The exit code this result asks for (0 unless the command says otherwise).
+    fn exit_code(&self) -> u8 {
+        0
+    }
+}
+
+/// Writes `r` to stdout in `format`.
+///
+/// # Errors
+/// The write error (a closed pipe, a full disk).
+pub fn emit(r: &dyn Rendered, format: Format) -> anyhow::Result<u8> {
+    match format {
+        Format::Table => super::out::write_bytes(r.text().as_bytes())?,
+        Format::Csv => write_table_csv(&r.csv())?,
+        Format::Json => print_json(&r.json())?,
+    }
+    Ok(r.exit_code())
+}
+
+/// Results of one run per value of `by` (a selector, a currency), shown as one output:
+/// texts one after another under a `BY: VALUE` line, CSV with a leading `BY` column, JSON
+/// as `{"by": BY, "results": [{BY: VALUE, "result": …}]}`. Sections nest (per selector,
+/// then per currency).
+pub struct Sections {
+    pub by: String,
+    pub items: Vec<(String, Box<dyn Rendered>)>,
+}
+
+impl Rendered for Sections {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for (i, (name, r)) in self.items.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&format!("{}: {name}\n", self.by));
+            out.push_str(&r.text());
+        }
+        out
+    }
+
+    /// The sections' tables stacked, each row led by its section's value; the columns are
+    /// the first section's.
+    fn csv(&self) -> Table {
+        let mut all: Option<Table> = None;
+        for (name, r) in &self.items {
+            let t = r.csv().with_leading_column(&self.by, name);
+            match &mut all {
+                None => all = Some(t),
+                Some(a) => a.rows.extend(t.rows),
+            }
+        }
+        all.unwrap_or_else(|| Table::new(&[self.by.as_str()]))
+    }
+
+    fn json(&self) -> Value {
+        let results: Vec<Value> = self
+            .items
+            .iter()
+            .map(|(name, r)| json!({ self.by.as_str(): name, "result": r.json() }))
+            .collect();
+        json!({ "by": self.by, "results": results })
+    }
+
+    fn exit_code(&self) -> u8 {
+        self.items.iter().map(|(_, r)| r.exit_code()).max().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ragstats_core::table::Cell;
+
+    struct One(f64);
+
+    impl Rendered for One {
+        fn text(&self) -> String {
+            format!("value {}\n", self.0)
+        }
+        fn csv(&self) -> Table {
+            let mut t = Table::new(&["value"]);
+            t.row([Cell::num(self.0)]);
+            t
+        }
+        fn json(&self) -> Value {
+            json!({ "value": self.0 })
+        }
+        fn exit_code(&self) -> u8 {
+            u8::from(self.0 < 0.0)
+        }
+    }
+
+    fn currencies(tokens: f64, usd: f64) -> Box<dyn Rendered> {
+        Box::new(Sections {
+            by: "currency".into(),
+            items: vec![
+                ("tokens".into(), Box::new(One(tokens)) as Box<dyn Rendered>),
+                ("usd".into(), Box::new(One(usd))),
+            ],
+        })
+    }
+
+    fn sections() -> Sections {
+        Sections {
+            by: "selector".into(),
+            items: vec![
+                ("bm25".into(), currencies(1.0, 0.25)),
+                ("dense".into(), currencies(2.5, -0.5)),
+            ],
+        }
+    }
+
+    #[test]
+    fn sections_nest_in_every_format() {
+        let s = sections();
+        assert_eq!(
+            s.text(),
+            "selector: bm25\ncurrency: tokens\nvalue 1\n\ncurrency: usd\nvalue 0.25\n\n\
+             selector: dense\ncurrency: tokens\nvalue 2.5\n\ncurrency: usd\nvalue -0.5\n"
+        );
+        assert_eq!(
+            s.csv().to_csv(),
+            "selector,currency,value\nbm25,tokens,1\nbm25,usd,0.25\n\
+             dense,tokens,2.5\ndense,usd,-0.5\n"
+        );
+        let tokens_usd = |t: f64, u: f64| {
+            json!({"by": "currency", "results": [
+                {"currency": "tokens", "result": {"value": t}},
+                {"currency": "usd", "result": {"value": u}},
+            ]})
+        };
+        assert_eq!(
+            s.json(),
+            json!({"by": "selector", "results": [
+                {"selector": "bm25", "result": tokens_usd(1.0, 0.25)},
+                {"selector": "dense", "result": tokens_usd(2.5, -0.5)},
+            ]})
+        );
+        assert_eq!(s.exit_code(), 1);
+    }
+}
