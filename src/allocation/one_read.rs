@@ -14,6 +14,15 @@
 //! read 0, C₂ = the trajectory costs plus the cost of reads 0 and 1 (with caching the first
 //! read of a packet is billed uncached and the second cached, so an average c_R over all
 //! reads would mix them). The paired question bootstrap resamples every term together.
+//!
+//! Both panel shapes reduce each question to one row of sufficient statistics (its costs,
+//! trajectory and read counts, the direct check's read costs and pair means, and for a
+//! balanced panel the ANOVA sums its components are refitted from), and one routine turns
+//! a replicate's per-stratum column sums into every loss and ratio. A balanced panel is the
+//! case where every question has T trajectories of R reads; the shapes differ only in how
+//! the sums are resampled (the f32 column engine, or the question-draw weights of the
+//! unbalanced bootstrap) and where each replicate's components come from (ANOVA from the
+//! sums, or the REML refits of that bootstrap).
 
 use serde::Serialize;
 
@@ -226,25 +235,35 @@ impl Layout {
         debug_assert!(self.pairs > 0 || (c as usize) < Col::PairedTrajectoryCost as usize);
         self.base() + c as usize
     }
-    fn pair(self, p: usize) -> usize {
+    /// Pair p's question indicator (its three means follow, each deviation then square).
+    fn pair_questions(self, p: usize) -> usize {
         debug_assert!(p < self.pairs);
         self.base() + Col::TwoReadCost as usize + 1 + 7 * p
     }
-    /// Pair p's question indicator.
-    fn pair_questions(self, p: usize) -> usize {
-        self.pair(p)
-    }
     /// The deviation column of pair p's mean `m` (its square follows).
     fn pair_mean(self, p: usize, m: PairMean) -> usize {
-        self.pair(p) + 1 + 2 * m as usize
+        self.pair_questions(p) + 1 + 2 * m as usize
     }
     /// Columns per row.
     fn k(self) -> usize {
-        if self.pairs == 0 {
-            self.base() + Col::Reads as usize + 1
-        } else {
-            self.pair(self.pairs - 1) + 7
+        match self.pairs {
+            0 => self.base() + Col::Reads as usize + 1,
+            p => self.pair_mean(p - 1, PairMean::Both) + 2,
         }
+    }
+    /// The columns a balanced panel resamples on the engine, in row order: all but those
+    /// that are the same for every question (T_q = T, N_q = T·R, every pair's indicator 1)
+    /// or repeat another (with pairs every trajectory has R ≥ 2 reads, so the paired
+    /// trajectory cost is the trajectory cost).
+    fn balanced_engine_columns(self) -> Vec<usize> {
+        let derived = |j: usize| {
+            j == self.at(Col::Trajectories)
+                || j == self.at(Col::Reads)
+                || (self.pairs > 0
+                    && (j == self.at(Col::PairedTrajectoryCost)
+                        || (0..self.pairs).any(|p| j == self.pair_questions(p))))
+        };
+        (0..self.k()).filter(|&j| !derived(j)).collect()
     }
 }
 
@@ -573,54 +592,12 @@ fn anova_components(
     (comps, pooled)
 }
 
-/// Exact column sums `[stratum][column]` of `rows` and their resamples
-/// `[replicate][stratum][column]`, sent to the engine in groups of at most [`MAX_K`]
-/// columns: the draws depend on the seed and the question counts only, not on the columns,
-/// so every group sees the same resample and the groups join into one.
-fn grouped_sums(
-    rows: &[Vec<Vec<f64>>],
-    backend: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<(ColumnSums, Vec<ColumnSums>)> {
-    let k = rows.first().and_then(|s| s.first()).map_or(0, Vec::len);
-    let groups: Vec<std::ops::Range<usize>> = (0..k)
-        .step_by(MAX_K)
-        .map(|a| a..(a + MAX_K).min(k))
-        .collect();
-    let n = groups.len() as u64;
-    let mut exact: Vec<Vec<f64>> = vec![Vec::with_capacity(k); rows.len()];
-    let mut reps: Vec<Vec<Vec<f64>>> = Vec::new();
-    for (g, cols) in groups.into_iter().enumerate() {
-        let part: Vec<Vec<Vec<f64>>> = rows
-            .iter()
-            .map(|s| s.iter().map(|r| r[cols.clone()].to_vec()).collect())
-            .collect();
-        let c = CenteredColumns::new(&part)?;
-        for (e, s) in exact.iter_mut().zip(c.exact_sums()) {
-            e.extend_from_slice(s);
-        }
-        let done = g as u64 * u64::from(replicates);
-        let r = c.resample(backend, seed, 0..replicates, &|d| progress((done + d) / n))?;
-        if reps.is_empty() {
-            reps = r;
-        } else {
-            for (acc, rep) in reps.iter_mut().zip(r) {
-                for (a, s) in acc.iter_mut().zip(rep) {
-                    a.extend(s);
-                }
-            }
-        }
-    }
-    Ok((exact, reps))
-}
-
-/// Column sums of a balanced panel's rows and of their resamples. The columns that are the
-/// same for every question (T_q = T, N_q = T·R, every pair's indicator 1) or repeat another
-/// (with pairs every trajectory has R ≥ 2 reads, so the paired trajectory cost is the
-/// trajectory cost) are not sent to the engine: every replicate draws Q questions, so their
-/// sums are Q·T, Q·T·R, Q and the trajectory-cost sum there as in the data, exactly.
+/// Column sums `[stratum][column]` of a balanced panel's rows and of their resamples
+/// `[replicate][stratum][column]`. Only [`Layout::balanced_engine_columns`] go to the
+/// engine, in groups of at most [`MAX_K`]: the draws depend on the seed and the question
+/// counts only, not on the columns, so every group sees the same resample. Every replicate
+/// draws Q questions, so the other columns' sums are Q·T, Q·T·R, Q and the trajectory-cost
+/// sum there as in the data, exactly.
 fn balanced_sums(
     layout: Layout,
     shapes: &[StratumStats],
@@ -630,45 +607,54 @@ fn balanced_sums(
     replicates: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(ColumnSums, Vec<ColumnSums>)> {
-    let derived = |j: usize| {
-        j == layout.at(Col::Trajectories)
-            || j == layout.at(Col::Reads)
-            || (layout.pairs > 0
-                && (j == layout.at(Col::PairedTrajectoryCost)
-                    || (0..layout.pairs).any(|p| j == layout.pair_questions(p))))
-    };
-    let sent: Vec<usize> = (0..layout.k()).filter(|&j| !derived(j)).collect();
-    let part: Vec<Vec<Vec<f64>>> = rows
+    let known: ColumnSums = shapes
         .iter()
-        .map(|s| {
-            s.iter()
-                .map(|r| sent.iter().map(|&j| r[j]).collect())
-                .collect()
+        .map(|shape| {
+            let (q, t, r) = (shape.q(), shape.t, shape.r);
+            let mut s = vec![0.0; layout.k()];
+            s[layout.at(Col::Trajectories)] = (q * t) as f64;
+            s[layout.at(Col::Reads)] = (q * t * r) as f64;
+            for p in 0..layout.pairs {
+                s[layout.pair_questions(p)] = q as f64;
+            }
+            s
         })
         .collect();
-    let (exact, reps) = grouped_sums(&part, backend, seed, replicates, progress)?;
-    let complete = |part: ColumnSums| -> ColumnSums {
-        part.into_iter()
-            .zip(shapes)
-            .map(|(v, shape)| {
-                let mut s = vec![0.0; layout.k()];
-                for (&j, x) in sent.iter().zip(v) {
-                    s[j] = x;
-                }
-                let (q, t, r) = (shape.q(), shape.t, shape.r);
-                s[layout.at(Col::Trajectories)] = (q * t) as f64;
-                s[layout.at(Col::Reads)] = (q * t * r) as f64;
-                if layout.pairs > 0 {
-                    s[layout.at(Col::PairedTrajectoryCost)] = s[layout.at(Col::TrajectoryCost)];
-                    for p in 0..layout.pairs {
-                        s[layout.pair_questions(p)] = q as f64;
-                    }
-                }
-                s
+    let mut exact = known.clone();
+    let mut reps = vec![known; replicates as usize];
+    let sent = layout.balanced_engine_columns();
+    let groups: Vec<&[usize]> = sent.chunks(MAX_K).collect();
+    let n = groups.len() as u64;
+    for (g, cols) in groups.into_iter().enumerate() {
+        let part: Vec<Vec<Vec<f64>>> = rows
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|r| cols.iter().map(|&j| r[j]).collect())
+                    .collect()
             })
-            .collect()
-    };
-    Ok((complete(exact), reps.into_iter().map(complete).collect()))
+            .collect();
+        let c = CenteredColumns::new(&part)?;
+        let done = g as u64 * u64::from(replicates);
+        let r = c.resample(backend, seed, 0..replicates, &|d| progress((done + d) / n))?;
+        let scatter = |to: &mut ColumnSums, from: &[Vec<f64>]| {
+            for (to, from) in to.iter_mut().zip(from) {
+                for (&j, &x) in cols.iter().zip(from) {
+                    to[j] = x;
+                }
+            }
+        };
+        scatter(&mut exact, c.exact_sums());
+        for (to, from) in reps.iter_mut().zip(&r) {
+            scatter(to, from);
+        }
+    }
+    if layout.pairs > 0 {
+        for s in exact.iter_mut().chain(reps.iter_mut().flatten()) {
+            s[layout.at(Col::PairedTrajectoryCost)] = s[layout.at(Col::TrajectoryCost)];
+        }
+    }
+    Ok((exact, reps))
 }
 
 /// Runs the analysis: `costs[s][q]` are the question costs of stratum s (full panel),
@@ -1005,4 +991,56 @@ pub fn analyse_unbalanced(
     Ok(report(
         layout, headings, pooled, &exact, point, &per_rep, confidence, max_reads, true,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A balanced panel resamples the columns it always did, in their order (4 ANOVA sums,
+    /// 2 costs, then with pairs 2 read costs and 6 per pair), so the engine's groups of
+    /// [`MAX_K`] do not move; the unbalanced layout has the same blocks without the ANOVA
+    /// one.
+    #[test]
+    fn layouts_and_the_balanced_engine_columns() {
+        let b0 = Layout {
+            anova: true,
+            pairs: 0,
+        };
+        assert_eq!(b0.k(), 8);
+        assert_eq!(b0.balanced_engine_columns(), [0, 1, 2, 3, 4, 5]);
+        let b2 = Layout {
+            anova: true,
+            pairs: 2,
+        };
+        assert_eq!(b2.k(), 25);
+        let mut want: Vec<usize> = (0..6).chain([9, 10]).collect();
+        want.extend((12..18).chain(19..25));
+        assert_eq!(b2.balanced_engine_columns(), want);
+        let u1 = Layout {
+            anova: false,
+            pairs: 1,
+        };
+        assert_eq!(u1.k(), 14);
+        assert_eq!(u1.at(Col::TrajectoryCost), 0);
+        assert_eq!(u1.at(Col::TwoReadCost), 6);
+        assert_eq!(u1.pair_questions(0), 7);
+        assert_eq!(u1.pair_mean(0, PairMean::B), 10);
+        assert_eq!(u1.pair_mean(0, PairMean::Both), 12);
+    }
+
+    /// SE² of a pair's mean over the questions that have it: deviations −1, 0, 1 over
+    /// n = 3 give (2 − 0/3)/2/3 = 1/3.
+    #[test]
+    fn se2_of_a_pair_mean_uses_the_questions_that_have_it() {
+        let layout = Layout {
+            anova: false,
+            pairs: 1,
+        };
+        let mut s = vec![0.0; layout.k()];
+        s[layout.pair_questions(0)] = 3.0;
+        s[layout.pair_mean(0, PairMean::A)] = 0.0;
+        s[layout.pair_mean(0, PairMean::A) + 1] = 2.0;
+        assert_eq!(ScopeSums { layout, s: &s }.se2(0, PairMean::A), 1.0 / 3.0);
+    }
 }
