@@ -14,13 +14,22 @@
 //! read 0, C₂ = the trajectory costs plus the cost of reads 0 and 1 (with caching the first
 //! read of a packet is billed uncached and the second cached, so an average c_R over all
 //! reads would mix them). The paired question bootstrap resamples every term together.
+//!
+//! Both panel shapes reduce each question to one row of sufficient statistics (its costs,
+//! trajectory and read counts, the direct check's read costs and pair means, and for a
+//! balanced panel the ANOVA sums its components are refitted from), and one routine turns
+//! a replicate's per-stratum column sums into every loss and ratio. A balanced panel is the
+//! case where every question has T trajectories of R reads; the shapes differ only in how
+//! the sums are resampled (the f32 column engine, or the question-draw weights of the
+//! unbalanced bootstrap) and where each replicate's components come from (ANOVA from the
+//! sums, or the REML refits of that bootstrap).
 
 use serde::Serialize;
 
 use super::efficiency::{efficiency, Efficiency, UnitCosts};
 use super::fixed_t::{self, FixedTLoss, Part};
 use crate::bootstrap::plan::{Bootstrap, BootstrapSpec};
-use crate::components::reml::Shape;
+use crate::components::reml::{Shape, Spread};
 use crate::components::variance::{fit, nested_stratum, AnovaSums, Method, PerLevel};
 use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
 use crate::panel::{Panel, QuestionStats, Stratum, StratumStats};
@@ -155,54 +164,174 @@ pub struct OneReadReport {
     pub unbalanced: bool,
 }
 
-/// Column layout of a question row sent to the engine.
-const DEV: usize = 0; // ȳ_q − ȳ_d
-const DEV2: usize = 1;
-const SST: usize = 2;
-const SSR: usize = 3;
-const TC: usize = 4; // trajectory cost of the question
-const RC: usize = 5; // read cost of the question
-const A0: usize = 6; // without the direct check the row ends here
-const R1C: usize = 6; // read cost of the question with read 0 alone
-const R2C: usize = 7; // with reads 0 and 1
-/// Pair p of reads (a, b): columns PAIR0 + 6p + (0, 1) read a alone (deviation and its
-/// square), + (2, 3) read b alone, + (4, 5) both.
-const PAIR0: usize = 8;
+// ---------------------------------------------------------------------------------------
+// The sufficient statistics of a question, shared by both panel shapes
+// ---------------------------------------------------------------------------------------
 
-/// Per-stratum sums a replicate (or the data) reduces to.
+/// A question's sufficient statistics after the ANOVA block, in row order. Every analysis
+/// below is a function of their per-stratum sums (in a replicate, weighted by the
+/// question's draw count).
+#[derive(Debug, Clone, Copy)]
+enum Col {
+    /// TC_q, the cost of the question's trajectories.
+    TrajectoryCost,
+    /// RC_q, the cost of its reads.
+    ReadCost,
+    /// T_q, its trajectories.
+    Trajectories,
+    /// N_q, its reads.
+    Reads,
+    /// Direct check (present when there are pairs): the cost of its trajectories with at
+    /// least 2 reads,
+    PairedTrajectoryCost,
+    /// of their read 0,
+    OneReadCost,
+    /// and of their reads 0 and 1.
+    TwoReadCost,
+}
+
+/// The ANOVA block of a balanced panel's row, from which every replicate refits the
+/// components: ȳ_q − ȳ, its square, and the question's SS_trajectory and SS_read.
+#[derive(Debug, Clone, Copy)]
+enum Anova {
+    Dev,
+    Dev2,
+    SsTrajectory,
+    SsRead,
+}
+
+/// The three question means of pair (a, b) of the direct check: over read a alone, read b
+/// alone, and both. Each is a deviation column from the stratum's centre, then its square.
+#[derive(Debug, Clone, Copy)]
+enum PairMean {
+    A,
+    B,
+    Both,
+}
+
+/// Where each statistic sits in a question's row: the ANOVA block (balanced panel only),
+/// the [`Col`] block (its direct-check costs only with pairs), then per pair of reads the
+/// pair's question indicator (1 when the question has a trajectory with both reads) and
+/// its three [`PairMean`]s.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    anova: bool,
+    pairs: usize,
+}
+
+impl Layout {
+    fn base(self) -> usize {
+        if self.anova {
+            Anova::SsRead as usize + 1
+        } else {
+            0
+        }
+    }
+    fn anova(self, c: Anova) -> usize {
+        debug_assert!(self.anova);
+        c as usize
+    }
+    fn at(self, c: Col) -> usize {
+        debug_assert!(self.pairs > 0 || (c as usize) < Col::PairedTrajectoryCost as usize);
+        self.base() + c as usize
+    }
+    /// Pair p's question indicator (its three means follow, each deviation then square).
+    fn pair_questions(self, p: usize) -> usize {
+        debug_assert!(p < self.pairs);
+        self.base() + Col::TwoReadCost as usize + 1 + 7 * p
+    }
+    /// The deviation column of pair p's mean `m` (its square follows).
+    fn pair_mean(self, p: usize, m: PairMean) -> usize {
+        self.pair_questions(p) + 1 + 2 * m as usize
+    }
+    /// Columns per row.
+    fn k(self) -> usize {
+        match self.pairs {
+            0 => self.base() + Col::Reads as usize + 1,
+            p => self.pair_mean(p - 1, PairMean::Both) + 2,
+        }
+    }
+    /// The columns a balanced panel resamples on the engine, in row order: all but those
+    /// that are the same for every question (T_q = T, N_q = T·R, every pair's indicator 1)
+    /// or repeat another (with pairs every trajectory has R ≥ 2 reads, so the paired
+    /// trajectory cost is the trajectory cost).
+    fn balanced_engine_columns(self) -> Vec<usize> {
+        let derived = |j: usize| {
+            j == self.at(Col::Trajectories)
+                || j == self.at(Col::Reads)
+                || (self.pairs > 0
+                    && (j == self.at(Col::PairedTrajectoryCost)
+                        || (0..self.pairs).any(|p| j == self.pair_questions(p))))
+        };
+        (0..self.k()).filter(|&j| !derived(j)).collect()
+    }
+}
+
+/// Column sums `[stratum][column]`.
+type ColumnSums = Vec<Vec<f64>>;
+
+/// One stratum's column sums (of the data or of a replicate) read through the layout.
+#[derive(Clone, Copy)]
 struct ScopeSums<'a> {
-    shape: &'a StratumStats,
-    q: f64,
+    layout: Layout,
     s: &'a [f64],
 }
 
 impl ScopeSums<'_> {
-    fn anova(&self) -> AnovaSums {
-        let (t, r) = (self.shape.t, self.shape.r);
-        AnovaSums {
-            questions: self.q as usize,
-            t,
-            r,
-            ss_question: (t * r) as f64 * (self.s[DEV2] - self.s[DEV] * self.s[DEV] / self.q),
-            ss_trajectory: self.s[SST],
-            ss_read: self.s[SSR],
-            df_question: self.q - 1.0,
-            df_trajectory: self.q * (t as f64 - 1.0),
-            df_read: self.q * t as f64 * (r as f64 - 1.0),
-        }
+    fn get(&self, c: Col) -> f64 {
+        self.s[self.layout.at(c)]
     }
 
+    /// SE² of the stratum mean of pair p's mean `m` over the n questions that have the
+    /// pair: (Σ d² − (Σ d)²/n)/(n − 1)/n.
+    fn se2(&self, p: usize, m: PairMean) -> f64 {
+        let n = self.s[self.layout.pair_questions(p)];
+        let c = self.layout.pair_mean(p, m);
+        (self.s[c + 1] - self.s[c] * self.s[c] / n) / (n - 1.0) / n
+    }
+
+    fn scope(&self, components: Option<PerLevel>, q: f64) -> Scope {
+        Scope {
+            components,
+            q,
+            traj: self.get(Col::Trajectories),
+            reads: self.get(Col::Reads),
+            tc: self.get(Col::TrajectoryCost),
+            rc: self.get(Col::ReadCost),
+        }
+    }
+}
+
+/// One stratum (or the pooled scope) reduced to its components and sums.
+struct Scope {
+    components: Option<PerLevel>,
+    q: f64,
+    traj: f64,
+    reads: f64,
+    tc: f64,
+    rc: f64,
+}
+
+impl Scope {
+    /// The mean cost per trajectory and per read over the cells that exist:
+    /// c_T = Σ TC_q / Σ T_q, c_R = Σ RC_q / Σ N_q.
     fn costs(&self) -> UnitCosts {
-        let qt = self.q * self.shape.t as f64;
         UnitCosts {
-            trajectory: self.s[TC] / qt,
-            read: self.s[RC] / (qt * self.shape.r as f64),
+            trajectory: self.tc / self.traj,
+            read: self.rc / self.reads,
         }
     }
-
-    /// SE² of the stratum mean from a (deviation, square) column pair.
-    fn se2(&self, col: usize) -> f64 {
-        (self.s[col + 1] - self.s[col] * self.s[col] / self.q) / (self.q - 1.0) / self.q
+    /// The mean design: T̄ = trajectories / Q, R̄ = reads / trajectories (in a balanced
+    /// stratum T and R exactly).
+    fn t(&self) -> f64 {
+        self.traj / self.q
+    }
+    fn r(&self) -> f64 {
+        self.reads / self.traj
+    }
+    fn fixed_q(&self) -> Option<Efficiency> {
+        let c = self.components.as_ref()?;
+        efficiency(c, self.costs(), self.q, self.t(), self.r())
     }
 }
 
@@ -222,136 +351,92 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
-/// Losses and optima of each scope and the direct ratio, from sums.
-fn statistics(shapes: &[StratumStats], sums: &[Vec<f64>], pairs: usize, max_reads: u32) -> Stats {
-    let scopes: Vec<ScopeSums> = shapes
+/// Losses and optima of each scope and the direct ratios, from each stratum's components
+/// (`None` where they cannot be fitted), the pooled components, the question counts and the
+/// column sums of one replicate (or the data).
+fn statistics(
+    layout: Layout,
+    comps: &[Option<PerLevel>],
+    pooled: Option<PerLevel>,
+    q: &[f64],
+    sums: &[Vec<f64>],
+    max_reads: u32,
+) -> Stats {
+    let scopes: Vec<Scope> = comps
         .iter()
+        .zip(q)
         .zip(sums)
-        .map(|(shape, s)| ScopeSums {
-            shape,
-            q: shape.q() as f64,
-            s,
+        .map(|((&c, &q), s)| ScopeSums { layout, s }.scope(c, q))
+        .collect();
+    let sum = |f: fn(&Scope) -> f64| scopes.iter().map(f).sum::<f64>();
+    let all = Scope {
+        components: pooled,
+        q: sum(|s| s.q),
+        traj: sum(|s| s.traj),
+        reads: sum(|s| s.reads),
+        tc: sum(|s| s.tc),
+        rc: sum(|s| s.rc),
+    };
+    let mut fixed_q: Vec<Option<Efficiency>> = scopes.iter().map(Scope::fixed_q).collect();
+    fixed_q.push(all.fixed_q());
+    let mut fixed_t: Vec<Option<FixedTLoss>> = scopes
+        .iter()
+        .map(|s| {
+            let c = s.components.as_ref()?;
+            fixed_t::loss(&fixed_t::stratum(c, s.costs(), s.t()), max_reads)
         })
         .collect();
-    let mut out = Vec::with_capacity(scopes.len() + 1);
-    let mut fixed_t = Vec::with_capacity(scopes.len() + 1);
-    let mut parts = Vec::with_capacity(scopes.len());
-    let q_total: f64 = scopes.iter().map(|s| s.q).sum();
-    let mut anovas = Vec::new();
-    let (mut tc, mut rc, mut qt) = (0.0, 0.0, 0.0);
-    for sc in &scopes {
-        let a = sc.anova();
-        let f = fit(&a).ok();
-        let t = sc.shape.t as f64;
-        let e = f
-            .as_ref()
-            .and_then(|f| efficiency(&f.components, sc.costs(), sc.q, t, sc.shape.r as f64));
-        out.push(e);
-        fixed_t.push(f.as_ref().and_then(|f| {
-            fixed_t::loss(&fixed_t::stratum(&f.components, sc.costs(), t), max_reads)
-        }));
-        // A stratum whose components cannot be fitted leaves the combination undefined.
-        parts.push(f.map(|f| Part {
-            components: f.components,
-            costs: sc.costs(),
-            t,
-            share: sc.q / q_total,
-        }));
-        anovas.push(a);
-        tc += sc.s[TC];
-        rc += sc.s[RC];
-        qt += sc.q * sc.shape.t as f64;
-    }
-    let pooled = AnovaSums::pooled(&anovas).ok().and_then(|p| {
-        let f = fit(&p).ok()?;
-        let costs = UnitCosts {
-            trajectory: tc / qt,
-            read: rc / (qt * p.r as f64),
-        };
-        efficiency(
-            &f.components,
-            costs,
-            p.questions as f64,
-            p.t as f64,
-            p.r as f64,
-        )
-    });
-    out.push(pooled);
-    let product = parts
-        .into_iter()
+    // A stratum whose components cannot be fitted leaves the combination undefined.
+    let product = scopes
+        .iter()
+        .map(|s| {
+            s.components.map(|c| Part {
+                components: c,
+                costs: s.costs(),
+                t: s.t(),
+                share: s.q / all.q,
+            })
+        })
         .collect::<Option<Vec<Part>>>()
         .map(|p| fixed_t::combined(&p));
     fixed_t.push(product.and_then(|p| fixed_t::loss(&p, max_reads)));
-    let ratios = (pairs > 0).then(|| {
-        let d2 = (scopes.len() * scopes.len()) as f64;
-        let se2 = |col: usize| scopes.iter().map(|s| s.se2(col)).sum::<f64>() / d2;
-        let (c1, c2) = direct_costs(sums);
-        (0..pairs)
+    let ratios = (layout.pairs > 0).then(|| {
+        let (c1, c2) = direct_costs(layout, sums);
+        (0..layout.pairs)
             .map(|p| {
-                let b = PAIR0 + 6 * p;
-                (se2(b) + se2(b + 2)) / 2.0 * c1 / (se2(b + 4) * c2)
+                let se2 = |m| equal_weight_se2(layout, sums, p, m);
+                (se2(PairMean::A) + se2(PairMean::B)) / 2.0 * c1 / (se2(PairMean::Both) * c2)
             })
             .collect()
     });
     Stats {
-        fixed_q: out,
+        fixed_q,
         fixed_t,
         product,
         ratios,
     }
 }
 
-/// C₁ and C₂ of the direct check from the sums.
-fn direct_costs(sums: &[Vec<f64>]) -> (f64, f64) {
-    sums.iter().fold((0.0, 0.0), |(a, b), s| {
-        (a + s[TC] + s[R1C], b + s[TC] + s[R2C])
-    })
+/// SE² of the equal-weight estimate over the D strata from pair p's mean `m`:
+/// Σ_d SE²_d / D².
+fn equal_weight_se2(layout: Layout, sums: &[Vec<f64>], p: usize, m: PairMean) -> f64 {
+    let d2 = (sums.len() * sums.len()) as f64;
+    sums.iter()
+        .map(|s| ScopeSums { layout, s }.se2(p, m))
+        .sum::<f64>()
+        / d2
 }
 
-/// Column sums `[stratum][column]`.
-type Sums = Vec<Vec<f64>>;
-
-/// Exact column sums `[stratum][column]` of `rows` and their resamples
-/// `[replicate][stratum][column]`, sent to the engine in groups of at most [`MAX_K`]
-/// columns: the draws depend on the seed and the question counts only, not on the columns,
-/// so every group sees the same resample and the groups join into one.
-fn grouped_sums(
-    rows: &[Vec<Vec<f64>>],
-    backend: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<(Sums, Vec<Sums>)> {
-    let k = rows.first().and_then(|s| s.first()).map_or(0, Vec::len);
-    let groups: Vec<std::ops::Range<usize>> = (0..k)
-        .step_by(MAX_K)
-        .map(|a| a..(a + MAX_K).min(k))
-        .collect();
-    let n = groups.len() as u64;
-    let mut exact: Vec<Vec<f64>> = vec![Vec::with_capacity(k); rows.len()];
-    let mut reps: Vec<Vec<Vec<f64>>> = Vec::new();
-    for (g, cols) in groups.into_iter().enumerate() {
-        let part: Vec<Vec<Vec<f64>>> = rows
-            .iter()
-            .map(|s| s.iter().map(|r| r[cols.clone()].to_vec()).collect())
-            .collect();
-        let c = CenteredColumns::new(&part)?;
-        for (e, s) in exact.iter_mut().zip(c.exact_sums()) {
-            e.extend_from_slice(s);
-        }
-        let done = g as u64 * u64::from(replicates);
-        let r = c.resample(backend, seed, 0..replicates, &|d| progress((done + d) / n))?;
-        if reps.is_empty() {
-            reps = r;
-        } else {
-            for (acc, rep) in reps.iter_mut().zip(r) {
-                for (a, s) in acc.iter_mut().zip(rep) {
-                    a.extend(s);
-                }
-            }
-        }
-    }
-    Ok((exact, reps))
+/// C₁ and C₂ of the direct check: the costs of the trajectories with at least 2 reads, with
+/// their read 0, or their reads 0 and 1.
+fn direct_costs(layout: Layout, sums: &[Vec<f64>]) -> (f64, f64) {
+    sums.iter().fold((0.0, 0.0), |(a, b), s| {
+        let s = ScopeSums { layout, s };
+        (
+            a + s.get(Col::PairedTrajectoryCost) + s.get(Col::OneReadCost),
+            b + s.get(Col::PairedTrajectoryCost) + s.get(Col::TwoReadCost),
+        )
+    })
 }
 
 fn ci(mut v: Vec<f64>, confidence: f64) -> Option<[f64; 2]> {
@@ -361,6 +446,215 @@ fn ci(mut v: Vec<f64>, confidence: f64) -> Option<[f64; 2]> {
     }
     v.sort_by(f64::total_cmp);
     Some(percentile_interval(&v, confidence))
+}
+
+/// A scope as the report names it, with its components fitted to the data.
+struct Heading {
+    name: String,
+    questions: usize,
+    trajectories: usize,
+    reads: usize,
+    components: PerLevel,
+    method: Option<Method>,
+    shape: Option<Shape>,
+}
+
+/// The report from the scopes' headings (strata, then the pooled fit where it exists), the
+/// exact column sums, the statistics of the data and of every replicate.
+#[allow(clippy::too_many_arguments)]
+fn report(
+    layout: Layout,
+    strata: Vec<Heading>,
+    pooled: Option<Heading>,
+    exact: &[Vec<f64>],
+    point: Stats,
+    per_rep: &[Stats],
+    confidence: f64,
+    max_reads: u32,
+    unbalanced: bool,
+) -> OneReadReport {
+    let ci_of = |f: &dyn Fn(&Stats) -> f64| ci(per_rep.iter().map(f).collect(), confidence);
+    let n = strata.len();
+    let questions = strata.iter().map(|h| h.questions).sum();
+    let all: Vec<f64> = exact.iter().fold(vec![0.0; layout.k()], |mut a, s| {
+        for (x, v) in a.iter_mut().zip(s) {
+            *x += v;
+        }
+        a
+    });
+    let scope = |i: usize, h: Heading| {
+        let s = if i < n { &exact[i] } else { &all };
+        let stratum = i < n;
+        ScopeResult {
+            name: h.name,
+            questions: h.questions,
+            trajectories: h.trajectories,
+            reads: h.reads,
+            components: h.components,
+            unit_costs: ScopeSums { layout, s }
+                .scope(Some(h.components), h.questions as f64)
+                .costs(),
+            efficiency: point.fixed_q[i],
+            loss_ci: ci_of(&|s| s.fixed_q[i].map_or(f64::NAN, |e| e.loss_percent)),
+            r_star_ci: ci_of(&|s| s.fixed_q[i].map_or(f64::NAN, |e| e.r_star)),
+            fixed_t: if stratum { point.fixed_t[i] } else { None },
+            fixed_t_loss_ci: stratum
+                .then(|| ci_of(&|s| s.fixed_t[i].map_or(f64::NAN, |e| e.loss_percent)))
+                .flatten(),
+            fixed_t_r_star_ci: stratum
+                .then(|| ci_of(&|s| s.fixed_t[i].map_or(f64::NAN, |e| e.r_star)))
+                .flatten(),
+            method: h.method,
+            shape: h.shape,
+        }
+    };
+    let strata: Vec<ScopeResult> = strata
+        .into_iter()
+        .enumerate()
+        .map(|(i, h)| scope(i, h))
+        .collect();
+    let pooled = pooled.map(|h| scope(n, h));
+    let combined = CombinedFixedT {
+        questions,
+        product: point.product,
+        fixed_t: point.fixed_t[n],
+        loss_ci: ci_of(&|s| s.fixed_t[n].map_or(f64::NAN, |e| e.loss_percent)),
+        r_star_ci: ci_of(&|s| s.fixed_t[n].map_or(f64::NAN, |e| e.r_star)),
+    };
+    let direct = point.ratios.as_ref().map(|ratios| {
+        let se = |p, m| equal_weight_se2(layout, exact, p, m).sqrt();
+        let singles: Vec<f64> = (0..layout.pairs)
+            .flat_map(|p| [se(p, PairMean::A), se(p, PairMean::B)])
+            .collect();
+        let doubles: Vec<f64> = (0..layout.pairs).map(|p| se(p, PairMean::Both)).collect();
+        let rep_ci =
+            |f: &dyn Fn(&[f64]) -> f64| ci_of(&|s: &Stats| s.ratios.as_deref().map_or(f64::NAN, f));
+        DirectCheck::assemble(
+            &singles,
+            &doubles,
+            direct_costs(layout, exact),
+            ratios,
+            &rep_ci,
+        )
+    });
+    OneReadReport {
+        max_reads,
+        strata,
+        combined,
+        pooled,
+        direct,
+        unbalanced,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Balanced panels
+// ---------------------------------------------------------------------------------------
+
+/// The ANOVA sums of a balanced stratum from its column sums.
+fn anova_sums(layout: Layout, shape: &StratumStats, s: &[f64]) -> AnovaSums {
+    let (t, r) = (shape.t, shape.r);
+    let q = shape.q() as f64;
+    let col = |c| s[layout.anova(c)];
+    AnovaSums {
+        questions: shape.q(),
+        t,
+        r,
+        ss_question: (t * r) as f64 * (col(Anova::Dev2) - col(Anova::Dev) * col(Anova::Dev) / q),
+        ss_trajectory: col(Anova::SsTrajectory),
+        ss_read: col(Anova::SsRead),
+        df_question: q - 1.0,
+        df_trajectory: q * (t as f64 - 1.0),
+        df_read: q * t as f64 * (r as f64 - 1.0),
+    }
+}
+
+/// The components of each balanced stratum and of the pooled fit refitted (ANOVA) from the
+/// column sums; `None` where a fit fails or the strata cannot be pooled.
+fn anova_components(
+    layout: Layout,
+    shapes: &[StratumStats],
+    sums: &[Vec<f64>],
+) -> (Vec<Option<PerLevel>>, Option<PerLevel>) {
+    let anovas: Vec<AnovaSums> = shapes
+        .iter()
+        .zip(sums)
+        .map(|(shape, s)| anova_sums(layout, shape, s))
+        .collect();
+    let comps = anovas
+        .iter()
+        .map(|a| fit(a).ok().map(|f| f.components))
+        .collect();
+    let pooled = AnovaSums::pooled(&anovas)
+        .ok()
+        .and_then(|p| fit(&p).ok())
+        .map(|f| f.components);
+    (comps, pooled)
+}
+
+/// Column sums `[stratum][column]` of a balanced panel's rows and of their resamples
+/// `[replicate][stratum][column]`. Only [`Layout::balanced_engine_columns`] go to the
+/// engine, in groups of at most [`MAX_K`]: the draws depend on the seed and the question
+/// counts only, not on the columns, so every group sees the same resample. Every replicate
+/// draws Q questions, so the other columns' sums are Q·T, Q·T·R, Q and the trajectory-cost
+/// sum there as in the data, exactly.
+fn balanced_sums(
+    layout: Layout,
+    shapes: &[StratumStats],
+    rows: &[Vec<Vec<f64>>],
+    backend: &dyn ResampleBackend,
+    seed: u64,
+    replicates: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(ColumnSums, Vec<ColumnSums>)> {
+    let known: ColumnSums = shapes
+        .iter()
+        .map(|shape| {
+            let (q, t, r) = (shape.q(), shape.t, shape.r);
+            let mut s = vec![0.0; layout.k()];
+            s[layout.at(Col::Trajectories)] = (q * t) as f64;
+            s[layout.at(Col::Reads)] = (q * t * r) as f64;
+            for p in 0..layout.pairs {
+                s[layout.pair_questions(p)] = q as f64;
+            }
+            s
+        })
+        .collect();
+    let mut exact = known.clone();
+    let mut reps = vec![known; replicates as usize];
+    let sent = layout.balanced_engine_columns();
+    let groups: Vec<&[usize]> = sent.chunks(MAX_K).collect();
+    let n = groups.len() as u64;
+    for (g, cols) in groups.into_iter().enumerate() {
+        let part: Vec<Vec<Vec<f64>>> = rows
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|r| cols.iter().map(|&j| r[j]).collect())
+                    .collect()
+            })
+            .collect();
+        let c = CenteredColumns::new(&part)?;
+        let done = g as u64 * u64::from(replicates);
+        let r = c.resample(backend, seed, 0..replicates, &|d| progress((done + d) / n))?;
+        let scatter = |to: &mut ColumnSums, from: &[Vec<f64>]| {
+            for (to, from) in to.iter_mut().zip(from) {
+                for (&j, &x) in cols.iter().zip(from) {
+                    to[j] = x;
+                }
+            }
+        };
+        scatter(&mut exact, c.exact_sums());
+        for (to, from) in reps.iter_mut().zip(&r) {
+            scatter(to, from);
+        }
+    }
+    if layout.pairs > 0 {
+        for s in exact.iter_mut().chain(reps.iter_mut().flatten()) {
+            s[layout.at(Col::PairedTrajectoryCost)] = s[layout.at(Col::TrajectoryCost)];
+        }
+    }
+    Ok((exact, reps))
 }
 
 /// Runs the analysis: `costs[s][q]` are the question costs of stratum s (full panel),
@@ -391,7 +685,7 @@ pub fn analyse(
             "the direct check needs one-read and two-read costs for every question".into(),
         ));
     }
-    let k = if pairs > 0 { PAIR0 + 6 * pairs } else { A0 };
+    let layout = Layout { anova: true, pairs };
     let mut rows = Vec::with_capacity(strata.len());
     for (d, ((st, shape), cost)) in strata.iter().zip(&shapes).zip(costs).enumerate() {
         if shape.q() < 2 {
@@ -407,313 +701,88 @@ pub fn analyse(
                 .collect()
         };
         let mean = shape.mean();
-        let mut cols: Vec<Vec<f64>> = vec![vec![0.0; k]; st.q()];
-        for (i, (qs, c)) in shape.questions.iter().zip(cost).enumerate() {
+        let mut cols: Vec<Vec<f64>> = vec![vec![0.0; layout.k()]; st.q()];
+        for (row, (qs, c)) in cols.iter_mut().zip(shape.questions.iter().zip(cost)) {
             let d = qs.mean - mean;
-            cols[i][..A0].copy_from_slice(&[
-                d,
-                d * d,
-                qs.ss_trajectory,
-                qs.ss_read,
-                c.trajectories,
-                c.reads,
-            ]);
+            row[layout.anova(Anova::Dev)] = d;
+            row[layout.anova(Anova::Dev2)] = d * d;
+            row[layout.anova(Anova::SsTrajectory)] = qs.ss_trajectory;
+            row[layout.anova(Anova::SsRead)] = qs.ss_read;
+            row[layout.at(Col::TrajectoryCost)] = c.trajectories;
+            row[layout.at(Col::ReadCost)] = c.reads;
+            row[layout.at(Col::Trajectories)] = shape.t as f64;
+            row[layout.at(Col::Reads)] = (shape.t * shape.r) as f64;
+            if pairs > 0 {
+                // Every trajectory has R ≥ 2 reads.
+                row[layout.at(Col::PairedTrajectoryCost)] = c.trajectories;
+            }
         }
         if pairs > 0 {
-            for (i, c) in read_costs[d].iter().enumerate() {
-                cols[i][R1C] = c.one;
-                cols[i][R2C] = c.two;
+            for (row, c) in cols.iter_mut().zip(&read_costs[d]) {
+                row[layout.at(Col::OneReadCost)] = c.one;
+                row[layout.at(Col::TwoReadCost)] = c.two;
             }
             for p in 0..pairs {
                 let (a, b) = (2 * p, 2 * p + 1);
-                for (j, reads) in [vec![a], vec![b], vec![a, b]].iter().enumerate() {
-                    let m = sub(reads);
-                    let centre = m.iter().sum::<f64>() / m.len() as f64;
-                    for (i, v) in m.iter().enumerate() {
-                        let c = PAIR0 + 6 * p + 2 * j;
-                        cols[i][c] = v - centre;
-                        cols[i][c + 1] = (v - centre) * (v - centre);
+                for (m, reads) in [
+                    (PairMean::A, vec![a]),
+                    (PairMean::B, vec![b]),
+                    (PairMean::Both, vec![a, b]),
+                ] {
+                    let means = sub(&reads);
+                    let centre = means.iter().sum::<f64>() / means.len() as f64;
+                    let c = layout.pair_mean(p, m);
+                    for (row, v) in cols.iter_mut().zip(&means) {
+                        row[layout.pair_questions(p)] = 1.0;
+                        row[c] = v - centre;
+                        row[c + 1] = (v - centre) * (v - centre);
                     }
                 }
             }
         }
         rows.push(cols);
     }
-    let (exact, reps) = grouped_sums(&rows, backend, seed, replicates, progress)?;
-    let point = statistics(&shapes, &exact, pairs, max_reads);
-    let per_rep: Vec<Stats> = reps
-        .iter()
-        .map(|r| statistics(&shapes, r, pairs, max_reads))
-        .collect();
-    let scope_ci = |i: usize, f: &dyn Fn(&Efficiency) -> f64| {
-        ci(
-            per_rep
-                .iter()
-                .map(|s| s.fixed_q[i].as_ref().map(f).unwrap_or(f64::NAN))
-                .collect(),
-            confidence,
-        )
+    let (exact, reps) = balanced_sums(layout, &shapes, &rows, backend, seed, replicates, progress)?;
+    let q: Vec<f64> = shapes.iter().map(|s| s.q() as f64).collect();
+    let stats_of = |sums: &[Vec<f64>]| {
+        let (comps, pooled) = anova_components(layout, &shapes, sums);
+        statistics(layout, &comps, pooled, &q, sums, max_reads)
     };
-    let fixed_t_ci = |i: usize, f: &dyn Fn(&FixedTLoss) -> f64| {
-        ci(
-            per_rep
-                .iter()
-                .map(|s| s.fixed_t[i].as_ref().map(f).unwrap_or(f64::NAN))
-                .collect(),
-            confidence,
-        )
-    };
-    let mut results = Vec::new();
-    let n = shapes.len();
-    let pooled_sums =
-        AnovaSums::pooled(&shapes.iter().map(AnovaSums::of_stratum).collect::<Vec<_>>()).ok();
-    for i in 0..=n {
-        let (name, questions, t, r, comps, costs) = if i < n {
-            let sc = ScopeSums {
-                shape: &shapes[i],
-                q: shapes[i].q() as f64,
-                s: &exact[i],
-            };
-            let f = fit(&sc.anova())?;
-            (
-                shapes[i].name.clone(),
-                shapes[i].q(),
-                shapes[i].t,
-                shapes[i].r,
-                f.components,
-                sc.costs(),
-            )
-        } else {
-            let Some(p) = pooled_sums else { continue };
-            let f = fit(&p)?;
-            let (tc, rc): (f64, f64) = exact
-                .iter()
-                .fold((0.0, 0.0), |(a, b), s| (a + s[TC], b + s[RC]));
-            let qt = (p.questions * p.t) as f64;
-            (
-                "pooled".to_string(),
-                p.questions,
-                p.t,
-                p.r,
-                f.components,
-                UnitCosts {
-                    trajectory: tc / qt,
-                    read: rc / (qt * p.r as f64),
-                },
-            )
-        };
-        results.push(ScopeResult {
-            name,
-            questions,
-            trajectories: t,
-            reads: r,
-            components: comps,
-            unit_costs: costs,
-            efficiency: point.fixed_q[i],
-            loss_ci: scope_ci(i, &|e| e.loss_percent),
-            r_star_ci: scope_ci(i, &|e| e.r_star),
-            fixed_t: if i < n { point.fixed_t[i] } else { None },
-            fixed_t_loss_ci: (i < n)
-                .then(|| fixed_t_ci(i, &|e| e.loss_percent))
-                .flatten(),
-            fixed_t_r_star_ci: (i < n).then(|| fixed_t_ci(i, &|e| e.r_star)).flatten(),
+    let point = stats_of(&exact);
+    let per_rep: Vec<Stats> = reps.iter().map(|r| stats_of(r)).collect();
+    let mut headings = Vec::with_capacity(shapes.len());
+    for (shape, s) in shapes.iter().zip(&exact) {
+        headings.push(Heading {
+            name: shape.name.clone(),
+            questions: shape.q(),
+            trajectories: shape.t,
+            reads: shape.r,
+            components: fit(&anova_sums(layout, shape, s))?.components,
             method: None,
             shape: None,
         });
     }
-    let pooled = if results.len() > n {
-        results.pop()
-    } else {
-        None
-    };
-    let combined = CombinedFixedT {
-        questions: shapes.iter().map(StratumStats::q).sum(),
-        product: point.product,
-        fixed_t: point.fixed_t[n],
-        loss_ci: fixed_t_ci(n, &|e| e.loss_percent),
-        r_star_ci: fixed_t_ci(n, &|e| e.r_star),
-    };
-    let direct = point.ratios.map(|ratios| {
-        let d2 = (n * n) as f64;
-        let se = |col: usize| {
-            (shapes
-                .iter()
-                .zip(&exact)
-                .map(|(shape, s)| {
-                    ScopeSums {
-                        shape,
-                        q: shape.q() as f64,
-                        s,
-                    }
-                    .se2(col)
-                })
-                .sum::<f64>()
-                / d2)
-                .sqrt()
+    let pooled =
+        match AnovaSums::pooled(&shapes.iter().map(AnovaSums::of_stratum).collect::<Vec<_>>()) {
+            Ok(p) => Some(Heading {
+                name: "pooled".to_string(),
+                questions: p.questions,
+                trajectories: p.t,
+                reads: p.r,
+                components: fit(&p)?.components,
+                method: None,
+                shape: None,
+            }),
+            Err(_) => None,
         };
-        let rep_ci = |f: &dyn Fn(&[f64]) -> f64| {
-            ci(
-                per_rep
-                    .iter()
-                    .map(|s| s.ratios.as_deref().map(f).unwrap_or(f64::NAN))
-                    .collect(),
-                confidence,
-            )
-        };
-        let (c1, c2) = direct_costs(&exact);
-        let singles: Vec<f64> = (0..pairs)
-            .flat_map(|p| [se(PAIR0 + 6 * p), se(PAIR0 + 6 * p + 2)])
-            .collect();
-        let doubles: Vec<f64> = (0..pairs).map(|p| se(PAIR0 + 6 * p + 4)).collect();
-        DirectCheck::assemble(&singles, &doubles, (c1, c2), &ratios, &rep_ci)
-    });
-    Ok(OneReadReport {
-        max_reads,
-        strata: results,
-        combined,
-        pooled,
-        direct,
-        unbalanced: false,
-    })
+    Ok(report(
+        layout, headings, pooled, &exact, point, &per_rep, confidence, max_reads, false,
+    ))
 }
 
 // ---------------------------------------------------------------------------------------
 // Unbalanced panels
 // ---------------------------------------------------------------------------------------
-
-/// Per-question columns of the unbalanced analysis (count-weighted in each replicate).
-const U_TC: usize = 0; // trajectory costs of the question
-const U_RC: usize = 1; // read costs
-const U_T: usize = 2; // trajectories
-const U_R: usize = 3; // reads
-/// Direct check: the costs of the trajectories with at least 2 reads, of their read 0 and
-/// of their reads 0 and 1.
-const U_TC2: usize = 4;
-const U_R1C: usize = 5;
-const U_R2C: usize = 6;
-/// Pair p: columns U_PAIR0 + 7p + 0 the question's indicator (it has a trajectory with
-/// reads 2p and 2p + 1), + (1, 2) read 2p alone (deviation, square), + (3, 4) read 2p + 1
-/// alone, + (5, 6) both.
-const U_PAIR0: usize = 7;
-
-/// One stratum (or the pooled scope) of the unbalanced analysis reduced to its sums.
-struct UScope {
-    components: Option<PerLevel>,
-    q: f64,
-    traj: f64,
-    reads: f64,
-    tc: f64,
-    rc: f64,
-}
-
-impl UScope {
-    fn costs(&self) -> UnitCosts {
-        UnitCosts {
-            trajectory: self.tc / self.traj,
-            read: self.rc / self.reads,
-        }
-    }
-    /// The mean design: T̄ = trajectories / Q, R̄ = reads / trajectories.
-    fn t(&self) -> f64 {
-        self.traj / self.q
-    }
-    fn r(&self) -> f64 {
-        self.reads / self.traj
-    }
-    fn fixed_q(&self) -> Option<Efficiency> {
-        let c = self.components.as_ref()?;
-        efficiency(c, self.costs(), self.q, self.t(), self.r())
-    }
-}
-
-/// Statistics of the unbalanced analysis from the refitted components and the column sums
-/// of one replicate (or the data).
-fn unbalanced_statistics(
-    comps: &[Option<PerLevel>],
-    pooled: Option<PerLevel>,
-    q: &[f64],
-    sums: &[Vec<f64>],
-    pairs: usize,
-    max_reads: u32,
-) -> Stats {
-    let scopes: Vec<UScope> = comps
-        .iter()
-        .zip(q)
-        .zip(sums)
-        .map(|((c, &q), s)| UScope {
-            components: *c,
-            q,
-            traj: s[U_T],
-            reads: s[U_R],
-            tc: s[U_TC],
-            rc: s[U_RC],
-        })
-        .collect();
-    let sum = |f: fn(&UScope) -> f64| scopes.iter().map(f).sum::<f64>();
-    let all = UScope {
-        components: pooled,
-        q: sum(|s| s.q),
-        traj: sum(|s| s.traj),
-        reads: sum(|s| s.reads),
-        tc: sum(|s| s.tc),
-        rc: sum(|s| s.rc),
-    };
-    let mut fixed_q: Vec<Option<Efficiency>> = scopes.iter().map(UScope::fixed_q).collect();
-    fixed_q.push(all.fixed_q());
-    let mut fixed_t: Vec<Option<FixedTLoss>> = scopes
-        .iter()
-        .map(|s| {
-            let c = s.components.as_ref()?;
-            fixed_t::loss(&fixed_t::stratum(c, s.costs(), s.t()), max_reads)
-        })
-        .collect();
-    let product = scopes
-        .iter()
-        .map(|s| {
-            s.components.map(|c| Part {
-                components: c,
-                costs: s.costs(),
-                t: s.t(),
-                share: s.q / all.q,
-            })
-        })
-        .collect::<Option<Vec<Part>>>()
-        .map(|p| fixed_t::combined(&p));
-    fixed_t.push(product.and_then(|p| fixed_t::loss(&p, max_reads)));
-    let ratios = (pairs > 0).then(|| {
-        let d2 = (sums.len() * sums.len()) as f64;
-        let (c1, c2) = unbalanced_direct_costs(sums);
-        (0..pairs)
-            .map(|p| {
-                let b = U_PAIR0 + 7 * p;
-                let se2 = |col: usize| {
-                    sums.iter()
-                        .map(|s| {
-                            let n = s[b];
-                            (s[col + 1] - s[col] * s[col] / n) / (n - 1.0) / n
-                        })
-                        .sum::<f64>()
-                        / d2
-                };
-                (se2(b + 1) + se2(b + 3)) / 2.0 * c1 / (se2(b + 5) * c2)
-            })
-            .collect()
-    });
-    Stats {
-        fixed_q,
-        fixed_t,
-        product,
-        ratios,
-    }
-}
-
-/// C₁ and C₂ of the unbalanced direct check: the trajectories with at least 2 reads, with
-/// their read 0, or their reads 0 and 1.
-fn unbalanced_direct_costs(sums: &[Vec<f64>]) -> (f64, f64) {
-    sums.iter().fold((0.0, 0.0), |(a, b), s| {
-        (a + s[U_TC2] + s[U_R1C], b + s[U_TC2] + s[U_R2C])
-    })
-}
 
 /// The one-read analysis of a panel with an unbalanced stratum.
 ///
@@ -771,7 +840,11 @@ pub fn analyse_unbalanced(
     {
         pairs += 1;
     }
-    let k = U_PAIR0 + 7 * pairs;
+    let layout = Layout {
+        anova: false,
+        pairs,
+    };
+    let k = layout.k();
     let mut rows: Vec<Vec<Vec<f64>>> = Vec::with_capacity(strata.len());
     for (s, cost) in strata.iter().zip(costs) {
         let mut cols = vec![vec![0.0; k]; s.q()];
@@ -784,20 +857,19 @@ pub fn analyse_unbalanced(
                 )));
             }
             for tc in c {
-                row[U_TC] += tc.trajectory;
-                row[U_RC] += tc.reads.iter().sum::<f64>();
-                row[U_T] += 1.0;
-                row[U_R] += tc.reads.len() as f64;
-                if tc.reads.len() >= 2 {
-                    row[U_TC2] += tc.trajectory;
-                    row[U_R1C] += tc.reads[0];
-                    row[U_R2C] += tc.reads[0] + tc.reads[1];
+                row[layout.at(Col::TrajectoryCost)] += tc.trajectory;
+                row[layout.at(Col::ReadCost)] += tc.reads.iter().sum::<f64>();
+                row[layout.at(Col::Trajectories)] += 1.0;
+                row[layout.at(Col::Reads)] += tc.reads.len() as f64;
+                if pairs > 0 && tc.reads.len() >= 2 {
+                    row[layout.at(Col::PairedTrajectoryCost)] += tc.trajectory;
+                    row[layout.at(Col::OneReadCost)] += tc.reads[0];
+                    row[layout.at(Col::TwoReadCost)] += tc.reads[0] + tc.reads[1];
                 }
             }
         }
         for p in 0..pairs {
             let (a, b) = (2 * p, 2 * p + 1);
-            let base = U_PAIR0 + 7 * p;
             // Question means of read a, read b and both over its trajectories with both.
             let means: Vec<Option<[f64; 3]>> = (0..s.q())
                 .map(|q| {
@@ -817,14 +889,18 @@ pub fn analyse_unbalanced(
                 })
                 .collect();
             let included = means.iter().flatten().count() as f64;
-            for j in 0..3 {
+            for (j, m) in [PairMean::A, PairMean::B, PairMean::Both]
+                .into_iter()
+                .enumerate()
+            {
                 let centre = means.iter().flatten().map(|m| m[j]).sum::<f64>() / included;
+                let c = layout.pair_mean(p, m);
                 for (row, m) in cols.iter_mut().zip(&means) {
                     if let Some(m) = m {
                         let d = m[j] - centre;
-                        row[base] = 1.0;
-                        row[base + 1 + 2 * j] = d;
-                        row[base + 2 + 2 * j] = d * d;
+                        row[layout.pair_questions(p)] = 1.0;
+                        row[c] = d;
+                        row[c + 1] = d * d;
                     }
                 }
             }
@@ -853,7 +929,7 @@ pub fn analyse_unbalanced(
             s
         })
         .collect();
-    let point = unbalanced_statistics(&point_comps, point_pooled, &q, &exact, pairs, max_reads);
+    let point = statistics(layout, &point_comps, point_pooled, &q, &exact, max_reads);
     let stats = boot.run(backend, seed, 0..replicates, progress)?;
     let sums = boot.weighted_sums(seed, 0..replicates, &rows)?;
     let n_stats = boot.plan.statistics.len();
@@ -862,136 +938,109 @@ pub fn analyse_unbalanced(
         .zip(&sums)
         .map(|(st, s)| {
             let (c, p) = boot.components_of(st);
-            unbalanced_statistics(&c, p, &q, s, pairs, max_reads)
+            statistics(layout, &c, p, &q, s, max_reads)
         })
         .collect();
-    let ci_of = |f: &dyn Fn(&Stats) -> f64| ci(per_rep.iter().map(f).collect(), confidence);
-    let n = strata.len();
     let shapes: Vec<Shape> = strata
         .iter()
         .map(|s| nested_stratum(s).map(|n| n.shape()))
         .collect::<Result<_>>()?;
-    let mut results = Vec::with_capacity(n + 1);
-    for i in 0..=n {
-        let (name, shape, comps, method) = if i < n {
-            let m = if strata[i].is_balanced() {
-                Method::Anova
-            } else {
-                Method::Reml
-            };
-            (strata[i].name.clone(), shapes[i], point_comps[i], m)
-        } else {
-            let total = |f: fn(&Shape) -> usize| shapes.iter().map(f).sum::<usize>();
-            let questions = total(|s| s.questions);
-            let traj = total(|s| s.trajectories.total);
-            let rows = total(|s| s.reads.total);
-            let spread =
-                |total: usize, parts: usize, f: fn(&Shape) -> &crate::components::reml::Spread| {
-                    crate::components::reml::Spread {
-                        total,
-                        min: shapes.iter().map(|s| f(s).min).min().unwrap_or(0),
-                        mean: total as f64 / parts as f64,
-                        max: shapes.iter().map(|s| f(s).max).max().unwrap_or(0),
-                    }
-                };
-            let shape = Shape {
-                questions,
-                trajectories: spread(traj, questions, |s| &s.trajectories),
-                reads: spread(rows, traj, |s| &s.reads),
-            };
-            ("pooled".to_string(), shape, point_pooled, Method::Reml)
-        };
-        let Some(components) = comps else {
-            if i == n {
-                // As in `stats variance`: a pooled fit that fails is left out.
-                continue;
-            }
+    let heading = |name: String, shape: Shape, components, method| Heading {
+        name,
+        questions: shape.questions,
+        trajectories: shape.trajectories.mean.round() as usize,
+        reads: shape.reads.mean.round() as usize,
+        components,
+        method: Some(method),
+        shape: Some(shape),
+    };
+    let mut headings = Vec::with_capacity(strata.len());
+    for ((s, &shape), comps) in strata.iter().zip(&shapes).zip(&point_comps) {
+        let Some(components) = *comps else {
             return Err(Error::Data(format!(
-                "stratum '{name}': the variance components could not be fitted"
+                "stratum '{}': the variance components could not be fitted",
+                s.name
             )));
         };
-        let ex = if i < n {
-            &exact[i]
+        let method = if s.is_balanced() {
+            Method::Anova
         } else {
-            &exact.iter().fold(vec![0.0; k], |mut a, s| {
-                for (x, v) in a.iter_mut().zip(s) {
-                    *x += v;
-                }
-                a
-            })
+            Method::Reml
         };
-        results.push(ScopeResult {
-            name,
-            questions: shape.questions,
-            trajectories: shape.trajectories.mean.round() as usize,
-            reads: shape.reads.mean.round() as usize,
-            components,
-            unit_costs: UnitCosts {
-                trajectory: ex[U_TC] / ex[U_T],
-                read: ex[U_RC] / ex[U_R],
-            },
-            efficiency: point.fixed_q[i],
-            loss_ci: ci_of(&|s| s.fixed_q[i].map_or(f64::NAN, |e| e.loss_percent)),
-            r_star_ci: ci_of(&|s| s.fixed_q[i].map_or(f64::NAN, |e| e.r_star)),
-            fixed_t: if i < n { point.fixed_t[i] } else { None },
-            fixed_t_loss_ci: (i < n)
-                .then(|| ci_of(&|s| s.fixed_t[i].map_or(f64::NAN, |e| e.loss_percent)))
-                .flatten(),
-            fixed_t_r_star_ci: (i < n)
-                .then(|| ci_of(&|s| s.fixed_t[i].map_or(f64::NAN, |e| e.r_star)))
-                .flatten(),
-            method: Some(method),
-            shape: Some(shape),
-        });
+        headings.push(heading(s.name.clone(), shape, components, method));
     }
-    let pooled = if results.len() > n {
-        results.pop()
-    } else {
-        None
-    };
-    let combined = CombinedFixedT {
-        questions: strata.iter().map(Stratum::q).sum(),
-        product: point.product,
-        fixed_t: point.fixed_t[n],
-        loss_ci: ci_of(&|s| s.fixed_t[n].map_or(f64::NAN, |e| e.loss_percent)),
-        r_star_ci: ci_of(&|s| s.fixed_t[n].map_or(f64::NAN, |e| e.r_star)),
-    };
-    let direct = point.ratios.map(|ratios| {
-        let d2 = (n * n) as f64;
-        let se = |col: usize, b: usize| {
-            (exact
-                .iter()
-                .map(|s| {
-                    let m = s[b];
-                    (s[col + 1] - s[col] * s[col] / m) / (m - 1.0) / m
-                })
-                .sum::<f64>()
-                / d2)
-                .sqrt()
+    // As in `stats variance`: a pooled fit that fails is left out.
+    let pooled = point_pooled.map(|components| {
+        let total = |f: fn(&Shape) -> usize| shapes.iter().map(f).sum::<usize>();
+        let questions = total(|s| s.questions);
+        let traj = total(|s| s.trajectories.total);
+        let rows = total(|s| s.reads.total);
+        let spread = |total: usize, parts: usize, f: fn(&Shape) -> &Spread| Spread {
+            total,
+            min: shapes.iter().map(|s| f(s).min).min().unwrap_or(0),
+            mean: total as f64 / parts as f64,
+            max: shapes.iter().map(|s| f(s).max).max().unwrap_or(0),
         };
-        let (c1, c2) = unbalanced_direct_costs(&exact);
-        let singles: Vec<f64> = (0..pairs)
-            .flat_map(|p| {
-                let b = U_PAIR0 + 7 * p;
-                [se(b + 1, b), se(b + 3, b)]
-            })
-            .collect();
-        let doubles: Vec<f64> = (0..pairs)
-            .map(|p| {
-                let b = U_PAIR0 + 7 * p;
-                se(b + 5, b)
-            })
-            .collect();
-        let rep_ci =
-            |f: &dyn Fn(&[f64]) -> f64| ci_of(&|s: &Stats| s.ratios.as_deref().map_or(f64::NAN, f));
-        DirectCheck::assemble(&singles, &doubles, (c1, c2), &ratios, &rep_ci)
+        let shape = Shape {
+            questions,
+            trajectories: spread(traj, questions, |s| &s.trajectories),
+            reads: spread(rows, traj, |s| &s.reads),
+        };
+        heading("pooled".to_string(), shape, components, Method::Reml)
     });
-    Ok(OneReadReport {
-        max_reads,
-        strata: results,
-        combined,
-        pooled,
-        direct,
-        unbalanced: true,
-    })
+    Ok(report(
+        layout, headings, pooled, &exact, point, &per_rep, confidence, max_reads, true,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A balanced panel resamples the columns it always did, in their order (4 ANOVA sums,
+    /// 2 costs, then with pairs 2 read costs and 6 per pair), so the engine's groups of
+    /// [`MAX_K`] do not move; the unbalanced layout has the same blocks without the ANOVA
+    /// one.
+    #[test]
+    fn layouts_and_the_balanced_engine_columns() {
+        let b0 = Layout {
+            anova: true,
+            pairs: 0,
+        };
+        assert_eq!(b0.k(), 8);
+        assert_eq!(b0.balanced_engine_columns(), [0, 1, 2, 3, 4, 5]);
+        let b2 = Layout {
+            anova: true,
+            pairs: 2,
+        };
+        assert_eq!(b2.k(), 25);
+        let mut want: Vec<usize> = (0..6).chain([9, 10]).collect();
+        want.extend((12..18).chain(19..25));
+        assert_eq!(b2.balanced_engine_columns(), want);
+        let u1 = Layout {
+            anova: false,
+            pairs: 1,
+        };
+        assert_eq!(u1.k(), 14);
+        assert_eq!(u1.at(Col::TrajectoryCost), 0);
+        assert_eq!(u1.at(Col::TwoReadCost), 6);
+        assert_eq!(u1.pair_questions(0), 7);
+        assert_eq!(u1.pair_mean(0, PairMean::B), 10);
+        assert_eq!(u1.pair_mean(0, PairMean::Both), 12);
+    }
+
+    /// SE² of a pair's mean over the questions that have it: deviations −1, 0, 1 over
+    /// n = 3 give (2 − 0/3)/2/3 = 1/3.
+    #[test]
+    fn se2_of_a_pair_mean_uses_the_questions_that_have_it() {
+        let layout = Layout {
+            anova: false,
+            pairs: 1,
+        };
+        let mut s = vec![0.0; layout.k()];
+        s[layout.pair_questions(0)] = 3.0;
+        s[layout.pair_mean(0, PairMean::A)] = 0.0;
+        s[layout.pair_mean(0, PairMean::A) + 1] = 2.0;
+        assert_eq!(ScopeSums { layout, s: &s }.se2(0, PairMean::A), 1.0 / 3.0);
+    }
 }
