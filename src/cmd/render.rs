@@ -80,7 +80,11 @@ impl Rendered for Sections {
     }
 
     fn exit_code(&self) -> u8 {
-        self.items.iter().map(|(_, r)| r.exit_code()).max().unwrap_or(0)
+        self.items
+            .iter()
+            .map(|(_, r)| r.exit_code())
+            .max()
+            .unwrap_or(0)
     }
 }
 

@@ -10,9 +10,10 @@ use ragstats_core::components::variance::{
 use ragstats_core::panel::Panel;
 
 use super::common::{
-    by_selector, design_cells, num, opt_num, print_json, undefined_because, write_csv, By, Format,
-    PanelOptions, Table, UNDEFINED,
+    design_cells, num, opt_num, sections_by_selector, undefined_because, By, Format, PanelOptions,
+    Table, UNDEFINED,
 };
+use super::render::{emit, Rendered};
 use super::UsageError;
 
 /// Flags of `stats variance`.
@@ -48,47 +49,71 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .into());
     }
     if args.by == Some(By::Selector) {
-        return by_selector(&args.panel, &args.opts, args.format, |opts| {
-            run_one(Args {
+        let sections = sections_by_selector(&args.panel, &args.opts, |opts| {
+            Ok(Box::new(compute(&Args {
                 opts,
                 by: None,
                 ..args.clone()
-            })
-        });
+            })?))
+        })?;
+        return emit(&sections, args.format);
     }
-    run_one(args)
-}
-
-fn run_one(args: Args) -> anyhow::Result<u8> {
-    let panel = args.opts.load_unbalanced_noting(&args.panel)?;
-    let report = report_for(&panel)?;
+    let out = compute(&args)?;
     if let Some(p) = &args.plot {
-        let caption = super::figure::panel_caption(&args.panel, &report.outcome, None);
-        let svg = ragstats_plot::variance(&report, &caption)?;
+        let caption = super::figure::panel_caption(&args.panel, &out.report.outcome, None);
+        let svg = ragstats_plot::variance(&out.report, &caption)?;
         super::figure::write_svg(p, &svg, &[&args.panel])?;
     }
-    match args.format {
-        Format::Json => {
-            let mut v = serde_json::json!({
-                "panel": args.panel,
-                "metric": panel.metric,
-                "outcome": report.outcome,
-                "estimate": report.estimate,
-                "se": report.se,
-                "strata": report.strata,
-                "pooled": report.pooled,
-                "pooled_unavailable": report.pooled_unavailable,
-            });
-            add_undefined(&mut v, &report);
-            print_json(&v)?
-        }
-        Format::Csv => {
-            let (h, rows) = csv_rows(&report);
-            write_csv(&h, &rows)?;
-        }
-        Format::Table => out!("{}", table(&report)),
+    emit(&out, args.format)
+}
+
+/// What `stats variance` found for one panel (one selector of it).
+pub struct VarianceOutput {
+    pub panel: PathBuf,
+    pub metric: String,
+    pub report: VarianceReport,
+}
+
+/// Loads the panel `args` names and runs the analysis.
+pub fn compute(args: &Args) -> anyhow::Result<VarianceOutput> {
+    let panel = args.opts.load_unbalanced_noting(&args.panel)?;
+    let report = report_for(&panel)?;
+    Ok(VarianceOutput {
+        panel: args.panel.clone(),
+        metric: panel.metric,
+        report,
+    })
+}
+
+impl Rendered for VarianceOutput {
+    fn text(&self) -> String {
+        table(&self.report)
     }
-    Ok(0)
+
+    fn csv(&self) -> Table {
+        let (h, rows) = csv_rows(&self.report);
+        let mut t = Table::new(&h);
+        for r in rows {
+            t.row(r);
+        }
+        t
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let report = &self.report;
+        let mut v = serde_json::json!({
+            "panel": self.panel,
+            "metric": self.metric,
+            "outcome": report.outcome,
+            "estimate": report.estimate,
+            "se": report.se,
+            "strata": report.strata,
+            "pooled": report.pooled,
+            "pooled_unavailable": report.pooled_unavailable,
+        });
+        add_undefined(&mut v, report);
+        v
+    }
 }
 
 /// A `null` share's reason beside it, as `efficiency` does: `"undefined": {"share_single":
