@@ -6,8 +6,6 @@ use ragstats_core::resample::summary::Summary;
 use ragstats_core::table::{format_number, Cell, Precision, Table as CoreTable};
 pub use ragstats_core::table::{Table, UNDEFINED};
 
-use super::render::{Rendered, Sections};
-
 /// Output format of a command's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Format {
@@ -149,30 +147,8 @@ fn selectors_of(path: &std::path::Path) -> ragstats_core::Result<Vec<String>> {
     Ok(names)
 }
 
-/// The selector sections of `--by selector`: `run` once per selector of `path` and once for
-/// the selector average (when there are several), with `--selector` set accordingly.
-///
-/// # Errors
-/// A usage error with `--selector` or without a `selector` column; any run's error.
-pub fn sections_by_selector(
-    path: &std::path::Path,
-    opts: &PanelOptions,
-    mut run: impl FnMut(PanelOptions) -> anyhow::Result<Box<dyn Rendered>>,
-) -> anyhow::Result<Sections> {
-    let mut items = Vec::new();
-    for (name, choice) in selector_choices(path, opts)? {
-        let mut o = opts.clone();
-        o.selector = Some(choice);
-        items.push((name, run(o)?));
-    }
-    Ok(Sections {
-        by: "selector".into(),
-        items,
-    })
-}
-
 /// Each selector of `path`, then the average when there are several.
-fn selector_choices(
+pub(super) fn selector_choices(
     path: &std::path::Path,
     opts: &PanelOptions,
 ) -> anyhow::Result<Vec<(String, SelectorChoice)>> {

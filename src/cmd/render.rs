@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::common::{print_json, write_table_csv, Format, Table};
+use super::common::{print_json, selector_choices, write_table_csv, Format, PanelOptions, Table};
 
 /// The result of one command run, ready for every output format. The text and CSV of a
 /// command come from the same value as its JSON, so `--by selector`, several currencies
@@ -86,6 +86,28 @@ impl Rendered for Sections {
             .max()
             .unwrap_or(0)
     }
+}
+
+/// The selector sections of `--by selector`: `run` once per selector of `path` and once for
+/// the selector average (when there are several), with `--selector` set accordingly.
+///
+/// # Errors
+/// A usage error with `--selector` or without a `selector` column; any run's error.
+pub fn sections_by_selector(
+    path: &std::path::Path,
+    opts: &PanelOptions,
+    mut run: impl FnMut(PanelOptions) -> anyhow::Result<Box<dyn Rendered>>,
+) -> anyhow::Result<Sections> {
+    let mut items = Vec::new();
+    for (name, choice) in selector_choices(path, opts)? {
+        let mut o = opts.clone();
+        o.selector = Some(choice);
+        items.push((name, run(o)?));
+    }
+    Ok(Sections {
+        by: "selector".into(),
+        items,
+    })
 }
 
 #[cfg(test)]

@@ -10,10 +10,9 @@ use ragstats_core::components::variance::{
 use ragstats_core::panel::Panel;
 
 use super::common::{
-    design_cells, num, opt_num, sections_by_selector, undefined_because, By, Format, PanelOptions,
-    Table, UNDEFINED,
+    design_cells, num, opt_num, undefined_because, By, Format, PanelOptions, Table, UNDEFINED,
 };
-use super::render::{emit, Rendered};
+use super::render::{emit, sections_by_selector, Rendered};
 use super::UsageError;
 
 /// Flags of `stats variance`.
