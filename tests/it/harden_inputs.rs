@@ -1,14 +1,9 @@
 //! Issue #13: hostile flags and inputs end in exit 2 with a message, never a panic, an
 //! abort or a silently wrong number. One test per numbered item of the issue.
 
-use std::process::Command;
-
 /// Runs `stats args` and returns (exit code, stdout, stderr).
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_stats"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = crate::support::cli::stats().args(args).output().unwrap();
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into(),

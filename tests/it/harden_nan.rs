@@ -3,7 +3,6 @@
 //! `undefined` reason in JSON; a CSV cell that is undefined is empty.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Whether `text` holds NaN or an infinity as a word, case-insensitively (not inside a word
 /// like "info" or "infinite").
@@ -43,7 +42,7 @@ struct Run {
 }
 
 fn run(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_stats"))
+    let out = crate::support::cli::stats()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("TMPDIR", dir)
         .args(args)

@@ -6,9 +6,7 @@
 
 use std::process::{Command, Stdio};
 
-fn stats() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_stats"))
-}
+use crate::support::cli::{stats, stats_path, strip_secrets};
 
 /// Commands that print a result on the demo data, one per output path (table, JSON, CSV).
 fn printing_commands() -> Vec<Vec<&'static str>> {
@@ -177,10 +175,12 @@ fn a_failed_output_write_leaves_no_partial_file() {
     // ignored so the write fails with EFBIG instead of killing the process.
     let script = format!(
         "trap '' XFSZ; ulimit -f 8; exec {} simulate --out {} --datasets a=300 --trajectories 3 --reads 3",
-        env!("CARGO_BIN_EXE_stats"),
+        stats_path().display(),
         out.display()
     );
-    let o = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    let o = strip_secrets(Command::new("sh").arg("-c").arg(&script))
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("big.csv"), "{err}");

@@ -9,7 +9,6 @@
 //! from a fixed seed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRng, TestRunner};
@@ -265,7 +264,7 @@ fn replicates(dir: &Path) -> Vec<u8> {
     let panel = dir.join("rep_panel.csv");
     std::fs::write(&panel, panel_csv()).unwrap();
     let out = dir.join("rep.bin");
-    let o = Command::new(env!("CARGO_BIN_EXE_stats"))
+    let o = crate::support::cli::stats()
         .args([
             "bootstrap",
             &p(&panel),
@@ -401,7 +400,7 @@ fn check(k: &Kind, bytes: &[u8]) -> Result<(), TestCaseError> {
     let out_dir = dir.path().join("out");
     std::fs::create_dir(&out_dir).unwrap();
     let args = (k.args)(&input, &out_dir);
-    let o = Command::new(env!("CARGO_BIN_EXE_stats"))
+    let o = crate::support::cli::stats()
         .args(&args)
         .env("TMPDIR", dir.path())
         .output()

@@ -4,16 +4,12 @@
 //! stop at the same size; a directory where a file is expected is exit 2 naming the path.
 
 use std::path::Path;
-use std::process::Command;
 
 use ragstats_core::io::MAX_LINE_BYTES;
 
 /// Runs `stats args` and returns (exit code, stderr).
 fn run(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_stats"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = crate::support::cli::stats().args(args).output().unwrap();
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into(),

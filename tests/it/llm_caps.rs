@@ -566,13 +566,15 @@ fn judge_records_cut_replies_and_its_correlate_hint_runs_as_printed() {
         .find_map(|l| l.strip_prefix("try: "))
         .unwrap_or_else(|| panic!("no hint in {stderr}"));
     assert!(hint.contains("--missing drop"), "{hint}");
-    let bin = Path::new(env!("CARGO_BIN_EXE_stats")).parent().unwrap();
+    let bin = crate::support::cli::stats_path().parent().unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let o = std::process::Command::new("sh")
-        .args(["-c", hint])
-        .env("PATH", path)
-        .output()
-        .unwrap();
+    let o = crate::support::cli::strip_secrets(
+        std::process::Command::new("sh")
+            .args(["-c", hint])
+            .env("PATH", path),
+    )
+    .output()
+    .unwrap();
     ok(hint, &o);
     let report = String::from_utf8_lossy(&o.stdout);
     let note = String::from_utf8_lossy(&o.stderr);

@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use ragstats_core::questions::{corpus, read::detect_format, read_questions, Dataset, Format};
 
 fn fx(name: &str) -> PathBuf {
@@ -222,8 +221,7 @@ fn shipped_sample_is_what_convert_writes() {
     let dir = tempfile::tempdir().unwrap();
     let q = dir.path().join("q.jsonl");
     let c = dir.path().join("c.jsonl");
-    Command::cargo_bin("stats")
-        .unwrap()
+    crate::common::stats()
         .args(["questions", "convert"])
         .arg(repo("data/qa/hotpotqa.json"))
         .arg(repo("data/qa/musique.json"))

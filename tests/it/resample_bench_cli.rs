@@ -3,11 +3,8 @@
 
 use crate::common;
 
-use assert_cmd::Command;
-
 fn bench(args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("stats")
-        .unwrap()
+    crate::common::stats()
         .arg("bench")
         .args(args)
         .env("STATS_ALLOW_SOFTWARE_GPU", "1")
@@ -114,8 +111,7 @@ fn bench_rejects_bad_k() {
 #[test]
 fn bench_reports_the_cpu_generator_and_scalar_can_be_forced() {
     let run = |rng: &str| {
-        let out = Command::cargo_bin("stats")
-            .unwrap()
+        let out = crate::common::stats()
             .args(["bench", "--replicates", "5", "--min-time", "0", "--no-gpu"])
             .args(["--format", "json"])
             .env("STATS_CPU_RNG", rng)
@@ -141,8 +137,7 @@ fn bench_reports_the_cpu_generator_and_scalar_can_be_forced() {
         auto["raw_scalar"]["index_checksum"],
         forced["raw"]["index_checksum"]
     );
-    let table = Command::cargo_bin("stats")
-        .unwrap()
+    let table = crate::common::stats()
         .args(["bench", "--replicates", "5", "--min-time", "0", "--no-gpu"])
         .env("STATS_CPU_RNG", "scalar")
         .assert()
@@ -157,8 +152,7 @@ fn bench_reports_the_cpu_generator_and_scalar_can_be_forced() {
 
 #[test]
 fn bench_rejects_an_unknown_generator() {
-    Command::cargo_bin("stats")
-        .unwrap()
+    crate::common::stats()
         .args(["bench", "--replicates", "5", "--min-time", "0", "--no-gpu"])
         .env("STATS_CPU_RNG", "sse9")
         .assert()

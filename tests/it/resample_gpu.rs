@@ -496,8 +496,7 @@ fn bit_identical_for_a_stratum_past_the_llvmpipe_loop_cap() {
 #[test]
 fn bench_adapter_info_names_the_engine_adapter() {
     let Some(g) = gpu() else { return };
-    let out = assert_cmd::Command::cargo_bin("stats")
-        .unwrap()
+    let out = crate::common::stats()
         .args(["bench", "--adapter-info", "--format", "json"])
         .env_remove("STATS_GPU_INT64")
         .output()

@@ -418,8 +418,7 @@ fn run_end_to_end_then_kill_and_resume() {
     let stalled = 40;
     let server_b = model_server(Some(stalled));
     let out_b = tmp.path().join("b").join("demo");
-    let bin = assert_cmd::cargo::cargo_bin("stats");
-    let mut child = std::process::Command::new(&bin)
+    let mut child = crate::support::cli::stats()
         .args(run_args(&search, &server_b.base, &out_b, "1"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

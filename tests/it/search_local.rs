@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use ragstats_agent::search::local::{self, LocalIndex};
 use ragstats_agent::search::{Search, SearchOptions};
 use ragstats_core::questions::{corpus, Document};
@@ -192,8 +191,7 @@ fn build_is_atomic_and_refuses_non_index_dirs() {
     assert!(err.to_string().contains("stats index build"), "{err}");
 
     // The CLI: exit 2 and the message.
-    Command::cargo_bin("stats")
-        .unwrap()
+    crate::common::stats()
         .args(["index", "build"])
         .arg(&c1)
         .arg("--out")
@@ -297,8 +295,7 @@ fn cli_search_prints_json() {
     let c = tmp.path().join("c.jsonl");
     write_corpus(&c, &[("a", "alpha beta"), ("b", "beta")]);
     let idx = tmp.path().join("idx");
-    Command::cargo_bin("stats")
-        .unwrap()
+    crate::common::stats()
         .args(["index", "build"])
         .arg(&c)
         .arg("--out")
@@ -310,8 +307,7 @@ fn cli_search_prints_json() {
             c.display(),
             idx.display()
         )));
-    let out = Command::cargo_bin("stats")
-        .unwrap()
+    let out = crate::common::stats()
         .args(["index", "search"])
         .arg(format!("local:{}", idx.display()))
         .args(["alpha (beta)", "--k", "1", "--format", "json"])

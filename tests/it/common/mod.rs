@@ -4,9 +4,10 @@
 
 use std::path::PathBuf;
 
-/// The `stats` binary under test.
+/// The `stats` binary under test, as an `assert_cmd` command: [`crate::support::cli::stats`]
+/// (no API key, token or endpoint inherited from the environment).
 pub fn stats() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("stats").expect("the stats binary is built")
+    assert_cmd::Command::from_std(crate::support::cli::stats())
 }
 
 /// Writes `text` to `dir/name` and returns the path.

@@ -9,11 +9,33 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// The `stats` binary with `OPENAI_API_KEY` and `OPENAI_BASE_URL` removed, so a test reaches
-/// only the server it names and never a real key.
+/// The `stats` binary under test.
+pub fn stats_path() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stats"))
+}
+
+/// Whether a test's `stats` must not inherit the environment variable `name`: an API key or
+/// token (`…API_KEY`, `…_TOKEN`) or an endpoint (`OPENAI_BASE_URL`), so a test reaches only
+/// the server it names and never a real key or account.
+pub fn is_secret(name: &str) -> bool {
+    name.ends_with("API_KEY") || name.ends_with("_TOKEN") || name == "OPENAI_BASE_URL"
+}
+
+/// Removes every [`is_secret`] variable from `c`'s environment (also for a `sh -c` that
+/// runs `stats`). A test that needs a key sets it on the command afterwards.
+pub fn strip_secrets(c: &mut Command) -> &mut Command {
+    for (name, _) in std::env::vars_os() {
+        if is_secret(&name.to_string_lossy()) {
+            c.env_remove(&name);
+        }
+    }
+    c.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL")
+}
+
+/// The one way a test runs `stats`: the binary under test with [`strip_secrets`] applied.
 pub fn stats() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_stats"));
-    c.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
+    let mut c = Command::new(stats_path());
+    strip_secrets(&mut c);
     c
 }
 
@@ -99,4 +121,40 @@ pub fn mcq_score_json(results: &Path, replicates: u32, extra: &[&str]) -> Value 
             .arg(replicates.to_string())
             .args(extra),
     )
+}
+
+/// The harness never hands `stats` a key: the endpoint variables are removed outright, and
+/// so is every key or token variable of the test's own environment.
+#[test]
+fn the_harness_strips_keys_and_endpoints() {
+    for (name, secret) in [
+        ("OPENAI_API_KEY", true),
+        ("ANTHROPIC_API_KEY", true),
+        ("HF_TOKEN", true),
+        ("OPENAI_BASE_URL", true),
+        ("RAYON_NUM_THREADS", false),
+        ("PATH", false),
+        ("TOKENIZERS_PARALLELISM", false),
+    ] {
+        assert_eq!(is_secret(name), secret, "{name}");
+    }
+    let c = stats();
+    let removed: Vec<String> = c
+        .get_envs()
+        .filter(|(_, v)| v.is_none())
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        removed.contains(&"OPENAI_API_KEY".to_string()),
+        "{removed:?}"
+    );
+    assert!(
+        removed.contains(&"OPENAI_BASE_URL".to_string()),
+        "{removed:?}"
+    );
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        assert_eq!(removed.contains(&name), is_secret(&name), "{name}");
+    }
+    assert_eq!(c.get_program(), stats_path());
 }
