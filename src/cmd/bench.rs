@@ -17,6 +17,7 @@ use ragstats_gpu::AdapterPolicy;
 use ragstats_gpu::GpuBackend;
 use serde_json::json;
 
+use super::common::Format;
 use super::UsageError;
 
 flag_enum! {
@@ -27,16 +28,6 @@ flag_enum! {
         /// 2 strata of N/2 questions (N = 1,000,000 by default).
         Large,
     }
-}
-
-/// Output format of `stats bench`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum BenchFormat {
-    /// Human-readable table.
-    #[default]
-    Table,
-    /// One JSON document.
-    Json,
 }
 
 /// Flags of this command.
@@ -64,8 +55,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1.0)]
     min_time: f64,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
-    format: BenchFormat,
+    #[arg(long, default_value = "table", value_parser = Format::parser(&[Format::Table, Format::Json]))]
+    format: Format,
     /// Only report the GPU adapter the engine would run on (name, PCI vendor, device type,
     /// backend, driver, whether Philox uses 64-bit integers) and every adapter wgpu finds,
     /// then exit: 0 if the engine's device opened, 1 if not. For checking a machine's setup.
@@ -89,7 +80,7 @@ fn adapter_json(info: &wgpu::AdapterInfo, features: wgpu::Features) -> serde_jso
 }
 
 /// `--adapter-info`: opens the GPU engine as the benchmark would and describes it.
-fn adapter_info(format: BenchFormat) -> anyhow::Result<u8> {
+fn adapter_info(format: Format) -> anyhow::Result<u8> {
     let all: Vec<serde_json::Value> = adapters()
         .iter()
         .map(|(i, f)| adapter_json(i, *f))
@@ -105,7 +96,8 @@ fn adapter_info(format: BenchFormat) -> anyhow::Result<u8> {
         Err(e) => (serde_json::Value::Null, e.to_string().into()),
     };
     match format {
-        BenchFormat::Json => {
+        Format::Csv => return Err(no_csv()),
+        Format::Json => {
             let doc = json!({
                 "wgpu_backend_env": std::env::var("WGPU_BACKEND").ok(),
                 "engine_adapter": chosen,
@@ -114,7 +106,7 @@ fn adapter_info(format: BenchFormat) -> anyhow::Result<u8> {
             });
             outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
-        BenchFormat::Table => {
+        Format::Table => {
             match &engine {
                 Ok(g) => outln!(
                     "engine adapter: {} (vendor {}, 64-bit Philox multiply: {})",
@@ -287,7 +279,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let ratio = raw_s / cpu_s;
     match args.format {
-        BenchFormat::Json => {
+        Format::Csv => return Err(no_csv()),
+        Format::Json => {
             let doc = json!({
                 "workload": workload,
                 "strata_rows": rows,
@@ -310,7 +303,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             });
             outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
-        BenchFormat::Table => {
+        Format::Table => {
             outln!(
                 "workload {:?}: strata {:?} rows, k = {k}, B = {}, seed {} ({} draws)",
                 workload,
@@ -392,4 +385,9 @@ fn rate(per_s: f64) -> String {
     } else {
         format!("{:.1} M/s", per_s / 1e6)
     }
+}
+
+/// `--format csv`, which the flag parser already refuses: `stats bench` has no CSV form.
+fn no_csv() -> anyhow::Error {
+    UsageError("stats bench writes a table or JSON, not CSV".into()).into()
 }

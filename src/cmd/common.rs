@@ -1,5 +1,6 @@
 //! Flags and output helpers shared by several commands.
 
+use clap::builder::TypedValueParser as _;
 use clap::ValueEnum;
 use ragstats_core::panel::{load_panel, LoadOptions, Panel, SelectorChoice};
 use ragstats_core::resample::summary::Summary;
@@ -16,6 +17,20 @@ pub enum Format {
     Json,
     /// Comma-separated values.
     Csv,
+}
+
+impl Format {
+    /// A flag parser that takes only the formats in `allowed`: a command without a CSV form
+    /// refuses `--format csv` when the flags are read, naming what it takes, rather than
+    /// having a second format enum.
+    pub fn parser(
+        allowed: &'static [Format],
+    ) -> impl clap::builder::TypedValueParser<Value = Format> {
+        clap::builder::PossibleValuesParser::new(
+            allowed.iter().filter_map(ValueEnum::to_possible_value),
+        )
+        .map(|name| Format::from_str(&name, false).expect("a possible value names a Format"))
+    }
 }
 
 /// How to turn a panel file into outcomes (shared by every command that reads panels).

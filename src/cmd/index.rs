@@ -8,7 +8,7 @@ use clap::Subcommand;
 use ragstats_agent::search::{http, local, mask, Search, SearchOptions};
 
 use super::batch::block_on;
-use super::common::{print_json, Table};
+use super::common::{print_json, Format, Table};
 
 /// Flags of `stats index`.
 #[derive(Debug, clap::Args)]
@@ -68,15 +68,8 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 60.0, value_name = "SECS")]
     pub timeout: f64,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
-    pub format: ListFormat,
-}
-
-/// Output format of `stats index search`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ListFormat {
-    Table,
-    Json,
+    #[arg(long, default_value = "table", value_parser = Format::parser(&[Format::Table, Format::Json]))]
+    pub format: Format,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
@@ -121,7 +114,8 @@ async fn search(a: SearchArgs) -> anyhow::Result<u8> {
     let s = Search::open(&a.backend, opts)?;
     let resp = s.search(&a.query, a.k).await?;
     match a.format {
-        ListFormat::Json => print_json(&serde_json::json!({
+        Format::Csv => return Err(no_csv()),
+        Format::Json => print_json(&serde_json::json!({
             "backend": s.name(),
             "query": a.query,
             "k": a.k,
@@ -129,7 +123,7 @@ async fn search(a: SearchArgs) -> anyhow::Result<u8> {
             "masked": resp.masked,
             "records": resp.records,
         }))?,
-        ListFormat::Table => {
+        Format::Table => {
             let mut t = Table::new(&["rank", "score", "id", "text"]);
             for (i, r) in resp.records.iter().enumerate() {
                 let text: String = if r.masked {
@@ -157,4 +151,9 @@ async fn search(a: SearchArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(0)
+}
+
+/// `--format csv`, which the flag parser already refuses: `stats index search` has no CSV form.
+fn no_csv() -> anyhow::Error {
+    super::UsageError("stats index search writes a table or JSON, not CSV".into()).into()
 }

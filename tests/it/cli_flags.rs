@@ -203,3 +203,30 @@ fn consistency_ratio_interval_follows_the_confidence_level() {
         .success()
         .stdout(predicate::str::contains("(60% bootstrap, 400 replicates"));
 }
+
+/// One `Format` enum: the commands without a CSV form refuse `--format csv` when the flags
+/// are read (exit 2, naming what they take), and still take `table` and `json`.
+#[test]
+fn commands_without_csv_refuse_it_at_parse_time() {
+    for args in [
+        vec!["bench", "--format", "csv"],
+        vec![
+            "index",
+            "search",
+            "local:/nonexistent",
+            "q",
+            "--format",
+            "csv",
+        ],
+    ] {
+        stats().args(&args).assert().code(2).stderr(
+            predicate::str::contains("invalid value 'csv' for '--format <FORMAT>'")
+                .and(predicate::str::contains("[possible values: table, json]")),
+        );
+    }
+    stats()
+        .args(["bench", "--replicates", "5", "--min-time", "0", "--no-gpu"])
+        .args(["--format", "json"])
+        .assert()
+        .success();
+}
