@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use ragstats_agent::llm::append_log::load_records;
 use ragstats_agent::llm::batch::{
     run_batch, BatchOptions, BatchProgress, BatchSummary, StopReason,
 };
-use ragstats_agent::llm::jsonl::load_records;
 use ragstats_agent::llm::{CallRecord, Cancel, ChatRequest, Client, ClientConfig};
 
 use super::endpoint::{client, Configured, Endpoint};

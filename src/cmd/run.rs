@@ -12,12 +12,12 @@ use ragstats_agent::llm::batch::BatchProgress;
 use ragstats_agent::llm::Client;
 use ragstats_agent::llm::{Cancel, RetryPolicy};
 use ragstats_agent::run::audit::totals;
-use ragstats_agent::run::log::write_outputs;
-use ragstats_agent::run::pipeline::{run as run_pipeline, INTERRUPTED};
-use ragstats_agent::run::plan::{
+use ragstats_agent::run::cells::{
     dry_run, input_tokens_estimate, manifest_cells, uniform_cells, Cell, EstimateShape,
     CHARS_PER_TOKEN, MAX_STEPS,
 };
+use ragstats_agent::run::log::write_outputs;
+use ragstats_agent::run::pipeline::{run as run_pipeline, INTERRUPTED};
 use ragstats_agent::run::prompt::mean_document_chars;
 use ragstats_agent::run::prompt::Templates;
 use ragstats_agent::run::{Arm, Progress, RunSpec, Selector};

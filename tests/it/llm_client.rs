@@ -5,8 +5,8 @@ use crate::support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use ragstats_agent::llm::append_log::load_records;
 use ragstats_agent::llm::batch::{run_batch, BatchOptions, StopReason};
-use ragstats_agent::llm::jsonl::load_records;
 use ragstats_agent::llm::{
     CallRecord, Cancel, ChatRequest, Client, ClientConfig, ErrorKind, Message, RetryPolicy,
 };

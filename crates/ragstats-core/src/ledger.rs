@@ -1,5 +1,5 @@
 //! The cost ledger: one JSONL row per model call or search request ([`LedgerRow`]), written
-//! by `stats llm batch` / `stats mcq run` (`ragstats_agent::llm::ledger`) and `stats simulate`
+//! by `stats llm batch` / `stats mcq run` (`ragstats_agent::llm::ledger_rows`) and `stats simulate`
 //! (`crate::sim::ledger`), read by `stats cost`, `efficiency` and `allocate`
 //! ([`read_ledger`]), and priced by a TOML tariff ([`Prices`]). The format, its units and
 //! who writes what are in `docs/ledger.md`.

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use ragstats_agent::llm::jsonl::load_records;
+use ragstats_agent::llm::append_log::load_records;
 use ragstats_core::mcq::prompt::{PromptKind, Templates};
 use ragstats_core::mcq::results::{
     build_results, check_resume, plan_calls, write_results, Outcome, RunConfig,

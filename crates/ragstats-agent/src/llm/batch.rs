@@ -2,7 +2,7 @@
 //!
 //! Resume semantics: calls whose (id, sample) already has a successful record in the output
 //! file are skipped; calls whose latest record is an error are asked again (the new record is
-//! appended after the old one; readers take the latest, see [`super::jsonl::load_records`]).
+//! appended after the old one; readers take the latest, see [`super::append_log::load_records`]).
 //! Calls that fail with 401/403 or an exhausted quota stop the batch and are not written.
 
 use std::collections::{HashSet, VecDeque};
@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::task::JoinSet;
 
+use super::append_log::{scan_output, Appender};
 use super::cancel::Cancel;
 use super::client::Client;
-use super::jsonl::{scan_output, Appender};
-use super::ledger::ledger_row;
+use super::ledger_rows::ledger_row;
 use ragstats_core::chat::{CallError, CallRecord, ChatRequest, ErrorKind};
 use ragstats_core::error::{Error, Result};
 use ragstats_core::ledger::CallKind;

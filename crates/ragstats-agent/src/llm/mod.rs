@@ -5,7 +5,7 @@
 //!   `Retry-After` ([`retry`]), and parsing of every server dialect's usage and reasoning
 //!   output ([`response`]). It returns a [`CallRecord`]: an answer or an error, never a panic.
 //! - [`batch::run_batch`] runs many calls with bounded concurrency, appends each record to a
-//!   JSONL file the moment it finishes ([`jsonl`]), writes cost-ledger rows ([`ledger`]),
+//!   JSONL file the moment it finishes ([`append_log`]), writes cost-ledger rows ([`ledger_rows`]),
 //!   resumes where a previous run stopped, and stops cleanly on a [`Cancel`] signal.
 //! - [`requests`] reads `requests.jsonl` with file:line errors.
 //!
@@ -20,12 +20,12 @@
 //! # let _ = (rec, summary); Ok(()) }
 //! ```
 
+pub mod append_log;
 pub mod batch;
 pub mod cache;
 pub mod cancel;
 pub mod client;
-pub mod jsonl;
-pub mod ledger;
+pub mod ledger_rows;
 pub mod ratelimit;
 pub mod requests;
 pub mod response;

@@ -27,8 +27,8 @@
 
 use serde::Serialize;
 
+use super::packets::distinct_lists;
 use super::prompt::{is_unknown, ECHO_FAILURE, PLACEHOLDER_FAILURE};
-use super::select::distinct_lists;
 use crate::search::SearchRecord;
 use ragstats_core::qa_scoring::qa::normalize_answer;
 use ragstats_core::trajlog::Trajectory;

@@ -3,24 +3,24 @@
 //!
 //! For each question and trajectory a planner writes one query per step (the first step
 //! shared by both planners, [`pipeline::Arm`]), a search backend answers each query, two
-//! selectors ([`select`]) build five-document packets from the pooled result lists, and a
+//! selectors ([`packets`]) build five-document packets from the pooled result lists, and a
 //! reader answers from each packet R times; answers are scored with the official
 //! HotpotQA/MuSiQue EM and F1 ([`ragstats_core::qa_scoring`]). [`audit`] computes the Appendix C
 //! checks from the trajectory log. Every decision the paper leaves open is in docs/run.md.
 //!
 //! * [`prompt`]: message templates (App. A) and reply parsing.
-//! * [`select`]: the candidate pool and the RRF and RR selectors (App. B).
-//! * [`plan`]: which questions, with which T and R, in which order; the dry-run bound.
+//! * [`packets`]: the candidate pool and the RRF and RR selectors (App. B).
+//! * [`cells`]: which questions, with which T and R, in which order; the dry-run bound.
 //! * [`pipeline`]: the calls, in a deterministic, resumable order.
 //! * [`log`]: the outputs (`trajectories.jsonl`, `panel.csv`, `ledger.jsonl`).
 //! * [`audit`]: `stats run-audit`.
 
 pub mod audit;
+pub mod cells;
 pub mod log;
+pub mod packets;
 pub mod pipeline;
-pub mod plan;
 pub mod prompt;
-pub mod select;
 
+pub use packets::Selector;
 pub use pipeline::{Arm, Progress, RunSpec, Searched, Searcher};
-pub use select::Selector;

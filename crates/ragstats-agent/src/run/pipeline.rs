@@ -29,13 +29,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::cells::Cell;
 use super::log::RunOutput;
-use super::plan::Cell;
+use super::packets::{cut_record, distinct_lists, select, Selector};
 use super::prompt::{
     echo_lines, read_answer, read_query, Placeholders, ReaderCheck, SectionLabel, Templates,
     NO_PLANNER_JSON,
 };
-use super::select::{cut_record, distinct_lists, select, Selector};
 use crate::llm::cache::cache_key;
 use crate::llm::{CallRecord, Cancel, ChatRequest, Client, SamplingParams, CUT_NOTE};
 use crate::search::SearchRecord;

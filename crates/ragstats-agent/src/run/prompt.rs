@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::select::{cut_record, PACKET_SIZE};
+use super::packets::{cut_record, PACKET_SIZE};
 use crate::search::SearchRecord;
 use ragstats_core::io::read_text;
 use ragstats_core::{Error, Result};
