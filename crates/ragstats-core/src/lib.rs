@@ -21,6 +21,32 @@
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`] | everything a command reports |
 //!
 //! The library never prints and does not depend on clap.
+//!
+//! # Calling an analysis
+//!
+//! Every analysis is a function of its loaded inputs and settings that returns a report
+//! (`Serialize`); the `stats` commands only parse flags, load, call and render. The nested
+//! variance components of the demo panel's paired contrast:
+//!
+//! ```
+//! use ragstats_core::components::variance::analyse_panel;
+//! use ragstats_core::panel::{load_panel, LoadOptions};
+//!
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/panel.csv");
+//! let opts = LoadOptions {
+//!     contrast: Some("adaptive-open".into()),
+//!     allow_unbalanced: true,
+//!     ..LoadOptions::default()
+//! };
+//! let panel = load_panel(path.as_ref(), &opts)?;
+//! let report = analyse_panel(&panel)?;
+//! assert_eq!(report.outcome, "f1: adaptive-open");
+//! // The equal-weight mean over the two strata of the question means of adaptive − open;
+//! // Python's float sums over the CSV give 0.010275721225710013.
+//! assert!((report.estimate - 0.010275721225710013).abs() < 1e-15);
+//! assert_eq!(report.strata.len(), 2);
+//! # Ok::<(), ragstats_core::Error>(())
+//! ```
 
 // A library never prints: progress and notes reach the front end through return values
 // and callbacks. (Tests may say why they skip.)
