@@ -56,6 +56,7 @@ const CRATES: &[Crate] = &[
             ("resample", 2),
             ("permute", 2),
             ("select", 3),
+            ("bench", 3),
         ],
     },
     Crate {

@@ -529,3 +529,48 @@ fn bench_adapter_info_names_the_engine_adapter() {
         assert_eq!(a["vendor"], "0x10005"); // Mesa's Vulkan vendor id
     }
 }
+
+/// `stats bench`'s library halves called directly: the GPU engine timed on the CPU half's
+/// job gives the CPU engine's sums bit for bit, and says which adapter ran.
+#[test]
+fn the_gpu_bench_compares_with_the_cpu_bench_bit_for_bit() {
+    use ragstats_core::resample::bench::{bench_cpu, BenchData, BenchSettings};
+    use ragstats_core::resample::workload::Workload;
+    use ragstats_gpu::bench::{bench_gpu, GpuBench};
+    let s = BenchSettings {
+        workload: Workload::Paper,
+        questions: Some(101),
+        replicates: 7,
+        seed: 5,
+        k: 3,
+        min_time: 0.0,
+    };
+    let data = BenchData::new(&s).unwrap();
+    assert_eq!(data.rows, vec![51, 50]);
+    let cpu = bench_cpu(&s, &data, ragstats_core::rng::Generator::Scalar).unwrap();
+    assert_eq!(cpu.draws, 7.0 * 101.0);
+    assert_eq!(cpu.sums.len(), 7 * 2 * 3);
+    let gpu = bench_gpu(
+        &data.job(&s),
+        std::time::Duration::ZERO,
+        cpu.draws,
+        &cpu.sums,
+    )
+    .unwrap();
+    match gpu {
+        GpuBench::Ran {
+            available,
+            identical,
+            adapter,
+            seconds,
+            draws_per_second,
+            ..
+        } => {
+            assert!(available && identical, "{adapter}");
+            assert_eq!(draws_per_second, cpu.draws / seconds);
+        }
+        GpuBench::NotRun { reason, .. } => {
+            let _ = common::gpu_or_skip::<(), _>(Err(reason));
+        }
+    }
+}

@@ -14,6 +14,7 @@
 // and callbacks. (Tests may say why they skip.)
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
+pub mod bench;
 pub mod device;
 pub mod permute;
 pub mod pipelines;

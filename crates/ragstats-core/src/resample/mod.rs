@@ -9,6 +9,7 @@
 //! with replacement; every bootstrap statistic is host-side arithmetic on those sums. No
 //! file here knows what a panel, a variance component or a forecast is.
 
+pub mod bench;
 pub mod columns;
 pub mod counts;
 pub mod cpu;
