@@ -454,36 +454,37 @@ mod lanes {
     /// flight per round so that the multiplies of one hide the latency of another.
     #[inline(always)]
     pub(crate) unsafe fn rounds<L: Lanes, const V: usize>(plan: &Plan<L>, j: u32) -> [[L; V]; 4] {
-        let mut c = [[plan.m0; V]; 4];
+        let [mut c0, mut c1, mut c2, mut c3] = [[plan.m0; V]; 4];
         for v in 0..V {
             let block = L::blocks(j.wrapping_add((L::BLOCKS * v) as u32));
             // Round 0: only block · M1 varies.
             let (hi1, lo1) = L::mulhilo(block, plan.m1);
             let r0 = L::xor(hi1, plan.r0_c0);
-            // Round 1: words 1 and 3 of round 0 (lo1, and the constant folded into r1_c2).
+            // Round 1 (words 0, 2, 3; word 1 is constant): words 1 and 3 of round 0 are
+            // lo1 and the constant folded into r1_c2.
             let (hi0, lo0) = L::mulhilo(r0, plan.m0);
-            let c0 = L::xor(lo1, plan.r1_c0);
-            let c2 = L::xor(hi0, plan.r1_c2);
-            let c3 = lo0;
+            let w0 = L::xor(lo1, plan.r1_c0);
+            let w2 = L::xor(hi0, plan.r1_c2);
+            let w3 = lo0;
             // Round 2: word 1 is the constant folded into r2_c0.
-            let (hi0, lo0) = L::mulhilo(c0, plan.m0);
-            let (hi1, lo1) = L::mulhilo(c2, plan.m1);
-            c[0][v] = L::xor(hi1, plan.r2_c0);
-            c[1][v] = lo1;
-            c[2][v] = L::xor3(hi0, c3, plan.ks[2][1]);
-            c[3][v] = lo0;
+            let (hi0, lo0) = L::mulhilo(w0, plan.m0);
+            let (hi1, lo1) = L::mulhilo(w2, plan.m1);
+            c0[v] = L::xor(hi1, plan.r2_c0);
+            c1[v] = lo1;
+            c2[v] = L::xor3(hi0, w3, plan.ks[2][1]);
+            c3[v] = lo0;
         }
         for k in &plan.ks[3..] {
             for v in 0..V {
-                let (hi0, lo0) = L::mulhilo(c[0][v], plan.m0);
-                let (hi1, lo1) = L::mulhilo(c[2][v], plan.m1);
-                c[0][v] = L::xor3(hi1, c[1][v], k[0]);
-                c[1][v] = lo1;
-                c[2][v] = L::xor3(hi0, c[3][v], k[1]);
-                c[3][v] = lo0;
+                let (hi0, lo0) = L::mulhilo(c0[v], plan.m0);
+                let (hi1, lo1) = L::mulhilo(c2[v], plan.m1);
+                c0[v] = L::xor3(hi1, c1[v], k[0]);
+                c1[v] = lo1;
+                c2[v] = L::xor3(hi0, c3[v], k[1]);
+                c3[v] = lo0;
             }
         }
-        c
+        [c0, c1, c2, c3]
     }
 
     /// Bounded words of blocks `j .. j + V · BLOCKS` into `dst` (block-major); returns
