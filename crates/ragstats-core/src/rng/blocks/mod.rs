@@ -319,6 +319,241 @@ fn round_keys(key: [u32; 2]) -> [[u32; 2]; 10] {
     ks
 }
 
+/// The one vector generator, written once over a lane type ([`Lanes`]): each instruction
+/// set supplies only its primitives, and its `#[target_feature]` entry point
+/// (`x86::fill_avx2`, `x86::fill_avx512`, `neon::fill_neon`) calls [`lanes::fill`], which
+/// is `#[inline(always)]` down to the primitives so that it is compiled inside the entry
+/// point with that instruction set enabled.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod lanes {
+    use super::{fix_rejected, round_keys};
+    use crate::rng::philox::{PHILOX_M0, PHILOX_M1};
+
+    /// The most blocks one step of [`fill`] may take (the size of its tail buffer).
+    const MAX_STEP: usize = 16;
+
+    /// A vector holding one 32-bit Philox word of [`Lanes::BLOCKS`] consecutive blocks,
+    /// lane `i` for block `j + i`, and the few operations the generator needs on it.
+    ///
+    /// A lane may be wider than 32 bits (on x86 a word sits in the low half of a 64-bit
+    /// lane, so that one `vpmuludq` is the 32x32->64 multiply): the generator only ever
+    /// reads the low 32 bits of a lane, and the primitives must give those correctly
+    /// whatever the rest of the lane holds.
+    ///
+    /// # Safety
+    /// Every method needs the CPU feature of the implementation (the caller checks it); all
+    /// are `#[inline(always)]`, to be compiled into a `#[target_feature]` function.
+    pub(crate) trait Lanes: Copy {
+        /// Blocks per vector.
+        const BLOCKS: usize;
+
+        /// `x` in every lane.
+        unsafe fn splat(x: u32) -> Self;
+
+        /// The block numbers `j + i` (wrapping at 2^32) in lane `i`.
+        unsafe fn blocks(j: u32) -> Self;
+
+        /// `(hi, lo)`: the high and the low 32 bits of the 64-bit products `a · b`, lane by
+        /// lane (Philox's `mulhilo`; Lemire's `m = x · q`).
+        unsafe fn mulhilo(a: Self, b: Self) -> (Self, Self);
+
+        /// `a ^ b`.
+        unsafe fn xor(a: Self, b: Self) -> Self;
+
+        /// `a ^ b ^ c` (one instruction where the instruction set has one).
+        #[inline(always)]
+        unsafe fn xor3(a: Self, b: Self, c: Self) -> Self {
+            Self::xor(Self::xor(a, b), c)
+        }
+
+        /// The unsigned minimum of the low 32 bits, lane by lane (the rest of a lane is
+        /// unspecified).
+        unsafe fn min(a: Self, b: Self) -> Self;
+
+        /// Whether the low 32 bits of some lane of `least` are below `t`.
+        unsafe fn any_below(least: Self, t: u32) -> bool;
+
+        /// Stores word vectors `w[0..4]` block-major: `dst[4 i + k]` := lane `i` of `w[k]`.
+        /// `dst` must be valid for `4 · BLOCKS` writes.
+        unsafe fn store4(w: [Self; 4], dst: *mut u32);
+    }
+
+    /// What every step of one call shares: broadcast multipliers, round keys and bound, and
+    /// the parts of the first three rounds that do not depend on the block number.
+    ///
+    /// Counter words 0, 1 and 3 (`a0`, `a1`, retry 0) are the same for every block of a
+    /// call; only word 2 (the block) varies. So in round 0 the product `a0 · M0`, and with
+    /// it the new words 2 and 3, are constants; in round 1 the product of that constant
+    /// word 2 with M1, and the new word 1, are constants too; round 2 xors that constant
+    /// word 1. Folding them leaves round 0 one multiply, round 1 one multiply and round 2
+    /// one xor fewer: the words are the same, and 10 of the 80 vector operations of the
+    /// ten rounds are gone.
+    pub(crate) struct Plan<L> {
+        /// Round 0: `a1 ^ k0[0]`, xored into the high word of `block · M1`.
+        r0_c0: L,
+        /// Round 1: `hi(C2 · M1) ^ k1[0]` for word 0 and `C3 ^ k1[1]` for word 2.
+        r1_c0: L,
+        r1_c2: L,
+        /// Round 2: `lo(C2 · M1) ^ k2[0]` for word 0 (word 1 is that constant low word).
+        r2_c0: L,
+        /// The ten round keys, broadcast (rounds 0 and 1 only through the constants above).
+        ks: [[L; 2]; 10],
+        m0: L,
+        m1: L,
+        /// The bound `q` and Lemire's threshold `t = 2^32 mod q`.
+        pub(crate) q: L,
+        pub(crate) t: u32,
+    }
+
+    impl<L: Lanes> Plan<L> {
+        /// The plan of draws below `q` (Lemire threshold `t`) from stream `addr` under `key`.
+        #[inline(always)]
+        pub(crate) unsafe fn new(key: [u32; 2], addr: [u32; 2], q: u32, t: u32) -> Self {
+            let k = round_keys(key);
+            let mul = |a: u32, m: u32| {
+                let p = a as u64 * m as u64;
+                ((p >> 32) as u32, p as u32)
+            };
+            // Round 0 on [a0, a1, j, 0]: word 2 := hi(a0 M0) ^ 0 ^ k0[1], word 3 := lo(a0 M0).
+            let (hi0, lo0) = mul(addr[0], PHILOX_M0);
+            let c2 = hi0 ^ k[0][1];
+            let c3 = lo0;
+            // Round 1: word 0 := hi(c2 M1) ^ c1 ^ k1[0], word 1 := lo(c2 M1) (constant),
+            // word 2 := hi(c0 M0) ^ c3 ^ k1[1].
+            let (hi1, lo1) = mul(c2, PHILOX_M1);
+            // A loop rather than `k.map(..)`: a closure would not be `#[inline(always)]`.
+            let mut ks = [[L::splat(0); 2]; 10];
+            for (v, k) in ks.iter_mut().zip(&k) {
+                *v = [L::splat(k[0]), L::splat(k[1])];
+            }
+            Plan {
+                r0_c0: L::splat(addr[1] ^ k[0][0]),
+                r1_c0: L::splat(hi1 ^ k[1][0]),
+                r1_c2: L::splat(c3 ^ k[1][1]),
+                r2_c0: L::splat(lo1 ^ k[2][0]),
+                ks,
+                m0: L::splat(PHILOX_M0),
+                m1: L::splat(PHILOX_M1),
+                q: L::splat(q),
+                t,
+            }
+        }
+    }
+
+    /// The ten Philox rounds on blocks `j .. j + V · BLOCKS`: counter word `w` of block
+    /// `j + BLOCKS · v + i` is lane `i` of `[c0, c1, c2, c3][w][v]`.
+    ///
+    /// A round is, per vector, two `mulhilo` and two three-way xors:
+    ///
+    /// ```text
+    /// (hi0, lo0) = mulhilo(c0, M0);  (hi1, lo1) = mulhilo(c2, M1)
+    /// c0' = hi1 ^ c1 ^ k0;  c1' = lo1;  c2' = hi0 ^ c3 ^ k1;  c3' = lo0
+    /// ```
+    ///
+    /// with rounds 0 to 2 shortened by the constants of [`Plan`]. `V` vectors are in
+    /// flight per round so that the multiplies of one hide the latency of another.
+    #[inline(always)]
+    pub(crate) unsafe fn rounds<L: Lanes, const V: usize>(plan: &Plan<L>, j: u32) -> [[L; V]; 4] {
+        let [mut c0, mut c1, mut c2, mut c3] = [[plan.m0; V]; 4];
+        for v in 0..V {
+            let block = L::blocks(j.wrapping_add((L::BLOCKS * v) as u32));
+            // Round 0: only block · M1 varies.
+            let (hi1, lo1) = L::mulhilo(block, plan.m1);
+            let r0 = L::xor(hi1, plan.r0_c0);
+            // Round 1 (words 0, 2, 3; word 1 is constant): words 1 and 3 of round 0 are
+            // lo1 and the constant folded into r1_c2.
+            let (hi0, lo0) = L::mulhilo(r0, plan.m0);
+            let w0 = L::xor(lo1, plan.r1_c0);
+            let w2 = L::xor(hi0, plan.r1_c2);
+            let w3 = lo0;
+            // Round 2: word 1 is the constant folded into r2_c0.
+            let (hi0, lo0) = L::mulhilo(w0, plan.m0);
+            let (hi1, lo1) = L::mulhilo(w2, plan.m1);
+            c0[v] = L::xor(hi1, plan.r2_c0);
+            c1[v] = lo1;
+            c2[v] = L::xor3(hi0, w3, plan.ks[2][1]);
+            c3[v] = lo0;
+        }
+        for k in &plan.ks[3..] {
+            for v in 0..V {
+                let (hi0, lo0) = L::mulhilo(c0[v], plan.m0);
+                let (hi1, lo1) = L::mulhilo(c2[v], plan.m1);
+                c0[v] = L::xor3(hi1, c1[v], k[0]);
+                c1[v] = lo1;
+                c2[v] = L::xor3(hi0, c3[v], k[1]);
+                c3[v] = lo0;
+            }
+        }
+        [c0, c1, c2, c3]
+    }
+
+    /// Bounded words of blocks `j .. j + V · BLOCKS` into `dst` (block-major); returns
+    /// whether any word was rejected (those words in `dst` are then wrong and must be
+    /// fixed).
+    ///
+    /// Lemire: `(index, low) = mulhilo(x, q)`, rejected when `low < t`. The minimum of
+    /// all the low words is kept and tested against `t` once per step.
+    #[inline(always)]
+    unsafe fn group<L: Lanes, const V: usize>(plan: &Plan<L>, j: u32, dst: &mut [u32]) -> bool {
+        assert_eq!(dst.len(), 4 * L::BLOCKS * V);
+        let c = rounds::<L, V>(plan, j);
+        let mut least = L::splat(u32::MAX);
+        for v in 0..V {
+            let mut idx = [least; 4];
+            for (w, cw) in c.iter().enumerate() {
+                let (hi, lo) = L::mulhilo(cw[v], plan.q);
+                idx[w] = hi;
+                least = L::min(least, lo);
+            }
+            // In bounds: `dst` holds 4 · BLOCKS · V words (asserted above).
+            L::store4(idx, dst.as_mut_ptr().add(4 * L::BLOCKS * v));
+        }
+        L::any_below(least, plan.t)
+    }
+
+    /// [`super::Generator::fill_bounded`] (threshold `t` given) on `V` vectors of lane type
+    /// `L` per step: whole steps straight into `out`, then a partial last step computed
+    /// whole into a buffer and cut; a step with a rejected word goes to the scalar
+    /// [`fix_rejected`]. `out.len()` is a multiple of 4.
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s instruction set; call it from a `#[target_feature]`
+    /// function enabling it, into which it is inlined.
+    #[inline(always)]
+    pub(crate) unsafe fn fill<L: Lanes, const V: usize>(
+        key: [u32; 2],
+        addr: [u32; 2],
+        first: u32,
+        q: u32,
+        t: u32,
+        out: &mut [u32],
+    ) {
+        let step = L::BLOCKS * V;
+        assert!(step <= MAX_STEP);
+        let plan = Plan::<L>::new(key, addr, q, t);
+        let n = out.len() / 4;
+        let mut g = 0;
+        while g + step <= n {
+            let dst = &mut out[4 * g..4 * (g + step)];
+            let j = first.wrapping_add(g as u32);
+            if group::<L, V>(&plan, j, dst) {
+                fix_rejected(key, addr, j, q, t, dst);
+            }
+            g += step;
+        }
+        if g < n {
+            let mut tmp = [0u32; 4 * MAX_STEP];
+            let j = first.wrapping_add(g as u32);
+            let rejected = group::<L, V>(&plan, j, &mut tmp[..4 * step]);
+            let dst = &mut out[4 * g..];
+            dst.copy_from_slice(&tmp[..dst.len()]);
+            if rejected {
+                fix_rejected(key, addr, j, q, t, dst);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,6 +703,31 @@ mod tests {
                 Generator::Scalar.fill_bounded(key, [1, 0], 0, q, &mut want);
                 g.fill_bounded(key, [1, 0], 0, q, &mut got);
                 assert_eq!(got, want, "{g}: q {q}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_vector_path_equals_scalar_at_every_length_and_writes_only_its_blocks() {
+        // Every length from 0 to 40 blocks: every tail of an 8-block (AVX2, NEON) and a
+        // 16-block (AVX-512) step, alone and after whole steps, across the 2^32 wrap and
+        // not, at a bound that rejects about half of all words (so tails take the retry
+        // path) and one that rejects rarely. `out` is the middle of a larger buffer: the
+        // words around it must stay as they were (values below q never equal SENTINEL).
+        const SENTINEL: u32 = 0xDEAD_BEEF;
+        for g in vector_generators() {
+            for n in 0..=40usize {
+                for (first, q) in [(u32::MAX - 3, 0x8000_0001u32), (9, 1000)] {
+                    let key = seed_key(n as u64 ^ u64::from(q));
+                    let addr = [n as u32, 3];
+                    let mut want = vec![0u32; 4 * n];
+                    Generator::Scalar.fill_bounded(key, addr, first, q, &mut want);
+                    let mut buf = vec![SENTINEL; 4 + 4 * n + 8];
+                    g.fill_bounded(key, addr, first, q, &mut buf[4..4 + 4 * n]);
+                    assert_eq!(&buf[4..4 + 4 * n], &want[..], "{g}: n {n} q {q}");
+                    assert_eq!(buf[..4], [SENTINEL; 4], "{g}: n {n} q {q}");
+                    assert_eq!(buf[4 + 4 * n..], [SENTINEL; 8], "{g}: n {n} q {q}");
+                }
             }
         }
     }
