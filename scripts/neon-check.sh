@@ -29,13 +29,13 @@ impl std::fmt::Display for Error {
 }
 pub type Result<T> = std::result::Result<T, Error>;
 pub mod rng {
-    #[path = "$root/crates/ragstats-core/crates/ragstats-core/src/rng/blocks/mod.rs"]
+    #[path = "$root/crates/ragstats-core/src/rng/blocks/mod.rs"]
     pub mod blocks;
-    #[path = "$root/crates/ragstats-core/crates/ragstats-core/src/rng/domain.rs"]
+    #[path = "$root/crates/ragstats-core/src/rng/domain.rs"]
     pub mod domain;
-    #[path = "$root/crates/ragstats-core/crates/ragstats-core/src/rng/philox.rs"]
+    #[path = "$root/crates/ragstats-core/src/rng/philox.rs"]
     pub mod philox;
-    #[path = "$root/crates/ragstats-core/crates/ragstats-core/src/rng/stream.rs"]
+    #[path = "$root/crates/ragstats-core/src/rng/stream.rs"]
     pub mod stream;
 }
 EOF
