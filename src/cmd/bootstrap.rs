@@ -91,6 +91,7 @@ flag_enum! {
     }
 }
 
+/// Runs `stats bootstrap` (once per selector with `--by selector`) and prints the result.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.by == Some(By::Selector) {
         let sections = sections_by_selector(&args.panel, &args.opts, |opts| {

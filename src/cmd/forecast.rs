@@ -51,6 +51,8 @@ pub struct Args {
     pub plot: Option<PathBuf>,
 }
 
+/// Runs `stats forecast`, draws `--plot`, and prints the forecasts (the notes on stderr
+/// after a CSV).
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let out = compute(&args)?;
     if let Some(p) = &args.plot {
@@ -84,7 +86,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// The audit a forecast is calibrated on and the forecasts of every design.
 pub struct ForecastOutput {
+    /// The audited strata's components and SEs (the figure draws curves from them).
     pub audit: Audit,
+    /// The forecasts of every design and the comparisons with measured panels.
     pub report: ForecastReport,
 }
 

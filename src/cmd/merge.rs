@@ -23,6 +23,7 @@ pub struct Args {
     pub format: Format,
 }
 
+/// Runs `stats merge` and prints the merged run's report.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     emit(&compute(&args)?, args.format)
 }

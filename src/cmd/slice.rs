@@ -42,6 +42,7 @@ pub struct Args {
     pub out: PathBuf,
 }
 
+/// Runs `stats slice` and says on stderr what it wrote.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let out = compute(&args)?;
     eprintln!("{}", out.summary());
@@ -50,10 +51,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// What `stats slice` wrote: the kept cells and how many rows of the input they are.
 pub struct SliceOutput {
+    /// The design and how its cells were chosen.
     pub settings: SliceSettings,
+    /// The kept cells, stratum by stratum.
     pub slice: Slice,
     /// Rows copied to `out`.
     pub rows: usize,
+    /// The sub-panel file written.
     pub out: PathBuf,
 }
 

@@ -10,8 +10,11 @@ use super::super::render::Rendered;
 /// A bootstrap report with the engine that produced it: the backend's name and its adapter
 /// (for `stats merge`, `merged` and how many files).
 pub struct BootstrapOutput {
+    /// Estimates, SEs and intervals of every statistic.
     pub report: BootstrapReport,
+    /// The engine's name (`cpu`, `gpu`; `merged` for `stats merge`).
     pub backend: String,
+    /// The engine's description (threads, adapter; the number of merged files).
     pub adapter: String,
 }
 

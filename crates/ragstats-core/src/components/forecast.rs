@@ -334,6 +334,7 @@ pub struct ForecastSettings {
 /// (forecast − measured) / measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DesignForecast {
+    /// The design's nested and Q-only forecasts.
     #[serde(flatten)]
     pub forecast: Forecast,
     /// The measured panel's file.
@@ -376,6 +377,7 @@ pub enum ForecastError {
     Design {
         /// The design as given.
         design: String,
+        /// Why it cannot be forecast.
         #[source]
         source: Error,
     },
