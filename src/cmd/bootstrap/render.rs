@@ -4,7 +4,7 @@ use ragstats_core::bootstrap::report::{BootstrapReport, ComponentSummaries};
 use ragstats_core::resample::summary::Summary;
 use ragstats_core::table::Cell;
 
-use super::super::common::{design_cells, num, summary_cells, undefined_because, Table};
+use super::super::common::{num, undefined_because, Table};
 use super::super::render::Rendered;
 
 /// A bootstrap report with the engine that produced it: the backend's name and its adapter
@@ -42,6 +42,21 @@ fn levels(s: &ComponentSummaries) -> [(&'static str, &Option<Summary>); 3] {
         ("question", &s.question),
         ("trajectory", &s.trajectory),
         ("read", &s.read),
+    ]
+}
+
+/// Estimate, SE, CI low and CI high of a summary as table cells.
+fn summary_cells(s: &Summary) -> [Cell; 4] {
+    [s.estimate, s.se, s.ci[0], s.ci[1]].map(Cell::num)
+}
+
+/// A stratum's name (as the file spells it, aligned as before) and its Q, T, R.
+fn design_cells(name: &str, q: usize, t: usize, r: usize) -> Vec<Cell> {
+    vec![
+        Cell::Raw(name.to_string()),
+        Cell::Count(q as u64),
+        Cell::Count(t as u64),
+        Cell::Count(r as u64),
     ]
 }
 
@@ -140,14 +155,19 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
         for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
             for (l, v) in levels(s) {
                 let cells = match v {
-                    Some(v) => summary_cells(v).to_vec(),
-                    None => vec!["not estimable".into(), "-".into(), "-".into(), "-".into()],
+                    Some(v) => summary_cells(v),
+                    None => [
+                        Cell::text("not estimable"),
+                        Cell::Missing,
+                        Cell::Missing,
+                        Cell::Missing,
+                    ],
                 };
-                let mut row = vec![s.name.clone()];
+                let mut row = vec![Cell::Raw(s.name.clone())];
                 if let Some(m) = s.method {
-                    row.push(m.name().to_string());
+                    row.push(Cell::text(m.name()));
                 }
-                row.push(l.to_string());
+                row.push(Cell::text(l));
                 row.extend(cells);
                 t.row(row);
             }
@@ -167,7 +187,7 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
                     se: f64::NAN,
                     ci: [f64::NAN; 2],
                 });
-                let mut row = vec![d.design.clone()];
+                let mut row = vec![Cell::Raw(d.design.clone())];
                 row.extend(summary_cells(&v));
                 t.row(row);
             }
