@@ -2,11 +2,12 @@
 
 use std::path::PathBuf;
 
+use ragstats_core::bootstrap::analysis::merge;
 use ragstats_core::bootstrap::replicates::Replicates;
-use ragstats_core::bootstrap::report::build_report;
 
-use super::bootstrap::print_report;
+use super::bootstrap::BootstrapOutput;
 use super::common::Format;
+use super::render::emit;
 
 /// Flags of `stats merge`.
 #[derive(Debug, clap::Args)]
@@ -22,7 +23,13 @@ pub struct Args {
     pub format: Format,
 }
 
+/// Runs `stats merge` and prints the merged run's report.
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    emit(&compute(&args)?, args.format)
+}
+
+/// Reads the shards, merges them (and writes `--out`), and summarises the merged run.
+pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
     if let Some(out) = &args.out {
         let inputs: Vec<(&str, &std::path::Path)> =
             args.files.iter().map(|p| ("input", p.as_path())).collect();
@@ -34,15 +41,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .map(|p| Ok((p.display().to_string(), Replicates::read(p)?)))
         .collect::<ragstats_core::Result<Vec<_>>>()?;
     let n = shards.len();
-    let merged = Replicates::merge(shards)?;
+    let merged = merge(shards)?;
     if let Some(out) = &args.out {
-        merged.write(out)?;
+        merged.replicates.write(out)?;
     }
-    print_report(
-        &build_report(&merged),
-        "merged",
-        &format!("{n} replicates files"),
-        args.format,
-    )?;
-    Ok(0)
+    Ok(BootstrapOutput {
+        report: merged.report,
+        backend: "merged".into(),
+        adapter: format!("{n} replicates files"),
+    })
 }

@@ -13,11 +13,14 @@
 //! position among each question's own trajectories (and each trajectory's own reads), in the
 //! panel loader's label order, and then named by the file's labels ([`Slice::bind`]): a panel
 //! whose labels are unique per question (`q1-t0`) slices like one with shared labels.
+//!
+//! [`slice_panel`] is the whole choice for a loaded panel and a design ([`SliceSettings`]).
 
 use std::collections::{HashMap, HashSet};
 
 use super::allocate::question_order;
-use crate::panel::Stratum;
+use crate::components::forecast::{split_questions, DesignSpec};
+use crate::panel::{Panel, Stratum};
 use crate::rng::keyed::KeyedStream;
 use crate::{Error, Result};
 
@@ -243,6 +246,93 @@ pub fn select(
     })
 }
 
+/// What [`slice_panel`] keeps of a panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SliceSettings {
+    /// The design: `Q:T:R` (Q split over the strata in the panel's question shares by
+    /// largest remainder, [`split_questions`]) or per-stratum counts with T and R.
+    pub design: DesignSpec,
+    /// The Q of a `Q:T:R` design is every stratum's count, not the total.
+    pub per_stratum: bool,
+    /// Seeded choice: questions in the seeded order of `allocate --order-seed`, and
+    /// (unless `first`) a seeded choice of trajectories and reads.
+    pub seed: Option<u64>,
+    /// Keep the first T trajectories and R reads (label order) of each kept question.
+    pub first: bool,
+}
+
+impl SliceSettings {
+    /// The design's trajectories per question T and reads per trajectory R.
+    pub fn trajectories_reads(&self) -> (usize, usize) {
+        match &self.design {
+            DesignSpec::Total { t, r, .. } | DesignSpec::PerStratum { t, r, .. } => (*t, *r),
+        }
+    }
+}
+
+/// Questions per stratum of the settings' design for `panel`: Q in every stratum with
+/// `per_stratum`; a total Q split in proportion to the strata's question counts; or the
+/// per-stratum counts, which must name every stratum of the panel and no other.
+///
+/// # Errors
+/// [`Error::Usage`] for per-stratum counts with `per_stratum`, or counts that name a
+/// stratum the panel lacks or miss one it has.
+pub fn stratum_counts(panel: &Panel, settings: &SliceSettings) -> Result<Vec<usize>> {
+    Ok(match &settings.design {
+        DesignSpec::Total { questions, .. } if settings.per_stratum => {
+            vec![*questions; panel.strata.len()]
+        }
+        DesignSpec::Total { questions, .. } => split_questions(
+            *questions,
+            &panel.strata.iter().map(|s| s.q()).collect::<Vec<_>>(),
+        ),
+        DesignSpec::PerStratum { .. } if settings.per_stratum => {
+            return Err(Error::Usage(
+                "--per-stratum goes with a Q:T:R design, not per-stratum counts".into(),
+            ))
+        }
+        DesignSpec::PerStratum { questions, .. } => {
+            if let Some((n, _)) = questions
+                .iter()
+                .find(|(n, _)| !panel.strata.iter().any(|s| &s.name == n))
+            {
+                return Err(Error::Usage(format!(
+                    "the design names stratum '{n}', which the panel does not have"
+                )));
+            }
+            panel
+                .strata
+                .iter()
+                .map(|s| {
+                    questions
+                        .iter()
+                        .find(|(n, _)| n == &s.name)
+                        .map(|(_, q)| *q)
+                        .ok_or_else(|| {
+                            Error::Usage(format!(
+                                "the design gives no count for stratum '{}'",
+                                s.name
+                            ))
+                        })
+                })
+                .collect::<Result<_>>()?
+        }
+    })
+}
+
+/// The cells of `panel`'s sub-panel of the settings' design: [`stratum_counts`] questions
+/// per stratum, T trajectories of each and R reads of each trajectory, chosen by
+/// [`select`]. Name them by the file's labels with [`Slice::bind`] before asking which
+/// rows are kept.
+///
+/// # Errors
+/// Those of [`stratum_counts`] and [`select`].
+pub fn slice_panel(panel: &Panel, settings: &SliceSettings) -> Result<Slice> {
+    let q = stratum_counts(panel, settings)?;
+    let (t, r) = settings.trajectories_reads();
+    select(&panel.strata, &q, t, r, settings.seed, settings.first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,5 +513,118 @@ mod tests {
         let mut s = select(&[st], &[2], 1, 1, None, false).unwrap();
         let e = s.bind(&FileLabels::default()).unwrap_err().to_string();
         assert!(e.contains("question 'd0': no rows"), "{e}");
+    }
+
+    /// The demo panel's contrast (the input of `tests/it/cli_slice.rs` and the golden
+    /// `slice` cases).
+    fn demo() -> Panel {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/demo/panel.csv");
+        crate::panel::load_panel(
+            &path,
+            &crate::panel::LoadOptions {
+                contrast: Some("adaptive-open".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    }
+
+    fn settings(design: &str, per_stratum: bool, seed: Option<u64>) -> SliceSettings {
+        SliceSettings {
+            design: design.parse().unwrap(),
+            per_stratum,
+            seed,
+            first: false,
+        }
+    }
+
+    fn counts(s: &Slice) -> Vec<(String, usize)> {
+        s.strata
+            .iter()
+            .map(|s| (s.name.clone(), s.questions.len()))
+            .collect()
+    }
+
+    /// The designs of `tests/it/cli_slice.rs`: 446:2:1 keeps every question with its first
+    /// two trajectories and first read; 60:3:2 splits 30 + 30; 5:2:2 per stratum 5 + 5;
+    /// per-stratum counts in any order; and its refusals.
+    #[test]
+    fn slice_panel_counts_and_refusals() {
+        let p = demo();
+        let all = slice_panel(&p, &settings("446:2:1", false, None)).unwrap();
+        assert_eq!(
+            counts(&all),
+            [("hotpotqa".into(), 223), ("musique".into(), 223)]
+        );
+        assert!(all.strata[1]
+            .questions
+            .iter()
+            .all(|q| q.trajectories == [(0, vec![0]), (1, vec![0])]));
+        let c = |d: &str, per: bool| counts(&slice_panel(&p, &settings(d, per, None)).unwrap());
+        assert_eq!(
+            c("60:3:2", false),
+            [("hotpotqa".into(), 30), ("musique".into(), 30)]
+        );
+        assert_eq!(
+            c("5:2:2", true),
+            [("hotpotqa".into(), 5), ("musique".into(), 5)]
+        );
+        assert_eq!(
+            c("musique=4,hotpotqa=3:1:2", false),
+            [("hotpotqa".into(), 3), ("musique".into(), 4)]
+        );
+        let e = |d: &str, per: bool| {
+            slice_panel(&p, &settings(d, per, None))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            e("24:5:2", true),
+            "stratum 'hotpotqa' has 3 trajectories, fewer than the 5 asked for"
+        );
+        assert!(e("500:1:1", true).contains("has 223 questions, fewer than the 500"));
+        assert_eq!(
+            e("hotpotqa=3:1:1", false),
+            "the design gives no count for stratum 'musique'"
+        );
+        assert_eq!(
+            e("a=1,hotpotqa=3,musique=1:1:1", false),
+            "the design names stratum 'a', which the panel does not have"
+        );
+        assert!(e("hotpotqa=3,musique=1:1:1", true).starts_with("--per-stratum goes with"));
+    }
+
+    /// The golden `slice-seed` case (`--design 20:2:1 --seed 7`): the same questions as the
+    /// recorded sub-panel `tests/golden/files/slice-seed/small.csv`.
+    #[test]
+    fn a_seeded_slice_keeps_the_golden_questions() {
+        let p = demo();
+        let s = slice_panel(&p, &settings("20:2:1", false, Some(7))).unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text =
+            std::fs::read_to_string(root.join("tests/golden/files/slice-seed/small.csv")).unwrap();
+        let mut want: Vec<(String, String)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (f[0].to_string(), f[1].to_string())
+            })
+            .collect();
+        want.sort();
+        want.dedup();
+        let mut got: Vec<(String, String)> = s
+            .strata
+            .iter()
+            .flat_map(|d| {
+                d.questions
+                    .iter()
+                    .map(|q| (d.name.clone(), q.question.clone()))
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got.len(), 20);
+        assert_eq!(got, want);
     }
 }

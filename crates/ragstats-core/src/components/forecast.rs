@@ -6,12 +6,19 @@
 //!
 //! Q-only forecast: keep the audit's measured per-question variance (at the audit's T and
 //! R) and scale, SE_d = SE_audit,d · sqrt(Q_audit,d / Q′_d); T′ and R′ are ignored.
+//!
+//! [`forecast_designs`] forecasts a list of designs as one report, and
+//! [`ForecastReport::compare_measured`] sets a measured panel's SE beside the forecasts of
+//! its own design.
+
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::variance::{combine, PerLevel, VarianceReport};
+use super::variance::{analyse_panel, combine, PerLevel, VarianceReport};
 use crate::io::jsonl::parse_document;
 use crate::io::read_text;
+use crate::panel::Panel;
 use crate::{Error, Result};
 
 /// What a forecast needs to know about one audited stratum.
@@ -310,4 +317,368 @@ pub fn forecast(audit: &Audit, design: &DesignSpec, pooled: bool) -> Result<Fore
         se_nested: combine(&zeros, &nested).1,
         se_q_only: combine(&zeros, &q_only).1,
     })
+}
+
+/// What [`forecast_designs`] forecasts.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ForecastSettings {
+    /// The allocations as given, `Q:T:R` or per stratum `name=Q,name=Q:T:R`, forecast in
+    /// this order.
+    pub designs: Vec<String>,
+    /// Every stratum's nested forecast from the pooled components instead of its own.
+    pub pooled: bool,
+}
+
+/// One design's forecasts and, once a measured panel of that design is compared
+/// ([`ForecastReport::compare_measured`]), its measured SE and the relative errors
+/// (forecast − measured) / measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DesignForecast {
+    /// The design's nested and Q-only forecasts.
+    #[serde(flatten)]
+    pub forecast: Forecast,
+    /// The measured panel's file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_panel: Option<PathBuf>,
+    /// The measured panel's SE of the equal-weight estimate (as `stats variance` fits it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub se_measured: Option<f64>,
+    /// (SE nested − SE measured) / SE measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rel_error_nested: Option<f64>,
+    /// (SE Q-only − SE measured) / SE measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rel_error_q_only: Option<f64>,
+}
+
+/// The forecasts of several designs from one audit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ForecastReport {
+    /// Which components the nested forecasts use: `pooled` or `per-stratum`.
+    pub components: &'static str,
+    /// One entry per design, in the order of the settings.
+    pub designs: Vec<DesignForecast>,
+    /// What the forecasts cannot vary ([`folded_notes`]).
+    pub notes: Vec<String>,
+    /// Whether the pooled components are used (measured designs are forecast the same way).
+    #[serde(skip)]
+    pub pooled: bool,
+}
+
+/// Why [`forecast_designs`] or [`ForecastReport::compare_measured`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ForecastError {
+    /// A design that does not parse, a measured panel that does not fit, a failed analysis.
+    #[error(transparent)]
+    Input(#[from] Error),
+    /// A design parsed but cannot be forecast from this audit (an unknown or missing
+    /// stratum, a stratum left without questions, pooled components the audit lacks).
+    #[error("design {design}")]
+    Design {
+        /// The design as given.
+        design: String,
+        /// Why it cannot be forecast.
+        #[source]
+        source: Error,
+    },
+}
+
+/// A panel measured at one design, to compare with that design's forecasts.
+#[derive(Debug, Clone, Copy)]
+pub struct MeasuredPanel<'a> {
+    /// How the panel was named (the `--measured` argument as given), for error messages.
+    pub label: &'a str,
+    /// The design the panel is declared to have; `None`: the design with the panel's shape.
+    pub design: Option<&'a str>,
+    /// The panel's file.
+    pub path: &'a Path,
+    /// The loaded panel.
+    pub panel: &'a Panel,
+}
+
+/// Forecasts every design of `settings` from `audit`: per design the nested SE
+/// sqrt((1/D²) Σ_d [σ²_q/Q′_d + σ²_t/(Q′_d T′) + σ²_r/(Q′_d T′ R′)]) and the Q-only SE
+/// sqrt((1/D²) Σ_d SE²_audit,d Q_audit,d / Q′_d) ([`forecast`]), with the notes on levels
+/// the audit could not estimate.
+///
+/// # Errors
+/// [`ForecastError::Input`] for a design that does not parse; [`ForecastError::Design`]
+/// naming a design that cannot be forecast from this audit.
+pub fn forecast_designs(
+    audit: &Audit,
+    settings: &ForecastSettings,
+) -> std::result::Result<ForecastReport, ForecastError> {
+    let mut designs = Vec::with_capacity(settings.designs.len());
+    for d in &settings.designs {
+        designs.push(DesignForecast {
+            forecast: forecast_one(audit, d, settings.pooled)?,
+            measured_panel: None,
+            se_measured: None,
+            rel_error_nested: None,
+            rel_error_q_only: None,
+        });
+    }
+    Ok(ForecastReport {
+        components: if settings.pooled {
+            "pooled"
+        } else {
+            "per-stratum"
+        },
+        designs,
+        notes: folded_notes(audit, settings.pooled),
+        pooled: settings.pooled,
+    })
+}
+
+/// The forecast of the design `d` (text as given); a failure names it.
+fn forecast_one(
+    audit: &Audit,
+    d: &str,
+    pooled: bool,
+) -> std::result::Result<Forecast, ForecastError> {
+    let spec: DesignSpec = d.parse()?;
+    forecast(audit, &spec, pooled).map_err(|source| ForecastError::Design {
+        design: d.to_string(),
+        source,
+    })
+}
+
+/// A design as per-stratum questions (name, Q) with T and R (`None` when the strata differ).
+type Shape = (Vec<(String, usize)>, Option<usize>, Option<usize>);
+
+fn design_of(f: &Forecast) -> Shape {
+    (f.per_stratum.clone(), Some(f.trajectories), Some(f.reads))
+}
+
+fn shape_of(p: &Panel) -> Shape {
+    let same = |v: Vec<usize>| v.first().copied().filter(|x| v.iter().all(|y| y == x));
+    (
+        p.strata.iter().map(|s| (s.name.clone(), s.q())).collect(),
+        same(p.strata.iter().map(|s| s.t()).collect()),
+        same(p.strata.iter().map(|s| s.r()).collect()),
+    )
+}
+
+fn show(s: &Shape) -> String {
+    let n = |v: Option<usize>| v.map(|x| x.to_string()).unwrap_or_else(|| "mixed".into());
+    let qs: Vec<String> = s.0.iter().map(|(name, q)| format!("{name}={q}")).collect();
+    format!("{}:{}:{}", qs.join(","), n(s.1), n(s.2))
+}
+
+impl ForecastReport {
+    /// Sets `m`'s measured SE (the equal-weight SE of [`analyse_panel`]) beside the
+    /// forecasts of the design with the panel's shape (per-stratum Q, T, R), and the
+    /// relative errors (SE forecast − SE measured) / SE measured. With a declared design,
+    /// the panel must have that design.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] when the panel's shape is not its declared design, no design of the
+    /// report has it, or that design already has a measured panel; [`ForecastError::Design`]
+    /// when the declared design cannot be forecast; the variance analysis's error.
+    pub fn compare_measured(
+        &mut self,
+        audit: &Audit,
+        m: &MeasuredPanel<'_>,
+    ) -> std::result::Result<(), ForecastError> {
+        let label = m.label;
+        let shape = shape_of(m.panel);
+        let usage = |msg: String| ForecastError::Input(Error::Usage(msg));
+        let position = self
+            .designs
+            .iter()
+            .position(|r| design_of(&r.forecast) == shape);
+        let i = match m.design {
+            Some(d) => {
+                let f = forecast_one(audit, d, self.pooled)?;
+                if design_of(&f) != shape {
+                    return Err(usage(format!(
+                        "--measured {label}: the panel {} has design {}, not {d} ({})",
+                        m.path.display(),
+                        show(&shape),
+                        show(&design_of(&f))
+                    )));
+                }
+                position.ok_or_else(|| {
+                    usage(format!(
+                        "--measured {label}: no --design {d} to compare with"
+                    ))
+                })?
+            }
+            None => position.ok_or_else(|| {
+                usage(format!(
+                    "--measured {label}: the panel has design {}, which no --design has; give DESIGN=PANEL",
+                    show(&shape)
+                ))
+            })?,
+        };
+        let row = &mut self.designs[i];
+        if row.measured_panel.is_some() {
+            return Err(usage(format!(
+                "--measured {label}: design {} already has a measured panel",
+                show(&shape)
+            )));
+        }
+        let se = analyse_panel(m.panel)?.se;
+        row.measured_panel = Some(m.path.to_path_buf());
+        row.se_measured = Some(se);
+        row.rel_error_nested = Some((row.forecast.se_nested - se) / se);
+        row.rel_error_q_only = Some((row.forecast.se_q_only - se) / se);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::panel::{load_panel, LoadOptions};
+
+    /// Two strata audited at Q = 4, T = 2, R = 1 (so the read level is folded), with
+    /// components and SEs chosen by hand.
+    fn audit() -> Audit {
+        let stratum = |name: &str, se: f64, q: f64, t: f64| AuditStratum {
+            name: name.into(),
+            questions: 4,
+            trajectories: 2,
+            reads: 1,
+            se,
+            components: PerLevel {
+                question: q,
+                trajectory: Some(t),
+                read: None,
+            },
+        };
+        Audit {
+            strata: vec![
+                stratum("a", 0.05, 0.01, 0.004),
+                stratum("b", 0.03, 0.004, 0.002),
+            ],
+            pooled: Some(PerLevel {
+                question: 0.007,
+                trajectory: Some(0.003),
+                read: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn designs_are_forecast_by_hand_formulas() {
+        let settings = ForecastSettings {
+            designs: vec!["8:2:1".into(), "a=2,b=8:4:3".into()],
+            pooled: false,
+        };
+        let r = forecast_designs(&audit(), &settings).unwrap();
+        assert_eq!(r.components, "per-stratum");
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-15, "{a} vs {b}");
+        // 8:2:1 splits 4 + 4. Nested: a 0.01/4 + 0.004/8 = 0.003, b 0.004/4 + 0.002/8 =
+        // 0.00125; Q-only at the audit's Q is the audit's SE.
+        let f = &r.designs[0].forecast;
+        assert_eq!(f.per_stratum, [("a".into(), 4), ("b".into(), 4)]);
+        close(f.se_nested, 0.00425f64.sqrt() / 2.0);
+        close(
+            f.se_q_only,
+            (0.05f64.powi(2) + 0.03f64.powi(2)).sqrt() / 2.0,
+        );
+        // a=2, b=8 at T' = 4: a 0.01/2 + 0.004/8 = 0.0055, b 0.004/8 + 0.002/32 = 0.0005625;
+        // R' is ignored (the read level is folded); Q-only a 0.05²·4/2, b 0.03²·4/8.
+        let f = &r.designs[1].forecast;
+        assert_eq!((f.questions, f.trajectories, f.reads), (10, 4, 3));
+        close(f.se_nested, (0.0055f64 + 0.0005625).sqrt() / 2.0);
+        close(f.se_q_only, (0.0025f64 * 2.0 + 0.0009 / 2.0).sqrt() / 2.0);
+        assert_eq!(r.notes.len(), 2);
+        assert!(
+            r.notes[0].starts_with("a: the audit has R = 1"),
+            "{:?}",
+            r.notes
+        );
+        // Pooled: 0.007/4 + 0.003/8 in both strata.
+        let pooled = ForecastSettings {
+            designs: vec!["8:2:1".into()],
+            pooled: true,
+        };
+        let r = forecast_designs(&audit(), &pooled).unwrap();
+        assert_eq!((r.components, r.notes.len()), ("pooled", 1));
+        close(
+            r.designs[0].forecast.se_nested,
+            (2.0 * (0.007 / 4.0 + 0.003 / 8.0f64)).sqrt() / 2.0,
+        );
+    }
+
+    #[test]
+    fn a_design_that_cannot_be_forecast_is_named() {
+        let settings = |d: &str| ForecastSettings {
+            designs: vec!["8:2:1".into(), d.into()],
+            pooled: false,
+        };
+        match forecast_designs(&audit(), &settings("a=3,c=1:1:1")) {
+            Err(ForecastError::Design { design, source }) => {
+                assert_eq!(design, "a=3,c=1:1:1");
+                assert!(source.to_string().contains("stratum 'b'"), "{source}");
+            }
+            other => panic!("{other:?}"),
+        }
+        match forecast_designs(&audit(), &settings("8:0:1")) {
+            Err(ForecastError::Input(Error::Usage(m))) => assert!(m.contains("bad design"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// `tests/it/forecast_measured.rs` and the golden `forecast` CSV: the demo panel audits
+    /// itself at 446:3:5, so its Q-only forecast is its measured SE; 446:2:1 forecasts
+    /// SE nested 0.011107560908725648 and Q-only 0.010047667224300564.
+    #[test]
+    fn the_demo_panel_measured_at_its_own_design() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/demo/panel.csv");
+        let panel = load_panel(
+            &path,
+            &LoadOptions {
+                contrast: Some("adaptive-open".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let variance = analyse_panel(&panel).unwrap();
+        let audit = Audit::from_report(&variance);
+        let settings = ForecastSettings {
+            designs: vec!["446:2:1".into(), "446:3:5".into()],
+            pooled: false,
+        };
+        let mut r = forecast_designs(&audit, &settings).unwrap();
+        assert_eq!(r.designs[0].forecast.se_nested, 0.011107560908725648);
+        assert_eq!(r.designs[0].forecast.se_q_only, 0.010047667224300564);
+        let m = MeasuredPanel {
+            label: "446:3:5=demo",
+            design: Some("446:3:5"),
+            path: &path,
+            panel: &panel,
+        };
+        r.compare_measured(&audit, &m).unwrap();
+        let d = &r.designs[1];
+        assert_eq!(d.se_measured, Some(variance.se));
+        assert!(d.rel_error_q_only.unwrap().abs() < 1e-12);
+        let want = d.forecast.se_nested / variance.se - 1.0;
+        assert!((d.rel_error_nested.unwrap() - want).abs() < 1e-12);
+        assert!(r.designs[0].se_measured.is_none());
+        // Declared at a design it does not have, or given twice: refused.
+        let e = r
+            .compare_measured(
+                &audit,
+                &MeasuredPanel {
+                    design: Some("446:2:1"),
+                    ..m
+                },
+            )
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("has design hotpotqa=223,musique=223:3:5, not 446:2:1"),
+            "{e}"
+        );
+        let e = r
+            .compare_measured(&audit, &MeasuredPanel { design: None, ..m })
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("already has a measured panel"),
+            "{e}"
+        );
+    }
 }

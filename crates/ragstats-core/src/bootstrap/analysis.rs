@@ -1,0 +1,267 @@
+//! The stratified question bootstrap as one library call: a loaded panel and
+//! [`BootstrapSettings`] in, the replicates and their [`BootstrapReport`] out
+//! ([`bootstrap`]); and the merge of sharded runs into the single run's result ([`merge`]).
+//!
+//! A front end that picks its resampling engine by the size of the job (the CLI's `auto`
+//! rule) prepares the run first ([`prepare`]), which checks the designs against the panel,
+//! asks [`PreparedBootstrap::draws`], and then runs it on the engine it chose.
+
+use std::ops::Range;
+
+use serde::Serialize;
+
+use super::plan::{Bootstrap, BootstrapSpec};
+use super::replicates::{Replicates, ReplicatesHeader};
+use super::report::{build_report, BootstrapReport};
+use crate::panel::Panel;
+use crate::resample::engine::ResampleBackend;
+use crate::resample::summary::Method;
+use crate::{Error, Result};
+
+/// What one bootstrap run computes and how it draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BootstrapSettings {
+    /// The statistics of every replicate besides the estimate and stratum means (refitted
+    /// components, forecast designs).
+    pub spec: BootstrapSpec,
+    /// Seed of the Philox streams: the same seed draws the same questions on every engine.
+    pub seed: u64,
+    /// Replicates `start..end` of the run (all of it, or one shard of it).
+    pub replicates: Range<u32>,
+    /// Interval method of the report.
+    pub method: Method,
+    /// Confidence level of the intervals, strictly between 0 and 1.
+    pub confidence: f64,
+}
+
+/// A bootstrap run's result: every replicate's statistics (what `--replicates-out` writes
+/// and [`merge`] combines) and their summary. Serialises as the report alone.
+#[derive(Debug, Clone, Serialize)]
+pub struct BootstrapRun {
+    /// Point estimates, standard errors and intervals of every statistic.
+    #[serde(flatten)]
+    pub report: BootstrapReport,
+    /// The replicates file's content: header (plan, point statistics, accelerations) and
+    /// the `B × n_statistics` replicate values.
+    #[serde(skip)]
+    pub replicates: Replicates,
+}
+
+/// A bootstrap checked against its panel and ready to run on an engine.
+#[derive(Debug, Clone)]
+pub struct PreparedBootstrap {
+    boot: Bootstrap,
+    settings: BootstrapSettings,
+}
+
+/// Prepares the bootstrap of `panel`: the engine rows and the statistics' layout
+/// ([`Bootstrap::from_panel`]; unbalanced strata keep their nesting and are refitted by
+/// REML in every replicate).
+///
+/// # Errors
+/// [`Error::Usage`] for an empty replicate range, a design that does not parse or fit the
+/// strata, or a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without questions.
+pub fn prepare(panel: &Panel, settings: &BootstrapSettings) -> Result<PreparedBootstrap> {
+    if settings.replicates.is_empty() {
+        return Err(Error::Usage(format!(
+            "replicates {}..{}: the range holds no replicate",
+            settings.replicates.start, settings.replicates.end
+        )));
+    }
+    Ok(PreparedBootstrap {
+        boot: Bootstrap::from_panel(panel, settings.spec.clone())?,
+        settings: settings.clone(),
+    })
+}
+
+impl PreparedBootstrap {
+    /// Questions drawn by the whole run: replicates × Σ_d Q_d (the job size an engine
+    /// choice weighs).
+    pub fn draws(&self) -> u64 {
+        let questions: u64 = self
+            .boot
+            .plan
+            .strata
+            .iter()
+            .map(|s| s.questions as u64)
+            .sum();
+        self.settings.replicates.len() as u64 * questions
+    }
+
+    /// Runs the replicates on `backend` and summarises them: for each statistic θ the point
+    /// estimate θ̂ at the data, the bootstrap SE sd(θ*) and the interval of the settings'
+    /// method (percentile, basic, or BCa with the jackknife acceleration). `progress` counts
+    /// finished replicates.
+    ///
+    /// # Errors
+    /// Whatever the backend reports (shape or device errors).
+    pub fn run(
+        &self,
+        backend: &dyn ResampleBackend,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<BootstrapRun> {
+        let s = &self.settings;
+        let values = self
+            .boot
+            .run(backend, s.seed, s.replicates.clone(), progress)?;
+        let replicates = Replicates {
+            header: ReplicatesHeader {
+                seed: s.seed,
+                range: [s.replicates.start, s.replicates.end],
+                method: s.method,
+                confidence: s.confidence,
+                data_sha256: self.boot.data_sha256(),
+                plan: self.boot.plan.clone(),
+                point: self.boot.point(),
+                acceleration: (s.method == Method::Bca).then(|| self.boot.accelerations()),
+            },
+            values,
+        };
+        Ok(BootstrapRun {
+            report: build_report(&replicates),
+            replicates,
+        })
+    }
+}
+
+/// The stratified question bootstrap of `panel`'s equal-weight estimate
+/// θ̂ = (1/D) Σ_d ȳ_d: each replicate draws Q_d questions with replacement in every
+/// stratum d and recomputes θ* (and, with components, the refitted variance components
+/// and forecast SEs); see [`PreparedBootstrap::run`] for the summaries. [`prepare`]
+/// followed by [`PreparedBootstrap::run`].
+///
+/// # Errors
+/// Those of [`prepare`] and [`PreparedBootstrap::run`].
+pub fn bootstrap(
+    panel: &Panel,
+    settings: &BootstrapSettings,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<BootstrapRun> {
+    prepare(panel, settings)?.run(backend, progress)
+}
+
+/// Merges the replicates of sharded runs (each `(name, replicates)`, in any order) into the
+/// single run's replicates — byte for byte the file one run over the whole range writes —
+/// and summarises them as [`bootstrap`] does.
+///
+/// # Errors
+/// [`Error::Usage`] when there is no shard, the shards differ in data, seed or settings, or
+/// their ranges leave a gap or overlap ([`Replicates::merge`]).
+pub fn merge(shards: Vec<(String, Replicates)>) -> Result<BootstrapRun> {
+    let replicates = Replicates::merge(shards)?;
+    Ok(BootstrapRun {
+        report: build_report(&replicates),
+        replicates,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::panel::{load_panel, LoadOptions};
+    use crate::resample::CpuBackend;
+
+    /// The demo panel's paired contrast adaptive − open (the README's and the golden
+    /// files' input).
+    fn demo() -> Panel {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/demo/panel.csv");
+        load_panel(
+            &path,
+            &LoadOptions {
+                contrast: Some("adaptive-open".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    }
+
+    fn settings(replicates: Range<u32>) -> BootstrapSettings {
+        BootstrapSettings {
+            spec: BootstrapSpec::default(),
+            seed: 1,
+            replicates,
+            method: Method::Percentile,
+            confidence: 0.95,
+        }
+    }
+
+    /// The numbers of `tests/golden/text/bootstrap.txt` (`stats bootstrap
+    /// data/demo/panel.csv --contrast adaptive-open --backend cpu --replicates 2000`), to
+    /// the six decimals it prints.
+    #[test]
+    fn the_demo_bootstrap_gives_the_golden_numbers() {
+        let run = bootstrap(&demo(), &settings(0..2000), &CpuBackend::new(), &|_| {}).unwrap();
+        let r = &run.report;
+        let six = |v: f64| format!("{v:.6}");
+        assert_eq!(r.outcome, "f1: adaptive-open");
+        assert_eq!((r.replicates, r.range, r.seed), (2000, [0, 2000], 1));
+        assert_eq!(six(r.estimate), "0.010276");
+        assert_eq!(six(r.se), "0.010181");
+        assert_eq!([six(r.ci[0]), six(r.ci[1])], ["-0.009807", "0.030222"]);
+        let s: Vec<_> = r
+            .strata
+            .iter()
+            .map(|s| {
+                (
+                    s.name.as_str(),
+                    s.questions,
+                    six(s.summary.estimate),
+                    six(s.summary.se),
+                )
+            })
+            .collect();
+        assert_eq!(
+            s,
+            [
+                ("hotpotqa", 223, "0.002653".into(), "0.014072".into()),
+                ("musique", 223, "0.017899".into(), "0.014557".into()),
+            ]
+        );
+        assert!(r.se_undefined.is_none() && r.components.is_none());
+        assert_eq!(run.replicates.values.len(), 2000 * 3);
+    }
+
+    /// Two shards merged in either order are the single run, value for value (the rule of
+    /// docs/resample.md that the golden `merge` case checks through the CLI); the report's
+    /// SE is the sample SD of the replicates' first column.
+    #[test]
+    fn merged_shards_are_the_single_run() {
+        let panel = demo();
+        let cpu = CpuBackend::new();
+        let run = |r: Range<u32>| bootstrap(&panel, &settings(r), &cpu, &|_| {}).unwrap();
+        let whole = run(0..300);
+        let merged = merge(vec![
+            ("b".into(), run(120..300).replicates),
+            ("a".into(), run(0..120).replicates),
+        ])
+        .unwrap();
+        assert_eq!(merged.replicates, whole.replicates);
+        assert_eq!(merged.report.se, whole.report.se);
+        let est: Vec<f64> = whole.replicates.values.iter().step_by(3).copied().collect();
+        let sd = crate::resample::summary::sd(&est);
+        assert!(
+            (whole.report.se - sd).abs() < 1e-15,
+            "{} {sd}",
+            whole.report.se
+        );
+        let gap = merge(vec![
+            ("a".into(), run(0..100).replicates),
+            ("c".into(), run(120..300).replicates),
+        ])
+        .unwrap_err();
+        assert!(
+            gap.to_string().contains("previous files end at 100 (gap)"),
+            "{gap}"
+        );
+    }
+
+    #[test]
+    fn an_empty_range_is_refused_and_draws_count_every_question() {
+        let panel = demo();
+        let e = prepare(&panel, &settings(5..5)).unwrap_err();
+        assert!(e.to_string().contains("holds no replicate"), "{e}");
+        assert_eq!(prepare(&panel, &settings(0..10)).unwrap().draws(), 10 * 446);
+    }
+}

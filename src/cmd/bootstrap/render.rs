@@ -1,0 +1,203 @@
+//! The bootstrap report as text, CSV and JSON (`stats bootstrap` and `stats merge`).
+
+use ragstats_core::bootstrap::report::{BootstrapReport, ComponentSummaries};
+use ragstats_core::resample::summary::Summary;
+use ragstats_core::table::Cell;
+
+use super::super::common::{num, undefined_because, Table};
+use super::super::render::Rendered;
+
+/// A bootstrap report with the engine that produced it: the backend's name and its adapter
+/// (for `stats merge`, `merged` and how many files).
+pub struct BootstrapOutput {
+    /// Estimates, SEs and intervals of every statistic.
+    pub report: BootstrapReport,
+    /// The engine's name (`cpu`, `gpu`; `merged` for `stats merge`).
+    pub backend: String,
+    /// The engine's description (threads, adapter; the number of merged files).
+    pub adapter: String,
+}
+
+impl Rendered for BootstrapOutput {
+    fn text(&self) -> String {
+        text(&self.report, &self.backend, &self.adapter)
+    }
+
+    fn csv(&self) -> Table {
+        csv(&self.report)
+    }
+
+    /// The report's serde form with `backend` and `adapter` added.
+    fn json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.report).expect("a report serialises");
+        v["backend"] = self.backend.as_str().into();
+        v["adapter"] = self.adapter.as_str().into();
+        v
+    }
+}
+
+/// The (level name, summary) of a scope's three refitted components.
+fn levels(s: &ComponentSummaries) -> [(&'static str, &Option<Summary>); 3] {
+    [
+        ("question", &s.question),
+        ("trajectory", &s.trajectory),
+        ("read", &s.read),
+    ]
+}
+
+/// Estimate, SE, CI low and CI high of a summary as table cells.
+fn summary_cells(s: &Summary) -> [Cell; 4] {
+    [s.estimate, s.se, s.ci[0], s.ci[1]].map(Cell::num)
+}
+
+/// A stratum's name (as the file spells it, aligned as before) and its Q, T, R.
+fn design_cells(name: &str, q: usize, t: usize, r: usize) -> Vec<Cell> {
+    vec![
+        Cell::Raw(name.to_string()),
+        Cell::Count(q as u64),
+        Cell::Count(t as u64),
+        Cell::Count(r as u64),
+    ]
+}
+
+/// One row per statistic: `statistic, scope, estimate, se, ci_low, ci_high`.
+fn csv(r: &BootstrapReport) -> Table {
+    let mut t = Table::new(&["statistic", "scope", "estimate", "se", "ci_low", "ci_high"]);
+    let mut row = |stat: &str, scope: &str, est: f64, se: f64, ci: [f64; 2]| {
+        t.row([
+            Cell::Raw(stat.into()),
+            Cell::Raw(scope.into()),
+            Cell::num(est),
+            Cell::num(se),
+            Cell::num(ci[0]),
+            Cell::num(ci[1]),
+        ]);
+    };
+    row("estimate", "", r.estimate, r.se, r.ci);
+    for s in &r.strata {
+        let v = &s.summary;
+        row("mean", &s.name, v.estimate, v.se, v.ci);
+    }
+    if let Some(c) = &r.components {
+        for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
+            for (l, v) in levels(s) {
+                if let Some(v) = v {
+                    row(&format!("component.{l}"), &s.name, v.estimate, v.se, v.ci);
+                }
+            }
+        }
+        for d in &c.designs {
+            if let Some(v) = &d.se_nested {
+                row("se_nested", &d.design, v.estimate, v.se, v.ci);
+            }
+        }
+    }
+    t
+}
+
+/// The header lines, the stratum table, and with components their table and the forecast
+/// designs'.
+fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
+    let pct = format!("{}%", 100.0 * r.confidence);
+    let method = serde_json::to_value(r.method).expect("a method serialises");
+    let mut out = format!(
+        "stratified question bootstrap of {}\n\
+         backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} interval {pct}\n\
+         estimate {}  SE {}  {pct} CI [{}, {}]\n\n",
+        r.outcome,
+        r.replicates,
+        r.range[0],
+        r.range[1],
+        r.seed,
+        method.as_str().unwrap_or(""),
+        num(r.estimate),
+        match &r.se_undefined {
+            Some(why) => undefined_because(why),
+            None => num(r.se),
+        },
+        num(r.ci[0]),
+        num(r.ci[1])
+    );
+    let mut t = Table::new(&["stratum", "Q", "T", "R", "mean", "SE", "CI low", "CI high"]);
+    for s in &r.strata {
+        let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);
+        row.extend(summary_cells(&s.summary));
+        t.row(row);
+    }
+    out.push_str(&t.to_text());
+    for s in &r.strata {
+        if let Some(sh) = &s.shape {
+            out.push_str(&format!(
+                "unbalanced {}: {} questions; trajectories per question min {} mean {:.3} max {}; reads per trajectory min {} mean {:.3} max {} (T and R above are the rounded means)\n",
+                s.name,
+                sh.questions,
+                sh.trajectories.min,
+                sh.trajectories.mean,
+                sh.trajectories.max,
+                sh.reads.min,
+                sh.reads.mean,
+                sh.reads.max
+            ));
+        }
+    }
+    if let Some(c) = &r.components {
+        let methods = c.pooled.method.is_some();
+        out.push_str(if methods {
+            "\nvariance components refitted in every replicate on its drawn questions (REML warm-started from the full-sample fit; ANOVA for balanced strata):\n"
+        } else {
+            "\nvariance components refitted in every replicate:\n"
+        });
+        let mut head = vec!["scope", "level", "estimate", "SE", "CI low", "CI high"];
+        if methods {
+            head.insert(1, "method");
+        }
+        let mut t = Table::new(&head);
+        for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
+            for (l, v) in levels(s) {
+                let cells = match v {
+                    Some(v) => summary_cells(v),
+                    None => [
+                        Cell::text("not estimable"),
+                        Cell::Missing,
+                        Cell::Missing,
+                        Cell::Missing,
+                    ],
+                };
+                let mut row = vec![Cell::Raw(s.name.clone())];
+                if let Some(m) = s.method {
+                    row.push(Cell::text(m.name()));
+                }
+                row.push(Cell::text(l));
+                row.extend(cells);
+                t.row(row);
+            }
+        }
+        out.push_str(&t.to_text());
+        for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
+            for why in s.undefined.values() {
+                out.push_str(&format!("  not estimable in {}: {why}\n", s.name));
+            }
+        }
+        if !c.designs.is_empty() {
+            out.push_str("\nforecast SE (nested) with its bootstrap interval:\n");
+            let mut t = Table::new(&["design", "SE nested", "SE of it", "CI low", "CI high"]);
+            for d in &c.designs {
+                let v = d.se_nested.unwrap_or(Summary {
+                    estimate: f64::NAN,
+                    se: f64::NAN,
+                    ci: [f64::NAN; 2],
+                });
+                let mut row = vec![Cell::Raw(d.design.clone())];
+                row.extend(summary_cells(&v));
+                t.row(row);
+            }
+            out.push_str(&t.to_text());
+            for d in &c.designs {
+                if let Some(why) = &d.undefined {
+                    out.push_str(&format!("  {} undefined: {why}\n", d.design));
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,100 @@
+//! The forecasts as text, CSV and JSON.
+
+use ragstats_core::components::forecast::Forecast;
+use ragstats_core::table::Cell;
+
+use super::super::common::Table;
+use super::super::render::Rendered;
+use super::ForecastOutput;
+
+impl Rendered for ForecastOutput {
+    /// One row per design (with the measured columns when any design has a measured
+    /// panel), then the notes.
+    fn text(&self) -> String {
+        let r = &self.report;
+        let measured = r.designs.iter().any(|d| d.se_measured.is_some());
+        let mut head = vec!["design", "Q per stratum", "SE nested", "SE Q-only"];
+        if measured {
+            head.extend(["SE measured", "rel.err nested", "rel.err Q-only"]);
+        }
+        let mut t = Table::new(&head);
+        for d in &r.designs {
+            let f = &d.forecast;
+            let mut cells = vec![
+                Cell::Raw(format!("{}:{}:{}", f.questions, f.trajectories, f.reads)),
+                Cell::Raw(per_stratum(f)),
+                Cell::num(f.se_nested),
+                Cell::num(f.se_q_only),
+            ];
+            if measured {
+                let pct = |v: Option<f64>| {
+                    v.map_or(Cell::Missing, |v| Cell::Raw(format!("{:+.1}%", 100.0 * v)))
+                };
+                cells.push(Cell::opt_num(d.se_measured));
+                cells.push(pct(d.rel_error_nested));
+                cells.push(pct(d.rel_error_q_only));
+            }
+            t.row(cells);
+        }
+        let mut out = t.to_text();
+        if !r.notes.is_empty() {
+            out.push('\n');
+            for n in &r.notes {
+                out.push_str(&format!("note: {n}\n"));
+            }
+        }
+        out
+    }
+
+    /// One row per design; the notes are not in it (the command prints them on stderr).
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&[
+            "questions",
+            "per_stratum",
+            "trajectories",
+            "reads",
+            "se_nested",
+            "se_q_only",
+            "measured_panel",
+            "se_measured",
+            "rel_error_nested",
+            "rel_error_q_only",
+        ]);
+        // Every digit as Rust prints it, as this CSV always has (a 0/0 relative error of a
+        // measured SE of 0 stays `NaN`).
+        let all = |v: f64| Cell::Raw(v.to_string());
+        let o = |v: Option<f64>| v.map_or(Cell::Missing, all);
+        for d in &self.report.designs {
+            let f = &d.forecast;
+            t.row([
+                Cell::Count(f.questions as u64),
+                Cell::Raw(per_stratum(f)),
+                Cell::Count(f.trajectories as u64),
+                Cell::Count(f.reads as u64),
+                all(f.se_nested),
+                all(f.se_q_only),
+                d.measured_panel
+                    .as_ref()
+                    .map_or(Cell::Missing, |p| Cell::Raw(p.display().to_string())),
+                o(d.se_measured),
+                o(d.rel_error_nested),
+                o(d.rel_error_q_only),
+            ]);
+        }
+        t
+    }
+
+    /// `{"components", "designs", "notes"}` of the report.
+    fn json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.report).expect("a forecast report serialises")
+    }
+}
+
+/// `name=Q,name=Q` of a forecast's questions per stratum.
+fn per_stratum(f: &Forecast) -> String {
+    f.per_stratum
+        .iter()
+        .map(|(n, q)| format!("{n}={q}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
