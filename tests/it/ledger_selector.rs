@@ -364,3 +364,78 @@ fn a_seeded_slice_chooses_among_each_questions_own_labels() {
         }
     }
 }
+
+/// The panel and ledger of [`two_selectors`] loaded as the library takes them, with one
+/// selector (`None`: the selector average).
+fn loaded(
+    dir: &tempfile::TempDir,
+    selector: Option<&str>,
+) -> (
+    ragstats_core::panel::Panel,
+    Vec<ragstats_core::ledger::Entry>,
+    std::path::PathBuf,
+) {
+    use ragstats_core::panel::{load_panel, LoadOptions, SelectorChoice};
+    let (panel, ledger) = two_selectors(dir);
+    let choice = selector.map_or(SelectorChoice::Average, |s| SelectorChoice::One(s.into()));
+    let panel = load_panel(
+        std::path::Path::new(&panel),
+        &LoadOptions {
+            selector: Some(choice),
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    let entries = ragstats_core::ledger::read_ledger(std::path::Path::new(&ledger)).unwrap();
+    (panel, entries, ledger.into())
+}
+
+/// `efficiency_of_panel` called directly: the unit costs by hand above (rrf: c_T = 100,
+/// c_R = 50; the average: c_R = 930 / 12 = 77.5), and the direct check's panel costs as
+/// billed, C₁ = 6 trajectories × 100 + their read 0 and C₂ = the same + reads 0 and 1
+/// (rrf: 600 + 6 × 50 = 900 and 600 + 12 × 50 = 1,200). Dollars need prices.
+#[test]
+fn library_efficiency_prices_the_panel_from_its_ledger() {
+    use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
+    use ragstats_core::costs::panel_costs::{Budget, PricedLedger};
+    use ragstats_core::resample::CpuBackend;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = EfficiencySettings {
+        budget: Budget::Tokens,
+        max_reads: 10,
+        seed: 1,
+        replicates: 50,
+        confidence: 0.95,
+    };
+    for (selector, c_r, c1, c2) in [
+        (Some("rrf"), 50.0, 900.0, 1200.0),
+        // The average: read 0 is 5 × 80 + the shared call of 50 once = 450; both reads 930.
+        (None, 77.5, 600.0 + 450.0, 600.0 + 930.0),
+    ] {
+        let (panel, entries, path) = loaded(&dir, selector);
+        let ledger = PricedLedger {
+            entries: &entries,
+            path: &path,
+            prices: None,
+            prices_path: None,
+        };
+        let r = efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {})
+            .unwrap();
+        let u = r.strata[0].unit_costs;
+        assert!(close(u.trajectory, 100.0) && close(u.read, c_r), "{selector:?}: {u:?}");
+        let d = r.direct.as_ref().unwrap();
+        assert!(close(d.cost_one_read, c1), "{selector:?}: {}", d.cost_one_read);
+        assert!(close(d.cost_two_reads, c2), "{selector:?}: {}", d.cost_two_reads);
+        assert_eq!(r.max_reads, 10);
+        assert!(!r.unbalanced);
+        let usd = EfficiencySettings {
+            budget: Budget::Usd {
+                search_usd_per_1000: None,
+            },
+            ..settings
+        };
+        let err = efficiency_of_panel(&panel, &ledger, &usd, &CpuBackend::new(), &|_| {})
+            .unwrap_err();
+        assert_eq!(err.to_string(), "--currency usd needs --prices FILE");
+    }
+}
