@@ -397,7 +397,7 @@ fn loaded(
 #[test]
 fn library_efficiency_prices_the_panel_from_its_ledger() {
     use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
-    use ragstats_core::costs::panel_costs::{Budget, PricedLedger};
+    use ragstats_core::costs::cost::{Budget, PricedLedger};
     use ragstats_core::resample::CpuBackend;
     let dir = tempfile::tempdir().unwrap();
     let settings = EfficiencySettings {
@@ -419,13 +419,24 @@ fn library_efficiency_prices_the_panel_from_its_ledger() {
             prices: None,
             prices_path: None,
         };
-        let r = efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {})
-            .unwrap();
+        let r =
+            efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
         let u = r.strata[0].unit_costs;
-        assert!(close(u.trajectory, 100.0) && close(u.read, c_r), "{selector:?}: {u:?}");
+        assert!(
+            close(u.trajectory, 100.0) && close(u.read, c_r),
+            "{selector:?}: {u:?}"
+        );
         let d = r.direct.as_ref().unwrap();
-        assert!(close(d.cost_one_read, c1), "{selector:?}: {}", d.cost_one_read);
-        assert!(close(d.cost_two_reads, c2), "{selector:?}: {}", d.cost_two_reads);
+        assert!(
+            close(d.cost_one_read, c1),
+            "{selector:?}: {}",
+            d.cost_one_read
+        );
+        assert!(
+            close(d.cost_two_reads, c2),
+            "{selector:?}: {}",
+            d.cost_two_reads
+        );
         assert_eq!(r.max_reads, 10);
         assert!(!r.unbalanced);
         let usd = EfficiencySettings {
@@ -434,8 +445,116 @@ fn library_efficiency_prices_the_panel_from_its_ledger() {
             },
             ..settings
         };
-        let err = efficiency_of_panel(&panel, &ledger, &usd, &CpuBackend::new(), &|_| {})
-            .unwrap_err();
+        let err =
+            efficiency_of_panel(&panel, &ledger, &usd, &CpuBackend::new(), &|_| {}).unwrap_err();
         assert_eq!(err.to_string(), "--currency usd needs --prices FILE");
+    }
+}
+
+/// `cost_report` called directly, with the numbers of
+/// `cost_reports_each_selector_then_the_average`: planner calls 6 × 100 = 600 tokens; rr's
+/// reads 380 (c_R = 380 / 12), the average's 930 (c_R = 77.5); 6 trajectories, 12 reads.
+#[test]
+fn library_cost_report_accounts_one_selector_or_all() {
+    use ragstats_core::costs::cost::{cost_report, CostSettings, PricedLedger};
+    let dir = tempfile::tempdir().unwrap();
+    let (_, entries, path) = loaded(&dir, None);
+    let ledger = PricedLedger {
+        entries: &entries,
+        path: &path,
+        prices: None,
+        prices_path: None,
+    };
+    for (selector, tokens, c_r) in [(Some("rr"), 980, 380.0 / 12.0), (None, 1530, 77.5)] {
+        let r = cost_report(
+            &ledger,
+            &CostSettings {
+                search_prices: Some(vec![0.0, 2.0]),
+                selector: selector.map(String::from),
+            },
+        )
+        .unwrap();
+        assert_eq!(r.total.model_tokens, tokens, "{selector:?}");
+        // 6 unique searches: no model fees without prices, 6 × 2 / 1000 at $2 per 1,000.
+        assert_eq!(r.search_prices, [0.0, 2.0]);
+        assert_eq!(r.total.search_requests, 6);
+        assert!(
+            close(r.total.total_usd[1], 0.012),
+            "{:?}",
+            r.total.total_usd
+        );
+        let u = &r.unit_costs;
+        assert_eq!((u.trajectories, u.reads), (6, 12));
+        assert!(close(u.tokens.trajectory, 100.0) && close(u.tokens.read, c_r));
+        assert_eq!(u.usd, None);
+    }
+    // Without a sweep and without prices there are no search prices to total at.
+    let r = cost_report(&ledger, &CostSettings::default()).unwrap();
+    assert!(r.search_prices.is_empty() && r.total.total_usd.is_empty());
+}
+
+/// `allocate` called directly, with the numbers of `allocate_bills_the_analysed_selector`:
+/// the full design 3:2:2 costs 600 + 600 tokens for rrf and 600 + 930 for the average;
+/// 3:1:1 takes trajectory 0 with read 0 of each question: 3 × 100 + 3 × 50 for rrf.
+#[test]
+fn library_allocate_prices_each_allocation_from_the_ledger() {
+    use ragstats_core::allocation::allocate::{allocate, AllocateSettings, AllocationSpec};
+    use ragstats_core::costs::cost::PricedLedger;
+    use ragstats_core::ledger::Prices;
+    use ragstats_core::resample::CpuBackend;
+    let dir = tempfile::tempdir().unwrap();
+    let prices_path = write(&dir, "prices.toml", "[models.m]\ninput = 1\noutput = 1\n");
+    let prices = Prices::read(&prices_path).unwrap();
+    let specs: Vec<AllocationSpec> = ["A=3:2:2", "B=3:1:1"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let settings = AllocateSettings {
+        search_prices: Some(vec![0.0]),
+        seed: 1,
+        replicates: 50,
+        confidence: 0.95,
+        ..AllocateSettings::default()
+    };
+    for (selector, a, b) in [
+        (Some("rrf"), 1200.0, 450.0),
+        // The average's 3:1:1: q0's read 0 is the shared call of 50, q1's and q2's 40 + 40.
+        (None, 1530.0, 300.0 + 50.0 + 2.0 * 80.0),
+    ] {
+        let (panel, entries, path) = loaded(&dir, selector);
+        let mut ledger = PricedLedger {
+            entries: &entries,
+            path: &path,
+            prices: Some(&prices),
+            prices_path: Some(&prices_path),
+        };
+        let r = allocate(
+            &panel,
+            &specs,
+            &ledger,
+            &settings,
+            &CpuBackend::new(),
+            &|_| {},
+        )
+        .unwrap();
+        let tokens: Vec<f64> = r.allocations.iter().map(|x| x.model_tokens).collect();
+        assert!(
+            close(tokens[0], a) && close(tokens[1], b),
+            "{selector:?}: {tokens:?}"
+        );
+        // At $1 per 1M tokens and searches at $0 the fees are the tokens / 10⁶.
+        assert!(close(r.allocations[0].fees_usd[0], a / 1e6));
+        assert_eq!(r.pairs.len(), 1);
+        assert_eq!((r.pairs[0].a.as_str(), r.pairs[0].b.as_str()), ("A", "B"));
+        ledger.prices = None;
+        let err = allocate(
+            &panel,
+            &specs,
+            &ledger,
+            &settings,
+            &CpuBackend::new(),
+            &|_| {},
+        );
+        assert!(err.is_err());
     }
 }

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use ragstats_core::allocation::one_read::OneReadReport;
 use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
-use ragstats_core::costs::cost::CellCosts;
+use ragstats_core::costs::cost::{Budget, CellCosts, PricedLedger};
 use ragstats_core::costs::panel_costs::{
-    balanced_panel_costs, panel_trajectory_costs, Budget, PanelCosts, PricedLedger, TrajectoryCost,
+    balanced_panel_costs, panel_trajectory_costs, PanelCosts, TrajectoryCost,
 };
 use ragstats_core::ledger::{read_ledger, Entry, Prices};
 use ragstats_core::panel::Panel;

@@ -4,78 +4,17 @@
 //! question with its own trajectories and reads ([`crate::panel::Stratum::cell_label`]), so
 //! unbalanced strata and labels unique per question are priced like balanced ones.
 //!
-//! A loaded ledger with its prices ([`PricedLedger`]) gives the per-cell costs of the rows
-//! one selector's analysis pays for ([`PricedLedger::cell_costs`]); from them come the
-//! costs of a whole panel as the one-read and planning analyses need them
+//! From the per-cell costs of a loaded ledger ([`super::cost::PricedLedger::cell_costs`])
+//! come the costs of a whole panel as the one-read and planning analyses need them
 //! ([`balanced_panel_costs`], [`panel_trajectory_costs`]).
 
 use std::path::Path;
 
 use serde::Serialize;
 
-use super::cost::{bill, for_selector, Bill, CellCosts, Currency};
-use crate::ledger::{Entry, Prices};
+use super::cost::CellCosts;
 use crate::panel::{Panel, Stratum};
 use crate::{Error, Result};
-
-/// A loaded cost ledger, its prices if any, and the files they came from (error messages
-/// name them).
-#[derive(Debug, Clone, Copy)]
-pub struct PricedLedger<'a> {
-    pub entries: &'a [Entry],
-    pub path: &'a Path,
-    pub prices: Option<&'a Prices>,
-    pub prices_path: Option<&'a Path>,
-}
-
-/// What a panel's budget is counted in, as asked for.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Budget {
-    /// Model tokens (input + output); searches cost nothing.
-    Tokens,
-    /// US dollars: model fees plus search requests at `search_usd_per_1000` per 1,000
-    /// (when `None`, the prices file's `search.usd_per_1000`).
-    Usd { search_usd_per_1000: Option<f64> },
-}
-
-impl<'a> PricedLedger<'a> {
-    /// The rows `selector`'s analysis pays for ([`for_selector`]: with one selector, its
-    /// rows and the rows no selector owns; with `None`, every row), each with its bill.
-    ///
-    /// # Errors
-    /// Those of [`for_selector`] and [`bill`] (a model without a price, token sums that
-    /// overflow).
-    pub fn billed(&self, selector: Option<&str>) -> Result<(Vec<Entry>, Vec<Bill>)> {
-        let entries = for_selector(self.entries.to_vec(), selector, self.path)?;
-        let bills = bill(&entries, self.prices, self.path, self.prices_path)?;
-        Ok((entries, bills))
-    }
-
-    /// The ledger's per-cell costs in `budget` for `selector`'s analysis (see
-    /// [`PricedLedger::billed`]).
-    ///
-    /// # Errors
-    /// [`Error::Usage`] for dollars without prices; those of [`for_selector`], [`bill`] and
-    /// [`CellCosts::new`] (a panel-cost row without its cell labels).
-    pub fn cell_costs(&self, selector: Option<&str>, budget: Budget) -> Result<CellCosts> {
-        let entries = for_selector(self.entries.to_vec(), selector, self.path)?;
-        if matches!(budget, Budget::Usd { .. }) && self.prices.is_none() {
-            return Err(Error::Usage("--currency usd needs --prices FILE".into()));
-        }
-        let bills = bill(&entries, self.prices, self.path, self.prices_path)?;
-        let currency = match budget {
-            Budget::Tokens => Currency::Tokens,
-            Budget::Usd {
-                search_usd_per_1000,
-            } => Currency::Usd {
-                search_usd_per_1000: search_usd_per_1000
-                    .or(self.prices.map(|p| p.search.usd_per_1000))
-                    .unwrap_or(0.0),
-            },
-        };
-        CellCosts::new(&entries, &bills, currency, self.path)
-    }
-}
 
 /// Reader cost of one question in a one-read panel (read 0 as billed) and in a two-read
 /// panel (reads 0 and 1 as billed), all trajectories.
