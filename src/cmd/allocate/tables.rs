@@ -2,7 +2,9 @@
 
 use ragstats_core::allocation::allocate::{AllocateReport, Compared};
 
-use super::super::common::{csv_num, fixed, num, undefined_because, Table, UNDEFINED};
+use ragstats_core::table::Cell;
+
+use super::super::common::{fixed, num, undefined_because, Table, UNDEFINED};
 use super::{AllocateOutput, MasterStratum};
 
 /// The allocations table, the pairs, and for an unbalanced master panel its note.
@@ -26,17 +28,17 @@ pub(super) fn csv(report: &AllocateReport) -> Table {
         "resolved",
     ]);
     let mut push = |a: &str, b: &str, what: String, c: &Compared| {
-        t.row(vec![
-            a.to_string(),
-            b.to_string(),
-            what,
-            csv_num(c.value),
-            csv_num(c.ci[0]),
-            csv_num(c.ci[1]),
+        t.row([
+            Cell::text(a),
+            Cell::text(b),
+            Cell::text(what),
+            Cell::num(c.value),
+            Cell::num(c.ci[0]),
+            Cell::num(c.ci[1]),
             if c.value.is_finite() {
-                c.resolved.to_string()
+                Cell::text(c.resolved.to_string())
             } else {
-                String::new()
+                Cell::Undefined(None)
             },
         ])
     };

@@ -2,6 +2,8 @@
 
 use ragstats_core::costs::cost::{CostReport, Totals};
 
+use ragstats_core::table::Cell;
+
 use super::super::common::{num, Table};
 
 /// One row per (arm, dataset) group, then the total.
@@ -25,13 +27,28 @@ pub(super) fn csv(r: &CostReport) -> Table {
     }
     let mut t = Table::new(&header);
     for g in r.groups.iter().chain(std::iter::once(&r.total)) {
-        t.row(cells(g, |v| v.to_string()));
+        let mut row = vec![Cell::text(&g.arm), Cell::text(&g.dataset)];
+        row.extend(
+            [
+                g.model_calls,
+                g.input_tokens,
+                g.cached_input_tokens,
+                g.output_tokens,
+                g.model_tokens,
+            ]
+            .map(Cell::Count),
+        );
+        row.push(Cell::num(g.model_usd));
+        row.push(Cell::Count(g.search_requests));
+        row.extend(g.total_usd.iter().map(|&v| Cell::num(v)));
+        t.row(row);
     }
     t
 }
 
-/// One group's row: counts as integers, dollars through `usd`.
-fn cells(g: &Totals, usd: impl Fn(f64) -> String) -> Vec<String> {
+/// One group's table row: counts as integers, dollars with 4 decimals.
+fn cells(g: &Totals) -> Vec<String> {
+    let usd = |v: f64| format!("{v:.4}");
     let mut row = vec![
         g.arm.clone(),
         g.dataset.clone(),
@@ -66,7 +83,7 @@ pub(super) fn text(r: &CostReport) -> String {
     let h: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
     let mut t = Table::new(&h);
     for g in r.groups.iter().chain(std::iter::once(&r.total)) {
-        t.row(cells(g, |v| format!("{v:.4}")));
+        t.row(cells(g));
     }
     let mut out = t.to_text();
     let u = &r.unit_costs;

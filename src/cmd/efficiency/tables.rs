@@ -2,8 +2,9 @@
 
 use ragstats_core::allocation::one_read::{OneReadReport, ScopeResult};
 use ragstats_core::allocation::one_read_ledger::direct_ratio_reason;
+use ragstats_core::table::Cell;
 
-use super::super::common::{csv_num, design_cells, fixed, num, opt_num, undefined_because, Table};
+use super::super::common::{design_cells, fixed, num, opt_num, undefined_because, Table};
 use super::EfficiencyOutput;
 
 /// The tables of one analysis (`--format table`).
@@ -59,61 +60,67 @@ pub(super) fn json(o: &EfficiencyOutput) -> serde_json::Value {
 
 /// The CSV cells R*, best R, loss % and its interval ends (empty where undefined), shared
 /// by the fixed-T, combined and fixed-Q rows.
-fn loss_csv(e: Option<(f64, u32, f64)>, ci: Option<[f64; 2]>) -> [String; 5] {
-    let o = |v: Option<f64>| v.map(csv_num).unwrap_or_default();
+fn loss_csv(e: Option<(f64, u32, f64)>, ci: Option<[f64; 2]>) -> [Cell; 5] {
+    let o = |v: Option<f64>| v.map_or(Cell::Missing, Cell::num);
     [
         o(e.map(|e| e.0)),
-        o(e.map(|e| f64::from(e.1))),
+        e.map_or(Cell::Missing, |e| Cell::Count(e.1.into())),
         o(e.map(|e| e.2)),
         o(ci.map(|c| c[0])),
         o(ci.map(|c| c[1])),
     ]
 }
 
-fn csv_rows(r: &OneReadReport) -> Vec<Vec<String>> {
+/// A scope's CSV row of one analysis: its design, unit costs, loss and method.
+fn scope_csv(
+    r: &OneReadReport,
+    analysis: &str,
+    s: &ScopeResult,
+    loss: Option<(f64, u32, f64)>,
+    ci: Option<[f64; 2]>,
+) -> Vec<Cell> {
+    let mut row = vec![Cell::text(analysis)];
+    row.extend(scope_design(s).into_iter().map(Cell::Raw));
+    row.extend([
+        Cell::num(s.unit_costs.trajectory),
+        Cell::num(s.unit_costs.read),
+    ]);
+    row.extend(loss_csv(loss, ci));
+    row.extend(method_cell(r, s).map(Cell::Text));
+    row
+}
+
+fn csv_rows(r: &OneReadReport) -> Vec<Vec<Cell>> {
     let mut rows = Vec::new();
     for s in &r.strata {
         let e = s.fixed_t.as_ref();
-        let mut row = vec!["fixed_t".to_string()];
-        row.extend(scope_design(s));
-        row.extend([csv_num(s.unit_costs.trajectory), csv_num(s.unit_costs.read)]);
-        row.extend(loss_csv(
-            e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
-            s.fixed_t_loss_ci,
-        ));
-        row.extend(method_cell(r, s));
-        rows.push(row);
+        let loss = e.map(|e| (e.r_star, e.r_best, e.loss_percent));
+        rows.push(scope_csv(r, "fixed_t", s, loss, s.fixed_t_loss_ci));
     }
     let c = &r.combined;
     let e = c.fixed_t.as_ref();
     let (t, rd) = common_design(r);
-    rows.push(vec![
-        "fixed_t".into(),
-        "combined".into(),
-        c.questions.to_string(),
-        t.unwrap_or_default(),
-        rd.unwrap_or_default(),
-        String::new(),
-        String::new(),
-    ]);
-    rows.last_mut().expect("just pushed").extend(loss_csv(
+    let mut row = vec![
+        Cell::text("fixed_t"),
+        Cell::text("combined"),
+        Cell::Count(c.questions as u64),
+        t.map_or(Cell::Missing, Cell::Raw),
+        rd.map_or(Cell::Missing, Cell::Raw),
+        Cell::Missing,
+        Cell::Missing,
+    ];
+    row.extend(loss_csv(
         e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
         c.loss_ci,
     ));
     if r.unbalanced {
-        rows.last_mut().expect("just pushed").push(String::new());
+        row.push(Cell::Missing);
     }
+    rows.push(row);
     for s in r.scopes() {
         let e = s.efficiency.as_ref();
-        let mut row = vec!["fixed_q".to_string()];
-        row.extend(scope_design(s));
-        row.extend([csv_num(s.unit_costs.trajectory), csv_num(s.unit_costs.read)]);
-        row.extend(loss_csv(
-            e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
-            s.loss_ci,
-        ));
-        row.extend(method_cell(r, s));
-        rows.push(row);
+        let loss = e.map(|e| (e.r_star, e.r_best, e.loss_percent));
+        rows.push(scope_csv(r, "fixed_q", s, loss, s.loss_ci));
     }
     rows
 }
