@@ -558,3 +558,54 @@ fn library_allocate_prices_each_allocation_from_the_ledger() {
         assert!(err.is_err());
     }
 }
+
+/// `OneReadReport::undefined` on the fixture with every score set to 0.5: the reasons
+/// `harden_nan::efficiency_on_constant_scores_is_undefined_with_its_reason` checks in the
+/// CLI's output, from the report itself.
+#[test]
+fn library_efficiency_says_why_constant_scores_are_undefined() {
+    use ragstats_core::allocation::one_read_ledger::{
+        direct_ratio_reason, efficiency_of_panel, EfficiencySettings,
+    };
+    use ragstats_core::costs::cost::{Budget, PricedLedger};
+    use ragstats_core::resample::CpuBackend;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut panel, entries, path) = loaded(&dir, Some("rrf"));
+    for s in &mut panel.strata {
+        s.y.iter_mut().for_each(|y| *y = 0.5);
+    }
+    let ledger = PricedLedger {
+        entries: &entries,
+        path: &path,
+        prices: None,
+        prices_path: None,
+    };
+    let settings = EfficiencySettings {
+        budget: Budget::Tokens,
+        max_reads: 10,
+        seed: 1,
+        replicates: 20,
+        confidence: 0.95,
+    };
+    let r = efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
+    let reason = "the scores do not vary (every variance component is 0), so SE^2 x cost is 0 at every R and the loss is 0/0";
+    let u = r.undefined();
+    let got: Vec<(&str, &str, &str)> = u
+        .iter()
+        .map(|n| (n.scope.as_str(), n.field, n.reason.as_str()))
+        .take(2)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("d", "fixed_t", reason),
+            ("combined", "fixed_t", "the loss is undefined in d")
+        ]
+    );
+    let d = r.direct.unwrap();
+    assert!(d.ratio.is_nan() && d.se_one_read == 0.0 && d.se_two_reads == 0.0);
+    assert_eq!(
+        direct_ratio_reason(d.se_one_read, d.se_two_reads),
+        "both SEs are 0 (the scores do not vary), so the ratio is 0/0"
+    );
+}
