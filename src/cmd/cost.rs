@@ -1,15 +1,21 @@
-//! `stats cost`: tokens, fees and unit costs of a cost ledger.
+//! `stats cost`: tokens, fees and unit costs of a cost ledger. The accounting is
+//! [`ragstats_core::costs::cost::cost_report`]; this file parses the flags (the search-price
+//! sweep, [`parse_sweep`]) and renders the report.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ragstats_core::costs::cost::{
-    account, bill, for_selector, ledger_selectors, parse_sweep, CostReport, Totals,
+    cost_report, ledger_selectors, CostReport, CostSettings, PricedLedger,
 };
-use ragstats_core::ledger::{check_price, read_ledger, Prices};
+use ragstats_core::io::clip;
+use ragstats_core::ledger::{check_price, read_ledger, Entry, Prices, MAX_SWEEP_PRICES};
 use ragstats_core::panel::SelectorChoice;
 
-use super::common::{num, print_json, print_sections, write_csv, By, Format, Table};
+use super::common::{print_json, By, Format, Table};
+use super::render::{emit, Rendered, Sections};
 use super::UsageError;
+
+mod tables;
 
 /// Flags of `stats cost`.
 #[derive(Debug, clap::Args)]
@@ -41,40 +47,98 @@ pub fn price_flag(s: &str) -> Result<f64, String> {
     check_price("the price", v)
 }
 
-/// Loads, bills and accounts a ledger: with `selector`, only that selector's rows and the
-/// rows no selector owns ([`for_selector`]).
+/// Parses a search-price sweep `START:STOP:STEP` (inclusive) or a comma list `0,0.5,1`.
+///
+/// # Errors
+/// A usage error for malformed or negative values or a non-positive step.
+pub fn parse_sweep(s: &str) -> Result<Vec<f64>, UsageError> {
+    let bad = || {
+        UsageError(format!("--search-price '{}': expected START:STOP:STEP (e.g. 0:1:0.25) or a list like 0,0.5,1 (USD per 1,000 requests)", clip(s)))
+    };
+    let nums = |parts: Vec<&str>| -> Result<Vec<f64>, UsageError> {
+        parts
+            .iter()
+            .map(|p| {
+                let v = p.trim().parse::<f64>().map_err(|_| bad())?;
+                check_price("--search-price", v).map_err(UsageError)
+            })
+            .collect()
+    };
+    let too_many = |n: f64| {
+        UsageError(format!(
+            "--search-price '{}' holds {n:.0} prices; at most {MAX_SWEEP_PRICES} are allowed",
+            clip(s)
+        ))
+    };
+    if s.contains(':') {
+        let v = nums(s.split(':').collect())?;
+        let [a, b, step] = v[..] else {
+            return Err(bad());
+        };
+        if step <= 0.0 || b < a {
+            return Err(bad());
+        }
+        // Counted in f64 and bounded before anything is allocated (never NaN: a, b and step
+        // are finite and step > 0; an infinite count is refused here too).
+        let n = ((b - a) / step + 1e-9).floor();
+        if n >= MAX_SWEEP_PRICES as f64 {
+            return Err(too_many(n + 1.0));
+        }
+        Ok((0..=n as usize).map(|i| a + i as f64 * step).collect())
+    } else {
+        let n = s.split(',').count();
+        if n > MAX_SWEEP_PRICES {
+            return Err(too_many(n as f64));
+        }
+        nums(s.split(',').collect())
+    }
+}
+
+/// Loads a ledger and its prices and accounts it ([`cost_report`]): with `selector`, only
+/// that selector's rows and the rows no selector owns. Returns the prices too.
 pub fn load(
-    ledger: &std::path::Path,
-    prices_path: Option<&std::path::Path>,
+    ledger: &Path,
+    prices_path: Option<&Path>,
     sweep: Option<&str>,
     selector: Option<&str>,
 ) -> anyhow::Result<(CostReport, Option<Prices>)> {
-    let entries = for_selector(read_ledger(ledger)?, selector, ledger)?;
+    let entries = read_ledger(ledger)?;
     let prices = prices_path.map(Prices::read).transpose()?;
-    let bills = bill(&entries, prices.as_ref(), ledger, prices_path)?;
-    let sweep = match sweep {
-        Some(s) => parse_sweep(s)?,
-        None => match &prices {
-            Some(p) if !p.search.sweep_usd_per_1000.is_empty() => {
-                p.search.sweep_usd_per_1000.clone()
-            }
-            Some(p) => vec![p.search.usd_per_1000],
-            None => vec![],
-        },
+    let settings = CostSettings {
+        search_prices: sweep.map(parse_sweep).transpose()?,
+        selector: selector.map(String::from),
     };
-    let point = prices
-        .as_ref()
-        .map(|p| p.search.usd_per_1000)
-        .unwrap_or(0.0);
-    Ok((
-        account(&entries, &bills, &sweep, point, prices.is_some()),
+    let report = cost_report(
+        &priced(&entries, ledger, prices.as_ref(), prices_path),
+        &settings,
+    )?;
+    Ok((report, prices))
+}
+
+fn priced<'a>(
+    entries: &'a [Entry],
+    path: &'a Path,
+    prices: Option<&'a Prices>,
+    prices_path: Option<&'a Path>,
+) -> PricedLedger<'a> {
+    PricedLedger {
+        entries,
+        path,
         prices,
-    ))
+        prices_path,
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.by != Some(By::Selector) {
-        return run_one(&args, None);
+        let out = compute(&args, None)?;
+        // serde of the report keeps its fields in declaration order, as `stats cost` has
+        // always printed them (a `serde_json::Value`, as in sections, sorts them).
+        if args.format == Format::Json {
+            print_json(&out.report)?;
+            return Ok(out.exit_code());
+        }
+        return emit(&out, args.format);
     }
     let names = ledger_selectors(&read_ledger(&args.ledger)?);
     if names.is_empty() {
@@ -91,155 +155,63 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if names.len() > 1 {
         choices.push((SelectorChoice::AVERAGE.into(), None));
     }
-    let mut sections = Vec::new();
-    for (name, selector) in choices {
-        let (_, bytes) = super::out::capture(|| run_one(&args, selector))?;
-        sections.push((name, bytes));
-    }
-    print_sections("selector", &sections, args.format)?;
-    Ok(0)
+    let items = choices
+        .into_iter()
+        .map(|(name, selector)| Ok((name, Box::new(compute(&args, selector)?) as _)))
+        .collect::<anyhow::Result<_>>()?;
+    let sections = Sections {
+        by: "selector".into(),
+        items,
+    };
+    emit(&sections, args.format)
 }
 
-/// The report of one selector's rows (`None`: every row).
-fn run_one(args: &Args, selector: Option<&str>) -> anyhow::Result<u8> {
-    let (r, _) = load(
+/// What `stats cost` found in a ledger (one selector's rows of it).
+pub struct CostOutput {
+    pub report: CostReport,
+}
+
+/// Loads the ledger and prices `args` names and accounts the rows of `selector` (`None`:
+/// every row).
+pub fn compute(args: &Args, selector: Option<&str>) -> anyhow::Result<CostOutput> {
+    let (report, _) = load(
         &args.ledger,
         args.prices.as_deref(),
         args.search_price.as_deref(),
         selector,
     )?;
-    match args.format {
-        Format::Json => print_json(&r)?,
-        Format::Csv => {
-            let mut header: Vec<String> = [
-                "arm",
-                "dataset",
-                "model_calls",
-                "input_tokens",
-                "cached_input_tokens",
-                "output_tokens",
-                "model_tokens",
-                "model_usd",
-                "search_requests",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-            for p in &r.search_prices {
-                header.push(format!("total_usd_at_search_{p}"));
-            }
-            let rows: Vec<Vec<String>> = r
-                .groups
-                .iter()
-                .chain(std::iter::once(&r.total))
-                .map(|g| cells(g, |v| v.to_string()))
-                .collect();
-            let h: Vec<&str> = header.iter().map(|s| s.as_str()).collect();
-            write_csv(&h, &rows)?;
-        }
-        Format::Table => out!("{}", table(&r)),
-    }
-    Ok(0)
+    Ok(CostOutput { report })
 }
 
-/// One group's row: counts as integers, dollars through `usd`.
-fn cells(g: &Totals, usd: impl Fn(f64) -> String) -> Vec<String> {
-    let mut row = vec![
-        g.arm.clone(),
-        g.dataset.clone(),
-        g.model_calls.to_string(),
-        g.input_tokens.to_string(),
-        g.cached_input_tokens.to_string(),
-        g.output_tokens.to_string(),
-        g.model_tokens.to_string(),
-        usd(g.model_usd),
-        g.search_requests.to_string(),
-    ];
-    row.extend(g.total_usd.iter().map(|&v| usd(v)));
-    row
+impl Rendered for CostOutput {
+    fn text(&self) -> String {
+        tables::text(&self.report)
+    }
+
+    fn csv(&self) -> Table {
+        tables::csv(&self.report)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.report).expect("a cost report serialises")
+    }
 }
 
-fn table(r: &CostReport) -> String {
-    let mut head = vec![
-        "arm".to_string(),
-        "dataset".into(),
-        "calls".into(),
-        "input tok".into(),
-        "cached tok".into(),
-        "output tok".into(),
-        "model tok".into(),
-        "model USD".into(),
-        "searches".into(),
-    ];
-    for p in &r.search_prices {
-        head.push(format!("USD @{p}/1k"));
-    }
-    let h: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
-    let mut t = Table::new(&h);
-    for g in r.groups.iter().chain(std::iter::once(&r.total)) {
-        t.row(cells(g, |v| format!("{v:.4}")));
-    }
-    let mut out = t.to_text();
-    let u = &r.unit_costs;
-    if u.trajectory_note.is_some() || u.read_note.is_some() {
-        // Say which unit cost this ledger gives, and why the other is not a figure.
-        out.push_str("\nunit costs:\n");
-        let price = |x: f64| {
-            u.usd
-                .as_ref()
-                .map(|_| {
-                    format!(
-                        " (${} with search at ${}/1k requests)",
-                        num(x),
-                        u.search_usd_per_1000
-                    )
-                })
-                .unwrap_or_default()
-        };
-        let usd = u.usd.unwrap_or(ragstats_core::costs::cost::UnitCostPair {
-            trajectory: f64::NAN,
-            read: f64::NAN,
-        });
-        match &u.trajectory_note {
-            Some(n) => out.push_str(&format!("  c_T: not computed: {n}\n")),
-            None => out.push_str(&format!(
-                "  c_T = {} tokens over {} trajectories{}\n",
-                num(u.tokens.trajectory),
-                u.trajectories,
-                price(usd.trajectory)
-            )),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_are_ranges_or_lists() {
+        assert_eq!(
+            parse_sweep("0:1:0.25").unwrap(),
+            [0.0, 0.25, 0.5, 0.75, 1.0]
+        );
+        assert_eq!(parse_sweep("0, 0.5,1").unwrap(), [0.0, 0.5, 1.0]);
+        for bad in ["1:0:0.5", "0:1:0", "0:1", "a,b", "-1"] {
+            assert!(parse_sweep(bad).is_err(), "{bad}");
         }
-        match &u.read_note {
-            Some(n) => out.push_str(&format!("  c_R: not computed: {n}\n")),
-            None => out.push_str(&format!(
-                "  c_R = {} tokens over {} reads{}\n",
-                num(u.tokens.read),
-                u.reads,
-                price(usd.read)
-            )),
-        }
-    } else {
-        out.push_str(&format!(
-            "\nunit costs over {} trajectories and {} reads (both arms):\n  c_T = {} tokens, c_R = {} tokens\n",
-            u.trajectories,
-            u.reads,
-            num(u.tokens.trajectory),
-            num(u.tokens.read)
-        ));
+        let e = parse_sweep("0:20000:1").unwrap_err().to_string();
+        assert!(e.contains("holds 20001 prices; at most 10000"), "{e}");
     }
-    if let (Some(d), None, None) = (&u.usd, &u.trajectory_note, &u.read_note) {
-        out.push_str(&format!(
-            "  c_T = ${} , c_R = ${}  (search at ${}/1k requests)\n",
-            num(d.trajectory),
-            num(d.read),
-            u.search_usd_per_1000
-        ));
-    }
-    if r.total.unknown_token_rows > 0 {
-        out.push_str(&format!(
-            "note: {} rows had unknown (null) token counts and were billed as 0 tokens\n",
-            r.total.unknown_token_rows
-        ));
-    }
-    out
 }

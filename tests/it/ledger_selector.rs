@@ -364,3 +364,248 @@ fn a_seeded_slice_chooses_among_each_questions_own_labels() {
         }
     }
 }
+
+/// The panel and ledger of [`two_selectors`] loaded as the library takes them, with one
+/// selector (`None`: the selector average).
+fn loaded(
+    dir: &tempfile::TempDir,
+    selector: Option<&str>,
+) -> (
+    ragstats_core::panel::Panel,
+    Vec<ragstats_core::ledger::Entry>,
+    std::path::PathBuf,
+) {
+    use ragstats_core::panel::{load_panel, LoadOptions, SelectorChoice};
+    let (panel, ledger) = two_selectors(dir);
+    let choice = selector.map_or(SelectorChoice::Average, |s| SelectorChoice::One(s.into()));
+    let panel = load_panel(
+        std::path::Path::new(&panel),
+        &LoadOptions {
+            selector: Some(choice),
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    let entries = ragstats_core::ledger::read_ledger(std::path::Path::new(&ledger)).unwrap();
+    (panel, entries, ledger.into())
+}
+
+/// `efficiency_of_panel` called directly: the unit costs by hand above (rrf: c_T = 100,
+/// c_R = 50; the average: c_R = 930 / 12 = 77.5), and the direct check's panel costs as
+/// billed, C₁ = 6 trajectories × 100 + their read 0 and C₂ = the same + reads 0 and 1
+/// (rrf: 600 + 6 × 50 = 900 and 600 + 12 × 50 = 1,200). Dollars need prices.
+#[test]
+fn library_efficiency_prices_the_panel_from_its_ledger() {
+    use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
+    use ragstats_core::costs::cost::{Budget, PricedLedger};
+    use ragstats_core::resample::CpuBackend;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = EfficiencySettings {
+        budget: Budget::Tokens,
+        max_reads: 10,
+        seed: 1,
+        replicates: 50,
+        confidence: 0.95,
+    };
+    for (selector, c_r, c1, c2) in [
+        (Some("rrf"), 50.0, 900.0, 1200.0),
+        // The average: read 0 is 5 × 80 + the shared call of 50 once = 450; both reads 930.
+        (None, 77.5, 600.0 + 450.0, 600.0 + 930.0),
+    ] {
+        let (panel, entries, path) = loaded(&dir, selector);
+        let ledger = PricedLedger {
+            entries: &entries,
+            path: &path,
+            prices: None,
+            prices_path: None,
+        };
+        let r =
+            efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
+        let u = r.strata[0].unit_costs;
+        assert!(
+            close(u.trajectory, 100.0) && close(u.read, c_r),
+            "{selector:?}: {u:?}"
+        );
+        let d = r.direct.as_ref().unwrap();
+        assert!(
+            close(d.cost_one_read, c1),
+            "{selector:?}: {}",
+            d.cost_one_read
+        );
+        assert!(
+            close(d.cost_two_reads, c2),
+            "{selector:?}: {}",
+            d.cost_two_reads
+        );
+        assert_eq!(r.max_reads, 10);
+        assert!(!r.unbalanced);
+        let usd = EfficiencySettings {
+            budget: Budget::Usd {
+                search_usd_per_1000: None,
+            },
+            ..settings
+        };
+        let err =
+            efficiency_of_panel(&panel, &ledger, &usd, &CpuBackend::new(), &|_| {}).unwrap_err();
+        assert_eq!(err.to_string(), "--currency usd needs --prices FILE");
+    }
+}
+
+/// `cost_report` called directly, with the numbers of
+/// `cost_reports_each_selector_then_the_average`: planner calls 6 × 100 = 600 tokens; rr's
+/// reads 380 (c_R = 380 / 12), the average's 930 (c_R = 77.5); 6 trajectories, 12 reads.
+#[test]
+fn library_cost_report_accounts_one_selector_or_all() {
+    use ragstats_core::costs::cost::{cost_report, CostSettings, PricedLedger};
+    let dir = tempfile::tempdir().unwrap();
+    let (_, entries, path) = loaded(&dir, None);
+    let ledger = PricedLedger {
+        entries: &entries,
+        path: &path,
+        prices: None,
+        prices_path: None,
+    };
+    for (selector, tokens, c_r) in [(Some("rr"), 980, 380.0 / 12.0), (None, 1530, 77.5)] {
+        let r = cost_report(
+            &ledger,
+            &CostSettings {
+                search_prices: Some(vec![0.0, 2.0]),
+                selector: selector.map(String::from),
+            },
+        )
+        .unwrap();
+        assert_eq!(r.total.model_tokens, tokens, "{selector:?}");
+        // 6 unique searches: no model fees without prices, 6 × 2 / 1000 at $2 per 1,000.
+        assert_eq!(r.search_prices, [0.0, 2.0]);
+        assert_eq!(r.total.search_requests, 6);
+        assert!(
+            close(r.total.total_usd[1], 0.012),
+            "{:?}",
+            r.total.total_usd
+        );
+        let u = &r.unit_costs;
+        assert_eq!((u.trajectories, u.reads), (6, 12));
+        assert!(close(u.tokens.trajectory, 100.0) && close(u.tokens.read, c_r));
+        assert_eq!(u.usd, None);
+    }
+    // Without a sweep and without prices there are no search prices to total at.
+    let r = cost_report(&ledger, &CostSettings::default()).unwrap();
+    assert!(r.search_prices.is_empty() && r.total.total_usd.is_empty());
+}
+
+/// `allocate` called directly, with the numbers of `allocate_bills_the_analysed_selector`:
+/// the full design 3:2:2 costs 600 + 600 tokens for rrf and 600 + 930 for the average;
+/// 3:1:1 takes trajectory 0 with read 0 of each question: 3 × 100 + 3 × 50 for rrf.
+#[test]
+fn library_allocate_prices_each_allocation_from_the_ledger() {
+    use ragstats_core::allocation::allocate::{allocate, AllocateSettings, AllocationSpec};
+    use ragstats_core::costs::cost::PricedLedger;
+    use ragstats_core::ledger::Prices;
+    use ragstats_core::resample::CpuBackend;
+    let dir = tempfile::tempdir().unwrap();
+    let prices_path = write(&dir, "prices.toml", "[models.m]\ninput = 1\noutput = 1\n");
+    let prices = Prices::read(&prices_path).unwrap();
+    let specs: Vec<AllocationSpec> = ["A=3:2:2", "B=3:1:1"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let settings = AllocateSettings {
+        search_prices: Some(vec![0.0]),
+        seed: 1,
+        replicates: 50,
+        confidence: 0.95,
+        ..AllocateSettings::default()
+    };
+    for (selector, a, b) in [
+        (Some("rrf"), 1200.0, 450.0),
+        // The average's 3:1:1: q0's read 0 is the shared call of 50, q1's and q2's 40 + 40.
+        (None, 1530.0, 300.0 + 50.0 + 2.0 * 80.0),
+    ] {
+        let (panel, entries, path) = loaded(&dir, selector);
+        let mut ledger = PricedLedger {
+            entries: &entries,
+            path: &path,
+            prices: Some(&prices),
+            prices_path: Some(&prices_path),
+        };
+        let r = allocate(
+            &panel,
+            &specs,
+            &ledger,
+            &settings,
+            &CpuBackend::new(),
+            &|_| {},
+        )
+        .unwrap();
+        let tokens: Vec<f64> = r.allocations.iter().map(|x| x.model_tokens).collect();
+        assert!(
+            close(tokens[0], a) && close(tokens[1], b),
+            "{selector:?}: {tokens:?}"
+        );
+        // At $1 per 1M tokens and searches at $0 the fees are the tokens / 10⁶.
+        assert!(close(r.allocations[0].fees_usd[0], a / 1e6));
+        assert_eq!(r.pairs.len(), 1);
+        assert_eq!((r.pairs[0].a.as_str(), r.pairs[0].b.as_str()), ("A", "B"));
+        ledger.prices = None;
+        let err = allocate(
+            &panel,
+            &specs,
+            &ledger,
+            &settings,
+            &CpuBackend::new(),
+            &|_| {},
+        );
+        assert!(err.is_err());
+    }
+}
+
+/// `OneReadReport::undefined` on the fixture with every score set to 0.5: the reasons
+/// `harden_nan::efficiency_on_constant_scores_is_undefined_with_its_reason` checks in the
+/// CLI's output, from the report itself.
+#[test]
+fn library_efficiency_says_why_constant_scores_are_undefined() {
+    use ragstats_core::allocation::one_read_ledger::{
+        direct_ratio_reason, efficiency_of_panel, EfficiencySettings,
+    };
+    use ragstats_core::costs::cost::{Budget, PricedLedger};
+    use ragstats_core::resample::CpuBackend;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut panel, entries, path) = loaded(&dir, Some("rrf"));
+    for s in &mut panel.strata {
+        s.y.iter_mut().for_each(|y| *y = 0.5);
+    }
+    let ledger = PricedLedger {
+        entries: &entries,
+        path: &path,
+        prices: None,
+        prices_path: None,
+    };
+    let settings = EfficiencySettings {
+        budget: Budget::Tokens,
+        max_reads: 10,
+        seed: 1,
+        replicates: 20,
+        confidence: 0.95,
+    };
+    let r = efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
+    let reason = "the scores do not vary (every variance component is 0), so SE^2 x cost is 0 at every R and the loss is 0/0";
+    let u = r.undefined();
+    let got: Vec<(&str, &str, &str)> = u
+        .iter()
+        .map(|n| (n.scope.as_str(), n.field, n.reason.as_str()))
+        .take(2)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("d", "fixed_t", reason),
+            ("combined", "fixed_t", "the loss is undefined in d")
+        ]
+    );
+    let d = r.direct.unwrap();
+    assert!(d.ratio.is_nan() && d.se_one_read == 0.0 && d.se_two_reads == 0.0);
+    assert_eq!(
+        direct_ratio_reason(d.se_one_read, d.se_two_reads),
+        "both SEs are 0 (the scores do not vary), so the ratio is 0/0"
+    );
+}

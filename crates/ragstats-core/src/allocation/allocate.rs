@@ -20,9 +20,9 @@
 use serde::Serialize;
 
 use crate::components::forecast::split_questions;
-use crate::costs::cost::CellCosts;
+use crate::costs::cost::{CellCosts, Currency, PricedLedger};
 use crate::costs::panel_costs::{prefix_cost, question_costs};
-use crate::panel::{Stratum, StratumStats};
+use crate::panel::{Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::percentile_interval;
@@ -389,4 +389,95 @@ pub fn compare(
         allocations: results,
         pairs,
     })
+}
+/// Settings of [`allocate`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AllocateSettings {
+    /// Take questions in a seeded shuffled order ([`question_order`]); `None`: file order.
+    pub order_seed: Option<u64>,
+    /// Search prices (USD per 1,000 requests) to compare fees at; `None`: the prices file's
+    /// sweep, else its point price.
+    pub search_prices: Option<Vec<f64>>,
+    /// Seed of the paired question bootstrap.
+    pub seed: u64,
+    /// Bootstrap replicates.
+    pub replicates: u32,
+    /// Confidence of the central percentile intervals, in (0, 1).
+    pub confidence: f64,
+}
+
+/// `stats allocate` as one call: the allocations `specs` of the master `panel` compared
+/// ([`compare`]) with their costs from `ledger` (with one selector analysed, only the rows
+/// it pays for): the ledger's rows are billed with its prices and priced per cell in
+/// tokens, model dollars (search at 0) and search requests, so the fees at any search
+/// price p are model dollars + p/1000 × searches.
+///
+/// # Errors
+/// [`Error::Usage`] without prices; the errors of [`crate::costs::cost::for_selector`],
+/// [`crate::costs::cost::bill`], [`CellCosts::new`] and [`compare`].
+pub fn allocate(
+    panel: &Panel,
+    specs: &[AllocationSpec],
+    ledger: &PricedLedger<'_>,
+    settings: &AllocateSettings,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<AllocateReport> {
+    let Some(prices) = ledger.prices else {
+        return Err(Error::Usage(
+            "comparing allocations on fees needs prices".into(),
+        ));
+    };
+    let (entries, bills) = ledger.billed(panel.selector.as_deref())?;
+    let sweep = match &settings.search_prices {
+        Some(s) => s.clone(),
+        None if !prices.search.sweep_usd_per_1000.is_empty() => {
+            prices.search.sweep_usd_per_1000.clone()
+        }
+        None => vec![prices.search.usd_per_1000],
+    };
+    let cells = |c| CellCosts::new(&entries, &bills, c, ledger.path);
+    let (tok, usd, searches) = (
+        cells(Currency::Tokens)?,
+        cells(Currency::Usd {
+            search_usd_per_1000: 0.0,
+        })?,
+        cells(Currency::Searches)?,
+    );
+    let order = question_order(&panel.strata, settings.order_seed);
+    compare(
+        &panel.strata,
+        specs,
+        &order,
+        &[&tok, &usd, &searches],
+        &sweep,
+        ledger.path,
+        backend,
+        settings.seed,
+        settings.replicates,
+        settings.confidence,
+        progress,
+    )
+}
+
+impl AllocateReport {
+    /// Why a pair's comparisons are undefined (`null`), if any is: a reduction or ratio of
+    /// SEs that are 0 (the scores of B do not vary), or an SE or cost that is not positive
+    /// and finite.
+    pub fn pair_undefined(&self, p: &PairResult) -> Option<String> {
+        let all = std::iter::once(&p.se_reduction)
+            .chain(std::iter::once(&p.var_x_tokens_ratio))
+            .chain(&p.var_x_fees_ratio);
+        if all.clone().all(|c| c.value.is_finite()) {
+            return None;
+        }
+        let se = |n: &str| self.allocations.iter().find(|a| a.name == n).map(|a| a.se);
+        Some(match se(&p.b) {
+            Some(0.0) => format!(
+                "the measured SE of {} is 0 (the scores do not vary), so reductions and ratios against it are undefined",
+                p.b
+            ),
+            _ => "an SE or a cost is not positive and finite".into(),
+        })
+    }
 }

@@ -82,13 +82,7 @@ pub struct CombinedFixedT {
     pub r_star_ci: Option<[f64; 2]>,
 }
 
-/// Reader cost of one question in a one-read panel (read 0 as billed) and in a two-read
-/// panel (reads 0 and 1 as billed), all trajectories.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ReadCosts {
-    pub one: f64,
-    pub two: f64,
-}
+pub use crate::costs::panel_costs::ReadCosts;
 
 /// The direct check of one pair of reads.
 #[derive(Debug, Clone, Serialize)]

@@ -27,7 +27,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::io::clip;
-use crate::ledger::{check_price, CallKind, Entry, Label, Prices, MAX_SWEEP_PRICES};
+use crate::ledger::{CallKind, Entry, Label, Prices};
 use crate::{Error, Result};
 
 /// A label's text, if present.
@@ -504,50 +504,100 @@ pub fn account(
     }
 }
 
-/// Parses a search-price sweep `START:STOP:STEP` (inclusive) or a comma list `0,0.5,1`.
+/// Settings of [`cost_report`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CostSettings {
+    /// The search prices (USD per 1,000 requests) to total the fees at; `None`: the prices
+    /// file's sweep, else its point price, else none.
+    pub search_prices: Option<Vec<f64>>,
+    /// Account only this selector's rows and the rows no selector owns ([`for_selector`]);
+    /// `None`: every row.
+    pub selector: Option<String>,
+}
+
+/// The `stats cost` report of a loaded ledger: its rows for `settings.selector` billed
+/// ([`bill`]) and accounted ([`account`]) per (arm, dataset) and in total, with fees at
+/// each search price and the unit costs c_T and c_R (in dollars with search at the prices
+/// file's point price).
 ///
 /// # Errors
-/// [`Error::Usage`] for malformed or negative values or a non-positive step.
-pub fn parse_sweep(s: &str) -> Result<Vec<f64>> {
-    let bad = || {
-        Error::Usage(format!("--search-price '{}': expected START:STOP:STEP (e.g. 0:1:0.25) or a list like 0,0.5,1 (USD per 1,000 requests)", clip(s)))
+/// Those of [`for_selector`] and [`bill`].
+pub fn cost_report(ledger: &PricedLedger<'_>, settings: &CostSettings) -> Result<CostReport> {
+    let (entries, bills) = ledger.billed(settings.selector.as_deref())?;
+    let sweep = match (&settings.search_prices, ledger.prices) {
+        (Some(s), _) => s.clone(),
+        (None, Some(p)) if !p.search.sweep_usd_per_1000.is_empty() => {
+            p.search.sweep_usd_per_1000.clone()
+        }
+        (None, Some(p)) => vec![p.search.usd_per_1000],
+        (None, None) => vec![],
     };
-    let nums = |parts: Vec<&str>| -> Result<Vec<f64>> {
-        parts
-            .iter()
-            .map(|p| {
-                let v = p.trim().parse::<f64>().map_err(|_| bad())?;
-                check_price("--search-price", v).map_err(Error::Usage)
-            })
-            .collect()
-    };
-    let too_many = |n: f64| {
-        Error::Usage(format!(
-            "--search-price '{}' holds {n:.0} prices; at most {MAX_SWEEP_PRICES} are allowed",
-            clip(s)
-        ))
-    };
-    if s.contains(':') {
-        let v = nums(s.split(':').collect())?;
-        let [a, b, step] = v[..] else {
-            return Err(bad());
+    let point = ledger.prices.map_or(0.0, |p| p.search.usd_per_1000);
+    Ok(account(
+        &entries,
+        &bills,
+        &sweep,
+        point,
+        ledger.prices.is_some(),
+    ))
+}
+
+/// A loaded cost ledger, its prices if any, and the files they came from (error messages
+/// name them).
+#[derive(Debug, Clone, Copy)]
+pub struct PricedLedger<'a> {
+    pub entries: &'a [Entry],
+    pub path: &'a Path,
+    pub prices: Option<&'a Prices>,
+    pub prices_path: Option<&'a Path>,
+}
+
+/// What a panel's budget is counted in, as asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    /// Model tokens (input + output); searches cost nothing.
+    Tokens,
+    /// US dollars: model fees plus search requests at `search_usd_per_1000` per 1,000
+    /// (when `None`, the prices file's `search.usd_per_1000`).
+    Usd { search_usd_per_1000: Option<f64> },
+}
+
+impl<'a> PricedLedger<'a> {
+    /// The rows `selector`'s analysis pays for ([`for_selector`]: with one selector, its
+    /// rows and the rows no selector owns; with `None`, every row), each with its bill.
+    ///
+    /// # Errors
+    /// Those of [`for_selector`] and [`bill`] (a model without a price, token sums that
+    /// overflow).
+    pub fn billed(&self, selector: Option<&str>) -> Result<(Vec<Entry>, Vec<Bill>)> {
+        let entries = for_selector(self.entries.to_vec(), selector, self.path)?;
+        let bills = bill(&entries, self.prices, self.path, self.prices_path)?;
+        Ok((entries, bills))
+    }
+
+    /// The ledger's per-cell costs in `budget` for `selector`'s analysis (see
+    /// [`PricedLedger::billed`]).
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for dollars without prices; those of [`for_selector`], [`bill`] and
+    /// [`CellCosts::new`] (a panel-cost row without its cell labels).
+    pub fn cell_costs(&self, selector: Option<&str>, budget: Budget) -> Result<CellCosts> {
+        let entries = for_selector(self.entries.to_vec(), selector, self.path)?;
+        if matches!(budget, Budget::Usd { .. }) && self.prices.is_none() {
+            return Err(Error::Usage("--currency usd needs --prices FILE".into()));
+        }
+        let bills = bill(&entries, self.prices, self.path, self.prices_path)?;
+        let currency = match budget {
+            Budget::Tokens => Currency::Tokens,
+            Budget::Usd {
+                search_usd_per_1000,
+            } => Currency::Usd {
+                search_usd_per_1000: search_usd_per_1000
+                    .or(self.prices.map(|p| p.search.usd_per_1000))
+                    .unwrap_or(0.0),
+            },
         };
-        if step <= 0.0 || b < a {
-            return Err(bad());
-        }
-        // Counted in f64 and bounded before anything is allocated (never NaN: a, b and step
-        // are finite and step > 0; an infinite count is refused here too).
-        let n = ((b - a) / step + 1e-9).floor();
-        if n >= MAX_SWEEP_PRICES as f64 {
-            return Err(too_many(n + 1.0));
-        }
-        Ok((0..=n as usize).map(|i| a + i as f64 * step).collect())
-    } else {
-        let n = s.split(',').count();
-        if n > MAX_SWEEP_PRICES {
-            return Err(too_many(n as f64));
-        }
-        nums(s.split(',').collect())
+        CellCosts::new(&entries, &bills, currency, self.path)
     }
 }
 

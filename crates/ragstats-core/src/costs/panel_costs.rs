@@ -3,12 +3,88 @@
 //! Cells are matched by the file's labels (dataset, question, trajectory, read), each
 //! question with its own trajectories and reads ([`crate::panel::Stratum::cell_label`]), so
 //! unbalanced strata and labels unique per question are priced like balanced ones.
+//!
+//! From the per-cell costs of a loaded ledger ([`super::cost::PricedLedger::cell_costs`])
+//! come the costs of a whole panel as the one-read and planning analyses need them
+//! ([`balanced_panel_costs`], [`panel_trajectory_costs`]).
 
 use std::path::Path;
 
+use serde::Serialize;
+
 use super::cost::CellCosts;
-use crate::panel::Stratum;
+use crate::panel::{Panel, Stratum};
 use crate::{Error, Result};
+
+/// Reader cost of one question in a one-read panel (read 0 as billed) and in a two-read
+/// panel (reads 0 and 1 as billed), all trajectories.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ReadCosts {
+    pub one: f64,
+    pub two: f64,
+}
+
+/// A balanced panel's costs: per stratum each question's cost at the full design
+/// (`[stratum][question]`), and its [`ReadCosts`] (empty when some stratum has R < 2).
+pub type PanelCosts = (Vec<Vec<QuestionCost>>, Vec<Vec<ReadCosts>>);
+
+/// The costs of a balanced `panel` from its ledger's per-cell costs (see [`PanelCosts`]):
+/// question q's cost is the sum over its T trajectories of the trajectory cell and its R
+/// read cells; its one-read cost sums read 0 of each trajectory, its two-read cost reads 0
+/// and 1.
+///
+/// # Errors
+/// As [`question_costs`]: a panel cell the ledger has no rows for.
+pub fn balanced_panel_costs(panel: &Panel, cells: &CellCosts, ledger: &Path) -> Result<PanelCosts> {
+    let full = panel
+        .strata
+        .iter()
+        .map(|s| {
+            let traj: Vec<usize> = (0..s.t()).collect();
+            let reads: Vec<usize> = (0..s.r()).collect();
+            question_costs(s, cells, 0..s.q(), &traj, &reads, ledger)
+        })
+        .collect::<Result<_>>()?;
+    let reads = if panel.strata.iter().all(|s| s.r() >= 2) {
+        panel
+            .strata
+            .iter()
+            .map(|s| {
+                let traj: Vec<usize> = (0..s.t()).collect();
+                let one = question_costs(s, cells, 0..s.q(), &traj, &[0], ledger)?;
+                let two = question_costs(s, cells, 0..s.q(), &traj, &[0, 1], ledger)?;
+                Ok(one
+                    .iter()
+                    .zip(&two)
+                    .map(|(a, b)| ReadCosts {
+                        one: a.reads,
+                        two: b.reads,
+                    })
+                    .collect())
+            })
+            .collect::<Result<_>>()?
+    } else {
+        Vec::new()
+    };
+    Ok((full, reads))
+}
+
+/// The cost of every trajectory and read of every stratum of `panel` as they are in it
+/// (`[stratum][question][trajectory]`, balanced or not; see [`trajectory_costs`]).
+///
+/// # Errors
+/// As [`trajectory_costs`].
+pub fn panel_trajectory_costs(
+    panel: &Panel,
+    cells: &CellCosts,
+    ledger: &Path,
+) -> Result<Vec<Vec<Vec<TrajectoryCost>>>> {
+    panel
+        .strata
+        .iter()
+        .map(|s| trajectory_costs(s, cells, ledger))
+        .collect()
+}
 
 /// What one question of a sub-panel cost, both arms together.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

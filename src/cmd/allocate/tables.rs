@@ -1,0 +1,199 @@
+//! The text, CSV and JSON of `stats allocate`.
+
+use ragstats_core::allocation::allocate::{AllocateReport, Compared};
+
+use ragstats_core::table::Cell;
+
+use super::super::common::{fixed, num, undefined_because, Table, UNDEFINED};
+use super::{AllocateOutput, MasterStratum};
+
+/// The allocations table, the pairs, and for an unbalanced master panel its note.
+pub(super) fn text(o: &AllocateOutput) -> String {
+    let mut out = table(&o.report, &o.confidence, o.replicates, &o.adapter);
+    if let Some(m) = &o.master {
+        out.push_str(&unbalanced_note(m, &o.report));
+    }
+    out
+}
+
+/// One row per pair and statistic: value, interval, whether it is resolved.
+pub(super) fn csv(report: &AllocateReport) -> Table {
+    let mut t = Table::new(&[
+        "a",
+        "b",
+        "statistic",
+        "value",
+        "ci_low",
+        "ci_high",
+        "resolved",
+    ]);
+    let mut push = |a: &str, b: &str, what: String, c: &Compared| {
+        t.row([
+            Cell::text(a),
+            Cell::text(b),
+            Cell::text(what),
+            Cell::num(c.value),
+            Cell::num(c.ci[0]),
+            Cell::num(c.ci[1]),
+            if c.value.is_finite() {
+                Cell::text(c.resolved.to_string())
+            } else {
+                Cell::Undefined(None)
+            },
+        ])
+    };
+    for p in &report.pairs {
+        push(&p.a, &p.b, "se_reduction".into(), &p.se_reduction);
+        push(
+            &p.a,
+            &p.b,
+            "var_x_tokens_ratio".into(),
+            &p.var_x_tokens_ratio,
+        );
+        for (price, c) in report.search_prices.iter().zip(&p.var_x_fees_ratio) {
+            push(&p.a, &p.b, format!("var_x_fees_ratio@{price}"), c);
+        }
+    }
+    t
+}
+
+/// The report as serde writes it, with the run (backend, adapter, replicates, seed), the
+/// master design of an unbalanced panel, and each undefined pair's reason.
+pub(super) fn json(o: &AllocateOutput) -> serde_json::Value {
+    let report = &o.report;
+    let mut v = serde_json::to_value(report).expect("a report serialises");
+    v["backend"] = o.backend.clone().into();
+    v["adapter"] = o.adapter.clone().into();
+    v["replicates"] = o.replicates.into();
+    v["seed"] = o.seed.into();
+    if let Some(m) = &o.master {
+        let strata: Vec<serde_json::Value> = m
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "name": s.name,
+                    "method": "measured SE (no components)",
+                    "balanced": s.balanced,
+                    "shape": s.shape,
+                })
+            })
+            .collect();
+        v["master_design"] = serde_json::Value::Array(strata);
+    }
+    for (i, p) in report.pairs.iter().enumerate() {
+        if let Some(why) = report.pair_undefined(p) {
+            v["pairs"][i]["undefined"] = why.into();
+        }
+    }
+    v
+}
+
+fn table(r: &AllocateReport, pct: &str, reps: u32, adapter: &str) -> String {
+    let mut head = vec![
+        "allocation".to_string(),
+        "Q:T:R".into(),
+        "estimate".into(),
+        "SE".into(),
+        "model tokens".into(),
+    ];
+    for p in &r.search_prices {
+        head.push(format!("USD @{p}/1k"));
+    }
+    let h: Vec<&str> = head.iter().map(String::as_str).collect();
+    let mut t = Table::new(&h);
+    for a in &r.allocations {
+        let mut row = vec![
+            a.name.clone(),
+            format!("{}:{}:{}", a.questions, a.trajectories, a.reads),
+            num(a.estimate),
+            num(a.se),
+            format!("{:.0}", a.model_tokens),
+        ];
+        row.extend(a.fees_usd.iter().map(|f| format!("{f:.4}")));
+        t.row(row);
+    }
+    let mut out = t.to_text();
+    out.push_str(&format!(
+        "\npairs ({pct} bootstrap intervals, {reps} replicates with common random numbers on {adapter}):\n"
+    ));
+    let fmt = |c: &Compared, pct: bool| {
+        if !c.value.is_finite() {
+            return UNDEFINED.to_string();
+        }
+        let s = if pct {
+            format!(
+                "{:.1}% [{}%, {}%]",
+                100.0 * c.value,
+                fixed(100.0 * c.ci[0], 1),
+                fixed(100.0 * c.ci[1], 1)
+            )
+        } else {
+            format!(
+                "{:.3} [{}, {}]",
+                c.value,
+                fixed(c.ci[0], 3),
+                fixed(c.ci[1], 3)
+            )
+        };
+        format!("{s}{}", if c.resolved { "" } else { " unresolved" })
+    };
+    for p in &r.pairs {
+        out.push_str(&format!(
+            "  {} vs {}: {} reduces measured SE by {}\n",
+            p.a,
+            p.b,
+            p.a,
+            fmt(&p.se_reduction, true)
+        ));
+        if let Some(why) = r.pair_undefined(p) {
+            out.push_str(&format!("    {}\n", undefined_because(&why)));
+        }
+        out.push_str(&format!(
+            "    variance x tokens ratio {}/{}: {}\n",
+            p.a,
+            p.b,
+            fmt(&p.var_x_tokens_ratio, false)
+        ));
+        for (price, c) in r.search_prices.iter().zip(&p.var_x_fees_ratio) {
+            out.push_str(&format!(
+                "    variance x fees ratio at ${price}/1k searches: {}\n",
+                fmt(c, false)
+            ));
+        }
+    }
+    out
+}
+
+/// What the table says about an unbalanced master panel: each stratum's design spread and,
+/// per allocation, the questions that fall short of its T trajectories of R reads.
+fn unbalanced_note(master: &[MasterStratum], r: &AllocateReport) -> String {
+    let mut out = String::from(
+        "\nnote: the master panel is unbalanced; the allocations compare measured SEs (no components are fitted). \
+         Sub-panel Q:T:R = the first Q questions, each with its first T trajectories (in its own label order) and the \
+         first R reads of each; a question with fewer keeps what it has. Master design (T and R min/mean/max per \
+         question and per trajectory):\n",
+    );
+    let mut t = Table::new(&["stratum", "Q", "T", "R"]);
+    for s in master {
+        if let Some(shape) = &s.shape {
+            t.row(super::super::variance::shape_cells(&s.name, shape));
+        }
+    }
+    out.push_str(&t.to_text());
+    for a in &r.allocations {
+        if let Some(short) = &a.short {
+            let parts: Vec<String> = short.iter().map(|(n, k)| format!("{k} in {n}")).collect();
+            out.push_str(&format!(
+                "note: {} ({}:{}:{}): questions with fewer than {} trajectories of {} reads, kept with what they have: {}\n",
+                a.name,
+                a.questions,
+                a.trajectories,
+                a.reads,
+                a.trajectories,
+                a.reads,
+                parts.join(", ")
+            ));
+        }
+    }
+    out
+}

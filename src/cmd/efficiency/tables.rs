@@ -1,0 +1,323 @@
+//! The text, CSV and JSON of `stats efficiency`.
+
+use ragstats_core::allocation::one_read::{OneReadReport, ScopeResult};
+use ragstats_core::allocation::one_read_ledger::direct_ratio_reason;
+use ragstats_core::table::Cell;
+
+use super::super::common::{design_cells, fixed, num, opt_num, undefined_because, Table};
+use super::EfficiencyOutput;
+
+/// The tables of one analysis (`--format table`).
+pub(super) fn text(o: &EfficiencyOutput) -> String {
+    table(
+        &o.report,
+        o.currency,
+        &o.adapter,
+        o.replicates,
+        &o.confidence,
+    )
+}
+
+/// The CSV: one row per scope of the fixed-T, then the fixed-Q analysis.
+pub(super) fn csv(r: &OneReadReport) -> Table {
+    let mut header = vec![
+        "analysis",
+        "scope",
+        "questions",
+        "trajectories",
+        "reads",
+        "c_t",
+        "c_r",
+        "r_star",
+        "r_best",
+        "loss_percent",
+        "loss_ci_low",
+        "loss_ci_high",
+    ];
+    if r.unbalanced {
+        header.push("method");
+    }
+    let mut t = Table::new(&header);
+    for row in csv_rows(r) {
+        t.row(row);
+    }
+    t
+}
+
+/// The report as serde writes it, with the run (currency, backend, adapter, replicates,
+/// seed) and each undefined value's reason.
+pub(super) fn json(o: &EfficiencyOutput) -> serde_json::Value {
+    let report = &o.report;
+    let mut v = serde_json::to_value(report).expect("a report serialises");
+    v["currency"] = o.currency.into();
+    v["backend"] = o.backend.clone().into();
+    v["adapter"] = o.adapter.clone().into();
+    v["replicates"] = o.replicates.into();
+    v["seed"] = o.seed.into();
+    add_undefined(&mut v, report);
+    v
+}
+
+/// The CSV cells R*, best R, loss % and its interval ends (empty where undefined), shared
+/// by the fixed-T, combined and fixed-Q rows.
+fn loss_csv(e: Option<(f64, u32, f64)>, ci: Option<[f64; 2]>) -> [Cell; 5] {
+    let o = |v: Option<f64>| v.map_or(Cell::Missing, Cell::num);
+    [
+        o(e.map(|e| e.0)),
+        e.map_or(Cell::Missing, |e| Cell::Count(e.1.into())),
+        o(e.map(|e| e.2)),
+        o(ci.map(|c| c[0])),
+        o(ci.map(|c| c[1])),
+    ]
+}
+
+/// A scope's CSV row of one analysis: its design, unit costs, loss and method.
+fn scope_csv(
+    r: &OneReadReport,
+    analysis: &str,
+    s: &ScopeResult,
+    loss: Option<(f64, u32, f64)>,
+    ci: Option<[f64; 2]>,
+) -> Vec<Cell> {
+    let mut row = vec![Cell::text(analysis)];
+    row.extend(scope_design(s).into_iter().map(Cell::Raw));
+    row.extend([
+        Cell::num(s.unit_costs.trajectory),
+        Cell::num(s.unit_costs.read),
+    ]);
+    row.extend(loss_csv(loss, ci));
+    row.extend(method_cell(r, s).map(Cell::Text));
+    row
+}
+
+fn csv_rows(r: &OneReadReport) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for s in &r.strata {
+        let e = s.fixed_t.as_ref();
+        let loss = e.map(|e| (e.r_star, e.r_best, e.loss_percent));
+        rows.push(scope_csv(r, "fixed_t", s, loss, s.fixed_t_loss_ci));
+    }
+    let c = &r.combined;
+    let e = c.fixed_t.as_ref();
+    let (t, rd) = common_design(r);
+    let mut row = vec![
+        Cell::text("fixed_t"),
+        Cell::text("combined"),
+        Cell::Count(c.questions as u64),
+        t.map_or(Cell::Missing, Cell::Raw),
+        rd.map_or(Cell::Missing, Cell::Raw),
+        Cell::Missing,
+        Cell::Missing,
+    ];
+    row.extend(loss_csv(
+        e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
+        c.loss_ci,
+    ));
+    if r.unbalanced {
+        row.push(Cell::Missing);
+    }
+    rows.push(row);
+    for s in r.scopes() {
+        let e = s.efficiency.as_ref();
+        let loss = e.map(|e| (e.r_star, e.r_best, e.loss_percent));
+        rows.push(scope_csv(r, "fixed_q", s, loss, s.loss_ci));
+    }
+    rows
+}
+
+/// T and R of the combination as text when every stratum shares them.
+fn common_design(r: &OneReadReport) -> (Option<String>, Option<String>) {
+    if r.unbalanced {
+        return (None, None);
+    }
+    let same = |f: fn(&ScopeResult) -> usize| {
+        let first = r.strata.first().map(f)?;
+        r.strata
+            .iter()
+            .all(|s| f(s) == first)
+            .then(|| first.to_string())
+    };
+    (same(|s| s.trajectories), same(|s| s.reads))
+}
+
+fn loss_cells(
+    r_star: Option<f64>,
+    r_best: Option<u32>,
+    loss: Option<f64>,
+    ci: Option<[f64; 2]>,
+) -> [String; 4] {
+    [
+        opt_num(r_star),
+        r_best.map(|r| r.to_string()).unwrap_or_else(|| "-".into()),
+        loss.map(|l| fixed(l, 2)).unwrap_or_else(|| "-".into()),
+        ci.map(|c| format!("[{}, {}]", fixed(c[0], 2), fixed(c[1], 2)))
+            .unwrap_or_else(|| "-".into()),
+    ]
+}
+
+fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> String {
+    let mut out = format!(
+        "one-read efficiency loss at fixed T (the headline): J_T(R) = SE^2 x cost with T fixed and the budget spent on questions, integer R from 1 to {} ({unit}); bootstrap {reps} replicates on {adapter}\n\n",
+        r.max_reads
+    );
+    let ci_head = format!("{pct} CI");
+    let head = |r_star: &'static str| {
+        let mut h = vec![
+            "scope", "Q", "T", "R", "c_T", "c_R", r_star, "R best", "loss %", &ci_head,
+        ];
+        if r.unbalanced {
+            h.push("method");
+        }
+        Table::new(&h)
+    };
+    let mut t = head("R*_T");
+    for s in &r.strata {
+        let e = s.fixed_t.as_ref();
+        let mut row = scope_design(s);
+        row.extend([num(s.unit_costs.trajectory), num(s.unit_costs.read)]);
+        row.extend(loss_cells(
+            e.map(|e| e.r_star),
+            e.map(|e| e.r_best),
+            e.map(|e| e.loss_percent),
+            s.fixed_t_loss_ci,
+        ));
+        row.extend(method_cell(r, s));
+        t.row(row);
+    }
+    let c = &r.combined;
+    let e = c.fixed_t.as_ref();
+    let (ct, cr) = common_design(r);
+    let dash = || "-".to_string();
+    let mut row = vec![
+        "combined".to_string(),
+        c.questions.to_string(),
+        ct.unwrap_or_else(dash),
+        cr.unwrap_or_else(dash),
+        dash(),
+        dash(),
+    ];
+    row.extend(loss_cells(
+        e.map(|e| e.r_star),
+        e.map(|e| e.r_best),
+        e.map(|e| e.loss_percent),
+        c.loss_ci,
+    ));
+    if r.unbalanced {
+        row.push(dash());
+    }
+    t.row(row);
+    out.push_str(&t.to_text());
+    out.push_str("\nfixed Q (appendix D), budget anchored at the panel's cost:\n");
+    let mut t = head("R*");
+    for s in r.scopes() {
+        let e = s.efficiency.as_ref();
+        let mut row = scope_design(s);
+        row.extend([num(s.unit_costs.trajectory), num(s.unit_costs.read)]);
+        row.extend(loss_cells(
+            e.map(|e| e.r_star),
+            e.map(|e| e.r_best),
+            e.map(|e| e.loss_percent),
+            s.loss_ci,
+        ));
+        row.extend(method_cell(r, s));
+        t.row(row);
+    }
+    out.push_str(&t.to_text());
+    for n in r.undefined() {
+        out.push_str(&format!(
+            "  {} {}: {}\n",
+            n.scope,
+            n.field,
+            undefined_because(&n.reason)
+        ));
+    }
+    if let Some(d) = &r.direct {
+        let ci = |c: Option<[f64; 2]>| {
+            c.map(|c| format!(" [{}, {}]", fixed(c[0], 4), fixed(c[1], 4)))
+                .unwrap_or_default()
+        };
+        let pairs: Vec<String> = d
+            .pairs
+            .iter()
+            .map(|p| {
+                format!(
+                    "reads {},{}: {}{}",
+                    p.reads[0],
+                    p.reads[1],
+                    ratio_text(p.ratio, d.se_one_read, d.se_two_reads),
+                    ci(p.ci)
+                )
+            })
+            .collect();
+        out.push_str(&format!(
+            "\ndirect check (no components), averaged over {} disjoint pairs of reads: one-read SE {} vs two-read SE {}; variance x cost ratio one/two = {}{}\n  costs as billed ({unit}): one read = read 0, two reads = reads 0 and 1: panel cost {} vs {}\n  per pair: {}\n",
+            d.pairs.len(),
+            num(d.se_one_read),
+            num(d.se_two_reads),
+            ratio_text(d.ratio, d.se_one_read, d.se_two_reads),
+            ci(d.ci),
+            num(d.cost_one_read),
+            num(d.cost_two_reads),
+            pairs.join("; ")
+        ));
+        if r.unbalanced {
+            out.push_str("  unbalanced panel: pair (a, b) uses every trajectory with both reads a and b (trajectories with fewer reads are left out, and questions without such a trajectory); the costs are those of the trajectories with at least 2 reads\n");
+        }
+    }
+    if r.unbalanced {
+        out.push_str(UNBALANCED_NOTE);
+    }
+    out
+}
+
+/// What the table of an unbalanced panel says about its method and design.
+const UNBALANCED_NOTE: &str = "\nnote: unbalanced panel: components as `stats variance` fits them (REML for unbalanced strata and the pooled fit, ANOVA for balanced strata), refitted in every bootstrap replicate (whole questions resampled); T and R are min/mean/max per question and per trajectory, the losses are taken at the mean design (T = trajectories/Q, R = reads/trajectories), and c_T, c_R are the mean cost per trajectory and per read over the cells that exist\n";
+
+/// A scope's name and design cells: Q, T, R, or for an unbalanced panel Q and the
+/// min/mean/max of T per question and of R per trajectory (as `stats variance` prints them).
+fn scope_design(s: &ScopeResult) -> Vec<String> {
+    match &s.shape {
+        Some(shape) => super::super::variance::shape_cells(&s.name, shape),
+        None => design_cells(&s.name, s.questions, s.trajectories, s.reads),
+    }
+}
+
+/// The method cell of a scope, present only for an unbalanced panel.
+fn method_cell(r: &OneReadReport, s: &ScopeResult) -> Option<String> {
+    r.unbalanced
+        .then(|| s.method.map_or("-", |m| m.name()).to_string())
+}
+
+/// The direct check's variance x cost ratio, or `undefined (why)`.
+fn ratio_text(ratio: f64, se_one: f64, se_two: f64) -> String {
+    if ratio.is_finite() {
+        format!("{ratio:.4}")
+    } else {
+        undefined_because(&direct_ratio_reason(se_one, se_two))
+    }
+}
+
+/// Adds an `undefined` object (field -> reason) to each JSON scope with a `null` or missing
+/// value, and to `direct` when its ratio is `null`.
+fn add_undefined(v: &mut serde_json::Value, r: &OneReadReport) {
+    for n in r.undefined() {
+        let target = match n.scope.as_str() {
+            "combined" => Some(&mut v["combined"]),
+            "pooled" if r.pooled.is_some() => Some(&mut v["pooled"]),
+            name => r
+                .strata
+                .iter()
+                .position(|s| s.name == name)
+                .map(|i| &mut v["strata"][i]),
+        };
+        if let Some(t) = target {
+            t["undefined"][n.field] = n.reason.into();
+        }
+    }
+    if let Some(d) = &r.direct {
+        if !d.ratio.is_finite() {
+            v["direct"]["undefined"]["ratio"] =
+                direct_ratio_reason(d.se_one_read, d.se_two_reads).into();
+        }
+    }
+}
