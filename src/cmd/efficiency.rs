@@ -14,7 +14,8 @@ use std::path::PathBuf;
 use ragstats_core::allocation::one_read::OneReadReport;
 use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
 
-use super::common::{sections_by_selector, By, Format, PanelOptions};
+use super::common::{By, Format, PanelOptions};
+use super::render::sections_by_selector;
 use super::render::{emit, Rendered, Sections};
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
