@@ -1,11 +1,13 @@
-//! `stats run-audit`: the Appendix C checks of a `stats run` output directory.
+//! `stats run-audit`: the Appendix C checks of a `stats run` output directory. The analysis
+//! is [`ragstats_agent::run::audit::audit_run`].
 
 use std::path::PathBuf;
 
-use ragstats_agent::run::audit::{audit, totals, AuditRow, Totals};
+use ragstats_agent::run::audit::{audit_run, AuditRow, RunAudit, Totals};
 use ragstats_core::trajlog::read_trajectories;
 
-use super::common::{print_json, Table};
+use super::common::{Format, Table};
+use super::render::{emit, Rendered};
 
 /// Flags of `stats run-audit`.
 #[derive(Debug, clap::Args)]
@@ -17,39 +19,70 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Runs `stats run-audit`.
-pub fn run(a: Args) -> anyhow::Result<u8> {
+/// What `stats run-audit` found in one trajectory log.
+pub struct RunAuditOutput {
+    /// The trajectory log read.
+    pub file: PathBuf,
+    /// The analysis.
+    pub audit: RunAudit,
+}
+
+/// Reads the run's trajectory log and audits it.
+pub fn compute(a: &Args) -> anyhow::Result<RunAuditOutput> {
     let path = if a.dir.is_dir() {
         a.dir.join("trajectories.jsonl")
     } else {
         a.dir.clone()
     };
     let logs: Vec<_> = read_trajectories(&path)?.into_iter().map(|l| l.t).collect();
-    let rows = audit(&logs);
-    let tot = totals(&logs);
-    let warnings = tot.warnings();
-    if a.json {
-        print_json(&serde_json::json!({
-            "file": path.display().to_string(),
-            "rows": rows,
-            "totals": tot,
-            "warnings": warnings,
-        }))?;
-        warn(&warnings);
-        return Ok(0);
+    Ok(RunAuditOutput {
+        audit: audit_run(&logs),
+        file: path,
+    })
+}
+
+/// Runs `stats run-audit`.
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let out = compute(&a)?;
+    let code = emit(&out, if a.json { Format::Json } else { Format::Table })?;
+    warn(&out.audit.warnings);
+    Ok(code)
+}
+
+impl Rendered for RunAuditOutput {
+    fn text(&self) -> String {
+        let (head, cells) = audit_table(&self.audit.rows);
+        let mut t = Table::new(&head);
+        for r in cells {
+            t.row(r);
+        }
+        let mut out = t.to_text();
+        out.push_str(AUDIT_NOTE);
+        out.push('\n');
+        for l in totals_lines(&self.audit.totals) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        out
     }
-    let (head, cells) = audit_table(&rows);
-    let mut t = Table::new(&head);
-    for r in cells {
-        t.row(r);
+
+    fn csv(&self) -> Table {
+        let (head, cells) = audit_table(&self.audit.rows);
+        let mut t = Table::new(&head);
+        for r in cells {
+            t.row(r);
+        }
+        t
     }
-    out!("{}", t.to_text());
-    outln!("{AUDIT_NOTE}");
-    for l in totals_lines(&tot) {
-        outln!("{l}");
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "file": self.file.display().to_string(),
+            "rows": self.audit.rows,
+            "totals": self.audit.totals,
+            "warnings": self.audit.warnings,
+        })
     }
-    warn(&warnings);
-    Ok(0)
 }
 
 /// The columns and cells of the audit table (also the `run-audit` section of `stats
