@@ -1,14 +1,17 @@
 //! `stats simulate`: write a synthetic panel (and optionally its cost ledger) with known
-//! structure. The model is documented in `ragstats_core::sim::model` and docs/simulate.md.
+//! structure. The model is documented in `ragstats_core::sim::model` and docs/simulate.md;
+//! the analysis is [`ragstats_core::sim::simulate()`].
 
 use std::path::{Path, PathBuf};
 
 use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
 use ragstats_core::sim::io::{write_ledger_jsonl, write_panel_csv, write_panel_jsonl};
 use ragstats_core::sim::{
-    simulate_ledger, simulate_normal_panel, simulate_panel, LedgerSpec, Sds, SimSpec,
+    simulate, GaussianSpec, LedgerSpec, Sds, SimModel, SimSpec, SimulateSettings,
 };
 
+use super::common::{Format, Table};
+use super::render::{emit, Rendered};
 use super::UsageError;
 
 /// Flags of this command.
@@ -211,9 +214,71 @@ fn is_jsonl(path: &Path) -> bool {
     )
 }
 
-/// Runs the command.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+/// What `stats simulate` wrote: each file and its number of rows.
+pub struct SimulateOutput {
+    /// The cost ledger written (with `--ledger`), and its rows.
+    pub ledger: Option<(PathBuf, usize)>,
+    /// The panel written, and its rows (`None` until it is written).
+    pub panel: Option<(PathBuf, usize)>,
+}
+
+/// The library's settings of the flags (the flag combinations checked first).
+pub fn settings(args: &Args) -> anyhow::Result<SimulateSettings> {
     let m = &*args.model_params;
+    let strata = args.datasets.0.clone();
+    let means = resolve_means(&m.mean, &strata)?;
+    let shared = Sds {
+        q: m.sigma_q,
+        t: m.sigma_t,
+        r: m.sigma_r,
+    };
+    if args.gaussian {
+        if args.ledger.is_some() {
+            return Err(
+                UsageError("--gaussian panels have no ledger; drop --ledger".into()).into(),
+            );
+        }
+        if means.len() != 1 {
+            return Err(UsageError("--gaussian takes one --mean value".into()).into());
+        }
+        return Ok(SimulateSettings {
+            model: SimModel::Gaussian(GaussianSpec {
+                strata,
+                trajectories: args.trajectories as usize,
+                reads: args.reads as usize,
+                mean: means[0],
+                sds: shared,
+                seed: args.seed,
+            }),
+            ledger: None,
+        });
+    }
+    Ok(SimulateSettings {
+        model: SimModel::Bounded(SimSpec {
+            strata,
+            trajectories: args.trajectories as usize,
+            reads: args.reads as usize,
+            arms: args.arms.iter().map(|a| a.trim().to_string()).collect(),
+            seed: args.seed,
+            means,
+            effect: m.effect,
+            shared,
+            contrast: Sds {
+                q: m.contrast_sigma_q,
+                t: m.contrast_sigma_t,
+                r: m.contrast_sigma_r,
+            },
+        }),
+        ledger: args.ledger.as_ref().map(|_| LedgerSpec {
+            model: args.model.clone(),
+            planner_calls: args.planner_calls as usize,
+            ..LedgerSpec::default()
+        }),
+    })
+}
+
+/// Runs the command: checks the flags, simulates, writes the ledger, then the panel.
+pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.metric_name.is_empty()
         || ["dataset", "question", "trajectory", "read", "arm", "em"]
             .contains(&args.metric_name.as_str())
@@ -227,82 +292,58 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(ledger) = &args.ledger {
         refuse_overwriting_inputs(&[("--out", &args.out), ("--ledger", ledger)], &[])?;
     }
-    let strata = args.datasets.0.clone();
-    let means = resolve_means(&m.mean, &strata)?;
-    let rows = if args.gaussian {
-        if args.ledger.is_some() {
-            return Err(
-                UsageError("--gaussian panels have no ledger; drop --ledger".into()).into(),
-            );
-        }
-        if means.len() != 1 {
-            return Err(UsageError("--gaussian takes one --mean value".into()).into());
-        }
-        if ![m.sigma_q, m.sigma_t, m.sigma_r]
-            .iter()
-            .all(|v| v.is_finite() && *v >= 0.0)
-        {
-            return Err(
-                UsageError("--sigma-q/-t/-r must be finite and non-negative".into()).into(),
-            );
-        }
-        let questions: u128 = strata.iter().map(|(_, q)| *q as u128).sum();
-        ragstats_core::sim::check_rows(
-            "panel",
-            questions * u128::from(args.trajectories) * u128::from(args.reads),
-        )?;
-        simulate_normal_panel(
-            &strata,
-            args.trajectories as usize,
-            args.reads as usize,
-            means[0],
-            m.sigma_q,
-            m.sigma_t,
-            m.sigma_r,
-            args.seed,
-        )
-    } else {
-        let spec = SimSpec {
-            strata: strata.clone(),
-            trajectories: args.trajectories as usize,
-            reads: args.reads as usize,
-            arms: args.arms.iter().map(|a| a.trim().to_string()).collect(),
-            seed: args.seed,
-            means,
-            effect: m.effect,
-            shared: Sds {
-                q: m.sigma_q,
-                t: m.sigma_t,
-                r: m.sigma_r,
-            },
-            contrast: Sds {
-                q: m.contrast_sigma_q,
-                t: m.contrast_sigma_t,
-                r: m.contrast_sigma_r,
-            },
-        };
-        let rows = simulate_panel(&spec)?;
-        if let Some(path) = &args.ledger {
-            let ledger = simulate_ledger(
-                &spec,
-                &LedgerSpec {
-                    model: args.model.clone(),
-                    planner_calls: args.planner_calls as usize,
-                    ..LedgerSpec::default()
-                },
-            )?;
-            write_atomic(path, |w| write_ledger_jsonl(&ledger, w))?;
-            outln!("wrote {} ledger rows to {}", ledger.len(), path.display());
-        }
-        rows
+    let sim = simulate(&settings(&args)?)?;
+    let mut out = SimulateOutput {
+        ledger: None,
+        panel: None,
     };
-    write_atomic(&args.out, |w| {
+    if let (Some(path), Some(ledger)) = (&args.ledger, &sim.ledger) {
+        write_atomic(path, |w| write_ledger_jsonl(ledger, w))?;
+        out.ledger = Some((path.clone(), ledger.len()));
+    }
+    let written = write_atomic(&args.out, |w| {
         if is_jsonl(&args.out) {
-            write_panel_jsonl(&rows, &args.metric_name, w)
+            write_panel_jsonl(&sim.panel, &args.metric_name, w)
         } else {
-            write_panel_csv(&rows, &args.metric_name, w)
+            write_panel_csv(&sim.panel, &args.metric_name, w)
         }
-    })?;
-    outln!("wrote {} panel rows to {}", rows.len(), args.out.display());
-    Ok(0)
+    });
+    if let Err(e) = written {
+        // The ledger was written: say so before the panel's error, as always.
+        emit(&out, Format::Table)?;
+        return Err(e.into());
+    }
+    out.panel = Some((args.out.clone(), sim.panel.len()));
+    emit(&out, Format::Table)
+}
+
+impl SimulateOutput {
+    fn files(&self) -> impl Iterator<Item = (&'static str, &PathBuf, usize)> {
+        let ledger = self.ledger.iter().map(|(p, n)| ("ledger", p, *n));
+        ledger.chain(self.panel.iter().map(|(p, n)| ("panel", p, *n)))
+    }
+}
+
+impl Rendered for SimulateOutput {
+    fn text(&self) -> String {
+        self.files()
+            .map(|(what, p, n)| format!("wrote {n} {what} rows to {}\n", p.display()))
+            .collect()
+    }
+
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&["file", "path", "rows"]);
+        for (what, p, n) in self.files() {
+            t.row([what.to_string(), p.display().to_string(), n.to_string()]);
+        }
+        t
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({});
+        for (what, p, n) in self.files() {
+            v[what] = serde_json::json!({"path": p.display().to_string(), "rows": n});
+        }
+        v
+    }
 }
