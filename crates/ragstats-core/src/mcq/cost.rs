@@ -170,9 +170,10 @@ pub fn mcq_ledger_costs(
 mod tests {
     use super::*;
 
-    /// The ledger of tests/it/mcq_real.rs (`mcq run --ledger` on 6 items × 2 runs: input
-    /// 100 + 10·i tokens per call of item i, output 5 + run), priced at 1 USD per 1M input
-    /// and 2 per 1M output tokens, through the library.
+    /// A ledger shaped like that of tests/it/mcq_real.rs (`mcq run --ledger` on 6 items × 2
+    /// runs, output 5 + run tokens per call, priced at 1 USD per 1M input and 2 per 1M
+    /// output tokens), here with input 100 + 10·n tokens per call of item rn (n = 1..6), so
+    /// every item differs; the sums below are by hand.
     #[test]
     fn mcq_ledger_costs_by_hand() {
         let dir = tempfile::tempdir().unwrap();
