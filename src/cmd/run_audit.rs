@@ -1,11 +1,17 @@
-//! `stats run-audit`: the Appendix C checks of a `stats run` output directory.
+//! `stats run-audit`: the Appendix C checks of a `stats run` output directory. The analysis
+//! is [`ragstats_agent::run::audit::audit_run`].
 
 use std::path::PathBuf;
 
-use ragstats_agent::run::audit::{audit, totals, AuditRow, Totals};
+use ragstats_agent::run::audit::{audit_run, RunAudit};
 use ragstats_core::trajlog::read_trajectories;
 
-use super::common::{print_json, Table};
+use super::common::{Format, Table};
+use super::render::{emit, Rendered};
+
+mod table;
+
+pub use table::{audit_table, totals_lines, warn, AUDIT_NOTE};
 
 /// Flags of `stats run-audit`.
 #[derive(Debug, clap::Args)]
@@ -17,129 +23,68 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Runs `stats run-audit`.
-pub fn run(a: Args) -> anyhow::Result<u8> {
+/// What `stats run-audit` found in one trajectory log.
+pub struct RunAuditOutput {
+    /// The trajectory log read.
+    pub file: PathBuf,
+    /// The analysis.
+    pub audit: RunAudit,
+}
+
+/// Reads the run's trajectory log and audits it.
+pub fn compute(a: &Args) -> anyhow::Result<RunAuditOutput> {
     let path = if a.dir.is_dir() {
         a.dir.join("trajectories.jsonl")
     } else {
         a.dir.clone()
     };
     let logs: Vec<_> = read_trajectories(&path)?.into_iter().map(|l| l.t).collect();
-    let rows = audit(&logs);
-    let tot = totals(&logs);
-    let warnings = tot.warnings();
-    if a.json {
-        print_json(&serde_json::json!({
-            "file": path.display().to_string(),
-            "rows": rows,
-            "totals": tot,
-            "warnings": warnings,
-        }))?;
-        warn(&warnings);
-        return Ok(0);
-    }
-    let (head, cells) = audit_table(&rows);
-    let mut t = Table::new(&head);
-    for r in cells {
-        t.row(r);
-    }
-    out!("{}", t.to_text());
-    outln!("{AUDIT_NOTE}");
-    for l in totals_lines(&tot) {
-        outln!("{l}");
-    }
-    warn(&warnings);
-    Ok(0)
+    Ok(RunAuditOutput {
+        audit: audit_run(&logs),
+        file: path,
+    })
 }
 
-/// The columns and cells of the audit table (also the `run-audit` section of `stats
-/// report`).
-pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.2}", 100.0 * v));
-    let head = vec![
-        "arm",
-        "selector",
-        "traj",
-        "valid",
-        "eligible",
-        "pool_alias_%",
-        "packet_alias_%",
-        "cand_masked",
-        "packet_masked",
-        "plan_fail",
-        "refused_q",
-        "refused_a",
-        "echo_a",
-        "cut_q",
-        "cut_a",
-        "empty_pool",
-        "empty_packet",
-        "unknown_%",
-        "em",
-        "f1",
-    ];
-    let cells = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.arm.clone(),
-                r.selector.clone(),
-                r.trajectories.to_string(),
-                r.valid_pools.to_string(),
-                r.eligible.to_string(),
-                pct(r.pool_alias_share),
-                pct(r.packet_alias_share),
-                format!("{}/{}", r.candidate_masked, r.candidate_slots),
-                format!("{}/{}", r.packet_masked, r.packet_slots),
-                format!("{}/{}", r.planning_failures, r.trajectories),
-                format!("{}/{}", r.refused_queries, r.steps),
-                format!("{}/{}", r.refused_answers, r.reads),
-                format!("{}/{}", r.echoed_answers, r.reads),
-                format!("{}/{}", r.truncated_steps, r.steps),
-                format!("{}/{}", r.truncated_reads, r.reads),
-                format!("{}/{}", r.empty_pools, r.trajectories),
-                format!("{}/{}", r.empty_packets, r.trajectories),
-                pct(r.unknown_rate),
-                r.em_mean.map_or("-".into(), |v| format!("{v:.4}")),
-                r.f1_mean.map_or("-".into(), |v| format!("{v:.4}")),
-            ]
+/// Runs `stats run-audit`.
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let out = compute(&a)?;
+    let code = emit(&out, if a.json { Format::Json } else { Format::Table })?;
+    warn(&out.audit.warnings);
+    Ok(code)
+}
+
+impl Rendered for RunAuditOutput {
+    fn text(&self) -> String {
+        let (head, cells) = audit_table(&self.audit.rows);
+        let mut t = Table::new(&head);
+        for r in cells {
+            t.row(r);
+        }
+        let mut out = t.to_text();
+        out.push_str(AUDIT_NOTE);
+        out.push('\n');
+        for l in totals_lines(&self.audit.totals) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        out
+    }
+
+    fn csv(&self) -> Table {
+        let (head, cells) = audit_table(&self.audit.rows);
+        let mut t = Table::new(&head);
+        for r in cells {
+            t.row(r);
+        }
+        t
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "file": self.file.display().to_string(),
+            "rows": self.audit.rows,
+            "totals": self.audit.totals,
+            "warnings": self.audit.warnings,
         })
-        .collect();
-    (head, cells)
-}
-
-/// The note under the audit table.
-pub const AUDIT_NOTE: &str = "alias: a normalised gold answer (not yes/no) in the pool / packet, over valid pools of eligible questions; masked: benchmark-URL slots; plan_fail: trajectories with a step that gave no query; refused_q / refused_a: steps / reads that copied a prompt placeholder; echo_a: reads whose answer line copies the prompt; cut_q / cut_a: steps / reads whose reply was cut at max_tokens; empty: pools / packets with no record to read";
-
-/// The whole run's search and read counts, as `run-audit` and `stats run` end with them.
-pub fn totals_lines(t: &Totals) -> Vec<String> {
-    vec![
-        format!(
-            "queries: {} of {} planner step(s) gave a query; {} distinct, {} of them found no results",
-            t.queries, t.steps, t.distinct_queries, t.empty_searches
-        ),
-        format!(
-            "planning failures: {} step(s), {} of them copied placeholders (refused, not searched)",
-            t.planning_failures, t.refused_queries
-        ),
-        format!(
-            "empty candidate pools: {} of {}; empty packets: {} of {}",
-            t.empty_pools, t.trajectories, t.empty_packets, t.packets
-        ),
-        format!(
-            "reads: {}, {} of them copied placeholders, {} echoed the prompt (refused, scored 0)",
-            t.reads, t.refused_answers, t.echoed_answers
-        ),
-        format!(
-            "cut at max_tokens (finish_reason length): {} of {} planner step(s), {} of {} read(s) (a complete JSON object in a cut reply is still used)",
-            t.truncated_steps, t.steps, t.truncated_reads, t.reads
-        ),
-    ]
-}
-
-/// Prints each warning on stderr as one `warning:` line.
-pub fn warn(warnings: &[String]) {
-    for w in warnings {
-        eprintln!("warning: {w}");
     }
 }

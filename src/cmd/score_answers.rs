@@ -4,9 +4,13 @@
 use std::path::PathBuf;
 
 use ragstats_core::qa_scoring::qa::Style;
-use ragstats_core::qa_scoring::qa_items::{read_items, score_items, ItemScore, ScoreSummary};
+use ragstats_core::qa_scoring::qa_items::{
+    read_items, score_answers, AnswerReport, AnswerSettings,
+};
+use serde_json::Value;
 
-use super::common::Format;
+use super::common::{Format, Table};
+use super::render::{emit, Rendered};
 
 /// Flags of this command.
 #[derive(Debug, clap::Args)]
@@ -37,8 +41,14 @@ flag_enum! {
     }
 }
 
-/// Runs the command.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+/// What `stats score-answers` found.
+pub struct ScoreAnswersOutput {
+    /// The analysis.
+    pub report: AnswerReport,
+}
+
+/// Reads the predictions and scores them.
+pub fn compute(args: &Args) -> anyhow::Result<ScoreAnswersOutput> {
     let items = read_items(&args.input)?;
     if items.is_empty() {
         // A mean over no answers is 0/0, not an EM of 0.
@@ -49,75 +59,80 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         )
         .into());
     }
-    let (scores, summary) = score_items(&items, args.style.into());
-    let per_item = args.per_item.then_some(scores.as_slice());
-    out!("{}", render(&summary, per_item, args.format)?);
-    Ok(0)
+    let settings = AnswerSettings {
+        style: args.style.into(),
+        per_item: args.per_item,
+    };
+    Ok(ScoreAnswersOutput {
+        report: score_answers(&items, &settings)?,
+    })
 }
 
-/// Formats the summary (and optionally the items) in the chosen format.
-fn render(
-    summary: &ScoreSummary,
-    items: Option<&[ItemScore]>,
-    format: Format,
-) -> anyhow::Result<String> {
-    Ok(match format {
-        Format::Json => {
-            let mut v = serde_json::to_value(summary)?;
-            if let Some(items) = items {
-                v["items"] = serde_json::to_value(items)?;
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    emit(&compute(&args)?, args.format)
+}
+
+impl Rendered for ScoreAnswersOutput {
+    fn text(&self) -> String {
+        let (summary, items) = (&self.report.summary, self.report.items.as_deref());
+        let mut out = String::new();
+        if let Some(items) = items {
+            let width = items
+                .iter()
+                .map(|i| i.id.chars().count())
+                .max()
+                .unwrap_or(2)
+                .max(2);
+            // Padded by hand: a `{:<width$}` width of 65,536 or more panics in `format!`.
+            let pad = |s: &str| format!("{s}{}", " ".repeat(width - s.chars().count()));
+            out += &format!("{}  {:>6}  {:>6}\n", pad("id"), "EM", "F1");
+            for it in items {
+                out += &format!("{}  {:>6.4}  {:>6.4}\n", pad(&it.id), it.em, it.f1);
             }
-            serde_json::to_string_pretty(&v)? + "\n"
+            out += "\n";
         }
-        Format::Csv => {
-            // One header for both kinds of row: items have n = 1; the summary row's id is
-            // "(mean)" and comes last.
-            let mut w = csv::Writer::from_writer(Vec::new());
-            w.write_record(["id", "style", "n", "em", "f1"])?;
-            for it in items.unwrap_or(&[]) {
-                w.write_record([
-                    it.id.as_str(),
-                    summary.style.name(),
-                    "1",
-                    &it.em.to_string(),
-                    &it.f1.to_string(),
-                ])?;
-            }
-            w.write_record([
-                "(mean)",
-                summary.style.name(),
-                &summary.n.to_string(),
-                &summary.em.to_string(),
-                &summary.f1.to_string(),
-            ])?;
-            String::from_utf8(w.into_inner()?)?
+        out += &format!("{:<9}  {:>6}  {:>6}  {:>6}\n", "style", "n", "EM", "F1");
+        out += &format!(
+            "{:<9}  {:>6}  {:>6.4}  {:>6.4}\n",
+            summary.style.name(),
+            summary.n,
+            summary.em,
+            summary.f1
+        );
+        out
+    }
+
+    /// One header for both kinds of row: items have n = 1; the summary row's id is
+    /// "(mean)" and comes last.
+    fn csv(&self) -> Table {
+        let summary = &self.report.summary;
+        let mut t = Table::new(&["id", "style", "n", "em", "f1"]);
+        for it in self.report.items.as_deref().unwrap_or(&[]) {
+            t.row([
+                it.id.clone(),
+                summary.style.name().into(),
+                "1".into(),
+                it.em.to_string(),
+                it.f1.to_string(),
+            ]);
         }
-        Format::Table => {
-            let mut out = String::new();
-            if let Some(items) = items {
-                let width = items
-                    .iter()
-                    .map(|i| i.id.chars().count())
-                    .max()
-                    .unwrap_or(2)
-                    .max(2);
-                // Padded by hand: a `{:<width$}` width of 65,536 or more panics in `format!`.
-                let pad = |s: &str| format!("{s}{}", " ".repeat(width - s.chars().count()));
-                out += &format!("{}  {:>6}  {:>6}\n", pad("id"), "EM", "F1");
-                for it in items {
-                    out += &format!("{}  {:>6.4}  {:>6.4}\n", pad(&it.id), it.em, it.f1);
-                }
-                out += "\n";
-            }
-            out += &format!("{:<9}  {:>6}  {:>6}  {:>6}\n", "style", "n", "EM", "F1");
-            out += &format!(
-                "{:<9}  {:>6}  {:>6.4}  {:>6.4}\n",
-                summary.style.name(),
-                summary.n,
-                summary.em,
-                summary.f1
-            );
-            out
+        t.row([
+            "(mean)".into(),
+            summary.style.name().into(),
+            summary.n.to_string(),
+            summary.em.to_string(),
+            summary.f1.to_string(),
+        ]);
+        t
+    }
+
+    /// The summary's fields, with `items` when every item was kept.
+    fn json(&self) -> Value {
+        let mut v = serde_json::to_value(&self.report.summary).unwrap_or_default();
+        if let Some(items) = &self.report.items {
+            v["items"] = serde_json::to_value(items).unwrap_or_default();
         }
-    })
+        v
+    }
 }

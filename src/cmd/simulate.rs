@@ -1,15 +1,23 @@
 //! `stats simulate`: write a synthetic panel (and optionally its cost ledger) with known
-//! structure. The model is documented in `ragstats_core::sim::model` and docs/simulate.md.
+//! structure. The model is documented in `ragstats_core::sim::model` and docs/simulate.md;
+//! the analysis is [`ragstats_core::sim::simulate()`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
 use ragstats_core::sim::io::{write_ledger_jsonl, write_panel_csv, write_panel_jsonl};
 use ragstats_core::sim::{
-    simulate_ledger, simulate_normal_panel, simulate_panel, LedgerSpec, Sds, SimSpec,
+    simulate, GaussianSpec, LedgerSpec, Sds, SimModel, SimSpec, SimulateSettings,
 };
 
+use super::common::{Format, Table};
+use super::render::{emit, Rendered};
 use super::UsageError;
+
+mod flags;
+
+use flags::{is_jsonl, parse_means, parse_strata, resolve_means};
+pub use flags::{Means, Strata};
 
 /// Flags of this command.
 #[derive(Debug, clap::Args)]
@@ -85,135 +93,71 @@ pub struct ModelArgs {
     pub contrast_sigma_r: f64,
 }
 
-/// Datasets and their question counts, in the order given.
-#[derive(Debug, Clone)]
-pub struct Strata(pub Vec<(String, usize)>);
-
-/// Baseline means: one for all datasets (`None` name) or one per named dataset.
-#[derive(Debug, Clone)]
-pub struct Means(pub Vec<(Option<String>, f64)>);
-
-/// Parses `name=Q,name=Q` or a single count.
-fn parse_strata(s: &str) -> Result<Strata, String> {
-    if let Ok(q) = s.trim().parse::<usize>() {
-        return if q == 0 {
-            Err("the number of questions must be at least 1".into())
-        } else {
-            Ok(Strata(vec![("all".into(), q)]))
-        };
-    }
-    let mut out: Vec<(String, usize)> = Vec::new();
-    for part in s.split(',') {
-        let (name, q) = part
-            .split_once('=')
-            .ok_or_else(|| format!("expected name=QUESTIONS, got {part:?}"))?;
-        let name = name.trim();
-        valid_name(name)?;
-        let q: usize = q.trim().parse().map_err(|_| {
-            format!(
-                "dataset {name}: expected a whole number of questions, got {:?}",
-                q.trim()
-            )
-        })?;
-        if q == 0 {
-            return Err(format!(
-                "dataset {name}: the number of questions must be at least 1"
-            ));
-        }
-        if out.iter().any(|(n, _)| n == name) {
-            return Err(format!("dataset {name} is listed twice"));
-        }
-        out.push((name.to_string(), q));
-    }
-    Ok(Strata(out))
+/// What `stats simulate` wrote: each file and its number of rows.
+pub struct SimulateOutput {
+    /// The cost ledger written (with `--ledger`), and its rows.
+    pub ledger: Option<(PathBuf, usize)>,
+    /// The panel written, and its rows (`None` until it is written).
+    pub panel: Option<(PathBuf, usize)>,
 }
 
-fn valid_name(name: &str) -> Result<(), String> {
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-    {
-        return Err(format!(
-            "dataset name {name:?} must be non-empty ASCII letters, digits, '-', '_' or '.'"
-        ));
-    }
-    Ok(())
-}
-
-/// Parses `0.5` or `name=0.5,name=0.4`.
-fn parse_means(s: &str) -> Result<Means, String> {
-    if let Ok(m) = s.trim().parse::<f64>() {
-        return if m.is_finite() {
-            Ok(Means(vec![(None, m)]))
-        } else {
-            Err("the mean must be finite".into())
-        };
-    }
-    s.split(',')
-        .map(|part| {
-            let (name, v) = part
-                .split_once('=')
-                .ok_or_else(|| format!("expected a number or name=VALUE, got {part:?}"))?;
-            let v: f64 = v
-                .trim()
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite())
-                .ok_or_else(|| {
-                    format!(
-                        "mean of {}: expected a finite number, got {:?}",
-                        name.trim(),
-                        v.trim()
-                    )
-                })?;
-            Ok((Some(name.trim().to_string()), v))
-        })
-        .collect::<Result<Vec<_>, String>>()
-        .map(Means)
-}
-
-/// The per-stratum means in stratum order, or a usage error when names do not match.
-fn resolve_means(means: &Means, strata: &[(String, usize)]) -> Result<Vec<f64>, UsageError> {
-    if let [(None, m)] = means.0.as_slice() {
-        return Ok(vec![*m]);
-    }
-    let names: Vec<&str> = strata.iter().map(|s| s.0.as_str()).collect();
-    for (n, _) in &means.0 {
-        let n = n.as_deref().unwrap_or("");
-        if !names.contains(&n) {
-            return Err(UsageError(format!(
-                "--mean names dataset {n:?}, which is not in --datasets ({})",
-                names.join(", ")
-            )));
-        }
-    }
-    strata
-        .iter()
-        .map(|(name, _)| {
-            means
-                .0
-                .iter()
-                .find(|(n, _)| n.as_deref() == Some(name))
-                .map(|(_, m)| *m)
-                .ok_or_else(|| UsageError(format!("--mean gives no value for dataset {name}")))
-        })
-        .collect()
-}
-
-fn is_jsonl(path: &Path) -> bool {
-    matches!(
-        path.extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref(),
-        Some("jsonl" | "ndjson")
-    )
-}
-
-/// Runs the command.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+/// The library's settings of the flags (the flag combinations checked first).
+pub fn settings(args: &Args) -> anyhow::Result<SimulateSettings> {
     let m = &*args.model_params;
+    let strata = args.datasets.0.clone();
+    let means = resolve_means(&m.mean, &strata)?;
+    let shared = Sds {
+        q: m.sigma_q,
+        t: m.sigma_t,
+        r: m.sigma_r,
+    };
+    if args.gaussian {
+        if args.ledger.is_some() {
+            return Err(
+                UsageError("--gaussian panels have no ledger; drop --ledger".into()).into(),
+            );
+        }
+        if means.len() != 1 {
+            return Err(UsageError("--gaussian takes one --mean value".into()).into());
+        }
+        return Ok(SimulateSettings {
+            model: SimModel::Gaussian(GaussianSpec {
+                strata,
+                trajectories: args.trajectories as usize,
+                reads: args.reads as usize,
+                mean: means[0],
+                sds: shared,
+                seed: args.seed,
+            }),
+            ledger: None,
+        });
+    }
+    Ok(SimulateSettings {
+        model: SimModel::Bounded(SimSpec {
+            strata,
+            trajectories: args.trajectories as usize,
+            reads: args.reads as usize,
+            arms: args.arms.iter().map(|a| a.trim().to_string()).collect(),
+            seed: args.seed,
+            means,
+            effect: m.effect,
+            shared,
+            contrast: Sds {
+                q: m.contrast_sigma_q,
+                t: m.contrast_sigma_t,
+                r: m.contrast_sigma_r,
+            },
+        }),
+        ledger: args.ledger.as_ref().map(|_| LedgerSpec {
+            model: args.model.clone(),
+            planner_calls: args.planner_calls as usize,
+            ..LedgerSpec::default()
+        }),
+    })
+}
+
+/// Runs the command: checks the flags, simulates, writes the ledger, then the panel.
+pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.metric_name.is_empty()
         || ["dataset", "question", "trajectory", "read", "arm", "em"]
             .contains(&args.metric_name.as_str())
@@ -227,82 +171,58 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(ledger) = &args.ledger {
         refuse_overwriting_inputs(&[("--out", &args.out), ("--ledger", ledger)], &[])?;
     }
-    let strata = args.datasets.0.clone();
-    let means = resolve_means(&m.mean, &strata)?;
-    let rows = if args.gaussian {
-        if args.ledger.is_some() {
-            return Err(
-                UsageError("--gaussian panels have no ledger; drop --ledger".into()).into(),
-            );
-        }
-        if means.len() != 1 {
-            return Err(UsageError("--gaussian takes one --mean value".into()).into());
-        }
-        if ![m.sigma_q, m.sigma_t, m.sigma_r]
-            .iter()
-            .all(|v| v.is_finite() && *v >= 0.0)
-        {
-            return Err(
-                UsageError("--sigma-q/-t/-r must be finite and non-negative".into()).into(),
-            );
-        }
-        let questions: u128 = strata.iter().map(|(_, q)| *q as u128).sum();
-        ragstats_core::sim::check_rows(
-            "panel",
-            questions * u128::from(args.trajectories) * u128::from(args.reads),
-        )?;
-        simulate_normal_panel(
-            &strata,
-            args.trajectories as usize,
-            args.reads as usize,
-            means[0],
-            m.sigma_q,
-            m.sigma_t,
-            m.sigma_r,
-            args.seed,
-        )
-    } else {
-        let spec = SimSpec {
-            strata: strata.clone(),
-            trajectories: args.trajectories as usize,
-            reads: args.reads as usize,
-            arms: args.arms.iter().map(|a| a.trim().to_string()).collect(),
-            seed: args.seed,
-            means,
-            effect: m.effect,
-            shared: Sds {
-                q: m.sigma_q,
-                t: m.sigma_t,
-                r: m.sigma_r,
-            },
-            contrast: Sds {
-                q: m.contrast_sigma_q,
-                t: m.contrast_sigma_t,
-                r: m.contrast_sigma_r,
-            },
-        };
-        let rows = simulate_panel(&spec)?;
-        if let Some(path) = &args.ledger {
-            let ledger = simulate_ledger(
-                &spec,
-                &LedgerSpec {
-                    model: args.model.clone(),
-                    planner_calls: args.planner_calls as usize,
-                    ..LedgerSpec::default()
-                },
-            )?;
-            write_atomic(path, |w| write_ledger_jsonl(&ledger, w))?;
-            outln!("wrote {} ledger rows to {}", ledger.len(), path.display());
-        }
-        rows
+    let sim = simulate(&settings(&args)?)?;
+    let mut out = SimulateOutput {
+        ledger: None,
+        panel: None,
     };
-    write_atomic(&args.out, |w| {
+    if let (Some(path), Some(ledger)) = (&args.ledger, &sim.ledger) {
+        write_atomic(path, |w| write_ledger_jsonl(ledger, w))?;
+        out.ledger = Some((path.clone(), ledger.len()));
+    }
+    let written = write_atomic(&args.out, |w| {
         if is_jsonl(&args.out) {
-            write_panel_jsonl(&rows, &args.metric_name, w)
+            write_panel_jsonl(&sim.panel, &args.metric_name, w)
         } else {
-            write_panel_csv(&rows, &args.metric_name, w)
+            write_panel_csv(&sim.panel, &args.metric_name, w)
         }
-    })?;
-    outln!("wrote {} panel rows to {}", rows.len(), args.out.display());
-    Ok(0)
+    });
+    if let Err(e) = written {
+        // The ledger was written: say so before the panel's error, as always.
+        emit(&out, Format::Table)?;
+        return Err(e.into());
+    }
+    out.panel = Some((args.out.clone(), sim.panel.len()));
+    emit(&out, Format::Table)
+}
+
+impl SimulateOutput {
+    fn files(&self) -> impl Iterator<Item = (&'static str, &PathBuf, usize)> {
+        let ledger = self.ledger.iter().map(|(p, n)| ("ledger", p, *n));
+        ledger.chain(self.panel.iter().map(|(p, n)| ("panel", p, *n)))
+    }
+}
+
+impl Rendered for SimulateOutput {
+    fn text(&self) -> String {
+        self.files()
+            .map(|(what, p, n)| format!("wrote {n} {what} rows to {}\n", p.display()))
+            .collect()
+    }
+
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&["file", "path", "rows"]);
+        for (what, p, n) in self.files() {
+            t.row([what.to_string(), p.display().to_string(), n.to_string()]);
+        }
+        t
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({});
+        for (what, p, n) in self.files() {
+            v[what] = serde_json::json!({"path": p.display().to_string(), "rows": n});
+        }
+        v
+    }
 }

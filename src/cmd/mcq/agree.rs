@@ -1,14 +1,14 @@
-//! `stats mcq agree`: annotator agreement (pairwise Jaccard) and majority-vote gold.
+//! `stats mcq agree`: annotator agreement (pairwise Jaccard) and majority-vote gold. The
+//! analysis is [`ragstats_core::mcq::agree::agree`].
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
-use ragstats_core::mcq::agree::{agreement, read_annotations};
+use ragstats_core::mcq::agree::{agree, read_annotations, AgreeReport, AgreeSettings};
 use ragstats_core::mcq::validate::load_items;
-use ragstats_core::mcq::Task;
-use serde_json::json;
+use serde_json::{json, Value};
 
-use crate::cmd::common::{csv_num, num, print_json, undefined_because, write_csv, Format, Table};
+use crate::cmd::common::{csv_num, num, undefined_because, Format, Table};
+use crate::cmd::render::{emit, Rendered};
 
 /// Why a task's mean pairwise Jaccard is `undefined`/`null`.
 const JACCARD_UNDEFINED: &str =
@@ -33,7 +33,14 @@ pub struct Args {
     pub format: Format,
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+/// What `stats mcq agree` found.
+pub struct AgreeOutput {
+    /// The analysis.
+    pub report: AgreeReport,
+}
+
+/// Loads the annotations (and `--items`), computes agreement, and writes `--gold-out`.
+pub fn compute(a: &Args) -> anyhow::Result<AgreeOutput> {
     if let Some(gold) = &a.gold_out {
         let mut inputs = vec![("annotations file", a.annotations.as_path())];
         inputs.extend(a.items.iter().map(|p| ("items file", p.as_path())));
@@ -44,34 +51,107 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         None => None,
     };
     let anns = read_annotations(&a.annotations, items.as_deref())?;
-    let tasks: Option<HashMap<String, Task>> = items
-        .as_ref()
-        .map(|its| its.iter().map(|i| (i.id.clone(), i.task)).collect());
-    let rep = agreement(&anns, tasks.as_ref());
-    let gold = |i: &ragstats_core::mcq::agree::ItemAgreement| -> Option<Vec<String>> {
-        if a.per_option {
-            Some(i.per_option.clone())
-        } else {
-            i.majority.clone()
-        }
+    let settings = AgreeSettings {
+        per_option: a.per_option,
     };
+    let report = agree(&anns, items.as_deref(), &settings);
     if let Some(p) = &a.gold_out {
         let mut s = String::new();
-        for i in &rep.items {
-            if let Some(g) = gold(i) {
-                s.push_str(&serde_json::to_string(&json!({
-                    "id": i.id, "answer": g,
-                    "method": if a.per_option { "per_option" } else { "majority" },
-                    "votes": i.votes, "annotators": i.annotators,
-                }))?);
-                s.push('\n');
-            }
+        for g in &report.gold {
+            // Through a `Value`: its keys are sorted, as the file has always had them.
+            s.push_str(&serde_json::to_string(&serde_json::to_value(g)?)?);
+            s.push('\n');
         }
         ragstats_core::io::write_atomic(p, |w| std::io::Write::write_all(w, s.as_bytes()))?;
     }
-    match a.format {
-        Format::Json => print_json(&json!({
-            "method": if a.per_option { "per_option" } else { "majority" },
+    Ok(AgreeOutput { report })
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let out = compute(&a)?;
+    emit(&out, a.format)
+}
+
+impl Rendered for AgreeOutput {
+    fn text(&self) -> String {
+        let (s, rep) = (&self.report.settings, &self.report.agreement);
+        let mut t = Table::new(&["task", "items", "mean pairwise Jaccard", "with majority"]);
+        for r in &rep.rows {
+            t.row([
+                r.name.clone(),
+                r.items.to_string(),
+                num(r.jaccard),
+                r.with_majority.to_string(),
+            ]);
+        }
+        let mut out = t.to_text();
+        let undefined: Vec<&str> = rep
+            .rows
+            .iter()
+            .filter(|r| !r.jaccard.is_finite())
+            .map(|r| r.name.as_str())
+            .collect();
+        if !undefined.is_empty() {
+            out.push_str(&format!(
+                "mean pairwise Jaccard of {}: {}\n",
+                undefined.join(", "),
+                undefined_because(JACCARD_UNDEFINED)
+            ));
+        }
+        out.push('\n');
+        let gold_head = if s.per_option {
+            "gold (per option)"
+        } else {
+            "gold (majority)"
+        };
+        let mut t = Table::new(&["id", "task", "annotators", "jaccard", gold_head]);
+        for i in &rep.items {
+            t.row([
+                i.id.clone(),
+                i.task
+                    .map(|t| t.as_str().to_string())
+                    .unwrap_or_else(|| "-".into()),
+                i.annotators.to_string(),
+                i.jaccard.map(num).unwrap_or_else(|| "-".into()),
+                match s.gold(i) {
+                    Some([]) => "{}".into(),
+                    Some(g) => g.join(","),
+                    None => "no majority".into(),
+                },
+            ]);
+        }
+        out.push_str(&t.to_text());
+        if !s.per_option && !rep.no_majority.is_empty() {
+            out.push_str(&format!(
+                "\nno majority (resolve by discussion): {}\n",
+                rep.no_majority.join(", ")
+            ));
+        }
+        out
+    }
+
+    fn csv(&self) -> Table {
+        let (s, rep) = (&self.report.settings, &self.report.agreement);
+        let mut t = Table::new(&["id", "task", "annotators", "jaccard", "gold", "votes"]);
+        for i in &rep.items {
+            t.row([
+                i.id.clone(),
+                i.task.map(|t| t.as_str().to_string()).unwrap_or_default(),
+                i.annotators.to_string(),
+                i.jaccard.map(csv_num).unwrap_or_default(),
+                s.gold(i)
+                    .map(|g| g.join(" "))
+                    .unwrap_or_else(|| "NA".into()),
+                i.votes.to_string(),
+            ]);
+        }
+        t
+    }
+
+    fn json(&self) -> Value {
+        let (s, rep) = (&self.report.settings, &self.report.agreement);
+        json!({
+            "method": s.method(),
             "agreement": rep.rows.iter().map(|r| {
                 let mut v = serde_json::to_value(r).unwrap_or_default();
                 if !r.jaccard.is_finite() {
@@ -80,82 +160,6 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 v
             }).collect::<Vec<_>>(),
             "items": rep.items, "no_majority": rep.no_majority,
-        }))?,
-        Format::Csv => write_csv(
-            &["id", "task", "annotators", "jaccard", "gold", "votes"],
-            &rep.items
-                .iter()
-                .map(|i| {
-                    vec![
-                        i.id.clone(),
-                        i.task.map(|t| t.as_str().to_string()).unwrap_or_default(),
-                        i.annotators.to_string(),
-                        i.jaccard.map(csv_num).unwrap_or_default(),
-                        gold(i).map(|g| g.join(" ")).unwrap_or_else(|| "NA".into()),
-                        i.votes.to_string(),
-                    ]
-                })
-                .collect::<Vec<_>>(),
-        )?,
-        Format::Table => {
-            let mut t = Table::new(&["task", "items", "mean pairwise Jaccard", "with majority"]);
-            for r in &rep.rows {
-                t.row(vec![
-                    r.name.clone(),
-                    r.items.to_string(),
-                    num(r.jaccard),
-                    r.with_majority.to_string(),
-                ]);
-            }
-            out!("{}", t.to_text());
-            let undefined: Vec<&str> = rep
-                .rows
-                .iter()
-                .filter(|r| !r.jaccard.is_finite())
-                .map(|r| r.name.as_str())
-                .collect();
-            if !undefined.is_empty() {
-                outln!(
-                    "mean pairwise Jaccard of {}: {}",
-                    undefined.join(", "),
-                    undefined_because(JACCARD_UNDEFINED)
-                );
-            }
-            outln!();
-            let mut t = Table::new(&[
-                "id",
-                "task",
-                "annotators",
-                "jaccard",
-                if a.per_option {
-                    "gold (per option)"
-                } else {
-                    "gold (majority)"
-                },
-            ]);
-            for i in &rep.items {
-                t.row(vec![
-                    i.id.clone(),
-                    i.task
-                        .map(|t| t.as_str().to_string())
-                        .unwrap_or_else(|| "-".into()),
-                    i.annotators.to_string(),
-                    i.jaccard.map(num).unwrap_or_else(|| "-".into()),
-                    match gold(i) {
-                        Some(g) if g.is_empty() => "{}".into(),
-                        Some(g) => g.join(","),
-                        None => "no majority".into(),
-                    },
-                ]);
-            }
-            out!("{}", t.to_text());
-            if !a.per_option && !rep.no_majority.is_empty() {
-                outln!(
-                    "\nno majority (resolve by discussion): {}",
-                    rep.no_majority.join(", ")
-                );
-            }
-        }
+        })
     }
-    Ok(0)
 }

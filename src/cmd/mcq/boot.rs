@@ -1,19 +1,17 @@
-//! What `stats mcq score` and `stats mcq compare` share: the bootstrap flags, reading
-//! result files, the stratified item bootstrap, and interval cells.
+//! What `stats mcq score` and `stats mcq compare` share: the bootstrap flags and the
+//! settings they give, reading result files, the engine and progress bar of the stratified
+//! item bootstrap, and interval cells.
 
 use std::path::{Path, PathBuf};
 
-use ragstats_core::mcq::results::{apply_items, read_results, RunResult};
-use ragstats_core::mcq::score::{
-    bootstrap_group_means, FailurePolicy, GroupMeans, MeanRange, Stat,
-};
+use ragstats_core::mcq::results::{read_one_configuration, RunResult};
+use ragstats_core::mcq::score::{BootSettings, FailurePolicy, Stat};
 use ragstats_core::mcq::validate::load_items;
-use ragstats_core::mcq::{Group, Item};
+use ragstats_core::mcq::Item;
 use ragstats_core::resample::ResampleBackend;
 
 use crate::cmd::common::num;
 use crate::cmd::resample::{Progress, ResampleArgs};
-use crate::cmd::UsageError;
 
 /// Bootstrap flags of `score` and `compare`.
 #[derive(Debug, Clone, clap::Args)]
@@ -33,6 +31,31 @@ impl BootArgs {
     pub fn failures(&self) -> FailurePolicy {
         self.failures.into()
     }
+
+    /// The library's settings of these flags (refusing a bad `--replicates`).
+    pub fn settings(&self) -> anyhow::Result<BootSettings> {
+        Ok(BootSettings {
+            failures: self.failures(),
+            replicates: self.resample.replicates()?,
+            seed: self.resample.seed,
+            confidence: self.resample.confidence.get(),
+        })
+    }
+
+    /// Runs `analysis` on the engine for a bootstrap of `rows` items, with a progress bar.
+    pub fn with_engine<T>(
+        &self,
+        rows: usize,
+        analysis: impl FnOnce(&dyn ResampleBackend, &(dyn Fn(u64) + Sync)) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let r = &self.resample;
+        let replicates = r.replicates()?;
+        let engine = r.engine(u64::from(replicates) * rows as u64)?;
+        let progress = Progress::new(u64::from(replicates), "bootstrap");
+        let out = analysis(engine.as_ref(), &|d| progress.set(d))?;
+        progress.finish();
+        Ok(out)
+    }
 }
 
 flag_enum! {
@@ -45,50 +68,15 @@ flag_enum! {
     }
 }
 
-/// The stratified item bootstrap of per-group means (items resampled within groups) of rows
-/// in `range`, and the engine that ran it.
-pub fn group_bootstrap(
-    rows: &[(Group, [f64; 2])],
-    range: MeanRange,
-    boot: &BootArgs,
-) -> anyhow::Result<(Box<dyn ResampleBackend>, Vec<GroupMeans>)> {
-    let r = &boot.resample;
-    let replicates = r.replicates()?;
-    let engine = r.engine(u64::from(replicates) * rows.len() as u64)?;
-    let progress = Progress::new(u64::from(replicates), "bootstrap");
-    let reps = bootstrap_group_means(rows, range, engine.as_ref(), r.seed, replicates, &|d| {
-        progress.set(d)
-    })?;
-    progress.finish();
-    Ok((engine, reps))
-}
-
 /// Reads a results file, requiring one (model, prompt, shuffle seed), applying --items.
 pub fn load_results(
     path: &Path,
     items: Option<&(PathBuf, Vec<Item>)>,
 ) -> anyhow::Result<Vec<RunResult>> {
-    let mut rs = read_results(path)?;
-    let first = &rs[0];
-    if let Some(r) = rs.iter().find(|r| {
-        r.model != first.model || r.prompt != first.prompt || r.shuffle_seed != first.shuffle_seed
-    }) {
-        return Err(UsageError(format!(
-            "{}: mixes runs of different configurations ({} / {} / seed {:?} and {} / {} / seed {:?}); score one model and prompt per file",
-            path.display(),
-            first.model,
-            first.prompt,
-            first.shuffle_seed,
-            r.model,
-            r.prompt,
-            r.shuffle_seed
-        ))
-        .into());
-    }
-    if let Some((p, its)) = items {
-        apply_items(&mut rs, its, p)?;
-    }
-    Ok(rs)
+    Ok(read_one_configuration(
+        path,
+        items.map(|(p, its)| (p.as_path(), its.as_slice())),
+    )?)
 }
 
 /// The items of `--items`, with their path, if given.
@@ -111,4 +99,9 @@ pub fn pm(s: &Stat) -> String {
     } else {
         format!("{} ± {}", num(s.run_mean), num(s.run_sd))
     }
+}
+
+/// `95%`: a confidence level as table headers show it.
+pub fn percent(confidence: f64) -> String {
+    format!("{}%", 100.0 * confidence)
 }

@@ -1,13 +1,15 @@
 //! `stats mcq cost`: tokens and fees of an `mcq run --ledger` ledger per item, group, task
-//! and run.
+//! and run. The analysis is [`ragstats_core::mcq::cost::mcq_ledger_costs`].
 
 use std::path::PathBuf;
 
-use ragstats_core::costs::cost::bill;
 use ragstats_core::ledger::{read_ledger, Prices};
-use ragstats_core::mcq::cost::{mcq_costs, McqCostRow};
+use ragstats_core::mcq::cost::{mcq_ledger_costs, McqCostReport, McqCostRow, McqPricing};
+use ragstats_core::table::Cell;
+use serde_json::Value;
 
-use crate::cmd::common::{num, print_json, write_csv, Format, Table};
+use crate::cmd::common::{num, print_json, Format, Table};
+use crate::cmd::render::{emit, Rendered};
 
 /// Flags of `stats mcq cost`.
 #[derive(Debug, clap::Args)]
@@ -21,6 +23,51 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }
+
+/// What `stats mcq cost` found for one ledger.
+pub struct McqCostOutput {
+    /// Whether `--prices` was given (fees are known).
+    pub priced: bool,
+    /// The analysis.
+    pub report: McqCostReport,
+}
+
+/// Loads the ledger (and `--prices`) and sums it.
+pub fn compute(a: &Args) -> anyhow::Result<McqCostOutput> {
+    let entries = read_ledger(&a.ledger)?;
+    let prices = a.prices.as_deref().map(Prices::read).transpose()?;
+    let pricing = prices.as_ref().zip(a.prices.as_deref());
+    let report = mcq_ledger_costs(
+        &entries,
+        &a.ledger,
+        pricing.map(|(prices, path)| McqPricing { prices, path }),
+    )?;
+    Ok(McqCostOutput {
+        priced: prices.is_some(),
+        report,
+    })
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let out = compute(&a)?;
+    if a.format == Format::Json {
+        // The report's own field order, as before (a `Value` would sort the keys).
+        print_json(&out.report)?;
+        return Ok(out.exit_code());
+    }
+    emit(&out, a.format)
+}
+
+const HEAD: [&str; 8] = [
+    "level",
+    "name",
+    "calls",
+    "input_tokens",
+    "cached_input_tokens",
+    "output_tokens",
+    "tokens_per_call",
+    "usd",
+];
 
 /// One row; non-integer figures through `f` (rounded for the table, exact for CSV).
 fn cells(r: &McqCostRow, f: fn(f64) -> String) -> Vec<String> {
@@ -36,50 +83,40 @@ fn cells(r: &McqCostRow, f: fn(f64) -> String) -> Vec<String> {
     ]
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
-    let entries = read_ledger(&a.ledger)?;
-    let prices = a.prices.as_deref().map(Prices::read).transpose()?;
-    let bills = bill(&entries, prices.as_ref(), &a.ledger, a.prices.as_deref())?;
-    let r = mcq_costs(&entries, &bills, prices.is_some())?;
-    const HEAD: [&str; 8] = [
-        "level",
-        "name",
-        "calls",
-        "input_tokens",
-        "cached_input_tokens",
-        "output_tokens",
-        "tokens_per_call",
-        "usd",
-    ];
-    match a.format {
-        Format::Json => print_json(&r)?,
-        Format::Csv => write_csv(
-            &HEAD,
-            &r.rows
-                .iter()
-                .map(|x| cells(x, |v| v.to_string()))
-                .collect::<Vec<_>>(),
-        )?,
-        Format::Table => {
-            let mut t = Table::new(&HEAD);
-            for row in &r.rows {
-                t.row(cells(row, num));
-            }
-            out!("{}", t.to_text());
-            let unknown = r.rows.last().map_or(0, |o| o.unknown_token_rows);
-            if unknown > 0 {
-                outln!("note: {unknown} row(s) had unknown (null) token counts and were billed as 0 tokens");
-            }
-            if r.other_rows > 0 {
-                outln!(
-                    "note: {} row(s) without an `item` field (not from `mcq run`) were left out",
-                    r.other_rows
-                );
-            }
-            if prices.is_none() {
-                outln!("fees: give --prices FILE (see docs/ledger.md) for USD");
-            }
+impl Rendered for McqCostOutput {
+    fn text(&self) -> String {
+        let r = &self.report;
+        let mut t = Table::new(&HEAD);
+        for row in &r.rows {
+            t.row(cells(row, num).into_iter().map(Cell::Raw));
         }
+        let mut out = t.to_text();
+        let unknown = r.rows.last().map_or(0, |o| o.unknown_token_rows);
+        if unknown > 0 {
+            out.push_str(&format!("note: {unknown} row(s) had unknown (null) token counts and were billed as 0 tokens\n"));
+        }
+        if r.other_rows > 0 {
+            out.push_str(&format!(
+                "note: {} row(s) without an `item` field (not from `mcq run`) were left out\n",
+                r.other_rows
+            ));
+        }
+        if !self.priced {
+            out.push_str("fees: give --prices FILE (see docs/ledger.md) for USD\n");
+        }
+        out
     }
-    Ok(0)
+
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&HEAD);
+        for row in &self.report.rows {
+            t.row(cells(row, |v| v.to_string()));
+        }
+        t
+    }
+
+    /// The report (keys sorted; `stats mcq cost --format json` prints it in field order).
+    fn json(&self) -> Value {
+        serde_json::to_value(&self.report).unwrap_or_default()
+    }
 }

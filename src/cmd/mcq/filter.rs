@@ -1,17 +1,19 @@
 //! `stats mcq filter`: the difficulty filter (drop items every model answers alike) plus
-//! the format rules; kept lines are copied unchanged.
+//! the format rules; kept lines are copied unchanged. The analysis is
+//! [`ragstats_core::mcq::filter::filter_items`].
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
-use ragstats_core::mcq::filter::filter;
+use ragstats_core::mcq::filter::{filter_items, FilterReport};
 use ragstats_core::mcq::results::read_results;
 use ragstats_core::mcq::validate::read_items;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::default_sidecar;
-use crate::cmd::common::{print_json, write_csv, Format, Table};
+use crate::cmd::common::{Format, Table};
+use crate::cmd::render::{emit, Rendered};
 
 /// Flags of `stats mcq filter`.
 #[derive(Debug, clap::Args)]
@@ -32,14 +34,24 @@ pub struct Args {
     pub format: Format,
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+/// What `stats mcq filter` did: the analysis and the two files it wrote.
+pub struct FilterOutput {
+    /// The kept items file (`--out`).
+    pub out: PathBuf,
+    /// The dropped-lines report (`--report`).
+    pub report_file: PathBuf,
+    /// The analysis.
+    pub report: FilterReport,
+}
+
+/// Loads the items and predictions, filters, and writes the kept lines and the report.
+pub fn compute(a: &Args) -> anyhow::Result<FilterOutput> {
     let file = read_items(&a.items)?;
-    let total = file.lines;
     let mut preds = Vec::new();
     for p in &a.predictions {
         preds.extend(read_results(p)?);
     }
-    let out = filter(file, &preds)?;
+    let r = filter_items(file, &preds)?;
     let report = a
         .report
         .clone()
@@ -54,68 +66,87 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     if let Some(dir) = a.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let kept: String = out.kept.iter().map(|l| format!("{}\n", l.raw)).collect();
+    let kept: String = r.kept.iter().map(|l| format!("{l}\n")).collect();
     write_atomic(&a.out, |w| w.write_all(kept.as_bytes()))?;
     let mut rep = String::new();
-    for d in &out.dropped {
+    for d in &r.dropped {
         rep.push_str(&serde_json::to_string(d)?);
         rep.push('\n');
     }
     write_atomic(&report, |w| w.write_all(rep.as_bytes()))?;
-    let n_fmt = out.dropped.iter().filter(|d| d.reason == "format").count();
-    let n_diff = out.dropped.len() - n_fmt;
-    match a.format {
-        Format::Json => print_json(&json!({
-            "items": total, "kept": out.kept.len(), "dropped_format": n_fmt,
-            "dropped_difficulty": n_diff, "untested": out.untested, "models": out.models,
-            "out": a.out.display().to_string(), "report": report.display().to_string(),
-            "dropped": out.dropped,
-        }))?,
-        Format::Csv => write_csv(
-            &["line", "id", "reason", "detail", "models", "agreed_is_gold"],
-            &out.dropped
-                .iter()
-                .map(|d| {
-                    vec![
-                        d.line.to_string(),
-                        d.id.clone().unwrap_or_default(),
-                        d.reason.to_string(),
-                        d.detail.clone(),
-                        d.models.join(" "),
-                        d.agreed_is_gold.map(|b| b.to_string()).unwrap_or_default(),
-                    ]
-                })
-                .collect::<Vec<_>>(),
-        )?,
-        Format::Table => {
-            outln!(
-                "{} line(s): kept {}, dropped {} (format {}, difficulty {}); models: {}",
-                total,
-                out.kept.len(),
-                out.dropped.len(),
-                n_fmt,
-                n_diff,
-                out.models.join(", ")
-            );
-            let mut t = Table::new(&["line", "id", "reason", "detail"]);
-            for d in &out.dropped {
-                t.row(vec![
-                    d.line.to_string(),
-                    d.id.clone().unwrap_or_default(),
-                    d.reason.into(),
-                    d.detail.clone(),
-                ]);
-            }
-            out!("{}", t.to_text());
-            outln!("kept: {}; report: {}", a.out.display(), report.display());
-        }
-    }
-    if !out.untested.is_empty() {
+    Ok(FilterOutput {
+        out: a.out.clone(),
+        report_file: report,
+        report: r,
+    })
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let out = compute(&a)?;
+    let code = emit(&out, a.format)?;
+    let untested = &out.report.untested;
+    if !untested.is_empty() {
         eprintln!(
             "note: {} kept item(s) lack a parsed answer from some model and were not tested for difficulty: {}",
-            out.untested.len(),
-            out.untested.iter().take(10).cloned().collect::<Vec<_>>().join(", ")
+            untested.len(),
+            untested.iter().take(10).cloned().collect::<Vec<_>>().join(", ")
         );
     }
-    Ok(0)
+    Ok(code)
+}
+
+impl Rendered for FilterOutput {
+    fn text(&self) -> String {
+        let r = &self.report;
+        let mut out = format!(
+            "{} line(s): kept {}, dropped {} (format {}, difficulty {}); models: {}\n",
+            r.items,
+            r.kept.len(),
+            r.dropped.len(),
+            r.dropped_format,
+            r.dropped_difficulty,
+            r.models.join(", ")
+        );
+        let mut t = Table::new(&["line", "id", "reason", "detail"]);
+        for d in &r.dropped {
+            t.row([
+                d.line.to_string(),
+                d.id.clone().unwrap_or_default(),
+                d.reason.into(),
+                d.detail.clone(),
+            ]);
+        }
+        out.push_str(&t.to_text());
+        out.push_str(&format!(
+            "kept: {}; report: {}\n",
+            self.out.display(),
+            self.report_file.display()
+        ));
+        out
+    }
+
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&["line", "id", "reason", "detail", "models", "agreed_is_gold"]);
+        for d in &self.report.dropped {
+            t.row([
+                d.line.to_string(),
+                d.id.clone().unwrap_or_default(),
+                d.reason.to_string(),
+                d.detail.clone(),
+                d.models.join(" "),
+                d.agreed_is_gold.map(|b| b.to_string()).unwrap_or_default(),
+            ]);
+        }
+        t
+    }
+
+    fn json(&self) -> Value {
+        let r = &self.report;
+        json!({
+            "items": r.items, "kept": r.kept.len(), "dropped_format": r.dropped_format,
+            "dropped_difficulty": r.dropped_difficulty, "untested": r.untested, "models": r.models,
+            "out": self.out.display().to_string(), "report": self.report_file.display().to_string(),
+            "dropped": r.dropped,
+        })
+    }
 }

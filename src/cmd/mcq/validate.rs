@@ -1,13 +1,14 @@
-//! `stats mcq validate`: every format rule of an items file, all violations reported.
+//! `stats mcq validate`: every format rule of an items file, all violations reported. The
+//! analysis is [`ragstats_core::mcq::validate::validation_report`].
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use ragstats_core::mcq::validate::{read_items, ItemsFile};
-use ragstats_core::mcq::Group;
-use serde_json::json;
+use ragstats_core::mcq::validate::{read_items, validation_report, ItemsFile, ValidateReport};
+use ragstats_core::table::Cell;
+use serde_json::{json, Value};
 
-use crate::cmd::common::{print_json, write_csv, Format, Table};
+use crate::cmd::common::{Format, Table};
+use crate::cmd::render::{emit, Rendered};
 
 /// Flags of `stats mcq validate`.
 #[derive(Debug, clap::Args)]
@@ -19,13 +20,6 @@ pub struct Args {
     pub format: Format,
 }
 
-fn group_counts(f: &ItemsFile) -> Vec<(Group, usize)> {
-    Group::ALL
-        .iter()
-        .map(|g| (*g, f.items.iter().filter(|l| l.item.group() == *g).count()))
-        .collect()
-}
-
 /// Prints every violation on stderr as `FILE:LINE: ...`.
 pub(super) fn print_violations(path: &Path, f: &ItemsFile) {
     for v in &f.violations {
@@ -33,62 +27,96 @@ pub(super) fn print_violations(path: &Path, f: &ItemsFile) {
     }
 }
 
+/// What `stats mcq validate` found in one items file (exit code 2 when it has violations).
+pub struct ValidateOutput {
+    /// The items file.
+    pub file: PathBuf,
+    /// The analysis.
+    pub report: ValidateReport,
+}
+
+/// Reads and checks the items file.
+pub fn compute(a: &Args) -> anyhow::Result<ValidateOutput> {
+    Ok(ValidateOutput {
+        file: a.items.clone(),
+        report: validation_report(&read_items(&a.items)?),
+    })
+}
+
 pub fn run(a: Args) -> anyhow::Result<u8> {
-    let f = read_items(&a.items)?;
-    let counts = group_counts(&f);
-    match a.format {
-        Format::Json => print_json(&json!({
-            "file": a.items.display().to_string(),
-            "lines": f.lines,
-            "valid_items": f.items.len(),
-            "groups": counts.iter().map(|(g, n)| (g.as_str(), *n)).collect::<HashMap<_, _>>(),
-            "violations": f.violations,
-        }))?,
-        Format::Csv => write_csv(
-            &["line", "id", "rule", "message"],
-            &f.violations
-                .iter()
-                .map(|v| {
-                    vec![
-                        v.line.to_string(),
-                        v.id.clone().unwrap_or_default(),
-                        v.rule.to_string(),
-                        v.message.clone(),
-                    ]
-                })
-                .collect::<Vec<_>>(),
-        )?,
-        Format::Table => {
-            if f.violations.is_empty() {
-                outln!(
-                    "{}: {} item(s), no violations",
-                    a.items.display(),
-                    f.items.len()
-                );
-                let mut t = Table::new(&["group", "items"]);
-                for (g, n) in &counts {
-                    t.row(vec![g.as_str().into(), n.to_string()]);
-                }
-                out!("{}", t.to_text());
-            } else {
-                for v in &f.violations {
-                    outln!("{}", v.display(&a.items));
-                }
-            }
-        }
-    }
-    if f.violations.is_empty() {
-        Ok(0)
-    } else {
-        let lines: std::collections::BTreeSet<u64> = f.violations.iter().map(|v| v.line).collect();
+    let out = compute(&a)?;
+    let code = emit(&out, a.format)?;
+    let r = &out.report;
+    if !r.violations.is_empty() {
         eprintln!(
             "{}: {} violation(s) on {} line(s); {} of {} line(s) valid",
             a.items.display(),
-            f.violations.len(),
-            lines.len(),
-            f.items.len(),
-            f.lines
+            r.violations.len(),
+            r.lines_with_violations(),
+            r.valid_items,
+            r.lines
         );
-        Ok(2)
+    }
+    Ok(code)
+}
+
+impl Rendered for ValidateOutput {
+    fn text(&self) -> String {
+        let r = &self.report;
+        if !r.violations.is_empty() {
+            return r
+                .violations
+                .iter()
+                .map(|v| format!("{}\n", v.display(&self.file)))
+                .collect();
+        }
+        let mut out = format!(
+            "{}: {} item(s), no violations\n",
+            self.file.display(),
+            r.valid_items
+        );
+        let mut t = Table::new(&["group", "items"]);
+        for (g, n) in &r.groups {
+            t.row([Cell::text(g.as_str()), Cell::Count(*n as u64)]);
+        }
+        out.push_str(&t.to_text());
+        out
+    }
+
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&["line", "id", "rule", "message"]);
+        for v in &self.report.violations {
+            t.row([
+                v.line.to_string(),
+                v.id.clone().unwrap_or_default(),
+                v.rule.to_string(),
+                v.message.clone(),
+            ]);
+        }
+        t
+    }
+
+    fn json(&self) -> Value {
+        let r = &self.report;
+        let groups: serde_json::Map<String, Value> = r
+            .groups
+            .iter()
+            .map(|(g, n)| (g.as_str().to_string(), json!(n)))
+            .collect();
+        json!({
+            "file": self.file.display().to_string(),
+            "lines": r.lines,
+            "valid_items": r.valid_items,
+            "groups": groups,
+            "violations": r.violations,
+        })
+    }
+
+    fn exit_code(&self) -> u8 {
+        if self.report.violations.is_empty() {
+            0
+        } else {
+            2
+        }
     }
 }

@@ -335,6 +335,29 @@ fn empty_row(arm: &str, selector: &str) -> AuditRow {
     }
 }
 
+/// What `stats run-audit` reports of a run's trajectory log: the Appendix C table per
+/// (arm, selector), the whole run's search and read counts, and the warnings about its
+/// evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunAudit {
+    /// One row per (arm, selector) ([`audit`]).
+    pub rows: Vec<AuditRow>,
+    /// The run's totals ([`totals`]).
+    pub totals: Totals,
+    /// [`Totals::warnings`].
+    pub warnings: Vec<String>,
+}
+
+/// The Appendix C audit of a trajectory log: [`audit`], [`totals`] and their warnings.
+pub fn audit_run(logs: &[Trajectory]) -> RunAudit {
+    let totals = totals(logs);
+    RunAudit {
+        rows: audit(logs),
+        warnings: totals.warnings(),
+        totals,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -548,7 +571,15 @@ mod tests {
         assert!(t.warnings().is_empty());
         let mut open2 = open.clone();
         open2.trajectory = 1;
+        let whole = audit_run(&[open.clone(), adaptive.clone(), open2.clone()]);
         let w = totals(&[open, adaptive, open2]).warnings();
+        // The entry point is the three parts together.
+        assert_eq!(whole.warnings, w);
+        assert_eq!(
+            (whole.totals.trajectories, whole.totals.empty_pools),
+            (3, 2)
+        );
+        assert_eq!(whole.rows.len(), 3);
         assert_eq!(w.len(), 1);
         assert!(
             w[0].starts_with("2 of 3 candidate pools (66.7%) are empty"),

@@ -225,3 +225,130 @@ pub fn agreement(anns: &[Annotation], tasks: Option<&HashMap<String, Task>>) -> 
         no_majority,
     }
 }
+
+/// Settings of `mcq agree`: which gold answer an item gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct AgreeSettings {
+    /// Gold by option (an option is gold when more than half of the annotators chose it)
+    /// instead of the majority answer set.
+    pub per_option: bool,
+}
+
+impl AgreeSettings {
+    /// `per_option` or `majority`: how gold answers were chosen.
+    pub fn method(&self) -> &'static str {
+        if self.per_option {
+            "per_option"
+        } else {
+            "majority"
+        }
+    }
+
+    /// The gold answer of an item under these settings (`None`: no majority).
+    pub fn gold<'a>(&self, i: &'a ItemAgreement) -> Option<&'a [String]> {
+        if self.per_option {
+            Some(&i.per_option)
+        } else {
+            i.majority.as_deref()
+        }
+    }
+}
+
+/// One gold answer, as `mcq agree --gold-out` writes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GoldAnswer {
+    /// Item id.
+    pub id: String,
+    /// The gold answer set.
+    pub answer: Vec<String>,
+    /// `majority` or `per_option`.
+    pub method: &'static str,
+    /// Annotators who chose the majority set.
+    pub votes: usize,
+    /// Annotators of the item.
+    pub annotators: usize,
+}
+
+/// What `mcq agree` reports: agreement per item, task and overall, and the gold answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgreeReport {
+    /// The settings the analysis ran with.
+    pub settings: AgreeSettings,
+    /// Agreement ([`agreement`]).
+    pub agreement: AgreementReport,
+    /// Gold answers of the items that have one, in item order.
+    pub gold: Vec<GoldAnswer>,
+}
+
+/// Annotator agreement of `anns` (mean pairwise Jaccard |S∩T|/|S∪T| per item, per task and
+/// overall; grouped by task when `items` are given) and each item's gold answer: the
+/// majority set (chosen by more than half of the annotators) or, with
+/// [`AgreeSettings::per_option`], every option chosen by more than half.
+pub fn agree(anns: &[Annotation], items: Option<&[Item]>, settings: &AgreeSettings) -> AgreeReport {
+    let tasks: Option<HashMap<String, Task>> =
+        items.map(|its| its.iter().map(|i| (i.id.clone(), i.task)).collect());
+    let agreement = agreement(anns, tasks.as_ref());
+    let gold = agreement
+        .items
+        .iter()
+        .filter_map(|i| {
+            settings.gold(i).map(|g| GoldAnswer {
+                id: i.id.clone(),
+                answer: g.to_vec(),
+                method: settings.method(),
+                votes: i.votes,
+                annotators: i.annotators,
+            })
+        })
+        .collect();
+    AgreeReport {
+        settings: *settings,
+        agreement,
+        gold,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hand-computed agreement of the shipped annotations in tests/it/mcq_cli.rs
+    /// `agreement_by_hand_on_the_sample_annotations` (per-item Jaccards in its comments),
+    /// through the library.
+    #[test]
+    fn agree_by_hand_on_the_sample_annotations() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let items =
+            super::super::validate::load_items(&root.join("data/mcq/sample.jsonl")).unwrap();
+        let anns =
+            read_annotations(&root.join("data/mcq/annotations.jsonl"), Some(&items)).unwrap();
+        let r = agree(&anns, Some(&items), &AgreeSettings::default());
+        let want = [
+            ("planning", (2.0 / 3.0 + 5.0 / 9.0) / 2.0, 1),
+            ("evidence_extraction", 1.0, 1),
+            ("grounded_reasoning", (7.0 / 9.0 + 1.0 / 3.0) / 2.0, 2),
+            ("noise_robustness", (1.0 + 1.0 / 3.0 + 1.0) / 3.0, 2),
+            ("overall", 51.0 / 72.0, 6),
+        ];
+        for (name, j, maj) in want {
+            let row = r.agreement.rows.iter().find(|x| x.name == name).unwrap();
+            assert!((row.jaccard - j).abs() < 1e-12, "{name}: {row:?}");
+            assert_eq!(row.with_majority, maj, "{name}");
+        }
+        assert_eq!(r.agreement.no_majority, ["nr-001", "pd-001"]);
+        // Majority gold: every item but the two without a majority; gr-003's is empty.
+        assert_eq!(r.gold.len(), 6);
+        let gold = |id: &str| r.gold.iter().find(|g| g.id == id).map(|g| g.answer.clone());
+        assert_eq!(gold("gr-003"), Some(vec![]));
+        assert_eq!(gold("pc-001"), Some(vec!["A".to_string(), "D".to_string()]));
+        assert_eq!(gold("pd-001"), None);
+        // Per option: always defined.
+        let r = agree(&anns, None, &AgreeSettings { per_option: true });
+        assert_eq!(r.gold.len(), 8);
+        let pd = r.gold.iter().find(|g| g.id == "pd-001").unwrap();
+        assert_eq!(
+            (pd.answer.join(","), pd.method, pd.votes, pd.annotators),
+            ("A,B,D".into(), "per_option", 1, 3)
+        );
+    }
+}

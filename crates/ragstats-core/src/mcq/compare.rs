@@ -6,10 +6,14 @@ use std::collections::HashMap;
 use serde::Serialize;
 use statrs::distribution::{Binomial, Discrete};
 
-use super::item::Group;
+use super::item::{Group, Task};
 use super::results::RunResult;
-use super::score::{group_means, line_score, FailurePolicy, GroupMeans};
+use super::score::{
+    bootstrap_group_means, group_means, level_rows, levels, line_score, BootSettings,
+    FailurePolicy, GroupMeans, LevelRow, Levels, MeanRange,
+};
 use crate::error::{Error, Result};
+use crate::resample::engine::ResampleBackend;
 
 /// One (id, run) pair scored in both files.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,6 +181,163 @@ pub fn mcnemar_table(pairs: &[Pair]) -> Vec<McNemar> {
     out
 }
 
+/// One side of a comparison: the configuration of its results file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Side {
+    /// The model.
+    pub model: String,
+    /// The prompt.
+    pub prompt: String,
+    /// The shuffle seed (`None`: options as written).
+    pub shuffle_seed: Option<u64>,
+}
+
+impl Side {
+    fn of(r: &RunResult) -> Side {
+        Side {
+            model: r.model.clone(),
+            prompt: r.prompt.clone(),
+            shuffle_seed: r.shuffle_seed,
+        }
+    }
+}
+
+/// One row of the comparison: the delta B − A of one level ([`LevelRow`], EM and F1 with
+/// intervals) and each side's own `[EM, F1]` over the paired (id, run) set (NaN where the
+/// level has no value on that side).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeltaRow {
+    /// The deltas B − A.
+    pub delta: LevelRow,
+    /// A's `[EM, F1]`.
+    pub a: [f64; 2],
+    /// B's `[EM, F1]`.
+    pub b: [f64; 2],
+}
+
+/// What `mcq compare` reports for two results files.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompareReport {
+    /// Model A (the baseline).
+    pub a: Side,
+    /// Model B.
+    pub b: Side,
+    /// (id, run) pairs scored in both files.
+    pub pairs: usize,
+    /// Scored lines of A without a partner in B.
+    pub unpaired_a: usize,
+    /// Scored lines of B without a partner in A.
+    pub unpaired_b: usize,
+    /// The settings the analysis ran with.
+    pub settings: BootSettings,
+    /// The engine that resampled (`cpu` or `gpu`).
+    pub backend: String,
+    /// Deltas per group, task and overall.
+    pub deltas: Vec<DeltaRow>,
+    /// McNemar's exact test on EM per group and overall ([`mcnemar_table`]).
+    pub mcnemar: Vec<McNemar>,
+}
+
+/// The paired items of `a` and `b` (distinct ids with a pair): the rows
+/// [`compare_results`] resamples (a caller sizes its engine by `items × replicates`).
+///
+/// # Errors
+/// Those of [`pair`].
+pub fn paired_items(a: &[RunResult], b: &[RunResult], policy: FailurePolicy) -> Result<usize> {
+    Ok(item_differences(&pair(a, b, policy)?.pairs).len())
+}
+
+/// Each side's `[EM, F1]` at every level, from the per-item means over the paired runs.
+fn side_levels(pairs: &[Pair], b_side: bool) -> Levels {
+    let mut idx: HashMap<&str, usize> = HashMap::new();
+    let mut acc: Vec<(Group, [f64; 2], f64)> = Vec::new();
+    for p in pairs {
+        let i = *idx.entry(p.id.as_str()).or_insert_with(|| {
+            acc.push((p.group, [0.0, 0.0], 0.0));
+            acc.len() - 1
+        });
+        let v = if b_side { p.b } else { p.a };
+        acc[i].1[0] += v[0];
+        acc[i].1[1] += v[1];
+        acc[i].2 += 1.0;
+    }
+    let rows: Vec<(Group, [f64; 2])> = acc
+        .into_iter()
+        .map(|(g, s, n)| (g, [s[0] / n, s[1] / n]))
+        .collect();
+    levels(&group_means(&rows))
+}
+
+/// The value of `l` at the level of table row `r` (NaN where it has none).
+fn at_level(l: &Levels, r: &LevelRow) -> [f64; 2] {
+    let v = match r.level {
+        "group" => Group::ALL
+            .iter()
+            .find(|g| g.as_str() == r.name)
+            .and_then(|g| l.groups[g.index()]),
+        "task" => Task::ALL
+            .iter()
+            .position(|t| t.as_str() == r.name)
+            .and_then(|t| l.tasks[t]),
+        _ => l.overall,
+    };
+    v.unwrap_or([f64::NAN, f64::NAN])
+}
+
+/// Paired comparison of two results files on (id, run): per-item differences
+/// `d_i = mean_r (x_ir^B − x_ir^A)` averaged group → task → overall as in scoring, with the
+/// mean and SD over runs, the stratified item bootstrap (clamped to [−1, 1]) for SEs and
+/// percentile intervals, each side's own scores over the paired set, and McNemar's exact
+/// test on EM. `progress` is called with the replicates done.
+///
+/// # Errors
+/// Those of [`pair`]; [`Error::Usage`] for fewer than 2 replicates; engine errors.
+pub fn compare_results(
+    a: &[RunResult],
+    b: &[RunResult],
+    settings: &BootSettings,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<CompareReport> {
+    let (Some(fa), Some(fb)) = (a.first(), b.first()) else {
+        return Err(Error::Usage("no result lines to compare".into()));
+    };
+    let pairing = pair(a, b, settings.failures)?;
+    let diffs = item_differences(&pairing.pairs);
+    let per_run = per_run_differences(&pairing.pairs);
+    let reps = bootstrap_group_means(
+        &diffs,
+        MeanRange::Differences,
+        backend,
+        settings.seed,
+        settings.replicates,
+        progress,
+    )?;
+    let (la, lb) = (
+        side_levels(&pairing.pairs, false),
+        side_levels(&pairing.pairs, true),
+    );
+    let deltas = level_rows(&diffs, &per_run, &reps, settings.confidence)
+        .into_iter()
+        .map(|r| DeltaRow {
+            a: at_level(&la, &r),
+            b: at_level(&lb, &r),
+            delta: r,
+        })
+        .collect();
+    Ok(CompareReport {
+        a: Side::of(fa),
+        b: Side::of(fb),
+        pairs: pairing.pairs.len(),
+        unpaired_a: pairing.unpaired_a,
+        unpaired_b: pairing.unpaired_b,
+        settings: *settings,
+        backend: backend.name().into(),
+        deltas,
+        mcnemar: mcnemar_table(&pairing.pairs),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +375,61 @@ mod tests {
                 "b={b} c={c}: {p} vs {want}"
             );
         }
+    }
+
+    /// The hand-computed case of tests/it/mcq_cli.rs `compare_deltas_and_mcnemar_by_hand`,
+    /// through the library: 8 evidence items, A right only on e0, B right only on e1..e6,
+    /// both right on e7: ΔEM = 7/8 − 2/8 = 5/8; McNemar b = 1, c = 6, p = 0.125.
+    #[test]
+    fn compare_results_by_hand() {
+        use super::super::score::test_line;
+        let side = |model: &str, right: &dyn Fn(usize) -> bool| -> Vec<RunResult> {
+            (0..8)
+                .map(|i| {
+                    let ans: &[&str] = if right(i) { &["A"] } else { &["B"] };
+                    test_line(
+                        &format!("e{i}"),
+                        model,
+                        "evidence_extraction",
+                        &["A"],
+                        "ok",
+                        Some(ans),
+                    )
+                })
+                .collect()
+        };
+        let a = side("ma", &|i| i == 0 || i == 7);
+        let b = side("mb", &|i| i >= 1);
+        let settings = BootSettings {
+            failures: FailurePolicy::Zero,
+            replicates: 500,
+            seed: 1,
+            confidence: 0.95,
+        };
+        let cpu = crate::resample::cpu::CpuBackend::new();
+        assert_eq!(paired_items(&a, &b, settings.failures).unwrap(), 8);
+        let r = compare_results(&a, &b, &settings, &cpu, &|_| {}).unwrap();
+        assert_eq!((r.pairs, r.unpaired_a, r.unpaired_b), (8, 0, 0));
+        assert_eq!((r.a.model.as_str(), r.b.model.as_str()), ("ma", "mb"));
+        let ov = r.deltas.iter().find(|d| d.delta.name == "overall").unwrap();
+        assert!((ov.delta.em.estimate - 5.0 / 8.0).abs() < 1e-12, "{ov:?}");
+        assert!((ov.a[0] - 0.25).abs() < 1e-12 && (ov.b[0] - 0.875).abs() < 1e-12);
+        let m = r.mcnemar.iter().find(|m| m.group == "overall").unwrap();
+        assert_eq!((m.a_only, m.b_only), (1, 6));
+        assert!((m.p - 0.125).abs() < 1e-15);
+        // The other order: the delta and its interval are negative.
+        let r = compare_results(&b, &a, &settings, &cpu, &|_| {}).unwrap();
+        let ov = &r
+            .deltas
+            .iter()
+            .find(|d| d.delta.name == "overall")
+            .unwrap()
+            .delta
+            .em;
+        assert!((ov.estimate + 5.0 / 8.0).abs() < 1e-12);
+        assert!(
+            ov.ci[0] < ov.estimate && ov.estimate < ov.ci[1] && ov.ci[1] < 0.0,
+            "{ov:?}"
+        );
     }
 }

@@ -7,13 +7,14 @@
 //! `tokens_per_call` = (input + output tokens) / calls.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde::Serialize;
 
 use super::item::Group;
-use crate::costs::cost::Bill;
+use crate::costs::cost::{bill, Bill};
 use crate::error::{Error, Result};
-use crate::ledger::Entry;
+use crate::ledger::{Entry, Prices};
 
 /// Sums over the rows of one item, group, task, run, or all of them.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -132,4 +133,110 @@ pub fn mcq_costs(entries: &[Entry], bills: &[Bill], priced: bool) -> Result<McqC
         rows,
         other_rows: other,
     })
+}
+
+/// Prices of an `mcq run` ledger's rows and where they came from (for error messages).
+#[derive(Debug, Clone, Copy)]
+pub struct McqPricing<'a> {
+    /// USD per 1M input, cached input and output tokens per model.
+    pub prices: &'a Prices,
+    /// The prices file.
+    pub path: &'a Path,
+}
+
+/// Tokens and fees of an `mcq run --ledger` ledger read from `ledger`: every row billed by
+/// [`bill`] (fee = [(input − cached)·p_in + cached·p_cached + output·p_out] / 10⁶ when
+/// `pricing` is given, else tokens only), then summed per item, group, task, run and
+/// overall ([`mcq_costs`]).
+///
+/// # Errors
+/// Those of [`bill`] (a model without a price, token sums that overflow) and of
+/// [`mcq_costs`] (no row carries an item).
+pub fn mcq_ledger_costs(
+    entries: &[Entry],
+    ledger: &Path,
+    pricing: Option<McqPricing<'_>>,
+) -> Result<McqCostReport> {
+    let bills = bill(
+        entries,
+        pricing.map(|p| p.prices),
+        ledger,
+        pricing.map(|p| p.path),
+    )?;
+    mcq_costs(entries, &bills, pricing.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ledger shaped like that of tests/it/mcq_real.rs (`mcq run --ledger` on 6 items × 2
+    /// runs, output 5 + run tokens per call, priced at 1 USD per 1M input and 2 per 1M
+    /// output tokens), here with input 100 + 10·n tokens per call of item rn (n = 1..6), so
+    /// every item differs; the sums below are by hand.
+    #[test]
+    fn mcq_ledger_costs_by_hand() {
+        let dir = tempfile::tempdir().unwrap();
+        let groups = [
+            "planning-convergent",
+            "evidence_extraction",
+            "grounded_reasoning",
+            "noise-abstain",
+            "noise-reliability",
+            "planning-divergent",
+        ];
+        let mut text = String::new();
+        for run in 0..2u32 {
+            for (i, g) in groups.iter().enumerate() {
+                let n = i + 1;
+                text.push_str(&format!(
+                    "{{\"kind\":\"mcq\",\"id\":\"r{n}#run{run}\",\"item\":\"r{n}\",\"group\":\"{g}\",\"run\":{run},\"prompt\":\"bare\",\"model\":\"gemma-3-270m\",\"input_tokens\":{},\"output_tokens\":{}}}\n",
+                    100 + 10 * n,
+                    5 + run
+                ));
+            }
+        }
+        let ledger = dir.path().join("l.jsonl");
+        std::fs::write(&ledger, text).unwrap();
+        let prices_path = dir.path().join("prices.toml");
+        std::fs::write(
+            &prices_path,
+            "[models.\"gemma-3-270m\"]\ninput = 1.0\noutput = 2.0\n",
+        )
+        .unwrap();
+        let entries = crate::ledger::read_ledger(&ledger).unwrap();
+        let prices = Prices::read(&prices_path).unwrap();
+        let pricing = McqPricing {
+            prices: &prices,
+            path: &prices_path,
+        };
+        let r = mcq_ledger_costs(&entries, &ledger, Some(pricing)).unwrap();
+        let find = |level: &str, name: &str| {
+            r.rows
+                .iter()
+                .find(|x| x.level == level && x.name == name)
+                .unwrap()
+        };
+        let r1 = find("item", "r1");
+        assert_eq!((r1.calls, r1.input_tokens, r1.output_tokens), (2, 220, 11));
+        // Planning = r1 + r6: input 220 + 320, output 11 + 11.
+        let p = find("task", "planning");
+        assert_eq!((p.input_tokens, p.output_tokens), (540, 22));
+        let run1 = find("run", "1");
+        assert_eq!(
+            (run1.calls, run1.input_tokens, run1.output_tokens),
+            (6, 810, 36)
+        );
+        let all = r.rows.last().unwrap();
+        assert_eq!(
+            (all.level, all.input_tokens, all.output_tokens),
+            ("overall", 1620, 66)
+        );
+        assert!((all.usd.unwrap() - (1620.0 + 2.0 * 66.0) / 1e6).abs() < 1e-15);
+        assert!((all.tokens_per_call - 1686.0 / 12.0).abs() < 1e-12);
+        assert_eq!(r.other_rows, 0);
+        // Without prices: tokens only.
+        let r = mcq_ledger_costs(&entries, &ledger, None).unwrap();
+        assert!(r.rows.iter().all(|x| x.usd.is_none()));
+    }
 }

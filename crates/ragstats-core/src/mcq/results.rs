@@ -411,6 +411,39 @@ pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
     Ok(out)
 }
 
+/// Reads a results file that holds one configuration (model, prompt, shuffle seed), with
+/// gold answers, groups and labels replaced by those of `items` (the items file's path and
+/// items) when given: what `mcq score` and `mcq compare` analyse.
+///
+/// # Errors
+/// Those of [`read_results`] and [`apply_items`]; [`Error::Usage`] when the file mixes
+/// configurations.
+pub fn read_one_configuration(
+    path: &Path,
+    items: Option<(&Path, &[Item])>,
+) -> Result<Vec<RunResult>> {
+    let mut rs = read_results(path)?;
+    let first = &rs[0];
+    if let Some(r) = rs.iter().find(|r| {
+        r.model != first.model || r.prompt != first.prompt || r.shuffle_seed != first.shuffle_seed
+    }) {
+        return Err(Error::Usage(format!(
+            "{}: mixes runs of different configurations ({} / {} / seed {:?} and {} / {} / seed {:?}); score one model and prompt per file",
+            path.display(),
+            first.model,
+            first.prompt,
+            first.shuffle_seed,
+            r.model,
+            r.prompt,
+            r.shuffle_seed
+        )));
+    }
+    if let Some((p, its)) = items {
+        apply_items(&mut rs, its, p)?;
+    }
+    Ok(rs)
+}
+
 /// Replaces gold answers, groups and labels with those of `items` (re-scoring with corrected
 /// gold, e.g. after annotation).
 ///

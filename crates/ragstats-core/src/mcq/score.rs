@@ -415,3 +415,306 @@ pub fn rates(results: &[RunResult]) -> Vec<RateRow> {
     out.push(row("overall".into(), &all));
     out
 }
+
+/// The settings of the MCQ bootstrap analyses ([`score_results`] and
+/// [`super::compare::compare_results`]): how failures score, and the stratified item
+/// bootstrap's replicates, Philox seed and interval level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BootSettings {
+    /// How parse failures and API errors score.
+    pub failures: FailurePolicy,
+    /// Bootstrap replicates (at least 2).
+    pub replicates: u32,
+    /// Seed of the Philox streams.
+    pub seed: u64,
+    /// Confidence level of the percentile intervals, in (0, 1).
+    pub confidence: f64,
+}
+
+/// What `mcq score` reports for one results file (one model, prompt and shuffle seed).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoreReport {
+    /// The model of the file.
+    pub model: String,
+    /// The prompt of the file.
+    pub prompt: String,
+    /// The shuffle seed of the file (`None`: options as written).
+    pub shuffle_seed: Option<u64>,
+    /// Distinct runs.
+    pub runs: usize,
+    /// Items with a scored run.
+    pub items: usize,
+    /// The settings the analysis ran with.
+    pub settings: BootSettings,
+    /// The engine that resampled (`cpu` or `gpu`).
+    pub backend: String,
+    /// The engine's description (threads, adapter).
+    pub backend_description: String,
+    /// Tasks without an item (overall is the mean of the tasks present).
+    pub tasks_missing: Vec<&'static str>,
+    /// EM and F1 per group, task and overall ([`level_rows`]).
+    pub scores: Vec<LevelRow>,
+    /// Outcome counts and rates per group and overall ([`rates`]).
+    pub rates: Vec<RateRow>,
+    /// Positional bias, when asked for ([`super::positions::position_table`]).
+    pub positions: Option<Vec<super::positions::PositionRow>>,
+    /// Answer agreement with a shuffled run of the same model, when one is given.
+    pub shuffle_agreement: Option<super::positions::ShuffleAgreement>,
+}
+
+/// The items of `results` with a scored run under `policy`: the rows [`score_results`]
+/// resamples (a caller sizes its engine by `items × replicates`).
+///
+/// # Errors
+/// [`Error::Data`] when no line is scored (every line failed and failures are excluded);
+/// `what` names the file in the message.
+pub fn scored_items(results: &[RunResult], policy: FailurePolicy, what: &str) -> Result<usize> {
+    let n = item_rows(results, policy).len();
+    if n == 0 {
+        return Err(Error::Usage(format!(
+            "{what}: no scored result lines (every line failed and --failures exclude)"
+        )));
+    }
+    Ok(n)
+}
+
+/// Scores one results file: per-item values `x_i` (mean over scored runs), the two-level
+/// average group → task → overall of EM and F1, the mean and SD over runs of the per-run
+/// scores, and the stratified item bootstrap (items resampled within groups, clamped to
+/// [0, 1]) for SEs and percentile intervals; plus outcome rates, and with `positions` the
+/// positional-bias table, with `shuffled` the answer agreement with a shuffled run.
+/// `progress` is called with the replicates done.
+///
+/// # Errors
+/// [`Error::Usage`] for an empty `results` or no scored line, fewer than 2 replicates;
+/// engine errors.
+pub fn score_results(
+    results: &[RunResult],
+    positions: bool,
+    shuffled: Option<&[RunResult]>,
+    settings: &BootSettings,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ScoreReport> {
+    let first = results
+        .first()
+        .ok_or_else(|| Error::Usage("no result lines to score".into()))?;
+    let rows_items = item_rows(results, settings.failures);
+    if rows_items.is_empty() {
+        return Err(Error::Usage(
+            "no scored result lines (every line failed and --failures exclude)".into(),
+        ));
+    }
+    let rows: Vec<(Group, [f64; 2])> = rows_items.iter().map(|i| (i.group, i.mean())).collect();
+    let per_run: Vec<GroupMeans> = per_run_group_means(&rows_items)
+        .into_iter()
+        .map(|(_, g)| g)
+        .collect();
+    let reps = bootstrap_group_means(
+        &rows,
+        MeanRange::Scores,
+        backend,
+        settings.seed,
+        settings.replicates,
+        progress,
+    )?;
+    let scores = level_rows(&rows, &per_run, &reps, settings.confidence);
+    let mut runs: Vec<u32> = results.iter().map(|r| r.run).collect();
+    runs.sort_unstable();
+    runs.dedup();
+    let tasks_missing = Task::ALL
+        .iter()
+        .filter(|t| !scores.iter().any(|r| r.name == t.as_str()))
+        .map(|t| t.as_str())
+        .collect();
+    Ok(ScoreReport {
+        model: first.model.clone(),
+        prompt: first.prompt.clone(),
+        shuffle_seed: first.shuffle_seed,
+        runs: runs.len(),
+        items: rows.len(),
+        settings: *settings,
+        backend: backend.name().into(),
+        backend_description: backend.description(),
+        tasks_missing,
+        scores,
+        rates: rates(results),
+        positions: positions.then(|| super::positions::position_table(results)),
+        shuffle_agreement: shuffled.map(|s| super::positions::shuffle_agreement(results, s)),
+    })
+}
+
+/// Result lines for tests, as `mcq run` writes them (tests/it/mcq_cli.rs `result_line`).
+#[cfg(test)]
+pub(crate) fn test_line(
+    id: &str,
+    model: &str,
+    group: &str,
+    gold: &[&str],
+    outcome: &str,
+    answer: Option<&[&str]>,
+) -> RunResult {
+    let (task, subtask) = match group {
+        "planning-convergent" => ("planning", Some("convergent")),
+        "planning-divergent" => ("planning", Some("divergent")),
+        "noise-abstain" => ("noise_robustness", Some("abstain")),
+        "noise-reliability" => ("noise_robustness", Some("reliability")),
+        g => (g, None),
+    };
+    serde_json::from_value(serde_json::json!({
+        "id": id, "run": 0, "model": model, "prompt": "informative", "shuffle_seed": null,
+        "task": task, "subtask": subtask, "group": group,
+        "labels": ["A", "B", "C", "D"], "permutation": ["A", "B", "C", "D"],
+        "gold": gold, "allow_empty": gold.is_empty(), "outcome": outcome,
+        "answer": answer, "answer_shown": answer, "parse_note": null, "text": "x",
+        "error": null, "usage": null, "cached": false}))
+    .expect("a valid result line")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resample::cpu::CpuBackend;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    /// The hand-computed case of tests/it/mcq_cli.rs `score_two_level_average_by_hand`
+    /// (one run; the per-item EM and F1 are in the comments there), through the library.
+    #[test]
+    fn score_results_two_level_average_by_hand() {
+        let m = "m1";
+        let results = [
+            test_line(
+                "p1",
+                m,
+                "planning-convergent",
+                &["A", "B"],
+                "ok",
+                Some(&["A"]),
+            ),
+            test_line("p2", m, "planning-convergent", &["C"], "ok", Some(&["C"])),
+            test_line(
+                "d1",
+                m,
+                "planning-divergent",
+                &["A"],
+                "ok",
+                Some(&["A", "B"]),
+            ),
+            test_line(
+                "e1",
+                m,
+                "evidence_extraction",
+                &["A", "B", "C"],
+                "ok",
+                Some(&["C", "B", "A"]),
+            ),
+            test_line("e2", m, "evidence_extraction", &["B"], "ok", Some(&[])),
+            test_line(
+                "e3",
+                m,
+                "evidence_extraction",
+                &["A", "D"],
+                "ok",
+                Some(&["A", "B", "D"]),
+            ),
+            test_line("g1", m, "grounded_reasoning", &[], "ok", Some(&[])),
+            test_line("g2", m, "grounded_reasoning", &[], "ok", Some(&["A"])),
+            test_line("n1", m, "noise-abstain", &["C"], "parse_failed", None),
+            test_line(
+                "r1",
+                m,
+                "noise-reliability",
+                &["A", "B"],
+                "ok",
+                Some(&["B"]),
+            ),
+            test_line(
+                "r2",
+                m,
+                "noise-reliability",
+                &["C", "D"],
+                "ok",
+                Some(&["C", "D"]),
+            ),
+        ];
+        let settings = BootSettings {
+            failures: FailurePolicy::Zero,
+            replicates: 200,
+            seed: 1,
+            confidence: 0.95,
+        };
+        let r = score_results(
+            &results,
+            false,
+            None,
+            &settings,
+            &CpuBackend::new(),
+            &|_| {},
+        )
+        .unwrap();
+        let want = [
+            ("planning-convergent", 0.5, 5.0 / 6.0),
+            ("planning-divergent", 0.0, 2.0 / 3.0),
+            ("evidence_extraction", 1.0 / 3.0, 0.6),
+            ("grounded_reasoning", 0.5, 0.5),
+            ("noise-abstain", 0.0, 0.0),
+            ("noise-reliability", 0.5, 5.0 / 6.0),
+            ("planning", 0.25, 0.75),
+            ("noise_robustness", 0.25, 5.0 / 12.0),
+            ("overall", 1.0 / 3.0, (0.75 + 0.6 + 0.5 + 5.0 / 12.0) / 4.0),
+        ];
+        for (name, em, f1) in want {
+            let row = r.scores.iter().find(|s| s.name == name).unwrap();
+            assert!(close(row.em.estimate, em), "{name} EM {row:?}");
+            assert!(close(row.f1.estimate, f1), "{name} F1 {row:?}");
+            assert!(close(row.em.run_mean, em) && row.em.run_sd.is_nan());
+        }
+        assert_eq!((r.runs, r.items, r.backend.as_str()), (1, 11, "cpu"));
+        assert!(r.tasks_missing.is_empty());
+        let overall = r.rates.last().unwrap();
+        assert_eq!((overall.records, overall.parse_failed), (11, 1));
+        // A group of one item cannot vary under the bootstrap.
+        let na = r.scores.iter().find(|s| s.name == "noise-abstain").unwrap();
+        assert_eq!(na.em.ci, [0.0, 0.0]);
+        let ov = &r.scores.last().unwrap().f1;
+        assert!(ov.ci[0] < ov.estimate && ov.estimate < ov.ci[1], "{ov:?}");
+        assert!(r.positions.is_none() && r.shuffle_agreement.is_none());
+
+        // Excluding failures drops n1 and with it the noise-abstain group.
+        let ex = BootSettings {
+            failures: FailurePolicy::Exclude,
+            ..settings
+        };
+        let r = score_results(&results, true, None, &ex, &CpuBackend::new(), &|_| {}).unwrap();
+        let ov = r.scores.last().unwrap();
+        assert!(close(ov.em.estimate, (0.25 + 1.0 / 3.0 + 0.5 + 0.5) / 4.0));
+        assert!(close(ov.f1.estimate, (0.75 + 0.6 + 0.5 + 5.0 / 6.0) / 4.0));
+        assert!(r.scores.iter().all(|s| s.name != "noise-abstain"));
+        assert_eq!(r.items, 10);
+        assert!(r.positions.is_some());
+    }
+
+    #[test]
+    fn scored_items_refuses_a_file_of_failures_when_they_are_excluded() {
+        let results = [test_line(
+            "n1",
+            "m",
+            "noise-abstain",
+            &["C"],
+            "parse_failed",
+            None,
+        )];
+        assert_eq!(
+            scored_items(&results, FailurePolicy::Zero, "r.jsonl").unwrap(),
+            1
+        );
+        let e = scored_items(&results, FailurePolicy::Exclude, "r.jsonl").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "r.jsonl: no scored result lines (every line failed and --failures exclude)"
+        );
+    }
+}

@@ -22,7 +22,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::item::{Item, McqOption, Polarity, Task};
+use super::item::{Group, Item, McqOption, Polarity, Task};
 use crate::error::{Error, Result};
 use crate::io::jsonl::{echo, kind, parse_value};
 use crate::io::{clip, JsonlReader};
@@ -80,6 +80,45 @@ pub struct ItemsFile {
     pub violations: Vec<Violation>,
     /// Non-blank lines read.
     pub lines: u64,
+}
+
+/// What `mcq validate` reports of an items file: its size, the valid items per scoring
+/// group, and every violation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ValidateReport {
+    /// Non-blank lines read.
+    pub lines: u64,
+    /// Items that passed every rule.
+    pub valid_items: usize,
+    /// Valid items per scoring group, in benchmark order (every group, 0 included).
+    pub groups: Vec<(Group, usize)>,
+    /// Every violation, in line order.
+    pub violations: Vec<Violation>,
+}
+
+impl ValidateReport {
+    /// The distinct lines with a violation.
+    pub fn lines_with_violations(&self) -> usize {
+        self.violations
+            .iter()
+            .map(|v| v.line)
+            .collect::<std::collections::BTreeSet<u64>>()
+            .len()
+    }
+}
+
+/// The validation report of a read items file: valid items counted per group of
+/// [`Group::ALL`], violations as read.
+pub fn validation_report(f: &ItemsFile) -> ValidateReport {
+    ValidateReport {
+        lines: f.lines,
+        valid_items: f.items.len(),
+        groups: Group::ALL
+            .iter()
+            .map(|g| (*g, f.items.iter().filter(|l| l.item.group() == *g).count()))
+            .collect(),
+        violations: f.violations.clone(),
+    }
 }
 
 const FIELDS: [&str; 12] = [
@@ -539,4 +578,39 @@ fn check_answer(
         .map(|o| o.iter().map(|o| o.label.clone()).collect())
         .unwrap_or_default();
     (ok && options.is_some()).then(|| super::item::in_option_order(&out, &order))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shipped sample (tests/golden/text/mcq-validate.txt records its counts: 25 items,
+    /// no violations), and a file with one valid item, one line that is not JSON and one
+    /// that lacks `query` (the rules of tests/it/mcq_cli.rs `validate_reports_every_rule…`).
+    #[test]
+    fn validation_report_counts_groups_and_violations() {
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/mcq/sample.jsonl");
+        let r = validation_report(&read_items(&sample).unwrap());
+        assert_eq!((r.lines, r.valid_items, r.violations.len()), (25, 25, 0));
+        let counts: Vec<usize> = r.groups.iter().map(|(_, n)| *n).collect();
+        assert_eq!(counts, [4, 4, 4, 5, 4, 4]);
+        assert_eq!(r.groups[0].0, Group::ALL[0]);
+
+        let dir = tempfile::tempdir().unwrap();
+        let good = r#"{"id": "ok-1", "task": "evidence_extraction", "subtask": null, "language": "en", "query": "q", "context": "c", "instruction": "i", "polarity": "correct", "options": [{"label": "A", "text": "one"}, {"label": "B", "text": "two"}], "answer": ["A"]}"#;
+        let no_query = good.replace(r#""query": "q", "#, "").replace("ok-1", "f-1");
+        let p = dir.path().join("items.jsonl");
+        std::fs::write(&p, format!("{good}\n{{not json\n{no_query}\n")).unwrap();
+        let r = validation_report(&read_items(&p).unwrap());
+        assert_eq!((r.lines, r.valid_items), (3, 1));
+        let rules: Vec<(u64, &str)> = r.violations.iter().map(|v| (v.line, v.rule)).collect();
+        assert_eq!(rules, [(2, "json"), (3, "field")]);
+        assert_eq!(r.violations[1].id.as_deref(), Some("f-1"));
+        assert_eq!(r.lines_with_violations(), 2);
+        let evidence = r
+            .groups
+            .iter()
+            .find(|(g, _)| g.as_str() == "evidence_extraction");
+        assert_eq!(evidence.unwrap().1, 1);
+    }
 }

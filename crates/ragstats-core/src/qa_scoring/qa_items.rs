@@ -152,3 +152,88 @@ pub fn score_items(items: &[AnswerItem], style: Style) -> (Vec<ItemScore>, Score
     };
     (scores, summary)
 }
+
+/// Settings of `score-answers`: which official script's rules, and whether every item's
+/// scores are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerSettings {
+    /// HotpotQA, SQuAD v1.1 or MuSiQue rules.
+    pub style: Style,
+    /// Keep every item's EM and F1 in the report.
+    pub per_item: bool,
+}
+
+/// What `score-answers` reports: the means and, when asked for, every item's scores.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AnswerReport {
+    /// Style, item count, mean EM and mean F1.
+    pub summary: ScoreSummary,
+    /// Every item's EM and F1, in file order (with [`AnswerSettings::per_item`]).
+    pub items: Option<Vec<ItemScore>>,
+}
+
+/// Scores predictions against their gold answers with the official rules of
+/// `settings.style`: per item EM and F1 are each the maximum over its golds; the summary is
+/// their plain mean over items, EM = Σ em_i / n, F1 = Σ f1_i / n.
+///
+/// # Errors
+/// [`Error::Data`] for no items (the means of nothing are undefined, not 0).
+pub fn score_answers(items: &[AnswerItem], settings: &AnswerSettings) -> Result<AnswerReport> {
+    if items.is_empty() {
+        return Err(Error::Data(
+            "no answers to score (EM and F1 of nothing are undefined)".into(),
+        ));
+    }
+    let (scores, summary) = score_items(items, settings.style);
+    Ok(AnswerReport {
+        summary,
+        items: settings.per_item.then_some(scores),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The four items of tests/it/cli_score_answers.rs (its numbers are the official
+    /// scripts' values, averaged by hand): EM 2/4 in every style; F1 per item hotpotqa
+    /// 2/3, 0, 0, 1; squad 2/3, 0.5, 0, 1; musique 2/3, 0.5, 1, 1.
+    #[test]
+    fn score_answers_means_per_style() {
+        let item = |id: &str, prediction: &str, golds: &[&str]| AnswerItem {
+            id: id.into(),
+            prediction: prediction.into(),
+            golds: golds.iter().map(|g| g.to_string()).collect(),
+            line: 1,
+        };
+        let items = [
+            item("q1", "the cat sat", &["cat sat on mat"]),
+            item("q2", "yes", &["yes it is"]),
+            item("3", "", &[""]),
+            item("q4", "NYC", &["New York City", "nyc"]),
+        ];
+        for (style, f1s) in [
+            (Style::Hotpotqa, [2.0 / 3.0, 0.0, 0.0, 1.0]),
+            (Style::Squad, [2.0 / 3.0, 0.5, 0.0, 1.0]),
+            (Style::Musique, [2.0 / 3.0, 0.5, 1.0, 1.0]),
+        ] {
+            let s = AnswerSettings {
+                style,
+                per_item: true,
+            };
+            let r = score_answers(&items, &s).unwrap();
+            assert_eq!((r.summary.n, r.summary.em), (4, 0.5));
+            assert!((r.summary.f1 - f1s.iter().sum::<f64>() / 4.0).abs() < 1e-15);
+            let got: Vec<f64> = r.items.unwrap().iter().map(|i| i.f1).collect();
+            for (g, w) in got.iter().zip(f1s) {
+                assert!((g - w).abs() < 1e-15, "{style:?}: {got:?}");
+            }
+        }
+        let s = AnswerSettings {
+            style: Style::Squad,
+            per_item: false,
+        };
+        assert!(score_answers(&items, &s).unwrap().items.is_none());
+        assert!(score_answers(&[], &s).is_err());
+    }
+}

@@ -5,12 +5,16 @@
 //! * [`ledger`]: a cost ledger for a simulated panel ([`simulate_ledger`]), in rows of
 //!   [`crate::ledger::LedgerRow`].
 //! * [`io`]: CSV / JSONL writers.
+//! * [`mod@simulate`]: the one entry point of `stats simulate` ([`simulate()`]): a panel of either
+//!   model and its ledger.
 
 pub mod io;
 pub mod ledger;
 pub mod model;
+pub mod simulate;
 
 pub use ledger::{simulate_ledger, LedgerSpec};
 pub use model::{
     check_rows, simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec, MAX_ROWS,
 };
+pub use simulate::{simulate, GaussianSpec, SimModel, SimulateSettings, Simulation};

@@ -1,0 +1,196 @@
+//! One entry point for `stats simulate`: a panel from either model, and the matching cost
+//! ledger of a bounded panel.
+
+use serde::Serialize;
+
+use super::ledger::{simulate_ledger, LedgerSpec};
+use super::model::{check_rows, simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec};
+use crate::ledger::LedgerRow;
+use crate::{Error, Result};
+
+/// The Gaussian nested model y_qtr = μ + a_q + b_qt + e_qtr ([`simulate_normal_panel`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GaussianSpec {
+    /// Strata (datasets) and their numbers of questions, in output order.
+    pub strata: Vec<(String, usize)>,
+    /// Trajectories per question (T).
+    pub trajectories: usize,
+    /// Reads per trajectory (R).
+    pub reads: usize,
+    /// The mean μ of every stratum.
+    pub mean: f64,
+    /// SDs (σ_q, σ_t, σ_r) of the three levels: the true components are their squares.
+    pub sds: Sds,
+    /// Seed of every random stream.
+    pub seed: u64,
+}
+
+/// Which model to simulate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimModel {
+    /// The bounded paired F1/EM model of several arms ([`simulate_panel`]).
+    Bounded(SimSpec),
+    /// The Gaussian nested model of one arm `single` ([`simulate_normal_panel`]).
+    Gaussian(GaussianSpec),
+}
+
+/// The settings of `stats simulate`: the model, and for a bounded panel optionally its
+/// ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulateSettings {
+    /// The panel's model.
+    pub model: SimModel,
+    /// The ledger's workflow and token parameters (bounded panels only).
+    pub ledger: Option<LedgerSpec>,
+}
+
+/// A simulated panel and, when asked for, its cost ledger.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Simulation {
+    /// The panel's rows (stratum, question, trajectory, read, arm order).
+    pub panel: Vec<SimRow>,
+    /// The ledger's rows.
+    pub ledger: Option<Vec<LedgerRow>>,
+}
+
+/// Simulates the panel of `settings.model` and, for a bounded one, the ledger of
+/// `settings.ledger`.
+///
+/// # Errors
+/// [`Error::Usage`] for a Gaussian panel with a ledger, a Gaussian SD that is negative or
+/// not finite, a panel or ledger over [`super::MAX_ROWS`] rows, or a bounded spec that
+/// fails [`SimSpec::validate`].
+pub fn simulate(settings: &SimulateSettings) -> Result<Simulation> {
+    match &settings.model {
+        SimModel::Gaussian(g) => {
+            if settings.ledger.is_some() {
+                return Err(Error::Usage(
+                    "--gaussian panels have no ledger; drop --ledger".into(),
+                ));
+            }
+            let Sds { q, t, r } = g.sds;
+            if ![q, t, r].iter().all(|v| v.is_finite() && *v >= 0.0) {
+                return Err(Error::Usage(
+                    "--sigma-q/-t/-r must be finite and non-negative".into(),
+                ));
+            }
+            let questions: u128 = g.strata.iter().map(|(_, q)| *q as u128).sum();
+            check_rows(
+                "panel",
+                questions * g.trajectories as u128 * g.reads as u128,
+            )?;
+            Ok(Simulation {
+                panel: simulate_normal_panel(
+                    &g.strata,
+                    g.trajectories,
+                    g.reads,
+                    g.mean,
+                    q,
+                    t,
+                    r,
+                    g.seed,
+                ),
+                ledger: None,
+            })
+        }
+        SimModel::Bounded(spec) => {
+            let panel = simulate_panel(spec)?;
+            let ledger = match &settings.ledger {
+                Some(l) => Some(simulate_ledger(spec, l)?),
+                None => None,
+            };
+            Ok(Simulation { panel, ledger })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The regression pin of tests/it/sim_model.rs `pinned_values` (one stratum of 2
+    /// questions, T = 1, R = 2, μ = 0, every SD 1, seed 1), through the entry point.
+    #[test]
+    fn simulate_reproduces_the_pinned_gaussian_panel() {
+        let g = GaussianSpec {
+            strata: vec![("d".into(), 2)],
+            trajectories: 1,
+            reads: 2,
+            mean: 0.0,
+            sds: Sds {
+                q: 1.0,
+                t: 1.0,
+                r: 1.0,
+            },
+            seed: 1,
+        };
+        let s = SimulateSettings {
+            model: SimModel::Gaussian(g.clone()),
+            ledger: None,
+        };
+        let sim = simulate(&s).unwrap();
+        let ys: Vec<u64> = sim.panel.iter().map(|r| r.f1.to_bits()).collect();
+        assert_eq!(
+            ys,
+            [
+                4613028443943973938,
+                4614520076741527043,
+                4610774595666454635,
+                4611384226039362951,
+            ]
+        );
+        assert!(sim.ledger.is_none() && sim.panel.iter().all(|r| r.arm == "single"));
+        // A negative SD and a ledger are refused.
+        let mut bad = g.clone();
+        bad.sds.r = -0.5;
+        let e = simulate(&SimulateSettings {
+            model: SimModel::Gaussian(bad),
+            ledger: None,
+        });
+        assert!(matches!(e, Err(Error::Usage(_))));
+        let e = simulate(&SimulateSettings {
+            model: SimModel::Gaussian(g),
+            ledger: Some(LedgerSpec::default()),
+        });
+        assert!(matches!(e, Err(Error::Usage(_))));
+    }
+
+    /// The bounded design of tests/it/sim_model.rs `shapes_order_and_bounds` (7 + 5
+    /// questions, T = 3, R = 5, two arms): (7 + 5)·3·5·2 panel rows, and a ledger.
+    #[test]
+    fn simulate_bounded_panel_and_ledger() {
+        let spec = SimSpec {
+            strata: vec![("hotpotqa".into(), 7), ("musique".into(), 5)],
+            trajectories: 3,
+            reads: 5,
+            arms: vec!["open".into(), "adaptive".into()],
+            seed: 1,
+            means: vec![0.6, 0.4],
+            effect: 0.02,
+            shared: Sds {
+                q: 0.55,
+                t: 0.15,
+                r: 0.15,
+            },
+            contrast: Sds {
+                q: 0.3,
+                t: 0.15,
+                r: 0.18,
+            },
+        };
+        let s = SimulateSettings {
+            model: SimModel::Bounded(spec.clone()),
+            ledger: Some(LedgerSpec::default()),
+        };
+        let sim = simulate(&s).unwrap();
+        assert_eq!(sim.panel.len(), (7 + 5) * 3 * 5 * 2);
+        assert_eq!(sim.panel[0].question, "hotpotqa-0001");
+        assert_eq!(sim.panel, simulate_panel(&spec).unwrap());
+        let ledger = sim.ledger.unwrap();
+        assert_eq!(
+            ledger,
+            simulate_ledger(&spec, &LedgerSpec::default()).unwrap()
+        );
+        assert!(!ledger.is_empty());
+    }
+}

@@ -1,0 +1,230 @@
+//! The text, CSV and JSON of `stats mcq score`.
+
+use std::collections::HashMap;
+
+use ragstats_core::mcq::positions::PositionRow;
+use ragstats_core::mcq::score::{FailurePolicy, LevelRow, RateRow};
+use ragstats_core::table::Cell;
+use serde_json::{json, Value};
+
+use super::super::boot::{ci, percent, pm};
+use super::ScoreOutput;
+use crate::cmd::common::{num, Table};
+use crate::cmd::render::Rendered;
+
+impl Rendered for ScoreOutput {
+    fn text(&self) -> String {
+        let r = &self.report;
+        let s = &r.settings;
+        let mut out = format!(
+            "{}: model {}, prompt {}{}, {} run(s), {} item(s); failures {}; {} replicates on {} ({})\n",
+            self.file.display(),
+            r.model,
+            r.prompt,
+            r.shuffle_seed.map(|s| format!(", shuffle seed {s}")).unwrap_or_default(),
+            r.runs,
+            r.items,
+            match s.failures {
+                FailurePolicy::Zero => "score 0",
+                FailurePolicy::Exclude => "excluded",
+            },
+            s.replicates,
+            r.backend,
+            r.backend_description
+        );
+        let pct = format!("{} CI", percent(s.confidence));
+        out.push_str(&score_table(&r.scores, &pct).to_text());
+        if !r.tasks_missing.is_empty() {
+            out.push_str(&format!(
+                "note: no items for task(s) {}; overall is the mean of the tasks present\n",
+                r.tasks_missing.join(", ")
+            ));
+        }
+        out.push_str("\noutcomes of all result lines (the four rates sum to 1):\n");
+        out.push_str(&rates_table(&r.rates).to_text());
+        if let Some(pos) = &r.positions {
+            out.push_str("\npositional bias (parsed lines; position as shown)\n");
+            let mut t = Table::new(&["position", "shown", "gold_rate", "chosen_rate", "bias"]);
+            for p in pos {
+                t.row([
+                    Cell::Count(p.position as u64),
+                    Cell::Count(p.shown as u64),
+                    Cell::num(p.gold_rate),
+                    Cell::num(p.chosen_rate),
+                    Cell::num(p.bias),
+                ]);
+            }
+            out.push_str(&t.to_text());
+        }
+        if let Some(ag) = &r.shuffle_agreement {
+            out.push_str(&format!(
+                "\nshuffle agreement: {} of {} (id, run) pairs give the same answer ({}); EM original {} vs shuffled {}\n",
+                ag.same_answer,
+                ag.pairs,
+                num(ag.agreement),
+                num(ag.em_original),
+                num(ag.em_shuffled)
+            ));
+        }
+        out
+    }
+
+    /// The score table with each level's outcome rates; with --positions only the
+    /// positional-bias table. Numbers in Rust's `to_string` form (a one-run SD is `NaN`).
+    fn csv(&self) -> Table {
+        let r = &self.report;
+        match &r.positions {
+            Some(pos) => positions_csv(pos),
+            None => scores_csv(&r.scores, &r.rates),
+        }
+    }
+
+    fn json(&self) -> Value {
+        let r = &self.report;
+        let s = &r.settings;
+        json!({
+            "file": self.file.display().to_string(),
+            "model": r.model, "prompt": r.prompt, "shuffle_seed": r.shuffle_seed,
+            "runs": r.runs, "items": r.items, "failures": s.failures,
+            "replicates": s.replicates, "seed": s.seed, "confidence": s.confidence,
+            "backend": r.backend, "backend_description": r.backend_description,
+            "tasks_missing": r.tasks_missing,
+            "scores": r.scores, "rates": r.rates,
+            "positions": r.positions, "shuffle_agreement": r.shuffle_agreement,
+        })
+    }
+}
+
+fn score_table(rows: &[LevelRow], pct: &str) -> Table {
+    let h_em = format!("EM {pct}");
+    let h_f1 = format!("F1 {pct}");
+    let mut t = Table::new(&[
+        "level", "name", "items", "EM", "EM runs", &h_em, "F1", "F1 runs", &h_f1,
+    ]);
+    for r in rows {
+        t.row([
+            Cell::text(r.level),
+            Cell::text(&r.name),
+            Cell::Count(r.items as u64),
+            Cell::num(r.em.estimate),
+            Cell::Raw(pm(&r.em)),
+            Cell::Raw(ci(&r.em)),
+            Cell::num(r.f1.estimate),
+            Cell::Raw(pm(&r.f1)),
+            Cell::Raw(ci(&r.f1)),
+        ]);
+    }
+    t
+}
+
+fn rates_table(rates: &[RateRow]) -> Table {
+    let mut t = Table::new(&[
+        "group",
+        "records",
+        "parsed",
+        "parse_failed",
+        "truncated",
+        "errors",
+        "parsed_rate",
+        "parse_failure_rate",
+        "truncated_rate",
+        "error_rate",
+    ]);
+    for r in rates {
+        t.row([
+            Cell::text(&r.group),
+            Cell::Count(r.records as u64),
+            Cell::Count(r.parsed as u64),
+            Cell::Count(r.parse_failed as u64),
+            Cell::Count(r.truncated as u64),
+            Cell::Count(r.errors as u64),
+            Cell::num(r.parsed_rate),
+            Cell::num(r.parse_failure_rate),
+            Cell::num(r.truncated_rate),
+            Cell::num(r.error_rate),
+        ]);
+    }
+    t
+}
+
+fn positions_csv(pos: &[PositionRow]) -> Table {
+    let mut t = Table::new(&[
+        "position",
+        "shown",
+        "gold",
+        "chosen",
+        "gold_rate",
+        "chosen_rate",
+        "bias",
+    ]);
+    for p in pos {
+        t.row([
+            p.position.to_string(),
+            p.shown.to_string(),
+            p.gold.to_string(),
+            p.chosen.to_string(),
+            p.gold_rate.to_string(),
+            p.chosen_rate.to_string(),
+            p.bias.to_string(),
+        ]);
+    }
+    t
+}
+
+fn scores_csv(scores: &[LevelRow], rates: &[RateRow]) -> Table {
+    let rate_of: HashMap<&str, &RateRow> = rates.iter().map(|r| (r.group.as_str(), r)).collect();
+    let mut t = Table::new(&[
+        "level",
+        "name",
+        "items",
+        "em",
+        "em_run_mean",
+        "em_run_sd",
+        "em_se",
+        "em_lo",
+        "em_hi",
+        "f1",
+        "f1_run_mean",
+        "f1_run_sd",
+        "f1_se",
+        "f1_lo",
+        "f1_hi",
+        "records",
+        "parsed",
+        "parse_failed",
+        "truncated",
+        "errors",
+        "parsed_rate",
+        "parse_failure_rate",
+        "truncated_rate",
+        "error_rate",
+    ]);
+    for r in scores {
+        let mut v = vec![r.level.to_string(), r.name.clone(), r.items.to_string()];
+        for s in [&r.em, &r.f1] {
+            v.extend(
+                [s.estimate, s.run_mean, s.run_sd, s.se, s.ci[0], s.ci[1]].map(|x| x.to_string()),
+            );
+        }
+        match rate_of.get(r.name.as_str()) {
+            Some(q) => {
+                v.extend(
+                    [q.records, q.parsed, q.parse_failed, q.truncated, q.errors]
+                        .map(|x| x.to_string()),
+                );
+                v.extend(
+                    [
+                        q.parsed_rate,
+                        q.parse_failure_rate,
+                        q.truncated_rate,
+                        q.error_rate,
+                    ]
+                    .map(|x| x.to_string()),
+                );
+            }
+            None => v.extend(std::iter::repeat_n(String::new(), 9)),
+        }
+        t.row(v);
+    }
+    t
+}

@@ -1,0 +1,96 @@
+//! The audit table, its note and the totals lines of `stats run-audit` (also shown by
+//! `stats run` and the `run-audit` section of `stats report`).
+
+use ragstats_agent::run::audit::{AuditRow, Totals};
+
+/// The columns and cells of the audit table (also the `run-audit` section of `stats
+/// report`).
+pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.2}", 100.0 * v));
+    let head = vec![
+        "arm",
+        "selector",
+        "traj",
+        "valid",
+        "eligible",
+        "pool_alias_%",
+        "packet_alias_%",
+        "cand_masked",
+        "packet_masked",
+        "plan_fail",
+        "refused_q",
+        "refused_a",
+        "echo_a",
+        "cut_q",
+        "cut_a",
+        "empty_pool",
+        "empty_packet",
+        "unknown_%",
+        "em",
+        "f1",
+    ];
+    let cells = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.arm.clone(),
+                r.selector.clone(),
+                r.trajectories.to_string(),
+                r.valid_pools.to_string(),
+                r.eligible.to_string(),
+                pct(r.pool_alias_share),
+                pct(r.packet_alias_share),
+                format!("{}/{}", r.candidate_masked, r.candidate_slots),
+                format!("{}/{}", r.packet_masked, r.packet_slots),
+                format!("{}/{}", r.planning_failures, r.trajectories),
+                format!("{}/{}", r.refused_queries, r.steps),
+                format!("{}/{}", r.refused_answers, r.reads),
+                format!("{}/{}", r.echoed_answers, r.reads),
+                format!("{}/{}", r.truncated_steps, r.steps),
+                format!("{}/{}", r.truncated_reads, r.reads),
+                format!("{}/{}", r.empty_pools, r.trajectories),
+                format!("{}/{}", r.empty_packets, r.trajectories),
+                pct(r.unknown_rate),
+                r.em_mean.map_or("-".into(), |v| format!("{v:.4}")),
+                r.f1_mean.map_or("-".into(), |v| format!("{v:.4}")),
+            ]
+        })
+        .collect();
+    (head, cells)
+}
+
+/// The note under the audit table.
+pub const AUDIT_NOTE: &str = "alias: a normalised gold answer (not yes/no) in the pool / packet, over valid pools of eligible questions; masked: benchmark-URL slots; plan_fail: trajectories with a step that gave no query; refused_q / refused_a: steps / reads that copied a prompt placeholder; echo_a: reads whose answer line copies the prompt; cut_q / cut_a: steps / reads whose reply was cut at max_tokens; empty: pools / packets with no record to read";
+
+/// The whole run's search and read counts, as `run-audit` and `stats run` end with them.
+pub fn totals_lines(t: &Totals) -> Vec<String> {
+    vec![
+        format!(
+            "queries: {} of {} planner step(s) gave a query; {} distinct, {} of them found no results",
+            t.queries, t.steps, t.distinct_queries, t.empty_searches
+        ),
+        format!(
+            "planning failures: {} step(s), {} of them copied placeholders (refused, not searched)",
+            t.planning_failures, t.refused_queries
+        ),
+        format!(
+            "empty candidate pools: {} of {}; empty packets: {} of {}",
+            t.empty_pools, t.trajectories, t.empty_packets, t.packets
+        ),
+        format!(
+            "reads: {}, {} of them copied placeholders, {} echoed the prompt (refused, scored 0)",
+            t.reads, t.refused_answers, t.echoed_answers
+        ),
+        format!(
+            "cut at max_tokens (finish_reason length): {} of {} planner step(s), {} of {} read(s) (a complete JSON object in a cut reply is still used)",
+            t.truncated_steps, t.steps, t.truncated_reads, t.reads
+        ),
+    ]
+}
+
+/// Prints each warning on stderr as one `warning:` line.
+pub fn warn(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+}
