@@ -11,5 +11,6 @@ pub mod efficiency;
 pub mod fixed_t;
 pub mod one_read;
 pub mod plan;
+pub mod plan_report;
 pub mod slice;
 pub mod subsets;
