@@ -1,14 +1,19 @@
 //! `stats subsets`: the measured SE of every trajectory × read subset of a depth panel,
 //! configuration means beside the audit's nested and Q-only forecasts, the forecasts' MAEs
-//! and a bootstrap interval for the MAE advantage.
+//! and a bootstrap interval for the MAE advantage (the analysis:
+//! [`ragstats_core::allocation::subsets::analyse_subsets`]).
+
+mod render;
 
 use std::path::{Path, PathBuf};
 
-use ragstats_core::allocation::subsets::{SubsetReport, SubsetStudy};
+use ragstats_core::allocation::subsets::{
+    analyse_subsets, SubsetAnalysis, SubsetSettings, SubsetStudy,
+};
 use ragstats_core::components::forecast::Audit;
-use ragstats_core::panel::Panel;
 
-use super::common::{num, print_json, summary_cells, write_csv, Format, PanelOptions, Table};
+use super::common::{Format, PanelOptions, Table};
+use super::render::{emit, Rendered};
 use super::resample::{Progress, ResampleArgs};
 use super::variance::report_for;
 
@@ -54,198 +59,70 @@ fn load_audit(path: &Path, opts: &PanelOptions) -> anyhow::Result<Audit> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    let out = compute(&args)?;
+    if let Some(p) = &args.plot {
+        let r = &out.analysis.report;
+        let caption = super::figure::panel_caption(
+            &args.panel,
+            &out.outcome,
+            Some((r.seed, u64::from(r.range[1] - r.range[0]))),
+        );
+        let svg = ragstats_plot::subsets(r, &caption)?;
+        super::figure::write_svg(p, &svg, &[&args.panel, &args.audit])?;
+    }
+    emit(&out, args.format)
+}
+
+/// What `stats subsets` found, with the depth panel's outcome and trajectory and read labels.
+pub struct SubsetsOutput {
+    pub analysis: SubsetAnalysis,
+    /// The outcome analysed (`f1`, `f1[adaptive-open]`).
+    pub outcome: String,
+    /// The first stratum's trajectory and read labels (subset rows name positions by them).
+    pub trajectory_labels: Vec<String>,
+    pub read_labels: Vec<String>,
+}
+
+/// Loads the depth panel and the audit, and runs the subset study.
+pub fn compute(args: &Args) -> anyhow::Result<SubsetsOutput> {
     let range = 0..args.resample.replicates()?;
     let panel = args.opts.load_noting_drops(&args.panel)?;
     let audit = load_audit(&args.audit, &args.opts)?;
     let study = SubsetStudy::new(&panel.strata, &audit, args.min_trajectories)?;
-    let draws = study.work_units(u64::from(range.end - range.start))
-        * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>();
-    let engine = args.resample.engine(draws)?;
-    let progress = Progress::new(
-        study.work_units(u64::from(range.end - range.start)),
-        "subsets",
-    );
-    let report = study.run(
-        engine.as_ref(),
-        args.resample.seed,
-        range,
-        args.resample.confidence.get(),
-        &|d| progress.set(d),
-    )?;
+    let units = study.work_units(u64::from(range.end - range.start));
+    let engine = args
+        .resample
+        .engine(units * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
+    let progress = Progress::new(units, "subsets");
+    let settings = SubsetSettings {
+        replicates: range,
+        seed: args.resample.seed,
+        confidence: args.resample.confidence.get(),
+        per_subset: args.per_subset,
+    };
+    let analysis = analyse_subsets(&study, &settings, engine.as_ref(), &|d| progress.set(d))?;
     progress.finish();
-    if let Some(p) = &args.plot {
-        let caption = super::figure::panel_caption(
-            &args.panel,
-            &panel.outcome,
-            Some((report.seed, u64::from(report.range[1] - report.range[0]))),
-        );
-        let svg = ragstats_plot::subsets(&report, &caption)?;
-        super::figure::write_svg(p, &svg, &[&args.panel, &args.audit])?;
-    }
-    let subsets = args.per_subset.then(|| study.point_subsets());
-    let labels = |idx: &[usize], names: &[String]| {
-        idx.iter()
-            .map(|&i| names[i].as_str())
-            .collect::<Vec<_>>()
-            .join("+")
-    };
     let first = &panel.strata[0];
-    let subset_rows = || -> Vec<Vec<String>> {
-        subsets
-            .iter()
-            .flatten()
-            .map(|s| {
-                vec![
-                    s.trajectories.len().to_string(),
-                    s.reads.len().to_string(),
-                    labels(&s.trajectories, &first.trajectories),
-                    labels(&s.reads, &first.reads),
-                    s.se.to_string(),
-                ]
-            })
-            .collect()
-    };
-    match args.format {
-        Format::Json => {
-            let mut v = serde_json::to_value(&report)?;
-            v["outcome"] = panel.outcome.clone().into();
-            v["backend"] = engine.name().into();
-            v["adapter"] = engine.description().into();
-            if let Some(s) = &subsets {
-                v["subsets"] = serde_json::to_value(s)?;
-            }
-            print_json(&v)?;
-        }
-        Format::Csv if args.per_subset => write_csv(
-            &["t", "r", "trajectories", "reads", "se_measured"],
-            &subset_rows(),
-        )?,
-        Format::Csv => write_csv(
-            &[
-                "t",
-                "r",
-                "subsets",
-                "se_measured",
-                "se_measured_se",
-                "ci_low",
-                "ci_high",
-                "se_nested",
-                "se_q_only",
-                "in_mae",
-            ],
-            &report
-                .configurations
-                .iter()
-                .map(|c| {
-                    vec![
-                        c.trajectories.to_string(),
-                        c.reads.to_string(),
-                        c.subsets.to_string(),
-                        c.se_measured.estimate.to_string(),
-                        c.se_measured.se.to_string(),
-                        c.se_measured.ci[0].to_string(),
-                        c.se_measured.ci[1].to_string(),
-                        c.se_nested.to_string(),
-                        c.se_q_only.to_string(),
-                        c.in_mae.to_string(),
-                    ]
-                })
-                .collect::<Vec<_>>(),
-        )?,
-        Format::Table => {
-            print_header(&report, &panel, engine.name(), &engine.description())?;
-            if args.per_subset {
-                let mut t = Table::new(&["t'", "r'", "trajectories", "reads", "SE measured"]);
-                for mut row in subset_rows() {
-                    let se: f64 = row[4].parse().unwrap_or(f64::NAN);
-                    row[4] = num(se);
-                    t.row(row);
-                }
-                out!("{}", t.to_text());
-            } else {
-                print_configs(&report)?;
-            }
-        }
-    }
-    Ok(0)
+    Ok(SubsetsOutput {
+        analysis,
+        trajectory_labels: first.trajectories.clone(),
+        read_labels: first.reads.clone(),
+        outcome: panel.outcome,
+    })
 }
 
-fn print_header(
-    r: &SubsetReport,
-    panel: &Panel,
-    backend: &str,
-    adapter: &str,
-) -> std::io::Result<()> {
-    let strata: Vec<String> = r.strata.iter().map(|(n, q)| format!("{n} Q={q}")).collect();
-    let pairs = ((1usize << r.trajectories) - 1) * ((1usize << r.reads) - 1);
-    outln!(
-        "subset enumeration of {} ({}; T={}, R={}; {pairs} subset pairs)",
-        panel.outcome,
-        strata.join(", "),
-        r.trajectories,
-        r.reads
-    );
-    outln!(
-        "backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} engine calls per replicate; percentile {}% intervals\n",
-        r.range[1] - r.range[0],
-        r.range[0],
-        r.range[1],
-        r.seed,
-        r.engine_calls,
-        100.0 * r.confidence
-    );
-    Ok(())
-}
+impl Rendered for SubsetsOutput {
+    fn text(&self) -> String {
+        render::text(self)
+    }
 
-fn print_configs(r: &SubsetReport) -> std::io::Result<()> {
-    let mut t = Table::new(&[
-        "t'",
-        "r'",
-        "subsets",
-        "SE measured",
-        "SE of it",
-        "CI low",
-        "CI high",
-        "SE nested",
-        "SE Q-only",
-        "in MAE",
-    ]);
-    for c in &r.configurations {
-        let mut row = vec![
-            c.trajectories.to_string(),
-            c.reads.to_string(),
-            c.subsets.to_string(),
-        ];
-        row.extend(summary_cells(&c.se_measured));
-        row.extend([
-            num(c.se_nested),
-            num(c.se_q_only),
-            if c.in_mae { "yes" } else { "no" }.into(),
-        ]);
-        t.row(row);
+    fn csv(&self) -> Table {
+        render::csv(self)
     }
-    out!("{}", t.to_text());
-    let pct = format!("{}%", 100.0 * r.confidence);
-    outln!(
-        "\nMAE over configurations with t' >= {} (forecasts fixed; the audit is not resampled):",
-        r.min_trajectories
-    );
-    let mut t = Table::new(&[
-        "statistic",
-        "estimate",
-        "SE",
-        &format!("{pct} CI low"),
-        "CI high",
-    ]);
-    for (name, s) in [
-        ("MAE nested", &r.mae_nested),
-        ("MAE Q-only", &r.mae_q_only),
-        ("advantage (Q-only - nested)", &r.advantage),
-    ] {
-        let mut row = vec![name.to_string()];
-        row.extend(summary_cells(s));
-        t.row(row);
+
+    fn json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.analysis).expect("a report serialises");
+        v["outcome"] = self.outcome.clone().into();
+        v
     }
-    out!("{}", t.to_text());
-    Ok(())
 }

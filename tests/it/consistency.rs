@@ -113,3 +113,53 @@ fn bad_inputs() {
         .code(2)
         .stderr(predicate::str::contains("no group '1.0'"));
 }
+
+/// The library entry point on the same hand-checked file: `read_answers` and `groups_of`
+/// read it as the command does, and `consistency` gives the hand-computed rates (0 and
+/// 2/8), one-read SEs and their ratio, paired, with a defined ratio.
+#[test]
+fn library_consistency_is_the_hand_computed_one() {
+    use ragstats_core::allocation::consistency::{
+        consistency, groups_of, read_answers, ConsistencySettings,
+    };
+    use ragstats_core::panel::{load_panel, LoadOptions};
+    use ragstats_core::resample::CpuBackend;
+
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(&dir, "reads.csv", &reads());
+    let rows = read_answers(&p, "temperature", "answer").unwrap();
+    assert_eq!(rows.len(), 32);
+    let groups = groups_of(&rows);
+    assert_eq!(groups, ["0.7", "0"]);
+    let panels: Vec<_> = groups
+        .iter()
+        .map(|g| {
+            let opts = LoadOptions {
+                filter: Some(("temperature".into(), g.clone())),
+                ..Default::default()
+            };
+            (g.clone(), load_panel(&p, &opts).unwrap())
+        })
+        .collect();
+    let settings = ConsistencySettings {
+        replicates: 500,
+        seed: 1,
+        confidence: 0.95,
+    };
+    let r = consistency(&rows, &panels, &settings, &CpuBackend::new(), &|_| {}).unwrap();
+    assert_eq!(r.disagreement[0].disagreeing, 0);
+    assert_eq!(r.disagreement[1].rate, 0.25);
+    let se = |m: [f64; 4]| {
+        let mean = m.iter().sum::<f64>() / 4.0;
+        (m.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 3.0 / 4.0).sqrt()
+    };
+    let hot = (se([1.0, 0.5, 0.5, 0.2]) + se([0.5, 0.5, 0.0, 0.2])) / 2.0;
+    let cold = se([1.0, 0.5, 0.5, 0.2]);
+    assert!((r.precision[0].one_read_se - hot).abs() < 1e-12);
+    assert!((r.precision[1].one_read_se - cold).abs() < 1e-12);
+    let ratio = r.se_ratio.as_ref().unwrap();
+    assert!((ratio.ratio - hot / cold).abs() < 1e-12 && ratio.paired);
+    assert!(ratio.ci[0] <= ratio.ci[1]);
+    assert_eq!(r.se_ratio_undefined, None);
+    assert_eq!((r.replicates, r.seed, r.backend.as_str()), (500, 1, "cpu"));
+}

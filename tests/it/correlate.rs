@@ -407,3 +407,57 @@ fn gpu_and_cpu_results_are_bit_identical() {
     let tail = permuted_cross_sums(&prep, &gperm, 5, 200..400).unwrap();
     assert_eq!(&c[190 * 4..], &tail[..]);
 }
+
+/// The library entry point on Anscombe's set I (above: r = 0.8164205163448395 and
+/// p = 0.0021696288730788152 from scipy.stats.pearsonr): the pair's estimate is the
+/// published one, the bootstrap and permutation summaries are what the stage functions
+/// give for the same seed, the permutation p is (1 + exceed)/(permutations + 1), and the
+/// matrix holds r and p.
+#[test]
+fn correlate_entry_point_on_anscombe_i() {
+    use ragstats_core::correlate::all_pairs::{correlate, CorrelateSettings};
+    let x = vec![10., 8., 13., 9., 11., 14., 6., 4., 12., 7., 5.];
+    let y = vec![
+        8.04, 6.95, 7.58, 8.81, 8.33, 9.96, 7.24, 4.26, 10.84, 4.82, 5.68,
+    ];
+    let d = data(vec![x], vec![y]);
+    let prep = prepare(&d, Method::Pearson).unwrap();
+    let settings = CorrelateSettings {
+        confidence: 0.95,
+        replicates: 400,
+        seed: 9,
+        permutations: 999,
+        gpu_requested: false,
+    };
+    let engine = CpuBackend::new();
+    let r = correlate(&d, &prep, &settings, Some(&engine), None, &|_, _| {}).unwrap();
+    let e = &r.pairs[0].estimate;
+    assert!(close(e.r, 0.8164205163448395, 1e-13), "{}", e.r);
+    assert!(close(e.p, 0.0021696288730788152, 1e-10), "{}", e.p);
+    assert_eq!(r.matrix.r, vec![vec![e.r]]);
+    assert_eq!(r.matrix.p, vec![vec![e.p]]);
+    assert_eq!(
+        (r.n, r.bootstrap_backend, r.permutation_backend),
+        (11, Some("cpu"), Some("cpu"))
+    );
+    // The stages called by hand give the same summaries.
+    let mut want = estimates(&prep, 0.95);
+    let reps = bootstrap_replicates(&prep, None, &engine, 9, 400, &|_| {}).unwrap();
+    attach_bootstrap(&mut want, &reps, 0.95);
+    assert_eq!(r.pairs[0].bootstrap, want[0].bootstrap);
+    let perm = permutation_tests(&prep, &CpuPermute, 9, 999, &|_| {}).unwrap();
+    assert_eq!(r.pairs[0].permutation, Some(perm[0]));
+    let p = r.pairs[0].permutation.unwrap();
+    assert_eq!(p.p, (1 + p.exceed) as f64 / 1000.0);
+    // p ≈ 0.002: few of 999 permutations reach |r| ≥ 0.816.
+    assert!(p.exceed < 20, "{p:?}");
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    // Without replicates the bootstrap is skipped and no engine is needed.
+    let none = CorrelateSettings {
+        replicates: 0,
+        permutations: 0,
+        ..settings
+    };
+    let r = correlate(&d, &prep, &none, None, None, &|_, _| {}).unwrap();
+    assert!(r.pairs[0].bootstrap.is_none() && r.bootstrap_backend.is_none());
+}

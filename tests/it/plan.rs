@@ -495,3 +495,98 @@ fn unbalanced_audit_plans_from_reml_components() {
     let (lo, hi) = (b["ci"][0].as_f64().unwrap(), b["ci"][1].as_f64().unwrap());
     assert!(0.0 < lo && lo < a && a < hi, "[{lo}, {hi}] around {a}");
 }
+
+/// The library entry point called directly on the demo audit (with given unit costs 3,1)
+/// gives what `stats plan` prints for the same flags: the same best allocation and the same
+/// bootstrap interval of the required Q, digit for digit (the same seed and replicates on
+/// the CPU engine), and the interval brackets the point answer.
+#[test]
+fn library_plan_of_the_demo_audit_is_the_commands() {
+    use ragstats_core::allocation::plan_report::{plan, PlanCosts, PlanGoal, PlanSettings};
+    use ragstats_core::components::forecast::Audit;
+    use ragstats_core::components::variance::analyse_panel;
+    use ragstats_core::panel::{load_panel, LoadOptions};
+    use ragstats_core::resample::cpu::CpuBackend;
+
+    let panel = load_panel(
+        std::path::Path::new("data/demo/panel.csv"),
+        &LoadOptions {
+            contrast: Some("adaptive-open".into()),
+            allow_unbalanced: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let audit = Audit::from_report(&analyse_panel(&panel).unwrap());
+    let settings = PlanSettings {
+        goal: PlanGoal::TargetSe {
+            se: 0.01,
+            from_mde: None,
+        },
+        unit: "tokens".into(),
+        alpha: 0.05,
+        power: 0.8,
+        difference: None,
+        shares: None,
+        bounds: Bounds {
+            max_questions: 100_000,
+            max_trajectories: 10,
+            max_reads: 10,
+        },
+        runners_up: 5,
+        replicates: 200,
+        seed: 5,
+        confidence: 0.9,
+    };
+    let costs = PlanCosts::Given(UnitCosts {
+        trajectory: 3.0,
+        read: 1.0,
+    });
+    let r = plan(
+        &audit,
+        Some(&panel),
+        &costs,
+        &settings,
+        &CpuBackend::new(),
+        &|_| {},
+    )
+    .unwrap();
+    let cli = json(&[
+        "plan",
+        "--audit",
+        "data/demo/panel.csv",
+        "--contrast",
+        "adaptive-open",
+        "--unit-costs",
+        "3,1",
+        "--target-se",
+        "0.01",
+        "--replicates",
+        "200",
+        "--seed",
+        "5",
+        "--confidence",
+        "0.9",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    let a = &r.allocations[0].allocation;
+    assert_eq!(cli["allocations"][0]["questions"], a.questions);
+    assert_eq!(cli["allocations"][0]["trajectories"], a.trajectories);
+    assert_eq!(cli["allocations"][0]["se"].as_f64().unwrap(), a.se);
+    let b = &r.bootstrap[0];
+    assert_eq!(
+        b.what,
+        format!("required Q at T = {}, R = {}", a.trajectories, a.reads)
+    );
+    assert_eq!(cli["bootstrap"][0]["ci"][0].as_f64().unwrap(), b.ci[0]);
+    assert_eq!(cli["bootstrap"][0]["ci"][1].as_f64().unwrap(), b.ci[1]);
+    assert!(b.ci[0] <= a.questions as f64 && a.questions as f64 <= b.ci[1]);
+    assert!(r
+        .notes
+        .iter()
+        .any(|n| n.contains("--unit-costs are held fixed")));
+    assert!(r.backend.is_some() && !r.ledger_costs);
+}

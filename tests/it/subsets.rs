@@ -331,3 +331,49 @@ fn replicates_do_not_depend_on_how_the_range_is_split() {
     // Different replicates do differ.
     assert_ne!(whole[0], whole[1]);
 }
+
+/// The library entry point on the hand-computed case above (SE of trajectory {0} = 1,
+/// {1} = 2.5, {0,1} = 1.75): with `per_subset` it lists those SEs, names the engine, and
+/// its report is `SubsetStudy::run`'s for the same replicates (bit for bit).
+#[test]
+fn analyse_subsets_lists_the_hand_computed_subset_ses() {
+    use ragstats_core::allocation::subsets::{analyse_subsets, SubsetSettings};
+    let s = Stratum {
+        name: "d".into(),
+        questions: vec!["x".into(), "y".into()],
+        trajectories: vec!["0".into(), "1".into()],
+        reads: vec!["0".into()],
+        y: vec![0.0, 1.0, 2.0, 6.0],
+        dropped: 0,
+        ..Default::default()
+    };
+    let study = SubsetStudy::new(&[s], &audit(&["d"]), 1).unwrap();
+    let settings = SubsetSettings {
+        replicates: 0..50,
+        seed: 3,
+        confidence: 0.9,
+        per_subset: true,
+    };
+    let engine = CpuBackend::new();
+    let a = analyse_subsets(&study, &settings, &engine, &|_| {}).unwrap();
+    let se: Vec<f64> = a.subsets.as_ref().unwrap().iter().map(|r| r.se).collect();
+    for (got, want) in se.iter().zip([1.0, 2.5, 1.75]) {
+        assert!((got - want).abs() < 1e-12, "{se:?}");
+    }
+    assert_eq!(a.backend, "cpu");
+    // Configuration t' = 1 is the mean of the two one-trajectory subsets: (1 + 2.5)/2.
+    assert!((a.report.configurations[0].se_measured.estimate - 1.75).abs() < 1e-12);
+    let direct = study.run(&engine, 3, 0..50, 0.9, &|_| {}).unwrap();
+    assert_eq!(
+        serde_json::to_value(&a.report).unwrap(),
+        serde_json::to_value(&direct).unwrap()
+    );
+    let without = SubsetSettings {
+        per_subset: false,
+        ..settings
+    };
+    assert!(analyse_subsets(&study, &without, &engine, &|_| {})
+        .unwrap()
+        .subsets
+        .is_none());
+}

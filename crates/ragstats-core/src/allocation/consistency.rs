@@ -250,3 +250,133 @@ pub fn precision(
     });
     Ok((out, ratio))
 }
+
+/// Reads the answers of a reads file (CSV or JSONL): per row the `by` column's value as the
+/// group, the (dataset, question, trajectory, arm) cell and the `answer_column` text (an
+/// absent field is empty).
+///
+/// # Errors
+/// [`Error::Io`] or [`Error::Input`] when the file cannot be read, or a row lacks the `by`,
+/// `question` or answer column.
+pub fn read_answers(
+    path: &std::path::Path,
+    by: &str,
+    answer_column: &str,
+) -> Result<Vec<ReadAnswer>> {
+    let cols = [
+        by,
+        "dataset",
+        "question",
+        "trajectory",
+        "arm",
+        answer_column,
+    ];
+    let records =
+        crate::panel::records::read_records(path, &cols, &[by, "question", answer_column])?;
+    Ok(records
+        .into_iter()
+        .map(|r| {
+            let f = |i: usize| r.fields[i].clone().unwrap_or_default();
+            ReadAnswer {
+                group: f(0),
+                cell: (f(1), f(2), f(3), f(4)),
+                answer: f(5),
+            }
+        })
+        .collect())
+}
+
+/// The groups of `rows` in order of first appearance.
+pub fn groups_of(rows: &[ReadAnswer]) -> Vec<String> {
+    let mut groups: Vec<String> = Vec::new();
+    for r in rows {
+        if !groups.contains(&r.group) {
+            groups.push(r.group.clone());
+        }
+    }
+    groups
+}
+
+/// How the one-read SE ratio is resampled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConsistencySettings {
+    pub replicates: u32,
+    pub seed: u64,
+    /// Confidence level of the ratio's percentile interval, in (0, 1).
+    pub confidence: f64,
+}
+
+/// What `consistency` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConsistencyReport {
+    /// Disagreement per group (sorted by group value).
+    pub disagreement: Vec<Disagreement>,
+    /// One-read SE of each compared group.
+    pub precision: Vec<GroupPrecision>,
+    /// The first two compared groups' SE ratio with its interval (`None` with one group).
+    pub se_ratio: Option<SeRatio>,
+    /// Why the ratio is undefined (a one-read SE is 0 or not finite), when it is.
+    pub se_ratio_undefined: Option<String>,
+    /// The outcome of the first group's panel.
+    pub outcome: Option<String>,
+    /// The engine's short name and description.
+    pub backend: String,
+    pub adapter: String,
+    pub replicates: u32,
+    pub seed: u64,
+}
+
+/// Answer consistency of `rows` by group ([`disagreement`]) and the precision of each
+/// group panel of `panels` (one per compared group, in order; [`precision`]): each one-read
+/// SE, and for the first two their ratio SE_1/SE_2 with a percentile interval over
+/// question-bootstrap replicates (paired when both hold the same questions).
+///
+/// # Errors
+/// [`Error::Data`] for too many reads or too few questions; backend errors.
+pub fn consistency(
+    rows: &[ReadAnswer],
+    panels: &[(String, Panel)],
+    settings: &ConsistencySettings,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ConsistencyReport> {
+    let dis = disagreement(rows);
+    let (prec, ratio) = precision(
+        panels,
+        backend,
+        settings.seed,
+        settings.replicates,
+        settings.confidence,
+        progress,
+    )?;
+    Ok(ConsistencyReport {
+        disagreement: dis,
+        se_ratio_undefined: ratio.as_ref().and_then(|r| ratio_undefined(r, &prec)),
+        precision: prec,
+        se_ratio: ratio,
+        outcome: panels.first().map(|p| p.1.outcome.clone()),
+        backend: backend.name().to_string(),
+        adapter: backend.description(),
+        replicates: settings.replicates,
+        seed: settings.seed,
+    })
+}
+
+/// Why the SE ratio is undefined (a group's one-read SE is 0 or not finite), if it is.
+fn ratio_undefined(r: &SeRatio, prec: &[GroupPrecision]) -> Option<String> {
+    if r.ratio.is_finite() {
+        return None;
+    }
+    let se = |g: &str| prec.iter().find(|p| p.group == g).map(|p| p.one_read_se);
+    Some(match (se(&r.numerator), se(&r.denominator)) {
+        (Some(n), Some(d)) if n == 0.0 && d == 0.0 => format!(
+            "the one-read SEs of {} and {} are both 0 (the scores do not vary), so the ratio is 0/0",
+            r.numerator, r.denominator
+        ),
+        (_, Some(0.0)) => format!(
+            "the one-read SE of {} is 0 (its scores do not vary)",
+            r.denominator
+        ),
+        _ => "a one-read SE is not finite".into(),
+    })
+}

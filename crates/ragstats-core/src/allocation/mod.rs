@@ -13,5 +13,6 @@ pub mod fixed_t;
 pub mod one_read;
 pub mod one_read_ledger;
 pub mod plan;
+pub mod plan_report;
 pub mod slice;
 pub mod subsets;

@@ -7,8 +7,10 @@
 //! * [`rank`], [`kendall`] and [`estimate`] compute the point estimates and tests;
 //! * [`boot`] expresses each replicate's statistic through resampled moment sums;
 //! * [`permute`] (CPU, and the stream layout) and `ragstats_gpu::permute` run the permutations;
-//! * [`analysis`] ties them together for the `stats correlate` command.
+//! * [`analysis`] ties them together, and [`all_pairs`] is the `stats correlate` analysis as
+//!   one call.
 
+pub mod all_pairs;
 pub mod analysis;
 pub mod boot;
 pub mod estimate;

@@ -357,3 +357,57 @@ impl SubsetStudy {
         })
     }
 }
+
+/// How a prepared [`SubsetStudy`] is run: the bootstrap replicates, seed and confidence of
+/// its percentile intervals, and whether every subset's own SE is listed too.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubsetSettings {
+    /// Replicates to compute (replicate r is the same in whichever range it is computed).
+    pub replicates: Range<u32>,
+    pub seed: u64,
+    /// Confidence level of the percentile intervals, in (0, 1).
+    pub confidence: f64,
+    /// Also list every subset's measured SE ([`SubsetStudy::point_subsets`]).
+    pub per_subset: bool,
+}
+
+/// What a subset study found: the report, the engine that resampled it, and (when asked)
+/// every subset's measured SE.
+#[derive(Debug, Clone, Serialize)]
+pub struct SubsetAnalysis {
+    #[serde(flatten)]
+    pub report: SubsetReport,
+    /// The engine's short name (`cpu`, `gpu`) and its description (threads, adapter).
+    pub backend: String,
+    pub adapter: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subsets: Option<Vec<SubsetRow>>,
+}
+
+/// Runs a prepared subset study ([`SubsetStudy::new`]: the depth panel's strata checked
+/// against the audit, every configuration's forecasts fixed) on `backend`: the measured SE
+/// of every configuration with its bootstrap summary, the forecasts' MAEs and the MAE
+/// advantage (see the module docs), and with `per_subset` every subset's SE.
+///
+/// # Errors
+/// [`Error::Usage`] for a confidence outside (0, 1); engine errors.
+pub fn analyse_subsets(
+    study: &SubsetStudy,
+    settings: &SubsetSettings,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<SubsetAnalysis> {
+    let report = study.run(
+        backend,
+        settings.seed,
+        settings.replicates.clone(),
+        settings.confidence,
+        progress,
+    )?;
+    Ok(SubsetAnalysis {
+        report,
+        backend: backend.name().to_string(),
+        adapter: backend.description(),
+        subsets: settings.per_subset.then(|| study.point_subsets()),
+    })
+}

@@ -1,0 +1,228 @@
+//! `stats correlate` as one library call ([`correlate`]): every x × y pair's point estimate,
+//! p-value and Fisher-z interval ([`estimates`]), the bootstrap of all pairs on the
+//! resample engine ([`bootstrap_replicates`], rows or whole clusters; percentile intervals
+//! of the defined replicates), and the permutation tests ([`permutation_tests`],
+//! p = (1 + #{|r*| ≥ |r|}) / (permutations + 1)), with what the reader should know as notes.
+
+use serde::Serialize;
+
+use super::analysis::{
+    attach_bootstrap, bootstrap_replicates, estimates, permutation_tests, PairResult, Prepared,
+};
+use super::boot::KENDALL_NOTE;
+use super::estimate::Method;
+use super::permute::{CpuPermute, PermuteBackend};
+use super::table::Dataset;
+use crate::resample::engine::ResampleBackend;
+use crate::table::{format_number, Precision};
+use crate::{Error, Result};
+
+/// How the pairs are resampled and permuted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CorrelateSettings {
+    /// Confidence level of the Fisher-z and bootstrap intervals, in (0, 1).
+    pub confidence: f64,
+    /// Bootstrap replicates: 0 for none, else at least 2.
+    pub replicates: u32,
+    /// Seed of the bootstrap and permutation streams.
+    pub seed: u64,
+    /// Random permutations of the y rows (0 for no permutation test).
+    pub permutations: u32,
+    /// Whether the GPU was asked for explicitly: Kendall's permutations, which run on the
+    /// CPU only, then say so in a note.
+    pub gpu_requested: bool,
+}
+
+/// The stage a progress report is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CorrelateStage {
+    /// Engine calls of the bootstrap (of `replicates × bootstrap_calls`).
+    Bootstrap,
+    /// Permutations done (of `permutations`).
+    Permutations,
+}
+
+/// The coding of a point-biserial y column: which value is 0 and which 1.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Coding {
+    pub column: String,
+    pub zero: f64,
+    pub one: f64,
+}
+
+/// r and p of every pair as x × y matrices (`r[i][j]`: x column i, y column j).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Matrix {
+    pub x: Vec<String>,
+    pub y: Vec<String>,
+    pub r: Vec<Vec<f64>>,
+    pub p: Vec<Vec<f64>>,
+}
+
+/// What `correlate` found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CorrelateReport {
+    pub method: Method,
+    /// The reference distribution of the p-values, in words.
+    pub p_value: &'static str,
+    /// Rows (or units) analysed.
+    pub n: usize,
+    pub rows_read: usize,
+    pub dropped: usize,
+    pub aggregated_from: Option<usize>,
+    /// Clusters the bootstrap resampled whole, if any.
+    pub clusters: Option<usize>,
+    pub confidence: f64,
+    pub seed: u64,
+    pub replicates: u32,
+    /// The bootstrap engine's name and description (`None` without a bootstrap).
+    pub bootstrap_backend: Option<&'static str>,
+    pub bootstrap_adapter: Option<String>,
+    pub permutations: u32,
+    /// The permutation backend's name and description (`None` without permutations).
+    pub permutation_backend: Option<&'static str>,
+    pub permutation_adapter: Option<String>,
+    /// Point-biserial codings of the y columns.
+    pub coding: Vec<Coding>,
+    pub notes: Vec<String>,
+    /// Every pair, x-major.
+    pub pairs: Vec<PairResult>,
+    pub matrix: Matrix,
+}
+
+/// Correlates every x × y pair of `data` as `prep` (from [`super::prepare`]: the columns
+/// as `prep.method` uses them) holds them: estimates and tests; with a positive
+/// `settings.replicates` the bootstrap on `bootstrap` (required then), rows or, when `data`
+/// has clusters, whole clusters; with a positive `settings.permutations` the permutation
+/// tests on `permute` (the CPU when `None`, and always for Kendall, whose S is not a sum).
+///
+/// # Errors
+/// [`Error::Usage`] for a cluster bootstrap of fewer than 2 clusters, or replicates without
+/// a bootstrap engine; engine and backend errors.
+pub fn correlate(
+    data: &Dataset,
+    prep: &Prepared,
+    settings: &CorrelateSettings,
+    bootstrap: Option<&dyn ResampleBackend>,
+    permute: Option<&dyn PermuteBackend>,
+    progress: &(dyn Fn(CorrelateStage, u64) + Sync),
+) -> Result<CorrelateReport> {
+    let method = prep.method;
+    let confidence = settings.confidence;
+    let mut results = estimates(prep, confidence);
+    let mut notes: Vec<String> = Vec::new();
+    let clusters = data
+        .clusters
+        .as_ref()
+        .map(|(ids, names)| (ids.as_slice(), names.len()));
+    if method == Method::Spearman {
+        notes.push(
+            "Spearman bootstrap and permutations use the ranks of the full sample (not re-ranked \
+             within a replicate)"
+                .into(),
+        );
+    }
+    let mut boot_ran = None;
+    if settings.replicates > 0 {
+        if let Some((_, c)) = clusters {
+            if c < 2 {
+                return Err(Error::Usage(format!(
+                    "--cluster: only {c} cluster; the cluster bootstrap needs at least 2"
+                )));
+            }
+        }
+        let engine = bootstrap.ok_or_else(|| {
+            Error::Usage("a bootstrap needs a resampling engine (or 0 replicates)".into())
+        })?;
+        let reps = bootstrap_replicates(
+            prep,
+            clusters,
+            engine,
+            settings.seed,
+            settings.replicates,
+            &|d| progress(CorrelateStage::Bootstrap, d),
+        )?;
+        attach_bootstrap(&mut results, &reps, confidence);
+        if method == Method::Kendall {
+            notes.push(KENDALL_NOTE.into());
+        }
+        boot_ran = Some((engine.name(), engine.description()));
+    }
+    let mut perm_ran = None;
+    if settings.permutations > 0 {
+        if method == Method::Kendall && settings.gpu_requested {
+            notes.push("Kendall permutations run on the CPU (S is not a sum)".into());
+        }
+        let backend: &dyn PermuteBackend = match permute {
+            Some(b) if method != Method::Kendall => b,
+            _ => &CpuPermute,
+        };
+        let perms = permutation_tests(prep, backend, settings.seed, settings.permutations, &|d| {
+            progress(CorrelateStage::Permutations, d)
+        })?;
+        for (r, p) in results.iter_mut().zip(perms) {
+            r.permutation = Some(p);
+        }
+        perm_ran = Some((backend.name(), backend.description()));
+    }
+    let num = |v: f64| format_number(v, Precision::Auto);
+    for r in &results {
+        let e = &r.estimate;
+        let fisher_bad = e.fisher.is_some_and(|f| f.iter().any(|v| !v.is_finite()));
+        if !e.statistic.is_finite() || fisher_bad {
+            notes.push(format!(
+                "{} x {}: r = {}, so the test statistic is undefined (infinite: null in JSON) and the p-value is {}",
+                r.x,
+                r.y,
+                num(e.r),
+                num(e.p)
+            ));
+        }
+    }
+    let ny = prep.y_names.len();
+    let grid = |f: fn(&PairResult) -> f64| -> Vec<Vec<f64>> {
+        (0..prep.x_names.len())
+            .map(|i| (0..ny).map(|j| f(&results[i * ny + j])).collect())
+            .collect()
+    };
+    let matrix = Matrix {
+        x: prep.x_names.clone(),
+        y: prep.y_names.clone(),
+        r: grid(|p| p.estimate.r),
+        p: grid(|p| p.estimate.p),
+    };
+    let (bootstrap_backend, bootstrap_adapter) = boot_ran.unzip();
+    let (permutation_backend, permutation_adapter) = perm_ran.unzip();
+    Ok(CorrelateReport {
+        method,
+        p_value: match method {
+            Method::Kendall => "normal approximation, tie-corrected variance of S",
+            _ => "Student t with n - 2 df",
+        },
+        n: prep.n(),
+        rows_read: data.rows_read,
+        dropped: data.dropped,
+        aggregated_from: data.aggregated_from,
+        clusters: clusters.map(|c| c.1),
+        confidence,
+        seed: settings.seed,
+        replicates: settings.replicates,
+        bootstrap_backend,
+        bootstrap_adapter,
+        permutations: settings.permutations,
+        permutation_backend,
+        permutation_adapter,
+        coding: prep
+            .coding
+            .iter()
+            .map(|(c, v)| Coding {
+                column: c.clone(),
+                zero: v[0],
+                one: v[1],
+            })
+            .collect(),
+        notes,
+        pairs: results,
+        matrix,
+    })
+}

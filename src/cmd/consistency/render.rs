@@ -1,0 +1,100 @@
+//! `stats consistency` as text, CSV and JSON (byte for byte as the command always printed it).
+
+use ragstats_core::table::Cell;
+
+use super::super::common::{fixed, undefined_because, Table};
+use super::super::render::Rendered;
+use super::ConsistencyOutput;
+
+impl ConsistencyOutput {
+    /// One row per group: cells, disagreeing cells, the rate, and the one-read SE (`-` for a
+    /// group that was not compared); `rate` is the rate cell (a percentage in text).
+    fn rows(&self, rate: impl Fn(f64) -> Cell) -> Vec<Vec<Cell>> {
+        let r = &self.report;
+        r.disagreement
+            .iter()
+            .map(|d| {
+                let se = r
+                    .precision
+                    .iter()
+                    .find(|p| p.group == d.group)
+                    .map_or(Cell::Missing, |p| Cell::num(p.one_read_se));
+                vec![
+                    // As given: a group value that reads as a number is aligned like one.
+                    Cell::Raw(d.group.clone()),
+                    Cell::Count(d.cells as u64),
+                    Cell::Count(d.disagreeing as u64),
+                    rate(d.rate),
+                    se,
+                ]
+            })
+            .collect()
+    }
+}
+
+impl Rendered for ConsistencyOutput {
+    fn text(&self) -> String {
+        let mut t = Table::new(&[&self.by, "cells", "disagreeing", "rate", "one-read SE"]);
+        for row in self.rows(|rate| Cell::Raw(format!("{:.2}%", 100.0 * rate))) {
+            t.row(row);
+        }
+        let mut out = t.to_text();
+        let r = &self.report;
+        if let Some(ratio) = &r.se_ratio {
+            let value = match &r.se_ratio_undefined {
+                Some(why) => undefined_because(why),
+                None => format!(
+                    "{:.3} [{}, {}]",
+                    ratio.ratio,
+                    fixed(ratio.ci[0], 3),
+                    fixed(ratio.ci[1], 3)
+                ),
+            };
+            out.push_str(&format!(
+                "\none-read SE ratio {}/{} = {value} ({} bootstrap, {} replicates on {} ({}), {})\n",
+                ratio.numerator,
+                ratio.denominator,
+                self.confidence.percent(),
+                r.replicates,
+                r.backend,
+                r.adapter,
+                if ratio.paired {
+                    "paired on questions"
+                } else {
+                    "groups hold different questions: unpaired"
+                }
+            ));
+        }
+        out
+    }
+
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&["group", "cells", "disagreeing", "rate", "one_read_se"]);
+        // Rust's own digits for the rate, as always.
+        for row in self.rows(|rate| Cell::Raw(rate.to_string())) {
+            t.row(row);
+        }
+        t
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let r = &self.report;
+        serde_json::json!({
+            "by": self.by,
+            "disagreement": r.disagreement,
+            "precision": r.precision,
+            "se_ratio": r.se_ratio.as_ref().map(|ratio| {
+                let mut v = serde_json::to_value(ratio).unwrap_or_default();
+                if let Some(why) = &r.se_ratio_undefined {
+                    v["undefined"] = why.clone().into();
+                }
+                v
+            }),
+            "outcome": r.outcome,
+            "backend": r.backend,
+            "adapter": r.adapter,
+            "replicates": r.replicates,
+            "seed": r.seed,
+        })
+    }
+}

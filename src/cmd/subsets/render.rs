@@ -1,0 +1,172 @@
+//! `stats subsets` as text and CSV: the configurations and MAEs, or with `--per-subset`
+//! every subset's SE (byte for byte as the command always printed them).
+
+use ragstats_core::allocation::subsets::{SubsetReport, SubsetRow};
+use ragstats_core::table::Cell;
+
+use ragstats_core::resample::summary::Summary;
+
+use super::super::common::Table;
+use super::SubsetsOutput;
+
+/// Rust's own digits, as the command's CSV always wrote them (`NaN` included).
+fn digits(v: f64) -> Cell {
+    Cell::Raw(v.to_string())
+}
+
+/// Estimate, SE, CI low, CI high of a bootstrap summary.
+fn summary(s: &Summary) -> [Cell; 4] {
+    [s.estimate, s.se, s.ci[0], s.ci[1]].map(Cell::num)
+}
+
+/// A subset's positions by their labels, `+`-joined (`0+2`); kept as raw text, so a lone
+/// numeric label is aligned like a number, as always.
+fn labels(idx: &[usize], names: &[String]) -> Cell {
+    Cell::Raw(
+        idx.iter()
+            .map(|&i| names[i].as_str())
+            .collect::<Vec<_>>()
+            .join("+"),
+    )
+}
+
+/// t′, r′, and the trajectory and read labels of one subset.
+fn subset_cells(o: &SubsetsOutput, s: &SubsetRow) -> Vec<Cell> {
+    vec![
+        Cell::Count(s.trajectories.len() as u64),
+        Cell::Count(s.reads.len() as u64),
+        labels(&s.trajectories, &o.trajectory_labels),
+        labels(&s.reads, &o.read_labels),
+    ]
+}
+
+/// Every subset's SE (with `--per-subset`), else the configurations, every digit.
+pub(super) fn csv(o: &SubsetsOutput) -> Table {
+    if let Some(subsets) = &o.analysis.subsets {
+        let mut t = Table::new(&["t", "r", "trajectories", "reads", "se_measured"]);
+        for s in subsets {
+            let mut row = subset_cells(o, s);
+            row.push(digits(s.se));
+            t.row(row);
+        }
+        return t;
+    }
+    let mut t = Table::new(&[
+        "t",
+        "r",
+        "subsets",
+        "se_measured",
+        "se_measured_se",
+        "ci_low",
+        "ci_high",
+        "se_nested",
+        "se_q_only",
+        "in_mae",
+    ]);
+    for c in &o.analysis.report.configurations {
+        t.row([
+            Cell::Count(c.trajectories as u64),
+            Cell::Count(c.reads as u64),
+            Cell::Count(c.subsets as u64),
+            digits(c.se_measured.estimate),
+            digits(c.se_measured.se),
+            digits(c.se_measured.ci[0]),
+            digits(c.se_measured.ci[1]),
+            digits(c.se_nested),
+            digits(c.se_q_only),
+            Cell::text(c.in_mae.to_string()),
+        ]);
+    }
+    t
+}
+
+/// The header, then every subset's SE (with `--per-subset`) or the configurations and MAEs.
+pub(super) fn text(o: &SubsetsOutput) -> String {
+    let a = &o.analysis;
+    let mut out = header(&a.report, &o.outcome, &a.backend, &a.adapter);
+    match &a.subsets {
+        Some(subsets) => {
+            let mut t = Table::new(&["t'", "r'", "trajectories", "reads", "SE measured"]);
+            for s in subsets {
+                let mut row = subset_cells(o, s);
+                row.push(Cell::num(s.se));
+                t.row(row);
+            }
+            out.push_str(&t.to_text());
+        }
+        None => out.push_str(&configurations(&a.report)),
+    }
+    out
+}
+
+fn header(r: &SubsetReport, outcome: &str, backend: &str, adapter: &str) -> String {
+    let strata: Vec<String> = r.strata.iter().map(|(n, q)| format!("{n} Q={q}")).collect();
+    let pairs = ((1usize << r.trajectories) - 1) * ((1usize << r.reads) - 1);
+    format!(
+        "subset enumeration of {outcome} ({}; T={}, R={}; {pairs} subset pairs)\n\
+         backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} engine calls per replicate; percentile {}% intervals\n\n",
+        strata.join(", "),
+        r.trajectories,
+        r.reads,
+        r.range[1] - r.range[0],
+        r.range[0],
+        r.range[1],
+        r.seed,
+        r.engine_calls,
+        100.0 * r.confidence
+    )
+}
+
+/// The configurations' measured SE beside the forecasts, then the MAEs.
+fn configurations(r: &SubsetReport) -> String {
+    let mut t = Table::new(&[
+        "t'",
+        "r'",
+        "subsets",
+        "SE measured",
+        "SE of it",
+        "CI low",
+        "CI high",
+        "SE nested",
+        "SE Q-only",
+        "in MAE",
+    ]);
+    for c in &r.configurations {
+        let mut row = vec![
+            Cell::Count(c.trajectories as u64),
+            Cell::Count(c.reads as u64),
+            Cell::Count(c.subsets as u64),
+        ];
+        row.extend(summary(&c.se_measured));
+        row.extend([
+            Cell::num(c.se_nested),
+            Cell::num(c.se_q_only),
+            Cell::text(if c.in_mae { "yes" } else { "no" }),
+        ]);
+        t.row(row);
+    }
+    let mut out = t.to_text();
+    let pct = format!("{}%", 100.0 * r.confidence);
+    out.push_str(&format!(
+        "\nMAE over configurations with t' >= {} (forecasts fixed; the audit is not resampled):\n",
+        r.min_trajectories
+    ));
+    let mut t = Table::new(&[
+        "statistic",
+        "estimate",
+        "SE",
+        &format!("{pct} CI low"),
+        "CI high",
+    ]);
+    for (name, s) in [
+        ("MAE nested", &r.mae_nested),
+        ("MAE Q-only", &r.mae_q_only),
+        ("advantage (Q-only - nested)", &r.advantage),
+    ] {
+        let mut row = vec![Cell::text(name)];
+        row.extend(summary(s));
+        t.row(row);
+    }
+    out.push_str(&t.to_text());
+    out
+}
