@@ -8,8 +8,8 @@ use ragstats_core::bootstrap::plan::BootstrapSpec;
 use ragstats_core::resample::summary::Method;
 
 use super::common::{By, Format, PanelOptions};
-use super::render::sections_by_selector;
 use super::render::emit;
+use super::render::sections_by_selector;
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 

@@ -3,7 +3,6 @@
 use clap::builder::TypedValueParser as _;
 use clap::ValueEnum;
 use ragstats_core::panel::{load_panel, LoadOptions, Panel, SelectorChoice};
-use ragstats_core::resample::summary::Summary;
 use ragstats_core::table::{format_number, Cell, Precision, Table as CoreTable};
 pub use ragstats_core::table::{Table, UNDEFINED};
 
@@ -235,11 +234,6 @@ pub fn csv_num(v: f64) -> String {
 /// `undefined (reason)`: how text output shows a value that is not defined and why.
 pub fn undefined_because(reason: &str) -> String {
     Cell::undefined_because(reason).display()
-}
-
-/// Table cells of a bootstrap summary: estimate, SE, CI low, CI high.
-pub fn summary_cells(s: &Summary) -> [String; 4] {
-    [s.estimate, s.se, s.ci[0], s.ci[1]].map(num)
 }
 
 /// The leading table cells of a stratum or scope: its name and its design Q, T, R.
