@@ -33,7 +33,7 @@ impl Format {
 }
 
 /// How to turn a panel file into outcomes (shared by every command that reads panels).
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct PanelOptions {
     /// Score column to analyse (default: `f1` if present, else the only non-key column).
     #[arg(long, value_name = "COLUMN")]

@@ -47,21 +47,26 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let out = compute(&args)?;
     if let Some(p) = &args.plot {
-        let r = &out.report;
-        let caption = super::figure::caption(
-            Some(&args.reads),
-            &args.opts,
-            Some((r.seed, u64::from(r.replicates))),
-        );
-        let svg = ragstats_plot::consistency(
-            &r.disagreement,
-            &r.precision,
-            r.se_ratio.as_ref(),
-            &caption,
-        )?;
-        super::figure::write_svg(p, &svg, &[args.reads.as_path()])?;
+        super::figure::write_svg(p, &figure(&args, &out)?, &[args.reads.as_path()])?;
     }
     emit(&out, args.format)
+}
+
+/// The figure `--plot` draws (and `stats report` shows): disagreement and one-read SE per
+/// group, and the SE ratio.
+pub fn figure(args: &Args, out: &ConsistencyOutput) -> anyhow::Result<String> {
+    let r = &out.report;
+    let caption = super::figure::caption(
+        Some(&args.reads),
+        &args.opts,
+        Some((r.seed, u64::from(r.replicates))),
+    );
+    Ok(ragstats_plot::consistency(
+        &r.disagreement,
+        &r.precision,
+        r.se_ratio.as_ref(),
+        &caption,
+    )?)
 }
 
 /// What `stats consistency` found, with the grouping column and the confidence level.

@@ -14,7 +14,7 @@ use ragstats_core::correlate::analysis::bootstrap_calls;
 use ragstats_core::correlate::permute::PermuteBackend;
 use ragstats_core::correlate::{load, prepare, LoadSpec, Method};
 
-pub use args::Args;
+pub use args::{Args, MethodArg, MissingArg};
 
 use super::render::emit;
 use super::resample::{BackendArg, Progress};
@@ -23,17 +23,27 @@ use super::UsageError;
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let out = compute(&args)?;
     if let Some(p) = &args.plot {
-        let r = &out.report;
-        let caption = ragstats_plot::Caption {
-            panel: args.file.display().to_string(),
-            outcome: String::new(),
-            bootstrap: (args.resample.replicates > 0)
-                .then(|| (args.resample.seed, u64::from(args.resample.replicates))),
-        };
-        let svg = ragstats_plot::correlate(&r.pairs, &r.matrix.x, &r.matrix.y, r.method, &caption)?;
-        super::figure::write_svg(p, &svg, &[args.file.as_path()])?;
+        super::figure::write_svg(p, &figure(&args, &out)?, &[args.file.as_path()])?;
     }
     emit(&out, args.format)
+}
+
+/// The figure `--plot` draws (and `stats report` shows): the heatmap of r with p-values.
+pub fn figure(args: &Args, out: &CorrelateOutput) -> anyhow::Result<String> {
+    let r = &out.report;
+    let caption = ragstats_plot::Caption {
+        panel: args.file.display().to_string(),
+        outcome: String::new(),
+        bootstrap: (args.resample.replicates > 0)
+            .then(|| (args.resample.seed, u64::from(args.resample.replicates))),
+    };
+    Ok(ragstats_plot::correlate(
+        &r.pairs,
+        &r.matrix.x,
+        &r.matrix.y,
+        r.method,
+        &caption,
+    )?)
 }
 
 /// What `stats correlate` found.

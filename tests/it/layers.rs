@@ -163,6 +163,42 @@ fn paths_in(code: &str) -> Vec<String> {
     out
 }
 
+/// The paths a file names through a child module it declares (`mod name;`), written without
+/// a prefix (`name::run()`, `use name::X`), as `self::name::…`: how a `mod.rs` or `lib.rs`
+/// reaches its children.
+fn child_paths(code: &str) -> Vec<String> {
+    let children: Vec<String> = code
+        .lines()
+        .filter_map(|l| {
+            let t = l.trim();
+            let t = t
+                .strip_prefix("pub ")
+                .or_else(|| t.strip_prefix("pub(crate) "))
+                .unwrap_or(t);
+            let name = t.strip_prefix("mod ")?.strip_suffix(';')?;
+            Some(name.trim().to_string())
+        })
+        .collect();
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    for name in &children {
+        let pat: Vec<char> = format!("{name}::").chars().collect();
+        let mut i = 0;
+        while i + pat.len() <= chars.len() {
+            let boundary = i == 0
+                || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_' || chars[i - 1] == ':');
+            if boundary && chars[i..i + pat.len()] == pat[..] {
+                let (end, paths) = expand(&chars, i);
+                out.extend(paths.into_iter().map(|p| format!("self::{p}")));
+                i = end.max(i + 1);
+            } else {
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// Reads one path (with groups) starting at `i`; returns the index after it and the paths.
 fn expand(b: &[char], mut i: usize) -> (usize, Vec<String>) {
     let mut prefix = String::new();
@@ -273,7 +309,7 @@ fn build(krate: &Crate) -> Graph {
                 f.display()
             ));
         }
-        for p in paths_in(&code) {
+        for p in paths_in(&code).into_iter().chain(child_paths(&code)) {
             let target = resolve(&me, is_mod_rs, &p);
             let Some(tf) = file_for(&src, &target, &set) else {
                 continue;
@@ -282,9 +318,10 @@ fn build(krate: &Crate) -> Graph {
                 continue;
             }
             // A child naming its own ancestor module (a type defined in a mod.rs) is not a
-            // dependency on a sibling; mod.rs declaring its children is not one either.
+            // dependency on a sibling. A parent using its child (`report::run` in a mod.rs)
+            // is one: a circle through it (mod.rs → child → elsewhere → mod.rs) is real.
             let t_mod = module_of(&src, &tf);
-            if me.starts_with(&t_mod) || t_mod.starts_with(&me) {
+            if me.starts_with(&t_mod) {
                 continue;
             }
             edges.entry(f.clone()).or_default().insert(tf.clone());
@@ -352,7 +389,8 @@ fn find_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBu
     None
 }
 
-/// Top-level modules of a library crate may depend on each other only without a circle, too.
+/// Top-level modules (`cli` and `cmd` in the binary) may depend on each other only without a
+/// circle, too.
 fn module_cycle(g: &Graph) -> Option<Vec<PathBuf>> {
     let mut m: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     for (a, bs) in &g.edges {
@@ -387,9 +425,6 @@ fn no_two_files_import_each_other_in_a_circle() {
                 .map(|p| p.strip_prefix(root()).unwrap().display().to_string())
                 .collect();
             panic!("import cycle between files: {}", names.join(" -> "));
-        }
-        if !krate.library {
-            continue;
         }
         if let Some(c) = module_cycle(&g) {
             let names: Vec<String> = c.iter().map(|p| p.display().to_string()).collect();
@@ -541,6 +576,16 @@ fn the_checker_sees_what_it_should() {
     assert_eq!(
         resolve(&from, false, "super::engine::X"),
         vec!["resample", "engine", "X"]
+    );
+    // A mod.rs reaching a child by its bare name is seen, as `self::child::…`.
+    assert_eq!(
+        child_paths("pub mod report;\nmod out;\nfn f() { report::run(x); out::{a, b}; y::z(); }"),
+        vec!["self::report::run", "self::out::a", "self::out::b"]
+    );
+    let cmd = vec!["cmd".to_string()];
+    assert_eq!(
+        resolve(&cmd, true, "self::report::run"),
+        vec!["cmd", "report", "run"]
     );
     let mut e: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     e.entry("a".into()).or_default().insert("b".into());

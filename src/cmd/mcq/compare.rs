@@ -59,20 +59,25 @@ pub fn compute(a: &Args) -> anyhow::Result<CompareOutput> {
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let out = compute(&a)?;
     if let Some(p) = &a.plot {
-        let r = &out.report;
-        let table: Vec<_> = r.deltas.iter().map(|d| d.delta.clone()).collect();
-        let side = |s: &Side, tag: &str, b: bool| ragstats_plot::McqSide {
-            name: format!("{tag}: {}, {}", s.model, s.prompt),
-            scores: r.deltas.iter().map(|d| if b { d.b } else { d.a }).collect(),
-        };
-        let (sa, sb) = (side(&r.a, "A", false), side(&r.b, "B", true));
-        let caption = ragstats_plot::Caption {
-            panel: format!("{} vs {}", a.a.display(), a.b.display()),
-            outcome: String::new(),
-            bootstrap: Some((a.boot.resample.seed, u64::from(a.boot.resample.replicates))),
-        };
-        let svg = ragstats_plot::mcq_compare(&table, [&sa, &sb], &caption)?;
-        crate::cmd::figure::write_svg(p, &svg, &[a.a.as_path(), a.b.as_path()])?;
+        crate::cmd::figure::write_svg(p, &figure(&a, &out)?, &[a.a.as_path(), a.b.as_path()])?;
     }
     emit(&out, a.format)
+}
+
+/// The figure `--plot` draws (and `stats report` shows): both sides' scores and the paired
+/// deltas B − A with their intervals.
+pub fn figure(a: &Args, out: &CompareOutput) -> anyhow::Result<String> {
+    let r = &out.report;
+    let table: Vec<_> = r.deltas.iter().map(|d| d.delta.clone()).collect();
+    let side = |s: &Side, tag: &str, b: bool| ragstats_plot::McqSide {
+        name: format!("{tag}: {}, {}", s.model, s.prompt),
+        scores: r.deltas.iter().map(|d| if b { d.b } else { d.a }).collect(),
+    };
+    let (sa, sb) = (side(&r.a, "A", false), side(&r.b, "B", true));
+    let caption = ragstats_plot::Caption {
+        panel: format!("{} vs {}", a.a.display(), a.b.display()),
+        outcome: String::new(),
+        bootstrap: Some((a.boot.resample.seed, u64::from(a.boot.resample.replicates))),
+    };
+    Ok(ragstats_plot::mcq_compare(&table, [&sa, &sb], &caption)?)
 }

@@ -9,13 +9,13 @@ use clap::Subcommand;
 use super::batch::block_on;
 
 mod agree;
-mod boot;
-mod compare;
+pub mod boot;
+pub mod compare;
 mod cost;
 mod filter;
 mod generate;
 mod run;
-mod score;
+pub mod score;
 mod validate;
 
 /// Flags of `stats mcq`.

@@ -79,15 +79,20 @@ pub fn compute(a: &Args) -> anyhow::Result<ScoreOutput> {
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let out = compute(&a)?;
     if let Some(p) = &a.plot {
-        let r = &out.report;
-        let svg = ragstats_plot::mcq_score(
-            &r.scores,
-            r.positions.as_deref(),
-            &mcq_caption(&a.results, &r.model, &r.prompt, &a.boot),
-        )?;
-        crate::cmd::figure::write_svg(p, &svg, &[a.results.as_path()])?;
+        crate::cmd::figure::write_svg(p, &figure(&a, &out)?, &[a.results.as_path()])?;
     }
     emit(&out, a.format)
+}
+
+/// The figure `--plot` draws (and `stats report` shows): EM and F1 per level with their
+/// intervals, and the option positions when scored.
+pub fn figure(a: &Args, out: &ScoreOutput) -> anyhow::Result<String> {
+    let r = &out.report;
+    Ok(ragstats_plot::mcq_score(
+        &r.scores,
+        r.positions.as_deref(),
+        &mcq_caption(&a.results, &r.model, &r.prompt, &a.boot),
+    )?)
 }
 
 /// The caption of an MCQ figure: the results file, its model and prompt, and the bootstrap.

@@ -1,12 +1,11 @@
 //! `stats report`: one self-contained HTML file with the panel summary, the figures, their
 //! tables and the commands behind them.
 
-use std::cell::RefCell;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-use serde_json::Value;
+mod sections;
+
+use sections::Sections;
 
 use ragstats_core::allocation::fixed_t::FixedTLoss;
 use ragstats_core::components::forecast::{forecast, Audit};
@@ -19,7 +18,7 @@ use ragstats_core::components::variance::{POOLED_SHARES_UNDEFINED, SHARES_UNDEFI
 use super::common::{fixed, num, opt_num, undefined_because, PanelOptions, Table};
 use super::efficiency::CurrencyArg;
 use super::figure::{caption, forecast_figure, panel_caption};
-use super::resample::{BackendArg, Progress, ResampleArgs};
+use super::resample::{Progress, ResampleArgs};
 use super::variance::share_cell;
 use super::UsageError;
 
@@ -457,7 +456,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
     let sections = Sections::new(&args)?;
     match &found.reads {
-        Some(reads) => body.push_str(&sections.consistency(&args, reads)),
+        Some(reads) => body.push_str(&sections.consistency(reads)),
         None => absent.push(format!("consistency (Fig. 6): needs reads with a {} column (--reads FILE, or reads.csv in the directory)", args.by)),
     }
     for m in &found.mcq {
@@ -474,7 +473,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         absent.push("mcq score, positions and compare (RAGCap Fig. 3, Table 6): need `stats mcq run` results (--mcq-results FILE, repeated, or mcq-*.jsonl in the directory)".into());
     }
     match &found.capability {
-        Some(c) => body.push_str(&sections.correlate(&args, c)),
+        Some(c) => body.push_str(&sections.correlate(c)),
         None => absent.push("correlate (RAGCap Fig. 5, heatmap): needs capability scores and outcomes per model (--capability FILE, or capability.csv in the directory)".into()),
     }
     // A run's own checks and what it spent (no figures: tables and the commands).
@@ -703,375 +702,6 @@ fn efficiency_section(
         }
     }
     Ok((svg, caption, rows))
-}
-
-/// The sections made by running an analysis command in this process with `--format json
-/// --plot`: its JSON gives the section's table and its plot is the figure, so the report
-/// shows exactly what the command prints and draws.
-struct Sections {
-    /// Where the commands draw their figures.
-    dir: tempfile::TempDir,
-    /// `--replicates B --seed S` (and `--confidence C` when not 0.95), shown in each command.
-    boot: Vec<String>,
-    /// `--backend` when given: run but not shown (the replicates do not depend on it).
-    backend: Vec<String>,
-    /// `ID: error` of each section whose command failed.
-    failed: RefCell<Vec<String>>,
-}
-
-/// A JSON number as the commands print it (`-` for null: JSON's undefined).
-fn jnum(v: &Value) -> String {
-    v.as_f64().map(num).unwrap_or_else(|| "-".into())
-}
-
-/// A JSON `[low, high]` interval as `[low, high]`.
-fn jci(v: &Value) -> String {
-    format!("[{}, {}]", jnum(&v[0]), jnum(&v[1]))
-}
-
-/// A JSON value as text (a string without quotes).
-fn jtext(v: &Value) -> String {
-    v.as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| v.to_string())
-}
-
-/// The caption line a figure carries (its `<text class="caption">`, already escaped).
-fn svg_caption(svg: &str) -> &str {
-    svg.find("class=\"caption\"")
-        .map(|i| &svg[i..])
-        .and_then(|s| s.find('>').map(|j| &s[j + 1..]))
-        .and_then(|s| s.find("</text>").map(|k| &s[..k]))
-        .unwrap_or_default()
-}
-
-impl Sections {
-    fn new(args: &Args) -> anyhow::Result<Self> {
-        let r = &args.resample;
-        let mut boot = vec![
-            "--replicates".to_string(),
-            r.replicates()?.to_string(),
-            "--seed".into(),
-            r.seed.to_string(),
-        ];
-        if r.confidence.get() != 0.95 {
-            boot.extend(["--confidence".into(), r.confidence.get().to_string()]);
-        }
-        let backend = match r.backend {
-            BackendArg::Auto => vec![],
-            BackendArg::Cpu => vec!["--backend".into(), "cpu".into()],
-            BackendArg::Gpu => vec!["--backend".into(), "gpu".into()],
-        };
-        Ok(Sections {
-            dir: tempfile::tempdir()?,
-            boot,
-            backend,
-            failed: RefCell::new(Vec::new()),
-        })
-    }
-
-    /// Runs `stats WORDS --format json --plot TMP.svg` here; returns its JSON and figure.
-    fn run(&self, words: &[String], id: &str) -> anyhow::Result<(Value, String)> {
-        let plot = self.dir.path().join(format!("{id}.svg"));
-        let mut argv: Vec<OsString> = vec!["stats".into()];
-        argv.extend(words.iter().chain(&self.backend).map(OsString::from));
-        argv.extend(["--format".into(), "json".into(), "--plot".into()]);
-        argv.push(plot.clone().into_os_string());
-        let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| UsageError(e.to_string()))?;
-        let (_, out) = super::out::capture(|| super::run(cli.command))?;
-        let json = serde_json::from_slice(&out)
-            .map_err(|e| anyhow::anyhow!("stats {}: its JSON: {e}", words.join(" ")))?;
-        let svg = std::fs::read_to_string(&plot)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", plot.display()))?;
-        Ok((json, svg))
-    }
-
-    /// A section: its heading, then the command's figure, the table made from its JSON by
-    /// `table_of`, and the command; or, when the command fails, a note with its error.
-    fn section(
-        &self,
-        id: &str,
-        heading: &str,
-        words: Vec<String>,
-        table_of: impl Fn(&Value) -> String,
-    ) -> String {
-        let mut s = format!("<section id=\"{id}\">\n<h2>{}</h2>\n", h(heading));
-        match self.run(&words, id) {
-            Ok((json, svg)) => {
-                let svg = svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1);
-                s.push_str(&format!(
-                    "<figure id=\"fig-{id}\">\n{svg}<figcaption>{}</figcaption>\n</figure>\n",
-                    svg_caption(&svg)
-                ));
-                s.push_str(&table_of(&json));
-                let shown: Vec<String> = words.iter().map(|w| sh(w)).collect();
-                s.push_str(&command(&format!(
-                    "stats {} --plot {id}.svg",
-                    shown.join(" ")
-                )));
-            }
-            Err(e) => {
-                s.push_str(&format!(
-                    "<p class=\"note\">Not computed: {}</p>\n",
-                    h(&format!("{e:#}"))
-                ));
-                self.failed.borrow_mut().push(format!("{id}: {e:#}"));
-            }
-        }
-        s.push_str("</section>\n");
-        s
-    }
-
-    /// `stats consistency READS --by COL`: disagreement and one-read SE per group, SE ratio.
-    fn consistency(&self, args: &Args, reads: &Path) -> String {
-        let mut words = vec![
-            "consistency".to_string(),
-            reads.display().to_string(),
-            "--by".into(),
-            args.by.clone(),
-        ];
-        words.extend(self.boot.iter().cloned());
-        self.section(
-            "consistency",
-            &format!("Do answers change between reads? (by {})", args.by),
-            words,
-            |v| {
-                let rows: Vec<Vec<String>> = v["disagreement"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|d| {
-                        let se = v["precision"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .find(|p| p["group"] == d["group"])
-                            .map(|p| jnum(&p["one_read_se"]))
-                            .unwrap_or_else(|| "-".into());
-                        vec![
-                            jtext(&d["group"]),
-                            jtext(&d["cells"]),
-                            jtext(&d["disagreeing"]),
-                            jnum(&d["rate"]),
-                            se,
-                        ]
-                    })
-                    .collect();
-                let mut t = table(
-                    &[&args.by, "cells", "disagreeing", "rate", "one-read SE"],
-                    &rows,
-                );
-                let r = &v["se_ratio"];
-                if r.is_object() {
-                    let value = match r["undefined"].as_str() {
-                        Some(why) => format!("undefined: {why}"),
-                        None => format!("{} {}", jnum(&r["ratio"]), jci(&r["ci"])),
-                    };
-                    t.push_str(&format!(
-                        "<p>One-read SE ratio {}/{} = {} ({}).</p>\n",
-                        h(&jtext(&r["numerator"])),
-                        h(&jtext(&r["denominator"])),
-                        h(&value),
-                        if r["paired"] == true {
-                            "paired on questions"
-                        } else {
-                            "groups hold different questions: unpaired"
-                        }
-                    ));
-                }
-                t
-            },
-        )
-    }
-
-    /// `stats mcq score RESULTS --positions`: EM and F1 per level with intervals, and the
-    /// option-position table.
-    fn mcq_score(&self, results: &Path) -> String {
-        let mut words = vec![
-            "mcq".to_string(),
-            "score".into(),
-            results.display().to_string(),
-            "--positions".into(),
-        ];
-        words.extend(self.boot.iter().cloned());
-        self.section(
-            &format!("mcq-score-{}", results_word(results)),
-            &format!("MCQ capability scores: {}", results.display()),
-            words,
-            |v| {
-                let mut t = format!(
-                    "<p>Model <code>{}</code>, prompt <code>{}</code>, {} items, {} run(s).</p>\n",
-                    h(&jtext(&v["model"])),
-                    h(&jtext(&v["prompt"])),
-                    jtext(&v["items"]),
-                    jtext(&v["runs"])
-                );
-                let rows: Vec<Vec<String>> = v["scores"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|r| {
-                        vec![
-                            jtext(&r["level"]),
-                            jtext(&r["name"]),
-                            jtext(&r["items"]),
-                            jnum(&r["em"]["estimate"]),
-                            jci(&r["em"]["ci"]),
-                            jnum(&r["f1"]["estimate"]),
-                            jci(&r["f1"]["ci"]),
-                        ]
-                    })
-                    .collect();
-                t.push_str(&table(
-                    &["level", "name", "items", "EM", "EM CI", "F1", "F1 CI"],
-                    &rows,
-                ));
-                let rows: Vec<Vec<String>> = v["positions"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|p| {
-                        vec![
-                            jtext(&p["position"]),
-                            jtext(&p["shown"]),
-                            jnum(&p["gold_rate"]),
-                            jnum(&p["chosen_rate"]),
-                            jnum(&p["bias"]),
-                        ]
-                    })
-                    .collect();
-                t.push_str(&table(
-                    &["position", "shown", "gold rate", "chosen rate", "bias"],
-                    &rows,
-                ));
-                t
-            },
-        )
-    }
-
-    /// `stats mcq compare A B`: both sides' EM and F1 and the paired deltas B − A.
-    fn mcq_compare(&self, a: &Path, b: &Path) -> String {
-        let mut words = vec![
-            "mcq".to_string(),
-            "compare".into(),
-            a.display().to_string(),
-            b.display().to_string(),
-        ];
-        words.extend(self.boot.iter().cloned());
-        self.section(
-            &format!("mcq-compare-{}-{}", results_word(a), results_word(b)),
-            &format!("MCQ comparison: {} vs {}", a.display(), b.display()),
-            words,
-            |v| {
-                let mut t = format!(
-                    "<p>A = <code>{}</code> ({}), B = <code>{}</code> ({}); {} paired (item, run); deltas B − A.</p>\n",
-                    h(&jtext(&v["a"]["model"])),
-                    h(&jtext(&v["a"]["prompt"])),
-                    h(&jtext(&v["b"]["model"])),
-                    h(&jtext(&v["b"]["prompt"])),
-                    jtext(&v["pairs"])
-                );
-                let rows: Vec<Vec<String>> = v["deltas"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|r| {
-                        vec![
-                            jtext(&r["level"]),
-                            jtext(&r["name"]),
-                            jtext(&r["items"]),
-                            jnum(&r["a"]["em"]),
-                            jnum(&r["b"]["em"]),
-                            jnum(&r["delta_em"]["estimate"]),
-                            jci(&r["delta_em"]["ci"]),
-                            jnum(&r["a"]["f1"]),
-                            jnum(&r["b"]["f1"]),
-                            jnum(&r["delta_f1"]["estimate"]),
-                            jci(&r["delta_f1"]["ci"]),
-                        ]
-                    })
-                    .collect();
-                t.push_str(&table(
-                    &[
-                        "level", "name", "items", "EM A", "EM B", "ΔEM", "ΔEM CI", "F1 A", "F1 B",
-                        "ΔF1", "ΔF1 CI",
-                    ],
-                    &rows,
-                ));
-                t
-            },
-        )
-    }
-
-    /// `stats correlate FILE --x … --y …`: the heatmap of r with its p-values.
-    fn correlate(&self, args: &Args, file: &Path) -> String {
-        let mut s = String::new();
-        let (x, y) = match capability_columns(args, file) {
-            Ok(c) => c,
-            Err(e) => {
-                self.failed.borrow_mut().push(format!("correlate: {e:#}"));
-                s.push_str("<section id=\"correlate\">\n<h2>Which capabilities go with the outcomes?</h2>\n");
-                s.push_str(&format!(
-                    "<p class=\"note\">Not computed: {}</p>\n</section>\n",
-                    h(&format!("{e:#}"))
-                ));
-                return s;
-            }
-        };
-        let mut words = vec![
-            "correlate".to_string(),
-            file.display().to_string(),
-            "--x".into(),
-            x.join(","),
-            "--y".into(),
-            y.join(","),
-        ];
-        if args.permutations > 0 {
-            words.extend(["--permutations".into(), args.permutations.to_string()]);
-        }
-        words.extend(self.boot.iter().cloned());
-        let permuted = args.permutations > 0;
-        self.section(
-            "correlate",
-            "Which capabilities go with the outcomes?",
-            words,
-            |v| {
-                let rows: Vec<Vec<String>> = v["pairs"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|p| {
-                        let mut r = vec![
-                            jtext(&p["x"]),
-                            jtext(&p["y"]),
-                            jtext(&p["n"]),
-                            jnum(&p["r"]),
-                            jnum(&p["p"]),
-                        ];
-                        if permuted {
-                            r.push(jnum(&p["permutation"]["p"]));
-                        }
-                        r.push(if p["bootstrap"].is_object() {
-                            jci(&p["bootstrap"]["ci"])
-                        } else {
-                            "-".into()
-                        });
-                        r
-                    })
-                    .collect();
-                let mut head = vec!["x", "y", "n", "r", "p"];
-                if permuted {
-                    head.push("permutation p");
-                }
-                head.push("bootstrap CI");
-                format!(
-                    "<p>{} correlation.</p>\n{}",
-                    h(&jtext(&v["method"])),
-                    table(&head, &rows)
-                )
-            },
-        )
-    }
 }
 
 /// A results file as a word for an element id and figure name: its stem without a leading
