@@ -12,7 +12,7 @@
 //! Run: `cargo bench --bench reml` (see docs/BENCHMARKS.md for the command used there).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ragstats_core::bootstrap::plan::{Bootstrap, BootstrapSpec};
+use ragstats_core::bootstrap::stratified::{Bootstrap, BootstrapSpec};
 use ragstats_core::components::reml::{fit, fit_resampled, NestedBuilder, NestedStratum};
 use ragstats_core::panel::{Nested, Panel, Stratum};
 use ragstats_core::resample::CpuBackend;

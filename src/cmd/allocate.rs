@@ -9,7 +9,7 @@ use ragstats_core::allocation::allocate::{
 };
 use ragstats_core::components::reml::Shape;
 use ragstats_core::components::variance::nested_stratum;
-use ragstats_core::costs::cost::PricedLedger;
+use ragstats_core::costs::accounting::PricedLedger;
 use ragstats_core::ledger::{read_ledger, Prices};
 
 use super::common::{Format, PanelOptions, Table};

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use ragstats_core::bootstrap::analysis::{prepare, BootstrapSettings};
-use ragstats_core::bootstrap::plan::BootstrapSpec;
+use ragstats_core::bootstrap::stratified::BootstrapSpec;
 use ragstats_core::resample::summary::Method;
 
 use super::common::{By, Format, PanelOptions};

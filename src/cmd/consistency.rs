@@ -1,12 +1,12 @@
 //! `stats consistency`: answer disagreement across repeated reads by group, and the ratio
 //! of one-read SEs between two groups (the analysis:
-//! [`ragstats_core::allocation::consistency::consistency`]).
+//! [`ragstats_core::components::consistency::consistency`]).
 
 mod render;
 
 use std::path::PathBuf;
 
-use ragstats_core::allocation::consistency::{
+use ragstats_core::components::consistency::{
     consistency, groups_of, read_answers, ConsistencyReport, ConsistencySettings,
 };
 use ragstats_core::panel::{load_panel, LoadOptions};

@@ -1,10 +1,10 @@
 //! `stats cost`: tokens, fees and unit costs of a cost ledger. The accounting is
-//! [`ragstats_core::costs::cost::cost_report`]; this file parses the flags (the search-price
+//! [`ragstats_core::costs::accounting::cost_report`]; this file parses the flags (the search-price
 //! sweep, [`parse_sweep`]) and renders the report.
 
 use std::path::{Path, PathBuf};
 
-use ragstats_core::costs::cost::{
+use ragstats_core::costs::accounting::{
     cost_report, ledger_selectors, CostReport, CostSettings, PricedLedger,
 };
 use ragstats_core::io::clip;

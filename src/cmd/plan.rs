@@ -1,15 +1,15 @@
 //! `stats plan`: the least-cost allocation (Q, T, R) for a target SE or a minimum detectable
 //! difference, the least-SE allocation for a budget, or the SE, MDE and power of a given
 //! design, from an audit's components and unit costs, with a bootstrap interval of the plan
-//! (the analysis: [`ragstats_core::allocation::plan_report::plan`]).
+//! (the analysis: [`ragstats_core::allocation::planner_report::plan`]).
 
 mod args;
 mod render;
 
 use std::path::PathBuf;
 
-use ragstats_core::allocation::plan::Bounds;
-use ragstats_core::allocation::plan_report::{plan, PlanCosts, PlanReport, PlanSettings};
+use ragstats_core::allocation::planner::Bounds;
+use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanReport, PlanSettings};
 use ragstats_core::components::forecast::Audit;
 use ragstats_core::resample::cpu::CpuBackend;
 use ragstats_core::resample::engine::ResampleBackend;

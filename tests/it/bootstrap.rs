@@ -1,9 +1,9 @@
 //! The stratified question bootstrap against analytic results and an f64 reference that
 //! draws the same questions (via `draw_index`) but sums in f64.
 
-use ragstats_core::bootstrap::plan::{Bootstrap, BootstrapSpec};
 use ragstats_core::bootstrap::replicates::{Replicates, ReplicatesHeader};
 use ragstats_core::bootstrap::report::build_report;
+use ragstats_core::bootstrap::stratified::{Bootstrap, BootstrapSpec};
 use ragstats_core::components::variance::analyse;
 use ragstats_core::panel::{QuestionStats, Stratum, StratumStats};
 use ragstats_core::resample::summary::{sd, Method};

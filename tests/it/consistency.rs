@@ -119,7 +119,7 @@ fn bad_inputs() {
 /// 2/8), one-read SEs and their ratio, paired, with a defined ratio.
 #[test]
 fn library_consistency_is_the_hand_computed_one() {
-    use ragstats_core::allocation::consistency::{
+    use ragstats_core::components::consistency::{
         consistency, groups_of, read_answers, ConsistencySettings,
     };
     use ragstats_core::panel::{load_panel, LoadOptions};

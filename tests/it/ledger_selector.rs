@@ -397,7 +397,7 @@ fn loaded(
 #[test]
 fn library_efficiency_prices_the_panel_from_its_ledger() {
     use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
-    use ragstats_core::costs::cost::{Budget, PricedLedger};
+    use ragstats_core::costs::accounting::{Budget, PricedLedger};
     use ragstats_core::resample::CpuBackend;
     let dir = tempfile::tempdir().unwrap();
     let settings = EfficiencySettings {
@@ -456,7 +456,7 @@ fn library_efficiency_prices_the_panel_from_its_ledger() {
 /// reads 380 (c_R = 380 / 12), the average's 930 (c_R = 77.5); 6 trajectories, 12 reads.
 #[test]
 fn library_cost_report_accounts_one_selector_or_all() {
-    use ragstats_core::costs::cost::{cost_report, CostSettings, PricedLedger};
+    use ragstats_core::costs::accounting::{cost_report, CostSettings, PricedLedger};
     let dir = tempfile::tempdir().unwrap();
     let (_, entries, path) = loaded(&dir, None);
     let ledger = PricedLedger {
@@ -499,7 +499,7 @@ fn library_cost_report_accounts_one_selector_or_all() {
 #[test]
 fn library_allocate_prices_each_allocation_from_the_ledger() {
     use ragstats_core::allocation::allocate::{allocate, AllocateSettings, AllocationSpec};
-    use ragstats_core::costs::cost::PricedLedger;
+    use ragstats_core::costs::accounting::PricedLedger;
     use ragstats_core::ledger::Prices;
     use ragstats_core::resample::CpuBackend;
     let dir = tempfile::tempdir().unwrap();
@@ -567,7 +567,7 @@ fn library_efficiency_says_why_constant_scores_are_undefined() {
     use ragstats_core::allocation::one_read_ledger::{
         direct_ratio_reason, efficiency_of_panel, EfficiencySettings,
     };
-    use ragstats_core::costs::cost::{Budget, PricedLedger};
+    use ragstats_core::costs::accounting::{Budget, PricedLedger};
     use ragstats_core::resample::CpuBackend;
     let dir = tempfile::tempdir().unwrap();
     let (mut panel, entries, path) = loaded(&dir, Some("rrf"));

@@ -5,7 +5,7 @@ use crate::common;
 
 use common::{json, stats, write};
 use ragstats_core::allocation::efficiency::UnitCosts;
-use ragstats_core::allocation::plan::{mde_multiplier, Bounds, Goal, PlanStratum, Planner};
+use ragstats_core::allocation::planner::{mde_multiplier, Bounds, Goal, PlanStratum, Planner};
 use ragstats_core::components::forecast::split_questions;
 use ragstats_core::components::variance::PerLevel;
 
@@ -502,7 +502,7 @@ fn unbalanced_audit_plans_from_reml_components() {
 /// the CPU engine), and the interval brackets the point answer.
 #[test]
 fn library_plan_of_the_demo_audit_is_the_commands() {
-    use ragstats_core::allocation::plan_report::{plan, PlanCosts, PlanGoal, PlanSettings};
+    use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanGoal, PlanSettings};
     use ragstats_core::components::forecast::Audit;
     use ragstats_core::components::variance::analyse_panel;
     use ragstats_core::panel::{load_panel, LoadOptions};

@@ -9,8 +9,8 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use ragstats_core::bootstrap::plan::{Bootstrap, BootstrapSpec};
 use ragstats_core::bootstrap::replicates::Replicates;
+use ragstats_core::bootstrap::stratified::{Bootstrap, BootstrapSpec};
 use ragstats_core::components::reml::{fit, fit_resampled, NestedStratum};
 use ragstats_core::components::variance::nested_stratum;
 use ragstats_core::panel::{load_panel, LoadOptions, Panel};

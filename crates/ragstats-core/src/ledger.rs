@@ -1,6 +1,6 @@
 //! The cost ledger: one JSONL row per model call or search request ([`LedgerRow`]), written
 //! by `stats llm batch` / `stats mcq run` (`ragstats_agent::llm::ledger_rows`) and `stats simulate`
-//! (`crate::sim::ledger`), read by `stats cost`, `efficiency` and `allocate`
+//! (`crate::sim::synthetic_ledger`), read by `stats cost`, `efficiency` and `allocate`
 //! ([`read_ledger`]), and priced by a TOML tariff ([`Prices`]). The format, its units and
 //! who writes what are in `docs/ledger.md`.
 //!
@@ -189,7 +189,7 @@ pub struct LedgerRow {
     /// Reasoning tokens (part of `output_tokens`; informational).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
-    /// Rows sharing a key are one call, billed once (see `costs::cost` for how it is
+    /// Rows sharing a key are one call, billed once (see `costs::accounting` for how it is
     /// attributed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<Label>,

@@ -16,9 +16,9 @@ pub mod chart;
 use std::collections::BTreeSet;
 
 use ragstats_core::allocation::allocate::AllocateReport;
-use ragstats_core::allocation::consistency::{Disagreement, GroupPrecision, SeRatio};
 use ragstats_core::allocation::one_read::OneReadReport;
 use ragstats_core::allocation::subsets::SubsetReport;
+use ragstats_core::components::consistency::{Disagreement, GroupPrecision, SeRatio};
 use ragstats_core::components::forecast::Forecast;
 use ragstats_core::components::levels::{Level, PerLevel};
 use ragstats_core::components::variance::VarianceReport;

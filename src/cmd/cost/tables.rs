@@ -1,6 +1,6 @@
 //! The text and CSV of `stats cost`.
 
-use ragstats_core::costs::cost::{CostReport, Totals};
+use ragstats_core::costs::accounting::{CostReport, Totals};
 
 use ragstats_core::table::Cell;
 
@@ -102,10 +102,12 @@ pub(super) fn text(r: &CostReport) -> String {
                 })
                 .unwrap_or_default()
         };
-        let usd = u.usd.unwrap_or(ragstats_core::costs::cost::UnitCostPair {
-            trajectory: f64::NAN,
-            read: f64::NAN,
-        });
+        let usd = u
+            .usd
+            .unwrap_or(ragstats_core::costs::accounting::UnitCostPair {
+                trajectory: f64::NAN,
+                read: f64::NAN,
+            });
         match &u.trajectory_note {
             Some(n) => out.push_str(&format!("  c_T: not computed: {n}\n")),
             None => out.push_str(&format!(

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use ragstats_core::allocation::one_read::OneReadReport;
 use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
-use ragstats_core::costs::cost::{Budget, CellCosts, PricedLedger};
+use ragstats_core::costs::accounting::{Budget, CellCosts, PricedLedger};
 use ragstats_core::costs::panel_costs::{
     balanced_panel_costs, panel_trajectory_costs, PanelCosts, TrajectoryCost,
 };

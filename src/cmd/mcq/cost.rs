@@ -1,10 +1,10 @@
 //! `stats mcq cost`: tokens and fees of an `mcq run --ledger` ledger per item, group, task
-//! and run. The analysis is [`ragstats_core::mcq::cost::mcq_ledger_costs`].
+//! and run. The analysis is [`ragstats_core::mcq::ledger_costs::mcq_ledger_costs`].
 
 use std::path::PathBuf;
 
 use ragstats_core::ledger::{read_ledger, Prices};
-use ragstats_core::mcq::cost::{mcq_ledger_costs, McqCostReport, McqCostRow, McqPricing};
+use ragstats_core::mcq::ledger_costs::{mcq_ledger_costs, McqCostReport, McqCostRow, McqPricing};
 use ragstats_core::table::Cell;
 use serde_json::Value;
 

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use ragstats_core::allocation::efficiency::UnitCosts;
-use ragstats_core::allocation::plan::mde_multiplier;
-use ragstats_core::allocation::plan_report::PlanGoal;
+use ragstats_core::allocation::planner::mde_multiplier;
+use ragstats_core::allocation::planner_report::PlanGoal;
 
 use super::super::common::{Format, PanelOptions};
 use super::super::efficiency::CurrencyArg;

@@ -1,7 +1,7 @@
 //! `stats plan`'s report as text, CSV and JSON (byte for byte as the command always printed it).
 
-use ragstats_core::allocation::plan::Goal;
-use ragstats_core::allocation::plan_report::{PlanGoal, PlanInterval, PlanReport, QOnly};
+use ragstats_core::allocation::planner::Goal;
+use ragstats_core::allocation::planner_report::{PlanGoal, PlanInterval, PlanReport, QOnly};
 use ragstats_core::table::Cell;
 use serde_json::{json, Value};
 

@@ -20,7 +20,7 @@
 use serde::Serialize;
 
 use crate::components::forecast::split_questions;
-use crate::costs::cost::{CellCosts, Currency, PricedLedger};
+use crate::costs::accounting::{CellCosts, Currency, PricedLedger};
 use crate::costs::panel_costs::{prefix_cost, question_costs};
 use crate::panel::{Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
@@ -413,8 +413,8 @@ pub struct AllocateSettings {
 /// price p are model dollars + p/1000 × searches.
 ///
 /// # Errors
-/// [`Error::Usage`] without prices; the errors of [`crate::costs::cost::for_selector`],
-/// [`crate::costs::cost::bill`], [`CellCosts::new`] and [`compare`].
+/// [`Error::Usage`] without prices; the errors of [`crate::costs::accounting::for_selector`],
+/// [`crate::costs::accounting::bill`], [`CellCosts::new`] and [`compare`].
 pub fn allocate(
     panel: &Panel,
     specs: &[AllocationSpec],

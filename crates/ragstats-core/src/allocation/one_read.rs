@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use super::efficiency::{efficiency, Efficiency, UnitCosts};
 use super::fixed_t::{self, FixedTLoss, Part};
-use crate::bootstrap::plan::{Bootstrap, BootstrapSpec};
+use crate::bootstrap::stratified::{Bootstrap, BootstrapSpec};
 use crate::components::reml::{Shape, Spread};
 use crate::components::variance::{fit, nested_stratum, AnovaSums, Method, PerLevel};
 use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
@@ -782,7 +782,7 @@ pub fn analyse(
 ///
 /// Components are fitted as `stats variance` fits them (an unbalanced stratum and the pooled
 /// fit by REML, a balanced stratum by ANOVA) and refitted in every replicate of the question
-/// bootstrap of [`crate::bootstrap::plan`] (whole questions resampled, REML warm-started from
+/// bootstrap of [`crate::bootstrap::stratified`] (whole questions resampled, REML warm-started from
 /// the full-sample fit). The unit costs are the mean cost per trajectory and per read over
 /// the cells that exist, c_T = Σ_q TC_q / Σ_q T_q and c_R = Σ_q RC_q / Σ_q N_q (T_q the
 /// question's trajectories, N_q its reads, TC_q and RC_q their ledger costs), and the design

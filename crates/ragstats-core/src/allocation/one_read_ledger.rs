@@ -3,7 +3,7 @@
 //! of its report is undefined ([`OneReadReport::undefined`]).
 
 use super::one_read::{analyse, analyse_unbalanced, OneReadReport, ScopeResult};
-use crate::costs::cost::{Budget, PricedLedger};
+use crate::costs::accounting::{Budget, PricedLedger};
 use crate::costs::panel_costs::{balanced_panel_costs, panel_trajectory_costs};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;

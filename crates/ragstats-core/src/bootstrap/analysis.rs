@@ -10,9 +10,9 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-use super::plan::{Bootstrap, BootstrapSpec};
 use super::replicates::{Replicates, ReplicatesHeader};
 use super::report::{build_report, BootstrapReport};
+use super::stratified::{Bootstrap, BootstrapSpec};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::Method;

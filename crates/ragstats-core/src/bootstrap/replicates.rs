@@ -13,8 +13,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub use super::plan::data_digest;
-use super::plan::BootstrapPlan;
+pub use super::stratified::data_digest;
+use super::stratified::BootstrapPlan;
 use crate::resample::summary::Method;
 use crate::{Error, Result};
 

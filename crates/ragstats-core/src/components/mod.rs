@@ -1,6 +1,7 @@
 //! Nested variance components (question > trajectory > read) and the D-study and Q-only
 //! forecasts made from them.
 
+pub mod consistency;
 pub mod forecast;
 pub mod levels;
 pub mod reml;

@@ -4,7 +4,7 @@
 //! question with its own trajectories and reads ([`crate::panel::Stratum::cell_label`]), so
 //! unbalanced strata and labels unique per question are priced like balanced ones.
 //!
-//! From the per-cell costs of a loaded ledger ([`super::cost::PricedLedger::cell_costs`])
+//! From the per-cell costs of a loaded ledger ([`super::accounting::PricedLedger::cell_costs`])
 //! come the costs of a whole panel as the one-read and planning analyses need them
 //! ([`balanced_panel_costs`], [`panel_trajectory_costs`]).
 
@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::cost::CellCosts;
+use super::accounting::CellCosts;
 use crate::panel::{Panel, Stratum};
 use crate::{Error, Result};
 

@@ -12,13 +12,13 @@
 //! - [`filter`]: difficulty and format filters.
 //! - items built from trajectory logs (vanilla and error-guided) are in `ragstats_agent::mcqgen`.
 //! - [`agree`]: annotator agreement and majority gold.
-//! - [`cost`]: tokens and fees of an `mcq run` ledger per item, group, task and run.
+//! - [`ledger_costs`]: tokens and fees of an `mcq run` ledger per item, group, task and run.
 
 pub mod agree;
 pub mod compare;
-pub mod cost;
 pub mod filter;
 pub mod item;
+pub mod ledger_costs;
 pub mod metrics;
 pub mod parse;
 pub mod positions;

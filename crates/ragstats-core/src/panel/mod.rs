@@ -41,7 +41,7 @@ pub struct Panel {
     pub selectors: Vec<String>,
     /// The one selector whose rows the outcome holds (`--selector NAME`, or the panel's only
     /// selector); `None` for the selector average or a panel without a `selector` column.
-    /// Cost matching bills this selector's reads only (`costs::cost::for_selector`).
+    /// Cost matching bills this selector's reads only (`costs::accounting::for_selector`).
     pub selector: Option<String>,
     /// Strata in order of first appearance in the file.
     pub strata: Vec<Stratum>,

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use super::ledger::{simulate_ledger, LedgerSpec};
 use super::model::{check_rows, simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec};
+use super::synthetic_ledger::{simulate_ledger, LedgerSpec};
 use crate::ledger::LedgerRow;
 use crate::{Error, Result};
 

@@ -2,7 +2,7 @@
 //!
 //! `mcq run --ledger` writes one `reader` row per call that reached the model, carrying
 //! the item id, its scoring group, the run index and the prompt kind (docs/ledger.md).
-//! Each row is billed by [`crate::costs::cost::bill`] (fee = [(input − cached)·p_in +
+//! Each row is billed by [`crate::costs::accounting::bill`] (fee = [(input − cached)·p_in +
 //! cached·p_cached + output·p_out] / 10⁶); a level's figures are sums over its rows, and
 //! `tokens_per_call` = (input + output tokens) / calls.
 
@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::item::Group;
-use crate::costs::cost::{bill, Bill};
+use crate::costs::accounting::{bill, Bill};
 use crate::error::{Error, Result};
 use crate::ledger::{Entry, Prices};
 

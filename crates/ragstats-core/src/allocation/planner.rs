@@ -35,7 +35,7 @@
 use serde::Serialize;
 
 use super::efficiency::UnitCosts;
-use crate::bootstrap::plan::{Bootstrap, BootstrapSpec};
+use crate::bootstrap::stratified::{Bootstrap, BootstrapSpec};
 use crate::components::forecast::{nested_se2, split_questions};
 use crate::components::variance::{fit, AnovaSums, PerLevel};
 use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
@@ -569,7 +569,7 @@ pub fn nested_unit_costs(costs: &[Vec<TrajectoryCost>]) -> UnitCosts {
 }
 
 /// [`refit_replicates`] for a panel with an unbalanced stratum: the components are refitted
-/// in every replicate by the question bootstrap of [`crate::bootstrap::plan`] (REML for an
+/// in every replicate by the question bootstrap of [`crate::bootstrap::stratified`] (REML for an
 /// unbalanced stratum, warm-started from the full-sample fit; ANOVA for a balanced one, as
 /// `stats variance` fits them), and the unit costs from the same draws,
 /// c*_T = Σ_q k_q TC_q / Σ_q k_q T_q and c*_R = Σ_q k_q RC_q / Σ_q k_q N_q (k_q the

@@ -1,4 +1,4 @@
-//! `stats plan` as one library call ([`plan`]): the search of [`super::plan`] for a goal
+//! `stats plan` as one library call ([`plan`]): the search of [`super::planner`] for a goal
 //! (target SE or MDE, budget, or a given design) from an audit's components and unit costs,
 //! its runner-up allocations, the Q-only forecast's answer, and the plan's uncertainty from
 //! a stratified question bootstrap of the audit panel.
@@ -15,7 +15,7 @@
 use serde::Serialize;
 
 use super::efficiency::UnitCosts;
-use super::plan::{
+use super::planner::{
     mde_multiplier, nested_unit_costs, power, refit_replicates, refit_replicates_unbalanced,
     unit_costs, variance_per_question, Allocation, Bounds, Goal, PlanStratum, Planner,
 };
@@ -415,7 +415,7 @@ fn refits(
     settings: &PlanSettings,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<super::plan::Refit>> {
+) -> Result<Vec<super::planner::Refit>> {
     let (seed, reps) = (settings.seed, settings.replicates);
     if p.strata.iter().all(|s| s.is_balanced()) {
         let qc = match costs {
@@ -469,7 +469,7 @@ fn spread(x: &Spread) -> String {
 /// percentile intervals (see the module docs).
 fn uncertainty(
     planner: &Planner,
-    refits: &[super::plan::Refit],
+    refits: &[super::planner::Refit],
     chosen: &Allocation,
     settings: &PlanSettings,
 ) -> Vec<PlanInterval> {
