@@ -6,7 +6,9 @@
 use std::cell::RefCell;
 use std::path::Path;
 
-use super::{capability_columns, command, h, results_word, sh, table, Args};
+use super::html::{command, h, results_word, sh, table};
+use super::inputs::capability_columns;
+use super::Args;
 use crate::cmd::common::{num, Format, PanelOptions};
 use crate::cmd::mcq::boot::{BootArgs, FailuresArg};
 use crate::cmd::{consistency, correlate, mcq};

@@ -1,0 +1,118 @@
+//! The report's HTML: escaping, tables, figures, the command lines behind them, and the page
+//! with its CSS.
+
+use std::path::Path;
+
+use ragstats_core::table::{Cell, Table};
+use ragstats_plot as plot;
+
+use crate::cmd::common::PanelOptions;
+
+/// A path or word as a shell argument: quoted when it holds anything but [A-Za-z0-9_./:=,+-].
+pub(super) fn sh(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=,+-".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The panel options as command-line flags.
+pub(super) fn opt_flags(o: &PanelOptions) -> String {
+    let mut f = String::new();
+    for (flag, v) in [
+        ("--metric", &o.metric),
+        ("--contrast", &o.contrast),
+        ("--arm", &o.arm),
+    ] {
+        if let Some(v) = v {
+            f.push_str(&format!(" {flag} {}", sh(v)));
+        }
+    }
+    if o.drop_incomplete {
+        f.push_str(" --drop-incomplete");
+    }
+    f
+}
+
+/// HTML text escaping (the SVG escaping serves: the report is well-formed XML too).
+pub(super) fn h(s: &str) -> String {
+    plot::chart::esc(s)
+}
+
+/// An HTML table: header cells, then rows (first column left-aligned by the CSS).
+pub(super) fn table<C: Clone + Into<Cell>>(head: &[&str], rows: &[Vec<C>]) -> String {
+    let mut t = Table::new(head);
+    for r in rows {
+        t.row(r.iter().cloned());
+    }
+    t.to_html()
+}
+
+/// A figure for inline use: the SVG without its XML namespace declaration (HTML knows
+/// `<svg>`, and the report then names no URL at all).
+pub(super) fn figure(id: &str, svg: &str, caption: &str) -> String {
+    let svg = svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1);
+    format!(
+        "<figure id=\"{id}\">\n{svg}<figcaption>{}</figcaption>\n</figure>\n",
+        h(caption)
+    )
+}
+
+/// The command that reproduces a section, in a code block.
+pub(super) fn command(cmd: &str) -> String {
+    format!(
+        "<p>Reproduce (the numbers with <code>--format json</code>, the figure with <code>--plot</code>):</p>\n<pre><code>$ {}</code></pre>\n",
+        h(cmd)
+    )
+}
+
+const CSS: &str = "body { font-family: sans-serif; max-width: 62rem; margin: 2rem auto; padding: 0 1rem; color: #222; line-height: 1.4; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; border-bottom: 1px solid #ccc; padding-bottom: 0.2rem; margin-top: 2rem; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.15rem 0.6rem; text-align: right; font-variant-numeric: tabular-nums; }
+th:first-child, td:first-child { text-align: left; }
+pre { background: #f4f4f4; padding: 0.5rem 0.7rem; white-space: pre-wrap; word-break: break-all; }
+figure { margin: 1rem 0; } figcaption { font-size: 0.85rem; color: #555; }
+svg { max-width: 100%; height: auto; }
+.note { color: #8a4b00; }
+@media print { body { max-width: none; margin: 0; font-size: 10pt; } section, figure, table { break-inside: avoid; } pre { background: none; border: 1px solid #bbb; } }
+";
+
+/// The whole page: `title` as title and heading, the CSS, `body`, and the footer.
+pub(super) fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n{body}<p class=\"footer\">Made by <code>stats report</code> (ragstats {}); every number above is reproduced by the command beside it.</p>\n</body>\n</html>\n",
+        h(title),
+        h(title),
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// A section's note that its command failed on its input, and why.
+pub(super) fn not_computed(why: &str) -> String {
+    format!("<p class=\"note\">Not computed: {}</p>\n", h(why))
+}
+
+/// A results file as a word for an element id and figure name: its stem without a leading
+/// `mcq-`, [A-Za-z0-9-] kept and anything else `-` (`mcq-bare.jsonl` → `bare`).
+pub(super) fn results_word(p: &Path) -> String {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    stem.strip_prefix("mcq-")
+        .unwrap_or(&stem)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}

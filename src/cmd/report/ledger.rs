@@ -1,0 +1,242 @@
+//! The report's ledger sections: the one-read efficiency of the panel priced from the ledger,
+//! what the run spent (`stats cost`), and the run's own audit (`stats run-audit`).
+
+use std::path::Path;
+
+use ragstats_core::allocation::fixed_t::FixedTLoss;
+use ragstats_core::panel::Panel;
+use ragstats_plot::{self as plot, Caption};
+
+use super::html::{command, figure, h, not_computed, sh, table};
+use super::{Args, Context};
+use crate::cmd::common::{fixed, num};
+use crate::cmd::efficiency::CurrencyArg;
+use crate::cmd::figure::panel_caption;
+use crate::cmd::resample::Progress;
+
+/// The one-read efficiency section: the figure of the fixed-T and fixed-Q losses, their
+/// table and the `stats efficiency` command; a note when the ledger cannot price the panel.
+pub(super) fn efficiency_section(
+    cx: &Context,
+    panel: &Panel,
+    ledger: &Path,
+    prices: Option<&Path>,
+    replicates: u32,
+    failed: &mut Vec<String>,
+) -> String {
+    let args = cx.args;
+    let mut s = String::from(
+        "<section id=\"efficiency\">\n<h2>Is reading each packet once wasteful?</h2>\n",
+    );
+    match efficiency_values(args, panel, cx.panel_path, ledger, prices, replicates) {
+        Ok((svg, eff_caption, rows)) => {
+            s.push_str(&figure("fig-efficiency", &svg, &eff_caption.line()));
+            s.push_str(&table(
+                &[
+                    "analysis", "scope", "R*", "R best", "loss %", "CI low", "CI high",
+                ],
+                &rows,
+            ));
+            let pr = prices
+                .map(|x| format!(" --prices {}", sh(&x.display().to_string())))
+                .unwrap_or_default();
+            // The intervals' level, when not the default, is part of the command.
+            let conf = args.resample.confidence.get();
+            let cf = if conf == 0.95 {
+                String::new()
+            } else {
+                format!(" --confidence {conf}")
+            };
+            s.push_str(&command(&format!(
+                "stats efficiency {}{} --ledger {}{pr} --replicates {replicates} --seed {}{cf} --plot efficiency.svg",
+                cx.p,
+                cx.flags,
+                sh(&ledger.display().to_string()),
+                args.resample.seed
+            )));
+        }
+        Err(e) => {
+            s.push_str(&not_computed(&format!("{e:#}")));
+            failed.push(format!("efficiency: {e:#}"));
+        }
+    }
+    s.push_str("</section>\n");
+    s
+}
+
+/// The fixed-T and fixed-Q losses: figure, its caption, and table rows.
+fn efficiency_values(
+    args: &Args,
+    panel: &Panel,
+    panel_path: &Path,
+    ledger: &Path,
+    prices: Option<&Path>,
+    replicates: u32,
+) -> anyhow::Result<(String, Caption, Vec<Vec<String>>)> {
+    let engine = args
+        .resample
+        .engine(u64::from(replicates) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
+    let progress = Progress::new(u64::from(replicates), "efficiency");
+    let report = crate::cmd::efficiency::report_of(
+        panel,
+        &crate::cmd::efficiency::LedgerInput {
+            ledger,
+            prices,
+            currency: CurrencyArg::Tokens,
+            search_price: None,
+        },
+        engine.as_ref(),
+        args.resample.seed,
+        replicates,
+        args.resample.confidence.get(),
+        10,
+        &|d| progress.set(d),
+    )?;
+    progress.finish();
+    let caption = panel_caption(
+        panel_path,
+        &panel.outcome,
+        Some((args.resample.seed, u64::from(replicates))),
+    );
+    let svg = plot::efficiency(&report, &caption)?;
+    let ci = |c: Option<[f64; 2]>, i: usize| c.map(|c| fixed(c[i], 2)).unwrap_or("-".into());
+    let mut rows = Vec::new();
+    let mut t_row = |scope: &str, l: Option<&FixedTLoss>, c: Option<[f64; 2]>| {
+        if let Some(l) = l {
+            rows.push(vec![
+                "fixed T".into(),
+                scope.to_string(),
+                num(l.r_star),
+                l.r_best.to_string(),
+                fixed(l.loss_percent, 2),
+                ci(c, 0),
+                ci(c, 1),
+            ]);
+        }
+    };
+    for s in &report.strata {
+        t_row(&s.name, s.fixed_t.as_ref(), s.fixed_t_loss_ci);
+    }
+    t_row(
+        "combined",
+        report.combined.fixed_t.as_ref(),
+        report.combined.loss_ci,
+    );
+    for s in report.strata.iter().chain(&report.pooled) {
+        if let Some(e) = &s.efficiency {
+            rows.push(vec![
+                "fixed Q".into(),
+                s.name.clone(),
+                num(e.r_star),
+                e.r_best.to_string(),
+                fixed(e.loss_percent, 2),
+                ci(s.loss_ci, 0),
+                ci(s.loss_ci, 1),
+            ]);
+        }
+    }
+    Ok((svg, caption, rows))
+}
+
+/// The `run-audit` section: the Appendix C table, the run's search and read counts, and
+/// its warnings (most pools empty), as `stats run-audit` prints them.
+pub(super) fn run_audit_section(path: &Path, failed: &mut Vec<String>) -> String {
+    let mut s = String::from(
+        "<section id=\"run-audit\">\n<h2>Run audit (Appendix C): is there evidence to read?</h2>\n",
+    );
+    match ragstats_core::trajlog::read_trajectories(path) {
+        Ok(logs) => {
+            let logs: Vec<_> = logs.into_iter().map(|l| l.t).collect();
+            let tot = ragstats_agent::run::audit::totals(&logs);
+            for w in tot.warnings() {
+                s.push_str(&format!(
+                    "<p class=\"note\"><strong>warning:</strong> {}</p>\n",
+                    h(&w)
+                ));
+            }
+            let (head, cells) =
+                crate::cmd::run_audit::audit_table(&ragstats_agent::run::audit::audit(&logs));
+            s.push_str(&table(&head, &cells));
+            s.push_str(&format!(
+                "<p class=\"note\">{}</p>\n<ul>\n",
+                h(crate::cmd::run_audit::AUDIT_NOTE)
+            ));
+            for l in crate::cmd::run_audit::totals_lines(&tot) {
+                s.push_str(&format!("<li>{}</li>\n", h(&l)));
+            }
+            s.push_str("</ul>\n");
+            s.push_str(&command(&format!(
+                "stats run-audit {}",
+                sh(&path.display().to_string())
+            )));
+        }
+        Err(e) => {
+            s.push_str(&not_computed(&e.to_string()));
+            failed.push(format!("run-audit: {e}"));
+        }
+    }
+    s.push_str("</section>\n");
+    s
+}
+
+/// The `cost` section: calls, tokens and searches of the ledger per arm and dataset and in
+/// total (and USD with the prices), as `stats cost` prints them.
+pub(super) fn cost_section(
+    ledger: &Path,
+    prices: Option<&Path>,
+    failed: &mut Vec<String>,
+) -> String {
+    let mut s = String::from("<section id=\"cost\">\n<h2>What the run spent</h2>\n");
+    match crate::cmd::cost::load(ledger, prices, None, None) {
+        Ok((r, _)) => {
+            let mut head = vec![
+                "arm",
+                "dataset",
+                "calls",
+                "input tok",
+                "cached tok",
+                "output tok",
+                "model tok",
+                "searches",
+            ];
+            if prices.is_some() {
+                head.push("model USD");
+            }
+            let rows: Vec<Vec<String>> = r
+                .groups
+                .iter()
+                .chain(std::iter::once(&r.total))
+                .map(|g| {
+                    let mut row = vec![
+                        g.arm.clone(),
+                        g.dataset.clone(),
+                        g.model_calls.to_string(),
+                        g.input_tokens.to_string(),
+                        g.cached_input_tokens.to_string(),
+                        g.output_tokens.to_string(),
+                        g.model_tokens.to_string(),
+                        g.search_requests.to_string(),
+                    ];
+                    if prices.is_some() {
+                        row.push(format!("{:.4}", g.model_usd));
+                    }
+                    row
+                })
+                .collect();
+            s.push_str(&table(&head, &rows));
+            let pr = prices
+                .map(|p| format!(" --prices {}", sh(&p.display().to_string())))
+                .unwrap_or_default();
+            s.push_str(&command(&format!(
+                "stats cost {}{pr}",
+                sh(&ledger.display().to_string())
+            )));
+        }
+        Err(e) => {
+            s.push_str(&not_computed(&format!("{e:#}")));
+            failed.push(format!("cost: {e:#}"));
+        }
+    }
+    s.push_str("</section>\n");
+    s
+}

@@ -1,0 +1,167 @@
+//! The report's panel sections: the panel summary, where the variance comes from, and what
+//! other allocations would give (the values of `stats variance` and `stats forecast --audit`).
+
+use ragstats_core::components::forecast::{forecast, Audit};
+use ragstats_core::components::levels::Level;
+use ragstats_core::components::variance::{
+    VarianceReport, POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED,
+};
+use ragstats_core::table::Cell;
+use ragstats_plot as plot;
+
+use super::html::{command, figure, h, sh, table};
+use super::Context;
+use crate::cmd::common::{num, undefined_because};
+use crate::cmd::figure::{caption, forecast_figure, panel_caption};
+use crate::cmd::variance::share_cell;
+
+/// The panel summary: the file, the outcome, the estimate and SE, and each stratum's design,
+/// mean, SE and dropped questions.
+pub(super) fn panel_section(cx: &Context, report: &VarianceReport) -> String {
+    let mut s = String::from("<section id=\"panel\">\n<h2>Panel</h2>\n");
+    s.push_str(&format!(
+        "<p>File <code>{}</code>, outcome <strong>{}</strong>: estimate {} with SE {} (equal-weight mean over {} strata).</p>\n",
+        h(&cx.panel_path.display().to_string()),
+        h(&report.outcome),
+        num(report.estimate),
+        num(report.se),
+        report.strata.len()
+    ));
+    let rows: Vec<Vec<Cell>> = report
+        .strata
+        .iter()
+        .map(|s| {
+            vec![
+                Cell::Raw(s.name.clone()),
+                Cell::Count(s.questions as u64),
+                Cell::Count(s.trajectories as u64),
+                Cell::Count(s.reads as u64),
+                Cell::num(s.mean),
+                Cell::num(s.se),
+                Cell::Count(s.dropped as u64),
+            ]
+        })
+        .collect();
+    s.push_str(&table(
+        &["stratum", "Q", "T", "R", "mean", "SE", "dropped"],
+        &rows,
+    ));
+    s.push_str("</section>\n");
+    s
+}
+
+/// The variance components: the figure, each scope's components and shares, and why a
+/// scope's shares are undefined.
+pub(super) fn variance_section(cx: &Context, report: &VarianceReport) -> anyhow::Result<String> {
+    let caption = panel_caption(cx.panel_path, &report.outcome, None);
+    let svg = plot::variance(report, &caption)?;
+    let mut s = String::from("<section id=\"variance\">\n<h2>Where the variance comes from</h2>\n");
+    s.push_str(&figure("fig-variance", &svg, &caption.line()));
+    let mut rows = Vec::new();
+    for st in &report.strata {
+        for l in Level::ALL {
+            rows.push(vec![
+                Cell::Raw(st.name.clone()),
+                Cell::text(l.name()),
+                Cell::opt_num(st.fit.components.get(l)),
+                share_cell(st.share_single.as_ref(), &st.fit, l),
+                share_cell(st.share_se2.as_ref(), &st.fit, l),
+            ]);
+        }
+    }
+    let mut undefined: Vec<String> = report
+        .strata
+        .iter()
+        .filter(|s| s.share_single.is_none() || s.share_se2.is_none())
+        .map(|s| format!("{} shares: {}", s.name, undefined_because(SHARES_UNDEFINED)))
+        .collect();
+    if let Some(pooled) = &report.pooled {
+        for l in Level::ALL {
+            rows.push(vec![
+                Cell::text("pooled"),
+                Cell::text(l.name()),
+                Cell::opt_num(pooled.fit.components.get(l)),
+                share_cell(pooled.share_single.as_ref(), &pooled.fit, l),
+                Cell::Missing,
+            ]);
+        }
+        if pooled.share_single.is_none() {
+            undefined.push(format!(
+                "pooled shares: {}",
+                undefined_because(POOLED_SHARES_UNDEFINED)
+            ));
+        }
+    }
+    s.push_str(&table(
+        &["scope", "level", "component", "share(single)", "share(SE²)"],
+        &rows,
+    ));
+    for n in undefined {
+        s.push_str(&format!("<p>{}</p>\n", h(&n)));
+    }
+    s.push_str(&command(&format!(
+        "stats variance {}{} --plot variance.svg",
+        cx.p, cx.flags
+    )));
+    s.push_str("</section>\n");
+    Ok(s)
+}
+
+/// The designs to forecast: `--design`, else the panel's design (Q in all, T and R of the
+/// first stratum) and its one-read and one-trajectory versions at the same Q.
+fn designs(cx: &Context, report: &VarianceReport) -> Vec<String> {
+    if !cx.args.designs.is_empty() {
+        return cx.args.designs.clone();
+    }
+    let q: usize = report.strata.iter().map(|s| s.questions).sum();
+    let (t, r) = report
+        .strata
+        .first()
+        .map(|s| (s.trajectories, s.reads))
+        .unwrap_or((1, 1));
+    let mut d = vec![format!("{q}:{t}:{r}")];
+    for x in [format!("{q}:{t}:1"), format!("{q}:1:1")] {
+        if !d.contains(&x) {
+            d.push(x);
+        }
+    }
+    d
+}
+
+/// The forecasts: the figure and each design's nested and Q-only SE.
+pub(super) fn forecast_section(cx: &Context, report: &VarianceReport) -> anyhow::Result<String> {
+    let audit = Audit::from_report(report);
+    let designs = designs(cx, report);
+    let mut rows = Vec::new();
+    for d in &designs {
+        let f =
+            forecast(&audit, &d.parse()?, false).map_err(|e| anyhow::anyhow!("design {d}: {e}"))?;
+        rows.push((f, None));
+    }
+    let caption = caption(Some(&cx.panel_path.to_path_buf()), &cx.args.opts, None);
+    let svg = forecast_figure(&audit, false, &rows, &caption)?;
+    let mut s =
+        String::from("<section id=\"forecast\">\n<h2>What other allocations would give</h2>\n");
+    s.push_str(&figure("fig-forecast", &svg, &caption.line()));
+    let trows: Vec<Vec<Cell>> = rows
+        .iter()
+        .map(|(f, _)| {
+            vec![
+                Cell::Raw(format!("{}:{}:{}", f.questions, f.trajectories, f.reads)),
+                Cell::num(f.se_nested),
+                Cell::num(f.se_q_only),
+            ]
+        })
+        .collect();
+    s.push_str(&table(&["design", "SE nested", "SE Q-only"], &trows));
+    let dflags: String = designs
+        .iter()
+        .map(|d| format!(" --design {}", sh(d)))
+        .collect();
+    s.push_str(&command(&format!(
+        "stats forecast --audit {}{}{dflags} --plot forecast.svg",
+        cx.p, cx.flags
+    )));
+    s.push_str("</section>\n");
+    Ok(s)
+}

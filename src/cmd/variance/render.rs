@@ -1,0 +1,304 @@
+//! The variance report as text, CSV and JSON (`stats variance`; `stats report` shows its shares).
+
+use ragstats_core::components::reml::{Shape, Spread};
+use ragstats_core::components::variance::{
+    Fit, Level, Method, PerLevel, StratumReport, VarianceReport, POOLED_SHARES_UNDEFINED,
+    SHARES_UNDEFINED,
+};
+use ragstats_core::table::Cell;
+
+use super::super::common::{num, undefined_because, Table};
+
+/// A `null` share's reason beside it, as `efficiency` does: `"undefined": {"share_single":
+/// "the outcome does not vary", …}` on the stratum or the pooled fit.
+pub(super) fn add_undefined(v: &mut serde_json::Value, r: &VarianceReport) {
+    for (i, s) in r.strata.iter().enumerate() {
+        for (field, p) in [
+            ("share_single", &s.share_single),
+            ("share_se2", &s.share_se2),
+        ] {
+            if p.is_none() {
+                v["strata"][i]["undefined"][field] = SHARES_UNDEFINED.into();
+            }
+        }
+    }
+    if let Some(p) = &r.pooled {
+        if p.share_single.is_none() {
+            v["pooled"]["undefined"]["share_single"] = POOLED_SHARES_UNDEFINED.into();
+        }
+    }
+}
+
+/// A share's table cell: `undefined` when the scope's shares are (every component 0; the
+/// reason is a note under the table), `-` for a level that is not estimable.
+pub(in crate::cmd) fn share_cell(shares: Option<&PerLevel>, f: &Fit, l: Level) -> Cell {
+    match shares {
+        Some(p) => Cell::opt_num(p.get(l)),
+        None if f.components.get(l).is_some() => Cell::Undefined(None),
+        None => Cell::Missing,
+    }
+}
+
+/// Whether any stratum was fitted by REML (then tables and CSV name the method).
+fn any_reml(r: &VarianceReport) -> bool {
+    r.strata.iter().any(|s| s.method == Method::Reml)
+}
+
+/// A scope's name (as the file spells it: a numeric name stays right-aligned, as before) and
+/// its Q, T, R.
+fn design(name: &str, questions: usize, trajectories: usize, reads: usize) -> Vec<Cell> {
+    vec![
+        Cell::Raw(name.to_string()),
+        Cell::Count(questions as u64),
+        Cell::Count(trajectories as u64),
+        Cell::Count(reads as u64),
+    ]
+}
+
+/// A count per question or per trajectory: the count when every one has the same, else
+/// min/mean/max.
+fn spread_cell(x: &Spread) -> Cell {
+    if x.min == x.max {
+        Cell::Count(x.min as u64)
+    } else {
+        Cell::Raw(format!("{}/{:.2}/{}", x.min, x.mean, x.max))
+    }
+}
+
+/// An unbalanced stratum's name, Q, and T and R as min/mean/max per question and per
+/// trajectory.
+fn shape_design(name: &str, shape: &Shape) -> Vec<Cell> {
+    vec![
+        Cell::Raw(name.to_string()),
+        Cell::Count(shape.questions as u64),
+        spread_cell(&shape.trajectories),
+        spread_cell(&shape.reads),
+    ]
+}
+
+/// [`shape_design`] as text cells (for the tables of `efficiency` and `allocate`).
+pub(in crate::cmd) fn shape_cells(name: &str, shape: &Shape) -> Vec<String> {
+    shape_design(name, shape)
+        .iter()
+        .map(Cell::display)
+        .collect()
+}
+
+/// Stratum, Q, T, R cells: for an unbalanced stratum T and R are min/mean/max.
+fn stratum_design(s: &StratumReport) -> Vec<Cell> {
+    match &s.shape {
+        Some(shape) => shape_design(&s.name, shape),
+        None => design(&s.name, s.questions, s.trajectories, s.reads),
+    }
+}
+
+/// A number as CSV has always written it: every digit, and a value that is not finite as
+/// Rust prints it (`NaN`), where a typed cell would leave the cell empty.
+fn exact(v: f64) -> Cell {
+    if v.is_finite() {
+        Cell::num(v)
+    } else {
+        Cell::Raw(v.to_string())
+    }
+}
+
+/// An optional number for CSV: [`exact`], or an empty cell when absent.
+fn exact_opt(v: Option<f64>) -> Cell {
+    v.map_or(Cell::Missing, exact)
+}
+
+/// One row per scope and level (`scope, questions, trajectories, reads, mean, se, level, ms,
+/// df, component, truncated, share_single, share_se2` and `method` when a stratum is REML),
+/// then the combined estimate.
+pub(super) fn csv(r: &VarianceReport) -> Table {
+    let mut header = vec![
+        "scope",
+        "questions",
+        "trajectories",
+        "reads",
+        "mean",
+        "se",
+        "level",
+        "ms",
+        "df",
+        "component",
+        "truncated",
+        "share_single",
+        "share_se2",
+    ];
+    let reml = any_reml(r);
+    if reml {
+        header.push("method");
+    }
+    let mut t = Table::new(&header);
+    // MS, df, component and truncation of one level of a fit.
+    let fit_cells = |f: &Fit, l: Level| {
+        [
+            exact_opt(f.ms.get(l).filter(|v| !v.is_nan())),
+            exact_opt(f.df.get(l).filter(|v| !v.is_nan())),
+            exact_opt(f.components.get(l)),
+            Cell::text(f.truncated.contains(&l).to_string()),
+        ]
+    };
+    for s in &r.strata {
+        for l in Level::ALL {
+            let mut row = stratum_design(s);
+            row.extend([exact(s.mean), exact(s.se), Cell::text(l.name())]);
+            row.extend(fit_cells(&s.fit, l));
+            let share = |p: &Option<PerLevel>| exact_opt(p.as_ref().and_then(|p| p.get(l)));
+            row.extend([share(&s.share_single), share(&s.share_se2)]);
+            if reml {
+                row.push(Cell::text(s.method.name()));
+            }
+            t.row(row);
+        }
+    }
+    if let Some(p) = &r.pooled {
+        for l in Level::ALL {
+            let mut row = design("pooled", p.questions, p.trajectories, p.reads);
+            row.extend([Cell::Missing, Cell::Missing, Cell::text(l.name())]);
+            row.extend(fit_cells(&p.fit, l));
+            row.extend([
+                exact_opt(p.share_single.as_ref().and_then(|p| p.get(l))),
+                Cell::Missing,
+            ]);
+            if reml {
+                row.push(Cell::text(p.method.name()));
+            }
+            t.row(row);
+        }
+    }
+    let q: usize = r.strata.iter().map(|s| s.questions).sum();
+    let mut combined = vec![
+        Cell::text("combined"),
+        Cell::Count(q as u64),
+        Cell::Missing,
+        Cell::Missing,
+        exact(r.estimate),
+        exact(r.se),
+    ];
+    combined.resize(header.len(), Cell::Missing);
+    t.row(combined);
+    t
+}
+
+/// The text report: the estimate, the strata table, the components table with their
+/// shares, and the notes (undefined shares, REML, the pooled fit).
+pub(super) fn text(r: &VarianceReport) -> String {
+    let mut out = format!(
+        "outcome: {}\nestimate {}  SE {}  (equal-weight mean over {} {})\n\n",
+        r.outcome,
+        num(r.estimate),
+        num(r.se),
+        r.strata.len(),
+        if r.strata.len() == 1 {
+            "stratum"
+        } else {
+            "strata"
+        }
+    );
+    let reml = any_reml(r);
+    let mut head = vec!["stratum", "Q", "T", "R", "mean", "SE", "dropped"];
+    if reml {
+        head.push("method");
+    }
+    let mut t = Table::new(&head);
+    for s in &r.strata {
+        let mut row = stratum_design(s);
+        row.extend([
+            Cell::num(s.mean),
+            Cell::num(s.se),
+            Cell::Count(s.dropped as u64),
+        ]);
+        if reml {
+            row.push(Cell::text(s.method.name()));
+        }
+        t.row(row);
+    }
+    out.push_str(&t.to_text());
+    out.push('\n');
+    let mut t = Table::new(&[
+        "scope",
+        "level",
+        "MS",
+        "df",
+        "component",
+        "share(single)",
+        "share(SE²)",
+    ]);
+    let mut notes = Vec::new();
+    let mut undefined = Vec::new();
+    let mut add = |t: &mut Table,
+                   scope: &str,
+                   f: &Fit,
+                   single: Option<&PerLevel>,
+                   se2: Option<Option<&PerLevel>>| {
+        for l in Level::ALL {
+            t.row([
+                Cell::Raw(scope.to_string()),
+                Cell::text(l.name()),
+                Cell::opt_num(f.ms.get(l).filter(|v| !v.is_nan())),
+                f.df.get(l)
+                    .filter(|v| !v.is_nan())
+                    .map_or(Cell::Missing, |d| Cell::Raw(format!("{d}"))),
+                match f.components.get(l) {
+                    Some(c) if f.truncated.contains(&l) => {
+                        Cell::Raw(format!("{} (truncated to 0)", num(c)))
+                    }
+                    Some(c) => Cell::num(c),
+                    None => Cell::text("not estimable"),
+                },
+                share_cell(single, f, l),
+                se2.map_or(Cell::Missing, |p| share_cell(p, f, l)),
+            ]);
+        }
+        for n in &f.notes {
+            notes.push(format!("{scope}: {n}"));
+        }
+    };
+    for s in &r.strata {
+        add(
+            &mut t,
+            &s.name,
+            &s.fit,
+            s.share_single.as_ref(),
+            Some(s.share_se2.as_ref()),
+        );
+        if s.share_single.is_none() || s.share_se2.is_none() {
+            undefined.push((s.name.as_str(), SHARES_UNDEFINED));
+        }
+    }
+    if let Some(p) = &r.pooled {
+        add(&mut t, "pooled", &p.fit, p.share_single.as_ref(), None);
+        if p.share_single.is_none() {
+            undefined.push(("pooled", POOLED_SHARES_UNDEFINED));
+        }
+    }
+    out.push_str(&t.to_text());
+    for (scope, why) in undefined {
+        out.push_str(&format!("  {scope} shares: {}\n", undefined_because(why)));
+    }
+    if reml {
+        notes.push(
+            "REML strata are unbalanced: T and R are min/mean/max per question and per trajectory; \
+             mean and SE are over question means; share(SE²) is at the mean design"
+                .into(),
+        );
+        if let Some(p) = &r.pooled {
+            notes.push(format!(
+                "pooled: {} over all strata with a fixed mean per stratum",
+                p.method.name()
+            ));
+        }
+    }
+    if let Some(why) = &r.pooled_unavailable {
+        notes.push(format!("pooled: not fitted: {why}"));
+    }
+    if !notes.is_empty() {
+        out.push('\n');
+        for n in notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
+    }
+    out
+}
