@@ -2,13 +2,13 @@
 //! [`ragstats_core::costs::accounting::cost_report`]; this file parses the flags (the search-price
 //! sweep, [`parse_sweep`]) and renders the report.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ragstats_core::costs::accounting::{
     cost_report, ledger_selectors, CostReport, CostSettings, PricedLedger,
 };
 use ragstats_core::io::clip;
-use ragstats_core::ledger::{check_price, read_ledger, Entry, Prices, MAX_SWEEP_PRICES};
+use ragstats_core::ledger::{check_price, read_ledger, Prices, MAX_SWEEP_PRICES};
 use ragstats_core::panel::SelectorChoice;
 
 use super::common::{print_json, By, Format, Table};
@@ -94,41 +94,6 @@ pub fn parse_sweep(s: &str) -> Result<Vec<f64>, UsageError> {
     }
 }
 
-/// Loads a ledger and its prices and accounts it ([`cost_report`]): with `selector`, only
-/// that selector's rows and the rows no selector owns. Returns the prices too.
-pub fn load(
-    ledger: &Path,
-    prices_path: Option<&Path>,
-    sweep: Option<&str>,
-    selector: Option<&str>,
-) -> anyhow::Result<(CostReport, Option<Prices>)> {
-    let entries = read_ledger(ledger)?;
-    let prices = prices_path.map(Prices::read).transpose()?;
-    let settings = CostSettings {
-        search_prices: sweep.map(parse_sweep).transpose()?,
-        selector: selector.map(String::from),
-    };
-    let report = cost_report(
-        &priced(&entries, ledger, prices.as_ref(), prices_path),
-        &settings,
-    )?;
-    Ok((report, prices))
-}
-
-fn priced<'a>(
-    entries: &'a [Entry],
-    path: &'a Path,
-    prices: Option<&'a Prices>,
-    prices_path: Option<&'a Path>,
-) -> PricedLedger<'a> {
-    PricedLedger {
-        entries,
-        path,
-        prices,
-        prices_path,
-    }
-}
-
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.by != Some(By::Selector) {
         let out = compute(&args, None)?;
@@ -174,12 +139,19 @@ pub struct CostOutput {
 /// Loads the ledger and prices `args` names and accounts the rows of `selector` (`None`:
 /// every row).
 pub fn compute(args: &Args, selector: Option<&str>) -> anyhow::Result<CostOutput> {
-    let (report, _) = load(
-        &args.ledger,
-        args.prices.as_deref(),
-        args.search_price.as_deref(),
-        selector,
-    )?;
+    let entries = read_ledger(&args.ledger)?;
+    let prices = args.prices.as_deref().map(Prices::read).transpose()?;
+    let settings = CostSettings {
+        search_prices: args.search_price.as_deref().map(parse_sweep).transpose()?,
+        selector: selector.map(String::from),
+    };
+    let priced = PricedLedger {
+        entries: &entries,
+        path: &args.ledger,
+        prices: prices.as_ref(),
+        prices_path: args.prices.as_deref(),
+    };
+    let report = cost_report(&priced, &settings)?;
     Ok(CostOutput { report })
 }
 

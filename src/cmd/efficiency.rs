@@ -7,8 +7,6 @@
 mod ledger;
 mod tables;
 
-pub use ledger::{panel_costs, report_of, trajectory_panel_costs, LedgerInput};
-
 use std::path::PathBuf;
 
 use ragstats_core::allocation::one_read::OneReadReport;

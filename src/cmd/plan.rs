@@ -11,13 +11,16 @@ use std::path::PathBuf;
 use ragstats_core::allocation::planner::Bounds;
 use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanReport, PlanSettings};
 use ragstats_core::components::forecast::Audit;
+use ragstats_core::costs::accounting::PricedLedger;
+use ragstats_core::costs::panel_costs::{balanced_panel_costs, panel_trajectory_costs};
+use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::resample::cpu::CpuBackend;
 use ragstats_core::resample::engine::ResampleBackend;
 
 pub use args::Args;
 
 use super::common::Format;
-use super::efficiency::{panel_costs, trajectory_panel_costs, CurrencyArg, LedgerInput};
+use super::efficiency::CurrencyArg;
 use super::render::{emit, Rendered};
 use super::resample::{Confidence, Progress};
 use super::variance::report_for;
@@ -74,16 +77,20 @@ pub fn compute(args: &Args) -> anyhow::Result<PlanOutput> {
     // unbalanced one.
     let costs = match (&args.ledger, &panel) {
         (Some(ledger), Some(p)) => {
-            let input = LedgerInput {
-                ledger,
-                prices: args.prices.as_deref(),
-                currency,
-                search_price: args.search_price,
+            let entries = read_ledger(ledger)?;
+            let prices = args.prices.as_deref().map(Prices::read).transpose()?;
+            let priced = PricedLedger {
+                entries: &entries,
+                path: ledger,
+                prices: prices.as_ref(),
+                prices_path: args.prices.as_deref(),
             };
+            let cells =
+                priced.cell_costs(p.selector.as_deref(), currency.budget(args.search_price))?;
             if p.strata.iter().all(|s| s.is_balanced()) {
-                PlanCosts::Questions(panel_costs(p, &input)?.0)
+                PlanCosts::Questions(balanced_panel_costs(p, &cells, ledger)?.0)
             } else {
-                PlanCosts::Trajectories(trajectory_panel_costs(p, &input)?)
+                PlanCosts::Trajectories(panel_trajectory_costs(p, &cells, ledger)?)
             }
         }
         _ => args.unit_costs.map_or(PlanCosts::None, PlanCosts::Given),

@@ -1,17 +1,10 @@
-//! Pricing a panel from ledger files the way `stats efficiency` does, for `stats plan` and
-//! `stats report` (the analysis itself is in the core).
+//! The ledger flags of `stats efficiency` (and `stats plan`): the currency, and the loaded
+//! ledger with its prices (the pricing and the analysis are in the core).
 
 use std::path::Path;
 
-use ragstats_core::allocation::one_read::OneReadReport;
-use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
-use ragstats_core::costs::accounting::{Budget, CellCosts, PricedLedger};
-use ragstats_core::costs::panel_costs::{
-    balanced_panel_costs, panel_trajectory_costs, PanelCosts, TrajectoryCost,
-};
+use ragstats_core::costs::accounting::{Budget, PricedLedger};
 use ragstats_core::ledger::{read_ledger, Entry, Prices};
-use ragstats_core::panel::Panel;
-use ragstats_core::resample::engine::ResampleBackend;
 
 use super::CurrencyArg;
 
@@ -55,70 +48,4 @@ pub(super) fn priced<'a>(
         prices,
         prices_path,
     }
-}
-
-/// A ledger, its prices and the currency to bill it in, as files (for `stats plan` and
-/// `stats report`, which price panels the way `stats efficiency` does).
-#[derive(Clone, Copy)]
-pub struct LedgerInput<'a> {
-    pub ledger: &'a Path,
-    pub prices: Option<&'a Path>,
-    pub currency: CurrencyArg,
-    pub search_price: Option<f64>,
-}
-
-impl LedgerInput<'_> {
-    /// Loads the files and returns the panel's per-cell costs, with `f` pricing the panel.
-    fn price<T>(
-        &self,
-        panel: &Panel,
-        f: impl FnOnce(&CellCosts) -> ragstats_core::Result<T>,
-    ) -> anyhow::Result<T> {
-        let (entries, prices) = load_ledger(self.ledger, self.prices)?;
-        let ledger = priced(&entries, self.ledger, prices.as_ref(), self.prices);
-        let budget = self.currency.budget(self.search_price);
-        let cells = ledger.cell_costs(panel.selector.as_deref(), budget)?;
-        Ok(f(&cells)?)
-    }
-}
-
-/// The cost of every trajectory and read of every stratum as they are in the panel
-/// ([`panel_trajectory_costs`]), priced from the ledger files.
-pub fn trajectory_panel_costs(
-    panel: &Panel,
-    input: &LedgerInput<'_>,
-) -> anyhow::Result<Vec<Vec<Vec<TrajectoryCost>>>> {
-    input.price(panel, |c| panel_trajectory_costs(panel, c, input.ledger))
-}
-
-/// A balanced panel's costs ([`balanced_panel_costs`]), priced from the ledger files.
-pub fn panel_costs(panel: &Panel, input: &LedgerInput<'_>) -> anyhow::Result<PanelCosts> {
-    input.price(panel, |c| balanced_panel_costs(panel, c, input.ledger))
-}
-
-/// The one-read efficiency analysis of a loaded `panel` priced from the ledger files
-/// ([`efficiency_of_panel`]), for `stats report`.
-#[allow(clippy::too_many_arguments)]
-pub fn report_of(
-    panel: &Panel,
-    input: &LedgerInput<'_>,
-    engine: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
-    confidence: f64,
-    max_reads: u32,
-    progress: &(dyn Fn(u64) + Sync),
-) -> anyhow::Result<OneReadReport> {
-    let (entries, prices) = load_ledger(input.ledger, input.prices)?;
-    let ledger = priced(&entries, input.ledger, prices.as_ref(), input.prices);
-    let settings = EfficiencySettings {
-        budget: input.currency.budget(input.search_price),
-        max_reads,
-        seed,
-        replicates,
-        confidence,
-    };
-    Ok(efficiency_of_panel(
-        panel, &ledger, &settings, engine, progress,
-    )?)
 }

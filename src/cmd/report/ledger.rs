@@ -4,13 +4,17 @@
 use std::path::Path;
 
 use ragstats_core::allocation::fixed_t::FixedTLoss;
+use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
+use ragstats_core::costs::accounting::{
+    cost_report, Budget, CostReport, CostSettings, PricedLedger,
+};
+use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::panel::Panel;
 use ragstats_plot::{self as plot, Caption};
 
 use super::html::{command, figure, h, not_computed, sh, table};
 use super::{Args, Context};
 use crate::cmd::common::{fixed, num};
-use crate::cmd::efficiency::CurrencyArg;
 use crate::cmd::figure::panel_caption;
 use crate::cmd::resample::Progress;
 
@@ -77,21 +81,25 @@ fn efficiency_values(
         .resample
         .engine(u64::from(replicates) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(u64::from(replicates), "efficiency");
-    let report = crate::cmd::efficiency::report_of(
-        panel,
-        &crate::cmd::efficiency::LedgerInput {
-            ledger,
-            prices,
-            currency: CurrencyArg::Tokens,
-            search_price: None,
-        },
-        engine.as_ref(),
-        args.resample.seed,
+    let entries = read_ledger(ledger)?;
+    let prices_file = prices.map(Prices::read).transpose()?;
+    let priced = PricedLedger {
+        entries: &entries,
+        path: ledger,
+        prices: prices_file.as_ref(),
+        prices_path: prices,
+    };
+    // Tokens, as `stats efficiency` counts by default; R up to 10, as its `--max-reads`.
+    let settings = EfficiencySettings {
+        budget: Budget::Tokens,
+        max_reads: 10,
+        seed: args.resample.seed,
         replicates,
-        args.resample.confidence.get(),
-        10,
-        &|d| progress.set(d),
-    )?;
+        confidence: args.resample.confidence.get(),
+    };
+    let report = efficiency_of_panel(panel, &priced, &settings, engine.as_ref(), &|d| {
+        progress.set(d)
+    })?;
     progress.finish();
     let caption = panel_caption(
         panel_path,
@@ -187,8 +195,19 @@ pub(super) fn cost_section(
     failed: &mut Vec<String>,
 ) -> String {
     let mut s = String::from("<section id=\"cost\">\n<h2>What the run spent</h2>\n");
-    match crate::cmd::cost::load(ledger, prices, None, None) {
-        Ok((r, _)) => {
+    let report = || -> anyhow::Result<CostReport> {
+        let entries = read_ledger(ledger)?;
+        let prices_file = prices.map(Prices::read).transpose()?;
+        let priced = PricedLedger {
+            entries: &entries,
+            path: ledger,
+            prices: prices_file.as_ref(),
+            prices_path: prices,
+        };
+        Ok(cost_report(&priced, &CostSettings::default())?)
+    };
+    match report() {
+        Ok(r) => {
             let mut head = vec![
                 "arm",
                 "dataset",
