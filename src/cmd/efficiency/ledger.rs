@@ -12,6 +12,7 @@ use ragstats_core::costs::panel_costs::{
 use ragstats_core::ledger::{read_ledger, Entry, Prices};
 use ragstats_core::panel::Panel;
 use ragstats_core::resample::engine::ResampleBackend;
+use ragstats_core::resample::Resampling;
 
 use super::CurrencyArg;
 
@@ -98,15 +99,12 @@ pub fn panel_costs(panel: &Panel, input: &LedgerInput<'_>) -> anyhow::Result<Pan
 
 /// The one-read efficiency analysis of a loaded `panel` priced from the ledger files
 /// ([`efficiency_of_panel`]), for `stats report`.
-#[allow(clippy::too_many_arguments)]
 pub fn report_of(
     panel: &Panel,
     input: &LedgerInput<'_>,
-    engine: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
-    confidence: f64,
+    resampling: &Resampling,
     max_reads: u32,
+    engine: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<OneReadReport> {
     let (entries, prices) = load_ledger(input.ledger, input.prices)?;
@@ -114,9 +112,7 @@ pub fn report_of(
     let settings = EfficiencySettings {
         budget: input.currency.budget(input.search_price),
         max_reads,
-        seed,
-        replicates,
-        confidence,
+        resampling: *resampling,
     };
     Ok(efficiency_of_panel(
         panel, &ledger, &settings, engine, progress,

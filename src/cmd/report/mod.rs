@@ -651,11 +651,9 @@ fn efficiency_section(
             currency: CurrencyArg::Tokens,
             search_price: None,
         },
-        engine.as_ref(),
-        args.resample.seed,
-        replicates,
-        args.resample.confidence.get(),
+        &args.resample.resampling_of(replicates),
         10,
+        engine.as_ref(),
         &|d| progress.set(d),
     )?;
     progress.finish();
