@@ -106,9 +106,7 @@ pub fn compute(args: &Args) -> anyhow::Result<AllocateOutput> {
     let settings = AllocateSettings {
         order_seed: args.order_seed,
         search_prices: args.search_price.as_deref().map(parse_sweep).transpose()?,
-        seed: args.resample.seed,
-        replicates: reps,
-        confidence: args.resample.confidence.get(),
+        resampling: args.resample.resampling_of(reps),
     };
     let ledger = PricedLedger {
         entries: &entries,

@@ -7,7 +7,7 @@ mod render;
 use std::path::PathBuf;
 
 use ragstats_core::components::consistency::{
-    consistency, groups_of, read_answers, ConsistencyReport, ConsistencySettings,
+    consistency, groups_of, read_answers, ConsistencyReport,
 };
 use ragstats_core::panel::{load_panel, LoadOptions};
 
@@ -130,12 +130,8 @@ pub fn compute(args: &Args) -> anyhow::Result<ConsistencyOutput> {
         .sum();
     let engine = args.resample.engine(2 * reps as u64 * questions)?;
     let progress = Progress::new(2 * reps as u64, "consistency");
-    let settings = ConsistencySettings {
-        replicates: reps,
-        seed: args.resample.seed,
-        confidence: args.resample.confidence.get(),
-    };
-    let report = consistency(&rows, &panels, &settings, engine.as_ref(), &|d| {
+    let resampling = args.resample.resampling_of(reps);
+    let report = consistency(&rows, &panels, &resampling, engine.as_ref(), &|d| {
         progress.set(d)
     })?;
     progress.finish();

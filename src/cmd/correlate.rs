@@ -102,9 +102,8 @@ pub fn compute(args: &Args) -> anyhow::Result<CorrelateOutput> {
         None
     };
     let settings = CorrelateSettings {
-        confidence: args.resample.confidence.get(),
-        replicates: args.resample.replicates,
-        seed: args.resample.seed,
+        // 0 replicates is allowed here (no bootstrap), so the count is not checked.
+        resampling: args.resample.resampling_of(args.resample.replicates),
         permutations: args.permutations,
         gpu_requested: args.resample.backend == BackendArg::Gpu,
     };

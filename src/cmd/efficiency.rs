@@ -150,9 +150,7 @@ pub fn compute_in(args: &Args, currency: CurrencyArg) -> anyhow::Result<Efficien
     let settings = EfficiencySettings {
         budget: currency.budget(args.search_price),
         max_reads: args.max_reads,
-        seed: args.resample.seed,
-        replicates,
-        confidence: args.resample.confidence.get(),
+        resampling: args.resample.resampling_of(replicates),
     };
     let ledger = priced(
         &entries,

@@ -122,9 +122,7 @@ pub fn compute(args: &Args) -> anyhow::Result<PlanOutput> {
             max_reads: usize::try_from(args.max_reads)?,
         },
         runners_up: args.runners_up,
-        replicates,
-        seed: args.resample.seed,
-        confidence: args.resample.confidence.get(),
+        resampling: args.resample.resampling_of(replicates),
     };
     let progress = Progress::new(u64::from(replicates), "plan");
     let report = plan(

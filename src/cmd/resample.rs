@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ragstats_core::resample::ResampleBackend;
+use ragstats_core::resample::{ResampleBackend, Resampling};
 use ragstats_gpu::select::{select_backend_for, BackendChoice};
 
 use super::UsageError;
@@ -91,6 +91,22 @@ impl ResampleArgs {
             )));
         }
         Ok(self.replicates)
+    }
+
+    /// The resampling run these flags ask for: `--seed`, [`Self::replicates`] (checked) and
+    /// `--confidence`.
+    pub fn resampling(&self) -> Result<Resampling, UsageError> {
+        Ok(self.resampling_of(self.replicates()?))
+    }
+
+    /// `--seed` and `--confidence` with `replicates` replicates (a count checked, or
+    /// chosen, by the caller).
+    pub fn resampling_of(&self, replicates: u32) -> Resampling {
+        Resampling {
+            seed: self.seed,
+            replicates,
+            confidence: self.confidence.get(),
+        }
     }
 
     /// The engine for a job of `draws` draws (`auto` keeps small jobs on the CPU).

@@ -85,19 +85,17 @@ pub struct SubsetsOutput {
 
 /// Loads the depth panel and the audit, and runs the subset study.
 pub fn compute(args: &Args) -> anyhow::Result<SubsetsOutput> {
-    let range = 0..args.resample.replicates()?;
+    let resampling = args.resample.resampling()?;
     let panel = args.opts.load_noting_drops(&args.panel)?;
     let audit = load_audit(&args.audit, &args.opts)?;
     let study = SubsetStudy::new(&panel.strata, &audit, args.min_trajectories)?;
-    let units = study.work_units(u64::from(range.end - range.start));
+    let units = study.work_units(u64::from(resampling.replicates));
     let engine = args
         .resample
         .engine(units * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
     let progress = Progress::new(units, "subsets");
     let settings = SubsetSettings {
-        replicates: range,
-        seed: args.resample.seed,
-        confidence: args.resample.confidence.get(),
+        resampling,
         per_subset: args.per_subset,
     };
     let analysis = analyse_subsets(&study, &settings, engine.as_ref(), &|d| progress.set(d))?;

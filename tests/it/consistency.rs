@@ -119,11 +119,9 @@ fn bad_inputs() {
 /// 2/8), one-read SEs and their ratio, paired, with a defined ratio.
 #[test]
 fn library_consistency_is_the_hand_computed_one() {
-    use ragstats_core::components::consistency::{
-        consistency, groups_of, read_answers, ConsistencySettings,
-    };
+    use ragstats_core::components::consistency::{consistency, groups_of, read_answers};
     use ragstats_core::panel::{load_panel, LoadOptions};
-    use ragstats_core::resample::CpuBackend;
+    use ragstats_core::resample::{CpuBackend, Resampling};
 
     let dir = tempfile::tempdir().unwrap();
     let p = write(&dir, "reads.csv", &reads());
@@ -141,9 +139,9 @@ fn library_consistency_is_the_hand_computed_one() {
             (g.clone(), load_panel(&p, &opts).unwrap())
         })
         .collect();
-    let settings = ConsistencySettings {
-        replicates: 500,
+    let settings = Resampling {
         seed: 1,
+        replicates: 500,
         confidence: 0.95,
     };
     let r = consistency(&rows, &panels, &settings, &CpuBackend::new(), &|_| {}).unwrap();

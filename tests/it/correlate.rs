@@ -13,11 +13,21 @@ use ragstats_core::correlate::kendall::{kendall_scores, tau_b};
 use ragstats_core::correlate::permute::{permutation, CpuPermute};
 use ragstats_core::correlate::{prepare, Dataset};
 use ragstats_core::resample::summary::sd;
-use ragstats_core::resample::CpuBackend;
+use ragstats_core::resample::{CpuBackend, Resampling};
 use ragstats_core::rng::draw_index;
 use ragstats_gpu::permute::GpuPermute;
 use ragstats_gpu::AdapterPolicy;
 use ragstats_gpu::GpuBackend;
+
+/// Bootstrap `replicates` replicates from `seed` (the confidence is not used by
+/// `bootstrap_replicates`; intervals take theirs in `attach_bootstrap`).
+fn boot(seed: u64, replicates: u32) -> Resampling {
+    Resampling {
+        seed,
+        replicates,
+        confidence: 0.95,
+    }
+}
 
 fn data(x: Vec<Vec<f64>>, y: Vec<Vec<f64>>) -> Dataset {
     Dataset {
@@ -201,7 +211,8 @@ fn row_bootstrap_replicates_equal_an_f64_reference_on_the_same_draws() {
         Method::Pearson,
     )
     .unwrap();
-    let reps = bootstrap_replicates(&prep, None, &CpuBackend::new(), 42, 60, &|_| {}).unwrap();
+    let reps =
+        bootstrap_replicates(&prep, None, &boot(42, 60), &CpuBackend::new(), &|_| {}).unwrap();
     for r in 0..60u32 {
         let idx: Vec<usize> = (0..157u64)
             .map(|i| draw_index(42, r, 0, i, 157) as usize)
@@ -242,13 +253,13 @@ fn cluster_bootstrap_is_wider_than_row_bootstrap_under_within_cluster_correlatio
     let (x, y, ids) = simulate(&mut g);
     let prep = prepare(&data(vec![x], vec![y]), Method::Pearson).unwrap();
     let e = estimates(&prep, 0.95);
-    let rows = bootstrap_replicates(&prep, None, &CpuBackend::new(), 3, 2000, &|_| {}).unwrap();
+    let rows =
+        bootstrap_replicates(&prep, None, &boot(3, 2000), &CpuBackend::new(), &|_| {}).unwrap();
     let clus = bootstrap_replicates(
         &prep,
         Some((&ids, 40)),
+        &boot(3, 2000),
         &CpuBackend::new(),
-        3,
-        2000,
         &|_| {},
     )
     .unwrap();
@@ -285,7 +296,8 @@ fn linearised_kendall_bootstrap_matches_exact_resample_tau() {
     let x: Vec<f64> = x.iter().map(|v| (v / 4.0).round()).collect(); // ties
     let prep = prepare(&data(vec![x.clone()], vec![y.clone()]), Method::Kendall).unwrap();
     let b = 400u32;
-    let reps = bootstrap_replicates(&prep, None, &CpuBackend::new(), 11, b, &|_| {}).unwrap();
+    let reps =
+        bootstrap_replicates(&prep, None, &boot(11, b), &CpuBackend::new(), &|_| {}).unwrap();
     let exact: Vec<f64> = (0..b)
         .map(|r| {
             let idx: Vec<usize> = (0..200u64)
@@ -387,9 +399,10 @@ fn gpu_and_cpu_results_are_bit_identical() {
     for method in [Method::Pearson, Method::Kendall, Method::Spearman] {
         let prep = prepare(&d, method).unwrap();
         for clusters in [None, Some((&ids[..], 144usize))] {
-            let c = bootstrap_replicates(&prep, clusters, &CpuBackend::new(), 77, 300, &|_| {})
-                .unwrap();
-            let gg = bootstrap_replicates(&prep, clusters, &gpu, 77, 300, &|_| {}).unwrap();
+            let c =
+                bootstrap_replicates(&prep, clusters, &boot(77, 300), &CpuBackend::new(), &|_| {})
+                    .unwrap();
+            let gg = bootstrap_replicates(&prep, clusters, &boot(77, 300), &gpu, &|_| {}).unwrap();
             let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
             assert_eq!(
                 bits(&c),
@@ -423,9 +436,7 @@ fn correlate_entry_point_on_anscombe_i() {
     let d = data(vec![x], vec![y]);
     let prep = prepare(&d, Method::Pearson).unwrap();
     let settings = CorrelateSettings {
-        confidence: 0.95,
-        replicates: 400,
-        seed: 9,
+        resampling: boot(9, 400),
         permutations: 999,
         gpu_requested: false,
     };
@@ -442,7 +453,7 @@ fn correlate_entry_point_on_anscombe_i() {
     );
     // The stages called by hand give the same summaries.
     let mut want = estimates(&prep, 0.95);
-    let reps = bootstrap_replicates(&prep, None, &engine, 9, 400, &|_| {}).unwrap();
+    let reps = bootstrap_replicates(&prep, None, &boot(9, 400), &engine, &|_| {}).unwrap();
     attach_bootstrap(&mut want, &reps, 0.95);
     assert_eq!(r.pairs[0].bootstrap, want[0].bootstrap);
     let perm = permutation_tests(&prep, &CpuPermute, 9, 999, &|_| {}).unwrap();
@@ -454,7 +465,10 @@ fn correlate_entry_point_on_anscombe_i() {
     assert!(r.notes.is_empty(), "{:?}", r.notes);
     // Without replicates the bootstrap is skipped and no engine is needed.
     let none = CorrelateSettings {
-        replicates: 0,
+        resampling: Resampling {
+            replicates: 0,
+            ..settings.resampling
+        },
         permutations: 0,
         ..settings
     };

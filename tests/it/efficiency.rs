@@ -9,7 +9,7 @@ use ragstats_core::allocation::one_read::{analyse, ReadCosts};
 use ragstats_core::components::variance::analyse as variance;
 use ragstats_core::costs::panel_costs::QuestionCost;
 use ragstats_core::panel::{Stratum, StratumStats};
-use ragstats_core::resample::CpuBackend;
+use ragstats_core::resample::{CpuBackend, Resampling};
 
 fn stratum(name: &str, q: usize, t: usize, r: usize, seed: u64) -> Stratum {
     let mut x = XorShift(seed);
@@ -74,11 +74,13 @@ fn point_values_match_direct_computation() {
         &strata,
         &costs,
         &read_costs,
-        &CpuBackend::new(),
-        3,
-        400,
-        0.95,
+        &Resampling {
+            seed: 3,
+            replicates: 400,
+            confidence: 0.95,
+        },
         10,
+        &CpuBackend::new(),
         &|_| {},
     )
     .unwrap();
@@ -288,11 +290,13 @@ fn fixed_t_bootstrap_range_matches_an_independent_bootstrap() {
         &strata,
         &costs,
         &[],
-        &CpuBackend::new(),
-        17,
-        reps,
-        0.5,
+        &Resampling {
+            seed: 17,
+            replicates: reps,
+            confidence: 0.5,
+        },
         10,
+        &CpuBackend::new(),
         &|_| {},
     );
     // Without one-read and two-read costs the direct check is refused.
@@ -313,11 +317,13 @@ fn fixed_t_bootstrap_range_matches_an_independent_bootstrap() {
         &strata,
         &costs,
         &read_costs,
-        &CpuBackend::new(),
-        17,
-        reps,
-        0.5,
+        &Resampling {
+            seed: 17,
+            replicates: reps,
+            confidence: 0.5,
+        },
         10,
+        &CpuBackend::new(),
         &|_| {},
     )
     .unwrap();

@@ -398,14 +398,16 @@ fn loaded(
 fn library_efficiency_prices_the_panel_from_its_ledger() {
     use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
     use ragstats_core::costs::accounting::{Budget, PricedLedger};
-    use ragstats_core::resample::CpuBackend;
+    use ragstats_core::resample::{CpuBackend, Resampling};
     let dir = tempfile::tempdir().unwrap();
     let settings = EfficiencySettings {
         budget: Budget::Tokens,
         max_reads: 10,
-        seed: 1,
-        replicates: 50,
-        confidence: 0.95,
+        resampling: Resampling {
+            seed: 1,
+            replicates: 50,
+            confidence: 0.95,
+        },
     };
     for (selector, c_r, c1, c2) in [
         (Some("rrf"), 50.0, 900.0, 1200.0),
@@ -501,7 +503,7 @@ fn library_allocate_prices_each_allocation_from_the_ledger() {
     use ragstats_core::allocation::allocate::{allocate, AllocateSettings, AllocationSpec};
     use ragstats_core::costs::accounting::PricedLedger;
     use ragstats_core::ledger::Prices;
-    use ragstats_core::resample::CpuBackend;
+    use ragstats_core::resample::{CpuBackend, Resampling};
     let dir = tempfile::tempdir().unwrap();
     let prices_path = write(&dir, "prices.toml", "[models.m]\ninput = 1\noutput = 1\n");
     let prices = Prices::read(&prices_path).unwrap();
@@ -510,11 +512,13 @@ fn library_allocate_prices_each_allocation_from_the_ledger() {
         .map(|s| s.parse().unwrap())
         .collect();
     let settings = AllocateSettings {
+        order_seed: None,
         search_prices: Some(vec![0.0]),
-        seed: 1,
-        replicates: 50,
-        confidence: 0.95,
-        ..AllocateSettings::default()
+        resampling: Resampling {
+            seed: 1,
+            replicates: 50,
+            confidence: 0.95,
+        },
     };
     for (selector, a, b) in [
         (Some("rrf"), 1200.0, 450.0),
@@ -568,7 +572,7 @@ fn library_efficiency_says_why_constant_scores_are_undefined() {
         direct_ratio_reason, efficiency_of_panel, EfficiencySettings,
     };
     use ragstats_core::costs::accounting::{Budget, PricedLedger};
-    use ragstats_core::resample::CpuBackend;
+    use ragstats_core::resample::{CpuBackend, Resampling};
     let dir = tempfile::tempdir().unwrap();
     let (mut panel, entries, path) = loaded(&dir, Some("rrf"));
     for s in &mut panel.strata {
@@ -583,9 +587,11 @@ fn library_efficiency_says_why_constant_scores_are_undefined() {
     let settings = EfficiencySettings {
         budget: Budget::Tokens,
         max_reads: 10,
-        seed: 1,
-        replicates: 20,
-        confidence: 0.95,
+        resampling: Resampling {
+            seed: 1,
+            replicates: 20,
+            confidence: 0.95,
+        },
     };
     let r = efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
     let reason = "the scores do not vary (every variance component is 0), so SE^2 x cost is 0 at every R and the loss is 0/0";

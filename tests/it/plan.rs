@@ -507,6 +507,7 @@ fn library_plan_of_the_demo_audit_is_the_commands() {
     use ragstats_core::components::variance::analyse_panel;
     use ragstats_core::panel::{load_panel, LoadOptions};
     use ragstats_core::resample::cpu::CpuBackend;
+    use ragstats_core::resample::Resampling;
 
     let panel = load_panel(
         std::path::Path::new("data/demo/panel.csv"),
@@ -534,9 +535,11 @@ fn library_plan_of_the_demo_audit_is_the_commands() {
             max_reads: 10,
         },
         runners_up: 5,
-        replicates: 200,
-        seed: 5,
-        confidence: 0.9,
+        resampling: Resampling {
+            seed: 5,
+            replicates: 200,
+            confidence: 0.9,
+        },
     };
     let costs = PlanCosts::Given(UnitCosts {
         trajectory: 3.0,

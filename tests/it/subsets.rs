@@ -12,7 +12,7 @@ use ragstats_core::allocation::subsets::SubsetStudy;
 use ragstats_core::components::forecast::{forecast, Audit, AuditStratum, DesignSpec};
 use ragstats_core::components::variance::PerLevel;
 use ragstats_core::panel::Stratum;
-use ragstats_core::resample::CpuBackend;
+use ragstats_core::resample::{CpuBackend, Resampling};
 use ragstats_core::rng::draw_index;
 use ragstats_gpu::AdapterPolicy;
 use ragstats_gpu::GpuBackend;
@@ -126,6 +126,15 @@ fn brute_configs(strata: &[Stratum], draws: &[Vec<usize>]) -> Vec<f64> {
     out
 }
 
+/// Replicates `0..replicates` from `seed`, intervals at `confidence`.
+fn boot(seed: u64, replicates: u32, confidence: f64) -> Resampling {
+    Resampling {
+        seed,
+        replicates,
+        confidence,
+    }
+}
+
 fn rel_close(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol * b.abs().max(1e-12)
 }
@@ -221,7 +230,7 @@ fn report_forecasts_and_maes_follow_their_definitions() {
     let aud = audit(&["b", "a", "extra"]);
     let study = SubsetStudy::new(&strata, &aud, 2).unwrap();
     let rep = study
-        .run(&CpuBackend::new(), 7, 0..200, 0.95, &|_| {})
+        .run(&boot(7, 200, 0.95), &CpuBackend::new(), &|_| {})
         .unwrap();
     assert_eq!(rep.configurations.len(), 6);
     let mut sn = 0.0;
@@ -349,9 +358,7 @@ fn analyse_subsets_lists_the_hand_computed_subset_ses() {
     };
     let study = SubsetStudy::new(&[s], &audit(&["d"]), 1).unwrap();
     let settings = SubsetSettings {
-        replicates: 0..50,
-        seed: 3,
-        confidence: 0.9,
+        resampling: boot(3, 50, 0.9),
         per_subset: true,
     };
     let engine = CpuBackend::new();
@@ -363,7 +370,7 @@ fn analyse_subsets_lists_the_hand_computed_subset_ses() {
     assert_eq!(a.backend, "cpu");
     // Configuration t' = 1 is the mean of the two one-trajectory subsets: (1 + 2.5)/2.
     assert!((a.report.configurations[0].se_measured.estimate - 1.75).abs() < 1e-12);
-    let direct = study.run(&engine, 3, 0..50, 0.9, &|_| {}).unwrap();
+    let direct = study.run(&boot(3, 50, 0.9), &engine, &|_| {}).unwrap();
     assert_eq!(
         serde_json::to_value(&a.report).unwrap(),
         serde_json::to_value(&direct).unwrap()

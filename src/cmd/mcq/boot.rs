@@ -36,9 +36,7 @@ impl BootArgs {
     pub fn settings(&self) -> anyhow::Result<BootSettings> {
         Ok(BootSettings {
             failures: self.failures(),
-            replicates: self.resample.replicates()?,
-            seed: self.resample.seed,
-            confidence: self.resample.confidence.get(),
+            resampling: self.resample.resampling()?,
         })
     }
 

@@ -93,9 +93,7 @@ fn efficiency_values(
     let settings = EfficiencySettings {
         budget: Budget::Tokens,
         max_reads: 10,
-        seed: args.resample.seed,
-        replicates,
-        confidence: args.resample.confidence.get(),
+        resampling: args.resample.resampling_of(replicates),
     };
     let report = efficiency_of_panel(panel, &priced, &settings, engine.as_ref(), &|d| {
         progress.set(d)

@@ -26,6 +26,7 @@ use crate::panel::{Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::percentile_interval;
+use crate::resample::Resampling;
 use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
 use crate::rng::stream::seed_key;
@@ -215,26 +216,44 @@ fn unbalanced_rows(
     Ok(((mean, rows), short))
 }
 
-/// Compares allocations (see the module docs). `cells` are the ledger's per-cell costs in
-/// tokens, model dollars (search at 0) and search requests, in that order.
+/// What the allocations of [`compare`] are priced with.
+#[derive(Debug, Clone, Copy)]
+pub struct AllocationCosts<'a> {
+    /// The ledger's per-cell costs in tokens, model dollars (search at 0) and search
+    /// requests, in that order.
+    pub cells: [&'a CellCosts; 3],
+    /// Search prices (USD per 1,000 requests) the fees are compared at.
+    pub sweep: &'a [f64],
+    /// The ledger file, named in mismatch errors.
+    pub ledger: &'a std::path::Path,
+}
+
+/// Compares allocations (see the module docs), priced with `costs`, over a paired question
+/// bootstrap of `resampling.replicates` replicates from `resampling.seed` with central
+/// percentile intervals at `resampling.confidence`.
 ///
 /// # Errors
 /// [`Error::Usage`] when an allocation asks for more questions, trajectories or reads than
 /// the master panel has, or leaves a stratum with fewer than 2 questions; ledger mismatches.
-#[allow(clippy::too_many_arguments)]
 pub fn compare(
     strata: &[Stratum],
     specs: &[AllocationSpec],
     order: &[Vec<usize>],
-    cells: &[&CellCosts; 3],
-    sweep: &[f64],
-    ledger: &std::path::Path,
+    costs: &AllocationCosts<'_>,
+    resampling: &Resampling,
     backend: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
-    confidence: f64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<AllocateReport> {
+    let AllocationCosts {
+        ref cells,
+        sweep,
+        ledger,
+    } = *costs;
+    let Resampling {
+        seed,
+        replicates,
+        confidence,
+    } = *resampling;
     let weights: Vec<usize> = strata.iter().map(Stratum::q).collect();
     let mut results = Vec::new();
     let mut reps_per_alloc = Vec::new();
@@ -391,19 +410,16 @@ pub fn compare(
     })
 }
 /// Settings of [`allocate`].
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AllocateSettings {
     /// Take questions in a seeded shuffled order ([`question_order`]); `None`: file order.
     pub order_seed: Option<u64>,
     /// Search prices (USD per 1,000 requests) to compare fees at; `None`: the prices file's
     /// sweep, else its point price.
     pub search_prices: Option<Vec<f64>>,
-    /// Seed of the paired question bootstrap.
-    pub seed: u64,
-    /// Bootstrap replicates.
-    pub replicates: u32,
-    /// Confidence of the central percentile intervals, in (0, 1).
-    pub confidence: f64,
+    /// The paired question bootstrap: seed, replicates and the confidence of the central
+    /// percentile intervals.
+    pub resampling: Resampling,
 }
 
 /// `stats allocate` as one call: the allocations `specs` of the master `panel` compared
@@ -449,13 +465,13 @@ pub fn allocate(
         &panel.strata,
         specs,
         &order,
-        &[&tok, &usd, &searches],
-        &sweep,
-        ledger.path,
+        &AllocationCosts {
+            cells: [&tok, &usd, &searches],
+            sweep: &sweep,
+            ledger: ledger.path,
+        },
+        &settings.resampling,
         backend,
-        settings.seed,
-        settings.replicates,
-        settings.confidence,
         progress,
     )
 }

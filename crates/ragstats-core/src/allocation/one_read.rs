@@ -37,6 +37,7 @@ use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::engine::MAX_K;
 use crate::resample::summary::percentile_interval;
+use crate::resample::Resampling;
 use crate::{Error, Result};
 
 /// The analysis of one scope (a stratum, or the pooled fit).
@@ -596,11 +597,13 @@ fn balanced_sums(
     layout: Layout,
     shapes: &[StratumStats],
     rows: &[Vec<Vec<f64>>],
+    resampling: &Resampling,
     backend: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(ColumnSums, Vec<ColumnSums>)> {
+    let Resampling {
+        seed, replicates, ..
+    } = *resampling;
     let known: ColumnSums = shapes
         .iter()
         .map(|shape| {
@@ -653,22 +656,22 @@ fn balanced_sums(
 
 /// Runs the analysis: `costs[s][q]` are the question costs of stratum s (full panel),
 /// `read_costs[s][q]` its one-read and two-read reader costs as billed (used when every
-/// stratum has R ≥ 2); the fixed-T minimum runs over R = 1..=`max_reads`.
+/// stratum has R ≥ 2); the fixed-T minimum runs over R = 1..=`max_reads`. The question
+/// bootstrap draws `resampling.replicates` replicates from `resampling.seed`; its intervals
+/// are at `resampling.confidence`.
 ///
 /// # Errors
 /// [`Error::Data`] when a stratum has fewer than 2 questions; backend errors.
-#[allow(clippy::too_many_arguments)]
 pub fn analyse(
     strata: &[Stratum],
     costs: &[Vec<QuestionCost>],
     read_costs: &[Vec<ReadCosts>],
-    backend: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
-    confidence: f64,
+    resampling: &Resampling,
     max_reads: u32,
+    backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<OneReadReport> {
+    let confidence = resampling.confidence;
     let shapes: Vec<StratumStats> = strata.iter().map(StratumStats::from_stratum).collect();
     let pairs = strata.iter().map(|s| s.r() / 2).min().unwrap_or(0);
     if pairs > 0
@@ -736,7 +739,7 @@ pub fn analyse(
         }
         rows.push(cols);
     }
-    let (exact, reps) = balanced_sums(layout, &shapes, &rows, backend, seed, replicates, progress)?;
+    let (exact, reps) = balanced_sums(layout, &shapes, &rows, resampling, backend, progress)?;
     let q: Vec<f64> = shapes.iter().map(|s| s.q() as f64).collect();
     let stats_of = |sums: &[Vec<f64>]| {
         let (comps, pooled) = anova_components(layout, &shapes, sums);
@@ -799,17 +802,19 @@ pub fn analyse(
 /// # Errors
 /// [`Error::Data`] when a stratum has fewer than 2 questions or the costs do not match the
 /// panel; REML and backend errors.
-#[allow(clippy::too_many_arguments)]
 pub fn analyse_unbalanced(
     panel: &Panel,
     costs: &[Vec<Vec<TrajectoryCost>>],
-    backend: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
-    confidence: f64,
+    resampling: &Resampling,
     max_reads: u32,
+    backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<OneReadReport> {
+    let Resampling {
+        seed,
+        replicates,
+        confidence,
+    } = *resampling;
     let strata = &panel.strata;
     if costs.len() != strata.len() || costs.iter().zip(strata).any(|(c, s)| c.len() != s.q()) {
         return Err(Error::Data(

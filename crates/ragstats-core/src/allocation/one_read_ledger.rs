@@ -7,6 +7,7 @@ use crate::costs::accounting::{Budget, PricedLedger};
 use crate::costs::panel_costs::{balanced_panel_costs, panel_trajectory_costs};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;
+use crate::resample::Resampling;
 use crate::table::{format_number, Precision};
 use crate::Result;
 
@@ -17,12 +18,9 @@ pub struct EfficiencySettings {
     pub budget: Budget,
     /// The largest read count R the fixed-T loss minimises over (from 1).
     pub max_reads: u32,
-    /// Seed of the question bootstrap.
-    pub seed: u64,
-    /// Bootstrap replicates.
-    pub replicates: u32,
-    /// Confidence of the central percentile intervals, in (0, 1).
-    pub confidence: f64,
+    /// The question bootstrap: seed, replicates and the confidence of the central
+    /// percentile intervals.
+    pub resampling: Resampling,
 }
 
 /// The one-read efficiency analysis of `panel` with its costs from `ledger` in
@@ -47,9 +45,7 @@ pub fn efficiency_of_panel(
     let cells = ledger.cell_costs(panel.selector.as_deref(), settings.budget)?;
     let EfficiencySettings {
         max_reads,
-        seed,
-        replicates,
-        confidence,
+        ref resampling,
         ..
     } = *settings;
     if panel.strata.iter().all(|s| s.is_balanced()) {
@@ -58,18 +54,14 @@ pub fn efficiency_of_panel(
             &panel.strata,
             &costs,
             &read_costs,
-            backend,
-            seed,
-            replicates,
-            confidence,
+            resampling,
             max_reads,
+            backend,
             progress,
         )
     } else {
         let costs = panel_trajectory_costs(panel, &cells, ledger.path)?;
-        analyse_unbalanced(
-            panel, &costs, backend, seed, replicates, confidence, max_reads, progress,
-        )
+        analyse_unbalanced(panel, &costs, resampling, max_reads, backend, progress)
     }
 }
 

@@ -43,6 +43,7 @@ use crate::panel::{Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::{normal_cdf, normal_quantile};
+use crate::resample::Resampling;
 use crate::{Error, Result};
 
 /// One stratum as the planner sees it.
@@ -449,7 +450,8 @@ pub struct Refit {
 }
 
 /// Refits the ANOVA components and the unit costs of every (balanced) stratum in each
-/// stratified question bootstrap replicate: per question the columns ȳ_q − ȳ_d, its square,
+/// stratified question bootstrap replicate (`0..resampling.replicates`, drawn from
+/// `resampling.seed`): per question the columns ȳ_q − ȳ_d, its square,
 /// SS_t,q, SS_r,q (and its trajectory and read costs) go to the engine, and each replicate's
 /// column sums give SS*_q = TR (S₂ − S₁²/Q), SS*_t, SS*_r (components as in `variance`) and
 /// c*_T = Σ trajectory costs/(Q T), c*_R = Σ read costs/(Q T R) (as in `efficiency`).
@@ -460,11 +462,13 @@ pub struct Refit {
 pub fn refit_replicates(
     strata: &[Stratum],
     costs: Option<&[Vec<QuestionCost>]>,
+    resampling: &Resampling,
     backend: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<Refit>> {
+    let Resampling {
+        seed, replicates, ..
+    } = *resampling;
     let mut rows = Vec::with_capacity(strata.len());
     let mut shapes = Vec::with_capacity(strata.len());
     for (d, s) in strata.iter().enumerate() {
@@ -582,11 +586,13 @@ pub fn nested_unit_costs(costs: &[Vec<TrajectoryCost>]) -> UnitCosts {
 pub fn refit_replicates_unbalanced(
     panel: &Panel,
     costs: Option<&[Vec<Vec<TrajectoryCost>>]>,
+    resampling: &Resampling,
     backend: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<Refit>> {
+    let Resampling {
+        seed, replicates, ..
+    } = *resampling;
     let boot = Bootstrap::from_panel(
         panel,
         BootstrapSpec {

@@ -26,6 +26,7 @@ use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::percentile_interval;
+use crate::resample::Resampling;
 use crate::table::{format_number, Precision};
 use crate::{Error, Result};
 
@@ -100,9 +101,7 @@ pub struct PlanSettings {
     pub runners_up: usize,
     /// Bootstrap replicates, seed and confidence level of the plan's uncertainty (used only
     /// when the audit has a panel).
-    pub replicates: u32,
-    pub seed: u64,
-    pub confidence: f64,
+    pub resampling: Resampling,
 }
 
 /// One reported allocation.
@@ -416,13 +415,12 @@ fn refits(
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<super::planner::Refit>> {
-    let (seed, reps) = (settings.seed, settings.replicates);
     if p.strata.iter().all(|s| s.is_balanced()) {
         let qc = match costs {
             PlanCosts::Questions(qc) => Some(qc.as_slice()),
             _ => None,
         };
-        return refit_replicates(&p.strata, qc, backend, seed, reps, progress);
+        return refit_replicates(&p.strata, qc, &settings.resampling, backend, progress);
     }
     let designs: Vec<String> = p
         .strata
@@ -452,7 +450,7 @@ fn refits(
         PlanCosts::Trajectories(nc) => Some(nc.as_slice()),
         _ => None,
     };
-    refit_replicates_unbalanced(p, nc, backend, seed, reps, progress)
+    refit_replicates_unbalanced(p, nc, &settings.resampling, backend, progress)
 }
 
 /// A count per parent as `stats variance` prints it: the count when constant, else
@@ -474,7 +472,11 @@ fn uncertainty(
     settings: &PlanSettings,
 ) -> Vec<PlanInterval> {
     let num = |v: f64| format_number(v, Precision::Auto);
-    let (reps, conf, alpha) = (settings.replicates, settings.confidence, settings.alpha);
+    let (reps, conf, alpha) = (
+        settings.resampling.replicates,
+        settings.resampling.confidence,
+        settings.alpha,
+    );
     let bounds = planner.bounds;
     let interval = |what: String, estimate: f64, mut v: Vec<f64>, beyond: usize| {
         v.sort_by(f64::total_cmp);
@@ -661,9 +663,11 @@ mod tests {
                 max_reads: 10,
             },
             runners_up: 5,
-            replicates: 200,
-            seed: 1,
-            confidence: 0.95,
+            resampling: Resampling {
+                seed: 1,
+                replicates: 200,
+                confidence: 0.95,
+            },
         }
     }
 

@@ -18,6 +18,7 @@ use crate::qa_scoring::qa::normalize_answer;
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::{ResampleBackend, MAX_K};
 use crate::resample::summary::percentile_interval;
+use crate::resample::Resampling;
 use crate::{Error, Result};
 
 /// A read's cell: (dataset, question, trajectory, arm).
@@ -190,18 +191,22 @@ pub fn align(panel: &Panel, reference: &Panel) -> (Vec<Vec<usize>>, bool) {
     (order, paired)
 }
 
-/// One-read SE of each group panel, and for the first two the SE ratio with a bootstrap interval.
+/// One-read SE of each group panel, and for the first two the SE ratio with a bootstrap interval
+/// (`resampling.replicates` replicates from `resampling.seed`, at `resampling.confidence`).
 ///
 /// # Errors
 /// [`Error::Data`] for too many reads or too few questions; backend errors.
 pub fn precision(
     groups: &[(String, Panel)],
+    resampling: &Resampling,
     backend: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
-    confidence: f64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(Vec<GroupPrecision>, Option<SeRatio>)> {
+    let Resampling {
+        seed,
+        replicates,
+        confidence,
+    } = *resampling;
     let mut out = Vec::new();
     let mut reps = Vec::new();
     let mut paired = true;
@@ -297,15 +302,6 @@ pub fn groups_of(rows: &[ReadAnswer]) -> Vec<String> {
     groups
 }
 
-/// How the one-read SE ratio is resampled.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ConsistencySettings {
-    pub replicates: u32,
-    pub seed: u64,
-    /// Confidence level of the ratio's percentile interval, in (0, 1).
-    pub confidence: f64,
-}
-
 /// What `consistency` found.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConsistencyReport {
@@ -329,26 +325,20 @@ pub struct ConsistencyReport {
 /// Answer consistency of `rows` by group ([`disagreement`]) and the precision of each
 /// group panel of `panels` (one per compared group, in order; [`precision`]): each one-read
 /// SE, and for the first two their ratio SE_1/SE_2 with a percentile interval over
-/// question-bootstrap replicates (paired when both hold the same questions).
+/// question-bootstrap replicates (paired when both hold the same questions) drawn as
+/// `resampling` says.
 ///
 /// # Errors
 /// [`Error::Data`] for too many reads or too few questions; backend errors.
 pub fn consistency(
     rows: &[ReadAnswer],
     panels: &[(String, Panel)],
-    settings: &ConsistencySettings,
+    resampling: &Resampling,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ConsistencyReport> {
     let dis = disagreement(rows);
-    let (prec, ratio) = precision(
-        panels,
-        backend,
-        settings.seed,
-        settings.replicates,
-        settings.confidence,
-        progress,
-    )?;
+    let (prec, ratio) = precision(panels, resampling, backend, progress)?;
     Ok(ConsistencyReport {
         disagreement: dis,
         se_ratio_undefined: ratio.as_ref().and_then(|r| ratio_undefined(r, &prec)),
@@ -357,8 +347,8 @@ pub fn consistency(
         outcome: panels.first().map(|p| p.1.outcome.clone()),
         backend: backend.name().to_string(),
         adapter: backend.description(),
-        replicates: settings.replicates,
-        seed: settings.seed,
+        replicates: resampling.replicates,
+        seed: resampling.seed,
     })
 }
 

@@ -14,18 +14,17 @@ use super::estimate::Method;
 use super::permute::{CpuPermute, PermuteBackend};
 use super::table::Dataset;
 use crate::resample::engine::ResampleBackend;
+use crate::resample::Resampling;
 use crate::table::{format_number, Precision};
 use crate::{Error, Result};
 
 /// How the pairs are resampled and permuted.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CorrelateSettings {
-    /// Confidence level of the Fisher-z and bootstrap intervals, in (0, 1).
-    pub confidence: f64,
-    /// Bootstrap replicates: 0 for none, else at least 2.
-    pub replicates: u32,
-    /// Seed of the bootstrap and permutation streams.
-    pub seed: u64,
+    /// The bootstrap (replicates: 0 for none, else at least 2), the seed of the bootstrap
+    /// and permutation streams, and the confidence level of the Fisher-z and bootstrap
+    /// intervals.
+    pub resampling: Resampling,
     /// Random permutations of the y rows (0 for no permutation test).
     pub permutations: u32,
     /// Whether the GPU was asked for explicitly: Kendall's permutations, which run on the
@@ -92,7 +91,7 @@ pub struct CorrelateReport {
 
 /// Correlates every x × y pair of `data` as `prep` (from [`super::prepare`]: the columns
 /// as `prep.method` uses them) holds them: estimates and tests; with a positive
-/// `settings.replicates` the bootstrap on `bootstrap` (required then), rows or, when `data`
+/// `settings.resampling.replicates` the bootstrap on `bootstrap` (required then), rows or, when `data`
 /// has clusters, whole clusters; with a positive `settings.permutations` the permutation
 /// tests on `permute` (the CPU when `None`, and always for Kendall, whose S is not a sum).
 ///
@@ -108,7 +107,11 @@ pub fn correlate(
     progress: &(dyn Fn(CorrelateStage, u64) + Sync),
 ) -> Result<CorrelateReport> {
     let method = prep.method;
-    let confidence = settings.confidence;
+    let Resampling {
+        seed,
+        replicates,
+        confidence,
+    } = settings.resampling;
     let mut results = estimates(prep, confidence);
     let mut notes: Vec<String> = Vec::new();
     let clusters = data
@@ -123,7 +126,7 @@ pub fn correlate(
         );
     }
     let mut boot_ran = None;
-    if settings.replicates > 0 {
+    if replicates > 0 {
         if let Some((_, c)) = clusters {
             if c < 2 {
                 return Err(Error::Usage(format!(
@@ -134,14 +137,9 @@ pub fn correlate(
         let engine = bootstrap.ok_or_else(|| {
             Error::Usage("a bootstrap needs a resampling engine (or 0 replicates)".into())
         })?;
-        let reps = bootstrap_replicates(
-            prep,
-            clusters,
-            engine,
-            settings.seed,
-            settings.replicates,
-            &|d| progress(CorrelateStage::Bootstrap, d),
-        )?;
+        let reps = bootstrap_replicates(prep, clusters, &settings.resampling, engine, &|d| {
+            progress(CorrelateStage::Bootstrap, d)
+        })?;
         attach_bootstrap(&mut results, &reps, confidence);
         if method == Method::Kendall {
             notes.push(KENDALL_NOTE.into());
@@ -157,7 +155,7 @@ pub fn correlate(
             Some(b) if method != Method::Kendall => b,
             _ => &CpuPermute,
         };
-        let perms = permutation_tests(prep, backend, settings.seed, settings.permutations, &|d| {
+        let perms = permutation_tests(prep, backend, seed, settings.permutations, &|d| {
             progress(CorrelateStage::Permutations, d)
         })?;
         for (r, p) in results.iter_mut().zip(perms) {
@@ -205,8 +203,8 @@ pub fn correlate(
         aggregated_from: data.aggregated_from,
         clusters: clusters.map(|c| c.1),
         confidence,
-        seed: settings.seed,
-        replicates: settings.replicates,
+        seed,
+        replicates,
         bootstrap_backend,
         bootstrap_adapter,
         permutations: settings.permutations,

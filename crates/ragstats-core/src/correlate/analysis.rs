@@ -12,6 +12,7 @@ use super::rank::average_ranks;
 use super::table::Dataset;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::{self, Method as CiMethod};
+use crate::resample::Resampling;
 use crate::{Error, Result};
 
 /// Analysis settings.
@@ -199,17 +200,18 @@ pub fn estimates(prep: &Prepared, confidence: f64) -> Vec<PairResult> {
     out
 }
 
-/// Bootstrap replicates of every pair (see [`super::boot`]): rows resampled, or whole
-/// clusters when `clusters` is given. Returns `reps[r * pairs + pair]`.
+/// Bootstrap replicates `0..resampling.replicates` of every pair, drawn from
+/// `resampling.seed` (see [`super::boot`]): rows resampled, or whole clusters when
+/// `clusters` is given. Returns `reps[r * pairs + pair]` ([`attach_bootstrap`] summarises
+/// them at a confidence level).
 ///
 /// # Errors
 /// Engine errors.
 pub fn bootstrap_replicates(
     prep: &Prepared,
     clusters: Option<(&[u32], usize)>,
+    resampling: &Resampling,
     engine: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<f64>> {
     let pb = PairBootstrap {
@@ -223,7 +225,7 @@ pub fn bootstrap_replicates(
         },
         kendall: (prep.method == Method::Kendall).then_some(&prep.kendall[..]),
     };
-    pb.run(engine, seed, 0..replicates, progress)
+    pb.run(engine, resampling.seed, 0..resampling.replicates, progress)
 }
 
 /// Engine calls a bootstrap of `prep` makes (for progress totals).

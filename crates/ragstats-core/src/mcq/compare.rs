@@ -308,16 +308,15 @@ pub fn compare_results(
     let reps = bootstrap_group_means(
         &diffs,
         MeanRange::Differences,
+        &settings.resampling,
         backend,
-        settings.seed,
-        settings.replicates,
         progress,
     )?;
     let (la, lb) = (
         side_levels(&pairing.pairs, false),
         side_levels(&pairing.pairs, true),
     );
-    let deltas = level_rows(&diffs, &per_run, &reps, settings.confidence)
+    let deltas = level_rows(&diffs, &per_run, &reps, settings.resampling.confidence)
         .into_iter()
         .map(|r| DeltaRow {
             a: at_level(&la, &r),
@@ -341,6 +340,7 @@ pub fn compare_results(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resample::Resampling;
 
     #[test]
     fn mcnemar_exact_hand_values() {
@@ -402,9 +402,11 @@ mod tests {
         let b = side("mb", &|i| i >= 1);
         let settings = BootSettings {
             failures: FailurePolicy::Zero,
-            replicates: 500,
-            seed: 1,
-            confidence: 0.95,
+            resampling: Resampling {
+                seed: 1,
+                replicates: 500,
+                confidence: 0.95,
+            },
         };
         let cpu = crate::resample::cpu::CpuBackend::new();
         assert_eq!(paired_items(&a, &b, settings.failures).unwrap(), 8);

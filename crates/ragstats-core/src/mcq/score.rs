@@ -29,6 +29,7 @@ use super::results::{Outcome, RunResult};
 use crate::error::{Error, Result};
 use crate::resample::engine::{ResampleBackend, ResampleJob};
 use crate::resample::summary::{sd, summarize, Method};
+use crate::resample::Resampling;
 
 /// What a parse failure or API error scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -171,18 +172,22 @@ impl MeanRange {
 }
 
 /// The group means of every replicate of the stratified bootstrap of `rows`
-/// (strata = groups present, rows resampled within their group), each clamped to `range`.
+/// (strata = groups present, rows resampled within their group), each clamped to `range`:
+/// replicates `0..resampling.replicates` drawn from `resampling.seed` (its confidence is
+/// the caller's, for [`level_rows`]).
 ///
 /// # Errors
 /// [`Error::Usage`] for fewer than 2 replicates; engine errors.
 pub fn bootstrap_group_means(
     rows: &[(Group, [f64; 2])],
     range: MeanRange,
+    resampling: &Resampling,
     backend: &dyn ResampleBackend,
-    seed: u64,
-    replicates: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<GroupMeans>> {
+    let Resampling {
+        seed, replicates, ..
+    } = *resampling;
     if replicates < 2 {
         return Err(Error::Usage("--replicates must be at least 2".into()));
     }
@@ -418,17 +423,13 @@ pub fn rates(results: &[RunResult]) -> Vec<RateRow> {
 
 /// The settings of the MCQ bootstrap analyses ([`score_results`] and
 /// [`super::compare::compare_results`]): how failures score, and the stratified item
-/// bootstrap's replicates, Philox seed and interval level.
+/// bootstrap's Philox seed, replicates (at least 2) and interval level.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BootSettings {
     /// How parse failures and API errors score.
     pub failures: FailurePolicy,
-    /// Bootstrap replicates (at least 2).
-    pub replicates: u32,
-    /// Seed of the Philox streams.
-    pub seed: u64,
-    /// Confidence level of the percentile intervals, in (0, 1).
-    pub confidence: f64,
+    /// The stratified item bootstrap.
+    pub resampling: Resampling,
 }
 
 /// What `mcq score` reports for one results file (one model, prompt and shuffle seed).
@@ -513,12 +514,11 @@ pub fn score_results(
     let reps = bootstrap_group_means(
         &rows,
         MeanRange::Scores,
+        &settings.resampling,
         backend,
-        settings.seed,
-        settings.replicates,
         progress,
     )?;
-    let scores = level_rows(&rows, &per_run, &reps, settings.confidence);
+    let scores = level_rows(&rows, &per_run, &reps, settings.resampling.confidence);
     let mut runs: Vec<u32> = results.iter().map(|r| r.run).collect();
     runs.sort_unstable();
     runs.dedup();
@@ -642,9 +642,11 @@ mod tests {
         ];
         let settings = BootSettings {
             failures: FailurePolicy::Zero,
-            replicates: 200,
-            seed: 1,
-            confidence: 0.95,
+            resampling: Resampling {
+                seed: 1,
+                replicates: 200,
+                confidence: 0.95,
+            },
         };
         let r = score_results(
             &results,

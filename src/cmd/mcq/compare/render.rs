@@ -20,10 +20,10 @@ impl Rendered for CompareOutput {
             r.pairs,
             r.unpaired_a,
             r.unpaired_b,
-            r.settings.replicates,
+            r.settings.resampling.replicates,
             r.backend
         );
-        let pct = format!("{} CI", percent(r.settings.confidence));
+        let pct = format!("{} CI", percent(r.settings.resampling.confidence));
         let (h1, h2) = (format!("ΔEM {pct}"), format!("ΔF1 {pct}"));
         let mut t = Table::new(&[
             "level", "name", "items", "EM A", "EM B", "ΔEM", &h1, "F1 A", "F1 B", "ΔF1", &h2,
@@ -109,13 +109,13 @@ impl Rendered for CompareOutput {
 
     fn json(&self) -> Value {
         let r = &self.report;
-        let s = &r.settings;
+        let (s, b) = (&r.settings, &r.settings.resampling);
         json!({
             "a": {"file": self.file_a.display().to_string(), "model": r.a.model, "prompt": r.a.prompt, "shuffle_seed": r.a.shuffle_seed},
             "b": {"file": self.file_b.display().to_string(), "model": r.b.model, "prompt": r.b.prompt, "shuffle_seed": r.b.shuffle_seed},
             "pairs": r.pairs, "unpaired_a": r.unpaired_a, "unpaired_b": r.unpaired_b,
-            "failures": s.failures, "replicates": s.replicates, "seed": s.seed,
-            "confidence": s.confidence, "backend": r.backend,
+            "failures": s.failures, "replicates": b.replicates, "seed": b.seed,
+            "confidence": b.confidence, "backend": r.backend,
             "deltas": r.deltas.iter().map(|d| json!({
                 "level": d.delta.level, "name": d.delta.name, "items": d.delta.items,
                 "a": {"em": d.a[0], "f1": d.a[1]},

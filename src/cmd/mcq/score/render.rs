@@ -28,11 +28,11 @@ impl Rendered for ScoreOutput {
                 FailurePolicy::Zero => "score 0",
                 FailurePolicy::Exclude => "excluded",
             },
-            s.replicates,
+            s.resampling.replicates,
             r.backend,
             r.backend_description
         );
-        let pct = format!("{} CI", percent(s.confidence));
+        let pct = format!("{} CI", percent(s.resampling.confidence));
         out.push_str(&score_table(&r.scores, &pct).to_text());
         if !r.tasks_missing.is_empty() {
             out.push_str(&format!(
@@ -81,12 +81,12 @@ impl Rendered for ScoreOutput {
 
     fn json(&self) -> Value {
         let r = &self.report;
-        let s = &r.settings;
+        let (s, b) = (&r.settings, &r.settings.resampling);
         json!({
             "file": self.file.display().to_string(),
             "model": r.model, "prompt": r.prompt, "shuffle_seed": r.shuffle_seed,
             "runs": r.runs, "items": r.items, "failures": s.failures,
-            "replicates": s.replicates, "seed": s.seed, "confidence": s.confidence,
+            "replicates": b.replicates, "seed": b.seed, "confidence": b.confidence,
             "backend": r.backend, "backend_description": r.backend_description,
             "tasks_missing": r.tasks_missing,
             "scores": r.scores, "rates": r.rates,

@@ -29,6 +29,7 @@ use crate::components::forecast::{forecast, Audit, DesignSpec};
 use crate::panel::Stratum;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::{summarize, Method, Summary};
+use crate::resample::Resampling;
 use crate::{Error, Result};
 
 /// Largest T·R supported (2,144 moment columns; memory and time grow as (TR)²).
@@ -285,18 +286,25 @@ impl SubsetStudy {
         Ok(out)
     }
 
-    /// The full analysis: point estimates, forecasts, MAEs and bootstrap summaries.
+    /// The full analysis: point estimates, forecasts, MAEs and bootstrap summaries over
+    /// replicates `0..resampling.replicates` drawn from `resampling.seed`, with percentile
+    /// intervals at `resampling.confidence`. (A shard of the replicates is
+    /// [`Self::replicate_config_means`] over a range.)
     ///
     /// # Errors
     /// [`Error::Usage`] for a confidence outside (0, 1); engine errors.
     pub fn run(
         &self,
+        resampling: &Resampling,
         engine: &dyn ResampleBackend,
-        seed: u64,
-        replicates: Range<u32>,
-        confidence: f64,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<SubsetReport> {
+        let Resampling {
+            seed,
+            replicates,
+            confidence,
+        } = *resampling;
+        let replicates = 0..replicates;
         if !(confidence > 0.0 && confidence < 1.0) {
             return Err(Error::Usage(format!(
                 "confidence {confidence} must be between 0 and 1"
@@ -360,13 +368,10 @@ impl SubsetStudy {
 
 /// How a prepared [`SubsetStudy`] is run: the bootstrap replicates, seed and confidence of
 /// its percentile intervals, and whether every subset's own SE is listed too.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SubsetSettings {
-    /// Replicates to compute (replicate r is the same in whichever range it is computed).
-    pub replicates: Range<u32>,
-    pub seed: u64,
-    /// Confidence level of the percentile intervals, in (0, 1).
-    pub confidence: f64,
+    /// The bootstrap: replicates `0..replicates` from `seed`, intervals at `confidence`.
+    pub resampling: Resampling,
     /// Also list every subset's measured SE ([`SubsetStudy::point_subsets`]).
     pub per_subset: bool,
 }
@@ -397,13 +402,7 @@ pub fn analyse_subsets(
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<SubsetAnalysis> {
-    let report = study.run(
-        backend,
-        settings.seed,
-        settings.replicates.clone(),
-        settings.confidence,
-        progress,
-    )?;
+    let report = study.run(&settings.resampling, backend, progress)?;
     Ok(SubsetAnalysis {
         report,
         backend: backend.name().to_string(),
