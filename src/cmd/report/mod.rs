@@ -11,6 +11,7 @@ use ragstats_core::allocation::fixed_t::FixedTLoss;
 use ragstats_core::components::forecast::{forecast, Audit};
 use ragstats_core::components::levels::Level;
 use ragstats_core::panel::Panel;
+use ragstats_core::resample::summary::Interval;
 use ragstats_plot::{self as plot, Caption};
 
 use ragstats_core::components::variance::{POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED};
@@ -665,9 +666,9 @@ fn efficiency_section(
         Some((args.resample.seed, u64::from(replicates))),
     );
     let svg = plot::efficiency(&report, &caption)?;
-    let ci = |c: Option<[f64; 2]>, i: usize| c.map(|c| fixed(c[i], 2)).unwrap_or("-".into());
+    let ci = |c: Option<Interval>, i: usize| c.map(|c| fixed(c[i], 2)).unwrap_or("-".into());
     let mut rows = Vec::new();
-    let mut t_row = |scope: &str, l: Option<&FixedTLoss>, c: Option<[f64; 2]>| {
+    let mut t_row = |scope: &str, l: Option<&FixedTLoss>, c: Option<Interval>| {
         if let Some(l) = l {
             rows.push(vec![
                 "fixed T".into(),

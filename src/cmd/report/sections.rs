@@ -10,6 +10,7 @@ use super::{capability_columns, command, h, results_word, sh, table, Args};
 use crate::cmd::common::{num, Format, PanelOptions};
 use crate::cmd::mcq::boot::{BootArgs, FailuresArg};
 use crate::cmd::{consistency, correlate, mcq};
+use ragstats_core::resample::summary::Interval;
 
 /// A number as the sections show it: `-` where the command's JSON has `null` (not finite).
 fn n(v: f64) -> String {
@@ -21,7 +22,7 @@ fn n(v: f64) -> String {
 }
 
 /// An interval as `[low, high]`.
-fn ci(c: [f64; 2]) -> String {
+fn ci(c: Interval) -> String {
     format!("[{}, {}]", n(c[0]), n(c[1]))
 }
 

@@ -197,9 +197,12 @@ mod tests {
         let six = |v: f64| format!("{v:.6}");
         assert_eq!(r.outcome, "f1: adaptive-open");
         assert_eq!((r.replicates, r.range, r.seed), (2000, [0, 2000], 1));
-        assert_eq!(six(r.estimate), "0.010276");
-        assert_eq!(six(r.se), "0.010181");
-        assert_eq!([six(r.ci[0]), six(r.ci[1])], ["-0.009807", "0.030222"]);
+        assert_eq!(six(r.summary.estimate), "0.010276");
+        assert_eq!(six(r.summary.se), "0.010181");
+        assert_eq!(
+            [six(r.summary.ci[0]), six(r.summary.ci[1])],
+            ["-0.009807", "0.030222"]
+        );
         let s: Vec<_> = r
             .strata
             .iter()
@@ -238,13 +241,13 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(merged.replicates, whole.replicates);
-        assert_eq!(merged.report.se, whole.report.se);
+        assert_eq!(merged.report.summary.se, whole.report.summary.se);
         let est: Vec<f64> = whole.replicates.values.iter().step_by(3).copied().collect();
         let sd = crate::resample::summary::sd(&est);
         assert!(
-            (whole.report.se - sd).abs() < 1e-15,
+            (whole.report.summary.se - sd).abs() < 1e-15,
             "{} {sd}",
-            whole.report.se
+            whole.report.summary.se
         );
         let gap = merge(vec![
             ("a".into(), run(0..100).replicates),

@@ -69,9 +69,10 @@ pub struct BootstrapReport {
     pub seed: u64,
     pub method: Method,
     pub confidence: f64,
-    pub estimate: f64,
-    pub se: f64,
-    pub ci: [f64; 2],
+    /// The equal-weight estimate with its bootstrap SE and interval (JSON: the fields
+    /// `estimate`, `se`, `ci` of the report itself).
+    #[serde(flatten)]
+    pub summary: Summary,
     /// Why the SEs are undefined (`null`), when they are: fewer than 2 replicates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub se_undefined: Option<String>,
@@ -99,11 +100,7 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
             accel(i),
         ))
     };
-    let nan = Summary {
-        estimate: f64::NAN,
-        se: f64::NAN,
-        ci: [f64::NAN; 2],
-    };
+    let nan = Summary::NAN;
     let est = summary(0).unwrap_or(nan);
     let d = h.plan.strata.len();
     let strata = h
@@ -200,9 +197,7 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
         seed: h.seed,
         method: h.method,
         confidence: h.confidence,
-        estimate: est.estimate,
-        se: est.se,
-        ci: est.ci,
+        summary: est,
         se_undefined: (h.range[1] - h.range[0] < 2).then(|| {
             format!(
                 "{} replicate(s): a standard error needs at least 2",

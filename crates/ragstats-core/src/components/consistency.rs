@@ -17,7 +17,7 @@ use crate::panel::{Panel, QuestionStats};
 use crate::qa_scoring::qa::normalize_answer;
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::{ResampleBackend, MAX_K};
-use crate::resample::summary::percentile_interval;
+use crate::resample::summary::{percentile_interval, Interval};
 use crate::{Error, Result};
 
 /// A read's cell: (dataset, question, trajectory, arm).
@@ -144,7 +144,7 @@ pub struct SeRatio {
     pub numerator: String,
     pub denominator: String,
     pub ratio: f64,
-    pub ci: [f64; 2],
+    pub ci: Interval,
     /// Both groups hold the same questions, so the resample is paired.
     pub paired: bool,
 }
