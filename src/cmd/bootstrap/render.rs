@@ -4,7 +4,7 @@ use ragstats_core::bootstrap::report::{BootstrapReport, ComponentSummaries};
 use ragstats_core::resample::summary::{Interval, Summary};
 use ragstats_core::table::Cell;
 
-use super::super::common::{num, undefined_because, Table};
+use super::super::common::{num, Table};
 use super::super::render::Rendered;
 
 /// A bootstrap report with the engine that produced it: the backend's name and its adapter
@@ -117,10 +117,7 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
         r.seed,
         method.as_str().unwrap_or(""),
         num(r.summary.estimate),
-        match &r.se_undefined {
-            Some(why) => undefined_because(why),
-            None => num(r.summary.se),
-        },
+        r.se().text(|se| num(*se)),
         num(r.summary.ci[0]),
         num(r.summary.ci[1])
     );

@@ -226,6 +226,30 @@ mod tests {
         assert_eq!(run.replicates.values.len(), 2000 * 3);
     }
 
+    /// One replicate gives no standard error: the report says why, text shows the reason
+    /// and JSON writes `null` for the SE (as `stats merge` of a one-replicate shard prints).
+    #[test]
+    fn one_replicate_leaves_the_se_undefined() {
+        use crate::table::Defined;
+        let run = bootstrap(&demo(), &settings(0..1), &CpuBackend::new(), &|_| {}).unwrap();
+        let r = &run.report;
+        let why = "1 replicate(s): a standard error needs at least 2";
+        assert_eq!(r.se(), Defined::Undefined(why.into()));
+        assert!(r.summary.se.is_nan());
+        assert_eq!(
+            r.se().text(|_| unreachable!()),
+            format!("undefined ({why})")
+        );
+        let v = serde_json::to_value(r).unwrap();
+        assert!(v["se"].is_null() && v["se_undefined"] == why);
+        // The point estimate is the same as with 2,000 replicates (docs: 0.010275721225710013
+        // from Python's float sums, to 1e-15).
+        assert!((r.summary.estimate - 0.010275721225710013).abs() < 1e-15);
+        let two = bootstrap(&demo(), &settings(0..2), &CpuBackend::new(), &|_| {}).unwrap();
+        assert_eq!(two.report.se(), Defined::Value(two.report.summary.se));
+        assert!(two.report.summary.se.is_finite());
+    }
+
     /// Two shards merged in either order are the single run, value for value (the rule of
     /// docs/resample.md that the golden `merge` case checks through the CLI); the report's
     /// SE is the sample SD of the replicates' first column.

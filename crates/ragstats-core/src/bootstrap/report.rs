@@ -9,6 +9,7 @@ use super::replicates::Replicates;
 use crate::components::reml::Shape;
 use crate::components::variance::Method as FitMethod;
 use crate::resample::summary::{summarize, Method, Summary};
+use crate::table::Defined;
 
 /// One stratum's mean with its bootstrap SE and interval.
 #[derive(Debug, Clone, Serialize)]
@@ -79,6 +80,14 @@ pub struct BootstrapReport {
     pub strata: Vec<StratumSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<ComponentsReport>,
+}
+
+impl BootstrapReport {
+    /// The bootstrap SE of the estimate, or why it is undefined ([`Self::se_undefined`]:
+    /// fewer than 2 replicates).
+    pub fn se(&self) -> Defined<f64> {
+        Defined::unless(self.se_undefined.as_deref(), self.summary.se)
+    }
 }
 
 /// Summarises every statistic of a (complete or partial) run.
