@@ -206,6 +206,32 @@ pub fn acceleration(influence: &[f64]) -> f64 {
 mod tests {
     use super::*;
 
+    /// An interval serialises as the bare `[lower, upper]` array the reports always wrote
+    /// (NaN ends as `null`), and one with a NaN end excludes every value (allocate's
+    /// `resolved` for a comparison whose replicates are all undefined).
+    #[test]
+    fn an_interval_is_its_two_ends() {
+        let ci = Interval::new(-0.5, 1.25);
+        assert_eq!(
+            (ci.lower(), ci.upper(), ci[0], ci[1]),
+            (-0.5, 1.25, -0.5, 1.25)
+        );
+        assert_eq!(serde_json::to_string(&ci).unwrap(), "[-0.5,1.25]");
+        assert_eq!(
+            serde_json::to_string(&Interval::NAN).unwrap(),
+            "[null,null]"
+        );
+        assert!(!ci.excludes(0.0) && !ci.excludes(1.25) && ci.excludes(1.5) && ci.excludes(-1.0));
+        assert!(Interval::NAN.excludes(0.0) && !Interval::NAN.is_finite() && ci.is_finite());
+        let s = summarize(1.0, &[0.0, 1.0, 2.0], Method::Percentile, 0.5, 0.0);
+        // Type-7 quartiles of 0, 1, 2; SD (ddof 1) 1.
+        assert_eq!((s.estimate, s.se, s.ci), (1.0, 1.0, Interval([0.5, 1.5])));
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            r#"{"estimate":1.0,"se":1.0,"ci":[0.5,1.5]}"#
+        );
+    }
+
     #[test]
     fn type7_quantiles_match_numpy() {
         // numpy.quantile([1, 2, 4, 8, 16], [0.1, 0.5, 0.975]) = [1.4, 4.0, 15.2]
