@@ -224,7 +224,7 @@ fn percentile_interval_coverage_is_near_nominal() {
             },
             values,
         };
-        let ci = build_report(&reps).ci;
+        let ci = build_report(&reps).summary.ci;
         if ci[0] <= 0.0 && 0.0 <= ci[1] {
             covered += 1;
         }

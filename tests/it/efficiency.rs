@@ -204,10 +204,10 @@ fn point_values_match_direct_computation() {
     // The averaged ratio's interval is no wider than the wider pair's.
     let width = |c: [f64; 2]| c[1] - c[0];
     assert!(
-        width(ci)
+        width(ci.0)
             <= d.pairs
                 .iter()
-                .map(|p| width(p.ci.unwrap()))
+                .map(|p| width(p.ci.unwrap().0))
                 .fold(0.0, f64::max)
     );
 }

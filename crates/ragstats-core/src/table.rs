@@ -137,6 +137,71 @@ pub fn format_number(v: f64, precision: Precision) -> String {
     }
 }
 
+/// A value of a report, or why it is not defined (an SE from one replicate, a ratio over an
+/// SE of 0): the one "value or reason" type of the reports. JSON writes the value, or `null`
+/// when undefined (the reason goes where each report has always put it); a table shows the
+/// reason through [`Cell::Undefined`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Defined<T> {
+    /// The value.
+    Value(T),
+    /// Not defined, and why (text output shows `undefined (reason)`).
+    Undefined(String),
+}
+
+impl<T> Defined<T> {
+    /// `Value(value)` when `reason` is `None`, else `Undefined(reason)`.
+    pub fn unless(reason: Option<&str>, value: T) -> Defined<T> {
+        match reason {
+            Some(why) => Defined::Undefined(why.to_string()),
+            None => Defined::Value(value),
+        }
+    }
+
+    /// The value, if defined.
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Defined::Value(v) => Some(v),
+            Defined::Undefined(_) => None,
+        }
+    }
+
+    /// Why the value is undefined, if it is.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Defined::Value(_) => None,
+            Defined::Undefined(why) => Some(why),
+        }
+    }
+
+    /// The table cell: `cell(value)`, or [`Cell::Undefined`] with the reason.
+    pub fn cell(&self, cell: impl FnOnce(&T) -> Cell) -> Cell {
+        match self {
+            Defined::Value(v) => cell(v),
+            Defined::Undefined(why) => Cell::undefined_because(why.as_str()),
+        }
+    }
+
+    /// Text output: `text(value)`, or `undefined (reason)` ([`Cell::display`] of the
+    /// undefined cell).
+    pub fn text(&self, text: impl FnOnce(&T) -> String) -> String {
+        match self {
+            Defined::Value(v) => text(v),
+            Defined::Undefined(why) => Cell::undefined_because(why.as_str()).display(),
+        }
+    }
+}
+
+impl<T: serde::Serialize> serde::Serialize for Defined<T> {
+    /// The value as `T` serialises it, or `null` when undefined.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Defined::Value(v) => v.serialize(s),
+            Defined::Undefined(_) => s.serialize_none(),
+        }
+    }
+}
+
 /// A table: a header row and rows of cells (a row shorter than the header is padded with
 /// nothing; cells past the header are not shown).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -264,6 +329,27 @@ pub fn escape_xml(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn defined_values_render_and_serialise_as_before() {
+        let se: Defined<f64> = Defined::unless(None, 0.0125);
+        assert_eq!(se.value(), Some(&0.0125));
+        assert_eq!(se.reason(), None);
+        assert_eq!(se.cell(|v| Cell::num(*v)).display(), "0.012500");
+        assert_eq!(se.text(|v| format!("{v:.3}")), "0.013");
+        assert_eq!(serde_json::to_string(&se).unwrap(), "0.0125");
+        let why = "1 replicate(s): a standard error needs at least 2";
+        let none: Defined<f64> = Defined::unless(Some(why), f64::NAN);
+        assert_eq!((none.value(), none.reason()), (None, Some(why)));
+        let cell = none.cell(|v| Cell::num(*v));
+        assert_eq!(cell, Cell::Undefined(Some(why.into())));
+        assert_eq!(cell.display(), format!("undefined ({why})"));
+        assert_eq!(cell.csv(), "");
+        assert_eq!(none.text(|_| unreachable!()), format!("undefined ({why})"));
+        // The JSON an undefined f64 always had: a NaN is written as null.
+        assert_eq!(serde_json::to_string(&none).unwrap(), "null");
+        assert_eq!(serde_json::to_string(&f64::NAN).unwrap(), "null");
+    }
+
     use super::*;
 
     #[test]

@@ -184,7 +184,7 @@ pub fn subsets(report: &SubsetReport, caption: &Caption) -> Result<String> {
             points: rows
                 .iter()
                 .map(|c| Pt {
-                    ci: Some(c.se_measured.ci),
+                    ci: Some(c.se_measured.ci.0),
                     label: Some(format!("t'={} r'={r}", c.trajectories)),
                     ..Pt::new(c.trajectories as f64, c.se_measured.estimate)
                 })
@@ -292,18 +292,18 @@ pub fn efficiency(report: &OneReadReport, caption: &Caption) -> Result<String> {
         .map(|s| {
             s.fixed_t.as_ref().map(|l| Bar {
                 value: l.loss_percent,
-                ci: s.fixed_t_loss_ci,
+                ci: s.fixed_t_loss_ci.map(|c| c.0),
             })
         })
         .collect();
     fixed_t.push(report.combined.fixed_t.as_ref().map(|l| Bar {
         value: l.loss_percent,
-        ci: report.combined.loss_ci,
+        ci: report.combined.loss_ci.map(|c| c.0),
     }));
     let fixed_q_of = |s: &ragstats_core::allocation::one_read::ScopeResult| {
         s.efficiency.as_ref().map(|e| Bar {
             value: e.loss_percent,
-            ci: s.loss_ci,
+            ci: s.loss_ci.map(|c| c.0),
         })
     };
     let mut fixed_q: Vec<Option<Bar>> = report.strata.iter().map(fixed_q_of).collect();
@@ -346,7 +346,7 @@ pub fn allocate(report: &AllocateReport, caption: &Caption) -> Result<String> {
                 .iter()
                 .zip(&p.var_x_fees_ratio)
                 .map(|(&x, c)| Pt {
-                    ci: Some(c.ci),
+                    ci: Some(c.ci.0),
                     resolved: Some(c.resolved),
                     ..Pt::new(x, c.value)
                 })
@@ -450,7 +450,7 @@ pub fn consistency(
                 name: "SE ratio".into(),
                 bars: vec![Some(Bar {
                     value: r.ratio,
-                    ci: Some(r.ci),
+                    ci: Some(r.ci.0),
                 })],
             }],
             stacked: false,
@@ -491,14 +491,14 @@ pub fn mcq_score(
                 name: "EM".into(),
                 bars: tasks
                     .iter()
-                    .map(|r| bar(r.em.estimate, Some(r.em.ci)))
+                    .map(|r| bar(r.em.estimate, Some(r.em.ci.0)))
                     .collect(),
             },
             BarSeries {
                 name: "F1".into(),
                 bars: tasks
                     .iter()
-                    .map(|r| bar(r.f1.estimate, Some(r.f1.ci)))
+                    .map(|r| bar(r.f1.estimate, Some(r.f1.ci.0)))
                     .collect(),
             },
         ],
@@ -570,14 +570,14 @@ pub fn mcq_compare(deltas: &[LevelRow], sides: [&McqSide; 2], caption: &Caption)
                 name: "ΔEM".into(),
                 bars: keep
                     .iter()
-                    .map(|&i| bar(deltas[i].em.estimate, Some(deltas[i].em.ci)))
+                    .map(|&i| bar(deltas[i].em.estimate, Some(deltas[i].em.ci.0)))
                     .collect(),
             },
             BarSeries {
                 name: "ΔF1".into(),
                 bars: keep
                     .iter()
-                    .map(|&i| bar(deltas[i].f1.estimate, Some(deltas[i].f1.ci)))
+                    .map(|&i| bar(deltas[i].f1.estimate, Some(deltas[i].f1.ci.0)))
                     .collect(),
             },
         ],
@@ -614,7 +614,7 @@ pub fn correlate(
                             (Some(t), true) => t.p,
                             _ => p.estimate.p,
                         },
-                        ci: p.bootstrap.as_ref().map(|b| b.ci),
+                        ci: p.bootstrap.as_ref().map(|b| b.ci.0),
                     }
                 })
                 .collect()

@@ -1,10 +1,10 @@
 //! The bootstrap report as text, CSV and JSON (`stats bootstrap` and `stats merge`).
 
 use ragstats_core::bootstrap::report::{BootstrapReport, ComponentSummaries};
-use ragstats_core::resample::summary::Summary;
+use ragstats_core::resample::summary::{Interval, Summary};
 use ragstats_core::table::Cell;
 
-use super::super::common::{num, undefined_because, Table};
+use super::super::common::{num, Table};
 use super::super::render::Rendered;
 
 /// A bootstrap report with the engine that produced it: the backend's name and its adapter
@@ -63,7 +63,7 @@ fn design_cells(name: &str, q: usize, t: usize, r: usize) -> Vec<Cell> {
 /// One row per statistic: `statistic, scope, estimate, se, ci_low, ci_high`.
 fn csv(r: &BootstrapReport) -> Table {
     let mut t = Table::new(&["statistic", "scope", "estimate", "se", "ci_low", "ci_high"]);
-    let mut row = |stat: &str, scope: &str, est: f64, se: f64, ci: [f64; 2]| {
+    let mut row = |stat: &str, scope: &str, est: f64, se: f64, ci: Interval| {
         t.row([
             Cell::Raw(stat.into()),
             Cell::Raw(scope.into()),
@@ -73,7 +73,13 @@ fn csv(r: &BootstrapReport) -> Table {
             Cell::num(ci[1]),
         ]);
     };
-    row("estimate", "", r.estimate, r.se, r.ci);
+    row(
+        "estimate",
+        "",
+        r.summary.estimate,
+        r.summary.se,
+        r.summary.ci,
+    );
     for s in &r.strata {
         let v = &s.summary;
         row("mean", &s.name, v.estimate, v.se, v.ci);
@@ -110,13 +116,10 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
         r.range[1],
         r.seed,
         method.as_str().unwrap_or(""),
-        num(r.estimate),
-        match &r.se_undefined {
-            Some(why) => undefined_because(why),
-            None => num(r.se),
-        },
-        num(r.ci[0]),
-        num(r.ci[1])
+        num(r.summary.estimate),
+        r.se().text(|se| num(*se)),
+        num(r.summary.ci[0]),
+        num(r.summary.ci[1])
     );
     let mut t = Table::new(&["stratum", "Q", "T", "R", "mean", "SE", "CI low", "CI high"]);
     for s in &r.strata {
@@ -182,11 +185,7 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
             out.push_str("\nforecast SE (nested) with its bootstrap interval:\n");
             let mut t = Table::new(&["design", "SE nested", "SE of it", "CI low", "CI high"]);
             for d in &c.designs {
-                let v = d.se_nested.unwrap_or(Summary {
-                    estimate: f64::NAN,
-                    se: f64::NAN,
-                    ci: [f64::NAN; 2],
-                });
+                let v = d.se_nested.unwrap_or(Summary::NAN);
                 let mut row = vec![Cell::Raw(d.design.clone())];
                 row.extend(summary_cells(&v));
                 t.row(row);

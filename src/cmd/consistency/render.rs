@@ -1,8 +1,8 @@
 //! `stats consistency` as text, CSV and JSON (byte for byte as the command always printed it).
 
-use ragstats_core::table::Cell;
+use ragstats_core::table::{Cell, Defined};
 
-use super::super::common::{fixed, undefined_because, Table};
+use super::super::common::{fixed, Table};
 use super::super::render::Rendered;
 use super::ConsistencyOutput;
 
@@ -40,16 +40,14 @@ impl Rendered for ConsistencyOutput {
         }
         let mut out = t.to_text();
         let r = &self.report;
-        if let Some(ratio) = &r.se_ratio {
-            let value = match &r.se_ratio_undefined {
-                Some(why) => undefined_because(why),
-                None => format!(
-                    "{:.3} [{}, {}]",
-                    ratio.ratio,
+        if let (Some(ratio), Some(defined)) = (&r.se_ratio, r.ratio()) {
+            let value = defined.text(|v| {
+                format!(
+                    "{v:.3} [{}, {}]",
                     fixed(ratio.ci[0], 3),
                     fixed(ratio.ci[1], 3)
-                ),
-            };
+                )
+            });
             out.push_str(&format!(
                 "\none-read SE ratio {}/{} = {value} ({} bootstrap, {} replicates on {} ({}), {})\n",
                 ratio.numerator,
@@ -85,8 +83,8 @@ impl Rendered for ConsistencyOutput {
             "precision": r.precision,
             "se_ratio": r.se_ratio.as_ref().map(|ratio| {
                 let mut v = serde_json::to_value(ratio).unwrap_or_default();
-                if let Some(why) = &r.se_ratio_undefined {
-                    v["undefined"] = why.clone().into();
+                if let Some(why) = r.ratio().as_ref().and_then(Defined::reason) {
+                    v["undefined"] = why.into();
                 }
                 v
             }),

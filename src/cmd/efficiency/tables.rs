@@ -2,6 +2,7 @@
 
 use ragstats_core::allocation::one_read::{OneReadReport, ScopeResult};
 use ragstats_core::allocation::one_read_ledger::direct_ratio_reason;
+use ragstats_core::resample::summary::Interval;
 use ragstats_core::table::Cell;
 
 use super::super::common::{design_cells, fixed, num, opt_num, undefined_because, Table};
@@ -60,7 +61,7 @@ pub(super) fn json(o: &EfficiencyOutput) -> serde_json::Value {
 
 /// The CSV cells R*, best R, loss % and its interval ends (empty where undefined), shared
 /// by the fixed-T, combined and fixed-Q rows.
-fn loss_csv(e: Option<(f64, u32, f64)>, ci: Option<[f64; 2]>) -> [Cell; 5] {
+fn loss_csv(e: Option<(f64, u32, f64)>, ci: Option<Interval>) -> [Cell; 5] {
     let o = |v: Option<f64>| v.map_or(Cell::Missing, Cell::num);
     [
         o(e.map(|e| e.0)),
@@ -77,7 +78,7 @@ fn scope_csv(
     analysis: &str,
     s: &ScopeResult,
     loss: Option<(f64, u32, f64)>,
-    ci: Option<[f64; 2]>,
+    ci: Option<Interval>,
 ) -> Vec<Cell> {
     let mut row = vec![Cell::text(analysis)];
     row.extend(scope_design(s).into_iter().map(Cell::Raw));
@@ -144,7 +145,7 @@ fn loss_cells(
     r_star: Option<f64>,
     r_best: Option<u32>,
     loss: Option<f64>,
-    ci: Option<[f64; 2]>,
+    ci: Option<Interval>,
 ) -> [String; 4] {
     [
         opt_num(r_star),
@@ -232,7 +233,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
         ));
     }
     if let Some(d) = &r.direct {
-        let ci = |c: Option<[f64; 2]>| {
+        let ci = |c: Option<Interval>| {
             c.map(|c| format!(" [{}, {}]", fixed(c[0], 4), fixed(c[1], 4)))
                 .unwrap_or_default()
         };

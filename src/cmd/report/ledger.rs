@@ -10,6 +10,7 @@ use ragstats_core::costs::accounting::{
 };
 use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::panel::Panel;
+use ragstats_core::resample::summary::Interval;
 use ragstats_plot::{self as plot, Caption};
 
 use super::html::{command, figure, h, not_computed, sh, table};
@@ -105,9 +106,9 @@ fn efficiency_values(
         Some((args.resample.seed, u64::from(replicates))),
     );
     let svg = plot::efficiency(&report, &caption)?;
-    let ci = |c: Option<[f64; 2]>, i: usize| c.map(|c| fixed(c[i], 2)).unwrap_or("-".into());
+    let ci = |c: Option<Interval>, i: usize| c.map(|c| fixed(c[i], 2)).unwrap_or("-".into());
     let mut rows = Vec::new();
-    let mut t_row = |scope: &str, l: Option<&FixedTLoss>, c: Option<[f64; 2]>| {
+    let mut t_row = |scope: &str, l: Option<&FixedTLoss>, c: Option<Interval>| {
         if let Some(l) = l {
             rows.push(vec![
                 "fixed T".into(),

@@ -6,6 +6,8 @@
 use std::cell::RefCell;
 use std::path::Path;
 
+use ragstats_core::resample::summary::Interval;
+
 use super::html::{command, h, sh, table};
 use super::inputs::capability_columns;
 use super::Args;
@@ -25,7 +27,7 @@ fn n(v: f64) -> String {
 }
 
 /// An interval as `[low, high]`.
-fn ci(c: [f64; 2]) -> String {
+fn ci(c: Interval) -> String {
     format!("[{}, {}]", n(c[0]), n(c[1]))
 }
 

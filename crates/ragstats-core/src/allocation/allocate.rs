@@ -25,7 +25,7 @@ use crate::costs::panel_costs::{prefix_cost, question_costs};
 use crate::panel::{Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
-use crate::resample::summary::percentile_interval;
+use crate::resample::summary::{percentile_interval, Interval};
 use crate::resample::Resampling;
 use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
@@ -119,7 +119,7 @@ pub struct AllocationResult {
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Compared {
     pub value: f64,
-    pub ci: [f64; 2],
+    pub ci: Interval,
     /// The interval excludes the null value (0 for reductions, 1 for ratios).
     pub resolved: bool,
 }
@@ -361,7 +361,7 @@ pub fn compare(
         Compared {
             value,
             ci,
-            resolved: !(ci[0] <= null && null <= ci[1]),
+            resolved: ci.excludes(null),
         }
     };
     let mut pairs = Vec::new();

@@ -36,7 +36,7 @@ use crate::panel::{Panel, QuestionStats, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::engine::MAX_K;
-use crate::resample::summary::percentile_interval;
+use crate::resample::summary::{percentile_interval, Interval};
 use crate::resample::Resampling;
 use crate::{Error, Result};
 
@@ -55,14 +55,14 @@ pub struct ScopeResult {
     pub efficiency: Option<Efficiency>,
     /// Central bootstrap interval (at the requested confidence) of the fixed-Q loss (percent)
     /// and of R*.
-    pub loss_ci: Option<[f64; 2]>,
-    pub r_star_ci: Option<[f64; 2]>,
+    pub loss_ci: Option<Interval>,
+    pub r_star_ci: Option<Interval>,
     /// Fixed-T loss at the scope's T (`None` for the pooled fit, which the fixed-T analysis
     /// replaces by the equal-weight combination).
     pub fixed_t: Option<FixedTLoss>,
     /// Central bootstrap intervals of the fixed-T loss (percent) and of R*_T.
-    pub fixed_t_loss_ci: Option<[f64; 2]>,
-    pub fixed_t_r_star_ci: Option<[f64; 2]>,
+    pub fixed_t_loss_ci: Option<Interval>,
+    pub fixed_t_r_star_ci: Option<Interval>,
     /// How the components were fitted; present only when the panel is unbalanced (then
     /// `trajectories` and `reads` are the rounded mean design and `shape` has the spread).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -79,8 +79,8 @@ pub struct CombinedFixedT {
     /// J_T(R) = (a + b/R)(c + d R) at the data.
     pub product: Option<fixed_t::Product>,
     pub fixed_t: Option<FixedTLoss>,
-    pub loss_ci: Option<[f64; 2]>,
-    pub r_star_ci: Option<[f64; 2]>,
+    pub loss_ci: Option<Interval>,
+    pub r_star_ci: Option<Interval>,
 }
 
 pub use crate::costs::panel_costs::ReadCosts;
@@ -90,7 +90,7 @@ pub use crate::costs::panel_costs::ReadCosts;
 pub struct PairCheck {
     pub reads: [usize; 2],
     pub ratio: f64,
-    pub ci: Option<[f64; 2]>,
+    pub ci: Option<Interval>,
 }
 
 /// The direct one-read versus two-read check.
@@ -105,12 +105,12 @@ pub struct DirectCheck {
     pub cost_two_reads: f64,
     /// Mean of the pairs' ratios, and its bootstrap interval.
     pub ratio: f64,
-    pub ci: Option<[f64; 2]>,
+    pub ci: Option<Interval>,
     pub pairs: Vec<PairCheck>,
 }
 
 /// An interval over the replicates of a function of one replicate's pair ratios.
-type RatioInterval<'a> = dyn Fn(&dyn Fn(&[f64]) -> f64) -> Option<[f64; 2]> + 'a;
+type RatioInterval<'a> = dyn Fn(&dyn Fn(&[f64]) -> f64) -> Option<Interval> + 'a;
 
 impl DirectCheck {
     /// The check from the pairs' one-read SEs (two per pair), two-read SEs, the panel
@@ -434,7 +434,7 @@ fn direct_costs(layout: Layout, sums: &[Vec<f64>]) -> (f64, f64) {
     })
 }
 
-fn ci(mut v: Vec<f64>, confidence: f64) -> Option<[f64; 2]> {
+fn ci(mut v: Vec<f64>, confidence: f64) -> Option<Interval> {
     v.retain(|x| x.is_finite());
     if v.len() < 2 {
         return None;

@@ -25,7 +25,7 @@ use crate::components::variance::nested_stratum;
 use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;
-use crate::resample::summary::percentile_interval;
+use crate::resample::summary::{percentile_interval, Interval};
 use crate::resample::Resampling;
 use crate::table::{format_number, Precision};
 use crate::{Error, Result};
@@ -147,7 +147,7 @@ pub struct PlanInterval {
     pub confidence: f64,
     /// The statistic of the audit itself.
     pub estimate: f64,
-    pub ci: [f64; 2],
+    pub ci: Interval,
     /// Replicates in which no Q up to --max-questions met the goal (counted as above it).
     #[serde(skip_serializing_if = "is_zero")]
     pub beyond_bounds: usize,

@@ -197,9 +197,12 @@ mod tests {
         let six = |v: f64| format!("{v:.6}");
         assert_eq!(r.outcome, "f1: adaptive-open");
         assert_eq!((r.replicates, r.range, r.seed), (2000, [0, 2000], 1));
-        assert_eq!(six(r.estimate), "0.010276");
-        assert_eq!(six(r.se), "0.010181");
-        assert_eq!([six(r.ci[0]), six(r.ci[1])], ["-0.009807", "0.030222"]);
+        assert_eq!(six(r.summary.estimate), "0.010276");
+        assert_eq!(six(r.summary.se), "0.010181");
+        assert_eq!(
+            [six(r.summary.ci[0]), six(r.summary.ci[1])],
+            ["-0.009807", "0.030222"]
+        );
         let s: Vec<_> = r
             .strata
             .iter()
@@ -223,6 +226,30 @@ mod tests {
         assert_eq!(run.replicates.values.len(), 2000 * 3);
     }
 
+    /// One replicate gives no standard error: the report says why, text shows the reason
+    /// and JSON writes `null` for the SE (as `stats merge` of a one-replicate shard prints).
+    #[test]
+    fn one_replicate_leaves_the_se_undefined() {
+        use crate::table::Defined;
+        let run = bootstrap(&demo(), &settings(0..1), &CpuBackend::new(), &|_| {}).unwrap();
+        let r = &run.report;
+        let why = "1 replicate(s): a standard error needs at least 2";
+        assert_eq!(r.se(), Defined::Undefined(why.into()));
+        assert!(r.summary.se.is_nan());
+        assert_eq!(
+            r.se().text(|_| unreachable!()),
+            format!("undefined ({why})")
+        );
+        let v = serde_json::to_value(r).unwrap();
+        assert!(v["se"].is_null() && v["se_undefined"] == why);
+        // The point estimate is the same as with 2,000 replicates (docs: 0.010275721225710013
+        // from Python's float sums, to 1e-15).
+        assert!((r.summary.estimate - 0.010275721225710013).abs() < 1e-15);
+        let two = bootstrap(&demo(), &settings(0..2), &CpuBackend::new(), &|_| {}).unwrap();
+        assert_eq!(two.report.se(), Defined::Value(two.report.summary.se));
+        assert!(two.report.summary.se.is_finite());
+    }
+
     /// Two shards merged in either order are the single run, value for value (the rule of
     /// docs/resample.md that the golden `merge` case checks through the CLI); the report's
     /// SE is the sample SD of the replicates' first column.
@@ -238,13 +265,13 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(merged.replicates, whole.replicates);
-        assert_eq!(merged.report.se, whole.report.se);
+        assert_eq!(merged.report.summary.se, whole.report.summary.se);
         let est: Vec<f64> = whole.replicates.values.iter().step_by(3).copied().collect();
         let sd = crate::resample::summary::sd(&est);
         assert!(
-            (whole.report.se - sd).abs() < 1e-15,
+            (whole.report.summary.se - sd).abs() < 1e-15,
             "{} {sd}",
-            whole.report.se
+            whole.report.summary.se
         );
         let gap = merge(vec![
             ("a".into(), run(0..100).replicates),

@@ -9,6 +9,7 @@ use super::replicates::Replicates;
 use crate::components::reml::Shape;
 use crate::components::variance::Method as FitMethod;
 use crate::resample::summary::{summarize, Method, Summary};
+use crate::table::Defined;
 
 /// One stratum's mean with its bootstrap SE and interval.
 #[derive(Debug, Clone, Serialize)]
@@ -69,15 +70,24 @@ pub struct BootstrapReport {
     pub seed: u64,
     pub method: Method,
     pub confidence: f64,
-    pub estimate: f64,
-    pub se: f64,
-    pub ci: [f64; 2],
+    /// The equal-weight estimate with its bootstrap SE and interval (JSON: the fields
+    /// `estimate`, `se`, `ci` of the report itself).
+    #[serde(flatten)]
+    pub summary: Summary,
     /// Why the SEs are undefined (`null`), when they are: fewer than 2 replicates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub se_undefined: Option<String>,
     pub strata: Vec<StratumSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<ComponentsReport>,
+}
+
+impl BootstrapReport {
+    /// The bootstrap SE of the estimate, or why it is undefined ([`Self::se_undefined`]:
+    /// fewer than 2 replicates).
+    pub fn se(&self) -> Defined<f64> {
+        Defined::unless(self.se_undefined.as_deref(), self.summary.se)
+    }
 }
 
 /// Summarises every statistic of a (complete or partial) run.
@@ -99,11 +109,7 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
             accel(i),
         ))
     };
-    let nan = Summary {
-        estimate: f64::NAN,
-        se: f64::NAN,
-        ci: [f64::NAN; 2],
-    };
+    let nan = Summary::NAN;
     let est = summary(0).unwrap_or(nan);
     let d = h.plan.strata.len();
     let strata = h
@@ -200,9 +206,7 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
         seed: h.seed,
         method: h.method,
         confidence: h.confidence,
-        estimate: est.estimate,
-        se: est.se,
-        ci: est.ci,
+        summary: est,
         se_undefined: (h.range[1] - h.range[0] < 2).then(|| {
             format!(
                 "{} replicate(s): a standard error needs at least 2",

@@ -17,8 +17,9 @@ use crate::panel::{Panel, QuestionStats};
 use crate::qa_scoring::qa::normalize_answer;
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::{ResampleBackend, MAX_K};
-use crate::resample::summary::percentile_interval;
+use crate::resample::summary::{percentile_interval, Interval};
 use crate::resample::Resampling;
+use crate::table::Defined;
 use crate::{Error, Result};
 
 /// A read's cell: (dataset, question, trajectory, arm).
@@ -145,7 +146,7 @@ pub struct SeRatio {
     pub numerator: String,
     pub denominator: String,
     pub ratio: f64,
-    pub ci: [f64; 2],
+    pub ci: Interval,
     /// Both groups hold the same questions, so the resample is paired.
     pub paired: bool,
 }
@@ -320,6 +321,15 @@ pub struct ConsistencyReport {
     pub adapter: String,
     pub replicates: u32,
     pub seed: u64,
+}
+
+impl ConsistencyReport {
+    /// The SE ratio's value, or why it is undefined ([`Self::se_ratio_undefined`]); `None`
+    /// with one compared group.
+    pub fn ratio(&self) -> Option<Defined<f64>> {
+        let r = self.se_ratio.as_ref()?;
+        Some(Defined::unless(self.se_ratio_undefined.as_deref(), r.ratio))
+    }
 }
 
 /// Answer consistency of `rows` by group ([`disagreement`]) and the precision of each

@@ -166,7 +166,7 @@ pub fn correlate(
     let num = |v: f64| format_number(v, Precision::Auto);
     for r in &results {
         let e = &r.estimate;
-        let fisher_bad = e.fisher.is_some_and(|f| f.iter().any(|v| !v.is_finite()));
+        let fisher_bad = e.fisher.is_some_and(|f| !f.is_finite());
         if !e.statistic.is_finite() || fisher_bad {
             notes.push(format!(
                 "{} x {}: r = {}, so the test statistic is undefined (infinite: null in JSON) and the p-value is {}",

@@ -11,7 +11,7 @@ use super::permute::{self, centred_cross, quantise, PermuteBackend, PermuteJob};
 use super::rank::average_ranks;
 use super::table::Dataset;
 use crate::resample::engine::ResampleBackend;
-use crate::resample::summary::{self, Method as CiMethod};
+use crate::resample::summary::{self, Interval, Method as CiMethod};
 use crate::resample::Resampling;
 use crate::{Error, Result};
 
@@ -28,7 +28,7 @@ pub struct BootSummary {
     /// SD of the defined replicates (ddof 1).
     pub se: f64,
     /// Percentile interval (type-7 quantiles) of the defined replicates.
-    pub ci: [f64; 2],
+    pub ci: Interval,
     /// Replicates whose resample had a constant column (left out of se and ci).
     pub undefined: usize,
 }
@@ -251,7 +251,7 @@ pub fn attach_bootstrap(results: &mut [PairResult], reps: &[f64], confidence: f6
         res.bootstrap = Some(if vals.len() < 2 {
             BootSummary {
                 se: f64::NAN,
-                ci: [f64::NAN; 2],
+                ci: Interval::NAN,
                 undefined,
             }
         } else {

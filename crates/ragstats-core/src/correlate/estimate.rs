@@ -4,7 +4,7 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::kendall::{kendall_scores, tau_b, tie_sums, var_s};
-use crate::resample::summary::{normal_cdf, normal_quantile};
+use crate::resample::summary::{normal_cdf, normal_quantile, Interval};
 
 /// Which correlation coefficient to compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -66,7 +66,7 @@ pub struct Estimate {
     pub p_kind: PValueKind,
     /// tanh(atanh r ± z_{1−α/2} SE), when n exceeds the method's d (see
     /// [`Method::fisher_constants`]).
-    pub fisher: Option<[f64; 2]>,
+    pub fisher: Option<Interval>,
 }
 
 /// Pearson's r = Σ(x−x̄)(y−ȳ) / √(Σ(x−x̄)² Σ(y−ȳ)²), two-pass in f64, clamped to [−1, 1].
@@ -89,14 +89,14 @@ pub fn pearson(x: &[f64], y: &[f64]) -> f64 {
 }
 
 /// Fisher-z interval tanh(atanh r ± z √(c/(n − d))) at `confidence`; None when n ≤ d.
-pub fn fisher_interval(r: f64, n: usize, method: Method, confidence: f64) -> Option<[f64; 2]> {
+pub fn fisher_interval(r: f64, n: usize, method: Method, confidence: f64) -> Option<Interval> {
     let (c, d) = method.fisher_constants();
     if (n as f64) <= d {
         return None;
     }
     let z = r.clamp(-1.0, 1.0).atanh();
     let half = normal_quantile(0.5 + confidence / 2.0) * (c / (n as f64 - d)).sqrt();
-    Some([(z - half).tanh(), (z + half).tanh()])
+    Some(Interval([(z - half).tanh(), (z + half).tanh()]))
 }
 
 /// Two-sided p-value of Student's t with `df` degrees of freedom:

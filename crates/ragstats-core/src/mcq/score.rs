@@ -28,7 +28,7 @@ use super::metrics::{exact_match, f1};
 use super::results::{Outcome, RunResult};
 use crate::error::{Error, Result};
 use crate::resample::engine::{ResampleBackend, ResampleJob};
-use crate::resample::summary::{sd, summarize, Method};
+use crate::resample::summary::{sd, summarize, Interval, Method};
 use crate::resample::Resampling;
 
 /// What a parse failure or API error scores.
@@ -251,7 +251,7 @@ pub struct Stat {
     /// Bootstrap standard error.
     pub se: f64,
     /// Percentile interval.
-    pub ci: [f64; 2],
+    pub ci: Interval,
 }
 
 /// One row of a score or compare table.
@@ -680,7 +680,7 @@ mod tests {
         assert_eq!((overall.records, overall.parse_failed), (11, 1));
         // A group of one item cannot vary under the bootstrap.
         let na = r.scores.iter().find(|s| s.name == "noise-abstain").unwrap();
-        assert_eq!(na.em.ci, [0.0, 0.0]);
+        assert_eq!(na.em.ci, Interval([0.0, 0.0]));
         let ov = &r.scores.last().unwrap().f1;
         assert!(ov.ci[0] < ov.estimate && ov.estimate < ov.ci[1], "{ov:?}");
         assert!(r.positions.is_none() && r.shuffle_agreement.is_none());

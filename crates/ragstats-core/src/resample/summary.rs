@@ -15,12 +15,72 @@ pub enum Method {
     Bca,
 }
 
+/// A confidence interval [lower, upper] of one statistic. Serialises as the two-element
+/// array `[lower, upper]`; `interval[0]` and `interval[1]` index its ends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Interval(pub [f64; 2]);
+
+impl Interval {
+    /// The interval of a statistic that could not be resampled: both ends NaN.
+    pub const NAN: Interval = Interval([f64::NAN; 2]);
+
+    /// The interval [lower, upper].
+    pub fn new(lower: f64, upper: f64) -> Interval {
+        Interval([lower, upper])
+    }
+
+    /// The lower end.
+    pub fn lower(self) -> f64 {
+        self.0[0]
+    }
+
+    /// The upper end.
+    pub fn upper(self) -> f64 {
+        self.0[1]
+    }
+
+    /// Whether both ends are finite.
+    pub fn is_finite(self) -> bool {
+        self.0.iter().all(|v| v.is_finite())
+    }
+
+    /// Whether the interval excludes `v`: not lower ≤ v ≤ upper (so an interval with a NaN
+    /// end excludes every value).
+    pub fn excludes(self, v: f64) -> bool {
+        !(self.0[0] <= v && v <= self.0[1])
+    }
+}
+
+impl From<[f64; 2]> for Interval {
+    fn from(ends: [f64; 2]) -> Interval {
+        Interval(ends)
+    }
+}
+
+impl std::ops::Index<usize> for Interval {
+    type Output = f64;
+    /// End `i`: 0 the lower, 1 the upper.
+    fn index(&self, i: usize) -> &f64 {
+        &self.0[i]
+    }
+}
+
 /// Point estimate, bootstrap SE and interval of one statistic.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {
     pub estimate: f64,
     pub se: f64,
-    pub ci: [f64; 2],
+    pub ci: Interval,
+}
+
+impl Summary {
+    /// The summary of a statistic that is not defined: every field NaN.
+    pub const NAN: Summary = Summary {
+        estimate: f64::NAN,
+        se: f64::NAN,
+        ci: Interval::NAN,
+    };
 }
 
 /// Sample standard deviation with ddof 1 (two-pass, in f64). NaN for fewer than 2 values.
@@ -80,12 +140,12 @@ pub fn tail_probability(confidence: f64) -> f64 {
 
 /// The percentile interval [q(α/2), q(1−α/2)], α/2 = [`tail_probability`] of `confidence`,
 /// of sorted replicates (type-7 quantiles).
-pub fn percentile_interval(sorted: &[f64], confidence: f64) -> [f64; 2] {
+pub fn percentile_interval(sorted: &[f64], confidence: f64) -> Interval {
     let tail = tail_probability(confidence);
-    [
+    Interval([
         quantile_sorted(sorted, tail),
         quantile_sorted(sorted, 1.0 - tail),
-    ]
+    ])
 }
 
 /// Summarises replicates `reps` of a statistic with point estimate `theta` at `confidence`.
@@ -126,7 +186,7 @@ pub fn summarize(theta: f64, reps: &[f64], method: Method, confidence: f64, acce
     Summary {
         estimate: theta,
         se: sd(reps),
-        ci,
+        ci: Interval(ci),
     }
 }
 
@@ -145,6 +205,32 @@ pub fn acceleration(influence: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An interval serialises as the bare `[lower, upper]` array the reports always wrote
+    /// (NaN ends as `null`), and one with a NaN end excludes every value (allocate's
+    /// `resolved` for a comparison whose replicates are all undefined).
+    #[test]
+    fn an_interval_is_its_two_ends() {
+        let ci = Interval::new(-0.5, 1.25);
+        assert_eq!(
+            (ci.lower(), ci.upper(), ci[0], ci[1]),
+            (-0.5, 1.25, -0.5, 1.25)
+        );
+        assert_eq!(serde_json::to_string(&ci).unwrap(), "[-0.5,1.25]");
+        assert_eq!(
+            serde_json::to_string(&Interval::NAN).unwrap(),
+            "[null,null]"
+        );
+        assert!(!ci.excludes(0.0) && !ci.excludes(1.25) && ci.excludes(1.5) && ci.excludes(-1.0));
+        assert!(Interval::NAN.excludes(0.0) && !Interval::NAN.is_finite() && ci.is_finite());
+        let s = summarize(1.0, &[0.0, 1.0, 2.0], Method::Percentile, 0.5, 0.0);
+        // Type-7 quartiles of 0, 1, 2; SD (ddof 1) 1.
+        assert_eq!((s.estimate, s.se, s.ci), (1.0, 1.0, Interval([0.5, 1.5])));
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            r#"{"estimate":1.0,"se":1.0,"ci":[0.5,1.5]}"#
+        );
+    }
 
     #[test]
     fn type7_quantiles_match_numpy() {
@@ -166,9 +252,9 @@ mod tests {
             )
         };
         let p = summarize(40.0, &reps, Method::Percentile, 0.95, 0.0);
-        close(p.ci, [2.5, 97.5]);
+        close(p.ci.0, [2.5, 97.5]);
         let b = summarize(40.0, &reps, Method::Basic, 0.95, 0.0);
-        close(b.ci, [80.0 - 97.5, 80.0 - 2.5]);
+        close(b.ci.0, [80.0 - 97.5, 80.0 - 2.5]);
         // θ̂ at the median and a = 0: BCa reduces to the percentile interval.
         let c = summarize(50.0, &reps, Method::Bca, 0.95, 0.0);
         assert!(
