@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use ragstats_agent::llm::ModelConfig;
 use ragstats_agent::mcqgen::guided::{self, GuidedConfig};
-use ragstats_agent::mcqgen::vanilla::{self, CredibilityMap};
-use ragstats_agent::mcqgen::{write_jsonl, Generated};
+use ragstats_agent::mcqgen::tasks::{guided_tasks, parse_tasks, vanilla_items, Breakdown};
+use ragstats_agent::mcqgen::vanilla::CredibilityMap;
+use ragstats_agent::mcqgen::write_jsonl;
 use ragstats_core::io::refuse_overwriting_inputs;
 use ragstats_core::mcq::validate::read_items;
 use ragstats_core::mcq::Task;
@@ -17,7 +18,6 @@ use ragstats_core::trajlog::{pick_selector, read_trajectories};
 use super::default_sidecar;
 use crate::cmd::batch::{exit_code, warn_truncated, BatchPolicy};
 use crate::cmd::endpoint::{Configured, Endpoint};
-use crate::cmd::UsageError;
 
 /// Flags of `stats mcq generate`.
 #[derive(Debug, clap::Args)]
@@ -52,29 +52,6 @@ pub struct Args {
     pub policy: BatchPolicy,
 }
 
-fn parse_tasks(names: &[String]) -> anyhow::Result<Vec<Task>> {
-    let mut out = Vec::new();
-    for n in names {
-        let n = n.trim();
-        if n == "all" {
-            out.extend(Task::ALL);
-            continue;
-        }
-        match Task::parse(n) {
-            Some(t) => out.push(t),
-            None => {
-                return Err(UsageError(format!(
-                    "--tasks {n:?}: expected all or evidence_extraction, noise_robustness, planning, grounded_reasoning"
-                ))
-                .into())
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
-
 /// Runs `stats mcq generate`.
 pub async fn run(a: Args) -> anyhow::Result<u8> {
     let tasks = parse_tasks(&a.tasks)?;
@@ -105,21 +82,8 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         .map(CredibilityMap::read)
         .transpose()?;
 
-    let mut all = Generated::default();
-    if tasks.contains(&Task::EvidenceExtraction) {
-        all.extend(vanilla::evidence_extraction(&trajs));
-    }
-    if tasks.contains(&Task::NoiseRobustness) {
-        all.extend(vanilla::abstain(&trajs));
-        if let Some(c) = &cred {
-            all.extend(vanilla::reliability(&trajs, c));
-        }
-    }
-    let guided_tasks: Vec<Task> = tasks
-        .iter()
-        .copied()
-        .filter(|t| matches!(t, Task::Planning | Task::GroundedReasoning))
-        .collect();
+    let mut all = vanilla_items(&trajs, &tasks, cred.as_ref());
+    let guided_tasks = guided_tasks(&tasks);
     let mut code = 0;
     if !guided_tasks.is_empty() {
         let selector = pick_selector(&trajs, a.selector.as_deref())?;
@@ -176,16 +140,9 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
             v.display(&a.out)
         ));
     }
-    let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
-    for it in &all.items {
-        *groups.entry(it.group().as_str()).or_default() += 1;
-    }
-    let mut skips: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in &all.skipped {
-        *skips.entry(s.task.as_str()).or_default() += 1;
-    }
+    let counts = Breakdown::of(&all);
     // " (a 3, b 2)", or nothing for an empty breakdown.
-    let fmt = |m: &BTreeMap<&str, usize>| {
+    let fmt = |m: &BTreeMap<&'static str, usize>| {
         if m.is_empty() {
             return String::new();
         }
@@ -213,14 +170,14 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         outln!(
             "items: {} written{} -> {}",
             all.items.len(),
-            fmt(&groups),
+            fmt(&counts.groups),
             a.out.display()
         );
     }
     outln!(
         "skipped or rejected: {}{}, with reasons -> {}",
         all.skipped.len(),
-        fmt(&skips),
+        fmt(&counts.skips),
         skipped_path.display()
     );
     if tasks.contains(&Task::NoiseRobustness) && cred.is_none() {
