@@ -56,12 +56,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         }
         return Ok(0);
     }
-    let run_name = a
-        .out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "run".into());
-    let cache = a.cache_dir.clone().unwrap_or_else(|| a.out.join("cache"));
+    let cache = a.cache();
     if a.rpm == Some(0) || a.tpm == Some(0) {
         return Err(UsageError("--rpm and --tpm must be at least 1".into()).into());
     }
@@ -96,7 +91,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     // run's planner and reader calls.
     let calls = shape.model_calls(&cells);
     let spec = RunSpec {
-        run: run_name,
+        run: a.run_name(),
         model: a.endpoint.model.clone(),
         arms: shape.arms,
         selectors: shape.selectors,

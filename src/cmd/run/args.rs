@@ -88,6 +88,21 @@ pub struct Args {
 }
 
 impl Args {
+    /// The run's name: the last component of `--out` (`run` when it has none).
+    pub fn run_name(&self) -> String {
+        self.out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into())
+    }
+
+    /// The cache directory: `--cache-dir`, else `OUT/cache`.
+    pub fn cache(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(|| self.out.join("cache"))
+    }
+
     /// The run's shape as the flags give it (checked by `RunShape::check`).
     pub fn shape(&self) -> ShapeSettings {
         ShapeSettings {
