@@ -2,8 +2,9 @@
 //! items straight from the log, error-guided items written by a model through the shared
 //! batch runner (cache, resume, ledger). The output passes `stats mcq validate`.
 
+mod args;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use ragstats_agent::llm::ModelConfig;
 use ragstats_agent::mcqgen::guided::{self, GuidedConfig};
@@ -16,41 +17,10 @@ use ragstats_core::mcq::Task;
 use ragstats_core::trajlog::{pick_selector, read_trajectories};
 
 use super::default_sidecar;
-use crate::cmd::batch::{exit_code, warn_truncated, BatchPolicy};
-use crate::cmd::endpoint::{Configured, Endpoint};
+pub use args::Args;
 
-/// Flags of `stats mcq generate`.
-#[derive(Debug, clap::Args)]
-#[command(mut_arg("max_tokens", |a| a.default_value(crate::cmd::endpoint::GENERATE_MAX_TOKENS)))]
-pub struct Args {
-    /// Trajectory log (`trajectories.jsonl` of `stats run`; docs/mcqgen.md).
-    pub trajectories: PathBuf,
-    /// `all`, or a comma list of evidence_extraction, noise_robustness (abstain; reliability
-    /// too with --credibility), planning, grounded_reasoning. Only the last two call the model.
-    #[arg(long, value_delimiter = ',', default_value = "all")]
-    pub tasks: Vec<String>,
-    #[command(flatten)]
-    pub endpoint: Endpoint,
-    /// CSV `pattern,label` (label credible | less_credible) rating URL or domain patterns;
-    /// reliability items are built only with it.
-    #[arg(long, value_name = "CSV")]
-    pub credibility: Option<PathBuf>,
-    /// Selector whose reads decide correctness (and whose packet grounded-reasoning items
-    /// use) [default: the first selector in the log].
-    #[arg(long)]
-    pub selector: Option<String>,
-    /// Items JSONL to write.
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Generation responses JSONL, the resume state [default: <out stem>.responses.jsonl].
-    #[arg(long)]
-    pub responses: Option<PathBuf>,
-    /// What did not become an item, with the reason [default: <out stem>.skipped.jsonl].
-    #[arg(long)]
-    pub skipped: Option<PathBuf>,
-    #[command(flatten)]
-    pub policy: BatchPolicy,
-}
+use crate::cmd::batch::{exit_code, warn_truncated};
+use crate::cmd::endpoint::Configured;
 
 /// Runs `stats mcq generate`.
 pub async fn run(a: Args) -> anyhow::Result<u8> {
