@@ -97,22 +97,11 @@ async fn judge_run(a: Args) -> anyhow::Result<u8> {
         c.flush()
     })?;
     let p = &summary.progress;
-    let units: usize = judged.iter().map(|j| j.steps.len()).sum();
-    let failures: usize = judged.iter().map(|j| j.failures).sum();
-    let answered = calls
-        .iter()
-        .filter_map(|c| records.get(&(c.request.id.clone(), 0)))
-        .filter(|r| r.is_ok())
-        .count();
-    let cut: usize = judged
-        .iter()
-        .flat_map(|j| &j.steps)
-        .filter(|s| s.truncated)
-        .count();
+    let n = judge::counts(&judged, &calls, &records);
     outln!(
         "judge: {} trajectory(ies), {} step unit(s), {} call(s): {} already answered, {} asked now ({} from cache, {} failed)",
-        judged.len(),
-        units,
+        n.trajectories,
+        n.units,
         p.total,
         p.skipped,
         p.done,
@@ -121,13 +110,13 @@ async fn judge_run(a: Args) -> anyhow::Result<u8> {
     );
     outln!(
         "scores: {} read, {} failure(s) (not judged, call failed, or no 1–10 score in the reply; never defaulted), {} repl(ies) cut at max_tokens -> {}",
-        units - failures,
-        failures,
-        cut,
+        n.units - n.failures,
+        n.failures,
+        n.cut,
         a.out.display()
     );
     outln!("table: {}", csv_path.display());
-    warn_truncated(cut as u64, answered as u64, max_tokens);
+    warn_truncated(n.cut as u64, n.answered as u64, max_tokens);
     match correlate_hint(&judged, &csv_path) {
         Ok(cmd) => eprintln!("try: {cmd}"),
         Err(why) => eprintln!("note: no `stats correlate` suggestion: {why}"),
@@ -136,42 +125,10 @@ async fn judge_run(a: Args) -> anyhow::Result<u8> {
 }
 
 /// A `stats correlate` command that runs as printed on the table at `csv`: the mean scores
-/// against correctness, point-biserial, rows with an empty cell dropped. Only the score
-/// columns present wherever `judge_score` and `correct` both are are named, so that
-/// listwise deletion keeps every such row. `Err` says why no correlation can be computed
-/// (too few rows, or correctness or the scores do not vary).
+/// ([`judge::correlate_columns`]) against correctness, point-biserial, rows with an empty
+/// cell dropped; `Err` says why no correlation can be computed.
 fn correlate_hint(judged: &[Judged], csv: &std::path::Path) -> Result<String, String> {
-    let rows: Vec<&Judged> = judged
-        .iter()
-        .filter(|j| j.judge_score.is_some() && j.correct.is_some())
-        .collect();
-    // Fewer than three pairs give no interval (correlate refuses them).
-    if rows.len() < 3 {
-        return Err(format!(
-            "{} trajectory(ies) have both a judge score and a correctness (at least 3 are needed)",
-            rows.len()
-        ));
-    }
-    let both = |f: fn(&Judged) -> Option<bool>| {
-        rows.iter().any(|j| f(j) == Some(true)) && rows.iter().any(|j| f(j) == Some(false))
-    };
-    if !both(|j| j.correct) {
-        return Err("every scored trajectory has the same correctness".into());
-    }
-    let mut cols = vec!["judge_score"];
-    let varies = |f: fn(&Judged) -> Option<f64>| {
-        let v: Vec<f64> = rows.iter().filter_map(|j| f(j)).collect();
-        v.len() == rows.len() && v.iter().any(|x| *x != v[0])
-    };
-    if !varies(|j| j.judge_score) {
-        return Err("the judge gave every scored trajectory the same mean score".into());
-    }
-    if varies(|j| j.reasoning_score) {
-        cols.push("reasoning_score");
-    }
-    if varies(|j| j.extraction_score) {
-        cols.push("extraction_score");
-    }
+    let cols = judge::correlate_columns(judged)?;
     let path = csv.display().to_string();
     let quoted = if path
         .chars()

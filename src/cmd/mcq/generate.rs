@@ -2,78 +2,25 @@
 //! items straight from the log, error-guided items written by a model through the shared
 //! batch runner (cache, resume, ledger). The output passes `stats mcq validate`.
 
+mod args;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use ragstats_agent::llm::ModelConfig;
 use ragstats_agent::mcqgen::guided::{self, GuidedConfig};
-use ragstats_agent::mcqgen::vanilla::{self, CredibilityMap};
-use ragstats_agent::mcqgen::{write_jsonl, Generated};
+use ragstats_agent::mcqgen::tasks::{guided_tasks, parse_tasks, vanilla_items, Breakdown};
+use ragstats_agent::mcqgen::vanilla::CredibilityMap;
+use ragstats_agent::mcqgen::write_jsonl;
 use ragstats_core::io::refuse_overwriting_inputs;
 use ragstats_core::mcq::validate::read_items;
 use ragstats_core::mcq::Task;
 use ragstats_core::trajlog::{pick_selector, read_trajectories};
 
 use super::default_sidecar;
-use crate::cmd::batch::{exit_code, warn_truncated, BatchPolicy};
-use crate::cmd::endpoint::{Configured, Endpoint};
-use crate::cmd::UsageError;
+pub use args::Args;
 
-/// Flags of `stats mcq generate`.
-#[derive(Debug, clap::Args)]
-#[command(mut_arg("max_tokens", |a| a.default_value(crate::cmd::endpoint::GENERATE_MAX_TOKENS)))]
-pub struct Args {
-    /// Trajectory log (`trajectories.jsonl` of `stats run`; docs/mcqgen.md).
-    pub trajectories: PathBuf,
-    /// `all`, or a comma list of evidence_extraction, noise_robustness (abstain; reliability
-    /// too with --credibility), planning, grounded_reasoning. Only the last two call the model.
-    #[arg(long, value_delimiter = ',', default_value = "all")]
-    pub tasks: Vec<String>,
-    #[command(flatten)]
-    pub endpoint: Endpoint,
-    /// CSV `pattern,label` (label credible | less_credible) rating URL or domain patterns;
-    /// reliability items are built only with it.
-    #[arg(long, value_name = "CSV")]
-    pub credibility: Option<PathBuf>,
-    /// Selector whose reads decide correctness (and whose packet grounded-reasoning items
-    /// use) [default: the first selector in the log].
-    #[arg(long)]
-    pub selector: Option<String>,
-    /// Items JSONL to write.
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Generation responses JSONL, the resume state [default: <out stem>.responses.jsonl].
-    #[arg(long)]
-    pub responses: Option<PathBuf>,
-    /// What did not become an item, with the reason [default: <out stem>.skipped.jsonl].
-    #[arg(long)]
-    pub skipped: Option<PathBuf>,
-    #[command(flatten)]
-    pub policy: BatchPolicy,
-}
-
-fn parse_tasks(names: &[String]) -> anyhow::Result<Vec<Task>> {
-    let mut out = Vec::new();
-    for n in names {
-        let n = n.trim();
-        if n == "all" {
-            out.extend(Task::ALL);
-            continue;
-        }
-        match Task::parse(n) {
-            Some(t) => out.push(t),
-            None => {
-                return Err(UsageError(format!(
-                    "--tasks {n:?}: expected all or evidence_extraction, noise_robustness, planning, grounded_reasoning"
-                ))
-                .into())
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
+use crate::cmd::batch::{exit_code, warn_truncated};
+use crate::cmd::endpoint::Configured;
 
 /// Runs `stats mcq generate`.
 pub async fn run(a: Args) -> anyhow::Result<u8> {
@@ -105,21 +52,8 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         .map(CredibilityMap::read)
         .transpose()?;
 
-    let mut all = Generated::default();
-    if tasks.contains(&Task::EvidenceExtraction) {
-        all.extend(vanilla::evidence_extraction(&trajs));
-    }
-    if tasks.contains(&Task::NoiseRobustness) {
-        all.extend(vanilla::abstain(&trajs));
-        if let Some(c) = &cred {
-            all.extend(vanilla::reliability(&trajs, c));
-        }
-    }
-    let guided_tasks: Vec<Task> = tasks
-        .iter()
-        .copied()
-        .filter(|t| matches!(t, Task::Planning | Task::GroundedReasoning))
-        .collect();
+    let mut all = vanilla_items(&trajs, &tasks, cred.as_ref());
+    let guided_tasks = guided_tasks(&tasks);
     let mut code = 0;
     if !guided_tasks.is_empty() {
         let selector = pick_selector(&trajs, a.selector.as_deref())?;
@@ -176,16 +110,9 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
             v.display(&a.out)
         ));
     }
-    let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
-    for it in &all.items {
-        *groups.entry(it.group().as_str()).or_default() += 1;
-    }
-    let mut skips: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in &all.skipped {
-        *skips.entry(s.task.as_str()).or_default() += 1;
-    }
+    let counts = Breakdown::of(&all);
     // " (a 3, b 2)", or nothing for an empty breakdown.
-    let fmt = |m: &BTreeMap<&str, usize>| {
+    let fmt = |m: &BTreeMap<&'static str, usize>| {
         if m.is_empty() {
             return String::new();
         }
@@ -213,14 +140,14 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         outln!(
             "items: {} written{} -> {}",
             all.items.len(),
-            fmt(&groups),
+            fmt(&counts.groups),
             a.out.display()
         );
     }
     outln!(
         "skipped or rejected: {}{}, with reasons -> {}",
         all.skipped.len(),
-        fmt(&skips),
+        fmt(&counts.skips),
         skipped_path.display()
     );
     if tasks.contains(&Task::NoiseRobustness) && cred.is_none() {

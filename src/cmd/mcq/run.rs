@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use ragstats_agent::llm::append_log::load_records;
 use ragstats_core::mcq::prompt::{PromptKind, Templates};
 use ragstats_core::mcq::results::{
-    build_results, check_resume, plan_calls, write_results, Outcome, RunConfig,
+    build_results, check_resume, plan_calls, write_results, OutcomeCounts, RunConfig,
 };
 use ragstats_core::mcq::validate::read_items;
 use ragstats_core::mcq::Item;
@@ -118,12 +118,7 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         .await?;
     let (results, missing) = build_results(&items, &plan, &records, &cfg);
     write_results(&a.out, &results)?;
-    let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
-    let answered = results.iter().filter(|r| r.text.is_some()).count();
-    let cut = results
-        .iter()
-        .filter(|r| r.text.is_some() && r.finish_reason.as_deref() == Some("length"))
-        .count();
+    let n = OutcomeCounts::of(&results);
     let p = &summary.progress;
     outln!(
         "mcq run: {} item(s) × {} run(s) = {} call(s): {} already answered, {} asked now ({} from cache)",
@@ -136,21 +131,23 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
     );
     outln!(
         "results: {} line(s): {} parsed, {} parse failure(s), {} truncated, {} API error(s); {} not run yet -> {}",
-        results.len(),
-        count(Outcome::Ok),
-        count(Outcome::ParseFailed),
-        count(Outcome::Truncated),
-        count(Outcome::Error),
+        n.lines,
+        n.ok,
+        n.parse_failed,
+        n.truncated,
+        n.errors,
         missing,
         a.out.display()
     );
     // Every cut reply is `truncated` (the parser never reads one), so no "still parsed" count.
     outln!(
-        "cut at max_tokens (finish_reason length): {cut} of {answered} repl(ies), all counted as truncated (a cut reply has no final answer line)"
+        "cut at max_tokens (finish_reason length): {} of {} repl(ies), all counted as truncated (a cut reply has no final answer line)",
+        n.cut,
+        n.answered
     );
     outln!("raw responses: {}", responses.display());
-    warn_truncated(cut as u64, answered as u64, params_max_tokens);
-    if count(Outcome::Error) > 0 {
+    warn_truncated(n.cut as u64, n.answered as u64, params_max_tokens);
+    if n.errors > 0 {
         eprintln!("API errors are recorded as errors (not wrong answers); run the same command again to retry them");
     }
     exit_code(&summary, a.endpoint.key_env())

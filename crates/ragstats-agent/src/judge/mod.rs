@@ -646,6 +646,86 @@ pub fn to_json(j: &Judged) -> Value {
     json!(j)
 }
 
+/// What a `stats judge` run found, counted from its judged trajectories and the calls'
+/// records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct JudgeCounts {
+    /// Trajectories judged.
+    pub trajectories: usize,
+    /// Step units (reasoning steps and extractions) over all trajectories.
+    pub units: usize,
+    /// Units without a score (not judged, call failed, or no 1–10 score in the reply).
+    pub failures: usize,
+    /// Judge calls whose record is an answer (not an error).
+    pub answered: usize,
+    /// Units whose reply was cut at `max_tokens`.
+    pub cut: usize,
+}
+
+/// The counts of `judged` (from `calls`, whose records by (request id, sample) are `records`).
+pub fn counts(
+    judged: &[Judged],
+    calls: &[JudgeCall],
+    records: &HashMap<(String, u32), CallRecord>,
+) -> JudgeCounts {
+    JudgeCounts {
+        trajectories: judged.len(),
+        units: judged.iter().map(|j| j.steps.len()).sum(),
+        failures: judged.iter().map(|j| j.failures).sum(),
+        answered: calls
+            .iter()
+            .filter_map(|c| records.get(&(c.request.id.clone(), 0)))
+            .filter(|r| r.is_ok())
+            .count(),
+        cut: judged
+            .iter()
+            .flat_map(|j| &j.steps)
+            .filter(|s| s.truncated)
+            .count(),
+    }
+}
+
+/// The score columns of the judge table that a point-biserial correlation against
+/// `correct` can use, `judge_score` first: over the trajectories with both a judge score and
+/// a correctness, a column is named only when every such trajectory has it and it varies,
+/// so that listwise deletion keeps every such row. `Err` says why no correlation can be
+/// computed: fewer than 3 such trajectories (no interval), one correctness for all, or one
+/// mean judge score for all.
+pub fn correlate_columns(judged: &[Judged]) -> std::result::Result<Vec<&'static str>, String> {
+    let rows: Vec<&Judged> = judged
+        .iter()
+        .filter(|j| j.judge_score.is_some() && j.correct.is_some())
+        .collect();
+    // Fewer than three pairs give no interval (correlate refuses them).
+    if rows.len() < 3 {
+        return Err(format!(
+            "{} trajectory(ies) have both a judge score and a correctness (at least 3 are needed)",
+            rows.len()
+        ));
+    }
+    let both = |f: fn(&Judged) -> Option<bool>| {
+        rows.iter().any(|j| f(j) == Some(true)) && rows.iter().any(|j| f(j) == Some(false))
+    };
+    if !both(|j| j.correct) {
+        return Err("every scored trajectory has the same correctness".into());
+    }
+    let mut cols = vec!["judge_score"];
+    let varies = |f: fn(&Judged) -> Option<f64>| {
+        let v: Vec<f64> = rows.iter().filter_map(|j| f(j)).collect();
+        v.len() == rows.len() && v.iter().any(|x| *x != v[0])
+    };
+    if !varies(|j| j.judge_score) {
+        return Err("the judge gave every scored trajectory the same mean score".into());
+    }
+    if varies(|j| j.reasoning_score) {
+        cols.push("reasoning_score");
+    }
+    if varies(|j| j.extraction_score) {
+        cols.push("extraction_score");
+    }
+    Ok(cols)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -778,6 +858,68 @@ mod tests {
         assert_eq!(
             parse_score("score 10 when the action follows directly…"),
             Ok(10.0)
+        );
+    }
+
+    fn judged(correct: Option<bool>, judge: Option<f64>, reasoning: Option<f64>) -> Judged {
+        Judged {
+            trajectory: "q/open/0".into(),
+            run: "r".into(),
+            question_id: "q".into(),
+            arm: "open".into(),
+            index: 0,
+            selector: "rrf".into(),
+            correct,
+            reasoning_score: reasoning,
+            extraction_score: Some(5.0),
+            judge_score: judge,
+            failures: 1,
+            model: "m".into(),
+            steps: vec![StepScore {
+                step: 0,
+                dimension: Dimension::GroundedReasoning,
+                score: reasoning,
+                failure: None,
+                request_id: None,
+                truncated: correct == Some(true),
+            }],
+        }
+    }
+
+    /// Three scored trajectories, one right and two wrong, with different judge and
+    /// reasoning scores and the same extraction score: judge_score and reasoning_score are
+    /// named, extraction_score (constant) is not; a row without correctness is ignored.
+    #[test]
+    fn correlate_columns_name_what_varies() {
+        let mut js = vec![
+            judged(Some(true), Some(8.0), Some(9.0)),
+            judged(Some(false), Some(4.0), Some(3.0)),
+            judged(Some(false), Some(5.0), Some(5.0)),
+            judged(None, Some(1.0), Some(1.0)),
+        ];
+        assert_eq!(
+            correlate_columns(&js),
+            Ok(vec!["judge_score", "reasoning_score"])
+        );
+        assert_eq!(
+            counts(&js, &[], &HashMap::new()),
+            JudgeCounts {
+                trajectories: 4,
+                units: 4,
+                failures: 4,
+                answered: 0,
+                cut: 1,
+            }
+        );
+        js[0].correct = Some(false);
+        assert_eq!(
+            correlate_columns(&js),
+            Err("every scored trajectory has the same correctness".into())
+        );
+        js.truncate(2);
+        assert_eq!(
+            correlate_columns(&js),
+            Err("2 trajectory(ies) have both a judge score and a correctness (at least 3 are needed)".into())
         );
     }
 }

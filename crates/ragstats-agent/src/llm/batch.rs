@@ -84,6 +84,37 @@ pub struct BatchProgress {
     pub elapsed_s: f64,
 }
 
+impl BatchProgress {
+    /// Calls this run has to do: the batch's calls less those already answered.
+    pub fn to_run(&self) -> u64 {
+        self.total - self.skipped
+    }
+
+    /// Seconds left at the rate so far: (to run − done) · elapsed / done; `None` before
+    /// the first call finished.
+    pub fn eta_s(&self) -> Option<f64> {
+        (self.done > 0).then(|| {
+            let left = self.to_run().saturating_sub(self.done) as f64;
+            left * self.elapsed_s / self.done as f64
+        })
+    }
+}
+
+/// Checks a batch policy: `concurrency` ≥ 1, and `rpm` and `tpm` (requests and tokens per
+/// minute), when given, ≥ 1.
+///
+/// # Errors
+/// [`Error::Usage`] naming the flag (`--concurrency`, or `--rpm and --tpm`).
+pub fn check_policy(concurrency: usize, rpm: Option<u64>, tpm: Option<u64>) -> Result<()> {
+    if concurrency == 0 {
+        return Err(Error::Usage("--concurrency must be at least 1".into()));
+    }
+    if rpm == Some(0) || tpm == Some(0) {
+        return Err(Error::Usage("--rpm and --tpm must be at least 1".into()));
+    }
+    Ok(())
+}
+
 /// Why a batch ended before every call ran.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
@@ -314,5 +345,49 @@ fn count(p: &mut BatchProgress, rec: &CallRecord) {
         p.cached_prompt_tokens += u.cached_prompt_tokens.unwrap_or(0);
         p.completion_tokens += u.completion_tokens.unwrap_or(0);
         p.reasoning_tokens += u.reasoning_tokens.unwrap_or(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 10 calls, 2 already answered, 4 of the 8 done in 6 s: (8 − 4) · 6 / 4 = 6 s left.
+    #[test]
+    fn eta_at_the_rate_so_far() {
+        let mut p = BatchProgress {
+            total: 10,
+            skipped: 2,
+            done: 0,
+            elapsed_s: 6.0,
+            ..BatchProgress::default()
+        };
+        assert_eq!(p.to_run(), 8);
+        assert_eq!(p.eta_s(), None);
+        p.done = 4;
+        assert_eq!(p.eta_s(), Some(6.0));
+        p.done = 8;
+        assert_eq!(p.eta_s(), Some(0.0));
+    }
+
+    #[test]
+    fn policy_checks() {
+        let msg = |r: Result<()>| match r {
+            Err(Error::Usage(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            msg(check_policy(0, None, None)),
+            "--concurrency must be at least 1"
+        );
+        assert_eq!(
+            msg(check_policy(8, Some(0), None)),
+            "--rpm and --tpm must be at least 1"
+        );
+        assert_eq!(
+            msg(check_policy(8, None, Some(0))),
+            "--rpm and --tpm must be at least 1"
+        );
+        assert!(check_policy(1, Some(1), Some(1)).is_ok());
     }
 }

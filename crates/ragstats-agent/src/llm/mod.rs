@@ -8,6 +8,7 @@
 //!   JSONL file the moment it finishes ([`append_log`]), writes cost-ledger rows ([`ledger_rows`]),
 //!   resumes where a previous run stopped, and stops cleanly on a [`Cancel`] signal.
 //! - [`requests`] reads `requests.jsonl` with file:line errors.
+//! - [`probe`]: whether a server's chat template delivers system messages (`stats llm check`).
 //!
 //! ```no_run
 //! # async fn demo() -> ragstats_core::Result<()> {
@@ -26,6 +27,7 @@ pub mod cache;
 pub mod cancel;
 pub mod client;
 pub mod ledger_rows;
+pub mod probe;
 pub mod ratelimit;
 pub mod requests;
 pub mod response;

@@ -9,6 +9,7 @@
 //!   planning (correct trajectories' next queries against taxonomy errors) and grounded
 //!   reasoning (statements from a correct packet and answer, some with injected errors);
 //!   malformed generations are rejected with a recorded reason.
+//! - [`tasks`]: which tasks `--tasks` names, the vanilla items of a log, counts per group.
 //!
 //! Every item carries its provenance in `meta.provenance` (source trajectory and step or
 //! selector, strategy, model, prompt hash) and per option in `meta.options` (where the
@@ -16,6 +17,7 @@
 //! Whatever could not become an item is returned as a [`Skip`] with its reason.
 
 pub mod guided;
+pub mod tasks;
 pub mod vanilla;
 
 use serde::{Deserialize, Serialize};

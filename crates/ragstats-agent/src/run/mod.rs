@@ -14,6 +14,7 @@
 //! * [`pipeline`]: the calls, in a deterministic, resumable order.
 //! * [`log`]: the outputs (`trajectories.jsonl`, `panel.csv`, `ledger.jsonl`).
 //! * [`audit`]: `stats run-audit`.
+//! * [`setup`]: the checks, dry-run report and end counts around the pipeline.
 
 pub mod audit;
 pub mod cells;
@@ -21,6 +22,7 @@ pub mod log;
 pub mod packets;
 pub mod pipeline;
 pub mod prompt;
+pub mod setup;
 
 pub use packets::Selector;
 pub use pipeline::{Arm, Progress, RunSpec, Searched, Searcher};

@@ -240,6 +240,41 @@ pub struct RunResult {
     pub cached: bool,
 }
 
+/// The outcomes of a results file, and its replies cut at the token cap.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct OutcomeCounts {
+    /// Result lines.
+    pub lines: usize,
+    /// Lines per [`Outcome`].
+    pub ok: usize,
+    pub parse_failed: usize,
+    pub truncated: usize,
+    pub errors: usize,
+    /// Lines with a reply text (every outcome but an API error).
+    pub answered: usize,
+    /// Of those, replies cut at `max_tokens` (`finish_reason` `length`).
+    pub cut: usize,
+}
+
+impl OutcomeCounts {
+    /// The counts of `results`.
+    pub fn of(results: &[RunResult]) -> OutcomeCounts {
+        let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
+        OutcomeCounts {
+            lines: results.len(),
+            ok: count(Outcome::Ok),
+            parse_failed: count(Outcome::ParseFailed),
+            truncated: count(Outcome::Truncated),
+            errors: count(Outcome::Error),
+            answered: results.iter().filter(|r| r.text.is_some()).count(),
+            cut: results
+                .iter()
+                .filter(|r| r.text.is_some() && r.finish_reason.as_deref() == Some("length"))
+                .count(),
+        }
+    }
+}
+
 /// Turns the record of a planned call into a result line.
 pub fn to_result(item: &Item, p: &Planned, rec: &CallRecord, cfg: &RunConfig) -> RunResult {
     let shuffled = cfg.shuffle_seed.is_some();
@@ -479,4 +514,60 @@ pub fn apply_items(results: &mut [RunResult], items: &[Item], file: &Path) -> Re
         r.allow_empty = it.allow_empty;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod outcome_tests {
+    use super::*;
+
+    fn line(outcome: Outcome, text: Option<&str>, finish: Option<&str>) -> RunResult {
+        RunResult {
+            id: "i".into(),
+            run: 0,
+            model: "m".into(),
+            prompt: "bare".into(),
+            shuffle_seed: None,
+            task: Task::Planning,
+            subtask: None,
+            group: Group::EvidenceExtraction,
+            labels: vec!["A".into(), "B".into()],
+            permutation: vec!["A".into(), "B".into()],
+            gold: vec!["A".into()],
+            allow_empty: false,
+            outcome,
+            answer: None,
+            answer_shown: None,
+            parse_note: None,
+            text: text.map(String::from),
+            finish_reason: finish.map(String::from),
+            error: None,
+            usage: None,
+            cached: false,
+        }
+    }
+
+    /// Two read answers, a parse failure, a reply cut at the cap (truncated) and an API
+    /// error: 4 replies of which 1 was cut.
+    #[test]
+    fn outcomes_counted() {
+        let rs = [
+            line(Outcome::Ok, Some("A"), Some("stop")),
+            line(Outcome::Ok, Some("B"), Some("stop")),
+            line(Outcome::ParseFailed, Some("?"), Some("stop")),
+            line(Outcome::Truncated, Some("Let me"), Some("length")),
+            line(Outcome::Error, None, None),
+        ];
+        assert_eq!(
+            OutcomeCounts::of(&rs),
+            OutcomeCounts {
+                lines: 5,
+                ok: 2,
+                parse_failed: 1,
+                truncated: 1,
+                errors: 1,
+                answered: 4,
+                cut: 1,
+            }
+        );
+    }
 }

@@ -1,0 +1,127 @@
+//! The flags of `stats run`.
+
+use std::path::PathBuf;
+
+use ragstats_agent::run::setup::{CellSettings, ShapeSettings};
+
+use crate::cmd::endpoint::Endpoint;
+
+/// Flags of `stats run`.
+#[derive(Debug, clap::Args)]
+#[command(mut_arg("max_tokens", |a| a.default_value(crate::cmd::endpoint::RUN_MAX_TOKENS)))]
+pub struct Args {
+    /// Question file(s): HotpotQA or MuSiQue as published, or our JSONL (id, dataset, question, answers, supporting).
+    #[arg(required = true)]
+    pub questions: Vec<PathBuf>,
+    /// Search backend: local:DIR (stats index build), http:URL or drg:URL (docs/search.md).
+    #[arg(long)]
+    pub search: String,
+    #[command(flatten)]
+    pub endpoint: Endpoint,
+    /// Planners (arms), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "open,adaptive")]
+    pub planner: Vec<String>,
+    /// Selectors, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "rrf,rr")]
+    pub selector: Vec<String>,
+    /// Trajectories per question and arm (without --manifest).
+    #[arg(long, default_value_t = 2)]
+    pub trajectories: u32,
+    /// Reads per trajectory and selector (without --manifest).
+    #[arg(long, default_value_t = 1)]
+    pub reads: u32,
+    /// Questions per dataset, the first ones in the seeded order [default: all] (without --manifest).
+    #[arg(long = "questions", id = "n_questions", value_name = "Q")]
+    pub questions_per_dataset: Option<usize>,
+    /// CSV with columns id,trajectories,reads fixing each question's design (the paper's A/B/C allocations).
+    #[arg(long, value_name = "CSV", conflicts_with_all = ["trajectories", "reads", "n_questions"])]
+    pub manifest: Option<PathBuf>,
+    /// Seed of the question order within each dataset.
+    #[arg(long, default_value_t = 0)]
+    pub order_seed: u64,
+    /// Planning steps (queries) per trajectory, the shared first one included (the paper's four-query policy).
+    #[arg(long, default_value_t = 4)]
+    pub steps: u32,
+    /// Results per search (the paper's k = 10).
+    #[arg(long, default_value_t = 10)]
+    pub k: usize,
+    /// Reader temperature [default: --temperature, whose default here is the paper's 0.7].
+    #[arg(long)]
+    pub reader_temperature: Option<f64>,
+    /// Directory with planner_system.txt, planner_user.txt, reader_system.txt, reader_user.txt replacing the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub prompt_dir: Option<PathBuf>,
+    /// Mask list file(s) of benchmark URLs (e.g. data/search/mask.txt).
+    #[arg(long, value_name = "FILE")]
+    pub mask: Vec<PathBuf>,
+    /// Output directory: panel.csv, trajectories.jsonl, ledger.jsonl.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Cache directory of model answers (llm/) and searches (search/) [default: OUT/cache]. A re-run replays it.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Questions worked on at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Requests-per-minute ceiling for the model endpoint.
+    #[arg(long)]
+    pub rpm: Option<u64>,
+    /// Tokens-per-minute ceiling for the model endpoint.
+    #[arg(long)]
+    pub tpm: Option<u64>,
+    /// Requests-per-minute ceiling for an http:/drg: search backend.
+    #[arg(long)]
+    pub search_rpm: Option<u64>,
+    /// Prices TOML (as `stats cost`): shows the running cost in USD.
+    #[arg(long, value_name = "TOML")]
+    pub prices: Option<PathBuf>,
+    /// Print the number of model and search calls and a bound on tokens, and stop.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the dry run as JSON.
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
+    /// Seconds between progress lines on stderr when it is not a terminal (a log file); a
+    /// terminal gets a progress bar instead.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = crate::cmd::batch::progress_secs)]
+    pub progress_every: f64,
+}
+
+impl Args {
+    /// The run's name: the last component of `--out` (`run` when it has none).
+    pub fn run_name(&self) -> String {
+        self.out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into())
+    }
+
+    /// The cache directory: `--cache-dir`, else `OUT/cache`.
+    pub fn cache(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(|| self.out.join("cache"))
+    }
+
+    /// The run's shape as the flags give it (checked by `RunShape::check`).
+    pub fn shape(&self) -> ShapeSettings {
+        ShapeSettings {
+            planners: self.planner.clone(),
+            selectors: self.selector.clone(),
+            steps: self.steps,
+            k: self.k,
+            concurrency: self.concurrency,
+        }
+    }
+
+    /// Which questions the run asks, as the flags give it.
+    pub fn cells(&self) -> CellSettings {
+        CellSettings {
+            manifest: self.manifest.clone(),
+            questions_per_dataset: self.questions_per_dataset,
+            trajectories: self.trajectories,
+            reads: self.reads,
+            order_seed: self.order_seed,
+        }
+    }
+}
