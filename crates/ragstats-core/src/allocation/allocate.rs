@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::components::forecast::split_questions;
 use crate::costs::accounting::{CellCosts, Currency, PricedLedger};
 use crate::costs::panel_costs::{prefix_cost, question_costs};
-use crate::panel::{Panel, Stratum, StratumStats};
+use crate::panel::{Design, Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::{percentile_interval, Interval};
@@ -36,9 +36,7 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, PartialEq)]
 pub struct AllocationSpec {
     pub name: String,
-    pub questions: usize,
-    pub trajectories: usize,
-    pub reads: usize,
+    pub design: Design,
 }
 
 impl std::str::FromStr for AllocationSpec {
@@ -51,20 +49,13 @@ impl std::str::FromStr for AllocationSpec {
             ))
         };
         let (name, rest) = s.split_once('=').ok_or_else(bad)?;
-        let v: Vec<usize> = rest
-            .split(':')
-            .map(|p| p.trim().parse::<usize>().ok().filter(|&n| n > 0))
-            .collect::<Option<_>>()
-            .ok_or_else(bad)?;
-        let [q, t, r] = v[..] else { return Err(bad()) };
+        let design: Design = rest.parse().map_err(|_| bad())?;
         if name.trim().is_empty() {
             return Err(bad());
         }
         Ok(AllocationSpec {
             name: name.trim().to_string(),
-            questions: q,
-            trajectories: t,
-            reads: r,
+            design,
         })
     }
 }
@@ -186,13 +177,13 @@ fn unbalanced_rows(
         .iter()
         .map(|&q| {
             let t = s.trajectories_of(q);
-            let kept: Vec<&[f64]> = t.into_iter().take(a.trajectories).collect();
-            if kept.len() < a.trajectories || kept.iter().any(|r| r.len() < a.reads) {
+            let kept: Vec<&[f64]> = t.into_iter().take(a.design.trajectories).collect();
+            if kept.len() < a.design.trajectories || kept.iter().any(|r| r.len() < a.design.reads) {
                 short += 1;
             }
             kept.iter()
                 .map(|r| {
-                    let r = &r[..r.len().min(a.reads)];
+                    let r = &r[..r.len().min(a.design.reads)];
                     r.iter().sum::<f64>() / r.len() as f64
                 })
                 .sum::<f64>()
@@ -207,7 +198,7 @@ fn unbalanced_rows(
             let d = m - mean;
             let mut row = vec![d, d * d];
             for c in cells {
-                let x = prefix_cost(s, c, q, a.trajectories, a.reads, ledger)?;
+                let x = prefix_cost(s, c, q, a.design.trajectories, a.design.reads, ledger)?;
                 row.push(x.trajectories + x.reads);
             }
             Ok(row)
@@ -259,7 +250,7 @@ pub fn compare(
     let mut reps_per_alloc = Vec::new();
     let total = replicates as u64 * specs.len() as u64;
     for (ai, a) in specs.iter().enumerate() {
-        let counts = split_questions(a.questions, &weights);
+        let counts = split_questions(a.design.questions, &weights);
         let mut rows = Vec::with_capacity(strata.len());
         let mut estimate = 0.0;
         let mut short = Vec::new();
@@ -276,10 +267,10 @@ pub fn compare(
                     )
                 })
             };
-            if qn > s.q() || a.trajectories > max_t || a.reads > max_r {
+            if qn > s.q() || a.design.trajectories > max_t || a.design.reads > max_r {
                 return Err(Error::Usage(format!(
                     "allocation {} asks for {qn} questions, {} trajectories, {} reads in stratum '{}', which has {}, {}, {}",
-                    a.name, a.trajectories, a.reads, s.name, s.q(), max_t, max_r
+                    a.name, a.design.trajectories, a.design.reads, s.name, s.q(), max_t, max_r
                 )));
             }
             if qn < 2 {
@@ -296,8 +287,8 @@ pub fn compare(
                 short.push((s.name.clone(), n_short));
                 continue;
             }
-            let traj: Vec<usize> = (0..a.trajectories).collect();
-            let reads: Vec<usize> = (0..a.reads).collect();
+            let traj: Vec<usize> = (0..a.design.trajectories).collect();
+            let reads: Vec<usize> = (0..a.design.reads).collect();
             let st = StratumStats::from_subset(s, qs.iter().copied(), &traj, &reads);
             let mean = st.mean();
             estimate += mean / strata.len() as f64;
@@ -335,8 +326,8 @@ pub fn compare(
                 .map(|s| s.name.clone())
                 .zip(counts.iter().copied())
                 .collect(),
-            trajectories: a.trajectories,
-            reads: a.reads,
+            trajectories: a.design.trajectories,
+            reads: a.design.reads,
             estimate,
             se,
             model_tokens: tok,

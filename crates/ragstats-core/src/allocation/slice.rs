@@ -265,7 +265,8 @@ impl SliceSettings {
     /// The design's trajectories per question T and reads per trajectory R.
     pub fn trajectories_reads(&self) -> (usize, usize) {
         match &self.design {
-            DesignSpec::Total { t, r, .. } | DesignSpec::PerStratum { t, r, .. } => (*t, *r),
+            DesignSpec::Total(d) => (d.trajectories, d.reads),
+            DesignSpec::PerStratum { t, r, .. } => (*t, *r),
         }
     }
 }
@@ -279,11 +280,9 @@ impl SliceSettings {
 /// stratum the panel lacks or miss one it has.
 pub fn stratum_counts(panel: &Panel, settings: &SliceSettings) -> Result<Vec<usize>> {
     Ok(match &settings.design {
-        DesignSpec::Total { questions, .. } if settings.per_stratum => {
-            vec![*questions; panel.strata.len()]
-        }
-        DesignSpec::Total { questions, .. } => split_questions(
-            *questions,
+        DesignSpec::Total(d) if settings.per_stratum => vec![d.questions; panel.strata.len()],
+        DesignSpec::Total(d) => split_questions(
+            d.questions,
             &panel.strata.iter().map(|s| s.q()).collect::<Vec<_>>(),
         ),
         DesignSpec::PerStratum { .. } if settings.per_stratum => {

@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::panel::design::{positive_count, split_fields, Design, DesignError};
 use serde::{Deserialize, Serialize};
 
 use super::variance::{analyse_panel, combine, PerLevel, VarianceReport};
@@ -105,11 +106,9 @@ impl Audit {
 /// per-stratum question counts; T′ and R′ are common to all strata.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DesignSpec {
-    Total {
-        questions: usize,
-        t: usize,
-        r: usize,
-    },
+    /// `Q:T:R`: Q questions in all.
+    Total(Design),
+    /// `name=Q,name=Q:T:R`.
     PerStratum {
         questions: Vec<(String, usize)>,
         t: usize,
@@ -127,35 +126,30 @@ impl std::str::FromStr for DesignSpec {
                 "bad design '{s}': {why}; expected Q:T:R (e.g. 446:2:1) or per-stratum counts (e.g. hotpotqa=300,musique=146:2:1)"
             ))
         };
-        let parts: Vec<&str> = s.split(':').collect();
-        if parts.len() != 3 {
-            return Err(bad("need three ':'-separated fields"));
-        }
-        let count = |p: &str, what: &str| -> Result<usize> {
-            match p.trim().parse::<usize>() {
-                Ok(n) if n >= 1 => Ok(n),
-                _ => Err(bad(&format!(
-                    "{what} must be a positive integer, got '{p}'"
-                ))),
+        let why = |e: DesignError| match e {
+            DesignError::Fields => bad("need three ':'-separated fields"),
+            DesignError::NotPositive { field, text } => {
+                bad(&format!("{field} must be a positive integer, got '{text}'"))
             }
         };
-        let t = count(parts[1], "T")?;
-        let r = count(parts[2], "R")?;
-        if parts[0].contains('=') {
+        let (q, t, r) = split_fields(s).map_err(why)?;
+        if q.contains('=') {
             let mut questions = Vec::new();
-            for item in parts[0].split(',') {
-                let (name, q) = item
+            for item in q.split(',') {
+                let (name, n) = item
                     .split_once('=')
                     .ok_or_else(|| bad(&format!("'{item}' is not name=Q")))?;
-                questions.push((name.trim().to_string(), count(q, "Q")?));
+                let n = positive_count(n).ok_or_else(|| {
+                    why(DesignError::NotPositive {
+                        field: "Q",
+                        text: n.to_string(),
+                    })
+                })?;
+                questions.push((name.trim().to_string(), n));
             }
             Ok(DesignSpec::PerStratum { questions, t, r })
         } else {
-            Ok(DesignSpec::Total {
-                questions: count(parts[0], "Q")?,
-                t,
-                r,
-            })
+            Ok(DesignSpec::Total(s.parse::<Design>().map_err(why)?))
         }
     }
 }
@@ -249,9 +243,9 @@ pub fn nested_se2(c: &PerLevel, q: f64, t: f64, r: f64) -> f64 {
 /// a stratum would get zero questions, or when `pooled` is asked of an audit without it.
 pub fn forecast(audit: &Audit, design: &DesignSpec, pooled: bool) -> Result<Forecast> {
     let (counts, t, r) = match design {
-        DesignSpec::Total { questions, t, r } => {
+        DesignSpec::Total(d) => {
             let w: Vec<usize> = audit.strata.iter().map(|s| s.questions).collect();
-            (split_questions(*questions, &w), *t, *r)
+            (split_questions(d.questions, &w), d.trajectories, d.reads)
         }
         DesignSpec::PerStratum { questions, t, r } => {
             let mut counts = Vec::with_capacity(audit.strata.len());

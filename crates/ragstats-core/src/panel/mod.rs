@@ -13,6 +13,7 @@
 //! grouping and the counts matter, so labels unique per question (e.g. uuids) are fine.
 
 mod balance;
+pub mod design;
 mod load;
 mod pairing;
 mod raw;
@@ -22,6 +23,7 @@ mod selectors;
 mod strata;
 mod suffstats;
 
+pub use design::Design;
 pub use load::{load_panel, LoadOptions};
 pub use selectors::SelectorChoice;
 pub use suffstats::{QuestionStats, StratumStats};
