@@ -149,7 +149,9 @@ impl std::str::FromStr for DesignSpec {
             }
             Ok(DesignSpec::PerStratum { questions, t, r })
         } else {
-            Ok(DesignSpec::Total(s.parse::<Design>().map_err(why)?))
+            Ok(DesignSpec::Total(
+                Design::from_fields(q, t, r).map_err(why)?,
+            ))
         }
     }
 }

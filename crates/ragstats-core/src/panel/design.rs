@@ -44,12 +44,12 @@ pub fn split_fields(s: &str) -> Result<(&str, usize, usize), DesignError> {
     Ok((q, count(t, "T")?, count(r, "R")?))
 }
 
-impl std::str::FromStr for Design {
-    type Err = DesignError;
-
-    /// Parses `Q:T:R`, each a positive integer.
-    fn from_str(s: &str) -> Result<Design, DesignError> {
-        let (q, trajectories, reads) = split_fields(s)?;
+impl Design {
+    /// The design of the fields [`split_fields`] gave: Q read from its text.
+    ///
+    /// # Errors
+    /// [`DesignError::NotPositive`] when Q is not a positive integer.
+    pub fn from_fields(q: &str, trajectories: usize, reads: usize) -> Result<Design, DesignError> {
         let questions = positive_count(q).ok_or_else(|| DesignError::NotPositive {
             field: "Q",
             text: q.to_string(),
@@ -59,6 +59,16 @@ impl std::str::FromStr for Design {
             trajectories,
             reads,
         })
+    }
+}
+
+impl std::str::FromStr for Design {
+    type Err = DesignError;
+
+    /// Parses `Q:T:R`, each a positive integer.
+    fn from_str(s: &str) -> Result<Design, DesignError> {
+        let (q, t, r) = split_fields(s)?;
+        Design::from_fields(q, t, r)
     }
 }
 
