@@ -62,7 +62,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         let inputs = [args.panel.as_path(), &args.ledger, &args.prices];
         super::figure::write_svg(p, &svg, &inputs)?;
     }
-    emit(&out, args.format)
+    let inputs = ragstats_core::document::Inputs::new()
+        .with("panel", args.panel.display())
+        .with("ledger", args.ledger.display())
+        .with("prices", args.prices.display());
+    emit(&out, args.format, "allocate", inputs)
 }
 
 /// What `stats allocate` found: the comparison and the run it came from.
@@ -155,7 +159,7 @@ impl Rendered for AllocateOutput {
         tables::csv(&self.report)
     }
 
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         tables::json(self)
     }
 }

@@ -102,9 +102,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 ..args.clone()
             })?))
         })?;
-        return emit(&sections, args.format);
+        return emit(&sections, args.format, "bootstrap", inputs(&args));
     }
-    emit(&compute(&args)?, args.format)
+    emit(&compute(&args)?, args.format, "bootstrap", inputs(&args))
+}
+
+/// The envelope's inputs of `stats bootstrap`.
+fn inputs(args: &Args) -> ragstats_core::document::Inputs {
+    ragstats_core::document::Inputs::new().with("panel", args.panel.display())
 }
 
 /// Checks the flags, loads the panel, runs the bootstrap on the engine the flags choose

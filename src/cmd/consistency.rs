@@ -49,7 +49,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(p) = &args.plot {
         super::figure::write_svg(p, &figure(&args, &out)?, &[args.reads.as_path()])?;
     }
-    emit(&out, args.format)
+    let inputs = ragstats_core::document::Inputs::new().with("reads", args.reads.display());
+    emit(&out, args.format, "consistency", inputs)
 }
 
 /// The figure `--plot` draws (and `stats report` shows): disagreement and one-read SE per

@@ -25,7 +25,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(p) = &args.plot {
         super::figure::write_svg(p, &figure(&args, &out)?, &[args.file.as_path()])?;
     }
-    emit(&out, args.format)
+    let inputs = ragstats_core::document::Inputs::new().with("table", args.file.display());
+    emit(&out, args.format, "correlate", inputs)
 }
 
 /// The figure `--plot` draws (and `stats report` shows): the heatmap of r with p-values.

@@ -11,7 +11,7 @@ use ragstats_core::io::clip;
 use ragstats_core::ledger::{check_price, read_ledger, Prices, MAX_SWEEP_PRICES};
 use ragstats_core::panel::SelectorChoice;
 
-use super::common::{print_json, By, Format, Table};
+use super::common::{By, Format, Table};
 use super::render::{emit, Rendered, Sections};
 use super::UsageError;
 
@@ -97,13 +97,7 @@ pub fn parse_sweep(s: &str) -> Result<Vec<f64>, UsageError> {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     if args.by != Some(By::Selector) {
         let out = compute(&args, None)?;
-        // serde of the report keeps its fields in declaration order, as `stats cost` has
-        // always printed them (a `serde_json::Value`, as in sections, sorts them).
-        if args.format == Format::Json {
-            print_json(&out.report)?;
-            return Ok(out.exit_code());
-        }
-        return emit(&out, args.format);
+        return emit(&out, args.format, "cost", inputs(&args));
     }
     let names = ledger_selectors(&read_ledger(&args.ledger)?);
     if names.is_empty() {
@@ -128,7 +122,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         by: "selector".into(),
         items,
     };
-    emit(&sections, args.format)
+    emit(&sections, args.format, "cost", inputs(&args))
+}
+
+/// The envelope's inputs of `stats cost`.
+fn inputs(args: &Args) -> ragstats_core::document::Inputs {
+    ragstats_core::document::Inputs::new()
+        .with("ledger", args.ledger.display())
+        .with_opt("prices", args.prices.as_ref().map(|p| p.display()))
 }
 
 /// What `stats cost` found in a ledger (one selector's rows of it).
@@ -164,7 +165,7 @@ impl Rendered for CostOutput {
         tables::csv(&self.report)
     }
 
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         serde_json::to_value(&self.report).expect("a cost report serialises")
     }
 }

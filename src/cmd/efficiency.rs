@@ -82,10 +82,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 ..args.clone()
             })
         })?;
-        return emit(&sections, args.format);
+        return emit(&sections, args.format, "efficiency", inputs(&args));
     }
     if currencies.len() > 1 {
-        return emit(by_currency(&args)?.as_ref(), args.format);
+        return emit(
+            by_currency(&args)?.as_ref(),
+            args.format,
+            "efficiency",
+            inputs(&args),
+        );
     }
     let out = compute(&args)?;
     if let Some(p) = &args.plot {
@@ -96,7 +101,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         inputs.extend(args.prices.as_deref());
         super::figure::write_svg(p, &svg, &inputs)?;
     }
-    emit(&out, args.format)
+    emit(&out, args.format, "efficiency", inputs(&args))
+}
+
+/// The envelope's inputs of `stats efficiency`.
+fn inputs(args: &Args) -> ragstats_core::document::Inputs {
+    ragstats_core::document::Inputs::new()
+        .with("panel", args.panel.display())
+        .with("ledger", args.ledger.display())
+        .with_opt("prices", args.prices.as_ref().map(|p| p.display()))
 }
 
 /// One analysis per currency asked for: one as it is, several as sections (each run with
@@ -183,7 +196,7 @@ impl Rendered for EfficiencyOutput {
         tables::csv(&self.report)
     }
 
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         tables::json(self)
     }
 }

@@ -74,7 +74,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 .collect::<Vec<_>>(),
         )?;
     }
-    let code = emit(&out, args.format)?;
+    let inputs = ragstats_core::document::Inputs::new()
+        .with_opt("audit", args.audit.as_ref().map(|p| p.display()))
+        .with_opt("components", args.components.as_ref().map(|p| p.display()));
+    let code = emit(&out, args.format, "forecast", inputs)?;
     // The CSV has no place for the notes: they go to stderr.
     if args.format == Format::Csv {
         for n in &out.report.notes {

@@ -25,7 +25,9 @@ pub struct Args {
 
 /// Runs `stats merge` and prints the merged run's report.
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    emit(&compute(&args)?, args.format)
+    let inputs = ragstats_core::document::Inputs::new()
+        .with_all("shards", args.files.iter().map(|f| f.display()));
+    emit(&compute(&args)?, args.format, "merge", inputs)
 }
 
 /// Reads the shards, merges them (and writes `--out`), and summarises the merged run.

@@ -34,7 +34,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             eprintln!("note: {n}");
         }
     }
-    emit(&out, args.format)
+    let inputs = ragstats_core::document::Inputs::new()
+        .with_opt("audit", args.audit.as_ref().map(|p| p.display()))
+        .with_opt("components", args.components.as_ref().map(|p| p.display()))
+        .with_opt("ledger", args.ledger.as_ref().map(|p| p.display()))
+        .with_opt("prices", args.prices.as_ref().map(|p| p.display()));
+    emit(&out, args.format, "plan", inputs)
 }
 
 /// What `stats plan` found, with what its text output says of the inputs.
@@ -151,7 +156,7 @@ impl Rendered for PlanOutput {
         render::csv(&self.report)
     }
 
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         render::json(&self.report)
     }
 }

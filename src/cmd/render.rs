@@ -1,6 +1,7 @@
 //! A command's result as a value, shown each way ([`Rendered`]), and results combined
 //! from values ([`Sections`]: one per selector or currency) rather than from printed output.
 
+use ragstats_core::document::{with_envelope, Engine, Inputs, RunInfo};
 use serde_json::{json, Value};
 
 use super::common::{print_json, selector_choices, write_table_csv, Format, PanelOptions, Table};
@@ -13,23 +14,36 @@ pub trait Rendered {
     fn text(&self) -> String;
     /// The CSV output.
     fn csv(&self) -> Table;
-    /// The JSON document.
-    fn json(&self) -> Value;
+    /// The report's fields: the serde serialization of the library's report
+    /// ([`ragstats_core::document::to_body`]), i.e. the JSON document without its `run`
+    /// envelope.
+    fn body(&self) -> Value;
+    /// The engine that produced the result, for the envelope (all `null` where the
+    /// command does not resample).
+    fn engine(&self) -> Engine {
+        Engine::default()
+    }
     /// The exit code this result asks for (0 unless the command says otherwise).
     fn exit_code(&self) -> u8 {
         0
     }
 }
 
-/// Writes `r` to stdout in `format`.
+/// The JSON document of `r` (docs/json.md): its body with the `run` envelope of `command`
+/// run on `inputs`.
+pub fn document(r: &dyn Rendered, command: &str, inputs: Inputs) -> Value {
+    with_envelope(&RunInfo::new(command, inputs, r.engine()), r.body())
+}
+
+/// Writes `r`, the result of `command` run on `inputs`, to stdout in `format`.
 ///
 /// # Errors
 /// The write error (a closed pipe, a full disk).
-pub fn emit(r: &dyn Rendered, format: Format) -> anyhow::Result<u8> {
+pub fn emit(r: &dyn Rendered, format: Format, command: &str, inputs: Inputs) -> anyhow::Result<u8> {
     match format {
         Format::Table => super::out::write_bytes(r.text().as_bytes())?,
         Format::Csv => write_table_csv(&r.csv())?,
-        Format::Json => print_json(&r.json())?,
+        Format::Json => print_json(&document(r, command, inputs))?,
     }
     Ok(r.exit_code())
 }
@@ -70,13 +84,21 @@ impl Rendered for Sections {
         all.unwrap_or_else(|| Table::new(&[self.by.as_str()]))
     }
 
-    fn json(&self) -> Value {
+    fn body(&self) -> Value {
         let results: Vec<Value> = self
             .items
             .iter()
-            .map(|(name, r)| json!({ self.by.as_str(): name, "result": r.json() }))
+            .map(|(name, r)| json!({ self.by.as_str(): name, "result": r.body() }))
             .collect();
         json!({ "by": self.by, "results": results })
+    }
+
+    /// The first section's engine: every section runs with the same settings.
+    fn engine(&self) -> Engine {
+        self.items
+            .first()
+            .map(|(_, r)| r.engine())
+            .unwrap_or_default()
     }
 
     fn exit_code(&self) -> u8 {
@@ -126,7 +148,7 @@ mod tests {
             t.row([Cell::num(self.0)]);
             t
         }
-        fn json(&self) -> Value {
+        fn body(&self) -> Value {
             json!({ "value": self.0 })
         }
         fn exit_code(&self) -> u8 {
@@ -174,12 +196,20 @@ mod tests {
             ]})
         };
         assert_eq!(
-            s.json(),
+            s.body(),
             json!({"by": "selector", "results": [
                 {"selector": "bm25", "result": tokens_usd(1.0, 0.25)},
                 {"selector": "dense", "result": tokens_usd(2.5, -0.5)},
             ]})
         );
         assert_eq!(s.exit_code(), 1);
+        // One envelope, at the top: the sections' bodies have none.
+        let doc = document(&s, "variance", Inputs::new().with("panel", "p.csv"));
+        assert_eq!(doc["run"]["command"], "variance");
+        assert_eq!(doc["run"]["inputs"], json!({"panel": "p.csv"}));
+        assert_eq!(doc["run"]["seed"], Value::Null);
+        let mut without = doc.clone();
+        without.as_object_mut().unwrap().remove("run");
+        assert_eq!(without, s.body());
     }
 }

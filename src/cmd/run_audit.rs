@@ -48,7 +48,9 @@ pub fn compute(a: &Args) -> anyhow::Result<RunAuditOutput> {
 /// Runs `stats run-audit`.
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let out = compute(&a)?;
-    let code = emit(&out, if a.json { Format::Json } else { Format::Table })?;
+    let format = if a.json { Format::Json } else { Format::Table };
+    let inputs = ragstats_core::document::Inputs::new().with("trajectories", out.file.display());
+    let code = emit(&out, format, "run-audit", inputs)?;
     warn(&out.audit.warnings);
     Ok(code)
 }
@@ -79,7 +81,7 @@ impl Rendered for RunAuditOutput {
         t
     }
 
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         serde_json::json!({
             "file": self.file.display().to_string(),
             "rows": self.audit.rows,

@@ -70,7 +70,8 @@ pub fn compute(args: &Args) -> anyhow::Result<ScoreAnswersOutput> {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    emit(&compute(&args)?, args.format)
+    let inputs = ragstats_core::document::Inputs::new().with("answers", args.input.display());
+    emit(&compute(&args)?, args.format, "score-answers", inputs)
 }
 
 impl Rendered for ScoreAnswersOutput {
@@ -128,7 +129,7 @@ impl Rendered for ScoreAnswersOutput {
     }
 
     /// The summary's fields, with `items` when every item was kept.
-    fn json(&self) -> Value {
+    fn body(&self) -> Value {
         let mut v = serde_json::to_value(&self.report.summary).unwrap_or_default();
         if let Some(items) = &self.report.items {
             v["items"] = serde_json::to_value(items).unwrap_or_default();

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use ragstats_core::document::Inputs;
 use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
 use ragstats_core::sim::io::{write_ledger_jsonl, write_panel_csv, write_panel_jsonl};
 use ragstats_core::sim::{
@@ -189,11 +190,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     });
     if let Err(e) = written {
         // The ledger was written: say so before the panel's error, as always.
-        emit(&out, Format::Table)?;
+        emit(&out, Format::Table, "simulate", Inputs::new())?;
         return Err(e.into());
     }
     out.panel = Some((args.out.clone(), sim.panel.len()));
-    emit(&out, Format::Table)
+    emit(&out, Format::Table, "simulate", Inputs::new())
 }
 
 impl SimulateOutput {
@@ -218,7 +219,7 @@ impl Rendered for SimulateOutput {
         t
     }
 
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         let mut v = serde_json::json!({});
         for (what, p, n) in self.files() {
             v[what] = serde_json::json!({"path": p.display().to_string(), "rows": n});

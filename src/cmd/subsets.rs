@@ -70,7 +70,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         let svg = ragstats_plot::subsets(r, &caption)?;
         super::figure::write_svg(p, &svg, &[&args.panel, &args.audit])?;
     }
-    emit(&out, args.format)
+    let inputs = ragstats_core::document::Inputs::new()
+        .with("panel", args.panel.display())
+        .with("audit", args.audit.display());
+    emit(&out, args.format, "subsets", inputs)
 }
 
 /// What `stats subsets` found, with the depth panel's outcome and trajectory and read labels.
@@ -118,7 +121,7 @@ impl Rendered for SubsetsOutput {
         render::csv(self)
     }
 
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(&self.analysis).expect("a report serialises");
         v["outcome"] = self.outcome.clone().into();
         v

@@ -53,7 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 ..args.clone()
             })?))
         })?;
-        return emit(&sections, args.format);
+        return emit(&sections, args.format, "variance", inputs(&args));
     }
     let out = compute(&args)?;
     if let Some(p) = &args.plot {
@@ -61,7 +61,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         let svg = ragstats_plot::variance(&out.report, &caption)?;
         super::figure::write_svg(p, &svg, &[&args.panel])?;
     }
-    emit(&out, args.format)
+    emit(&out, args.format, "variance", inputs(&args))
+}
+
+/// The envelope's inputs of `stats variance`.
+fn inputs(args: &Args) -> ragstats_core::document::Inputs {
+    ragstats_core::document::Inputs::new().with("panel", args.panel.display())
 }
 
 /// What `stats variance` found for one panel (one selector of it).
@@ -91,7 +96,7 @@ impl Rendered for VarianceOutput {
         render::csv(&self.report)
     }
 
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         let report = &self.report;
         let mut v = serde_json::json!({
             "panel": self.panel,

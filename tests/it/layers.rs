@@ -29,6 +29,7 @@ const CRATES: &[Crate] = &[
             ("error", 0),
             ("io", 0),
             ("table", 0),
+            ("document", 0),
             ("rng", 0),
             ("chat", 1),
             ("ledger", 1),

@@ -362,8 +362,10 @@ fn identical_selectors_reproduce_the_panel_without_them() {
         ),
     ];
     for (cmd, extra) in cmds {
-        let mut plain = json(&[&[cmd, "data/demo/panel.csv"][..], &base, &extra].concat());
+        let plain = json(&[&[cmd, "data/demo/panel.csv"][..], &base, &extra].concat());
         let by = json(&[&[cmd, ps, "--by", "selector"][..], &base, &extra].concat());
+        assert_eq!(by["run"]["seed"], plain["run"]["seed"], "{cmd}");
+        let mut plain = common::body(plain);
         let results = by["results"].as_array().unwrap();
         assert_eq!(results.len(), 3, "{cmd}");
         for r in results {

@@ -28,7 +28,7 @@ impl Rendered for BootstrapOutput {
     }
 
     /// The report's serde form with `backend` and `adapter` added.
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(&self.report).expect("a report serialises");
         v["backend"] = self.backend.as_str().into();
         v["adapter"] = self.adapter.as_str().into();

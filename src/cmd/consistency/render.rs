@@ -75,7 +75,7 @@ impl Rendered for ConsistencyOutput {
         t
     }
 
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         let r = &self.report;
         serde_json::json!({
             "by": self.by,

@@ -17,7 +17,7 @@ impl Rendered for CorrelateOutput {
         csv(&self.report)
     }
 
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         serde_json::to_value(&self.report).expect("a report serialises")
     }
 }

@@ -85,7 +85,7 @@ impl Rendered for ForecastOutput {
     }
 
     /// `{"components", "designs", "notes"}` of the report.
-    fn json(&self) -> serde_json::Value {
+    fn body(&self) -> serde_json::Value {
         serde_json::to_value(&self.report).expect("a forecast report serialises")
     }
 }

@@ -69,7 +69,10 @@ pub fn compute(a: &Args) -> anyhow::Result<AgreeOutput> {
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let out = compute(&a)?;
-    emit(&out, a.format)
+    let inputs = ragstats_core::document::Inputs::new()
+        .with("annotations", a.annotations.display())
+        .with_opt("items", a.items.as_ref().map(|p| p.display()));
+    emit(&out, a.format, "mcq agree", inputs)
 }
 
 impl Rendered for AgreeOutput {
@@ -148,7 +151,7 @@ impl Rendered for AgreeOutput {
         t
     }
 
-    fn json(&self) -> Value {
+    fn body(&self) -> Value {
         let (s, rep) = (&self.report.settings, &self.report.agreement);
         json!({
             "method": s.method(),

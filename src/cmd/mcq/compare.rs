@@ -61,7 +61,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     if let Some(p) = &a.plot {
         crate::cmd::figure::write_svg(p, &figure(&a, &out)?, &[a.a.as_path(), a.b.as_path()])?;
     }
-    emit(&out, a.format)
+    let inputs = ragstats_core::document::Inputs::new()
+        .with("a", a.a.display())
+        .with("b", a.b.display());
+    emit(&out, a.format, "mcq compare", inputs)
 }
 
 /// The figure `--plot` draws (and `stats report` shows): both sides' scores and the paired

@@ -8,7 +8,7 @@ use ragstats_core::mcq::ledger_costs::{mcq_ledger_costs, McqCostReport, McqCostR
 use ragstats_core::table::Cell;
 use serde_json::Value;
 
-use crate::cmd::common::{num, print_json, Format, Table};
+use crate::cmd::common::{num, Format, Table};
 use crate::cmd::render::{emit, Rendered};
 
 /// Flags of `stats mcq cost`.
@@ -50,12 +50,10 @@ pub fn compute(a: &Args) -> anyhow::Result<McqCostOutput> {
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let out = compute(&a)?;
-    if a.format == Format::Json {
-        // The report's own field order, as before (a `Value` would sort the keys).
-        print_json(&out.report)?;
-        return Ok(out.exit_code());
-    }
-    emit(&out, a.format)
+    let inputs = ragstats_core::document::Inputs::new()
+        .with("ledger", a.ledger.display())
+        .with_opt("prices", a.prices.as_ref().map(|p| p.display()));
+    emit(&out, a.format, "mcq cost", inputs)
 }
 
 const HEAD: [&str; 8] = [
@@ -116,7 +114,7 @@ impl Rendered for McqCostOutput {
     }
 
     /// The report (keys sorted; `stats mcq cost --format json` prints it in field order).
-    fn json(&self) -> Value {
+    fn body(&self) -> Value {
         serde_json::to_value(&self.report).unwrap_or_default()
     }
 }

@@ -83,7 +83,10 @@ pub fn compute(a: &Args) -> anyhow::Result<FilterOutput> {
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let out = compute(&a)?;
-    let code = emit(&out, a.format)?;
+    let inputs = ragstats_core::document::Inputs::new()
+        .with("items", a.items.display())
+        .with_all("predictions", a.predictions.iter().map(|p| p.display()));
+    let code = emit(&out, a.format, "mcq filter", inputs)?;
     let untested = &out.report.untested;
     if !untested.is_empty() {
         eprintln!(
@@ -140,7 +143,7 @@ impl Rendered for FilterOutput {
         t
     }
 
-    fn json(&self) -> Value {
+    fn body(&self) -> Value {
         let r = &self.report;
         json!({
             "items": r.items, "kept": r.kept.len(), "dropped_format": r.dropped_format,

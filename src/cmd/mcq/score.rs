@@ -81,7 +81,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     if let Some(p) = &a.plot {
         crate::cmd::figure::write_svg(p, &figure(&a, &out)?, &[a.results.as_path()])?;
     }
-    emit(&out, a.format)
+    let inputs = ragstats_core::document::Inputs::new()
+        .with("results", a.results.display())
+        .with_opt("shuffled", a.shuffled.as_ref().map(|p| p.display()));
+    emit(&out, a.format, "mcq score", inputs)
 }
 
 /// The figure `--plot` draws (and `stats report` shows): EM and F1 per level with their

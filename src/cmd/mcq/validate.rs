@@ -45,7 +45,8 @@ pub fn compute(a: &Args) -> anyhow::Result<ValidateOutput> {
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let out = compute(&a)?;
-    let code = emit(&out, a.format)?;
+    let inputs = ragstats_core::document::Inputs::new().with("items", a.items.display());
+    let code = emit(&out, a.format, "mcq validate", inputs)?;
     let r = &out.report;
     if !r.violations.is_empty() {
         eprintln!(
@@ -96,7 +97,7 @@ impl Rendered for ValidateOutput {
         t
     }
 
-    fn json(&self) -> Value {
+    fn body(&self) -> Value {
         let r = &self.report;
         let groups: serde_json::Map<String, Value> = r
             .groups

@@ -18,6 +18,15 @@ pub fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
 }
 
 /// Runs `stats args…`, asserts success (showing stderr otherwise) and parses stdout as JSON.
+/// A document's body: the document without its `run` envelope (what a `--by` section holds).
+pub fn body(mut doc: serde_json::Value) -> serde_json::Value {
+    doc.as_object_mut()
+        .expect("a document is an object")
+        .remove("run")
+        .expect("a document has a run envelope");
+    doc
+}
+
 pub fn json(args: &[&str]) -> serde_json::Value {
     let out = stats().args(args).output().expect("stats runs");
     assert!(

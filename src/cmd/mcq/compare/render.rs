@@ -107,7 +107,7 @@ impl Rendered for CompareOutput {
         t
     }
 
-    fn json(&self) -> Value {
+    fn body(&self) -> Value {
         let r = &self.report;
         let (s, b) = (&r.settings, &r.settings.resampling);
         json!({

@@ -79,7 +79,7 @@ impl Rendered for ScoreOutput {
         }
     }
 
-    fn json(&self) -> Value {
+    fn body(&self) -> Value {
         let r = &self.report;
         let (s, b) = (&r.settings, &r.settings.resampling);
         json!({
