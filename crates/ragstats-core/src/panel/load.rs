@@ -57,7 +57,18 @@ pub(crate) fn load_panel_in_chunks(
     opts: &LoadOptions,
     chunk_bytes: usize,
 ) -> Result<Panel> {
-    let (mut raw, metric) = read_rows(path, opts, chunk_bytes)?;
+    let (raw, metric) = read_rows(path, opts, chunk_bytes)?;
+    assemble(path, raw, metric, opts)
+}
+
+/// The panel of the rows `raw` read from `path` (a file, or the name of an in-memory table)
+/// with score column `metric`: arms, selector, paired cells, strata.
+pub(super) fn assemble(
+    path: &Path,
+    mut raw: super::raw::RawPanel,
+    metric: String,
+    opts: &LoadOptions,
+) -> Result<Panel> {
     if raw.rows.is_empty() {
         return Err(Error::input(path, None, "the panel has no rows"));
     }

@@ -12,6 +12,7 @@
 //! Trajectory labels are nested in questions and read labels in trajectories: only the
 //! grouping and the counts matter, so labels unique per question (e.g. uuids) are fine.
 
+pub mod arrow;
 mod balance;
 pub mod design;
 mod load;

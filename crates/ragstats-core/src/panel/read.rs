@@ -10,7 +10,7 @@ use crate::io::jsonl::{echo, scalar_text};
 use crate::io::{clip, clip_list, is_jsonl, CsvReader, JsonlReader};
 use crate::{Error, Result};
 
-const KEY_COLUMNS: [&str; 6] = [
+pub(super) const KEY_COLUMNS: [&str; 6] = [
     "dataset",
     "question",
     "trajectory",
@@ -44,7 +44,12 @@ pub(super) fn read_rows(
 
 /// The score column: `--metric`, else `f1` if present, else the only non-key column.
 /// Errors name `line`, the header's.
-fn choose_metric(path: &Path, line: u64, header: &[String], opts: &LoadOptions) -> Result<String> {
+pub(super) fn choose_metric(
+    path: &Path,
+    line: Option<u64>,
+    header: &[String],
+    opts: &LoadOptions,
+) -> Result<String> {
     let extra: Vec<&String> = header
         .iter()
         .filter(|h| !KEY_COLUMNS.contains(&h.as_str()))
@@ -53,7 +58,7 @@ fn choose_metric(path: &Path, line: u64, header: &[String], opts: &LoadOptions) 
         Some(m) if header.iter().any(|h| h == m) => Ok(m.clone()),
         Some(m) => Err(Error::input(
             path,
-            Some(line),
+            line,
             format!(
                 "missing score column '{}' (columns: {})",
                 clip(m),
@@ -64,7 +69,7 @@ fn choose_metric(path: &Path, line: u64, header: &[String], opts: &LoadOptions) 
         None if extra.len() == 1 => Ok(extra[0].clone()),
         None => Err(Error::input(
             path,
-            Some(line),
+            line,
             format!(
                 "cannot tell which column is the score; choose one with --metric (candidates: {})",
                 if extra.is_empty() {
@@ -104,7 +109,7 @@ pub(super) fn required_column(rdr: &CsvReader, name: &str) -> Result<usize> {
 }
 
 /// A score cell as a finite number.
-fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> Result<f64> {
+pub(super) fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> Result<f64> {
     let t = text.trim();
     if t.is_empty() {
         return Err(Error::input(
@@ -139,7 +144,7 @@ fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> Result<f64> 
 
 fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawPanel, String)> {
     let rdr = CsvReader::open(path)?;
-    let metric = choose_metric(path, rdr.header_line(), rdr.headers(), opts)?;
+    let metric = choose_metric(path, Some(rdr.header_line()), rdr.headers(), opts)?;
     let cols = Columns {
         question: required_column(&rdr, "question")?,
         dataset: rdr.column("dataset"),
@@ -211,7 +216,7 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
             None => {
                 // The first row decides the score field, as a CSV header would.
                 let header: Vec<String> = obj.keys().cloned().collect();
-                let m = choose_metric(path, lineno, &header, opts).map_err(|_| {
+                let m = choose_metric(path, Some(lineno), &header, opts).map_err(|_| {
                     Error::input(
                         path,
                         Some(lineno),
