@@ -88,18 +88,21 @@ impl PanelOptions {
         path: &std::path::Path,
         allow_unbalanced: bool,
     ) -> ragstats_core::Result<Panel> {
-        load_panel(
-            path,
-            &LoadOptions {
-                metric: self.metric.clone(),
-                contrast: self.contrast.clone(),
-                arm: self.arm.clone(),
-                drop_incomplete: self.drop_incomplete,
-                allow_unbalanced,
-                filter: None,
-                selector: self.selector.clone(),
-            },
-        )
+        load_panel(path, &self.load_options(allow_unbalanced))
+    }
+
+    /// The library's loading options for these flags (also what the Python bindings load
+    /// a data frame with).
+    pub fn load_options(&self, allow_unbalanced: bool) -> LoadOptions {
+        LoadOptions {
+            metric: self.metric.clone(),
+            contrast: self.contrast.clone(),
+            arm: self.arm.clone(),
+            drop_incomplete: self.drop_incomplete,
+            allow_unbalanced,
+            filter: None,
+            selector: self.selector.clone(),
+        }
     }
 
     /// Loads `path` like [`PanelOptions::load`] and says on stderr which questions

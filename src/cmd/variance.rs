@@ -79,9 +79,14 @@ pub struct VarianceOutput {
 /// Loads the panel `args` names and runs the analysis.
 pub fn compute(args: &Args) -> anyhow::Result<VarianceOutput> {
     let panel = args.opts.load_unbalanced_noting(&args.panel)?;
+    Ok(output_for(panel)?)
+}
+
+/// The analysis of a loaded panel, ready to render (the Python bindings' entry point too).
+pub fn output_for(panel: Panel) -> ragstats_core::Result<VarianceOutput> {
     let report = report_for(&panel)?;
     Ok(VarianceOutput {
-        panel: args.panel.clone(),
+        panel: panel.source,
         metric: panel.metric,
         report,
     })
