@@ -9,6 +9,9 @@
 // as `<id>#run<k>` are meant literally; rustdoc would read them as HTML tags, and escaping
 // them would change what `--help` prints.
 #![allow(rustdoc::invalid_html_tags)]
+// Its modules' docs are for the people working on the commands (with
+// `--document-private-items`), so they link to the private modules beside them.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod cli;
 pub mod cmd;

@@ -1,11 +1,8 @@
-//! The library's errors as Python exceptions, and the one way a computation runs: without
-//! the GIL, with panics caught.
-
-use std::panic::{catch_unwind, AssertUnwindSafe};
+//! The library's errors as Python exceptions.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
-use pyo3::prelude::*;
+use pyo3::PyErr;
 
 create_exception!(
     _ragstats,
@@ -22,9 +19,9 @@ create_exception!(
 
 /// What went wrong in a computation, before it becomes an exception.
 pub enum Failure {
-    /// Bad input or usage (exit code 2 in the CLI).
+    /// Bad input or usage (exit code 2 in the CLI): `InputError`.
     Input(String),
-    /// Anything else (exit code 1).
+    /// Anything else (exit code 1): `RuntimeError`.
     Runtime(String),
 }
 
@@ -39,34 +36,33 @@ impl From<ragstats_core::Error> for Failure {
     }
 }
 
+impl From<anyhow::Error> for Failure {
+    /// The CLI layer's errors: the library's error inside decides the kind, as for the
+    /// CLI's exit code; the message is the whole chain, as the CLI prints it.
+    fn from(e: anyhow::Error) -> Failure {
+        let text = e
+            .chain()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(": ");
+        let input = e.chain().any(|c| {
+            c.downcast_ref::<ragstats_cli::cmd::UsageError>().is_some()
+                || c.downcast_ref::<ragstats_core::Error>()
+                    .is_some_and(|l| l.exit_code() == 2)
+        });
+        if input {
+            Failure::Input(text)
+        } else {
+            Failure::Runtime(text)
+        }
+    }
+}
+
 impl From<Failure> for PyErr {
     fn from(f: Failure) -> PyErr {
         match f {
             Failure::Input(m) => InputError::new_err(m),
             Failure::Runtime(m) => RagstatsRuntimeError::new_err(m),
-        }
-    }
-}
-
-/// Runs `f` with the GIL released; its error becomes `InputError`/`RuntimeError`, a panic
-/// `RuntimeError` naming it (never an abort of the interpreter).
-pub fn guard<T: Send>(
-    py: Python<'_>,
-    f: impl FnOnce() -> Result<T, Failure> + Send,
-) -> PyResult<T> {
-    let r = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
-    match r {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(e.into()),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown".into());
-            Err(RagstatsRuntimeError::new_err(format!(
-                "internal error (a bug in ragstats; please report it): {what}"
-            )))
         }
     }
 }

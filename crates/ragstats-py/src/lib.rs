@@ -10,11 +10,12 @@
 
 use pyo3::prelude::*;
 
+mod compute;
 mod errors;
 mod input;
 mod output;
 
-use errors::{guard, InputError, RagstatsRuntimeError};
+use errors::{InputError, RagstatsRuntimeError};
 use output::Outcome;
 
 /// Runs the `stats` command line `argv` (program name first) in this process and returns
@@ -40,7 +41,7 @@ fn variance(
     let opts = input::panel_options(metric, contrast, arm, drop_incomplete, selector)?;
     let source = input::PanelSource::from_py(panel)?;
     let inputs = ragstats_core::document::Inputs::new().with("panel", source.describe());
-    guard(py, move || {
+    compute::run(py, None, move |_| {
         let panel = source.load(&opts.load_options(true))?;
         let out = ragstats_cli::cmd::variance::output_for(panel)?;
         Ok(Outcome::of(&out, "variance", inputs))
