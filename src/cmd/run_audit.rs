@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use ragstats_agent::run::audit::{audit_run, RunAudit};
+use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::trajlog::read_trajectories;
 
 use super::common::{Format, Table};
@@ -81,12 +82,12 @@ impl Rendered for RunAuditOutput {
         t
     }
 
+    /// The document body of [`RunAudit`]; the log read is `run.inputs.trajectories`.
     fn body(&self) -> serde_json::Value {
-        serde_json::json!({
-            "file": self.file.display().to_string(),
-            "rows": self.audit.rows,
-            "totals": self.audit.totals,
-            "warnings": self.audit.warnings,
-        })
+        to_body(&self.audit)
+    }
+
+    fn engine(&self) -> Engine {
+        self.audit.engine()
     }
 }

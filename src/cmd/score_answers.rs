@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 
+use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::qa_scoring::qa::Style;
 use ragstats_core::qa_scoring::qa_items::{
     read_items, score_answers, AnswerReport, AnswerSettings,
 };
+use ragstats_core::table::{Cell, Precision};
 use serde_json::Value;
 
 use super::common::{Format, Table};
@@ -105,35 +107,38 @@ impl Rendered for ScoreAnswersOutput {
     }
 
     /// One header for both kinds of row: items have n = 1; the summary row's id is
-    /// "(mean)" and comes last.
+    /// "(mean)" and comes last. EM and F1 with every digit (they are always finite).
     fn csv(&self) -> Table {
         let summary = &self.report.summary;
+        let style = || Cell::text(summary.style.name());
+        let every_digit = |v: f64| Cell::Num(v, Precision::Shortest);
         let mut t = Table::new(&["id", "style", "n", "em", "f1"]);
         for it in self.report.items.as_deref().unwrap_or(&[]) {
             t.row([
-                it.id.clone(),
-                summary.style.name().into(),
-                "1".into(),
-                it.em.to_string(),
-                it.f1.to_string(),
+                Cell::text(it.id.as_str()),
+                style(),
+                Cell::Count(1),
+                every_digit(it.em),
+                every_digit(it.f1),
             ]);
         }
         t.row([
-            "(mean)".into(),
-            summary.style.name().into(),
-            summary.n.to_string(),
-            summary.em.to_string(),
-            summary.f1.to_string(),
+            Cell::text("(mean)"),
+            style(),
+            Cell::Count(summary.n as u64),
+            every_digit(summary.em),
+            every_digit(summary.f1),
         ]);
         t
     }
 
-    /// The summary's fields, with `items` when every item was kept.
+    /// The document body of [`AnswerReport`]: the summary's fields, with `items` when every
+    /// item was kept.
     fn body(&self) -> Value {
-        let mut v = serde_json::to_value(&self.report.summary).unwrap_or_default();
-        if let Some(items) = &self.report.items {
-            v["items"] = serde_json::to_value(items).unwrap_or_default();
-        }
-        v
+        to_body(&self.report)
+    }
+
+    fn engine(&self) -> Engine {
+        self.report.engine()
     }
 }

@@ -252,7 +252,8 @@ fn gpu_and_cpu_reports_are_identical() {
     let cpu = stats().args(args("cpu")).output().unwrap();
     let g: serde_json::Value = serde_json::from_slice(&gpu.stdout).unwrap();
     let c: serde_json::Value = serde_json::from_slice(&cpu.stdout).unwrap();
-    assert_eq!(g["bootstrap_backend"], "gpu");
+    assert_eq!(g["run"]["backend"], "gpu");
+    assert_eq!(c["run"]["backend"], "cpu");
     assert_eq!(g["permutation_backend"], "gpu");
     assert_eq!(g["pairs"], c["pairs"]);
 }

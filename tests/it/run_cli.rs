@@ -370,6 +370,13 @@ fn run_end_to_end_then_kill_and_resume() {
 
     // The audit sees the planned failures: open trajectories of the failing questions.
     let audit = common::json(&["run-audit", out_a.to_str().unwrap(), "--json"]);
+    // Given the directory, it read the log in it; the path is in the envelope only.
+    let log = out_a.join("trajectories.jsonl");
+    assert_eq!(
+        audit["run"]["inputs"]["trajectories"],
+        log.display().to_string()
+    );
+    assert!(audit.get("file").is_none());
     let arows = audit["rows"].as_array().unwrap();
     assert_eq!(arows.len(), 4);
     for r in arows {

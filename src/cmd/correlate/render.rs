@@ -1,7 +1,9 @@
-//! `stats correlate` as text, CSV and JSON (byte for byte as the command always printed it).
+//! `stats correlate` as text and CSV (byte for byte as the command always printed them) and
+//! JSON (the document of [`CorrelateReport`], docs/json.md).
 
 use ragstats_core::correlate::all_pairs::CorrelateReport;
 use ragstats_core::correlate::estimate::PValueKind;
+use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::table::Cell;
 
 use super::super::common::Table;
@@ -18,12 +20,17 @@ impl Rendered for CorrelateOutput {
     }
 
     fn body(&self) -> serde_json::Value {
-        serde_json::to_value(&self.report).expect("a report serialises")
+        to_body(&self.report)
+    }
+
+    fn engine(&self) -> Engine {
+        self.report.engine()
     }
 }
 
 /// A pair's column name as given (a name that reads as a number is aligned like one).
 fn name(s: &str) -> Cell {
+    // Raw, not Text: a column named `2024` has always been right-aligned like a number.
     Cell::Raw(s.to_string())
 }
 
@@ -159,6 +166,7 @@ fn matrix(r: &CorrelateReport) -> Table {
         let mut row = vec![name(x)];
         for j in 0..ys.len() {
             let e = &r.pairs[i * ys.len() + j].estimate;
+            // Raw: r and p in one cell, `0.925 (1.7e-5)`, a format no typed cell has.
             row.push(Cell::Raw(format!("{:.3} ({})", e.r, short_p(e.p))));
         }
         t.row(row);

@@ -32,7 +32,7 @@ pub(super) fn panel_section(cx: &Context, report: &VarianceReport) -> String {
         .iter()
         .map(|s| {
             vec![
-                Cell::Raw(s.name.clone()),
+                Cell::text(s.name.as_str()),
                 Cell::Count(s.questions as u64),
                 Cell::Count(s.trajectories as u64),
                 Cell::Count(s.reads as u64),
@@ -61,7 +61,7 @@ pub(super) fn variance_section(cx: &Context, report: &VarianceReport) -> anyhow:
     for st in &report.strata {
         for l in Level::ALL {
             rows.push(vec![
-                Cell::Raw(st.name.clone()),
+                Cell::text(st.name.as_str()),
                 Cell::text(l.name()),
                 Cell::opt_num(st.fit.components.get(l)),
                 share_cell(st.share_single.as_ref(), &st.fit, l),
@@ -147,7 +147,7 @@ pub(super) fn forecast_section(cx: &Context, report: &VarianceReport) -> anyhow:
         .iter()
         .map(|(f, _)| {
             vec![
-                Cell::Raw(format!("{}:{}:{}", f.questions, f.trajectories, f.reads)),
+                Cell::Text(format!("{}:{}:{}", f.questions, f.trajectories, f.reads)),
                 Cell::num(f.se_nested),
                 Cell::num(f.se_q_only),
             ]

@@ -2,11 +2,16 @@
 //! `stats run` and the `run-audit` section of `stats report`).
 
 use ragstats_agent::run::audit::{AuditRow, Totals};
+use ragstats_core::table::Cell;
 
 /// The columns and cells of the audit table (also the `run-audit` section of `stats
-/// report`).
-pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.2}", 100.0 * v));
+/// report`): shares as percentages with 2 decimals, EM and F1 means with 4, `-` where a
+/// share or mean has no denominator.
+pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<Cell>>) {
+    let pct = |v: Option<f64>| v.map_or(Cell::Missing, |v| Cell::fixed(100.0 * v, 2));
+    let mean = |v: Option<f64>| v.map_or(Cell::Missing, |v| Cell::fixed(v, 4));
+    // "part/whole" is a label, not a number: text, left-aligned as it always was.
+    let of = |part: u64, whole: u64| Cell::Text(format!("{part}/{whole}"));
     let head = vec![
         "arm",
         "selector",
@@ -33,26 +38,26 @@ pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<String>>) {
         .iter()
         .map(|r| {
             vec![
-                r.arm.clone(),
-                r.selector.clone(),
-                r.trajectories.to_string(),
-                r.valid_pools.to_string(),
-                r.eligible.to_string(),
+                Cell::text(r.arm.as_str()),
+                Cell::text(r.selector.as_str()),
+                Cell::Count(r.trajectories),
+                Cell::Count(r.valid_pools),
+                Cell::Count(r.eligible),
                 pct(r.pool_alias_share),
                 pct(r.packet_alias_share),
-                format!("{}/{}", r.candidate_masked, r.candidate_slots),
-                format!("{}/{}", r.packet_masked, r.packet_slots),
-                format!("{}/{}", r.planning_failures, r.trajectories),
-                format!("{}/{}", r.refused_queries, r.steps),
-                format!("{}/{}", r.refused_answers, r.reads),
-                format!("{}/{}", r.echoed_answers, r.reads),
-                format!("{}/{}", r.truncated_steps, r.steps),
-                format!("{}/{}", r.truncated_reads, r.reads),
-                format!("{}/{}", r.empty_pools, r.trajectories),
-                format!("{}/{}", r.empty_packets, r.trajectories),
+                of(r.candidate_masked, r.candidate_slots),
+                of(r.packet_masked, r.packet_slots),
+                of(r.planning_failures, r.trajectories),
+                of(r.refused_queries, r.steps),
+                of(r.refused_answers, r.reads),
+                of(r.echoed_answers, r.reads),
+                of(r.truncated_steps, r.steps),
+                of(r.truncated_reads, r.reads),
+                of(r.empty_pools, r.trajectories),
+                of(r.empty_packets, r.trajectories),
                 pct(r.unknown_rate),
-                r.em_mean.map_or("-".into(), |v| format!("{v:.4}")),
-                r.f1_mean.map_or("-".into(), |v| format!("{v:.4}")),
+                mean(r.em_mean),
+                mean(r.f1_mean),
             ]
         })
         .collect();

@@ -30,6 +30,7 @@ use serde::Serialize;
 use super::packets::distinct_lists;
 use super::prompt::{is_unknown, ECHO_FAILURE, PLACEHOLDER_FAILURE};
 use crate::search::SearchRecord;
+use ragstats_core::document::Report;
 use ragstats_core::qa_scoring::qa::normalize_answer;
 use ragstats_core::trajlog::Trajectory;
 
@@ -348,6 +349,10 @@ pub struct RunAudit {
     pub warnings: Vec<String>,
 }
 
+/// An audit counts, it resamples nothing: the engine is all `null`. The trajectory log it
+/// read is the document's `run.inputs.trajectories`.
+impl Report for RunAudit {}
+
 /// The Appendix C audit of a trajectory log: [`audit`], [`totals`] and their warnings.
 pub fn audit_run(logs: &[Trajectory]) -> RunAudit {
     let totals = totals(logs);
@@ -412,8 +417,9 @@ mod tests {
         assert!(!contains_alias(&rec("1", "beatles", true), &a));
     }
 
-    #[test]
-    fn audit_by_hand() {
+    /// Two trajectories of arm `open`, selector `rr`. Trajectory 0: pool has Paris (doc b,
+    /// rank 2), the rr packet holds only a; one masked slot. Trajectory 1: every step failed.
+    fn by_hand_logs() -> Vec<Trajectory> {
         let base = Trajectory {
             run: "r".into(),
             question_id: "q".into(),
@@ -428,8 +434,6 @@ mod tests {
             packets: Default::default(),
             reads: vec![],
         };
-        // Trajectory 0: pool has Paris (doc b, rank 2), the rr packet holds only a;
-        // one masked slot. Trajectory 1: every step failed.
         let mut t0 = base.clone();
         t0.steps = vec![
             step(
@@ -446,7 +450,12 @@ mod tests {
         t1.steps = vec![step(None, vec![]), step(None, vec![])];
         t1.packets.insert("rr".into(), vec![]);
         t1.reads = vec![read("rr", "unknown", 0.0), read("rr", "x", 0.0)];
-        let rows = audit(&[t0, t1]);
+        vec![t0, t1]
+    }
+
+    #[test]
+    fn audit_by_hand() {
+        let rows = audit(&by_hand_logs());
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!((r.trajectories, r.valid_pools, r.eligible), (2, 1, 1));
@@ -466,6 +475,58 @@ mod tests {
             (r.empty_result_steps, r.refused_queries, r.refused_answers),
             (0, 0, 0)
         );
+    }
+
+    /// The document of the audit above: its rows, totals and warnings, the log in
+    /// `run.inputs`, and a null engine (an audit resamples nothing).
+    #[test]
+    fn the_document_is_rows_totals_and_warnings() {
+        use ragstats_core::document::{document, Inputs};
+        use serde_json::{json, Value};
+        let d = document(
+            "run-audit",
+            Inputs::new().with("trajectories", "out/trajectories.jsonl"),
+            &audit_run(&by_hand_logs()),
+        );
+        let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["rows", "run", "totals", "warnings"]);
+        let run = &d["run"];
+        assert_eq!(
+            run["inputs"],
+            json!({"trajectories": "out/trajectories.jsonl"})
+        );
+        for key in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(run[key], Value::Null, "{key}");
+        }
+        let row = &d["rows"][0];
+        assert_eq!(
+            (&row["arm"], &row["selector"]),
+            (&json!("open"), &json!("rr"))
+        );
+        assert_eq!(
+            (&row["trajectories"], &row["valid_pools"], &row["eligible"]),
+            (&json!(2), &json!(1), &json!(1))
+        );
+        assert_eq!(
+            (&row["candidate_slots"], &row["candidate_masked"]),
+            (&json!(3), &json!(1))
+        );
+        assert_eq!(
+            (&row["unknown_rate"], &row["em_mean"]),
+            (&json!(0.5), &json!(0.25))
+        );
+        // Four steps, two of them failed (t1's); t0 gave two queries, both searched.
+        assert_eq!(
+            (
+                &d["totals"]["trajectories"],
+                &d["totals"]["steps"],
+                &d["totals"]["queries"]
+            ),
+            (&json!(2), &json!(4), &json!(2))
+        );
+        // One empty pool (t1's) of two is not most of them: no warning.
+        assert_eq!(d["totals"]["empty_pools"], 1);
+        assert_eq!(d["warnings"], json!([]));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::boot::KENDALL_NOTE;
 use super::estimate::Method;
 use super::permute::{CpuPermute, PermuteBackend};
 use super::table::Dataset;
+use crate::document::{Engine, Report};
 use crate::resample::engine::ResampleBackend;
 use crate::resample::Resampling;
 use crate::table::{format_number, Precision};
@@ -71,12 +72,24 @@ pub struct CorrelateReport {
     pub aggregated_from: Option<usize>,
     /// Clusters the bootstrap resampled whole, if any.
     pub clusters: Option<usize>,
+    /// The confidence level of the Fisher-z and bootstrap intervals (in the document's
+    /// `run` envelope, [`Report::engine`]).
+    #[serde(skip)]
     pub confidence: f64,
+    /// The seed of the bootstrap and permutation streams (`run.seed`).
+    #[serde(skip)]
     pub seed: u64,
+    /// Bootstrap replicates, 0 for none (`run.replicates`).
+    #[serde(skip)]
     pub replicates: u32,
-    /// The bootstrap engine's name and description (`None` without a bootstrap).
+    /// The bootstrap engine's name and description (`None` without a bootstrap; `run.backend`
+    /// and `run.adapter`).
+    #[serde(skip)]
     pub bootstrap_backend: Option<&'static str>,
+    #[serde(skip)]
     pub bootstrap_adapter: Option<String>,
+    /// The permutation test's count and backend stay in the body: the envelope has one
+    /// engine, the bootstrap's, and the permutations may run on another.
     pub permutations: u32,
     /// The permutation backend's name and description (`None` without permutations).
     pub permutation_backend: Option<&'static str>,
@@ -87,6 +100,21 @@ pub struct CorrelateReport {
     /// Every pair, x-major.
     pub pairs: Vec<PairResult>,
     pub matrix: Matrix,
+}
+
+impl Report for CorrelateReport {
+    /// The bootstrap's engine (`None` without a bootstrap) and the settings every interval
+    /// and stream used: replicates (0 without a bootstrap), seed (also the permutations'),
+    /// confidence (also the Fisher-z intervals').
+    fn engine(&self) -> Engine {
+        Engine {
+            backend: self.bootstrap_backend.map(str::to_string),
+            adapter: self.bootstrap_adapter.clone(),
+            replicates: Some(u64::from(self.replicates)),
+            seed: Some(self.seed),
+            confidence: Some(self.confidence),
+        }
+    }
 }
 
 /// Correlates every x × y pair of `data` as `prep` (from [`super::prepare`]: the columns
@@ -223,4 +251,104 @@ pub fn correlate(
         pairs: results,
         matrix,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::correlate::prepare;
+    use crate::document::{document, Inputs};
+    use crate::resample::CpuBackend;
+    use serde_json::{json, Value};
+
+    /// x = 1..5, y = (2, 1, 4, 3, 5): deviations (-2, -1, 0, 1, 2) and (-1, -2, 1, 0, 2),
+    /// Sxy = 8, Sxx = Syy = 10, so r = 8 / 10 = 0.8.
+    fn five_rows() -> Dataset {
+        Dataset {
+            x_names: vec!["x".into()],
+            y_names: vec!["y".into()],
+            x: vec![vec![1., 2., 3., 4., 5.]],
+            y: vec![vec![2., 1., 4., 3., 5.]],
+            clusters: None,
+            rows_read: 5,
+            dropped: 0,
+            aggregated_from: None,
+        }
+    }
+
+    #[test]
+    fn the_document_has_the_bootstrap_engine_in_run_and_the_permutations_in_the_body() {
+        let data = five_rows();
+        let prep = prepare(&data, Method::Pearson).unwrap();
+        let settings = CorrelateSettings {
+            resampling: Resampling {
+                seed: 7,
+                replicates: 50,
+                confidence: 0.9,
+            },
+            permutations: 99,
+            gpu_requested: false,
+        };
+        let engine = CpuBackend::new();
+        let r = correlate(&data, &prep, &settings, Some(&engine), None, &|_, _| {}).unwrap();
+        let d = document("correlate", Inputs::new().with("table", "t.csv"), &r);
+        let run = &d["run"];
+        assert_eq!(run["command"], "correlate");
+        assert_eq!(run["inputs"], json!({"table": "t.csv"}));
+        assert_eq!(run["backend"], "cpu");
+        assert_eq!(run["adapter"], Value::from(engine.description()));
+        assert_eq!(
+            (&run["replicates"], &run["seed"], &run["confidence"]),
+            (&json!(50), &json!(7), &json!(0.9))
+        );
+        for key in [
+            "backend",
+            "adapter",
+            "bootstrap_backend",
+            "bootstrap_adapter",
+            "replicates",
+            "seed",
+            "confidence",
+        ] {
+            assert!(d.get(key).is_none(), "{key} is in the body");
+        }
+        // The permutation engine's facts stay in the body, as they were.
+        assert_eq!(d["permutations"], 99);
+        assert_eq!(d["permutation_backend"], "cpu");
+        assert_eq!(
+            d["permutation_adapter"],
+            Value::from(CpuPermute.description())
+        );
+        assert_eq!((&d["n"], &d["method"]), (&json!(5), &json!("pearson")));
+        let r0 = d["pairs"][0]["r"].as_f64().unwrap();
+        assert!((r0 - 0.8).abs() < 1e-15, "{r0}");
+        assert_eq!(d["matrix"]["r"][0][0], d["pairs"][0]["r"]);
+        assert_eq!(d["pairs"][0]["permutation"]["permutations"], 99);
+    }
+
+    #[test]
+    fn without_a_bootstrap_the_engine_is_null_but_the_settings_are_kept() {
+        let data = five_rows();
+        let prep = prepare(&data, Method::Spearman).unwrap();
+        let settings = CorrelateSettings {
+            resampling: Resampling {
+                seed: 3,
+                replicates: 0,
+                confidence: 0.95,
+            },
+            permutations: 0,
+            gpu_requested: false,
+        };
+        let r = correlate(&data, &prep, &settings, None, None, &|_, _| {}).unwrap();
+        let e = r.engine();
+        assert_eq!((e.backend, e.adapter), (None, None));
+        assert_eq!(
+            (e.replicates, e.seed, e.confidence),
+            (Some(0), Some(3), Some(0.95))
+        );
+        let body = crate::document::to_body(&r);
+        assert_eq!(body["permutation_backend"], Value::Null);
+        assert_eq!(body["permutations"], 0);
+        assert!(body.get("seed").is_none() && body.get("bootstrap_backend").is_none());
+    }
 }

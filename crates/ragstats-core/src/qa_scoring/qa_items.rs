@@ -16,6 +16,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::qa::{score, Style};
+use crate::document::Report;
 use crate::io::{clip, JsonlReader};
 use crate::{Error, Result};
 
@@ -163,14 +164,21 @@ pub struct AnswerSettings {
     pub per_item: bool,
 }
 
-/// What `score-answers` reports: the means and, when asked for, every item's scores.
+/// What `score-answers` reports: the means and, when asked for, every item's scores. Its
+/// document's body is the summary's fields (`style`, `n`, `em`, `f1`) with `items` beside
+/// them when every item was kept.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct AnswerReport {
     /// Style, item count, mean EM and mean F1.
+    #[serde(flatten)]
     pub summary: ScoreSummary,
     /// Every item's EM and F1, in file order (with [`AnswerSettings::per_item`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<ItemScore>>,
 }
+
+/// Scoring answers resamples nothing: the engine is all `null`.
+impl Report for AnswerReport {}
 
 /// Scores predictions against their gold answers with the official rules of
 /// `settings.style`: per item EM and F1 are each the maximum over its golds; the summary is
@@ -235,5 +243,60 @@ mod tests {
         };
         assert!(score_answers(&items, &s).unwrap().items.is_none());
         assert!(score_answers(&[], &s).is_err());
+    }
+
+    /// Two items, SQuAD rules: q1 matches exactly (EM 1, F1 1); q2 predicts "red car" for
+    /// "blue car", one common token of two each, F1 = 2 * (1/2 * 1/2) / (1/2 + 1/2) = 0.5.
+    /// Means: EM 0.5, F1 0.75.
+    #[test]
+    fn the_document_is_the_summary_with_the_items_and_a_null_engine() {
+        use crate::document::{document, Inputs};
+        use serde_json::json;
+        let item = |id: &str, prediction: &str, gold: &str| AnswerItem {
+            id: id.into(),
+            prediction: prediction.into(),
+            golds: vec![gold.into()],
+            line: 1,
+        };
+        let items = [
+            item("q1", "Paris", "paris"),
+            item("q2", "red car", "blue car"),
+        ];
+        let settings = AnswerSettings {
+            style: Style::Squad,
+            per_item: true,
+        };
+        let r = score_answers(&items, &settings).unwrap();
+        let d = document(
+            "score-answers",
+            Inputs::new().with("answers", "a.jsonl"),
+            &r,
+        );
+        let mut body = d.clone();
+        let run = body.as_object_mut().unwrap().remove("run").unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "style": "squad", "n": 2, "em": 0.5, "f1": 0.75,
+                "items": [
+                    {"id": "q1", "em": 1.0, "f1": 1.0},
+                    {"id": "q2", "em": 0.0, "f1": 0.5},
+                ],
+            })
+        );
+        assert_eq!(run["inputs"], json!({"answers": "a.jsonl"}));
+        for key in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(run[key], serde_json::Value::Null, "{key}");
+        }
+        // Without --per-item there is no `items` key (not `null`).
+        let settings = AnswerSettings {
+            per_item: false,
+            ..settings
+        };
+        let body = crate::document::to_body(&score_answers(&items, &settings).unwrap());
+        assert_eq!(
+            body,
+            json!({"style": "squad", "n": 2, "em": 0.5, "f1": 0.75})
+        );
     }
 }
