@@ -14,6 +14,7 @@ mod compute;
 mod errors;
 mod input;
 mod output;
+mod spec;
 
 use errors::{InputError, RagstatsRuntimeError};
 use output::Outcome;
@@ -48,6 +49,12 @@ fn variance(
     })
 }
 
+/// Every command's flags as JSON (for `scripts/gen-python-api.py` and its test).
+#[pyfunction]
+fn commands() -> String {
+    spec::commands_json()
+}
+
 #[pymodule]
 fn _ragstats(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
@@ -55,6 +62,7 @@ fn _ragstats(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Outcome>()?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(variance, m)?)?;
+    m.add_function(wrap_pyfunction!(commands, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

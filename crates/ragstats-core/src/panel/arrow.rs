@@ -388,9 +388,16 @@ mod tests {
                 ("em", floats(&c[6][r.clone()])),
             ]);
             schema = Some(s);
-            batches.push(Ok(b));
+            batches.push(b);
         }
-        let frame = load_panel_arrow("frame", &schema.unwrap(), batches, &contrast()).unwrap();
+        let schema = schema.unwrap();
+        let frame = load_panel_arrow(
+            "frame",
+            &schema,
+            batches.iter().cloned().map(Ok),
+            &contrast(),
+        )
+        .unwrap();
         let csv = load_panel(Path::new(DEMO), &contrast()).unwrap();
         let (a, b) = (analyse_panel(&frame).unwrap(), analyse_panel(&csv).unwrap());
         assert_eq!(a.estimate.to_bits(), b.estimate.to_bits());
@@ -400,6 +407,29 @@ mod tests {
         assert!((a.estimate - 0.010275721225710013).abs() < 1e-15);
         assert_eq!(frame.metric, "f1");
         assert_eq!(frame.strata.len(), csv.strata.len());
+
+        // Registered in memory, the table loads by name through the file loader, on this
+        // thread only, and only while registered.
+        use crate::panel::memory::{lookup, with_tables, MemoryTable};
+        let table = MemoryTable {
+            schema: Arc::new(schema),
+            batches,
+        };
+        let name = Path::new("<frame>");
+        let registered = with_tables(vec![("<frame>".into(), table)], || {
+            assert!(
+                std::thread::spawn(|| lookup(Path::new("<frame>")).is_none())
+                    .join()
+                    .unwrap()
+            );
+            load_panel(name, &contrast()).unwrap()
+        });
+        let c = analyse_panel(&registered).unwrap();
+        assert_eq!(c.estimate.to_bits(), b.estimate.to_bits());
+        assert_eq!(registered.source, name);
+        assert!(lookup(name).is_none());
+        let gone = load_panel(name, &contrast()).unwrap_err().to_string();
+        assert!(gone.starts_with("<frame>"), "{gone}");
     }
 
     fn small(score: ArrayRef) -> (Schema, RecordBatch) {

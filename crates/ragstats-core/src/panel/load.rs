@@ -38,7 +38,8 @@ pub struct LoadOptions {
     pub selector: Option<SelectorChoice>,
 }
 
-/// Loads a panel from CSV (`.csv`, or anything not `.jsonl`/`.json`) or JSONL.
+/// Loads a panel from CSV (`.csv`, or anything not `.jsonl`/`.json`) or JSONL, or the
+/// in-memory table registered under that name on this thread ([`super::memory`]).
 ///
 /// A CSV file is parsed in pieces on all rayon threads; the panel, and the error for a bad
 /// file, are the same on any number of threads.
@@ -48,6 +49,15 @@ pub struct LoadOptions {
 /// or non-finite score, a duplicate cell, an unpaired arm cell, an unknown arm or selector,
 /// a cell lacking one of the selectors to be averaged, an unbalanced question (unless `drop_incomplete` or `allow_unbalanced`); [`Error::Io`] when the file cannot be read.
 pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
+    if let Some(table) = super::memory::lookup(path) {
+        let name = path.to_string_lossy();
+        return super::arrow::load_panel_arrow(
+            &name,
+            &table.schema,
+            table.batches.into_iter().map(Ok),
+            opts,
+        );
+    }
     load_panel_in_chunks(path, opts, PAR_CHUNK_BYTES)
 }
 

@@ -16,6 +16,7 @@ pub mod arrow;
 mod balance;
 pub mod design;
 mod load;
+pub mod memory;
 mod pairing;
 mod raw;
 mod read;
