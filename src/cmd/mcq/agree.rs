@@ -110,11 +110,14 @@ impl Rendered for AgreeOutput {
         let mut t = Table::new(&["id", "task", "annotators", "jaccard", gold_head]);
         for i in &rep.items {
             t.row([
-                Cell::text(&i.id),
+                // Raw: an id that reads as a number (`"id": 12`) has always been
+                // right-aligned, and so has a gold of one numeric label (labels are free
+                // without --items).
+                Cell::Raw(i.id.clone()),
                 i.task.map_or(Cell::Missing, |t| Cell::text(t.as_str())),
                 Cell::Count(i.annotators as u64),
                 Cell::opt_num(i.jaccard),
-                Cell::text(match s.gold(i) {
+                Cell::Raw(match s.gold(i) {
                     Some([]) => "{}".into(),
                     Some(g) => g.join(","),
                     None => "no majority".into(),

@@ -110,8 +110,9 @@ impl Rendered for FilterOutput {
         for d in &r.dropped {
             t.row([
                 Cell::Count(d.line),
-                // A format violation without an id leaves the cell blank (not `-`).
-                Cell::text(d.id.clone().unwrap_or_default()),
+                // Raw: an id that reads as a number (`"id": 12`) has always been
+                // right-aligned; a line without an id leaves the cell blank (not `-`).
+                Cell::Raw(d.id.clone().unwrap_or_default()),
                 Cell::text(d.reason),
                 Cell::text(&d.detail),
             ]);
