@@ -155,9 +155,5 @@ pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
     if let Some(path) = &args.replicates_out {
         run.replicates.write(path)?;
     }
-    Ok(BootstrapOutput {
-        report: run.report,
-        backend: engine.name().to_string(),
-        adapter: engine.description(),
-    })
+    Ok(BootstrapOutput { report: run })
 }

@@ -228,12 +228,6 @@ pub fn fixed(v: f64, decimals: usize) -> String {
     format_number(v, Precision::Fixed(decimals))
 }
 
-/// A number for a CSV cell: Rust's shortest round-trip form, or an empty cell when it is
-/// not finite (a CSV never holds `NaN` or `inf`).
-pub fn csv_num(v: f64) -> String {
-    format_number(v, Precision::Shortest)
-}
-
 /// `undefined (reason)`: how text output shows a value that is not defined and why.
 pub fn undefined_because(reason: &str) -> String {
     Cell::undefined_because(reason).display()

@@ -70,10 +70,8 @@ pub fn figure(args: &Args, out: &ConsistencyOutput) -> anyhow::Result<String> {
     )?)
 }
 
-/// What `stats consistency` found, with the grouping column and the confidence level.
+/// What `stats consistency` found, with the confidence level as the text shows it.
 pub struct ConsistencyOutput {
-    /// The `--by` column.
-    pub by: String,
     pub confidence: Confidence,
     pub report: ConsistencyReport,
 }
@@ -132,12 +130,16 @@ pub fn compute(args: &Args) -> anyhow::Result<ConsistencyOutput> {
     let engine = args.resample.engine(2 * reps as u64 * questions)?;
     let progress = Progress::new(2 * reps as u64, "consistency");
     let resampling = args.resample.resampling_of(reps);
-    let report = consistency(&rows, &panels, &resampling, engine.as_ref(), &|d| {
-        progress.set(d)
-    })?;
+    let report = consistency(
+        &args.by,
+        &rows,
+        &panels,
+        &resampling,
+        engine.as_ref(),
+        &|d| progress.set(d),
+    )?;
     progress.finish();
     Ok(ConsistencyOutput {
-        by: args.by.clone(),
         confidence: args.resample.confidence,
         report,
     })

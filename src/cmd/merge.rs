@@ -42,14 +42,9 @@ pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
         .iter()
         .map(|p| Ok((p.display().to_string(), Replicates::read(p)?)))
         .collect::<ragstats_core::Result<Vec<_>>>()?;
-    let n = shards.len();
     let merged = merge(shards)?;
     if let Some(out) = &args.out {
         merged.replicates.write(out)?;
     }
-    Ok(BootstrapOutput {
-        report: merged.report,
-        backend: "merged".into(),
-        adapter: format!("{n} replicates files"),
-    })
+    Ok(BootstrapOutput { report: merged })
 }

@@ -11,6 +11,7 @@ use ragstats_core::allocation::subsets::{
     analyse_subsets, SubsetAnalysis, SubsetSettings, SubsetStudy,
 };
 use ragstats_core::components::forecast::Audit;
+use ragstats_core::document::{to_body, Engine, Report};
 
 use super::common::{Format, PanelOptions, Table};
 use super::render::{emit, Rendered};
@@ -64,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         let r = &out.analysis.report;
         let caption = super::figure::panel_caption(
             &args.panel,
-            &out.outcome,
+            &out.analysis.outcome,
             Some((r.seed, u64::from(r.range[1] - r.range[0]))),
         );
         let svg = ragstats_plot::subsets(r, &caption)?;
@@ -76,11 +77,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     emit(&out, args.format, "subsets", inputs)
 }
 
-/// What `stats subsets` found, with the depth panel's outcome and trajectory and read labels.
+/// What `stats subsets` found (the JSON body), with the depth panel's trajectory and read
+/// labels for the tables.
 pub struct SubsetsOutput {
     pub analysis: SubsetAnalysis,
-    /// The outcome analysed (`f1`, `f1[adaptive-open]`).
-    pub outcome: String,
     /// The first stratum's trajectory and read labels (subset rows name positions by them).
     pub trajectory_labels: Vec<String>,
     pub read_labels: Vec<String>,
@@ -101,14 +101,15 @@ pub fn compute(args: &Args) -> anyhow::Result<SubsetsOutput> {
         resampling,
         per_subset: args.per_subset,
     };
-    let analysis = analyse_subsets(&study, &settings, engine.as_ref(), &|d| progress.set(d))?;
+    let analysis = analyse_subsets(&panel.outcome, &study, &settings, engine.as_ref(), &|d| {
+        progress.set(d)
+    })?;
     progress.finish();
     let first = &panel.strata[0];
     Ok(SubsetsOutput {
         analysis,
         trajectory_labels: first.trajectories.clone(),
         read_labels: first.reads.clone(),
-        outcome: panel.outcome,
     })
 }
 
@@ -122,8 +123,10 @@ impl Rendered for SubsetsOutput {
     }
 
     fn body(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(&self.analysis).expect("a report serialises");
-        v["outcome"] = self.outcome.clone().into();
-        v
+        to_body(&self.analysis)
+    }
+
+    fn engine(&self) -> Engine {
+        self.analysis.engine()
     }
 }

@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::components::variance::{analyse_panel, VarianceReport};
+use ragstats_core::components::variance::{
+    analyse_panel, variance_of_panel, PanelVariance, VarianceReport,
+};
+use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::panel::Panel;
 
 use super::common::{By, Format, PanelOptions, Table};
@@ -57,8 +60,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let out = compute(&args)?;
     if let Some(p) = &args.plot {
-        let caption = super::figure::panel_caption(&args.panel, &out.report.outcome, None);
-        let svg = ragstats_plot::variance(&out.report, &caption)?;
+        let v = &out.report.variance;
+        let caption = super::figure::panel_caption(&args.panel, &v.outcome, None);
+        let svg = ragstats_plot::variance(v, &caption)?;
         super::figure::write_svg(p, &svg, &[&args.panel])?;
     }
     emit(&out, args.format, "variance", inputs(&args))
@@ -71,49 +75,32 @@ fn inputs(args: &Args) -> ragstats_core::document::Inputs {
 
 /// What `stats variance` found for one panel (one selector of it).
 pub struct VarianceOutput {
-    pub panel: PathBuf,
-    pub metric: String,
-    pub report: VarianceReport,
+    /// The analysis with the panel's metric: the JSON body.
+    pub report: PanelVariance,
 }
 
 /// Loads the panel `args` names and runs the analysis.
 pub fn compute(args: &Args) -> anyhow::Result<VarianceOutput> {
     let panel = args.opts.load_unbalanced_noting(&args.panel)?;
-    Ok(output_for(panel)?)
-}
-
-/// The analysis of a loaded panel, ready to render (the Python bindings' entry point too).
-pub fn output_for(panel: Panel) -> ragstats_core::Result<VarianceOutput> {
-    let report = report_for(&panel)?;
     Ok(VarianceOutput {
-        panel: panel.source,
-        metric: panel.metric,
-        report,
+        report: variance_of_panel(&panel)?,
     })
 }
 
 impl Rendered for VarianceOutput {
     fn text(&self) -> String {
-        render::text(&self.report)
+        render::text(&self.report.variance)
     }
 
     fn csv(&self) -> Table {
-        render::csv(&self.report)
+        render::csv(&self.report.variance)
     }
 
     fn body(&self) -> serde_json::Value {
-        let report = &self.report;
-        let mut v = serde_json::json!({
-            "panel": self.panel,
-            "metric": self.metric,
-            "outcome": report.outcome,
-            "estimate": report.estimate,
-            "se": report.se,
-            "strata": report.strata,
-            "pooled": report.pooled,
-            "pooled_unavailable": report.pooled_unavailable,
-        });
-        render::add_undefined(&mut v, report);
-        v
+        to_body(&self.report)
+    }
+
+    fn engine(&self) -> Engine {
+        self.report.engine()
     }
 }

@@ -43,22 +43,16 @@ fn json_report_has_the_documented_fields() {
         "--format",
         "json",
     ]);
-    for k in [
-        "backend",
-        "adapter",
-        "replicates",
-        "seed",
-        "estimate",
-        "se",
-        "ci",
-        "method",
-        "strata",
-        "components",
-    ] {
+    for k in ["estimate", "se", "ci", "method", "strata", "components"] {
         assert!(v.get(k).is_some(), "missing {k}");
     }
-    assert_eq!(v["backend"], "cpu");
-    assert_eq!(v["replicates"], 500);
+    // The engine and the settings are in the envelope, and only there.
+    for k in ["backend", "adapter", "replicates", "seed", "confidence"] {
+        assert!(v["run"].get(k).is_some_and(|x| !x.is_null()), "run.{k}");
+        assert!(v.get(k).is_none(), "{k} in the body");
+    }
+    assert_eq!(v["run"]["backend"], "cpu");
+    assert_eq!(v["run"]["replicates"], 500);
     assert_eq!(v["method"], "percentile");
     let var = json(&[
         "variance",
@@ -239,10 +233,11 @@ fn gpu_and_cpu_reports_are_identical() {
     let cpu = stats().args(args("cpu")).output().unwrap();
     let mut g: serde_json::Value = serde_json::from_slice(&gpu.stdout).unwrap();
     let mut c: serde_json::Value = serde_json::from_slice(&cpu.stdout).unwrap();
-    assert_eq!(g["backend"], "gpu");
+    assert_eq!(g["run"]["backend"], "gpu");
+    assert_eq!(c["run"]["backend"], "cpu");
     for v in [&mut g, &mut c] {
-        v.as_object_mut().unwrap().remove("backend");
-        v.as_object_mut().unwrap().remove("adapter");
+        v["run"].as_object_mut().unwrap().remove("backend");
+        v["run"].as_object_mut().unwrap().remove("adapter");
     }
     assert_eq!(g, c);
 }

@@ -85,7 +85,8 @@ fn json_report_is_consistent_with_variance_and_forecast() {
         "json",
         "--per-subset",
     ]);
-    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["run"]["backend"], "cpu");
+    assert_eq!(v["run"]["replicates"], 300);
     let cfg = v["configurations"].as_array().unwrap();
     assert_eq!(cfg.len(), 6);
     let sizes: Vec<u64> = cfg.iter().map(|c| c["subsets"].as_u64().unwrap()).collect();
@@ -284,9 +285,9 @@ fn gpu_and_cpu_reports_are_identical() {
             "--seed",
             "5",
         ]);
-        assert_eq!(v["backend"], b);
-        v["backend"] = serde_json::Value::Null;
-        v["adapter"] = serde_json::Value::Null;
+        assert_eq!(v["run"]["backend"], b);
+        v["run"]["backend"] = serde_json::Value::Null;
+        v["run"]["adapter"] = serde_json::Value::Null;
         v
     };
     assert_eq!(run("cpu"), run("gpu"));

@@ -144,7 +144,15 @@ fn library_consistency_is_the_hand_computed_one() {
         replicates: 500,
         confidence: 0.95,
     };
-    let r = consistency(&rows, &panels, &settings, &CpuBackend::new(), &|_| {}).unwrap();
+    let r = consistency(
+        "temperature",
+        &rows,
+        &panels,
+        &settings,
+        &CpuBackend::new(),
+        &|_| {},
+    )
+    .unwrap();
     assert_eq!(r.disagreement[0].disagreeing, 0);
     assert_eq!(r.disagreement[1].rate, 0.25);
     let se = |m: [f64; 4]| {
@@ -158,6 +166,7 @@ fn library_consistency_is_the_hand_computed_one() {
     let ratio = r.se_ratio.as_ref().unwrap();
     assert!((ratio.ratio - hot / cold).abs() < 1e-12 && ratio.paired);
     assert!(ratio.ci[0] <= ratio.ci[1]);
-    assert_eq!(r.se_ratio_undefined, None);
+    assert_eq!(ratio.undefined, None);
+    assert_eq!(r.by, "temperature");
     assert_eq!((r.replicates, r.seed, r.backend.as_str()), (500, 1, "cpu"));
 }

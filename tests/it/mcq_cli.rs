@@ -272,6 +272,30 @@ fn score_two_level_average_by_hand() {
         assert!(r["em"]["run_sd"].is_null());
     }
     assert_eq!(row(&v, "scores", "overall")["items"], 11);
+    // The engine and the bootstrap settings are in the envelope, not the body.
+    let run = &v["run"];
+    assert_eq!(
+        (&run["backend"], &run["replicates"]),
+        (&json!("cpu"), &json!(200))
+    );
+    assert_eq!(
+        (&run["seed"], &run["confidence"]),
+        (&json!(1), &json!(0.95))
+    );
+    assert!(
+        run["adapter"].as_str().unwrap().starts_with("rayon, "),
+        "{run}"
+    );
+    assert_eq!(run["inputs"]["results"], json!(p.display().to_string()));
+    for k in [
+        "backend",
+        "backend_description",
+        "replicates",
+        "seed",
+        "file",
+    ] {
+        assert!(v.get(k).is_none(), "{k} in the body");
+    }
     let rates = row(&v, "rates", "overall");
     assert_eq!(rates["records"], 11);
     assert_eq!(rates["parse_failed"], 1);
@@ -360,6 +384,20 @@ fn compare_deltas_and_mcnemar_by_hand() {
         "500",
     ]));
     assert_eq!(v["pairs"], 8);
+    let run = &v["run"];
+    assert_eq!(
+        (&run["backend"], &run["replicates"]),
+        (&json!("cpu"), &json!(500))
+    );
+    assert!(
+        run["adapter"].as_str().unwrap().starts_with("rayon, "),
+        "{run}"
+    );
+    assert_eq!(run["inputs"]["a"], json!(pa.display().to_string()));
+    assert!(
+        v.get("backend").is_none() && v["a"].get("file").is_none(),
+        "{v}"
+    );
     let ov = row(&v, "deltas", "overall");
     assert!(
         close(ov["delta_em"]["estimate"].as_f64().unwrap(), 5.0 / 8.0),

@@ -362,7 +362,7 @@ fn analyse_subsets_lists_the_hand_computed_subset_ses() {
         per_subset: true,
     };
     let engine = CpuBackend::new();
-    let a = analyse_subsets(&study, &settings, &engine, &|_| {}).unwrap();
+    let a = analyse_subsets("f1", &study, &settings, &engine, &|_| {}).unwrap();
     let se: Vec<f64> = a.subsets.as_ref().unwrap().iter().map(|r| r.se).collect();
     for (got, want) in se.iter().zip([1.0, 2.5, 1.75]) {
         assert!((got - want).abs() < 1e-12, "{se:?}");
@@ -375,11 +375,17 @@ fn analyse_subsets_lists_the_hand_computed_subset_ses() {
         serde_json::to_value(&a.report).unwrap(),
         serde_json::to_value(&direct).unwrap()
     );
+    // The seed and confidence are not in the serde form (they are the document's envelope).
+    assert_eq!(
+        (a.report.seed, a.report.confidence),
+        (direct.seed, direct.confidence)
+    );
+    assert_eq!(a.outcome, "f1");
     let without = SubsetSettings {
         per_subset: false,
         ..settings
     };
-    assert!(analyse_subsets(&study, &without, &engine, &|_| {})
+    assert!(analyse_subsets("f1", &study, &without, &engine, &|_| {})
         .unwrap()
         .subsets
         .is_none());

@@ -1,38 +1,40 @@
-//! The bootstrap report as text, CSV and JSON (`stats bootstrap` and `stats merge`).
+//! The bootstrap report as text and CSV (`stats bootstrap` and `stats merge`).
 
+use ragstats_core::bootstrap::analysis::BootstrapRun;
 use ragstats_core::bootstrap::report::{BootstrapReport, ComponentSummaries};
+use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::resample::summary::{Interval, Summary};
 use ragstats_core::table::Cell;
 
 use super::super::common::{num, Table};
 use super::super::render::Rendered;
 
-/// A bootstrap report with the engine that produced it: the backend's name and its adapter
-/// (for `stats merge`, `merged` and how many files).
+/// A bootstrap run, with the engine that drew it (for `stats merge`, `merged` and how many
+/// files); its replicates are already written where `--replicates-out` or `--out` asked.
 pub struct BootstrapOutput {
-    /// Estimates, SEs and intervals of every statistic.
-    pub report: BootstrapReport,
-    /// The engine's name (`cpu`, `gpu`; `merged` for `stats merge`).
-    pub backend: String,
-    /// The engine's description (threads, adapter; the number of merged files).
-    pub adapter: String,
+    /// Estimates, SEs and intervals of every statistic, and the engine.
+    pub report: BootstrapRun,
 }
 
 impl Rendered for BootstrapOutput {
     fn text(&self) -> String {
-        text(&self.report, &self.backend, &self.adapter)
+        text(
+            &self.report.report,
+            &self.report.backend,
+            &self.report.adapter,
+        )
     }
 
     fn csv(&self) -> Table {
-        csv(&self.report)
+        csv(&self.report.report)
     }
 
-    /// The report's serde form with `backend` and `adapter` added.
     fn body(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(&self.report).expect("a report serialises");
-        v["backend"] = self.backend.as_str().into();
-        v["adapter"] = self.adapter.as_str().into();
-        v
+        to_body(&self.report)
+    }
+
+    fn engine(&self) -> Engine {
+        self.report.engine()
     }
 }
 
@@ -53,6 +55,7 @@ fn summary_cells(s: &Summary) -> [Cell; 4] {
 /// A stratum's name (as the file spells it, aligned as before) and its Q, T, R.
 fn design_cells(name: &str, q: usize, t: usize, r: usize) -> Vec<Cell> {
     vec![
+        // Raw, not Text: a numeric stratum name is right-aligned in text, as it always was.
         Cell::Raw(name.to_string()),
         Cell::Count(q as u64),
         Cell::Count(t as u64),
@@ -65,8 +68,8 @@ fn csv(r: &BootstrapReport) -> Table {
     let mut t = Table::new(&["statistic", "scope", "estimate", "se", "ci_low", "ci_high"]);
     let mut row = |stat: &str, scope: &str, est: f64, se: f64, ci: Interval| {
         t.row([
-            Cell::Raw(stat.into()),
-            Cell::Raw(scope.into()),
+            Cell::text(stat),
+            Cell::text(scope),
             Cell::num(est),
             Cell::num(se),
             Cell::num(ci[0]),
@@ -166,6 +169,7 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
                         Cell::Missing,
                     ],
                 };
+                // Raw: a numeric stratum name stays right-aligned (see `design_cells`).
                 let mut row = vec![Cell::Raw(s.name.clone())];
                 if let Some(m) = s.method {
                     row.push(Cell::text(m.name()));
@@ -186,7 +190,7 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
             let mut t = Table::new(&["design", "SE nested", "SE of it", "CI low", "CI high"]);
             for d in &c.designs {
                 let v = d.se_nested.unwrap_or(Summary::NAN);
-                let mut row = vec![Cell::Raw(d.design.clone())];
+                let mut row = vec![Cell::text(d.design.as_str())];
                 row.extend(summary_cells(&v));
                 t.row(row);
             }

@@ -1,6 +1,8 @@
-//! `stats consistency` as text, CSV and JSON (byte for byte as the command always printed it).
+//! `stats consistency` as text and CSV (byte for byte as the command always printed them;
+//! JSON: the report's serde form).
 
-use ragstats_core::table::{Cell, Defined};
+use ragstats_core::document::{to_body, Engine, Report};
+use ragstats_core::table::Cell;
 
 use super::super::common::{fixed, Table};
 use super::super::render::Rendered;
@@ -34,8 +36,15 @@ impl ConsistencyOutput {
 
 impl Rendered for ConsistencyOutput {
     fn text(&self) -> String {
-        let mut t = Table::new(&[&self.by, "cells", "disagreeing", "rate", "one-read SE"]);
-        for row in self.rows(|rate| Cell::Raw(format!("{:.2}%", 100.0 * rate))) {
+        let mut t = Table::new(&[
+            self.report.by.as_str(),
+            "cells",
+            "disagreeing",
+            "rate",
+            "one-read SE",
+        ]);
+        // A percentage is text (left-aligned), as it always was.
+        for row in self.rows(|rate| Cell::text(format!("{:.2}%", 100.0 * rate))) {
             t.row(row);
         }
         let mut out = t.to_text();
@@ -68,31 +77,19 @@ impl Rendered for ConsistencyOutput {
 
     fn csv(&self) -> Table {
         let mut t = Table::new(&["group", "cells", "disagreeing", "rate", "one_read_se"]);
-        // Rust's own digits for the rate, as always.
-        for row in self.rows(|rate| Cell::Raw(rate.to_string())) {
+        // Rust's own digits for the rate, as always: CSV writes a number's shortest form,
+        // and a rate (disagreeing / cells ≥ 1) is always finite.
+        for row in self.rows(Cell::num) {
             t.row(row);
         }
         t
     }
 
     fn body(&self) -> serde_json::Value {
-        let r = &self.report;
-        serde_json::json!({
-            "by": self.by,
-            "disagreement": r.disagreement,
-            "precision": r.precision,
-            "se_ratio": r.se_ratio.as_ref().map(|ratio| {
-                let mut v = serde_json::to_value(ratio).unwrap_or_default();
-                if let Some(why) = r.ratio().as_ref().and_then(Defined::reason) {
-                    v["undefined"] = why.into();
-                }
-                v
-            }),
-            "outcome": r.outcome,
-            "backend": r.backend,
-            "adapter": r.adapter,
-            "replicates": r.replicates,
-            "seed": r.seed,
-        })
+        to_body(&self.report)
+    }
+
+    fn engine(&self) -> Engine {
+        self.report.engine()
     }
 }

@@ -1,6 +1,7 @@
-//! The forecasts as text, CSV and JSON.
+//! The forecasts as text and CSV (JSON: the report's serde form).
 
 use ragstats_core::components::forecast::Forecast;
+use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::table::Cell;
 
 use super::super::common::Table;
@@ -21,14 +22,15 @@ impl Rendered for ForecastOutput {
         for d in &r.designs {
             let f = &d.forecast;
             let mut cells = vec![
-                Cell::Raw(format!("{}:{}:{}", f.questions, f.trajectories, f.reads)),
-                Cell::Raw(per_stratum(f)),
+                Cell::text(format!("{}:{}:{}", f.questions, f.trajectories, f.reads)),
+                Cell::text(per_stratum(f)),
                 Cell::num(f.se_nested),
                 Cell::num(f.se_q_only),
             ];
             if measured {
+                // A signed percentage is text (left-aligned), as it always was.
                 let pct = |v: Option<f64>| {
-                    v.map_or(Cell::Missing, |v| Cell::Raw(format!("{:+.1}%", 100.0 * v)))
+                    v.map_or(Cell::Missing, |v| Cell::text(format!("{:+.1}%", 100.0 * v)))
                 };
                 cells.push(Cell::opt_num(d.se_measured));
                 cells.push(pct(d.rel_error_nested));
@@ -60,22 +62,29 @@ impl Rendered for ForecastOutput {
             "rel_error_nested",
             "rel_error_q_only",
         ]);
-        // Every digit as Rust prints it, as this CSV always has (a 0/0 relative error of a
-        // measured SE of 0 stays `NaN`).
-        let all = |v: f64| Cell::Raw(v.to_string());
+        // Every digit as Rust prints it, as this CSV always has: a finite number is a typed
+        // cell (its CSV form is those digits); a 0/0 relative error of a measured SE of 0
+        // stays `NaN`, which a typed cell would leave empty.
+        let all = |v: f64| {
+            if v.is_finite() {
+                Cell::num(v)
+            } else {
+                Cell::Raw(v.to_string())
+            }
+        };
         let o = |v: Option<f64>| v.map_or(Cell::Missing, all);
         for d in &self.report.designs {
             let f = &d.forecast;
             t.row([
                 Cell::Count(f.questions as u64),
-                Cell::Raw(per_stratum(f)),
+                Cell::text(per_stratum(f)),
                 Cell::Count(f.trajectories as u64),
                 Cell::Count(f.reads as u64),
                 all(f.se_nested),
                 all(f.se_q_only),
                 d.measured_panel
                     .as_ref()
-                    .map_or(Cell::Missing, |p| Cell::Raw(p.display().to_string())),
+                    .map_or(Cell::Missing, |p| Cell::text(p.display().to_string())),
                 o(d.se_measured),
                 o(d.rel_error_nested),
                 o(d.rel_error_q_only),
@@ -86,7 +95,11 @@ impl Rendered for ForecastOutput {
 
     /// `{"components", "designs", "notes"}` of the report.
     fn body(&self) -> serde_json::Value {
-        serde_json::to_value(&self.report).expect("a forecast report serialises")
+        to_body(&self.report)
+    }
+
+    fn engine(&self) -> Engine {
+        self.report.engine()
     }
 }
 

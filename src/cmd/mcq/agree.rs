@@ -3,16 +3,16 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::mcq::agree::{agree, read_annotations, AgreeReport, AgreeSettings};
+use ragstats_core::document::to_body;
+use ragstats_core::mcq::agree::{
+    agree, read_annotations, AgreeReport, AgreeSettings, JACCARD_UNDEFINED,
+};
 use ragstats_core::mcq::validate::load_items;
-use serde_json::{json, Value};
+use ragstats_core::table::Cell;
+use serde_json::Value;
 
-use crate::cmd::common::{csv_num, num, undefined_because, Format, Table};
+use crate::cmd::common::{undefined_because, Format, Table};
 use crate::cmd::render::{emit, Rendered};
-
-/// Why a task's mean pairwise Jaccard is `undefined`/`null`.
-const JACCARD_UNDEFINED: &str =
-    "no item has 2 or more annotators, and agreement needs a pair of annotators";
 
 /// Flags of `stats mcq agree`.
 #[derive(Debug, clap::Args)]
@@ -81,17 +81,17 @@ impl Rendered for AgreeOutput {
         let mut t = Table::new(&["task", "items", "mean pairwise Jaccard", "with majority"]);
         for r in &rep.rows {
             t.row([
-                r.name.clone(),
-                r.items.to_string(),
-                num(r.jaccard),
-                r.with_majority.to_string(),
+                Cell::text(&r.name),
+                Cell::Count(r.items as u64),
+                Cell::num(r.jaccard),
+                Cell::Count(r.with_majority as u64),
             ]);
         }
         let mut out = t.to_text();
         let undefined: Vec<&str> = rep
             .rows
             .iter()
-            .filter(|r| !r.jaccard.is_finite())
+            .filter(|r| r.undefined.is_some())
             .map(|r| r.name.as_str())
             .collect();
         if !undefined.is_empty() {
@@ -110,17 +110,18 @@ impl Rendered for AgreeOutput {
         let mut t = Table::new(&["id", "task", "annotators", "jaccard", gold_head]);
         for i in &rep.items {
             t.row([
-                i.id.clone(),
-                i.task
-                    .map(|t| t.as_str().to_string())
-                    .unwrap_or_else(|| "-".into()),
-                i.annotators.to_string(),
-                i.jaccard.map(num).unwrap_or_else(|| "-".into()),
-                match s.gold(i) {
+                // Raw: an id that reads as a number (`"id": 12`) has always been
+                // right-aligned, and so has a gold of one numeric label (labels are free
+                // without --items).
+                Cell::Raw(i.id.clone()),
+                i.task.map_or(Cell::Missing, |t| Cell::text(t.as_str())),
+                Cell::Count(i.annotators as u64),
+                Cell::opt_num(i.jaccard),
+                Cell::Raw(match s.gold(i) {
                     Some([]) => "{}".into(),
                     Some(g) => g.join(","),
                     None => "no majority".into(),
-                },
+                }),
             ]);
         }
         out.push_str(&t.to_text());
@@ -138,31 +139,25 @@ impl Rendered for AgreeOutput {
         let mut t = Table::new(&["id", "task", "annotators", "jaccard", "gold", "votes"]);
         for i in &rep.items {
             t.row([
-                i.id.clone(),
-                i.task.map(|t| t.as_str().to_string()).unwrap_or_default(),
-                i.annotators.to_string(),
-                i.jaccard.map(csv_num).unwrap_or_default(),
-                s.gold(i)
-                    .map(|g| g.join(" "))
-                    .unwrap_or_else(|| "NA".into()),
-                i.votes.to_string(),
+                Cell::text(&i.id),
+                i.task.map_or(Cell::Missing, |t| Cell::text(t.as_str())),
+                Cell::Count(i.annotators as u64),
+                Cell::opt_num(i.jaccard),
+                // `NA`, not an empty cell: no majority is an answer of its own, and an
+                // empty cell is the empty gold set.
+                Cell::text(
+                    s.gold(i)
+                        .map(|g| g.join(" "))
+                        .unwrap_or_else(|| "NA".into()),
+                ),
+                Cell::Count(i.votes as u64),
             ]);
         }
         t
     }
 
+    /// The report's fields ([`AgreeReport`]).
     fn body(&self) -> Value {
-        let (s, rep) = (&self.report.settings, &self.report.agreement);
-        json!({
-            "method": s.method(),
-            "agreement": rep.rows.iter().map(|r| {
-                let mut v = serde_json::to_value(r).unwrap_or_default();
-                if !r.jaccard.is_finite() {
-                    v["undefined"] = JACCARD_UNDEFINED.into();
-                }
-                v
-            }).collect::<Vec<_>>(),
-            "items": rep.items, "no_majority": rep.no_majority,
-        })
+        to_body(&self.report)
     }
 }

@@ -9,6 +9,7 @@ use ragstats_core::mcq::score::{BootSettings, FailurePolicy, Stat};
 use ragstats_core::mcq::validate::load_items;
 use ragstats_core::mcq::Item;
 use ragstats_core::resample::ResampleBackend;
+use ragstats_core::table::Cell;
 
 use crate::cmd::common::num;
 use crate::cmd::resample::{Progress, ResampleArgs};
@@ -96,6 +97,17 @@ pub fn pm(s: &Stat) -> String {
         num(s.run_mean)
     } else {
         format!("{} ± {}", num(s.run_mean), num(s.run_sd))
+    }
+}
+
+/// A number of the CSV of `mcq score` or `mcq compare`: every digit, as [`Cell::num`]
+/// writes it; a value that is not finite (a one-run SD, a side without the level) stays
+/// `NaN` as these CSVs have always written it, where a typed number would be an empty cell.
+pub fn csv_f64(v: f64) -> Cell {
+    if v.is_finite() {
+        Cell::num(v)
+    } else {
+        Cell::Raw(v.to_string())
     }
 }
 

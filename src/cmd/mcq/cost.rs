@@ -3,12 +3,13 @@
 
 use std::path::PathBuf;
 
+use ragstats_core::document::to_body;
 use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::mcq::ledger_costs::{mcq_ledger_costs, McqCostReport, McqCostRow, McqPricing};
 use ragstats_core::table::Cell;
 use serde_json::Value;
 
-use crate::cmd::common::{num, Format, Table};
+use crate::cmd::common::{Format, Table};
 use crate::cmd::render::{emit, Rendered};
 
 /// Flags of `stats mcq cost`.
@@ -67,17 +68,25 @@ const HEAD: [&str; 8] = [
     "usd",
 ];
 
-/// One row; non-integer figures through `f` (rounded for the table, exact for CSV).
-fn cells(r: &McqCostRow, f: fn(f64) -> String) -> Vec<String> {
+/// One row of the table: counts as counts, `tokens_per_call` and `usd` as numbers (text
+/// shows them at the default precision, CSV every digit).
+fn cells(r: &McqCostRow, text: bool) -> Vec<Cell> {
     vec![
-        r.level.to_string(),
-        r.name.clone(),
-        r.calls.to_string(),
-        r.input_tokens.to_string(),
-        r.cached_input_tokens.to_string(),
-        r.output_tokens.to_string(),
-        f(r.tokens_per_call),
-        r.usd.map(f).unwrap_or_default(),
+        Cell::text(r.level),
+        // Raw: the names of `run` rows (run indices) have always been right-aligned in
+        // the text table, as numbers, among the item, group and task names.
+        Cell::Raw(r.name.clone()),
+        Cell::Count(r.calls),
+        Cell::Count(r.input_tokens),
+        Cell::Count(r.cached_input_tokens),
+        Cell::Count(r.output_tokens),
+        Cell::num(r.tokens_per_call),
+        match (r.usd, text) {
+            (Some(usd), _) => Cell::num(usd),
+            // Without prices the text table leaves the fees blank, not `-`.
+            (None, true) => Cell::Raw(String::new()),
+            (None, false) => Cell::Missing,
+        },
     ]
 }
 
@@ -86,7 +95,7 @@ impl Rendered for McqCostOutput {
         let r = &self.report;
         let mut t = Table::new(&HEAD);
         for row in &r.rows {
-            t.row(cells(row, num).into_iter().map(Cell::Raw));
+            t.row(cells(row, true));
         }
         let mut out = t.to_text();
         let unknown = r.rows.last().map_or(0, |o| o.unknown_token_rows);
@@ -108,13 +117,13 @@ impl Rendered for McqCostOutput {
     fn csv(&self) -> Table {
         let mut t = Table::new(&HEAD);
         for row in &self.report.rows {
-            t.row(cells(row, |v| v.to_string()));
+            t.row(cells(row, false));
         }
         t
     }
 
-    /// The report (keys sorted; `stats mcq cost --format json` prints it in field order).
+    /// The report's fields ([`McqCostReport`]).
     fn body(&self) -> Value {
-        serde_json::to_value(&self.report).unwrap_or_default()
+        to_body(&self.report)
     }
 }

@@ -5,11 +5,13 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use ragstats_core::document::to_body;
 use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
-use ragstats_core::mcq::filter::{filter_items, FilterReport};
+use ragstats_core::mcq::filter::{filter_items, FilterRun};
 use ragstats_core::mcq::results::read_results;
 use ragstats_core::mcq::validate::read_items;
-use serde_json::{json, Value};
+use ragstats_core::table::Cell;
+use serde_json::Value;
 
 use super::default_sidecar;
 use crate::cmd::common::{Format, Table};
@@ -36,12 +38,8 @@ pub struct Args {
 
 /// What `stats mcq filter` did: the analysis and the two files it wrote.
 pub struct FilterOutput {
-    /// The kept items file (`--out`).
-    pub out: PathBuf,
-    /// The dropped-lines report (`--report`).
-    pub report_file: PathBuf,
-    /// The analysis.
-    pub report: FilterReport,
+    /// The analysis and the files it wrote (its document's fields).
+    pub run: FilterRun,
 }
 
 /// Loads the items and predictions, filters, and writes the kept lines and the report.
@@ -75,9 +73,7 @@ pub fn compute(a: &Args) -> anyhow::Result<FilterOutput> {
     }
     write_atomic(&report, |w| w.write_all(rep.as_bytes()))?;
     Ok(FilterOutput {
-        out: a.out.clone(),
-        report_file: report,
-        report: r,
+        run: FilterRun::new(r, &a.out, &report),
     })
 }
 
@@ -87,7 +83,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         .with("items", a.items.display())
         .with_all("predictions", a.predictions.iter().map(|p| p.display()));
     let code = emit(&out, a.format, "mcq filter", inputs)?;
-    let untested = &out.report.untested;
+    let untested = &out.run.filter.untested;
     if !untested.is_empty() {
         eprintln!(
             "note: {} kept item(s) lack a parsed answer from some model and were not tested for difficulty: {}",
@@ -100,7 +96,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
 
 impl Rendered for FilterOutput {
     fn text(&self) -> String {
-        let r = &self.report;
+        let r = &self.run.filter;
         let mut out = format!(
             "{} line(s): kept {}, dropped {} (format {}, difficulty {}); models: {}\n",
             r.items,
@@ -113,43 +109,41 @@ impl Rendered for FilterOutput {
         let mut t = Table::new(&["line", "id", "reason", "detail"]);
         for d in &r.dropped {
             t.row([
-                d.line.to_string(),
-                d.id.clone().unwrap_or_default(),
-                d.reason.into(),
-                d.detail.clone(),
+                Cell::Count(d.line),
+                // Raw: an id that reads as a number (`"id": 12`) has always been
+                // right-aligned; a line without an id leaves the cell blank (not `-`).
+                Cell::Raw(d.id.clone().unwrap_or_default()),
+                Cell::text(d.reason),
+                Cell::text(&d.detail),
             ]);
         }
         out.push_str(&t.to_text());
         out.push_str(&format!(
             "kept: {}; report: {}\n",
-            self.out.display(),
-            self.report_file.display()
+            self.run.out.display(),
+            self.run.report_file.display()
         ));
         out
     }
 
     fn csv(&self) -> Table {
         let mut t = Table::new(&["line", "id", "reason", "detail", "models", "agreed_is_gold"]);
-        for d in &self.report.dropped {
+        for d in &self.run.filter.dropped {
             t.row([
-                d.line.to_string(),
-                d.id.clone().unwrap_or_default(),
-                d.reason.to_string(),
-                d.detail.clone(),
-                d.models.join(" "),
-                d.agreed_is_gold.map(|b| b.to_string()).unwrap_or_default(),
+                Cell::Count(d.line),
+                d.id.as_deref().map_or(Cell::Missing, Cell::text),
+                Cell::text(d.reason),
+                Cell::text(&d.detail),
+                Cell::text(d.models.join(" ")),
+                d.agreed_is_gold
+                    .map_or(Cell::Missing, |b| Cell::text(b.to_string())),
             ]);
         }
         t
     }
 
+    /// The run's fields ([`FilterRun`]).
     fn body(&self) -> Value {
-        let r = &self.report;
-        json!({
-            "items": r.items, "kept": r.kept.len(), "dropped_format": r.dropped_format,
-            "dropped_difficulty": r.dropped_difficulty, "untested": r.untested, "models": r.models,
-            "out": self.out.display().to_string(), "report": self.report_file.display().to_string(),
-            "dropped": r.dropped,
-        })
+        to_body(&self.run)
     }
 }

@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use ragstats_core::document::to_body;
 use ragstats_core::mcq::validate::{read_items, validation_report, ItemsFile, ValidateReport};
 use ragstats_core::table::Cell;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::cmd::common::{Format, Table};
 use crate::cmd::render::{emit, Rendered};
@@ -88,29 +89,18 @@ impl Rendered for ValidateOutput {
         let mut t = Table::new(&["line", "id", "rule", "message"]);
         for v in &self.report.violations {
             t.row([
-                v.line.to_string(),
-                v.id.clone().unwrap_or_default(),
-                v.rule.to_string(),
-                v.message.clone(),
+                Cell::Count(v.line),
+                v.id.as_deref().map_or(Cell::Missing, Cell::text),
+                Cell::text(v.rule),
+                Cell::text(&v.message),
             ]);
         }
         t
     }
 
+    /// The report's fields ([`ValidateReport`]).
     fn body(&self) -> Value {
-        let r = &self.report;
-        let groups: serde_json::Map<String, Value> = r
-            .groups
-            .iter()
-            .map(|(g, n)| (g.as_str().to_string(), json!(n)))
-            .collect();
-        json!({
-            "file": self.file.display().to_string(),
-            "lines": r.lines,
-            "valid_items": r.valid_items,
-            "groups": groups,
-            "violations": r.violations,
-        })
+        to_body(&self.report)
     }
 
     fn exit_code(&self) -> u8 {

@@ -160,7 +160,7 @@ impl<'a> Sections<'a> {
                 .collect();
             let mut t = table(&[by, "cells", "disagreeing", "rate", "one-read SE"], &rows);
             if let Some(ratio) = &r.se_ratio {
-                let value = match &r.se_ratio_undefined {
+                let value = match &ratio.undefined {
                     Some(why) => format!("undefined: {why}"),
                     None => format!("{} {}", n(ratio.ratio), ci(ratio.ci)),
                 };

@@ -9,9 +9,15 @@ use ragstats_core::resample::summary::Summary;
 use super::super::common::Table;
 use super::SubsetsOutput;
 
-/// Rust's own digits, as the command's CSV always wrote them (`NaN` included).
+/// Rust's own digits, as the command's CSV always wrote them: a finite number's CSV form
+/// (its shortest round trip), and `NaN` as Rust prints it, which a typed cell would leave
+/// empty.
 fn digits(v: f64) -> Cell {
-    Cell::Raw(v.to_string())
+    if v.is_finite() {
+        Cell::num(v)
+    } else {
+        Cell::Raw(v.to_string())
+    }
 }
 
 /// Estimate, SE, CI low, CI high of a bootstrap summary.
@@ -83,7 +89,7 @@ pub(super) fn csv(o: &SubsetsOutput) -> Table {
 /// The header, then every subset's SE (with `--per-subset`) or the configurations and MAEs.
 pub(super) fn text(o: &SubsetsOutput) -> String {
     let a = &o.analysis;
-    let mut out = header(&a.report, &o.outcome, &a.backend, &a.adapter);
+    let mut out = header(&a.report, &a.outcome, &a.backend, &a.adapter);
     match &a.subsets {
         Some(subsets) => {
             let mut t = Table::new(&["t'", "r'", "trajectories", "reads", "SE measured"]);

@@ -1,33 +1,13 @@
-//! The variance report as text, CSV and JSON (`stats variance`; `stats report` shows its shares).
+//! The variance report as text and CSV (`stats variance`; `stats report` shows its shares).
 
 use ragstats_core::components::reml::{Shape, Spread};
 use ragstats_core::components::variance::{
     Fit, Level, Method, PerLevel, StratumReport, VarianceReport, POOLED_SHARES_UNDEFINED,
     SHARES_UNDEFINED,
 };
-use ragstats_core::table::Cell;
+use ragstats_core::table::{Cell, Precision};
 
 use super::super::common::{num, undefined_because, Table};
-
-/// A `null` share's reason beside it, as `efficiency` does: `"undefined": {"share_single":
-/// "the outcome does not vary", …}` on the stratum or the pooled fit.
-pub(super) fn add_undefined(v: &mut serde_json::Value, r: &VarianceReport) {
-    for (i, s) in r.strata.iter().enumerate() {
-        for (field, p) in [
-            ("share_single", &s.share_single),
-            ("share_se2", &s.share_se2),
-        ] {
-            if p.is_none() {
-                v["strata"][i]["undefined"][field] = SHARES_UNDEFINED.into();
-            }
-        }
-    }
-    if let Some(p) = &r.pooled {
-        if p.share_single.is_none() {
-            v["pooled"]["undefined"]["share_single"] = POOLED_SHARES_UNDEFINED.into();
-        }
-    }
-}
 
 /// A share's table cell: `undefined` when the scope's shares are (every component 0; the
 /// reason is a note under the table), `-` for a level that is not estimable.
@@ -48,6 +28,7 @@ fn any_reml(r: &VarianceReport) -> bool {
 /// its Q, T, R.
 fn design(name: &str, questions: usize, trajectories: usize, reads: usize) -> Vec<Cell> {
     vec![
+        // Raw, not Text: a numeric stratum name is right-aligned in text, as it always was.
         Cell::Raw(name.to_string()),
         Cell::Count(questions as u64),
         Cell::Count(trajectories as u64),
@@ -61,6 +42,7 @@ fn spread_cell(x: &Spread) -> Cell {
     if x.min == x.max {
         Cell::Count(x.min as u64)
     } else {
+        // min/mean/max in one cell: no typed cell holds three numbers.
         Cell::Raw(format!("{}/{:.2}/{}", x.min, x.mean, x.max))
     }
 }
@@ -69,6 +51,7 @@ fn spread_cell(x: &Spread) -> Cell {
 /// trajectory.
 fn shape_design(name: &str, shape: &Shape) -> Vec<Cell> {
     vec![
+        // Raw: a numeric name stays right-aligned (see `design`).
         Cell::Raw(name.to_string()),
         Cell::Count(shape.questions as u64),
         spread_cell(&shape.trajectories),
@@ -98,6 +81,7 @@ fn exact(v: f64) -> Cell {
     if v.is_finite() {
         Cell::num(v)
     } else {
+        // `NaN`/`inf` as this CSV always wrote them; a typed cell would be empty.
         Cell::Raw(v.to_string())
     }
 }
@@ -235,15 +219,17 @@ pub(super) fn text(r: &VarianceReport) -> String {
                    se2: Option<Option<&PerLevel>>| {
         for l in Level::ALL {
             t.row([
+                // Raw: a numeric stratum name stays right-aligned (see `design`).
                 Cell::Raw(scope.to_string()),
                 Cell::text(l.name()),
                 Cell::opt_num(f.ms.get(l).filter(|v| !v.is_nan())),
+                // Degrees of freedom as Rust prints them (`222`), which is the shortest form.
                 f.df.get(l)
                     .filter(|v| !v.is_nan())
-                    .map_or(Cell::Missing, |d| Cell::Raw(format!("{d}"))),
+                    .map_or(Cell::Missing, |d| Cell::Num(d, Precision::Shortest)),
                 match f.components.get(l) {
                     Some(c) if f.truncated.contains(&l) => {
-                        Cell::Raw(format!("{} (truncated to 0)", num(c)))
+                        Cell::text(format!("{} (truncated to 0)", num(c)))
                     }
                     Some(c) => Cell::num(c),
                     None => Cell::text("not estimable"),

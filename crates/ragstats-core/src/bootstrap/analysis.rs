@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::replicates::{Replicates, ReplicatesHeader};
 use super::report::{build_report, BootstrapReport};
 use super::stratified::{Bootstrap, BootstrapSpec};
+use crate::document::{Engine, Report};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::Method;
@@ -35,7 +36,8 @@ pub struct BootstrapSettings {
 }
 
 /// A bootstrap run's result: every replicate's statistics (what `--replicates-out` writes
-/// and [`merge`] combines) and their summary. Serialises as the report alone.
+/// and [`merge`] combines), their summary, and the engine that drew them. Serialises as
+/// the report alone; the engine and the settings are its [`Report::engine`].
 #[derive(Debug, Clone, Serialize)]
 pub struct BootstrapRun {
     /// Point estimates, standard errors and intervals of every statistic.
@@ -45,6 +47,26 @@ pub struct BootstrapRun {
     /// the `B × n_statistics` replicate values.
     #[serde(skip)]
     pub replicates: Replicates,
+    /// The engine's short name (`cpu`, `gpu`; `merged` for [`merge`]).
+    #[serde(skip)]
+    pub backend: String,
+    /// What it ran on (`rayon, 2 threads`, the GPU adapter; for [`merge`], how many
+    /// replicates files were merged).
+    #[serde(skip)]
+    pub adapter: String,
+}
+
+impl Report for BootstrapRun {
+    /// The engine, and the report's replicates, seed and confidence.
+    fn engine(&self) -> Engine {
+        Engine {
+            backend: Some(self.backend.clone()),
+            adapter: Some(self.adapter.clone()),
+            replicates: Some(u64::from(self.report.replicates)),
+            seed: Some(self.report.seed),
+            confidence: Some(self.report.confidence),
+        }
+    }
 }
 
 /// A bootstrap checked against its panel and ready to run on an engine.
@@ -120,6 +142,8 @@ impl PreparedBootstrap {
         Ok(BootstrapRun {
             report: build_report(&replicates),
             replicates,
+            backend: backend.name().to_string(),
+            adapter: backend.description(),
         })
     }
 }
@@ -143,16 +167,20 @@ pub fn bootstrap(
 
 /// Merges the replicates of sharded runs (each `(name, replicates)`, in any order) into the
 /// single run's replicates — byte for byte the file one run over the whole range writes —
-/// and summarises them as [`bootstrap`] does.
+/// and summarises them as [`bootstrap`] does. Its engine is `merged`, on `N replicates
+/// files`.
 ///
 /// # Errors
 /// [`Error::Usage`] when there is no shard, the shards differ in data, seed or settings, or
 /// their ranges leave a gap or overlap ([`Replicates::merge`]).
 pub fn merge(shards: Vec<(String, Replicates)>) -> Result<BootstrapRun> {
+    let n = shards.len();
     let replicates = Replicates::merge(shards)?;
     Ok(BootstrapRun {
         report: build_report(&replicates),
         replicates,
+        backend: "merged".into(),
+        adapter: format!("{n} replicates files"),
     })
 }
 
@@ -281,6 +309,78 @@ mod tests {
         assert!(
             gap.to_string().contains("previous files end at 100 (gap)"),
             "{gap}"
+        );
+    }
+
+    /// The document of a run: the engine and the settings in the envelope only, the
+    /// report's own fields in the body; a merge names the files it merged as its adapter.
+    #[test]
+    fn the_bootstrap_document_has_the_engine_in_its_envelope_only() {
+        use crate::document::{document, Inputs};
+        use serde_json::json;
+        let panel = demo();
+        let cpu = CpuBackend::new();
+        let s = BootstrapSettings {
+            seed: 7,
+            confidence: 0.9,
+            ..settings(10..60)
+        };
+        let run = bootstrap(&panel, &s, &cpu, &|_| {}).unwrap();
+        let doc = document("bootstrap", Inputs::new().with("panel", "p.csv"), &run);
+        assert_eq!(
+            doc["run"],
+            json!({
+                "command": "bootstrap",
+                "ragstats": env!("CARGO_PKG_VERSION"),
+                "inputs": {"panel": "p.csv"},
+                "backend": "cpu",
+                "adapter": cpu.description(),
+                "replicates": 50,
+                "seed": 7,
+                "confidence": 0.9,
+            })
+        );
+        let mut keys: Vec<&str> = doc
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            ["ci", "estimate", "method", "outcome", "range", "run", "se", "strata"]
+        );
+        assert_eq!(doc["range"], json!([10, 60]));
+        assert_eq!(doc["method"], "percentile");
+        assert_eq!(doc["outcome"], "f1: adaptive-open");
+        assert_eq!(doc["estimate"], run.report.summary.estimate);
+        assert_eq!(doc["strata"][0]["name"], "hotpotqa");
+        assert_eq!(doc["strata"][0]["questions"], 223);
+
+        let merged = merge(vec![
+            (
+                "b".into(),
+                bootstrap(&panel, &settings(5..9), &cpu, &|_| {})
+                    .unwrap()
+                    .replicates,
+            ),
+            (
+                "a".into(),
+                bootstrap(&panel, &settings(0..5), &cpu, &|_| {})
+                    .unwrap()
+                    .replicates,
+            ),
+        ])
+        .unwrap();
+        let e = merged.engine();
+        assert_eq!(
+            (e.backend.as_deref(), e.adapter.as_deref()),
+            (Some("merged"), Some("2 replicates files"))
+        );
+        assert_eq!(
+            (e.replicates, e.seed, e.confidence),
+            (Some(9), Some(1), Some(0.95))
         );
     }
 

@@ -61,14 +61,20 @@ pub struct ComponentsReport {
     pub designs: Vec<DesignSummary>,
 }
 
-/// The whole bootstrap result.
+/// The whole bootstrap result. The replicates, seed and confidence are the run's settings:
+/// a document has them in its `run` envelope ([`super::analysis::BootstrapRun`]'s engine),
+/// not among the report's fields.
 #[derive(Debug, Clone, Serialize)]
 pub struct BootstrapReport {
     pub outcome: String,
+    /// Replicates summarised: `range[1] − range[0]`.
+    #[serde(skip)]
     pub replicates: u32,
     pub range: [u32; 2],
+    #[serde(skip)]
     pub seed: u64,
     pub method: Method,
+    #[serde(skip)]
     pub confidence: f64,
     /// The equal-weight estimate with its bootstrap SE and interval (JSON: the fields
     /// `estimate`, `se`, `ci` of the report itself).

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::document::{Engine, Report};
 use crate::panel::{Panel, QuestionStats};
 use crate::qa_scoring::qa::normalize_answer;
 use crate::resample::columns::CenteredColumns;
@@ -149,6 +150,10 @@ pub struct SeRatio {
     pub ci: Interval,
     /// Both groups hold the same questions, so the resample is paired.
     pub paired: bool,
+    /// Why `ratio` is undefined (JSON `null`: a one-read SE is 0 or not finite), when it
+    /// is; not serialised otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undefined: Option<String>,
 }
 
 /// Question order of each stratum of `panel`, aligned to `reference` when both hold the
@@ -252,6 +257,7 @@ pub fn precision(
             ratio: out[0].one_read_se / out[1].one_read_se,
             ci: percentile_interval(&v, confidence),
             paired,
+            undefined: None,
         }
     });
     Ok((out, ratio))
@@ -303,36 +309,60 @@ pub fn groups_of(rows: &[ReadAnswer]) -> Vec<String> {
     groups
 }
 
-/// What `consistency` found.
+/// What `consistency` found. The engine and the resampling settings are the document's
+/// envelope ([`Report::engine`]), not fields of the body.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConsistencyReport {
+    /// The grouping column (e.g. `temperature`).
+    pub by: String,
     /// Disagreement per group (sorted by group value).
     pub disagreement: Vec<Disagreement>,
     /// One-read SE of each compared group.
     pub precision: Vec<GroupPrecision>,
-    /// The first two compared groups' SE ratio with its interval (`None` with one group).
+    /// The first two compared groups' SE ratio with its interval (`None` with one group);
+    /// its `undefined` says why the ratio is, when it is.
     pub se_ratio: Option<SeRatio>,
-    /// Why the ratio is undefined (a one-read SE is 0 or not finite), when it is.
-    pub se_ratio_undefined: Option<String>,
     /// The outcome of the first group's panel.
     pub outcome: Option<String>,
-    /// The engine's short name and description.
+    /// The engine's short name (`cpu`, `gpu`).
+    #[serde(skip)]
     pub backend: String,
+    /// What the engine ran on (threads, adapter).
+    #[serde(skip)]
     pub adapter: String,
+    #[serde(skip)]
     pub replicates: u32,
+    #[serde(skip)]
     pub seed: u64,
+    /// Confidence level of the ratio's percentile interval.
+    #[serde(skip)]
+    pub confidence: f64,
 }
 
 impl ConsistencyReport {
-    /// The SE ratio's value, or why it is undefined ([`Self::se_ratio_undefined`]); `None`
+    /// The SE ratio's value, or why it is undefined ([`SeRatio::undefined`]); `None`
     /// with one compared group.
     pub fn ratio(&self) -> Option<Defined<f64>> {
         let r = self.se_ratio.as_ref()?;
-        Some(Defined::unless(self.se_ratio_undefined.as_deref(), r.ratio))
+        Some(Defined::unless(r.undefined.as_deref(), r.ratio))
     }
 }
 
-/// Answer consistency of `rows` by group ([`disagreement`]) and the precision of each
+impl Report for ConsistencyReport {
+    /// The engine that resampled the SE ratio, and its replicates, seed and confidence.
+    fn engine(&self) -> Engine {
+        Engine {
+            backend: Some(self.backend.clone()),
+            adapter: Some(self.adapter.clone()),
+            replicates: Some(u64::from(self.replicates)),
+            seed: Some(self.seed),
+            confidence: Some(self.confidence),
+        }
+    }
+}
+
+/// Answer consistency of `rows` grouped by the column `by` ([`disagreement`]) and the
+/// precision of each
 /// group panel of `panels` (one per compared group, in order; [`precision`]): each one-read
 /// SE, and for the first two their ratio SE_1/SE_2 with a percentile interval over
 /// question-bootstrap replicates (paired when both hold the same questions) drawn as
@@ -341,6 +371,7 @@ impl ConsistencyReport {
 /// # Errors
 /// [`Error::Data`] for too many reads or too few questions; backend errors.
 pub fn consistency(
+    by: &str,
     rows: &[ReadAnswer],
     panels: &[(String, Panel)],
     resampling: &Resampling,
@@ -348,10 +379,13 @@ pub fn consistency(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ConsistencyReport> {
     let dis = disagreement(rows);
-    let (prec, ratio) = precision(panels, resampling, backend, progress)?;
+    let (prec, mut ratio) = precision(panels, resampling, backend, progress)?;
+    if let Some(r) = &mut ratio {
+        r.undefined = ratio_undefined(r, &prec);
+    }
     Ok(ConsistencyReport {
+        by: by.to_string(),
         disagreement: dis,
-        se_ratio_undefined: ratio.as_ref().and_then(|r| ratio_undefined(r, &prec)),
         precision: prec,
         se_ratio: ratio,
         outcome: panels.first().map(|p| p.1.outcome.clone()),
@@ -359,6 +393,7 @@ pub fn consistency(
         adapter: backend.description(),
         replicates: resampling.replicates,
         seed: resampling.seed,
+        confidence: resampling.confidence,
     })
 }
 
@@ -379,4 +414,139 @@ fn ratio_undefined(r: &SeRatio, prec: &[GroupPrecision]) -> Option<String> {
         ),
         _ => "a one-read SE is not finite".into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::{document, Inputs};
+    use crate::panel::Stratum;
+    use crate::resample::CpuBackend;
+    use serde_json::{json, Value};
+
+    /// A group's panel: one stratum, questions q1..q3, one trajectory, reads `y[q]`.
+    fn panel(y: [[f64; 2]; 3]) -> Panel {
+        Panel {
+            source: "reads.csv".into(),
+            metric: "f1".into(),
+            outcome: "f1".into(),
+            selectors: Vec::new(),
+            selector: None,
+            strata: vec![Stratum {
+                name: "d".into(),
+                questions: vec!["q1".into(), "q2".into(), "q3".into()],
+                trajectories: vec!["0".into()],
+                reads: vec!["0".into(), "1".into()],
+                y: y.concat(),
+                ..Default::default()
+            }],
+        }
+    }
+
+    fn answer(group: &str, question: &str, answer: &str) -> ReadAnswer {
+        ReadAnswer {
+            group: group.into(),
+            cell: ("d".into(), question.into(), "0".into(), String::new()),
+            answer: answer.into(),
+        }
+    }
+
+    #[test]
+    fn the_consistency_document_has_the_engine_in_its_envelope_only() {
+        // Group a: q1 "x"/"X." agree once normalised, q2 "y"/"z" do not: rate 1/2. Group b:
+        // one cell, agreeing.
+        let rows = [
+            answer("a", "q1", "x"),
+            answer("a", "q1", "X."),
+            answer("a", "q2", "y"),
+            answer("a", "q2", "z"),
+            answer("b", "q1", "x"),
+            answer("b", "q1", "x"),
+        ];
+        // One-read SEs: a's read means (1, 0, 1) and (0, 0, 1) each have variance 1/3, so
+        // SE sqrt(1/3 / 3) = 1/3 at both reads; b's (2, 0, 1) have variance 1: SE 1/√3.
+        let panels = [
+            ("a".to_string(), panel([[1., 0.], [0., 0.], [1., 1.]])),
+            ("b".to_string(), panel([[2., 2.], [0., 0.], [1., 1.]])),
+        ];
+        let resampling = Resampling {
+            seed: 3,
+            replicates: 20,
+            confidence: 0.9,
+        };
+        let cpu = CpuBackend::new();
+        let r = consistency("temperature", &rows, &panels, &resampling, &cpu, &|_| {}).unwrap();
+        let doc = document("consistency", Inputs::new().with("reads", "r.csv"), &r);
+        assert_eq!(
+            doc["run"],
+            json!({
+                "command": "consistency",
+                "ragstats": env!("CARGO_PKG_VERSION"),
+                "inputs": {"reads": "r.csv"},
+                "backend": "cpu",
+                "adapter": cpu.description(),
+                "replicates": 20,
+                "seed": 3,
+                "confidence": 0.9,
+            })
+        );
+        let mut keys: Vec<&str> = doc
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "by",
+                "disagreement",
+                "outcome",
+                "precision",
+                "run",
+                "se_ratio"
+            ]
+        );
+        assert_eq!(doc["by"], "temperature");
+        assert_eq!(doc["outcome"], "f1");
+        assert_eq!(
+            doc["disagreement"],
+            json!([
+                {"group": "a", "cells": 2, "disagreeing": 1, "rate": 0.5},
+                {"group": "b", "cells": 1, "disagreeing": 0, "rate": 0.0},
+            ])
+        );
+        let close = |v: &Value, want: f64| {
+            let got = v.as_f64().unwrap();
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        };
+        close(&doc["precision"][0]["one_read_se"], 1.0 / 3.0);
+        close(&doc["precision"][1]["one_read_se"], 1.0 / 3f64.sqrt());
+        let ratio = &doc["se_ratio"];
+        close(&ratio["ratio"], 3f64.sqrt() / 3.0);
+        assert_eq!(
+            (&ratio["numerator"], &ratio["denominator"], &ratio["paired"]),
+            (&json!("a"), &json!("b"), &json!(true))
+        );
+        assert!(ratio.get("undefined").is_none(), "{ratio}");
+    }
+
+    #[test]
+    fn an_undefined_ratio_says_why_inside_se_ratio() {
+        let flat = panel([[1., 1.], [1., 1.], [1., 1.]]);
+        let panels = [("a".to_string(), flat.clone()), ("b".to_string(), flat)];
+        let resampling = Resampling {
+            seed: 1,
+            replicates: 5,
+            confidence: 0.95,
+        };
+        let r = consistency("t", &[], &panels, &resampling, &CpuBackend::new(), &|_| {}).unwrap();
+        let why =
+            "the one-read SEs of a and b are both 0 (the scores do not vary), so the ratio is 0/0";
+        assert_eq!(r.ratio(), Some(Defined::Undefined(why.into())));
+        let body = crate::document::to_body(&r);
+        assert_eq!(body["se_ratio"]["ratio"], Value::Null);
+        assert_eq!(body["se_ratio"]["undefined"], why);
+    }
 }

@@ -17,6 +17,7 @@ use crate::panel::design::{positive_count, split_fields, Design, DesignError};
 use serde::{Deserialize, Serialize};
 
 use super::variance::{analyse_panel, combine, PerLevel, VarianceReport};
+use crate::document::Report;
 use crate::io::jsonl::parse_document;
 use crate::io::read_text;
 use crate::panel::Panel;
@@ -361,6 +362,9 @@ pub struct ForecastReport {
     pub pooled: bool,
 }
 
+/// A forecast does not resample: its document's engine is all `null`.
+impl Report for ForecastReport {}
+
 /// Why [`forecast_designs`] or [`ForecastReport::compare_measured`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ForecastError {
@@ -554,6 +558,49 @@ mod tests {
                 read: None,
             }),
         }
+    }
+
+    #[test]
+    fn the_forecast_document_is_the_report_with_a_null_engine() {
+        use crate::document::{document, Engine, Inputs};
+        use serde_json::{json, Value};
+        let settings = ForecastSettings {
+            designs: vec!["8:2:1".into()],
+            pooled: false,
+        };
+        let r = forecast_designs(&audit(), &settings).unwrap();
+        assert_eq!(r.engine(), Engine::default());
+        let doc = document("forecast", Inputs::new().with("audit", "a.csv"), &r);
+        let mut keys: Vec<&str> = doc
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["components", "designs", "notes", "run"]);
+        for key in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(doc["run"][key], Value::Null, "{key}");
+        }
+        assert_eq!(doc["run"]["inputs"], json!({"audit": "a.csv"}));
+        assert_eq!(doc["components"], "per-stratum");
+        // 8:2:1 splits 4 + 4: nested sqrt(0.003 + 0.00125)/2 (see the test below); no
+        // measured panel, so no measured keys.
+        let d = &doc["designs"][0];
+        assert_eq!(d["per_stratum"], json!([["a", 4], ["b", 4]]));
+        assert_eq!(
+            (
+                d["questions"].clone(),
+                d["trajectories"].clone(),
+                d["reads"].clone()
+            ),
+            (json!(8), json!(2), json!(1))
+        );
+        assert!((d["se_nested"].as_f64().unwrap() - 0.00425f64.sqrt() / 2.0).abs() < 1e-15);
+        assert!(d.get("measured_panel").is_none() && d.get("se_measured").is_none());
+        assert_eq!(doc["notes"].as_array().unwrap().len(), 2);
+        // `pooled` is said by `components`, not a key of its own.
+        assert!(doc.get("pooled").is_none());
     }
 
     #[test]

@@ -15,10 +15,13 @@
 //! fitted by REML instead ([`super::reml`]); [`analyse_panel`] chooses per stratum, and the
 //! pooled fit is REML as soon as one stratum is unbalanced.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 pub use super::levels::{Level, PerLevel};
 use super::reml::{self, NestedBuilder, NestedStratum, Shape};
+use crate::document::Report;
 use crate::panel::{Panel, Stratum, StratumStats};
 use crate::{Error, Result};
 
@@ -271,6 +274,10 @@ pub struct StratumReport {
     /// Shares of SE² at the observed design (truncated components); `None` as
     /// `share_single`.
     pub share_se2: Option<PerLevel>,
+    /// Why each `null` share is undefined, keyed by field (`share_single`, `share_se2`):
+    /// [`SHARES_UNDEFINED`]. Empty (and not serialised) when both are defined.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub undefined: BTreeMap<&'static str, &'static str>,
 }
 
 /// What a REML fit adds to a report.
@@ -295,6 +302,10 @@ pub struct PooledReport {
     pub fit: Fit,
     /// `None` when every component is 0 ([`POOLED_SHARES_UNDEFINED`]).
     pub share_single: Option<PerLevel>,
+    /// Why `share_single` is `null`, when it is (`{"share_single":`
+    /// [`POOLED_SHARES_UNDEFINED`]`}`); empty and not serialised otherwise.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub undefined: BTreeMap<&'static str, &'static str>,
 }
 
 /// The full variance analysis of a panel.
@@ -308,8 +319,67 @@ pub struct VarianceReport {
     pub strata: Vec<StratumReport>,
     /// `None` with `pooled_unavailable` set when the strata differ in T or R.
     pub pooled: Option<PooledReport>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why there is no pooled fit (JSON `null` when there is one).
     pub pooled_unavailable: Option<String>,
+}
+
+impl Report for VarianceReport {}
+
+/// The variance analysis of a panel with the metric its outcome was scored by: what `stats
+/// variance` reports ([`variance_of_panel`]). Serialises as the analysis's fields plus
+/// `metric`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PanelVariance {
+    /// The panel's score column (`f1`, `em` …).
+    pub metric: String,
+    #[serde(flatten)]
+    pub variance: VarianceReport,
+}
+
+impl Report for PanelVariance {}
+
+/// [`analyse_panel`] of `panel`, with the panel's metric.
+///
+/// # Errors
+/// Those of [`analyse_panel`].
+pub fn variance_of_panel(panel: &Panel) -> Result<PanelVariance> {
+    Ok(PanelVariance {
+        metric: panel.metric.clone(),
+        variance: analyse_panel(panel)?,
+    })
+}
+
+/// The reasons of a scope's undefined shares: `field → why` for each `None` of `shares`.
+fn undefined_shares(
+    shares: &[(&'static str, &Option<PerLevel>)],
+    why: &'static str,
+) -> BTreeMap<&'static str, &'static str> {
+    shares
+        .iter()
+        .filter(|(_, s)| s.is_none())
+        .map(|(field, _)| (*field, why))
+        .collect()
+}
+
+/// `r` with the reason beside every undefined share ([`StratumReport::undefined`],
+/// [`PooledReport::undefined`]).
+fn with_reasons(mut r: VarianceReport) -> VarianceReport {
+    for s in &mut r.strata {
+        s.undefined = undefined_shares(
+            &[
+                ("share_single", &s.share_single),
+                ("share_se2", &s.share_se2),
+            ],
+            SHARES_UNDEFINED,
+        );
+    }
+    if let Some(p) = &mut r.pooled {
+        p.undefined = undefined_shares(
+            &[("share_single", &p.share_single)],
+            POOLED_SHARES_UNDEFINED,
+        );
+    }
+    r
 }
 
 /// Equal-weight combination of stratum estimates: (mean of the estimates, sqrt(Σ SE²)/D).
@@ -350,6 +420,7 @@ pub fn analyse(
             reml: None,
             share_single: shares(&trunc),
             share_se2: shares(&se2_terms(&trunc, q, t, r)),
+            undefined: BTreeMap::new(),
             fit: f,
         });
         sums.push(a);
@@ -367,20 +438,21 @@ pub fn analyse(
                     trajectories: p.t,
                     reads: p.r,
                     share_single: shares(&f.truncated()),
+                    undefined: BTreeMap::new(),
                     fit: f,
                 }),
                 None,
             ),
             Err(e) => (None, Some(e.to_string())),
         };
-    Ok(VarianceReport {
+    Ok(with_reasons(VarianceReport {
         outcome: outcome.to_string(),
         estimate,
         se,
         strata: reports,
         pooled,
         pooled_unavailable,
-    })
+    }))
 }
 
 /// The outcomes of a stratum, balanced or not, as REML's nested layout.
@@ -508,6 +580,7 @@ pub fn analyse_panel(panel: &Panel) -> Result<VarianceReport> {
             reml: Some(summary),
             share_single: shares(&trunc),
             share_se2: shares(&se2_terms(&trunc, q, t, r)),
+            undefined: BTreeMap::new(),
             fit,
         });
     }
@@ -530,6 +603,7 @@ pub fn analyse_panel(panel: &Panel) -> Result<VarianceReport> {
                     trajectories: (trajectories as f64 / questions as f64).round() as usize,
                     reads: (rows as f64 / trajectories as f64).round() as usize,
                     share_single: shares(&fit.truncated()),
+                    undefined: BTreeMap::new(),
                     fit,
                 }),
                 None,
@@ -537,12 +611,119 @@ pub fn analyse_panel(panel: &Panel) -> Result<VarianceReport> {
         }
         Err(e) => (None, Some(e.to_string())),
     };
-    Ok(VarianceReport {
+    Ok(with_reasons(VarianceReport {
         outcome: panel.outcome.clone(),
         estimate,
         se,
         strata: reports,
         pooled,
         pooled_unavailable,
-    })
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::{document, Inputs};
+    use serde_json::{json, Value};
+
+    /// A balanced stratum built in code: Q questions × T × R outcomes `y` (question-major).
+    fn stratum(name: &str, q: usize, t: usize, r: usize, y: Vec<f64>) -> Stratum {
+        Stratum {
+            name: name.into(),
+            questions: (1..=q).map(|i| format!("q{i}")).collect(),
+            trajectories: (0..t).map(|i| i.to_string()).collect(),
+            reads: (0..r).map(|i| i.to_string()).collect(),
+            y,
+            ..Default::default()
+        }
+    }
+
+    /// Stratum `d` (Q=3, T=2, R=2, the hand-worked panel of tests/it/variance.rs) and stratum
+    /// `flat`, whose outcome is 1 everywhere, so its shares are undefined.
+    fn panel() -> Panel {
+        let tiny = vec![1., 3., 2., 6., 0., 0., 4., 2., 5., 5., 5., 7.];
+        Panel {
+            source: "tiny.csv".into(),
+            metric: "f1".into(),
+            outcome: "f1".into(),
+            selectors: Vec::new(),
+            selector: None,
+            strata: vec![
+                stratum("d", 3, 2, 2, tiny),
+                stratum("flat", 3, 2, 2, vec![1.0; 12]),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_variance_document_has_the_metric_the_reasons_and_no_engine() {
+        let report = variance_of_panel(&panel()).unwrap();
+        assert_eq!(report.engine(), crate::document::Engine::default());
+        let doc = document("variance", Inputs::new().with("panel", "tiny.csv"), &report);
+        let mut keys: Vec<&str> = doc
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "estimate",
+                "metric",
+                "outcome",
+                "pooled",
+                "pooled_unavailable",
+                "run",
+                "se",
+                "strata"
+            ]
+        );
+        assert_eq!(doc["metric"], "f1");
+        assert_eq!(doc["run"]["inputs"], json!({"panel": "tiny.csv"}));
+        for key in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(doc["run"][key], Value::Null, "{key}");
+        }
+        // Stratum means 10/3 and 1, equal weights: (10/3 + 1)/2 = 13/6. SE: d's is 7/6
+        // (MS_q/(QTR) = 49/36), flat's 0, so sqrt(49/36)/2 = 7/12.
+        let close = |v: &Value, want: f64| {
+            let got = v.as_f64().unwrap();
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        };
+        close(&doc["estimate"], 13.0 / 6.0);
+        close(&doc["se"], 7.0 / 12.0);
+        assert_eq!(doc["pooled_unavailable"], Value::Null);
+        let d = &doc["strata"][0];
+        close(&d["components"]["question"], 35.0 / 12.0);
+        close(&d["share_single"]["question"], 35.0 / 77.0);
+        assert!(d.get("undefined").is_none(), "{d}");
+        let flat = &doc["strata"][1];
+        assert_eq!(flat["share_single"], Value::Null);
+        assert_eq!(flat["share_se2"], Value::Null);
+        assert_eq!(
+            flat["undefined"],
+            json!({"share_single": SHARES_UNDEFINED, "share_se2": SHARES_UNDEFINED})
+        );
+        // The pooled fit removes each stratum's mean; d still varies within, so its shares
+        // are defined.
+        assert!(doc["pooled"]["share_single"].is_object());
+        assert!(doc["pooled"].get("undefined").is_none());
+    }
+
+    #[test]
+    fn a_pooled_fit_without_variation_says_why_its_shares_are_undefined() {
+        let mut p = panel();
+        p.strata[0] = stratum("two", 3, 2, 2, vec![2.0; 12]);
+        let doc = crate::document::to_body(&variance_of_panel(&p).unwrap());
+        assert_eq!(doc["pooled"]["share_single"], Value::Null);
+        assert_eq!(
+            doc["pooled"]["undefined"],
+            json!({"share_single": POOLED_SHARES_UNDEFINED})
+        );
+        // The strata differ (2 and 1), so the combined estimate is their mean, 1.5, with SE 0.
+        assert_eq!(doc["estimate"], 1.5);
+        assert_eq!(doc["se"], 0.0);
+    }
 }

@@ -4,11 +4,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::item::{Item, Task};
 use super::metrics::jaccard;
+use crate::document::Report;
 use crate::error::{Error, Result};
 use crate::io::jsonl::echo;
 use crate::io::{clip, JsonlReader};
@@ -131,12 +132,21 @@ pub struct AgreementRow {
     pub jaccard: f64,
     /// Items with a majority answer set.
     pub with_majority: usize,
+    /// Why `jaccard` is undefined (NaN, `null` in JSON): [`JACCARD_UNDEFINED`]; absent
+    /// when it is defined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undefined: Option<&'static str>,
 }
 
-/// The full agreement report.
+/// Why a task's mean pairwise Jaccard is undefined.
+pub const JACCARD_UNDEFINED: &str =
+    "no item has 2 or more annotators, and agreement needs a pair of annotators";
+
+/// The full agreement report (serialized with `rows` as `agreement`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgreementReport {
     /// Per task (or `ungrouped`), then `overall`.
+    #[serde(rename = "agreement")]
     pub rows: Vec<AgreementRow>,
     /// Per item, in id order.
     pub items: Vec<ItemAgreement>,
@@ -201,6 +211,7 @@ pub fn agreement(anns: &[Annotation], tasks: Option<&HashMap<String, Task>>) -> 
                 js.iter().sum::<f64>() / js.len() as f64
             },
             with_majority: its.iter().filter(|i| i.majority.is_some()).count(),
+            undefined: js.is_empty().then_some(JACCARD_UNDEFINED),
         }
     };
     let mut rows = Vec::new();
@@ -270,15 +281,29 @@ pub struct GoldAnswer {
 }
 
 /// What `mcq agree` reports: agreement per item, task and overall, and the gold answers.
+/// Its document (docs/json.md) is `method` (the settings), the [`AgreementReport`]'s
+/// keys, and no gold answers (they are each item's `majority` or `per_option`, and the
+/// `--gold-out` file).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgreeReport {
     /// The settings the analysis ran with.
+    #[serde(rename = "method", serialize_with = "method")]
     pub settings: AgreeSettings,
     /// Agreement ([`agreement`]).
+    #[serde(flatten)]
     pub agreement: AgreementReport,
     /// Gold answers of the items that have one, in item order.
+    #[serde(skip)]
     pub gold: Vec<GoldAnswer>,
 }
+
+/// Writes the settings as their [`AgreeSettings::method`].
+fn method<S: Serializer>(a: &AgreeSettings, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(a.method())
+}
+
+/// Agreement does not resample: the default (all `null`) engine.
+impl Report for AgreeReport {}
 
 /// Annotator agreement of `anns` (mean pairwise Jaccard |S∩T|/|S∪T| per item, per task and
 /// overall; grouped by task when `items` are given) and each item's gold answer: the
@@ -350,5 +375,55 @@ mod tests {
             (pd.answer.join(","), pd.method, pd.votes, pd.annotators),
             ("A,B,D".into(), "per_option", 1, 3)
         );
+    }
+
+    /// One item with two annotators (Jaccard |{A}|/|{A, B}| = 1/2, majority: none of the
+    /// two sets has more than half of the votes) and, in a second report, one with a single
+    /// annotator (no pair: undefined, with its reason).
+    #[test]
+    fn an_agree_document_is_the_method_rows_and_items() {
+        use crate::document::{document, Inputs};
+        use serde_json::json;
+        let ann = |id: &str, who: &str, answer: &[&str]| Annotation {
+            id: id.into(),
+            annotator: who.into(),
+            answer: answer.iter().map(|s| s.to_string()).collect(),
+            line: 1,
+        };
+        let anns = [ann("q1", "x", &["A"]), ann("q1", "y", &["A", "B"])];
+        let r = agree(&anns, None, &AgreeSettings { per_option: true });
+        let d = document(
+            "mcq agree",
+            Inputs::new().with("annotations", "a.jsonl"),
+            &r,
+        );
+        assert_eq!(
+            d["agreement"],
+            json!([{"name": "overall", "items": 1, "jaccard": 0.5, "with_majority": 0}])
+        );
+        assert_eq!(
+            d["items"],
+            json!([{"id": "q1", "task": null, "annotators": 2, "jaccard": 0.5,
+                    "majority": null, "votes": 1, "per_option": ["A"]}])
+        );
+        assert_eq!(
+            (&d["method"], &d["no_majority"]),
+            (&json!("per_option"), &json!(["q1"]))
+        );
+        let mut keys: Vec<&String> = d.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["agreement", "items", "method", "no_majority", "run"]);
+        for k in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(d["run"][k], Value::Null, "{k}");
+        }
+
+        let r = agree(&anns[..1], None, &AgreeSettings::default());
+        let d = document("mcq agree", Inputs::new(), &r);
+        assert_eq!(
+            d["agreement"],
+            json!([{"name": "overall", "items": 0, "jaccard": null, "with_majority": 1,
+                    "undefined": JACCARD_UNDEFINED}])
+        );
+        assert_eq!(d["method"], "majority");
     }
 }

@@ -3,15 +3,16 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use statrs::distribution::{Binomial, Discrete};
 
 use super::item::{Group, Task};
 use super::results::RunResult;
 use super::score::{
     bootstrap_group_means, group_means, level_rows, levels, line_score, BootSettings,
-    FailurePolicy, GroupMeans, LevelRow, Levels, MeanRange,
+    FailurePolicy, GroupMeans, LevelRow, Levels, MeanRange, Stat,
 };
+use crate::document::{Engine, Report};
 use crate::error::{Error, Result};
 use crate::resample::engine::ResampleBackend;
 
@@ -204,8 +205,9 @@ impl Side {
 
 /// One row of the comparison: the delta B − A of one level ([`LevelRow`], EM and F1 with
 /// intervals) and each side's own `[EM, F1]` over the paired (id, run) set (NaN where the
-/// level has no value on that side).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// level has no value on that side). Serialized flat: `level`, `name`, `items`, `a` and
+/// `b` as `{"em", "f1"}` (`null` for NaN), `delta_em`, `delta_f1`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct DeltaRow {
     /// The deltas B − A.
     pub delta: LevelRow,
@@ -215,7 +217,51 @@ pub struct DeltaRow {
     pub b: [f64; 2],
 }
 
-/// What `mcq compare` reports for two results files.
+/// A side's `[EM, F1]` as the document writes it.
+#[derive(Serialize)]
+struct EmF1 {
+    em: f64,
+    f1: f64,
+}
+
+impl EmF1 {
+    fn of(v: [f64; 2]) -> EmF1 {
+        EmF1 { em: v[0], f1: v[1] }
+    }
+}
+
+/// The document's form of a [`DeltaRow`]: the level's keys beside each side's scores,
+/// the deltas named for what they are (a [`LevelRow`]'s `em`, `f1` here are B − A).
+#[derive(Serialize)]
+struct DeltaRowDoc<'a> {
+    level: &'static str,
+    name: &'a str,
+    items: usize,
+    a: EmF1,
+    b: EmF1,
+    delta_em: &'a Stat,
+    delta_f1: &'a Stat,
+}
+
+impl Serialize for DeltaRow {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let d = &self.delta;
+        DeltaRowDoc {
+            level: d.level,
+            name: &d.name,
+            items: d.items,
+            a: EmF1::of(self.a),
+            b: EmF1::of(self.b),
+            delta_em: &d.em,
+            delta_f1: &d.f1,
+        }
+        .serialize(s)
+    }
+}
+
+/// What `mcq compare` reports for two results files. Its document (docs/json.md) is its
+/// fields with `settings` flattened (`failures`); the engine and the bootstrap settings
+/// are in the `run` envelope ([`Report::engine`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CompareReport {
     /// Model A (the baseline).
@@ -229,13 +275,25 @@ pub struct CompareReport {
     /// Scored lines of B without a partner in A.
     pub unpaired_b: usize,
     /// The settings the analysis ran with.
+    #[serde(flatten)]
     pub settings: BootSettings,
     /// The engine that resampled (`cpu` or `gpu`).
+    #[serde(skip)]
     pub backend: String,
+    /// The engine's description (threads, adapter).
+    #[serde(skip)]
+    pub adapter: String,
     /// Deltas per group, task and overall.
     pub deltas: Vec<DeltaRow>,
     /// McNemar's exact test on EM per group and overall ([`mcnemar_table`]).
     pub mcnemar: Vec<McNemar>,
+}
+
+impl Report for CompareReport {
+    /// The engine that resampled, and the stratified item bootstrap's settings.
+    fn engine(&self) -> Engine {
+        self.settings.engine(&self.backend, &self.adapter)
+    }
 }
 
 /// The paired items of `a` and `b` (distinct ids with a pair): the rows
@@ -332,6 +390,7 @@ pub fn compare_results(
         unpaired_b: pairing.unpaired_b,
         settings: *settings,
         backend: backend.name().into(),
+        adapter: backend.description(),
         deltas,
         mcnemar: mcnemar_table(&pairing.pairs),
     })
@@ -433,5 +492,76 @@ mod tests {
             ov.ci[0] < ov.estimate && ov.estimate < ov.ci[1] && ov.ci[1] < 0.0,
             "{ov:?}"
         );
+    }
+
+    #[test]
+    fn a_compare_document_has_the_engine_in_its_envelope_only() {
+        use crate::document::{document, Inputs};
+        use serde_json::json;
+        let demo = super::super::score::tests::demo_report();
+        let side = |model: &str| Side {
+            model: model.into(),
+            prompt: "bare".into(),
+            shuffle_seed: None,
+        };
+        let r = CompareReport {
+            a: side("ma"),
+            b: side("mb"),
+            pairs: 3,
+            unpaired_a: 1,
+            unpaired_b: 0,
+            settings: demo.settings,
+            backend: "cpu".into(),
+            adapter: "rayon, 2 threads".into(),
+            deltas: vec![DeltaRow {
+                delta: demo.scores[0].clone(),
+                a: [0.25, 0.5],
+                // B has no value at this level.
+                b: [f64::NAN, f64::NAN],
+            }],
+            mcnemar: vec![McNemar {
+                group: "overall".into(),
+                pairs: 3,
+                a_only: 0,
+                b_only: 1,
+                p: 1.0,
+            }],
+        };
+        let d = document(
+            "mcq compare",
+            Inputs::new().with("a", "a.jsonl").with("b", "b.jsonl"),
+            &r,
+        );
+        let stat = |estimate: f64| {
+            json!({"estimate": estimate, "run_mean": 0.5, "run_sd": null, "se": 0.25,
+                   "ci": [0.0, 1.0]})
+        };
+        let side = |m: &str| json!({"model": m, "prompt": "bare", "shuffle_seed": null});
+        assert_eq!(
+            d,
+            json!({
+                "a": side("ma"), "b": side("mb"),
+                "pairs": 3, "unpaired_a": 1, "unpaired_b": 0, "failures": "exclude",
+                "deltas": [{"level": "group", "name": "evidence_extraction", "items": 3,
+                            "a": {"em": 0.25, "f1": 0.5}, "b": {"em": null, "f1": null},
+                            "delta_em": stat(0.5), "delta_f1": stat(0.75)}],
+                "mcnemar": [{"group": "overall", "pairs": 3, "a_only": 0, "b_only": 1,
+                             "p": 1.0}],
+                "run": {
+                    "command": "mcq compare",
+                    "ragstats": env!("CARGO_PKG_VERSION"),
+                    "inputs": {"a": "a.jsonl", "b": "b.jsonl"},
+                    "backend": "cpu",
+                    "adapter": "rayon, 2 threads",
+                    "replicates": 400,
+                    "seed": 7,
+                    "confidence": 0.9,
+                }
+            })
+        );
+        let body = crate::document::to_body(&r);
+        for k in super::super::score::tests::ENGINE_KEYS {
+            assert!(body.get(k).is_none(), "{k} in the body");
+        }
     }
 }

@@ -2,11 +2,13 @@
 //! filter (the validation rules), as in RAGCap-Bench's dataset construction.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use super::results::{Outcome, RunResult};
 use super::validate::{ItemsFile, Loaded};
+use crate::document::Report;
 use crate::error::{Error, Result};
 
 /// A dropped line and why.
@@ -45,11 +47,13 @@ pub struct FilterOutcome {
 }
 
 /// What `mcq filter` reports: the kept lines (unchanged) and every dropped one with why.
+/// Serialized with `kept` as the number of kept lines (the lines are the `--out` file).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FilterReport {
     /// Non-blank lines of the items file.
     pub items: u64,
     /// The kept lines as they were in the file, in file order.
+    #[serde(serialize_with = "count")]
     pub kept: Vec<String>,
     /// Lines dropped by a format rule.
     pub dropped_format: usize,
@@ -61,6 +65,47 @@ pub struct FilterReport {
     pub models: Vec<String>,
     /// Lines dropped, in file order.
     pub dropped: Vec<Dropped>,
+}
+
+/// Writes a list as its length.
+fn count<S: Serializer>(v: &[String], s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_u64(v.len() as u64)
+}
+
+/// Writes a path as text (`Path::display`: a name that is not UTF-8 is written lossily
+/// rather than failing the document).
+fn display<S: Serializer>(p: &Path, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(&p.display())
+}
+
+/// The document of `mcq filter` (docs/json.md): the [`FilterReport`] and the two files
+/// the command wrote, the kept lines (`out`) and the dropped-lines report (`report`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FilterRun {
+    /// The analysis.
+    #[serde(flatten)]
+    pub filter: FilterReport,
+    /// The kept items file (`--out`).
+    #[serde(serialize_with = "display")]
+    pub out: PathBuf,
+    /// The dropped-lines report (`--report`).
+    #[serde(rename = "report", serialize_with = "display")]
+    pub report_file: PathBuf,
+}
+
+/// A filter does not resample: the default (all `null`) engine.
+impl Report for FilterRun {}
+
+impl FilterRun {
+    /// The run of `filter` whose kept lines went to `out` and dropped lines to
+    /// `report_file`.
+    pub fn new(filter: FilterReport, out: &Path, report_file: &Path) -> FilterRun {
+        FilterRun {
+            filter,
+            out: out.to_path_buf(),
+            report_file: report_file.to_path_buf(),
+        }
+    }
 }
 
 /// Filters a read items file by the predictions of at least two models ([`filter`]) and
@@ -237,5 +282,52 @@ mod tests {
         assert_eq!((r.dropped[1].line, r.dropped[1].reason), (3, "format"));
         // One model is not enough.
         assert!(filter_items(read_items(&p).unwrap(), &preds[..3]).is_err());
+    }
+
+    #[test]
+    fn a_filter_document_counts_the_kept_lines_and_names_the_files_written() {
+        use crate::document::{document, Inputs};
+        use serde_json::{json, Value};
+        let r = FilterReport {
+            items: 3,
+            kept: vec!["{\"id\": \"a\"}".into(), "{\"id\": \"b\"}".into()],
+            dropped_format: 1,
+            dropped_difficulty: 0,
+            untested: vec!["b".into()],
+            models: vec!["m1".into(), "m2".into()],
+            dropped: vec![Dropped {
+                line: 2,
+                id: None,
+                reason: "format",
+                detail: "[json] bad".into(),
+                models: vec![],
+                answer: None,
+                agreed_is_gold: None,
+            }],
+        };
+        let run = FilterRun::new(r, Path::new("out/kept.jsonl"), Path::new("out/d.jsonl"));
+        let inputs = Inputs::new()
+            .with("items", "g.jsonl")
+            .with_all("predictions", ["p1.jsonl", "p2.jsonl"]);
+        let d = document("mcq filter", inputs, &run);
+        let mut body = d.clone();
+        body.as_object_mut().unwrap().remove("run");
+        assert_eq!(
+            body,
+            json!({
+                "items": 3, "kept": 2, "dropped_format": 1, "dropped_difficulty": 0,
+                "untested": ["b"], "models": ["m1", "m2"],
+                "out": "out/kept.jsonl", "report": "out/d.jsonl",
+                "dropped": [{"line": 2, "id": null, "reason": "format",
+                             "detail": "[json] bad"}],
+            })
+        );
+        assert_eq!(
+            d["run"]["inputs"],
+            json!({"items": "g.jsonl", "predictions": ["p1.jsonl", "p2.jsonl"]})
+        );
+        for k in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(d["run"][k], Value::Null, "{k}");
+        }
     }
 }

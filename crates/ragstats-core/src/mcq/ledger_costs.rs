@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::item::Group;
 use crate::costs::accounting::{bill, Bill};
+use crate::document::Report;
 use crate::error::{Error, Result};
 use crate::ledger::{Entry, Prices};
 
@@ -69,6 +70,9 @@ pub struct McqCostReport {
     /// Ledger rows without an `item` field (not from `mcq run`), left out.
     pub other_rows: u64,
 }
+
+/// A ledger's sums are not resampled: the default (all `null`) engine.
+impl Report for McqCostReport {}
 
 /// Sums billed rows (`bills[i]` bills `entries[i]`) that carry an MCQ item id.
 ///
@@ -238,5 +242,39 @@ mod tests {
         // Without prices: tokens only.
         let r = mcq_ledger_costs(&entries, &ledger, None).unwrap();
         assert!(r.rows.iter().all(|x| x.usd.is_none()));
+    }
+
+    #[test]
+    fn an_mcq_cost_document_is_the_rows_and_a_null_engine() {
+        use crate::document::{document, Inputs};
+        use serde_json::{json, Value};
+        let mut row = McqCostRow::new("overall", "all".into());
+        row.add(
+            &Bill {
+                input_tokens: 100,
+                cached_input_tokens: 20,
+                output_tokens: 10,
+                model_usd: 0.5,
+                ..Bill::default()
+            },
+            true,
+        );
+        let r = McqCostReport {
+            rows: vec![row],
+            other_rows: 2,
+        };
+        let d = document("mcq cost", Inputs::new().with("ledger", "l.jsonl"), &r);
+        assert_eq!(
+            d["rows"],
+            json!([{"level": "overall", "name": "all", "calls": 1, "input_tokens": 100,
+                    "cached_input_tokens": 20, "output_tokens": 10, "tokens_per_call": 110.0,
+                    "usd": 0.5, "unknown_token_rows": 0}])
+        );
+        assert_eq!(d["other_rows"], 2);
+        assert_eq!(d.as_object().unwrap().len(), 3, "{d}");
+        for k in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(d["run"][k], Value::Null, "{k}");
+        }
+        assert_eq!(d["run"]["inputs"], json!({"ledger": "l.jsonl"}));
     }
 }

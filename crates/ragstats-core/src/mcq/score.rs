@@ -26,6 +26,7 @@ use serde::Serialize;
 use super::item::{Group, Task};
 use super::metrics::{exact_match, f1};
 use super::results::{Outcome, RunResult};
+use crate::document::{Engine, Report};
 use crate::error::{Error, Result};
 use crate::resample::engine::{ResampleBackend, ResampleJob};
 use crate::resample::summary::{sd, summarize, Interval, Method};
@@ -423,16 +424,37 @@ pub fn rates(results: &[RunResult]) -> Vec<RateRow> {
 
 /// The settings of the MCQ bootstrap analyses ([`score_results`] and
 /// [`super::compare::compare_results`]): how failures score, and the stratified item
-/// bootstrap's Philox seed, replicates (at least 2) and interval level.
+/// bootstrap's Philox seed, replicates (at least 2) and interval level. Serialized as
+/// `failures` alone: the resampling settings are the document's `run` envelope
+/// ([`BootSettings::engine`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BootSettings {
     /// How parse failures and API errors score.
     pub failures: FailurePolicy,
     /// The stratified item bootstrap.
+    #[serde(skip)]
     pub resampling: Resampling,
 }
 
+impl BootSettings {
+    /// The engine of an analysis run with these settings on `backend` (`cpu`, `gpu`)
+    /// described as `adapter`: the envelope's replicates, seed and confidence are the
+    /// stratified item bootstrap's.
+    pub fn engine(&self, backend: &str, adapter: &str) -> Engine {
+        let r = &self.resampling;
+        Engine {
+            backend: Some(backend.into()),
+            adapter: Some(adapter.into()),
+            replicates: Some(u64::from(r.replicates)),
+            seed: Some(r.seed),
+            confidence: Some(r.confidence),
+        }
+    }
+}
+
 /// What `mcq score` reports for one results file (one model, prompt and shuffle seed).
+/// Its document (docs/json.md) is its fields with `settings` flattened (`failures`); the
+/// engine and the bootstrap settings are in the `run` envelope ([`Report::engine`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScoreReport {
     /// The model of the file.
@@ -446,10 +468,13 @@ pub struct ScoreReport {
     /// Items with a scored run.
     pub items: usize,
     /// The settings the analysis ran with.
+    #[serde(flatten)]
     pub settings: BootSettings,
     /// The engine that resampled (`cpu` or `gpu`).
+    #[serde(skip)]
     pub backend: String,
     /// The engine's description (threads, adapter).
+    #[serde(skip)]
     pub backend_description: String,
     /// Tasks without an item (overall is the mean of the tasks present).
     pub tasks_missing: Vec<&'static str>,
@@ -461,6 +486,14 @@ pub struct ScoreReport {
     pub positions: Option<Vec<super::positions::PositionRow>>,
     /// Answer agreement with a shuffled run of the same model, when one is given.
     pub shuffle_agreement: Option<super::positions::ShuffleAgreement>,
+}
+
+impl Report for ScoreReport {
+    /// The engine that resampled, and the stratified item bootstrap's settings.
+    fn engine(&self) -> Engine {
+        self.settings
+            .engine(&self.backend, &self.backend_description)
+    }
 }
 
 /// The items of `results` with a scored run under `policy`: the rows [`score_results`]
@@ -572,7 +605,7 @@ pub(crate) fn test_line(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::resample::cpu::CpuBackend;
 
@@ -718,5 +751,93 @@ mod tests {
             e.to_string(),
             "r.jsonl: no scored result lines (every line failed and --failures exclude)"
         );
+    }
+
+    /// The engine keys every resampling document has in its envelope, never in its body.
+    pub(crate) const ENGINE_KEYS: [&str; 5] =
+        ["backend", "adapter", "replicates", "seed", "confidence"];
+
+    /// A hand-made report: one group of 3 items, one run.
+    pub(crate) fn demo_report() -> ScoreReport {
+        let stat = Stat {
+            estimate: 0.5,
+            run_mean: 0.5,
+            run_sd: f64::NAN,
+            se: 0.25,
+            ci: Interval([0.0, 1.0]),
+        };
+        ScoreReport {
+            model: "m1".into(),
+            prompt: "bare".into(),
+            shuffle_seed: Some(11),
+            runs: 1,
+            items: 3,
+            settings: BootSettings {
+                failures: FailurePolicy::Exclude,
+                resampling: Resampling {
+                    seed: 7,
+                    replicates: 400,
+                    confidence: 0.9,
+                },
+            },
+            backend: "gpu".into(),
+            backend_description: "llvmpipe (LLVM 15.0.7, 256 bits)".into(),
+            tasks_missing: vec!["planning"],
+            scores: vec![LevelRow {
+                level: "group",
+                name: "evidence_extraction".into(),
+                items: 3,
+                em: stat,
+                f1: Stat {
+                    estimate: 0.75,
+                    ..stat
+                },
+            }],
+            rates: vec![],
+            positions: None,
+            shuffle_agreement: None,
+        }
+    }
+
+    #[test]
+    fn a_score_document_has_the_engine_in_its_envelope_only() {
+        use crate::document::{document, Inputs};
+        use serde_json::json;
+        let d = document(
+            "mcq score",
+            Inputs::new().with("results", "r.jsonl"),
+            &demo_report(),
+        );
+        let stat = |estimate: f64| {
+            json!({"estimate": estimate, "run_mean": 0.5, "run_sd": null, "se": 0.25,
+                   "ci": [0.0, 1.0]})
+        };
+        assert_eq!(
+            d,
+            json!({
+                "model": "m1", "prompt": "bare", "shuffle_seed": 11, "runs": 1, "items": 3,
+                "failures": "exclude", "tasks_missing": ["planning"],
+                "scores": [{"level": "group", "name": "evidence_extraction", "items": 3,
+                            "em": stat(0.5), "f1": stat(0.75)}],
+                "rates": [], "positions": null, "shuffle_agreement": null,
+                "run": {
+                    "command": "mcq score",
+                    "ragstats": env!("CARGO_PKG_VERSION"),
+                    "inputs": {"results": "r.jsonl"},
+                    "backend": "gpu",
+                    "adapter": "llvmpipe (LLVM 15.0.7, 256 bits)",
+                    "replicates": 400,
+                    "seed": 7,
+                    "confidence": 0.9,
+                }
+            })
+        );
+        let body = crate::document::to_body(&demo_report());
+        for k in ENGINE_KEYS
+            .iter()
+            .chain(&["backend_description", "settings", "file"])
+        {
+            assert!(body.get(k).is_none(), "{k} in the body");
+        }
     }
 }

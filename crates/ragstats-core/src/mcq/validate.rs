@@ -19,10 +19,12 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::item::{Group, Item, McqOption, Polarity, Task};
+use crate::document::Report;
 use crate::error::{Error, Result};
 use crate::io::jsonl::{echo, kind, parse_value};
 use crate::io::{clip, JsonlReader};
@@ -90,11 +92,28 @@ pub struct ValidateReport {
     pub lines: u64,
     /// Items that passed every rule.
     pub valid_items: usize,
-    /// Valid items per scoring group, in benchmark order (every group, 0 included).
+    /// Valid items per scoring group, in benchmark order (every group, 0 included);
+    /// serialized as an object from group name to count.
+    #[serde(serialize_with = "group_counts")]
     pub groups: Vec<(Group, usize)>,
     /// Every violation, in line order.
     pub violations: Vec<Violation>,
 }
+
+/// Writes (group, count) pairs as `{"group name": count}`.
+fn group_counts<S: Serializer>(
+    groups: &[(Group, usize)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let mut m = s.serialize_map(Some(groups.len()))?;
+    for (g, n) in groups {
+        m.serialize_entry(g.as_str(), n)?;
+    }
+    m.end()
+}
+
+/// Validation does not resample: the default (all `null`) engine.
+impl Report for ValidateReport {}
 
 impl ValidateReport {
     /// The distinct lines with a violation.
@@ -612,5 +631,44 @@ mod tests {
             .iter()
             .find(|(g, _)| g.as_str() == "evidence_extraction");
         assert_eq!(evidence.unwrap().1, 1);
+    }
+
+    #[test]
+    fn a_validate_document_is_counts_by_group_and_the_violations() {
+        use crate::document::{document, Inputs};
+        use serde_json::json;
+        let r = ValidateReport {
+            lines: 3,
+            valid_items: 2,
+            groups: vec![(Group::ALL[0], 2), (Group::ALL[5], 0)],
+            violations: vec![Violation {
+                line: 2,
+                id: Some("x".into()),
+                rule: "task",
+                message: "bad".into(),
+            }],
+        };
+        let d = document("mcq validate", Inputs::new().with("items", "i.jsonl"), &r);
+        let mut run = d["run"].clone();
+        assert_eq!(
+            d,
+            json!({
+                "lines": 3, "valid_items": 2,
+                "groups": {Group::ALL[0].as_str(): 2, Group::ALL[5].as_str(): 0},
+                "violations": [{"line": 2, "id": "x", "rule": "task", "message": "bad"}],
+                "run": run.clone(),
+            })
+        );
+        assert_eq!(run["inputs"], json!({"items": "i.jsonl"}));
+        for k in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(run[k], Value::Null, "{k}");
+            run.as_object_mut().unwrap().remove(k);
+        }
+        assert_eq!(
+            run,
+            json!({"command": "mcq validate", "ragstats": env!("CARGO_PKG_VERSION"),
+                   "inputs": {"items": "i.jsonl"}})
+        );
+        assert!(d.get("file").is_none());
     }
 }

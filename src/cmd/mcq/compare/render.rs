@@ -1,9 +1,10 @@
 //! The text, CSV and JSON of `stats mcq compare`.
 
+use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::table::Cell;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::super::boot::{ci, percent};
+use super::super::boot::{ci, csv_f64, percent};
 use super::CompareOutput;
 use crate::cmd::common::Table;
 use crate::cmd::render::Rendered;
@@ -37,6 +38,7 @@ impl Rendered for CompareOutput {
                 Cell::num(x[0]),
                 Cell::num(y[0]),
                 Cell::num(l.em.estimate),
+                // Raw: `[lo, hi]` is two numbers in one cell.
                 Cell::Raw(ci(&l.em)),
                 Cell::num(x[1]),
                 Cell::num(y[1]),
@@ -86,43 +88,33 @@ impl Rendered for CompareOutput {
             let (x, y, l) = (d.a, d.b, &d.delta);
             let m = r.mcnemar.iter().find(|m| m.group == l.name);
             t.row([
-                l.level.to_string(),
-                l.name.clone(),
-                l.items.to_string(),
-                x[0].to_string(),
-                y[0].to_string(),
-                l.em.estimate.to_string(),
-                l.em.ci[0].to_string(),
-                l.em.ci[1].to_string(),
-                x[1].to_string(),
-                y[1].to_string(),
-                l.f1.estimate.to_string(),
-                l.f1.ci[0].to_string(),
-                l.f1.ci[1].to_string(),
-                m.map(|m| m.a_only.to_string()).unwrap_or_default(),
-                m.map(|m| m.b_only.to_string()).unwrap_or_default(),
-                m.map(|m| m.p.to_string()).unwrap_or_default(),
+                Cell::text(l.level),
+                Cell::text(&l.name),
+                Cell::Count(l.items as u64),
+                csv_f64(x[0]),
+                csv_f64(y[0]),
+                csv_f64(l.em.estimate),
+                csv_f64(l.em.ci[0]),
+                csv_f64(l.em.ci[1]),
+                csv_f64(x[1]),
+                csv_f64(y[1]),
+                csv_f64(l.f1.estimate),
+                csv_f64(l.f1.ci[0]),
+                csv_f64(l.f1.ci[1]),
+                m.map_or(Cell::Missing, |m| Cell::Count(m.a_only)),
+                m.map_or(Cell::Missing, |m| Cell::Count(m.b_only)),
+                m.map_or(Cell::Missing, |m| csv_f64(m.p)),
             ]);
         }
         t
     }
 
+    /// The report's fields ([`ragstats_core::mcq::compare::CompareReport`]).
     fn body(&self) -> Value {
-        let r = &self.report;
-        let (s, b) = (&r.settings, &r.settings.resampling);
-        json!({
-            "a": {"file": self.file_a.display().to_string(), "model": r.a.model, "prompt": r.a.prompt, "shuffle_seed": r.a.shuffle_seed},
-            "b": {"file": self.file_b.display().to_string(), "model": r.b.model, "prompt": r.b.prompt, "shuffle_seed": r.b.shuffle_seed},
-            "pairs": r.pairs, "unpaired_a": r.unpaired_a, "unpaired_b": r.unpaired_b,
-            "failures": s.failures, "replicates": b.replicates, "seed": b.seed,
-            "confidence": b.confidence, "backend": r.backend,
-            "deltas": r.deltas.iter().map(|d| json!({
-                "level": d.delta.level, "name": d.delta.name, "items": d.delta.items,
-                "a": {"em": d.a[0], "f1": d.a[1]},
-                "b": {"em": d.b[0], "f1": d.b[1]},
-                "delta_em": d.delta.em, "delta_f1": d.delta.f1,
-            })).collect::<Vec<_>>(),
-            "mcnemar": r.mcnemar,
-        })
+        to_body(&self.report)
+    }
+
+    fn engine(&self) -> Engine {
+        self.report.engine()
     }
 }

@@ -2,12 +2,13 @@
 
 use std::collections::HashMap;
 
+use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::mcq::positions::PositionRow;
 use ragstats_core::mcq::score::{FailurePolicy, LevelRow, RateRow};
 use ragstats_core::table::Cell;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::super::boot::{ci, percent, pm};
+use super::super::boot::{ci, csv_f64, percent, pm};
 use super::ScoreOutput;
 use crate::cmd::common::{num, Table};
 use crate::cmd::render::Rendered;
@@ -79,19 +80,13 @@ impl Rendered for ScoreOutput {
         }
     }
 
+    /// The report's fields ([`ragstats_core::mcq::score::ScoreReport`]).
     fn body(&self) -> Value {
-        let r = &self.report;
-        let (s, b) = (&r.settings, &r.settings.resampling);
-        json!({
-            "file": self.file.display().to_string(),
-            "model": r.model, "prompt": r.prompt, "shuffle_seed": r.shuffle_seed,
-            "runs": r.runs, "items": r.items, "failures": s.failures,
-            "replicates": b.replicates, "seed": b.seed, "confidence": b.confidence,
-            "backend": r.backend, "backend_description": r.backend_description,
-            "tasks_missing": r.tasks_missing,
-            "scores": r.scores, "rates": r.rates,
-            "positions": r.positions, "shuffle_agreement": r.shuffle_agreement,
-        })
+        to_body(&self.report)
+    }
+
+    fn engine(&self) -> Engine {
+        self.report.engine()
     }
 }
 
@@ -107,6 +102,7 @@ fn score_table(rows: &[LevelRow], pct: &str) -> Table {
             Cell::text(&r.name),
             Cell::Count(r.items as u64),
             Cell::num(r.em.estimate),
+            // Raw: `mean ± sd` and `[lo, hi]` are two numbers in one cell.
             Cell::Raw(pm(&r.em)),
             Cell::Raw(ci(&r.em)),
             Cell::num(r.f1.estimate),
@@ -159,13 +155,13 @@ fn positions_csv(pos: &[PositionRow]) -> Table {
     ]);
     for p in pos {
         t.row([
-            p.position.to_string(),
-            p.shown.to_string(),
-            p.gold.to_string(),
-            p.chosen.to_string(),
-            p.gold_rate.to_string(),
-            p.chosen_rate.to_string(),
-            p.bias.to_string(),
+            Cell::Count(p.position as u64),
+            Cell::Count(p.shown as u64),
+            Cell::Count(p.gold as u64),
+            Cell::Count(p.chosen as u64),
+            csv_f64(p.gold_rate),
+            csv_f64(p.chosen_rate),
+            csv_f64(p.bias),
         ]);
     }
     t
@@ -200,17 +196,19 @@ fn scores_csv(scores: &[LevelRow], rates: &[RateRow]) -> Table {
         "error_rate",
     ]);
     for r in scores {
-        let mut v = vec![r.level.to_string(), r.name.clone(), r.items.to_string()];
+        let mut v = vec![
+            Cell::text(r.level),
+            Cell::text(&r.name),
+            Cell::Count(r.items as u64),
+        ];
         for s in [&r.em, &r.f1] {
-            v.extend(
-                [s.estimate, s.run_mean, s.run_sd, s.se, s.ci[0], s.ci[1]].map(|x| x.to_string()),
-            );
+            v.extend([s.estimate, s.run_mean, s.run_sd, s.se, s.ci[0], s.ci[1]].map(csv_f64));
         }
         match rate_of.get(r.name.as_str()) {
             Some(q) => {
                 v.extend(
                     [q.records, q.parsed, q.parse_failed, q.truncated, q.errors]
-                        .map(|x| x.to_string()),
+                        .map(|x| Cell::Count(x as u64)),
                 );
                 v.extend(
                     [
@@ -219,10 +217,10 @@ fn scores_csv(scores: &[LevelRow], rates: &[RateRow]) -> Table {
                         q.truncated_rate,
                         q.error_rate,
                     ]
-                    .map(|x| x.to_string()),
+                    .map(csv_f64),
                 );
             }
-            None => v.extend(std::iter::repeat_n(String::new(), 9)),
+            None => v.extend(std::iter::repeat_n(Cell::Missing, 9)),
         }
         t.row(v);
     }

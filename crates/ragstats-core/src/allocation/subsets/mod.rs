@@ -26,6 +26,7 @@ use serde::Serialize;
 use self::eval::{add_se2, Layout, Moments, Scratch};
 use self::moments::{n_columns, MomentColumns};
 use crate::components::forecast::{forecast, Audit, DesignSpec};
+use crate::document::{Engine, Report};
 use crate::panel::Stratum;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::{summarize, Method, Summary};
@@ -76,8 +77,12 @@ pub struct SubsetReport {
     pub mae_q_only: Summary,
     /// MAE_Q-only − MAE_nested (positive: the nested forecast is closer).
     pub advantage: Summary,
+    /// The bootstrap's seed (a document's `run.seed`, not a field of its body).
+    #[serde(skip)]
     pub seed: u64,
     pub range: [u32; 2],
+    /// Confidence of the percentile intervals (a document's `run.confidence`).
+    #[serde(skip)]
     pub confidence: f64,
     /// Engine calls per replicate chunk (moment column groups of 16).
     pub engine_calls: usize,
@@ -376,27 +381,49 @@ pub struct SubsetSettings {
     pub per_subset: bool,
 }
 
-/// What a subset study found: the report, the engine that resampled it, and (when asked)
-/// every subset's measured SE.
+/// What a subset study found: the outcome, the report, the engine that resampled it, and
+/// (when asked) every subset's measured SE. The engine and the resampling settings are the
+/// document's envelope ([`Report::engine`]), not fields of the body.
 #[derive(Debug, Clone, Serialize)]
 pub struct SubsetAnalysis {
+    /// The outcome analysed (`f1`, `f1: adaptive-open`).
+    pub outcome: String,
     #[serde(flatten)]
     pub report: SubsetReport,
     /// The engine's short name (`cpu`, `gpu`) and its description (threads, adapter).
+    #[serde(skip)]
     pub backend: String,
+    #[serde(skip)]
     pub adapter: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subsets: Option<Vec<SubsetRow>>,
 }
 
+impl Report for SubsetAnalysis {
+    /// The engine, and the bootstrap's replicates (`range[1] − range[0]`), seed and
+    /// confidence.
+    fn engine(&self) -> Engine {
+        let r = &self.report;
+        Engine {
+            backend: Some(self.backend.clone()),
+            adapter: Some(self.adapter.clone()),
+            replicates: Some(u64::from(r.range[1] - r.range[0])),
+            seed: Some(r.seed),
+            confidence: Some(r.confidence),
+        }
+    }
+}
+
 /// Runs a prepared subset study ([`SubsetStudy::new`]: the depth panel's strata checked
 /// against the audit, every configuration's forecasts fixed) on `backend`: the measured SE
 /// of every configuration with its bootstrap summary, the forecasts' MAEs and the MAE
-/// advantage (see the module docs), and with `per_subset` every subset's SE.
+/// advantage (see the module docs), and with `per_subset` every subset's SE. `outcome`
+/// names what the depth panel's values are (the report says it).
 ///
 /// # Errors
 /// [`Error::Usage`] for a confidence outside (0, 1); engine errors.
 pub fn analyse_subsets(
+    outcome: &str,
     study: &SubsetStudy,
     settings: &SubsetSettings,
     backend: &dyn ResampleBackend,
@@ -404,9 +431,118 @@ pub fn analyse_subsets(
 ) -> Result<SubsetAnalysis> {
     let report = study.run(&settings.resampling, backend, progress)?;
     Ok(SubsetAnalysis {
+        outcome: outcome.to_string(),
         report,
         backend: backend.name().to_string(),
         adapter: backend.description(),
         subsets: settings.per_subset.then(|| study.point_subsets()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::forecast::AuditStratum;
+    use crate::components::levels::PerLevel;
+    use crate::document::{document, Inputs};
+    use crate::resample::CpuBackend;
+    use serde_json::{json, Value};
+
+    /// Stratum `d`: questions x (0, 1) and y (2, 6) over two trajectories, one read. The
+    /// question means of trajectory {0} are (0, 2): SE sqrt(2/2) = 1; of {1} (1, 6): 2.5;
+    /// of {0, 1} (0.5, 4): 1.75.
+    #[test]
+    fn the_subsets_document_has_the_engine_in_its_envelope_only() {
+        let s = Stratum {
+            name: "d".into(),
+            questions: vec!["x".into(), "y".into()],
+            trajectories: vec!["0".into(), "1".into()],
+            reads: vec!["0".into()],
+            y: vec![0.0, 1.0, 2.0, 6.0],
+            ..Default::default()
+        };
+        let audit = Audit {
+            strata: vec![AuditStratum {
+                name: "d".into(),
+                questions: 100,
+                trajectories: 2,
+                reads: 1,
+                se: 0.02,
+                components: PerLevel {
+                    question: 0.04,
+                    trajectory: Some(0.03),
+                    read: None,
+                },
+            }],
+            pooled: None,
+        };
+        let study = SubsetStudy::new(&[s], &audit, 1).unwrap();
+        let settings = SubsetSettings {
+            resampling: Resampling {
+                seed: 3,
+                replicates: 40,
+                confidence: 0.9,
+            },
+            per_subset: true,
+        };
+        let cpu = CpuBackend::new();
+        let a = analyse_subsets("f1", &study, &settings, &cpu, &|_| {}).unwrap();
+        let doc = document("subsets", Inputs::new().with("panel", "depth.csv"), &a);
+        assert_eq!(
+            doc["run"],
+            json!({
+                "command": "subsets",
+                "ragstats": env!("CARGO_PKG_VERSION"),
+                "inputs": {"panel": "depth.csv"},
+                "backend": "cpu",
+                "adapter": cpu.description(),
+                "replicates": 40,
+                "seed": 3,
+                "confidence": 0.9,
+            })
+        );
+        let mut keys: Vec<&str> = doc
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "advantage",
+                "configurations",
+                "engine_calls",
+                "mae_nested",
+                "mae_q_only",
+                "min_trajectories",
+                "outcome",
+                "range",
+                "reads",
+                "run",
+                "strata",
+                "subsets",
+                "trajectories",
+            ]
+        );
+        assert_eq!(doc["outcome"], "f1");
+        assert_eq!(doc["range"], json!([0, 40]));
+        assert_eq!(doc["strata"], json!([["d", 2]]));
+        let se: Vec<f64> = doc["subsets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["se"].as_f64().unwrap())
+            .collect();
+        for (got, want) in se.iter().zip([1.0, 2.5, 1.75]) {
+            assert!((got - want).abs() < 1e-12, "{se:?}");
+        }
+        // t' = 1: the mean of the two one-trajectory subsets' SEs, (1 + 2.5)/2.
+        let t1 = &doc["configurations"][0];
+        assert_eq!((&t1["trajectories"], &t1["reads"]), (&json!(1), &json!(1)));
+        let est = t1["se_measured"]["estimate"].as_f64().unwrap();
+        assert!((est - 1.75).abs() < 1e-12, "{est}");
+        assert_ne!(doc["mae_nested"], Value::Null);
+    }
 }
