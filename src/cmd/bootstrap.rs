@@ -8,8 +8,8 @@ use ragstats_core::bootstrap::stratified::BootstrapSpec;
 use ragstats_core::resample::summary::Method;
 
 use super::common::{By, Format, PanelOptions};
-use super::render::emit;
 use super::render::sections_by_selector;
+use super::render::Finished;
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
@@ -94,6 +94,11 @@ flag_enum! {
 
 /// Runs `stats bootstrap` (once per selector with `--by selector`) and prints the result.
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    outcome(&args)?.emit(args.format)
+}
+
+/// What `stats bootstrap` prints for `args`.
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     if args.by == Some(By::Selector) {
         let sections = sections_by_selector(&args.panel, &args.opts, |opts| {
             Ok(Box::new(compute(&Args {
@@ -102,9 +107,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 ..args.clone()
             })?))
         })?;
-        return emit(&sections, args.format, "bootstrap", inputs(&args));
+        return Ok(Finished::new("bootstrap", inputs(args), sections));
     }
-    emit(&compute(&args)?, args.format, "bootstrap", inputs(&args))
+    Ok(Finished::new("bootstrap", inputs(args), compute(args)?))
 }
 
 /// The envelope's inputs of `stats bootstrap`.

@@ -12,7 +12,7 @@ use ragstats_core::components::consistency::{
 use ragstats_core::panel::{load_panel, LoadOptions};
 
 use super::common::{Format, PanelOptions};
-use super::render::emit;
+use super::render::{Figure, Finished};
 use super::resample::{Confidence, Progress, ResampleArgs};
 use super::UsageError;
 
@@ -45,12 +45,20 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let out = compute(&args)?;
-    if let Some(p) = &args.plot {
-        super::figure::write_svg(p, &figure(&args, &out)?, &[args.reads.as_path()])?;
-    }
+    let done = outcome(&args)?;
+    done.write_figure(args.plot.as_deref())?;
+    done.emit(args.format)
+}
+
+/// What `stats consistency` prints for `args` (and the figure `--plot` asks for).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let out = compute(args)?;
+    let figure = match &args.plot {
+        Some(_) => Some(Figure::new(figure(args, &out)?, &[&args.reads])),
+        None => None,
+    };
     let inputs = ragstats_core::document::Inputs::new().with("reads", args.reads.display());
-    emit(&out, args.format, "consistency", inputs)
+    Ok(Finished::new("consistency", inputs, out).with_figure(figure))
 }
 
 /// The figure `--plot` draws (and `stats report` shows): disagreement and one-read SE per

@@ -16,17 +16,25 @@ use ragstats_core::correlate::{load, prepare, LoadSpec, Method};
 
 pub use args::{Args, MethodArg, MissingArg};
 
-use super::render::emit;
+use super::render::{Figure, Finished};
 use super::resample::{BackendArg, Progress};
 use super::UsageError;
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let out = compute(&args)?;
-    if let Some(p) = &args.plot {
-        super::figure::write_svg(p, &figure(&args, &out)?, &[args.file.as_path()])?;
-    }
+    let done = outcome(&args)?;
+    done.write_figure(args.plot.as_deref())?;
+    done.emit(args.format)
+}
+
+/// What `stats correlate` prints for `args` (and the figure `--plot` asks for).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let out = compute(args)?;
+    let figure = match &args.plot {
+        Some(_) => Some(Figure::new(figure(args, &out)?, &[&args.file])),
+        None => None,
+    };
     let inputs = ragstats_core::document::Inputs::new().with("table", args.file.display());
-    emit(&out, args.format, "correlate", inputs)
+    Ok(Finished::new("correlate", inputs, out).with_figure(figure))
 }
 
 /// The figure `--plot` draws (and `stats report` shows): the heatmap of r with p-values.

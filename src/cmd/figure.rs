@@ -19,24 +19,7 @@ pub fn write_svg(path: &Path, svg: &str, inputs: &[&Path]) -> anyhow::Result<()>
 /// Points on each forecast curve of `forecast --plot` (besides the designs' own Q).
 const CURVE_POINTS: usize = 25;
 
-/// `forecast --plot`: the curves are the nested and Q-only forecasts at the Q of
-/// [`plot::q_grid`] for each (T, R) of the designs, Q split in the audit's proportions.
-pub fn forecast_plot(
-    path: &Path,
-    audit: &Audit,
-    pooled: bool,
-    rows: &[(Forecast, Option<f64>)],
-    caption: &Caption,
-    inputs: &[&Path],
-) -> anyhow::Result<()> {
-    write_svg(
-        path,
-        &forecast_figure(audit, pooled, rows, caption)?,
-        inputs,
-    )
-}
-
-/// The figure of `forecast --plot` (see [`forecast_plot`]).
+/// The figure of `forecast --plot`: the forecast SE curves over Q of each design's (T, R), and the designs' own points.
 pub fn forecast_figure(
     audit: &Audit,
     pooled: bool,

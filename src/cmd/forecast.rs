@@ -8,7 +8,7 @@ use ragstats_core::components::forecast::{
 };
 
 use super::common::{Format, PanelOptions};
-use super::render::emit;
+use super::render::{Figure, Finished};
 use super::variance::report_for;
 use super::UsageError;
 
@@ -54,37 +54,52 @@ pub struct Args {
 /// Runs `stats forecast`, draws `--plot`, and prints the forecasts (the notes on stderr
 /// after a CSV).
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let out = compute(&args)?;
-    if let Some(p) = &args.plot {
-        let input = args.audit.as_ref().or(args.components.as_ref());
-        let designs = &out.report.designs;
-        super::figure::forecast_plot(
-            p,
-            &out.audit,
-            out.report.pooled,
-            &designs
-                .iter()
-                .map(|r| (r.forecast.clone(), r.se_measured))
-                .collect::<Vec<_>>(),
-            &super::figure::caption(input, &args.opts, None),
-            &designs
+    let done = outcome(&args)?;
+    done.write_figure(args.plot.as_deref())?;
+    done.emit(args.format)
+}
+
+/// What `stats forecast` prints for `args` (and the figure `--plot` asks for).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let out = compute(args)?;
+    let figure = match &args.plot {
+        Some(_) => {
+            let input = args.audit.as_ref().or(args.components.as_ref());
+            let designs = &out.report.designs;
+            let svg = super::figure::forecast_figure(
+                &out.audit,
+                out.report.pooled,
+                &designs
+                    .iter()
+                    .map(|r| (r.forecast.clone(), r.se_measured))
+                    .collect::<Vec<_>>(),
+                &super::figure::caption(input, &args.opts, None),
+            )?;
+            let inputs: Vec<&std::path::Path> = designs
                 .iter()
                 .filter_map(|r| r.measured_panel.as_deref())
                 .chain(input.map(|p| p.as_path()))
-                .collect::<Vec<_>>(),
-        )?;
-    }
+                .collect();
+            Some(Figure::new(svg, &inputs))
+        }
+        None => None,
+    };
+    // The CSV has no place for the notes: they go to stderr.
+    let notes = match args.format {
+        Format::Csv => out
+            .report
+            .notes
+            .iter()
+            .map(|n| format!("note: {n}"))
+            .collect(),
+        _ => Vec::new(),
+    };
     let inputs = ragstats_core::document::Inputs::new()
         .with_opt("audit", args.audit.as_ref().map(|p| p.display()))
         .with_opt("components", args.components.as_ref().map(|p| p.display()));
-    let code = emit(&out, args.format, "forecast", inputs)?;
-    // The CSV has no place for the notes: they go to stderr.
-    if args.format == Format::Csv {
-        for n in &out.report.notes {
-            eprintln!("note: {n}");
-        }
-    }
-    Ok(code)
+    Ok(Finished::new("forecast", inputs, out)
+        .with_figure(figure)
+        .with_notes_after(notes))
 }
 
 /// The audit a forecast is calibrated on and the forecasts of every design.

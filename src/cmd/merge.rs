@@ -7,7 +7,7 @@ use ragstats_core::bootstrap::replicates::Replicates;
 
 use super::bootstrap::BootstrapOutput;
 use super::common::Format;
-use super::render::emit;
+use super::render::Finished;
 
 /// Flags of `stats merge`.
 #[derive(Debug, clap::Args)]
@@ -25,9 +25,14 @@ pub struct Args {
 
 /// Runs `stats merge` and prints the merged run's report.
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    outcome(&args)?.emit(args.format)
+}
+
+/// What `stats merge` prints for `args`.
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new()
         .with_all("shards", args.files.iter().map(|f| f.display()));
-    emit(&compute(&args)?, args.format, "merge", inputs)
+    Ok(Finished::new("merge", inputs, compute(args)?))
 }
 
 /// Reads the shards, merges them (and writes `--out`), and summarises the merged run.

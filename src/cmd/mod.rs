@@ -194,6 +194,25 @@ pub enum Command {
     RunAudit(run_audit::Args),
 }
 
+/// The result of an analysis command as a value, without printing it (the Python bindings
+/// call this); `None` for the commands that are not analyses of inputs (runs against a
+/// model server, writers of files, benchmarks, the report).
+pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
+    Some(match command {
+        Command::Variance(a) => variance::outcome(a),
+        Command::Forecast(a) => forecast::outcome(a),
+        Command::Bootstrap(a) => bootstrap::outcome(a),
+        Command::Merge(a) => merge::outcome(a),
+        Command::Consistency(a) => consistency::outcome(a),
+        Command::ScoreAnswers(a) => score_answers::outcome(a),
+        Command::Correlate(a) => correlate::outcome(a),
+        Command::Subsets(a) => subsets::outcome(a),
+        Command::RunAudit(a) => run_audit::outcome(a),
+        Command::Mcq(a) => return mcq::outcome(a),
+        _ => return None,
+    })
+}
+
 /// Runs the chosen command; returns the process exit code on success.
 pub fn run(command: Command) -> anyhow::Result<u8> {
     match command {

@@ -48,6 +48,96 @@ pub fn emit(r: &dyn Rendered, format: Format, command: &str, inputs: Inputs) -> 
     Ok(r.exit_code())
 }
 
+/// A command's finished result, with what its document's envelope says of the run (the
+/// command and its inputs), the figure `--plot` asked for, and the notes it writes to stderr
+/// after its output. `stats` prints it; the Python bindings hand it over as a value.
+pub struct Finished {
+    pub command: &'static str,
+    pub inputs: Inputs,
+    pub result: Box<dyn Rendered>,
+    /// The figure `--plot` asked for (drawn only then).
+    pub figure: Option<Figure>,
+    /// Lines for stderr after the output (notes a format has no place for).
+    pub notes_after: Vec<String>,
+}
+
+impl Finished {
+    /// `result` of `command` run on `inputs`, without a figure or notes.
+    pub fn new(command: &'static str, inputs: Inputs, result: impl Rendered + 'static) -> Finished {
+        Finished::boxed(command, inputs, Box::new(result))
+    }
+
+    /// [`Finished::new`] of a result already boxed (sections).
+    pub fn boxed(command: &'static str, inputs: Inputs, result: Box<dyn Rendered>) -> Finished {
+        Finished {
+            command,
+            inputs,
+            result,
+            figure: None,
+            notes_after: Vec::new(),
+        }
+    }
+
+    /// With the figure `--plot` drew, if it asked for one.
+    pub fn with_figure(mut self, figure: Option<Figure>) -> Finished {
+        self.figure = figure;
+        self
+    }
+
+    /// Writes the figure to `plot` (`--plot FILE`), when both are there; the file must not
+    /// be one of the figure's inputs.
+    ///
+    /// # Errors
+    /// A write error, or `plot` naming an input.
+    pub fn write_figure(&self, plot: Option<&std::path::Path>) -> anyhow::Result<()> {
+        if let (Some(p), Some(f)) = (plot, &self.figure) {
+            let inputs: Vec<&std::path::Path> = f.inputs.iter().map(|i| i.as_path()).collect();
+            super::figure::write_svg(p, &f.svg, &inputs)?;
+        }
+        Ok(())
+    }
+
+    /// With `notes` for stderr after the output.
+    pub fn with_notes_after(mut self, notes: Vec<String>) -> Finished {
+        self.notes_after = notes;
+        self
+    }
+
+    /// The JSON document (docs/json.md).
+    pub fn document(&self) -> Value {
+        document(&*self.result, self.command, self.inputs.clone())
+    }
+
+    /// Writes the result in `format` to stdout, then its notes to stderr; the exit code.
+    ///
+    /// # Errors
+    /// The write error (a closed pipe, a full disk).
+    pub fn emit(&self, format: Format) -> anyhow::Result<u8> {
+        let code = emit(&*self.result, format, self.command, self.inputs.clone())?;
+        for n in &self.notes_after {
+            eprintln!("{n}");
+        }
+        Ok(code)
+    }
+}
+
+/// A drawn figure: the SVG, and the input files it was drawn from (which `--plot` must not
+/// overwrite).
+pub struct Figure {
+    pub svg: String,
+    pub inputs: Vec<std::path::PathBuf>,
+}
+
+impl Figure {
+    /// `svg` drawn from `inputs`.
+    pub fn new<P: AsRef<std::path::Path>>(svg: String, inputs: &[P]) -> Figure {
+        Figure {
+            svg,
+            inputs: inputs.iter().map(|p| p.as_ref().to_path_buf()).collect(),
+        }
+    }
+}
+
 /// Results of one run per value of `by` (a selector, a currency), shown as one output:
 /// texts one after another under a `BY: VALUE` line, CSV with a leading `BY` column, JSON
 /// as `{"by": BY, "results": [{BY: VALUE, "result": …}]}`. Sections nest (per selector,

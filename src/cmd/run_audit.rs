@@ -8,7 +8,7 @@ use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::trajlog::read_trajectories;
 
 use super::common::{Format, Table};
-use super::render::{emit, Rendered};
+use super::render::{Finished, Rendered};
 
 mod table;
 
@@ -48,12 +48,20 @@ pub fn compute(a: &Args) -> anyhow::Result<RunAuditOutput> {
 
 /// Runs `stats run-audit`.
 pub fn run(a: Args) -> anyhow::Result<u8> {
-    let out = compute(&a)?;
-    let format = if a.json { Format::Json } else { Format::Table };
+    outcome(&a)?.emit(if a.json { Format::Json } else { Format::Table })
+}
+
+/// What `stats run-audit` prints for `a`, and its warnings for stderr.
+pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
+    let out = compute(a)?;
     let inputs = ragstats_core::document::Inputs::new().with("trajectories", out.file.display());
-    let code = emit(&out, format, "run-audit", inputs)?;
-    warn(&out.audit.warnings);
-    Ok(code)
+    let warnings = out
+        .audit
+        .warnings
+        .iter()
+        .map(|w| format!("warning: {w}"))
+        .collect();
+    Ok(Finished::new("run-audit", inputs, out).with_notes_after(warnings))
 }
 
 impl Rendered for RunAuditOutput {

@@ -12,7 +12,7 @@ use ragstats_core::table::{Cell, Precision};
 use serde_json::Value;
 
 use super::common::{Format, Table};
-use super::render::{emit, Rendered};
+use super::render::{Finished, Rendered};
 
 /// Flags of this command.
 #[derive(Debug, clap::Args)]
@@ -72,8 +72,13 @@ pub fn compute(args: &Args) -> anyhow::Result<ScoreAnswersOutput> {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    outcome(&args)?.emit(args.format)
+}
+
+/// What `stats score-answers` prints for `args`.
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new().with("answers", args.input.display());
-    emit(&compute(&args)?, args.format, "score-answers", inputs)
+    Ok(Finished::new("score-answers", inputs, compute(args)?))
 }
 
 impl Rendered for ScoreAnswersOutput {

@@ -14,7 +14,7 @@ use ragstats_core::components::forecast::Audit;
 use ragstats_core::document::{to_body, Engine, Report};
 
 use super::common::{Format, PanelOptions, Table};
-use super::render::{emit, Rendered};
+use super::render::{Figure, Finished, Rendered};
 use super::resample::{Progress, ResampleArgs};
 use super::variance::report_for;
 
@@ -60,21 +60,31 @@ fn load_audit(path: &Path, opts: &PanelOptions) -> anyhow::Result<Audit> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let out = compute(&args)?;
-    if let Some(p) = &args.plot {
-        let r = &out.analysis.report;
-        let caption = super::figure::panel_caption(
-            &args.panel,
-            &out.analysis.outcome,
-            Some((r.seed, u64::from(r.range[1] - r.range[0]))),
-        );
-        let svg = ragstats_plot::subsets(r, &caption)?;
-        super::figure::write_svg(p, &svg, &[&args.panel, &args.audit])?;
-    }
+    let done = outcome(&args)?;
+    done.write_figure(args.plot.as_deref())?;
+    done.emit(args.format)
+}
+
+/// What `stats subsets` prints for `args` (and the figure `--plot` asks for).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let out = compute(args)?;
+    let figure = match &args.plot {
+        Some(_) => {
+            let r = &out.analysis.report;
+            let caption = super::figure::panel_caption(
+                &args.panel,
+                &out.analysis.outcome,
+                Some((r.seed, u64::from(r.range[1] - r.range[0]))),
+            );
+            let svg = ragstats_plot::subsets(r, &caption)?;
+            Some(Figure::new(svg, &[&args.panel, &args.audit]))
+        }
+        None => None,
+    };
     let inputs = ragstats_core::document::Inputs::new()
         .with("panel", args.panel.display())
         .with("audit", args.audit.display());
-    emit(&out, args.format, "subsets", inputs)
+    Ok(Finished::new("subsets", inputs, out).with_figure(figure))
 }
 
 /// What `stats subsets` found (the JSON body), with the depth panel's trajectory and read

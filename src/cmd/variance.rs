@@ -9,7 +9,7 @@ use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::panel::Panel;
 
 use super::common::{By, Format, PanelOptions, Table};
-use super::render::{emit, sections_by_selector, Rendered};
+use super::render::{sections_by_selector, Figure, Finished, Rendered};
 use super::UsageError;
 
 mod render;
@@ -41,6 +41,13 @@ pub fn report_for(panel: &Panel) -> ragstats_core::Result<VarianceReport> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    let done = outcome(&args)?;
+    done.write_figure(args.plot.as_deref())?;
+    done.emit(args.format)
+}
+
+/// What `stats variance` prints for `args` (and the figure `--plot` asks for).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     // One figure shows one analysis; one per selector would overwrite each other in one file.
     if args.plot.is_some() && args.by.is_some() {
         return Err(UsageError(
@@ -56,16 +63,19 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 ..args.clone()
             })?))
         })?;
-        return emit(&sections, args.format, "variance", inputs(&args));
+        return Ok(Finished::new("variance", inputs(args), sections));
     }
-    let out = compute(&args)?;
-    if let Some(p) = &args.plot {
-        let v = &out.report.variance;
-        let caption = super::figure::panel_caption(&args.panel, &v.outcome, None);
-        let svg = ragstats_plot::variance(v, &caption)?;
-        super::figure::write_svg(p, &svg, &[&args.panel])?;
-    }
-    emit(&out, args.format, "variance", inputs(&args))
+    let out = compute(args)?;
+    let figure = match &args.plot {
+        Some(_) => {
+            let v = &out.report.variance;
+            let caption = super::figure::panel_caption(&args.panel, &v.outcome, None);
+            let svg = ragstats_plot::variance(v, &caption)?;
+            Some(Figure::new(svg, &[&args.panel]))
+        }
+        None => None,
+    };
+    Ok(Finished::new("variance", inputs(args), out).with_figure(figure))
 }
 
 /// The envelope's inputs of `stats variance`.

@@ -8,7 +8,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Once;
+use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyKeyboardInterrupt;
@@ -22,28 +22,22 @@ struct Interrupted;
 /// What a computation shares with the thread watching it.
 #[derive(Default)]
 pub struct Watch {
-    stop: AtomicBool,
-    done: AtomicU64,
-    total: AtomicU64,
+    stop: Arc<AtomicBool>,
+    done: Arc<AtomicU64>,
+    total: Arc<AtomicU64>,
 }
 
 impl Watch {
-    /// The progress callback to hand to the library for a run of `total` units
-    /// (replicates): it counts, and unwinds when the caller pressed Ctrl-C.
-    pub fn progress(&self, total: u64) -> impl Fn(u64) + Sync + '_ {
-        self.total.store(total, Ordering::Relaxed);
-        move |n| {
-            self.done.fetch_add(n, Ordering::Relaxed);
-            if self.stop.load(Ordering::Relaxed) {
+    /// The progress sink for the library (`(done, total)`): it records the count, and
+    /// unwinds when the caller pressed Ctrl-C.
+    pub fn sink(&self) -> impl Fn(u64, u64) + Send + Sync + 'static {
+        let (stop, done, total) = (self.stop.clone(), self.done.clone(), self.total.clone());
+        move |d, t| {
+            done.store(d, Ordering::Relaxed);
+            total.store(t, Ordering::Relaxed);
+            if stop.load(Ordering::Relaxed) {
                 std::panic::panic_any(Interrupted);
             }
-        }
-    }
-
-    /// Stops at once if the caller has pressed Ctrl-C (for loops between library calls).
-    pub fn check(&self) {
-        if self.stop.load(Ordering::Relaxed) {
-            std::panic::panic_any(Interrupted);
         }
     }
 }

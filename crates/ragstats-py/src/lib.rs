@@ -1,14 +1,20 @@
-//! The native module of the `ragstats` Python package (`ragstats._ragstats`): the same
-//! analyses as the `stats` command, on files or on data frames, returning the same JSON
-//! document (`ragstats_core::document`), tables and text. The Python layer
-//! (`python/ragstats/`) wraps these functions with keyword arguments, docstrings and the
-//! `Result` class; see docs/python.md.
+//! The native module of the `ragstats` Python package (`ragstats._ragstats`): the analyses
+//! of the `stats` command, on files or on data frames, returning the same JSON document
+//! (`ragstats_core::document`), tables and text.
 //!
-//! Every function releases the GIL while it computes, turns the library's errors into
-//! `ragstats.InputError` (bad input: a `ValueError`) or `ragstats.RuntimeError`, and never
-//! lets a panic cross into Python.
+//! One entry point, [`call`], runs an analysis command from its flags (the Python layer,
+//! `python/ragstats/`, turns keyword arguments into them: one definition of every flag and
+//! default, the CLI's); frames are registered as in-memory tables under the names the flags
+//! give them (`ragstats_core::panel::memory`). Every call releases the GIL while it
+//! computes, stops on Ctrl-C with `KeyboardInterrupt`, reports progress to a callback,
+//! turns the library's errors into `ragstats.InputError` (bad input: a `ValueError`) or
+//! `ragstats.RuntimeError`, and never lets a panic cross into Python. See docs/python.md.
 
+use std::sync::Arc;
+
+use clap::Parser;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 mod compute;
 mod errors;
@@ -16,8 +22,9 @@ mod input;
 mod output;
 mod spec;
 
-use errors::{InputError, RagstatsRuntimeError};
+use errors::{Failure, InputError, RagstatsRuntimeError};
 use output::Outcome;
+use ragstats_core::panel::memory::with_tables;
 
 /// Runs the `stats` command line `argv` (program name first) in this process and returns
 /// its exit code: the wheel's `stats` entry point.
@@ -26,26 +33,43 @@ fn run_cli(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(|| ragstats_cli::run(argv))
 }
 
-/// `stats variance`: nested variance components per stratum, pooled, and the combined
-/// estimate, of a panel given as a path or a data frame.
+/// Runs the analysis command `argv` (`["variance", "<pandas.DataFrame>", "--contrast", …]`,
+/// without the program name) with the tables `tables` (name → frame) readable under their
+/// names, and returns its result. `progress(done, total)` is called while a long call runs.
 #[pyfunction]
-#[pyo3(signature = (panel, *, metric=None, contrast=None, arm=None, drop_incomplete=false, selector=None))]
-fn variance(
+#[pyo3(signature = (argv, tables=None, progress=None))]
+fn call(
     py: Python<'_>,
-    panel: &Bound<'_, PyAny>,
-    metric: Option<String>,
-    contrast: Option<String>,
-    arm: Option<String>,
-    drop_incomplete: bool,
-    selector: Option<String>,
+    argv: Vec<String>,
+    tables: Option<&Bound<'_, PyDict>>,
+    progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Outcome> {
-    let opts = input::panel_options(metric, contrast, arm, drop_incomplete, selector)?;
-    let source = input::PanelSource::from_py(panel)?;
-    let inputs = ragstats_core::document::Inputs::new().with("panel", source.describe());
-    compute::run(py, None, move |_| {
-        let panel = source.load(&opts.load_options(true))?;
-        let out = ragstats_cli::cmd::variance::output_for(panel)?;
-        Ok(Outcome::of(&out, "variance", inputs))
+    let mut registered = Vec::new();
+    for (name, frame) in tables.into_iter().flatten() {
+        registered.push((name.extract::<String>()?, input::table_from_py(&frame)?));
+    }
+    let args: Vec<String> = std::iter::once("stats".to_string()).chain(argv).collect();
+    let cli = ragstats_cli::cli::Cli::try_parse_from(&args).map_err(|e| {
+        // clap's first paragraph, without its `error: ` and the `--help` hint.
+        let text = e.render().to_string();
+        let first = text.split("\n\n").next().unwrap_or(&text).trim();
+        InputError::new_err(first.strip_prefix("error: ").unwrap_or(first).to_string())
+    })?;
+    compute::run(py, progress, move |watch| {
+        let sink = watch.sink();
+        let finished = with_tables(registered, || {
+            ragstats_cli::cmd::resample::with_progress_sink(Arc::new(sink), || {
+                ragstats_cli::cmd::outcome(&cli.command)
+            })
+        });
+        match finished {
+            Some(r) => Ok(Outcome::of(&r.map_err(Failure::from)?)),
+            None => Err(Failure::Input(format!(
+                "`stats {}` is not an analysis the Python package runs; call \
+                 ragstats.cli([...]) to run it as a command",
+                args[1..].join(" ")
+            ))),
+        }
     })
 }
 
@@ -61,7 +85,7 @@ fn _ragstats(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RuntimeError", m.py().get_type::<RagstatsRuntimeError>())?;
     m.add_class::<Outcome>()?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
-    m.add_function(wrap_pyfunction!(variance, m)?)?;
+    m.add_function(wrap_pyfunction!(call, m)?)?;
     m.add_function(wrap_pyfunction!(commands, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -4,8 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use ragstats_cli::cmd::render::{document, Rendered};
-use ragstats_core::document::Inputs;
+use ragstats_cli::cmd::render::Finished;
 use ragstats_core::table::{Cell, Table};
 
 /// One analysis's result (wrapped by `ragstats.Result` in Python).
@@ -14,16 +13,21 @@ pub struct Outcome {
     json: String,
     text: String,
     table: Table,
+    figure: Option<String>,
+    notes: Vec<String>,
+    exit_code: u8,
 }
 
 impl Outcome {
-    /// The outputs of `r`, the result of `command` on `inputs`, in every form.
-    pub fn of(r: &dyn Rendered, command: &str, inputs: Inputs) -> Outcome {
-        let doc = document(r, command, inputs);
+    /// A finished command's outputs in every form.
+    pub fn of(f: &Finished) -> Outcome {
         Outcome {
-            json: serde_json::to_string(&doc).expect("a document is JSON"),
-            text: r.text(),
-            table: r.csv(),
+            json: serde_json::to_string(&f.document()).expect("a document is JSON"),
+            text: f.result.text(),
+            table: f.result.csv(),
+            figure: f.figure.as_ref().map(|fig| fig.svg.clone()),
+            notes: f.notes_after.clone(),
+            exit_code: f.result.exit_code(),
         }
     }
 }
@@ -38,6 +42,21 @@ impl Outcome {
     /// The text output (`stats …`).
     fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The SVG figure, when the call asked for one (`plot=True`).
+    fn figure(&self) -> Option<&str> {
+        self.figure.as_deref()
+    }
+
+    /// What the command writes to stderr after its output (notes, warnings).
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+
+    /// The exit code the command would end with (1: e.g. `mcq validate` found violations).
+    fn exit_code(&self) -> u8 {
+        self.exit_code
     }
 
     /// The main table as HTML (the table `stats report` shows).

@@ -32,6 +32,8 @@ struct ArgSpec {
 struct CommandSpec {
     name: String,
     about: String,
+    /// The examples of `--help` (`stats variance data/demo/panel.csv …`), one per line.
+    examples: Vec<String>,
     args: Vec<ArgSpec>,
 }
 
@@ -91,9 +93,20 @@ fn collect(cmd: &clap::Command, prefix: &str, out: &mut Vec<CommandSpec>) {
                 }
             })
             .collect();
+        let after = sub
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        let examples = after
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with(&format!("stats {name} ")))
+            .map(String::from)
+            .collect();
         out.push(CommandSpec {
             name,
             about: sub.get_about().map(|h| h.to_string()).unwrap_or_default(),
+            examples,
             args,
         });
     }

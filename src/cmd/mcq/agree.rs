@@ -12,7 +12,7 @@ use ragstats_core::table::Cell;
 use serde_json::Value;
 
 use crate::cmd::common::{undefined_because, Format, Table};
-use crate::cmd::render::{emit, Rendered};
+use crate::cmd::render::{Finished, Rendered};
 
 /// Flags of `stats mcq agree`.
 #[derive(Debug, clap::Args)]
@@ -68,11 +68,16 @@ pub fn compute(a: &Args) -> anyhow::Result<AgreeOutput> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
-    let out = compute(&a)?;
+    outcome(&a)?.emit(a.format)
+}
+
+/// What `stats mcq agree` prints for `a`.
+pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
+    let out = compute(a)?;
     let inputs = ragstats_core::document::Inputs::new()
         .with("annotations", a.annotations.display())
         .with_opt("items", a.items.as_ref().map(|p| p.display()));
-    emit(&out, a.format, "mcq agree", inputs)
+    Ok(Finished::new("mcq agree", inputs, out))
 }
 
 impl Rendered for AgreeOutput {

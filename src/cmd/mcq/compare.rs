@@ -8,7 +8,7 @@ use ragstats_core::mcq::compare::{compare_results, paired_items, CompareReport, 
 
 use super::boot::{load_items_opt, load_results, BootArgs};
 use crate::cmd::common::Format;
-use crate::cmd::render::emit;
+use crate::cmd::render::{Figure, Finished};
 
 mod render;
 
@@ -57,14 +57,22 @@ pub fn compute(a: &Args) -> anyhow::Result<CompareOutput> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
-    let out = compute(&a)?;
-    if let Some(p) = &a.plot {
-        crate::cmd::figure::write_svg(p, &figure(&a, &out)?, &[a.a.as_path(), a.b.as_path()])?;
-    }
+    let done = outcome(&a)?;
+    done.write_figure(a.plot.as_deref())?;
+    done.emit(a.format)
+}
+
+/// What `stats mcq compare` prints for `a` (and the figure `--plot` asks for).
+pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
+    let out = compute(a)?;
+    let figure = match &a.plot {
+        Some(_) => Some(Figure::new(figure(a, &out)?, &[&a.a, &a.b])),
+        None => None,
+    };
     let inputs = ragstats_core::document::Inputs::new()
         .with("a", a.a.display())
         .with("b", a.b.display());
-    emit(&out, a.format, "mcq compare", inputs)
+    Ok(Finished::new("mcq compare", inputs, out).with_figure(figure))
 }
 
 /// The figure `--plot` draws (and `stats report` shows): both sides' scores and the paired

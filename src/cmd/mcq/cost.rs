@@ -10,7 +10,7 @@ use ragstats_core::table::Cell;
 use serde_json::Value;
 
 use crate::cmd::common::{Format, Table};
-use crate::cmd::render::{emit, Rendered};
+use crate::cmd::render::{Finished, Rendered};
 
 /// Flags of `stats mcq cost`.
 #[derive(Debug, clap::Args)]
@@ -50,11 +50,16 @@ pub fn compute(a: &Args) -> anyhow::Result<McqCostOutput> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
-    let out = compute(&a)?;
+    outcome(&a)?.emit(a.format)
+}
+
+/// What `stats mcq cost` prints for `a`.
+pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
+    let out = compute(a)?;
     let inputs = ragstats_core::document::Inputs::new()
         .with("ledger", a.ledger.display())
         .with_opt("prices", a.prices.as_ref().map(|p| p.display()));
-    emit(&out, a.format, "mcq cost", inputs)
+    Ok(Finished::new("mcq cost", inputs, out))
 }
 
 const HEAD: [&str; 8] = [

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::default_sidecar;
 use crate::cmd::common::{Format, Table};
-use crate::cmd::render::{emit, Rendered};
+use crate::cmd::render::{Finished, Rendered};
 
 /// Flags of `stats mcq filter`.
 #[derive(Debug, clap::Args)]
@@ -78,20 +78,25 @@ pub fn compute(a: &Args) -> anyhow::Result<FilterOutput> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
-    let out = compute(&a)?;
+    outcome(&a)?.emit(a.format)
+}
+
+/// What `stats mcq filter` prints for `a` (it has written the kept and dropped items).
+pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
+    let out = compute(a)?;
     let inputs = ragstats_core::document::Inputs::new()
         .with("items", a.items.display())
         .with_all("predictions", a.predictions.iter().map(|p| p.display()));
-    let code = emit(&out, a.format, "mcq filter", inputs)?;
     let untested = &out.run.filter.untested;
-    if !untested.is_empty() {
-        eprintln!(
+    let notes = match untested.is_empty() {
+        true => Vec::new(),
+        false => vec![format!(
             "note: {} kept item(s) lack a parsed answer from some model and were not tested for difficulty: {}",
             untested.len(),
             untested.iter().take(10).cloned().collect::<Vec<_>>().join(", ")
-        );
-    }
-    Ok(code)
+        )],
+    };
+    Ok(Finished::new("mcq filter", inputs, out).with_notes_after(notes))
 }
 
 impl Rendered for FilterOutput {

@@ -8,7 +8,7 @@ use ragstats_core::mcq::score::{score_results, scored_items, ScoreReport};
 
 use super::boot::{load_items_opt, load_results, BootArgs};
 use crate::cmd::common::Format;
-use crate::cmd::render::emit;
+use crate::cmd::render::{Figure, Finished};
 use crate::cmd::UsageError;
 
 mod render;
@@ -77,14 +77,22 @@ pub fn compute(a: &Args) -> anyhow::Result<ScoreOutput> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
-    let out = compute(&a)?;
-    if let Some(p) = &a.plot {
-        crate::cmd::figure::write_svg(p, &figure(&a, &out)?, &[a.results.as_path()])?;
-    }
+    let done = outcome(&a)?;
+    done.write_figure(a.plot.as_deref())?;
+    done.emit(a.format)
+}
+
+/// What `stats mcq score` prints for `a` (and the figure `--plot` asks for).
+pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
+    let out = compute(a)?;
+    let figure = match &a.plot {
+        Some(_) => Some(Figure::new(figure(a, &out)?, &[&a.results])),
+        None => None,
+    };
     let inputs = ragstats_core::document::Inputs::new()
         .with("results", a.results.display())
         .with_opt("shuffled", a.shuffled.as_ref().map(|p| p.display()));
-    emit(&out, a.format, "mcq score", inputs)
+    Ok(Finished::new("mcq score", inputs, out).with_figure(figure))
 }
 
 /// The figure `--plot` draws (and `stats report` shows): EM and F1 per level with their

@@ -9,7 +9,7 @@ use ragstats_core::table::Cell;
 use serde_json::Value;
 
 use crate::cmd::common::{Format, Table};
-use crate::cmd::render::{emit, Rendered};
+use crate::cmd::render::{Finished, Rendered};
 
 /// Flags of `stats mcq validate`.
 #[derive(Debug, clap::Args)]
@@ -45,21 +45,26 @@ pub fn compute(a: &Args) -> anyhow::Result<ValidateOutput> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
-    let out = compute(&a)?;
+    outcome(&a)?.emit(a.format)
+}
+
+/// What `stats mcq validate` prints for `a`.
+pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
+    let out = compute(a)?;
     let inputs = ragstats_core::document::Inputs::new().with("items", a.items.display());
-    let code = emit(&out, a.format, "mcq validate", inputs)?;
     let r = &out.report;
-    if !r.violations.is_empty() {
-        eprintln!(
+    let notes = match r.violations.is_empty() {
+        true => Vec::new(),
+        false => vec![format!(
             "{}: {} violation(s) on {} line(s); {} of {} line(s) valid",
             a.items.display(),
             r.violations.len(),
             r.lines_with_violations(),
             r.valid_items,
             r.lines
-        );
-    }
-    Ok(code)
+        )],
+    };
+    Ok(Finished::new("mcq validate", inputs, out).with_notes_after(notes))
 }
 
 impl Rendered for ValidateOutput {

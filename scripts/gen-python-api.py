@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Write python/ragstats/_api.py: one keyword-argument function per analysis command, from
+the command line's own flag definitions (`ragstats._ragstats.commands()`, i.e. clap's).
+
+Each function's keywords are the command's flags (`--max-reads` -> `max_reads`), with the
+CLI's defaults and help; its docstring has the command's `--help` examples as Python calls.
+tests/python/test_api.py checks the file is current, so the Python API cannot drift from
+the CLI. Run after changing a flag:
+
+    maturin develop && python scripts/gen-python-api.py
+"""
+
+import json
+import keyword
+import pathlib
+import shlex
+import sys
+import textwrap
+
+OUT = pathlib.Path(__file__).resolve().parents[1] / "python" / "ragstats" / "_api.py"
+
+def native_module():
+    """The built native module, loaded without the package (whose __init__ imports the
+    file this script writes): the copy `maturin develop` put beside the sources, else the
+    installed one."""
+    import glob
+    import importlib.machinery
+    import importlib.util
+
+    here = sorted(glob.glob(str(OUT.parent / "_ragstats*.so")) + glob.glob(str(OUT.parent / "_ragstats*.pyd")))
+    if not here:
+        spec = importlib.util.find_spec("ragstats")
+        pkg = pathlib.Path(spec.origin).parent
+        here = sorted(glob.glob(str(pkg / "_ragstats*.so")) + glob.glob(str(pkg / "_ragstats*.pyd")))
+    loader = importlib.machinery.ExtensionFileLoader("ragstats._ragstats", here[0])
+    spec = importlib.util.spec_from_loader("ragstats._ragstats", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+# The commands `ragstats_cli::cmd::outcome` runs as values, and their Python names.
+COMMANDS = {
+    "variance": "variance",
+    "forecast": "forecast",
+    "bootstrap": "bootstrap",
+    "merge": "merge",
+    "consistency": "consistency",
+    "score-answers": "score_answers",
+    "correlate": "correlate",
+    "subsets": "subsets",
+    "run-audit": "run_audit",
+    "mcq validate": "mcq_validate",
+    "mcq score": "mcq_score",
+    "mcq cost": "mcq_cost",
+    "mcq compare": "mcq_compare",
+    "mcq filter": "mcq_filter",
+    "mcq agree": "mcq_agree",
+}
+# Flags the Python layer sets itself: the result carries every format, and `plot=True`
+# asks for the figure.
+OWN = {"format", "json", "plot"}
+
+
+
+def py_name(arg):
+    n = arg["name"]
+    return n + "_" if keyword.iskeyword(n) else n
+
+
+def literal(text):
+    for conv in (int, float):
+        try:
+            v = conv(text)
+            return repr(v)
+        except ValueError:
+            pass
+    return repr(text)
+
+
+def annotation(arg):
+    if arg["switch"]:
+        return "bool"
+    if arg["repeated"]:
+        return "Union[Any, Sequence[Any], None]"
+    return "Any"
+
+
+def example_call(fn, example, spec):
+    """`stats variance p.csv --contrast a-b` as `ragstats.variance("p.csv", contrast="a-b")`."""
+    words = shlex.split(example)[1 + len(spec["name"].split()):]
+    by_long = {a["long"]: a for a in spec["args"] if a["long"]}
+    positional = [a for a in spec["args"] if not a["long"]]
+    pos, kw = [], []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("--"):
+            arg = by_long.get(w)
+            if arg is None or arg["name"] in OWN:
+                i += 1 + (arg is not None and not arg["switch"])
+                continue
+            if arg["switch"]:
+                kw.append(f"{py_name(arg)}=True")
+                i += 1
+            else:
+                value = words[i + 1]
+                if arg["repeated"]:
+                    prev = [k for k in kw if k.startswith(py_name(arg) + "=[")]
+                    if prev:
+                        kw.remove(prev[0])
+                        items = prev[0][len(py_name(arg)) + 2 : -1]
+                        kw.append(f"{py_name(arg)}=[{items}, {value!r}]")
+                    else:
+                        kw.append(f"{py_name(arg)}=[{value!r}]")
+                else:
+                    kw.append(f"{py_name(arg)}={literal(value)}")
+                i += 2
+        else:
+            pos.append(repr(w))
+            i += 1
+    if len(positional) == 1 and positional[0]["repeated"] and len(pos) > 1:
+        pos = [f"[{', '.join(pos)}]"]
+    return f"ragstats.{fn.replace('mcq_', 'mcq.')}({', '.join(pos + kw)})"
+
+
+def function(spec, fn):
+    args = [a for a in spec["args"] if a["name"] not in OWN]
+    has_plot = any(a["name"] == "plot" for a in spec["args"])
+    positional = [a for a in args if not a["long"]]
+    flags = [a for a in args if a["long"]]
+    params = []
+    for a in positional:
+        if a["required"]:
+            params.append(f"{py_name(a)}: {annotation(a)}")
+        else:
+            params.append(f"{py_name(a)}: {annotation(a)} = None")
+    params.append("*")
+    for a in flags:
+        default = "False" if a["switch"] else ("None" if a["default"] is None or a["repeated"] else literal(a["default"]))
+        req = a["required"] and not a["switch"]
+        params.append(f"{py_name(a)}: {annotation(a)}" + ("" if req else f" = {default}"))
+    if has_plot:
+        params.append("plot: bool = False")
+    params.append("progress: Optional[Callable[[int, int], Any]] = None")
+    doc = [spec["about"], ""]
+    doc.append(f"The analysis of ``stats {spec['name']}``; keywords are its flags.")
+    if spec["examples"]:
+        doc += ["", "Example::", ""]
+        doc += [f"    {example_call(fn, e, spec)}" for e in spec["examples"][:2]]
+    doc += ["", "Arguments:", ""]
+    for a in args:
+        flag = a["long"] or a["name"].upper()
+        default = f" (default {a['default']})" if a["default"] and not a["switch"] else ""
+        choices = f" [{', '.join(a['choices'])}]" if a["choices"] and not a["switch"] else ""
+        doc.append(f"- ``{py_name(a)}`` ({flag}){choices}{default}: {a['help']}")
+    if has_plot:
+        doc.append("- ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.")
+    doc.append("- ``progress``: called as ``progress(done, total)`` while a long call runs.")
+    body = [f"argv: list = [{spec['name'].split()[0]!r}" + "".join(f", {w!r}" for w in spec["name"].split()[1:]) + "]"]
+    body.append("tables: dict = {}")
+    for a in positional:
+        body.append(f"_positional(argv, tables, {py_name(a)}, {a['repeated']})")
+    for a in flags:
+        if a["switch"]:
+            body.append(f"if {py_name(a)}:\n        argv.append({a['long']!r})")
+        else:
+            default = "None" if a["default"] is None or a["repeated"] else literal(a["default"])
+            body.append(f"_flag(argv, tables, {a['long']!r}, {py_name(a)}, {a['repeated']}, {default})")
+    if has_plot:
+        body.append("if plot:\n        argv += ['--plot', 'figure.svg']")
+    body.append("return _run(argv, tables, progress)")
+    doc_text = textwrap.indent("\n".join(doc).replace('"""', "'''"), "    ").rstrip()
+    return (
+        f"def {fn}(\n    " + ",\n    ".join(params) + ",\n) -> Result:\n"
+        f'    """{doc_text.lstrip()}\n    """\n'
+        + "".join(f"    {b}\n" for b in body)
+    )
+
+
+HEADER = '''"""The analyses, one function per command (generated by scripts/gen-python-api.py from the
+command line's flags: do not edit; regenerate after changing a flag)."""
+
+# fmt: off
+from typing import Any, Callable, Optional, Sequence, Union
+
+from ._call import Result, _flag, _positional, _run
+
+'''
+
+
+def main():
+    specs = {s["name"]: s for s in json.loads(native_module().commands())}
+    parts = [HEADER]
+    for name, fn in COMMANDS.items():
+        parts.append("\n" + function(specs[name], fn) + "\n")
+    text = "".join(parts).rstrip() + "\n"
+    if "--check" in sys.argv:
+        current = OUT.read_text() if OUT.exists() else ""
+        if current != text:
+            sys.exit(f"{OUT} is not current: run scripts/gen-python-api.py")
+        return
+    OUT.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""Every Python analysis against its command: to_dict() equals `stats … --format json` on
+the demo data (the inputs of tests/golden/), frames give the numbers of paths, bad input
+raises InputError with the CLI's message, Ctrl-C stops a long bootstrap, and the generated
+API is current."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow.csv
+import pytest
+
+import ragstats
+from conftest import ROOT, cli_json
+
+P = "data/demo/panel.csv"
+C = ["--contrast", "adaptive-open"]
+B = ["--backend", "cpu", "--replicates", "2000"]
+FAST = dict(backend="cpu", replicates=2000)
+BARE = "data/demo/mcq-bare.jsonl"
+INF = "data/demo/mcq-informative.jsonl"
+CAP = ["data/demo/capability.csv", "--x", "planning,evidence,reasoning,noise", "--y", "browsecomp,xbench"]
+CAPKW = dict(x="planning,evidence,reasoning,noise", y="browsecomp,xbench")
+
+# (id, the Python call, the same command's argv)
+CASES = [
+    ("variance", lambda: ragstats.variance(P, contrast="adaptive-open"), ["variance", P, *C]),
+    (
+        "forecast",
+        lambda: ragstats.forecast(audit=P, contrast="adaptive-open", design=["446:2:1", "174:2:5"]),
+        ["forecast", "--audit", P, *C, "--design", "446:2:1", "--design", "174:2:5"],
+    ),
+    ("bootstrap", lambda: ragstats.bootstrap(P, contrast="adaptive-open", **FAST), ["bootstrap", P, *C, *B]),
+    (
+        "bootstrap-bca",
+        lambda: ragstats.bootstrap(P, contrast="adaptive-open", method="bca", components=True, design="446:2:1", **FAST),
+        ["bootstrap", P, *C, *B, "--method", "bca", "--components", "--design", "446:2:1"],
+    ),
+    (
+        "consistency",
+        lambda: ragstats.consistency("data/demo/reads.csv", by="temperature", **FAST),
+        ["consistency", "data/demo/reads.csv", "--by", "temperature", *B],
+    ),
+    (
+        "score-answers",
+        lambda: ragstats.score_answers("tests/golden/inputs/answers.jsonl", style="squad"),
+        ["score-answers", "tests/golden/inputs/answers.jsonl", "--style", "squad"],
+    ),
+    ("correlate", lambda: ragstats.correlate(CAP[0], method="spearman", **CAPKW, **FAST), ["correlate", *CAP, "--method", "spearman", *B]),
+    (
+        "run-audit",
+        lambda: ragstats.run_audit("data/mcq/generated/trajectories.jsonl"),
+        ["run-audit", "data/mcq/generated/trajectories.jsonl", "--json"],
+    ),
+    ("mcq-validate", lambda: ragstats.mcq.validate("data/mcq/sample.jsonl"), ["mcq", "validate", "data/mcq/sample.jsonl"]),
+    ("mcq-score", lambda: ragstats.mcq.score(BARE, positions=True, **FAST), ["mcq", "score", BARE, "--positions", *B]),
+    ("mcq-compare", lambda: ragstats.mcq.compare(BARE, INF, **FAST), ["mcq", "compare", BARE, INF, *B]),
+    (
+        "mcq-agree",
+        lambda: ragstats.mcq.agree("data/mcq/annotations.jsonl", items="data/mcq/sample.jsonl"),
+        ["mcq", "agree", "data/mcq/annotations.jsonl", "--items", "data/mcq/sample.jsonl"],
+    ),
+    (
+        "mcq-cost",
+        lambda: ragstats.mcq.cost("tests/golden/inputs/mcq-bare.ledger.jsonl", prices="tests/golden/inputs/mcq-prices.toml"),
+        ["mcq", "cost", "tests/golden/inputs/mcq-bare.ledger.jsonl", "--prices", "tests/golden/inputs/mcq-prices.toml"],
+    ),
+]
+
+
+@pytest.mark.parametrize("call,argv", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_to_dict_is_the_cli_json(call, argv):
+    if argv[0] == "run-audit":
+        out = subprocess.run([sys.executable, "-m", "ragstats._cli", *argv], capture_output=True, text=True, cwd=ROOT)
+        import json
+
+        want = json.loads(out.stdout)
+    else:
+        want = cli_json(*argv)
+    assert call().to_dict() == want
+
+
+def test_merge_is_the_cli_merge(tmp_path):
+    shards = []
+    for rng in ["0..1200", "1200..2000"]:
+        f = str(tmp_path / f"{rng}.bin")
+        ragstats.bootstrap(P, contrast="adaptive-open", replicates_range=rng, replicates_out=f, backend="cpu", replicates=2000)
+        shards.append(f)
+    got = ragstats.merge(shards[::-1]).to_dict()
+    assert got == cli_json("merge", *shards[::-1])
+    whole = ragstats.bootstrap(P, contrast="adaptive-open", **FAST).to_dict()
+    # The merged shards are the single run: the same interval to the last bit.
+    assert got["ci"] == whole["ci"] and got["se"] == whole["se"]
+
+
+def test_mcq_filter_writes_what_the_cli_writes(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    preds = [BARE, "tests/golden/inputs/mcq-informative-b.jsonl"]
+    got = ragstats.mcq.filter("data/mcq/sample.jsonl", predictions=preds, out=str(a)).to_dict()
+    want = cli_json("mcq", "filter", "data/mcq/sample.jsonl", "--predictions", *preds, "--out", str(b))
+    assert a.read_text() == b.read_text()
+    assert got["kept"] == want["kept"] and got["dropped"] == want["dropped"]
+
+
+FRAMES = {
+    "pandas": lambda: pd.read_csv(ROOT / P),
+    "polars": lambda: pl.read_csv(ROOT / P),
+    "pyarrow": lambda: pyarrow.csv.read_csv(ROOT / P),
+}
+
+
+def body(doc):
+    return {k: v for k, v in doc.items() if k != "run"}
+
+
+@pytest.mark.parametrize("kind", FRAMES)
+def test_frames_give_the_numbers_of_the_path(kind):
+    frame = FRAMES[kind]()
+    for fn, kw in [
+        (ragstats.variance, {}),
+        (ragstats.bootstrap, dict(method="bca", **FAST)),
+        (lambda p, **k: ragstats.forecast(audit=p, **k), dict(design=["446:2:1"])),
+    ]:
+        want = fn(P, contrast="adaptive-open", **kw).to_dict()
+        got = fn(frame, contrast="adaptive-open", **kw).to_dict()
+        assert body(got) == body(want)
+        assert set(got["run"]["inputs"].values()) & {f"<{kind}.DataFrame>", "<pyarrow.Table>"}
+
+
+def test_bad_input_raises_input_error_with_the_cli_message():
+    df = pd.read_csv(ROOT / P)
+    df.loc[4, "f1"] = None
+    with pytest.raises(ragstats.InputError, match=r"^<pandas\.DataFrame>:5: missing score in column 'f1'$"):
+        ragstats.variance(df, contrast="adaptive-open")
+    with pytest.raises(ragstats.InputError, match="invalid value 'many' for '--replicates"):
+        ragstats.bootstrap(P, replicates="many")
+    with pytest.raises(ragstats.InputError, match="--confidence"):
+        ragstats.bootstrap(P, confidence=1.5)
+    with pytest.raises(ValueError, match="no-such.csv"):
+        ragstats.variance("no-such.csv")
+    with pytest.raises(TypeError):
+        ragstats.variance(P, drop_incomplete="yes please", contrast=True)
+
+
+def test_plot_returns_the_figure():
+    f = ragstats.variance(P, contrast="adaptive-open", plot=True)
+    assert f.figure().startswith("<svg") and f._repr_svg_() == f.figure()
+    assert ragstats.variance(P, contrast="adaptive-open").figure() is None
+
+
+def big_panel(questions=20000):
+    rng = np.random.default_rng(1)
+    q = np.repeat(np.arange(questions), 15)
+    t = np.tile(np.repeat(np.arange(3), 5), questions)
+    r = np.tile(np.arange(5), 3 * questions)
+    return pd.DataFrame({"question": q, "trajectory": t, "read": r, "f1": rng.random(questions * 15)})
+
+
+def test_ctrl_c_stops_a_long_bootstrap_within_a_second():
+    df = big_panel()
+    fired = []
+
+    def interrupt():
+        time.sleep(1.0)
+        fired.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        ragstats.bootstrap(df, replicates=200000, backend="cpu")
+    assert fired, "the bootstrap finished before the interrupt"
+    assert time.monotonic() - fired[0] < 1.0
+    assert time.monotonic() - start < 5
+
+
+def test_progress_goes_to_the_callback_and_can_stop_the_run():
+    seen = []
+
+    def progress(done, total):
+        seen.append((done, total))
+        if len(seen) == 2:
+            raise ValueError("enough")
+
+    with pytest.raises(ValueError, match="enough"):
+        ragstats.bootstrap(big_panel(), replicates=200000, backend="cpu", progress=progress)
+    assert seen[0][1] == 200000 and 0 <= seen[0][0] <= seen[1][0] <= 200000
+
+
+def test_the_generated_api_is_current():
+    gen = ROOT / "scripts" / "gen-python-api.py"
+    out = subprocess.run([sys.executable, str(gen), "--check"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_cli_runs_any_command(capsys):
+    assert ragstats.cli(["variance", P, *C, "--format", "csv"]) == 0
+    assert ragstats.cli(["variance", "no-such.csv"]) == 2
