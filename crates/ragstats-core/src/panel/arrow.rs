@@ -18,10 +18,11 @@ use arrow_array::types::{
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Schema};
 
-use super::load::assemble;
+use super::assemble::assemble;
+use super::options::LoadOptions;
 use super::raw::{RawPanel, RowKeys};
 use super::read::{choose_metric, parse_score};
-use super::{LoadOptions, Panel};
+use super::Panel;
 use crate::io::{clip, clip_list};
 use crate::{Error, Result};
 

@@ -1,42 +1,15 @@
-//! Loading a panel file into a validated [`Panel`]: read the rows ([`super::read`]), choose
-//! the arms ([`super::pairing`]) and the selector ([`super::selectors`]), pair the cells,
-//! then group them into strata
-//! ([`super::strata`], [`super::balance`]).
+//! Loading a panel file (or an in-memory table registered under its name) into a validated
+//! [`Panel`]: read the rows ([`super::read`], [`super::arrow`]), then assemble them
+//! ([`super::assemble`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use rayon::prelude::*;
-
-use super::balance::{fill_stratum, LabelTexts, Policy};
-use super::pairing::{pair_cells, select_arms};
+use super::assemble::assemble;
+pub use super::options::LoadOptions;
 use super::read::read_rows;
-use super::selectors::{choose_selector, SelectorChoice};
-use super::strata::{group, labels};
 use super::Panel;
 use crate::io::csv::PAR_CHUNK_BYTES;
-use crate::{Error, Result};
-
-/// How to read a panel.
-#[derive(Debug, Clone, Default)]
-pub struct LoadOptions {
-    /// Score column; default `f1` if present, else the only non-key column.
-    pub metric: Option<String>,
-    /// `B-A`: the outcome is score(B) − score(A), paired on (dataset, question, trajectory, read).
-    pub contrast: Option<String>,
-    /// Keep only this arm (when the panel has several and no contrast is asked for).
-    pub arm: Option<String>,
-    /// Drop questions that differ from their stratum's design (missing, extra or unpaired
-    /// cells) so every stratum is balanced; each dropped question is listed in the stratum.
-    pub drop_incomplete: bool,
-    /// Keep an unbalanced stratum nested (for REML) instead of refusing it; its notes name
-    /// the questions that differ. Ignored with `drop_incomplete`.
-    pub allow_unbalanced: bool,
-    /// Keep only rows whose column (first) has this value (second), e.g. one temperature.
-    pub filter: Option<(String, String)>,
-    /// One selector's rows, or their mean per cell; `None`: the mean when the panel has
-    /// several selectors (see [`SelectorChoice`]).
-    pub selector: Option<SelectorChoice>,
-}
+use crate::Result;
 
 /// Loads a panel from CSV (`.csv`, or anything not `.jsonl`/`.json`) or JSONL, or the
 /// in-memory table registered under that name on this thread ([`super::memory`]).
@@ -71,62 +44,10 @@ pub(crate) fn load_panel_in_chunks(
     assemble(path, raw, metric, opts)
 }
 
-/// The panel of the rows `raw` read from `path` (a file, or the name of an in-memory table)
-/// with score column `metric`: arms, selector, paired cells, strata.
-pub(super) fn assemble(
-    path: &Path,
-    mut raw: super::raw::RawPanel,
-    metric: String,
-    opts: &LoadOptions,
-) -> Result<Panel> {
-    if raw.rows.is_empty() {
-        return Err(Error::input(path, None, "the panel has no rows"));
-    }
-    let (outcome, pair) = select_arms(path, &mut raw, &metric, opts)?;
-    let (outcome, incomplete) = choose_selector(
-        path,
-        &mut raw,
-        outcome,
-        opts.selector.as_ref(),
-        opts.drop_incomplete,
-    )?;
-    let mut cells = pair_cells(path, &mut raw, pair, opts.drop_incomplete)?;
-    for (question, why) in incomplete {
-        cells.unpaired.entry(question).or_insert(why);
-    }
-    let texts = LabelTexts::new(&raw);
-    let policy = Policy {
-        drop_incomplete: opts.drop_incomplete,
-        allow_unbalanced: opts.allow_unbalanced,
-    };
-    // Strata are filled independently, in parallel; the first failing one (in file order)
-    // is the error reported, as when they were filled one after another.
-    let strata: Vec<Result<_>> = group(&cells.cells)
-        .into_par_iter()
-        .map(|(d, groups)| {
-            let labels = labels(&raw, &cells.cells, &groups);
-            fill_stratum(path, &raw, d, &groups, &cells, &labels, &texts, &policy)
-        })
-        .collect();
-    let strata = strata.into_iter().collect::<Result<Vec<_>>>()?;
-    Ok(Panel {
-        source: PathBuf::from(path),
-        metric,
-        outcome,
-        selector: match &opts.selector {
-            Some(SelectorChoice::One(name)) => Some(name.clone()),
-            Some(SelectorChoice::Average) => None,
-            None if raw.selectors.len() == 1 => Some(raw.selectors.name(0).to_string()),
-            None => None,
-        },
-        selectors: raw.selectors.to_vec(),
-        strata,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::panel::SelectorChoice;
 
     /// A panel with two strata of 40 questions (ids out of sorted order), 2 trajectories of
     /// 2 reads, arms `a` and `b` and selectors `s1` and `s2`, lines ending in `eol`, a blank

@@ -13,10 +13,12 @@
 //! grouping and the counts matter, so labels unique per question (e.g. uuids) are fine.
 
 pub mod arrow;
+mod assemble;
 mod balance;
 pub mod design;
 mod load;
 pub mod memory;
+mod options;
 mod pairing;
 mod raw;
 mod read;

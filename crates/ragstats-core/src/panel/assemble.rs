@@ -1,0 +1,69 @@
+//! From the rows a loader read to a validated [`Panel`]: choose the arms
+//! ([`super::pairing`]) and the selector ([`super::selectors`]), pair the cells, then group
+//! them into strata ([`super::strata`], [`super::balance`]).
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::balance::{fill_stratum, LabelTexts, Policy};
+use super::options::LoadOptions;
+use super::pairing::{pair_cells, select_arms};
+use super::raw::RawPanel;
+use super::selectors::{choose_selector, SelectorChoice};
+use super::strata::{group, labels};
+use super::Panel;
+use crate::{Error, Result};
+
+/// The panel of the rows `raw` read from `path` (a file, or the name of an in-memory table)
+/// with score column `metric`: arms, selector, paired cells, strata.
+pub(super) fn assemble(
+    path: &Path,
+    mut raw: RawPanel,
+    metric: String,
+    opts: &LoadOptions,
+) -> Result<Panel> {
+    if raw.rows.is_empty() {
+        return Err(Error::input(path, None, "the panel has no rows"));
+    }
+    let (outcome, pair) = select_arms(path, &mut raw, &metric, opts)?;
+    let (outcome, incomplete) = choose_selector(
+        path,
+        &mut raw,
+        outcome,
+        opts.selector.as_ref(),
+        opts.drop_incomplete,
+    )?;
+    let mut cells = pair_cells(path, &mut raw, pair, opts.drop_incomplete)?;
+    for (question, why) in incomplete {
+        cells.unpaired.entry(question).or_insert(why);
+    }
+    let texts = LabelTexts::new(&raw);
+    let policy = Policy {
+        drop_incomplete: opts.drop_incomplete,
+        allow_unbalanced: opts.allow_unbalanced,
+    };
+    // Strata are filled independently, in parallel; the first failing one (in file order)
+    // is the error reported, as when they were filled one after another.
+    let strata: Vec<Result<_>> = group(&cells.cells)
+        .into_par_iter()
+        .map(|(d, groups)| {
+            let labels = labels(&raw, &cells.cells, &groups);
+            fill_stratum(path, &raw, d, &groups, &cells, &labels, &texts, &policy)
+        })
+        .collect();
+    let strata = strata.into_iter().collect::<Result<Vec<_>>>()?;
+    Ok(Panel {
+        source: PathBuf::from(path),
+        metric,
+        outcome,
+        selector: match &opts.selector {
+            Some(SelectorChoice::One(name)) => Some(name.clone()),
+            Some(SelectorChoice::Average) => None,
+            None if raw.selectors.len() == 1 => Some(raw.selectors.name(0).to_string()),
+            None => None,
+        },
+        selectors: raw.selectors.to_vec(),
+        strata,
+    })
+}
