@@ -327,7 +327,7 @@ fn plan_on_an_unbalanced_audit_has_ledger_costs_and_an_interval() {
     assert!((f(&c["trajectory"]) - 1490.0 / 11.0).abs() < 1e-12);
     assert!((f(&c["read"]) - 460.0 / 21.0).abs() < 1e-12);
     let iv = &v["bootstrap"][0];
-    assert_eq!(iv["replicates"], 200);
+    assert_eq!(v["run"]["replicates"], 200);
     assert_eq!(f(&iv["estimate"]), f(&v["allocations"][0]["questions"]));
     assert!(f(&iv["ci"][0]) <= f(&iv["estimate"]) && f(&iv["estimate"]) <= f(&iv["ci"][1]));
     assert_eq!(v, run("3"));

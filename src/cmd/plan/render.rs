@@ -1,46 +1,12 @@
-//! `stats plan`'s report as text, CSV and JSON (byte for byte as the command always printed it).
+//! `stats plan`'s report as text and CSV (byte for byte as the command always printed it;
+//! its JSON is serde of the report).
 
 use ragstats_core::allocation::planner::Goal;
 use ragstats_core::allocation::planner_report::{PlanGoal, PlanInterval, PlanReport, QOnly};
 use ragstats_core::table::Cell;
-use serde_json::{json, Value};
 
 use super::super::common::{fixed, num, Table};
 use super::PlanOutput;
-
-/// The JSON document: the goal, the test's settings, the strata as planned, the allocations,
-/// the Q-only answer, the bootstrap intervals and the notes.
-pub(super) fn json(r: &PlanReport) -> Value {
-    let goal = match r.goal {
-        PlanGoal::TargetSe { se, from_mde } => json!({
-            "kind": if from_mde.is_some() { "mde" } else { "target_se" },
-            "mde": from_mde,
-            "target_se": se,
-        }),
-        PlanGoal::Budget(b) => json!({"kind": "budget", "budget": b}),
-        PlanGoal::Design {
-            questions: q,
-            trajectories: t,
-            reads: r,
-        } => json!({
-            "kind": "design", "questions": q, "trajectories": t, "reads": r,
-        }),
-    };
-    json!({
-        "goal": goal,
-        "currency": r.unit,
-        "alpha": r.alpha,
-        "power": r.power,
-        "mde_multiplier": r.mde_multiplier,
-        "difference": r.difference,
-        "bounds": r.bounds,
-        "strata": r.strata,
-        "allocations": r.allocations,
-        "q_only": r.q_only,
-        "bootstrap": r.bootstrap,
-        "notes": r.notes,
-    })
-}
 
 /// One row per allocation, every digit.
 pub(super) fn csv(r: &PlanReport) -> Table {
@@ -115,8 +81,8 @@ pub(super) fn text(o: &PlanOutput) -> String {
     if !r.bootstrap.is_empty() {
         out.push_str(&format!(
             "\nplan uncertainty: stratified question bootstrap of the audit, {} replicates on {}, components{} refitted in each; {} percentile intervals:\n",
-            r.bootstrap[0].replicates,
-            r.backend.as_deref().unwrap_or_default(),
+            r.engine.replicates.unwrap_or_default(),
+            r.engine.adapter.as_deref().unwrap_or_default(),
             if r.ledger_costs { " and unit costs" } else { "" },
             o.confidence.percent()
         ));
