@@ -6,6 +6,7 @@ use ragstats_core::allocation::planner_report::{PlanGoal, PlanInterval, PlanRepo
 use ragstats_core::table::Cell;
 
 use super::super::common::{fixed, num, Table};
+use super::super::cost::cells::label;
 use super::PlanOutput;
 
 /// One row per allocation, every digit.
@@ -24,9 +25,16 @@ pub(super) fn csv(r: &PlanReport) -> Table {
         "extra_percent",
     ]);
     let names = names(r);
-    // Rust's own digits, `NaN` included (an undefined extra of a zero-SE best stays visible),
-    // as plan's CSV always wrote them; an absent value is an empty cell.
-    let digits = |v: f64| Cell::Raw(v.to_string());
+    // Every digit; a value that is not finite as Rust prints it (`NaN`: an undefined extra
+    // of a zero-SE best stays visible), as plan's CSV always wrote it, where a typed cell
+    // would leave the cell empty. An absent value is an empty cell.
+    let digits = |v: f64| {
+        if v.is_finite() {
+            Cell::num(v)
+        } else {
+            Cell::Raw(v.to_string())
+        }
+    };
     let o = |v: Option<f64>| v.map_or(Cell::Missing, digits);
     for (i, row) in r.allocations.iter().enumerate() {
         let a = &row.allocation;
@@ -143,8 +151,7 @@ fn strata_table(r: &PlanReport) -> Table {
     for s in &r.strata {
         let c = s.components.truncated();
         t.row([
-            // As given: a name that reads as a number is aligned like one, as always.
-            Cell::Raw(s.name.clone()),
+            label(&s.name),
             Cell::num(c.question),
             Cell::opt_num(c.trajectory),
             Cell::opt_num(c.read),
@@ -198,6 +205,7 @@ fn allocations_table(r: &PlanReport) -> Table {
         cells.push(Cell::opt_num(a.cost));
         if !design {
             cells.push(
+                // A signed percentage `+7.14%` is no plain number: text, as always.
                 row.extra_percent
                     .map_or(Cell::Missing, |e| Cell::Raw(format!("+{}%", fixed(e, 2)))),
             );
