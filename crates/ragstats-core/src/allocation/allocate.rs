@@ -130,7 +130,8 @@ pub struct PairResult {
     pub var_x_tokens_ratio: Compared,
     /// The same with fees, at each sweep price.
     pub var_x_fees_ratio: Vec<Compared>,
-    /// Why the pair's comparisons are undefined (`null`), if any is ([`pair_reason`]).
+    /// Why the pair's comparisons are undefined (`null`), if any is: B's measured SE is 0
+    /// (its scores do not vary), or an SE or a cost is not positive and finite.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undefined: Option<String>,
 }
