@@ -7,8 +7,6 @@ use std::path::PathBuf;
 use ragstats_core::allocation::allocate::{
     allocate, AllocateReport, AllocateSettings, AllocationSpec,
 };
-use ragstats_core::components::reml::Shape;
-use ragstats_core::components::variance::nested_stratum;
 use ragstats_core::costs::accounting::PricedLedger;
 use ragstats_core::ledger::{read_ledger, Prices};
 
@@ -56,7 +54,8 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let out = compute(&args)?;
     if let Some(p) = &args.plot {
-        let boot = Some((out.seed, u64::from(out.replicates)));
+        let e = &out.report.engine;
+        let boot = Some((e.seed.unwrap_or_default(), e.replicates.unwrap_or_default()));
         let caption = super::figure::panel_caption(&args.panel, &out.outcome, boot);
         let svg = ragstats_plot::allocate(&out.report, &caption)?;
         let inputs = [args.panel.as_path(), &args.ledger, &args.prices];
@@ -69,28 +68,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     emit(&out, args.format, "allocate", inputs)
 }
 
-/// What `stats allocate` found: the comparison and the run it came from.
+/// What `stats allocate` found: the comparison, and the outcome it compared.
 pub struct AllocateOutput {
-    /// The resampling backend's name and the adapter it ran on.
-    pub backend: String,
-    pub adapter: String,
-    pub replicates: u32,
-    pub seed: u64,
-    /// The intervals' confidence as the text shows it (`95%`).
-    pub confidence: String,
     /// The analysed outcome (figure captions name it).
     pub outcome: String,
-    /// An unbalanced master panel's design per stratum (`None` when it is balanced).
-    pub master: Option<Vec<MasterStratum>>,
     pub report: AllocateReport,
-}
-
-/// One stratum of an unbalanced master panel: whether it is balanced, and its design
-/// (questions, and min/mean/max trajectories per question and reads per trajectory).
-pub struct MasterStratum {
-    pub name: String,
-    pub balanced: bool,
-    pub shape: Option<Shape>,
 }
 
 /// Loads the panel, ledger and prices `args` names and compares the allocations.
@@ -127,25 +109,8 @@ pub fn compute(args: &Args) -> anyhow::Result<AllocateOutput> {
         progress.set(d)
     })?;
     progress.finish();
-    let master = (!panel.strata.iter().all(|s| s.is_balanced())).then(|| {
-        panel
-            .strata
-            .iter()
-            .map(|s| MasterStratum {
-                name: s.name.clone(),
-                balanced: s.is_balanced(),
-                shape: nested_stratum(s).map(|n| n.shape()).ok(),
-            })
-            .collect()
-    });
     Ok(AllocateOutput {
-        backend: engine.name().into(),
-        adapter: engine.description(),
-        replicates: reps,
-        seed: args.resample.seed,
-        confidence: args.resample.confidence.percent(),
         outcome: panel.outcome,
-        master,
         report,
     })
 }
@@ -160,6 +125,10 @@ impl Rendered for AllocateOutput {
     }
 
     fn body(&self) -> serde_json::Value {
-        tables::json(self)
+        ragstats_core::document::to_body(&self.report)
+    }
+
+    fn engine(&self) -> ragstats_core::document::Engine {
+        ragstats_core::document::Report::engine(&self.report)
     }
 }

@@ -15,6 +15,7 @@ use super::common::{By, Format, Table};
 use super::render::{emit, Rendered, Sections};
 use super::UsageError;
 
+pub(in crate::cmd) mod cells;
 mod tables;
 
 /// Flags of `stats cost`.
@@ -166,7 +167,11 @@ impl Rendered for CostOutput {
     }
 
     fn body(&self) -> serde_json::Value {
-        serde_json::to_value(&self.report).expect("a cost report serialises")
+        ragstats_core::document::to_body(&self.report)
+    }
+
+    fn engine(&self) -> ragstats_core::document::Engine {
+        ragstats_core::document::Report::engine(&self.report)
     }
 }
 

@@ -9,8 +9,9 @@ mod tables;
 
 use std::path::PathBuf;
 
-use ragstats_core::allocation::one_read::OneReadReport;
-use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
+use ragstats_core::allocation::one_read_ledger::{
+    efficiency_report, EfficiencyReport, EfficiencySettings,
+};
 
 use super::common::{By, Format, PanelOptions};
 use super::render::sections_by_selector;
@@ -94,9 +95,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let out = compute(&args)?;
     if let Some(p) = &args.plot {
-        let boot = Some((out.seed, u64::from(out.replicates)));
+        let boot = Some(out.bootstrap());
         let caption = super::figure::panel_caption(&args.panel, &out.outcome, boot);
-        let svg = ragstats_plot::efficiency(&out.report, &caption)?;
+        let svg = ragstats_plot::efficiency(&out.report.analysis, &caption)?;
         let mut inputs = vec![args.panel.as_path(), args.ledger.as_path()];
         inputs.extend(args.prices.as_deref());
         super::figure::write_svg(p, &svg, &inputs)?;
@@ -132,18 +133,17 @@ fn by_currency(args: &Args) -> anyhow::Result<Box<dyn Rendered>> {
 
 /// What `stats efficiency` found for one panel in one currency.
 pub struct EfficiencyOutput {
-    /// The currency's name in outputs (`tokens`, `USD`).
-    pub currency: &'static str,
-    /// The resampling backend's name and the adapter it ran on.
-    pub backend: String,
-    pub adapter: String,
-    pub replicates: u32,
-    pub seed: u64,
-    /// The intervals' confidence as the table heads show it (`95%`).
-    pub confidence: String,
     /// The analysed outcome (figure captions name it).
     pub outcome: String,
-    pub report: OneReadReport,
+    pub report: EfficiencyReport,
+}
+
+impl EfficiencyOutput {
+    /// The bootstrap's seed and replicates (figure captions name them).
+    fn bootstrap(&self) -> (u64, u64) {
+        let e = &self.report.engine;
+        (e.seed.unwrap_or_default(), e.replicates.unwrap_or_default())
+    }
 }
 
 /// Loads the panel, ledger and prices `args` names and runs the analysis in the first
@@ -171,17 +171,11 @@ pub fn compute_in(args: &Args, currency: CurrencyArg) -> anyhow::Result<Efficien
         prices.as_ref(),
         args.prices.as_deref(),
     );
-    let report = efficiency_of_panel(&panel, &ledger, &settings, engine.as_ref(), &|d| {
+    let report = efficiency_report(&panel, &ledger, &settings, engine.as_ref(), &|d| {
         progress.set(d)
     })?;
     progress.finish();
     Ok(EfficiencyOutput {
-        currency: currency.unit(),
-        backend: engine.name().into(),
-        adapter: engine.description(),
-        replicates,
-        seed: args.resample.seed,
-        confidence: args.resample.confidence.percent(),
         outcome: panel.outcome,
         report,
     })
@@ -189,14 +183,18 @@ pub fn compute_in(args: &Args, currency: CurrencyArg) -> anyhow::Result<Efficien
 
 impl Rendered for EfficiencyOutput {
     fn text(&self) -> String {
-        tables::text(self)
+        tables::text(&self.report)
     }
 
     fn csv(&self) -> super::common::Table {
-        tables::csv(&self.report)
+        tables::csv(&self.report.analysis)
     }
 
     fn body(&self) -> serde_json::Value {
-        tables::json(self)
+        ragstats_core::document::to_body(&self.report)
+    }
+
+    fn engine(&self) -> ragstats_core::document::Engine {
+        ragstats_core::document::Report::engine(&self.report)
     }
 }

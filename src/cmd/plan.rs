@@ -157,6 +157,10 @@ impl Rendered for PlanOutput {
     }
 
     fn body(&self) -> serde_json::Value {
-        render::json(&self.report)
+        ragstats_core::document::to_body(&self.report)
+    }
+
+    fn engine(&self) -> ragstats_core::document::Engine {
+        ragstats_core::document::Report::engine(&self.report)
     }
 }

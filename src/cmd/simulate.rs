@@ -8,8 +8,10 @@ use ragstats_core::document::Inputs;
 use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
 use ragstats_core::sim::io::{write_ledger_jsonl, write_panel_csv, write_panel_jsonl};
 use ragstats_core::sim::{
-    simulate, GaussianSpec, LedgerSpec, Sds, SimModel, SimSpec, SimulateSettings,
+    simulate, GaussianSpec, LedgerSpec, Sds, SimModel, SimSpec, SimulateReport, SimulateSettings,
+    WrittenFile,
 };
+use ragstats_core::table::Cell;
 
 use super::common::{Format, Table};
 use super::render::{emit, Rendered};
@@ -96,10 +98,7 @@ pub struct ModelArgs {
 
 /// What `stats simulate` wrote: each file and its number of rows.
 pub struct SimulateOutput {
-    /// The cost ledger written (with `--ledger`), and its rows.
-    pub ledger: Option<(PathBuf, usize)>,
-    /// The panel written, and its rows (`None` until it is written).
-    pub panel: Option<(PathBuf, usize)>,
+    pub report: SimulateReport,
 }
 
 /// The library's settings of the flags (the flag combinations checked first).
@@ -174,12 +173,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let sim = simulate(&settings(&args)?)?;
     let mut out = SimulateOutput {
-        ledger: None,
-        panel: None,
+        report: SimulateReport::default(),
     };
     if let (Some(path), Some(ledger)) = (&args.ledger, &sim.ledger) {
         write_atomic(path, |w| write_ledger_jsonl(ledger, w))?;
-        out.ledger = Some((path.clone(), ledger.len()));
+        out.report.ledger = Some(written_file(path, ledger.len()));
     }
     let written = write_atomic(&args.out, |w| {
         if is_jsonl(&args.out) {
@@ -193,37 +191,43 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         emit(&out, Format::Table, "simulate", Inputs::new())?;
         return Err(e.into());
     }
-    out.panel = Some((args.out.clone(), sim.panel.len()));
+    out.report.panel = Some(written_file(&args.out, sim.panel.len()));
     emit(&out, Format::Table, "simulate", Inputs::new())
 }
 
-impl SimulateOutput {
-    fn files(&self) -> impl Iterator<Item = (&'static str, &PathBuf, usize)> {
-        let ledger = self.ledger.iter().map(|(p, n)| ("ledger", p, *n));
-        ledger.chain(self.panel.iter().map(|(p, n)| ("panel", p, *n)))
+/// The file at `path`, written with `rows` rows.
+fn written_file(path: &std::path::Path, rows: usize) -> WrittenFile {
+    WrittenFile {
+        path: path.display().to_string(),
+        rows,
     }
 }
 
 impl Rendered for SimulateOutput {
     fn text(&self) -> String {
-        self.files()
-            .map(|(what, p, n)| format!("wrote {n} {what} rows to {}\n", p.display()))
+        self.report
+            .files()
+            .map(|(what, f)| format!("wrote {} {what} rows to {}\n", f.rows, f.path))
             .collect()
     }
 
     fn csv(&self) -> Table {
         let mut t = Table::new(&["file", "path", "rows"]);
-        for (what, p, n) in self.files() {
-            t.row([what.to_string(), p.display().to_string(), n.to_string()]);
+        for (what, f) in self.report.files() {
+            t.row([
+                Cell::text(what),
+                Cell::text(&f.path),
+                Cell::Count(f.rows as u64),
+            ]);
         }
         t
     }
 
     fn body(&self) -> serde_json::Value {
-        let mut v = serde_json::json!({});
-        for (what, p, n) in self.files() {
-            v[what] = serde_json::json!({"path": p.display().to_string(), "rows": n});
-        }
-        v
+        ragstats_core::document::to_body(&self.report)
+    }
+
+    fn engine(&self) -> ragstats_core::document::Engine {
+        ragstats_core::document::Report::engine(&self.report)
     }
 }

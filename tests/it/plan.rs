@@ -490,7 +490,7 @@ fn unbalanced_audit_plans_from_reml_components() {
         .any(|n| n.as_str().unwrap().contains("the audit is unbalanced")));
     let b = &plan["bootstrap"][0];
     assert_eq!(b["what"], "SE of the design");
-    assert_eq!(b["replicates"], 10000);
+    assert_eq!(plan["run"]["replicates"], 10000);
     assert!((b["estimate"].as_f64().unwrap() - a).abs() < 1e-15 * a.max(1.0));
     let (lo, hi) = (b["ci"][0].as_f64().unwrap(), b["ci"][1].as_f64().unwrap());
     assert!(0.0 < lo && lo < a && a < hi, "[{lo}, {hi}] around {a}");
@@ -591,5 +591,5 @@ fn library_plan_of_the_demo_audit_is_the_commands() {
         .notes
         .iter()
         .any(|n| n.contains("--unit-costs are held fixed")));
-    assert!(r.backend.is_some() && !r.ledger_costs);
+    assert!(r.engine.adapter.is_some() && !r.ledger_costs);
 }

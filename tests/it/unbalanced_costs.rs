@@ -182,9 +182,14 @@ fn efficiency_bootstrap_is_reproducible_and_cpu_equals_gpu() {
     if common::gpu_ran(&out) {
         let mut g: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let mut c = a.clone();
+        assert_eq!(
+            (&c["run"]["backend"], &g["run"]["backend"]),
+            (&"cpu".into(), &"gpu".into())
+        );
+        // Only the engine's name and adapter differ.
         for v in [&mut g, &mut c] {
-            v["backend"] = serde_json::Value::Null;
-            v["adapter"] = serde_json::Value::Null;
+            v["run"]["backend"] = serde_json::Value::Null;
+            v["run"]["adapter"] = serde_json::Value::Null;
         }
         assert_eq!(c, g);
     }
@@ -322,7 +327,7 @@ fn plan_on_an_unbalanced_audit_has_ledger_costs_and_an_interval() {
     assert!((f(&c["trajectory"]) - 1490.0 / 11.0).abs() < 1e-12);
     assert!((f(&c["read"]) - 460.0 / 21.0).abs() < 1e-12);
     let iv = &v["bootstrap"][0];
-    assert_eq!(iv["replicates"], 200);
+    assert_eq!(v["run"]["replicates"], 200);
     assert_eq!(f(&iv["estimate"]), f(&v["allocations"][0]["questions"]));
     assert!(f(&iv["ci"][0]) <= f(&iv["estimate"]) && f(&iv["estimate"]) <= f(&iv["ci"][1]));
     assert_eq!(v, run("3"));

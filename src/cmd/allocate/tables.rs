@@ -1,17 +1,26 @@
-//! The text, CSV and JSON of `stats allocate`.
+//! The text and CSV of `stats allocate` (its JSON is serde of the report).
 
-use ragstats_core::allocation::allocate::{AllocateReport, Compared};
+use ragstats_core::allocation::allocate::{AllocateReport, Compared, MasterStratum};
 
 use ragstats_core::table::Cell;
 
-use super::super::common::{fixed, num, undefined_because, Table, UNDEFINED};
-use super::{AllocateOutput, MasterStratum};
+use super::super::common::{fixed, undefined_because, Table, UNDEFINED};
+use super::super::cost::cells::{design, label};
+use super::AllocateOutput;
 
 /// The allocations table, the pairs, and for an unbalanced master panel its note.
 pub(super) fn text(o: &AllocateOutput) -> String {
-    let mut out = table(&o.report, &o.confidence, o.replicates, &o.adapter);
-    if let Some(m) = &o.master {
-        out.push_str(&unbalanced_note(m, &o.report));
+    let r = &o.report;
+    let e = &r.engine;
+    let mut out = table(
+        r,
+        // As `--confidence` heads the intervals: `95%`.
+        &format!("{}%", 100.0 * e.confidence.unwrap_or_default()),
+        e.replicates.unwrap_or_default(),
+        e.adapter.as_deref().unwrap_or_default(),
+    );
+    if let Some(m) = &r.master_design {
+        out.push_str(&unbalanced_note(m, r));
     }
     out
 }
@@ -57,38 +66,7 @@ pub(super) fn csv(report: &AllocateReport) -> Table {
     t
 }
 
-/// The report as serde writes it, with the run (backend, adapter, replicates, seed), the
-/// master design of an unbalanced panel, and each undefined pair's reason.
-pub(super) fn json(o: &AllocateOutput) -> serde_json::Value {
-    let report = &o.report;
-    let mut v = serde_json::to_value(report).expect("a report serialises");
-    v["backend"] = o.backend.clone().into();
-    v["adapter"] = o.adapter.clone().into();
-    v["replicates"] = o.replicates.into();
-    v["seed"] = o.seed.into();
-    if let Some(m) = &o.master {
-        let strata: Vec<serde_json::Value> = m
-            .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "name": s.name,
-                    "method": "measured SE (no components)",
-                    "balanced": s.balanced,
-                    "shape": s.shape,
-                })
-            })
-            .collect();
-        v["master_design"] = serde_json::Value::Array(strata);
-    }
-    for (i, p) in report.pairs.iter().enumerate() {
-        if let Some(why) = report.pair_undefined(p) {
-            v["pairs"][i]["undefined"] = why.into();
-        }
-    }
-    v
-}
-
-fn table(r: &AllocateReport, pct: &str, reps: u32, adapter: &str) -> String {
+fn table(r: &AllocateReport, pct: &str, reps: u64, adapter: &str) -> String {
     let mut head = vec![
         "allocation".to_string(),
         "Q:T:R".into(),
@@ -103,13 +81,13 @@ fn table(r: &AllocateReport, pct: &str, reps: u32, adapter: &str) -> String {
     let mut t = Table::new(&h);
     for a in &r.allocations {
         let mut row = vec![
-            a.name.clone(),
-            format!("{}:{}:{}", a.questions, a.trajectories, a.reads),
-            num(a.estimate),
-            num(a.se),
-            format!("{:.0}", a.model_tokens),
+            label(&a.name),
+            Cell::text(format!("{}:{}:{}", a.questions, a.trajectories, a.reads)),
+            Cell::num(a.estimate),
+            Cell::num(a.se),
+            Cell::fixed(a.model_tokens, 0),
         ];
-        row.extend(a.fees_usd.iter().map(|f| format!("{f:.4}")));
+        row.extend(a.fees_usd.iter().map(|&f| Cell::fixed(f, 4)));
         t.row(row);
     }
     let mut out = t.to_text();
@@ -145,8 +123,8 @@ fn table(r: &AllocateReport, pct: &str, reps: u32, adapter: &str) -> String {
             p.a,
             fmt(&p.se_reduction, true)
         ));
-        if let Some(why) = r.pair_undefined(p) {
-            out.push_str(&format!("    {}\n", undefined_because(&why)));
+        if let Some(why) = &p.undefined {
+            out.push_str(&format!("    {}\n", undefined_because(why)));
         }
         out.push_str(&format!(
             "    variance x tokens ratio {}/{}: {}\n",
@@ -176,7 +154,7 @@ fn unbalanced_note(master: &[MasterStratum], r: &AllocateReport) -> String {
     let mut t = Table::new(&["stratum", "Q", "T", "R"]);
     for s in master {
         if let Some(shape) = &s.shape {
-            t.row(super::super::variance::shape_cells(&s.name, shape));
+            t.row(design(&s.name, 0, 0, 0, Some(shape)));
         }
     }
     out.push_str(&t.to_text());

@@ -5,6 +5,7 @@ use ragstats_core::costs::accounting::{CostReport, Totals};
 use ragstats_core::table::Cell;
 
 use super::super::common::{num, Table};
+use super::cells::label;
 
 /// One row per (arm, dataset) group, then the total.
 pub(super) fn csv(r: &CostReport) -> Table {
@@ -47,20 +48,21 @@ pub(super) fn csv(r: &CostReport) -> Table {
 }
 
 /// One group's table row: counts as integers, dollars with 4 decimals.
-fn cells(g: &Totals) -> Vec<String> {
-    let usd = |v: f64| format!("{v:.4}");
-    let mut row = vec![
-        g.arm.clone(),
-        g.dataset.clone(),
-        g.model_calls.to_string(),
-        g.input_tokens.to_string(),
-        g.cached_input_tokens.to_string(),
-        g.output_tokens.to_string(),
-        g.model_tokens.to_string(),
-        usd(g.model_usd),
-        g.search_requests.to_string(),
-    ];
-    row.extend(g.total_usd.iter().map(|&v| usd(v)));
+fn cells(g: &Totals) -> Vec<Cell> {
+    let mut row = vec![label(&g.arm), label(&g.dataset)];
+    row.extend(
+        [
+            g.model_calls,
+            g.input_tokens,
+            g.cached_input_tokens,
+            g.output_tokens,
+            g.model_tokens,
+        ]
+        .map(Cell::Count),
+    );
+    row.push(Cell::fixed(g.model_usd, 4));
+    row.push(Cell::Count(g.search_requests));
+    row.extend(g.total_usd.iter().map(|&v| Cell::fixed(v, 4)));
     row
 }
 

@@ -11,10 +11,7 @@ use super::CurrencyArg;
 impl CurrencyArg {
     /// How the currency is named in outputs.
     pub fn unit(self) -> &'static str {
-        match self {
-            CurrencyArg::Tokens => "tokens",
-            CurrencyArg::Usd => "USD",
-        }
+        self.budget(None).unit()
     }
 
     /// The budget the core prices in, with the `--search-price` override for dollars.

@@ -1,21 +1,23 @@
-//! The text, CSV and JSON of `stats efficiency`.
+//! The text and CSV of `stats efficiency` (its JSON is serde of the report).
 
 use ragstats_core::allocation::one_read::{OneReadReport, ScopeResult};
-use ragstats_core::allocation::one_read_ledger::direct_ratio_reason;
+use ragstats_core::allocation::one_read_ledger::{direct_ratio_reason, EfficiencyReport};
 use ragstats_core::resample::summary::Interval;
 use ragstats_core::table::Cell;
 
-use super::super::common::{design_cells, fixed, num, opt_num, undefined_because, Table};
-use super::EfficiencyOutput;
+use super::super::common::{fixed, num, undefined_because, Table};
+use super::super::cost::cells::design;
 
 /// The tables of one analysis (`--format table`).
-pub(super) fn text(o: &EfficiencyOutput) -> String {
+pub(super) fn text(r: &EfficiencyReport) -> String {
+    let e = &r.engine;
     table(
-        &o.report,
-        o.currency,
-        &o.adapter,
-        o.replicates,
-        &o.confidence,
+        &r.analysis,
+        r.currency,
+        e.adapter.as_deref().unwrap_or_default(),
+        e.replicates.unwrap_or_default(),
+        // As `--confidence` heads the intervals: `95%`.
+        &format!("{}%", 100.0 * e.confidence.unwrap_or_default()),
     )
 }
 
@@ -45,20 +47,6 @@ pub(super) fn csv(r: &OneReadReport) -> Table {
     t
 }
 
-/// The report as serde writes it, with the run (currency, backend, adapter, replicates,
-/// seed) and each undefined value's reason.
-pub(super) fn json(o: &EfficiencyOutput) -> serde_json::Value {
-    let report = &o.report;
-    let mut v = serde_json::to_value(report).expect("a report serialises");
-    v["currency"] = o.currency.into();
-    v["backend"] = o.backend.clone().into();
-    v["adapter"] = o.adapter.clone().into();
-    v["replicates"] = o.replicates.into();
-    v["seed"] = o.seed.into();
-    add_undefined(&mut v, report);
-    v
-}
-
 /// The CSV cells R*, best R, loss % and its interval ends (empty where undefined), shared
 /// by the fixed-T, combined and fixed-Q rows.
 fn loss_csv(e: Option<(f64, u32, f64)>, ci: Option<Interval>) -> [Cell; 5] {
@@ -81,13 +69,17 @@ fn scope_csv(
     ci: Option<Interval>,
 ) -> Vec<Cell> {
     let mut row = vec![Cell::text(analysis)];
-    row.extend(scope_design(s).into_iter().map(Cell::Raw));
+    row.extend(scope_design(s));
     row.extend([
         Cell::num(s.unit_costs.trajectory),
         Cell::num(s.unit_costs.read),
     ]);
     row.extend(loss_csv(loss, ci));
-    row.extend(method_cell(r, s).map(Cell::Text));
+    // The pooled fit's method is `-` in the CSV too (not an empty cell), as it always was.
+    row.extend(method_cell(r, s).map(|m| match m {
+        Cell::Missing => Cell::text("-"),
+        m => m,
+    }));
     row
 }
 
@@ -105,8 +97,8 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<Cell>> {
         Cell::text("fixed_t"),
         Cell::text("combined"),
         Cell::Count(c.questions as u64),
-        t.map_or(Cell::Missing, Cell::Raw),
-        rd.map_or(Cell::Missing, Cell::Raw),
+        t.map_or(Cell::Missing, Cell::Count),
+        rd.map_or(Cell::Missing, Cell::Count),
         Cell::Missing,
         Cell::Missing,
     ];
@@ -126,8 +118,8 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<Cell>> {
     rows
 }
 
-/// T and R of the combination as text when every stratum shares them.
-fn common_design(r: &OneReadReport) -> (Option<String>, Option<String>) {
+/// T and R of the combination when every stratum shares them.
+fn common_design(r: &OneReadReport) -> (Option<u64>, Option<u64>) {
     if r.unbalanced {
         return (None, None);
     }
@@ -136,27 +128,30 @@ fn common_design(r: &OneReadReport) -> (Option<String>, Option<String>) {
         r.strata
             .iter()
             .all(|s| f(s) == first)
-            .then(|| first.to_string())
+            .then_some(first as u64)
     };
     (same(|s| s.trajectories), same(|s| s.reads))
 }
 
+/// The text cells R*, best R, loss % (2 decimals) and its interval (`-` where absent).
 fn loss_cells(
     r_star: Option<f64>,
     r_best: Option<u32>,
     loss: Option<f64>,
     ci: Option<Interval>,
-) -> [String; 4] {
+) -> [Cell; 4] {
     [
-        opt_num(r_star),
-        r_best.map(|r| r.to_string()).unwrap_or_else(|| "-".into()),
-        loss.map(|l| fixed(l, 2)).unwrap_or_else(|| "-".into()),
-        ci.map(|c| format!("[{}, {}]", fixed(c[0], 2), fixed(c[1], 2)))
-            .unwrap_or_else(|| "-".into()),
+        Cell::opt_num(r_star),
+        r_best.map_or(Cell::Missing, |r| Cell::Count(r.into())),
+        loss.map_or(Cell::Missing, |l| Cell::fixed(l, 2)),
+        // An interval is two numbers in one cell: text `[lo, hi]`, as it always was.
+        ci.map_or(Cell::Missing, |c| {
+            Cell::Raw(format!("[{}, {}]", fixed(c[0], 2), fixed(c[1], 2)))
+        }),
     ]
 }
 
-fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> String {
+fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> String {
     let mut out = format!(
         "one-read efficiency loss at fixed T (the headline): J_T(R) = SE^2 x cost with T fixed and the budget spent on questions, integer R from 1 to {} ({unit}); bootstrap {reps} replicates on {adapter}\n\n",
         r.max_reads
@@ -175,7 +170,10 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
     for s in &r.strata {
         let e = s.fixed_t.as_ref();
         let mut row = scope_design(s);
-        row.extend([num(s.unit_costs.trajectory), num(s.unit_costs.read)]);
+        row.extend([
+            Cell::num(s.unit_costs.trajectory),
+            Cell::num(s.unit_costs.read),
+        ]);
         row.extend(loss_cells(
             e.map(|e| e.r_star),
             e.map(|e| e.r_best),
@@ -188,14 +186,13 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
     let c = &r.combined;
     let e = c.fixed_t.as_ref();
     let (ct, cr) = common_design(r);
-    let dash = || "-".to_string();
     let mut row = vec![
-        "combined".to_string(),
-        c.questions.to_string(),
-        ct.unwrap_or_else(dash),
-        cr.unwrap_or_else(dash),
-        dash(),
-        dash(),
+        Cell::text("combined"),
+        Cell::Count(c.questions as u64),
+        ct.map_or(Cell::Missing, Cell::Count),
+        cr.map_or(Cell::Missing, Cell::Count),
+        Cell::Missing,
+        Cell::Missing,
     ];
     row.extend(loss_cells(
         e.map(|e| e.r_star),
@@ -204,7 +201,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
         c.loss_ci,
     ));
     if r.unbalanced {
-        row.push(dash());
+        row.push(Cell::Missing);
     }
     t.row(row);
     out.push_str(&t.to_text());
@@ -213,7 +210,10 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u32, pct: &str) -> 
     for s in r.scopes() {
         let e = s.efficiency.as_ref();
         let mut row = scope_design(s);
-        row.extend([num(s.unit_costs.trajectory), num(s.unit_costs.read)]);
+        row.extend([
+            Cell::num(s.unit_costs.trajectory),
+            Cell::num(s.unit_costs.read),
+        ]);
         row.extend(loss_cells(
             e.map(|e| e.r_star),
             e.map(|e| e.r_best),
@@ -276,17 +276,21 @@ const UNBALANCED_NOTE: &str = "\nnote: unbalanced panel: components as `stats va
 
 /// A scope's name and design cells: Q, T, R, or for an unbalanced panel Q and the
 /// min/mean/max of T per question and of R per trajectory (as `stats variance` prints them).
-fn scope_design(s: &ScopeResult) -> Vec<String> {
-    match &s.shape {
-        Some(shape) => super::super::variance::shape_cells(&s.name, shape),
-        None => design_cells(&s.name, s.questions, s.trajectories, s.reads),
-    }
+fn scope_design(s: &ScopeResult) -> Vec<Cell> {
+    design(
+        &s.name,
+        s.questions,
+        s.trajectories,
+        s.reads,
+        s.shape.as_ref(),
+    )
 }
 
-/// The method cell of a scope, present only for an unbalanced panel.
-fn method_cell(r: &OneReadReport, s: &ScopeResult) -> Option<String> {
+/// The method cell of a scope (`-` for the pooled fit), present only for an unbalanced
+/// panel.
+fn method_cell(r: &OneReadReport, s: &ScopeResult) -> Option<Cell> {
     r.unbalanced
-        .then(|| s.method.map_or("-", |m| m.name()).to_string())
+        .then(|| s.method.map_or(Cell::Missing, |m| Cell::text(m.name())))
 }
 
 /// The direct check's variance x cost ratio, or `undefined (why)`.
@@ -295,30 +299,5 @@ fn ratio_text(ratio: f64, se_one: f64, se_two: f64) -> String {
         format!("{ratio:.4}")
     } else {
         undefined_because(&direct_ratio_reason(se_one, se_two))
-    }
-}
-
-/// Adds an `undefined` object (field -> reason) to each JSON scope with a `null` or missing
-/// value, and to `direct` when its ratio is `null`.
-fn add_undefined(v: &mut serde_json::Value, r: &OneReadReport) {
-    for n in r.undefined() {
-        let target = match n.scope.as_str() {
-            "combined" => Some(&mut v["combined"]),
-            "pooled" if r.pooled.is_some() => Some(&mut v["pooled"]),
-            name => r
-                .strata
-                .iter()
-                .position(|s| s.name == name)
-                .map(|i| &mut v["strata"][i]),
-        };
-        if let Some(t) = target {
-            t["undefined"][n.field] = n.reason.into();
-        }
-    }
-    if let Some(d) = &r.direct {
-        if !d.ratio.is_finite() {
-            v["direct"]["undefined"]["ratio"] =
-                direct_ratio_reason(d.se_one_read, d.se_two_reads).into();
-        }
     }
 }

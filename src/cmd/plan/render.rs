@@ -1,46 +1,13 @@
-//! `stats plan`'s report as text, CSV and JSON (byte for byte as the command always printed it).
+//! `stats plan`'s report as text and CSV (byte for byte as the command always printed it;
+//! its JSON is serde of the report).
 
 use ragstats_core::allocation::planner::Goal;
 use ragstats_core::allocation::planner_report::{PlanGoal, PlanInterval, PlanReport, QOnly};
 use ragstats_core::table::Cell;
-use serde_json::{json, Value};
 
 use super::super::common::{fixed, num, Table};
+use super::super::cost::cells::label;
 use super::PlanOutput;
-
-/// The JSON document: the goal, the test's settings, the strata as planned, the allocations,
-/// the Q-only answer, the bootstrap intervals and the notes.
-pub(super) fn json(r: &PlanReport) -> Value {
-    let goal = match r.goal {
-        PlanGoal::TargetSe { se, from_mde } => json!({
-            "kind": if from_mde.is_some() { "mde" } else { "target_se" },
-            "mde": from_mde,
-            "target_se": se,
-        }),
-        PlanGoal::Budget(b) => json!({"kind": "budget", "budget": b}),
-        PlanGoal::Design {
-            questions: q,
-            trajectories: t,
-            reads: r,
-        } => json!({
-            "kind": "design", "questions": q, "trajectories": t, "reads": r,
-        }),
-    };
-    json!({
-        "goal": goal,
-        "currency": r.unit,
-        "alpha": r.alpha,
-        "power": r.power,
-        "mde_multiplier": r.mde_multiplier,
-        "difference": r.difference,
-        "bounds": r.bounds,
-        "strata": r.strata,
-        "allocations": r.allocations,
-        "q_only": r.q_only,
-        "bootstrap": r.bootstrap,
-        "notes": r.notes,
-    })
-}
 
 /// One row per allocation, every digit.
 pub(super) fn csv(r: &PlanReport) -> Table {
@@ -58,9 +25,16 @@ pub(super) fn csv(r: &PlanReport) -> Table {
         "extra_percent",
     ]);
     let names = names(r);
-    // Rust's own digits, `NaN` included (an undefined extra of a zero-SE best stays visible),
-    // as plan's CSV always wrote them; an absent value is an empty cell.
-    let digits = |v: f64| Cell::Raw(v.to_string());
+    // Every digit; a value that is not finite as Rust prints it (`NaN`: an undefined extra
+    // of a zero-SE best stays visible), as plan's CSV always wrote it, where a typed cell
+    // would leave the cell empty. An absent value is an empty cell.
+    let digits = |v: f64| {
+        if v.is_finite() {
+            Cell::num(v)
+        } else {
+            Cell::Raw(v.to_string())
+        }
+    };
     let o = |v: Option<f64>| v.map_or(Cell::Missing, digits);
     for (i, row) in r.allocations.iter().enumerate() {
         let a = &row.allocation;
@@ -115,8 +89,8 @@ pub(super) fn text(o: &PlanOutput) -> String {
     if !r.bootstrap.is_empty() {
         out.push_str(&format!(
             "\nplan uncertainty: stratified question bootstrap of the audit, {} replicates on {}, components{} refitted in each; {} percentile intervals:\n",
-            r.bootstrap[0].replicates,
-            r.backend.as_deref().unwrap_or_default(),
+            r.engine.replicates.unwrap_or_default(),
+            r.engine.adapter.as_deref().unwrap_or_default(),
             if r.ledger_costs { " and unit costs" } else { "" },
             o.confidence.percent()
         ));
@@ -177,8 +151,7 @@ fn strata_table(r: &PlanReport) -> Table {
     for s in &r.strata {
         let c = s.components.truncated();
         t.row([
-            // As given: a name that reads as a number is aligned like one, as always.
-            Cell::Raw(s.name.clone()),
+            label(&s.name),
             Cell::num(c.question),
             Cell::opt_num(c.trajectory),
             Cell::opt_num(c.read),
@@ -232,6 +205,7 @@ fn allocations_table(r: &PlanReport) -> Table {
         cells.push(Cell::opt_num(a.cost));
         if !design {
             cells.push(
+                // A signed percentage `+7.14%` is no plain number: text, as always.
                 row.extra_percent
                     .map_or(Cell::Missing, |e| Cell::Raw(format!("+{}%", fixed(e, 2)))),
             );

@@ -19,9 +19,13 @@
 
 use serde::Serialize;
 
+use super::bootstrap_engine;
 use crate::components::forecast::split_questions;
+use crate::components::reml::Shape;
+use crate::components::variance::nested_stratum;
 use crate::costs::accounting::{CellCosts, Currency, PricedLedger};
 use crate::costs::panel_costs::{prefix_cost, question_costs};
+use crate::document::{Engine, Report};
 use crate::panel::{Design, Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
@@ -126,14 +130,44 @@ pub struct PairResult {
     pub var_x_tokens_ratio: Compared,
     /// The same with fees, at each sweep price.
     pub var_x_fees_ratio: Vec<Compared>,
+    /// Why the pair's comparisons are undefined (`null`), if any is: B's measured SE is 0
+    /// (its scores do not vary), or an SE or a cost is not positive and finite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undefined: Option<String>,
 }
 
-/// The whole comparison.
+/// One stratum of an unbalanced master panel: whether it is balanced, and its design
+/// (questions, and min/mean/max trajectories per question and reads per trajectory).
+#[derive(Debug, Clone, Serialize)]
+pub struct MasterStratum {
+    pub name: String,
+    /// How the allocations are compared: `measured SE (no components)`.
+    pub method: &'static str,
+    pub balanced: bool,
+    /// `None` where the stratum's design cannot be read (no nested fit).
+    pub shape: Option<Shape>,
+}
+
+/// The whole comparison: the `stats allocate` report. Its serialization is the
+/// document's body (`docs/json.md`, `allocate`).
 #[derive(Debug, Clone, Serialize)]
 pub struct AllocateReport {
     pub search_prices: Vec<f64>,
     pub allocations: Vec<AllocationResult>,
     pub pairs: Vec<PairResult>,
+    /// An unbalanced master panel's design per stratum (absent when it is balanced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub master_design: Option<Vec<MasterStratum>>,
+    /// The paired bootstrap's backend, adapter, replicates, seed and confidence (in the
+    /// document's `run`, not its body).
+    #[serde(skip)]
+    pub engine: Engine,
+}
+
+impl Report for AllocateReport {
+    fn engine(&self) -> Engine {
+        self.engine.clone()
+    }
 }
 
 /// Per-question columns sent to the engine.
@@ -391,13 +425,30 @@ pub fn compare(
                         )
                     })
                     .collect(),
+                undefined: None,
             });
         }
     }
+    for p in &mut pairs {
+        p.undefined = pair_reason(&results, p);
+    }
+    let master_design = strata.iter().any(|s| !s.is_balanced()).then(|| {
+        strata
+            .iter()
+            .map(|s| MasterStratum {
+                name: s.name.clone(),
+                method: "measured SE (no components)",
+                balanced: s.is_balanced(),
+                shape: nested_stratum(s).map(|n| n.shape()).ok(),
+            })
+            .collect()
+    });
     Ok(AllocateReport {
         search_prices: sweep.to_vec(),
         allocations: results,
         pairs,
+        master_design,
+        engine: bootstrap_engine(backend, resampling),
     })
 }
 /// Settings of [`allocate`].
@@ -467,24 +518,115 @@ pub fn allocate(
     )
 }
 
-impl AllocateReport {
-    /// Why a pair's comparisons are undefined (`null`), if any is: a reduction or ratio of
-    /// SEs that are 0 (the scores of B do not vary), or an SE or cost that is not positive
-    /// and finite.
-    pub fn pair_undefined(&self, p: &PairResult) -> Option<String> {
-        let all = std::iter::once(&p.se_reduction)
-            .chain(std::iter::once(&p.var_x_tokens_ratio))
-            .chain(&p.var_x_fees_ratio);
-        if all.clone().all(|c| c.value.is_finite()) {
-            return None;
+/// Why a pair's comparisons are undefined (`null`), if any is: a reduction or ratio of SEs
+/// that are 0 (the scores of B do not vary), or an SE or cost that is not positive and
+/// finite.
+fn pair_reason(allocations: &[AllocationResult], p: &PairResult) -> Option<String> {
+    let all = std::iter::once(&p.se_reduction)
+        .chain(std::iter::once(&p.var_x_tokens_ratio))
+        .chain(&p.var_x_fees_ratio);
+    if all.clone().all(|c| c.value.is_finite()) {
+        return None;
+    }
+    let se = |n: &str| allocations.iter().find(|a| a.name == n).map(|a| a.se);
+    Some(match se(&p.b) {
+        Some(0.0) => format!(
+            "the measured SE of {} is 0 (the scores do not vary), so reductions and ratios against it are undefined",
+            p.b
+        ),
+        _ => "an SE or a cost is not positive and finite".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::document::{document, Inputs};
+    use crate::resample::CpuBackend;
+
+    /// A cell cost map of stratum `d` (questions q0..q3, one trajectory `0` of one read
+    /// `0`): `trajectory` per trajectory, `read` per read.
+    fn cells(trajectory: f64, read: f64) -> CellCosts {
+        let mut c = CellCosts::default();
+        for q in 0..4 {
+            let (d, q, t) = ("d".to_string(), format!("q{q}"), "0".to_string());
+            c.trajectory
+                .insert((d.clone(), q.clone(), t.clone()), trajectory);
+            c.read.insert((d, q, t, "0".into()), read);
         }
-        let se = |n: &str| self.allocations.iter().find(|a| a.name == n).map(|a| a.se);
-        Some(match se(&p.b) {
-            Some(0.0) => format!(
-                "the measured SE of {} is 0 (the scores do not vary), so reductions and ratios against it are undefined",
-                p.b
-            ),
-            _ => "an SE or a cost is not positive and finite".into(),
-        })
+        c
+    }
+
+    /// The document of a comparison (docs/json.md, `allocate`) by hand. Scores 0.5, 0.5,
+    /// 0, 1; A = all 4 questions (SE² = 0.5/3/4 = 1/24), B = the first 2 (SE 0: the scores
+    /// do not vary), C = the first 3 (mean 1/3, SE² = (1/6)/2/3 = 1/36); tokens 150 a
+    /// question, so var × tokens is 25 (A) and 12.5 (C). The pair A–B is undefined, and
+    /// says why; the engine is in `run` only.
+    #[test]
+    fn the_allocate_document_has_its_engine_in_run_and_each_undefined_pair_says_why() {
+        let strata = vec![Stratum {
+            name: "d".into(),
+            questions: (0..4).map(|q| format!("q{q}")).collect(),
+            trajectories: vec!["0".into()],
+            reads: vec!["0".into()],
+            y: vec![0.5, 0.5, 0.0, 1.0],
+            ..Stratum::default()
+        }];
+        let specs: Vec<AllocationSpec> = ["A=4:1:1", "B=2:1:1", "C=3:1:1"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let (tok, usd, searches) = (cells(100.0, 50.0), cells(0.1, 0.05), cells(1.0, 0.0));
+        let costs = AllocationCosts {
+            cells: [&tok, &usd, &searches],
+            sweep: &[0.0],
+            ledger: std::path::Path::new("l.jsonl"),
+        };
+        let resampling = Resampling {
+            seed: 5,
+            replicates: 20,
+            confidence: 0.8,
+        };
+        let cpu = CpuBackend::new();
+        let order = question_order(&strata, None);
+        let r = compare(&strata, &specs, &order, &costs, &resampling, &cpu, &|_| {}).unwrap();
+        let d = document("allocate", Inputs::new(), &r);
+        let run = &d["run"];
+        assert_eq!(
+            (&run["backend"], &run["adapter"]),
+            (&json!("cpu"), &json!(cpu.description()))
+        );
+        assert_eq!(
+            (&run["replicates"], &run["seed"], &run["confidence"]),
+            (&json!(20), &json!(5), &json!(0.8))
+        );
+        let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["allocations", "pairs", "run", "search_prices"]);
+        let close = |v: &Value, want: f64| {
+            let got = v.as_f64().unwrap();
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        };
+        let a = &d["allocations"];
+        close(&a[0]["se"], (1.0f64 / 24.0).sqrt());
+        assert_eq!(
+            (&a[1]["se"], &a[1]["model_tokens"]),
+            (&json!(0.0), &json!(300.0))
+        );
+        close(&a[2]["se"], 1.0 / 6.0);
+        close(&a[0]["var_x_tokens"], 25.0);
+        close(&a[2]["var_x_tokens"], 12.5);
+        let p = &d["pairs"];
+        assert_eq!((&p[0]["a"], &p[0]["b"]), (&json!("A"), &json!("B")));
+        assert_eq!(p[0]["se_reduction"]["value"], Value::Null);
+        assert_eq!(
+            p[0]["undefined"],
+            "the measured SE of B is 0 (the scores do not vary), so reductions and ratios against it are undefined"
+        );
+        assert_eq!((&p[1]["a"], &p[1]["b"]), (&json!("A"), &json!("C")));
+        close(&p[1]["se_reduction"]["value"], 1.0 - 6.0 / 24.0f64.sqrt());
+        close(&p[1]["var_x_tokens_ratio"]["value"], 2.0);
+        assert!(p[1].get("undefined").is_none() && p[2].get("undefined").is_none());
     }
 }

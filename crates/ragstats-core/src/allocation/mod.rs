@@ -15,3 +15,20 @@ pub mod planner;
 pub mod planner_report;
 pub mod slice;
 pub mod subsets;
+
+use crate::document::Engine;
+use crate::resample::engine::ResampleBackend;
+use crate::resample::Resampling;
+
+/// The engine of a question bootstrap run on `backend` with `resampling`, as a document's
+/// `run` envelope names it: the backend (`cpu`, `gpu`), its adapter, the replicates, the
+/// seed and the confidence of the intervals.
+pub fn bootstrap_engine(backend: &dyn ResampleBackend, resampling: &Resampling) -> Engine {
+    Engine {
+        backend: Some(backend.name().into()),
+        adapter: Some(backend.description()),
+        replicates: Some(u64::from(resampling.replicates)),
+        seed: Some(resampling.seed),
+        confidence: Some(resampling.confidence),
+    }
+}

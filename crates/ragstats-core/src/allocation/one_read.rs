@@ -24,6 +24,8 @@
 //! unbalanced bootstrap) and where each replicate's components come from (ANOVA from the
 //! sums, or the REML refits of that bootstrap).
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::efficiency::{efficiency, Efficiency, UnitCosts};
@@ -69,7 +71,14 @@ pub struct ScopeResult {
     pub method: Option<Method>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<Shape>,
+    /// Why each of the scope's undefined (`null` or absent) values is undefined, by field
+    /// (`fixed_t`, `efficiency.r_star` …; [`OneReadReport::undefined`]); absent when none is.
+    #[serde(skip_serializing_if = "Undefined::is_empty")]
+    pub undefined: Undefined,
 }
+
+/// Reasons by the field they explain (`fixed_t.r_star` → why R*_T is not finite).
+pub type Undefined = BTreeMap<&'static str, String>;
 
 /// The fixed-T loss of the equal-weight estimate over strata (question shares as in the
 /// panel).
@@ -81,6 +90,9 @@ pub struct CombinedFixedT {
     pub fixed_t: Option<FixedTLoss>,
     pub loss_ci: Option<Interval>,
     pub r_star_ci: Option<Interval>,
+    /// Why the combination's loss is undefined (field `fixed_t`), if it is.
+    #[serde(skip_serializing_if = "Undefined::is_empty")]
+    pub undefined: Undefined,
 }
 
 pub use crate::costs::panel_costs::ReadCosts;
@@ -107,6 +119,9 @@ pub struct DirectCheck {
     pub ratio: f64,
     pub ci: Option<Interval>,
     pub pairs: Vec<PairCheck>,
+    /// Why the mean ratio is undefined (field `ratio`), if it is.
+    #[serde(skip_serializing_if = "Undefined::is_empty")]
+    pub undefined: Undefined,
 }
 
 /// An interval over the replicates of a function of one replicate's pair ratios.
@@ -139,6 +154,7 @@ impl DirectCheck {
                     ci: rep_ci(&|r| r[p]),
                 })
                 .collect(),
+            undefined: Undefined::new(),
         }
     }
 }
@@ -501,6 +517,7 @@ fn report(
                 .flatten(),
             method: h.method,
             shape: h.shape,
+            undefined: Undefined::new(),
         }
     };
     let strata: Vec<ScopeResult> = strata
@@ -515,6 +532,7 @@ fn report(
         fixed_t: point.fixed_t[n],
         loss_ci: ci_of(&|s| s.fixed_t[n].map_or(f64::NAN, |e| e.loss_percent)),
         r_star_ci: ci_of(&|s| s.fixed_t[n].map_or(f64::NAN, |e| e.r_star)),
+        undefined: Undefined::new(),
     };
     let direct = point.ratios.as_ref().map(|ratios| {
         let se = |p, m| equal_weight_se2(layout, exact, p, m).sqrt();
@@ -532,14 +550,16 @@ fn report(
             &rep_ci,
         )
     });
-    OneReadReport {
+    let mut r = OneReadReport {
         max_reads,
         strata,
         combined,
         pooled,
         direct,
         unbalanced,
-    }
+    };
+    r.note_undefined();
+    r
 }
 
 // ---------------------------------------------------------------------------------------

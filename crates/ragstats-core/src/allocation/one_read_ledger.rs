@@ -1,10 +1,15 @@
 //! `stats efficiency` as one library call: the one-read analysis ([`super::one_read`]) of a
-//! panel priced from its cost ledger ([`efficiency_of_panel`]), and why each undefined value
-//! of its report is undefined ([`OneReadReport::undefined`]).
+//! panel priced from its cost ledger ([`efficiency_of_panel`]; with its currency and engine,
+//! [`efficiency_report`]), and why each undefined value of its report is undefined
+//! ([`OneReadReport::undefined`]).
 
+use serde::Serialize;
+
+use super::bootstrap_engine;
 use super::one_read::{analyse, analyse_unbalanced, OneReadReport, ScopeResult};
 use crate::costs::accounting::{Budget, PricedLedger};
 use crate::costs::panel_costs::{balanced_panel_costs, panel_trajectory_costs};
+use crate::document::{Engine, Report};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::Resampling;
@@ -65,6 +70,46 @@ pub fn efficiency_of_panel(
     }
 }
 
+/// The `stats efficiency` report: the one-read analysis ([`efficiency_of_panel`]) in its
+/// currency, with the engine its bootstrap ran on. Its serialization is the document's
+/// body (`docs/json.md`, `efficiency`): `currency` beside the analysis's own fields.
+#[derive(Debug, Clone, Serialize)]
+pub struct EfficiencyReport {
+    /// The budget's unit: `tokens` or `USD`.
+    pub currency: &'static str,
+    #[serde(flatten)]
+    pub analysis: OneReadReport,
+    /// The question bootstrap's backend, adapter, replicates, seed and confidence (in the
+    /// document's `run`, not its body).
+    #[serde(skip)]
+    pub engine: Engine,
+}
+
+impl Report for EfficiencyReport {
+    fn engine(&self) -> Engine {
+        self.engine.clone()
+    }
+}
+
+/// [`efficiency_of_panel`] with its currency and engine: the report `stats efficiency`
+/// prints.
+///
+/// # Errors
+/// Those of [`efficiency_of_panel`].
+pub fn efficiency_report(
+    panel: &Panel,
+    ledger: &PricedLedger<'_>,
+    settings: &EfficiencySettings,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<EfficiencyReport> {
+    Ok(EfficiencyReport {
+        currency: settings.budget.unit(),
+        analysis: efficiency_of_panel(panel, ledger, settings, backend, progress)?,
+        engine: bootstrap_engine(backend, &settings.resampling),
+    })
+}
+
 /// One value of a [`OneReadReport`] that is undefined (`null` or missing in JSON), and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UndefinedValue {
@@ -110,63 +155,104 @@ fn r_star_reason(s: &ScopeResult) -> String {
     }
 }
 
+/// Why a stratum's fixed-T loss is undefined (field `fixed_t`), or its R*_T
+/// (`fixed_t.r_star`), if either is.
+fn fixed_t_reason(s: &ScopeResult) -> Option<(&'static str, String)> {
+    match &s.fixed_t {
+        None => Some(("fixed_t", loss_reason(s))),
+        Some(e) if !e.r_star.is_finite() => Some(("fixed_t.r_star", r_star_reason(s))),
+        Some(_) => None,
+    }
+}
+
+/// Why a scope's fixed-Q loss is undefined (field `efficiency`), or its loss percent and
+/// R* (`efficiency.loss_percent`, `efficiency.r_star`), in that order.
+fn fixed_q_reasons(s: &ScopeResult) -> Vec<(&'static str, String)> {
+    match &s.efficiency {
+        None => vec![("efficiency", loss_reason(s))],
+        Some(e) => {
+            let mut out = Vec::new();
+            if !e.loss_percent.is_finite() {
+                out.push(("efficiency.loss_percent", loss_reason(s)));
+            }
+            if !e.r_star.is_finite() {
+                out.push(("efficiency.r_star", r_star_reason(s)));
+            }
+            out
+        }
+    }
+}
+
 impl OneReadReport {
     /// The strata, then the pooled fit if there is one.
     pub fn scopes(&self) -> impl Iterator<Item = &ScopeResult> {
         self.strata.iter().chain(self.pooled.iter())
     }
 
-    /// Every undefined value of the report with its reason, in table order: each stratum's
-    /// fixed-T loss (or its R*_T), the combination's, then each scope's fixed-Q loss and R*.
-    pub fn undefined(&self) -> Vec<UndefinedValue> {
-        let mut notes = Vec::new();
-        let mut note = |scope: &str, field, reason| {
-            notes.push(UndefinedValue {
-                scope: scope.to_string(),
-                field,
-                reason,
-            })
-        };
-        for s in &self.strata {
-            match &s.fixed_t {
-                None => note(&s.name, "fixed_t", loss_reason(s)),
-                Some(e) if !e.r_star.is_finite() => {
-                    note(&s.name, "fixed_t.r_star", r_star_reason(s))
-                }
-                Some(_) => {}
-            }
-        }
-        if self.combined.fixed_t.is_none() {
+    /// Why the combination's fixed-T loss is undefined, if it is: the strata where it is
+    /// undefined, or a combination whose SE² × cost is not positive.
+    fn combined_reason(&self) -> Option<String> {
+        self.combined.fixed_t.is_none().then(|| {
             let bad: Vec<&str> = self
                 .strata
                 .iter()
                 .filter(|s| s.fixed_t.is_none())
                 .map(|s| s.name.as_str())
                 .collect();
-            note(
-                "combined",
-                "fixed_t",
-                if bad.is_empty() {
-                    "SE^2 x cost of the combination is not positive at R = 1".into()
-                } else {
-                    format!("the loss is undefined in {}", bad.join(", "))
-                },
-            );
+            if bad.is_empty() {
+                "SE^2 x cost of the combination is not positive at R = 1".into()
+            } else {
+                format!("the loss is undefined in {}", bad.join(", "))
+            }
+        })
+    }
+
+    /// Every undefined value of the report with its reason, in table order: each stratum's
+    /// fixed-T loss (or its R*_T), the combination's, then each scope's fixed-Q loss and R*.
+    pub fn undefined(&self) -> Vec<UndefinedValue> {
+        let note = |scope: &str, (field, reason): (&'static str, String)| UndefinedValue {
+            scope: scope.to_string(),
+            field,
+            reason,
+        };
+        let mut notes: Vec<UndefinedValue> = self
+            .strata
+            .iter()
+            .filter_map(|s| fixed_t_reason(s).map(|r| note(&s.name, r)))
+            .collect();
+        if let Some(why) = self.combined_reason() {
+            notes.push(note("combined", ("fixed_t", why)));
         }
         for s in self.scopes() {
-            match &s.efficiency {
-                None => note(&s.name, "efficiency", loss_reason(s)),
-                Some(e) => {
-                    if !e.loss_percent.is_finite() {
-                        note(&s.name, "efficiency.loss_percent", loss_reason(s));
-                    }
-                    if !e.r_star.is_finite() {
-                        note(&s.name, "efficiency.r_star", r_star_reason(s));
-                    }
-                }
-            }
+            notes.extend(fixed_q_reasons(s).into_iter().map(|r| note(&s.name, r)));
         }
         notes
+    }
+
+    /// Writes the reasons of [`OneReadReport::undefined`] into each scope's `undefined`
+    /// (and the combination's), and the direct check's when its ratio is not finite
+    /// ([`direct_ratio_reason`]), so the report's serialization says why each `null` is.
+    pub(super) fn note_undefined(&mut self) {
+        for s in &mut self.strata {
+            let reasons: Vec<_> = fixed_t_reason(s)
+                .into_iter()
+                .chain(fixed_q_reasons(s))
+                .collect();
+            s.undefined.extend(reasons);
+        }
+        if let Some(p) = &mut self.pooled {
+            let reasons = fixed_q_reasons(p);
+            p.undefined.extend(reasons);
+        }
+        if let Some(why) = self.combined_reason() {
+            self.combined.undefined.insert("fixed_t", why);
+        }
+        if let Some(d) = &mut self.direct {
+            if !d.ratio.is_finite() {
+                let why = direct_ratio_reason(d.se_one_read, d.se_two_reads);
+                d.undefined.insert("ratio", why);
+            }
+        }
     }
 }
 
@@ -177,5 +263,137 @@ pub fn direct_ratio_reason(se_one: f64, se_two: f64) -> String {
         "both SEs are 0 (the scores do not vary), so the ratio is 0/0".into()
     } else {
         "the two-read variance x cost is 0".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::document::{document, Inputs};
+    use crate::ledger::{CallKind, Entry, LedgerRow};
+    use crate::panel::Stratum;
+    use crate::resample::CpuBackend;
+
+    /// One stratum `d` of 4 questions × 2 trajectories × 2 reads, every score 0.5, and its
+    /// ledger: one 100-token planner call per trajectory and one 50-token reader call per
+    /// read.
+    fn constant_panel() -> (Panel, Vec<Entry>) {
+        let stratum = Stratum {
+            name: "d".into(),
+            questions: (0..4).map(|q| format!("q{q}")).collect(),
+            trajectories: vec!["0".into(), "1".into()],
+            reads: vec!["0".into(), "1".into()],
+            y: vec![0.5; 16],
+            ..Stratum::default()
+        };
+        let panel = Panel {
+            source: PathBuf::from("p.csv"),
+            metric: "f1".into(),
+            outcome: "f1".into(),
+            selectors: Vec::new(),
+            selector: None,
+            strata: vec![stratum],
+        };
+        let mut entries = Vec::new();
+        for q in 0..4 {
+            for t in 0..2u32 {
+                let cell = |kind, read: Option<u32>, tokens| LedgerRow {
+                    dataset: Some("d".into()),
+                    question: Some(format!("q{q}").into()),
+                    trajectory: Some(t.into()),
+                    read: read.map(Into::into),
+                    model: Some("m".into()),
+                    input_tokens: Some(tokens),
+                    output_tokens: Some(0),
+                    ..LedgerRow::new(kind)
+                };
+                entries.push(cell(CallKind::Planner, None, 100));
+                for r in 0..2u32 {
+                    entries.push(cell(CallKind::Reader, Some(r), 50));
+                }
+            }
+        }
+        let entries = entries
+            .into_iter()
+            .enumerate()
+            .map(|(i, row)| Entry {
+                line: i as u64 + 1,
+                row,
+            })
+            .collect();
+        (panel, entries)
+    }
+
+    /// The document of the report (docs/json.md, `efficiency`): the engine of its bootstrap
+    /// in `run` and nowhere in the body, the currency beside the analysis, and the reasons
+    /// of the undefined values where they are. Costs by hand: c_T = 100, c_R = 50; the
+    /// direct check's C₁ = 8 trajectories × 100 + 8 reads 0 × 50 = 1,200 and C₂ = 800 +
+    /// 16 × 50 = 1,600. Constant scores leave every loss and the ratio undefined.
+    #[test]
+    fn the_efficiency_document_has_its_engine_in_run_and_its_reasons_in_place() {
+        let (panel, entries) = constant_panel();
+        let ledger = PricedLedger {
+            entries: &entries,
+            path: Path::new("l.jsonl"),
+            prices: None,
+            prices_path: None,
+        };
+        let settings = EfficiencySettings {
+            budget: Budget::Tokens,
+            max_reads: 4,
+            resampling: Resampling {
+                seed: 3,
+                replicates: 20,
+                confidence: 0.9,
+            },
+        };
+        let cpu = CpuBackend::new();
+        let r = efficiency_report(&panel, &ledger, &settings, &cpu, &|_| {}).unwrap();
+        let d = document("efficiency", Inputs::new().with("panel", "p.csv"), &r);
+        let run = &d["run"];
+        assert_eq!(run["backend"], "cpu");
+        assert_eq!(run["adapter"], json!(cpu.description()));
+        assert_eq!((&run["replicates"], &run["seed"]), (&json!(20), &json!(3)));
+        assert_eq!(run["confidence"], 0.9);
+        for key in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert!(d.get(key).is_none(), "{key} is in the body");
+        }
+        assert_eq!(
+            (&d["currency"], &d["max_reads"]),
+            (&json!("tokens"), &json!(4))
+        );
+        let s = &d["strata"][0];
+        assert_eq!(s["unit_costs"], json!({"trajectory": 100.0, "read": 50.0}));
+        assert_eq!(s["fixed_t"], Value::Null);
+        let reason = "the scores do not vary (every variance component is 0), so SE^2 x cost is 0 at every R and the loss is 0/0";
+        assert_eq!(s["undefined"]["fixed_t"], reason);
+        assert_eq!(
+            d["combined"]["undefined"],
+            json!({"fixed_t": "the loss is undefined in d"})
+        );
+        let direct = &d["direct"];
+        assert_eq!(
+            (&direct["cost_one_read"], &direct["cost_two_reads"]),
+            (&json!(1200.0), &json!(1600.0))
+        );
+        assert_eq!(direct["ratio"], Value::Null);
+        assert_eq!(
+            direct["undefined"]["ratio"],
+            "both SEs are 0 (the scores do not vary), so the ratio is 0/0"
+        );
+        // Each reason in the body is one of the report's own, in its scope.
+        for n in r.analysis.undefined() {
+            let scope = match n.scope.as_str() {
+                "combined" => &d["combined"],
+                "pooled" => &d["pooled"],
+                "d" => s,
+                other => panic!("scope {other}"),
+            };
+            assert_eq!(scope["undefined"][n.field], json!(n.reason), "{}", n.field);
+        }
     }
 }

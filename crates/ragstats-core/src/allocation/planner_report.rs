@@ -14,6 +14,7 @@
 
 use serde::Serialize;
 
+use super::bootstrap_engine;
 use super::efficiency::UnitCosts;
 use super::planner::{
     mde_multiplier, nested_unit_costs, power, refit_replicates, refit_replicates_unbalanced,
@@ -23,6 +24,7 @@ use crate::components::forecast::Audit;
 use crate::components::reml::Spread;
 use crate::components::variance::nested_stratum;
 use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
+use crate::document::{Engine, Report};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::{percentile_interval, Interval};
@@ -31,8 +33,7 @@ use crate::table::{format_number, Precision};
 use crate::{Error, Result};
 
 /// What the plan is for.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PlanGoal {
     /// The least-cost allocation with SE ≤ `se`; `from_mde` is the minimum detectable
     /// difference it was derived from (se = MDE / (z_{1−α/2} + z_power)), if any.
@@ -45,6 +46,43 @@ pub enum PlanGoal {
         trajectories: usize,
         reads: usize,
     },
+}
+
+impl Serialize for PlanGoal {
+    /// An object with the goal's `kind` and values: `mde` (the MDE the target came from,
+    /// `null` for a target SE given as such, then of kind `target_se`) and `target_se`;
+    /// `budget`; or the design's `questions`, `trajectories` and `reads`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        match *self {
+            PlanGoal::TargetSe { se, from_mde } => {
+                let kind = if from_mde.is_some() {
+                    "mde"
+                } else {
+                    "target_se"
+                };
+                m.serialize_entry("kind", kind)?;
+                m.serialize_entry("mde", &from_mde)?;
+                m.serialize_entry("target_se", &se)?;
+            }
+            PlanGoal::Budget(b) => {
+                m.serialize_entry("kind", "budget")?;
+                m.serialize_entry("budget", &b)?;
+            }
+            PlanGoal::Design {
+                questions,
+                trajectories,
+                reads,
+            } => {
+                m.serialize_entry("kind", "design")?;
+                m.serialize_entry("questions", &questions)?;
+                m.serialize_entry("trajectories", &trajectories)?;
+                m.serialize_entry("reads", &reads)?;
+            }
+        }
+        m.end()
+    }
 }
 
 impl PlanGoal {
@@ -138,13 +176,12 @@ pub struct QOnly {
     pub cost: Option<f64>,
 }
 
-/// A percentile interval of one plan statistic over the bootstrap replicates.
+/// A percentile interval of one plan statistic over the bootstrap replicates (their
+/// number and the confidence level are the report's engine's).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanInterval {
     /// What the statistic is (`required Q at T = 2, R = 1`).
     pub what: String,
-    pub replicates: u32,
-    pub confidence: f64,
     /// The statistic of the audit itself.
     pub estimate: f64,
     pub ci: Interval,
@@ -160,11 +197,13 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// What `plan` found.
+/// What `plan` found: the `stats plan` report. Its serialization is the document's body
+/// (`docs/json.md`, `plan`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanReport {
     pub goal: PlanGoal,
     /// The cost unit (`tokens`, `USD`).
+    #[serde(rename = "currency")]
     pub unit: String,
     pub alpha: f64,
     pub power: f64,
@@ -182,10 +221,21 @@ pub struct PlanReport {
     pub bootstrap: Vec<PlanInterval>,
     /// What the plan assumes or could not do, for the reader.
     pub notes: Vec<String>,
-    /// The resampling engine's description (`None` without an audit panel).
-    pub backend: Option<String>,
-    /// Whether the unit costs came from a ledger (and were refitted in the bootstrap).
+    /// The plan-uncertainty bootstrap's backend, adapter, replicates, seed and confidence
+    /// (all `None` without an audit panel, which has no bootstrap); in the document's
+    /// `run`, not its body.
+    #[serde(skip)]
+    pub engine: Engine,
+    /// Whether the unit costs came from a ledger (and were refitted in the bootstrap); the
+    /// text says so, the document's body does not.
+    #[serde(skip)]
     pub ledger_costs: bool,
+}
+
+impl Report for PlanReport {
+    fn engine(&self) -> Engine {
+        self.engine.clone()
+    }
 }
 
 /// Plans an evaluation from an `audit` (its components; with `panel`, the audit panel they
@@ -308,7 +358,7 @@ pub fn plan(
         }
         (_, None) => unreachable!("only a given design has no goal"),
     };
-    let (bootstrap, backend_desc) = match panel {
+    let (bootstrap, engine) = match panel {
         Some(p) => {
             let refits = refits(p, costs, &mut notes, settings, backend, progress)?;
             let intervals = uncertainty(&planner, &refits, &rows[0].allocation, settings);
@@ -317,14 +367,14 @@ pub fn plan(
                     "the bootstrap refits the components only: --unit-costs are held fixed".into(),
                 );
             }
-            (intervals, Some(backend.description()))
+            (intervals, bootstrap_engine(backend, &settings.resampling))
         }
         None => {
             notes.push(
                 "no bootstrap interval: a components file has no questions to resample (give --audit PANEL)"
                     .into(),
             );
-            (Vec::new(), None)
+            (Vec::new(), Engine::default())
         }
     };
     Ok(PlanReport {
@@ -340,7 +390,7 @@ pub fn plan(
         q_only,
         bootstrap,
         notes,
-        backend: backend_desc,
+        engine,
         ledger_costs: costs.from_ledger(),
     })
 }
@@ -472,18 +522,12 @@ fn uncertainty(
     settings: &PlanSettings,
 ) -> Vec<PlanInterval> {
     let num = |v: f64| format_number(v, Precision::Auto);
-    let (reps, conf, alpha) = (
-        settings.resampling.replicates,
-        settings.resampling.confidence,
-        settings.alpha,
-    );
+    let (conf, alpha) = (settings.resampling.confidence, settings.alpha);
     let bounds = planner.bounds;
     let interval = |what: String, estimate: f64, mut v: Vec<f64>, beyond: usize| {
         v.sort_by(f64::total_cmp);
         PlanInterval {
             what,
-            replicates: reps,
-            confidence: conf,
             estimate,
             ci: percentile_interval(&v, conf),
             beyond_bounds: beyond,
@@ -718,8 +762,128 @@ mod tests {
         // Nested SE there: sqrt((0.04 + 0.005 + 0.005)/400).
         assert!((q.se_nested - (0.05f64 / 400.0).sqrt()).abs() < 1e-15);
         // No panel: no bootstrap, and a note says why.
-        assert!(r.bootstrap.is_empty() && r.backend.is_none());
+        assert!(r.bootstrap.is_empty() && r.engine == Engine::default());
         assert!(r.notes[0].starts_with("no bootstrap interval"));
+    }
+
+    /// The document of a plan (docs/json.md, `plan`): the goal as `{"kind": …}` with its
+    /// values, the cost unit as `currency`, and with an audit panel the engine of the
+    /// plan-uncertainty bootstrap (its replicates, seed and confidence) in `run` only, not
+    /// in each interval. The audit panel (100 questions × 2 × 2, scores on a grid of
+    /// tenths) only feeds the bootstrap: the plan is the hand-worked one above (Q = 700 at
+    /// T = R = 1), and the bootstrap's estimate is that Q.
+    #[test]
+    fn the_plan_document_has_the_bootstrap_engine_in_run() {
+        use crate::document::{document, Inputs};
+        use crate::panel::{Panel, Stratum};
+        use serde_json::{json, Value};
+        let stratum = Stratum {
+            name: "all".into(),
+            questions: (0..100).map(|q| format!("q{q}")).collect(),
+            trajectories: vec!["0".into(), "1".into()],
+            reads: vec!["0".into(), "1".into()],
+            y: (0..400)
+                .map(|i| ((i * 7 + i / 4 * 3) % 10) as f64 / 10.0)
+                .collect(),
+            ..Stratum::default()
+        };
+        let panel = Panel {
+            source: "audit.csv".into(),
+            metric: "f1".into(),
+            outcome: "f1".into(),
+            selectors: Vec::new(),
+            selector: None,
+            strata: vec![stratum],
+        };
+        let s = settings(PlanGoal::TargetSe {
+            se: 0.01,
+            from_mde: None,
+        });
+        let cpu = CpuBackend::new();
+        let r = plan(&audit(), Some(&panel), &COSTS, &s, &cpu, &|_| {}).unwrap();
+        let d = document("plan", Inputs::new().with("audit", "audit.csv"), &r);
+        let e = &d["run"];
+        assert_eq!(
+            (&e["backend"], &e["adapter"]),
+            (&json!("cpu"), &json!(cpu.description()))
+        );
+        assert_eq!(
+            (&e["replicates"], &e["seed"], &e["confidence"]),
+            (&json!(200), &json!(1), &json!(0.95))
+        );
+        let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "allocations",
+                "alpha",
+                "bootstrap",
+                "bounds",
+                "currency",
+                "difference",
+                "goal",
+                "mde_multiplier",
+                "notes",
+                "power",
+                "q_only",
+                "run",
+                "strata"
+            ]
+        );
+        assert_eq!(
+            d["goal"],
+            json!({"kind": "target_se", "mde": null, "target_se": 0.01})
+        );
+        assert_eq!(
+            (&d["currency"], &d["difference"]),
+            (&json!("tokens"), &Value::Null)
+        );
+        assert_eq!(d["allocations"][0]["questions"], 700);
+        let b = d["bootstrap"].as_array().unwrap();
+        assert_eq!(b.len(), 1);
+        assert_eq!(
+            (&b[0]["what"], &b[0]["estimate"]),
+            (&json!("required Q at T = 1, R = 1"), &json!(700.0))
+        );
+        for key in ["replicates", "confidence", "seed", "backend", "adapter"] {
+            assert!(
+                b[0].get(key).is_none() && d.get(key).is_none(),
+                "{key} is in the body"
+            );
+        }
+        // Without a panel there is no bootstrap, and the engine is all null.
+        let none = document("plan", Inputs::new(), &run(&COSTS, &s).unwrap());
+        assert_eq!(none["bootstrap"], json!([]));
+        for key in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(none["run"][key], Value::Null, "{key}");
+        }
+    }
+
+    /// Every goal's JSON, as `stats plan` has always written it.
+    #[test]
+    fn goals_serialize_with_their_kind() {
+        let v = |g: PlanGoal| serde_json::to_value(g).unwrap();
+        let mde = v(PlanGoal::TargetSe {
+            se: 0.5,
+            from_mde: Some(1.4),
+        });
+        assert_eq!(
+            mde,
+            serde_json::json!({"kind": "mde", "mde": 1.4, "target_se": 0.5})
+        );
+        assert_eq!(
+            v(PlanGoal::Budget(20.0)),
+            serde_json::json!({"kind": "budget", "budget": 20.0})
+        );
+        let design = v(PlanGoal::Design {
+            questions: 446,
+            trajectories: 2,
+            reads: 1,
+        });
+        assert_eq!(
+            design,
+            serde_json::json!({"kind": "design", "questions": 446, "trajectories": 2, "reads": 1})
+        );
     }
 
     /// MDE 0.03 at α = 0.05, power 0.8: SE ≤ 0.03/2.801585 = 0.010708, so (1, 1) needs

@@ -410,7 +410,8 @@ pub fn unit_cost_notes(entries: &[Entry]) -> (Option<String>, Option<String>) {
     (t, r)
 }
 
-/// The `stats cost` report.
+/// The `stats cost` report: its document's body is this struct's serde serialization
+/// (`docs/json.md`, `cost`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CostReport {
     pub search_prices: Vec<f64>,
@@ -419,6 +420,9 @@ pub struct CostReport {
     pub total: Totals,
     pub unit_costs: UnitCostReport,
 }
+
+/// Accounting resamples nothing: the engine of its document is all `null`.
+impl crate::document::Report for CostReport {}
 
 /// Accounts a billed ledger. `sweep` are the search prices (USD per 1,000) to report;
 /// `point` the one the dollar unit costs use.
@@ -560,6 +564,16 @@ pub enum Budget {
     /// US dollars: model fees plus search requests at `search_usd_per_1000` per 1,000
     /// (when `None`, the prices file's `search.usd_per_1000`).
     Usd { search_usd_per_1000: Option<f64> },
+}
+
+impl Budget {
+    /// The budget's unit as reports name it: `tokens` or `USD`.
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Budget::Tokens => "tokens",
+            Budget::Usd { .. } => "USD",
+        }
+    }
 }
 
 impl<'a> PricedLedger<'a> {
@@ -766,6 +780,50 @@ mod tests {
                 "reverse {reverse}"
             );
         }
+    }
+
+    /// The document of a report (docs/json.md, `cost`): the report's fields, sorted, and
+    /// an envelope whose engine is all `null`. The shared ledger by hand: 2 billed calls of
+    /// 1,010 tokens over the 2 trajectories (q1, q2), so c_T = 505; no reader row, so c_R
+    /// is undefined (`null`) and says why.
+    #[test]
+    fn the_cost_document_is_the_report_with_a_null_engine() {
+        use crate::document::{document, Inputs};
+        use serde_json::{json, Value};
+        let e = shared_ledger(false);
+        let b = bill(&e, None, Path::new("l.jsonl"), None).unwrap();
+        let r = account(&e, &b, &[0.0, 2.0], 0.5, false);
+        let d = document("cost", Inputs::new().with("ledger", "l.jsonl"), &r);
+        let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["groups", "run", "search_prices", "total", "unit_costs"]
+        );
+        for key in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(d["run"][key], Value::Null, "{key}");
+        }
+        assert_eq!(d["run"]["inputs"], json!({"ledger": "l.jsonl"}));
+        assert_eq!(d["search_prices"], json!([0.0, 2.0]));
+        let t = &d["total"];
+        assert_eq!(
+            (t["model_calls"].as_u64(), t["model_tokens"].as_u64()),
+            (Some(2), Some(1010))
+        );
+        assert_eq!((&t["arm"], &t["dataset"]), (&json!("all"), &json!("all")));
+        assert_eq!(t["total_usd"], json!([0.0, 0.0]));
+        let u = &d["unit_costs"];
+        assert_eq!(
+            (u["trajectories"].as_u64(), u["reads"].as_u64()),
+            (Some(2), Some(0))
+        );
+        assert_eq!(u["tokens"], json!({"trajectory": 505.0, "read": null}));
+        assert_eq!(
+            (&u["usd"], &u["search_usd_per_1000"]),
+            (&Value::Null, &json!(0.5))
+        );
+        assert_eq!(u["read_note"], "no reader rows, so there is no read cost");
+        assert!(u.get("trajectory_note").is_none());
+        assert_eq!(d["groups"].as_array().unwrap().len(), 2);
     }
 
     #[test]

@@ -16,5 +16,7 @@ pub mod synthetic_ledger;
 pub use model::{
     check_rows, simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec, MAX_ROWS,
 };
-pub use simulate::{simulate, GaussianSpec, SimModel, SimulateSettings, Simulation};
+pub use simulate::{
+    simulate, GaussianSpec, SimModel, SimulateReport, SimulateSettings, Simulation, WrittenFile,
+};
 pub use synthetic_ledger::{simulate_ledger, LedgerSpec};

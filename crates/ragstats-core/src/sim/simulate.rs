@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::model::{check_rows, simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec};
 use super::synthetic_ledger::{simulate_ledger, LedgerSpec};
+use crate::document::Report;
 use crate::ledger::LedgerRow;
 use crate::{Error, Result};
 
@@ -52,6 +53,35 @@ pub struct Simulation {
     /// The ledger's rows.
     pub ledger: Option<Vec<LedgerRow>>,
 }
+
+/// A file `stats simulate` wrote: its path (as given) and its number of rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WrittenFile {
+    pub path: String,
+    pub rows: usize,
+}
+
+/// What `stats simulate` wrote: the ledger (with `--ledger`) and the panel, each once
+/// written. `stats simulate` prints text only; this is the body its document would have
+/// (`docs/json.md`, `simulate`). The simulation's seed is an input, not a resampling
+/// engine's, so the document's engine is all `null`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SimulateReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<WrittenFile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub panel: Option<WrittenFile>,
+}
+
+impl SimulateReport {
+    /// The files written, by role (`ledger`, then `panel`), in the order they were written.
+    pub fn files(&self) -> impl Iterator<Item = (&'static str, &WrittenFile)> {
+        let ledger = self.ledger.iter().map(|f| ("ledger", f));
+        ledger.chain(self.panel.iter().map(|f| ("panel", f)))
+    }
+}
+
+impl Report for SimulateReport {}
 
 /// Simulates the panel of `settings.model` and, for a bounded one, the ledger of
 /// `settings.ledger`.
@@ -107,6 +137,38 @@ pub fn simulate(settings: &SimulateSettings) -> Result<Simulation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The document of what was written: each file's path and rows by role, no file that
+    /// was not written, and a null engine.
+    #[test]
+    fn the_simulate_document_lists_the_files_written() {
+        use crate::document::{document, Inputs};
+        use serde_json::{json, Value};
+        let mut r = SimulateReport {
+            ledger: Some(WrittenFile {
+                path: "l.jsonl".into(),
+                rows: 12,
+            }),
+            panel: None,
+        };
+        // The ledger is written first: before the panel, only it is there.
+        assert_eq!(
+            crate::document::to_body(&r),
+            json!({"ledger": {"path": "l.jsonl", "rows": 12}})
+        );
+        r.panel = Some(WrittenFile {
+            path: "p.csv".into(),
+            rows: 40,
+        });
+        let d = document("simulate", Inputs::new(), &r);
+        assert_eq!(d["panel"], json!({"path": "p.csv", "rows": 40}));
+        assert_eq!(d["ledger"]["rows"], 12);
+        for key in ["backend", "adapter", "replicates", "seed", "confidence"] {
+            assert_eq!(d["run"][key], Value::Null, "{key}");
+        }
+        let roles: Vec<&str> = r.files().map(|(role, _)| role).collect();
+        assert_eq!(roles, ["ledger", "panel"]);
+    }
 
     /// The regression pin of tests/it/sim_model.rs `pinned_values` (one stratum of 2
     /// questions, T = 1, R = 2, μ = 0, every SD 1, seed 1), through the entry point.
