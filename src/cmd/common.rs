@@ -233,26 +233,6 @@ pub fn undefined_because(reason: &str) -> String {
     Cell::undefined_because(reason).display()
 }
 
-/// The leading table cells of a stratum or scope: its name and its design Q, T, R.
-pub fn design_cells(
-    name: &str,
-    questions: usize,
-    trajectories: usize,
-    reads: usize,
-) -> Vec<String> {
-    vec![
-        name.to_string(),
-        questions.to_string(),
-        trajectories.to_string(),
-        reads.to_string(),
-    ]
-}
-
-/// An optional number for tables (`-` when absent).
-pub fn opt_num(v: Option<f64>) -> String {
-    Cell::opt_num(v).display()
-}
-
 /// Writes rows as CSV to stdout (through the one table model, [`CoreTable::to_csv`]).
 pub fn write_csv(header: &[&str], rows: &[Vec<String>]) -> anyhow::Result<()> {
     let mut t = CoreTable::new(header);

@@ -15,7 +15,6 @@ use super::common::{By, Format, Table};
 use super::render::{emit, Rendered, Sections};
 use super::UsageError;
 
-pub(in crate::cmd) mod cells;
 mod tables;
 
 /// Flags of `stats cost`.

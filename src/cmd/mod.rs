@@ -47,6 +47,7 @@ pub mod allocate;
 pub mod batch;
 pub mod bench;
 pub mod bootstrap;
+pub mod cells;
 pub mod common;
 pub mod consistency;
 pub mod correlate;

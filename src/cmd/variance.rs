@@ -14,7 +14,7 @@ use super::UsageError;
 
 mod render;
 
-pub(super) use render::{shape_cells, share_cell};
+pub(super) use render::share_cell;
 
 /// Flags of `stats variance`.
 #[derive(Debug, Clone, clap::Args)]

@@ -5,8 +5,8 @@ use ragstats_core::allocation::allocate::{AllocateReport, Compared, MasterStratu
 use ragstats_core::table::Cell;
 
 use super::super::common::{fixed, undefined_because, Table, UNDEFINED};
-use super::super::cost::cells::{design, label};
 use super::AllocateOutput;
+use crate::cmd::cells::{design, label};
 
 /// The allocations table, the pairs, and for an unbalanced master panel its note.
 pub(super) fn text(o: &AllocateOutput) -> String {

@@ -6,8 +6,8 @@ use ragstats_core::allocation::planner_report::{PlanGoal, PlanInterval, PlanRepo
 use ragstats_core::table::Cell;
 
 use super::super::common::{fixed, num, Table};
-use super::super::cost::cells::label;
 use super::PlanOutput;
+use crate::cmd::cells::label;
 
 /// One row per allocation, every digit.
 pub(super) fn csv(r: &PlanReport) -> Table {

@@ -1,6 +1,6 @@
 //! The variance report as text and CSV (`stats variance`; `stats report` shows its shares).
 
-use ragstats_core::components::reml::{Shape, Spread};
+use crate::cmd::cells::design;
 use ragstats_core::components::variance::{
     Fit, Level, Method, PerLevel, StratumReport, VarianceReport, POOLED_SHARES_UNDEFINED,
     SHARES_UNDEFINED,
@@ -24,55 +24,15 @@ fn any_reml(r: &VarianceReport) -> bool {
     r.strata.iter().any(|s| s.method == Method::Reml)
 }
 
-/// A scope's name (as the file spells it: a numeric name stays right-aligned, as before) and
-/// its Q, T, R.
-fn design(name: &str, questions: usize, trajectories: usize, reads: usize) -> Vec<Cell> {
-    vec![
-        // Raw, not Text: a numeric stratum name is right-aligned in text, as it always was.
-        Cell::Raw(name.to_string()),
-        Cell::Count(questions as u64),
-        Cell::Count(trajectories as u64),
-        Cell::Count(reads as u64),
-    ]
-}
-
-/// A count per question or per trajectory: the count when every one has the same, else
-/// min/mean/max.
-fn spread_cell(x: &Spread) -> Cell {
-    if x.min == x.max {
-        Cell::Count(x.min as u64)
-    } else {
-        // min/mean/max in one cell: no typed cell holds three numbers.
-        Cell::Raw(format!("{}/{:.2}/{}", x.min, x.mean, x.max))
-    }
-}
-
-/// An unbalanced stratum's name, Q, and T and R as min/mean/max per question and per
-/// trajectory.
-fn shape_design(name: &str, shape: &Shape) -> Vec<Cell> {
-    vec![
-        // Raw: a numeric name stays right-aligned (see `design`).
-        Cell::Raw(name.to_string()),
-        Cell::Count(shape.questions as u64),
-        spread_cell(&shape.trajectories),
-        spread_cell(&shape.reads),
-    ]
-}
-
-/// [`shape_design`] as text cells (for the tables of `efficiency` and `allocate`).
-pub(in crate::cmd) fn shape_cells(name: &str, shape: &Shape) -> Vec<String> {
-    shape_design(name, shape)
-        .iter()
-        .map(Cell::display)
-        .collect()
-}
-
 /// Stratum, Q, T, R cells: for an unbalanced stratum T and R are min/mean/max.
 fn stratum_design(s: &StratumReport) -> Vec<Cell> {
-    match &s.shape {
-        Some(shape) => shape_design(&s.name, shape),
-        None => design(&s.name, s.questions, s.trajectories, s.reads),
-    }
+    design(
+        &s.name,
+        s.questions,
+        s.trajectories,
+        s.reads,
+        s.shape.as_ref(),
+    )
 }
 
 /// A number as CSV has always written it: every digit, and a value that is not finite as
@@ -139,7 +99,7 @@ pub(super) fn csv(r: &VarianceReport) -> Table {
     }
     if let Some(p) = &r.pooled {
         for l in Level::ALL {
-            let mut row = design("pooled", p.questions, p.trajectories, p.reads);
+            let mut row = design("pooled", p.questions, p.trajectories, p.reads, None);
             row.extend([Cell::Missing, Cell::Missing, Cell::text(l.name())]);
             row.extend(fit_cells(&p.fit, l));
             row.extend([

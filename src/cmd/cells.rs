@@ -1,5 +1,5 @@
-//! Typed table cells shared by the tables of group B (`cost`, `efficiency`, `allocate`,
-//! `plan`): a label as the input spells it, and a scope's design (Q, T, R).
+//! Typed table cells the commands' tables share: a label as the input spells it, and a
+//! scope's design (Q, T, R, or the spread of T and R of an unbalanced scope).
 
 use ragstats_core::components::reml::{Shape, Spread};
 use ragstats_core::table::{Cell, MISSING, UNDEFINED};
