@@ -439,6 +439,300 @@ def subsets(
     return _run(argv, tables, progress)
 
 
+def cost(
+    ledger: Any,
+    *,
+    prices: Any = None,
+    search_price: Any = None,
+    by: Any = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Model tokens, fees with cache discounts, search fees over a price sweep, and the unit costs c_T and c_R
+
+    The analysis of ``stats cost``; keywords are its flags.
+
+    Example::
+
+        ragstats.cost('data/demo/ledger.jsonl', prices='data/demo/prices.toml', search_price='0:1:0.25')
+
+    Arguments:
+
+    - ``ledger`` (LEDGER): Cost ledger (JSONL, one row per model call or search request)
+    - ``prices`` (--prices): Prices (TOML): USD per 1M input, cached input and output tokens per model; search per 1,000 requests
+    - ``search_price`` (--search-price): Search prices to sweep, USD per 1,000 unique requests: START:STOP:STEP or a list (default: the prices file's sweep)
+    - ``by`` (--by) [selector]: Report each selector the rows name (its reads plus the planner calls and searches every selector shares), then the selector average (every row, as its design runs every selector)
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    argv: list = ['cost']
+    tables: dict = {}
+    _positional(argv, tables, ledger, False)
+    _flag(argv, tables, '--prices', prices, False, None)
+    _flag(argv, tables, '--search-price', search_price, False, None)
+    _flag(argv, tables, '--by', by, False, None)
+    return _run(argv, tables, progress)
+
+
+def efficiency(
+    panel: Any,
+    *,
+    metric: Any = None,
+    contrast: Any = None,
+    arm: Any = None,
+    drop_incomplete: bool = False,
+    selector: Any = None,
+    by: Any = None,
+    ledger: Any,
+    prices: Any = None,
+    currency: Union[Any, Sequence[Any], None] = None,
+    search_price: Any = None,
+    max_reads: Any = 10,
+    replicates: Any = 10000,
+    seed: Any = 1,
+    backend: Any = 'auto',
+    confidence: Any = 0.95,
+    plot: bool = False,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """One-read efficiency loss at fixed T (headline) and at fixed Q, with bootstrap intervals
+
+    The analysis of ``stats efficiency``; keywords are its flags.
+
+    Example::
+
+        ragstats.efficiency('data/demo/panel.csv', contrast='adaptive-open', ledger='data/demo/ledger.jsonl')
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read)
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``by`` (--by) [selector]: Report each selector of the panel's `selector` column, then their average
+    - ``ledger`` (--ledger): Cost ledger of the panel (JSONL)
+    - ``prices`` (--prices): Prices (TOML); needed for --currency usd
+    - ``currency`` (--currency) [tokens, usd] (default tokens): What the budget is counted in; `tokens,usd` reports both from one run (the same seed, so the same bootstrap resamples), one section per currency
+    - ``search_price`` (--search-price): Search price in USD per 1,000 requests for --currency usd (default: the prices file's)
+    - ``max_reads`` (--max-reads) (default 10): Largest read count R the fixed-T loss minimises over (from 1)
+    - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
+    - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
+    - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
+    - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
+    - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    argv: list = ['efficiency']
+    tables: dict = {}
+    _positional(argv, tables, panel, False)
+    _flag(argv, tables, '--metric', metric, False, None)
+    _flag(argv, tables, '--contrast', contrast, False, None)
+    _flag(argv, tables, '--arm', arm, False, None)
+    if drop_incomplete:
+        argv.append('--drop-incomplete')
+    _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--by', by, False, None)
+    _flag(argv, tables, '--ledger', ledger, False, None)
+    _flag(argv, tables, '--prices', prices, False, None)
+    _flag(argv, tables, '--currency', currency, True, None)
+    _flag(argv, tables, '--search-price', search_price, False, None)
+    _flag(argv, tables, '--max-reads', max_reads, False, 10)
+    _flag(argv, tables, '--replicates', replicates, False, 10000)
+    _flag(argv, tables, '--seed', seed, False, 1)
+    _flag(argv, tables, '--backend', backend, False, 'auto')
+    _flag(argv, tables, '--confidence', confidence, False, 0.95)
+    if plot:
+        argv += ['--plot', 'figure.svg']
+    return _run(argv, tables, progress)
+
+
+def allocate(
+    panel: Any,
+    *,
+    metric: Any = None,
+    contrast: Any = None,
+    arm: Any = None,
+    drop_incomplete: bool = False,
+    selector: Any = None,
+    ledger: Any,
+    prices: Any,
+    allocation: Union[Any, Sequence[Any], None],
+    order_seed: Any = None,
+    search_price: Any = None,
+    replicates: Any = 10000,
+    seed: Any = 1,
+    backend: Any = 'auto',
+    confidence: Any = 0.95,
+    plot: bool = False,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Compare nested allocations Q:T:R of one panel on SE, cost and variance x cost, with paired intervals
+
+    The analysis of ``stats allocate``; keywords are its flags.
+
+    Example::
+
+        ragstats.allocate('data/demo/panel.csv', contrast='adaptive-open', ledger='data/demo/ledger.jsonl', prices='data/demo/prices.toml', allocation=['A=446:2:1', 'B=174:2:5', 'C=298:3:1'])
+
+    Arguments:
+
+    - ``panel`` (PANEL): Master panel (CSV or JSONL); every allocation is a nested sub-panel of it
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``ledger`` (--ledger): Cost ledger of the master panel
+    - ``prices`` (--prices): Prices (TOML) for the fee comparisons
+    - ``allocation`` (--allocation): An allocation NAME=Q:T:R (Q split over strata in the master panel's shares). Repeat
+    - ``order_seed`` (--order-seed): Take questions in a seeded shuffled order instead of file order
+    - ``search_price`` (--search-price): Search prices to sweep, USD per 1,000 requests (default: the prices file's sweep)
+    - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
+    - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
+    - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
+    - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
+    - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    argv: list = ['allocate']
+    tables: dict = {}
+    _positional(argv, tables, panel, False)
+    _flag(argv, tables, '--metric', metric, False, None)
+    _flag(argv, tables, '--contrast', contrast, False, None)
+    _flag(argv, tables, '--arm', arm, False, None)
+    if drop_incomplete:
+        argv.append('--drop-incomplete')
+    _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--ledger', ledger, False, None)
+    _flag(argv, tables, '--prices', prices, False, None)
+    _flag(argv, tables, '--allocation', allocation, True, None)
+    _flag(argv, tables, '--order-seed', order_seed, False, None)
+    _flag(argv, tables, '--search-price', search_price, False, None)
+    _flag(argv, tables, '--replicates', replicates, False, 10000)
+    _flag(argv, tables, '--seed', seed, False, 1)
+    _flag(argv, tables, '--backend', backend, False, 'auto')
+    _flag(argv, tables, '--confidence', confidence, False, 0.95)
+    if plot:
+        argv += ['--plot', 'figure.svg']
+    return _run(argv, tables, progress)
+
+
+def plan(
+    *,
+    audit: Any = None,
+    components: Any = None,
+    metric: Any = None,
+    contrast: Any = None,
+    arm: Any = None,
+    drop_incomplete: bool = False,
+    selector: Any = None,
+    ledger: Any = None,
+    unit_costs: Any = None,
+    prices: Any = None,
+    currency: Any = None,
+    search_price: Any = None,
+    target_se: Any = None,
+    mde: Any = None,
+    budget_tokens: Any = None,
+    budget_usd: Any = None,
+    questions: Any = None,
+    trajectories: Any = None,
+    reads: Any = None,
+    difference: Any = None,
+    alpha: Any = 0.05,
+    power: Any = 0.8,
+    shares: Any = None,
+    max_questions: Any = 100000,
+    max_trajectories: Any = 10,
+    max_reads: Any = 10,
+    runners_up: Any = 5,
+    replicates: Any = 10000,
+    seed: Any = 1,
+    backend: Any = 'auto',
+    confidence: Any = 0.95,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """The cheapest allocation (Q, T, R) for a target SE or minimum detectable difference, the most precise for a budget, or the SE, MDE and power of a design
+
+    The analysis of ``stats plan``; keywords are its flags.
+
+    Example::
+
+        ragstats.plan(audit='data/demo/panel.csv', contrast='adaptive-open', ledger='data/demo/ledger.jsonl', mde=0.02)
+        ragstats.plan(audit='pilot.csv', contrast='adaptive-open', ledger='pilot-ledger.jsonl', prices='prices.toml', target_se=0.008, max_reads=5, currency='usd')
+
+    Arguments:
+
+    - ``audit`` (--audit): Audit panel the components (and, with --ledger, the unit costs) are estimated from
+    - ``components`` (--components): Components file written by `stats variance --format json`, instead of --audit (no bootstrap; unit costs from --unit-costs)
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``ledger`` (--ledger): Cost ledger of the audit panel (JSONL): unit costs c_T and c_R per stratum as `stats efficiency` computes them
+    - ``unit_costs`` (--unit-costs): Unit costs C_T,C_R (one trajectory without its reads, one read) for every stratum, instead of --ledger
+    - ``prices`` (--prices): Prices (TOML); needed for dollars with --ledger
+    - ``currency`` (--currency) [tokens, usd]: What costs are counted in (--budget-usd implies usd, --budget-tokens tokens)
+    - ``search_price`` (--search-price): Search price in USD per 1,000 requests for dollars (default: the prices file's)
+    - ``target_se`` (--target-se): Goal: the cheapest allocation whose SE is at most this
+    - ``mde`` (--mde): Goal: the cheapest allocation whose minimum detectable difference (z_{1-α/2} + z_power)·SE is at most this
+    - ``budget_tokens`` (--budget-tokens): Goal: the allocation of least SE costing at most this many model tokens
+    - ``budget_usd`` (--budget-usd): Goal: the allocation of least SE costing at most this many dollars
+    - ``questions`` (--questions): Given design: total questions (split as --shares), with --trajectories and --reads
+    - ``trajectories`` (--trajectories): Given design: trajectories per question
+    - ``reads`` (--reads): Given design: reads per trajectory
+    - ``difference`` (--difference): A true difference to compute each allocation's power against
+    - ``alpha`` (--alpha) (default 0.05): Two-sided significance level
+    - ``power`` (--power) (default 0.8): Power the MDE is defined at
+    - ``shares`` (--shares): Question shares name=W,name=W (integer weights; default: the audit's question counts)
+    - ``max_questions`` (--max-questions) (default 100000): Largest total Q searched
+    - ``max_trajectories`` (--max-trajectories) (default 10): Largest T searched
+    - ``max_reads`` (--max-reads) (default 10): Largest R searched
+    - ``runners_up`` (--runners-up) (default 5): Runner-up allocations shown after the best
+    - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
+    - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
+    - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
+    - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    argv: list = ['plan']
+    tables: dict = {}
+    _flag(argv, tables, '--audit', audit, False, None)
+    _flag(argv, tables, '--components', components, False, None)
+    _flag(argv, tables, '--metric', metric, False, None)
+    _flag(argv, tables, '--contrast', contrast, False, None)
+    _flag(argv, tables, '--arm', arm, False, None)
+    if drop_incomplete:
+        argv.append('--drop-incomplete')
+    _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--ledger', ledger, False, None)
+    _flag(argv, tables, '--unit-costs', unit_costs, False, None)
+    _flag(argv, tables, '--prices', prices, False, None)
+    _flag(argv, tables, '--currency', currency, False, None)
+    _flag(argv, tables, '--search-price', search_price, False, None)
+    _flag(argv, tables, '--target-se', target_se, False, None)
+    _flag(argv, tables, '--mde', mde, False, None)
+    _flag(argv, tables, '--budget-tokens', budget_tokens, False, None)
+    _flag(argv, tables, '--budget-usd', budget_usd, False, None)
+    _flag(argv, tables, '--questions', questions, False, None)
+    _flag(argv, tables, '--trajectories', trajectories, False, None)
+    _flag(argv, tables, '--reads', reads, False, None)
+    _flag(argv, tables, '--difference', difference, False, None)
+    _flag(argv, tables, '--alpha', alpha, False, 0.05)
+    _flag(argv, tables, '--power', power, False, 0.8)
+    _flag(argv, tables, '--shares', shares, False, None)
+    _flag(argv, tables, '--max-questions', max_questions, False, 100000)
+    _flag(argv, tables, '--max-trajectories', max_trajectories, False, 10)
+    _flag(argv, tables, '--max-reads', max_reads, False, 10)
+    _flag(argv, tables, '--runners-up', runners_up, False, 5)
+    _flag(argv, tables, '--replicates', replicates, False, 10000)
+    _flag(argv, tables, '--seed', seed, False, 1)
+    _flag(argv, tables, '--backend', backend, False, 'auto')
+    _flag(argv, tables, '--confidence', confidence, False, 0.95)
+    return _run(argv, tables, progress)
+
+
 def run_audit(
     dir: Any,
     *,

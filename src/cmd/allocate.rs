@@ -12,7 +12,7 @@ use ragstats_core::ledger::{read_ledger, Prices};
 
 use super::common::{Format, PanelOptions, Table};
 use super::cost::parse_sweep;
-use super::render::{emit, Rendered};
+use super::render::{Figure, Finished, Rendered};
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
@@ -52,20 +52,32 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let out = compute(&args)?;
-    if let Some(p) = &args.plot {
-        let e = &out.report.engine;
-        let boot = Some((e.seed.unwrap_or_default(), e.replicates.unwrap_or_default()));
-        let caption = super::figure::panel_caption(&args.panel, &out.outcome, boot);
-        let svg = ragstats_plot::allocate(&out.report, &caption)?;
-        let inputs = [args.panel.as_path(), &args.ledger, &args.prices];
-        super::figure::write_svg(p, &svg, &inputs)?;
-    }
+    let done = outcome(&args)?;
+    done.write_figure(args.plot.as_deref())?;
+    done.emit(args.format)
+}
+
+/// What `stats allocate` prints for `args` (and the figure `--plot` asks for).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let out = compute(args)?;
+    let figure = match &args.plot {
+        Some(_) => {
+            let e = &out.report.engine;
+            let boot = Some((e.seed.unwrap_or_default(), e.replicates.unwrap_or_default()));
+            let caption = super::figure::panel_caption(&args.panel, &out.outcome, boot);
+            let svg = ragstats_plot::allocate(&out.report, &caption)?;
+            Some(Figure::new(
+                svg,
+                &[args.panel.as_path(), &args.ledger, &args.prices],
+            ))
+        }
+        None => None,
+    };
     let inputs = ragstats_core::document::Inputs::new()
         .with("panel", args.panel.display())
         .with("ledger", args.ledger.display())
         .with("prices", args.prices.display());
-    emit(&out, args.format, "allocate", inputs)
+    Ok(Finished::new("allocate", inputs, out).with_figure(figure))
 }
 
 /// What `stats allocate` found: the comparison, and the outcome it compared.

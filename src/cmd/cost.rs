@@ -12,7 +12,7 @@ use ragstats_core::ledger::{check_price, read_ledger, Prices, MAX_SWEEP_PRICES};
 use ragstats_core::panel::SelectorChoice;
 
 use super::common::{By, Format, Table};
-use super::render::{emit, Rendered, Sections};
+use super::render::{Finished, Rendered, Sections};
 use super::UsageError;
 
 mod tables;
@@ -95,9 +95,13 @@ pub fn parse_sweep(s: &str) -> Result<Vec<f64>, UsageError> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    outcome(&args)?.emit(args.format)
+}
+
+/// What `stats cost` prints for `args`.
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     if args.by != Some(By::Selector) {
-        let out = compute(&args, None)?;
-        return emit(&out, args.format, "cost", inputs(&args));
+        return Ok(Finished::new("cost", inputs(args), compute(args, None)?));
     }
     let names = ledger_selectors(&read_ledger(&args.ledger)?);
     if names.is_empty() {
@@ -116,13 +120,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     let items = choices
         .into_iter()
-        .map(|(name, selector)| Ok((name, Box::new(compute(&args, selector)?) as _)))
+        .map(|(name, selector)| Ok((name, Box::new(compute(args, selector)?) as _)))
         .collect::<anyhow::Result<_>>()?;
     let sections = Sections {
         by: "selector".into(),
         items,
     };
-    emit(&sections, args.format, "cost", inputs(&args))
+    Ok(Finished::new("cost", inputs(args), sections))
 }
 
 /// The envelope's inputs of `stats cost`.

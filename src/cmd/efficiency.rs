@@ -15,7 +15,7 @@ use ragstats_core::allocation::one_read_ledger::{
 
 use super::common::{By, Format, PanelOptions};
 use super::render::sections_by_selector;
-use super::render::{emit, Rendered, Sections};
+use super::render::{Figure, Finished, Rendered, Sections};
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 use ledger::{load_ledger, priced};
@@ -66,6 +66,13 @@ pub enum CurrencyArg {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    let done = outcome(&args)?;
+    done.write_figure(args.plot.as_deref())?;
+    done.emit(args.format)
+}
+
+/// What `stats efficiency` prints for `args` (and the figure `--plot` asks for).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let mut currencies = args.currency.clone();
     currencies.dedup();
     // One figure shows one analysis; several would overwrite each other in one file.
@@ -83,26 +90,28 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 ..args.clone()
             })
         })?;
-        return emit(&sections, args.format, "efficiency", inputs(&args));
+        return Ok(Finished::new("efficiency", inputs(args), sections));
     }
     if currencies.len() > 1 {
-        return emit(
-            by_currency(&args)?.as_ref(),
-            args.format,
+        return Ok(Finished::boxed(
             "efficiency",
-            inputs(&args),
-        );
+            inputs(args),
+            by_currency(args)?,
+        ));
     }
-    let out = compute(&args)?;
-    if let Some(p) = &args.plot {
-        let boot = Some(out.bootstrap());
-        let caption = super::figure::panel_caption(&args.panel, &out.outcome, boot);
-        let svg = ragstats_plot::efficiency(&out.report.analysis, &caption)?;
-        let mut inputs = vec![args.panel.as_path(), args.ledger.as_path()];
-        inputs.extend(args.prices.as_deref());
-        super::figure::write_svg(p, &svg, &inputs)?;
-    }
-    emit(&out, args.format, "efficiency", inputs(&args))
+    let out = compute(args)?;
+    let figure = match &args.plot {
+        Some(_) => {
+            let boot = Some(out.bootstrap());
+            let caption = super::figure::panel_caption(&args.panel, &out.outcome, boot);
+            let svg = ragstats_plot::efficiency(&out.report.analysis, &caption)?;
+            let mut files = vec![args.panel.as_path(), args.ledger.as_path()];
+            files.extend(args.prices.as_deref());
+            Some(Figure::new(svg, &files))
+        }
+        None => None,
+    };
+    Ok(Finished::new("efficiency", inputs(args), out).with_figure(figure))
 }
 
 /// The envelope's inputs of `stats efficiency`.

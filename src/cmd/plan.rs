@@ -21,25 +21,34 @@ pub use args::Args;
 
 use super::common::Format;
 use super::efficiency::CurrencyArg;
-use super::render::{emit, Rendered};
+use super::render::{Finished, Rendered};
 use super::resample::{Confidence, Progress};
 use super::variance::report_for;
 use super::UsageError;
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let out = compute(&args)?;
-    if args.format == Format::Csv {
-        // CSV has no place for notes: they go to stderr.
-        for n in &out.report.notes {
-            eprintln!("note: {n}");
-        }
-    }
+    outcome(&args)?.emit(args.format)
+}
+
+/// What `stats plan` prints for `args`.
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let out = compute(args)?;
+    // CSV has no place for notes: they go to stderr.
+    let notes = match args.format {
+        Format::Csv => out
+            .report
+            .notes
+            .iter()
+            .map(|n| format!("note: {n}"))
+            .collect(),
+        _ => Vec::new(),
+    };
     let inputs = ragstats_core::document::Inputs::new()
         .with_opt("audit", args.audit.as_ref().map(|p| p.display()))
         .with_opt("components", args.components.as_ref().map(|p| p.display()))
         .with_opt("ledger", args.ledger.as_ref().map(|p| p.display()))
         .with_opt("prices", args.prices.as_ref().map(|p| p.display()));
-    emit(&out, args.format, "plan", inputs)
+    Ok(Finished::new("plan", inputs, out).with_notes_after(notes))
 }
 
 /// What `stats plan` found, with what its text output says of the inputs.

@@ -28,8 +28,27 @@ INF = "data/demo/mcq-informative.jsonl"
 CAP = ["data/demo/capability.csv", "--x", "planning,evidence,reasoning,noise", "--y", "browsecomp,xbench"]
 CAPKW = dict(x="planning,evidence,reasoning,noise", y="browsecomp,xbench")
 
+L = "data/demo/ledger.jsonl"
+PR = "data/demo/prices.toml"
+
 # (id, the Python call, the same command's argv)
 CASES = [
+    ("cost", lambda: ragstats.cost(L, prices=PR, search_price="0:1:0.5"), ["cost", L, "--prices", PR, "--search-price", "0:1:0.5"]),
+    (
+        "efficiency",
+        lambda: ragstats.efficiency(P, contrast="adaptive-open", ledger=L, prices=PR, currency="tokens,usd", **FAST),
+        ["efficiency", P, *C, "--ledger", L, "--prices", PR, "--currency", "tokens,usd", *B],
+    ),
+    (
+        "allocate",
+        lambda: ragstats.allocate(P, contrast="adaptive-open", ledger=L, prices=PR, allocation=["A=446:2:1", "B=174:2:5"], **FAST),
+        ["allocate", P, *C, "--ledger", L, "--prices", PR, "--allocation", "A=446:2:1", "--allocation", "B=174:2:5", *B],
+    ),
+    (
+        "plan",
+        lambda: ragstats.plan(audit=P, contrast="adaptive-open", ledger=L, mde=0.02, replicates=2000),
+        ["plan", "--audit", P, *C, "--ledger", L, "--mde", "0.02", "--replicates", "2000"],
+    ),
     ("variance", lambda: ragstats.variance(P, contrast="adaptive-open"), ["variance", P, *C]),
     (
         "forecast",

@@ -97,11 +97,23 @@ fn collect(cmd: &clap::Command, prefix: &str, out: &mut Vec<CommandSpec>) {
             .get_after_help()
             .map(|h| h.to_string())
             .unwrap_or_default();
-        let examples = after
-            .lines()
-            .map(str::trim)
+        // Lines ending in `\` continue on the next.
+        let mut lines: Vec<String> = Vec::new();
+        let mut open = false;
+        for l in after.lines().map(str::trim) {
+            match lines.last_mut() {
+                Some(last) if open => {
+                    last.truncate(last.trim_end_matches('\\').trim_end().len());
+                    last.push(' ');
+                    last.push_str(l);
+                }
+                _ => lines.push(l.to_string()),
+            }
+            open = l.ends_with('\\');
+        }
+        let examples = lines
+            .into_iter()
             .filter(|l| l.starts_with(&format!("stats {name} ")))
-            .map(String::from)
             .collect();
         out.push(CommandSpec {
             name,

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::raw::{RawPanel, RowKeys};
 use super::options::LoadOptions;
+use super::raw::{RawPanel, RowKeys};
 use crate::io::jsonl::{echo, scalar_text};
 use crate::io::{clip, clip_list, is_jsonl, CsvReader, JsonlReader};
 use crate::{Error, Result};
