@@ -2,7 +2,7 @@
 //! of the `stats` command, on files or on data frames, returning the same JSON document
 //! (`ragstats_core::document`), tables and text.
 //!
-//! One entry point, [`call`], runs an analysis command from its flags (the Python layer,
+//! One entry point, `call`, runs an analysis command from its flags (the Python layer,
 //! `python/ragstats/`, turns keyword arguments into them: one definition of every flag and
 //! default, the CLI's); frames are registered as in-memory tables under the names the flags
 //! give them (`ragstats_core::panel::memory`). Every call releases the GIL while it

@@ -18,9 +18,9 @@ use crate::Result;
 /// file, are the same on any number of threads.
 ///
 /// # Errors
-/// [`Error::Input`] naming the file, line and problem for: a missing column, a non-numeric
+/// [`Error::Input`](crate::Error::Input) naming the file, line and problem for: a missing column, a non-numeric
 /// or non-finite score, a duplicate cell, an unpaired arm cell, an unknown arm or selector,
-/// a cell lacking one of the selectors to be averaged, an unbalanced question (unless `drop_incomplete` or `allow_unbalanced`); [`Error::Io`] when the file cannot be read.
+/// a cell lacking one of the selectors to be averaged, an unbalanced question (unless `drop_incomplete` or `allow_unbalanced`); [`Error::Io`](crate::Error::Io) when the file cannot be read.
 pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
     if let Some(table) = super::memory::lookup(path) {
         let name = path.to_string_lossy();
