@@ -134,6 +134,17 @@ pub fn with_envelope(run: &RunInfo, body: Value) -> Value {
     Value::Object(map)
 }
 
+/// The top-level keys of a document, sorted: what its body holds besides `run` (the tests of
+/// every report type check them).
+pub fn keys(doc: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = doc
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    keys.sort_unstable();
+    keys
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -490,13 +490,7 @@ mod tests {
                 "confidence": 0.9,
             })
         );
-        let mut keys: Vec<&str> = doc
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(|k| k.as_str())
-            .collect();
-        keys.sort_unstable();
+        let keys = crate::document::keys(&doc);
         assert_eq!(
             keys,
             [

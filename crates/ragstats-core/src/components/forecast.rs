@@ -571,13 +571,7 @@ mod tests {
         let r = forecast_designs(&audit(), &settings).unwrap();
         assert_eq!(r.engine(), Engine::default());
         let doc = document("forecast", Inputs::new().with("audit", "a.csv"), &r);
-        let mut keys: Vec<&str> = doc
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(|k| k.as_str())
-            .collect();
-        keys.sort_unstable();
+        let keys = crate::document::keys(&doc);
         assert_eq!(keys, ["components", "designs", "notes", "run"]);
         for key in ["backend", "adapter", "replicates", "seed", "confidence"] {
             assert_eq!(doc["run"][key], Value::Null, "{key}");

@@ -661,13 +661,7 @@ mod tests {
         let report = variance_of_panel(&panel()).unwrap();
         assert_eq!(report.engine(), crate::document::Engine::default());
         let doc = document("variance", Inputs::new().with("panel", "tiny.csv"), &report);
-        let mut keys: Vec<&str> = doc
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(|k| k.as_str())
-            .collect();
-        keys.sort_unstable();
+        let keys = crate::document::keys(&doc);
         assert_eq!(
             keys,
             [
