@@ -221,3 +221,22 @@ def test_the_generated_api_is_current():
 def test_cli_runs_any_command(capsys):
     assert ragstats.cli(["variance", P, *C, "--format", "csv"]) == 0
     assert ragstats.cli(["variance", "no-such.csv"]) == 2
+
+
+def test_pandas_without_pyarrow_is_read_through_numpy(monkeypatch):
+    """pandas exports Arrow only through pyarrow; without it (simulated: the export raises
+    ImportError, as pandas does) the frame is read column by column, with the same numbers
+    and the same errors."""
+    df = pd.read_csv(ROOT / P)
+    want = ragstats.bootstrap(df, contrast="adaptive-open", **FAST).to_dict()
+
+    def no_pyarrow(self, *args, **kwargs):
+        raise ImportError("`Import pyarrow` failed.")
+
+    monkeypatch.setattr(pd.DataFrame, "__arrow_c_stream__", no_pyarrow)
+    assert ragstats.bootstrap(df, contrast="adaptive-open", **FAST).to_dict() == want
+    cat = df.assign(dataset=df["dataset"].astype("category"), arm=df["arm"].astype("category"))
+    assert ragstats.bootstrap(cat, contrast="adaptive-open", **FAST).to_dict() == want
+    df.loc[4, "f1"] = float("nan")
+    with pytest.raises(ragstats.InputError, match=r"^<pandas\.DataFrame>:5: missing score in column 'f1'$"):
+        ragstats.variance(df, contrast="adaptive-open")

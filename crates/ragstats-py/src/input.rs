@@ -1,10 +1,11 @@
 //! The tables a Python caller hands over: anything with the Arrow C stream interface
 //! (`__arrow_c_stream__`: pyarrow Tables and RecordBatchReaders, polars and pandas ≥ 2.2
-//! DataFrames …), read without copying their buffers.
+//! DataFrames …), read without copying their buffers; pandas DataFrames without pyarrow
+//! through numpy.
 
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::RecordBatchReader;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyImportError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
 
@@ -12,35 +13,34 @@ use ragstats_core::panel::memory::MemoryTable;
 
 use crate::errors::InputError;
 
-/// The table `obj` (anything with `__arrow_c_stream__`; a pandas DataFrame of a pandas
-/// without it through `pyarrow` when that is installed), its batches read while the GIL is
-/// held and shared with the producer, not copied.
+/// The table `obj` (anything with `__arrow_c_stream__`), its batches read while the GIL is
+/// held and shared with the producer, not copied. A pandas DataFrame that cannot export
+/// itself (pandas exports through pyarrow; without pyarrow, or a pandas older than 2.2) is
+/// read column by column through numpy instead ([`crate::pandas`]), one copy of each column.
 ///
 /// # Errors
 /// `TypeError` for anything else; `InputError` when the stream fails.
 pub fn table_from_py(obj: &Bound<'_, PyAny>) -> PyResult<MemoryTable> {
     let py = obj.py();
     let name = describe_type(obj)?;
-    let stream_owner = if obj.hasattr("__arrow_c_stream__")? {
-        obj.clone()
-    } else if name == "pandas.DataFrame" {
-        let pa = py.import("pyarrow").map_err(|_| {
-            PyTypeError::new_err(
-                "this pandas DataFrame has no __arrow_c_stream__ (pandas < 2.2): install \
-                 pyarrow, or pass a path",
-            )
-        })?;
-        let kw = pyo3::types::PyDict::new(py);
-        kw.set_item("preserve_index", false)?;
-        pa.getattr("Table")?
-            .call_method("from_pandas", (obj,), Some(&kw))?
-    } else {
+    let pandas = name == "pandas.DataFrame";
+    if obj.hasattr("__arrow_c_stream__")? {
+        match obj.call_method0("__arrow_c_stream__") {
+            Ok(capsule) => return from_capsule(&name, &capsule),
+            Err(e) if pandas && e.is_instance_of::<PyImportError>(py) => {}
+            Err(e) => return Err(e),
+        }
+    } else if !pandas {
         return Err(PyTypeError::new_err(format!(
             "expected a path or a table (pandas, polars, pyarrow, or anything with \
              __arrow_c_stream__); got {name}"
         )));
-    };
-    let capsule = stream_owner.call_method0("__arrow_c_stream__")?;
+    }
+    crate::pandas::frame_table(obj)
+}
+
+/// The batches of the Arrow C stream in `capsule` (what `__arrow_c_stream__` returned).
+fn from_capsule(name: &str, capsule: &Bound<'_, PyAny>) -> PyResult<MemoryTable> {
     let capsule = capsule.cast::<PyCapsule>()?;
     let ptr = capsule.pointer_checked(Some(c"arrow_array_stream"))?;
     // SAFETY: a capsule named "arrow_array_stream" holds an FFI_ArrowArrayStream (the

@@ -20,6 +20,7 @@ mod compute;
 mod errors;
 mod input;
 mod output;
+mod pandas;
 mod spec;
 
 use errors::{Failure, InputError, RagstatsRuntimeError};
