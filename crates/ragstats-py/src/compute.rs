@@ -63,10 +63,22 @@ pub fn run<T: Send>(
     let mut interrupt: Option<PyErr> = None;
     let outcome = py.detach(|| {
         std::thread::scope(|s| {
-            let worker = s.spawn(|| catch_unwind(AssertUnwindSafe(|| f(&watch))));
+            // The result comes back on a channel, so a short call returns as soon as it is
+            // done rather than at the next poll.
+            let (tx, rx) = std::sync::mpsc::channel();
+            let watch = &watch;
+            s.spawn(move || {
+                let _ = tx.send(catch_unwind(AssertUnwindSafe(|| f(watch))));
+            });
             let mut shown = 0;
-            while !worker.is_finished() {
-                std::thread::sleep(POLL);
+            loop {
+                match rx.recv_timeout(POLL) {
+                    Ok(outcome) => break outcome,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                        unreachable!("the worker sends before it ends; its panics are caught")
+                    }
+                }
                 Python::attach(|py| {
                     if interrupt.is_none() {
                         if let Err(e) = py.check_signals() {
@@ -88,7 +100,6 @@ pub fn run<T: Send>(
                     }
                 });
             }
-            worker.join().expect("the worker's panics are caught")
         })
     });
     match outcome {

@@ -18,6 +18,8 @@ use arrow_array::types::{
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Schema};
 
+use rayon::prelude::*;
+
 use super::assemble::assemble;
 use super::options::LoadOptions;
 use super::raw::{RawPanel, RowKeys};
@@ -39,6 +41,18 @@ pub fn load_panel_arrow(
     schema: &Schema,
     batches: impl IntoIterator<Item = std::result::Result<RecordBatch, ArrowError>>,
     opts: &LoadOptions,
+) -> Result<Panel> {
+    load_in_pieces(name, schema, batches, opts, CHUNK_ROWS)
+}
+
+/// [`load_panel_arrow`], each batch read `chunk_rows` rows at a time (tests force small
+/// pieces).
+fn load_in_pieces(
+    name: &str,
+    schema: &Schema,
+    batches: impl IntoIterator<Item = std::result::Result<RecordBatch, ArrowError>>,
+    opts: &LoadOptions,
+    chunk_rows: usize,
 ) -> Result<Panel> {
     let path = Path::new(name);
     let header: Vec<String> = schema
@@ -74,12 +88,9 @@ pub fn load_panel_arrow(
         Some((col, value)) => Some((required(col)?, value.as_str())),
         None => None,
     };
-    let mut raw = RawPanel {
-        has_dataset: cols[0].is_some(),
-        ..Default::default()
-    };
+    let has_dataset = cols[0].is_some();
+    let mut pieces = Vec::new();
     let mut first_row: u64 = 1;
-    let mut bufs: [String; 7] = Default::default();
     for batch in batches {
         let batch = batch.map_err(|e| {
             Error::input(
@@ -98,37 +109,57 @@ pub fn load_panel_arrow(
             Some((i, v)) => Some((Text::of(path, &header[i], batch.column(i).as_ref())?, v)),
             None => None,
         };
-        for r in 0..batch.num_rows() {
-            let row = first_row + r as u64;
-            let [b0, b1, b2, b3, b4, b5, b6] = &mut bufs;
-            if let Some((col, want)) = &filter_col {
-                if col.get(r, b6) != *want {
-                    continue;
+        // Pieces of rows on all rayon threads, concatenated in row order (as the CSV loader
+        // does), so the ids and the first error are those of one pass.
+        let n = batch.num_rows();
+        let ranges: Vec<_> = (0..n)
+            .step_by(chunk_rows)
+            .map(|s| s..(s + chunk_rows).min(n))
+            .collect();
+        let read: Vec<Result<RawPanel>> = ranges
+            .into_par_iter()
+            .map(|range| {
+                let mut raw = RawPanel {
+                    has_dataset,
+                    ..Default::default()
+                };
+                let mut bufs: [String; 7] = Default::default();
+                for r in range {
+                    let row = first_row + r as u64;
+                    let [b0, b1, b2, b3, b4, b5, b6] = &mut bufs;
+                    if let Some((col, want)) = &filter_col {
+                        if col.get(r, b6) != *want {
+                            continue;
+                        }
+                    }
+                    let keys = RowKeys {
+                        dataset: key(&keys[0], r, b0),
+                        question: key(&keys[1], r, b1).unwrap_or_default(),
+                        trajectory: key(&keys[2], r, b2),
+                        read: key(&keys[3], r, b3),
+                        arm: key(&keys[4], r, b4),
+                        selector: key(&keys[5], r, b5),
+                    };
+                    let value = score.get(path, row, &metric, r)?;
+                    raw.push(path, row, keys, value)?;
                 }
-            }
-            let (d, q, t, rd, a, s) = (
-                key(&keys[0], r, b0),
-                key(&keys[1], r, b1).unwrap_or_default(),
-                key(&keys[2], r, b2),
-                key(&keys[3], r, b3),
-                key(&keys[4], r, b4),
-                key(&keys[5], r, b5),
-            );
-            let value = score.get(path, row, &metric, r)?;
-            let keys = RowKeys {
-                dataset: d,
-                question: q,
-                trajectory: t,
-                read: rd,
-                arm: a,
-                selector: s,
-            };
-            raw.push(path, row, keys, value)?;
+                Ok(raw)
+            })
+            .collect();
+        for piece in read {
+            pieces.push(piece?);
         }
-        first_row += batch.num_rows() as u64;
+        first_row += n as u64;
     }
+    let raw = RawPanel::concat(pieces).unwrap_or_else(|| RawPanel {
+        has_dataset,
+        ..Default::default()
+    });
     assemble(path, raw, metric, opts)
 }
+
+/// Rows per piece read on one thread (a piece's interner and rows are merged afterwards).
+const CHUNK_ROWS: usize = 1 << 18;
 
 /// Row `r` of the key column `col` (when the table has it) as text; numbers are written
 /// into `buf`.
@@ -431,6 +462,38 @@ mod tests {
         assert!(lookup(name).is_none());
         let gone = load_panel(name, &contrast()).unwrap_err().to_string();
         assert!(gone.starts_with("<frame>"), "{gone}");
+    }
+
+    /// One batch read in pieces of 7 rows on all threads is the panel of one pass: the same
+    /// analysis to the bit, and the first bad row (of several in different pieces) reported.
+    #[test]
+    fn pieces_of_a_batch_are_one_pass() {
+        let c = demo_columns();
+        let (schema, b) = batch(vec![
+            ("dataset", strings(&c[0])),
+            ("question", strings(&c[1])),
+            ("trajectory", strings(&c[2])),
+            ("read", strings(&c[3])),
+            ("arm", strings(&c[4])),
+            ("f1", strings(&c[5])),
+        ]);
+        let whole = load_in_pieces("t", &schema, [Ok(b.clone())], &contrast(), usize::MAX).unwrap();
+        let pieces = load_in_pieces("t", &schema, [Ok(b)], &contrast(), 7).unwrap();
+        let (a, b) = (
+            analyse_panel(&whole).unwrap(),
+            analyse_panel(&pieces).unwrap(),
+        );
+        assert_eq!(a.estimate.to_bits(), b.estimate.to_bits());
+        assert_eq!(a.se.to_bits(), b.se.to_bits());
+        let mut f1 = c[5].clone();
+        f1[100] = "x".into();
+        f1[30] = "y".into();
+        let (schema, bad) = batch(vec![("question", strings(&c[1])), ("f1", strings(&f1))]);
+        let e = load_in_pieces("t", &schema, [Ok(bad)], &LoadOptions::default(), 7);
+        assert_eq!(
+            e.unwrap_err().to_string(),
+            "t:31: score 'f1' is 'y'; expected a number"
+        );
     }
 
     fn small(score: ArrayRef) -> (Schema, RecordBatch) {
