@@ -44,7 +44,7 @@ pub fn frame_table(df: &Bound<'_, PyAny>) -> PyResult<MemoryTable> {
 /// One column (a Series) as an Arrow array.
 fn column(col: &Bound<'_, PyAny>) -> PyResult<ArrayRef> {
     let dtype = col.getattr("dtype")?;
-    if dtype.str()?.to_string() == "category" {
+    if dtype.str()? == "category" {
         let cat = col.getattr("cat")?;
         let codes = numbers::<i64>(&cat.getattr("codes")?, "int64")?;
         let keys: Int64Array = codes.into_iter().map(|c| (c >= 0).then_some(c)).collect();
