@@ -45,9 +45,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let done = outcome(&args)?;
-    done.write_figure(args.plot.as_deref())?;
-    done.emit(args.format)
+    outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
 /// What `stats consistency` prints for `args` (and the figure `--plot` asks for).

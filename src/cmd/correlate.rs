@@ -21,9 +21,7 @@ use super::resample::{BackendArg, Progress};
 use super::UsageError;
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let done = outcome(&args)?;
-    done.write_figure(args.plot.as_deref())?;
-    done.emit(args.format)
+    outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
 /// What `stats correlate` prints for `args` (and the figure `--plot` asks for).

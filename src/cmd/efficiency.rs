@@ -66,9 +66,7 @@ pub enum CurrencyArg {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let done = outcome(&args)?;
-    done.write_figure(args.plot.as_deref())?;
-    done.emit(args.format)
+    outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
 /// What `stats efficiency` prints for `args` (and the figure `--plot` asks for).

@@ -54,9 +54,7 @@ pub struct Args {
 /// Runs `stats forecast`, draws `--plot`, and prints the forecasts (the notes on stderr
 /// after a CSV).
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let done = outcome(&args)?;
-    done.write_figure(args.plot.as_deref())?;
-    done.emit(args.format)
+    outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
 /// What `stats forecast` prints for `args` (and the figure `--plot` asks for).

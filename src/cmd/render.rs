@@ -108,6 +108,16 @@ impl Finished {
         document(&*self.result, self.command, self.inputs.clone())
     }
 
+    /// What `stats` does with it: the figure to `plot` when asked, then the output in `format`
+    /// ([`Finished::emit`]); the exit code.
+    ///
+    /// # Errors
+    /// A write error, or `plot` naming an input.
+    pub fn print(&self, plot: Option<&std::path::Path>, format: Format) -> anyhow::Result<u8> {
+        self.write_figure(plot)?;
+        self.emit(format)
+    }
+
     /// Writes the result in `format` to stdout, then its notes to stderr; the exit code.
     ///
     /// # Errors

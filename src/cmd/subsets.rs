@@ -60,9 +60,7 @@ fn load_audit(path: &Path, opts: &PanelOptions) -> anyhow::Result<Audit> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let done = outcome(&args)?;
-    done.write_figure(args.plot.as_deref())?;
-    done.emit(args.format)
+    outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
 /// What `stats subsets` prints for `args` (and the figure `--plot` asks for).

@@ -41,9 +41,7 @@ pub fn report_for(panel: &Panel) -> ragstats_core::Result<VarianceReport> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let done = outcome(&args)?;
-    done.write_figure(args.plot.as_deref())?;
-    done.emit(args.format)
+    outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
 /// What `stats variance` prints for `args` (and the figure `--plot` asks for).

@@ -77,9 +77,7 @@ pub fn compute(a: &Args) -> anyhow::Result<ScoreOutput> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
-    let done = outcome(&a)?;
-    done.write_figure(a.plot.as_deref())?;
-    done.emit(a.format)
+    outcome(&a)?.print(a.plot.as_deref(), a.format)
 }
 
 /// What `stats mcq score` prints for `a` (and the figure `--plot` asks for).
