@@ -240,3 +240,19 @@ def test_pandas_without_pyarrow_is_read_through_numpy(monkeypatch):
     df.loc[4, "f1"] = float("nan")
     with pytest.raises(ragstats.InputError, match=r"^<pandas\.DataFrame>:5: missing score in column 'f1'$"):
         ragstats.variance(df, contrast="adaptive-open")
+
+
+def test_a_ledger_may_be_a_frame():
+    """A cost ledger read into pandas (or polars) gives the numbers of its file: each row is
+    read as the JSON object of its line (missing cells absent, whole floats integers)."""
+    want = ragstats.efficiency(P, contrast="adaptive-open", ledger=L, prices=PR, currency="usd", **FAST).to_dict()
+    for frame in [pd.read_json(ROOT / L, lines=True), pl.read_ndjson(ROOT / L)]:
+        got = ragstats.efficiency(P, contrast="adaptive-open", ledger=frame, prices=PR, currency="usd", **FAST).to_dict()
+        assert body(got) == body(want)
+        assert got["run"]["inputs"]["ledger"].startswith("<")
+    cost = ragstats.cost(pd.read_json(ROOT / L, lines=True), prices=PR).to_dict()
+    assert body(cost) == body(ragstats.cost(L, prices=PR).to_dict())
+    bad = pd.read_json(ROOT / L, lines=True)
+    bad.loc[2, "kind"] = "robot"
+    with pytest.raises(ragstats.InputError, match=r"^<pandas\.DataFrame>:3: .*robot"):
+        ragstats.cost(bad)

@@ -267,13 +267,26 @@ const TOKENS: [&str; 4] = [
 ];
 
 /// Reads every row of a ledger (through [`JsonlReader`]: blank lines skipped, duplicate keys
-/// refused).
+/// refused), or of the data frame registered under that name on this thread
+/// ([`crate::panel::memory`]; a row's number stands for the line).
 ///
 /// # Errors
 /// [`Error::Input`] naming the file and line for a row that is not a JSON object, has a
 /// missing or unknown `kind`, a model call without `model`, a negative or non-integer token
 /// count, or more cached than input tokens.
 pub fn read_ledger(path: &Path) -> Result<Vec<Entry>> {
+    if let Some(table) = crate::panel::memory::lookup(path) {
+        // A data frame registered under this name: its rows are the objects, numbered from 1.
+        let rows = table.json_rows().map_err(|m| Error::input(path, None, m))?;
+        return rows
+            .into_iter()
+            .zip(1..)
+            .map(|(obj, line)| {
+                let row = parse_row(obj).map_err(|msg| Error::input(path, Some(line), msg))?;
+                Ok(Entry { line, row })
+            })
+            .collect();
+    }
     let mut reader = JsonlReader::open(path)?;
     let mut out = Vec::new();
     while let Some((line, obj)) = reader.next_object()? {
