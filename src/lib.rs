@@ -59,8 +59,9 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 }
 
 /// 2 for bad input or usage, 1 for runtime failures; the library's error decides. A
-/// directory where a file is expected is bad usage wherever it was met.
-fn exit_code(err: &anyhow::Error) -> u8 {
+/// directory where a file is expected is bad usage wherever it was met. (The Python
+/// bindings raise `InputError` exactly where this is 2.)
+pub fn exit_code(err: &anyhow::Error) -> u8 {
     if err.chain().any(|e| {
         e.downcast_ref::<cmd::UsageError>().is_some()
             || e.downcast_ref::<std::io::Error>()

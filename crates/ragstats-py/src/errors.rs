@@ -37,20 +37,15 @@ impl From<ragstats_core::Error> for Failure {
 }
 
 impl From<anyhow::Error> for Failure {
-    /// The CLI layer's errors: the library's error inside decides the kind, as for the
-    /// CLI's exit code; the message is the whole chain, as the CLI prints it.
+    /// The CLI layer's errors: the kind is the one the CLI's exit code gives
+    /// ([`ragstats_cli::exit_code`]); the message is the whole chain, as the CLI prints it.
     fn from(e: anyhow::Error) -> Failure {
         let text = e
             .chain()
             .map(|c| c.to_string())
             .collect::<Vec<_>>()
             .join(": ");
-        let input = e.chain().any(|c| {
-            c.downcast_ref::<ragstats_cli::cmd::UsageError>().is_some()
-                || c.downcast_ref::<ragstats_core::Error>()
-                    .is_some_and(|l| l.exit_code() == 2)
-        });
-        if input {
+        if ragstats_cli::exit_code(&e) == 2 {
             Failure::Input(text)
         } else {
             Failure::Runtime(text)
