@@ -82,22 +82,13 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         }
         None => None,
     };
-    // The CSV has no place for the notes: they go to stderr.
-    let notes = match args.format {
-        Format::Csv => out
-            .report
-            .notes
-            .iter()
-            .map(|n| format!("note: {n}"))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let notes = out.report.notes.clone();
     let inputs = ragstats_core::document::Inputs::new()
         .with_opt("audit", args.audit.as_ref().map(|p| p.display()))
         .with_opt("components", args.components.as_ref().map(|p| p.display()));
     Ok(Finished::new("forecast", inputs, out)
         .with_figure(figure)
-        .with_notes_after(notes))
+        .with_notes_for_csv(args.format, &notes))
 }
 
 /// The audit a forecast is calibrated on and the forecasts of every design.

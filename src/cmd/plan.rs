@@ -19,7 +19,6 @@ use ragstats_core::resample::engine::ResampleBackend;
 
 pub use args::Args;
 
-use super::common::Format;
 use super::efficiency::CurrencyArg;
 use super::render::{Finished, Rendered};
 use super::resample::{Confidence, Progress};
@@ -33,22 +32,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 /// What `stats plan` prints for `args`.
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let out = compute(args)?;
-    // CSV has no place for notes: they go to stderr.
-    let notes = match args.format {
-        Format::Csv => out
-            .report
-            .notes
-            .iter()
-            .map(|n| format!("note: {n}"))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let notes = out.report.notes.clone();
     let inputs = ragstats_core::document::Inputs::new()
         .with_opt("audit", args.audit.as_ref().map(|p| p.display()))
         .with_opt("components", args.components.as_ref().map(|p| p.display()))
         .with_opt("ledger", args.ledger.as_ref().map(|p| p.display()))
         .with_opt("prices", args.prices.as_ref().map(|p| p.display()));
-    Ok(Finished::new("plan", inputs, out).with_notes_after(notes))
+    Ok(Finished::new("plan", inputs, out).with_notes_for_csv(args.format, &notes))
 }
 
 /// What `stats plan` found, with what its text output says of the inputs.

@@ -103,6 +103,17 @@ impl Finished {
         self
     }
 
+    /// With the report's `notes` as `note:` lines for stderr when the output is CSV, which
+    /// has no place for them (text and JSON carry them).
+    pub fn with_notes_for_csv(self, format: Format, notes: &[String]) -> Finished {
+        match format {
+            Format::Csv => {
+                self.with_notes_after(notes.iter().map(|n| format!("note: {n}")).collect())
+            }
+            _ => self,
+        }
+    }
+
     /// The JSON document (docs/json.md).
     pub fn document(&self) -> Value {
         document(&*self.result, self.command, self.inputs.clone())
