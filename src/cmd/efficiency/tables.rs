@@ -133,17 +133,13 @@ fn common_design(r: &OneReadReport) -> (Option<u64>, Option<u64>) {
     (same(|s| s.trajectories), same(|s| s.reads))
 }
 
-/// The text cells R*, best R, loss % (2 decimals) and its interval (`-` where absent).
-fn loss_cells(
-    r_star: Option<f64>,
-    r_best: Option<u32>,
-    loss: Option<f64>,
-    ci: Option<Interval>,
-) -> [Cell; 4] {
+/// The cells of a loss `(R*, best R, loss %)`: R*, best R, loss % (2 decimals), and its
+/// interval (`-` where absent).
+fn loss_cells(loss: Option<(f64, u32, f64)>, ci: Option<Interval>) -> [Cell; 4] {
     [
-        Cell::opt_num(r_star),
-        r_best.map_or(Cell::Missing, |r| Cell::Count(r.into())),
-        loss.map_or(Cell::Missing, |l| Cell::fixed(l, 2)),
+        Cell::opt_num(loss.map(|l| l.0)),
+        loss.map_or(Cell::Missing, |l| Cell::Count(l.1.into())),
+        loss.map_or(Cell::Missing, |l| Cell::fixed(l.2, 2)),
         // An interval is two numbers in one cell: text `[lo, hi]`, as it always was.
         ci.map_or(Cell::Missing, |c| {
             Cell::Raw(format!("[{}, {}]", fixed(c[0], 2), fixed(c[1], 2)))
@@ -169,19 +165,8 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
     let mut t = head("R*_T");
     for s in &r.strata {
         let e = s.fixed_t.as_ref();
-        let mut row = scope_design(s);
-        row.extend([
-            Cell::num(s.unit_costs.trajectory),
-            Cell::num(s.unit_costs.read),
-        ]);
-        row.extend(loss_cells(
-            e.map(|e| e.r_star),
-            e.map(|e| e.r_best),
-            e.map(|e| e.loss_percent),
-            s.fixed_t_loss_ci,
-        ));
-        row.extend(method_cell(r, s));
-        t.row(row);
+        let loss = e.map(|e| (e.r_star, e.r_best, e.loss_percent));
+        t.row(scope_row(r, s, loss, s.fixed_t_loss_ci));
     }
     let c = &r.combined;
     let e = c.fixed_t.as_ref();
@@ -195,9 +180,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
         Cell::Missing,
     ];
     row.extend(loss_cells(
-        e.map(|e| e.r_star),
-        e.map(|e| e.r_best),
-        e.map(|e| e.loss_percent),
+        e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
         c.loss_ci,
     ));
     if r.unbalanced {
@@ -209,19 +192,8 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
     let mut t = head("R*");
     for s in r.scopes() {
         let e = s.efficiency.as_ref();
-        let mut row = scope_design(s);
-        row.extend([
-            Cell::num(s.unit_costs.trajectory),
-            Cell::num(s.unit_costs.read),
-        ]);
-        row.extend(loss_cells(
-            e.map(|e| e.r_star),
-            e.map(|e| e.r_best),
-            e.map(|e| e.loss_percent),
-            s.loss_ci,
-        ));
-        row.extend(method_cell(r, s));
-        t.row(row);
+        let loss = e.map(|e| (e.r_star, e.r_best, e.loss_percent));
+        t.row(scope_row(r, s, loss, s.loss_ci));
     }
     out.push_str(&t.to_text());
     for n in r.undefined() {
@@ -276,6 +248,24 @@ const UNBALANCED_NOTE: &str = "\nnote: unbalanced panel: components as `stats va
 
 /// A scope's name and design cells: Q, T, R, or for an unbalanced panel Q and the
 /// min/mean/max of T per question and of R per trajectory (as `stats variance` prints them).
+/// A scope's row of either loss table: its design, unit costs, the loss `(R*, best R, loss
+/// %)` with its interval, and the method of an unbalanced report.
+fn scope_row(
+    r: &OneReadReport,
+    s: &ScopeResult,
+    loss: Option<(f64, u32, f64)>,
+    ci: Option<Interval>,
+) -> Vec<Cell> {
+    let mut row = scope_design(s);
+    row.extend([
+        Cell::num(s.unit_costs.trajectory),
+        Cell::num(s.unit_costs.read),
+    ]);
+    row.extend(loss_cells(loss, ci));
+    row.extend(method_cell(r, s));
+    row
+}
+
 fn scope_design(s: &ScopeResult) -> Vec<Cell> {
     design(
         &s.name,
