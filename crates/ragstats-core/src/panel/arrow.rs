@@ -167,6 +167,57 @@ fn key<'s>(col: &'s Option<Text<'s>>, r: usize, buf: &'s mut String) -> Option<&
     col.as_ref().map(move |t| t.get(r, buf))
 }
 
+/// Cell `i` of a column of an Arrow integer type, as `i128` (which holds every one); `None`
+/// for a column of another type.
+pub(super) fn integer_reader(t: &DataType) -> Option<fn(&dyn Array, usize) -> i128> {
+    macro_rules! int {
+        ($t:ty) => {
+            Some(|a: &dyn Array, i: usize| i128::from(a.as_primitive::<$t>().value(i)))
+        };
+    }
+    match t {
+        DataType::Int8 => int!(Int8Type),
+        DataType::Int16 => int!(Int16Type),
+        DataType::Int32 => int!(Int32Type),
+        DataType::Int64 => int!(Int64Type),
+        DataType::UInt8 => int!(UInt8Type),
+        DataType::UInt16 => int!(UInt16Type),
+        DataType::UInt32 => int!(UInt32Type),
+        DataType::UInt64 => int!(UInt64Type),
+        _ => None,
+    }
+}
+
+/// How the cells of a numeric column are read: floats as they are, integers exactly.
+#[derive(Clone, Copy)]
+pub(super) enum Numeric {
+    Float(fn(&dyn Array, usize) -> f64),
+    Int(fn(&dyn Array, usize) -> i128),
+}
+
+impl Numeric {
+    /// The reader of a column of type `t`; `None` when it is not numeric.
+    pub(super) fn of(t: &DataType) -> Option<Numeric> {
+        match t {
+            DataType::Float64 => Some(Numeric::Float(|a, i| {
+                a.as_primitive::<Float64Type>().value(i)
+            })),
+            DataType::Float32 => Some(Numeric::Float(|a, i| {
+                f64::from(a.as_primitive::<Float32Type>().value(i))
+            })),
+            _ => integer_reader(t).map(Numeric::Int),
+        }
+    }
+
+    /// Cell `i` of `a` as a float.
+    pub(super) fn f64(self, a: &dyn Array, i: usize) -> f64 {
+        match self {
+            Numeric::Float(read) => read(a, i),
+            Numeric::Int(read) => read(a, i) as f64,
+        }
+    }
+}
+
 /// A column read as text, row by row.
 enum Text<'a> {
     Utf8(&'a arrow_array::StringArray),
@@ -180,23 +231,13 @@ enum Text<'a> {
 impl<'a> Text<'a> {
     /// The text reader of `array`, column `name` of table `path`.
     fn of(path: &Path, name: &str, array: &'a dyn Array) -> Result<Text<'a>> {
-        macro_rules! int {
-            ($t:ty) => {
-                Text::Int(array, |a, i| i128::from(a.as_primitive::<$t>().value(i)))
-            };
+        if let Some(read) = integer_reader(array.data_type()) {
+            return Ok(Text::Int(array, read));
         }
         Ok(match array.data_type() {
             DataType::Utf8 => Text::Utf8(array.as_string::<i32>()),
             DataType::LargeUtf8 => Text::LargeUtf8(array.as_string::<i64>()),
             DataType::Utf8View => Text::View(array.as_string_view()),
-            DataType::Int8 => int!(Int8Type),
-            DataType::Int16 => int!(Int16Type),
-            DataType::Int32 => int!(Int32Type),
-            DataType::Int64 => int!(Int64Type),
-            DataType::UInt8 => int!(UInt8Type),
-            DataType::UInt16 => int!(UInt16Type),
-            DataType::UInt32 => int!(UInt32Type),
-            DataType::UInt64 => int!(UInt64Type),
             DataType::Dictionary(_, _) => {
                 let dict = array.as_any_dictionary();
                 let values = Text::of(path, name, dict.values().as_ref())?;
@@ -262,28 +303,16 @@ impl<'a> Text<'a> {
 
 /// The score column, read as numbers.
 enum Score<'a> {
-    Number(&'a dyn Array, fn(&dyn Array, usize) -> f64),
+    Number(&'a dyn Array, Numeric),
     Text(Text<'a>),
 }
 
 impl<'a> Score<'a> {
     fn of(path: &Path, name: &str, array: &'a dyn Array) -> Result<Score<'a>> {
-        macro_rules! num {
-            ($t:ty) => {
-                Score::Number(array, |a, i| a.as_primitive::<$t>().value(i) as f64)
-            };
+        if let Some(read) = Numeric::of(array.data_type()) {
+            return Ok(Score::Number(array, read));
         }
         Ok(match array.data_type() {
-            DataType::Float64 => num!(Float64Type),
-            DataType::Float32 => num!(Float32Type),
-            DataType::Int8 => num!(Int8Type),
-            DataType::Int16 => num!(Int16Type),
-            DataType::Int32 => num!(Int32Type),
-            DataType::Int64 => num!(Int64Type),
-            DataType::UInt8 => num!(UInt8Type),
-            DataType::UInt16 => num!(UInt16Type),
-            DataType::UInt32 => num!(UInt32Type),
-            DataType::UInt64 => num!(UInt64Type),
             DataType::Utf8
             | DataType::LargeUtf8
             | DataType::Utf8View
@@ -304,11 +333,11 @@ impl<'a> Score<'a> {
     /// Row `i` (row number `row` of the table) as a finite score, by the CSV loader's rules.
     fn get(&self, path: &Path, row: u64, name: &str, i: usize) -> Result<f64> {
         match self {
-            Score::Number(a, value) => {
+            Score::Number(a, read) => {
                 if a.is_null(i) {
                     return parse_score(path, row, name, "");
                 }
-                let v = value(*a, i);
+                let v = read.f64(*a, i);
                 if v.is_finite() {
                     // The magnitude rule of the CSV loader, through its own text path.
                     match crate::io::magnitude_error(|| format!("score '{}'", clip(name)), v) {

@@ -14,13 +14,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type,
-    UInt64Type, UInt8Type,
-};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
 use serde_json::{Map, Number, Value};
+
+use super::arrow::Numeric;
 
 /// One table: its schema and record batches (their buffers shared, not copied).
 #[derive(Clone)]
@@ -63,11 +61,6 @@ fn json_value(a: &dyn Array, i: usize) -> std::result::Result<Option<Value>, Dat
     if a.is_null(i) {
         return Ok(None);
     }
-    macro_rules! int {
-        ($t:ty) => {
-            Value::from(a.as_primitive::<$t>().value(i))
-        };
-    }
     let float = |v: f64| {
         if v.fract() == 0.0 && v.abs() < 9.0e15 {
             Some(Value::from(v as i64))
@@ -75,21 +68,21 @@ fn json_value(a: &dyn Array, i: usize) -> std::result::Result<Option<Value>, Dat
             Number::from_f64(v).map(Value::Number)
         }
     };
+    if let Some(n) = Numeric::of(a.data_type()) {
+        return Ok(match n {
+            // Every Arrow integer fits an i64 or a u64.
+            Numeric::Int(read) => Some(match i64::try_from(read(a, i)) {
+                Ok(v) => Value::from(v),
+                Err(_) => Value::from(read(a, i) as u64),
+            }),
+            Numeric::Float(read) => float(read(a, i)),
+        });
+    }
     Ok(Some(match a.data_type() {
         DataType::Utf8 => Value::from(a.as_string::<i32>().value(i)),
         DataType::LargeUtf8 => Value::from(a.as_string::<i64>().value(i)),
         DataType::Utf8View => Value::from(a.as_string_view().value(i)),
         DataType::Boolean => Value::from(a.as_boolean().value(i)),
-        DataType::Int8 => int!(Int8Type),
-        DataType::Int16 => int!(Int16Type),
-        DataType::Int32 => int!(Int32Type),
-        DataType::Int64 => int!(Int64Type),
-        DataType::UInt8 => int!(UInt8Type),
-        DataType::UInt16 => int!(UInt16Type),
-        DataType::UInt32 => int!(UInt32Type),
-        DataType::UInt64 => int!(UInt64Type),
-        DataType::Float32 => return Ok(float(f64::from(a.as_primitive::<Float32Type>().value(i)))),
-        DataType::Float64 => return Ok(float(a.as_primitive::<Float64Type>().value(i))),
         DataType::Dictionary(_, _) => {
             let d = a.as_any_dictionary();
             return json_value(d.values().as_ref(), d.normalized_keys()[i]);
