@@ -92,7 +92,7 @@ fn table(r: &AllocateReport, pct: &str, reps: u64, adapter: &str) -> String {
     }
     let mut out = t.to_text();
     out.push_str(&format!(
-        "\npairs ({pct} bootstrap intervals, {reps} replicates with common random numbers on {adapter}):\n"
+        "\npairs ({pct} bootstrap intervals, {reps} paired replicates (the master panel's questions resampled within strata) on {adapter}):\n"
     ));
     let fmt = |c: &Compared, pct: bool| {
         if !c.value.is_finite() {
@@ -127,6 +127,12 @@ fn table(r: &AllocateReport, pct: &str, reps: u64, adapter: &str) -> String {
             out.push_str(&format!("    {}\n", undefined_because(why)));
         }
         out.push_str(&format!(
+            "    replicate correlation of SE_{} and SE_{}: {}\n",
+            p.a,
+            p.b,
+            fixed(p.se_correlation, 3)
+        ));
+        out.push_str(&format!(
             "    variance x tokens ratio {}/{}: {}\n",
             p.a,
             p.b,
@@ -147,8 +153,9 @@ fn table(r: &AllocateReport, pct: &str, reps: u64, adapter: &str) -> String {
 fn unbalanced_note(master: &[MasterStratum], r: &AllocateReport) -> String {
     let mut out = String::from(
         "\nnote: the master panel is unbalanced; the allocations compare measured SEs (no components are fitted). \
-         Sub-panel Q:T:R = the first Q questions, each with its first T trajectories (in its own label order) and the \
-         first R reads of each; a question with fewer keeps what it has. Master design (T and R min/mean/max per \
+         Sub-panel Q:T:R = the first Q questions with trajectories 0..T-1 and reads 0..R-1 by label (the stratum's \
+         first T and R labels; by position in each question's own label order where labels are unique per \
+         question); a question missing any of them keeps what it has and is counted short. Master design (T and R min/mean/max per \
          question and per trajectory):\n",
     );
     let mut t = Table::new(&["stratum", "Q", "T", "R"]);
@@ -162,7 +169,7 @@ fn unbalanced_note(master: &[MasterStratum], r: &AllocateReport) -> String {
         if let Some(short) = &a.short {
             let parts: Vec<String> = short.iter().map(|(n, k)| format!("{k} in {n}")).collect();
             out.push_str(&format!(
-                "note: {} ({}:{}:{}): questions with fewer than {} trajectories of {} reads, kept with what they have: {}\n",
+                "note: {} ({}:{}:{}): questions missing some of the first {} trajectories and {} reads (short), kept with what they have: {}\n",
                 a.name,
                 a.questions,
                 a.trajectories,

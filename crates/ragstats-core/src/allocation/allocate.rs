@@ -1,21 +1,27 @@
 //! Allocation comparison on one master panel: each allocation `NAME=Q:T:R` is the nested
-//! sub-panel of the first Q questions of each stratum (shares as in the master panel), the
-//! first T trajectories and the first R reads. Each gets its measured SE, model tokens,
-//! fees over a search-price sweep, and variance × cost; each pair gets the relative SE
-//! reduction 1 − SE_A/SE_B and the ratio of variance × cost (A over B), with bootstrap
-//! intervals.
+//! sub-panel of the first Q questions of each stratum (shares as in the master panel),
+//! trajectories 0..T−1 and reads 0..R−1. Each gets its measured SE, model tokens, fees over
+//! a search-price sweep, and variance × cost; each pair gets the relative SE reduction
+//! 1 − SE_A/SE_B and the ratio of variance × cost (A over B), with bootstrap intervals, and
+//! the replicate correlation of the two SEs.
 //!
-//! The bootstrap resamples questions with common random numbers: every allocation is
-//! resampled within its own questions, stratum by stratum, from the same Philox stream
-//! (same seed, replicate and stratum counters), so draw i of an allocation with Q_a
-//! questions is ⌊x_i Q_a / 2³²⌋ for the same 32-bit word x_i in every allocation. Each
-//! allocation's bootstrap is exactly the ordinary one, and the allocations move together,
-//! which is what makes a paired comparison of their SEs informative.
+//! The bootstrap is paired: replicate b resamples the **master panel's** questions, Q_d
+//! with replacement within each stratum d, once (the Philox stream of seed, replicate and
+//! stratum), and every allocation is evaluated on the drawn questions that fall in its own
+//! sub-panel: a question drawn k times counts k times in every allocation that holds it,
+//! and n_d (the allocation's drawn count in stratum d) replaces its Q_d in
+//! SE² = Σ_d s²_d/n_d / D². Engine-wise each allocation is one job over the master
+//! questions, with zeros for the questions outside its sub-panel and a membership column
+//! that counts n_d; the jobs share seed and row counts, so they draw the same questions, on
+//! the CPU and the GPU alike (docs/METHODS.md, "Paired allocation bootstrap").
 //!
-//! In an unbalanced stratum the sub-panel takes each question's own first T trajectories
-//! (in its label order) and the first R reads of each; a question with fewer keeps what it
-//! has and is counted in [`AllocationResult::short`] (docs/METHODS.md, "Unbalanced panels
-//! (`allocate`)", says why it is not skipped).
+//! In an unbalanced stratum the sub-panel takes trajectories and reads by label: the
+//! stratum's first T trajectory labels and first R read labels (in label order), as each
+//! question has them. A question lacking one (a failed trajectory 0 is not replaced by
+//! trajectory 1) keeps what it has and is counted in [`AllocationResult::short`]; one with
+//! no kept read has no score and is left out of the SE. Where labels are unique per question
+//! they cannot name a failure, and each question's first T (first R) are taken instead
+//! ([`MasterStratum::trajectories_by`]; docs/METHODS.md, "Unbalanced panels (`allocate`)").
 
 use serde::Serialize;
 
@@ -24,7 +30,7 @@ use crate::components::forecast::split_questions;
 use crate::components::reml::Shape;
 use crate::components::variance::nested_stratum;
 use crate::costs::accounting::{CellCosts, Currency, PricedLedger};
-use crate::costs::panel_costs::{prefix_cost, question_costs};
+use crate::costs::panel_costs::question_costs;
 use crate::document::{Engine, Report};
 use crate::panel::{Design, Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
@@ -130,6 +136,10 @@ pub struct PairResult {
     pub var_x_tokens_ratio: Compared,
     /// The same with fees, at each sweep price.
     pub var_x_fees_ratio: Vec<Compared>,
+    /// Pearson correlation of the replicate SEs of A and B over the paired bootstrap
+    /// (replicates where both are finite): how much the pairing removes from the
+    /// comparisons' spread.
+    pub se_correlation: f64,
     /// Why the pair's comparisons are undefined (`null`), if any is: B's measured SE is 0
     /// (its scores do not vary), or an SE or a cost is not positive and finite.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -146,6 +156,13 @@ pub struct MasterStratum {
     pub balanced: bool,
     /// `None` where the stratum's design cannot be read (no nested fit).
     pub shape: Option<Shape>,
+    /// How an allocation's T trajectories are taken: `label` (the stratum's first T
+    /// trajectory labels; a question without one of them is short) or `position` (each
+    /// question's first T, where labels are unique per question and cannot say which
+    /// trajectory failed).
+    pub trajectories_by: &'static str,
+    /// The same for reads.
+    pub reads_by: &'static str,
 }
 
 /// The whole comparison: the `stats allocate` report. Its serialization is the
@@ -170,20 +187,27 @@ impl Report for AllocateReport {
     }
 }
 
-/// Per-question columns sent to the engine.
+/// Per-question columns sent to the engine (one job per allocation, every job over the
+/// master panel's questions).
 const DEV: usize = 0;
 const DEV2: usize = 1;
 const TOKENS: usize = 2;
 const MODEL_USD: usize = 3;
 const SEARCHES: usize = 4;
+/// 1 for a master question in the allocation's sub-panel, else 0 (then every column is 0).
+const MEMBER: usize = 5;
+const COLUMNS: usize = 6;
 
-/// SE, tokens and fee parts of one allocation from per-stratum sums.
-fn measure(sums: &[Vec<f64>], q: &[usize]) -> (f64, f64, f64, f64) {
-    let d2 = (q.len() * q.len()) as f64;
+/// SE, tokens and fee parts of one allocation from per-stratum sums: per stratum d with
+/// n_d sub-panel questions (drawn, in a replicate: the MEMBER column's sum),
+/// SE² = Σ_d s²_d/n_d / D² with s²_d = (Σ dev² − (Σ dev)²/n_d)/(n_d − 1).
+fn measure(sums: &[Vec<f64>]) -> (f64, f64, f64, f64) {
+    let d2 = (sums.len() * sums.len()) as f64;
     let mut se2 = 0.0;
     let (mut tok, mut usd, mut searches) = (0.0, 0.0, 0.0);
-    for (s, &n) in sums.iter().zip(q) {
-        let n = n as f64;
+    for s in sums {
+        // The count is a sum of 0/1 values carried through the engine's f32 sums: round it.
+        let n = s[MEMBER].round();
         se2 += (s[DEV2] - s[DEV] * s[DEV] / n) / (n - 1.0) / n;
         tok += s[TOKENS];
         usd += s[MODEL_USD];
@@ -192,53 +216,153 @@ fn measure(sums: &[Vec<f64>], q: &[usize]) -> (f64, f64, f64, f64) {
     ((se2 / d2).sqrt(), tok, usd, searches)
 }
 
-/// The sub-panel of an unbalanced stratum for allocation `a`: each of questions `qs` with
-/// its first T trajectories (in its own label order) and the first R reads of each, as many
-/// as it has. Returns the stratum mean of the question means (each the mean of its kept
-/// trajectories' means, as `stats variance` averages unbalanced questions) with the engine
-/// rows, and how many questions fall short of T trajectories of R reads.
-type StratumRows = (f64, Vec<Vec<f64>>);
+/// How an unbalanced stratum's cells are taken for an allocation: by label (the stratum's
+/// first T trajectory labels and first R read labels, in label order) where labels are
+/// shared across questions, else by position in each question's own label order.
+#[derive(Debug, Clone)]
+struct Pick {
+    /// Trajectory label ids kept; `None`: each question's first T trajectories.
+    trajectories: Option<Vec<u32>>,
+    /// Read label ids kept; `None`: each trajectory's first R reads.
+    reads: Option<Vec<u32>>,
+}
 
-fn unbalanced_rows(
+/// Sorts label ids as the loader orders a stratum's labels: numerically when every one is
+/// an integer, else by text.
+fn sort_labels(ids: &mut [u32], names: &[String]) {
+    let name = |i: u32| names.get(i as usize).map_or("", String::as_str);
+    if ids.iter().all(|&i| name(i).parse::<i64>().is_ok()) {
+        ids.sort_by_key(|&i| name(i).parse::<i64>().unwrap_or(0));
+    } else {
+        ids.sort_by(|&a, &b| name(a).cmp(name(b)));
+    }
+}
+
+impl Pick {
+    /// The pick of `t` trajectories and `r` reads in unbalanced stratum `s`. Labels are
+    /// shared when their union in the stratum is no larger than the largest question (or
+    /// trajectory), as the loader decides; labels unique per question (uuids) cannot say
+    /// which trajectory failed, so those are taken by position.
+    fn new(s: &Stratum, t: usize, r: usize) -> Pick {
+        let (Some(n), Some(l)) = (&s.nested, &s.labels) else {
+            return Pick {
+                trajectories: None,
+                reads: None,
+            };
+        };
+        let union = |ids: &[u32]| {
+            let mut v = ids.to_vec();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let max_t = n
+            .traj_start
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
+        let max_r = n
+            .read_start
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
+        let pick = |mut ids: Vec<u32>, max: usize, names: &[String], k: usize| {
+            (ids.len() <= max).then(|| {
+                sort_labels(&mut ids, names);
+                ids.truncate(k);
+                ids
+            })
+        };
+        Pick {
+            trajectories: pick(union(&l.trajectory), max_t, &l.trajectory_names, t),
+            reads: pick(union(&l.read), max_r, &l.read_names, r),
+        }
+    }
+
+    /// How trajectories and reads are taken: `label` or `position`.
+    fn taken_by(&self) -> (&'static str, &'static str) {
+        let by = |p: bool| if p { "position" } else { "label" };
+        (by(self.trajectories.is_none()), by(self.reads.is_none()))
+    }
+
+    /// Question `q`'s kept cells: per kept trajectory, its index in the question's own order
+    /// with the indices of its kept reads.
+    fn kept(&self, s: &Stratum, q: usize, t: usize, r: usize) -> Vec<(usize, Vec<usize>)> {
+        let trajs = s.trajectories_of(q);
+        let (Some(n), Some(l)) = (&s.nested, &s.labels) else {
+            return (0..trajs.len().min(t))
+                .map(|k| (k, (0..trajs[k].len().min(r)).collect()))
+                .collect();
+        };
+        let first = n.traj_start[q];
+        trajs
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| match &self.trajectories {
+                Some(ids) => ids.contains(&l.trajectory[first + k]),
+                None => k < t,
+            })
+            .map(|(k, reads)| {
+                let r0 = n.read_start[first + k];
+                let kept = (0..reads.len())
+                    .filter(|&j| match &self.reads {
+                        Some(ids) => ids.contains(&l.read[r0 + j]),
+                        None => j < r,
+                    })
+                    .collect();
+                (k, kept)
+            })
+            .collect()
+    }
+}
+
+/// One sub-panel question of an unbalanced stratum: its mean over the kept cells (`None`
+/// when it has none) and its cost in each currency.
+type Member = (Option<f64>, [f64; 3]);
+
+/// The sub-panel of an unbalanced stratum for allocation `a`: each of questions `qs` with
+/// trajectories 0..T−1 and reads 0..R−1 by label ([`Pick`]). A question's mean is the mean
+/// of its kept trajectories' means (as `stats variance` averages unbalanced questions);
+/// one that lacks any of the T × R cells is short, and one with no kept read at all has no
+/// mean (it stays in the count of short questions, out of the SE). Costs are the kept
+/// cells' (a kept trajectory without kept reads costs its planner and searches).
+fn unbalanced_members(
     s: &Stratum,
     qs: &[usize],
     a: &AllocationSpec,
     cells: &[&CellCosts; 3],
     ledger: &std::path::Path,
-) -> Result<(StratumRows, usize)> {
+) -> Result<(Vec<Member>, usize)> {
+    let (t, r) = (a.design.trajectories, a.design.reads);
+    let pick = Pick::new(s, t, r);
     let mut short = 0;
-    let means: Vec<f64> = qs
+    let members = qs
         .iter()
         .map(|&q| {
-            let t = s.trajectories_of(q);
-            let kept: Vec<&[f64]> = t.into_iter().take(a.design.trajectories).collect();
-            if kept.len() < a.design.trajectories || kept.iter().any(|r| r.len() < a.design.reads) {
+            let trajs = s.trajectories_of(q);
+            let kept = pick.kept(s, q, t, r);
+            if kept.len() < t || kept.iter().any(|(_, rs)| rs.len() < r) {
                 short += 1;
             }
-            kept.iter()
-                .map(|r| {
-                    let r = &r[..r.len().min(a.design.reads)];
-                    r.iter().sum::<f64>() / r.len() as f64
-                })
-                .sum::<f64>()
-                / kept.len() as f64
-        })
-        .collect();
-    let mean = means.iter().sum::<f64>() / means.len() as f64;
-    let rows = qs
-        .iter()
-        .zip(&means)
-        .map(|(&q, m)| {
-            let d = m - mean;
-            let mut row = vec![d, d * d];
-            for c in cells {
-                let x = prefix_cost(s, c, q, a.design.trajectories, a.design.reads, ledger)?;
-                row.push(x.trajectories + x.reads);
+            let means: Vec<f64> = kept
+                .iter()
+                .filter(|(_, rs)| !rs.is_empty())
+                .map(|(k, rs)| rs.iter().map(|&j| trajs[*k][j]).sum::<f64>() / rs.len() as f64)
+                .collect();
+            let mean = (!means.is_empty()).then(|| means.iter().sum::<f64>() / means.len() as f64);
+            let mut cost = [0.0; 3];
+            for (c, x) in cells.iter().zip(&mut cost) {
+                for (k, rs) in &kept {
+                    let v = question_costs(s, c, [q], &[*k], rs, ledger)?;
+                    *x += v[0].trajectories + v[0].reads;
+                }
             }
-            Ok(row)
+            Ok((mean, cost))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(((mean, rows), short))
+    Ok((members, short))
 }
 
 /// What the allocations of [`compare`] are priced with.
@@ -307,51 +431,66 @@ pub fn compare(
                     a.name, a.design.trajectories, a.design.reads, s.name, s.q(), max_t, max_r
                 )));
             }
-            if qn < 2 {
+            let qs = &ord[..qn];
+            // Sub-panel members by master question index: the mean and the three costs.
+            let members: Vec<(usize, Member)> = if s.is_balanced() {
+                let traj: Vec<usize> = (0..a.design.trajectories).collect();
+                let reads: Vec<usize> = (0..a.design.reads).collect();
+                let st = StratumStats::from_subset(s, qs.iter().copied(), &traj, &reads);
+                let per_cur: Vec<Vec<f64>> = cells
+                    .iter()
+                    .map(|c| {
+                        question_costs(s, c, qs.iter().copied(), &traj, &reads, ledger)
+                            .map(|v| v.iter().map(|x| x.trajectories + x.reads).collect())
+                    })
+                    .collect::<Result<_>>()?;
+                qs.iter()
+                    .zip(&st.questions)
+                    .enumerate()
+                    .map(|(i, (&q, x))| {
+                        (
+                            q,
+                            (Some(x.mean), [per_cur[0][i], per_cur[1][i], per_cur[2][i]]),
+                        )
+                    })
+                    .collect()
+            } else {
+                let (m, n_short) = unbalanced_members(s, qs, a, cells, ledger)?;
+                short.push((s.name.clone(), n_short));
+                qs.iter().copied().zip(m).collect()
+            };
+            let with_data: Vec<f64> = members.iter().filter_map(|(_, (m, _))| *m).collect();
+            if with_data.len() < 2 {
                 return Err(Error::Usage(format!(
-                    "allocation {} leaves stratum '{}' with {qn} question(s); need at least 2",
-                    a.name, s.name
+                    "allocation {} leaves stratum '{}' with {} question(s) with scores; need at least 2",
+                    a.name,
+                    s.name,
+                    with_data.len()
                 )));
             }
-            let qs = &ord[..qn];
-            if !s.is_balanced() {
-                let (r, n_short) = unbalanced_rows(s, qs, a, cells, ledger)?;
-                estimate += r.0 / strata.len() as f64;
-                rows.push(r.1);
-                short.push((s.name.clone(), n_short));
-                continue;
-            }
-            let traj: Vec<usize> = (0..a.design.trajectories).collect();
-            let reads: Vec<usize> = (0..a.design.reads).collect();
-            let st = StratumStats::from_subset(s, qs.iter().copied(), &traj, &reads);
-            let mean = st.mean();
+            let mean = with_data.iter().sum::<f64>() / with_data.len() as f64;
             estimate += mean / strata.len() as f64;
-            let per_cur: Vec<Vec<f64>> = cells
-                .iter()
-                .map(|c| {
-                    question_costs(s, c, qs.iter().copied(), &traj, &reads, ledger)
-                        .map(|v| v.iter().map(|x| x.trajectories + x.reads).collect())
-                })
-                .collect::<Result<_>>()?;
-            rows.push(
-                st.questions
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| {
-                        let d = x.mean - mean;
-                        vec![d, d * d, per_cur[0][i], per_cur[1][i], per_cur[2][i]]
-                    })
-                    .collect::<Vec<_>>(),
-            );
+            // One row per master question: the sub-panel's members carry their values and a
+            // 1, every other question zeros, so one master draw serves every allocation.
+            let mut stratum_rows = vec![vec![0.0; COLUMNS]; s.q()];
+            for (q, (m, cost)) in &members {
+                if let Some(m) = m {
+                    let d = m - mean;
+                    stratum_rows[*q] = vec![d, d * d, cost[0], cost[1], cost[2], 1.0];
+                }
+            }
+            rows.push(stratum_rows);
         }
         let cols = CenteredColumns::new(&rows)?;
-        let (se, tok, usd, searches) = measure(cols.exact_sums(), &counts);
+        let (se, tok, usd, searches) = measure(cols.exact_sums());
         let fees: Vec<f64> = sweep.iter().map(|p| usd + searches * p / 1000.0).collect();
         let base = ai as u64 * replicates as u64;
+        // Every allocation's job has the master panel's Q_d rows per stratum and the same
+        // seed, so replicate b draws the same master questions for all of them.
         let reps = cols.resample(backend, seed, 0..replicates, &|d| {
             progress((base + d).min(total))
         })?;
-        reps_per_alloc.push(reps.iter().map(|r| measure(r, &counts)).collect::<Vec<_>>());
+        reps_per_alloc.push(reps.iter().map(|r| measure(r)).collect::<Vec<_>>());
         results.push(AllocationResult {
             name: a.name.clone(),
             questions: counts.iter().sum(),
@@ -425,6 +564,7 @@ pub fn compare(
                         )
                     })
                     .collect(),
+                se_correlation: correlation(ra.iter().map(|x| x.0).zip(rb.iter().map(|y| y.0))),
                 undefined: None,
             });
         }
@@ -435,11 +575,16 @@ pub fn compare(
     let master_design = strata.iter().any(|s| !s.is_balanced()).then(|| {
         strata
             .iter()
-            .map(|s| MasterStratum {
-                name: s.name.clone(),
-                method: "measured SE (no components)",
-                balanced: s.is_balanced(),
-                shape: nested_stratum(s).map(|n| n.shape()).ok(),
+            .map(|s| {
+                let (trajectories_by, reads_by) = Pick::new(s, 0, 0).taken_by();
+                MasterStratum {
+                    name: s.name.clone(),
+                    method: "measured SE (no components)",
+                    balanced: s.is_balanced(),
+                    shape: nested_stratum(s).map(|n| n.shape()).ok(),
+                    trajectories_by,
+                    reads_by,
+                }
             })
             .collect()
     });
@@ -451,6 +596,27 @@ pub fn compare(
         engine: bootstrap_engine(backend, resampling),
     })
 }
+
+/// Pearson correlation of the pairs `xy` where both are finite (NaN with fewer than 2).
+fn correlation(xy: impl Iterator<Item = (f64, f64)>) -> f64 {
+    let v: Vec<(f64, f64)> = xy.filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+    let n = v.len() as f64;
+    let (mx, my) = (
+        v.iter().map(|p| p.0).sum::<f64>() / n,
+        v.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (x, y) in &v {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+        syy += (y - my) * (y - my);
+    }
+    if v.len() < 2 {
+        return f64::NAN;
+    }
+    sxy / (sxx * syy).sqrt()
+}
+
 /// Settings of [`allocate`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct AllocateSettings {
