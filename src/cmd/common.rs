@@ -48,6 +48,16 @@ pub struct PanelOptions {
     /// cells; each listed on stderr) instead of fitting them by REML or failing.
     #[arg(long)]
     pub drop_incomplete: bool,
+    /// With --contrast: score a cell's missing arm as X (the reader never answered) instead
+    /// of dropping the cell (the default: only the unpaired cell is dropped, and the
+    /// unbalanced panel is fitted by REML).
+    #[arg(
+        long,
+        value_name = "X",
+        requires = "contrast",
+        allow_hyphen_values = true
+    )]
+    pub failure_score: Option<f64>,
     /// With a `selector` column: analyse one selector's rows, or `average`: per question ×
     /// trajectory × read cell the mean over the panel's selectors (then arms are
     /// contrasted). The default when the panel has several selectors is `average`.
@@ -88,7 +98,9 @@ impl PanelOptions {
         path: &std::path::Path,
         allow_unbalanced: bool,
     ) -> ragstats_core::Result<Panel> {
-        load_panel(path, &self.load_options(allow_unbalanced))
+        let panel = load_panel(path, &self.load_options(allow_unbalanced))?;
+        note_unpaired(&panel);
+        Ok(panel)
     }
 
     /// The library's loading options for these flags (also what the Python bindings load
@@ -102,6 +114,7 @@ impl PanelOptions {
             allow_unbalanced,
             filter: None,
             selector: self.selector.clone(),
+            failure_score: self.failure_score,
         }
     }
 
@@ -254,4 +267,34 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     text.push('\n');
     super::out::write_bytes(text.as_bytes())?;
     Ok(())
+}
+
+thread_local! {
+    /// Unpaired cells of the panels loaded for the current command on this thread: how
+    /// many were dropped and how many scored with `--failure-score` (for the JSON `run`).
+    static UNPAIRED: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Lists `panel`'s unpaired cells (a contrast's cells with one arm only, dropped or scored
+/// with `--failure-score`) on stderr, and counts them for the document's `run`.
+pub fn note_unpaired(panel: &Panel) {
+    let (mut dropped, mut scored) = UNPAIRED.with(|c| c.get());
+    for s in &panel.strata {
+        for m in &s.unpaired_cells {
+            eprintln!("note: {}: {m}", s.name);
+            if m.ends_with("dropped the cell") {
+                dropped += 1;
+            } else {
+                scored += 1;
+            }
+        }
+    }
+    UNPAIRED.with(|c| c.set((dropped, scored)));
+}
+
+/// The unpaired cells counted since the last call (`None` when there were none), as the
+/// JSON `run.unpaired_cells` says them: `{"dropped": n, "scored": m}`.
+pub fn take_unpaired() -> Option<serde_json::Value> {
+    let (dropped, scored) = UNPAIRED.with(|c| c.replace((0, 0)));
+    (dropped + scored > 0).then(|| serde_json::json!({"dropped": dropped, "scored": scored}))
 }

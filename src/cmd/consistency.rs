@@ -124,8 +124,10 @@ pub fn compute(args: &Args) -> anyhow::Result<ConsistencyOutput> {
             allow_unbalanced: false,
             filter: Some((args.by.clone(), g.clone())),
             selector: args.opts.selector.clone(),
+            failure_score: args.opts.failure_score,
         };
         let panel = load_panel(&args.reads, &opts)?;
+        super::common::note_unpaired(&panel);
         panels.push((g, panel));
     }
     let questions: u64 = panels

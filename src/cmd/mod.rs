@@ -199,6 +199,8 @@ pub enum Command {
 /// call this); `None` for the commands that are not analyses of inputs (runs against a
 /// model server, writers of files, benchmarks, the report).
 pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
+    // Unpaired-cell counts of an earlier command on this thread (one that failed) are not ours.
+    common::take_unpaired();
     Some(match command {
         Command::Variance(a) => variance::outcome(a),
         Command::Forecast(a) => forecast::outcome(a),
@@ -220,6 +222,7 @@ pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
 
 /// Runs the chosen command; returns the process exit code on success.
 pub fn run(command: Command) -> anyhow::Result<u8> {
+    common::take_unpaired();
     match command {
         Command::Variance(a) => variance::run(a),
         Command::Forecast(a) => forecast::run(a),

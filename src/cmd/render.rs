@@ -59,6 +59,8 @@ pub struct Finished {
     pub figure: Option<Figure>,
     /// Lines for stderr after the output (notes a format has no place for).
     pub notes_after: Vec<String>,
+    /// The unpaired cells of the panels it loaded, for `run.unpaired_cells` (absent: none).
+    pub unpaired_cells: Option<Value>,
 }
 
 impl Finished {
@@ -75,6 +77,7 @@ impl Finished {
             result,
             figure: None,
             notes_after: Vec::new(),
+            unpaired_cells: super::common::take_unpaired(),
         }
     }
 
@@ -116,7 +119,13 @@ impl Finished {
 
     /// The JSON document (docs/json.md).
     pub fn document(&self) -> Value {
-        document(&*self.result, self.command, self.inputs.clone())
+        let mut doc = document(&*self.result, self.command, self.inputs.clone());
+        if let (Some(u), Some(run)) = (&self.unpaired_cells, doc.get_mut("run")) {
+            if let Some(run) = run.as_object_mut() {
+                run.insert("unpaired_cells".into(), u.clone());
+            }
+        }
+        doc
     }
 
     /// What `stats` does with it: the figure to `plot` when asked, then the output in `format`
@@ -134,7 +143,13 @@ impl Finished {
     /// # Errors
     /// The write error (a closed pipe, a full disk).
     pub fn emit(&self, format: Format) -> anyhow::Result<u8> {
-        let code = emit(&*self.result, format, self.command, self.inputs.clone())?;
+        let code = match format {
+            Format::Json => {
+                print_json(&self.document())?;
+                self.result.exit_code()
+            }
+            _ => emit(&*self.result, format, self.command, self.inputs.clone())?,
+        };
         for n in &self.notes_after {
             eprintln!("{n}");
         }

@@ -243,7 +243,15 @@ fn duplicate_cell() {
 #[test]
 fn unpaired_arm_cell_and_unknown_arm() {
     let text = "question,arm,f1\nq1,open,0.1\nq1,adaptive,0.2\nq2,open,0.3\n";
-    bad("p.csv", text, &["--contrast", "adaptive-open"], "p.csv:4: unpaired cell (question=q2, trajectory=0, read=0, arm=open): no row for arm 'adaptive'");
+    // The unpaired cell is dropped and listed (issue #31 item 5); q2 has no cell left, so
+    // one question remains and the fit refuses.
+    bad("p.csv", text, &["--contrast", "adaptive-open"], "p.csv:4: unpaired cell (question=q2, trajectory=0, read=0, arm=open): no row for arm 'adaptive'; dropped the cell");
+    bad(
+        "p.csv",
+        text,
+        &["--contrast", "adaptive-open"],
+        "need at least 2 questions per stratum",
+    );
     bad(
         "p.csv",
         text,

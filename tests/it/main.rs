@@ -72,4 +72,5 @@ mod subsets;
 mod unbalanced;
 mod unbalanced_bootstrap;
 mod unbalanced_costs;
+mod unpaired_cells;
 mod variance;

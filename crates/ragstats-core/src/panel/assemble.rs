@@ -34,7 +34,23 @@ pub(super) fn assemble(
         opts.selector.as_ref(),
         opts.drop_incomplete,
     )?;
-    let mut cells = pair_cells(path, &mut raw, pair, opts.drop_incomplete)?;
+    if opts.failure_score.is_some() && pair.is_none() {
+        return Err(Error::Usage(
+            "--failure-score scores a contrast's missing arm; it needs --contrast B-A".into(),
+        ));
+    }
+    if let Some(x) = opts.failure_score.filter(|x| !x.is_finite()) {
+        return Err(Error::Usage(format!(
+            "--failure-score {x}: expected a finite score"
+        )));
+    }
+    let mut cells = pair_cells(
+        path,
+        &mut raw,
+        pair,
+        opts.drop_incomplete,
+        opts.failure_score,
+    )?;
     for (question, why) in incomplete {
         cells.unpaired.entry(question).or_insert(why);
     }

@@ -226,6 +226,12 @@ pub(super) fn fill_stratum(
         nested: None,
         notes: Vec::new(),
         labels: Some(texts.empty_labels()),
+        unpaired_cells: cells
+            .unpaired_cells
+            .iter()
+            .filter(|(s, _)| *s == d)
+            .map(|(_, m)| m.clone())
+            .collect(),
     };
     // Every kept question's own labels, in outcome order (for matching a cost ledger).
     let add_labels = |stratum: &mut Stratum, q: &Question| {
@@ -291,7 +297,15 @@ pub(super) fn fill_stratum(
         return Ok(stratum);
     }
     if !policy.allow_unbalanced {
-        return Err(ctx.refusal(path, incomplete[0]));
+        let mut e = ctx.refusal(path, incomplete[0]);
+        let n = stratum.unpaired_cells.len();
+        if let (Error::Input { msg, .. }, true) = (&mut e, n > 0) {
+            msg.push_str(&format!(
+                "; {n} cell(s) of this stratum had one arm only and were dropped \
+                 (--failure-score X scores their missing arm instead)"
+            ));
+        }
+        return Err(e);
     }
     for q in incomplete.iter().take(SHOWN) {
         stratum.notes.push(format!(

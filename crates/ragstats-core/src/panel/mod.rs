@@ -78,6 +78,10 @@ pub struct Stratum {
     pub nested: Option<Nested>,
     /// Notes on an unbalanced stratum: which questions differ from its design and how.
     pub notes: Vec<String>,
+    /// With a contrast, the cells present in one arm only: dropped from the outcome (the
+    /// default), or scored with `failure_score` for the missing arm (the message says which).
+    /// Cells of questions `drop_incomplete` dropped are in `dropped_questions` instead.
+    pub unpaired_cells: Vec<String>,
     /// The file's labels of every cell, for matching a cost ledger (`None` for a stratum
     /// built in code: then `trajectories` and `reads` name a balanced array's cells).
     pub labels: Option<CellLabels>,

@@ -22,4 +22,8 @@ pub struct LoadOptions {
     /// One selector's rows, or their mean per cell; `None`: the mean when the panel has
     /// several selectors (see [`SelectorChoice`]).
     pub selector: Option<SelectorChoice>,
+    /// With a contrast: score a cell's missing arm as this value (the reader never
+    /// answered) instead of dropping the cell. `None`: a cell present in one arm only is
+    /// dropped (the stratum is then unbalanced), or with `drop_incomplete` its question.
+    pub failure_score: Option<f64>,
 }

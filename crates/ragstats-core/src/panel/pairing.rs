@@ -20,11 +20,13 @@ pub(super) struct Cell {
     pub value: f64,
 }
 
-/// The outcome's cells, sorted by key, and the questions left incomplete by an unpaired
-/// cell (with `--drop-incomplete`), keyed (dataset, question), with the reason.
+/// The outcome's cells, sorted by key, the questions left incomplete by an unpaired
+/// cell (with `--drop-incomplete`), keyed (dataset, question), with the reason, and the
+/// unpaired cells dropped or scored otherwise (dataset id, what was done).
 pub(super) struct Cells {
     pub cells: Vec<Cell>,
     pub unpaired: HashMap<(u32, u32), String>,
+    pub unpaired_cells: Vec<(u32, String)>,
 }
 
 /// Chooses the outcome from `--contrast` / `--arm` and keeps only the rows it needs.
@@ -131,15 +133,19 @@ fn parse_contrast(path: &Path, spec: &str, arms: &Interner) -> Result<Pair> {
 
 /// Sorts the rows so that each cell's rows (one per arm) are adjacent, refuses a cell given
 /// twice, and reduces each cell to its outcome (for a contrast, B − A). An unpaired cell
-/// is an error, or with `drop_incomplete` marks its question. Empties `raw.rows`.
+/// (one arm only) is scored with `failure_score` for its missing arm when one is given;
+/// else it marks its question with `drop_incomplete`, and otherwise is dropped alone (one
+/// arm's failure costs one cell, not the question; docs/METHODS.md, "Unpaired cells").
+/// Empties `raw.rows`.
 ///
 /// # Errors
-/// [`Error::Input`] naming the line of a duplicate or unpaired cell.
+/// [`Error::Input`] naming the line of a duplicate cell.
 pub(super) fn pair_cells(
     path: &Path,
     raw: &mut RawPanel,
     pair: Option<Pair>,
     drop_incomplete: bool,
+    failure_score: Option<f64>,
 ) -> Result<Cells> {
     let mut rows = std::mem::take(&mut raw.rows);
     rows.sort_unstable_by_key(|r| (r.cell(), r.arm, r.line));
@@ -162,6 +168,7 @@ pub(super) fn pair_cells(
         rows.len()
     });
     let mut unpaired: HashMap<(u32, u32), String> = HashMap::new();
+    let mut unpaired_cells = Vec::new();
     let mut i = 0;
     while i < rows.len() {
         let row = rows[i];
@@ -192,16 +199,35 @@ pub(super) fn pair_cells(
         } else {
             let missing = if row.arm == b { a } else { b };
             let msg = format!(
-                "unpaired cell ({}): no row for arm '{}'",
+                "{}:{}: unpaired cell ({}): no row for arm '{}'",
+                path.display(),
+                row.line,
                 raw.describe(&row),
                 raw.arms.echo(missing)
             );
-            if !drop_incomplete {
-                return Err(Error::input(path, Some(row.line as u64), msg));
+            if let Some(x) = failure_score {
+                let value = if missing == b {
+                    x - row.value
+                } else {
+                    row.value - x
+                };
+                cells.push(Cell {
+                    key: row.cell(),
+                    line: row.line,
+                    value,
+                });
+                unpaired_cells.push((row.dataset, format!("{msg}; scored it {x}")));
+            } else if drop_incomplete {
+                unpaired.entry((row.dataset, row.question)).or_insert(msg);
+            } else {
+                unpaired_cells.push((row.dataset, format!("{msg}; dropped the cell")));
             }
-            unpaired.entry((row.dataset, row.question)).or_insert(msg);
             i += 1;
         }
     }
-    Ok(Cells { cells, unpaired })
+    Ok(Cells {
+        cells,
+        unpaired,
+        unpaired_cells,
+    })
 }
