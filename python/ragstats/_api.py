@@ -14,6 +14,7 @@ def variance(
     contrast: Any = None,
     arm: Any = None,
     drop_incomplete: bool = False,
+    failure_score: Any = None,
     selector: Any = None,
     by: Any = None,
     plot: bool = False,
@@ -34,6 +35,7 @@ def variance(
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
     - ``by`` (--by) [selector]: Report each selector of the panel's `selector` column, then their average
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
@@ -47,6 +49,7 @@ def variance(
     _flag(argv, tables, '--arm', arm, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--by', by, False, None)
     if plot:
@@ -65,6 +68,7 @@ def forecast(
     contrast: Any = None,
     arm: Any = None,
     drop_incomplete: bool = False,
+    failure_score: Any = None,
     selector: Any = None,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
@@ -88,6 +92,7 @@ def forecast(
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
@@ -105,6 +110,7 @@ def forecast(
     _flag(argv, tables, '--arm', arm, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     if plot:
         argv += ['--plot', 'figure.svg']
@@ -118,6 +124,7 @@ def bootstrap(
     contrast: Any = None,
     arm: Any = None,
     drop_incomplete: bool = False,
+    failure_score: Any = None,
     selector: Any = None,
     by: Any = None,
     replicates: Any = 10000,
@@ -148,6 +155,7 @@ def bootstrap(
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
     - ``by`` (--by) [selector]: Report each selector of the panel's `selector` column, then their average
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
@@ -170,6 +178,7 @@ def bootstrap(
     _flag(argv, tables, '--arm', arm, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--by', by, False, None)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
@@ -224,6 +233,7 @@ def consistency(
     contrast: Any = None,
     arm: Any = None,
     drop_incomplete: bool = False,
+    failure_score: Any = None,
     selector: Any = None,
     replicates: Any = 10000,
     seed: Any = 1,
@@ -250,6 +260,7 @@ def consistency(
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
@@ -269,6 +280,7 @@ def consistency(
     _flag(argv, tables, '--arm', arm, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
     _flag(argv, tables, '--seed', seed, False, 1)
@@ -381,6 +393,7 @@ def subsets(
     contrast: Any = None,
     arm: Any = None,
     drop_incomplete: bool = False,
+    failure_score: Any = None,
     selector: Any = None,
     replicates: Any = 10000,
     seed: Any = 1,
@@ -408,6 +421,7 @@ def subsets(
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
@@ -427,6 +441,7 @@ def subsets(
     _flag(argv, tables, '--arm', arm, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
     _flag(argv, tables, '--seed', seed, False, 1)
@@ -479,6 +494,7 @@ def efficiency(
     contrast: Any = None,
     arm: Any = None,
     drop_incomplete: bool = False,
+    failure_score: Any = None,
     selector: Any = None,
     by: Any = None,
     ledger: Any,
@@ -508,6 +524,7 @@ def efficiency(
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
     - ``by`` (--by) [selector]: Report each selector of the panel's `selector` column, then their average
     - ``ledger`` (--ledger): Cost ledger of the panel (JSONL)
@@ -530,6 +547,7 @@ def efficiency(
     _flag(argv, tables, '--arm', arm, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--by', by, False, None)
     _flag(argv, tables, '--ledger', ledger, False, None)
@@ -553,6 +571,7 @@ def allocate(
     contrast: Any = None,
     arm: Any = None,
     drop_incomplete: bool = False,
+    failure_score: Any = None,
     selector: Any = None,
     ledger: Any,
     prices: Any,
@@ -581,6 +600,7 @@ def allocate(
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
     - ``ledger`` (--ledger): Cost ledger of the master panel
     - ``prices`` (--prices): Prices (TOML) for the fee comparisons
@@ -602,6 +622,7 @@ def allocate(
     _flag(argv, tables, '--arm', arm, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--ledger', ledger, False, None)
     _flag(argv, tables, '--prices', prices, False, None)
@@ -625,6 +646,7 @@ def plan(
     contrast: Any = None,
     arm: Any = None,
     drop_incomplete: bool = False,
+    failure_score: Any = None,
     selector: Any = None,
     ledger: Any = None,
     unit_costs: Any = None,
@@ -669,6 +691,7 @@ def plan(
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
     - ``ledger`` (--ledger): Cost ledger of the audit panel (JSONL): unit costs c_T and c_R per stratum as `stats efficiency` computes them
     - ``unit_costs`` (--unit-costs): Unit costs C_T,C_R (one trajectory without its reads, one read) for every stratum, instead of --ledger
@@ -705,6 +728,7 @@ def plan(
     _flag(argv, tables, '--arm', arm, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--ledger', ledger, False, None)
     _flag(argv, tables, '--unit-costs', unit_costs, False, None)
