@@ -979,7 +979,10 @@ mod tests {
     /// Issue #31, item 7. The estimate's acceleration uses the stratum-weighted influence
     /// values. Reference (`/work/venv-infer/bin/python tests/reference/bca_weighted.py`,
     /// numpy 2.x): "unweighted a = 0.00235605805815756", "weighted a = 0.0568313914699762",
-    /// "bootstrap skewness / 6 = 0.0560 (B = 400000)". The engine's own bootstrap agrees:
+    /// "bootstrap skewness / 6 = 0.0560 (B = 400000)"; R's boot (`Rscript
+    /// tests/reference/bca_weighted.R`, `empinf(type = "jack")` as `bca.ci` pools it) gives
+    /// the unweighted 0.00235605805815756, and 0.0568313914699762 once its values are divided
+    /// by n_d. The engine's own bootstrap agrees:
     /// the skewness of 20,000 replicates over 6 (Monte Carlo SE ≈ √(6/B)/6 ≈ 0.003) is
     /// within 0.01 of the weighted a, and far from the unweighted one.
     #[test]
