@@ -354,7 +354,7 @@ def correlate(
     - ``x`` (--x): x columns (comma-separated or repeated)
     - ``y`` (--y): y columns (comma-separated or repeated)
     - ``method`` (--method) [pearson, spearman, pointbiserial, kendall] (default pearson): Correlation coefficient
-    - ``cluster`` (--cluster): Bootstrap whole clusters (rows sharing this column's value, e.g. reads of one question)
+    - ``cluster`` (--cluster): Treat clusters as the units (rows sharing this column's value, e.g. reads of one question): whole clusters bootstrapped, cluster-jackknife p-values and intervals
     - ``aggregate_by`` (--aggregate-by): Average the rows of each unit (e.g. per model) into one row before correlating
     - ``missing`` (--missing) [drop, error] (default error): Rows with a missing used cell: drop them (listwise) or fail naming the row
     - ``permutations`` (--permutations) (default 0): Permutation test with this many random permutations of the y rows (0 = none; at most 10,000,000, which already resolves p-values of 1e-6)

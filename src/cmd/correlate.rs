@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ragstats_core::correlate::all_pairs::{
     correlate, CorrelateReport, CorrelateSettings, CorrelateStage,
 };
-use ragstats_core::correlate::analysis::bootstrap_calls;
+use ragstats_core::correlate::analysis::{bootstrap_calls, is_rank};
 use ragstats_core::correlate::permute::PermuteBackend;
 use ragstats_core::correlate::{load, prepare, LoadSpec, Method};
 
@@ -95,8 +95,9 @@ pub fn compute(args: &Args) -> anyhow::Result<CorrelateOutput> {
     let clusters = data.clusters.as_ref().map(|(_, names)| names.len());
     let reps = u64::from(args.resample.replicates);
     let calls = bootstrap_calls(&prep, clusters.is_some()) as u64;
-    // No engine is started for a cluster bootstrap the core refuses (fewer than 2 clusters).
-    let engine = (reps > 0 && clusters.is_none_or(|c| c >= 2))
+    // No engine is started for a cluster bootstrap the core refuses (fewer than 2 clusters),
+    // nor for the rank methods, whose bootstrap re-ranks every resample on the CPU.
+    let engine = (reps > 0 && clusters.is_none_or(|c| c >= 2) && !is_rank(method))
         .then(|| {
             let units = clusters.map_or(data.n() as u64, |c| c as u64);
             args.resample.engine(calls * reps * units)

@@ -21,7 +21,8 @@ pub struct Args {
     /// Correlation coefficient.
     #[arg(long, value_enum, default_value_t = MethodArg::Pearson)]
     pub method: MethodArg,
-    /// Bootstrap whole clusters (rows sharing this column's value, e.g. reads of one question).
+    /// Treat clusters as the units (rows sharing this column's value, e.g. reads of one
+    /// question): whole clusters bootstrapped, cluster-jackknife p-values and intervals.
     #[arg(long, value_name = "COL", conflicts_with = "aggregate_by")]
     pub cluster: Option<String>,
     /// Average the rows of each unit (e.g. per model) into one row before correlating.

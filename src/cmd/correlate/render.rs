@@ -71,6 +71,7 @@ fn csv(r: &CorrelateReport) -> Table {
             Cell::text(match e.p_kind {
                 PValueKind::T { .. } => "t",
                 PValueKind::Normal => "normal",
+                PValueKind::ClusterJackknife { .. } => "cluster-jackknife",
             }),
             Cell::opt_num(e.fisher.map(|f| f[0])),
             Cell::opt_num(e.fisher.map(|f| f[1])),

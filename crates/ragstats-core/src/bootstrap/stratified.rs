@@ -494,8 +494,13 @@ impl Bootstrap {
 
     /// BCa accelerations of every statistic from the stratified jackknife: leaving out
     /// question i of stratum d gives θ₍dᵢ₎; influence U_di = (Q_d − 1)(θ̄₍d·₎ − θ₍dᵢ₎);
-    /// a = Σ U³ / (6 (Σ U²)^{3/2}) over all (d, i). On an unbalanced panel every θ₍dᵢ₎
-    /// refits the components without question i (in parallel).
+    /// with the stratum-weighted values l_di = U_di / Q_d (Davison & Hinkley 1997, §3.7),
+    /// a = Σ l³ / (6 (Σ l²)^{3/2}) over all (d, i). The weights matter when strata differ in
+    /// size: θ* − θ̂ ≈ Σ_d Q_d⁻¹ Σ_i (k_di − 1) U_di, so a question of a small stratum moves
+    /// the replicate more, and Σ l² and Σ l³ are the linear approximation's variance and
+    /// third cumulant (R's `boot` pools the U unweighted, which is this only for equal Q_d).
+    /// On an unbalanced panel every θ₍dᵢ₎ refits the components without question i (in
+    /// parallel).
     pub fn accelerations(&self) -> Vec<f64> {
         let full = self.exact_sums();
         let n = self.plan.statistics.len();
@@ -534,7 +539,7 @@ impl Bootstrap {
             };
             for (stat, inf) in influence.iter_mut().enumerate() {
                 let mean = loo.iter().map(|v| v[stat]).sum::<f64>() / q;
-                inf.extend(loo.iter().map(|v| (q - 1.0) * (mean - v[stat])));
+                inf.extend(loo.iter().map(|v| (q - 1.0) * (mean - v[stat]) / q));
             }
         }
         influence.iter().map(|u| acceleration(u)).collect()
@@ -939,4 +944,75 @@ fn check_design(strata: &[StratumShape], d: &DesignSpec) -> Result<()> {
         pooled: Some(zero),
     };
     forecast(&audit, d, false).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::panel::QuestionStats;
+    use crate::resample::CpuBackend;
+
+    /// Strata of 15 and 120 question means (one cell per question): a skewed small stratum
+    /// and a symmetric large one, the data of `tests/reference/bca_weighted.py`.
+    fn unequal_strata() -> Vec<StratumStats> {
+        let small = [0.0; 10].into_iter().chain([0.25, 0.25, 0.5, 1.0, 1.0]);
+        let large = (0..120).map(|i| (i % 5) as f64 / 4.0);
+        let stratum = |name: &str, means: Vec<f64>| StratumStats {
+            name: name.into(),
+            t: 1,
+            r: 1,
+            questions: means
+                .into_iter()
+                .map(|mean| QuestionStats {
+                    mean,
+                    ss_trajectory: 0.0,
+                    ss_read: 0.0,
+                })
+                .collect(),
+        };
+        vec![
+            stratum("small", small.collect()),
+            stratum("large", large.collect()),
+        ]
+    }
+
+    /// Issue #31, item 7. The estimate's acceleration uses the stratum-weighted influence
+    /// values. Reference (`/work/venv-infer/bin/python tests/reference/bca_weighted.py`,
+    /// numpy 2.x): "unweighted a = 0.00235605805815756", "weighted a = 0.0568313914699762",
+    /// "bootstrap skewness / 6 = 0.0560 (B = 400000)"; R's boot (`Rscript
+    /// tests/reference/bca_weighted.R`, `empinf(type = "jack")` as `bca.ci` pools it) gives
+    /// the unweighted 0.00235605805815756, and 0.0568313914699762 once its values are divided
+    /// by n_d. The engine's own bootstrap agrees:
+    /// the skewness of 20,000 replicates over 6 (Monte Carlo SE ≈ √(6/B)/6 ≈ 0.003) is
+    /// within 0.01 of the weighted a, and far from the unweighted one.
+    #[test]
+    fn bca_acceleration_weights_influence_by_stratum_size() {
+        let boot = Bootstrap::new("y", &unequal_strata(), BootstrapSpec::default()).unwrap();
+        let a = boot.accelerations();
+        assert!((a[0] - 0.0568313914699762).abs() < 1e-12, "{}", a[0]);
+        // One stratum's mean: the weights are a common factor, so a is that stratum's.
+        let small = [0.0; 10].into_iter().chain([0.25, 0.25, 0.5, 1.0, 1.0]);
+        let m = 0.2;
+        let dev: Vec<f64> = small.map(|v| v - m).collect();
+        let want = dev.iter().map(|d| d.powi(3)).sum::<f64>()
+            / (6.0 * dev.iter().map(|d| d * d).sum::<f64>().powf(1.5));
+        assert!((a[1] - want).abs() < 1e-12, "{} vs {want}", a[1]);
+        let b = 20_000u32;
+        let reps = boot.run(&CpuBackend::new(), 11, 0..b, &|_| {}).unwrap();
+        let est: Vec<f64> = reps
+            .iter()
+            .step_by(boot.plan.statistics.len())
+            .copied()
+            .collect();
+        let mean = est.iter().sum::<f64>() / f64::from(b);
+        let m2 = est.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / f64::from(b);
+        let m3 = est.iter().map(|v| (v - mean).powi(3)).sum::<f64>() / f64::from(b);
+        let implied = m3 / m2.powf(1.5) / 6.0;
+        assert!(
+            (implied - a[0]).abs() < 0.01,
+            "skewness/6 {implied} vs a {}",
+            a[0]
+        );
+        assert!((implied - 0.00235605805815756).abs() > 0.04, "{implied}");
+    }
 }

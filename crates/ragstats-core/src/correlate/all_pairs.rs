@@ -7,15 +7,15 @@
 use serde::Serialize;
 
 use super::analysis::{
-    attach_bootstrap, bootstrap_replicates, estimates, permutation_tests, PairResult, Prepared,
+    attach_bootstrap, bootstrap_replicates, estimates, is_rank, permutation_tests, PairResult,
+    Prepared,
 };
-use super::boot::KENDALL_NOTE;
 use super::estimate::Method;
 use super::permute::{CpuPermute, PermuteBackend};
 use super::table::Dataset;
 use crate::document::{Engine, Report};
 use crate::resample::engine::ResampleBackend;
-use crate::resample::Resampling;
+use crate::resample::{CpuBackend, Resampling};
 use crate::table::{format_number, Precision};
 use crate::{Error, Result};
 
@@ -148,10 +148,24 @@ pub fn correlate(
         .map(|(ids, names)| (ids.as_slice(), names.len()));
     if method == Method::Spearman {
         notes.push(
-            "Spearman bootstrap and permutations use the ranks of the full sample (not re-ranked \
-             within a replicate)"
+            "Spearman bootstrap re-ranks every resample; permutations keep the full-sample \
+             ranks, which is the same (a permutation does not change the values ranked)"
                 .into(),
         );
+    }
+    if let Some((ids, g)) = clusters {
+        // Rows of one cluster are not independent: the t test and the Fisher interval
+        // become the delete-one-cluster jackknife's (super::cluster).
+        let mut est: Vec<&mut super::estimate::Estimate> =
+            results.iter_mut().map(|r| &mut r.estimate).collect();
+        let undefined = super::cluster::apply(prep, ids, g, confidence, &mut est);
+        for p in undefined {
+            notes.push(format!(
+                "{} x {}: the cluster jackknife is undefined (fewer than 3 clusters, or r is \
+                 undefined or ±1 with a cluster left out), so there is no p-value or interval",
+                results[p].x, results[p].y
+            ));
+        }
     }
     let mut boot_ran = None;
     if replicates > 0 {
@@ -162,16 +176,27 @@ pub fn correlate(
                 )));
             }
         }
-        let engine = bootstrap.ok_or_else(|| {
-            Error::Usage("a bootstrap needs a resampling engine (or 0 replicates)".into())
-        })?;
+        // The rank methods re-rank every resample on the CPU (super::rank_boot), from the
+        // draws every engine makes: no engine is needed, and the CPU is what ran.
+        let cpu = CpuBackend::new();
+        let engine: &dyn ResampleBackend = if is_rank(method) {
+            if settings.gpu_requested {
+                notes.push(format!(
+                    "the {} bootstrap re-ranks every resample on the CPU (a rank is not a \
+                     sum), drawing the resamples the GPU engine draws",
+                    method.name()
+                ));
+            }
+            &cpu
+        } else {
+            bootstrap.ok_or_else(|| {
+                Error::Usage("a bootstrap needs a resampling engine (or 0 replicates)".into())
+            })?
+        };
         let reps = bootstrap_replicates(prep, clusters, &settings.resampling, engine, &|d| {
             progress(CorrelateStage::Bootstrap, d)
         })?;
         attach_bootstrap(&mut results, &reps, confidence);
-        if method == Method::Kendall {
-            notes.push(KENDALL_NOTE.into());
-        }
         boot_ran = Some((engine.name(), engine.description()));
     }
     let mut perm_ran = None;
@@ -195,7 +220,9 @@ pub fn correlate(
     for r in &results {
         let e = &r.estimate;
         let fisher_bad = e.fisher.is_some_and(|f| !f.is_finite());
-        if !e.statistic.is_finite() || fisher_bad {
+        // An undefined cluster jackknife (NaN) has its own note above.
+        let jackknife_undefined = clusters.is_some() && e.statistic.is_nan();
+        if (!e.statistic.is_finite() && !jackknife_undefined) || fisher_bad {
             notes.push(format!(
                 "{} x {}: r = {}, so the test statistic is undefined (infinite: null in JSON) and the p-value is {}",
                 r.x,
@@ -221,8 +248,9 @@ pub fn correlate(
     let (permutation_backend, permutation_adapter) = perm_ran.unzip();
     Ok(CorrelateReport {
         method,
-        p_value: match method {
-            Method::Kendall => "normal approximation, tie-corrected variance of S",
+        p_value: match (method, clusters) {
+            (_, Some(_)) => "cluster jackknife of Fisher's z, Student t with G - 2 df (G clusters)",
+            (Method::Kendall, None) => "normal approximation, tie-corrected variance of S",
             _ => "Student t with n - 2 df",
         },
         n: prep.n(),

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::boot::{PairBootstrap, Statistic};
+use super::boot::PairBootstrap;
 use super::estimate::{self, Estimate, Method};
 use super::kendall::{kendall_scores, KendallScores};
 use super::permute::{self, centred_cross, quantise, PermuteBackend, PermuteJob};
@@ -201,12 +201,14 @@ pub fn estimates(prep: &Prepared, confidence: f64) -> Vec<PairResult> {
 }
 
 /// Bootstrap replicates `0..resampling.replicates` of every pair, drawn from
-/// `resampling.seed` (see [`super::boot`]): rows resampled, or whole clusters when
-/// `clusters` is given. Returns `reps[r * pairs + pair]` ([`attach_bootstrap`] summarises
-/// them at a confidence level).
+/// `resampling.seed`: rows resampled, or whole clusters when `clusters` is given.
+/// Product-moment methods sum moment columns on `engine` ([`super::boot`]); Spearman and
+/// Kendall re-rank every resample on the CPU from the same draws
+/// ([`super::rank_boot`]; `engine` is not used). Returns `reps[r * pairs + pair]`
+/// ([`attach_bootstrap`] summarises them at a confidence level).
 ///
 /// # Errors
-/// Engine errors.
+/// Engine errors; a bad `STATS_CPU_RNG` for the rank methods.
 pub fn bootstrap_replicates(
     prep: &Prepared,
     clusters: Option<(&[u32], usize)>,
@@ -214,24 +216,30 @@ pub fn bootstrap_replicates(
     engine: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<f64>> {
+    if is_rank(prep.method) {
+        return super::rank_boot::rank_bootstrap(prep, clusters, resampling, progress);
+    }
     let pb = PairBootstrap {
         xs: &prep.xs,
         ys: &prep.ys,
         clusters,
-        statistic: if prep.method == Method::Kendall {
-            Statistic::KendallLinear
-        } else {
-            Statistic::ProductMoment
-        },
-        kendall: (prep.method == Method::Kendall).then_some(&prep.kendall[..]),
     };
     pb.run(engine, resampling.seed, 0..resampling.replicates, progress)
 }
 
-/// Engine calls a bootstrap of `prep` makes (for progress totals).
+/// Whether `method` is a rank correlation (its bootstrap re-ranks every resample on the
+/// CPU, [`super::rank_boot`]).
+pub fn is_rank(method: Method) -> bool {
+    matches!(method, Method::Spearman | Method::Kendall)
+}
+
+/// Passes over the replicates a bootstrap of `prep` makes (engine calls; 1 for the rank
+/// methods), for progress totals.
 pub fn bootstrap_calls(prep: &Prepared, clustered: bool) -> usize {
-    let per_x = if prep.method == Method::Kendall { 1 } else { 2 };
-    let k = clustered as usize + per_x * (prep.xs.len() + prep.ys.len()) + prep.n_pairs();
+    if is_rank(prep.method) {
+        return 1;
+    }
+    let k = clustered as usize + 2 * (prep.xs.len() + prep.ys.len()) + prep.n_pairs();
     k.div_ceil(crate::resample::MAX_K)
 }
 

@@ -1,14 +1,12 @@
-//! Bootstrap of every (x, y) pair's correlation on the resample engine.
+//! Bootstrap of every (x, y) pair's product-moment correlation (Pearson, point-biserial)
+//! on the resample engine. (Spearman and Kendall re-rank every resample, which no column
+//! sum expresses: [`super::rank_boot`].)
 //!
 //! Each resampling unit (a row, or with clusters a whole cluster) becomes one engine row of
 //! *moment columns*, so that one replicate's column sums determine every pair's statistic:
-//!
-//! * product-moment methods (Pearson, point-biserial, Spearman on ranks), with x̃, ỹ the
-//!   standardised columns (x − x̄)/s_x: per x column Σx̃ and Σx̃², per y column Σỹ and Σỹ²,
-//!   per pair Σx̃ỹ, and with clusters the unit's row count n_c. From the resampled totals,
-//!   r* = (Sxy − Sx Sy/n*) / √((Sxx − Sx²/n*)(Syy − Sy²/n*)).
-//! * Kendall (linearised, see [`KENDALL_NOTE`]): per x column the tie counts t_i, per y
-//!   column u_i, per pair the concordance scores c_i (and n_c with clusters).
+//! with x̃, ỹ the standardised columns (x − x̄)/s_x, per x column Σx̃ and Σx̃², per y column
+//! Σỹ and Σỹ², per pair Σx̃ỹ, and with clusters the unit's row count n_c. From the resampled
+//! totals, r* = (Sxy − Sx Sy/n*) / √((Sxx − Sx²/n*)(Syy − Sy²/n*)).
 //!
 //! Every column is centred on its mean over the units (kept in f64 on the host) before it
 //! goes to the engine as f32, so the f32 sums do not cancel; the total is then
@@ -19,25 +17,9 @@
 
 use std::ops::Range;
 
-use super::kendall::{tie_counts, KendallScores};
 use crate::resample::engine::{ResampleBackend, ResampleJob, MAX_K};
 use crate::resample::table::table_from;
 use crate::Result;
-
-/// How the Kendall bootstrap works, for reports.
-pub const KENDALL_NOTE: &str = "Kendall bootstrap is linearised: each replicate's τ-b is \
-the first-order (Hoeffding projection) expansion of the resampled concordance and tie \
-counts, S* = 2Σm_i c_i − Σc_i, T* = 2Σm_i t_i − Σt_i, N* = (n−1)(2n* − n), \
-τ* = S*/√((N* − Tx*)(N* − Ty*)); it has the U-statistic's first-order variance";
-
-/// Which statistic the replicates compute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Statistic {
-    /// Pearson's r of the columns given (values, 0/1 codes or ranks).
-    ProductMoment,
-    /// Linearised Kendall τ-b.
-    KendallLinear,
-}
 
 /// One moment column of a unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,9 +31,6 @@ enum Col {
     Ysq(usize),
     /// Pair index (x * n_y + y).
     Xy(usize),
-    TiesX(usize),
-    TiesY(usize),
-    Conc(usize),
 }
 
 /// The inputs of a pair bootstrap.
@@ -60,9 +39,6 @@ pub struct PairBootstrap<'a> {
     pub ys: &'a [Vec<f64>],
     /// Cluster index of every row, and the number of clusters.
     pub clusters: Option<(&'a [u32], usize)>,
-    pub statistic: Statistic,
-    /// Kendall only: the scores of every pair, pair index x * n_y + y.
-    pub kendall: Option<&'a [KendallScores]>,
 }
 
 /// Standardised copy (x − x̄)/s with s the population SD (1 if constant, which the
@@ -85,22 +61,13 @@ impl PairBootstrap<'_> {
         if self.clusters.is_some() {
             cols.push(Col::Count);
         }
-        match self.statistic {
-            Statistic::ProductMoment => {
-                for c in 0..self.xs.len() {
-                    cols.extend([Col::X(c), Col::Xsq(c)]);
-                }
-                for d in 0..self.ys.len() {
-                    cols.extend([Col::Y(d), Col::Ysq(d)]);
-                }
-                cols.extend((0..self.n_pairs()).map(Col::Xy));
-            }
-            Statistic::KendallLinear => {
-                cols.extend((0..self.xs.len()).map(Col::TiesX));
-                cols.extend((0..self.ys.len()).map(Col::TiesY));
-                cols.extend((0..self.n_pairs()).map(Col::Conc));
-            }
+        for c in 0..self.xs.len() {
+            cols.extend([Col::X(c), Col::Xsq(c)]);
         }
+        for d in 0..self.ys.len() {
+            cols.extend([Col::Y(d), Col::Ysq(d)]);
+        }
+        cols.extend((0..self.n_pairs()).map(Col::Xy));
         cols
     }
 
@@ -126,33 +93,18 @@ impl PairBootstrap<'_> {
         let cols = self.columns();
         let n_reps = (replicates.end - replicates.start) as usize;
         let units = self.clusters.map_or(n, |(_, c)| c);
-        // Product-moment sources, standardised once.
-        let (xs, ys): (Vec<Vec<f64>>, Vec<Vec<f64>>) = match self.statistic {
-            Statistic::ProductMoment => (
-                self.xs.iter().map(|c| standardise(c)).collect(),
-                self.ys.iter().map(|c| standardise(c)).collect(),
-            ),
-            Statistic::KendallLinear => (
-                self.xs
-                    .iter()
-                    .map(|c| tie_counts(c).iter().map(|&t| t as f64).collect())
-                    .collect(),
-                self.ys
-                    .iter()
-                    .map(|c| tie_counts(c).iter().map(|&t| t as f64).collect())
-                    .collect(),
-            ),
-        };
+        // The columns, standardised once.
+        let xs: Vec<Vec<f64>> = self.xs.iter().map(|c| standardise(c)).collect();
+        let ys: Vec<Vec<f64>> = self.ys.iter().map(|c| standardise(c)).collect();
         let ny = self.ys.len();
         let value = |col: Col, i: usize| -> f64 {
             match col {
                 Col::Count => 1.0,
-                Col::X(c) | Col::TiesX(c) => xs[c][i],
+                Col::X(c) => xs[c][i],
                 Col::Xsq(c) => xs[c][i] * xs[c][i],
-                Col::Y(d) | Col::TiesY(d) => ys[d][i],
+                Col::Y(d) => ys[d][i],
                 Col::Ysq(d) => ys[d][i] * ys[d][i],
                 Col::Xy(p) => xs[p / ny][i] * ys[p % ny][i],
-                Col::Conc(p) => self.kendall.expect("kendall scores")[p].concordance[i] as f64,
             }
         };
         // totals[r * K + k]: the resampled total of column k in replicate r, in f64.
@@ -224,79 +176,32 @@ impl PairBootstrap<'_> {
         let mut out = Vec::with_capacity(n_reps * n_pairs);
         let count = self.clusters.map(|_| pos(Col::Count));
         let nf = n as f64;
-        // Base totals of the Kendall columns (Σ over all rows, m_i = 1).
-        let base_sum = |c: Col| -> f64 {
-            match c {
-                Col::TiesX(x) => tie_counts(&self.xs[x]).iter().sum::<i64>() as f64,
-                Col::TiesY(y) => tie_counts(&self.ys[y]).iter().sum::<i64>() as f64,
-                Col::Conc(p) => (2 * self.kendall.expect("scores")[p].s) as f64,
-                _ => 0.0,
-            }
-        };
-        let (tx0, ty0, c0): (Vec<f64>, Vec<f64>, Vec<f64>) = match self.statistic {
-            Statistic::KendallLinear => (
-                (0..self.xs.len())
-                    .map(|c| base_sum(Col::TiesX(c)))
-                    .collect(),
-                (0..ny).map(|c| base_sum(Col::TiesY(c))).collect(),
-                (0..n_pairs).map(|p| base_sum(Col::Conc(p))).collect(),
-            ),
-            Statistic::ProductMoment => (vec![], vec![], vec![]),
-        };
         let idx: Vec<[usize; 5]> = (0..n_pairs)
             .map(|p| {
                 let (x, y) = (p / ny, p % ny);
-                match self.statistic {
-                    Statistic::ProductMoment => [
-                        pos(Col::X(x)),
-                        pos(Col::Xsq(x)),
-                        pos(Col::Y(y)),
-                        pos(Col::Ysq(y)),
-                        pos(Col::Xy(p)),
-                    ],
-                    Statistic::KendallLinear => [
-                        pos(Col::TiesX(x)),
-                        pos(Col::TiesY(y)),
-                        pos(Col::Conc(p)),
-                        0,
-                        0,
-                    ],
-                }
+                [
+                    pos(Col::X(x)),
+                    pos(Col::Xsq(x)),
+                    pos(Col::Y(y)),
+                    pos(Col::Ysq(y)),
+                    pos(Col::Xy(p)),
+                ]
             })
             .collect();
         for r in 0..n_reps {
             let t = &totals[r * k_all..(r + 1) * k_all];
             let n_star = count.map_or(nf, |c| t[c]);
-            for (p, ix) in idx.iter().enumerate() {
-                let v = match self.statistic {
-                    Statistic::ProductMoment => {
-                        let (sx, sxx, sy, syy, sxy) =
-                            (t[ix[0]], t[ix[1]], t[ix[2]], t[ix[3]], t[ix[4]]);
-                        let vx = sxx - sx * sx / n_star;
-                        let vy = syy - sy * sy / n_star;
-                        // A resample that repeats one value has zero variance; f32 sums leave
-                        // a residue around 1e-7 n, so anything below 1e-6 n is degenerate.
-                        if vx <= 1e-6 * n_star || vy <= 1e-6 * n_star {
-                            f64::NAN
-                        } else {
-                            ((sxy - sx * sy / n_star) / (vx * vy).sqrt()).clamp(-1.0, 1.0)
-                        }
-                    }
-                    Statistic::KendallLinear => {
-                        let (x, y) = (p / ny, p % ny);
-                        let s = 2.0 * t[ix[2]] - c0[p];
-                        let tx = 2.0 * t[ix[0]] - tx0[x];
-                        let ty = 2.0 * t[ix[1]] - ty0[y];
-                        let pairs = (nf - 1.0) * (2.0 * n_star - nf);
-                        let (dx, dy) = (pairs - tx, pairs - ty);
-                        if dx <= 1e-6 * pairs.abs() || dy <= 1e-6 * pairs.abs() {
-                            f64::NAN
-                        } else {
-                            (s / (dx * dy).sqrt()).clamp(-1.0, 1.0)
-                        }
-                    }
-                };
-                out.push(v);
+            for ix in &idx {
+                let (sx, sxx, sy, syy, sxy) = (t[ix[0]], t[ix[1]], t[ix[2]], t[ix[3]], t[ix[4]]);
+                let vx = sxx - sx * sx / n_star;
+                let vy = syy - sy * sy / n_star;
+                // A resample that repeats one value has zero variance; f32 sums leave
+                // a residue around 1e-7 n, so anything below 1e-6 n is degenerate.
+                out.push(if vx <= 1e-6 * n_star || vy <= 1e-6 * n_star {
+                    f64::NAN
+                } else {
+                    ((sxy - sx * sy / n_star) / (vx * vy).sqrt()).clamp(-1.0, 1.0)
+                });
             }
         }
         out

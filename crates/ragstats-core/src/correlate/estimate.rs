@@ -52,6 +52,10 @@ pub enum PValueKind {
     T { df: f64 },
     /// z = S / √Var(S) against the standard normal (Kendall, tie-corrected variance).
     Normal,
+    /// With clusters: t = atanh(r) / SE against Student's t with `df` = G − 2, SE the
+    /// delete-one-cluster jackknife's ([`super::cluster`]).
+    #[serde(rename = "cluster-jackknife")]
+    ClusterJackknife { df: f64 },
 }
 
 /// The estimate of one pair.

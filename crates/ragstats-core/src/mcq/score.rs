@@ -253,6 +253,30 @@ pub struct Stat {
     pub se: f64,
     /// Percentile interval.
     pub ci: Interval,
+    /// `mcq score`: the interval has zero width although the runs disagree (run SD > 0),
+    /// so it is not a precise result but a blind spot of the item bootstrap
+    /// ([`unreliable_interval`]). Serialised only when true.
+    #[serde(skip_serializing_if = "is_false")]
+    pub ci_unreliable: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Groups with fewer items than this get a warning in `mcq score`: a percentile interval
+/// of a mean resampled from a handful of items is rough (it cannot be wider than the range
+/// of those items' values, and with 4 items it takes at most 35 distinct values).
+pub const MIN_GROUP_ITEMS: usize = 10;
+
+/// True when `stat`'s interval has zero width while its runs disagree (run SD > 0). The
+/// item bootstrap resamples item means x_i with every run of an item kept together, so it
+/// sees only the spread between items: when every item has the same mean (4 items each
+/// right in 1 of 3 runs) every replicate repeats the estimate, while the runs, which are
+/// right on different items, differ. A zero-width interval then says nothing about the
+/// precision of the score.
+pub fn unreliable_interval(stat: &Stat) -> bool {
+    stat.ci.upper() - stat.ci.lower() == 0.0 && stat.run_sd.is_finite() && stat.run_sd > 0.0
 }
 
 /// One row of a score or compare table.
@@ -296,6 +320,7 @@ pub fn level_rows(
             run_sd: sd(&runs),
             se: s.se,
             ci: s.ci,
+            ci_unreliable: false,
         })
     };
     let count = |gs: &[Group]| rows.iter().filter(|(g, _)| gs.contains(g)).count();
@@ -486,6 +511,9 @@ pub struct ScoreReport {
     pub positions: Option<Vec<super::positions::PositionRow>>,
     /// Answer agreement with a shuffled run of the same model, when one is given.
     pub shuffle_agreement: Option<super::positions::ShuffleAgreement>,
+    /// What the reader should know about the intervals: groups of fewer than
+    /// [`MIN_GROUP_ITEMS`] items, and intervals marked `ci_unreliable` ([`score_warnings`]).
+    pub warnings: Vec<String>,
 }
 
 impl Report for ScoreReport {
@@ -551,7 +579,8 @@ pub fn score_results(
         backend,
         progress,
     )?;
-    let scores = level_rows(&rows, &per_run, &reps, settings.resampling.confidence);
+    let mut scores = level_rows(&rows, &per_run, &reps, settings.resampling.confidence);
+    let warnings = score_warnings(&mut scores);
     let mut runs: Vec<u32> = results.iter().map(|r| r.run).collect();
     runs.sort_unstable();
     runs.dedup();
@@ -574,7 +603,48 @@ pub fn score_results(
         rates: rates(results),
         positions: positions.then(|| super::positions::position_table(results)),
         shuffle_agreement: shuffled.map(|s| super::positions::shuffle_agreement(results, s)),
+        warnings,
     })
+}
+
+/// Marks every interval of `scores` that [`unreliable_interval`] finds (`ci_unreliable`)
+/// and returns the warnings: one for the groups of fewer than [`MIN_GROUP_ITEMS`] items,
+/// one per marked interval (its ends and the run SD).
+pub fn score_warnings(scores: &mut [LevelRow]) -> Vec<String> {
+    let num = |v: f64| crate::table::format_number(v, crate::table::Precision::Auto);
+    let mut out = Vec::new();
+    let small: Vec<String> = scores
+        .iter()
+        .filter(|r| r.level == "group" && r.items < MIN_GROUP_ITEMS)
+        .map(|r| format!("{} ({})", r.name, r.items))
+        .collect();
+    if !small.is_empty() {
+        out.push(format!(
+            "{} group(s) with fewer than {MIN_GROUP_ITEMS} items: {}; their bootstrap \
+             intervals rest on a handful of item means and are rough",
+            small.len(),
+            small.join(", ")
+        ));
+    }
+    for r in scores.iter_mut() {
+        for (metric, st) in [("EM", &mut r.em), ("F1", &mut r.f1)] {
+            if unreliable_interval(st) {
+                st.ci_unreliable = true;
+                out.push(format!(
+                    "{} {} {metric}: the interval [{}, {}] has zero width while the runs \
+                     disagree (run SD {}); the item bootstrap keeps each item's run mean \
+                     fixed and cannot see that spread, so the interval is unreliable, not \
+                     precise",
+                    r.level,
+                    r.name,
+                    num(st.ci.lower()),
+                    num(st.ci.upper()),
+                    num(st.run_sd)
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Result lines for tests, as `mcq run` writes them (tests/it/mcq_cli.rs `result_line`).
@@ -753,6 +823,90 @@ pub(crate) mod tests {
         );
     }
 
+    /// Issue #31, item 10: 4 items of one group, 3 runs, item k right (answer = gold) in
+    /// run k % 3 only, wrong in the others. Every item mean is 1/3, so every bootstrap
+    /// replicate is 1/3 and the interval [1/3, 1/3] has zero width; the runs score
+    /// (2/4, 1/4, 1/4) (items 0 and 3 right in run 0), mean 1/3, SD √(1/48) = 0.144338
+    /// (ddof 1: deviations 1/6, −1/12, −1/12, Σ² = 1/24, /2). That interval is marked
+    /// unreliable and named in a warning, and the group of 4 items gets the small-group
+    /// warning; a group whose items differ keeps its interval unmarked.
+    #[test]
+    fn zero_width_intervals_of_disagreeing_runs_are_unreliable() {
+        let mut results = Vec::new();
+        for k in 0..4u32 {
+            for run in 0..3u32 {
+                let answer: &[&str] = if run == k % 3 { &["A"] } else { &["B"] };
+                let mut l = test_line(
+                    &format!("q{k}"),
+                    "m",
+                    "noise-reliability",
+                    &["A"],
+                    "ok",
+                    Some(answer),
+                );
+                l.run = run;
+                results.push(l);
+            }
+        }
+        let settings = BootSettings {
+            failures: FailurePolicy::Zero,
+            resampling: Resampling {
+                seed: 3,
+                replicates: 200,
+                confidence: 0.95,
+            },
+        };
+        let r = score_results(
+            &results,
+            false,
+            None,
+            &settings,
+            &CpuBackend::new(),
+            &|_| {},
+        )
+        .unwrap();
+        let g = &r.scores[0];
+        assert_eq!((g.level, g.items), ("group", 4));
+        assert!(close(g.em.estimate, 1.0 / 3.0));
+        assert_eq!(g.em.ci.lower(), g.em.ci.upper());
+        assert!(close(g.em.run_sd, (1.0f64 / 48.0).sqrt()));
+        assert!(g.em.ci_unreliable && g.f1.ci_unreliable);
+        assert_eq!(
+            r.warnings[0],
+            "1 group(s) with fewer than 10 items: noise-reliability (4); their bootstrap \
+             intervals rest on a handful of item means and are rough"
+        );
+        assert!(
+            r.warnings[1].starts_with(
+                "group noise-reliability EM: the interval [0.333333, 0.333333] has zero width \
+                 while the runs disagree (run SD 0.144338)"
+            ),
+            "{}",
+            r.warnings[1]
+        );
+        let json = serde_json::to_value(g).unwrap();
+        assert_eq!(json["em"]["ci_unreliable"], true);
+        // Make item 0 right in every run: item means differ, the interval has width.
+        for l in results.iter_mut().filter(|l| l.id == "q0") {
+            l.answer = Some(vec!["A".into()]);
+        }
+        let r = score_results(
+            &results,
+            false,
+            None,
+            &settings,
+            &CpuBackend::new(),
+            &|_| {},
+        )
+        .unwrap();
+        let g = &r.scores[0];
+        assert!(g.em.ci.upper() > g.em.ci.lower() && !g.em.ci_unreliable);
+        assert!(serde_json::to_value(g).unwrap()["em"]
+            .get("ci_unreliable")
+            .is_none());
+        assert_eq!(r.warnings.len(), 1);
+    }
+
     /// The engine keys every resampling document has in its envelope, never in its body.
     pub(crate) const ENGINE_KEYS: [&str; 5] =
         ["backend", "adapter", "replicates", "seed", "confidence"];
@@ -765,6 +919,7 @@ pub(crate) mod tests {
             run_sd: f64::NAN,
             se: 0.25,
             ci: Interval([0.0, 1.0]),
+            ci_unreliable: false,
         };
         ScoreReport {
             model: "m1".into(),
@@ -796,6 +951,7 @@ pub(crate) mod tests {
             rates: vec![],
             positions: None,
             shuffle_agreement: None,
+            warnings: vec![],
         }
     }
 
@@ -819,7 +975,7 @@ pub(crate) mod tests {
                 "failures": "exclude", "tasks_missing": ["planning"],
                 "scores": [{"level": "group", "name": "evidence_extraction", "items": 3,
                             "em": stat(0.5), "f1": stat(0.75)}],
-                "rates": [], "positions": null, "shuffle_agreement": null,
+                "rates": [], "positions": null, "shuffle_agreement": null, "warnings": [],
                 "run": {
                     "command": "mcq score",
                     "ragstats": env!("CARGO_PKG_VERSION"),

@@ -41,6 +41,9 @@ impl Rendered for ScoreOutput {
                 r.tasks_missing.join(", ")
             ));
         }
+        for w in &r.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
         out.push_str("\noutcomes of all result lines (the four rates sum to 1):\n");
         out.push_str(&rates_table(&r.rates).to_text());
         if let Some(pos) = &r.positions {
@@ -104,13 +107,24 @@ fn score_table(rows: &[LevelRow], pct: &str) -> Table {
             Cell::num(r.em.estimate),
             // Raw: `mean ± sd` and `[lo, hi]` are two numbers in one cell.
             Cell::Raw(pm(&r.em)),
-            Cell::Raw(ci(&r.em)),
+            Cell::Raw(score_ci(&r.em)),
             Cell::num(r.f1.estimate),
             Cell::Raw(pm(&r.f1)),
-            Cell::Raw(ci(&r.f1)),
+            Cell::Raw(score_ci(&r.f1)),
         ]);
     }
     t
+}
+
+/// An interval cell: `[lo, hi]`, or `unreliable` for a zero-width interval of runs that
+/// disagree (its ends are in the warning below the table), so that it never reads as a
+/// precise result.
+fn score_ci(s: &ragstats_core::mcq::score::Stat) -> String {
+    if s.ci_unreliable {
+        "unreliable".into()
+    } else {
+        ci(s)
+    }
 }
 
 fn rates_table(rates: &[RateRow]) -> Table {
