@@ -49,6 +49,7 @@ pub mod bench;
 pub mod bootstrap;
 pub mod cells;
 pub mod common;
+pub mod compare;
 pub mod consistency;
 pub mod correlate;
 pub mod cost;
@@ -117,6 +118,11 @@ pub enum Command {
         after_help = "Example:\n  stats allocate data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --prices data/demo/prices.toml \\\n      --allocation A=446:2:1 --allocation B=174:2:5 --allocation C=298:3:1"
     )]
     Allocate(allocate::Args),
+    /// Every arm against every other (or one reference): paired differences with Holm and BH p-values, simultaneous intervals, rank intervals and P(best).
+    #[command(
+        after_help = "Examples:\n  stats compare runs/panel.csv\n  stats compare runs/panel.csv --reference base --format json"
+    )]
+    Compare(compare::Args),
     /// Answer disagreement across repeated reads by group, and the ratio of one-read SEs.
     #[command(
         after_help = "Example:\n  stats consistency reads.jsonl --by temperature --contrast adaptive-open"
@@ -204,6 +210,7 @@ pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
         Command::Forecast(a) => forecast::outcome(a),
         Command::Bootstrap(a) => bootstrap::outcome(a),
         Command::Merge(a) => merge::outcome(a),
+        Command::Compare(a) => compare::outcome(a),
         Command::Consistency(a) => consistency::outcome(a),
         Command::ScoreAnswers(a) => score_answers::outcome(a),
         Command::Correlate(a) => correlate::outcome(a),
@@ -230,6 +237,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Cost(a) => cost::run(a),
         Command::Efficiency(a) => efficiency::run(a),
         Command::Allocate(a) => allocate::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Consistency(a) => consistency::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),
