@@ -10,7 +10,7 @@ use ragstats_core::panel::SelectorChoice;
 use ragstats_core::table::{Cell, Precision};
 
 use super::common::{Format, PanelOptions, Table};
-use super::render::{Finished, Rendered};
+use super::render::{Figure, Finished, Rendered};
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
@@ -39,10 +39,13 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw the systems' intervals and the matrix of adjusted p-values as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    outcome(&args)?.emit(args.format)
+    outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
 /// What `stats compare` prints for `args`.
@@ -72,7 +75,22 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let report = prepared.run(engine.as_ref(), &|d| progress.set(d))?;
     progress.finish();
     let inputs = ragstats_core::document::Inputs::new().with("panel", args.panel.display());
-    Ok(Finished::new("compare", inputs, CompareOutput { report }))
+    let figure = match &args.plot {
+        Some(_) => {
+            let rs = &settings.resampling;
+            let caption = super::figure::panel_caption(
+                &args.panel,
+                &report.metric,
+                Some((rs.seed, u64::from(rs.replicates))),
+            );
+            Some(Figure::new(
+                ragstats_plot::compare(&report, &caption)?,
+                &[&args.panel],
+            ))
+        }
+        None => None,
+    };
+    Ok(Finished::new("compare", inputs, CompareOutput { report }).with_figure(figure))
 }
 
 /// What `stats compare` found.

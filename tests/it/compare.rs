@@ -263,3 +263,114 @@ fn bad_panels_are_refused_naming_what_is_wrong() {
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("--reference zzz: no such arm; the panel's arms are: base, a, b, c"));
 }
+
+/// Family-wise coverage of the simultaneous intervals: 500 Gaussian panels of 5 arms with
+/// equal true means (every difference 0), 2 strata × 60 questions, T = R = 2, question,
+/// trajectory and read effects shared by the arms plus each arm's own question and read
+/// effects. The share of panels whose 10 simultaneous intervals all contain 0 must be at
+/// least 0.95 − 2 MC SE (MC SE = √(0.95·0.05/500) ≈ 0.0097). Run by name:
+/// `cargo test --test it -- --ignored compare::family_wise_coverage`.
+#[test]
+#[ignore]
+fn family_wise_coverage_of_the_simultaneous_intervals() {
+    use ragstats_core::compare::{compare, CompareSettings};
+    use ragstats_core::panel::LoadOptions;
+    use ragstats_core::resample::{CpuBackend, Resampling};
+    let mut rng = crate::common::XorShift(0x9e37_79b9_7f4a_7c15);
+    // Box–Muller normals from the test generator.
+    let mut normal = move || {
+        let u1 = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 + 1e-300;
+        let u2 = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (panels, arms) = (500, 5);
+    let settings = CompareSettings {
+        reference: None,
+        resampling: Resampling {
+            seed: 7,
+            replicates: 1000,
+            confidence: 0.95,
+        },
+        power: 0.8,
+    };
+    let mut covered = 0;
+    for n in 0..panels {
+        let mut text = String::from("dataset,question,trajectory,read,arm,f1\n");
+        for d in 0..2 {
+            for q in 0..60 {
+                let shared_q = 0.5 * normal();
+                let own_q: Vec<f64> = (0..arms).map(|_| 0.2 * normal()).collect();
+                for t in 0..2 {
+                    let shared_t = 0.15 * normal();
+                    for r in 0..2 {
+                        let shared_r = 0.15 * normal();
+                        for (a, own) in own_q.iter().enumerate() {
+                            let y = shared_q + shared_t + shared_r + own + 0.15 * normal();
+                            text.push_str(&format!("d{d},q{q},{t},{r},arm{a},{y}\n"));
+                        }
+                    }
+                }
+            }
+        }
+        let path = dir.path().join(format!("p{n}.csv"));
+        std::fs::write(&path, text).unwrap();
+        let opts = LoadOptions {
+            allow_unbalanced: true,
+            ..Default::default()
+        };
+        let r = compare(&path, &opts, &settings, &CpuBackend::new()).unwrap();
+        assert_eq!(r.pairs.len(), 10);
+        if r.pairs.iter().all(|p| !p.ci_simultaneous.excludes(0.0)) {
+            covered += 1;
+        }
+    }
+    let coverage = covered as f64 / panels as f64;
+    let mc_se = (0.95f64 * 0.05 / panels as f64).sqrt();
+    eprintln!("family-wise coverage {coverage} over {panels} panels (MC SE {mc_se:.4})");
+    assert!(coverage >= 0.95 - 2.0 * mc_se, "coverage {coverage}");
+}
+
+/// `--plot`: the bars carry each system's estimate and interval, the matrix cells each
+/// difference row − column and its Holm-adjusted p, exactly the JSON's numbers.
+#[test]
+fn the_figure_shows_the_reports_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("cmp.svg");
+    let doc = json(&[
+        "compare",
+        ARMS4,
+        "--backend",
+        "cpu",
+        "--replicates",
+        "300",
+        "--format",
+        "json",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let attr = |tag: &str, key: &str| -> f64 {
+        let at = svg
+            .find(tag)
+            .unwrap_or_else(|| panic!("{tag} in the figure"));
+        let rest = &svg[at..];
+        let v = &rest[rest.find(&format!("{key}=\"")).unwrap() + key.len() + 2..];
+        v[..v.find('"').unwrap()].parse().unwrap()
+    };
+    for s in doc["systems"].as_array().unwrap() {
+        let tag = format!("data-group=\"{}\"", s["name"].as_str().unwrap());
+        assert_eq!(attr(&tag, "data-value"), num(&s["estimate"]));
+        assert_eq!(attr(&tag, "data-ci-low"), num(&s["ci"][0]));
+    }
+    assert_eq!(svg.matches("class=\"cell\"").count(), 16);
+    for p in doc["pairs"].as_array().unwrap() {
+        let tag = format!(
+            "data-row=\"{}\" data-col=\"{}\"",
+            p["b"].as_str().unwrap(),
+            p["a"].as_str().unwrap()
+        );
+        assert_eq!(attr(&tag, "data-value"), num(&p["estimate"]));
+        assert_eq!(attr(&tag, "data-p"), num(&p["p_holm"]));
+    }
+}
