@@ -44,6 +44,7 @@ COMMANDS = {
     "forecast": "forecast",
     "bootstrap": "bootstrap",
     "merge": "merge",
+    "compare": "compare",
     "consistency": "consistency",
     "score-answers": "score_answers",
     "correlate": "correlate",

@@ -20,6 +20,7 @@ from . import _ragstats
 from ._api import (
     allocate,
     bootstrap,
+    compare,
     consistency,
     correlate,
     cost,
@@ -68,6 +69,7 @@ __all__ = [
     "__version__",
     "allocate",
     "bootstrap",
+    "compare",
     "cli",
     "consistency",
     "correlate",

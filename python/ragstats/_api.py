@@ -214,6 +214,63 @@ def merge(
     return _run(argv, tables, progress)
 
 
+def compare(
+    panel: Any,
+    *,
+    metric: Any = None,
+    reference: Any = None,
+    drop_incomplete: bool = False,
+    selector: Any = None,
+    power: Any = 0.8,
+    replicates: Any = 10000,
+    seed: Any = 1,
+    backend: Any = 'auto',
+    confidence: Any = 0.95,
+    plot: bool = False,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Every arm against every other (or one reference): paired differences with Holm and BH p-values, simultaneous intervals, rank intervals and P(best)
+
+    The analysis of ``stats compare``; keywords are its flags.
+
+    Example::
+
+        ragstats.compare('runs/panel.csv')
+        ragstats.compare('runs/panel.csv', reference='base')
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read) with an `arm` column of two or more arms
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``reference`` (--reference): Compare every arm with this one only (a Dunnett-style family) instead of every pair
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design instead of fitting them by REML
+    - ``selector`` (--selector): With a `selector` column: one selector's rows, or `average` (the default)
+    - ``power`` (--power) (default 0.8): Power the next study's question count is planned for
+    - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
+    - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
+    - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
+    - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
+    - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    argv: list = ['compare']
+    tables: dict = {}
+    _positional(argv, tables, panel, False)
+    _flag(argv, tables, '--metric', metric, False, None)
+    _flag(argv, tables, '--reference', reference, False, None)
+    if drop_incomplete:
+        argv.append('--drop-incomplete')
+    _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--power', power, False, 0.8)
+    _flag(argv, tables, '--replicates', replicates, False, 10000)
+    _flag(argv, tables, '--seed', seed, False, 1)
+    _flag(argv, tables, '--backend', backend, False, 'auto')
+    _flag(argv, tables, '--confidence', confidence, False, 0.95)
+    if plot:
+        argv += ['--plot', 'figure.svg']
+    return _run(argv, tables, progress)
+
+
 def consistency(
     reads: Any,
     *,
@@ -865,6 +922,7 @@ def mcq_cost(
 def mcq_compare(
     a: Any,
     b: Any,
+    more: Union[Any, Sequence[Any], None] = None,
     *,
     replicates: Any = 10000,
     seed: Any = 1,
@@ -887,6 +945,7 @@ def mcq_compare(
 
     - ``a`` (A): Results of model A (the baseline)
     - ``b`` (B): Results of model B; deltas are B − A
+    - ``more`` (MORE): Further results files: with three or more files, every file is scored and every pair compared, the McNemar p-values adjusted over the pairs (Holm and BH)
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
@@ -900,6 +959,7 @@ def mcq_compare(
     tables: dict = {}
     _positional(argv, tables, a, False)
     _positional(argv, tables, b, False)
+    _positional(argv, tables, more, True)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
     _flag(argv, tables, '--seed', seed, False, 1)
     _flag(argv, tables, '--backend', backend, False, 'auto')

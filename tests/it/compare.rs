@@ -374,3 +374,91 @@ fn the_figure_shows_the_reports_numbers() {
         assert_eq!(attr(&tag, "data-p"), num(&p["p_holm"]));
     }
 }
+
+/// `mcq compare A B C`: three models on 20 items, item i right for m1 when i < 8, for m2
+/// when i < 14, for m3 when i < 19 (nested, so every discordant pair favours the later
+/// model). McNemar's discordant counts are then 6, 11 and 5 with none the other way; the
+/// exact p-values are scipy's `binomtest(6, 6, 0.5)`, `binomtest(11, 11, 0.5)` and
+/// `binomtest(5, 5, 0.5)`: 0.03125, 0.0009765625, 0.0625; statsmodels' Holm gives
+/// [0.0625, 0.0029296875, 0.0625] and BH [0.046875, 0.0029296875, 0.0625].
+#[test]
+fn mcq_compare_of_three_files_adjusts_mcnemar_over_the_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = [("m1", 8), ("m2", 14), ("m3", 19)]
+        .iter()
+        .map(|&(model, right)| {
+            let lines: Vec<String> = (0..20)
+                .map(|i| {
+                    let answer: &[&str] = if i < right { &["A"] } else { &["B"] };
+                    crate::mcq_cli::result_line(
+                        &format!("q{i}"),
+                        0,
+                        model,
+                        "planning-convergent",
+                        &["A"],
+                        "ok",
+                        Some(answer),
+                    )
+                })
+                .collect();
+            write(&dir, &format!("{model}.jsonl"), &(lines.join("\n") + "\n"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let mut args = vec!["mcq", "compare"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend([
+        "--backend",
+        "cpu",
+        "--replicates",
+        "500",
+        "--format",
+        "json",
+    ]);
+    let doc = json(&args);
+    assert_eq!(doc["family"], "all-pairs");
+    let em: Vec<f64> = doc["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| num(&s["scores"].as_array().unwrap().last().unwrap()["em"]["estimate"]))
+        .collect();
+    assert_eq!(em, [0.4, 0.7, 0.95]);
+    let want = [
+        (6, 0.03125, 0.0625, 0.046875),
+        (11, 0.0009765625, 0.0029296875, 0.0029296875),
+        (5, 0.0625, 0.0625, 0.0625),
+    ];
+    let pairs = doc["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 3);
+    for (p, (b_only, raw, holm, bh)) in pairs.iter().zip(want) {
+        let overall = p["mcnemar"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["group"] == "overall")
+            .unwrap();
+        assert_eq!(
+            (overall["a_only"].as_u64(), overall["b_only"].as_u64()),
+            (Some(0), Some(b_only))
+        );
+        assert!((num(&overall["p"]) - raw).abs() < 1e-15);
+        assert!((num(&overall["p_holm"]) - holm).abs() < 1e-15);
+        assert!((num(&overall["q_bh"]) - bh).abs() < 1e-15);
+    }
+    // Each pair's deltas are the two-file comparison's, exactly.
+    let two = json(&[
+        "mcq",
+        "compare",
+        &files[0],
+        &files[2],
+        "--backend",
+        "cpu",
+        "--replicates",
+        "500",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(pairs[1]["deltas"], two["deltas"]);
+}

@@ -29,6 +29,7 @@ CAP = ["data/demo/capability.csv", "--x", "planning,evidence,reasoning,noise", "
 CAPKW = dict(x="planning,evidence,reasoning,noise", y="browsecomp,xbench")
 
 L = "data/demo/ledger.jsonl"
+ARMS4 = "tests/fixtures/compare/arms4.csv"
 PR = "data/demo/prices.toml"
 
 # (id, the Python call, the same command's argv)
@@ -80,6 +81,8 @@ CASES = [
     ("mcq-validate", lambda: ragstats.mcq.validate("data/mcq/sample.jsonl"), ["mcq", "validate", "data/mcq/sample.jsonl"]),
     ("mcq-score", lambda: ragstats.mcq.score(BARE, positions=True, **FAST), ["mcq", "score", BARE, "--positions", *B]),
     ("mcq-compare", lambda: ragstats.mcq.compare(BARE, INF, **FAST), ["mcq", "compare", BARE, INF, *B]),
+    ("mcq-compare-3", lambda: ragstats.mcq.compare(BARE, INF, [BARE], **FAST), ["mcq", "compare", BARE, INF, BARE, *B]),
+    ("compare", lambda: ragstats.compare(ARMS4, reference="base", **FAST), ["compare", ARMS4, "--reference", "base", *B]),
     (
         "mcq-agree",
         lambda: ragstats.mcq.agree("data/mcq/annotations.jsonl", items="data/mcq/sample.jsonl"),
@@ -256,3 +259,12 @@ def test_a_ledger_may_be_a_frame():
     bad.loc[2, "kind"] = "robot"
     with pytest.raises(ragstats.InputError, match=r"^<pandas\.DataFrame>:3: .*robot"):
         ragstats.cost(bad)
+
+
+def test_compare_reads_a_frame_as_its_file():
+    import pandas as pd
+
+    want = ragstats.compare(ARMS4, **FAST).to_dict()
+    got = ragstats.compare(pd.read_csv(ARMS4), **FAST).to_dict()
+    assert body(got) == body(want)
+    assert [s["name"] for s in got["systems"]] == ["base", "a", "b", "c"]
