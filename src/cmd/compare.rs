@@ -48,8 +48,20 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
-/// What `stats compare` prints for `args`.
+/// What `stats compare` prints for `args` (and the figure `--plot` asks for).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let out = compute(args)?;
+    let figure = match &args.plot {
+        Some(_) => Some(Figure::new(figure(args, &out)?, &[&args.panel])),
+        None => None,
+    };
+    let inputs = ragstats_core::document::Inputs::new().with("panel", args.panel.display());
+    Ok(Finished::new("compare", inputs, out).with_figure(figure))
+}
+
+/// Checks the flags, reads the panel once and runs the comparison on the engine the flags
+/// choose.
+pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
     if !(args.power > 0.0 && args.power < 1.0) {
         return Err(UsageError(format!(
             "--power {}: must be between 0 and 1 (exclusive), e.g. 0.8",
@@ -74,23 +86,19 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let progress = Progress::new(prepared.work(), "compare");
     let report = prepared.run(engine.as_ref(), &|d| progress.set(d))?;
     progress.finish();
-    let inputs = ragstats_core::document::Inputs::new().with("panel", args.panel.display());
-    let figure = match &args.plot {
-        Some(_) => {
-            let rs = &settings.resampling;
-            let caption = super::figure::panel_caption(
-                &args.panel,
-                &report.metric,
-                Some((rs.seed, u64::from(rs.replicates))),
-            );
-            Some(Figure::new(
-                ragstats_plot::compare(&report, &caption)?,
-                &[&args.panel],
-            ))
-        }
-        None => None,
-    };
-    Ok(Finished::new("compare", inputs, CompareOutput { report }).with_figure(figure))
+    Ok(CompareOutput { report })
+}
+
+/// The figure `--plot` draws (and `stats report` shows): the systems' intervals and the
+/// matrix of differences with their Holm-adjusted p-values.
+pub fn figure(args: &Args, out: &CompareOutput) -> anyhow::Result<String> {
+    let rs = &args.resample;
+    let caption = super::figure::panel_caption(
+        &args.panel,
+        &out.report.metric,
+        Some((rs.seed, u64::from(rs.replicates))),
+    );
+    Ok(ragstats_plot::compare(&out.report, &caption)?)
 }
 
 /// What `stats compare` found.

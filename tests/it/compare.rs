@@ -462,3 +462,54 @@ fn mcq_compare_of_three_files_adjusts_mcnemar_over_the_pairs() {
     ]);
     assert_eq!(pairs[1]["deltas"], two["deltas"]);
 }
+
+/// `stats report` of a panel with more than two arms has the leaderboard section, with the
+/// figure `stats compare` draws and the command that reproduces it.
+#[test]
+fn the_report_of_a_many_arm_panel_has_the_leaderboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    let run = stats()
+        .args([
+            "report",
+            ARMS4,
+            "--contrast",
+            "a-base",
+            "--replicates",
+            "300",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(String::from_utf8_lossy(&run.stdout).contains("(variance, forecast, compare)"));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("<figure id=\"fig-compare\">"));
+    assert!(html.contains("stats compare tests/fixtures/compare/arms4.csv --replicates 300 --seed 1 --plot compare.svg"));
+    let doc = json(&[
+        "compare",
+        ARMS4,
+        "--replicates",
+        "300",
+        "--format",
+        "json",
+        "--backend",
+        "cpu",
+    ]);
+    let c_base = &doc["pairs"][2];
+    assert!(html.contains(&format!(
+        "[{}, {}]",
+        report_num(&c_base["ci_simultaneous"][0]),
+        report_num(&c_base["ci_simultaneous"][1])
+    )));
+}
+
+/// A number as the report writes it (6 decimals at this magnitude).
+fn report_num(v: &serde_json::Value) -> String {
+    format!("{:.6}", num(v))
+}
