@@ -54,6 +54,8 @@ COMMANDS = {
     "allocate": "allocate",
     "plan": "plan",
     "run-audit": "run_audit",
+    "simulate": "simulate",
+    "slice": "slice",
     "mcq validate": "mcq_validate",
     "mcq score": "mcq_score",
     "mcq cost": "mcq_cost",

@@ -36,6 +36,8 @@ from ._api import (
     plan,
     run_audit,
     score_answers,
+    simulate,
+    slice,
     subsets,
     variance,
 )
@@ -81,6 +83,8 @@ __all__ = [
     "plan",
     "run_audit",
     "score_answers",
+    "simulate",
+    "slice",
     "subsets",
     "variance",
 ]

@@ -203,7 +203,8 @@ pub enum Command {
 
 /// The result of an analysis command as a value, without printing it (the Python bindings
 /// call this); `None` for the commands that are not analyses of inputs (runs against a
-/// model server, writers of files, benchmarks, the report).
+/// model server, benchmarks, the report). `simulate` and `slice` write their files and
+/// return what they wrote.
 pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
     Some(match command {
         Command::Variance(a) => variance::outcome(a),
@@ -220,6 +221,8 @@ pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
         Command::Allocate(a) => allocate::outcome(a),
         Command::Plan(a) => plan::outcome(a),
         Command::RunAudit(a) => run_audit::outcome(a),
+        Command::Simulate(a) => simulate::outcome(a),
+        Command::Slice(a) => slice::outcome(a),
         Command::Mcq(a) => return mcq::outcome(a),
         _ => return None,
     })
