@@ -20,6 +20,7 @@ from . import _ragstats
 from ._api import (
     allocate,
     bootstrap,
+    compare,
     consistency,
     correlate,
     cost,
@@ -35,6 +36,8 @@ from ._api import (
     plan,
     run_audit,
     score_answers,
+    simulate,
+    slice,
     subsets,
     variance,
 )
@@ -68,6 +71,7 @@ __all__ = [
     "__version__",
     "allocate",
     "bootstrap",
+    "compare",
     "cli",
     "consistency",
     "correlate",
@@ -79,6 +83,8 @@ __all__ = [
     "plan",
     "run_audit",
     "score_answers",
+    "simulate",
+    "slice",
     "subsets",
     "variance",
 ]

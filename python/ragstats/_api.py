@@ -223,6 +223,63 @@ def merge(
     return _run(argv, tables, progress)
 
 
+def compare(
+    panel: Any,
+    *,
+    metric: Any = None,
+    reference: Any = None,
+    drop_incomplete: bool = False,
+    selector: Any = None,
+    power: Any = 0.8,
+    replicates: Any = 10000,
+    seed: Any = 1,
+    backend: Any = 'auto',
+    confidence: Any = 0.95,
+    plot: bool = False,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Every arm against every other (or one reference): paired differences with Holm and BH p-values, simultaneous intervals, rank intervals and P(best)
+
+    The analysis of ``stats compare``; keywords are its flags.
+
+    Example::
+
+        ragstats.compare('runs/panel.csv')
+        ragstats.compare('runs/panel.csv', reference='base')
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read) with an `arm` column of two or more arms
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``reference`` (--reference): Compare every arm with this one only (a Dunnett-style family) instead of every pair
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design instead of fitting them by REML
+    - ``selector`` (--selector): With a `selector` column: one selector's rows, or `average` (the default)
+    - ``power`` (--power) (default 0.8): Power the next study's question count is planned for
+    - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
+    - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
+    - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
+    - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
+    - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    argv: list = ['compare']
+    tables: dict = {}
+    _positional(argv, tables, panel, False)
+    _flag(argv, tables, '--metric', metric, False, None)
+    _flag(argv, tables, '--reference', reference, False, None)
+    if drop_incomplete:
+        argv.append('--drop-incomplete')
+    _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--power', power, False, 0.8)
+    _flag(argv, tables, '--replicates', replicates, False, 10000)
+    _flag(argv, tables, '--seed', seed, False, 1)
+    _flag(argv, tables, '--backend', backend, False, 'auto')
+    _flag(argv, tables, '--confidence', confidence, False, 0.95)
+    if plot:
+        argv += ['--plot', 'figure.svg']
+    return _run(argv, tables, progress)
+
+
 def consistency(
     reads: Any,
     *,
@@ -781,6 +838,143 @@ def run_audit(
     return _run(argv, tables, progress)
 
 
+def simulate(
+    *,
+    out: Any,
+    datasets: Any = 'hotpotqa=223,musique=223',
+    trajectories: Any = 3,
+    reads: Any = 5,
+    arms: Union[Any, Sequence[Any], None] = None,
+    mean: Any = 0.45,
+    effect: Any = 0.02,
+    sigma_q: Any = 0.55,
+    sigma_t: Any = 0.15,
+    sigma_r: Any = 0.15,
+    contrast_sigma_q: Any = 0.3,
+    contrast_sigma_t: Any = 0.15,
+    contrast_sigma_r: Any = 0.18,
+    seed: Any = 1,
+    metric_name: Any = 'f1',
+    ledger: Any = None,
+    model: Any = 'deepseek-v4.1-flash',
+    planner_calls: Any = 4,
+    gaussian: bool = False,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Simulate a synthetic panel (and its cost ledger) with known variance components
+
+    The analysis of ``stats simulate``; keywords are its flags.
+
+    Example::
+
+        ragstats.simulate(out='my.csv', datasets='hotpotqa=223,musique=223', trajectories=3, reads=5, seed=7)
+
+    Arguments:
+
+    - ``out`` (--out): Panel file to write: JSONL when the name ends in .jsonl or .ndjson, CSV otherwise
+    - ``datasets`` (--datasets) (default hotpotqa=223,musique=223): Datasets (strata) and questions per dataset, `name=Q,...`, or one number for a single stratum named `all`
+    - ``trajectories`` (--trajectories) (default 3): Trajectories per question and arm (T)
+    - ``reads`` (--reads) (default 5): Reads per trajectory (R)
+    - ``arms`` (--arms) (default open,adaptive): Arm names, baseline first; every later arm differs from the baseline by the contrast
+    - ``mean`` (--mean) (default 0.45): Latent mean of the baseline arm: one number, or `name=value,...` per dataset
+    - ``effect`` (--effect) (default 0.02): Latent mean contrast (later arm − baseline)
+    - ``sigma_q`` (--sigma-q) (default 0.55): SD of the question effect shared by the arms (latent scale)
+    - ``sigma_t`` (--sigma-t) (default 0.15): SD of the trajectory effect shared by the arms
+    - ``sigma_r`` (--sigma-r) (default 0.15): SD of the read effect shared by the arms
+    - ``contrast_sigma_q`` (--contrast-sigma-q) (default 0.3): SD of the contrast's own question effect
+    - ``contrast_sigma_t`` (--contrast-sigma-t) (default 0.15): SD of the contrast's own trajectory effect
+    - ``contrast_sigma_r`` (--contrast-sigma-r) (default 0.18): SD of the contrast's own read effect
+    - ``seed`` (--seed) (default 1): Seed of every random stream
+    - ``metric_name`` (--metric-name) (default f1): Name of the bounded score column
+    - ``ledger`` (--ledger): Also write the matching cost ledger (JSONL) here
+    - ``model`` (--model) (default deepseek-v4.1-flash): Model name on the ledger's planner and reader rows
+    - ``planner_calls`` (--planner-calls) (default 4): Planner calls (and search requests) per trajectory and arm in the ledger
+    - ``gaussian`` (--gaussian): Write the Gaussian nested panel y = μ + a_q + b_qt + e_qtr instead (one arm named `single`, no clamping; true components are exactly sigma_q², sigma_t², sigma_r²). Uses --mean (one number), --sigma-q/-t/-r; no ledger
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    argv: list = ['simulate']
+    tables: dict = {}
+    _flag(argv, tables, '--out', out, False, None)
+    _flag(argv, tables, '--datasets', datasets, False, 'hotpotqa=223,musique=223')
+    _flag(argv, tables, '--trajectories', trajectories, False, 3)
+    _flag(argv, tables, '--reads', reads, False, 5)
+    _flag(argv, tables, '--arms', arms, True, None)
+    _flag(argv, tables, '--mean', mean, False, 0.45)
+    _flag(argv, tables, '--effect', effect, False, 0.02)
+    _flag(argv, tables, '--sigma-q', sigma_q, False, 0.55)
+    _flag(argv, tables, '--sigma-t', sigma_t, False, 0.15)
+    _flag(argv, tables, '--sigma-r', sigma_r, False, 0.15)
+    _flag(argv, tables, '--contrast-sigma-q', contrast_sigma_q, False, 0.3)
+    _flag(argv, tables, '--contrast-sigma-t', contrast_sigma_t, False, 0.15)
+    _flag(argv, tables, '--contrast-sigma-r', contrast_sigma_r, False, 0.18)
+    _flag(argv, tables, '--seed', seed, False, 1)
+    _flag(argv, tables, '--metric-name', metric_name, False, 'f1')
+    _flag(argv, tables, '--ledger', ledger, False, None)
+    _flag(argv, tables, '--model', model, False, 'deepseek-v4.1-flash')
+    _flag(argv, tables, '--planner-calls', planner_calls, False, 4)
+    if gaussian:
+        argv.append('--gaussian')
+    return _run(argv, tables, progress)
+
+
+def slice(
+    panel: Any,
+    *,
+    metric: Any = None,
+    contrast: Any = None,
+    arm: Any = None,
+    drop_incomplete: bool = False,
+    selector: Any = None,
+    design: Any,
+    per_stratum: bool = False,
+    seed: Any = None,
+    first: bool = False,
+    out: Any,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Write the sub-panel of a design Q:T:R (first or seeded questions, first T trajectories and R reads) as a panel file
+
+    The analysis of ``stats slice``; keywords are its flags.
+
+    Example::
+
+        ragstats.slice('data/demo/panel.csv', contrast='adaptive-open', design='446:2:1', out='a.csv')
+        ragstats.slice('data/demo/panel.csv', contrast='adaptive-open', design='24:5:2', per_stratum=True, seed=1, out='depth.csv')
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read)
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``design`` (--design): Design Q:T:R (Q split over strata in the panel's question shares, by largest remainder) or per-stratum counts, e.g. hotpotqa=150,musique=24:2:1
+    - ``per_stratum`` (--per-stratum): Q of a Q:T:R design is the count in every stratum, not the total
+    - ``seed`` (--seed): Seeded choice: questions in the seeded order of `allocate --order-seed S`, and for each question a seeded choice of T of its trajectories and of R reads of each
+    - ``first`` (--first): Keep the first T trajectories and R reads (label order) of each question (the default without --seed, where the questions are the first in file order too; with --seed the sub-panel `allocate --order-seed S` measures)
+    - ``out`` (--out): Where to write the sub-panel, in the input's format (CSV, or JSONL for a .jsonl/.json input; the name must say the same)
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    argv: list = ['slice']
+    tables: dict = {}
+    _positional(argv, tables, panel, False)
+    _flag(argv, tables, '--metric', metric, False, None)
+    _flag(argv, tables, '--contrast', contrast, False, None)
+    _flag(argv, tables, '--arm', arm, False, None)
+    if drop_incomplete:
+        argv.append('--drop-incomplete')
+    _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--design', design, False, None)
+    if per_stratum:
+        argv.append('--per-stratum')
+    _flag(argv, tables, '--seed', seed, False, None)
+    if first:
+        argv.append('--first')
+    _flag(argv, tables, '--out', out, False, None)
+    return _run(argv, tables, progress)
+
+
 def mcq_validate(
     items: Any,
     *,
@@ -889,6 +1083,7 @@ def mcq_cost(
 def mcq_compare(
     a: Any,
     b: Any,
+    more: Union[Any, Sequence[Any], None] = None,
     *,
     replicates: Any = 10000,
     seed: Any = 1,
@@ -911,6 +1106,7 @@ def mcq_compare(
 
     - ``a`` (A): Results of model A (the baseline)
     - ``b`` (B): Results of model B; deltas are B − A
+    - ``more`` (MORE): Further results files: with three or more files, every file is scored and every pair compared, the McNemar p-values adjusted over the pairs (Holm and BH)
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
@@ -924,6 +1120,7 @@ def mcq_compare(
     tables: dict = {}
     _positional(argv, tables, a, False)
     _positional(argv, tables, b, False)
+    _positional(argv, tables, more, True)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
     _flag(argv, tables, '--seed', seed, False, 1)
     _flag(argv, tables, '--backend', backend, False, 'auto')

@@ -49,6 +49,7 @@ pub mod bench;
 pub mod bootstrap;
 pub mod cells;
 pub mod common;
+pub mod compare;
 pub mod consistency;
 pub mod correlate;
 pub mod cost;
@@ -117,6 +118,11 @@ pub enum Command {
         after_help = "Example:\n  stats allocate data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --prices data/demo/prices.toml \\\n      --allocation A=446:2:1 --allocation B=174:2:5 --allocation C=298:3:1"
     )]
     Allocate(allocate::Args),
+    /// Every arm against every other (or one reference): paired differences with Holm and BH p-values, simultaneous intervals, rank intervals and P(best).
+    #[command(
+        after_help = "Examples:\n  stats compare runs/panel.csv\n  stats compare runs/panel.csv --reference base --format json"
+    )]
+    Compare(compare::Args),
     /// Answer disagreement across repeated reads by group, and the ratio of one-read SEs.
     #[command(
         after_help = "Example:\n  stats consistency reads.jsonl --by temperature --contrast adaptive-open"
@@ -197,7 +203,8 @@ pub enum Command {
 
 /// The result of an analysis command as a value, without printing it (the Python bindings
 /// call this); `None` for the commands that are not analyses of inputs (runs against a
-/// model server, writers of files, benchmarks, the report).
+/// model server, benchmarks, the report). `simulate` and `slice` write their files and
+/// return what they wrote.
 pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
     // Unpaired-cell counts of an earlier command on this thread (one that failed) are not ours.
     common::take_unpaired();
@@ -206,6 +213,7 @@ pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
         Command::Forecast(a) => forecast::outcome(a),
         Command::Bootstrap(a) => bootstrap::outcome(a),
         Command::Merge(a) => merge::outcome(a),
+        Command::Compare(a) => compare::outcome(a),
         Command::Consistency(a) => consistency::outcome(a),
         Command::ScoreAnswers(a) => score_answers::outcome(a),
         Command::Correlate(a) => correlate::outcome(a),
@@ -215,6 +223,8 @@ pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
         Command::Allocate(a) => allocate::outcome(a),
         Command::Plan(a) => plan::outcome(a),
         Command::RunAudit(a) => run_audit::outcome(a),
+        Command::Simulate(a) => simulate::outcome(a),
+        Command::Slice(a) => slice::outcome(a),
         Command::Mcq(a) => return mcq::outcome(a),
         _ => return None,
     })
@@ -233,6 +243,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Cost(a) => cost::run(a),
         Command::Efficiency(a) => efficiency::run(a),
         Command::Allocate(a) => allocate::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Consistency(a) => consistency::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),

@@ -14,7 +14,7 @@ use ragstats_core::sim::{
 use ragstats_core::table::Cell;
 
 use super::common::{Format, Table};
-use super::render::{emit, Rendered};
+use super::render::{emit, Finished, Rendered};
 use super::UsageError;
 
 mod flags;
@@ -156,8 +156,29 @@ pub fn settings(args: &Args) -> anyhow::Result<SimulateSettings> {
     })
 }
 
-/// Runs the command: checks the flags, simulates, writes the ledger, then the panel.
+/// Runs the command: checks the flags, simulates, writes the ledger, then the panel, and
+/// says what it wrote (the ledger's line even when the panel then fails).
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    let (out, failed) = write(&args)?;
+    let code = emit(&out, Format::Table, "simulate", Inputs::new())?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(code),
+    }
+}
+
+/// What `stats simulate` wrote, as a value (the Python bindings return it).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let (out, failed) = write(args)?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(Finished::new("simulate", Inputs::new(), out))
+}
+
+/// Checks the flags, simulates, and writes the ledger, then the panel: what was written,
+/// and the panel's write error if it failed after the ledger was written.
+fn write(args: &Args) -> anyhow::Result<(SimulateOutput, Option<anyhow::Error>)> {
     if args.metric_name.is_empty()
         || ["dataset", "question", "trajectory", "read", "arm", "em"]
             .contains(&args.metric_name.as_str())
@@ -171,7 +192,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(ledger) = &args.ledger {
         refuse_overwriting_inputs(&[("--out", &args.out), ("--ledger", ledger)], &[])?;
     }
-    let sim = simulate(&settings(&args)?)?;
+    let sim = simulate(&settings(args)?)?;
     let mut out = SimulateOutput {
         report: SimulateReport::default(),
     };
@@ -187,12 +208,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
     });
     if let Err(e) = written {
-        // The ledger was written: say so before the panel's error, as always.
-        emit(&out, Format::Table, "simulate", Inputs::new())?;
-        return Err(e.into());
+        return Ok((out, Some(e.into())));
     }
     out.report.panel = Some(written_file(&args.out, sim.panel.len()));
-    emit(&out, Format::Table, "simulate", Inputs::new())
+    Ok((out, None))
 }
 
 /// The file at `path`, written with `rows` rows.

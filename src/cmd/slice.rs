@@ -4,11 +4,15 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use ragstats_core::allocation::slice::{slice_panel, Slice, SliceSettings};
+use ragstats_core::allocation::slice::{slice_panel, SliceSettings};
+use ragstats_core::allocation::slice_report::SliceReport;
 use ragstats_core::components::forecast::DesignSpec;
 use ragstats_core::io::is_jsonl;
 
-use super::common::PanelOptions;
+use ragstats_core::table::Cell;
+
+use super::common::{PanelOptions, Table};
+use super::render::{Finished, Rendered};
 use super::UsageError;
 
 mod file;
@@ -45,43 +49,39 @@ pub struct Args {
 /// Runs `stats slice` and says on stderr what it wrote.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let out = compute(&args)?;
-    eprintln!("{}", out.summary());
+    eprintln!("{}", out.report.summary());
     Ok(0)
+}
+
+/// What `stats slice` wrote, as a value (the Python bindings return it): the sub-panel is
+/// written, and the result says what it holds.
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let out = compute(args)?;
+    let inputs = ragstats_core::document::Inputs::new().with("panel", args.panel.display());
+    Ok(Finished::new("slice", inputs, out))
 }
 
 /// What `stats slice` wrote: the kept cells and how many rows of the input they are.
 pub struct SliceOutput {
-    /// The design and how its cells were chosen.
-    pub settings: SliceSettings,
-    /// The kept cells, stratum by stratum.
-    pub slice: Slice,
-    /// Rows copied to `out`.
-    pub rows: usize,
-    /// The sub-panel file written.
-    pub out: PathBuf,
+    pub report: SliceReport,
 }
 
-impl SliceOutput {
-    /// The line on stderr: how many rows of which design, chosen how, written where.
-    pub fn summary(&self) -> String {
-        let (t, r) = self.settings.trajectories_reads();
-        let parts: Vec<String> = self
-            .slice
-            .strata
-            .iter()
-            .map(|s| format!("{}={}", s.name, s.questions.len()))
-            .collect();
-        format!(
-            "wrote {} rows of design {}:{t}:{r} ({}) to {}",
-            self.rows,
-            parts.join(","),
-            match (self.settings.seed, self.settings.first) {
-                (Some(_), false) => "seeded questions, trajectories and reads",
-                (Some(_), true) => "seeded questions, first trajectories and reads",
-                (None, _) => "first questions, trajectories and reads",
-            },
-            self.out.display()
-        )
+impl Rendered for SliceOutput {
+    fn text(&self) -> String {
+        format!("{}\n", self.report.summary())
+    }
+
+    /// One row per stratum: its name and the questions kept.
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&["stratum", "questions"]);
+        for s in &self.report.strata {
+            t.row([Cell::text(&s.name), Cell::Count(s.questions as u64)]);
+        }
+        t
+    }
+
+    fn body(&self) -> serde_json::Value {
+        ragstats_core::document::to_body(&self.report)
     }
 }
 
@@ -111,9 +111,6 @@ pub fn compute(args: &Args) -> anyhow::Result<SliceOutput> {
     let rows = file::write_rows(&args.panel, &slice, &args.out)
         .with_context(|| format!("writing {}", args.out.display()))?;
     Ok(SliceOutput {
-        settings,
-        slice,
-        rows,
-        out: args.out.clone(),
+        report: SliceReport::new(&settings, &slice, rows, &args.out.display().to_string()),
     })
 }

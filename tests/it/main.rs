@@ -18,6 +18,7 @@ mod cli_score_answers;
 mod cli_simulate;
 mod cli_slice;
 mod cli_subsets;
+mod compare;
 mod consistency;
 mod constant_outcome;
 mod correlate;

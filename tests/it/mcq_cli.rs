@@ -146,7 +146,7 @@ fn validate_reports_every_rule_with_file_line_and_id() {
 
 // ------------------------------------------------------------------ hand-computed scores
 
-fn result_line(
+pub(crate) fn result_line(
     id: &str,
     run: u32,
     model: &str,

@@ -17,7 +17,7 @@ import pyarrow.csv
 import pytest
 
 import ragstats
-from conftest import ROOT, cli_json
+from conftest import ROOT, cli_json, stats
 
 P = "data/demo/panel.csv"
 C = ["--contrast", "adaptive-open"]
@@ -29,6 +29,7 @@ CAP = ["data/demo/capability.csv", "--x", "planning,evidence,reasoning,noise", "
 CAPKW = dict(x="planning,evidence,reasoning,noise", y="browsecomp,xbench")
 
 L = "data/demo/ledger.jsonl"
+ARMS4 = "tests/fixtures/compare/arms4.csv"
 PR = "data/demo/prices.toml"
 
 # (id, the Python call, the same command's argv)
@@ -80,6 +81,8 @@ CASES = [
     ("mcq-validate", lambda: ragstats.mcq.validate("data/mcq/sample.jsonl"), ["mcq", "validate", "data/mcq/sample.jsonl"]),
     ("mcq-score", lambda: ragstats.mcq.score(BARE, positions=True, **FAST), ["mcq", "score", BARE, "--positions", *B]),
     ("mcq-compare", lambda: ragstats.mcq.compare(BARE, INF, **FAST), ["mcq", "compare", BARE, INF, *B]),
+    ("mcq-compare-3", lambda: ragstats.mcq.compare(BARE, INF, [BARE], **FAST), ["mcq", "compare", BARE, INF, BARE, *B]),
+    ("compare", lambda: ragstats.compare(ARMS4, reference="base", **FAST), ["compare", ARMS4, "--reference", "base", *B]),
     (
         "mcq-agree",
         lambda: ragstats.mcq.agree("data/mcq/annotations.jsonl", items="data/mcq/sample.jsonl"),
@@ -256,3 +259,37 @@ def test_a_ledger_may_be_a_frame():
     bad.loc[2, "kind"] = "robot"
     with pytest.raises(ragstats.InputError, match=r"^<pandas\.DataFrame>:3: .*robot"):
         ragstats.cost(bad)
+
+
+def test_compare_reads_a_frame_as_its_file():
+    import pandas as pd
+
+    want = ragstats.compare(ARMS4, **FAST).to_dict()
+    got = ragstats.compare(pd.read_csv(ARMS4), **FAST).to_dict()
+    assert body(got) == body(want)
+    assert [s["name"] for s in got["systems"]] == ["base", "a", "b", "c"]
+
+
+def test_simulate_writes_what_the_cli_writes(tmp_path):
+    r = ragstats.simulate(out=str(tmp_path / "py.csv"), ledger=str(tmp_path / "py.jsonl"), datasets="a=10,b=5", trajectories=2, reads=2, seed=3)
+    out = stats("simulate", "--out", str(tmp_path / "cli.csv"), "--ledger", str(tmp_path / "cli.jsonl"), "--datasets", "a=10,b=5", "--trajectories", "2", "--reads", "2", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "py.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
+    assert (tmp_path / "py.jsonl").read_bytes() == (tmp_path / "cli.jsonl").read_bytes()
+    d = r.to_dict()
+    # 15 questions x 2 trajectories x 2 reads x 2 arms.
+    assert d["panel"] == {"path": str(tmp_path / "py.csv"), "rows": 120}
+    assert d["run"]["command"] == "simulate"
+    assert r.text == out.stdout.replace("cli.", "py.")
+
+
+def test_slice_writes_what_the_cli_writes(tmp_path):
+    r = ragstats.slice(P, contrast="adaptive-open", design="24:2:1", per_stratum=True, seed=1, out=str(tmp_path / "py.csv"))
+    out = stats("slice", P, "--contrast", "adaptive-open", "--design", "24:2:1", "--per-stratum", "--seed", "1", "--out", str(tmp_path / "cli.csv"))
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "py.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
+    d = r.to_dict()
+    assert [(s["name"], s["questions"]) for s in d["strata"]] == [("hotpotqa", 24), ("musique", 24)]
+    # 48 questions x 2 trajectories x 1 read x 2 arms.
+    assert (d["rows"], d["trajectories"], d["reads"], d["choice"], d["seed"]) == (192, 2, 1, "seeded", 1)
+    assert r.text.strip() == out.stderr.strip().replace("cli.csv", "py.csv")

@@ -55,6 +55,7 @@
 pub mod allocation;
 pub mod bootstrap;
 pub mod chat;
+pub mod compare;
 pub mod components;
 pub mod correlate;
 pub mod costs;

@@ -602,11 +602,18 @@ pub struct Cell {
     pub ci: Option<[f64; 2]>,
 }
 
-/// A heatmap of values in [−1, 1]: one row per `rows` name, one column per `cols` name.
+/// A heatmap of values in [−scale, scale]: one row per `rows` name, one column per `cols`
+/// name.
 #[derive(Debug, Clone)]
 pub struct Heatmap {
     pub title: String,
     pub caption: String,
+    /// The |value| drawn at full colour (1 for correlations).
+    pub scale: f64,
+    /// The value's name in the colour key (`r`).
+    pub key: String,
+    /// Decimals of the value written in each cell.
+    pub decimals: usize,
     /// What the p-values are (written beside the significance key).
     pub p_desc: String,
     pub rows: Vec<String>,
@@ -702,20 +709,20 @@ pub fn heatmap(c: &Heatmap) -> Result<String> {
             let _ = writeln!(
                 marks,
                 r##"<rect class="cell" x="{x}" y="{y}" width="{w}" height="{h}" fill="{}" stroke="#FFFFFF" data-row="{}" data-col="{}" data-value="{}" data-p="{}" data-mark="{mark}"{}/>"##,
-                diverging(cell.value),
+                diverging(cell.value / c.scale),
                 esc(name),
                 esc(&c.cols[j]),
                 cell.value,
                 cell.p,
                 ci_attrs(cell.ci)
             );
-            let ink = if cell.value.abs() > 0.6 {
+            let ink = if (cell.value / c.scale).abs() > 0.6 {
                 "#FFFFFF"
             } else {
                 "#000000"
             };
             let text = if cell.value.is_finite() {
-                format!("{:.2}{mark}", cell.value)
+                format!("{:.*}{mark}", c.decimals, cell.value)
             } else {
                 "n/a".into()
             };
@@ -728,7 +735,7 @@ pub fn heatmap(c: &Heatmap) -> Result<String> {
         }
     }
     marks.push_str("</g>\n");
-    // Colour key: r from 1 (top) to −1 (bottom) in 20 steps, and the significance key.
+    // Colour key: from scale (top) to −scale (bottom) in 20 steps, and the significance key.
     let kx = right + 30;
     marks.push_str("<g class=\"legend\">\n");
     for k in 0..20 {
@@ -740,12 +747,17 @@ pub fn heatmap(c: &Heatmap) -> Result<String> {
             diverging(v)
         );
     }
-    for (v, k) in [("1", 0), ("0", 10), ("-1", 20)] {
+    for (v, k) in [
+        (format!("{}", c.scale), 0),
+        ("0".to_string(), 10),
+        (format!("-{}", c.scale), 20),
+    ] {
         let _ = writeln!(
             marks,
-            r#"<text x="{}" y="{}" dy="0.35em" font-family="sans-serif" font-size="11">r = {v}</text>"#,
+            r#"<text x="{}" y="{}" dy="0.35em" font-family="sans-serif" font-size="11">{} = {v}</text>"#,
             kx + 22,
-            top + 12 * k
+            top + 12 * k,
+            esc(&c.key)
         );
     }
     for (i, line) in [

@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 use ragstats_core::allocation::allocate::AllocateReport;
 use ragstats_core::allocation::one_read::OneReadReport;
 use ragstats_core::allocation::subsets::SubsetReport;
+use ragstats_core::compare::CompareReport;
 use ragstats_core::components::consistency::{Disagreement, GroupPrecision, SeRatio};
 use ragstats_core::components::forecast::Forecast;
 use ragstats_core::components::levels::{Level, PerLevel};
@@ -623,6 +624,9 @@ pub fn correlate(
     chart::heatmap(&Heatmap {
         title: format!("Correlations ({})", method.name()),
         caption: caption.line(),
+        scale: 1.0,
+        key: "r".into(),
+        decimals: 2,
         p_desc: if permuted {
             "(permutation p-values)".into()
         } else {
@@ -632,4 +636,81 @@ pub fn correlate(
         cols: y_names.to_vec(),
         cells,
     })
+}
+
+/// `stats compare`: each system's estimate with its interval (bars, in the panel's arm
+/// order), above the matrix of every difference row − column coloured by its size, marked by
+/// its Holm-adjusted p-value (`n/a` on the diagonal and, with a reference, off the family).
+///
+/// # Errors
+/// When drawing fails.
+pub fn compare(report: &CompareReport, caption: &Caption) -> Result<String> {
+    let names: Vec<String> = report.systems.iter().map(|s| s.name.clone()).collect();
+    let estimates = chart::bars(&BarChart {
+        title: format!(
+            "Systems: estimate and {}% interval",
+            100.0 * report.engine.confidence.unwrap_or(0.95)
+        ),
+        y_desc: format!("{} (equal-weight mean over strata)", report.metric),
+        caption: caption.line(),
+        groups: names.clone(),
+        series: vec![BarSeries {
+            name: "estimate".into(),
+            bars: report
+                .systems
+                .iter()
+                .map(|s| bar(s.estimate, Some(s.ci.0)))
+                .collect(),
+        }],
+        stacked: false,
+    })?;
+    let at = |n: &str| {
+        names
+            .iter()
+            .position(|m| m == n)
+            .expect("a system of the report")
+    };
+    let k = names.len();
+    let mut cells = vec![
+        vec![
+            chart::Cell {
+                value: f64::NAN,
+                p: f64::NAN,
+                ci: None
+            };
+            k
+        ];
+        k
+    ];
+    for p in &report.pairs {
+        let (a, b) = (at(&p.a), at(&p.b));
+        let ci = p.ci_simultaneous.0;
+        cells[b][a] = chart::Cell {
+            value: p.estimate,
+            p: p.p_holm,
+            ci: Some(ci),
+        };
+        cells[a][b] = chart::Cell {
+            value: -p.estimate,
+            p: p.p_holm,
+            ci: Some([-ci[1], -ci[0]]),
+        };
+    }
+    let scale = report
+        .pairs
+        .iter()
+        .map(|p| p.estimate.abs())
+        .fold(0.0, f64::max);
+    let matrix = chart::heatmap(&Heatmap {
+        title: "Differences row − column".into(),
+        caption: caption.line(),
+        scale: if scale > 0.0 { scale } else { 1.0 },
+        key: "Δ".into(),
+        decimals: 3,
+        p_desc: "(Holm-adjusted p-values)".into(),
+        rows: names.clone(),
+        cols: names,
+        cells,
+    })?;
+    Ok(chart::stack(&[estimates, matrix]))
 }

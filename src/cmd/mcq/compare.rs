@@ -10,6 +10,7 @@ use super::boot::{load_items_opt, load_results, BootArgs};
 use crate::cmd::common::Format;
 use crate::cmd::render::{Figure, Finished};
 
+mod leaderboard;
 mod render;
 
 /// Flags of `stats mcq compare`.
@@ -19,6 +20,10 @@ pub struct Args {
     pub a: PathBuf,
     /// Results of model B; deltas are B − A.
     pub b: PathBuf,
+    /// Further results files: with three or more files, every file is scored and every
+    /// pair compared, the McNemar p-values adjusted over the pairs (Holm and BH).
+    #[arg(value_name = "MORE")]
+    pub more: Vec<PathBuf>,
     #[command(flatten)]
     pub boot: BootArgs,
     /// Output format.
@@ -62,6 +67,9 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
 
 /// What `stats mcq compare` prints for `a` (and the figure `--plot` asks for).
 pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
+    if !a.more.is_empty() {
+        return leaderboard::outcome(a);
+    }
     let out = compute(a)?;
     let figure = match &a.plot {
         Some(_) => Some(Figure::new(figure(a, &out)?, &[&a.a, &a.b])),

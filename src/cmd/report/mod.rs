@@ -127,6 +127,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
 
     let sections = Sections::new(&args)?;
+    // More than two arms: the leaderboard of every arm against every other.
+    if let Some(s) = sections.compare(&panel_path) {
+        body.push_str(&s);
+    }
     match &found.reads {
         Some(reads) => body.push_str(&sections.consistency(reads)),
         None => absent.push(format!("consistency (Fig. 6): needs reads with a {} column (--reads FILE, or reads.csv in the directory)", args.by)),

@@ -14,6 +14,7 @@ use super::Args;
 use crate::cmd::common::{num, Format, PanelOptions};
 use crate::cmd::mcq::boot::{BootArgs, FailuresArg};
 
+mod compare;
 mod mcq;
 use crate::cmd::{consistency, correlate};
 

@@ -14,6 +14,7 @@ pub mod one_read_ledger;
 pub mod planner;
 pub mod planner_report;
 pub mod slice;
+pub mod slice_report;
 pub mod subsets;
 
 use crate::document::Engine;

@@ -18,6 +18,7 @@ pub mod agree;
 pub mod compare;
 pub mod filter;
 pub mod item;
+pub mod leaderboard;
 pub mod ledger_costs;
 pub mod metrics;
 pub mod parse;

@@ -54,6 +54,19 @@ fn load_in_pieces(
     opts: &LoadOptions,
     chunk_rows: usize,
 ) -> Result<Panel> {
+    let (raw, metric) = read_arrow_rows(name, schema, batches, opts, chunk_rows)?;
+    assemble(Path::new(name), raw, metric, opts)
+}
+
+/// The rows of the record batches of the table `name`, and its score column, as
+/// [`load_panel_arrow`] reads them before assembling the panel.
+pub(super) fn read_arrow_rows(
+    name: &str,
+    schema: &Schema,
+    batches: impl IntoIterator<Item = std::result::Result<RecordBatch, ArrowError>>,
+    opts: &LoadOptions,
+    chunk_rows: usize,
+) -> Result<(RawPanel, String)> {
     let path = Path::new(name);
     let header: Vec<String> = schema
         .fields()
@@ -155,11 +168,11 @@ fn load_in_pieces(
         has_dataset,
         ..Default::default()
     });
-    assemble(path, raw, metric, opts)
+    Ok((raw, metric))
 }
 
 /// Rows per piece read on one thread (a piece's interner and rows are merged afterwards).
-const CHUNK_ROWS: usize = 1 << 18;
+pub(super) const CHUNK_ROWS: usize = 1 << 18;
 
 /// Row `r` of the key column `col` (when the table has it) as text; numbers are written
 /// into `buf`.

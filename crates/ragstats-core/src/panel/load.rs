@@ -34,6 +34,42 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
     load_panel_in_chunks(path, opts, PAR_CHUNK_BYTES)
 }
 
+/// The panels of several outcomes of one panel (a file, or a registered table), its rows
+/// read once: `choose` gets the panel's arm names in order of first appearance and returns
+/// the options of each panel wanted (`opts` with its own `arm` or `contrast`, typically).
+/// Returns the arm names and the panels in the order `choose` asked for them.
+///
+/// # Errors
+/// Those of [`load_panel`] for each panel asked for, and whatever `choose` returns.
+pub fn load_outcomes(
+    path: &Path,
+    opts: &LoadOptions,
+    choose: impl FnOnce(&[String]) -> Result<Vec<LoadOptions>>,
+) -> Result<(Vec<String>, Vec<Panel>)> {
+    use rayon::prelude::*;
+    let (raw, metric) = match super::memory::lookup(path) {
+        Some(table) => super::arrow::read_arrow_rows(
+            &path.to_string_lossy(),
+            &table.schema,
+            table.batches.into_iter().map(Ok),
+            opts,
+            super::arrow::CHUNK_ROWS,
+        )?,
+        None => read_rows(path, opts, PAR_CHUNK_BYTES)?,
+    };
+    let arms = raw.arms.to_vec();
+    let wanted = choose(&arms)?;
+    // Each panel assembles its own copy of the rows (assembling keeps only its arms' rows);
+    // the panels are independent, so they are assembled on all threads.
+    // The first failing panel in the order asked for is the error, on any number of threads.
+    let panels: Vec<Result<Panel>> = wanted
+        .par_iter()
+        .map(|o| assemble(path, raw.clone(), metric.clone(), o))
+        .collect();
+    let panels = panels.into_iter().collect::<Result<Vec<_>>>()?;
+    Ok((arms, panels))
+}
+
 /// [`load_panel`], a CSV file read `chunk_bytes` at a time (tests force small pieces).
 pub(crate) fn load_panel_in_chunks(
     path: &Path,

@@ -52,7 +52,7 @@ impl RawRow {
 /// so each name is stored once. It hashes with FxHash: the keys are the user's own ids,
 /// and SipHash's protection against crafted collisions bought nothing but a tenth of the
 /// load time of a large panel (in a profile of a 160,000-row panel).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Interner {
     ids: HashTable<u32>,
     /// Every name, back to back in id order: name `i` ends at `ends[i]` and starts where
@@ -223,7 +223,7 @@ pub(super) struct RowKeys<'a> {
 }
 
 /// Interned keys plus rows, as read from the file.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct RawPanel {
     pub datasets: Interner,
     pub questions: Interner,

@@ -96,6 +96,7 @@ impl Sections<'_> {
             let margs = mcq::compare::Args {
                 a: a.to_path_buf(),
                 b: b.to_path_buf(),
+                more: Vec::new(),
                 boot: self.mcq_boot(),
                 format: Format::Json,
                 plot: None,

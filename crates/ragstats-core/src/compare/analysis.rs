@@ -1,0 +1,618 @@
+//! `compare`: k systems (the arms of one panel) on the same questions.
+//!
+//! Each system's estimate and SE are `variance --arm NAME`'s, each pair's `variance
+//! --contrast B-A`'s (nested components per stratum, REML when a stratum is unbalanced):
+//! the panel is read once and assembled once per arm and per pair. One stratified bootstrap
+//! of the questions — the same draws for every column, as every engine job with one seed
+//! draws the same questions — gives every system's and every pair's replicates, from which
+//! come the simultaneous critical value (the quantile of the maximum studentized
+//! difference), P(best) and, through the simultaneous intervals, the rank intervals.
+
+use std::path::Path;
+
+use crate::components::variance::{analyse_panel, VarianceReport};
+use crate::panel::{load_outcomes, LoadOptions, Panel, Stratum};
+use crate::resample::columns::CenteredColumns;
+use crate::resample::summary::Interval;
+use crate::resample::summary::{normal_cdf, normal_quantile, quantile_sorted, tail_probability};
+use crate::resample::{ResampleBackend, Resampling, MAX_K};
+use crate::{Error, Result};
+
+use super::multiplicity::{benjamini_hochberg, holm};
+use super::ranks::{p_best, rank_intervals};
+use super::report::*;
+
+/// What to compare and how.
+#[derive(Debug, Clone)]
+pub struct CompareSettings {
+    /// Compare every arm with this one only (Dunnett's family) instead of every pair.
+    pub reference: Option<String>,
+    pub resampling: Resampling,
+    /// Power the next study's question count is planned for, in (0, 1).
+    pub power: f64,
+}
+
+/// A panel read for `compare`: the systems' and pairs' analyses and the bootstrap columns,
+/// ready for an engine.
+pub struct PreparedComparison {
+    metric: String,
+    arms: Vec<String>,
+    settings: CompareSettings,
+    arm_reports: Vec<VarianceReport>,
+    /// (a, b) arm indices, a < b, in order (0,1), (0,2) … (1,2) …
+    pairs: Vec<(usize, usize)>,
+    pair_reports: Vec<VarianceReport>,
+    unpaired: Vec<usize>,
+    /// Pairs whose replicates are the difference of their arms' (every cell paired), else
+    /// the index of the pair's own bootstrap column.
+    pair_column: Vec<Option<usize>>,
+    /// Per bootstrap column, per stratum, per question: the question's mean (arms first,
+    /// then the pairs with unpaired cells).
+    columns: Vec<Vec<Vec<f64>>>,
+    questions: Vec<usize>,
+}
+
+/// Cells of a panel: every outcome of every stratum.
+fn cells(p: &Panel) -> usize {
+    p.strata
+        .iter()
+        .map(|s| s.nested.as_ref().map_or(s.y.len(), |n| n.y.len()))
+        .sum()
+}
+
+/// The mean of question `q` of a stratum: the mean of its trajectory means.
+fn question_mean(s: &Stratum, q: usize) -> f64 {
+    let t = s.trajectories_of(q);
+    t.iter()
+        .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+        .sum::<f64>()
+        / t.len() as f64
+}
+
+/// Reads the panel at `path` once and analyses every arm and every pair of arms.
+///
+/// # Errors
+/// [`Error::Input`] for a panel with fewer than two arms, an unknown reference, arm names
+/// that make a contrast ambiguous, or an arm without a cell on some question (the systems
+/// must answer the same questions); the errors of loading each arm and pair panel.
+pub fn prepare(
+    path: &Path,
+    opts: &LoadOptions,
+    settings: &CompareSettings,
+) -> Result<PreparedComparison> {
+    let mut pairs = Vec::new();
+    let (arms, panels) = load_outcomes(path, opts, |arms| {
+        if arms.len() < 2 {
+            return Err(Error::input(
+                path,
+                None,
+                format!(
+                    "compare needs at least two arms in the 'arm' column; the panel has {}",
+                    if arms.is_empty() {
+                        "no 'arm' column".to_string()
+                    } else {
+                        format!("only '{}'", arms[0])
+                    }
+                ),
+            ));
+        }
+        if let Some(r) = &settings.reference {
+            if !arms.contains(r) {
+                return Err(Error::input(
+                    path,
+                    None,
+                    format!(
+                        "--reference {r}: no such arm; the panel's arms are: {}",
+                        arms.join(", ")
+                    ),
+                ));
+            }
+        }
+        for a in 0..arms.len() {
+            for b in a + 1..arms.len() {
+                let spec = format!("{}-{}", arms[b], arms[a]);
+                // The loader splits B-A at the first '-' that leaves two arm names.
+                let first = spec.match_indices('-').map(|(i, _)| i).find(|&i| {
+                    arms.contains(&spec[..i].to_string())
+                        && arms.contains(&spec[i + 1..].to_string())
+                });
+                if first != Some(arms[b].len()) {
+                    return Err(Error::input(
+                        path,
+                        None,
+                        format!(
+                            "arms '{}' and '{}' cannot be contrasted unambiguously: '{spec}' splits into other arms' names; rename one",
+                            arms[b], arms[a]
+                        ),
+                    ));
+                }
+                pairs.push((a, b));
+            }
+        }
+        let arm_opts = arms.iter().map(|a| LoadOptions {
+            arm: Some(a.clone()),
+            contrast: None,
+            ..opts.clone()
+        });
+        let pair_opts = pairs.iter().map(|&(a, b)| LoadOptions {
+            arm: None,
+            contrast: Some(format!("{}-{}", arms[b], arms[a])),
+            ..opts.clone()
+        });
+        Ok(arm_opts.chain(pair_opts).collect())
+    })?;
+    let k = arms.len();
+    let (arm_panels, pair_panels) = panels.split_at(k);
+    use rayon::prelude::*;
+    let reports: Vec<Result<VarianceReport>> = panels.par_iter().map(analyse_panel).collect();
+    let mut reports = reports.into_iter().collect::<Result<Vec<_>>>()?;
+    let pair_reports = reports.split_off(k);
+    let arm_reports = reports;
+
+    // The master questions: every stratum and question of the first arm, which every arm
+    // must have (and no other).
+    let master: Vec<(&str, Vec<&str>)> = arm_panels[0]
+        .strata
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.questions.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    let positions = |p: &Panel, what: &str| -> Result<Vec<(usize, Vec<usize>)>> {
+        let mut out = Vec::with_capacity(master.len());
+        for (name, qs) in &master {
+            let si = p.strata.iter().position(|s| s.name == *name).ok_or_else(|| {
+                Error::input(path, None, format!("{what} has no cells in dataset '{name}'; compare needs every arm on the same questions"))
+            })?;
+            let s = &p.strata[si];
+            let index: std::collections::HashMap<&str, usize> = s
+                .questions
+                .iter()
+                .enumerate()
+                .map(|(i, q)| (q.as_str(), i))
+                .collect();
+            let mut at = Vec::with_capacity(qs.len());
+            for q in qs {
+                at.push(*index.get(q).ok_or_else(|| {
+                    Error::input(path, None, format!("{what} has no cell for question '{q}' of dataset '{name}'; compare needs every arm on the same questions"))
+                })?);
+            }
+            if s.questions.len() != qs.len() {
+                let extra = s
+                    .questions
+                    .iter()
+                    .find(|q| !qs.contains(&q.as_str()))
+                    .expect("a question not in the master list");
+                return Err(Error::input(path, None, format!("{what} has question '{extra}' of dataset '{name}', which arm '{}' lacks; compare needs every arm on the same questions", arms[0])));
+            }
+            out.push((si, at));
+        }
+        if p.strata.len() != master.len() {
+            let extra = p
+                .strata
+                .iter()
+                .find(|s| !master.iter().any(|(n, _)| *n == s.name))
+                .expect("an extra stratum");
+            return Err(Error::input(
+                path,
+                None,
+                format!(
+                    "{what} has dataset '{}', which arm '{}' lacks",
+                    extra.name, arms[0]
+                ),
+            ));
+        }
+        Ok(out)
+    };
+    let column_of = |p: &Panel, what: &str| -> Result<Vec<Vec<f64>>> {
+        Ok(positions(p, what)?
+            .into_iter()
+            .map(|(si, at)| {
+                at.into_iter()
+                    .map(|q| question_mean(&p.strata[si], q))
+                    .collect()
+            })
+            .collect())
+    };
+    let mut columns = Vec::new();
+    for (a, p) in arms.iter().zip(arm_panels) {
+        columns.push(column_of(p, &format!("arm '{a}'"))?);
+    }
+    let mut pair_column = Vec::with_capacity(pairs.len());
+    let mut unpaired = Vec::with_capacity(pairs.len());
+    for (&(a, b), p) in pairs.iter().zip(pair_panels) {
+        let n = cells(p);
+        unpaired.push(cells(&arm_panels[a]) + cells(&arm_panels[b]) - 2 * n);
+        if n == cells(&arm_panels[a]) && n == cells(&arm_panels[b]) {
+            pair_column.push(None);
+        } else {
+            pair_column.push(Some(columns.len()));
+            columns.push(column_of(p, &format!("contrast {}-{}", arms[b], arms[a]))?);
+        }
+    }
+    Ok(PreparedComparison {
+        metric: arm_panels[0].metric.clone(),
+        questions: master.iter().map(|(_, q)| q.len()).collect(),
+        arms,
+        settings: settings.clone(),
+        arm_reports,
+        pairs,
+        pair_reports,
+        unpaired,
+        pair_column,
+        columns,
+    })
+}
+
+/// Two-sided p of a Wald z test of estimate/SE: 2Φ(−|z|); with SE 0, 1 for a zero
+/// estimate and 0 otherwise.
+fn wald_p(estimate: f64, se: f64) -> (Option<f64>, f64) {
+    if se > 0.0 {
+        let z = estimate / se;
+        (Some(z), 2.0 * normal_cdf(-z.abs()))
+    } else {
+        (None, if estimate == 0.0 { 1.0 } else { 0.0 })
+    }
+}
+
+impl PreparedComparison {
+    /// Draws the engine makes: Σ Q_s per replicate, per group of at most 16 columns.
+    pub fn draws(&self) -> u64 {
+        let groups = self.columns.len().div_ceil(MAX_K) as u64;
+        groups
+            * u64::from(self.settings.resampling.replicates)
+            * self.questions.iter().sum::<usize>() as u64
+    }
+
+    /// Replicates of every column: the equal-weight mean over strata of the mean of the
+    /// drawn questions' values, `[column][replicate]`.
+    fn replicates(
+        &self,
+        backend: &dyn ResampleBackend,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<Vec<f64>>> {
+        let rs = &self.settings.resampling;
+        let b = rs.replicates;
+        let d = self.questions.len() as f64;
+        let groups: Vec<&[Vec<Vec<f64>>]> = self.columns.chunks(MAX_K).collect();
+        let mut out = Vec::with_capacity(self.columns.len());
+        for (g, cols) in groups.iter().enumerate() {
+            let strata: Vec<Vec<Vec<f64>>> = (0..self.questions.len())
+                .map(|s| {
+                    (0..self.questions[s])
+                        .map(|q| cols.iter().map(|c| c[s][q]).collect())
+                        .collect()
+                })
+                .collect();
+            let centred = CenteredColumns::new(&strata)?;
+            let done = u64::from(b) * g as u64;
+            let sums = centred.resample(backend, rs.seed, 0..b, &|n| progress(done + n))?;
+            for j in 0..cols.len() {
+                out.push(
+                    sums.iter()
+                        .map(|rep| {
+                            rep.iter()
+                                .zip(&self.questions)
+                                .map(|(s, &q)| s[j] / q as f64)
+                                .sum::<f64>()
+                                / d
+                        })
+                        .collect(),
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// Total replicate work for a progress bar: replicates × column groups.
+    pub fn work(&self) -> u64 {
+        u64::from(self.settings.resampling.replicates) * self.columns.len().div_ceil(MAX_K) as u64
+    }
+
+    /// Runs the bootstrap on `backend` and builds the report.
+    ///
+    /// # Errors
+    /// Whatever the backend reports.
+    pub fn run(
+        &self,
+        backend: &dyn ResampleBackend,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<CompareReport> {
+        let rs = &self.settings.resampling;
+        let k = self.arms.len();
+        let reps = self.replicates(backend, progress)?;
+        let pair_reps = |p: usize| -> Vec<f64> {
+            match self.pair_column[p] {
+                Some(c) => reps[c].clone(),
+                None => {
+                    let (a, b) = self.pairs[p];
+                    reps[b].iter().zip(&reps[a]).map(|(x, y)| x - y).collect()
+                }
+            }
+        };
+        let pair_reps: Vec<Vec<f64>> = (0..self.pairs.len()).map(pair_reps).collect();
+        let tail = tail_probability(rs.confidence);
+        let alpha = 2.0 * tail;
+        let z = normal_quantile(1.0 - tail);
+        let family: Vec<usize> = match &self.settings.reference {
+            Some(r) => {
+                let ri = self
+                    .arms
+                    .iter()
+                    .position(|a| a == r)
+                    .expect("reference checked");
+                (0..self.pairs.len())
+                    .filter(|&p| self.pairs[p].0 == ri || self.pairs[p].1 == ri)
+                    .collect()
+            }
+            None => (0..self.pairs.len()).collect(),
+        };
+        let all: Vec<usize> = (0..self.pairs.len()).collect();
+        // c: the `confidence` quantile of max over the family of |d* − d̂| / SE, kept between
+        // the marginal z and Bonferroni's z (between which it lies in theory; bootstrap noise
+        // could push it out).
+        let critical = |members: &[usize]| -> (f64, f64, f64) {
+            let m = members.len().max(1) as f64;
+            let bonferroni = normal_quantile(1.0 - tail / m);
+            let studentized: Vec<usize> = members
+                .iter()
+                .copied()
+                .filter(|&p| self.pair_reports[p].se > 0.0)
+                .collect();
+            if studentized.is_empty() {
+                return (z, z, bonferroni);
+            }
+            let mut max_t: Vec<f64> = (0..rs.replicates as usize)
+                .map(|r| {
+                    studentized
+                        .iter()
+                        .map(|&p| {
+                            ((pair_reps[p][r] - self.pair_reports[p].estimate)
+                                / self.pair_reports[p].se)
+                                .abs()
+                        })
+                        .fold(0.0, f64::max)
+                })
+                .collect();
+            max_t.sort_by(f64::total_cmp);
+            let boot = quantile_sorted(&max_t, rs.confidence);
+            (boot, boot.clamp(z, bonferroni), bonferroni)
+        };
+        let (boot, c, bonferroni) = critical(&family);
+        let (_, c_all, _) = critical(&all);
+        let interval = |est: f64, se: f64, c: f64| Interval::new(est - c * se, est + c * se);
+
+        // Ranks from the all-pairs simultaneous intervals; P(best) from the arm replicates.
+        let mut diff = vec![vec![[0.0; 2]; k]; k];
+        for (p, &(a, b)) in self.pairs.iter().enumerate() {
+            let r = &self.pair_reports[p];
+            let i = interval(r.estimate, r.se, c_all);
+            diff[b][a] = i.0;
+            diff[a][b] = [-i.upper(), -i.lower()];
+        }
+        let ranks = rank_intervals(k, |j, i| diff[j][i]);
+        let best = p_best(
+            k,
+            (0..rs.replicates as usize).map(|r| (0..k).map(|a| reps[a][r]).collect::<Vec<_>>()),
+        );
+        let systems: Vec<System> = (0..k)
+            .map(|a| {
+                let r = &self.arm_reports[a];
+                System {
+                    name: self.arms[a].clone(),
+                    estimate: r.estimate,
+                    se: r.se,
+                    ci: interval(r.estimate, r.se, z),
+                    rank_ci: ranks[a],
+                    p_best: best[a],
+                    top_group: ranks[a][0] == 1,
+                    questions: r.strata.iter().map(|s| s.questions).sum(),
+                }
+            })
+            .collect();
+
+        let raw_p: Vec<(Option<f64>, f64)> = family
+            .iter()
+            .map(|&p| wald_p(self.pair_reports[p].estimate, self.pair_reports[p].se))
+            .collect();
+        let ps: Vec<f64> = raw_p.iter().map(|x| x.1).collect();
+        let (p_holm, q_bh) = (holm(&ps), benjamini_hochberg(&ps));
+        let pairs: Vec<PairResult> = family
+            .iter()
+            .enumerate()
+            .map(|(f, &p)| {
+                let (a, b) = self.pairs[p];
+                let r = &self.pair_reports[p];
+                PairResult {
+                    a: self.arms[a].clone(),
+                    b: self.arms[b].clone(),
+                    estimate: r.estimate,
+                    se: r.se,
+                    ci: interval(r.estimate, r.se, z),
+                    ci_simultaneous: interval(r.estimate, r.se, c),
+                    z: raw_p[f].0,
+                    p: raw_p[f].1,
+                    p_holm: p_holm[f],
+                    q_bh: q_bh[f],
+                    resolved: p_holm[f] <= alpha,
+                    unpaired_cells: self.unpaired[p],
+                }
+            })
+            .collect();
+
+        let strata = self.strata(&family);
+        let (next, next_undefined) = self.next_step(&pairs, c);
+        Ok(CompareReport {
+            metric: self.metric.clone(),
+            family: Family {
+                kind: if self.settings.reference.is_some() {
+                    "vs-reference"
+                } else {
+                    "all-pairs"
+                },
+                reference: self.settings.reference.clone(),
+                size: family.len(),
+            },
+            methods: METHODS,
+            critical_values: CriticalValues {
+                marginal: z,
+                max_t_bootstrap: boot,
+                simultaneous: c,
+                bonferroni,
+                ranks_simultaneous: c_all,
+            },
+            top_group: systems
+                .iter()
+                .filter(|s| s.top_group)
+                .map(|s| s.name.clone())
+                .collect(),
+            systems,
+            pairs,
+            strata,
+            next,
+            next_undefined,
+            engine: crate::document::Engine {
+                backend: Some(backend.name().to_string()),
+                adapter: Some(backend.description()),
+                replicates: Some(u64::from(rs.replicates)),
+                seed: Some(rs.seed),
+                confidence: Some(rs.confidence),
+            },
+        })
+    }
+
+    /// Each stratum's systems and the family's pairs in it, Holm within the stratum.
+    fn strata(&self, family: &[usize]) -> Vec<StratumComparison> {
+        let alpha_free = |r: &VarianceReport, name: &str| {
+            r.strata
+                .iter()
+                .find(|s| s.name == name)
+                .map(|s| (s.mean, s.se))
+        };
+        self.arm_reports[0]
+            .strata
+            .iter()
+            .map(|s0| {
+                let systems = self
+                    .arms
+                    .iter()
+                    .zip(&self.arm_reports)
+                    .map(|(a, r)| {
+                        let (mean, se) =
+                            alpha_free(r, &s0.name).expect("every arm has every stratum");
+                        StratumSystem {
+                            name: a.clone(),
+                            mean,
+                            se,
+                        }
+                    })
+                    .collect();
+                let est: Vec<(f64, f64)> = family
+                    .iter()
+                    .map(|&p| {
+                        alpha_free(&self.pair_reports[p], &s0.name)
+                            .expect("every pair has every stratum")
+                    })
+                    .collect();
+                let ps: Vec<f64> = est.iter().map(|&(m, se)| wald_p(m, se).1).collect();
+                let adjusted = holm(&ps);
+                let pairs = family
+                    .iter()
+                    .enumerate()
+                    .map(|(f, &p)| {
+                        let (a, b) = self.pairs[p];
+                        StratumPair {
+                            a: self.arms[a].clone(),
+                            b: self.arms[b].clone(),
+                            estimate: est[f].0,
+                            se: est[f].1,
+                            p: ps[f],
+                            p_holm: adjusted[f],
+                        }
+                    })
+                    .collect();
+                StratumComparison {
+                    name: s0.name.clone(),
+                    questions: s0.questions,
+                    systems,
+                    pairs,
+                }
+            })
+            .collect()
+    }
+
+    /// The unresolved pair of the family closest to resolution (largest |z|) and the
+    /// questions that would resolve it with the settings' power at critical value `c`.
+    fn next_step(&self, pairs: &[PairResult], c: f64) -> (Option<NextStep>, Option<String>) {
+        let open: Vec<&PairResult> = pairs.iter().filter(|p| !p.resolved).collect();
+        if open.is_empty() {
+            return (None, Some("every pair of the family is resolved".into()));
+        }
+        let Some(p) = open
+            .iter()
+            .filter(|p| p.z.is_some_and(|z| z != 0.0))
+            .max_by(|x, y| x.z.unwrap().abs().total_cmp(&y.z.unwrap().abs()))
+        else {
+            return (
+                None,
+                Some("every unresolved pair has a zero difference or a zero SE".into()),
+            );
+        };
+        let power = self.settings.power;
+        let z = p.z.expect("filtered").abs();
+        let q: usize = self.questions.iter().sum();
+        let factor = ((c + normal_quantile(power)) / z).powi(2);
+        let needed = (q as f64 * factor).ceil() as u64;
+        let text = format!(
+            "The closest unresolved pair is {b} − {a}: {est:.4} (SE {se:.4}, z = {z:.2}; Holm-adjusted p = {ph:.3}). \
+             If the difference is really {est:.4}, resolving it with {pw:.0}% power at the family's simultaneous \
+             critical value {c:.2} needs about {needed} questions ({factor:.1} × the {q} questions now), in today's \
+             strata proportions and with the same trajectories and reads per question.",
+            a = p.a,
+            b = p.b,
+            est = p.estimate,
+            se = p.se,
+            ph = p.p_holm,
+            pw = 100.0 * power,
+        );
+        (
+            Some(NextStep {
+                a: p.a.clone(),
+                b: p.b.clone(),
+                estimate: p.estimate,
+                se: p.se,
+                questions: q,
+                questions_needed: needed,
+                power,
+                text,
+            }),
+            None,
+        )
+    }
+}
+
+/// The methods, as the report names them.
+const METHODS: Methods = Methods {
+    se: "nested variance components per stratum (REML where a stratum is unbalanced), as `stats variance`; strata combined with equal weights",
+    p: "two-sided Wald z test of estimate / SE",
+    adjusted: "Holm step-down (family-wise error) and Benjamini-Hochberg (false discovery rate) over the family",
+    simultaneous: "estimate ± c·SE, c the bootstrap quantile of max over the family of |d* − d̂| / SE (stratified question bootstrap, one draw of questions shared by every pair), kept between z and Bonferroni's z",
+    ranks: "simultaneous rank intervals from the all-pairs simultaneous intervals (Mogstad, Romano, Shaikh & Wilhelm 2024)",
+    p_best: "share of bootstrap replicates in which the system has the highest estimate, ties split",
+};
+
+/// [`prepare`] then [`PreparedComparison::run`].
+///
+/// # Errors
+/// Those of both.
+pub fn compare(
+    path: &Path,
+    opts: &LoadOptions,
+    settings: &CompareSettings,
+    backend: &dyn ResampleBackend,
+) -> Result<CompareReport> {
+    prepare(path, opts, settings)?.run(backend, &|_| {})
+}

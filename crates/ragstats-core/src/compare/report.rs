@@ -1,0 +1,161 @@
+//! What `compare` reports: every system with its interval, rank interval and P(best), every
+//! pair of the family with raw, Holm and Benjamini–Hochberg p-values and a simultaneous
+//! interval, the same per stratum, and what the next study needs to resolve the closest
+//! unresolved pair.
+
+use serde::Serialize;
+
+use crate::document::{Engine, Report};
+use crate::resample::summary::Interval;
+
+/// Which pairs form the family the adjustments and the simultaneous intervals cover.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Family {
+    /// `all-pairs` (every b − a, a before b in the panel's arm order) or `vs-reference`
+    /// (every arm − the reference, Dunnett's family).
+    pub kind: &'static str,
+    /// The reference arm of a `vs-reference` family.
+    pub reference: Option<String>,
+    /// Pairs in the family (m).
+    pub size: usize,
+}
+
+/// The methods behind the numbers, named for the reader of a document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Methods {
+    pub se: &'static str,
+    pub p: &'static str,
+    pub adjusted: &'static str,
+    pub simultaneous: &'static str,
+    pub ranks: &'static str,
+    pub p_best: &'static str,
+}
+
+/// The critical values of the intervals: z of a marginal interval, the bootstrap quantile of
+/// the maximum studentized difference over the family, that quantile kept between z and
+/// Bonferroni's z (what the simultaneous intervals use), and Bonferroni's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CriticalValues {
+    pub marginal: f64,
+    pub max_t_bootstrap: f64,
+    pub simultaneous: f64,
+    pub bonferroni: f64,
+    /// The simultaneous critical value of the all-pairs family, which the rank intervals use
+    /// (the same as `simultaneous` when the family is all pairs).
+    pub ranks_simultaneous: f64,
+}
+
+/// One system (arm) over all strata.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct System {
+    pub name: String,
+    /// Equal-weight mean of the stratum means, as `stats variance --arm NAME`.
+    pub estimate: f64,
+    pub se: f64,
+    /// estimate ± z·SE.
+    pub ci: Interval,
+    /// Simultaneous rank interval, 1 = best (highest score).
+    pub rank_ci: [usize; 2],
+    /// Share of bootstrap replicates in which this system is best (ties split).
+    pub p_best: f64,
+    /// Whether no system is certainly better (the rank interval starts at 1).
+    pub top_group: bool,
+    pub questions: usize,
+}
+
+/// One pair b − a.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairResult {
+    pub a: String,
+    pub b: String,
+    /// score(b) − score(a) on the cells both have, as `stats variance --contrast b-a`.
+    pub estimate: f64,
+    pub se: f64,
+    /// estimate ± z·SE.
+    pub ci: Interval,
+    /// estimate ± c·SE, c the family's simultaneous critical value.
+    pub ci_simultaneous: Interval,
+    /// estimate / SE; `null` when SE is 0.
+    pub z: Option<f64>,
+    /// Two-sided p of the Wald z test.
+    pub p: f64,
+    pub p_holm: f64,
+    pub q_bh: f64,
+    /// Whether Holm's adjusted p is at most 1 − confidence.
+    pub resolved: bool,
+    /// Cells of either arm without a partner in the other, left out of the difference.
+    pub unpaired_cells: usize,
+}
+
+/// One system within one stratum.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StratumSystem {
+    pub name: String,
+    pub mean: f64,
+    pub se: f64,
+}
+
+/// One pair within one stratum (Holm within the stratum's family).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StratumPair {
+    pub a: String,
+    pub b: String,
+    pub estimate: f64,
+    pub se: f64,
+    pub p: f64,
+    pub p_holm: f64,
+}
+
+/// One stratum's systems and pairs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StratumComparison {
+    pub name: String,
+    pub questions: usize,
+    pub systems: Vec<StratumSystem>,
+    pub pairs: Vec<StratumPair>,
+}
+
+/// What the next study needs to resolve the closest unresolved pair of the family.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NextStep {
+    pub a: String,
+    pub b: String,
+    pub estimate: f64,
+    pub se: f64,
+    /// Questions in the panel now (all strata).
+    pub questions: usize,
+    /// Questions for `power` at the family's simultaneous critical value, the strata in
+    /// today's proportions and the same trajectories and reads per question:
+    /// ⌈Q · ((c + z_power) / |z|)²⌉.
+    pub questions_needed: u64,
+    pub power: f64,
+    /// The advice in one paragraph.
+    pub text: String,
+}
+
+/// The report of `compare`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompareReport {
+    pub metric: String,
+    pub family: Family,
+    pub methods: Methods,
+    pub critical_values: CriticalValues,
+    /// Systems in the panel's arm order.
+    pub systems: Vec<System>,
+    /// The family's pairs.
+    pub pairs: Vec<PairResult>,
+    pub strata: Vec<StratumComparison>,
+    /// The systems that cannot be told apart from the best (rank interval starting at 1).
+    pub top_group: Vec<String>,
+    /// `null` when every pair of the family is resolved (see `next_undefined`).
+    pub next: Option<NextStep>,
+    pub next_undefined: Option<String>,
+    #[serde(skip)]
+    pub engine: Engine,
+}
+
+impl Report for CompareReport {
+    fn engine(&self) -> Engine {
+        self.engine.clone()
+    }
+}

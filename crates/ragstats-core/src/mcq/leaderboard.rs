@@ -1,0 +1,179 @@
+//! `mcq compare` of k ≥ 3 result files: each file's scores per group, task and overall
+//! (exactly `mcq score`'s), and every pair's paired deltas with bootstrap intervals
+//! (exactly the two-file `mcq compare`'s) and McNemar's exact test on EM, adjusted over the
+//! family of all pairs by Holm (family-wise error) and Benjamini–Hochberg (false discovery
+//! rate), level by level.
+
+use serde::Serialize;
+
+use super::compare::{compare_results, DeltaRow, McNemar, Side};
+use super::results::RunResult;
+use super::score::{score_results, BootSettings, LevelRow};
+use crate::compare::multiplicity::{benjamini_hochberg, holm};
+use crate::document::{Engine, Report};
+use crate::error::{Error, Result};
+use crate::resample::engine::ResampleBackend;
+
+/// One results file of the leaderboard.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct System {
+    /// The file, as the caller named it.
+    pub file: String,
+    #[serde(flatten)]
+    pub side: Side,
+    /// Items with a scored run.
+    pub items: usize,
+    /// EM and F1 per group, task and overall, as `mcq score` reports them.
+    pub scores: Vec<LevelRow>,
+}
+
+/// McNemar's exact test of one pair at one level, with the family's adjusted p-values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdjustedMcNemar {
+    #[serde(flatten)]
+    pub test: McNemar,
+    /// Holm over every pair's test at this level.
+    pub p_holm: f64,
+    /// Benjamini–Hochberg over every pair's test at this level.
+    pub q_bh: f64,
+}
+
+/// One pair b − a of files.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pair {
+    pub a: String,
+    pub b: String,
+    /// (id, run) pairs scored in both files.
+    pub pairs: usize,
+    pub unpaired_a: usize,
+    pub unpaired_b: usize,
+    /// Deltas b − a per group, task and overall with paired bootstrap intervals.
+    pub deltas: Vec<DeltaRow>,
+    pub mcnemar: Vec<AdjustedMcNemar>,
+}
+
+/// What `mcq compare` reports for three or more files.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeaderboardReport {
+    /// `all-pairs`: the family the adjustments cover.
+    pub family: &'static str,
+    #[serde(flatten)]
+    pub settings: BootSettings,
+    pub systems: Vec<System>,
+    /// Every pair (a before b in the order the files were given).
+    pub pairs: Vec<Pair>,
+    #[serde(skip)]
+    pub backend: String,
+    #[serde(skip)]
+    pub adapter: String,
+}
+
+impl Report for LeaderboardReport {
+    fn engine(&self) -> Engine {
+        self.settings.engine(&self.backend, &self.adapter)
+    }
+}
+
+/// Scores every file and compares every pair (each bootstrap on `backend` with the same
+/// seed), then adjusts each level's McNemar p-values over the pairs. `progress` gets the
+/// replicates done over all the bootstraps (k + k(k − 1)/2 of them).
+///
+/// # Errors
+/// [`Error::Usage`] for fewer than two files; those of [`score_results`] and
+/// [`compare_results`], with the file or pair named.
+pub fn leaderboard(
+    files: &[(String, Vec<RunResult>)],
+    settings: &BootSettings,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<LeaderboardReport> {
+    if files.len() < 2 {
+        return Err(Error::Usage(
+            "mcq compare needs at least two results files".into(),
+        ));
+    }
+    let b = u64::from(settings.resampling.replicates);
+    let mut done = 0u64;
+    let mut systems = Vec::with_capacity(files.len());
+    for (name, results) in files {
+        let r = score_results(results, false, None, settings, backend, &|n| {
+            progress(done + n)
+        })
+        .map_err(|e| Error::Data(format!("{name}: {e}")))?;
+        done += b;
+        systems.push(System {
+            file: name.clone(),
+            side: Side {
+                model: r.model,
+                prompt: r.prompt,
+                shuffle_seed: r.shuffle_seed,
+            },
+            items: r.items,
+            scores: r.scores,
+        });
+    }
+    let mut pairs = Vec::new();
+    for i in 0..files.len() {
+        for j in i + 1..files.len() {
+            let (a, b_) = (&files[i], &files[j]);
+            let r = compare_results(&a.1, &b_.1, settings, backend, &|n| progress(done + n))
+                .map_err(|e| Error::Data(format!("{} vs {}: {e}", a.0, b_.0)))?;
+            done += b;
+            pairs.push(Pair {
+                a: a.0.clone(),
+                b: b_.0.clone(),
+                pairs: r.pairs,
+                unpaired_a: r.unpaired_a,
+                unpaired_b: r.unpaired_b,
+                deltas: r.deltas,
+                mcnemar: r
+                    .mcnemar
+                    .into_iter()
+                    .map(|test| AdjustedMcNemar {
+                        test,
+                        p_holm: f64::NAN,
+                        q_bh: f64::NAN,
+                    })
+                    .collect(),
+            });
+        }
+    }
+    // Adjust each level (group or overall) over the pairs that have a test there.
+    let mut levels: Vec<String> = Vec::new();
+    for p in &pairs {
+        for m in &p.mcnemar {
+            if !levels.contains(&m.test.group) {
+                levels.push(m.test.group.clone());
+            }
+        }
+    }
+    for level in &levels {
+        let at: Vec<(usize, usize)> = pairs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                p.mcnemar
+                    .iter()
+                    .position(|m| &m.test.group == level)
+                    .map(|j| (i, j))
+            })
+            .collect();
+        let ps: Vec<f64> = at
+            .iter()
+            .map(|&(i, j)| pairs[i].mcnemar[j].test.p)
+            .collect();
+        let (h, q) = (holm(&ps), benjamini_hochberg(&ps));
+        for (n, &(i, j)) in at.iter().enumerate() {
+            pairs[i].mcnemar[j].p_holm = h[n];
+            pairs[i].mcnemar[j].q_bh = q[n];
+        }
+    }
+    Ok(LeaderboardReport {
+        family: "all-pairs",
+        settings: *settings,
+        systems,
+        pairs,
+        backend: backend.name().into(),
+        adapter: backend.description(),
+    })
+}

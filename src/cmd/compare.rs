@@ -1,0 +1,262 @@
+//! `stats compare`: every arm of a panel against every other (or against one reference) —
+//! estimates, paired differences with raw, Holm and BH p-values, simultaneous intervals,
+//! rank intervals, P(best) and what the next study needs.
+
+use std::path::PathBuf;
+
+use ragstats_core::compare::{prepare, CompareReport, CompareSettings};
+use ragstats_core::document::{to_body, Engine, Report};
+use ragstats_core::panel::SelectorChoice;
+use ragstats_core::table::{Cell, Precision};
+
+use super::common::{Format, PanelOptions, Table};
+use super::render::{Figure, Finished, Rendered};
+use super::resample::{Progress, ResampleArgs};
+use super::UsageError;
+
+/// Flags of `stats compare`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Panel file (CSV or JSONL, one row per read) with an `arm` column of two or more arms.
+    pub panel: PathBuf,
+    /// Score column to analyse (default: `f1` if present, else the only non-key column).
+    #[arg(long, value_name = "COLUMN")]
+    pub metric: Option<String>,
+    /// Compare every arm with this one only (a Dunnett-style family) instead of every pair.
+    #[arg(long, value_name = "ARM")]
+    pub reference: Option<String>,
+    /// Drop questions that differ from their stratum's design instead of fitting them by REML.
+    #[arg(long)]
+    pub drop_incomplete: bool,
+    /// With a `selector` column: one selector's rows, or `average` (the default).
+    #[arg(long, value_name = "NAME|average")]
+    pub selector: Option<SelectorChoice>,
+    /// Power the next study's question count is planned for.
+    #[arg(long, default_value_t = 0.8, value_name = "P")]
+    pub power: f64,
+    #[command(flatten)]
+    pub resample: ResampleArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also draw the systems' intervals and the matrix of adjusted p-values as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    outcome(&args)?.print(args.plot.as_deref(), args.format)
+}
+
+/// What `stats compare` prints for `args` (and the figure `--plot` asks for).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let out = compute(args)?;
+    let figure = match &args.plot {
+        Some(_) => Some(Figure::new(figure(args, &out)?, &[&args.panel])),
+        None => None,
+    };
+    let inputs = ragstats_core::document::Inputs::new().with("panel", args.panel.display());
+    Ok(Finished::new("compare", inputs, out).with_figure(figure))
+}
+
+/// Checks the flags, reads the panel once and runs the comparison on the engine the flags
+/// choose.
+pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
+    if !(args.power > 0.0 && args.power < 1.0) {
+        return Err(UsageError(format!(
+            "--power {}: must be between 0 and 1 (exclusive), e.g. 0.8",
+            args.power
+        ))
+        .into());
+    }
+    let settings = CompareSettings {
+        reference: args.reference.clone(),
+        resampling: args.resample.resampling()?,
+        power: args.power,
+    };
+    let opts = PanelOptions {
+        metric: args.metric.clone(),
+        drop_incomplete: args.drop_incomplete,
+        selector: args.selector.clone(),
+        ..Default::default()
+    }
+    .load_options(true);
+    let prepared = prepare(&args.panel, &opts, &settings)?;
+    let engine = args.resample.engine(prepared.draws())?;
+    let progress = Progress::new(prepared.work(), "compare");
+    let report = prepared.run(engine.as_ref(), &|d| progress.set(d))?;
+    progress.finish();
+    Ok(CompareOutput { report })
+}
+
+/// The figure `--plot` draws (and `stats report` shows): the systems' intervals and the
+/// matrix of differences with their Holm-adjusted p-values.
+pub fn figure(args: &Args, out: &CompareOutput) -> anyhow::Result<String> {
+    let rs = &args.resample;
+    let caption = super::figure::panel_caption(
+        &args.panel,
+        &out.report.metric,
+        Some((rs.seed, u64::from(rs.replicates))),
+    );
+    Ok(ragstats_plot::compare(&out.report, &caption)?)
+}
+
+/// What `stats compare` found.
+pub struct CompareOutput {
+    pub report: CompareReport,
+}
+
+/// `[lo, hi]` with 6 decimals.
+fn interval(i: [f64; 2]) -> Cell {
+    Cell::text(format!("[{:.6}, {:.6}]", i[0], i[1]))
+}
+
+/// A p-value, in the table's precision (scientific below 10⁻³).
+fn p_cell(p: f64) -> Cell {
+    Cell::Num(p, Precision::Auto)
+}
+
+fn systems_table(r: &CompareReport) -> Table {
+    let mut t = Table::new(&[
+        "system", "Q", "estimate", "SE", "95% CI", "rank CI", "P(best)", "top",
+    ]);
+    for s in &r.systems {
+        t.row([
+            Cell::text(&s.name),
+            Cell::Count(s.questions as u64),
+            Cell::fixed(s.estimate, 6),
+            Cell::fixed(s.se, 6),
+            interval(s.ci.0),
+            Cell::text(format!("{}–{}", s.rank_ci[0], s.rank_ci[1])),
+            Cell::fixed(s.p_best, 4),
+            Cell::text(if s.top_group { "*" } else { "" }),
+        ]);
+    }
+    t
+}
+
+fn pairs_table(r: &CompareReport) -> Table {
+    let mut t = Table::new(&[
+        "pair (b − a)",
+        "estimate",
+        "SE",
+        "95% CI",
+        "simultaneous",
+        "p",
+        "p(Holm)",
+        "q(BH)",
+        "resolved",
+    ]);
+    for p in &r.pairs {
+        t.row([
+            Cell::text(format!("{} − {}", p.b, p.a)),
+            Cell::fixed(p.estimate, 6),
+            Cell::fixed(p.se, 6),
+            interval(p.ci.0),
+            interval(p.ci_simultaneous.0),
+            p_cell(p.p),
+            p_cell(p.p_holm),
+            p_cell(p.q_bh),
+            Cell::text(if p.resolved { "yes" } else { "no" }),
+        ]);
+    }
+    t
+}
+
+fn strata_table(r: &CompareReport) -> Table {
+    let mut t = Table::new(&[
+        "stratum",
+        "Q",
+        "pair (b − a)",
+        "estimate",
+        "SE",
+        "p",
+        "p(Holm)",
+    ]);
+    for s in &r.strata {
+        for p in &s.pairs {
+            t.row([
+                Cell::text(&s.name),
+                Cell::Count(s.questions as u64),
+                Cell::text(format!("{} − {}", p.b, p.a)),
+                Cell::fixed(p.estimate, 6),
+                Cell::fixed(p.se, 6),
+                p_cell(p.p),
+                p_cell(p.p_holm),
+            ]);
+        }
+    }
+    t
+}
+
+impl Rendered for CompareOutput {
+    fn text(&self) -> String {
+        let r = &self.report;
+        let c = &r.critical_values;
+        let family = match &r.family.reference {
+            Some(a) => format!("every arm − {a} ({} pairs)", r.family.size),
+            None => format!("all pairs ({})", r.family.size),
+        };
+        let mut s = format!(
+            "metric: {}   family: {family}\n\
+             critical values: marginal z {:.3}, simultaneous {:.3} (bootstrap max-|t| {:.3}; Bonferroni {:.3})\n\n",
+            r.metric, c.marginal, c.simultaneous, c.max_t_bootstrap, c.bonferroni
+        );
+        s.push_str(&systems_table(r).to_text());
+        s.push_str(&format!(
+            "\ntop group (rank interval reaching 1): {}\n\n",
+            r.top_group.join(", ")
+        ));
+        s.push_str(&pairs_table(r).to_text());
+        s.push('\n');
+        s.push_str(&strata_table(r).to_text());
+        s.push('\n');
+        match (&r.next, &r.next_undefined) {
+            (Some(n), _) => s.push_str(&format!("next: {}\n", n.text)),
+            (None, Some(why)) => s.push_str(&format!("next: nothing to resolve ({why})\n")),
+            (None, None) => {}
+        }
+        s
+    }
+
+    /// The pairs table, one row per pair of the family.
+    fn csv(&self) -> Table {
+        let mut t = Table::new(&[
+            "a",
+            "b",
+            "estimate",
+            "se",
+            "ci_lower",
+            "ci_upper",
+            "sim_lower",
+            "sim_upper",
+            "p",
+            "p_holm",
+            "q_bh",
+        ]);
+        for p in &self.report.pairs {
+            t.row([
+                Cell::text(&p.a),
+                Cell::text(&p.b),
+                Cell::num(p.estimate),
+                Cell::num(p.se),
+                Cell::num(p.ci.lower()),
+                Cell::num(p.ci.upper()),
+                Cell::num(p.ci_simultaneous.lower()),
+                Cell::num(p.ci_simultaneous.upper()),
+                Cell::num(p.p),
+                Cell::num(p.p_holm),
+                Cell::num(p.q_bh),
+            ]);
+        }
+        t
+    }
+
+    fn body(&self) -> serde_json::Value {
+        to_body(&self.report)
+    }
+
+    fn engine(&self) -> Engine {
+        self.report.engine()
+    }
+}

@@ -1,0 +1,108 @@
+//! The report's leaderboard: `stats compare` of a panel with more than two arms.
+
+use std::path::Path;
+
+use ragstats_core::panel::load_outcomes;
+
+use super::super::html::table;
+use super::{ci, n, Sections};
+use crate::cmd::common::{Format, PanelOptions};
+use crate::cmd::compare;
+
+impl Sections<'_> {
+    /// The arms of the panel at `panel` (read with the report's panel options), in order of
+    /// first appearance.
+    fn arms(&self, panel: &Path) -> anyhow::Result<Vec<String>> {
+        let opts = PanelOptions {
+            contrast: None,
+            arm: None,
+            ..self.args.opts.clone()
+        }
+        .load_options(true);
+        Ok(load_outcomes(panel, &opts, |_| Ok(Vec::new()))?.0)
+    }
+
+    /// `stats compare PANEL` when the panel has more than two arms (with two, the panel
+    /// sections' contrast is the comparison): systems, pairs with adjusted p-values and
+    /// the figure; `None` otherwise.
+    pub(in crate::cmd::report) fn compare(&self, panel: &Path) -> Option<String> {
+        match self.arms(panel) {
+            Ok(arms) if arms.len() > 2 => {}
+            _ => return None,
+        }
+        let o = &self.args.opts;
+        let mut words = vec!["compare".to_string(), panel.display().to_string()];
+        if let Some(m) = &o.metric {
+            words.extend(["--metric".into(), m.clone()]);
+        }
+        if o.drop_incomplete {
+            words.push("--drop-incomplete".into());
+        }
+        let build = || {
+            let cargs = compare::Args {
+                panel: panel.to_path_buf(),
+                metric: o.metric.clone(),
+                reference: None,
+                drop_incomplete: o.drop_incomplete,
+                selector: o.selector.clone(),
+                power: 0.8,
+                resample: self.args.resample.clone(),
+                format: Format::Json,
+                plot: None,
+            };
+            let out = compare::compute(&cargs)?;
+            let svg = compare::figure(&cargs, &out)?;
+            let r = &out.report;
+            let systems: Vec<Vec<String>> = r
+                .systems
+                .iter()
+                .map(|s| {
+                    vec![
+                        s.name.clone(),
+                        n(s.estimate),
+                        n(s.se),
+                        ci(s.ci),
+                        format!("{}–{}", s.rank_ci[0], s.rank_ci[1]),
+                        n(s.p_best),
+                    ]
+                })
+                .collect();
+            let mut t = table(
+                &["system", "estimate", "SE", "interval", "rank", "P(best)"],
+                &systems,
+            );
+            let pairs: Vec<Vec<String>> = r
+                .pairs
+                .iter()
+                .map(|p| {
+                    vec![
+                        format!("{} − {}", p.b, p.a),
+                        n(p.estimate),
+                        n(p.se),
+                        ci(p.ci_simultaneous),
+                        n(p.p),
+                        n(p.p_holm),
+                        n(p.q_bh),
+                    ]
+                })
+                .collect();
+            t.push_str(&table(
+                &[
+                    "pair",
+                    "estimate",
+                    "SE",
+                    "simultaneous interval",
+                    "p",
+                    "p(Holm)",
+                    "q(BH)",
+                ],
+                &pairs,
+            ));
+            if let Some(next) = &r.next {
+                t.push_str(&format!("<p>{}</p>\n", super::h(&next.text)));
+            }
+            Ok((svg, t))
+        };
+        Some(self.section("compare", "Which systems can be told apart?", words, build))
+    }
+}

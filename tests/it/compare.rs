@@ -1,0 +1,515 @@
+//! `stats compare`: k arms of one panel, every pair, against an independent numpy
+//! reference (tests/reference/compare.py) and against `stats variance` itself.
+
+use crate::common::{body, gpu_ran, json, stats, write};
+
+const ARMS4: &str = "tests/fixtures/compare/arms4.csv";
+
+fn num(v: &serde_json::Value) -> f64 {
+    v.as_f64().expect("a number")
+}
+
+/// `python3 tests/reference/compare.py tests/fixtures/compare/arms4.csv` (numpy 2.x, scipy,
+/// statsmodels 0.14) printed these estimates, SEs, raw p-values and adjusted p-values; the
+/// pairs in the order (base, a), (base, b), (base, c), (a, b), (a, c), (b, c).
+const SYSTEMS: [(&str, f64, f64); 4] = [
+    ("base", 0.492206421875, 0.035747878572),
+    ("a", 0.538755564583, 0.038945882776),
+    ("b", 0.519969409375, 0.036038999696),
+    ("c", 0.760970307292, 0.038680003020),
+];
+const PAIRS: [(&str, &str, f64, f64, f64, f64, f64); 6] = [
+    // a, b, estimate, se, p, holm, bh
+    (
+        "base",
+        "a",
+        0.046549142708,
+        0.021893572007,
+        0.033490298138,
+        0.100470894415,
+        0.050235447207,
+    ),
+    (
+        "base",
+        "b",
+        0.027762987500,
+        0.022230435752,
+        0.211711585828,
+        0.423423171655,
+        0.254053902993,
+    ),
+    ("base", "c", 0.268763885417, 0.023236426002, 0.0, 0.0, 0.0),
+    (
+        "a",
+        "b",
+        -0.018786155208,
+        0.028156247576,
+        0.504637431426,
+        0.504637431426,
+        0.504637431426,
+    ),
+    (
+        "a",
+        "c",
+        0.222214742708,
+        0.031836885698,
+        0.000000000003,
+        0.000000000012,
+        0.000000000006,
+    ),
+    ("b", "c", 0.241000897917, 0.031450037265, 0.0, 0.0, 0.0),
+];
+
+#[test]
+fn systems_and_pairs_equal_the_numpy_reference() {
+    let doc = json(&["compare", ARMS4, "--backend", "cpu", "--format", "json"]);
+    let systems = doc["systems"].as_array().unwrap();
+    assert_eq!(systems.len(), 4);
+    for (s, (name, est, se)) in systems.iter().zip(SYSTEMS) {
+        assert_eq!(s["name"], name);
+        assert!((num(&s["estimate"]) - est).abs() < 1e-11, "{name}");
+        assert!((num(&s["se"]) - se).abs() < 1e-11, "{name}");
+    }
+    let pairs = doc["pairs"].as_array().unwrap();
+    assert_eq!(doc["family"]["kind"], "all-pairs");
+    assert_eq!(doc["family"]["size"], 6);
+    for (p, (a, b, est, se, raw, holm, bh)) in pairs.iter().zip(PAIRS) {
+        assert_eq!((p["a"].as_str(), p["b"].as_str()), (Some(a), Some(b)));
+        assert!((num(&p["estimate"]) - est).abs() < 1e-11, "{b}-{a}");
+        assert!((num(&p["se"]) - se).abs() < 1e-11, "{b}-{a}");
+        // The reference printed 12 decimals.
+        assert!((num(&p["p"]) - raw).abs() < 1e-11, "{b}-{a} p");
+        assert!((num(&p["p_holm"]) - holm).abs() < 1e-11, "{b}-{a} holm");
+        assert!((num(&p["q_bh"]) - bh).abs() < 1e-11, "{b}-{a} bh");
+    }
+    // The same reference's max-|t| quantile over 200,000 replicates is 2.5073; ours from
+    // 10,000 replicates has a Monte-Carlo SE of about 0.02 there.
+    let c = num(&doc["critical_values"]["max_t_bootstrap"]);
+    assert!((c - 2.5073).abs() < 0.06, "max-|t| quantile {c}");
+}
+
+#[test]
+fn each_pair_is_exactly_what_variance_contrast_reports() {
+    let doc = json(&[
+        "compare",
+        ARMS4,
+        "--backend",
+        "cpu",
+        "--replicates",
+        "200",
+        "--format",
+        "json",
+    ]);
+    for p in doc["pairs"].as_array().unwrap() {
+        let spec = format!("{}-{}", p["b"].as_str().unwrap(), p["a"].as_str().unwrap());
+        let v = json(&["variance", ARMS4, "--contrast", &spec, "--format", "json"]);
+        assert_eq!(p["estimate"], v["estimate"], "{spec}");
+        assert_eq!(p["se"], v["se"], "{spec}");
+    }
+    for s in doc["systems"].as_array().unwrap() {
+        let v = json(&[
+            "variance",
+            ARMS4,
+            "--arm",
+            s["name"].as_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!((&s["estimate"], &s["se"]), (&v["estimate"], &v["se"]));
+    }
+}
+
+#[test]
+fn simultaneous_intervals_lie_between_marginal_and_bonferroni_and_ranks_follow() {
+    let doc = json(&["compare", ARMS4, "--backend", "cpu", "--format", "json"]);
+    let cv = &doc["critical_values"];
+    let (z, c, bonf) = (
+        num(&cv["marginal"]),
+        num(&cv["simultaneous"]),
+        num(&cv["bonferroni"]),
+    );
+    // Φ⁻¹(0.975) and Φ⁻¹(1 − 0.025/6) (scipy.stats.norm.ppf).
+    assert!((z - 1.959963984540054).abs() < 1e-12);
+    assert!((bonf - 2.638257273476751).abs() < 1e-12);
+    assert!(z <= c && c <= bonf);
+    for p in doc["pairs"].as_array().unwrap() {
+        let (m, s) = (&p["ci"], &p["ci_simultaneous"]);
+        let (est, se) = (num(&p["estimate"]), num(&p["se"]));
+        assert!(num(&s[0]) <= num(&m[0]) && num(&m[1]) <= num(&s[1]));
+        assert!(num(&s[0]) >= est - bonf * se - 1e-15 && num(&s[1]) <= est + bonf * se + 1e-15);
+        assert!((num(&s[1]) - est - c * se).abs() < 1e-15);
+    }
+    let p_best: f64 = doc["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| num(&s["p_best"]))
+        .sum();
+    assert!((p_best - 1.0).abs() < 1e-12);
+    // c is certainly best (every interval against it excludes 0), the others 2nd to 4th.
+    let ranks: Vec<(String, [u64; 2])> = doc["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                [
+                    s["rank_ci"][0].as_u64().unwrap(),
+                    s["rank_ci"][1].as_u64().unwrap(),
+                ],
+            )
+        })
+        .collect();
+    assert_eq!(ranks[3], ("c".to_string(), [1, 1]));
+    assert!(ranks[..3].iter().all(|(_, r)| *r == [2, 4]));
+    assert_eq!(doc["top_group"], serde_json::json!(["c"]));
+    // The closest unresolved pair is a − base (largest |z| among the unresolved).
+    let next = &doc["next"];
+    assert_eq!(
+        (next["a"].as_str(), next["b"].as_str()),
+        (Some("base"), Some("a"))
+    );
+    let zs = 0.046549142708 / 0.021893572007;
+    let want = (100.0 * ((c + 0.8416212335729143) / zs).powi(2)).ceil() as u64;
+    assert_eq!(next["questions_needed"].as_u64(), Some(want));
+}
+
+#[test]
+fn a_reference_family_holds_every_arm_against_it() {
+    let doc = json(&[
+        "compare",
+        ARMS4,
+        "--reference",
+        "b",
+        "--backend",
+        "cpu",
+        "--replicates",
+        "500",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(doc["family"]["kind"], "vs-reference");
+    assert_eq!(doc["family"]["size"], 3);
+    let pairs: Vec<(&str, &str)> = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["a"].as_str().unwrap(), p["b"].as_str().unwrap()))
+        .collect();
+    assert_eq!(pairs, [("base", "b"), ("a", "b"), ("b", "c")]);
+    // Bonferroni over 3: Φ⁻¹(1 − 0.025/3), `scipy.stats.norm.ppf(1 - 0.025/3)`.
+    assert!((num(&doc["critical_values"]["bonferroni"]) - 2.3939797998185104).abs() < 1e-12);
+    // Holm over the 3 raw p-values of the family (statsmodels on 0.211711585828,
+    // 0.504637431426 and the tiny c − b p: 0.423423171655, 0.504637431426).
+    assert!((num(&doc["pairs"][0]["p_holm"]) - 0.423423171655).abs() < 1e-11);
+    assert!((num(&doc["pairs"][1]["p_holm"]) - 0.504637431426).abs() < 1e-11);
+}
+
+#[test]
+fn cpu_and_gpu_give_the_same_comparison() {
+    let args = ["compare", ARMS4, "--replicates", "2000", "--format", "json"];
+    let cpu = json(&[&args[..], &["--backend", "cpu"]].concat());
+    let gpu = stats()
+        .args(args)
+        .args(["--backend", "gpu"])
+        .output()
+        .unwrap();
+    if !gpu_ran(&gpu) {
+        return;
+    }
+    let gpu: serde_json::Value = serde_json::from_slice(&gpu.stdout).unwrap();
+    assert_eq!(gpu["run"]["backend"], "gpu");
+    assert_eq!(body(cpu), body(gpu));
+}
+
+#[test]
+fn bad_panels_are_refused_naming_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = write(
+        &dir,
+        "one.csv",
+        "dataset,question,arm,f1\nd,q1,x,0.1\nd,q2,x,0.3\n",
+    );
+    let out = stats()
+        .args(["compare", one.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("at least two arms") && err.contains("only 'x'"),
+        "{err}"
+    );
+
+    let gap = write(
+        &dir,
+        "gap.csv",
+        "dataset,question,arm,f1\nd,q1,x,0.1\nd,q2,x,0.3\nd,q1,y,0.2\nd,q3,x,0.5\nd,q3,y,0.4\n",
+    );
+    let out = stats()
+        .args(["compare", gap.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("gap.csv") && err.contains("q2"), "{err}");
+
+    let out = stats()
+        .args(["compare", ARMS4, "--reference", "zzz"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("--reference zzz: no such arm; the panel's arms are: base, a, b, c"));
+}
+
+/// Family-wise coverage of the simultaneous intervals: 500 Gaussian panels of 5 arms with
+/// equal true means (every difference 0), 2 strata × 60 questions, T = R = 2, question,
+/// trajectory and read effects shared by the arms plus each arm's own question and read
+/// effects. The share of panels whose 10 simultaneous intervals all contain 0 must be at
+/// least 0.95 − 2 MC SE (MC SE = √(0.95·0.05/500) ≈ 0.0097). Run by name:
+/// `cargo test --test it -- --ignored compare::family_wise_coverage`.
+#[test]
+#[ignore]
+fn family_wise_coverage_of_the_simultaneous_intervals() {
+    use ragstats_core::compare::{compare, CompareSettings};
+    use ragstats_core::panel::LoadOptions;
+    use ragstats_core::resample::{CpuBackend, Resampling};
+    let mut rng = crate::common::XorShift(0x9e37_79b9_7f4a_7c15);
+    // Box–Muller normals from the test generator.
+    let mut normal = move || {
+        let u1 = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 + 1e-300;
+        let u2 = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (panels, arms) = (500, 5);
+    let settings = CompareSettings {
+        reference: None,
+        resampling: Resampling {
+            seed: 7,
+            replicates: 1000,
+            confidence: 0.95,
+        },
+        power: 0.8,
+    };
+    let mut covered = 0;
+    for n in 0..panels {
+        let mut text = String::from("dataset,question,trajectory,read,arm,f1\n");
+        for d in 0..2 {
+            for q in 0..60 {
+                let shared_q = 0.5 * normal();
+                let own_q: Vec<f64> = (0..arms).map(|_| 0.2 * normal()).collect();
+                for t in 0..2 {
+                    let shared_t = 0.15 * normal();
+                    for r in 0..2 {
+                        let shared_r = 0.15 * normal();
+                        for (a, own) in own_q.iter().enumerate() {
+                            let y = shared_q + shared_t + shared_r + own + 0.15 * normal();
+                            text.push_str(&format!("d{d},q{q},{t},{r},arm{a},{y}\n"));
+                        }
+                    }
+                }
+            }
+        }
+        let path = dir.path().join(format!("p{n}.csv"));
+        std::fs::write(&path, text).unwrap();
+        let opts = LoadOptions {
+            allow_unbalanced: true,
+            ..Default::default()
+        };
+        let r = compare(&path, &opts, &settings, &CpuBackend::new()).unwrap();
+        assert_eq!(r.pairs.len(), 10);
+        if r.pairs.iter().all(|p| !p.ci_simultaneous.excludes(0.0)) {
+            covered += 1;
+        }
+    }
+    let coverage = covered as f64 / panels as f64;
+    let mc_se = (0.95f64 * 0.05 / panels as f64).sqrt();
+    eprintln!("family-wise coverage {coverage} over {panels} panels (MC SE {mc_se:.4})");
+    assert!(coverage >= 0.95 - 2.0 * mc_se, "coverage {coverage}");
+}
+
+/// `--plot`: the bars carry each system's estimate and interval, the matrix cells each
+/// difference row − column and its Holm-adjusted p, exactly the JSON's numbers.
+#[test]
+fn the_figure_shows_the_reports_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("cmp.svg");
+    let doc = json(&[
+        "compare",
+        ARMS4,
+        "--backend",
+        "cpu",
+        "--replicates",
+        "300",
+        "--format",
+        "json",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let attr = |tag: &str, key: &str| -> f64 {
+        let at = svg
+            .find(tag)
+            .unwrap_or_else(|| panic!("{tag} in the figure"));
+        let rest = &svg[at..];
+        let v = &rest[rest.find(&format!("{key}=\"")).unwrap() + key.len() + 2..];
+        v[..v.find('"').unwrap()].parse().unwrap()
+    };
+    for s in doc["systems"].as_array().unwrap() {
+        let tag = format!("data-group=\"{}\"", s["name"].as_str().unwrap());
+        assert_eq!(attr(&tag, "data-value"), num(&s["estimate"]));
+        assert_eq!(attr(&tag, "data-ci-low"), num(&s["ci"][0]));
+    }
+    assert_eq!(svg.matches("class=\"cell\"").count(), 16);
+    for p in doc["pairs"].as_array().unwrap() {
+        let tag = format!(
+            "data-row=\"{}\" data-col=\"{}\"",
+            p["b"].as_str().unwrap(),
+            p["a"].as_str().unwrap()
+        );
+        assert_eq!(attr(&tag, "data-value"), num(&p["estimate"]));
+        assert_eq!(attr(&tag, "data-p"), num(&p["p_holm"]));
+    }
+}
+
+/// `mcq compare A B C`: three models on 20 items, item i right for m1 when i < 8, for m2
+/// when i < 14, for m3 when i < 19 (nested, so every discordant pair favours the later
+/// model). McNemar's discordant counts are then 6, 11 and 5 with none the other way; the
+/// exact p-values are scipy's `binomtest(6, 6, 0.5)`, `binomtest(11, 11, 0.5)` and
+/// `binomtest(5, 5, 0.5)`: 0.03125, 0.0009765625, 0.0625; statsmodels' Holm gives
+/// [0.0625, 0.0029296875, 0.0625] and BH [0.046875, 0.0029296875, 0.0625].
+#[test]
+fn mcq_compare_of_three_files_adjusts_mcnemar_over_the_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = [("m1", 8), ("m2", 14), ("m3", 19)]
+        .iter()
+        .map(|&(model, right)| {
+            let lines: Vec<String> = (0..20)
+                .map(|i| {
+                    let answer: &[&str] = if i < right { &["A"] } else { &["B"] };
+                    crate::mcq_cli::result_line(
+                        &format!("q{i}"),
+                        0,
+                        model,
+                        "planning-convergent",
+                        &["A"],
+                        "ok",
+                        Some(answer),
+                    )
+                })
+                .collect();
+            write(&dir, &format!("{model}.jsonl"), &(lines.join("\n") + "\n"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let mut args = vec!["mcq", "compare"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend([
+        "--backend",
+        "cpu",
+        "--replicates",
+        "500",
+        "--format",
+        "json",
+    ]);
+    let doc = json(&args);
+    assert_eq!(doc["family"], "all-pairs");
+    let em: Vec<f64> = doc["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| num(&s["scores"].as_array().unwrap().last().unwrap()["em"]["estimate"]))
+        .collect();
+    assert_eq!(em, [0.4, 0.7, 0.95]);
+    let want = [
+        (6, 0.03125, 0.0625, 0.046875),
+        (11, 0.0009765625, 0.0029296875, 0.0029296875),
+        (5, 0.0625, 0.0625, 0.0625),
+    ];
+    let pairs = doc["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 3);
+    for (p, (b_only, raw, holm, bh)) in pairs.iter().zip(want) {
+        let overall = p["mcnemar"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["group"] == "overall")
+            .unwrap();
+        assert_eq!(
+            (overall["a_only"].as_u64(), overall["b_only"].as_u64()),
+            (Some(0), Some(b_only))
+        );
+        assert!((num(&overall["p"]) - raw).abs() < 1e-15);
+        assert!((num(&overall["p_holm"]) - holm).abs() < 1e-15);
+        assert!((num(&overall["q_bh"]) - bh).abs() < 1e-15);
+    }
+    // Each pair's deltas are the two-file comparison's, exactly.
+    let two = json(&[
+        "mcq",
+        "compare",
+        &files[0],
+        &files[2],
+        "--backend",
+        "cpu",
+        "--replicates",
+        "500",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(pairs[1]["deltas"], two["deltas"]);
+}
+
+/// `stats report` of a panel with more than two arms has the leaderboard section, with the
+/// figure `stats compare` draws and the command that reproduces it.
+#[test]
+fn the_report_of_a_many_arm_panel_has_the_leaderboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    let run = stats()
+        .args([
+            "report",
+            ARMS4,
+            "--contrast",
+            "a-base",
+            "--replicates",
+            "300",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(String::from_utf8_lossy(&run.stdout).contains("(variance, forecast, compare)"));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("<figure id=\"fig-compare\">"));
+    assert!(html.contains("stats compare tests/fixtures/compare/arms4.csv --replicates 300 --seed 1 --plot compare.svg"));
+    let doc = json(&[
+        "compare",
+        ARMS4,
+        "--replicates",
+        "300",
+        "--format",
+        "json",
+        "--backend",
+        "cpu",
+    ]);
+    let c_base = &doc["pairs"][2];
+    assert!(html.contains(&format!(
+        "[{}, {}]",
+        report_num(&c_base["ci_simultaneous"][0]),
+        report_num(&c_base["ci_simultaneous"][1])
+    )));
+}
+
+/// A number as the report writes it (6 decimals at this magnitude).
+fn report_num(v: &serde_json::Value) -> String {
+    format!("{:.6}", num(v))
+}
