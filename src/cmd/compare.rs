@@ -28,6 +28,10 @@ pub struct Args {
     /// Drop questions that differ from their stratum's design instead of fitting them by REML.
     #[arg(long)]
     pub drop_incomplete: bool,
+    /// Score a cell one arm of a pair lacks as X for that pair (the reader never answered)
+    /// instead of leaving the cell out of the pair's difference.
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
+    pub failure_score: Option<f64>,
     /// With a `selector` column: one selector's rows, or `average` (the default).
     #[arg(long, value_name = "NAME|average")]
     pub selector: Option<SelectorChoice>,
@@ -78,6 +82,7 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
         metric: args.metric.clone(),
         drop_incomplete: args.drop_incomplete,
         selector: args.selector.clone(),
+        failure_score: args.failure_score,
         ..Default::default()
     }
     .load_options(true);

@@ -513,3 +513,60 @@ fn the_report_of_a_many_arm_panel_has_the_leaderboard() {
 fn report_num(v: &serde_json::Value) -> String {
     format!("{:.6}", num(v))
 }
+
+/// A cell one arm lacks costs that cell for the pair (as `variance --contrast` drops it), or
+/// with `--failure-score X` is scored X for the pair, again exactly as `variance` does it.
+#[test]
+fn an_unpaired_cell_is_handled_as_variance_handles_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("dataset,question,trajectory,read,arm,f1\n");
+    let mut rng = crate::common::XorShift(77);
+    for q in 0..8 {
+        for t in 0..2 {
+            for arm in ["x", "y", "z"] {
+                // Arm y's trajectory 1 of question q3 failed: no row.
+                if (q, t, arm) == (3, 1, "y") {
+                    continue;
+                }
+                text.push_str(&format!("d,q{q},{t},0,{arm},{}\n", rng.grid(1000)));
+            }
+        }
+    }
+    let panel = write(&dir, "gap.csv", &text);
+    let p = panel.to_str().unwrap();
+    for extra in [&[][..], &["--failure-score", "0"][..]] {
+        let mut args = vec![
+            "compare",
+            p,
+            "--backend",
+            "cpu",
+            "--replicates",
+            "200",
+            "--format",
+            "json",
+        ];
+        args.extend(extra);
+        let doc = json(&args);
+        for pair in doc["pairs"].as_array().unwrap() {
+            let spec = format!(
+                "{}-{}",
+                pair["b"].as_str().unwrap(),
+                pair["a"].as_str().unwrap()
+            );
+            let mut v = vec!["variance", p, "--contrast", &spec, "--format", "json"];
+            v.extend(extra);
+            let v = json(&v);
+            assert_eq!(
+                (&pair["estimate"], &pair["se"]),
+                (&v["estimate"], &v["se"]),
+                "{spec} {extra:?}"
+            );
+            let touches_y = spec.contains('y');
+            assert_eq!(
+                pair["unpaired_cells"],
+                if touches_y { 1 } else { 0 },
+                "{spec}"
+            );
+        }
+    }
+}

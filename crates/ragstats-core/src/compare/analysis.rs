@@ -132,6 +132,8 @@ pub fn prepare(
         let arm_opts = arms.iter().map(|a| LoadOptions {
             arm: Some(a.clone()),
             contrast: None,
+            // A failure score belongs to a contrast: an arm alone has no missing partner.
+            failure_score: None,
             ..opts.clone()
         });
         let pair_opts = pairs.iter().map(|&(a, b)| LoadOptions {
@@ -225,7 +227,7 @@ pub fn prepare(
     let mut unpaired = Vec::with_capacity(pairs.len());
     for (&(a, b), p) in pairs.iter().zip(pair_panels) {
         let n = cells(p);
-        unpaired.push(cells(&arm_panels[a]) + cells(&arm_panels[b]) - 2 * n);
+        unpaired.push(p.strata.iter().map(|s| s.unpaired_cells.len()).sum());
         if n == cells(&arm_panels[a]) && n == cells(&arm_panels[b]) {
             pair_column.push(None);
         } else {

@@ -83,7 +83,8 @@ pub struct PairResult {
     pub q_bh: f64,
     /// Whether Holm's adjusted p is at most 1 − confidence.
     pub resolved: bool,
-    /// Cells of either arm without a partner in the other, left out of the difference.
+    /// Cells of either arm without a partner in the other: left out of the difference, or
+    /// scored with the failure score.
     pub unpaired_cells: usize,
 }
 

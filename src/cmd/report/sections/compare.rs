@@ -44,6 +44,7 @@ impl Sections<'_> {
                 metric: o.metric.clone(),
                 reference: None,
                 drop_incomplete: o.drop_incomplete,
+                failure_score: o.failure_score,
                 selector: o.selector.clone(),
                 power: 0.8,
                 resample: self.args.resample.clone(),
