@@ -376,6 +376,76 @@ fn three_shards_merge_to_the_unsharded_run_and_bad_sets_are_refused() {
         .code(2)
         .stderr(predicate::str::contains("is the shard directory"));
     assert!(!out.exists());
+
+    // The Slurm recipes with plain bash (a laptop): the task variables set by hand, the
+    // scripted server as an endpoint already running (no MODEL_SERVER_CMD).
+    let laptop = tmp.path().join("laptop").join("demo");
+    let boot = tmp.path().join("laptop").join("boot");
+    let panel = laptop.join("panel.csv");
+    let bash = |script: &str, vars: &[(&str, String)]| {
+        let mut c = Command::new("bash");
+        support::cli::strip_secrets(&mut c);
+        c.arg(format!("examples/slurm/{script}"))
+            .env("STATS", support::cli::stats_path())
+            .env("QUESTIONS", "data/qa/questions.jsonl")
+            .env("SEARCH", &search)
+            .env("MODEL", "m")
+            .env("BASE_URL", &server.base)
+            .env("RUN_DIR", &laptop)
+            .env("RUN_FLAGS", FLAGS.join(" "))
+            .env("PANEL", &panel)
+            .env("BOOT_DIR", &boot)
+            .env("CONTRAST", "adaptive-open")
+            .env("REPLICATES", "300")
+            .env("BOOT_FLAGS", "--seed 3")
+            .envs(vars.iter().map(|(k, v)| (k, v)));
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "{script} {vars:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    for k in 1..=3 {
+        bash(
+            "run-shard.sbatch",
+            &[
+                ("SLURM_ARRAY_TASK_ID", k.to_string()),
+                ("SLURM_ARRAY_TASK_COUNT", "3".into()),
+            ],
+        );
+    }
+    bash("merge.sbatch", &[("MERGE", "run".into())]);
+    same_run(&one, &laptop);
+    assert!(laptop.join("variance.txt").exists() && laptop.join("run-audit.txt").exists());
+    // Two bootstrap shards (task ids 0 and 1: replicates 0..150 and 150..300).
+    for i in 0..2 {
+        bash(
+            "bootstrap-shard.sbatch",
+            &[
+                ("SLURM_ARRAY_TASK_ID", i.to_string()),
+                ("SLURM_ARRAY_TASK_COUNT", "2".into()),
+            ],
+        );
+    }
+    bash("merge.sbatch", &[("MERGE", "bootstrap".into())]);
+    let single = tmp.path().join("single.bin");
+    common::stats()
+        .arg("bootstrap")
+        .arg(&panel)
+        .args([
+            "--contrast",
+            "adaptive-open",
+            "--replicates",
+            "300",
+            "--seed",
+            "3",
+        ])
+        .arg("--replicates-out")
+        .arg(&single)
+        .assert()
+        .success();
+    assert!(read(single) == read(boot.join("replicates.bin")));
 }
 
 /// The Slurm recipes on a real Slurm (STATS_SLURM=1; scripts/slurm-local.sh): an array of 3
@@ -442,7 +512,8 @@ fn slurm_arrays_merge_to_one_machine_runs() {
     let sbatch = |args: &[&str], merge: &str| -> String {
         let mut c = Command::new("sbatch");
         support::cli::strip_secrets(&mut c);
-        c.arg("--parsable")
+        // The recipes ask for more CPUs than a CI machine has.
+        c.args(["--parsable", "--cpus-per-task=1"])
             .arg(format!("--output={}/%x-%A_%a.log", logs.display()))
             .args(args)
             .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -478,15 +478,13 @@ pub fn check_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, ShardManifest)>> {
 
 /// A cell's identity in the records: dataset and question id.
 type CellId = (Dataset, String);
+/// A shard's records by cell: trajectory records and ledger rows, each in file order.
+type ByCell = HashMap<CellId, (Vec<Trajectory>, Vec<LedgerRow>)>;
 
 /// Reads the shard in `dir` under `m`: its trajectory records and ledger rows grouped by
 /// cell, each group in file order; checks they are exactly the shard's cells, with
 /// planners × trajectories records each.
-fn read_shard(
-    dir: &Path,
-    m: &ShardManifest,
-    arms: usize,
-) -> Result<HashMap<CellId, (Vec<Trajectory>, Vec<LedgerRow>)>> {
+fn read_shard(dir: &Path, m: &ShardManifest, arms: usize) -> Result<ByCell> {
     let mine: HashMap<CellId, &ManifestCell> = m
         .cells
         .iter()
@@ -498,7 +496,7 @@ fn read_shard(
         .keys()
         .map(|id| ((dataset_name(id.0), id.1.as_str()), id))
         .collect();
-    let mut out: HashMap<CellId, (Vec<Trajectory>, Vec<LedgerRow>)> = HashMap::new();
+    let mut out = ByCell::new();
     let tpath = dir.join("trajectories.jsonl");
     let text = ragstats_core::io::read_text(&tpath)?;
     for (i, line) in text.lines().enumerate() {
