@@ -195,7 +195,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  stats index build data/qa/corpus.jsonl --out idx/\n  stats run data/qa/questions.jsonl --search local:idx/ --model qwen3-8b --base-url http://127.0.0.1:8000/v1 \\\n      --planner open,adaptive --selector rrf,rr --trajectories 2 --reads 2 --questions 40 --out runs/demo/\n  stats run data/qa/questions.jsonl --search local:idx/ --model m --questions 40 --out runs/demo/ --dry-run\n\nA run stopped anywhere (Ctrl-C, kill) resumes from its caches: run the same command again."
     )]
-    Run(Box<run::Args>),
+    Run(run::Cli),
     /// Appendix C checks of a run: gold-alias presence in candidate pools and packets, mask hits, planning failures, UNKNOWN rate.
     #[command(after_help = "Example:\n  stats run-audit runs/demo/ --json")]
     RunAudit(run_audit::Args),
@@ -256,7 +256,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Index(a) => index::run(a),
         Command::Questions(a) => questions::run(a),
         Command::Judge(a) => judge::run(*a),
-        Command::Run(a) => run::run(*a),
+        Command::Run(a) => run::dispatch(a),
         Command::RunAudit(a) => run_audit::run(a),
     }
 }

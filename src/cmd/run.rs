@@ -16,13 +16,14 @@ use ragstats_agent::run::prompt::Templates;
 use ragstats_agent::run::setup::{
     dry_run_report, output_cap, run_cells, CallCounts, OutputCounts, RunShape,
 };
+use ragstats_agent::run::shard::{self, RunConfig, ShardManifest};
 use ragstats_agent::run::{Progress, RunSpec};
 use ragstats_agent::search::{http, mask, Search, SearchOptions};
 use ragstats_core::ledger::Prices;
 use ragstats_core::questions::read::read_questions;
 
-pub use args::Args;
-use render::{calls_line, dry_run_text, outputs_line, Bar};
+pub use args::{Args, Cli, MergeArgs};
+use render::{calls_line, dry_run_text, merge_lines, outputs_line, shard_line, Bar};
 
 use super::batch::{block_on, warn_truncated};
 use super::common::print_json;
@@ -30,15 +31,36 @@ use super::endpoint::{client, Configured};
 use super::run_audit::{totals_lines, warn};
 use super::UsageError;
 
+/// Runs `stats run` or `stats run merge`.
+pub fn dispatch(c: Cli) -> anyhow::Result<u8> {
+    match c {
+        Cli::Run(a) => run(*a),
+        Cli::Merge(m) => merge(&m),
+    }
+}
+
 /// Runs `stats run`.
 pub fn run(a: Args) -> anyhow::Result<u8> {
     block_on(run_async(a))
 }
 
+/// Runs `stats run merge`: the checks and the merge are [`shard::merge`].
+pub fn merge(m: &MergeArgs) -> anyhow::Result<u8> {
+    let report = shard::merge(&m.dirs, &m.out, &shard::run_name(&m.out))?;
+    for l in merge_lines(&report, &m.out) {
+        outln!("{l}");
+    }
+    Ok(0)
+}
+
 async fn run_async(a: Args) -> anyhow::Result<u8> {
     let shape = RunShape::check(&a.shape())?;
     let loaded = read_questions(&a.questions)?;
-    let cells = run_cells(&loaded.questions, &a.cells())?;
+    let all_cells = run_cells(&loaded.questions, &a.cells())?;
+    let cells = match a.shard {
+        Some(s) => shard::shard_cells(&all_cells, s),
+        None => all_cells.clone(),
+    };
     let templates = match &a.prompt_dir {
         Some(d) => Templates::with_dir(d)?,
         None => Templates::builtin(),
@@ -78,7 +100,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         &a.search,
         SearchOptions {
             cache_dir: Some(cache.join("search")),
-            mask: patterns,
+            mask: patterns.clone(),
             http: http::HttpConfig {
                 rpm: a.search_rpm,
                 retry: RetryPolicy::default(),
@@ -86,6 +108,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
             },
         },
     )?;
+    let search_name = search.name();
     let client = client(endpoint_cfg.config)?;
     // Every call the pipeline makes, cache hits included, is counted: exactly the dry
     // run's planner and reader calls.
@@ -102,6 +125,20 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         extra: endpoint_cfg.extra,
         templates,
         concurrency: shape.concurrency,
+    };
+    let manifest = match a.shard {
+        Some(s) => Some(ShardManifest::new(
+            RunConfig::new(
+                &spec,
+                &search_name,
+                &patterns,
+                &loaded.questions,
+                &a.cells(),
+            )?,
+            &all_cells,
+            s,
+        )),
+        None => None,
     };
     let progress = Arc::new(Progress::default());
     let cancel = Cancel::new();
@@ -141,6 +178,10 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         }
     };
     write_outputs(&a.out, &out)?;
+    // Last, so that a shard directory with a manifest is a finished shard.
+    if let Some(m) = &manifest {
+        m.write(&a.out)?;
+    }
     // The end-of-command summary goes to stdout, warnings to stderr (docs/run.md).
     outln!("{summary}");
     let tot = totals(&out.trajectories);
@@ -148,6 +189,9 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         outln!("{l}");
     }
     outln!("{}", outputs_line(&OutputCounts::of(n_cells, &out), &a.out));
+    if let Some(m) = &manifest {
+        outln!("{}", shard_line(m, &a.out));
+    }
     warn(&tot.warnings());
     // Counted over the run's calls (cache hits included), as the summary's model calls.
     warn_truncated(

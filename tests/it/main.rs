@@ -64,6 +64,7 @@ mod resample_gpu;
 mod run_cli;
 mod run_evidence;
 mod run_real;
+mod run_shard;
 mod search_http;
 mod search_local;
 mod selectors;

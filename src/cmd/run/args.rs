@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use ragstats_agent::run::setup::{CellSettings, ShapeSettings};
+use ragstats_agent::run::shard::Shard;
 
 use crate::cmd::endpoint::Endpoint;
 
@@ -85,15 +86,75 @@ pub struct Args {
     /// terminal gets a progress bar instead.
     #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = crate::cmd::batch::progress_secs)]
     pub progress_every: f64,
+    /// Run only the K-th of N disjoint shards of the cells; OUT holds the shard, with
+    /// shard.json when it has finished (docs/scale.md). `stats run merge` joins the shards.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+}
+
+/// `stats run`: a run (its flags, [`Args`]), or `stats run merge` ([`MergeArgs`]). The
+/// subcommand is added by hand, so that a run's required flags are required only when no
+/// subcommand is given (clap's derive reads every non-`Option` flag as present).
+#[derive(Debug)]
+pub enum Cli {
+    Run(Box<Args>),
+    Merge(MergeArgs),
+}
+
+/// The `merge` subcommand's name, about line and example.
+const MERGE: &str = "merge";
+const MERGE_ABOUT: &str =
+    "Merge the shard directories of a `stats run --shard K/N` run into the files one unsharded run writes.";
+const MERGE_AFTER: &str = "Example:\n  stats run merge runs/demo/shard-*/ --out runs/demo/\n\nThe run's name in the merged trajectory log is the last component of --out, as for stats run (docs/scale.md).";
+
+impl clap::Args for Cli {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        <Args as clap::Args>::augment_args(cmd)
+            .subcommand(
+                <MergeArgs as clap::Args>::augment_args(clap::Command::new(MERGE))
+                    .about(MERGE_ABOUT)
+                    .after_help(MERGE_AFTER),
+            )
+            .args_conflicts_with_subcommands(true)
+            .subcommand_negates_reqs(true)
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for Cli {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        match m.subcommand() {
+            Some((MERGE, sub)) => Ok(Cli::Merge(MergeArgs::from_arg_matches(sub)?)),
+            _ => Ok(Cli::Run(Box::new(Args::from_arg_matches(m)?))),
+        }
+    }
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// Flags of `stats run merge`.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// Shard directories (each written by `stats run ... --shard K/N`), in any order.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Output directory: panel.csv, trajectories.jsonl, ledger.jsonl.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    s.parse().map_err(|e: ragstats_core::Error| e.to_string())
 }
 
 impl Args {
     /// The run's name: the last component of `--out` (`run` when it has none).
     pub fn run_name(&self) -> String {
-        self.out
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "run".into())
+        ragstats_agent::run::shard::run_name(&self.out)
     }
 
     /// The cache directory: `--cache-dir`, else `OUT/cache`.

@@ -12,6 +12,7 @@ use ragstats_agent::llm::batch::BatchProgress;
 use ragstats_agent::llm::Client;
 use ragstats_agent::run::cells::DryRun;
 use ragstats_agent::run::setup::{tokens_cost_usd, CallCounts, OutputCounts, RunShape};
+use ragstats_agent::run::shard::{MergeReport, ShardManifest, MANIFEST};
 use ragstats_agent::run::Progress;
 use ragstats_core::ledger::Prices;
 
@@ -81,6 +82,38 @@ pub fn outputs_line(o: &OutputCounts, dir: &Path) -> String {
         o.ledger_rows,
         display_dir(dir)
     )
+}
+
+/// The line naming a finished shard's manifest.
+pub fn shard_line(m: &ShardManifest, dir: &Path) -> String {
+    let held = m.cells.iter().filter(|c| c.shard == m.shard.index).count();
+    format!(
+        "shard {}: {held} of the run's {} cell(s) -> {}",
+        m.shard,
+        m.cells.len(),
+        dir.join(MANIFEST).display()
+    )
+}
+
+/// What `stats run merge` prints: what it wrote and, when shards shared keyed calls, how
+/// they are billed.
+pub fn merge_lines(r: &MergeReport, dir: &Path) -> Vec<String> {
+    let mut v = vec![format!(
+        "merged {} shard(s): {} question(s), {} trajectory record(s), {} panel row(s), {} ledger row(s) -> {}",
+        r.shards,
+        r.cells,
+        r.trajectory_records,
+        r.panel_rows,
+        r.ledger_rows,
+        display_dir(dir)
+    )];
+    if r.shared_keys > 0 {
+        v.push(format!(
+            "{} keyed call(s) were made by more than one shard: the merged ledger bills each once, as the unsharded run's does",
+            r.shared_keys
+        ));
+    }
+    v
 }
 
 fn display_dir(p: &Path) -> String {

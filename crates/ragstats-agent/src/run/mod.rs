@@ -15,6 +15,7 @@
 //! * [`log`]: the outputs (`trajectories.jsonl`, `panel.csv`, `ledger.jsonl`).
 //! * [`audit`]: `stats run-audit`.
 //! * [`setup`]: the checks, dry-run report and end counts around the pipeline.
+//! * [`shard`]: `--shard K/N` and `stats run merge` (docs/scale.md).
 
 pub mod audit;
 pub mod cells;
@@ -23,6 +24,7 @@ pub mod packets;
 pub mod pipeline;
 pub mod prompt;
 pub mod setup;
+pub mod shard;
 
 pub use packets::Selector;
 pub use pipeline::{Arm, Progress, RunSpec, Searched, Searcher};
