@@ -229,6 +229,7 @@ def compare(
     metric: Any = None,
     reference: Any = None,
     drop_incomplete: bool = False,
+    failure_score: Any = None,
     selector: Any = None,
     power: Any = 0.8,
     replicates: Any = 10000,
@@ -253,6 +254,7 @@ def compare(
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``reference`` (--reference): Compare every arm with this one only (a Dunnett-style family) instead of every pair
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design instead of fitting them by REML
+    - ``failure_score`` (--failure-score): Score a cell one arm of a pair lacks as X for that pair (the reader never answered) instead of leaving the cell out of the pair's difference
     - ``selector`` (--selector): With a `selector` column: one selector's rows, or `average` (the default)
     - ``power`` (--power) (default 0.8): Power the next study's question count is planned for
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
@@ -269,6 +271,7 @@ def compare(
     _flag(argv, tables, '--reference', reference, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--power', power, False, 0.8)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
@@ -924,6 +927,7 @@ def slice(
     contrast: Any = None,
     arm: Any = None,
     drop_incomplete: bool = False,
+    failure_score: Any = None,
     selector: Any = None,
     design: Any,
     per_stratum: bool = False,
@@ -948,6 +952,7 @@ def slice(
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
     - ``design`` (--design): Design Q:T:R (Q split over strata in the panel's question shares, by largest remainder) or per-stratum counts, e.g. hotpotqa=150,musique=24:2:1
     - ``per_stratum`` (--per-stratum): Q of a Q:T:R design is the count in every stratum, not the total
@@ -964,6 +969,7 @@ def slice(
     _flag(argv, tables, '--arm', arm, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--design', design, False, None)
     if per_stratum:
