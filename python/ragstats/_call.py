@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from typing import Any, Callable, Optional
 
 from . import _ragstats
@@ -86,9 +87,82 @@ def _is_table(v: Any) -> bool:
     return hasattr(v, "__arrow_c_stream__") or type(v).__module__.split(".")[0] == "pandas"
 
 
+# The key under which a call's temporary directory (for dict and record inputs) travels
+# with its tables until the call ends; never passed to the extension.
+_TEMP = "\0temp"
+
+
+def _is_records(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
+
+
+def _toml(d: dict, table: tuple = ()) -> str:
+    """`d` as TOML: its scalars and arrays, then each sub-table under its dotted header."""
+
+    def key(k: str) -> str:
+        return json.dumps(str(k))
+
+    def scalar(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(scalar(x) for x in v) + "]"
+        return json.dumps(str(v))
+
+    out = []
+    if table:
+        out.append("[" + ".".join(key(k) for k in table) + "]")
+    out += [f"{key(k)} = {scalar(v)}" for k, v in d.items() if not isinstance(v, dict)]
+    text = "\n".join(out) + "\n"
+    for k, v in d.items():
+        if isinstance(v, dict):
+            text += "\n" + _toml(v, table + (k,))
+    return text
+
+
+def _temp_file(tables: dict, suffix: str, text: str) -> str:
+    if _TEMP not in tables:
+        tables[_TEMP] = tempfile.TemporaryDirectory(prefix="ragstats-")
+    d = tables[_TEMP].name
+    path = os.path.join(d, f"input{len(os.listdir(d)) + 1}{suffix}")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def _without_null_columns(v: Any) -> Any:
+    """A polars frame with its Null-typed (all-missing) columns and fields cast to strings: polars
+    exports such a column with a validity buffer that the Arrow C data interface's Null type
+    does not have, and arrow-rs refuses it."""
+    if type(v).__module__.split(".")[0] != "polars" or not hasattr(v, "schema"):
+        return v
+    import polars as pl
+
+    def fix(t: Any) -> Any:
+        if t == pl.Null:
+            return pl.Utf8
+        if isinstance(t, pl.Struct):
+            return pl.Struct([pl.Field(f.name, fix(f.dtype)) for f in t.fields])
+        if isinstance(t, pl.List):
+            return pl.List(fix(t.inner))
+        return t
+
+    changed = {c: fix(t) for c, t in v.schema.items() if fix(t) != t}
+    return v.with_columns(pl.col(c).cast(t) for c, t in changed.items()) if changed else v
+
+
 def _value(tables: dict, v: Any) -> str:
-    """A flag's value as the command line gives it; a table is registered under a name."""
+    """A flag's value as the command line gives it; a table is registered under a name; a
+    dict (prices) is written as a TOML file and a list of dicts (records: MCQ items or
+    results, annotations, ledger rows) as a JSON-lines file, for the call's duration."""
+    if isinstance(v, dict):
+        return _temp_file(tables, ".toml", _toml(v))
+    if _is_records(v):
+        return _temp_file(tables, ".jsonl", "".join(json.dumps(r) + "\n" for r in v))
     if _is_table(v):
+        v = _without_null_columns(v)
         t = type(v)
         base = f"{t.__module__.split('.')[0]}.{t.__qualname__}"
         name, n = f"<{base}>", 2
@@ -106,7 +180,7 @@ def _value(tables: dict, v: Any) -> str:
 def _positional(argv: list, tables: dict, v: Any, repeated: bool) -> None:
     if v is None:
         return
-    if repeated and isinstance(v, (list, tuple)):
+    if repeated and isinstance(v, (list, tuple)) and not _is_records(v):
         argv.extend(_value(tables, x) for x in v)
     else:
         argv.append(_value(tables, v))
@@ -116,7 +190,7 @@ def _flag(argv: list, tables: dict, long: str, v: Any, repeated: bool, default: 
     # A value equal to the CLI's default is left out, as a user would leave out the flag.
     if v is None or (default is not None and v == default):
         return
-    values = v if repeated and isinstance(v, (list, tuple)) else [v]
+    values = v if repeated and isinstance(v, (list, tuple)) and not _is_records(v) else [v]
     for x in values:
         argv += [long, _value(tables, x)]
 
@@ -141,4 +215,9 @@ def _tqdm_progress() -> Optional[Callable[[int, int], None]]:
 
 
 def _run(argv: list, tables: dict, progress: Optional[Callable[[int, int], Any]]) -> Result:
-    return Result(_ragstats.call(argv, tables, progress or _tqdm_progress()))
+    temp = tables.pop(_TEMP, None)
+    try:
+        return Result(_ragstats.call(argv, tables, progress or _tqdm_progress()))
+    finally:
+        if temp is not None:
+            temp.cleanup()

@@ -293,3 +293,44 @@ def test_slice_writes_what_the_cli_writes(tmp_path):
     # 48 questions x 2 trajectories x 1 read x 2 arms.
     assert (d["rows"], d["trajectories"], d["reads"], d["choice"], d["seed"]) == (192, 2, 1, "seeded", 1)
     assert r.text.strip() == out.stderr.strip().replace("cli.csv", "py.csv")
+
+
+def test_prices_may_be_a_dict():
+    import tomllib
+
+    with open(PR, "rb") as f:
+        prices = tomllib.load(f)
+    want = ragstats.cost(L, prices=PR, search_price="0:1:0.5").to_dict()
+    got = ragstats.cost(L, prices=prices, search_price="0:1:0.5").to_dict()
+    assert body(got) == body(want)
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars", "records"])
+def test_mcq_results_and_items_may_be_frames_or_records(kind):
+    import json as _json
+
+    def load(path):
+        rows = [_json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+        if kind == "records":
+            return rows
+        if kind == "pandas":
+            import pandas as pd
+
+            return pd.DataFrame(rows)
+        import polars as pl
+
+        return pl.DataFrame(rows)
+
+    want = ragstats.mcq.score(BARE, **FAST).to_dict()
+    got = ragstats.mcq.score(load(BARE), **FAST).to_dict()
+    assert body(got) == body(want)
+    v = ragstats.mcq.validate(load("data/mcq/sample.jsonl")).to_dict()
+    assert body(v) == body(ragstats.mcq.validate("data/mcq/sample.jsonl").to_dict())
+
+
+def test_a_correlate_table_may_be_a_frame():
+    import pandas as pd
+
+    want = ragstats.correlate(CAP[0], method="spearman", **CAPKW, **FAST).to_dict()
+    got = ragstats.correlate(pd.read_csv(CAP[0]), method="spearman", **CAPKW, **FAST).to_dict()
+    assert body(got) == body(want)

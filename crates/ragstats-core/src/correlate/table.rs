@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::io::{clip, CsvReader};
+use crate::io::clip;
 use crate::{Error, Result};
 
 /// What to do with a row whose used cell is missing (empty, `NA`, `N/A`, `NaN`, `null`).
@@ -79,7 +79,7 @@ fn parse_number(s: &str) -> Option<f64> {
 /// [`Error::Input`] naming the file (and line) for a missing column, a non-numeric cell, or
 /// a missing cell under [`Missing::Error`]; [`Error::Io`] when the file cannot be read.
 pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
-    let mut rdr = CsvReader::open(path)?;
+    let mut rdr = crate::panel::memory::open_csv(path)?;
     let find = |name: &str, flag: &str| rdr.require(name, &format!("{flag} "));
     if spec.x.is_empty() || spec.y.is_empty() {
         return Err(Error::Usage(

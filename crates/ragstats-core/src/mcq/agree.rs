@@ -11,8 +11,8 @@ use super::item::{Item, Task};
 use super::metrics::jaccard;
 use crate::document::Report;
 use crate::error::{Error, Result};
+use crate::io::clip;
 use crate::io::jsonl::echo;
-use crate::io::{clip, JsonlReader};
 
 /// One annotation line `{"id", "annotator", "answer": [...]}`.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +33,7 @@ pub struct Annotation {
 /// [`Error::Io`]; [`Error::Input`] with file:line for a malformed line, an unknown id or
 /// label, or the same (id, annotator) twice.
 pub fn read_annotations(path: &Path, items: Option<&[Item]>) -> Result<Vec<Annotation>> {
-    let mut rdr = JsonlReader::open(path)?;
+    let mut rdr = crate::panel::memory::open_jsonl(path)?;
     let by_id: Option<HashMap<&str, &Item>> =
         items.map(|its| its.iter().map(|i| (i.id.as_str(), i)).collect());
     let mut out = Vec::new();

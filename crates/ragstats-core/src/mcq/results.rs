@@ -18,8 +18,8 @@ use super::prompt::{render, PromptKind, Templates};
 use super::shuffle::{permutation, presented_labels};
 use crate::chat::{CallError, CallRecord, ChatRequest, Message, SamplingParams, Usage};
 use crate::error::{Error, Result};
+use crate::io::clip;
 use crate::io::jsonl::clip_error;
-use crate::io::{clip, JsonlReader};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -400,7 +400,7 @@ pub fn write_results(path: &Path, results: &[RunResult]) -> Result<()> {
 /// [`Error::Io`]; [`Error::Input`] with file:line for a line that is not a result line or
 /// repeats an (id, run).
 pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
-    let mut rdr = JsonlReader::open(path)?;
+    let mut rdr = crate::panel::memory::open_jsonl(path)?;
     let mut out = Vec::new();
     let mut seen: HashSet<(String, u32)> = HashSet::new();
     while let Some((n, v)) = rdr.next_value()? {

@@ -26,8 +26,8 @@ use serde_json::{Map, Value};
 use super::item::{Group, Item, McqOption, Polarity, Task};
 use crate::document::Report;
 use crate::error::{Error, Result};
+use crate::io::clip;
 use crate::io::jsonl::{echo, kind, parse_value};
-use crate::io::{clip, JsonlReader};
 
 /// One broken rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -162,7 +162,7 @@ const FIELDS: [&str; 12] = [
 /// [`Error::Io`] when the file cannot be read; [`Error::Input`] for text that is not UTF-8.
 /// Rule violations are not errors: they are returned in [`ItemsFile::violations`].
 pub fn read_items(path: &Path) -> Result<ItemsFile> {
-    let mut rdr = JsonlReader::open(path)?;
+    let mut rdr = crate::panel::memory::open_jsonl(path)?;
     let mut out = ItemsFile::default();
     let mut seen: HashMap<String, u64> = HashMap::new();
     while let Some((n, line)) = rdr.next_line()? {

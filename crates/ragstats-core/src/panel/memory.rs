@@ -4,7 +4,9 @@
 //! [`super::load_panel`] reads a registered name from memory instead of from disk.
 //!
 //! A registered table is also readable as JSON objects, one per row ([`MemoryTable::json_rows`]),
-//! so the readers of JSON-lines files (the cost ledger) take a data frame too.
+//! so the readers of JSON-lines files (the cost ledger, MCQ items and results, annotations,
+//! answers; [`open_jsonl`]) and of CSV tables (correlate's; [`open_csv`]) take a data frame
+//! too.
 //!
 //! Registrations are per thread: concurrent calls from several Python threads each see only
 //! their own tables, and a name never outlives the call that registered it.
@@ -19,6 +21,9 @@ use arrow_schema::{DataType, SchemaRef};
 use serde_json::{Map, Number, Value};
 
 use super::arrow::Numeric;
+use crate::io::csv::CsvReader;
+use crate::io::jsonl::JsonlReader;
+use crate::{Error, Result};
 
 /// One table: its schema and record batches (their buffers shared, not copied).
 #[derive(Clone)]
@@ -58,7 +63,9 @@ impl MemoryTable {
 
 /// Cell `i` of `a` as JSON (`None`: missing), or the type that has no JSON form.
 fn json_value(a: &dyn Array, i: usize) -> std::result::Result<Option<Value>, DataType> {
-    if a.is_null(i) {
+    // A column of type Null (every value missing: pandas' all-None column) has no null
+    // buffer, so `is_null` alone would not see it.
+    if a.is_null(i) || a.data_type() == &DataType::Null {
         return Ok(None);
     }
     let float = |v: f64| {
@@ -87,8 +94,87 @@ fn json_value(a: &dyn Array, i: usize) -> std::result::Result<Option<Value>, Dat
             let d = a.as_any_dictionary();
             return json_value(d.values().as_ref(), d.normalized_keys()[i]);
         }
+        // Lists and structs as JSON arrays and objects (an MCQ item's options, a result's
+        // gold answers): a null element is `null`, a null field an absent key.
+        DataType::List(_) => elements(a.as_list::<i32>().value(i).as_ref())?,
+        DataType::LargeList(_) => elements(a.as_list::<i64>().value(i).as_ref())?,
+        DataType::Struct(fields) => {
+            let st = a.as_struct();
+            let mut m = Map::new();
+            for (f, col) in fields.iter().zip(st.columns()) {
+                if let Some(v) = json_value(col.as_ref(), i)? {
+                    m.insert(f.name().clone(), v);
+                }
+            }
+            Value::Object(m)
+        }
         other => return Err(other.clone()),
     }))
+}
+
+/// The elements of one list cell as a JSON array.
+fn elements(a: &dyn Array) -> std::result::Result<Value, DataType> {
+    (0..a.len())
+        .map(|j| Ok(json_value(a, j)?.unwrap_or(Value::Null)))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map(Value::Array)
+}
+
+/// The JSON-lines reader of `path`: a registered table's rows as its lines (row n is line
+/// n), else the file.
+///
+/// # Errors
+/// [`Error::Input`] naming the table's column no JSON value can hold; [`Error::Io`] when
+/// the file cannot be opened.
+pub fn open_jsonl(path: &Path) -> Result<JsonlReader> {
+    match lookup(path) {
+        Some(table) => {
+            let rows = table.json_rows().map_err(|m| Error::input(path, None, m))?;
+            let mut text = String::new();
+            for r in rows {
+                text.push_str(&Value::Object(r).to_string());
+                text.push('\n');
+            }
+            Ok(JsonlReader::from_reader(
+                path,
+                std::io::Cursor::new(text.into_bytes()),
+            ))
+        }
+        None => JsonlReader::open(path),
+    }
+}
+
+/// The CSV reader of `path`: a registered table as CSV (its columns the header; a missing
+/// cell empty; row n is line n + 1), else the file.
+///
+/// # Errors
+/// As [`open_jsonl`], and those of [`CsvReader::open`].
+pub fn open_csv(path: &Path) -> Result<CsvReader> {
+    match lookup(path) {
+        Some(table) => {
+            let rows = table.json_rows().map_err(|m| Error::input(path, None, m))?;
+            let names: Vec<&String> = table.schema.fields().iter().map(|f| f.name()).collect();
+            let mut w = ::csv::Writer::from_writer(Vec::new());
+            let io = |e: ::csv::Error| {
+                Error::input(path, None, format!("writing the table as CSV failed: {e}"))
+            };
+            w.write_record(names.iter().map(|n| n.as_str()))
+                .map_err(io)?;
+            for r in &rows {
+                w.write_record(names.iter().map(|n| match r.get(n.as_str()) {
+                    None => String::new(),
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => v.to_string(),
+                }))
+                .map_err(io)?;
+            }
+            let bytes = w
+                .into_inner()
+                .map_err(|e| Error::input(path, None, e.to_string()))?;
+            CsvReader::from_reader(path, std::io::Cursor::new(bytes))
+        }
+        None => CsvReader::open(path),
+    }
 }
 
 thread_local! {
@@ -176,10 +262,15 @@ mod tests {
             Value::from(rows[1].clone()),
             json!({"kind": "reader", "read": 1, "input_tokens": 80, "share": 0.5})
         );
-        let list = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![Some(vec![Some(1)])]);
-        let e = table(vec![("tags", Arc::new(list))])
+        // Lists are arrays (a null element `null`); a date has no JSON form.
+        let list =
+            ListArray::from_iter_primitive::<Int32Type, _, _>(vec![Some(vec![Some(1), None])]);
+        let rows = table(vec![("tags", Arc::new(list))]).json_rows().unwrap();
+        assert_eq!(Value::from(rows[0].clone()), json!({"tags": [1, null]}));
+        let date = arrow_array::Date32Array::from(vec![1]);
+        let e = table(vec![("day", Arc::new(date))])
             .json_rows()
             .unwrap_err();
-        assert!(e.starts_with("column 'tags' is List("), "{e}");
+        assert!(e.starts_with("column 'day' is Date32"), "{e}");
     }
 }

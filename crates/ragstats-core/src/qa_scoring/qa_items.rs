@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::qa::{score, Style};
 use crate::document::Report;
-use crate::io::{clip, JsonlReader};
+use crate::io::clip;
 use crate::{Error, Result};
 
 /// One scored question: its id, the prediction and its gold answers.
@@ -54,7 +54,7 @@ pub struct ScoreSummary {
 /// and what was expected, for a line that is not a JSON object, a missing or mistyped
 /// field, an empty gold list, or a duplicate id.
 pub fn read_items(path: &Path) -> Result<Vec<AnswerItem>> {
-    let mut rdr = JsonlReader::open(path)?;
+    let mut rdr = crate::panel::memory::open_jsonl(path)?;
     let mut items = Vec::new();
     let mut seen: HashMap<String, u64> = HashMap::new();
     while let Some((line, obj)) = rdr.next_object()? {
