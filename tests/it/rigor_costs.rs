@@ -206,3 +206,65 @@ fn a_question_cost_moves_the_plan_and_the_fixed_t_loss() {
     close(&s1["fixed_t"]["r_star"], r0 * ratio, 1e-9 * r0 * ratio);
     assert_eq!(s1["unit_costs"]["question"], 50000.0);
 }
+
+/// Item 6: a stratum with fewer than 30 questions is said to make the normal approximation
+/// rough, in `efficiency` (JSON `warnings`, text `warning:` lines) and in `plan`'s notes.
+#[test]
+fn small_strata_are_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut panel = String::from("dataset,question,trajectory,read,score\n");
+    let mut ledger = String::new();
+    let mut x = common::XorShift(0x31);
+    for q in 0..6 {
+        for t in 0..2 {
+            ledger.push_str(&format!("{{\"kind\":\"planner\",\"dataset\":\"d\",\"question\":\"q{q}\",\"trajectory\":{t},\"model\":\"m\",\"input_tokens\":100,\"output_tokens\":0}}\n"));
+            for r in 0..2 {
+                let y = 0.1 * q as f64 + 0.3 * x.grid(100);
+                panel.push_str(&format!("d,q{q},{t},{r},{y:.4}\n"));
+                ledger.push_str(&format!("{{\"kind\":\"reader\",\"dataset\":\"d\",\"question\":\"q{q}\",\"trajectory\":{t},\"read\":{r},\"model\":\"m\",\"input_tokens\":50,\"output_tokens\":0}}\n"));
+            }
+        }
+    }
+    let p = common::write(&dir, "p.csv", &panel);
+    let l = common::write(&dir, "l.jsonl", &ledger);
+    let (p, l) = (p.to_str().unwrap(), l.to_str().unwrap());
+    let base = [
+        "efficiency",
+        p,
+        "--ledger",
+        l,
+        "--replicates",
+        "20",
+        "--backend",
+        "cpu",
+    ];
+    let v = json(&[&base[..], &["--format", "json"]].concat());
+    let w = v["warnings"].to_string();
+    assert!(w.contains("d: 6 questions (fewer than 30)"), "{w}");
+    let out = stats().args(base).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("warning: d: 6 questions (fewer than 30), so the normal approximation"),
+        "{text}"
+    );
+    let plan = json(&[
+        "plan",
+        "--audit",
+        p,
+        "--ledger",
+        l,
+        "--target-se",
+        "0.05",
+        "--replicates",
+        "20",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    let notes = plan["notes"].to_string();
+    assert!(
+        notes.contains("stratum 'd' has 6 audit questions (fewer than 30)"),
+        "{notes}"
+    );
+}
