@@ -416,4 +416,48 @@ mod tests {
             assert_eq!(scope["undefined"][n.field], json!(n.reason), "{}", n.field);
         }
     }
+
+    /// A best R beyond the panel's reads is said to extrapolate, and a stratum under 30
+    /// questions to make the normal approximation rough (the constant panel: 4 questions,
+    /// R = 2; a fixed-T best R of 3 is set by hand, since constant scores have no loss).
+    #[test]
+    fn warnings_name_extrapolation_and_small_strata() {
+        let (panel, entries) = constant_panel();
+        let ledger = PricedLedger {
+            entries: &entries,
+            path: Path::new("l.jsonl"),
+            prices: None,
+            prices_path: None,
+        };
+        let settings = EfficiencySettings {
+            budget: Budget::Tokens,
+            max_reads: 4,
+            resampling: Resampling {
+                seed: 3,
+                replicates: 20,
+                confidence: 0.9,
+            },
+            question_cost: 0.0,
+        };
+        let mut r =
+            efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
+        assert_eq!(
+            r.warnings,
+            ["d: 4 questions (fewer than 30), so the normal approximation behind SE-based comparisons is rough"]
+        );
+        r.strata[0].fixed_t = Some(crate::allocation::fixed_t::FixedTLoss {
+            j_one: 2.0,
+            r_best: 3,
+            j_best: 1.0,
+            r_star: 3.2,
+            loss_percent: 100.0,
+        });
+        r.note_warnings();
+        assert_eq!(r.warnings.len(), 2);
+        assert_eq!(
+            r.warnings[0],
+            "d: the fixed-T best R = 3 exceeds the panel's 2 read(s), so that loss extrapolates the components beyond the audit"
+        );
+        assert_eq!(r.absent_rows, 0);
+    }
 }

@@ -395,3 +395,77 @@ pub fn prefix_cost(
     }
     Ok(c)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// One question, trajectories 0 and 1 of reads 0 and 1 in the panel; the ledger also
+    /// bills a failed trajectory 2 (planner 7 + a reader row 3, 2 rows) and a failed read 5
+    /// of trajectory 1 (4, 1 row). The panel's own cells cost 10 per trajectory and 1 per
+    /// read.
+    #[test]
+    fn absent_cells_bill_failed_trajectories_and_reads_to_their_question() {
+        let s = Stratum {
+            name: "d".into(),
+            questions: vec!["q".into()],
+            trajectories: vec!["0".into(), "1".into()],
+            reads: vec!["0".into(), "1".into()],
+            y: vec![0.0; 4],
+            ..Stratum::default()
+        };
+        let panel = Panel {
+            source: PathBuf::from("p.csv"),
+            metric: "y".into(),
+            outcome: "y".into(),
+            selectors: Vec::new(),
+            selector: None,
+            strata: vec![s],
+        };
+        let mut c = CellCosts::default();
+        let k3 = |t: &str| ("d".to_string(), "q".to_string(), t.to_string());
+        let k4 = |t: &str, r: &str| {
+            (
+                "d".to_string(),
+                "q".to_string(),
+                t.to_string(),
+                r.to_string(),
+            )
+        };
+        for (t, cost) in [("0", 10.0), ("1", 10.0), ("2", 7.0)] {
+            c.trajectory.insert(k3(t), cost);
+            c.trajectory_rows.insert(k3(t), 1);
+        }
+        for (t, r, cost) in [
+            ("0", "0", 1.0),
+            ("0", "1", 1.0),
+            ("1", "0", 1.0),
+            ("1", "1", 1.0),
+            ("2", "0", 3.0),
+            ("1", "5", 4.0),
+        ] {
+            c.read.insert(k4(t, r), cost);
+            c.read_rows.insert(k4(t, r), 1);
+        }
+        let a = absent_cells(&panel, &c);
+        assert_eq!(a.rows, 3);
+        assert_eq!(
+            a.questions,
+            vec![vec![AbsentCost {
+                trajectories: 10.0,
+                reads: vec![0.0, 4.0],
+            }]]
+        );
+        // The panel's question costs: 2·10 + 10 (trajectory 2) and 4·1 + 4 (read 5), with
+        // first reads 2·1; in all 38 = every billed cost of the question.
+        let (full, _) = balanced_panel_costs(&panel, &c, Path::new("l.jsonl")).unwrap();
+        let q = full[0][0];
+        assert_eq!((q.trajectories, q.reads, q.first_reads), (30.0, 8.0, 2.0));
+        let nested = panel_trajectory_costs(&panel, &c, Path::new("l.jsonl")).unwrap();
+        assert_eq!(nested[0][0][0].trajectory, 20.0);
+        assert_eq!(nested[0][0][1].extra_reads, 4.0);
+        let total = full_costs(&nested[0]);
+        assert_eq!((total[0].trajectories, total[0].reads), (30.0, 8.0));
+    }
+}
