@@ -528,6 +528,7 @@ fn library_allocate_prices_each_allocation_from_the_ledger() {
             replicates: 50,
             confidence: 0.95,
         },
+        question_cost: [0.0, 0.0],
     };
     for (selector, a, b) in [
         (Some("rrf"), 1200.0, 450.0),

@@ -268,3 +268,50 @@ fn small_strata_are_flagged() {
         "{notes}"
     );
 }
+
+/// Item 6 in `allocate`: `--question-cost TOKENS,USD` adds Q·c_Q to each allocation's tokens
+/// and fees and leaves its SE alone.
+#[test]
+fn allocate_prices_a_question_cost_into_every_allocation() {
+    let base = [
+        "allocate",
+        "data/demo/panel.csv",
+        "--contrast",
+        "adaptive-open",
+        "--ledger",
+        "data/demo/ledger.jsonl",
+        "--prices",
+        "data/demo/prices.toml",
+        "--allocation",
+        "A=446:1:1",
+        "--allocation",
+        "B=200:3:5",
+        "--replicates",
+        "20",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ];
+    let a = json(&base);
+    let b = json(&[&base[..], &["--question-cost", "1000,0.002"]].concat());
+    for (x, y) in a["allocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(b["allocations"].as_array().unwrap())
+    {
+        let q = x["questions"].as_f64().unwrap();
+        close(
+            &y["model_tokens"],
+            x["model_tokens"].as_f64().unwrap() + 1000.0 * q,
+            1e-6,
+        );
+        close(
+            &y["fees_usd"][0],
+            x["fees_usd"][0].as_f64().unwrap() + 0.002 * q,
+            1e-9,
+        );
+        assert_eq!(x["se"], y["se"]);
+    }
+}

@@ -241,6 +241,14 @@ fn unbalanced_rows(
     Ok(((mean, rows), short))
 }
 
+/// Adds c_Q (tokens, model dollars) to the cost columns 2 and 3 of each question's row.
+fn add_question_cost(rows: &mut [Vec<f64>], question: [f64; 2]) {
+    for row in rows {
+        row[2] += question[0];
+        row[3] += question[1];
+    }
+}
+
 /// What the allocations of [`compare`] are priced with.
 #[derive(Debug, Clone, Copy)]
 pub struct AllocationCosts<'a> {
@@ -251,6 +259,9 @@ pub struct AllocationCosts<'a> {
     pub sweep: &'a [f64],
     /// The ledger file, named in mismatch errors.
     pub ledger: &'a std::path::Path,
+    /// c_Q, a cost per question (judging, annotation, set-up) in tokens and in model
+    /// dollars, added to every question of every allocation (issue #31).
+    pub question: [f64; 2],
 }
 
 /// Compares allocations (see the module docs), priced with `costs`, over a paired question
@@ -273,6 +284,7 @@ pub fn compare(
         ref cells,
         sweep,
         ledger,
+        question,
     } = *costs;
     let Resampling {
         seed,
@@ -315,7 +327,8 @@ pub fn compare(
             }
             let qs = &ord[..qn];
             if !s.is_balanced() {
-                let (r, n_short) = unbalanced_rows(s, qs, a, cells, ledger)?;
+                let (mut r, n_short) = unbalanced_rows(s, qs, a, cells, ledger)?;
+                add_question_cost(&mut r.1, question);
                 estimate += r.0 / strata.len() as f64;
                 rows.push(r.1);
                 short.push((s.name.clone(), n_short));
@@ -339,7 +352,8 @@ pub fn compare(
                     .enumerate()
                     .map(|(i, x)| {
                         let d = x.mean - mean;
-                        vec![d, d * d, per_cur[0][i], per_cur[1][i], per_cur[2][i]]
+                        let (tok, usd) = (per_cur[0][i] + question[0], per_cur[1][i] + question[1]);
+                        vec![d, d * d, tok, usd, per_cur[2][i]]
                     })
                     .collect::<Vec<_>>(),
             );
@@ -462,6 +476,8 @@ pub struct AllocateSettings {
     /// The paired question bootstrap: seed, replicates and the confidence of the central
     /// percentile intervals.
     pub resampling: Resampling,
+    /// c_Q per question in tokens and in model dollars ([`AllocationCosts::question`]).
+    pub question_cost: [f64; 2],
 }
 
 /// `stats allocate` as one call: the allocations `specs` of the master `panel` compared
@@ -511,6 +527,7 @@ pub fn allocate(
             cells: [&tok, &usd, &searches],
             sweep: &sweep,
             ledger: ledger.path,
+            question: settings.question_cost,
         },
         &settings.resampling,
         backend,
@@ -583,6 +600,7 @@ mod tests {
             cells: [&tok, &usd, &searches],
             sweep: &[0.0],
             ledger: std::path::Path::new("l.jsonl"),
+            question: [0.0, 0.0],
         };
         let resampling = Resampling {
             seed: 5,
@@ -592,6 +610,20 @@ mod tests {
         let cpu = CpuBackend::new();
         let order = question_order(&strata, None);
         let r = compare(&strata, &specs, &order, &costs, &resampling, &cpu, &|_| {}).unwrap();
+        // A cost per question of 25 tokens and $0.01 adds Q·25 tokens and Q·$0.01 to each
+        // allocation (A: 4 questions × (100 + 50) = 600 tokens → 700) and leaves the SEs.
+        let with_q = AllocationCosts {
+            question: [25.0, 0.01],
+            ..costs
+        };
+        let rq = compare(&strata, &specs, &order, &with_q, &resampling, &cpu, &|_| {}).unwrap();
+        for (a, b) in r.allocations.iter().zip(&rq.allocations) {
+            let q = a.questions as f64;
+            assert!((b.model_tokens - a.model_tokens - 25.0 * q).abs() < 1e-9);
+            assert!((b.fees_usd[0] - a.fees_usd[0] - 0.01 * q).abs() < 1e-9);
+            assert_eq!(a.se, b.se);
+        }
+        assert!((rq.allocations[0].model_tokens - 700.0).abs() < 1e-9);
         let d = document("allocate", Inputs::new(), &r);
         let run = &d["run"];
         assert_eq!(
