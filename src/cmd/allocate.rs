@@ -40,6 +40,10 @@ pub struct Args {
     /// Search prices to sweep, USD per 1,000 requests (default: the prices file's sweep).
     #[arg(long, value_name = "SWEEP")]
     pub search_price: Option<String>,
+    /// Cost per question (judging, annotation, set-up) added to every allocation's
+    /// questions: TOKENS,USD (allocate reports both; a single number is tokens only).
+    #[arg(long, value_name = "TOKENS,USD", value_parser = question_cost_flag)]
+    pub question_cost: Option<[f64; 2]>,
     #[command(flatten)]
     pub resample: ResampleArgs,
     /// Output format.
@@ -103,6 +107,7 @@ pub fn compute(args: &Args) -> anyhow::Result<AllocateOutput> {
         order_seed: args.order_seed,
         search_prices: args.search_price.as_deref().map(parse_sweep).transpose()?,
         resampling: args.resample.resampling_of(reps),
+        question_cost: args.question_cost.unwrap_or([0.0, 0.0]),
     };
     let ledger = PricedLedger {
         entries: &entries,
@@ -140,5 +145,22 @@ impl Rendered for AllocateOutput {
 
     fn engine(&self) -> ragstats_core::document::Engine {
         ragstats_core::document::Report::engine(&self.report)
+    }
+}
+
+/// `--question-cost TOKENS,USD` (or `TOKENS`): non-negative finite numbers.
+fn question_cost_flag(s: &str) -> Result<[f64; 2], String> {
+    let bad = || format!("'{s}': expected TOKENS,USD (or TOKENS), non-negative numbers");
+    let v = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>().map_err(|_| bad()))
+        .collect::<Result<Vec<f64>, String>>()?;
+    if !v.iter().all(|x| x.is_finite() && *x >= 0.0) {
+        return Err(bad());
+    }
+    match v[..] {
+        [t] => Ok([t, 0.0]),
+        [t, u] => Ok([t, u]),
+        _ => Err(bad()),
     }
 }

@@ -46,6 +46,10 @@ pub struct Args {
     /// Largest read count R the fixed-T loss minimises over (from 1).
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_reads: u32,
+    /// Cost per question in the --currency's unit (judging, annotation, set-up), whatever
+    /// its T and R: it enters the fixed-T loss (at fixed Q it is spent whatever R is).
+    #[arg(long, value_name = "COST", default_value_t = 0.0, value_parser = super::cost::price_flag)]
+    pub question_cost: f64,
     #[command(flatten)]
     pub resample: ResampleArgs,
     /// Output format.
@@ -73,6 +77,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let mut currencies = args.currency.clone();
     currencies.dedup();
+    if args.question_cost != 0.0 && currencies.len() > 1 {
+        return Err(UsageError(
+            "--question-cost is in one currency: give one --currency with it".into(),
+        )
+        .into());
+    }
     // One figure shows one analysis; several would overwrite each other in one file.
     if args.plot.is_some() && (args.by.is_some() || currencies.len() > 1) {
         return Err(UsageError(
@@ -171,6 +181,7 @@ pub fn compute_in(args: &Args, currency: CurrencyArg) -> anyhow::Result<Efficien
         budget: currency.budget(args.search_price),
         max_reads: args.max_reads,
         resampling: args.resample.resampling_of(replicates),
+        question_cost: args.question_cost,
     };
     let ledger = priced(
         &entries,

@@ -127,6 +127,7 @@ pub fn compute(args: &Args) -> anyhow::Result<PlanOutput> {
         },
         runners_up: args.runners_up,
         resampling: args.resample.resampling_of(replicates),
+        question_cost: args.question_cost,
     };
     let progress = Progress::new(u64::from(replicates), "plan");
     let report = plan(

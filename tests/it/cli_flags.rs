@@ -154,7 +154,7 @@ fn allocate_and_efficiency_intervals_follow_the_confidence_level() {
         .args(run(eff, &["--confidence", "0.8"], "table"))
         .assert()
         .success()
-        .stdout(predicate::str::contains("loss %  80% CI"));
+        .stdout(predicate::str::contains("loss %  80% range"));
 }
 
 #[test]

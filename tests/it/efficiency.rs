@@ -54,6 +54,8 @@ fn point_values_match_direct_computation() {
                 .map(|i| QuestionCost {
                     trajectories: 90.0 + i as f64,
                     reads: 30.0,
+                    // 3 trajectories × 5 reads of 2 each: every read costs the same.
+                    first_reads: 6.0,
                 })
                 .collect()
         })
@@ -80,6 +82,7 @@ fn point_values_match_direct_computation() {
             confidence: 0.95,
         },
         10,
+        0.0,
         &CpuBackend::new(),
         &|_| {},
     )
@@ -96,10 +99,7 @@ fn point_values_match_direct_computation() {
         let c_r = 30.0 * q / (q * 3.0 * 5.0);
         let want = efficiency(
             &v.strata[i].fit.components,
-            UnitCosts {
-                trajectory: c_t,
-                read: c_r,
-            },
+            UnitCosts::flat(c_t, c_r),
             q,
             3.0,
             5.0,
@@ -125,10 +125,7 @@ fn point_values_match_direct_computation() {
         assert!(ci[0] <= ci[1]);
         parts.push(fixed_t::Part {
             components: k,
-            costs: UnitCosts {
-                trajectory: c_t,
-                read: c_r,
-            },
+            costs: UnitCosts::flat(c_t, c_r),
             t: 3.0,
             share: q / q_total,
         });
@@ -161,8 +158,10 @@ fn point_values_match_direct_computation() {
         c1 += tc + (0..s.q()).map(|q| 8.0 + q as f64).sum::<f64>();
         c2 += tc + (0..s.q()).map(|q| 11.0 + q as f64).sum::<f64>();
     }
+    // Every pair a < b of the 5 reads, in the order (0, 1), (0, 2), (1, 2), (0, 3), …
     let mut ratios = Vec::new();
-    for (a, b) in [(0, 1), (2, 3)] {
+    let pairs: Vec<(usize, usize)> = (1..5).flat_map(|b| (0..b).map(move |a| (a, b))).collect();
+    for &(a, b) in &pairs {
         let (mut sa, mut sb, mut sab) = (0.0, 0.0, 0.0);
         for s in &strata {
             let mean = |reads: &[usize]| -> Vec<f64> {
@@ -184,15 +183,16 @@ fn point_values_match_direct_computation() {
         }
         ratios.push((sa + sb) / 2.0 * c1 / (sab * c2));
     }
-    let want = (ratios[0] + ratios[1]) / 2.0;
+    let want = ratios.iter().sum::<f64>() / ratios.len() as f64;
     let d = rep.direct.unwrap();
     assert!(
         (d.ratio - want).abs() < 1e-9 * want,
         "{} vs {want}",
         d.ratio
     );
-    assert_eq!(d.pairs.len(), 2);
-    assert_eq!(d.pairs[1].reads, [2, 3]);
+    assert_eq!(d.pairs.len(), 10);
+    assert_eq!(d.pairs[2].reads, [1, 2]);
+    assert_eq!(d.pairs[9].reads, [3, 4]);
     for (p, r) in d.pairs.iter().zip(&ratios) {
         assert!((p.ratio - r).abs() < 1e-9 * r);
         let ci = p.ci.unwrap();
@@ -281,6 +281,8 @@ fn fixed_t_bootstrap_range_matches_an_independent_bootstrap() {
                 .map(|i| QuestionCost {
                     trajectories: 900.0 + i as f64,
                     reads: 30.0,
+                    // 3 trajectories × 5 reads of 2 each: every read costs the same.
+                    first_reads: 6.0,
                 })
                 .collect()
         })
@@ -296,6 +298,7 @@ fn fixed_t_bootstrap_range_matches_an_independent_bootstrap() {
             confidence: 0.5,
         },
         10,
+        0.0,
         &CpuBackend::new(),
         &|_| {},
     );
@@ -323,6 +326,7 @@ fn fixed_t_bootstrap_range_matches_an_independent_bootstrap() {
             confidence: 0.5,
         },
         10,
+        0.0,
         &CpuBackend::new(),
         &|_| {},
     )
@@ -344,10 +348,7 @@ fn fixed_t_bootstrap_range_matches_an_independent_bootstrap() {
             .collect();
         let v = variance("y", &[StratumStats::from_stratum(&b)], &[0]).unwrap();
         let c_t = draw.iter().map(|&i| costs[0][i].trajectories).sum::<f64>() / (q as f64 * 3.0);
-        let unit = UnitCosts {
-            trajectory: c_t,
-            read: 2.0,
-        };
+        let unit = UnitCosts::flat(c_t, 2.0);
         let p = fixed_t::stratum(&v.strata[0].fit.components, unit, 3.0);
         losses.push(fixed_t::loss(&p, 10).unwrap().loss_percent);
     }

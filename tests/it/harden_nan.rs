@@ -271,7 +271,7 @@ fn efficiency_on_constant_scores_is_undefined_with_its_reason() {
     // fixed_t,a: R*, best R, loss and its interval are empty cells.
     assert!(
         csv.lines()
-            .any(|l| l == "fixed_t,a,8,2,2,20558.125,18682.25,,,,,"),
+            .any(|l| l == "fixed_t,a,8,2,2,20558.125,18687.1875,18677.3125,,,,,"),
         "{csv}"
     );
 }

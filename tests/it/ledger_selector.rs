@@ -62,12 +62,17 @@ fn efficiency(panel: &str, ledger: &str, extra: &[&str]) -> Value {
     json(&[&base[..], extra].concat())
 }
 
-/// (c_T, c_R) of the one stratum of an efficiency report.
+/// (c_T, c_R) of the one stratum of an efficiency report, c_R the mean read cost
+/// (c_R1 + (R − 1) c_R+)/R of its first and later reads (these tests are about which rows
+/// a selector pays for, not about how a read's price splits).
 fn unit_costs(v: &Value) -> (f64, f64) {
-    let u = &v["strata"][0]["unit_costs"];
+    let s = &v["strata"][0];
+    let u = &s["unit_costs"];
+    let r = s["reads"].as_f64().unwrap();
+    let f = |k: &str| u[k].as_f64().unwrap();
     (
-        u["trajectory"].as_f64().unwrap(),
-        u["read"].as_f64().unwrap(),
+        f("trajectory"),
+        (f("first_read") + (r - 1.0) * f("read")) / r,
     )
 }
 
@@ -410,11 +415,13 @@ fn library_efficiency_prices_the_panel_from_its_ledger() {
             replicates: 50,
             confidence: 0.95,
         },
+        question_cost: 0.0,
     };
-    for (selector, c_r, c1, c2) in [
-        (Some("rrf"), 50.0, 900.0, 1200.0),
-        // The average: read 0 is 5 × 80 + the shared call of 50 once = 450; both reads 930.
-        (None, 77.5, 600.0 + 450.0, 600.0 + 930.0),
+    for (selector, (c_r1, c_r), c1, c2) in [
+        (Some("rrf"), (50.0, 50.0), 900.0, 1200.0),
+        // The average: read 0 is 5 × 80 + the shared call of 50 once = 450 over 6
+        // trajectories (c_R1 = 75); both reads 930, so the 6 later reads cost 480 (c_R+ = 80).
+        (None, (75.0, 80.0), 600.0 + 450.0, 600.0 + 930.0),
     ] {
         let (panel, entries, path) = loaded(&dir, selector);
         let ledger = PricedLedger {
@@ -427,7 +434,7 @@ fn library_efficiency_prices_the_panel_from_its_ledger() {
             efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
         let u = r.strata[0].unit_costs;
         assert!(
-            close(u.trajectory, 100.0) && close(u.read, c_r),
+            close(u.trajectory, 100.0) && close(u.first_read, c_r1) && close(u.read, c_r),
             "{selector:?}: {u:?}"
         );
         let d = r.direct.as_ref().unwrap();
@@ -521,6 +528,7 @@ fn library_allocate_prices_each_allocation_from_the_ledger() {
             replicates: 50,
             confidence: 0.95,
         },
+        question_cost: [0.0, 0.0],
     };
     for (selector, a, b) in [
         (Some("rrf"), 1200.0, 450.0),
@@ -594,6 +602,7 @@ fn library_efficiency_says_why_constant_scores_are_undefined() {
             replicates: 20,
             confidence: 0.95,
         },
+        question_cost: 0.0,
     };
     let r = efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
     let reason = "the scores do not vary (every variance component is 0), so SE^2 x cost is 0 at every R and the loss is 0/0";

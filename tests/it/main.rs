@@ -61,6 +61,7 @@ mod report;
 mod resample_bench_cli;
 mod resample_cpu;
 mod resample_gpu;
+mod rigor_costs;
 mod run_cli;
 mod run_evidence;
 mod run_real;

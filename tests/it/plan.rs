@@ -368,9 +368,9 @@ fn demo_plan_uses_ledger_unit_costs() {
         .zip(a["per_stratum"].as_array().unwrap())
         .map(|(s, q)| {
             let c = &s["costs"];
-            q.as_f64().unwrap()
-                * t
-                * (c["trajectory"].as_f64().unwrap() + r * c["read"].as_f64().unwrap())
+            let f = |k: &str| c[k].as_f64().unwrap();
+            // T (c_T + c_R1 + (R − 1) c_R+) per question.
+            q.as_f64().unwrap() * t * (f("trajectory") + f("first_read") + (r - 1.0) * f("read"))
         })
         .sum();
     assert!((a["cost"].as_f64().unwrap() - cost).abs() < 1e-6 * cost);
@@ -402,10 +402,7 @@ fn simulated_panels_reach_nominal_power() {
                 trajectory: Some(st),
                 read: Some(sr),
             },
-            costs: Some(UnitCosts {
-                trajectory: 20.0,
-                read: 1.0,
-            }),
+            costs: Some(UnitCosts::flat(20.0, 1.0)),
             weight: 1,
             audit_questions: 100,
             audit_trajectories: 2,
@@ -540,11 +537,9 @@ fn library_plan_of_the_demo_audit_is_the_commands() {
             replicates: 200,
             confidence: 0.9,
         },
+        question_cost: 0.0,
     };
-    let costs = PlanCosts::Given(UnitCosts {
-        trajectory: 3.0,
-        read: 1.0,
-    });
+    let costs = PlanCosts::Given(UnitCosts::flat(3.0, 1.0));
     let r = plan(
         &audit,
         Some(&panel),

@@ -87,30 +87,34 @@ fn unit_costs_components_and_fixed_t_loss_of_an_unbalanced_panel() {
     assert_eq!(s["shape"]["trajectories"]["min"], 1);
     assert_eq!(s["shape"]["reads"]["min"], 1);
     // Trajectory costs: 2·110 + 2·120 + 1·130 + 2·140 + 2·150 + 2·160 = 1490 over 11
-    // trajectories; read costs: 4·30 (q1) + 17·20 = 460 over 21 reads.
-    let (ct, cr) = (1490.0 / 11.0, 460.0 / 21.0);
+    // trajectories; first reads: 2·30 (q1) + 9·20 = 240 over the 11 trajectories; later
+    // reads: 2·30 + 8·20 = 220 over the other 10 reads.
+    let (ct, cr1, cr) = (1490.0 / 11.0, 240.0 / 11.0, 22.0);
     assert!((f(&s["unit_costs"]["trajectory"]) - ct).abs() < 1e-12);
+    assert!((f(&s["unit_costs"]["first_read"]) - cr1).abs() < 1e-12);
     assert!((f(&s["unit_costs"]["read"]) - cr).abs() < 1e-12);
+    let c0 = ct + cr1 - cr;
     // The components are exactly `stats variance`'s.
     let vc = &var["strata"][0]["components"];
     for l in ["question", "trajectory", "read"] {
         assert_eq!(s["components"][l], vc[l], "{l}");
     }
     assert_eq!(var["strata"][0]["method"], "REML");
-    // Fixed T at the mean design T̄ = 11/6: J_T(R) = (σ²_q + σ²_t/T̄ + σ²_r/(T̄ R)) T̄ (c_T +
-    // R c_R); the loss is 100 (J_T(1)/min_{R ≤ 10} J_T(R) − 1) and R*_T = sqrt(b c/(a d))
-    // with a = σ²_q + σ²_t/T̄, b = σ²_r/T̄, c = T̄ c_T, d = T̄ c_R.
+    // Fixed T at the mean design T̄ = 11/6: J_T(R) = (σ²_q + σ²_t/T̄ + σ²_r/(T̄ R)) T̄ (c₀ +
+    // R c_R+), c₀ = c_T + c_R1 − c_R+; the loss is 100 (J_T(1)/min_{R ≤ 10} J_T(R) − 1) and
+    // R*_T = sqrt(b c/(a d)) with a = σ²_q + σ²_t/T̄, b = σ²_r/T̄, c = T̄ c₀, d = T̄ c_R+.
     let (sq, st, sr) = (f(&vc["question"]), f(&vc["trajectory"]), f(&vc["read"]));
     assert!(sq > 0.0 && st > 0.0 && sr > 0.0);
     let t = 11.0 / 6.0;
-    let j = |r: f64| (sq + st / t + sr / (t * r)) * t * (ct + r * cr);
+    let j = |r: f64| (sq + st / t + sr / (t * r)) * t * (c0 + r * cr);
     let best = (1..=10).map(|r| j(r as f64)).fold(f64::INFINITY, f64::min);
     let loss = 100.0 * (j(1.0) / best - 1.0);
     let ft = &s["fixed_t"];
     assert!((f(&ft["loss_percent"]) - loss).abs() < 1e-9, "{ft}");
-    let (a, b, c, d) = (sq + st / t, sr / t, t * ct, t * cr);
+    let (a, b, c, d) = (sq + st / t, sr / t, t * c0, t * cr);
     assert!((f(&ft["r_star"]) - (b * c / (a * d)).sqrt()).abs() < 1e-9);
-    // Fixed Q: the budget Q T̄ (c_T + R̄ c_R) is the panel's measured cost 1490 + 460.
+    // Fixed Q: the budget Q T̄ (c_T + c_R1 + (R̄ − 1) c_R+) is the panel's measured cost
+    // 1490 + 240 + 220.
     assert!((f(&s["efficiency"]["budget"]) - 1950.0).abs() < 1e-9);
     // The direct check uses the 10 trajectories with 2 reads: C₁ = their trajectory costs
     // (1490 − 120 for q2-b) + read 0 (2·30 + 8·20), C₂ adds read 1 (another 220).
@@ -144,7 +148,7 @@ fn efficiency_table_names_method_design_and_direct_check_rule() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("d         6  1/1.83/2  1/1.91/2  135.454545  21.904762"),
+        text.contains("d         6  1/1.83/2  1/1.91/2  135.454545  21.818182  22.000000"),
         "{text}"
     );
     assert!(text.contains("REML"));
@@ -325,7 +329,8 @@ fn plan_on_an_unbalanced_audit_has_ledger_costs_and_an_interval() {
     let v = run("3");
     let c = &v["strata"][0]["costs"];
     assert!((f(&c["trajectory"]) - 1490.0 / 11.0).abs() < 1e-12);
-    assert!((f(&c["read"]) - 460.0 / 21.0).abs() < 1e-12);
+    assert!((f(&c["first_read"]) - 240.0 / 11.0).abs() < 1e-12);
+    assert!((f(&c["read"]) - 22.0).abs() < 1e-12);
     let iv = &v["bootstrap"][0];
     assert_eq!(v["run"]["replicates"], 200);
     assert_eq!(f(&iv["estimate"]), f(&v["allocations"][0]["questions"]));
@@ -380,11 +385,12 @@ fn mixed_panel_takes_each_strata_method_from_variance() {
     }
     assert_eq!(v["pooled"]["components"], var["pooled"]["components"]);
     // Balanced stratum: planner costs Σ_q Σ_t (40 + 2q + t) = 3·Σ_q (40 + 2q) + 7·(0 + 1 + 2)
-    // = 3·322 + 21 = 987 over 21 trajectories = 47; reads Σ_q 3 (7 + q + 8 + q) =
-    // 3 (105 + 42) = 441 over 42 reads = 10.5.
+    // = 3·322 + 21 = 987 over 21 trajectories = 47; first reads Σ_q 3 (7 + q) = 210 over
+    // 21 = 10, later reads Σ_q 3 (8 + q) = 231 over 21 = 11.
     let c = &v["strata"][0]["unit_costs"];
     assert!((f(&c["trajectory"]) - 47.0).abs() < 1e-12, "{c}");
-    assert!((f(&c["read"]) - 10.5).abs() < 1e-12, "{c}");
+    assert!((f(&c["first_read"]) - 10.0).abs() < 1e-12, "{c}");
+    assert!((f(&c["read"]) - 11.0).abs() < 1e-12, "{c}");
 }
 
 /// `stats report` on an unbalanced panel with its ledger has the efficiency figure, and it is

@@ -30,7 +30,8 @@ pub(super) fn csv(r: &OneReadReport) -> Table {
         "trajectories",
         "reads",
         "c_t",
-        "c_r",
+        "c_r1",
+        "c_r_plus",
         "r_star",
         "r_best",
         "loss_percent",
@@ -72,6 +73,7 @@ fn scope_csv(
     row.extend(scope_design(s));
     row.extend([
         Cell::num(s.unit_costs.trajectory),
+        Cell::num(s.unit_costs.first_read),
         Cell::num(s.unit_costs.read),
     ]);
     row.extend(loss_csv(loss, ci));
@@ -99,6 +101,7 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<Cell>> {
         Cell::Count(c.questions as u64),
         t.map_or(Cell::Missing, Cell::Count),
         rd.map_or(Cell::Missing, Cell::Count),
+        Cell::Missing,
         Cell::Missing,
         Cell::Missing,
     ];
@@ -152,10 +155,10 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
         "one-read efficiency loss at fixed T (the headline): J_T(R) = SE^2 x cost with T fixed and the budget spent on questions, integer R from 1 to {} ({unit}); bootstrap {reps} replicates on {adapter}\n\n",
         r.max_reads
     );
-    let ci_head = format!("{pct} CI");
+    let ci_head = format!("{pct} range");
     let head = |r_star: &'static str| {
         let mut h = vec![
-            "scope", "Q", "T", "R", "c_T", "c_R", r_star, "R best", "loss %", &ci_head,
+            "scope", "Q", "T", "R", "c_T", "c_R1", "c_R+", r_star, "R best", "loss %", &ci_head,
         ];
         if r.unbalanced {
             h.push("method");
@@ -178,6 +181,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
         cr.map_or(Cell::Missing, Cell::Count),
         Cell::Missing,
         Cell::Missing,
+        Cell::Missing,
     ];
     row.extend(loss_cells(
         e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
@@ -188,6 +192,12 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
     }
     t.row(row);
     out.push_str(&t.to_text());
+    if let Some(p) = c.product.filter(|p| (p.j(1.0) / p.j(2.0)).is_finite()) {
+        out.push_str(&format!(
+            "combined J_T(1)/J_T(2) = {:.4} (the direct check below estimates the same ratio without components)\n",
+            p.j(1.0) / p.j(2.0)
+        ));
+    }
     out.push_str("\nfixed Q (appendix D), budget anchored at the panel's cost:\n");
     let mut t = head("R*");
     for s in r.scopes() {
@@ -196,6 +206,14 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
         t.row(scope_row(r, s, loss, s.loss_ci));
     }
     out.push_str(&t.to_text());
+    out.push_str(&format!(
+        "\nc_R1 is a trajectory's first read, c_R+ each later read (prompt caching bills them differently): a trajectory with R reads costs c_T + c_R1 + (R - 1) c_R+; every billed row of the panel's questions counts ({} row(s) belong to cells the panel lacks: failed trajectories or reads){}\nloss % ranges are the central {pct} bootstrap range of the plug-in loss, which is biased upward and piles up at 0 (so a range starting at 0.00 is no evidence of no loss), not confidence intervals\n",
+        r.absent_rows,
+        match r.strata.first().map(|s| s.unit_costs.question) {
+            Some(q) if q != 0.0 => format!("; cost per question c_Q = {} ({unit}), in the fixed-T loss", num(q)),
+            _ => String::new(),
+        }
+    ));
     for n in r.undefined() {
         out.push_str(&format!(
             "  {} {}: {}\n",
@@ -223,7 +241,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
             })
             .collect();
         out.push_str(&format!(
-            "\ndirect check (no components), averaged over {} disjoint pairs of reads: one-read SE {} vs two-read SE {}; variance x cost ratio one/two = {}{}\n  costs as billed ({unit}): one read = read 0, two reads = reads 0 and 1: panel cost {} vs {}\n  per pair: {}\n",
+            "\ndirect check (no components), averaged over the {} pair(s) a < b of reads (every pair, not only disjoint ones): one-read SE {} vs two-read SE {}; variance x cost ratio one/two = {}{}\n  costs as billed ({unit}): one read = read 0, two reads = reads 0 and 1: panel cost {} vs {}\n  per pair: {}\n",
             d.pairs.len(),
             num(d.se_one_read),
             num(d.se_two_reads),
@@ -240,11 +258,14 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
     if r.unbalanced {
         out.push_str(UNBALANCED_NOTE);
     }
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
     out
 }
 
 /// What the table of an unbalanced panel says about its method and design.
-const UNBALANCED_NOTE: &str = "\nnote: unbalanced panel: components as `stats variance` fits them (REML for unbalanced strata and the pooled fit, ANOVA for balanced strata), refitted in every bootstrap replicate (whole questions resampled); T and R are min/mean/max per question and per trajectory, the losses are taken at the mean design (T = trajectories/Q, R = reads/trajectories), and c_T, c_R are the mean cost per trajectory and per read over the cells that exist\n";
+const UNBALANCED_NOTE: &str = "\nnote: unbalanced panel: components as `stats variance` fits them (REML for unbalanced strata and the pooled fit, ANOVA for balanced strata), refitted in every bootstrap replicate (whole questions resampled); T and R are min/mean/max per question and per trajectory, the losses are taken at the mean design (T = trajectories/Q, R = reads/trajectories), and c_T, c_R1, c_R+ are the mean cost per trajectory, per first read and per later read over the cells that exist\n";
 
 /// A scope's name and design cells: Q, T, R, or for an unbalanced panel Q and the
 /// min/mean/max of T per question and of R per trajectory (as `stats variance` prints them).
@@ -259,6 +280,7 @@ fn scope_row(
     let mut row = scope_design(s);
     row.extend([
         Cell::num(s.unit_costs.trajectory),
+        Cell::num(s.unit_costs.first_read),
         Cell::num(s.unit_costs.read),
     ]);
     row.extend(loss_cells(loss, ci));

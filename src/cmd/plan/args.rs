@@ -77,9 +77,13 @@ pub struct Args {
     #[arg(long, value_name = "FILE", conflicts_with = "unit_costs")]
     pub ledger: Option<PathBuf>,
     /// Unit costs C_T,C_R (one trajectory without its reads, one read) for every stratum,
-    /// instead of --ledger.
+    /// or C_T,C_R1,C_R+ (a trajectory's first read, each later read), instead of --ledger.
     #[arg(long, value_name = "C_T,C_R", value_parser = unit_costs_flag)]
     pub unit_costs: Option<UnitCosts>,
+    /// Cost per question in the plan's currency (judging, annotation, set-up), added to
+    /// every question whatever its T and R.
+    #[arg(long, value_name = "COST", default_value_t = 0.0, value_parser = super::super::cost::price_flag)]
+    pub question_cost: f64,
     /// Prices (TOML); needed for dollars with --ledger.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
@@ -189,21 +193,30 @@ impl Args {
     }
 }
 
-/// `--unit-costs C_T,C_R`: two non-negative finite numbers with a positive sum.
+/// `--unit-costs C_T,C_R` (two non-negative finite numbers with a positive sum), or
+/// `C_T,C_R1,C_R+` (first and later reads priced apart).
 fn unit_costs_flag(s: &str) -> Result<UnitCosts, String> {
-    let bad = || format!("'{s}': expected C_T,C_R, two non-negative numbers with a positive sum");
-    let (a, b) = s.split_once(',').ok_or_else(bad)?;
-    let (t, r) = (
-        a.trim().parse::<f64>().map_err(|_| bad())?,
-        b.trim().parse::<f64>().map_err(|_| bad())?,
-    );
-    if !(t.is_finite() && r.is_finite() && t >= 0.0 && r >= 0.0 && t + r > 0.0) {
+    let bad = || {
+        format!(
+            "'{s}': expected C_T,C_R (or C_T,C_R1,C_R+), non-negative numbers with a positive sum"
+        )
+    };
+    let v = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>().map_err(|_| bad()))
+        .collect::<Result<Vec<f64>, String>>()?;
+    let c = match v[..] {
+        [t, r] => UnitCosts::flat(t, r),
+        [t, r1, r] => UnitCosts {
+            first_read: r1,
+            ..UnitCosts::flat(t, r)
+        },
+        _ => return Err(bad()),
+    };
+    if !(v.iter().all(|x| x.is_finite() && *x >= 0.0) && c.trajectory + c.first_read > 0.0) {
         return Err(bad());
     }
-    Ok(UnitCosts {
-        trajectory: t,
-        read: r,
-    })
+    Ok(c)
 }
 
 /// `--shares name=W,...`: the (name, positive integer weight) pairs as given (the core

@@ -147,7 +147,7 @@ fn header(r: &PlanReport) -> String {
 
 /// Components (truncated at 0) and unit costs per stratum.
 fn strata_table(r: &PlanReport) -> Table {
-    let mut t = Table::new(&["stratum", "σ²_q", "σ²_t", "σ²_r", "c_T", "c_R"]);
+    let mut t = Table::new(&["stratum", "σ²_q", "σ²_t", "σ²_r", "c_T", "c_R1", "c_R+"]);
     for s in &r.strata {
         let c = s.components.truncated();
         t.row([
@@ -156,6 +156,7 @@ fn strata_table(r: &PlanReport) -> Table {
             Cell::opt_num(c.trajectory),
             Cell::opt_num(c.read),
             Cell::opt_num(s.costs.map(|c| c.trajectory)),
+            Cell::opt_num(s.costs.map(|c| c.first_read)),
             Cell::opt_num(s.costs.map(|c| c.read)),
         ]);
     }

@@ -95,6 +95,7 @@ fn efficiency_values(
         budget: Budget::Tokens,
         max_reads: 10,
         resampling: args.resample.resampling_of(replicates),
+        question_cost: 0.0,
     };
     let report = efficiency_of_panel(panel, &priced, &settings, engine.as_ref(), &|d| {
         progress.set(d)

@@ -375,6 +375,9 @@ pub struct AllocationCosts<'a> {
     pub sweep: &'a [f64],
     /// The ledger file, named in mismatch errors.
     pub ledger: &'a std::path::Path,
+    /// c_Q, a cost per question (judging, annotation, set-up) in tokens and in model
+    /// dollars, added to every question of every allocation (issue #31).
+    pub question: [f64; 2],
 }
 
 /// Compares allocations (see the module docs), priced with `costs`, over a paired question
@@ -397,6 +400,7 @@ pub fn compare(
         ref cells,
         sweep,
         ledger,
+        question,
     } = *costs;
     let Resampling {
         seed,
@@ -476,7 +480,15 @@ pub fn compare(
             for (q, (m, cost)) in &members {
                 if let Some(m) = m {
                     let d = m - mean;
-                    stratum_rows[*q] = vec![d, d * d, cost[0], cost[1], cost[2], 1.0];
+                    // c_Q, the cost of each question whatever its cells (tokens, model dollars).
+                    stratum_rows[*q] = vec![
+                        d,
+                        d * d,
+                        cost[0] + question[0],
+                        cost[1] + question[1],
+                        cost[2],
+                        1.0,
+                    ];
                 }
             }
             rows.push(stratum_rows);
@@ -628,6 +640,8 @@ pub struct AllocateSettings {
     /// The paired question bootstrap: seed, replicates and the confidence of the central
     /// percentile intervals.
     pub resampling: Resampling,
+    /// c_Q per question in tokens and in model dollars ([`AllocationCosts::question`]).
+    pub question_cost: [f64; 2],
 }
 
 /// `stats allocate` as one call: the allocations `specs` of the master `panel` compared
@@ -677,6 +691,7 @@ pub fn allocate(
             cells: [&tok, &usd, &searches],
             sweep: &sweep,
             ledger: ledger.path,
+            question: settings.question_cost,
         },
         &settings.resampling,
         backend,
@@ -749,6 +764,7 @@ mod tests {
             cells: [&tok, &usd, &searches],
             sweep: &[0.0],
             ledger: std::path::Path::new("l.jsonl"),
+            question: [0.0, 0.0],
         };
         let resampling = Resampling {
             seed: 5,
@@ -758,6 +774,20 @@ mod tests {
         let cpu = CpuBackend::new();
         let order = question_order(&strata, None);
         let r = compare(&strata, &specs, &order, &costs, &resampling, &cpu, &|_| {}).unwrap();
+        // A cost per question of 25 tokens and $0.01 adds Q·25 tokens and Q·$0.01 to each
+        // allocation (A: 4 questions × (100 + 50) = 600 tokens → 700) and leaves the SEs.
+        let with_q = AllocationCosts {
+            question: [25.0, 0.01],
+            ..costs
+        };
+        let rq = compare(&strata, &specs, &order, &with_q, &resampling, &cpu, &|_| {}).unwrap();
+        for (a, b) in r.allocations.iter().zip(&rq.allocations) {
+            let q = a.questions as f64;
+            assert!((b.model_tokens - a.model_tokens - 25.0 * q).abs() < 1e-9);
+            assert!((b.fees_usd[0] - a.fees_usd[0] - 0.01 * q).abs() < 1e-9);
+            assert_eq!(a.se, b.se);
+        }
+        assert!((rq.allocations[0].model_tokens - 700.0).abs() < 1e-9);
         let d = document("allocate", Inputs::new(), &r);
         let run = &d["run"];
         assert_eq!(

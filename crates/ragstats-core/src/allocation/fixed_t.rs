@@ -2,22 +2,25 @@
 //! (the budget-allocation paper, §4.2: "evaluated across read counts with fixed T ... the
 //! reported loss uses 100[J_T(1)/min_R J_T(R) − 1]").
 //!
-//! Per stratum, with truncated components and unit costs c_T (a trajectory without its reads)
-//! and c_R (one read), a question at design (T, R) has variance of its mean
-//! V(R) = σ²_q + σ²_t/T + σ²_r/(T R) and costs T (c_T + R c_R). A budget B buys
-//! Q = B / (T (c_T + R c_R)) questions, so SE² · B is free of B:
+//! Per stratum, with truncated components and unit costs c_T (a trajectory without its
+//! reads), c_R1 (its first read), c_R+ (each later read) and c_Q (per question;
+//! [`UnitCosts`]), a question at design (T, R) has variance of its mean
+//! V(R) = σ²_q + σ²_t/T + σ²_r/(T R) and costs k(R) = T (c_T + c_R1 + (R − 1) c_R+) + c_Q
+//! = T c₀ + c_Q + R T c_R+ (c₀ = c_T + c_R1 − c_R+). A budget B buys Q = B / k(R)
+//! questions, so SE² · B is free of B:
 //!
-//! J_T(R) = (σ²_q + σ²_t/T + σ²_r/(T R)) · T (c_T + R c_R).
+//! J_T(R) = (σ²_q + σ²_t/T + σ²_r/(T R)) · k(R).
 //!
 //! Across D strata the estimate is the equal-weight mean, SE² = (1/D²) Σ_d V_d(R)/Q_d, and the
 //! budget keeps the panel's question shares π_d = Q_d / Σ Q_d, so Q_d = π_d B / K(R) with
-//! K(R) = Σ_d π_d T_d (c_T,d + R c_R,d) and
+//! K(R) = Σ_d π_d k_d(R) and
 //!
 //! J_T(R) = SE² · B = [(1/D²) Σ_d V_d(R)/π_d] · K(R),
 //!
 //! which is the per-stratum J_T when D = 1. Both cases have the form
 //! J_T(R) = (a + b/R)(c + d R), minimised over continuous R at R*_T = sqrt(b c / (a d)); for
-//! one stratum R*_T = sqrt(σ²_r c_T / ((T σ²_q + σ²_t) c_R)).
+//! one stratum without c_Q, R*_T = sqrt(σ²_r c₀ / ((T σ²_q + σ²_t) c_R+)). A per-question
+//! cost c_Q raises c and so R*_T: each question is dearer, so reading it more pays sooner.
 
 use serde::Serialize;
 
@@ -65,7 +68,7 @@ pub struct Part {
     pub share: f64,
 }
 
-/// J_T of one stratum: a = σ²_q + σ²_t/T, b = σ²_r/T, c = T c_T, d = T c_R.
+/// J_T of one stratum: a = σ²_q + σ²_t/T, b = σ²_r/T, c = T c₀ + c_Q, d = T c_R+.
 pub fn stratum(components: &PerLevel, costs: UnitCosts, t: f64) -> Product {
     combined(&[Part {
         components: *components,
@@ -77,7 +80,7 @@ pub fn stratum(components: &PerLevel, costs: UnitCosts, t: f64) -> Product {
 
 /// J_T of the equal-weight combination over strata:
 /// a = (1/D²) Σ_d (σ²_q,d + σ²_t,d/T_d)/π_d, b = (1/D²) Σ_d σ²_r,d/(T_d π_d),
-/// c = Σ_d π_d T_d c_T,d, d = Σ_d π_d T_d c_R,d.
+/// c = Σ_d π_d (T_d c₀,d + c_Q,d), d = Σ_d π_d T_d c_R+,d.
 pub fn combined(parts: &[Part]) -> Product {
     let d2 = (parts.len() * parts.len()) as f64;
     let mut p = Product {
@@ -91,7 +94,7 @@ pub fn combined(parts: &[Part]) -> Product {
         let (st, sr) = (s.trajectory.unwrap_or(0.0), s.read.unwrap_or(0.0));
         p.a += (s.question + st / part.t) / part.share / d2;
         p.b += sr / (part.t * part.share) / d2;
-        p.c += part.share * part.t * part.costs.trajectory;
+        p.c += part.share * (part.t * part.costs.fixed() + part.costs.question);
         p.d += part.share * part.t * part.costs.read;
     }
     p
@@ -149,7 +152,9 @@ mod tests {
 
     const COSTS: UnitCosts = UnitCosts {
         trajectory: 3.0,
+        first_read: 1.0,
         read: 1.0,
+        question: 0.0,
     };
 
     #[test]
@@ -220,19 +225,13 @@ mod tests {
         let p = combined(&[
             Part {
                 components: comps(0.01, 0.02, 0.04),
-                costs: UnitCosts {
-                    trajectory: 1.0,
-                    read: 1.0,
-                },
+                costs: UnitCosts::flat(1.0, 1.0),
                 t: 2.0,
                 share: 0.25,
             },
             Part {
                 components: comps(-0.5, 0.0, 0.08), // negative σ²_q is truncated to 0
-                costs: UnitCosts {
-                    trajectory: 2.0,
-                    read: 1.0,
-                },
+                costs: UnitCosts::flat(2.0, 1.0),
                 t: 4.0,
                 share: 0.75,
             },
@@ -256,10 +255,38 @@ mod tests {
         let l = loss(&stratum(&comps(0.01, 0.01, 0.0), COSTS, 2.0), 10).unwrap();
         assert_eq!((l.r_best, l.loss_percent, l.r_star), (1, 0.0, 0.0));
         // Free reads: no loss is defined.
-        let free = UnitCosts {
-            trajectory: 3.0,
-            read: 0.0,
-        };
+        let free = UnitCosts::flat(3.0, 0.0);
         assert!(loss(&stratum(&comps(0.01, 0.01, 0.04), free, 2.0), 10).is_none());
+    }
+
+    #[test]
+    fn a_question_cost_raises_r_star_t() {
+        // σ² = (0.002, 0.01, 0.04), c_T = 3, c_R = 1, T = 2, c_Q = 10:
+        // a = 0.007, b = 0.02, c = 2·3 + 10 = 16, d = 2, so
+        // R*_T = sqrt(0.02·16/(0.007·2)) = sqrt(22.857) = 4.781 (2.928 without c_Q);
+        // J_T(4) = 0.012·24 = 0.288, J_T(5) = 0.011·26 = 0.286, J_T(6) = (0.007 + 0.02/6)·28
+        // = 0.28933: the best R is 5, loss 100 (0.027·18/0.286 − 1) = 69.93%.
+        let costs = UnitCosts {
+            question: 10.0,
+            ..COSTS
+        };
+        let p = stratum(&comps(0.002, 0.01, 0.04), costs, 2.0);
+        assert!((p.c - 16.0).abs() < 1e-15 && (p.d - 2.0).abs() < 1e-15);
+        let l = loss(&p, 10).unwrap();
+        assert!((l.r_star - (0.32f64 / 0.014).sqrt()).abs() < 1e-12);
+        assert_eq!(l.r_best, 5);
+        assert!((l.j_best - 0.286).abs() < 1e-12);
+        assert!((l.loss_percent - 100.0 * (0.027 * 18.0 / 0.286 - 1.0)).abs() < 1e-9);
+        // Two-part reads: c_T = 3, c_R1 = 2, c_R+ = 0.5 give c = 2·(3 + 2 − 0.5) = 9, d = 1.
+        let two = stratum(
+            &comps(0.002, 0.01, 0.04),
+            UnitCosts {
+                first_read: 2.0,
+                read: 0.5,
+                ..COSTS
+            },
+            2.0,
+        );
+        assert!((two.c - 9.0).abs() < 1e-15 && (two.d - 1.0).abs() < 1e-15);
     }
 }

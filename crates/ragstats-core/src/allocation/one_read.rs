@@ -4,8 +4,8 @@
 //! bootstrap that refits components and unit costs in every replicate, and the direct check
 //! that needs no components.
 //!
-//! Direct check (R ≥ 2; appendix D, no components): the reads are split into the disjoint
-//! pairs (0, 1), (2, 3), … (a last odd read is left out). For pair (a, b), with SE²_a and
+//! Direct check (R ≥ 2; appendix D, no components): every one of the C(R, 2) pairs of reads
+//! a < b, in the order (0, 1), (0, 2), (1, 2), (0, 3), … ([`pair_reads`]). For pair (a, b), with SE²_a and
 //! SE²_b the measured SE² of the estimate using read a alone and read b alone (all T
 //! trajectories) and SE²_ab using both, the variance × cost ratio of one read against two is
 //! ρ_ab = ((SE²_a + SE²_b)/2 · C₁) / (SE²_ab · C₂), and the check is the mean of ρ over the
@@ -149,7 +149,10 @@ impl DirectCheck {
                 .iter()
                 .enumerate()
                 .map(|(p, &ratio)| PairCheck {
-                    reads: [2 * p, 2 * p + 1],
+                    reads: {
+                        let (a, b) = pair_reads(p);
+                        [a, b]
+                    },
                     ratio,
                     ci: rep_ci(&|r| r[p]),
                 })
@@ -173,6 +176,58 @@ pub struct OneReadReport {
     /// reads, only the trajectories that have both reads (see [`analyse_unbalanced`]).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub unbalanced: bool,
+    /// Ledger rows billed to cells of the panel's questions that the panel does not hold
+    /// (failed trajectories and reads); their cost is in the unit costs
+    /// ([`crate::costs::panel_costs::absent_cells`]).
+    pub absent_rows: u64,
+    /// Cautions on reading the report: a best R beyond the panel's own R (the forecast
+    /// extrapolates), a stratum with fewer than 30 questions (the normal approximation is
+    /// rough); see [`OneReadReport::note_warnings`].
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub warnings: Vec<String>,
+}
+
+/// Fewer questions than this in a stratum make the normal approximation behind the
+/// forecasts rough.
+pub const FEW_QUESTIONS: usize = 30;
+
+impl OneReadReport {
+    /// Fills [`OneReadReport::warnings`]: each scope whose best R (fixed T or fixed Q)
+    /// exceeds the reads its panel has, and each stratum with fewer than
+    /// [`FEW_QUESTIONS`] questions.
+    pub fn note_warnings(&mut self) {
+        let mut w = Vec::new();
+        let beyond = |name: &str, what: &str, r: u32, audit: usize| {
+            (r as usize > audit).then(|| {
+                format!(
+                    "{name}: the {what} best R = {r} exceeds the panel's {audit} read(s), so that loss extrapolates the components beyond the audit"
+                )
+            })
+        };
+        for s in &self.strata {
+            if let Some(e) = &s.fixed_t {
+                w.extend(beyond(&s.name, "fixed-T", e.r_best, s.reads));
+            }
+        }
+        if let Some(e) = &self.combined.fixed_t {
+            let audit = self.strata.iter().map(|s| s.reads).min().unwrap_or(0);
+            w.extend(beyond("combined", "fixed-T", e.r_best, audit));
+        }
+        for s in self.strata.iter().chain(self.pooled.iter()) {
+            if let Some(e) = &s.efficiency {
+                w.extend(beyond(&s.name, "fixed-Q", e.r_best, s.reads));
+            }
+        }
+        for s in &self.strata {
+            if s.questions < FEW_QUESTIONS {
+                w.push(format!(
+                    "{}: {} questions (fewer than {FEW_QUESTIONS}), so the normal approximation behind SE-based comparisons is rough",
+                    s.name, s.questions
+                ));
+            }
+        }
+        self.warnings = w;
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -192,6 +247,9 @@ enum Col {
     Trajectories,
     /// N_q, its reads.
     Reads,
+    /// RC1_q, the cost of the first read of each of its trajectories (so RC_q − RC1_q is
+    /// the cost of the later reads, N_q − T_q of them).
+    FirstReadCost,
     /// Direct check (present when there are pairs): the cost of its trajectories with at
     /// least 2 reads,
     PairedTrajectoryCost,
@@ -258,7 +316,7 @@ impl Layout {
     /// Columns per row.
     fn k(self) -> usize {
         match self.pairs {
-            0 => self.base() + Col::Reads as usize + 1,
+            0 => self.base() + Col::FirstReadCost as usize + 1,
             p => self.pair_mean(p - 1, PairMean::Both) + 2,
         }
     }
@@ -301,7 +359,7 @@ impl ScopeSums<'_> {
         (self.s[c + 1] - self.s[c] * self.s[c] / n) / (n - 1.0) / n
     }
 
-    fn scope(&self, components: Option<PerLevel>, q: f64) -> Scope {
+    fn scope(&self, components: Option<PerLevel>, q: f64, question_cost: f64) -> Scope {
         Scope {
             components,
             q,
@@ -309,6 +367,8 @@ impl ScopeSums<'_> {
             reads: self.get(Col::Reads),
             tc: self.get(Col::TrajectoryCost),
             rc: self.get(Col::ReadCost),
+            rc1: self.get(Col::FirstReadCost),
+            question_cost,
         }
     }
 }
@@ -321,15 +381,30 @@ struct Scope {
     reads: f64,
     tc: f64,
     rc: f64,
+    rc1: f64,
+    /// c_Q, as given.
+    question_cost: f64,
 }
 
 impl Scope {
-    /// The mean cost per trajectory and per read over the cells that exist:
-    /// c_T = Σ TC_q / Σ T_q, c_R = Σ RC_q / Σ N_q.
+    /// The mean cost per trajectory, per first read and per later read over the cells that
+    /// exist: c_T = Σ TC_q / Σ T_q, c_R1 = Σ RC1_q / Σ T_q (every trajectory of a panel has
+    /// a first read) and c_R+ = Σ (RC_q − RC1_q) / Σ (N_q − T_q); with no later read at all
+    /// (R = 1) c_R+ cannot be measured and is taken as c_R1. So
+    /// Σ T_q (c_T + c_R1) + Σ (N_q − T_q) c_R+ = Σ (TC_q + RC_q): the unit costs price the
+    /// panel at exactly its billed cost.
     fn costs(&self) -> UnitCosts {
+        let first_read = self.rc1 / self.traj;
+        let later = self.reads - self.traj;
         UnitCosts {
             trajectory: self.tc / self.traj,
-            read: self.rc / self.reads,
+            first_read,
+            read: if later > 0.0 {
+                (self.rc - self.rc1) / later
+            } else {
+                first_read
+            },
+            question: self.question_cost,
         }
     }
     /// The mean design: T̄ = trajectories / Q, R̄ = reads / trajectories (in a balanced
@@ -358,6 +433,22 @@ struct Stats {
     ratios: Option<Vec<f64>>,
 }
 
+/// The number of pairs a < b of `r` reads, C(r, 2).
+fn pair_count(r: usize) -> usize {
+    r * r.saturating_sub(1) / 2
+}
+
+/// The reads (a, b) of pair `p` in the order (0, 1), (0, 2), (1, 2), (0, 3), (1, 3), …:
+/// b is the largest with C(b, 2) ≤ p and a = p − C(b, 2), so the first C(r, 2) pairs are
+/// exactly those of reads 0..r.
+pub fn pair_reads(p: usize) -> (usize, usize) {
+    let mut b = 1;
+    while pair_count(b + 1) <= p {
+        b += 1;
+    }
+    (p - pair_count(b), b)
+}
+
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
@@ -372,12 +463,13 @@ fn statistics(
     q: &[f64],
     sums: &[Vec<f64>],
     max_reads: u32,
+    question_cost: f64,
 ) -> Stats {
     let scopes: Vec<Scope> = comps
         .iter()
         .zip(q)
         .zip(sums)
-        .map(|((&c, &q), s)| ScopeSums { layout, s }.scope(c, q))
+        .map(|((&c, &q), s)| ScopeSums { layout, s }.scope(c, q, question_cost))
         .collect();
     let sum = |f: fn(&Scope) -> f64| scopes.iter().map(f).sum::<f64>();
     let all = Scope {
@@ -387,6 +479,8 @@ fn statistics(
         reads: sum(|s| s.reads),
         tc: sum(|s| s.tc),
         rc: sum(|s| s.rc),
+        rc1: sum(|s| s.rc1),
+        question_cost,
     };
     let mut fixed_q: Vec<Option<Efficiency>> = scopes.iter().map(Scope::fixed_q).collect();
     fixed_q.push(all.fixed_q());
@@ -482,6 +576,7 @@ fn report(
     per_rep: &[Stats],
     confidence: f64,
     max_reads: u32,
+    question_cost: f64,
     unbalanced: bool,
 ) -> OneReadReport {
     let ci_of = |f: &dyn Fn(&Stats) -> f64| ci(per_rep.iter().map(f).collect(), confidence);
@@ -503,7 +598,7 @@ fn report(
             reads: h.reads,
             components: h.components,
             unit_costs: ScopeSums { layout, s }
-                .scope(Some(h.components), h.questions as f64)
+                .scope(Some(h.components), h.questions as f64, question_cost)
                 .costs(),
             efficiency: point.fixed_q[i],
             loss_ci: ci_of(&|s| s.fixed_q[i].map_or(f64::NAN, |e| e.loss_percent)),
@@ -557,6 +652,8 @@ fn report(
         pooled,
         direct,
         unbalanced,
+        absent_rows: 0,
+        warnings: Vec::new(),
     };
     r.note_undefined();
     r
@@ -676,24 +773,26 @@ fn balanced_sums(
 
 /// Runs the analysis: `costs[s][q]` are the question costs of stratum s (full panel),
 /// `read_costs[s][q]` its one-read and two-read reader costs as billed (used when every
-/// stratum has R ≥ 2); the fixed-T minimum runs over R = 1..=`max_reads`. The question
-/// bootstrap draws `resampling.replicates` replicates from `resampling.seed`; its intervals
+/// stratum has R ≥ 2); the fixed-T minimum runs over R = 1..=`max_reads`, with
+/// `question_cost` (c_Q) added to each question's cost. The question bootstrap draws `resampling.replicates` replicates from `resampling.seed`; its intervals
 /// are at `resampling.confidence`.
 ///
 /// # Errors
 /// [`Error::Data`] when a stratum has fewer than 2 questions; backend errors.
+#[allow(clippy::too_many_arguments)]
 pub fn analyse(
     strata: &[Stratum],
     costs: &[Vec<QuestionCost>],
     read_costs: &[Vec<ReadCosts>],
     resampling: &Resampling,
     max_reads: u32,
+    question_cost: f64,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<OneReadReport> {
     let confidence = resampling.confidence;
     let shapes: Vec<StratumStats> = strata.iter().map(StratumStats::from_stratum).collect();
-    let pairs = strata.iter().map(|s| s.r() / 2).min().unwrap_or(0);
+    let pairs = pair_count(strata.iter().map(|s| s.r()).min().unwrap_or(0));
     if pairs > 0
         && (read_costs.len() != strata.len()
             || read_costs.iter().zip(strata).any(|(c, s)| c.len() != s.q()))
@@ -729,6 +828,7 @@ pub fn analyse(
             row[layout.at(Col::ReadCost)] = c.reads;
             row[layout.at(Col::Trajectories)] = shape.t as f64;
             row[layout.at(Col::Reads)] = (shape.t * shape.r) as f64;
+            row[layout.at(Col::FirstReadCost)] = c.first_reads;
             if pairs > 0 {
                 // Every trajectory has R ≥ 2 reads.
                 row[layout.at(Col::PairedTrajectoryCost)] = c.trajectories;
@@ -740,7 +840,7 @@ pub fn analyse(
                 row[layout.at(Col::TwoReadCost)] = c.two;
             }
             for p in 0..pairs {
-                let (a, b) = (2 * p, 2 * p + 1);
+                let (a, b) = pair_reads(p);
                 for (m, reads) in [
                     (PairMean::A, vec![a]),
                     (PairMean::B, vec![b]),
@@ -763,7 +863,7 @@ pub fn analyse(
     let q: Vec<f64> = shapes.iter().map(|s| s.q() as f64).collect();
     let stats_of = |sums: &[Vec<f64>]| {
         let (comps, pooled) = anova_components(layout, &shapes, sums);
-        statistics(layout, &comps, pooled, &q, sums, max_reads)
+        statistics(layout, &comps, pooled, &q, sums, max_reads, question_cost)
     };
     let point = stats_of(&exact);
     let per_rep: Vec<Stats> = reps.iter().map(|r| stats_of(r)).collect();
@@ -793,7 +893,16 @@ pub fn analyse(
             Err(_) => None,
         };
     Ok(report(
-        layout, headings, pooled, &exact, point, &per_rep, confidence, max_reads, false,
+        layout,
+        headings,
+        pooled,
+        &exact,
+        point,
+        &per_rep,
+        confidence,
+        max_reads,
+        question_cost,
+        false,
     ))
 }
 
@@ -813,7 +922,7 @@ pub fn analyse(
 /// Q T̄ (c_T + R̄ c_R) is the panel's measured cost. In a replicate every sum is weighted
 /// by the question's draw count.
 ///
-/// The direct check takes pair (2p, 2p + 1) of reads in every trajectory that has both
+/// The direct check takes each pair (a, b) of reads ([`pair_reads`]) in every trajectory that has both
 /// (a trajectory with one read is left out), question means over those trajectories, and
 /// only the questions that have one; C₁ and C₂ are the costs of the trajectories with at
 /// least 2 reads with their read 0, or reads 0 and 1. Pairs run while every stratum has at
@@ -827,6 +936,7 @@ pub fn analyse_unbalanced(
     costs: &[Vec<Vec<TrajectoryCost>>],
     resampling: &Resampling,
     max_reads: u32,
+    question_cost: f64,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<OneReadReport> {
@@ -849,16 +959,18 @@ pub fn analyse_unbalanced(
             )));
         }
     }
-    // Pairs of reads every stratum can check with at least 2 questions.
-    let has_pair =
-        |s: &Stratum, q: usize, p: usize| s.trajectories_of(q).iter().any(|t| t.len() >= 2 * p + 2);
-    let mut pairs = 0;
+    // Reads 0..n every stratum can check with at least 2 questions: read b's pairs need a
+    // trajectory with more than b reads.
+    let has_read =
+        |s: &Stratum, q: usize, b: usize| s.trajectories_of(q).iter().any(|t| t.len() > b);
+    let mut reads = 1;
     while strata
         .iter()
-        .all(|s| (0..s.q()).filter(|&q| has_pair(s, q, pairs)).count() >= 2)
+        .all(|s| (0..s.q()).filter(|&q| has_read(s, q, reads)).count() >= 2)
     {
-        pairs += 1;
+        reads += 1;
     }
+    let pairs = pair_count(reads);
     let layout = Layout {
         anova: false,
         pairs,
@@ -877,9 +989,10 @@ pub fn analyse_unbalanced(
             }
             for tc in c {
                 row[layout.at(Col::TrajectoryCost)] += tc.trajectory;
-                row[layout.at(Col::ReadCost)] += tc.reads.iter().sum::<f64>();
+                row[layout.at(Col::ReadCost)] += tc.reads.iter().sum::<f64>() + tc.extra_reads;
                 row[layout.at(Col::Trajectories)] += 1.0;
                 row[layout.at(Col::Reads)] += tc.reads.len() as f64;
+                row[layout.at(Col::FirstReadCost)] += tc.reads.first().copied().unwrap_or(0.0);
                 if pairs > 0 && tc.reads.len() >= 2 {
                     row[layout.at(Col::PairedTrajectoryCost)] += tc.trajectory;
                     row[layout.at(Col::OneReadCost)] += tc.reads[0];
@@ -888,7 +1001,7 @@ pub fn analyse_unbalanced(
             }
         }
         for p in 0..pairs {
-            let (a, b) = (2 * p, 2 * p + 1);
+            let (a, b) = pair_reads(p);
             // Question means of read a, read b and both over its trajectories with both.
             let means: Vec<Option<[f64; 3]>> = (0..s.q())
                 .map(|q| {
@@ -948,7 +1061,15 @@ pub fn analyse_unbalanced(
             s
         })
         .collect();
-    let point = statistics(layout, &point_comps, point_pooled, &q, &exact, max_reads);
+    let point = statistics(
+        layout,
+        &point_comps,
+        point_pooled,
+        &q,
+        &exact,
+        max_reads,
+        question_cost,
+    );
     let stats = boot.run(backend, seed, 0..replicates, progress)?;
     let sums = boot.weighted_sums(seed, 0..replicates, &rows)?;
     let n_stats = boot.plan.statistics.len();
@@ -957,7 +1078,7 @@ pub fn analyse_unbalanced(
         .zip(&sums)
         .map(|(st, s)| {
             let (c, p) = boot.components_of(st);
-            statistics(layout, &c, p, &q, s, max_reads)
+            statistics(layout, &c, p, &q, s, max_reads, question_cost)
         })
         .collect();
     let shapes: Vec<Shape> = strata
@@ -1008,7 +1129,16 @@ pub fn analyse_unbalanced(
         heading("pooled".to_string(), shape, components, Method::Reml)
     });
     Ok(report(
-        layout, headings, pooled, &exact, point, &per_rep, confidence, max_reads, true,
+        layout,
+        headings,
+        pooled,
+        &exact,
+        point,
+        &per_rep,
+        confidence,
+        max_reads,
+        question_cost,
+        true,
     ))
 }
 
@@ -1016,36 +1146,55 @@ pub fn analyse_unbalanced(
 mod tests {
     use super::*;
 
-    /// A balanced panel resamples the columns it always did, in their order (4 ANOVA sums,
-    /// 2 costs, then with pairs 2 read costs and 6 per pair), so the engine's groups of
-    /// [`MAX_K`] do not move; the unbalanced layout has the same blocks without the ANOVA
-    /// one.
+    /// A balanced panel resamples its columns in row order (4 ANOVA sums, 2 costs and the
+    /// first-read cost, then with pairs 2 read costs and 6 per pair); the draws depend on
+    /// the seed and question counts only, so adding a column does not move them. The
+    /// unbalanced layout has the same blocks without the ANOVA one.
     #[test]
     fn layouts_and_the_balanced_engine_columns() {
         let b0 = Layout {
             anova: true,
             pairs: 0,
         };
-        assert_eq!(b0.k(), 8);
-        assert_eq!(b0.balanced_engine_columns(), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(b0.k(), 9);
+        assert_eq!(b0.balanced_engine_columns(), [0, 1, 2, 3, 4, 5, 8]);
         let b2 = Layout {
             anova: true,
             pairs: 2,
         };
-        assert_eq!(b2.k(), 25);
-        let mut want: Vec<usize> = (0..6).chain([9, 10]).collect();
-        want.extend((12..18).chain(19..25));
+        assert_eq!(b2.k(), 26);
+        let mut want: Vec<usize> = (0..6).chain([8, 10, 11]).collect();
+        want.extend((13..19).chain(20..26));
         assert_eq!(b2.balanced_engine_columns(), want);
         let u1 = Layout {
             anova: false,
             pairs: 1,
         };
-        assert_eq!(u1.k(), 14);
+        assert_eq!(u1.k(), 15);
         assert_eq!(u1.at(Col::TrajectoryCost), 0);
-        assert_eq!(u1.at(Col::TwoReadCost), 6);
-        assert_eq!(u1.pair_questions(0), 7);
-        assert_eq!(u1.pair_mean(0, PairMean::B), 10);
-        assert_eq!(u1.pair_mean(0, PairMean::Both), 12);
+        assert_eq!(u1.at(Col::FirstReadCost), 4);
+        assert_eq!(u1.at(Col::TwoReadCost), 7);
+        assert_eq!(u1.pair_questions(0), 8);
+        assert_eq!(u1.pair_mean(0, PairMean::B), 11);
+        assert_eq!(u1.pair_mean(0, PairMean::Both), 13);
+    }
+
+    /// Pairs run (0, 1), (0, 2), (1, 2), (0, 3), …: the first C(r, 2) are those of reads
+    /// 0..r, every pair a < b once.
+    #[test]
+    fn every_pair_of_reads_once() {
+        let got: Vec<(usize, usize)> = (0..pair_count(5)).map(pair_reads).collect();
+        let mut want = Vec::new();
+        for b in 1..5 {
+            for a in 0..b {
+                want.push((a, b));
+            }
+        }
+        assert_eq!(got, want);
+        assert_eq!(
+            (pair_count(0), pair_count(1), pair_count(2), pair_count(5)),
+            (0, 0, 1, 10)
+        );
     }
 
     /// SE² of a pair's mean over the questions that have it: deviations −1, 0, 1 over

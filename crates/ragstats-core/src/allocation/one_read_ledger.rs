@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::bootstrap_engine;
 use super::one_read::{analyse, analyse_unbalanced, OneReadReport, ScopeResult};
 use crate::costs::accounting::{Budget, PricedLedger};
-use crate::costs::panel_costs::{balanced_panel_costs, panel_trajectory_costs};
+use crate::costs::panel_costs::{absent_cells, balanced_panel_costs, panel_trajectory_costs};
 use crate::document::{Engine, Report};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;
@@ -26,6 +26,9 @@ pub struct EfficiencySettings {
     /// The question bootstrap: seed, replicates and the confidence of the central
     /// percentile intervals.
     pub resampling: Resampling,
+    /// c_Q, a cost per question in the budget's unit (judging, annotation, set-up); it
+    /// enters the fixed-T loss only (at fixed Q it is spent whatever R is).
+    pub question_cost: f64,
 }
 
 /// The one-read efficiency analysis of `panel` with its costs from `ledger` in
@@ -51,9 +54,10 @@ pub fn efficiency_of_panel(
     let EfficiencySettings {
         max_reads,
         ref resampling,
+        question_cost,
         ..
     } = *settings;
-    if panel.strata.iter().all(|s| s.is_balanced()) {
+    let mut report = if panel.strata.iter().all(|s| s.is_balanced()) {
         let (costs, read_costs) = balanced_panel_costs(panel, &cells, ledger.path)?;
         analyse(
             &panel.strata,
@@ -61,13 +65,25 @@ pub fn efficiency_of_panel(
             &read_costs,
             resampling,
             max_reads,
+            question_cost,
             backend,
             progress,
-        )
+        )?
     } else {
         let costs = panel_trajectory_costs(panel, &cells, ledger.path)?;
-        analyse_unbalanced(panel, &costs, resampling, max_reads, backend, progress)
-    }
+        analyse_unbalanced(
+            panel,
+            &costs,
+            resampling,
+            max_reads,
+            question_cost,
+            backend,
+            progress,
+        )?
+    };
+    report.absent_rows = absent_cells(panel, &cells).rows;
+    report.note_warnings();
+    Ok(report)
 }
 
 /// The `stats efficiency` report: the one-read analysis ([`efficiency_of_panel`]) in its
@@ -350,6 +366,7 @@ mod tests {
                 replicates: 20,
                 confidence: 0.9,
             },
+            question_cost: 0.0,
         };
         let cpu = CpuBackend::new();
         let r = efficiency_report(&panel, &ledger, &settings, &cpu, &|_| {}).unwrap();
@@ -367,7 +384,10 @@ mod tests {
             (&json!("tokens"), &json!(4))
         );
         let s = &d["strata"][0];
-        assert_eq!(s["unit_costs"], json!({"trajectory": 100.0, "read": 50.0}));
+        assert_eq!(
+            s["unit_costs"],
+            json!({"trajectory": 100.0, "first_read": 50.0, "read": 50.0})
+        );
         assert_eq!(s["fixed_t"], Value::Null);
         let reason = "the scores do not vary (every variance component is 0), so SE^2 x cost is 0 at every R and the loss is 0/0";
         assert_eq!(s["undefined"]["fixed_t"], reason);
@@ -395,5 +415,49 @@ mod tests {
             };
             assert_eq!(scope["undefined"][n.field], json!(n.reason), "{}", n.field);
         }
+    }
+
+    /// A best R beyond the panel's reads is said to extrapolate, and a stratum under 30
+    /// questions to make the normal approximation rough (the constant panel: 4 questions,
+    /// R = 2; a fixed-T best R of 3 is set by hand, since constant scores have no loss).
+    #[test]
+    fn warnings_name_extrapolation_and_small_strata() {
+        let (panel, entries) = constant_panel();
+        let ledger = PricedLedger {
+            entries: &entries,
+            path: Path::new("l.jsonl"),
+            prices: None,
+            prices_path: None,
+        };
+        let settings = EfficiencySettings {
+            budget: Budget::Tokens,
+            max_reads: 4,
+            resampling: Resampling {
+                seed: 3,
+                replicates: 20,
+                confidence: 0.9,
+            },
+            question_cost: 0.0,
+        };
+        let mut r =
+            efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
+        assert_eq!(
+            r.warnings,
+            ["d: 4 questions (fewer than 30), so the normal approximation behind SE-based comparisons is rough"]
+        );
+        r.strata[0].fixed_t = Some(crate::allocation::fixed_t::FixedTLoss {
+            j_one: 2.0,
+            r_best: 3,
+            j_best: 1.0,
+            r_star: 3.2,
+            loss_percent: 100.0,
+        });
+        r.note_warnings();
+        assert_eq!(r.warnings.len(), 2);
+        assert_eq!(
+            r.warnings[0],
+            "d: the fixed-T best R = 3 exceeds the panel's 2 read(s), so that loss extrapolates the components beyond the audit"
+        );
+        assert_eq!(r.absent_rows, 0);
     }
 }

@@ -263,14 +263,12 @@ impl Planner {
         }
     }
 
-    /// Per-question costs k_d = T (c_T,d + R c_R,d) (0 without costs).
+    /// Per-question costs k_d = T (c_T,d + c_R1,d + (R − 1) c_R+,d) + c_Q (0 without
+    /// costs).
     fn per_question_costs(&self, t: usize, r: usize) -> Vec<f64> {
         self.strata
             .iter()
-            .map(|s| {
-                s.costs
-                    .map_or(0.0, |c| t as f64 * (c.trajectory + r as f64 * c.read))
-            })
+            .map(|s| s.costs.map_or(0.0, |c| c.per_question(t as f64, r as f64)))
             .collect()
     }
 
@@ -422,7 +420,7 @@ impl Planner {
             .iter()
             .map(|s| {
                 s.costs.map_or(0.0, |c| {
-                    s.audit_trajectories as f64 * (c.trajectory + s.audit_reads as f64 * c.read)
+                    c.per_question(s.audit_trajectories as f64, s.audit_reads as f64)
                 })
             })
             .collect();
@@ -432,12 +430,34 @@ impl Planner {
 }
 
 /// Unit costs of a stratum from its per-question costs at the full design (as `efficiency`
-/// computes them): c_T = Σ_q trajectory costs/(Q T), c_R = Σ_q read costs/(Q T R).
+/// computes them): c_T = Σ_q trajectory costs/(Q T), c_R1 = Σ_q first-read costs/(Q T),
+/// c_R+ = Σ_q later-read costs/(Q T (R − 1)) (c_R1 when R = 1: no later read to measure).
 pub fn unit_costs(costs: &[QuestionCost], t: usize, r: usize) -> UnitCosts {
+    let sum = |f: fn(&QuestionCost) -> f64| costs.iter().map(f).sum::<f64>();
     let qt = (costs.len() * t) as f64;
+    two_part(
+        sum(|c| c.trajectories),
+        sum(|c| c.first_reads),
+        sum(|c| c.reads),
+        qt,
+        qt * r as f64,
+    )
+}
+
+/// c_T = `tc`/`traj`, c_R1 = `rc1`/`traj`, c_R+ = (`rc` − `rc1`)/(`reads` − `traj`) (c_R1
+/// when there is no later read), from the costs of a panel's trajectories (`tc`), first
+/// reads (`rc1`) and all reads (`rc`), its trajectories and its reads.
+pub fn two_part(tc: f64, rc1: f64, rc: f64, traj: f64, reads: f64) -> UnitCosts {
+    let first_read = rc1 / traj;
     UnitCosts {
-        trajectory: costs.iter().map(|c| c.trajectories).sum::<f64>() / qt,
-        read: costs.iter().map(|c| c.reads).sum::<f64>() / (qt * r as f64),
+        trajectory: tc / traj,
+        first_read,
+        read: if reads > traj {
+            (rc - rc1) / (reads - traj)
+        } else {
+            first_read
+        },
+        question: 0.0,
     }
 }
 
@@ -506,7 +526,7 @@ pub fn refit_replicates(
                     let dev = q.mean - mean;
                     let mut row = vec![dev, dev * dev, q.ss_trajectory, q.ss_read];
                     if let Some(c) = c {
-                        row.extend([c[i].trajectories, c[i].reads]);
+                        row.extend([c[i].trajectories, c[i].reads, c[i].first_reads]);
                     }
                     row
                 })
@@ -538,10 +558,7 @@ pub fn refit_replicates(
                 components.push(fit(&sums).map_or(PerLevel::NONE, |f| f.components));
                 if costs.is_some() {
                     let qt = q * t as f64;
-                    unit.push(UnitCosts {
-                        trajectory: s[4] / qt,
-                        read: s[5] / (qt * r as f64),
-                    });
+                    unit.push(two_part(s[4], s[6], s[5], qt, qt * r as f64));
                 }
             }
             Refit {
@@ -557,19 +574,17 @@ pub fn refit_replicates(
 /// of trajectories, c_R = Σ read costs / number of reads. For a balanced stratum this is
 /// [`unit_costs`] up to rounding.
 pub fn nested_unit_costs(costs: &[Vec<TrajectoryCost>]) -> UnitCosts {
-    let (mut tc, mut rc, mut t, mut r) = (0.0, 0.0, 0usize, 0usize);
+    let (mut tc, mut rc1, mut rc, mut t, mut r) = (0.0, 0.0, 0.0, 0usize, 0usize);
     for q in costs {
         for c in q {
             tc += c.trajectory;
-            rc += c.reads.iter().sum::<f64>();
+            rc1 += c.reads.first().copied().unwrap_or(0.0);
+            rc += c.reads.iter().sum::<f64>() + c.extra_reads;
             t += 1;
             r += c.reads.len();
         }
     }
-    UnitCosts {
-        trajectory: tc / t as f64,
-        read: rc / r as f64,
-    }
+    two_part(tc, rc1, rc, t as f64, r as f64)
 }
 
 /// [`refit_replicates`] for a panel with an unbalanced stratum: the components are refitted
@@ -613,12 +628,13 @@ pub fn refit_replicates_unbalanced(
                 .map(|s| {
                     s.iter()
                         .map(|q| {
-                            let mut row = vec![0.0; 4];
+                            let mut row = vec![0.0; 5];
                             for t in q {
                                 row[0] += t.trajectory;
-                                row[1] += t.reads.iter().sum::<f64>();
+                                row[1] += t.reads.iter().sum::<f64>() + t.extra_reads;
                                 row[2] += 1.0;
                                 row[3] += t.reads.len() as f64;
+                                row[4] += t.reads.first().copied().unwrap_or(0.0);
                             }
                             row
                         })
@@ -645,10 +661,7 @@ pub fn refit_replicates_unbalanced(
                     .collect(),
                 costs: sums.as_ref().map(|s| {
                     s[i].iter()
-                        .map(|s| UnitCosts {
-                            trajectory: s[0] / s[2],
-                            read: s[1] / s[3],
-                        })
+                        .map(|s| two_part(s[0], s[4], s[1], s[2], s[3]))
                         .collect()
                 }),
             }
@@ -669,10 +682,7 @@ mod tests {
                     trajectory: Some(t),
                     read: Some(r),
                 },
-                costs: Some(UnitCosts {
-                    trajectory: ct,
-                    read: cr,
-                }),
+                costs: Some(UnitCosts::flat(ct, cr)),
                 weight: 100,
                 audit_questions: 100,
                 audit_trajectories: 2,
@@ -725,5 +735,32 @@ mod tests {
         // At δ = MDE the power is 0.8 plus that far tail.
         let p = power(2.801585218112968 * 0.01, 0.01, 0.05);
         assert!((p - (0.8 + 9.60562226537398e-07)).abs() < 1e-12, "{p}");
+    }
+
+    #[test]
+    fn a_question_cost_moves_t_star() {
+        // σ²_q = 0.01, σ²_t = 0.04, σ²_r = 0, c_T = 1, c_R = 0, target SE 0.001 (s² = 1e-6).
+        // A question at T costs k = T + c_Q and needs Q = ⌈(0.01 + 0.04/T)/1e-6⌉.
+        // c_Q = 0: T = 1 costs 50,000·1 = 50,000, T = 2 costs 30,000·2 = 60,000: T* = 1.
+        // c_Q = 4: v·k = (0.01 + 0.04/T)(T + 4) is least at T = 2 sqrt(c_Q) = 4:
+        // T = 3: 23,334·7 = 163,338; T = 4: 20,000·8 = 160,000; T = 5: 18,000·9 = 162,000.
+        let mut p = one(0.01, 0.04, 0.0, 1.0, 0.0, 1_000_000);
+        let best = &p.search(Goal::TargetSe(0.001)).unwrap()[0];
+        assert_eq!(
+            (best.trajectories, best.reads, best.questions),
+            (1, 1, 50_000)
+        );
+        assert!((best.cost.unwrap() - 50_000.0).abs() < 1e-6);
+        p.strata[0].costs.as_mut().unwrap().question = 4.0;
+        let all = p.search(Goal::TargetSe(0.001)).unwrap();
+        assert_eq!(
+            (all[0].trajectories, all[0].reads, all[0].questions),
+            (4, 1, 20_000)
+        );
+        assert!((all[0].cost.unwrap() - 160_000.0).abs() < 1e-6);
+        // (The neighbours up to one question of rounding: 0.018/1e-6 is not exact in f64.)
+        let at = |t: usize| p.best_at(Goal::TargetSe(0.001), t, 1).unwrap();
+        assert!((at(3).cost.unwrap() - 163_338.0).abs() <= 7.0);
+        assert!((at(5).cost.unwrap() - 162_000.0).abs() <= 9.0);
     }
 }

@@ -140,6 +140,9 @@ pub struct PlanSettings {
     /// Bootstrap replicates, seed and confidence level of the plan's uncertainty (used only
     /// when the audit has a panel).
     pub resampling: Resampling,
+    /// c_Q, a cost per question in `unit` (judging, annotation, set-up), added to every
+    /// question's cost T (c_T + c_R1 + (R − 1) c_R+) whatever its T and R.
+    pub question_cost: f64,
 }
 
 /// One reported allocation.
@@ -269,13 +272,27 @@ pub fn plan(
         (PlanCosts::Given(u), _) => vec![Some(*u); audit.strata.len()],
         _ => vec![None; audit.strata.len()],
     };
-    if let Some(c) = strata_costs
-        .iter()
-        .flatten()
-        .find(|c| !(c.trajectory.is_finite() && c.read.is_finite() && c.trajectory + c.read > 0.0))
-    {
+    let with_question = |c: UnitCosts| UnitCosts {
+        question: settings.question_cost,
+        ..c
+    };
+    let strata_costs: Vec<Option<UnitCosts>> = strata_costs
+        .into_iter()
+        .map(|c| c.map(with_question))
+        .collect();
+    if let Some(c) = strata_costs.iter().flatten().find(|c| {
+        !(c.trajectory.is_finite()
+            && c.first_read.is_finite()
+            && c.read.is_finite()
+            && c.per_question(1.0, 1.0) > 0.0)
+    }) {
+        let first = if c.first_read == c.read {
+            String::new()
+        } else {
+            format!(", c_R1 = {}", num(c.first_read))
+        };
         return Err(Error::Usage(format!(
-            "the unit costs c_T = {}, c_R = {} cannot price a plan (they must be finite with a positive sum)",
+            "the unit costs c_T = {}{first}, c_R = {} cannot price a plan (they must be finite with a positive sum)",
             num(c.trajectory),
             num(c.read)
         )));
@@ -358,9 +375,21 @@ pub fn plan(
         }
         (_, None) => unreachable!("only a given design has no goal"),
     };
+    if settings.question_cost != 0.0 && planner.strata.iter().any(|s| s.costs.is_some()) {
+        notes.push(format!(
+            "each question also costs c_Q = {} {unit} (--question-cost), whatever its T and R",
+            num(settings.question_cost)
+        ));
+    }
+    notes.extend(extrapolation_notes(&planner, &rows[0].allocation));
     let (bootstrap, engine) = match panel {
         Some(p) => {
-            let refits = refits(p, costs, &mut notes, settings, backend, progress)?;
+            let mut refits = refits(p, costs, &mut notes, settings, backend, progress)?;
+            for f in &mut refits {
+                for c in f.costs.iter_mut().flatten() {
+                    *c = with_question(*c);
+                }
+            }
             let intervals = uncertainty(&planner, &refits, &rows[0].allocation, settings);
             if matches!(costs, PlanCosts::Given(_)) && goal.is_some() {
                 notes.push(
@@ -393,6 +422,38 @@ pub fn plan(
         engine,
         ledger_costs: costs.from_ledger(),
     })
+}
+
+/// Cautions on the chosen allocation `a`: a T or R beyond the audit's own (the nested
+/// forecast then extrapolates the components to designs the audit never ran), and strata
+/// with fewer than [`super::one_read::FEW_QUESTIONS`] questions (the normal approximation
+/// behind SE, MDE and power is rough).
+fn extrapolation_notes(planner: &Planner, a: &Allocation) -> Vec<String> {
+    let mut notes = Vec::new();
+    let audit_t = planner.strata.iter().map(|s| s.audit_trajectories).min();
+    let audit_r = planner.strata.iter().map(|s| s.audit_reads).min();
+    for (what, chosen, audit) in [
+        ("trajectories", a.trajectories, audit_t),
+        ("reads", a.reads, audit_r),
+    ] {
+        if let Some(audit) = audit.filter(|&n| chosen > n) {
+            notes.push(format!(
+                "warning: the plan's T = {}, R = {} has more {what} ({chosen}) than the audit ({audit}), so its SE extrapolates the components beyond the audit; an audit with more {what} would check it",
+                a.trajectories, a.reads
+            ));
+        }
+    }
+    for s in &planner.strata {
+        if s.audit_questions < super::one_read::FEW_QUESTIONS {
+            notes.push(format!(
+                "warning: stratum '{}' has {} audit questions (fewer than {}), so the normal approximation behind the SE, MDE and power is rough",
+                s.name,
+                s.audit_questions,
+                super::one_read::FEW_QUESTIONS
+            ));
+        }
+    }
+    notes
 }
 
 /// Why no allocation within the bounds meets `goal`, and what to change.
@@ -712,6 +773,7 @@ mod tests {
                 replicates: 200,
                 confidence: 0.95,
             },
+            question_cost: 0.0,
         }
     }
 
@@ -720,6 +782,8 @@ mod tests {
     }
 
     const COSTS: PlanCosts = PlanCosts::Given(UnitCosts {
+        first_read: 1.0,
+        question: 0.0,
         trajectory: 3.0,
         read: 1.0,
     });
@@ -953,10 +1017,7 @@ mod tests {
         });
         let e = run(&PlanCosts::None, &target).unwrap_err();
         assert!(matches!(e, Error::Usage(_)), "{e}");
-        let zero = PlanCosts::Given(UnitCosts {
-            trajectory: 0.0,
-            read: 0.0,
-        });
+        let zero = PlanCosts::Given(UnitCosts::flat(0.0, 0.0));
         let e = run(&zero, &target).unwrap_err();
         assert!(
             e.to_string().contains("c_T = 0.000000, c_R = 0.000000"),

@@ -625,6 +625,10 @@ type CellLabels<'a> = [Option<Cow<'a, str>>; 4];
 pub struct CellCosts {
     pub trajectory: HashMap<(String, String, String), f64>,
     pub read: HashMap<(String, String, String, String), f64>,
+    /// The ledger rows of each trajectory cell (planner and search rows) and of each read
+    /// cell (reader rows), so that rows of cells a panel lacks can be counted.
+    pub trajectory_rows: HashMap<(String, String, String), u64>,
+    pub read_rows: HashMap<(String, String, String, String), u64>,
 }
 
 impl CellCosts {
@@ -686,6 +690,13 @@ impl CellCosts {
                 _ => None,
             };
             let cost = b.cost(currency);
+            match &read {
+                None => *c.trajectory_rows.entry(key3.clone()).or_default() += 1,
+                Some(r) => {
+                    let (d, q, t) = key3.clone();
+                    *c.read_rows.entry((d, q, t, r.clone())).or_default() += 1;
+                }
+            }
             // The row's own cell always exists (cost 0 for a repeat of a shared call).
             let mut add = |(d, q, t): (String, String, String), r: Option<String>, v: f64| match r {
                 None => *c.trajectory.entry((d, q, t)).or_default() += v,
