@@ -60,6 +60,7 @@ pub mod correlate;
 pub mod costs;
 pub mod document;
 pub mod error;
+pub mod import;
 pub mod io;
 pub mod ledger;
 pub mod mcq;
