@@ -53,6 +53,9 @@ pub struct PanelOptions {
     /// contrasted). The default when the panel has several selectors is `average`.
     #[arg(long, value_name = "NAME|average")]
     pub selector: Option<SelectorChoice>,
+    /// How an evaluation log read as the panel maps onto one (see `stats import`).
+    #[command(flatten)]
+    pub import: super::import::ImportFlags,
 }
 
 impl PanelOptions {
@@ -102,6 +105,7 @@ impl PanelOptions {
             allow_unbalanced,
             filter: None,
             selector: self.selector.clone(),
+            import: self.import.options(None),
         }
     }
 
