@@ -111,18 +111,26 @@ fn detect_bytes(head: &[u8]) -> Format {
             {
                 return Format::LmEvalSamples;
             }
-            if obj.contains_key("eval")
-                && (obj.contains_key("version") || obj.contains_key("samples"))
+            if obj
+                .get("eval")
+                .and_then(Value::as_object)
+                .is_some_and(|e| e.contains_key("task"))
             {
                 return Format::InspectJson;
             }
             return Format::Panel;
         }
     }
-    // A pretty-printed object (inspect writes `{"version": 2, "status": …, "eval": {`):
-    // look for the key among its first lines.
-    let start: String = body.chars().take(4096).collect();
-    if start.contains("\"eval\"") && start.contains("\"version\"") {
+    // A pretty-printed or long object (inspect writes `{"version": 2, "status": …, "eval":
+    // {… "task": …`; a rewritten log may have its keys sorted): an `"eval"` key holding an
+    // object, and a `"task"`, near the start.
+    let start: String = body.chars().take(8192).collect();
+    let eval_object = start.match_indices("\"eval\"").any(|(i, k)| {
+        let rest = start[i + k.len()..].trim_start();
+        rest.strip_prefix(':')
+            .is_some_and(|r| r.trim_start().starts_with('{'))
+    });
+    if eval_object && start.contains("\"task\"") {
         return Format::InspectJson;
     }
     Format::Panel
@@ -435,7 +443,7 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
         ));
     }
     let mut score_names: Vec<String> = Vec::new();
-    let mut rows = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     let mut ledger = Vec::new();
     let mut summaries = Vec::new();
     let mut notes = Vec::new();
@@ -544,8 +552,7 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
                     Some(i) => i,
                     None => {
                         score_names.push(c.to_string());
-                        for r in rows.iter_mut() {
-                            let r: &mut Row = r;
+                        for r in &mut rows {
                             r.scores.push(None);
                         }
                         scores.push(None);
@@ -773,4 +780,45 @@ pub fn load_logs_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
         s.notes.extend(notes);
     }
     Ok(panel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_told_by_content() {
+        assert_eq!(detect_bytes(b"PAR1\x15\x04"), Format::Parquet);
+        assert_eq!(detect_bytes(b"PK\x03\x04\x14\x00"), Format::InspectEval);
+        let pretty = b"{\n  \"version\": 2,\n  \"status\": \"success\",\n  \"eval\": {\n    \"task\": \"x\",";
+        assert_eq!(detect_bytes(pretty), Format::InspectJson);
+        // Keys sorted, one long line cut off by the sniff: still the log.
+        let sorted =
+            b"{\"eval\":{\"created\":\"2026\",\"task\":\"arith\",\"dataset\":{\"samples\":";
+        assert_eq!(detect_bytes(sorted), Format::InspectJson);
+        let lm = br#"{"doc_id": 0, "doc": {}, "filter": "none", "metrics": ["acc"], "acc": 1.0}"#;
+        assert_eq!(detect_bytes(lm), Format::LmEvalSamples);
+        // Panels stay panels: CSV, JSONL rows (even with an `eval` field), empty files.
+        assert_eq!(detect_bytes(b"dataset,question,f1\n"), Format::Panel);
+        assert_eq!(
+            detect_bytes(b"{\"question\": \"q1\", \"eval\": \"x\", \"f1\": 1}\n"),
+            Format::Panel
+        );
+        assert_eq!(detect_bytes(b""), Format::Panel);
+    }
+
+    #[test]
+    fn mapping_flags_parse() {
+        assert_eq!("task".parse::<DatasetFrom>().unwrap(), DatasetFrom::Task);
+        assert_eq!(
+            "metadata:topic".parse::<DatasetFrom>().unwrap(),
+            DatasetFrom::Metadata("topic".into())
+        );
+        assert_eq!("solver".parse::<ArmFrom>().unwrap(), ArmFrom::Solver);
+        assert_eq!(
+            "metadata:variant".parse::<ArmFrom>().unwrap(),
+            ArmFrom::Metadata("variant".into())
+        );
+        assert!("variant".parse::<ArmFrom>().is_err());
+    }
 }
