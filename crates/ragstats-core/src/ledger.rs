@@ -366,7 +366,11 @@ fn parse_row(mut obj: Map<String, Value>) -> std::result::Result<LedgerRow, Stri
         }
     }
     let row: LedgerRow =
-        serde_json::from_value(Value::Object(obj)).map_err(|e| clip(&e.to_string()))?;
+        // Twice the echo length: the message is ours (the kinds listed) around a value that
+        // is clipped already.
+        serde_json::from_value(Value::Object(obj)).map_err(|e| {
+            crate::io::text::clip_to(&e.to_string(), 2 * crate::io::text::ECHO_CHARS)
+        })?;
     if row.kind != CallKind::Search && row.model.is_none() {
         return Err("a model call needs a 'model' field".into());
     }
