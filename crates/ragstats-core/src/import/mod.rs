@@ -423,6 +423,9 @@ fn keep_score(opts: &ImportOptions, col: &str) -> bool {
         })
 }
 
+/// A panel cell of an imported row: (dataset, question, read, arm).
+type CellKey = (Option<String>, String, u32, Option<String>);
+
 /// The logs' samples as rows, with the checks across logs.
 fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
     let tasks: BTreeSet<&str> = logs.iter().map(|l| l.task.as_str()).collect();
@@ -448,8 +451,7 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
     let mut summaries = Vec::new();
     let mut notes = Vec::new();
     // Where each cell was first seen: (file, entry).
-    let mut seen: HashMap<(Option<String>, String, u32, Option<String>), (usize, String)> =
-        HashMap::new();
+    let mut seen: HashMap<CellKey, (usize, String)> = HashMap::new();
     for (li, log) in logs.iter().enumerate() {
         for n in &log.notes {
             notes.push(format!("{}: {n}", log.path.display()));
