@@ -124,7 +124,6 @@ pub fn compute(args: &Args) -> anyhow::Result<ConsistencyOutput> {
             allow_unbalanced: false,
             filter: Some((args.by.clone(), g.clone())),
             selector: args.opts.selector.clone(),
-            import: args.opts.import.options(None),
         };
         let panel = load_panel(&args.reads, &opts)?;
         panels.push((g, panel));

@@ -1,57 +1,14 @@
 //! `stats import`: inspect_ai logs and lm-evaluation-harness samples as a panel CSV (and the
-//! inspect runs' token usage as a cost ledger). The mapping flags ([`ImportFlags`]) are also
-//! every panel command's, which read such logs directly (`docs/import.md`).
+//! inspect runs' token usage as a cost ledger). The mapping flags ([`ImportFlags`], in
+//! `common.rs`) are also every panel command's, which read such logs directly
+//! (`docs/import.md`).
 
 use std::path::PathBuf;
 
-use ragstats_core::import::{import_logs, ArmFrom, DatasetFrom, ImportOptions};
+use ragstats_core::import::import_logs;
 use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
 
-use super::common::{print_json, Format, Table};
-
-/// How evaluation logs map onto a panel (shared by `stats import` and every panel command).
-#[derive(Debug, Clone, Default, clap::Args)]
-#[command(next_help_heading = "Evaluation logs (inspect_ai, lm-eval)")]
-pub struct ImportFlags {
-    /// Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field;
-    /// lm-eval: a field of `doc`). Default: the task, when every log is of one task.
-    #[arg(long, value_name = "task|metadata:KEY")]
-    pub dataset_from: Option<DatasetFrom>,
-    /// Where `arm` comes from: the model (default), the task, the solver chain, or a
-    /// metadata field.
-    #[arg(long, value_name = "model|task|solver|metadata:KEY")]
-    pub arm_from: Option<ArmFrom>,
-    /// Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of
-    /// a dict-valued score; lm-eval: a metric). Repeatable; default: every score.
-    #[arg(long = "score", value_name = "NAME")]
-    pub scores: Vec<String>,
-    /// Write a `cluster` column from this metadata key.
-    #[arg(long, value_name = "KEY")]
-    pub cluster_from: Option<String>,
-    /// Score samples that have an error or no score as X (e.g. 0) instead of leaving them
-    /// out (they are listed either way).
-    #[arg(long, value_name = "X", allow_negative_numbers = true)]
-    pub missing_as: Option<f64>,
-    /// lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples
-    /// file holds several.
-    #[arg(long = "filter", value_name = "NAME")]
-    pub lm_filter: Option<String>,
-}
-
-impl ImportFlags {
-    /// The library's import options for these flags, with a fixed arm label `arm`.
-    pub fn options(&self, arm: Option<String>) -> ImportOptions {
-        ImportOptions {
-            dataset_from: self.dataset_from.clone(),
-            arm_from: self.arm_from.clone().unwrap_or_default(),
-            arm,
-            scores: self.scores.clone(),
-            cluster_from: self.cluster_from.clone(),
-            missing_as: self.missing_as,
-            filter: self.lm_filter.clone(),
-        }
-    }
-}
+use super::common::{print_json, Format, ImportFlags, Table};
 
 /// Flags of `stats import`.
 #[derive(Debug, Clone, clap::Args)]

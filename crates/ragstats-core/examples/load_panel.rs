@@ -6,7 +6,8 @@
 //! `cargo run --release -p ragstats-core --example load_panel -- big.parquet open`
 
 use ragstats_core::components::variance::analyse_panel;
-use ragstats_core::panel::{load_panel, LoadOptions};
+use ragstats_core::import::{load_panel, ImportOptions};
+use ragstats_core::panel::LoadOptions;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -16,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         allow_unbalanced: true,
         ..LoadOptions::default()
     };
-    let panel = load_panel(path.as_ref(), &opts)?;
+    let panel = load_panel(path.as_ref(), &opts, &ImportOptions::default())?;
     let report = analyse_panel(&panel)?;
     println!("estimate {:?} se {:?}", report.estimate, report.se);
     Ok(())

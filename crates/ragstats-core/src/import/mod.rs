@@ -750,14 +750,34 @@ impl Imported {
     }
 }
 
+/// Loads a panel from `path` whatever its format: a Parquet file, an inspect_ai log, an
+/// lm-eval samples file or a directory of logs (told by content, [`detect`]) through this
+/// module with `import`'s mapping; a CSV or JSONL panel, or an in-memory table registered
+/// under that name, through [`crate::panel::load_panel`]. What every panel command of the
+/// CLI loads a path with.
+///
+/// # Errors
+/// Those of [`import_logs`], [`parquet::load_parquet_panel`] and the panel loader.
+pub fn load_panel(path: &Path, opts: &LoadOptions, import: &ImportOptions) -> Result<Panel> {
+    if crate::panel::memory::lookup(path).is_none() {
+        if is_log_input(path) {
+            return load_logs_panel(path, opts, import);
+        }
+        if detect(path) == Format::Parquet {
+            return parquet::load_parquet_panel(path, opts);
+        }
+    }
+    crate::panel::load_panel(path, opts)
+}
+
 /// Loads the logs at `path` (a log file, or a directory of logs) as a panel, with
-/// `opts.import`'s mapping: the panel loader's rules and errors apply to the imported rows,
+/// `import`'s mapping: the panel loader's rules and errors apply to the imported rows,
 /// and the import's notes (samples left out) are added to the first stratum's notes.
 ///
 /// # Errors
 /// Those of [`import_logs`] and of the panel loader.
-pub fn load_logs_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
-    let imported = import_logs(&[path.to_path_buf()], &opts.import)?;
+pub fn load_logs_panel(path: &Path, opts: &LoadOptions, import: &ImportOptions) -> Result<Panel> {
+    let imported = import_logs(&[path.to_path_buf()], import)?;
     // The score column, chosen as the panel loader would but among the scores only (a
     // `cluster` column is no candidate).
     let metric = opts.metric.clone().or_else(|| {

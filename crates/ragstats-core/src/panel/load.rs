@@ -12,9 +12,7 @@ use crate::io::csv::PAR_CHUNK_BYTES;
 use crate::Result;
 
 /// Loads a panel from CSV (`.csv`, or anything not `.jsonl`/`.json`) or JSONL, or the
-/// in-memory table registered under that name on this thread ([`super::memory`]); a
-/// Parquet file, an inspect_ai log, an lm-eval samples file or a directory of logs (told
-/// by content, [`crate::import::detect`]) is read through [`crate::import`].
+/// in-memory table registered under that name on this thread ([`super::memory`]).
 ///
 /// A CSV file is parsed in pieces on all rayon threads; the panel, and the error for a bad
 /// file, are the same on any number of threads.
@@ -32,14 +30,6 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
             table.batches.into_iter().map(Ok),
             opts,
         );
-    }
-    // Told by content: Parquet, and the logs of inspect_ai and lm-eval (a file, or a
-    // directory of them), are read as panels too.
-    if crate::import::is_log_input(path) {
-        return crate::import::load_logs_panel(path, opts);
-    }
-    if crate::import::detect(path) == crate::import::Format::Parquet {
-        return crate::import::parquet::load_parquet_panel(path, opts);
     }
     load_panel_in_chunks(path, opts, PAR_CHUNK_BYTES)
 }

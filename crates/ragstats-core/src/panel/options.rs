@@ -22,7 +22,4 @@ pub struct LoadOptions {
     /// One selector's rows, or their mean per cell; `None`: the mean when the panel has
     /// several selectors (see [`SelectorChoice`]).
     pub selector: Option<SelectorChoice>,
-    /// How an evaluation log read as a panel maps onto one (`stats import`'s flags; unused
-    /// for CSV, JSONL and Parquet panels).
-    pub import: crate::import::ImportOptions,
 }
