@@ -2,7 +2,7 @@
 
 use clap::builder::TypedValueParser as _;
 use clap::ValueEnum;
-use ragstats_core::panel::{load_panel, LoadOptions, Panel, SelectorChoice};
+use ragstats_core::panel::{LoadOptions, Panel, SelectorChoice};
 use ragstats_core::table::{format_number, Cell, Precision, Table as CoreTable};
 pub use ragstats_core::table::{Table, UNDEFINED};
 
@@ -63,6 +63,9 @@ pub struct PanelOptions {
     /// contrasted). The default when the panel has several selectors is `average`.
     #[arg(long, value_name = "NAME|average")]
     pub selector: Option<SelectorChoice>,
+    /// How an evaluation log read as the panel maps onto one (see `stats import`).
+    #[command(flatten)]
+    pub import: ImportFlags,
 }
 
 impl PanelOptions {
@@ -98,7 +101,12 @@ impl PanelOptions {
         path: &std::path::Path,
         allow_unbalanced: bool,
     ) -> ragstats_core::Result<Panel> {
-        let panel = load_panel(path, &self.load_options(allow_unbalanced))?;
+        // Parquet and evaluation logs too, with the mapping flags (`stats import`).
+        let panel = ragstats_core::import::load_panel(
+            path,
+            &self.load_options(allow_unbalanced),
+            &self.import.options(None),
+        )?;
         note_unpaired(&panel);
         Ok(panel)
     }
@@ -297,4 +305,51 @@ pub fn note_unpaired(panel: &Panel) {
 pub fn take_unpaired() -> Option<serde_json::Value> {
     let (dropped, scored) = UNPAIRED.with(|c| c.replace((0, 0)));
     (dropped + scored > 0).then(|| serde_json::json!({"dropped": dropped, "scored": scored}))
+}
+
+/// The `--help` heading of the mapping flags. (Each flag names it: a struct's
+/// `next_help_heading` would carry over to the flags after it in the command.)
+const HEADING: &str = "Evaluation logs (inspect_ai, lm-eval)";
+
+/// How evaluation logs map onto a panel (shared by `stats import` and every panel command).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ImportFlags {
+    /// Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field;
+    /// lm-eval: a field of `doc`). Default: the task, when every log is of one task.
+    #[arg(help_heading = HEADING, long, value_name = "task|metadata:KEY")]
+    pub dataset_from: Option<ragstats_core::import::DatasetFrom>,
+    /// Where `arm` comes from: the model (default), the task, the solver chain, or a
+    /// metadata field.
+    #[arg(help_heading = HEADING, long, value_name = "model|task|solver|metadata:KEY")]
+    pub arm_from: Option<ragstats_core::import::ArmFrom>,
+    /// Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of
+    /// a dict-valued score; lm-eval: a metric). Repeatable; default: every score.
+    #[arg(help_heading = HEADING, long = "score", value_name = "NAME")]
+    pub scores: Vec<String>,
+    /// Write a `cluster` column from this metadata key.
+    #[arg(help_heading = HEADING, long, value_name = "KEY")]
+    pub cluster_from: Option<String>,
+    /// Score samples that have an error or no score as X (e.g. 0) instead of leaving them
+    /// out (they are listed either way).
+    #[arg(help_heading = HEADING, long, value_name = "X", allow_negative_numbers = true)]
+    pub missing_as: Option<f64>,
+    /// lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples
+    /// file holds several.
+    #[arg(help_heading = HEADING, long = "filter", value_name = "NAME")]
+    pub lm_filter: Option<String>,
+}
+
+impl ImportFlags {
+    /// The library's import options for these flags, with a fixed arm label `arm`.
+    pub fn options(&self, arm: Option<String>) -> ragstats_core::import::ImportOptions {
+        ragstats_core::import::ImportOptions {
+            dataset_from: self.dataset_from.clone(),
+            arm_from: self.arm_from.clone().unwrap_or_default(),
+            arm,
+            scores: self.scores.clone(),
+            cluster_from: self.cluster_from.clone(),
+            missing_as: self.missing_as,
+            filter: self.lm_filter.clone(),
+        }
+    }
 }

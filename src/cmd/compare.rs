@@ -17,7 +17,7 @@ use super::UsageError;
 /// Flags of `stats compare`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Panel file (CSV or JSONL, one row per read) with an `arm` column of two or more arms.
+    /// Panel (CSV, JSONL, Parquet, or inspect_ai / lm-eval logs) with two or more arms.
     pub panel: PathBuf,
     /// Score column to analyse (default: `f1` if present, else the only non-key column).
     #[arg(long, value_name = "COLUMN")]
@@ -40,6 +40,8 @@ pub struct Args {
     pub power: f64,
     #[command(flatten)]
     pub resample: ResampleArgs,
+    #[command(flatten)]
+    pub import: super::common::ImportFlags,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -86,7 +88,14 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
         ..Default::default()
     }
     .load_options(true);
-    let prepared = prepare(&args.panel, &opts, &settings)?;
+    // Parquet and evaluation logs are read once into memory; the arms and pairs are then
+    // assembled from that table.
+    let prepared = ragstats_core::import::with_panel_table(
+        &args.panel,
+        &opts,
+        &args.import.options(None),
+        || prepare(&args.panel, &opts, &settings),
+    )?;
     let engine = args.resample.engine(prepared.draws())?;
     let progress = Progress::new(prepared.work(), "compare");
     let report = prepared.run(engine.as_ref(), &|d| progress.set(d))?;

@@ -57,6 +57,7 @@ pub mod efficiency;
 pub mod endpoint;
 pub mod figure;
 pub mod forecast;
+pub mod import;
 pub mod index;
 pub mod judge;
 pub mod llm;
@@ -199,6 +200,11 @@ pub enum Command {
     /// Appendix C checks of a run: gold-alias presence in candidate pools and packets, mask hits, planning failures, UNKNOWN rate.
     #[command(after_help = "Example:\n  stats run-audit runs/demo/ --json")]
     RunAudit(run_audit::Args),
+    /// Read inspect_ai logs (.eval, .json) or lm-evaluation-harness samples into a panel CSV and a cost ledger.
+    #[command(
+        after_help = "Examples:\n  stats import logs/*.eval --out panel.csv --ledger-out ledger.jsonl\n  stats import results/samples_*.jsonl --out panel.csv --filter strict-match\n\nEvery panel command reads such logs (or a directory of them) and Parquet panels directly. See docs/import.md."
+    )]
+    Import(import::Args),
 }
 
 /// The result of an analysis command as a value, without printing it (the Python bindings
@@ -258,5 +264,6 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Judge(a) => judge::run(*a),
         Command::Run(a) => run::dispatch(a),
         Command::RunAudit(a) => run_audit::run(a),
+        Command::Import(a) => import::run(a),
     }
 }

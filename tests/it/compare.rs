@@ -570,3 +570,41 @@ fn an_unpaired_cell_is_handled_as_variance_handles_it() {
         }
     }
 }
+
+/// Parquet panels and inspect_ai logs are compared as their panels: the demo's Parquet
+/// (written by pyarrow) gives the CSV's comparison, and the fixture logs of two models give
+/// the contrast tests/it/import.rs checks against numpy (−0.0333…, SE 0.047756…).
+#[test]
+fn parquet_and_evaluation_logs_are_compared_like_their_panels() {
+    let args = |p: &str| {
+        json(&[
+            "compare",
+            p,
+            "--backend",
+            "cpu",
+            "--replicates",
+            "300",
+            "--format",
+            "json",
+        ])
+    };
+    let csv = args("data/demo/panel.csv");
+    let parquet = args("tests/fixtures/import/parquet/panel-pyarrow.parquet");
+    assert_eq!(body(csv)["pairs"], body(parquet)["pairs"]);
+    let logs = json(&[
+        "compare",
+        "tests/fixtures/import/logs/eval",
+        "--metric",
+        "match",
+        "--backend",
+        "cpu",
+        "--replicates",
+        "300",
+        "--format",
+        "json",
+    ]);
+    let p = &logs["pairs"][0];
+    assert_eq!(p["b"], "openai-api/scripted/model-b");
+    assert_eq!(num(&p["estimate"]), -0.03333333333333333);
+    assert!((num(&p["se"]) - 0.04775669329409192).abs() < 1e-16);
+}

@@ -46,6 +46,7 @@ const CRATES: &[Crate] = &[
             ("mcq", 3),
             ("qa_scoring", 3),
             ("sim", 3),
+            ("import", 2),
         ],
     },
     Crate {

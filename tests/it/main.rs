@@ -31,6 +31,7 @@ mod harden_inputs;
 mod harden_nan;
 mod harden_output;
 mod harden_props;
+mod import;
 mod input_limits;
 mod io_rules;
 mod judge;

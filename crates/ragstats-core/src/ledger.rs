@@ -35,6 +35,9 @@ pub enum CallKind {
     Judge,
     /// An MCQ answering model call (`stats mcq run`).
     Mcq,
+    /// A model call of an evaluation logged by another tool (`stats import`: an inspect_ai
+    /// sample's usage of one model in one epoch); a read of the panel (part of c_R).
+    Eval,
 }
 
 impl CallKind {
@@ -47,32 +50,39 @@ impl CallKind {
             CallKind::Generator => "generator",
             CallKind::Judge => "judge",
             CallKind::Mcq => "mcq",
+            CallKind::Eval => "eval",
         }
     }
 
     /// Every kind, in the order the ledger documentation lists them.
-    pub const ALL: [CallKind; 6] = [
+    pub const ALL: [CallKind; 7] = [
         CallKind::Planner,
         CallKind::Reader,
         CallKind::Search,
         CallKind::Generator,
         CallKind::Judge,
         CallKind::Mcq,
+        CallKind::Eval,
     ];
 
     /// Whether the row is part of a panel cell's cost: planner and search calls make a
-    /// trajectory (c_T), reader calls a read (c_R). Generator, judge and MCQ calls are
-    /// billed in the totals but are no part of c_T or c_R.
+    /// trajectory (c_T), reader and imported evaluation calls a read (c_R). Generator,
+    /// judge and MCQ calls are billed in the totals but are no part of c_T or c_R.
     pub fn is_panel_cost(self) -> bool {
         matches!(
             self,
-            CallKind::Planner | CallKind::Reader | CallKind::Search
+            CallKind::Planner | CallKind::Reader | CallKind::Search | CallKind::Eval
         )
+    }
+
+    /// Whether the row is part of a read's cost (c_R): reader and imported evaluation calls.
+    pub fn is_read_cost(self) -> bool {
+        matches!(self, CallKind::Reader | CallKind::Eval)
     }
 }
 
 /// The kinds as the messages list them.
-const KINDS_EXPECTED: &str = "planner, reader, search, generator, judge or mcq";
+const KINDS_EXPECTED: &str = "planner, reader, search, generator, judge, mcq or eval";
 
 impl fmt::Display for CallKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -82,7 +92,7 @@ impl fmt::Display for CallKind {
 
 impl std::str::FromStr for CallKind {
     type Err = Error;
-    /// `planner`, `reader`, `search`, `generator`, `judge` or `mcq`.
+    /// `planner`, `reader`, `search`, `generator`, `judge`, `mcq` or `eval`.
     fn from_str(s: &str) -> Result<Self> {
         CallKind::ALL
             .into_iter()
@@ -356,7 +366,11 @@ fn parse_row(mut obj: Map<String, Value>) -> std::result::Result<LedgerRow, Stri
         }
     }
     let row: LedgerRow =
-        serde_json::from_value(Value::Object(obj)).map_err(|e| clip(&e.to_string()))?;
+        // Twice the echo length: the message is ours (the kinds listed) around a value that
+        // is clipped already.
+        serde_json::from_value(Value::Object(obj)).map_err(|e| {
+            crate::io::text::clip_to(&e.to_string(), 2 * crate::io::text::ECHO_CHARS)
+        })?;
     if row.kind != CallKind::Search && row.model.is_none() {
         return Err("a model call needs a 'model' field".into());
     }
@@ -527,15 +541,15 @@ mod tests {
         let cases = [
             (
                 r#"{"model":"m"}"#,
-                "missing field 'kind' (planner, reader, search, generator, judge or mcq)",
+                "missing field 'kind' (planner, reader, search, generator, judge, mcq or eval)",
             ),
             (
                 r#"{"kind":"x"}"#,
-                "unknown kind 'x'; expected planner, reader, search, generator, judge or mcq",
+                "unknown kind 'x'; expected planner, reader, search, generator, judge, mcq or eval",
             ),
             (
                 r#"{"kind":1}"#,
-                "'kind' is 1; expected planner, reader, search, generator, judge or mcq",
+                "'kind' is 1; expected planner, reader, search, generator, judge, mcq or eval",
             ),
             (r#"{"kind":"reader"}"#, "a model call needs a 'model' field"),
             (
@@ -587,7 +601,15 @@ mod tests {
         }
         assert_eq!(
             CallKind::ALL.map(CallKind::as_str),
-            ["planner", "reader", "search", "generator", "judge", "mcq"]
+            [
+                "planner",
+                "reader",
+                "search",
+                "generator",
+                "judge",
+                "mcq",
+                "eval"
+            ]
         );
         assert!("Reader".parse::<CallKind>().is_err());
         // Only the kinds of the runner's cells are part of c_T and c_R.
@@ -597,7 +619,12 @@ mod tests {
             .collect();
         assert_eq!(
             panel,
-            [CallKind::Planner, CallKind::Reader, CallKind::Search]
+            [
+                CallKind::Planner,
+                CallKind::Reader,
+                CallKind::Search,
+                CallKind::Eval
+            ]
         );
         // A model call of a new kind still needs its model.
         assert_eq!(

@@ -369,7 +369,7 @@ pub fn unit_cost_notes(entries: &[Entry]) -> (Option<String>, Option<String>) {
                     t_bare += 1;
                 }
             }
-            CallKind::Reader => {
+            CallKind::Reader | CallKind::Eval => {
                 r_rows += 1;
                 if e.question.is_none() || e.trajectory.is_none() || e.read.is_none() {
                     r_bare += 1;
@@ -470,7 +470,7 @@ pub fn account(
                 t_tok += b.cost(Currency::Tokens);
                 t_usd += b.cost(usd);
             }
-            CallKind::Reader => {
+            CallKind::Reader | CallKind::Eval => {
                 read_cells.insert([d, q, t, text(&e.read)]);
                 r_tok += b.cost(Currency::Tokens);
                 r_usd += b.cost(usd);
@@ -651,9 +651,7 @@ impl CellCosts {
         let mut key_cells: HashMap<Cow<str>, Vec<CellLabels>> = HashMap::new();
         for Entry { row: e, .. } in entries.iter().filter(|e| e.row.kind.is_panel_cost()) {
             if let Some(k) = text(&e.key) {
-                let read = (e.kind == CallKind::Reader)
-                    .then(|| text(&e.read))
-                    .flatten();
+                let read = e.kind.is_read_cost().then(|| text(&e.read)).flatten();
                 let cell = [
                     text(&e.dataset),
                     text(&e.question),
@@ -686,7 +684,7 @@ impl CellCosts {
                 need(&e.trajectory, "trajectory")?,
             );
             let read = match e.kind {
-                CallKind::Reader => Some(need(&e.read, "read")?),
+                CallKind::Reader | CallKind::Eval => Some(need(&e.read, "read")?),
                 _ => None,
             };
             let cost = b.cost(currency);

@@ -47,6 +47,7 @@ impl Sections<'_> {
                 failure_score: o.failure_score,
                 selector: o.selector.clone(),
                 power: 0.8,
+                import: o.import.clone(),
                 resample: self.args.resample.clone(),
                 format: Format::Json,
                 plot: None,

@@ -1,0 +1,387 @@
+//! `stats import` and logs read as panels (issue #32): inspect_ai `.eval`/`.json` logs made
+//! by the real inspect_ai, lm-eval samples built from `result_schema.py`, and Parquet written
+//! by pyarrow and polars (tests/fixtures/import/README.md says how each was made).
+//!
+//! Expected numbers: `/work/venv-import/bin/python tests/reference/import_inspect.py` (inspect
+//! 0.3.285 reading the fixture logs itself, numpy for the contrast) printed
+//!   model-a match accuracy 0.7999999999999998 stderr 0.03746343246326777
+//!   model-b match accuracy 0.7666666666666665 stderr 0.03504383220252312
+//!   openai-api/scripted/model-{a,b} input 2410 cache_read 1280 output 240 reasoning 60 total 3930
+//!   contrast mean -0.03333333333333333 se 0.04775669329409192
+//! and `python3 tests/fixtures/import/make_lmeval_samples.py` printed lm-eval's
+//!   model-a strict-match (0.8, 0.09176629354822471), model-b (0.65, 0.1094243309804831).
+
+use std::path::PathBuf;
+
+use crate::common::{json, stats};
+
+fn fixture(p: &str) -> String {
+    format!("{}/tests/fixtures/import/{p}", env!("CARGO_MANIFEST_DIR"))
+}
+
+const MODEL_A: &str = "openai-api/scripted/model-a";
+const CONTRAST: &str = "openai-api/scripted/model-b-openai-api/scripted/model-a";
+
+/// `(estimate, se)` of `stats variance ARGS --format json`.
+fn variance(args: &[&str]) -> (f64, f64) {
+    let mut a = vec!["variance"];
+    a.extend_from_slice(args);
+    a.extend(["--format", "json"]);
+    let v = json(&a);
+    (v["estimate"].as_f64().unwrap(), v["se"].as_f64().unwrap())
+}
+
+/// Whether `a` and `b` are within `ulps` units in the last place: inspect sums its means in
+/// another order than the nested ANOVA, which can move the last bit.
+fn close(a: f64, b: f64, ulps: u64) -> bool {
+    (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs() <= ulps
+}
+
+/// Inspect's own accuracy and stderr (the SE over the epoch-reduced sample means) are the
+/// one-arm estimate and SE, from the `.eval`, the `.json` and the chunked `.eval` alike.
+#[test]
+fn one_model_reproduces_inspects_accuracy_and_stderr() {
+    let logs = [
+        fixture("logs/eval/arith-model-a.eval"),
+        fixture("logs/json/arith-model-a.json"),
+        fixture("chunked/arith-model-a.eval"),
+    ];
+    let mut seen = Vec::new();
+    for log in &logs {
+        let (est, se) = variance(&[log, "--metric", "match", "--arm", MODEL_A]);
+        assert!(close(est, 0.7999999999999998, 2), "{log}: {est}");
+        assert!(close(se, 0.03746343246326777, 2), "{log}: {se}");
+        seen.push((est.to_bits(), se.to_bits()));
+    }
+    // The three layouts are one panel, to the bit.
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+    // Model b, through the other scorer (its scores equal match's on these answers).
+    let (est, se) = variance(&[
+        &fixture("logs/eval/arith-model-b.eval"),
+        "--metric",
+        "includes",
+        "--arm",
+        "openai-api/scripted/model-b",
+    ]);
+    assert!(close(est, 0.7666666666666665, 2), "{est}");
+    assert!(close(se, 0.03504383220252312, 2), "{se}");
+}
+
+/// The paired contrast of two logs in one directory equals numpy's SE over the questions of
+/// the per-question mean difference; `stats import` then `stats variance` of the CSV gives
+/// the same bits as the direct read.
+#[test]
+fn the_paired_contrast_of_two_logs_is_numpys() {
+    let dir = fixture("logs/eval");
+    let (est, se) = variance(&[&dir, "--metric", "match", "--contrast", CONTRAST]);
+    assert!(close(est, -0.03333333333333333, 2), "{est}");
+    assert!(close(se, 0.04775669329409192, 2), "{se}");
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("panel.csv");
+    let ledger = tmp.path().join("ledger.jsonl");
+    stats()
+        .args(["import", &dir, "--out"])
+        .arg(&csv)
+        .arg("--ledger-out")
+        .arg(&ledger)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("dataset,question,trajectory,read,arm,includes,match\n"));
+    assert_eq!(text.lines().count(), 1 + 2 * 20 * 3);
+    let (e2, s2) = variance(&[
+        csv.to_str().unwrap(),
+        "--metric",
+        "match",
+        "--contrast",
+        CONTRAST,
+    ]);
+    assert_eq!((e2.to_bits(), s2.to_bits()), (est.to_bits(), se.to_bits()));
+    // The .json logs are the same panel.
+    let (e3, s3) = variance(&[
+        &fixture("logs/json"),
+        "--metric",
+        "match",
+        "--contrast",
+        CONTRAST,
+    ]);
+    assert_eq!((e3.to_bits(), s3.to_bits()), (est.to_bits(), se.to_bits()));
+}
+
+/// The ledger's token totals per model are the log's `stats.model_usage`: input 2410 plus
+/// the 1280 cache reads inspect counts apart, 1280 cached, 240 output, 60 reasoning; and
+/// `stats cost` prices it, every sample epoch being one read.
+#[test]
+fn ledger_tokens_are_the_logs_model_usage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("p.csv");
+    let ledger = tmp.path().join("l.jsonl");
+    stats()
+        .args(["import", &fixture("logs/eval"), "--out"])
+        .arg(&csv)
+        .arg("--ledger-out")
+        .arg(&ledger)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    for model in [MODEL_A, "openai-api/scripted/model-b"] {
+        let rows: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|r| r["model"] == model)
+            .collect();
+        assert_eq!(rows.len(), 60);
+        let sum = |k: &str| rows.iter().map(|r| r[k].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(
+            (
+                sum("input_tokens"),
+                sum("cached_input_tokens"),
+                sum("output_tokens"),
+                sum("reasoning_tokens")
+            ),
+            (2410 + 1280, 1280, 240, 60)
+        );
+        assert!(rows
+            .iter()
+            .all(|r| r["kind"] == "eval" && r["arm"] == model));
+    }
+    let cost = json(&["cost", ledger.to_str().unwrap(), "--format", "json"]);
+    let u = &cost["unit_costs"];
+    // The 60 (question, epoch) cells, each billed for both arms' calls (as a paired panel's
+    // cells are): c_R = 2 · (3690 + 240) / 60 = 131 tokens.
+    assert_eq!(u["reads"], 60, "{cost}");
+    assert_eq!(u["tokens"]["read"].as_f64(), Some(131.0), "{cost}");
+}
+
+/// lm-eval: the harness's reported accuracy and stderr (`mean`, `mean_stderr`) per filter,
+/// the model from the results file; several filters need `--filter`.
+#[test]
+fn lm_eval_samples_reproduce_the_harness_numbers() {
+    let a = fixture("lmeval/model-a/samples_arith_2026-12-02T04-00-00.000000.jsonl");
+    let (est, se) = variance(&[&a, "--filter", "strict-match", "--arm", "model-a"]);
+    assert!(
+        close(est, 0.8, 2) && close(se, 0.09176629354822471, 2),
+        "{est} {se}"
+    );
+    let (est, se) = variance(&[&a, "--filter", "flexible-extract", "--arm", "model-a"]);
+    assert!(
+        close(est, 0.9, 2) && close(se, 0.06882472016116853, 2),
+        "{est} {se}"
+    );
+    let out = stats().args(["variance", &a]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("samples_arith_2026-12-02T04-00-00.000000.jsonl: the samples are of 2 filters (strict-match, flexible-extract); pick one with --filter NAME"),
+        "{err}"
+    );
+    // Both models imported: the paired contrast's SE is that of the per-document
+    // differences (b − a on strict-match: sd 0.1539, hand-computed below).
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("p.csv");
+    stats()
+        .args([
+            "import",
+            &a,
+            &fixture("lmeval/model-b/samples_arith_2026-12-02T04-00-00.000000.jsonl"),
+            "--filter",
+            "strict-match",
+            "--out",
+        ])
+        .arg(&csv)
+        .assert()
+        .success();
+    let (est, se) = variance(&[csv.to_str().unwrap(), "--contrast", "model-b-model-a"]);
+    // The documents' differences, from the fixture's rule (make_lmeval_samples.py `right`).
+    let d: Vec<f64> = (0..20)
+        .map(|k: i64| {
+            let a = f64::from(u8::from((k * 7) % 5 != 0));
+            let b = f64::from(u8::from((k * 5) % 3 != 0));
+            b - a
+        })
+        .collect();
+    let m = d.iter().sum::<f64>() / 20.0;
+    let sd = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 19.0).sqrt();
+    assert!(
+        (est - m).abs() < 1e-15 && (se - sd / 20f64.sqrt()).abs() < 1e-15,
+        "{est} {se}"
+    );
+}
+
+/// Parquet written by pyarrow (snappy, dictionary-encoded datasets) and by polars (zstd,
+/// large strings) is the demo CSV panel, to the last bit of every number printed.
+#[test]
+fn parquet_by_pyarrow_and_polars_is_the_csv_panel() {
+    let csv = concat!(env!("CARGO_MANIFEST_DIR"), "/data/demo/panel.csv");
+    let doc = |p: &str| {
+        let mut v = json(&[
+            "variance",
+            p,
+            "--contrast",
+            "adaptive-open",
+            "--format",
+            "json",
+        ]);
+        v.as_object_mut().unwrap().remove("run");
+        v
+    };
+    let want = doc(csv);
+    for p in [
+        "parquet/panel-pyarrow.parquet",
+        "parquet/panel-polars.parquet",
+    ] {
+        assert_eq!(doc(&fixture(p)), want, "{p}");
+    }
+    let (e, s) = variance(&[
+        &fixture("parquet/panel-polars.parquet"),
+        "--arm",
+        "open",
+        "--metric",
+        "em",
+    ]);
+    let (e2, s2) = variance(&[csv, "--arm", "open", "--metric", "em"]);
+    assert_eq!((e.to_bits(), s.to_bits()), (e2.to_bits(), s2.to_bits()));
+}
+
+/// `stats import ARGS --out` in a fresh directory: the exit code, stderr, and whether the
+/// output exists.
+fn import_fails(args: &[String]) -> (Option<i32>, String, bool) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out: PathBuf = tmp.path().join("p.csv");
+    let o = stats()
+        .arg("import")
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        out.exists(),
+    )
+}
+
+/// Every bad input of item 5 is exit 2 naming the file and the entry, and writes nothing.
+#[test]
+fn bad_logs_are_refused_naming_the_file_and_entry() {
+    let bad = |f: &str| fixture(&format!("bad/{f}"));
+    let cases: Vec<(Vec<String>, Vec<&str>)> = vec![
+        (
+            vec![bad("truncated.eval")],
+            vec!["truncated.eval: not a readable .eval archive (truncated or damaged?)"],
+        ),
+        (
+            vec![bad("unfinished.eval")],
+            vec!["unfinished.eval: header.json: missing; the log is still being written"],
+        ),
+        (
+            vec![fixture("logs/eval/arith-model-a.eval"), bad("geometry-model-a.eval")],
+            vec![
+                "arith-model-a.eval: the logs are of 2 tasks (arith in ",
+                "geometry in ",
+                "pass --dataset-from task",
+            ],
+        ),
+        (
+            vec![bad("duplicate.eval")],
+            vec!["duplicate.eval: samples/q03_epoch_2_copy.json: sample q03 epoch 2 appears twice (first in samples/q03_epoch_2.json)"],
+        ),
+        (
+            vec![bad("oddscore.eval")],
+            vec!["oddscore.eval: samples/q05_epoch_1.json: score 'match' is [1,2]; expected C, I, P or N"],
+        ),
+        (
+            vec![fixture("logs/eval/arith-model-a.eval"), fixture("logs/json/arith-model-a.json")],
+            vec!["arith-model-a.json: samples[", "is also in ", "one cell, two logs"],
+        ),
+    ];
+    for (args, wants) in cases {
+        let (code, err, written) = import_fails(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        for w in wants {
+            assert!(err.contains(w), "{args:?}: {err}");
+        }
+        assert!(!written, "{args:?}");
+    }
+    // Mixed tasks as strata, when asked: two datasets.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p.csv");
+    stats()
+        .args([
+            "import",
+            &fixture("logs/eval/arith-model-a.eval"),
+            &bad("geometry-model-a.eval"),
+        ])
+        .args(["--dataset-from", "task", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("\ngeometry,q05,0,2,") && text.contains("\narith,q19,0,2,"));
+    // The mapping flags reach the panel commands: the score it cannot map is left out.
+    let (est, _) = variance(&[
+        &bad("oddscore.eval"),
+        "--score",
+        "includes",
+        "--arm",
+        MODEL_A,
+    ]);
+    assert!(est > 0.0);
+    // An input is never an output.
+    let log = fixture("logs/eval/arith-model-a.eval");
+    let o = stats()
+        .args(["import", &log, "--out", &log])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// A sample with an error is left out and listed with its id, never scored 0 silently;
+/// `--missing-as 0` scores it 0.
+#[test]
+fn samples_with_errors_are_listed_and_left_out() {
+    let text = std::fs::read_to_string(fixture("logs/json/arith-model-a.json")).unwrap();
+    let mut log: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let s = &mut log["samples"][0];
+    let (id, epoch) = (
+        s["id"].as_str().unwrap().to_string(),
+        s["epoch"].as_u64().unwrap(),
+    );
+    s["error"] = serde_json::json!({"message": "RuntimeError: boom", "traceback": ""});
+    s.as_object_mut().unwrap().remove("scores");
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("failed.json");
+    std::fs::write(&p, serde_json::to_string(&log).unwrap()).unwrap();
+    let out = tmp.path().join("p.csv");
+    let o = stats()
+        .arg("import")
+        .arg(&p)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "left out 1 sample(s) (pass --missing-as 0 to score them): {id} epoch {epoch} (error: RuntimeError: boom)"
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 60);
+    stats()
+        .arg("import")
+        .arg(&p)
+        .args(["--missing-as", "0", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().count(), 61);
+    let read = epoch - 1;
+    assert!(
+        text.contains(&format!("arith,{id},0,{read},{MODEL_A},0,0\n")),
+        "{text}"
+    );
+}
