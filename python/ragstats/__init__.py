@@ -42,6 +42,7 @@ from ._api import (
     variance,
 )
 from ._call import Result
+from ._logs import read_logs
 from ._ragstats import InputError, RuntimeError  # noqa: A004 (ragstats.RuntimeError)
 
 __version__ = _ragstats.__version__
@@ -81,6 +82,7 @@ __all__ = [
     "mcq",
     "merge",
     "plan",
+    "read_logs",
     "run_audit",
     "score_answers",
     "simulate",

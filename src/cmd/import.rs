@@ -5,10 +5,12 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::import::import_logs;
+use ragstats_core::document::to_body;
+use ragstats_core::import::{import_logs, ImportReport};
 use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
 
-use super::common::{print_json, Format, ImportFlags, Table};
+use super::common::{Format, ImportFlags, Table};
+use super::render::{Finished, Rendered};
 
 /// Flags of `stats import`.
 #[derive(Debug, Clone, clap::Args)]
@@ -36,6 +38,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    outcome(&args)?.emit(args.format)
+}
+
+/// Reads the logs and writes the panel (and ledger): what `stats import` prints, as a value
+/// (`ragstats.read_logs` reads the panel it wrote).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let mut outputs = vec![("--out", args.out.as_path())];
     if let Some(l) = &args.ledger_out {
         outputs.push(("--ledger-out", l.as_path()));
@@ -67,9 +75,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     let imported = import_logs(&args.logs, &args.map.options(args.arm.clone()))?;
-    for n in &imported.notes {
-        eprintln!("note: {n}");
-    }
     // Everything is read before anything is written: a bad log leaves no file behind.
     let csv = imported.to_csv();
     let ledger = imported.ledger_jsonl();
@@ -77,44 +82,67 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if let Some(l) = &args.ledger_out {
         write_atomic(l, |w| w.write_all(ledger.as_bytes()))?;
     }
-    if args.format == Format::Json {
-        print_json(&serde_json::json!({
-            "command": "import",
-            "out": args.out,
-            "ledger_out": args.ledger_out,
-            "rows": imported.rows.len(),
-            "scores": imported.score_names,
-            "ledger_rows": imported.ledger.len(),
-            "logs": imported.logs,
-            "notes": imported.notes,
-        }))?;
-        return Ok(0);
+    let report = ImportReport::new(&imported, &args.out, args.ledger_out.as_deref());
+    let inputs = ragstats_core::document::Inputs::new()
+        .with_all("logs", args.logs.iter().map(|p| p.display()));
+    let mut finished = Finished::new("import", inputs, ImportOutput { report });
+    finished.notes_after = imported
+        .notes
+        .iter()
+        .map(|n| format!("note: {n}"))
+        .collect();
+    Ok(finished)
+}
+
+/// What `stats import` wrote.
+pub struct ImportOutput {
+    pub report: ImportReport,
+}
+
+impl ImportOutput {
+    /// One row per log: its file, format, task, arm, rows and samples left out.
+    fn logs_table(&self) -> Table {
+        let mut t = Table::new(&["log", "format", "task", "arm", "rows", "left out"]);
+        for l in &self.report.logs {
+            t.row([
+                l.path.display().to_string(),
+                l.format.to_string(),
+                l.task.clone(),
+                l.arm.clone().unwrap_or_else(|| "-".into()),
+                l.rows.to_string(),
+                l.left_out.len().to_string(),
+            ]);
+        }
+        t
     }
-    let mut t = Table::new(&["log", "format", "task", "arm", "rows", "left out"]);
-    for l in &imported.logs {
-        t.row([
-            l.path.display().to_string(),
-            l.format.to_string(),
-            l.task.clone(),
-            l.arm.clone().unwrap_or_else(|| "-".into()),
-            l.rows.to_string(),
-            l.left_out.len().to_string(),
-        ]);
+}
+
+impl Rendered for ImportOutput {
+    fn text(&self) -> String {
+        let r = &self.report;
+        let mut s = format!("{}\n", self.logs_table().to_text().trim_end());
+        s.push_str(&format!(
+            "wrote {} rows ({} score column(s): {}) to {}\n",
+            r.rows,
+            r.scores.len(),
+            r.scores.join(", "),
+            r.out.display()
+        ));
+        if let Some(l) = &r.ledger_out {
+            s.push_str(&format!(
+                "wrote {} ledger rows to {}\n",
+                r.ledger_rows,
+                l.display()
+            ));
+        }
+        s
     }
-    outln!("{}", t.to_text().trim_end());
-    outln!(
-        "wrote {} rows ({} score column(s): {}) to {}",
-        imported.rows.len(),
-        imported.score_names.len(),
-        imported.score_names.join(", "),
-        args.out.display()
-    );
-    if let Some(l) = &args.ledger_out {
-        outln!(
-            "wrote {} ledger rows to {}",
-            imported.ledger.len(),
-            l.display()
-        );
+
+    fn csv(&self) -> Table {
+        self.logs_table()
     }
-    Ok(0)
+
+    fn body(&self) -> serde_json::Value {
+        to_body(&self.report)
+    }
 }

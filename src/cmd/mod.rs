@@ -231,6 +231,7 @@ pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
         Command::RunAudit(a) => run_audit::outcome(a),
         Command::Simulate(a) => simulate::outcome(a),
         Command::Slice(a) => slice::outcome(a),
+        Command::Import(a) => import::outcome(a),
         Command::Mcq(a) => return mcq::outcome(a),
         _ => return None,
     })

@@ -334,3 +334,32 @@ def test_a_correlate_table_may_be_a_frame():
     want = ragstats.correlate(CAP[0], method="spearman", **CAPKW, **FAST).to_dict()
     got = ragstats.correlate(pd.read_csv(CAP[0]), method="spearman", **CAPKW, **FAST).to_dict()
     assert body(got) == body(want)
+
+
+LOGS = "tests/fixtures/import/logs/eval"
+LOG_CONTRAST = "openai-api/scripted/model-b-openai-api/scripted/model-a"
+
+
+@pytest.mark.parametrize("frame", ["pandas", "polars", "pyarrow"])
+def test_read_logs_gives_the_panel_of_the_logs(frame, tmp_path):
+    df = ragstats.read_logs(LOGS, frame=frame, ledger_out=str(tmp_path / "ledger.jsonl"))
+    assert len(df) == 120
+    want = ragstats.variance(LOGS, metric="match", contrast=LOG_CONTRAST).to_dict()
+    got = ragstats.variance(df, metric="match", contrast=LOG_CONTRAST).to_dict()
+    assert body(got) == body(want)
+    # The numbers tests/it/import.rs checks against numpy.
+    assert got["estimate"] == -0.03333333333333333
+    assert (tmp_path / "ledger.jsonl").stat().st_size > 0
+
+
+def test_read_logs_refuses_a_bad_log_with_the_cli_message():
+    with pytest.raises(ragstats.InputError, match="truncated.eval"):
+        ragstats.read_logs("tests/fixtures/import/bad/truncated.eval")
+
+
+def test_import_json_is_the_report_with_its_envelope(tmp_path):
+    doc = cli_json("import", LOGS, "--out", str(tmp_path / "p.csv"))
+    assert doc["run"]["command"] == "import"
+    assert doc["run"]["inputs"] == {"logs": [LOGS]}
+    assert (doc["rows"], doc["ledger_rows"], doc["scores"]) == (120, 120, ["includes", "match"])
+    assert [l["arm"] for l in doc["logs"]] == ["openai-api/scripted/model-a", "openai-api/scripted/model-b"]

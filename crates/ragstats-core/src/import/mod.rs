@@ -299,6 +299,36 @@ pub struct Imported {
     pub notes: Vec<String>,
 }
 
+/// What `import` wrote: the panel and ledger files, the rows and score columns, each log's
+/// contribution and the notes (samples left out and why).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ImportReport {
+    pub out: PathBuf,
+    pub ledger_out: Option<PathBuf>,
+    pub rows: usize,
+    pub scores: Vec<String>,
+    pub ledger_rows: usize,
+    pub logs: Vec<LogSummary>,
+    pub notes: Vec<String>,
+}
+
+impl crate::document::Report for ImportReport {}
+
+impl ImportReport {
+    /// The report of `imported`, its panel written to `out` (and ledger to `ledger_out`).
+    pub fn new(imported: &Imported, out: &Path, ledger_out: Option<&Path>) -> ImportReport {
+        ImportReport {
+            out: out.to_path_buf(),
+            ledger_out: ledger_out.map(Path::to_path_buf),
+            rows: imported.rows.len(),
+            scores: imported.score_names.clone(),
+            ledger_rows: imported.ledger.len(),
+            logs: imported.logs.clone(),
+            notes: imported.notes.clone(),
+        }
+    }
+}
+
 /// The files a list of paths names: files as given, directories by the logs they hold
 /// (sorted by name; files that are not logs are skipped).
 fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {

@@ -1,0 +1,78 @@
+"""``ragstats.read_logs``: inspect_ai logs and lm-evaluation-harness samples as a panel
+DataFrame (``stats import``, in process)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any, Optional, Sequence, Union
+
+from ._call import _flag, _run
+
+KEYS = ["dataset", "question", "trajectory", "read", "arm", "cluster"]
+
+
+def read_logs(
+    paths: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]],
+    *,
+    frame: str = "pandas",
+    arm: Optional[str] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Union[str, Sequence[str], None] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,  # noqa: A002 (the CLI's --filter)
+    ledger_out: Union[str, os.PathLike, None] = None,
+) -> Any:
+    """The panel ``stats import PATHS`` writes, as a DataFrame: one row per sample and
+    epoch (``dataset``, ``question``, ``trajectory``, ``read``, ``arm``, one column per
+    score), ready for every analysis (``ragstats.variance(df, contrast=...)``).
+
+    ``paths``: inspect_ai ``.eval``/``.json`` logs, lm-eval ``samples_*.jsonl`` files, or
+    directories of them (told apart by content). ``frame``: ``pandas`` (default),
+    ``polars`` or ``pyarrow``. The other keywords are ``stats import``'s mapping flags
+    (docs/import.md); ``ledger_out`` also writes the runs' token usage as a cost ledger.
+    Bad logs raise ``ragstats.InputError`` with the CLI's message. Key columns are strings.
+
+    Example::
+
+        df = ragstats.read_logs("logs/")
+        ragstats.variance(df, metric="match", contrast="openai/gpt-x-openai/gpt-y")
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    with tempfile.TemporaryDirectory(prefix="ragstats-") as d:
+        out = os.path.join(d, "panel.csv")
+        argv: list = ["import", *[os.fspath(p) for p in paths], "--out", out]
+        tables: dict = {}
+        _flag(argv, tables, "--arm", arm, False, None)
+        _flag(argv, tables, "--dataset-from", dataset_from, False, None)
+        _flag(argv, tables, "--arm-from", arm_from, False, None)
+        _flag(argv, tables, "--score", score, True, None)
+        _flag(argv, tables, "--cluster-from", cluster_from, False, None)
+        _flag(argv, tables, "--missing-as", missing_as, False, None)
+        _flag(argv, tables, "--filter", filter, False, None)
+        _flag(argv, tables, "--ledger-out", ledger_out, False, None)
+        _run(argv, tables, None)
+        return _read_panel(out, frame)
+
+
+def _read_panel(path: str, frame: str) -> Any:
+    with open(path, encoding="utf-8") as f:
+        header = f.readline().strip().split(",")
+    keys = [c for c in header if c in KEYS]
+    if frame == "pandas":
+        import pandas as pd
+
+        return pd.read_csv(path, dtype={k: str for k in keys}, keep_default_na=False, na_values={c: [""] for c in header if c not in keys})
+    if frame == "polars":
+        import polars as pl
+
+        return pl.read_csv(path, schema_overrides={k: pl.Utf8 for k in keys})
+    if frame == "pyarrow":
+        import pyarrow as pa
+        from pyarrow import csv
+
+        return csv.read_csv(path, convert_options=csv.ConvertOptions(column_types={k: pa.string() for k in keys}))
+    raise ValueError(f"frame={frame!r}: expected 'pandas', 'polars' or 'pyarrow'")
