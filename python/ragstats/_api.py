@@ -16,6 +16,12 @@ def variance(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
     by: Any = None,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
@@ -37,6 +43,12 @@ def variance(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``by`` (--by) [selector]: Report each selector of the panel's `selector` column, then their average
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
@@ -51,6 +63,12 @@ def variance(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
     _flag(argv, tables, '--by', by, False, None)
     if plot:
         argv += ['--plot', 'figure.svg']
@@ -70,6 +88,12 @@ def forecast(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -94,6 +118,12 @@ def forecast(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
@@ -112,6 +142,12 @@ def forecast(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
     if plot:
         argv += ['--plot', 'figure.svg']
     return _run(argv, tables, progress)
@@ -126,6 +162,12 @@ def bootstrap(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
     by: Any = None,
     replicates: Any = 10000,
     seed: Any = 1,
@@ -157,6 +199,12 @@ def bootstrap(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``by`` (--by) [selector]: Report each selector of the panel's `selector` column, then their average
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
@@ -180,6 +228,12 @@ def bootstrap(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
     _flag(argv, tables, '--by', by, False, None)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
     _flag(argv, tables, '--seed', seed, False, 1)
@@ -236,6 +290,12 @@ def compare(
     seed: Any = 1,
     backend: Any = 'auto',
     confidence: Any = 0.95,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -250,7 +310,7 @@ def compare(
 
     Arguments:
 
-    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read) with an `arm` column of two or more arms
+    - ``panel`` (PANEL): Panel (CSV, JSONL, Parquet, or inspect_ai / lm-eval logs) with two or more arms
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``reference`` (--reference): Compare every arm with this one only (a Dunnett-style family) instead of every pair
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design instead of fitting them by REML
@@ -261,6 +321,12 @@ def compare(
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
@@ -278,6 +344,12 @@ def compare(
     _flag(argv, tables, '--seed', seed, False, 1)
     _flag(argv, tables, '--backend', backend, False, 'auto')
     _flag(argv, tables, '--confidence', confidence, False, 0.95)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
     if plot:
         argv += ['--plot', 'figure.svg']
     return _run(argv, tables, progress)
@@ -295,6 +367,12 @@ def consistency(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
     replicates: Any = 10000,
     seed: Any = 1,
     backend: Any = 'auto',
@@ -322,6 +400,12 @@ def consistency(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
@@ -342,6 +426,12 @@ def consistency(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
     _flag(argv, tables, '--seed', seed, False, 1)
     _flag(argv, tables, '--backend', backend, False, 'auto')
@@ -455,6 +545,12 @@ def subsets(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
     replicates: Any = 10000,
     seed: Any = 1,
     backend: Any = 'auto',
@@ -483,6 +579,12 @@ def subsets(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
@@ -503,6 +605,12 @@ def subsets(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
     _flag(argv, tables, '--seed', seed, False, 1)
     _flag(argv, tables, '--backend', backend, False, 'auto')
@@ -556,12 +664,19 @@ def efficiency(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
     by: Any = None,
     ledger: Any,
     prices: Any = None,
     currency: Union[Any, Sequence[Any], None] = None,
     search_price: Any = None,
     max_reads: Any = 10,
+    question_cost: Any = 0,
     replicates: Any = 10000,
     seed: Any = 1,
     backend: Any = 'auto',
@@ -586,12 +701,19 @@ def efficiency(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``by`` (--by) [selector]: Report each selector of the panel's `selector` column, then their average
     - ``ledger`` (--ledger): Cost ledger of the panel (JSONL)
     - ``prices`` (--prices): Prices (TOML); needed for --currency usd
     - ``currency`` (--currency) [tokens, usd] (default tokens): What the budget is counted in; `tokens,usd` reports both from one run (the same seed, so the same bootstrap resamples), one section per currency
     - ``search_price`` (--search-price): Search price in USD per 1,000 requests for --currency usd (default: the prices file's)
     - ``max_reads`` (--max-reads) (default 10): Largest read count R the fixed-T loss minimises over (from 1)
+    - ``question_cost`` (--question-cost) (default 0): Cost per question in the --currency's unit (judging, annotation, set-up), whatever its T and R: it enters the fixed-T loss (at fixed Q it is spent whatever R is)
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
@@ -609,12 +731,19 @@ def efficiency(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
     _flag(argv, tables, '--by', by, False, None)
     _flag(argv, tables, '--ledger', ledger, False, None)
     _flag(argv, tables, '--prices', prices, False, None)
     _flag(argv, tables, '--currency', currency, True, None)
     _flag(argv, tables, '--search-price', search_price, False, None)
     _flag(argv, tables, '--max-reads', max_reads, False, 10)
+    _flag(argv, tables, '--question-cost', question_cost, False, 0)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
     _flag(argv, tables, '--seed', seed, False, 1)
     _flag(argv, tables, '--backend', backend, False, 'auto')
@@ -633,11 +762,18 @@ def allocate(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
     ledger: Any,
     prices: Any,
     allocation: Union[Any, Sequence[Any], None],
     order_seed: Any = None,
     search_price: Any = None,
+    question_cost: Any = None,
     replicates: Any = 10000,
     seed: Any = 1,
     backend: Any = 'auto',
@@ -662,11 +798,18 @@ def allocate(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``ledger`` (--ledger): Cost ledger of the master panel
     - ``prices`` (--prices): Prices (TOML) for the fee comparisons
     - ``allocation`` (--allocation): An allocation NAME=Q:T:R (Q split over strata in the master panel's shares). Repeat
     - ``order_seed`` (--order-seed): Take questions in a seeded shuffled order instead of file order
     - ``search_price`` (--search-price): Search prices to sweep, USD per 1,000 requests (default: the prices file's sweep)
+    - ``question_cost`` (--question-cost): Cost per question (judging, annotation, set-up) added to every allocation's questions: TOKENS,USD (allocate reports both; a single number is tokens only)
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
@@ -684,11 +827,18 @@ def allocate(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
     _flag(argv, tables, '--ledger', ledger, False, None)
     _flag(argv, tables, '--prices', prices, False, None)
     _flag(argv, tables, '--allocation', allocation, True, None)
     _flag(argv, tables, '--order-seed', order_seed, False, None)
     _flag(argv, tables, '--search-price', search_price, False, None)
+    _flag(argv, tables, '--question-cost', question_cost, False, None)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
     _flag(argv, tables, '--seed', seed, False, 1)
     _flag(argv, tables, '--backend', backend, False, 'auto')
@@ -708,8 +858,15 @@ def plan(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
     ledger: Any = None,
     unit_costs: Any = None,
+    question_cost: Any = 0,
     prices: Any = None,
     currency: Any = None,
     search_price: Any = None,
@@ -753,8 +910,15 @@ def plan(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``ledger`` (--ledger): Cost ledger of the audit panel (JSONL): unit costs c_T and c_R per stratum as `stats efficiency` computes them
-    - ``unit_costs`` (--unit-costs): Unit costs C_T,C_R (one trajectory without its reads, one read) for every stratum, instead of --ledger
+    - ``unit_costs`` (--unit-costs): Unit costs C_T,C_R (one trajectory without its reads, one read) for every stratum, or C_T,C_R1,C_R+ (a trajectory's first read, each later read), instead of --ledger
+    - ``question_cost`` (--question-cost) (default 0): Cost per question in the plan's currency (judging, annotation, set-up), added to every question whatever its T and R
     - ``prices`` (--prices): Prices (TOML); needed for dollars with --ledger
     - ``currency`` (--currency) [tokens, usd]: What costs are counted in (--budget-usd implies usd, --budget-tokens tokens)
     - ``search_price`` (--search-price): Search price in USD per 1,000 requests for dollars (default: the prices file's)
@@ -790,8 +954,15 @@ def plan(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
     _flag(argv, tables, '--ledger', ledger, False, None)
     _flag(argv, tables, '--unit-costs', unit_costs, False, None)
+    _flag(argv, tables, '--question-cost', question_cost, False, 0)
     _flag(argv, tables, '--prices', prices, False, None)
     _flag(argv, tables, '--currency', currency, False, None)
     _flag(argv, tables, '--search-price', search_price, False, None)
@@ -929,6 +1100,12 @@ def slice(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
     design: Any,
     per_stratum: bool = False,
     seed: Any = None,
@@ -954,6 +1131,12 @@ def slice(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``design`` (--design): Design Q:T:R (Q split over strata in the panel's question shares, by largest remainder) or per-stratum counts, e.g. hotpotqa=150,musique=24:2:1
     - ``per_stratum`` (--per-stratum): Q of a Q:T:R design is the count in every stratum, not the total
     - ``seed`` (--seed): Seeded choice: questions in the seeded order of `allocate --order-seed S`, and for each question a seeded choice of T of its trajectories and of R reads of each
@@ -971,6 +1154,12 @@ def slice(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
     _flag(argv, tables, '--design', design, False, None)
     if per_stratum:
         argv.append('--per-stratum')
