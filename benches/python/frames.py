@@ -1,6 +1,7 @@
 """The frame path against the CLI (issue #33's benchmark): `ragstats.variance` and
-`ragstats.bootstrap` on a 10-million-row pandas panel, `stats` on the same panel as CSV, and
-the overhead of one call on the demo panel. Time and peak memory of each.
+`ragstats.bootstrap` on a 10-million-row pandas panel, `stats` on the same panel as CSV and
+as Parquet (pandas' `to_parquet`: pyarrow, snappy), and the overhead of one call on the demo
+panel. Time and peak memory of each.
 
     python benches/python/frames.py [--rows 10000000] [--replicates 1000] [--stats PATH]
 
@@ -102,21 +103,25 @@ def main():
     print(f"panel: {len(df):,} rows, {df['question'].nunique():,} questions")
     with tempfile.TemporaryDirectory() as tmp:
         csv = os.path.join(tmp, "panel.csv")
+        parquet = os.path.join(tmp, "panel.parquet")
         df.to_csv(csv, index=False)
+        df.to_parquet(parquet, index=False)
         del df
-        print(f"CSV: {os.path.getsize(csv) / 1e6:.0f} MB")
+        print(f"CSV: {os.path.getsize(csv) / 1e6:.0f} MB, Parquet: {os.path.getsize(parquet) / 1e6:.0f} MB")
         for kind, args in [
-            ("variance", ["variance", csv]),
-            ("bootstrap", ["bootstrap", csv, "--replicates", str(a.replicates), "--backend", "cpu"]),
+            ("variance", ["variance"]),
+            ("bootstrap", ["bootstrap", "--replicates", str(a.replicates), "--backend", "cpu"]),
         ]:
             # Each measurement in its own process, so that peaks do not mix.
             py = measure([sys.executable, __file__, "--child", kind, "--rows", str(a.rows),
                           "--replicates", str(a.replicates)])
-            c = measure([sys.executable, "-c", CLI_CHILD, a.stats, *args])
-            assert py["estimate"] == c["estimate"], (py, c)
+            c = measure([sys.executable, "-c", CLI_CHILD, a.stats, args[0], csv, *args[1:]])
+            pq = measure([sys.executable, "-c", CLI_CHILD, a.stats, args[0], parquet, *args[1:]])
+            assert py["estimate"] == c["estimate"] == pq["estimate"], (py, c, pq)
             print(f"{kind}: frame {py['seconds']:.2f} s, peak {py['peak_mb']:.0f} MB "
                   f"(the process with the frame {py['frame_mb']:.0f} MB before the call, +{py['peak_mb'] - py['frame_mb']:.0f} MB during it); "
-                  f"CLI on CSV {c['seconds']:.2f} s, peak {c['peak_mb']:.0f} MB; same estimate")
+                  f"CLI on CSV {c['seconds']:.2f} s, peak {c['peak_mb']:.0f} MB; "
+                  f"CLI on Parquet {pq['seconds']:.2f} s, peak {pq['peak_mb']:.0f} MB; same estimate")
     import ragstats
 
     demo = "data/demo/panel.csv"

@@ -223,6 +223,13 @@ fn cpu_and_gpu_give_the_same_comparison() {
     assert_eq!(body(cpu), body(gpu));
 }
 
+/// Runs `stats compare ARGS…`, asserts exit 2, and returns stderr.
+fn refusal(args: &[&str]) -> String {
+    let out = stats().arg("compare").args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 #[test]
 fn bad_panels_are_refused_naming_what_is_wrong() {
     let dir = tempfile::tempdir().unwrap();
@@ -231,37 +238,23 @@ fn bad_panels_are_refused_naming_what_is_wrong() {
         "one.csv",
         "dataset,question,arm,f1\nd,q1,x,0.1\nd,q2,x,0.3\n",
     );
-    let out = stats()
-        .args(["compare", one.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refusal(&[one.to_str().unwrap()]);
     assert!(
         err.contains("at least two arms") && err.contains("only 'x'"),
         "{err}"
     );
-
     let gap = write(
         &dir,
         "gap.csv",
         "dataset,question,arm,f1\nd,q1,x,0.1\nd,q2,x,0.3\nd,q1,y,0.2\nd,q3,x,0.5\nd,q3,y,0.4\n",
     );
-    let out = stats()
-        .args(["compare", gap.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refusal(&[gap.to_str().unwrap()]);
     assert!(err.contains("gap.csv") && err.contains("q2"), "{err}");
-
-    let out = stats()
-        .args(["compare", ARMS4, "--reference", "zzz"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("--reference zzz: no such arm; the panel's arms are: base, a, b, c"));
+    let err = refusal(&[ARMS4, "--reference", "zzz"]);
+    assert!(
+        err.contains("--reference zzz: no such arm; the panel's arms are: base, a, b, c"),
+        "{err}"
+    );
 }
 
 /// Family-wise coverage of the simultaneous intervals: 500 Gaussian panels of 5 arms with
