@@ -52,16 +52,36 @@ class Result:
         """The main table's rows (floats, ints, strings; None where undefined or missing)."""
         return self._outcome.rows()
 
-    def to_pandas(self):
-        """The main table (the command's ``--format csv``) as a pandas DataFrame."""
+    def tables(self) -> list:
+        """The names of the further tables: the document's keys that hold a list of objects
+        (``strata``, ``pairs``, ``systems`` …), each readable with ``to_pandas(name)``."""
+        doc = self.to_dict()
+        return [k for k, v in doc.items() if _is_records(v)]
+
+    def _records(self, name: str) -> list:
+        doc = self.to_dict()
+        v = doc.get(name)
+        if not _is_records(v):
+            raise KeyError(f"{name!r} is not a table of this result; its tables: {', '.join(self.tables()) or 'none'}")
+        return v
+
+    def to_pandas(self, name: Optional[str] = None):
+        """The main table (the command's ``--format csv``) as a pandas DataFrame; with
+        ``name``, that table of the document (``tables()``), nested fields flattened
+        (``ci`` lists kept as lists, objects as ``a.b`` columns)."""
         import pandas as pd
 
+        if name is not None:
+            return pd.json_normalize(self._records(name))
         return pd.DataFrame(self.rows(), columns=self.columns)
 
-    def to_polars(self):
-        """The main table (the command's ``--format csv``) as a polars DataFrame."""
+    def to_polars(self, name: Optional[str] = None):
+        """The main table (the command's ``--format csv``) as a polars DataFrame; with
+        ``name``, that table of the document (``tables()``), nested fields as structs."""
         import polars as pl
 
+        if name is not None:
+            return pl.DataFrame(self._records(name), strict=False)
         rows = self.rows()
         return pl.DataFrame(
             {c: [r[i] for r in rows] for i, c in enumerate(self.columns)}, strict=False

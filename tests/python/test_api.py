@@ -363,3 +363,18 @@ def test_import_json_is_the_report_with_its_envelope(tmp_path):
     assert doc["run"]["inputs"] == {"logs": [LOGS]}
     assert (doc["rows"], doc["ledger_rows"], doc["scores"]) == (120, 120, ["includes", "match"])
     assert [l["arm"] for l in doc["logs"]] == ["openai-api/scripted/model-a", "openai-api/scripted/model-b"]
+
+
+def test_further_tables_by_name():
+    r = ragstats.compare(ARMS4, **FAST)
+    assert {"systems", "pairs", "strata"} <= set(r.tables())
+    pairs = r.to_pandas("pairs")
+    doc = r.to_dict()
+    assert list(pairs["estimate"]) == [p["estimate"] for p in doc["pairs"]]
+    assert list(pairs["p_holm"]) == [p["p_holm"] for p in doc["pairs"]]
+    systems = r.to_polars("systems")
+    assert systems["name"].to_list() == ["base", "a", "b", "c"]
+    v = ragstats.variance(P, contrast="adaptive-open")
+    assert list(v.to_pandas("strata")["se"]) == [s["se"] for s in v.to_dict()["strata"]]
+    with pytest.raises(KeyError, match="not a table"):
+        r.to_pandas("metric")
