@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use ragstats_core::compare::{prepare, CompareReport, CompareSettings};
 use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::panel::SelectorChoice;
-use ragstats_core::table::{Cell, Precision};
+use ragstats_core::table::Cell;
 
 use super::common::{Format, PanelOptions, Table};
 use super::render::{Figure, Finished, Rendered};
@@ -125,11 +125,6 @@ fn interval(i: [f64; 2]) -> Cell {
     Cell::text(format!("[{:.6}, {:.6}]", i[0], i[1]))
 }
 
-/// A p-value, in the table's precision (scientific below 10⁻³).
-fn p_cell(p: f64) -> Cell {
-    Cell::Num(p, Precision::Auto)
-}
-
 fn systems_table(r: &CompareReport) -> Table {
     let mut t = Table::new(&[
         "system", "Q", "estimate", "SE", "95% CI", "rank CI", "P(best)", "top",
@@ -168,9 +163,9 @@ fn pairs_table(r: &CompareReport) -> Table {
             Cell::fixed(p.se, 6),
             interval(p.ci.0),
             interval(p.ci_simultaneous.0),
-            p_cell(p.p),
-            p_cell(p.p_holm),
-            p_cell(p.q_bh),
+            Cell::num(p.p),
+            Cell::num(p.p_holm),
+            Cell::num(p.q_bh),
             Cell::text(if p.resolved { "yes" } else { "no" }),
         ]);
     }
@@ -195,8 +190,8 @@ fn strata_table(r: &CompareReport) -> Table {
                 Cell::text(format!("{} − {}", p.b, p.a)),
                 Cell::fixed(p.estimate, 6),
                 Cell::fixed(p.se, 6),
-                p_cell(p.p),
-                p_cell(p.p_holm),
+                Cell::num(p.p),
+                Cell::num(p.p_holm),
             ]);
         }
     }

@@ -10,8 +10,8 @@
 
 use std::path::Path;
 
-use crate::components::variance::{analyse_panel, VarianceReport};
-use crate::panel::{load_outcomes, LoadOptions, Panel, Stratum};
+use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
+use crate::panel::{load_outcomes, LoadOptions, Panel};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::summary::Interval;
 use crate::resample::summary::{normal_cdf, normal_quantile, quantile_sorted, tail_probability};
@@ -58,15 +58,6 @@ fn cells(p: &Panel) -> usize {
         .iter()
         .map(|s| s.nested.as_ref().map_or(s.y.len(), |n| n.y.len()))
         .sum()
-}
-
-/// The mean of question `q` of a stratum: the mean of its trajectory means.
-fn question_mean(s: &Stratum, q: usize) -> f64 {
-    let t = s.trajectories_of(q);
-    t.iter()
-        .map(|r| r.iter().sum::<f64>() / r.len() as f64)
-        .sum::<f64>()
-        / t.len() as f64
 }
 
 /// Reads the panel at `path` once and analyses every arm and every pair of arms.

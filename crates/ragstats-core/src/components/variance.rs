@@ -497,19 +497,20 @@ fn reml_fit(f: &reml::RemlFit) -> (Fit, RemlSummary) {
     )
 }
 
+/// The mean of question `q` of a stratum, balanced or not: the mean of its trajectory means.
+pub fn question_mean(s: &Stratum, q: usize) -> f64 {
+    let t = s.trajectories_of(q);
+    t.iter()
+        .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+        .sum::<f64>()
+        / t.len() as f64
+}
+
 /// The equal-weight mean of question means (each the mean of its trajectory means) and its
 /// measured SE s(ȳ_q)/√Q: model-free, and for a balanced stratum the same as ȳ and
 /// sqrt(MS_q/(QTR)).
 pub fn question_mean_se(s: &Stratum) -> (f64, f64) {
-    let means: Vec<f64> = (0..s.q())
-        .map(|q| {
-            let t = s.trajectories_of(q);
-            t.iter()
-                .map(|r| r.iter().sum::<f64>() / r.len() as f64)
-                .sum::<f64>()
-                / t.len() as f64
-        })
-        .collect();
+    let means: Vec<f64> = (0..s.q()).map(|q| question_mean(s, q)).collect();
     let n = means.len() as f64;
     let m = means.iter().sum::<f64>() / n;
     let var = means.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);

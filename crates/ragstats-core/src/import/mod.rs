@@ -724,6 +724,21 @@ impl Imported {
 
     /// The panel as one Arrow record batch (the columns of [`Imported::to_csv`]); rows that
     /// lack `metric` (when given) are left out and named in the returned notes.
+    /// The score column a panel of these rows analyses: `opts.metric`, else `f1` if it is
+    /// a score, else the only score; chosen as the panel loader would, but among the scores
+    /// only (a `cluster` column is no candidate).
+    fn score_column(&self, opts: &LoadOptions) -> Option<String> {
+        opts.metric.clone().or_else(|| {
+            if self.score_names.iter().any(|n| n == "f1") {
+                Some("f1".into())
+            } else if self.score_names.len() == 1 {
+                Some(self.score_names[0].clone())
+            } else {
+                None
+            }
+        })
+    }
+
     fn to_batch(&self, metric: Option<&str>) -> (Schema, RecordBatch, Vec<String>) {
         let mi = metric.and_then(|m| self.score_names.iter().position(|n| n == m));
         let mut missing = Vec::new();
@@ -818,15 +833,7 @@ pub fn with_panel_table<R>(
     }
     let table = if is_log_input(path) {
         let imported = import_logs(&[path.to_path_buf()], import)?;
-        let metric = opts.metric.clone().or_else(|| {
-            if imported.score_names.iter().any(|n| n == "f1") {
-                Some("f1".into())
-            } else if imported.score_names.len() == 1 {
-                Some(imported.score_names[0].clone())
-            } else {
-                None
-            }
-        });
+        let metric = imported.score_column(opts);
         let (schema, batch, _) = imported.to_batch(metric.as_deref());
         Some(crate::panel::memory::MemoryTable {
             schema: std::sync::Arc::new(schema),
@@ -853,17 +860,7 @@ pub fn with_panel_table<R>(
 /// Those of [`import_logs`] and of the panel loader.
 pub fn load_logs_panel(path: &Path, opts: &LoadOptions, import: &ImportOptions) -> Result<Panel> {
     let imported = import_logs(&[path.to_path_buf()], import)?;
-    // The score column, chosen as the panel loader would but among the scores only (a
-    // `cluster` column is no candidate).
-    let metric = opts.metric.clone().or_else(|| {
-        if imported.score_names.iter().any(|n| n == "f1") {
-            Some("f1".into())
-        } else if imported.score_names.len() == 1 {
-            Some(imported.score_names[0].clone())
-        } else {
-            None
-        }
-    });
+    let metric = imported.score_column(opts);
     let (schema, batch, mut notes) = imported.to_batch(metric.as_deref());
     let name = path.to_string_lossy();
     let opts = LoadOptions {
