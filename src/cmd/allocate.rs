@@ -23,6 +23,10 @@ mod tables;
 pub struct Args {
     /// Master panel (CSV or JSONL); every allocation is a nested sub-panel of it.
     pub panel: PathBuf,
+    /// Further inspect_ai or lm-eval logs, read with PANEL as one panel (a shell glob such as
+    /// `logs/*.eval`; a directory of logs works too).
+    #[arg(value_name = "LOG")]
+    pub more: Vec<PathBuf>,
     #[command(flatten)]
     pub opts: PanelOptions,
     /// Cost ledger of the master panel.
@@ -61,6 +65,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// What `stats allocate` prints for `args` (and the figure `--plot` asks for).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    super::common::with_panel_paths(&args.panel, &args.more, || outcome_of(args))
+}
+
+/// [`outcome`] with PANEL (and the logs read with it) readable by its name.
+fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let out = compute(args)?;
     let figure = match &args.plot {
         Some(_) => {
@@ -70,15 +79,23 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
             let svg = ragstats_plot::allocate(&out.report, &caption)?;
             Some(Figure::new(
                 svg,
-                &[args.panel.as_path(), &args.ledger, &args.prices],
+                &[
+                    super::common::panel_paths(&args.panel, &args.more),
+                    vec![args.ledger.clone(), args.prices.clone()],
+                ]
+                .concat(),
             ))
         }
         None => None,
     };
-    let inputs = ragstats_core::document::Inputs::new()
-        .with("panel", args.panel.display())
-        .with("ledger", args.ledger.display())
-        .with("prices", args.prices.display());
+    let inputs = super::common::panel_input(
+        ragstats_core::document::Inputs::new(),
+        "panel",
+        &args.panel,
+        &args.more,
+    )
+    .with("ledger", args.ledger.display())
+    .with("prices", args.prices.display());
     Ok(Finished::new("allocate", inputs, out).with_figure(figure))
 }
 

@@ -22,6 +22,10 @@ pub use render::BootstrapOutput;
 pub struct Args {
     /// Panel file (CSV or JSONL, one row per read).
     pub panel: PathBuf,
+    /// Further inspect_ai or lm-eval logs, read with PANEL as one panel (a shell glob such as
+    /// `logs/*.eval`; a directory of logs works too).
+    #[arg(value_name = "LOG")]
+    pub more: Vec<PathBuf>,
     #[command(flatten)]
     pub opts: PanelOptions,
     /// Report each selector of the panel's `selector` column, then their average.
@@ -99,6 +103,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// What `stats bootstrap` prints for `args`.
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    super::common::with_panel_paths(&args.panel, &args.more, || outcome_of(args))
+}
+
+/// [`outcome`] with PANEL (and the logs read with it) readable by its name.
+fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     if args.by == Some(By::Selector) {
         let sections = sections_by_selector(&args.panel, &args.opts, |opts| {
             Ok(Box::new(compute(&Args {
@@ -114,7 +123,12 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
 
 /// The envelope's inputs of `stats bootstrap`.
 fn inputs(args: &Args) -> ragstats_core::document::Inputs {
-    ragstats_core::document::Inputs::new().with("panel", args.panel.display())
+    super::common::panel_input(
+        ragstats_core::document::Inputs::new(),
+        "panel",
+        &args.panel,
+        &args.more,
+    )
 }
 
 /// Checks the flags, loads the panel, runs the bootstrap on the engine the flags choose

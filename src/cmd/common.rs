@@ -162,6 +162,71 @@ impl PanelOptions {
     }
 }
 
+/// The paths a panel command reads as one panel: PANEL, then the further evaluation logs
+/// given after it (a shell glob such as `logs/*.eval` expands to several).
+pub fn panel_paths(
+    panel: &std::path::Path,
+    more: &[std::path::PathBuf],
+) -> Vec<std::path::PathBuf> {
+    std::iter::once(panel.to_path_buf())
+        .chain(more.iter().cloned())
+        .collect()
+}
+
+/// Runs `f` with PANEL standing for PANEL and MORE read together as one set of logs, as a
+/// directory holding them is read ([`ragstats_core::import::with_log_set`]); with no MORE,
+/// simply runs `f`.
+///
+/// # Errors
+/// An input error naming the first path that is not an evaluation log when MORE is given
+/// (only logs are read as one set), and whatever `f` returns.
+pub fn with_panel_paths<R>(
+    panel: &std::path::Path,
+    more: &[std::path::PathBuf],
+    f: impl FnOnce() -> anyhow::Result<R>,
+) -> anyhow::Result<R> {
+    ragstats_core::import::with_log_set(&panel_paths(panel, more), f)
+}
+
+/// [`with_panel_paths`] for an `--audit PANEL [LOG…]` option: its first path stands for all
+/// of them; with no audit (a components file instead), simply runs `f`.
+///
+/// # Errors
+/// As [`with_panel_paths`].
+pub fn with_audit_paths<R>(
+    audit: &[std::path::PathBuf],
+    f: impl FnOnce() -> anyhow::Result<R>,
+) -> anyhow::Result<R> {
+    match audit.split_first() {
+        Some((first, more)) => with_panel_paths(first, more, f),
+        None => f(),
+    }
+}
+
+/// The envelope's inputs with `--audit`'s paths under `audit` (none when absent).
+pub fn audit_input(audit: &[std::path::PathBuf]) -> ragstats_core::document::Inputs {
+    let inputs = ragstats_core::document::Inputs::new();
+    match audit.split_first() {
+        Some((first, more)) => panel_input(inputs, "audit", first, more),
+        None => inputs,
+    }
+}
+
+/// The envelope's inputs with PANEL in `role`: the one path, or the list when further logs
+/// were read with it.
+pub fn panel_input(
+    inputs: ragstats_core::document::Inputs,
+    role: &str,
+    panel: &std::path::Path,
+    more: &[std::path::PathBuf],
+) -> ragstats_core::document::Inputs {
+    if more.is_empty() {
+        inputs.with(role, panel.display())
+    } else {
+        inputs.with_all(role, panel_paths(panel, more).iter().map(|p| p.display()))
+    }
+}
+
 /// `--by`: report one section per value of a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum By {

@@ -19,6 +19,10 @@ use super::UsageError;
 pub struct Args {
     /// Panel (CSV, JSONL, Parquet, or inspect_ai / lm-eval logs) with two or more arms.
     pub panel: PathBuf,
+    /// Further inspect_ai or lm-eval logs, read with PANEL as one panel (a shell glob such as
+    /// `logs/*.eval`; a directory of logs works too).
+    #[arg(value_name = "LOG")]
+    pub more: Vec<PathBuf>,
     /// Score column to analyse (default: `f1` if present, else the only non-key column).
     #[arg(long, value_name = "COLUMN")]
     pub metric: Option<String>,
@@ -56,12 +60,25 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// What `stats compare` prints for `args` (and the figure `--plot` asks for).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    super::common::with_panel_paths(&args.panel, &args.more, || outcome_of(args))
+}
+
+/// [`outcome`] with PANEL (and the logs read with it) readable by its name.
+fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let out = compute(args)?;
     let figure = match &args.plot {
-        Some(_) => Some(Figure::new(figure(args, &out)?, &[&args.panel])),
+        Some(_) => Some(Figure::new(
+            figure(args, &out)?,
+            &super::common::panel_paths(&args.panel, &args.more),
+        )),
         None => None,
     };
-    let inputs = ragstats_core::document::Inputs::new().with("panel", args.panel.display());
+    let inputs = super::common::panel_input(
+        ragstats_core::document::Inputs::new(),
+        "panel",
+        &args.panel,
+        &args.more,
+    );
     Ok(Finished::new("compare", inputs, out).with_figure(figure))
 }
 

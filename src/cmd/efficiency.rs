@@ -25,6 +25,10 @@ use ledger::{load_ledger, priced};
 pub struct Args {
     /// Panel file (CSV or JSONL, one row per read).
     pub panel: PathBuf,
+    /// Further inspect_ai or lm-eval logs, read with PANEL as one panel (a shell glob such as
+    /// `logs/*.eval`; a directory of logs works too).
+    #[arg(value_name = "LOG")]
+    pub more: Vec<PathBuf>,
     #[command(flatten)]
     pub opts: PanelOptions,
     /// Report each selector of the panel's `selector` column, then their average.
@@ -75,6 +79,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// What `stats efficiency` prints for `args` (and the figure `--plot` asks for).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    super::common::with_panel_paths(&args.panel, &args.more, || outcome_of(args))
+}
+
+/// [`outcome`] with PANEL (and the logs read with it) readable by its name.
+fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let mut currencies = args.currency.clone();
     currencies.dedup();
     if args.question_cost != 0.0 && currencies.len() > 1 {
@@ -115,6 +124,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
             let svg = ragstats_plot::efficiency(&out.report.analysis, &caption)?;
             let mut files = vec![args.panel.as_path(), args.ledger.as_path()];
             files.extend(args.prices.as_deref());
+            files.extend(args.more.iter().map(PathBuf::as_path));
             Some(Figure::new(svg, &files))
         }
         None => None,
@@ -124,10 +134,14 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
 
 /// The envelope's inputs of `stats efficiency`.
 fn inputs(args: &Args) -> ragstats_core::document::Inputs {
-    ragstats_core::document::Inputs::new()
-        .with("panel", args.panel.display())
-        .with("ledger", args.ledger.display())
-        .with_opt("prices", args.prices.as_ref().map(|p| p.display()))
+    super::common::panel_input(
+        ragstats_core::document::Inputs::new(),
+        "panel",
+        &args.panel,
+        &args.more,
+    )
+    .with("ledger", args.ledger.display())
+    .with_opt("prices", args.prices.as_ref().map(|p| p.display()))
 }
 
 /// One analysis per currency asked for: one as it is, several as sections (each run with

@@ -18,13 +18,15 @@ mod render;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Audit panel the components are estimated from.
+    /// Several evaluation logs are read as one audit (`--audit logs/*.eval`).
     #[arg(
         long,
         value_name = "PANEL",
         required_unless_present = "components",
-        conflicts_with = "components"
+        conflicts_with = "components",
+        num_args = 1..
     )]
-    pub audit: Option<PathBuf>,
+    pub audit: Vec<PathBuf>,
     /// Components file written by `stats variance --format json`, instead of --audit.
     #[arg(long, value_name = "FILE")]
     pub components: Option<PathBuf>,
@@ -59,10 +61,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// What `stats forecast` prints for `args` (and the figure `--plot` asks for).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    super::common::with_audit_paths(&args.audit, || outcome_of(args))
+}
+
+/// [`outcome`] with the audit (and the logs read with it) readable by its first path.
+fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let out = compute(args)?;
     let figure = match &args.plot {
         Some(_) => {
-            let input = args.audit.as_ref().or(args.components.as_ref());
+            let input = args.audit.first().or(args.components.as_ref());
             let designs = &out.report.designs;
             let svg = super::figure::forecast_figure(
                 &out.audit,
@@ -77,15 +84,15 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
                 .iter()
                 .filter_map(|r| r.measured_panel.as_deref())
                 .chain(input.map(|p| p.as_path()))
+                .chain(args.audit.iter().skip(1).map(|p| p.as_path()))
                 .collect();
             Some(Figure::new(svg, &inputs))
         }
         None => None,
     };
     let notes = out.report.notes.clone();
-    let inputs = ragstats_core::document::Inputs::new()
-        .with_opt("audit", args.audit.as_ref().map(|p| p.display()))
-        .with_opt("components", args.components.as_ref().map(|p| p.display()));
+    let inputs = super::common::audit_input(&args.audit);
+    let inputs = inputs.with_opt("components", args.components.as_ref().map(|p| p.display()));
     Ok(Finished::new("forecast", inputs, out)
         .with_figure(figure)
         .with_notes_for_csv(args.format, &notes))
@@ -102,7 +109,7 @@ pub struct ForecastOutput {
 /// Loads the audit (a panel fitted as `stats variance` fits it, or a components file),
 /// forecasts every `--design`, and compares each `--measured` panel with its design.
 pub fn compute(args: &Args) -> anyhow::Result<ForecastOutput> {
-    let audit = match (&args.audit, &args.components) {
+    let audit = match (args.audit.first(), &args.components) {
         (Some(path), _) => Audit::from_report(&report_for(&args.opts.load_unbalanced(path)?)?),
         (None, Some(path)) => Audit::read_components(path)?,
         (None, None) => {

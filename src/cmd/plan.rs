@@ -31,10 +31,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// What `stats plan` prints for `args`.
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    super::common::with_audit_paths(&args.audit, || outcome_of(args))
+}
+
+/// [`outcome`] with the audit (and the logs read with it) readable by its first path.
+fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let out = compute(args)?;
     let notes = out.report.notes.clone();
-    let inputs = ragstats_core::document::Inputs::new()
-        .with_opt("audit", args.audit.as_ref().map(|p| p.display()))
+    let inputs = super::common::audit_input(&args.audit);
+    let inputs = inputs
         .with_opt("components", args.components.as_ref().map(|p| p.display()))
         .with_opt("ledger", args.ledger.as_ref().map(|p| p.display()))
         .with_opt("prices", args.prices.as_ref().map(|p| p.display()));
@@ -57,7 +62,7 @@ pub fn compute(args: &Args) -> anyhow::Result<PlanOutput> {
     let goal = args.goal()?;
     let currency = args.cost_currency()?;
     // The audit: components, and the panel when there is one (for costs and the bootstrap).
-    let (audit, panel) = match (&args.audit, &args.components) {
+    let (audit, panel) = match (args.audit.first(), &args.components) {
         (Some(path), _) => {
             // Ledger costs are matched to each question's own cells, so an unbalanced audit
             // is priced like a balanced one.

@@ -22,6 +22,10 @@ mod file;
 pub struct Args {
     /// Panel file (CSV or JSONL, one row per read).
     pub panel: PathBuf,
+    /// Further inspect_ai or lm-eval logs, read with PANEL as one panel (a shell glob such as
+    /// `logs/*.eval`; a directory of logs works too).
+    #[arg(value_name = "LOG")]
+    pub more: Vec<PathBuf>,
     #[command(flatten)]
     pub opts: PanelOptions,
     /// Design Q:T:R (Q split over strata in the panel's question shares, by largest
@@ -56,8 +60,18 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 /// What `stats slice` wrote, as a value (the Python bindings return it): the sub-panel is
 /// written, and the result says what it holds.
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    super::common::with_panel_paths(&args.panel, &args.more, || outcome_of(args))
+}
+
+/// [`outcome`] with PANEL (and the logs read with it) readable by its name.
+fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let out = compute(args)?;
-    let inputs = ragstats_core::document::Inputs::new().with("panel", args.panel.display());
+    let inputs = super::common::panel_input(
+        ragstats_core::document::Inputs::new(),
+        "panel",
+        &args.panel,
+        &args.more,
+    );
     Ok(Finished::new("slice", inputs, out))
 }
 

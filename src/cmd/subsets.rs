@@ -23,6 +23,10 @@ use super::variance::report_for;
 pub struct Args {
     /// Depth panel (CSV or JSONL, one row per read): every trajectory and read subset is evaluated.
     pub panel: PathBuf,
+    /// Further inspect_ai or lm-eval logs, read with PANEL as one panel (a shell glob such as
+    /// `logs/*.eval`; a directory of logs works too).
+    #[arg(value_name = "LOG")]
+    pub more: Vec<PathBuf>,
     /// Audit the forecasts come from: a panel (read with the same --metric/--contrast/--arm)
     /// or a components file written by `stats variance --format json`.
     #[arg(long, value_name = "FILE")]
@@ -65,6 +69,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// What `stats subsets` prints for `args` (and the figure `--plot` asks for).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    super::common::with_panel_paths(&args.panel, &args.more, || outcome_of(args))
+}
+
+/// [`outcome`] with PANEL (and the logs read with it) readable by its name.
+fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let out = compute(args)?;
     let figure = match &args.plot {
         Some(_) => {
@@ -75,13 +84,24 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
                 Some((r.seed, u64::from(r.range[1] - r.range[0]))),
             );
             let svg = ragstats_plot::subsets(r, &caption)?;
-            Some(Figure::new(svg, &[&args.panel, &args.audit]))
+            Some(Figure::new(
+                svg,
+                &[
+                    super::common::panel_paths(&args.panel, &args.more),
+                    vec![args.audit.clone()],
+                ]
+                .concat(),
+            ))
         }
         None => None,
     };
-    let inputs = ragstats_core::document::Inputs::new()
-        .with("panel", args.panel.display())
-        .with("audit", args.audit.display());
+    let inputs = super::common::panel_input(
+        ragstats_core::document::Inputs::new(),
+        "panel",
+        &args.panel,
+        &args.more,
+    )
+    .with("audit", args.audit.display());
     Ok(Finished::new("subsets", inputs, out).with_figure(figure))
 }
 

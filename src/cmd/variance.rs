@@ -21,6 +21,10 @@ pub(super) use render::share_cell;
 pub struct Args {
     /// Panel file (CSV or JSONL, one row per read).
     pub panel: PathBuf,
+    /// Further inspect_ai or lm-eval logs, read with PANEL as one panel (a shell glob such as
+    /// `logs/*.eval`; a directory of logs works too).
+    #[arg(value_name = "LOG")]
+    pub more: Vec<PathBuf>,
     #[command(flatten)]
     pub opts: PanelOptions,
     /// Report each selector of the panel's `selector` column, then their average.
@@ -46,6 +50,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// What `stats variance` prints for `args` (and the figure `--plot` asks for).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    super::common::with_panel_paths(&args.panel, &args.more, || outcome_of(args))
+}
+
+/// [`outcome`] with PANEL (and the logs read with it) readable by its name.
+fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     // One figure shows one analysis; one per selector would overwrite each other in one file.
     if args.plot.is_some() && args.by.is_some() {
         return Err(UsageError(
@@ -69,7 +78,10 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
             let v = &out.report.variance;
             let caption = super::figure::panel_caption(&args.panel, &v.outcome, None);
             let svg = ragstats_plot::variance(v, &caption)?;
-            Some(Figure::new(svg, &[&args.panel]))
+            Some(Figure::new(
+                svg,
+                &super::common::panel_paths(&args.panel, &args.more),
+            ))
         }
         None => None,
     };
@@ -78,7 +90,12 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
 
 /// The envelope's inputs of `stats variance`.
 fn inputs(args: &Args) -> ragstats_core::document::Inputs {
-    ragstats_core::document::Inputs::new().with("panel", args.panel.display())
+    super::common::panel_input(
+        ragstats_core::document::Inputs::new(),
+        "panel",
+        &args.panel,
+        &args.more,
+    )
 }
 
 /// What `stats variance` found for one panel (one selector of it).

@@ -243,6 +243,134 @@ fn parquet_by_pyarrow_and_polars_is_the_csv_panel() {
     assert_eq!((e.to_bits(), s.to_bits()), (e2.to_bits(), s2.to_bits()));
 }
 
+/// A correlate table from Parquet (pyarrow's snappy, polars' zstd) is the demo's
+/// capability CSV: the same correlations, intervals and p-values to the last bit.
+#[test]
+fn parquet_correlate_tables_are_the_csv_table() {
+    let csv = concat!(env!("CARGO_MANIFEST_DIR"), "/data/demo/capability.csv");
+    let doc = |p: &str| {
+        let mut v = json(&[
+            "correlate",
+            p,
+            "--x",
+            "planning,evidence",
+            "--y",
+            "browsecomp,xbench",
+            "--replicates",
+            "300",
+            "--permutations",
+            "99",
+            "--backend",
+            "cpu",
+            "--format",
+            "json",
+        ]);
+        v.as_object_mut().unwrap().remove("run");
+        v
+    };
+    let want = doc(csv);
+    // The table has 12 models, so one cell is the published pair's Pearson r.
+    assert_eq!(want["pairs"].as_array().map(Vec::len), Some(4), "{want}");
+    for p in [
+        "parquet/capability-pyarrow.parquet",
+        "parquet/capability-polars.parquet",
+    ] {
+        assert_eq!(doc(&fixture(p)), want, "{p}");
+    }
+}
+
+/// The four commands' JSON of `ARGS` with the envelope's `run` taken out, and the
+/// envelope's `inputs`.
+fn body_and_inputs(args: &[&str]) -> (serde_json::Value, serde_json::Value) {
+    let mut v = json(args);
+    let run = v.as_object_mut().unwrap().remove("run").unwrap();
+    (v, run["inputs"].clone())
+}
+
+/// `stats variance logs/*.eval`: the paths a shell glob expands to are read as one panel,
+/// exactly as the directory holding them, by every panel command (PANEL LOG…, and
+/// `--audit LOG…`); the envelope lists every file.
+#[test]
+fn several_log_paths_are_one_panel() {
+    let (a, b) = (
+        fixture("logs/eval/arith-model-a.eval"),
+        fixture("logs/eval/arith-model-b.eval"),
+    );
+    let dir = fixture("logs/eval");
+    let flags = [
+        "--metric",
+        "match",
+        "--contrast",
+        CONTRAST,
+        "--format",
+        "json",
+    ];
+    for cmd in [
+        vec!["variance"],
+        vec!["bootstrap", "--replicates", "200", "--backend", "cpu"],
+        vec!["compare", "--replicates", "200", "--backend", "cpu"],
+    ] {
+        let with = |paths: &[&str]| {
+            let mut args = vec![cmd[0]];
+            args.extend_from_slice(paths);
+            args.extend_from_slice(&cmd[1..]);
+            // compare has no --contrast: every pair of arms is its family.
+            let f: &[&str] = if cmd[0] == "compare" {
+                &["--metric", "match", "--format", "json"]
+            } else {
+                &flags
+            };
+            args.extend_from_slice(f);
+            body_and_inputs(&args)
+        };
+        let (from_dir, _) = with(&[&dir]);
+        let (from_files, inputs) = with(&[&a, &b]);
+        assert_eq!(from_files, from_dir, "{}", cmd[0]);
+        assert_eq!(inputs["panel"], serde_json::json!([a, b]), "{}", cmd[0]);
+    }
+    // The contrast's numbers are numpy's (the module's reference), from the two files.
+    let (est, se) = variance(&[&a, &b, "--metric", "match", "--contrast", CONTRAST]);
+    assert!(close(est, -0.03333333333333333, 2), "{est}");
+    assert!(close(se, 0.04775669329409192, 2), "{se}");
+    // An option taking the audit: `--audit LOG LOG`.
+    let plan = |audit: &[&str]| {
+        let mut args = vec!["plan", "--audit"];
+        args.extend_from_slice(audit);
+        args.extend_from_slice(&flags[..4]);
+        args.extend(["--mde", "0.05", "--unit-costs", "1,1", "--format", "json"]);
+        body_and_inputs(&args)
+    };
+    let (from_dir, _) = plan(&[&dir]);
+    let (from_files, inputs) = plan(&[&a, &b]);
+    assert_eq!(from_files, from_dir);
+    assert_eq!(inputs["audit"], serde_json::json!([a, b]));
+}
+
+/// Several paths are one panel only when each is a log: a CSV among them is refused by
+/// name (exit 2), as is a missing file, before anything is read.
+#[test]
+fn several_paths_with_a_panel_among_them_are_refused() {
+    let a = fixture("logs/eval/arith-model-a.eval");
+    let csv = concat!(env!("CARGO_MANIFEST_DIR"), "/data/demo/panel.csv");
+    let out = stats()
+        .args(["variance", &a, csv, "--metric", "match"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("data/demo/panel.csv") && err.contains("read as one panel only when each is"),
+        "{err}"
+    );
+    let out = stats()
+        .args(["variance", &a, "no-such.eval"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no-such.eval"), "{err}");
+}
+
 /// `stats import ARGS --out` in a fresh directory: the exit code, stderr, and whether the
 /// output exists.
 fn import_fails(args: &[String]) -> (Option<i32>, String, bool) {

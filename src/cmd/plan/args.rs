@@ -59,13 +59,15 @@ fn finite(s: &str) -> Result<f64, String> {
 ))]
 pub struct Args {
     /// Audit panel the components (and, with --ledger, the unit costs) are estimated from.
+    /// Several evaluation logs are read as one audit (`--audit logs/*.eval`).
     #[arg(
         long,
         value_name = "PANEL",
         required_unless_present = "components",
-        conflicts_with = "components"
+        conflicts_with = "components",
+        num_args = 1..
     )]
-    pub audit: Option<PathBuf>,
+    pub audit: Vec<PathBuf>,
     /// Components file written by `stats variance --format json`, instead of --audit (no
     /// bootstrap; unit costs from --unit-costs).
     #[arg(long, value_name = "FILE")]

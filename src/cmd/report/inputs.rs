@@ -47,7 +47,8 @@ impl Inputs {
 /// The inputs `stats report` reads: the panel, and the others when given or found beside
 /// the panel in a directory (a flag wins over the file found).
 pub(super) fn inputs(args: &Args) -> anyhow::Result<Inputs> {
-    if !args.input.is_dir() {
+    // Several paths are logs read as one panel, not a directory of inputs.
+    if !args.input.is_dir() || !args.more.is_empty() {
         return Ok(Inputs {
             panel: args.input.clone(),
             ledger: args.ledger.clone(),

@@ -22,6 +22,10 @@ pub struct Args {
     /// A directory holding `panel.csv` or `panel.jsonl` (and `ledger.jsonl`, `prices.toml`
     /// when present, as in data/demo), or the panel file itself.
     pub input: PathBuf,
+    /// Further inspect_ai or lm-eval logs, read with INPUT as one panel (a shell glob such as
+    /// `logs/*.eval`).
+    #[arg(value_name = "LOG")]
+    pub more: Vec<PathBuf>,
     /// Cost ledger of the panel (JSONL): adds the one-read efficiency section.
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
@@ -84,7 +88,12 @@ struct Context<'a> {
 /// `stats report`: the panel summary, every figure that applies with its table, and the
 /// command behind each, in one HTML file.
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    let found = inputs::inputs(&args)?;
+    super::common::with_panel_paths(&args.input, &args.more, || run_of(&args))
+}
+
+/// [`run`] with INPUT (and the logs read with it) readable by its name.
+fn run_of(args: &Args) -> anyhow::Result<u8> {
+    let found = inputs::inputs(args)?;
     let (panel_path, ledger, prices) = (
         found.panel.clone(),
         found.ledger.clone(),
@@ -92,7 +101,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     );
     ragstats_core::io::refuse_overwriting_inputs(
         &[("--out file", args.out.as_path())],
-        &found.named(),
+        &[
+            found.named(),
+            args.more.iter().map(|p| ("panel", p.as_path())).collect(),
+        ]
+        .concat(),
     )?;
     let replicates = args.resample.replicates()?;
     let panel = args.opts.load_unbalanced_noting(&panel_path)?;

@@ -11,7 +11,10 @@
 
 pub mod inspect;
 pub mod lmeval;
+mod log_set;
 pub mod parquet;
+
+pub use log_set::with_log_set;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -330,8 +333,21 @@ impl ImportReport {
 }
 
 /// The files a list of paths names: files as given, directories by the logs they hold
-/// (sorted by name; files that are not logs are skipped).
+/// (sorted by name; files that are not logs are skipped), a set named by
+/// [`with_log_set`] by its members.
 fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {
+    let mut out = Vec::new();
+    for p in paths {
+        match log_set::members(p) {
+            Some(members) => out.extend(expand_files(&members)?),
+            None => out.extend(expand_files(std::slice::from_ref(p))?),
+        }
+    }
+    Ok(out)
+}
+
+/// The log files of `paths` (files, or directories of logs), each with its format.
+fn expand_files(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -384,6 +400,9 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {
 /// Whether `path` is read as logs by the panel loader: an evaluation log, or a directory
 /// holding at least one.
 pub fn is_log_input(path: &Path) -> bool {
+    if log_set::members(path).is_some() {
+        return true;
+    }
     if path.is_dir() {
         return std::fs::read_dir(path).is_ok_and(|mut d| {
             d.any(|e| e.is_ok_and(|e| e.path().is_file() && detect(&e.path()).is_log()))

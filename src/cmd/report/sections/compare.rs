@@ -41,6 +41,7 @@ impl Sections<'_> {
         let build = || {
             let cargs = compare::Args {
                 panel: panel.to_path_buf(),
+                more: Vec::new(),
                 metric: o.metric.clone(),
                 reference: None,
                 drop_incomplete: o.drop_incomplete,
