@@ -1,5 +1,5 @@
-//! Loading the columns of a correlation analysis from a CSV file, with missing values,
-//! clusters and per-unit aggregation.
+//! Loading the columns of a correlation analysis from a CSV or Parquet file, with missing
+//! values, clusters and per-unit aggregation.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -73,12 +73,28 @@ fn parse_number(s: &str) -> Option<f64> {
     s.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-/// Reads `path` (CSV with a header row) per `spec`.
+/// Reads `path` per `spec`: a CSV file with a header row, a Parquet file (told by its
+/// content; read whole into memory, its columns the header, row n as line n + 1, values
+/// as exactly as the CSV of the same table gives them), or a table registered under that
+/// name.
 ///
 /// # Errors
 /// [`Error::Input`] naming the file (and line) for a missing column, a non-numeric cell, or
 /// a missing cell under [`Missing::Error`]; [`Error::Io`] when the file cannot be read.
 pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
+    use crate::import::{detect, parquet::parquet_table, Format};
+    use crate::panel::memory::{lookup, with_tables};
+    if lookup(path).is_none() && detect(path) == Format::Parquet {
+        let table = parquet_table(path)?;
+        return with_tables(vec![(path.to_string_lossy().into_owned(), table)], || {
+            load_csv(path, spec)
+        });
+    }
+    load_csv(path, spec)
+}
+
+/// [`load`] of a CSV file or a registered table.
+fn load_csv(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
     let mut rdr = crate::panel::memory::open_csv(path)?;
     let find = |name: &str, flag: &str| rdr.require(name, &format!("{flag} "));
     if spec.x.is_empty() || spec.y.is_empty() {
