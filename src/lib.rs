@@ -41,9 +41,16 @@ where
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => 0,
         Err(err) => {
-            eprintln!("error: {err}");
+            let mut shown = err.to_string();
+            eprintln!("error: {shown}");
             for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                // A message that already ends with its cause ("path: No such file …") is
+                // not followed by the cause again.
+                let cause = cause.to_string();
+                if !shown.contains(&cause) {
+                    eprintln!("  caused by: {cause}");
+                }
+                shown = cause;
             }
             exit_code(&err)
         }
