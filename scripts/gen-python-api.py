@@ -13,6 +13,7 @@ the CLI. Run after changing a flag:
 import json
 import keyword
 import pathlib
+import re
 import shlex
 import sys
 import textwrap
@@ -127,6 +128,8 @@ def example_call(fn, example, spec):
             i += 1
     if len(positional) == 1 and positional[0]["repeated"] and len(pos) > 1:
         pos = [f"[{', '.join(pos)}]"]
+    # A repeated flag given once reads as the plain value, as a user would write it.
+    kw = [re.sub(r"^(\w+)=\[([^,\[\]]*)\]$", r"\1=\2", k) for k in kw]
     return f"ragstats.{fn.replace('mcq_', 'mcq.')}({', '.join(pos + kw)})"
 
 
@@ -195,8 +198,22 @@ from ._call import Result, _flag, _positional, _run
 '''
 
 
+def merge_more(spec):
+    """A command's `more` positional (further logs read with its first path as one panel)
+    becomes the first positional taking a list: `ragstats.variance(["a.eval", "b.eval"])`."""
+    args = spec["args"]
+    positional = [a for a in args if not a["long"]]
+    # Only PANEL LOG…; `mcq compare A B [MORE…]` keeps its own `more` list.
+    if [a["name"] for a in positional][1:] == ["more"]:
+        args[:] = [a for a in args if a["name"] != "more"]
+        first = next(a for a in args if not a["long"])
+        first["repeated"] = True
+        first["help"] += "; a list of evaluation logs is read as one panel"
+    return spec
+
+
 def main():
-    specs = {s["name"]: s for s in json.loads(native_module().commands())}
+    specs = {s["name"]: merge_more(s) for s in json.loads(native_module().commands())}
     parts = [HEADER]
     for name, fn in COMMANDS.items():
         parts.append("\n" + function(specs[name], fn) + "\n")

@@ -8,7 +8,7 @@ from ._call import Result, _flag, _positional, _run
 
 
 def variance(
-    panel: Any,
+    panel: Union[Any, Sequence[Any], None],
     *,
     metric: Any = None,
     contrast: Any = None,
@@ -36,7 +36,7 @@ def variance(
 
     Arguments:
 
-    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read)
+    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read); a list of evaluation logs is read as one panel
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
@@ -55,7 +55,7 @@ def variance(
     """
     argv: list = ['variance']
     tables: dict = {}
-    _positional(argv, tables, panel, False)
+    _positional(argv, tables, panel, True)
     _flag(argv, tables, '--metric', metric, False, None)
     _flag(argv, tables, '--contrast', contrast, False, None)
     _flag(argv, tables, '--arm', arm, False, None)
@@ -77,7 +77,7 @@ def variance(
 
 def forecast(
     *,
-    audit: Any = None,
+    audit: Union[Any, Sequence[Any], None] = None,
     components: Any = None,
     design: Union[Any, Sequence[Any], None],
     measured: Union[Any, Sequence[Any], None] = None,
@@ -107,7 +107,7 @@ def forecast(
 
     Arguments:
 
-    - ``audit`` (--audit): Audit panel the components are estimated from
+    - ``audit`` (--audit): Audit panel the components are estimated from. Several evaluation logs are read as one audit (`--audit logs/*.eval`)
     - ``components`` (--components): Components file written by `stats variance --format json`, instead of --audit
     - ``design`` (--design): Allocation to forecast: Q:T:R (total Q split over strata in the audit's proportions) or per stratum, e.g. hotpotqa=300,musique=146:2:1. Repeat for several
     - ``measured`` (--measured): A measured panel for one design, DESIGN=PANEL (e.g. 446:2:1=a.csv): its SE is compared with that design's forecasts, after checking that the panel has that design. A bare PANEL is matched to the --design with its shape. Repeat for several designs
@@ -129,7 +129,7 @@ def forecast(
     """
     argv: list = ['forecast']
     tables: dict = {}
-    _flag(argv, tables, '--audit', audit, False, None)
+    _flag(argv, tables, '--audit', audit, True, None)
     _flag(argv, tables, '--components', components, False, None)
     _flag(argv, tables, '--design', design, True, None)
     _flag(argv, tables, '--measured', measured, True, None)
@@ -154,7 +154,7 @@ def forecast(
 
 
 def bootstrap(
-    panel: Any,
+    panel: Union[Any, Sequence[Any], None],
     *,
     metric: Any = None,
     contrast: Any = None,
@@ -188,11 +188,11 @@ def bootstrap(
     Example::
 
         ragstats.bootstrap('data/demo/panel.csv', contrast='adaptive-open')
-        ragstats.bootstrap('big.csv', contrast='adaptive-open', backend='gpu', components=True, design=['446:2:1'])
+        ragstats.bootstrap('big.csv', contrast='adaptive-open', backend='gpu', components=True, design='446:2:1')
 
     Arguments:
 
-    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read)
+    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read); a list of evaluation logs is read as one panel
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
@@ -220,7 +220,7 @@ def bootstrap(
     """
     argv: list = ['bootstrap']
     tables: dict = {}
-    _positional(argv, tables, panel, False)
+    _positional(argv, tables, panel, True)
     _flag(argv, tables, '--metric', metric, False, None)
     _flag(argv, tables, '--contrast', contrast, False, None)
     _flag(argv, tables, '--arm', arm, False, None)
@@ -278,7 +278,7 @@ def merge(
 
 
 def compare(
-    panel: Any,
+    panel: Union[Any, Sequence[Any], None],
     *,
     metric: Any = None,
     reference: Any = None,
@@ -310,7 +310,7 @@ def compare(
 
     Arguments:
 
-    - ``panel`` (PANEL): Panel (CSV, JSONL, Parquet, or inspect_ai / lm-eval logs) with two or more arms
+    - ``panel`` (PANEL): Panel (CSV, JSONL, Parquet, or inspect_ai / lm-eval logs) with two or more arms; a list of evaluation logs is read as one panel
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``reference`` (--reference): Compare every arm with this one only (a Dunnett-style family) instead of every pair
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design instead of fitting them by REML
@@ -332,7 +332,7 @@ def compare(
     """
     argv: list = ['compare']
     tables: dict = {}
-    _positional(argv, tables, panel, False)
+    _positional(argv, tables, panel, True)
     _flag(argv, tables, '--metric', metric, False, None)
     _flag(argv, tables, '--reference', reference, False, None)
     if drop_incomplete:
@@ -496,7 +496,7 @@ def correlate(
     Example::
 
         ragstats.correlate('data/demo/capability.csv', x=['planning,evidence,reasoning,noise'], y=['browsecomp,xbench'], method='pearson')
-        ragstats.correlate('data/demo/judged.csv', x=['judge_score'], y=['correct'], method='pointbiserial', cluster='question', replicates=10000)
+        ragstats.correlate('data/demo/judged.csv', x='judge_score', y='correct', method='pointbiserial', cluster='question', replicates=10000)
 
     Arguments:
 
@@ -535,7 +535,7 @@ def correlate(
 
 
 def subsets(
-    panel: Any,
+    panel: Union[Any, Sequence[Any], None],
     *,
     audit: Any,
     min_trajectories: Any = 1,
@@ -570,7 +570,7 @@ def subsets(
 
     Arguments:
 
-    - ``panel`` (PANEL): Depth panel (CSV or JSONL, one row per read): every trajectory and read subset is evaluated
+    - ``panel`` (PANEL): Depth panel (CSV or JSONL, one row per read): every trajectory and read subset is evaluated; a list of evaluation logs is read as one panel
     - ``audit`` (--audit): Audit the forecasts come from: a panel (read with the same --metric/--contrast/--arm) or a components file written by `stats variance --format json`
     - ``min_trajectories`` (--min-trajectories) (default 1): Configurations with fewer trajectories t′ are shown but left out of the MAEs
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
@@ -595,7 +595,7 @@ def subsets(
     """
     argv: list = ['subsets']
     tables: dict = {}
-    _positional(argv, tables, panel, False)
+    _positional(argv, tables, panel, True)
     _flag(argv, tables, '--audit', audit, False, None)
     _flag(argv, tables, '--min-trajectories', min_trajectories, False, 1)
     _flag(argv, tables, '--metric', metric, False, None)
@@ -656,7 +656,7 @@ def cost(
 
 
 def efficiency(
-    panel: Any,
+    panel: Union[Any, Sequence[Any], None],
     *,
     metric: Any = None,
     contrast: Any = None,
@@ -694,7 +694,7 @@ def efficiency(
 
     Arguments:
 
-    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read)
+    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read); a list of evaluation logs is read as one panel
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
@@ -723,7 +723,7 @@ def efficiency(
     """
     argv: list = ['efficiency']
     tables: dict = {}
-    _positional(argv, tables, panel, False)
+    _positional(argv, tables, panel, True)
     _flag(argv, tables, '--metric', metric, False, None)
     _flag(argv, tables, '--contrast', contrast, False, None)
     _flag(argv, tables, '--arm', arm, False, None)
@@ -754,7 +754,7 @@ def efficiency(
 
 
 def allocate(
-    panel: Any,
+    panel: Union[Any, Sequence[Any], None],
     *,
     metric: Any = None,
     contrast: Any = None,
@@ -791,7 +791,7 @@ def allocate(
 
     Arguments:
 
-    - ``panel`` (PANEL): Master panel (CSV or JSONL); every allocation is a nested sub-panel of it
+    - ``panel`` (PANEL): Master panel (CSV or JSONL); every allocation is a nested sub-panel of it; a list of evaluation logs is read as one panel
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
@@ -819,7 +819,7 @@ def allocate(
     """
     argv: list = ['allocate']
     tables: dict = {}
-    _positional(argv, tables, panel, False)
+    _positional(argv, tables, panel, True)
     _flag(argv, tables, '--metric', metric, False, None)
     _flag(argv, tables, '--contrast', contrast, False, None)
     _flag(argv, tables, '--arm', arm, False, None)
@@ -850,7 +850,7 @@ def allocate(
 
 def plan(
     *,
-    audit: Any = None,
+    audit: Union[Any, Sequence[Any], None] = None,
     components: Any = None,
     metric: Any = None,
     contrast: Any = None,
@@ -902,7 +902,7 @@ def plan(
 
     Arguments:
 
-    - ``audit`` (--audit): Audit panel the components (and, with --ledger, the unit costs) are estimated from
+    - ``audit`` (--audit): Audit panel the components (and, with --ledger, the unit costs) are estimated from. Several evaluation logs are read as one audit (`--audit logs/*.eval`)
     - ``components`` (--components): Components file written by `stats variance --format json`, instead of --audit (no bootstrap; unit costs from --unit-costs)
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
@@ -945,7 +945,7 @@ def plan(
     """
     argv: list = ['plan']
     tables: dict = {}
-    _flag(argv, tables, '--audit', audit, False, None)
+    _flag(argv, tables, '--audit', audit, True, None)
     _flag(argv, tables, '--components', components, False, None)
     _flag(argv, tables, '--metric', metric, False, None)
     _flag(argv, tables, '--contrast', contrast, False, None)
@@ -1092,7 +1092,7 @@ def simulate(
 
 
 def slice(
-    panel: Any,
+    panel: Union[Any, Sequence[Any], None],
     *,
     metric: Any = None,
     contrast: Any = None,
@@ -1124,7 +1124,7 @@ def slice(
 
     Arguments:
 
-    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read)
+    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read); a list of evaluation logs is read as one panel
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
@@ -1146,7 +1146,7 @@ def slice(
     """
     argv: list = ['slice']
     tables: dict = {}
-    _positional(argv, tables, panel, False)
+    _positional(argv, tables, panel, True)
     _flag(argv, tables, '--metric', metric, False, None)
     _flag(argv, tables, '--contrast', contrast, False, None)
     _flag(argv, tables, '--arm', arm, False, None)
@@ -1341,7 +1341,7 @@ def mcq_filter(
 
     Example::
 
-        ragstats.mcq.filter('data/mcq/generated.jsonl', predictions=['runs/*.jsonl'], out='data/mcq/kept.jsonl')
+        ragstats.mcq.filter('data/mcq/generated.jsonl', predictions='runs/*.jsonl', out='data/mcq/kept.jsonl')
 
     Arguments:
 
