@@ -160,6 +160,22 @@ fn by_a_column_within_one_of_several_arms() {
     );
     let u = compare(&[p, "--by", "model", "--arm", "u"]);
     assert_eq!(body(u), body(compare(&[ARMS4])));
+    // The same rows as JSONL.
+    let mut jsonl = String::new();
+    for l in std::fs::read_to_string(&both).unwrap().lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        jsonl.push_str(&format!(
+            r#"{{"dataset":"{}","question":"{}","trajectory":{},"read":{},"model":"{}","f1":{},"arm":"{}"}}"#,
+            f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+        ));
+        jsonl.push('\n');
+    }
+    let jsonl = write(&dir, "both.jsonl", &jsonl);
+    let j = jsonl.to_str().unwrap();
+    let u = compare(&[j, "--by", "model", "--arm", "u"]);
+    assert_eq!(body(u), body(compare(&[ARMS4])));
+    let err = refusal(&[j, "--by", "model"]);
+    assert!(err.contains("several arms (u, v)"), "{err}");
     let v = compare(&[p, "--by", "model", "--arm", "v"]);
     assert_eq!(body(v.clone()), body(compare(&[flipped.to_str().unwrap()])));
     pairs_are_variance_contrasts(&v, flipped.to_str().unwrap());
@@ -378,4 +394,56 @@ fn a_pair_of_two_arms_is_plans_mde_allocation_in_dollars() {
         "usd",
     ]);
     assert!(err.contains("--prices"), "{err}");
+}
+
+/// `stats report` with a ledger prices its leaderboard's next step with it: the paragraph is
+/// the one `stats compare --ledger` writes, and the command shown carries `--ledger`.
+#[test]
+fn the_reports_leaderboard_is_priced_by_the_reports_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = write(&dir, "ledger.jsonl", &constant_ledger());
+    let out = dir.path().join("r.html");
+    let run = stats()
+        .args([
+            "report",
+            ARMS4,
+            "--contrast",
+            "a-base",
+            "--ledger",
+            ledger.to_str().unwrap(),
+            "--replicates",
+            "300",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    let doc = json(&[
+        "compare",
+        ARMS4,
+        "--ledger",
+        ledger.to_str().unwrap(),
+        "--replicates",
+        "300",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    let a = &doc["next"]["allocation"];
+    let qtr = format!(
+        "Q:T:R = {}:{}:{}",
+        a["questions"], a["trajectories"], a["reads"]
+    );
+    assert!(html.contains(&qtr), "{qtr}");
+    assert!(html.contains(&format!(
+        "stats compare tests/fixtures/compare/arms4.csv --ledger {}",
+        ledger.display()
+    )));
 }
