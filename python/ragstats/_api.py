@@ -280,12 +280,22 @@ def merge(
 def compare(
     panel: Union[Any, Sequence[Any], None],
     *,
+    by: Any = None,
+    arm: Any = None,
     metric: Any = None,
     reference: Any = None,
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
     power: Any = 0.8,
+    ledger: Any = None,
+    prices: Any = None,
+    currency: Any = None,
+    search_price: Any = None,
+    question_cost: Any = 0,
+    max_questions: Any = 100000,
+    max_trajectories: Any = 10,
+    max_reads: Any = 10,
     replicates: Any = 10000,
     seed: Any = 1,
     backend: Any = 'auto',
@@ -311,12 +321,22 @@ def compare(
     Arguments:
 
     - ``panel`` (PANEL): Panel (CSV, JSONL, Parquet, or inspect_ai / lm-eval logs) with two or more arms; a list of evaluation logs is read as one panel
+    - ``by`` (--by): The column whose values are the systems compared (default: `arm`), e.g. `selector` for the selectors of a retrieval study or `model`; cells are paired on dataset, question, trajectory and read as arms are. A panel with several arms needs --arm
+    - ``arm`` (--arm): With --by: compare the systems within this arm (needed when the panel's `arm` column has several values)
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``reference`` (--reference): Compare every arm with this one only (a Dunnett-style family) instead of every pair
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design instead of fitting them by REML
     - ``failure_score`` (--failure-score): Score a cell one arm of a pair lacks as X for that pair (the reader never answered) instead of leaving the cell out of the pair's difference
     - ``selector`` (--selector): With a `selector` column: one selector's rows, or `average` (the default)
     - ``power`` (--power) (default 0.8): Power the next study's question count is planned for
+    - ``ledger`` (--ledger): Cost ledger (JSONL) of the panel: the next step then names the cheapest Q:T:R that resolves the closest unresolved pair (`stats plan`'s search) and its cost
+    - ``prices`` (--prices): Prices (TOML); needed for dollars with --ledger
+    - ``currency`` (--currency) [tokens, usd]: What the next step's cost is counted in (default: tokens)
+    - ``search_price`` (--search-price): Search price in USD per 1,000 requests for dollars (default: the prices file's)
+    - ``question_cost`` (--question-cost) (default 0): Cost per question in the next step's currency (judging, annotation, set-up)
+    - ``max_questions`` (--max-questions) (default 100000): Largest total Q the next step's search tries
+    - ``max_trajectories`` (--max-trajectories) (default 10): Largest T the next step's search tries
+    - ``max_reads`` (--max-reads) (default 10): Largest R the next step's search tries
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
@@ -333,6 +353,8 @@ def compare(
     argv: list = ['compare']
     tables: dict = {}
     _positional(argv, tables, panel, True)
+    _flag(argv, tables, '--by', by, False, None)
+    _flag(argv, tables, '--arm', arm, False, None)
     _flag(argv, tables, '--metric', metric, False, None)
     _flag(argv, tables, '--reference', reference, False, None)
     if drop_incomplete:
@@ -340,6 +362,14 @@ def compare(
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--power', power, False, 0.8)
+    _flag(argv, tables, '--ledger', ledger, False, None)
+    _flag(argv, tables, '--prices', prices, False, None)
+    _flag(argv, tables, '--currency', currency, False, None)
+    _flag(argv, tables, '--search-price', search_price, False, None)
+    _flag(argv, tables, '--question-cost', question_cost, False, 0)
+    _flag(argv, tables, '--max-questions', max_questions, False, 100000)
+    _flag(argv, tables, '--max-trajectories', max_trajectories, False, 10)
+    _flag(argv, tables, '--max-reads', max_reads, False, 10)
     _flag(argv, tables, '--replicates', replicates, False, 10000)
     _flag(argv, tables, '--seed', seed, False, 1)
     _flag(argv, tables, '--backend', backend, False, 'auto')

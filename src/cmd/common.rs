@@ -123,6 +123,8 @@ impl PanelOptions {
             filter: None,
             selector: self.selector.clone(),
             failure_score: self.failure_score,
+            arm_column: None,
+            within_arm: None,
         }
     }
 

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::compare::{prepare, CompareReport, CompareSettings};
+use ragstats_core::allocation::planner::Bounds;
+use ragstats_core::compare::{prepare, CompareReport, CompareSettings, NextCosts};
 use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::panel::SelectorChoice;
 use ragstats_core::table::Cell;
@@ -23,6 +24,15 @@ pub struct Args {
     /// `logs/*.eval`; a directory of logs works too).
     #[arg(value_name = "LOG")]
     pub more: Vec<PathBuf>,
+    /// The column whose values are the systems compared (default: `arm`), e.g. `selector`
+    /// for the selectors of a retrieval study or `model`; cells are paired on dataset,
+    /// question, trajectory and read as arms are. A panel with several arms needs --arm.
+    #[arg(long, value_name = "selector|model|COLUMN")]
+    pub by: Option<String>,
+    /// With --by: compare the systems within this arm (needed when the panel's `arm` column
+    /// has several values).
+    #[arg(long, value_name = "NAME", requires = "by")]
+    pub arm: Option<String>,
     /// Score column to analyse (default: `f1` if present, else the only non-key column).
     #[arg(long, value_name = "COLUMN")]
     pub metric: Option<String>,
@@ -42,6 +52,31 @@ pub struct Args {
     /// Power the next study's question count is planned for.
     #[arg(long, default_value_t = 0.8, value_name = "P")]
     pub power: f64,
+    /// Cost ledger (JSONL) of the panel: the next step then names the cheapest Q:T:R that
+    /// resolves the closest unresolved pair (`stats plan`'s search) and its cost.
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+    /// Prices (TOML); needed for dollars with --ledger.
+    #[arg(long, value_name = "FILE", requires = "ledger")]
+    pub prices: Option<PathBuf>,
+    /// What the next step's cost is counted in (default: tokens).
+    #[arg(long, value_enum, requires = "ledger")]
+    pub currency: Option<super::efficiency::CurrencyArg>,
+    /// Search price in USD per 1,000 requests for dollars (default: the prices file's).
+    #[arg(long, value_name = "USD", requires = "ledger", value_parser = super::cost::price_flag)]
+    pub search_price: Option<f64>,
+    /// Cost per question in the next step's currency (judging, annotation, set-up).
+    #[arg(long, value_name = "COST", default_value_t = 0.0, requires = "ledger", value_parser = super::cost::price_flag)]
+    pub question_cost: f64,
+    /// Largest total Q the next step's search tries.
+    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub max_questions: u64,
+    /// Largest T the next step's search tries.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_trajectories: u64,
+    /// Largest R the next step's search tries.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_reads: u64,
     #[command(flatten)]
     pub resample: ResampleArgs,
     #[command(flatten)]
@@ -78,7 +113,11 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         "panel",
         &args.panel,
         &args.more,
-    );
+    )
+    .with_opt("by", args.by.as_deref())
+    .with_opt("arm", args.arm.as_deref())
+    .with_opt("ledger", args.ledger.as_ref().map(|p| p.display()))
+    .with_opt("prices", args.prices.as_ref().map(|p| p.display()));
     Ok(Finished::new("compare", inputs, out).with_figure(figure))
 }
 
@@ -92,19 +131,61 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
         ))
         .into());
     }
+    let by = args.by.as_deref().map(str::trim);
+    if by == Some("") {
+        return Err(
+            UsageError("--by: expected a column name, e.g. model or selector".into()).into(),
+        );
+    }
+    if by == Some("selector") && args.selector.is_some() {
+        return Err(UsageError(
+            "--by selector compares the selectors; --selector picks one of them: give one or the other"
+                .into(),
+        )
+        .into());
+    }
+    if by.is_some_and(|c| c != "arm") && ragstats_core::import::is_log_input(&args.panel) {
+        return Err(UsageError(format!(
+            "--by reads a column of a panel, and {} holds evaluation logs: choose what the systems are with --arm-from model|task|solver|metadata:KEY",
+            args.panel.display()
+        ))
+        .into());
+    }
+    let costs = match &args.ledger {
+        Some(ledger) => Some(NextCosts {
+            ledger: ledger.clone(),
+            prices: args.prices.clone(),
+            budget: args
+                .currency
+                .unwrap_or(super::efficiency::CurrencyArg::Tokens)
+                .budget(args.search_price),
+            question_cost: args.question_cost,
+            bounds: Bounds {
+                max_questions: usize::try_from(args.max_questions)?,
+                max_trajectories: usize::try_from(args.max_trajectories)?,
+                max_reads: usize::try_from(args.max_reads)?,
+            },
+        }),
+        None => None,
+    };
     let settings = CompareSettings {
         reference: args.reference.clone(),
         resampling: args.resample.resampling()?,
         power: args.power,
+        costs,
     };
-    let opts = PanelOptions {
-        metric: args.metric.clone(),
-        drop_incomplete: args.drop_incomplete,
-        selector: args.selector.clone(),
-        failure_score: args.failure_score,
-        ..Default::default()
-    }
-    .load_options(true);
+    let opts = ragstats_core::panel::LoadOptions {
+        arm_column: by.map(str::to_string),
+        within_arm: args.arm.clone(),
+        ..PanelOptions {
+            metric: args.metric.clone(),
+            drop_incomplete: args.drop_incomplete,
+            selector: args.selector.clone(),
+            failure_score: args.failure_score,
+            ..Default::default()
+        }
+        .load_options(true)
+    };
     // Parquet and evaluation logs are read once into memory; the arms and pairs are then
     // assembled from that table.
     let prepared = ragstats_core::import::with_panel_table(

@@ -125,6 +125,7 @@ pub fn compute(args: &Args) -> anyhow::Result<ConsistencyOutput> {
             filter: Some((args.by.clone(), g.clone())),
             selector: args.opts.selector.clone(),
             failure_score: args.opts.failure_score,
+            ..Default::default()
         };
         let panel = load_panel(&args.reads, &opts)?;
         super::common::note_unpaired(&panel);

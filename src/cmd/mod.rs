@@ -121,7 +121,7 @@ pub enum Command {
     Allocate(allocate::Args),
     /// Every arm against every other (or one reference): paired differences with Holm and BH p-values, simultaneous intervals, rank intervals and P(best).
     #[command(
-        after_help = "Examples:\n  stats compare runs/panel.csv\n  stats compare runs/panel.csv --reference base --format json"
+        after_help = "Examples:\n  stats compare runs/panel.csv\n  stats compare runs/panel.csv --reference base --format json\n  stats compare runs/retrieval.csv --by selector --ledger runs/ledger.jsonl"
     )]
     Compare(compare::Args),
     /// Answer disagreement across repeated reads by group, and the ratio of one-read SEs.

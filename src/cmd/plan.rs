@@ -12,7 +12,6 @@ use ragstats_core::allocation::planner::Bounds;
 use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanReport, PlanSettings};
 use ragstats_core::components::forecast::Audit;
 use ragstats_core::costs::accounting::PricedLedger;
-use ragstats_core::costs::panel_costs::{balanced_panel_costs, panel_trajectory_costs};
 use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::resample::cpu::CpuBackend;
 use ragstats_core::resample::engine::ResampleBackend;
@@ -96,11 +95,7 @@ pub fn compute(args: &Args) -> anyhow::Result<PlanOutput> {
             };
             let cells =
                 priced.cell_costs(p.selector.as_deref(), currency.budget(args.search_price))?;
-            if p.strata.iter().all(|s| s.is_balanced()) {
-                PlanCosts::Questions(balanced_panel_costs(p, &cells, ledger)?.0)
-            } else {
-                PlanCosts::Trajectories(panel_trajectory_costs(p, &cells, ledger)?)
-            }
+            PlanCosts::of_panel(p, &cells, ledger)?
         }
         _ => args.unit_costs.map_or(PlanCosts::None, PlanCosts::Given),
     };

@@ -286,6 +286,7 @@ fn family_wise_coverage_of_the_simultaneous_intervals() {
             confidence: 0.95,
         },
         power: 0.8,
+        costs: None,
     };
     let mut covered = 0;
     for n in 0..panels {

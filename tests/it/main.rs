@@ -19,6 +19,7 @@ mod cli_simulate;
 mod cli_slice;
 mod cli_subsets;
 mod compare;
+mod compare_by;
 mod consistency;
 mod constant_outcome;
 mod correlate;

@@ -3,6 +3,7 @@ the demo data (the inputs of tests/golden/), frames give the numbers of paths, b
 raises InputError with the CLI's message, Ctrl-C stops a long bootstrap, and the generated
 API is current."""
 
+import json
 import os
 import signal
 import subprocess
@@ -268,6 +269,40 @@ def test_compare_reads_a_frame_as_its_file():
     got = ragstats.compare(pd.read_csv(ARMS4), **FAST).to_dict()
     assert body(got) == body(want)
     assert [s["name"] for s in got["systems"]] == ["base", "a", "b", "c"]
+
+
+def test_compare_by_a_column_of_a_frame_or_parquet_and_priced_by_a_ledger(tmp_path):
+    """`by=` reads the systems from another column of a frame (the Arrow reader) or a
+    Parquet file: the fixture with `arm` renamed `model` gives the fixture's comparison.
+    `ledger=` prices the next step: with a ledger of constant costs (per trajectory and
+    system 1,000 + 200 tokens, per read 500 + 100; four systems, so c_T = 4,800 and
+    c_R = 2,400 tokens a cell), the allocation costs Q T (c_T + R c_R), by hand."""
+    want = ragstats.compare(ARMS4, **FAST).to_dict()
+    frame = pd.read_csv(ARMS4).rename(columns={"arm": "model"})
+    assert body(ragstats.compare(frame, by="model", **FAST).to_dict()) == body(want)
+    pq = tmp_path / "models.parquet"
+    frame.to_parquet(pq)
+    assert body(ragstats.compare(str(pq), by="model", **FAST).to_dict()) == body(want)
+    with pytest.raises(ragstats.InputError, match="missing column 'modell'"):
+        ragstats.compare(frame, by="modell", **FAST)
+
+    rows = []
+    panel = pd.read_csv(ARMS4)
+    for (d, q, t, a), g in panel.groupby(["dataset", "question", "trajectory", "arm"], sort=False):
+        rows.append(dict(kind="planner", dataset=d, question=q, arm=a, trajectory=int(t), step=0, model="m", input_tokens=1000, output_tokens=200))
+        for r in g["read"]:
+            rows.append(dict(kind="reader", dataset=d, question=q, arm=a, trajectory=int(t), read=int(r), model="m", input_tokens=500, output_tokens=100))
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    nxt = ragstats.compare(ARMS4, ledger=str(ledger), **FAST).to_dict()["next"]
+    a = nxt["allocation"]
+    assert (nxt["a"], nxt["b"]) == ("base", "a")
+    assert a["currency"] == "tokens" and sum(a["per_stratum"]) == a["questions"]
+    assert a["cost"] == a["questions"] * a["trajectories"] * (4800 + a["reads"] * 2400)
+    assert a["se"] <= nxt["target_se"]
+    # The target: |a − base| / (c + z_0.8), the estimate from tests/reference/compare.py.
+    c = nxt["critical_value"]
+    assert abs(nxt["target_se"] - 0.046549142708 / (c + 0.8416212335729143)) < 1e-11
 
 
 def test_simulate_writes_what_the_cli_writes(tmp_path):

@@ -141,7 +141,7 @@ fn run_of(args: &Args) -> anyhow::Result<u8> {
 
     let sections = Sections::new(&args)?;
     // More than two arms: the leaderboard of every arm against every other.
-    if let Some(s) = sections.compare(&panel_path) {
+    if let Some(s) = sections.compare(&panel_path, ledger.as_deref(), prices.as_deref()) {
         body.push_str(&s);
     }
     match &found.reads {

@@ -23,7 +23,10 @@ use super::planner::{
 use crate::components::forecast::Audit;
 use crate::components::reml::Spread;
 use crate::components::variance::nested_stratum;
-use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
+use crate::costs::accounting::CellCosts;
+use crate::costs::panel_costs::{
+    balanced_panel_costs, panel_trajectory_costs, QuestionCost, TrajectoryCost,
+};
 use crate::document::{Engine, Report};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;
@@ -113,6 +116,22 @@ pub enum PlanCosts {
 }
 
 impl PlanCosts {
+    /// The ledger costs of an audit `panel` from its per-cell costs `cells` (read from
+    /// `ledger`): every question's at the full design when every stratum is balanced
+    /// ([`PlanCosts::Questions`]), else every trajectory's and read's as they are
+    /// ([`PlanCosts::Trajectories`]), so an unbalanced audit is priced like a balanced one.
+    ///
+    /// # Errors
+    /// Those of [`balanced_panel_costs`] and [`panel_trajectory_costs`] (a panel cell the
+    /// ledger has no rows for).
+    pub fn of_panel(panel: &Panel, cells: &CellCosts, ledger: &std::path::Path) -> Result<Self> {
+        Ok(if panel.strata.iter().all(|s| s.is_balanced()) {
+            PlanCosts::Questions(balanced_panel_costs(panel, cells, ledger)?.0)
+        } else {
+            PlanCosts::Trajectories(panel_trajectory_costs(panel, cells, ledger)?)
+        })
+    }
+
     /// Whether the costs come from a ledger (then they are refitted in every replicate).
     pub fn from_ledger(&self) -> bool {
         matches!(self, PlanCosts::Questions(_) | PlanCosts::Trajectories(_))
@@ -262,65 +281,19 @@ pub fn plan(
 ) -> Result<PlanReport> {
     let num = |v: f64| format_number(v, Precision::Auto);
     let unit = settings.unit.as_str();
-    let strata_costs: Vec<Option<UnitCosts>> = match (costs, panel) {
-        (PlanCosts::Questions(qc), Some(p)) => qc
-            .iter()
-            .zip(&p.strata)
-            .map(|(c, s)| Some(unit_costs(c, s.t(), s.r())))
-            .collect(),
-        (PlanCosts::Trajectories(nc), _) => nc.iter().map(|c| Some(nested_unit_costs(c))).collect(),
-        (PlanCosts::Given(u), _) => vec![Some(*u); audit.strata.len()],
-        _ => vec![None; audit.strata.len()],
-    };
+    let planner = planner(
+        audit,
+        panel,
+        costs,
+        settings.question_cost,
+        settings.shares.as_deref(),
+        settings.bounds,
+    )?;
     let with_question = |c: UnitCosts| UnitCosts {
         question: settings.question_cost,
         ..c
     };
-    let strata_costs: Vec<Option<UnitCosts>> = strata_costs
-        .into_iter()
-        .map(|c| c.map(with_question))
-        .collect();
-    if let Some(c) = strata_costs.iter().flatten().find(|c| {
-        !(c.trajectory.is_finite()
-            && c.first_read.is_finite()
-            && c.read.is_finite()
-            && c.per_question(1.0, 1.0) > 0.0)
-    }) {
-        let first = if c.first_read == c.read {
-            String::new()
-        } else {
-            format!(", c_R1 = {}", num(c.first_read))
-        };
-        return Err(Error::Usage(format!(
-            "the unit costs c_T = {}{first}, c_R = {} cannot price a plan (they must be finite with a positive sum)",
-            num(c.trajectory),
-            num(c.read)
-        )));
-    }
-    let weights = match &settings.shares {
-        None => audit.strata.iter().map(|s| s.questions).collect(),
-        Some(given) => share_weights(given, audit)?,
-    };
     let bounds = settings.bounds;
-    let planner = Planner {
-        strata: audit
-            .strata
-            .iter()
-            .zip(&strata_costs)
-            .zip(&weights)
-            .map(|((s, c), &w)| PlanStratum {
-                name: s.name.clone(),
-                components: s.components,
-                costs: *c,
-                weight: w,
-                audit_questions: s.questions,
-                audit_trajectories: s.trajectories,
-                audit_reads: s.reads,
-                audit_se: s.se,
-            })
-            .collect(),
-        bounds,
-    };
     let names: Vec<String> = planner.strata.iter().map(|s| s.name.clone()).collect();
     let m = mde_multiplier(settings.alpha, settings.power);
     let alpha = settings.alpha;
@@ -457,7 +430,9 @@ fn extrapolation_notes(planner: &Planner, a: &Allocation) -> Vec<String> {
 }
 
 /// Why no allocation within the bounds meets `goal`, and what to change.
-fn unmet_goal(planner: &Planner, goal: Goal, unit: &str) -> String {
+/// Why no allocation within the planner's bounds meets `goal` (costs in `unit`), for the
+/// reader.
+pub fn unmet_goal(planner: &Planner, goal: Goal, unit: &str) -> String {
     let num = |v: f64| format_number(v, Precision::Auto);
     let bounds = planner.bounds;
     let (least, floor) = planner.floors();
@@ -725,6 +700,83 @@ fn plan_notes(audit: &Audit) -> Vec<String> {
         }
     }
     notes
+}
+
+/// The planner [`plan`] searches: the audit's strata with their components, the unit costs
+/// `costs` gives each (plus `question_cost`, c_Q, per question), the split weights
+/// (`shares`, else the audit's question counts) and the `bounds`. `stats compare` plans the
+/// next study of a pair with it.
+///
+/// # Errors
+/// [`Error::Usage`] for unit costs that cannot price a plan, or shares that do not name
+/// the audit's strata.
+pub fn planner(
+    audit: &Audit,
+    panel: Option<&Panel>,
+    costs: &PlanCosts,
+    question_cost: f64,
+    shares: Option<&[(String, usize)]>,
+    bounds: Bounds,
+) -> Result<Planner> {
+    let num = |v: f64| format_number(v, Precision::Auto);
+    let strata_costs: Vec<Option<UnitCosts>> = match (costs, panel) {
+        (PlanCosts::Questions(qc), Some(p)) => qc
+            .iter()
+            .zip(&p.strata)
+            .map(|(c, s)| Some(unit_costs(c, s.t(), s.r())))
+            .collect(),
+        (PlanCosts::Trajectories(nc), _) => nc.iter().map(|c| Some(nested_unit_costs(c))).collect(),
+        (PlanCosts::Given(u), _) => vec![Some(*u); audit.strata.len()],
+        _ => vec![None; audit.strata.len()],
+    };
+    let with_question = |c: UnitCosts| UnitCosts {
+        question: question_cost,
+        ..c
+    };
+    let strata_costs: Vec<Option<UnitCosts>> = strata_costs
+        .into_iter()
+        .map(|c| c.map(with_question))
+        .collect();
+    if let Some(c) = strata_costs.iter().flatten().find(|c| {
+        !(c.trajectory.is_finite()
+            && c.first_read.is_finite()
+            && c.read.is_finite()
+            && c.per_question(1.0, 1.0) > 0.0)
+    }) {
+        let first = if c.first_read == c.read {
+            String::new()
+        } else {
+            format!(", c_R1 = {}", num(c.first_read))
+        };
+        return Err(Error::Usage(format!(
+            "the unit costs c_T = {}{first}, c_R = {} cannot price a plan (they must be finite with a positive sum)",
+            num(c.trajectory),
+            num(c.read)
+        )));
+    }
+    let weights = match shares {
+        None => audit.strata.iter().map(|s| s.questions).collect(),
+        Some(given) => share_weights(given, audit)?,
+    };
+    Ok(Planner {
+        strata: audit
+            .strata
+            .iter()
+            .zip(&strata_costs)
+            .zip(&weights)
+            .map(|((s, c), &w)| PlanStratum {
+                name: s.name.clone(),
+                components: s.components,
+                costs: *c,
+                weight: w,
+                audit_questions: s.questions,
+                audit_trajectories: s.trajectories,
+                audit_reads: s.reads,
+                audit_se: s.se,
+            })
+            .collect(),
+        bounds,
+    })
 }
 
 #[cfg(test)]

@@ -7,15 +7,30 @@
 //! draws the same questions — gives every system's and every pair's replicates, from which
 //! come the simultaneous critical value (the quantile of the maximum studentized
 //! difference), P(best) and, through the simultaneous intervals, the rank intervals.
+//!
+//! The systems are the values of the `arm` column, or of another column
+//! ([`LoadOptions::arm_column`], `stats compare --by COLUMN`), which then plays the arm's
+//! part in every panel assembled here.
+//!
+//! With a cost ledger ([`CompareSettings::costs`]) the next step is priced: the closest
+//! unresolved pair's components and the ledger's unit costs go to `stats plan`'s planner
+//! ([`crate::allocation::planner_report::planner`]), which finds the cheapest Q:T:R whose SE
+//! resolves the pair at the family's simultaneous critical value with the chosen power.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::allocation::planner::{Bounds, Goal, Planner};
+use crate::allocation::planner_report::{planner, unmet_goal, PlanCosts};
+use crate::components::forecast::Audit;
 use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
+use crate::costs::accounting::{Budget, PricedLedger};
+use crate::ledger::{read_ledger, Prices};
 use crate::panel::{load_outcomes, LoadOptions, Panel};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::summary::Interval;
 use crate::resample::summary::{normal_cdf, normal_quantile, quantile_sorted, tail_probability};
 use crate::resample::{ResampleBackend, Resampling, MAX_K};
+use crate::table::{format_number, Precision};
 use crate::{Error, Result};
 
 use super::multiplicity::{benjamini_hochberg, holm};
@@ -30,6 +45,24 @@ pub struct CompareSettings {
     pub resampling: Resampling,
     /// Power the next study's question count is planned for, in (0, 1).
     pub power: f64,
+    /// A cost ledger to price the next study with: the cheapest (Q, T, R) that resolves the
+    /// closest unresolved pair. `None`: only the questions needed at today's T and R.
+    pub costs: Option<NextCosts>,
+}
+
+/// The ledger (and prices) the next study is priced from, as `stats plan --ledger` prices
+/// an audit: the cost of a cell is everything the ledger bills for it (every system's
+/// rows), so the allocation is what running all the compared systems again costs.
+#[derive(Debug, Clone)]
+pub struct NextCosts {
+    pub ledger: PathBuf,
+    /// Prices (TOML); needed for dollars.
+    pub prices: Option<PathBuf>,
+    pub budget: Budget,
+    /// c_Q, a cost per question whatever its T and R (judging, annotation).
+    pub question_cost: f64,
+    /// The planner's search bounds.
+    pub bounds: Bounds,
 }
 
 /// A panel read for `compare`: the systems' and pairs' analyses and the bootstrap columns,
@@ -42,6 +75,8 @@ pub struct PreparedComparison {
     /// (a, b) arm indices, a < b, in order (0,1), (0,2) … (1,2) …
     pairs: Vec<(usize, usize)>,
     pair_reports: Vec<VarianceReport>,
+    /// With a ledger, each pair's planner (its components and the ledger's unit costs).
+    pair_planners: Vec<Planner>,
     unpaired: Vec<usize>,
     /// Pairs whose replicates are the difference of their arms' (every cell paired), else
     /// the index of the pair's own bootstrap column.
@@ -72,15 +107,26 @@ pub fn prepare(
     settings: &CompareSettings,
 ) -> Result<PreparedComparison> {
     let mut pairs = Vec::new();
+    let column = opts
+        .arm_column
+        .as_deref()
+        .filter(|c| *c != "arm")
+        .unwrap_or("arm");
+    // The systems' names as messages call them: arms, or the values of the --by column.
+    let (systems, system) = if column == "arm" {
+        ("arms", "arm".to_string())
+    } else {
+        ("systems", format!("'{column}' value"))
+    };
     let (arms, panels) = load_outcomes(path, opts, |arms| {
         if arms.len() < 2 {
             return Err(Error::input(
                 path,
                 None,
                 format!(
-                    "compare needs at least two arms in the 'arm' column; the panel has {}",
+                    "compare needs at least two {systems} in the '{column}' column; the panel has {}",
                     if arms.is_empty() {
-                        "no 'arm' column".to_string()
+                        format!("no '{column}' column")
                     } else {
                         format!("only '{}'", arms[0])
                     }
@@ -93,7 +139,7 @@ pub fn prepare(
                     path,
                     None,
                     format!(
-                        "--reference {r}: no such arm; the panel's arms are: {}",
+                        "--reference {r}: no such {system}; the panel's {systems} are: {}",
                         arms.join(", ")
                     ),
                 ));
@@ -112,7 +158,7 @@ pub fn prepare(
                         path,
                         None,
                         format!(
-                            "arms '{}' and '{}' cannot be contrasted unambiguously: '{spec}' splits into other arms' names; rename one",
+                            "{systems} '{}' and '{}' cannot be contrasted unambiguously: '{spec}' splits into other {systems}' names; rename one",
                             arms[b], arms[a]
                         ),
                     ));
@@ -141,6 +187,10 @@ pub fn prepare(
     let mut reports = reports.into_iter().collect::<Result<Vec<_>>>()?;
     let pair_reports = reports.split_off(k);
     let arm_reports = reports;
+    let pair_planners = match &settings.costs {
+        Some(nc) => pair_planners(nc, pair_panels, &pair_reports)?,
+        None => Vec::new(),
+    };
 
     // The master questions: every stratum and question of the first arm, which every arm
     // must have (and no other).
@@ -158,7 +208,7 @@ pub fn prepare(
         let mut out = Vec::with_capacity(master.len());
         for (name, qs) in &master {
             let si = p.strata.iter().position(|s| s.name == *name).ok_or_else(|| {
-                Error::input(path, None, format!("{what} has no cells in dataset '{name}'; compare needs every arm on the same questions"))
+                Error::input(path, None, format!("{what} has no cells in dataset '{name}'; compare needs every {system} on the same questions"))
             })?;
             let s = &p.strata[si];
             let index: std::collections::HashMap<&str, usize> = s
@@ -170,7 +220,7 @@ pub fn prepare(
             let mut at = Vec::with_capacity(qs.len());
             for q in qs {
                 at.push(*index.get(q).ok_or_else(|| {
-                    Error::input(path, None, format!("{what} has no cell for question '{q}' of dataset '{name}'; compare needs every arm on the same questions"))
+                    Error::input(path, None, format!("{what} has no cell for question '{q}' of dataset '{name}'; compare needs every {system} on the same questions"))
                 })?);
             }
             if s.questions.len() != qs.len() {
@@ -179,7 +229,7 @@ pub fn prepare(
                     .iter()
                     .find(|q| !qs.contains(&q.as_str()))
                     .expect("a question not in the master list");
-                return Err(Error::input(path, None, format!("{what} has question '{extra}' of dataset '{name}', which arm '{}' lacks; compare needs every arm on the same questions", arms[0])));
+                return Err(Error::input(path, None, format!("{what} has question '{extra}' of dataset '{name}', which {system} '{}' lacks; compare needs every {system} on the same questions", arms[0])));
             }
             out.push((si, at));
         }
@@ -193,7 +243,7 @@ pub fn prepare(
                 path,
                 None,
                 format!(
-                    "{what} has dataset '{}', which arm '{}' lacks",
+                    "{what} has dataset '{}', which {system} '{}' lacks",
                     extra.name, arms[0]
                 ),
             ));
@@ -212,7 +262,7 @@ pub fn prepare(
     };
     let mut columns = Vec::new();
     for (a, p) in arms.iter().zip(arm_panels) {
-        columns.push(column_of(p, &format!("arm '{a}'"))?);
+        columns.push(column_of(p, &format!("{system} '{a}'"))?);
     }
     let mut pair_column = Vec::with_capacity(pairs.len());
     let mut unpaired = Vec::with_capacity(pairs.len());
@@ -234,10 +284,47 @@ pub fn prepare(
         arm_reports,
         pairs,
         pair_reports,
+        pair_planners,
         unpaired,
         pair_column,
         columns,
     })
+}
+
+/// Every pair's planner: the pair's components (its `stats variance --contrast` fit) with
+/// the unit costs the ledger gives its cells, as `stats plan --audit PANEL --contrast B-A
+/// --ledger L` builds it.
+fn pair_planners(
+    nc: &NextCosts,
+    panels: &[Panel],
+    reports: &[VarianceReport],
+) -> Result<Vec<Planner>> {
+    let entries = read_ledger(&nc.ledger)?;
+    let prices = nc.prices.as_deref().map(Prices::read).transpose()?;
+    let priced = PricedLedger {
+        entries: &entries,
+        path: &nc.ledger,
+        prices: prices.as_ref(),
+        prices_path: nc.prices.as_deref(),
+    };
+    // Every pair panel is of the same selector choice.
+    let selector = panels.first().and_then(|p| p.selector.as_deref());
+    let cells = priced.cell_costs(selector, nc.budget)?;
+    panels
+        .iter()
+        .zip(reports)
+        .map(|(p, r)| {
+            let costs = PlanCosts::of_panel(p, &cells, &nc.ledger)?;
+            planner(
+                &Audit::from_report(r),
+                Some(p),
+                &costs,
+                nc.question_cost,
+                None,
+                nc.bounds,
+            )
+        })
+        .collect()
 }
 
 /// Two-sided p of a Wald z test of estimate/SE: 2Φ(−|z|); with SE 0, 1 for a zero
@@ -559,7 +646,8 @@ impl PreparedComparison {
         let q: usize = self.questions.iter().sum();
         let factor = ((c + normal_quantile(power)) / z).powi(2);
         let needed = (q as f64 * factor).ceil() as u64;
-        let text = format!(
+        let target_se = p.estimate.abs() / (c + normal_quantile(power));
+        let mut text = format!(
             "The closest unresolved pair is {b} − {a}: {est:.4} (SE {se:.4}, z = {z:.2}; Holm-adjusted p = {ph:.3}). \
              If the difference is really {est:.4}, resolving it with {pw:.0}% power at the family's simultaneous \
              critical value {c:.2} needs about {needed} questions ({factor:.1} × the {q} questions now), in today's \
@@ -571,6 +659,52 @@ impl PreparedComparison {
             ph = p.p_holm,
             pw = 100.0 * power,
         );
+        let (allocation, allocation_undefined) = match &self.settings.costs {
+            None => (None, None),
+            Some(nc) => {
+                let at = self
+                    .pairs
+                    .iter()
+                    .position(|&(a, b)| self.arms[a] == p.a && self.arms[b] == p.b)
+                    .expect("a pair of the panel");
+                let planner = &self.pair_planners[at];
+                let unit = nc.budget.unit();
+                match planner.search(Goal::TargetSe(target_se)) {
+                    Ok(found) => match found.into_iter().next() {
+                        Some(a) => {
+                            let strata: Vec<String> =
+                                planner.strata.iter().map(|s| s.name.clone()).collect();
+                            text.push(' ');
+                            text.push_str(&allocation_text(&a, &strata, target_se, unit, nc));
+                            let cost = a.cost.expect("a ledger prices every stratum");
+                            (
+                                Some(NextAllocation {
+                                    questions: a.questions,
+                                    per_stratum: a.per_stratum,
+                                    strata,
+                                    trajectories: a.trajectories,
+                                    reads: a.reads,
+                                    se: a.se,
+                                    cost,
+                                    currency: unit.to_string(),
+                                }),
+                                None,
+                            )
+                        }
+                        None => {
+                            let why = unmet_goal(planner, Goal::TargetSe(target_se), unit);
+                            text.push_str(&format!(" With the ledger's costs: {why}."));
+                            (None, Some(why))
+                        }
+                    },
+                    Err(e) => {
+                        let why = e.to_string();
+                        text.push_str(&format!(" With the ledger's costs: {why}."));
+                        (None, Some(why))
+                    }
+                }
+            }
+        };
         (
             Some(NextStep {
                 a: p.a.clone(),
@@ -580,11 +714,52 @@ impl PreparedComparison {
                 questions: q,
                 questions_needed: needed,
                 power,
+                critical_value: c,
+                target_se,
+                allocation,
+                allocation_undefined,
                 text,
             }),
             None,
         )
     }
+}
+
+/// The priced half of the next-step paragraph: the cheapest allocation `a` (strata named
+/// `strata`) reaching `target` SE, its cost in `unit`.
+fn allocation_text(
+    a: &crate::allocation::planner::Allocation,
+    strata: &[String],
+    target: f64,
+    unit: &str,
+    nc: &NextCosts,
+) -> String {
+    let num = |v: f64| format_number(v, Precision::Auto);
+    let split = if strata.len() > 1 {
+        let parts: Vec<String> = strata
+            .iter()
+            .zip(&a.per_stratum)
+            .map(|(s, q)| format!("{s} {q}"))
+            .collect();
+        format!(" ({})", parts.join(", "))
+    } else {
+        String::new()
+    };
+    let b = nc.bounds;
+    format!(
+        "With the ledger's unit costs, the cheapest design that does it is Q:T:R = {q}:{t}:{r}: \
+         {q} questions{split}, {t} trajectories per question, {r} reads per trajectory (SE \
+         {se:.4} ≤ the target {target:.4} = |difference| / (critical value + z_power)), costing \
+         {cost} {unit} (`stats plan`'s least-cost search over Q ≤ {mq}, T ≤ {mt}, R ≤ {mr}).",
+        q = a.questions,
+        t = a.trajectories,
+        r = a.reads,
+        se = a.se,
+        cost = num(a.cost.unwrap_or(f64::NAN)),
+        mq = b.max_questions,
+        mt = b.max_trajectories,
+        mr = b.max_reads,
+    )
 }
 
 /// The methods, as the report names them.

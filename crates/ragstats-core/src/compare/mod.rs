@@ -8,5 +8,5 @@ pub mod multiplicity;
 pub mod ranks;
 pub mod report;
 
-pub use analysis::{compare, prepare, CompareSettings, PreparedComparison};
+pub use analysis::{compare, prepare, CompareSettings, NextCosts, PreparedComparison};
 pub use report::CompareReport;

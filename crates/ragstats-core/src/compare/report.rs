@@ -130,8 +130,37 @@ pub struct NextStep {
     /// ⌈Q · ((c + z_power) / |z|)²⌉.
     pub questions_needed: u64,
     pub power: f64,
+    /// The critical value the target uses: the family's simultaneous one (resolving the
+    /// pair within the family is what Holm and the simultaneous intervals judge), c in
+    /// `critical_values.simultaneous`.
+    pub critical_value: f64,
+    /// The SE that resolves the pair with `power` if the difference is really `estimate`:
+    /// |estimate| / (critical_value + z_power). `stats plan --target-se` of this SE is the
+    /// allocation below.
+    pub target_se: f64,
+    /// With a ledger: the cheapest (Q, T, R) whose nested SE is at most `target_se`
+    /// (`stats plan`'s search); `null` without a ledger or when none within the bounds
+    /// does it (`allocation_undefined` says why).
+    pub allocation: Option<NextAllocation>,
+    pub allocation_undefined: Option<String>,
     /// The advice in one paragraph.
     pub text: String,
+}
+
+/// The cheapest allocation that resolves the next step's pair, priced from the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NextAllocation {
+    /// Total questions, and per stratum (beside `strata`, split in today's proportions).
+    pub questions: usize,
+    pub per_stratum: Vec<usize>,
+    pub strata: Vec<String>,
+    pub trajectories: usize,
+    pub reads: usize,
+    /// The nested D-study SE of the pair at this allocation (≤ `target_se`).
+    pub se: f64,
+    /// Its cost in `currency` (`tokens` or `USD`).
+    pub cost: f64,
+    pub currency: String,
 }
 
 /// The report of `compare`.

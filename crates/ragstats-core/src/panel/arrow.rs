@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use super::assemble::assemble;
 use super::options::LoadOptions;
 use super::raw::{RawPanel, RowKeys};
-use super::read::{choose_metric, parse_score};
+use super::read::{arm_columns, check_outer_arms, choose_metric, keep_outer, parse_score};
 use super::Panel;
 use crate::io::{clip, clip_list};
 use crate::{Error, Result};
@@ -88,14 +88,17 @@ pub(super) fn read_arrow_rows(
             )
         })
     };
+    let arms = arm_columns(path, None, &header, &metric, opts, "column")?;
     let cols = [
         index("dataset"),
         Some(required("question")?),
         index("trajectory"),
         index("read"),
-        index("arm"),
-        index("selector"),
+        index(arms.arm),
+        index("selector").filter(|_| arms.selector),
+        index("arm").filter(|_| arms.outer),
     ];
+    let arm_column = opts.arm_column.clone().filter(|_| arms.arm != "arm");
     let score_at = index(&metric).expect("metric chosen from the header");
     let filter = match &opts.filter {
         Some((col, value)) => Some((required(col)?, value.as_str())),
@@ -134,16 +137,20 @@ pub(super) fn read_arrow_rows(
             .map(|range| {
                 let mut raw = RawPanel {
                     has_dataset,
+                    arm_column: arm_column.clone(),
                     ..Default::default()
                 };
-                let mut bufs: [String; 7] = Default::default();
+                let mut bufs: [String; 8] = Default::default();
                 for r in range {
                     let row = first_row + r as u64;
-                    let [b0, b1, b2, b3, b4, b5, b6] = &mut bufs;
+                    let [b0, b1, b2, b3, b4, b5, b6, b7] = &mut bufs;
                     if let Some((col, want)) = &filter_col {
                         if col.get(r, b6) != *want {
                             continue;
                         }
+                    }
+                    if keys[6].is_some() && !keep_outer(&mut raw, &arms, key(&keys[6], r, b7)) {
+                        continue;
                     }
                     let keys = RowKeys {
                         dataset: key(&keys[0], r, b0),
@@ -166,8 +173,10 @@ pub(super) fn read_arrow_rows(
     }
     let raw = RawPanel::concat(pieces).unwrap_or_else(|| RawPanel {
         has_dataset,
+        arm_column,
         ..Default::default()
     });
+    check_outer_arms(path, &raw, &arms)?;
     Ok((raw, metric))
 }
 

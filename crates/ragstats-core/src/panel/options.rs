@@ -11,6 +11,17 @@ pub struct LoadOptions {
     pub contrast: Option<String>,
     /// Keep only this arm (when the panel has several and no contrast is asked for).
     pub arm: Option<String>,
+    /// The column whose values are the arms (`stats compare --by COLUMN`, e.g. `model` or
+    /// `selector`): `contrast` and `arm` then name its values, and the cells are paired on
+    /// (dataset, question, trajectory, read) as arms are. `None` (or `arm`): the `arm`
+    /// column. It cannot be a pairing key (`dataset`, `question`, `trajectory`, `read`) or
+    /// the score column; with `selector`, the panel has no selectors left to choose or
+    /// average. A panel whose own `arm` column has several values needs `within_arm`.
+    pub arm_column: Option<String>,
+    /// With `arm_column`: keep only the rows whose `arm` column has this value (required
+    /// when that column has several values, so that the systems are compared within one
+    /// arm rather than pooled over arms).
+    pub within_arm: Option<String>,
     /// Drop questions that differ from their stratum's design (missing, extra or unpaired
     /// cells) so every stratum is balanced; each dropped question is listed in the stratum.
     pub drop_incomplete: bool,

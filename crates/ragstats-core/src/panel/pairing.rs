@@ -44,7 +44,11 @@ pub(super) fn select_arms(
     let has_arms = raw.rows.iter().any(|r| r.arm != NO_ARM);
     if has_arms {
         if let Some(r) = raw.rows.iter().find(|r| r.arm == NO_ARM) {
-            return Err(Error::input(path, Some(r.line as u64), "empty 'arm' value"));
+            return Err(Error::input(
+                path,
+                Some(r.line as u64),
+                format!("empty '{}' value", raw.arm_name()),
+            ));
         }
     }
     match (&opts.contrast, &opts.arm) {

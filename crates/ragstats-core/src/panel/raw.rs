@@ -233,6 +233,11 @@ pub(super) struct RawPanel {
     pub selectors: Interner,
     pub rows: Vec<RawRow>,
     pub has_dataset: bool,
+    /// The column the arms were read from, when not `arm` ([`super::LoadOptions::arm_column`]).
+    pub arm_column: Option<String>,
+    /// With another column as the arms: the values of the panel's own `arm` column (of every
+    /// row read, before `within_arm` kept one), in order of first appearance.
+    pub outer_arms: Interner,
 }
 
 impl RawPanel {
@@ -317,11 +322,14 @@ impl RawPanel {
         reserve(&mut self.reads, |p| &p.reads);
         reserve(&mut self.arms, |p| &p.arms);
         reserve(&mut self.selectors, |p| &p.selectors);
+        reserve(&mut self.outer_arms, |p| &p.outer_arms);
     }
 
     /// Interns the names of `other` (read from the text after this panel's) here, and
     /// returns the ids here of its ids.
     fn absorb_names(&mut self, other: &RawPanel) -> IdMap {
+        // No row holds an outer arm's id: only the names are kept.
+        self.outer_arms.absorb(&other.outer_arms);
         IdMap {
             datasets: self.datasets.absorb(&other.datasets),
             questions: self.questions.absorb(&other.questions),
@@ -330,6 +338,11 @@ impl RawPanel {
             arms: self.arms.absorb(&other.arms),
             selectors: self.selectors.absorb(&other.selectors),
         }
+    }
+
+    /// The name of the column the arms come from (`arm` unless another was chosen).
+    pub fn arm_name(&self) -> &str {
+        self.arm_column.as_deref().unwrap_or("arm")
     }
 
     /// `dataset=…, question=…, trajectory=…, read=…, arm=…, selector=…` of a row, for messages.
@@ -345,7 +358,7 @@ impl RawPanel {
             self.reads.echo(r.read)
         ));
         if r.arm != NO_ARM {
-            s.push_str(&format!(", arm={}", self.arms.echo(r.arm)));
+            s.push_str(&format!(", {}={}", self.arm_name(), self.arms.echo(r.arm)));
         }
         if r.selector != NO_SELECTOR {
             s.push_str(&format!(", selector={}", self.selectors.echo(r.selector)));

@@ -19,6 +19,136 @@ pub(super) const KEY_COLUMNS: [&str; 6] = [
     "selector",
 ];
 
+/// The keys that pair cells: never a column of systems.
+const PAIRING_KEYS: [&str; 4] = ["dataset", "question", "trajectory", "read"];
+
+/// Where a row's arm comes from ([`LoadOptions::arm_column`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ArmColumns<'a> {
+    /// The column read as the arm (`arm` by default).
+    pub arm: &'a str,
+    /// Whether the `selector` column is read as the selector (not when it is the arm).
+    pub selector: bool,
+    /// Whether the panel's own `arm` column is read as the outer arm (another column is the
+    /// arm and the panel has one).
+    pub outer: bool,
+    /// Keep only the rows of this outer arm.
+    pub within: Option<&'a str>,
+}
+
+/// The arm columns `opts` asks for, checked against the file's columns `header` (errors
+/// name `line`, the header's; `what` says "column" or "field").
+///
+/// # Errors
+/// [`Error::Usage`] for a pairing key or the score column as the arms, or `within_arm`
+/// without another arm column; [`Error::Input`] for an arm column the file lacks, or
+/// `within_arm` in a panel without an `arm` column.
+pub(super) fn arm_columns<'a>(
+    path: &Path,
+    line: Option<u64>,
+    header: &[String],
+    metric: &str,
+    opts: &'a LoadOptions,
+    what: &str,
+) -> Result<ArmColumns<'a>> {
+    let has = |c: &str| header.iter().any(|h| h == c);
+    let column = opts.arm_column.as_deref().filter(|c| *c != "arm");
+    let Some(c) = column else {
+        if let Some(a) = &opts.within_arm {
+            return Err(Error::Usage(format!(
+                "--arm {}: picks the arm within which another column's values are compared; it needs --by COLUMN",
+                clip(a)
+            )));
+        }
+        return Ok(ArmColumns {
+            arm: "arm",
+            selector: true,
+            outer: false,
+            within: None,
+        });
+    };
+    if PAIRING_KEYS.contains(&c) {
+        return Err(Error::Usage(format!(
+            "--by {c}: '{c}' is a key the cells are paired on (dataset, question, trajectory, \
+             read), not a column of systems; choose e.g. model or selector"
+        )));
+    }
+    if c == metric {
+        return Err(Error::Usage(format!(
+            "--by {}: that is the score column; choose the column that names the systems",
+            clip(c)
+        )));
+    }
+    if !has(c) {
+        return Err(Error::input(
+            path,
+            line,
+            format!(
+                "missing {what} '{}' (the systems --by names); the panel's {what}s are: {}",
+                clip(c),
+                clip_list(header)
+            ),
+        ));
+    }
+    if let Some(a) = &opts.within_arm {
+        if !has("arm") {
+            return Err(Error::input(
+                path,
+                line,
+                format!("--arm {}: the panel has no 'arm' {what}", clip(a)),
+            ));
+        }
+    }
+    Ok(ArmColumns {
+        arm: c,
+        selector: c != "selector",
+        outer: has("arm"),
+        within: opts.within_arm.as_deref(),
+    })
+}
+
+/// Whether a row whose outer arm is `outer` is kept (and its name noted in `raw`).
+pub(super) fn keep_outer(raw: &mut RawPanel, cols: &ArmColumns, outer: Option<&str>) -> bool {
+    match outer.filter(|a| !a.is_empty()) {
+        Some(a) => {
+            raw.outer_arms.id(a);
+            cols.within.is_none_or(|w| w == a)
+        }
+        None => cols.within.is_none(),
+    }
+}
+
+/// After every row is read: a panel with several outer arms needs `within_arm`, which must
+/// be one of them.
+///
+/// # Errors
+/// [`Error::Input`] for several outer arms and no choice, or an unknown choice.
+pub(super) fn check_outer_arms(path: &Path, raw: &RawPanel, cols: &ArmColumns) -> Result<()> {
+    let arms = &raw.outer_arms;
+    match cols.within {
+        Some(w) if cols.outer && arms.get(w).is_none() => Err(Error::input(
+            path,
+            None,
+            format!(
+                "unknown arm '{}'; the panel's arms are: {}",
+                clip(w),
+                clip_list(arms.names())
+            ),
+        )),
+        None if arms.len() > 1 => Err(Error::input(
+            path,
+            None,
+            format!(
+                "the panel has several arms ({}); the systems in '{}' are compared within one \
+                 arm: choose it with --arm NAME",
+                clip_list(arms.names()),
+                clip(cols.arm)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Reads every row of `path` (JSONL when [`is_jsonl`], else CSV) that passes the filter,
 /// and the name of the score column.
 ///
@@ -52,7 +182,9 @@ pub(super) fn choose_metric(
 ) -> Result<String> {
     let extra: Vec<&String> = header
         .iter()
-        .filter(|h| !KEY_COLUMNS.contains(&h.as_str()))
+        .filter(|h| {
+            !KEY_COLUMNS.contains(&h.as_str()) && opts.arm_column.as_deref() != Some(h.as_str())
+        })
         .collect();
     match &opts.metric {
         Some(m) if header.iter().any(|h| h == m) => Ok(m.clone()),
@@ -90,6 +222,8 @@ struct Columns {
     read: Option<usize>,
     arm: Option<usize>,
     selector: Option<usize>,
+    /// The panel's own `arm` column, when another column is the arms.
+    outer_arm: Option<usize>,
     metric: usize,
 }
 
@@ -145,13 +279,22 @@ pub(super) fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> R
 fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawPanel, String)> {
     let rdr = CsvReader::open(path)?;
     let metric = choose_metric(path, Some(rdr.header_line()), rdr.headers(), opts)?;
+    let arms = arm_columns(
+        path,
+        Some(rdr.header_line()),
+        rdr.headers(),
+        &metric,
+        opts,
+        "column",
+    )?;
     let cols = Columns {
         question: required_column(&rdr, "question")?,
         dataset: rdr.column("dataset"),
         trajectory: rdr.column("trajectory"),
         read: rdr.column("read"),
-        arm: rdr.column("arm"),
-        selector: rdr.column("selector"),
+        arm: rdr.column(arms.arm),
+        selector: rdr.column("selector").filter(|_| arms.selector),
+        outer_arm: rdr.column("arm").filter(|_| arms.outer),
         metric: rdr.column(&metric).expect("metric chosen from header"),
     };
     let filter = match &opts.filter {
@@ -160,6 +303,7 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
     };
     let init = || RawPanel {
         has_dataset: cols.dataset.is_some(),
+        arm_column: opts.arm_column.clone().filter(|_| arms.arm != "arm"),
         ..Default::default()
     };
     let pieces = rdr.par_fold(chunk_bytes, init, |raw, line, rec| {
@@ -169,6 +313,9 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
             }
         }
         let get = |i: Option<usize>| i.map(|i| rec.get(i).unwrap_or(""));
+        if cols.outer_arm.is_some() && !keep_outer(raw, &arms, get(cols.outer_arm)) {
+            return Ok(());
+        }
         let value = parse_score(path, line, &metric, &rec[cols.metric])?;
         let keys = RowKeys {
             dataset: get(cols.dataset),
@@ -183,6 +330,7 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
     // The pieces are in file order, so concatenating them in order gives the ids a single
     // pass would have given.
     let raw = RawPanel::concat(pieces).unwrap_or_else(init);
+    check_outer_arms(path, &raw, &arms)?;
     Ok((raw, metric))
 }
 
@@ -210,6 +358,7 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
     let mut rdr = JsonlReader::open(path)?;
     let mut raw = RawPanel::default();
     let mut metric: Option<String> = None;
+    let mut arms: Option<ArmColumns> = None;
     while let Some((lineno, obj)) = rdr.next_object()? {
         let metric = match &metric {
             Some(m) => m.clone(),
@@ -234,6 +383,8 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
                     )
                 })?;
                 raw.has_dataset = obj.contains_key("dataset");
+                arms = Some(arm_columns(path, Some(lineno), &header, &m, opts, "field")?);
+                raw.arm_column = opts.arm_column.clone().filter(|c| c != "arm");
                 metric = Some(m.clone());
                 m
             }
@@ -243,6 +394,10 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
             if key(col)?.as_deref() != Some(value.as_str()) {
                 continue;
             }
+        }
+        let cols = arms.expect("set with the metric");
+        if cols.outer && !keep_outer(&mut raw, &cols, key("arm")?.as_deref()) {
+            continue;
         }
         let question = key("question")?
             .ok_or_else(|| Error::input(path, Some(lineno), "missing field 'question'"))?;
@@ -279,13 +434,17 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
         {
             return Err(Error::input(path, Some(lineno), m));
         }
-        let (d, t, r, a, sel) = (
+        let (d, t, r, a) = (
             key("dataset")?,
             key("trajectory")?,
             key("read")?,
-            key("arm")?,
-            key("selector")?,
+            key(cols.arm)?,
         );
+        let sel = if cols.selector {
+            key("selector")?
+        } else {
+            None
+        };
         let keys = RowKeys {
             dataset: d.as_deref(),
             question: &question,
@@ -297,5 +456,6 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
         raw.push(path, lineno, keys, value)?;
     }
     let metric = metric.ok_or_else(|| Error::input(path, None, "the panel has no rows"))?;
+    check_outer_arms(path, &raw, &arms.expect("set with the metric"))?;
     Ok((raw, metric))
 }

@@ -24,8 +24,15 @@ impl Sections<'_> {
 
     /// `stats compare PANEL` when the panel has more than two arms (with two, the panel
     /// sections' contrast is the comparison): systems, pairs with adjusted p-values and
-    /// the figure; `None` otherwise.
-    pub(in crate::cmd::report) fn compare(&self, panel: &Path) -> Option<String> {
+    /// the figure; `None` otherwise. With the report's `ledger` (and `prices`), the next
+    /// step is priced in tokens (`--ledger`); a ledger that cannot price it leaves the
+    /// next step unpriced, with a note saying why.
+    pub(in crate::cmd::report) fn compare(
+        &self,
+        panel: &Path,
+        ledger: Option<&Path>,
+        prices: Option<&Path>,
+    ) -> Option<String> {
         match self.arms(panel) {
             Ok(arms) if arms.len() > 2 => {}
             _ => return None,
@@ -38,22 +45,48 @@ impl Sections<'_> {
         if o.drop_incomplete {
             words.push("--drop-incomplete".into());
         }
+        if let Some(l) = ledger {
+            words.extend(["--ledger".into(), l.display().to_string()]);
+            if let Some(p) = prices {
+                words.extend(["--prices".into(), p.display().to_string()]);
+            }
+        }
         let build = || {
-            let cargs = compare::Args {
+            let mut cargs = compare::Args {
                 panel: panel.to_path_buf(),
                 more: Vec::new(),
+                by: None,
+                arm: None,
                 metric: o.metric.clone(),
                 reference: None,
                 drop_incomplete: o.drop_incomplete,
                 failure_score: o.failure_score,
                 selector: o.selector.clone(),
                 power: 0.8,
+                ledger: ledger.map(Path::to_path_buf),
+                prices: prices.filter(|_| ledger.is_some()).map(Path::to_path_buf),
+                currency: None,
+                search_price: None,
+                question_cost: 0.0,
+                max_questions: 100_000,
+                max_trajectories: 10,
+                max_reads: 10,
                 import: o.import.clone(),
                 resample: self.args.resample.clone(),
                 format: Format::Json,
                 plot: None,
             };
-            let out = compare::compute(&cargs)?;
+            let mut unpriced = None;
+            let out = match compare::compute(&cargs) {
+                Ok(out) => out,
+                Err(e) if cargs.ledger.is_some() => {
+                    unpriced = Some(format!("{e:#}"));
+                    cargs.ledger = None;
+                    cargs.prices = None;
+                    compare::compute(&cargs)?
+                }
+                Err(e) => return Err(e),
+            };
             let svg = compare::figure(&cargs, &out)?;
             let r = &out.report;
             let systems: Vec<Vec<String>> = r
@@ -103,6 +136,12 @@ impl Sections<'_> {
             ));
             if let Some(next) = &r.next {
                 t.push_str(&format!("<p>{}</p>\n", super::h(&next.text)));
+            }
+            if let Some(why) = unpriced {
+                t.push_str(&format!(
+                    "<p class=\"note\">The next step is not priced: the ledger could not price it ({}).</p>\n",
+                    super::h(&why)
+                ));
             }
             Ok((svg, t))
         };
