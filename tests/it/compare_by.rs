@@ -320,10 +320,12 @@ fn the_next_step_with_a_ledger_is_plans_cheapest_allocation() {
     let parts = alloc["per_stratum"].as_array().unwrap();
     assert_eq!(num(&parts[0]) + num(&parts[1]), q);
     let text = next["text"].as_str().unwrap();
+    // The test's costs make one trajectory and one read the cheapest (c_T > 0, c_R > 0).
+    assert_eq!((t, r), (1.0, 1.0));
     assert!(
         text.contains(&format!(
-            "Q:T:R = {q}:{t}:{r}: {q} questions (hotpotqa {}, musique {}), {t} trajectories \
-             per question, {r} reads per trajectory",
+            "Q:T:R = {q}:1:1: {q} questions (hotpotqa {}, musique {}), 1 trajectory \
+             per question, 1 read per trajectory",
             parts[0], parts[1]
         )),
         "{text}"

@@ -748,14 +748,23 @@ fn allocation_text(
     let b = nc.bounds;
     format!(
         "With the ledger's unit costs, the cheapest design that does it is Q:T:R = {q}:{t}:{r}: \
-         {q} questions{split}, {t} trajectories per question, {r} reads per trajectory (SE \
-         {se:.4} ≤ the target {target:.4} = |difference| / (critical value + z_power)), costing \
-         {cost} {unit} (`stats plan`'s least-cost search over Q ≤ {mq}, T ≤ {mt}, R ≤ {mr}).",
+         {q} questions{split}, {t} {traj} per question, {r} {reads} per trajectory (SE \
+         {se:.4} ≤ the target {target:.4} = |difference| / (critical value + z_power)){cost} \
+         (`stats plan`'s least-cost search over Q ≤ {mq}, T ≤ {mt}, R ≤ {mr}).",
         q = a.questions,
         t = a.trajectories,
+        traj = if a.trajectories == 1 {
+            "trajectory"
+        } else {
+            "trajectories"
+        },
         r = a.reads,
+        reads = if a.reads == 1 { "read" } else { "reads" },
         se = a.se,
-        cost = num(a.cost.unwrap_or(f64::NAN)),
+        cost = a
+            .cost
+            .map(|c| format!(", costing {} {unit}", num(c)))
+            .unwrap_or_default(),
         mq = b.max_questions,
         mt = b.max_trajectories,
         mr = b.max_reads,
