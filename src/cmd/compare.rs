@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::allocation::planner::Bounds;
 use ragstats_core::compare::{prepare, CompareReport, CompareSettings, NextCosts};
 use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::panel::SelectorChoice;
@@ -68,15 +67,9 @@ pub struct Args {
     /// Cost per question in the next step's currency (judging, annotation, set-up).
     #[arg(long, value_name = "COST", default_value_t = 0.0, requires = "ledger", value_parser = super::cost::price_flag)]
     pub question_cost: f64,
-    /// Largest total Q the next step's search tries.
-    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
-    pub max_questions: u64,
-    /// Largest T the next step's search tries.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub max_trajectories: u64,
-    /// Largest R the next step's search tries.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub max_reads: u64,
+    /// With --ledger: the bounds of the next step's least-cost search.
+    #[command(flatten)]
+    pub bounds: super::plan::BoundsArgs,
     #[command(flatten)]
     pub resample: ResampleArgs,
     #[command(flatten)]
@@ -151,6 +144,14 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
         ))
         .into());
     }
+    if args.ledger.is_none() && args.bounds != super::plan::BoundsArgs::default() {
+        return Err(UsageError(
+            "--max-questions, --max-trajectories and --max-reads bound the next step's priced \
+             search, which needs --ledger"
+                .into(),
+        )
+        .into());
+    }
     let costs = match &args.ledger {
         Some(ledger) => Some(NextCosts {
             ledger: ledger.clone(),
@@ -160,11 +161,7 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
                 .unwrap_or(super::efficiency::CurrencyArg::Tokens)
                 .budget(args.search_price),
             question_cost: args.question_cost,
-            bounds: Bounds {
-                max_questions: usize::try_from(args.max_questions)?,
-                max_trajectories: usize::try_from(args.max_trajectories)?,
-                max_reads: usize::try_from(args.max_reads)?,
-            },
+            bounds: args.bounds.bounds()?,
         }),
         None => None,
     };

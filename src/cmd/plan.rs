@@ -8,7 +8,6 @@ mod render;
 
 use std::path::PathBuf;
 
-use ragstats_core::allocation::planner::Bounds;
 use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanReport, PlanSettings};
 use ragstats_core::components::forecast::Audit;
 use ragstats_core::costs::accounting::PricedLedger;
@@ -16,7 +15,7 @@ use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::resample::cpu::CpuBackend;
 use ragstats_core::resample::engine::ResampleBackend;
 
-pub use args::Args;
+pub use args::{Args, BoundsArgs};
 
 use super::efficiency::CurrencyArg;
 use super::render::{Finished, Rendered};
@@ -120,11 +119,7 @@ pub fn compute(args: &Args) -> anyhow::Result<PlanOutput> {
         power: args.power.get(),
         difference: args.difference,
         shares,
-        bounds: Bounds {
-            max_questions: usize::try_from(args.max_questions)?,
-            max_trajectories: usize::try_from(args.max_trajectories)?,
-            max_reads: usize::try_from(args.max_reads)?,
-        },
+        bounds: args.bounds.bounds()?,
         runners_up: args.runners_up,
         resampling: args.resample.resampling_of(replicates),
         question_cost: args.question_cost,

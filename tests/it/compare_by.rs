@@ -396,6 +396,9 @@ fn a_pair_of_two_arms_is_plans_mde_allocation_in_dollars() {
         "usd",
     ]);
     assert!(err.contains("--prices"), "{err}");
+    // The search's bounds mean nothing without a ledger to price it.
+    let err = refusal(&["data/demo/panel.csv", "--max-reads", "3"]);
+    assert!(err.contains("needs --ledger"), "{err}");
 }
 
 /// `stats report` with a ledger prices its leaderboard's next step with it: the paragraph is

@@ -139,15 +139,8 @@ pub struct Args {
     /// Question shares name=W,name=W (integer weights; default: the audit's question counts).
     #[arg(long, value_name = "NAME=W,...")]
     pub shares: Option<String>,
-    /// Largest total Q searched.
-    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
-    pub max_questions: u64,
-    /// Largest T searched.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub max_trajectories: u64,
-    /// Largest R searched.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub max_reads: u64,
+    #[command(flatten)]
+    pub bounds: BoundsArgs,
     /// Runner-up allocations shown after the best.
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub runners_up: usize,
@@ -242,4 +235,43 @@ pub(super) fn parse_shares(text: &str) -> Result<Vec<(String, usize)>, UsageErro
         given.push((name.trim().to_string(), w));
     }
     Ok(given)
+}
+
+/// The bounds of the least-cost search over Q:T:R (`stats plan`, and `stats compare
+/// --ledger`'s next step).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct BoundsArgs {
+    /// Largest total Q searched.
+    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub max_questions: u64,
+    /// Largest T searched.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_trajectories: u64,
+    /// Largest R searched.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_reads: u64,
+}
+
+impl Default for BoundsArgs {
+    fn default() -> Self {
+        BoundsArgs {
+            max_questions: 100_000,
+            max_trajectories: 10,
+            max_reads: 10,
+        }
+    }
+}
+
+impl BoundsArgs {
+    /// The search's bounds.
+    ///
+    /// # Errors
+    /// A bound that does not fit this machine's `usize`.
+    pub fn bounds(&self) -> anyhow::Result<ragstats_core::allocation::planner::Bounds> {
+        Ok(ragstats_core::allocation::planner::Bounds {
+            max_questions: usize::try_from(self.max_questions)?,
+            max_trajectories: usize::try_from(self.max_trajectories)?,
+            max_reads: usize::try_from(self.max_reads)?,
+        })
+    }
 }
