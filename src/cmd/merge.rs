@@ -18,6 +18,10 @@ pub struct Args {
     /// Also write the merged replicates (byte-identical to a single run's --replicates-out).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// The run's total number of replicates B: require the files to hold all of 0..B (a
+    /// missing first or last shard leaves no gap, only a shorter range).
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(1..))]
+    pub replicates: Option<u32>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -48,6 +52,9 @@ pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
         .map(|p| Ok((p.display().to_string(), Replicates::read(p)?)))
         .collect::<ragstats_core::Result<Vec<_>>>()?;
     let merged = merge(shards)?;
+    if let Some(total) = args.replicates {
+        merged.replicates.require_all(total)?;
+    }
     if let Some(out) = &args.out {
         merged.replicates.write(out)?;
     }

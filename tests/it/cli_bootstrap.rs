@@ -135,6 +135,39 @@ fn sharded_runs_merge_into_the_single_run_byte_for_byte() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("gap"));
+    // A missing first or last shard leaves no gap: `--replicates B` requires all of 0..B.
+    let m = json(&[
+        "merge",
+        &c,
+        &a,
+        &b,
+        "--replicates",
+        "1000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(m["estimate"], single["estimate"]);
+    stats()
+        .args(["merge", &b, &c, "--replicates", "1000"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the files hold replicates 333..1000, but the run has 0..1000 (missing 0..333)",
+        ));
+    stats()
+        .args([
+            "merge",
+            &a,
+            &b,
+            "--replicates",
+            "1000",
+            "--out",
+            &path("never.bin"),
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("(missing 334..1000)"));
+    assert!(!dir.path().join("never.bin").exists());
     let other = path("other.bin");
     let mut args: Vec<&str> = base.to_vec();
     args.extend([

@@ -172,4 +172,37 @@ impl Replicates {
         header.range[1] = end;
         Ok(Replicates { header, values })
     }
+
+    /// Checks that these (merged) replicates are all of the run's `0..total`: a missing
+    /// first or last shard leaves no gap between the files, only a shorter range.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] naming the replicates that are missing.
+    pub fn require_all(&self, total: u32) -> Result<()> {
+        let [a, b] = self.header.range;
+        if [a, b] == [0, total] {
+            return Ok(());
+        }
+        let mut missing = Vec::new();
+        if a > 0 {
+            missing.push(format!("0..{}", a.min(total)));
+        }
+        if b < total {
+            missing.push(format!("{}..{total}", b.max(a)));
+        }
+        let extra = if b > total {
+            format!("; they go past the run's end at {total}")
+        } else {
+            String::new()
+        };
+        Err(Error::Usage(format!(
+            "the files hold replicates {a}..{b}, but the run has 0..{total}{}{extra}: a shard \
+             is missing or the run's --replicates differs",
+            if missing.is_empty() {
+                String::new()
+            } else {
+                format!(" (missing {})", missing.join(" and "))
+            }
+        )))
+    }
 }
