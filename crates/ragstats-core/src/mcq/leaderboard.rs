@@ -143,7 +143,7 @@ pub fn leaderboard_clustered(
             let r = compare_results_clustered(&a.1, &b_.1, settings, clusters, backend, &|n| {
                 progress(done + n)
             })
-                .map_err(|e| Error::Data(format!("{} vs {}: {e}", a.0, b_.0)))?;
+            .map_err(|e| Error::Data(format!("{} vs {}: {e}", a.0, b_.0)))?;
             done += b;
             pairs.push(Pair {
                 a: a.0.clone(),

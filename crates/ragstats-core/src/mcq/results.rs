@@ -400,7 +400,10 @@ pub fn write_results(path: &Path, results: &[RunResult]) -> Result<()> {
 /// [`Error::Io`]; [`Error::Input`] with file:line for a line that is not a result line or
 /// repeats an (id, run).
 pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
-    Ok(read_results_lines(path)?.into_iter().map(|(_, r)| r).collect())
+    Ok(read_results_lines(path)?
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect())
 }
 
 /// [`read_results`] with each result's 1-based line.

@@ -608,7 +608,9 @@ pub fn score_results(
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ScoreReport> {
-    score_results_clustered(results, positions, shuffled, settings, None, backend, progress)
+    score_results_clustered(
+        results, positions, shuffled, settings, None, backend, progress,
+    )
 }
 
 /// [`score_results`] with the bootstrap resampling `clusters` of items within each group

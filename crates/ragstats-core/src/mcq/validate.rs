@@ -203,7 +203,10 @@ pub fn read_items(path: &Path) -> Result<ItemsFile> {
 /// [`Error::Io`]; [`Error::Input`] naming file, line and id of the first violation, with
 /// the number of further violations.
 pub fn load_items(path: &Path) -> Result<Vec<Item>> {
-    Ok(load_items_lines(path)?.into_iter().map(|l| l.item).collect())
+    Ok(load_items_lines(path)?
+        .into_iter()
+        .map(|l| l.item)
+        .collect())
 }
 
 /// [`load_items`] with each item's line (and text) kept.
