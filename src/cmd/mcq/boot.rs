@@ -101,6 +101,9 @@ pub fn load_results(
     )?)
 }
 
+/// The items of `--items` with their path, and their clusters ([`load_items_clustered`]).
+pub type ItemsAndClusters = (Option<(PathBuf, Vec<Item>)>, Option<Clusters>);
+
 /// The items of `--items` (with their path) and their clusters under `--cluster-by`: no
 /// clusters without `--items` (an explicit `question` or `trajectory` then is a usage
 /// error: the results files carry no provenance), with `none`, or with `auto` when no item
@@ -108,7 +111,7 @@ pub fn load_results(
 pub fn load_items_clustered(
     p: &Option<PathBuf>,
     by: ClusterByArg,
-) -> anyhow::Result<(Option<(PathBuf, Vec<Item>)>, Option<Clusters>)> {
+) -> anyhow::Result<ItemsAndClusters> {
     let Some(p) = p else {
         if matches!(by, ClusterByArg::Question | ClusterByArg::Trajectory) {
             return Err(UsageError(
@@ -129,7 +132,7 @@ pub fn load_items_clustered(
 
 impl BootArgs {
     /// [`load_items_clustered`] of these flags.
-    pub fn load_items(&self) -> anyhow::Result<(Option<(PathBuf, Vec<Item>)>, Option<Clusters>)> {
+    pub fn load_items(&self) -> anyhow::Result<ItemsAndClusters> {
         load_items_clustered(&self.items, self.cluster_by)
     }
 }

@@ -988,7 +988,13 @@ pub(crate) mod tests {
         let rows: Vec<(Group, [f64; 2])> = (0..23)
             .map(|i| {
                 let g = [Group::EvidenceExtraction, Group::NoiseAbstain][i % 2];
-                (g, [f64::from(i as u32 % 3 == 0), (i as f64 * 0.37) % 1.0])
+                (
+                    g,
+                    [
+                        f64::from((i as u32).is_multiple_of(3)),
+                        (i as f64 * 0.37) % 1.0,
+                    ],
+                )
             })
             .collect();
         let r = Resampling {
