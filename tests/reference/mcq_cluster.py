@@ -54,3 +54,7 @@ if __name__ == "__main__":
     b_only = sum(1 for _, x, y in PAIRS if x == 0 and y == 1)
     exact = stats.binomtest(min(a_only, b_only), a_only + b_only, 0.5).pvalue
     print(f"a_only = {a_only}, b_only = {b_only}, binomtest p = {exact!r}")
+    # The same pairs 4 times over, each copy its own 6 clusters (24 clusters).
+    many = [(f"{c}-{r}", x, y) for r in range(4) for c, x, y in PAIRS]
+    _, chi2, p = obuchowski(many)
+    print(f"x4 (24 clusters): chi2 = {chi2!r}, p = {p!r}")

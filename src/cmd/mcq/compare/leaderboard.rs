@@ -114,7 +114,7 @@ impl Rendered for LeaderboardOutput {
         out.push_str(&t.to_text());
         if let Some(c) = &r.clusters {
             out.push_str(&super::render::cluster_lines(c));
-            out.push_str("\nMcNemar on EM per group and overall: exact p, and the cluster-adjusted test (Obuchowski 1998; exact sign test over clusters where its variance is 0), whose p decides and is adjusted over the pairs\n");
+            out.push_str("\nMcNemar on EM per group and overall: exact p, and the cluster-adjusted test, whose p decides and is adjusted over the pairs: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)\n");
             let mut t = Table::new(&[
                 "a",
                 "b",

@@ -50,7 +50,7 @@ impl Rendered for CompareOutput {
         if let Some(c) = &r.clusters {
             out.push_str(&cluster_lines(c));
             out.push_str(
-                "\nMcNemar on EM over (id, run) pairs: exact p, and the cluster-adjusted test (Obuchowski 1998; exact sign test over clusters where its variance is 0), whose p decides\n",
+                "\nMcNemar on EM over (id, run) pairs: exact p, and the cluster-adjusted test, whose p decides: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)\n",
             );
             let mut t = Table::new(&[
                 "group",
@@ -72,8 +72,10 @@ impl Rendered for CompareOutput {
                     Cell::Count(m.b_only),
                     Cell::num(m.p),
                     c.map_or(Cell::Missing, |c| Cell::Count(c.clusters as u64)),
-                    c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)),
                     c.and_then(|c| c.chi2).map_or(Cell::Missing, Cell::num),
+                    c.and_then(|c| c.obuchowski_p)
+                        .map_or(Cell::Missing, Cell::num),
+                    c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)),
                     c.map_or(Cell::Missing, |c| Cell::num(c.cluster_p)),
                 ]);
             }
