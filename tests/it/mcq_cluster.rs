@@ -322,7 +322,7 @@ fn obuchowski_and_exact_mcnemar_against_numpy_and_scipy() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("Obuchowski 1998") && text.contains("cluster-sign"),
+        text.contains("Obuchowski 1998") && text.contains("p Obuchowski  test          p cluster"),
         "{text}"
     );
     assert!(text.contains("clusters: by question from"), "{text}");

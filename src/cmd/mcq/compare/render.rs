@@ -59,8 +59,9 @@ impl Rendered for CompareOutput {
                 "B only",
                 "p exact",
                 "clusters",
-                "test",
                 "X²",
+                "p Obuchowski",
+                "test",
                 "p cluster",
             ]);
             for m in &r.mcnemar {
