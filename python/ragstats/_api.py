@@ -1233,6 +1233,7 @@ def mcq_score(
     confidence: Any = 0.95,
     failures: Any = 'zero',
     items: Any = None,
+    cluster_by: Any = 'auto',
     positions: bool = False,
     shuffled: Any = None,
     plot: bool = False,
@@ -1255,7 +1256,8 @@ def mcq_score(
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
     - ``failures`` (--failures) [zero, exclude] (default zero): How parse failures and API errors score: 0 (default) or left out
-    - ``items`` (--items): Items JSONL whose gold answers and groups replace those in the results
+    - ``items`` (--items): Items JSONL whose gold answers and groups replace those in the results; its `meta.provenance` makes items of one source a cluster (--cluster-by)
+    - ``cluster_by`` (--cluster-by) [auto, question, trajectory, none] (default auto): With --items: the items resampled (and tested) together. auto: by source question when any item carries provenance; question: same `question_id`; trajectory: same run, question, arm and trajectory; none: item by item. Items without provenance are their own cluster
     - ``positions`` (--positions): Also show the positional-bias table (with --format csv: show only that table)
     - ``shuffled`` (--shuffled): With --positions: a shuffled run of the same model, for answer agreement
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
@@ -1270,6 +1272,7 @@ def mcq_score(
     _flag(argv, tables, '--confidence', confidence, False, 0.95)
     _flag(argv, tables, '--failures', failures, False, 'zero')
     _flag(argv, tables, '--items', items, False, None)
+    _flag(argv, tables, '--cluster-by', cluster_by, False, 'auto')
     if positions:
         argv.append('--positions')
     _flag(argv, tables, '--shuffled', shuffled, False, None)
@@ -1316,6 +1319,7 @@ def mcq_compare(
     confidence: Any = 0.95,
     failures: Any = 'zero',
     items: Any = None,
+    cluster_by: Any = 'auto',
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -1337,7 +1341,8 @@ def mcq_compare(
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
     - ``failures`` (--failures) [zero, exclude] (default zero): How parse failures and API errors score: 0 (default) or left out
-    - ``items`` (--items): Items JSONL whose gold answers and groups replace those in the results
+    - ``items`` (--items): Items JSONL whose gold answers and groups replace those in the results; its `meta.provenance` makes items of one source a cluster (--cluster-by)
+    - ``cluster_by`` (--cluster-by) [auto, question, trajectory, none] (default auto): With --items: the items resampled (and tested) together. auto: by source question when any item carries provenance; question: same `question_id`; trajectory: same run, question, arm and trajectory; none: item by item. Items without provenance are their own cluster
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
@@ -1352,6 +1357,7 @@ def mcq_compare(
     _flag(argv, tables, '--confidence', confidence, False, 0.95)
     _flag(argv, tables, '--failures', failures, False, 'zero')
     _flag(argv, tables, '--items', items, False, None)
+    _flag(argv, tables, '--cluster-by', cluster_by, False, 'auto')
     if plot:
         argv += ['--plot', 'figure.svg']
     return _run(argv, tables, progress)

@@ -45,6 +45,7 @@ mod llm_client;
 mod llm_real_caps;
 mod llm_usage;
 mod mcq_cli;
+mod mcq_cluster;
 mod mcq_parse;
 mod mcq_rates;
 mod mcq_real;

@@ -4,15 +4,17 @@
 
 use std::path::{Path, PathBuf};
 
+use ragstats_core::mcq::cluster::{item_clusters, ClusterBy, Clusters};
 use ragstats_core::mcq::results::{read_one_configuration, RunResult};
 use ragstats_core::mcq::score::{BootSettings, FailurePolicy, Stat};
-use ragstats_core::mcq::validate::load_items;
+use ragstats_core::mcq::validate::load_items_lines;
 use ragstats_core::mcq::Item;
 use ragstats_core::resample::ResampleBackend;
 use ragstats_core::table::Cell;
 
 use crate::cmd::common::num;
 use crate::cmd::resample::{Progress, ResampleArgs};
+use crate::cmd::UsageError;
 
 /// Bootstrap flags of `score` and `compare`.
 #[derive(Debug, Clone, clap::Args)]
@@ -22,9 +24,16 @@ pub struct BootArgs {
     /// How parse failures and API errors score: 0 (default) or left out.
     #[arg(long, value_enum, default_value_t = FailuresArg::Zero)]
     pub failures: FailuresArg,
-    /// Items JSONL whose gold answers and groups replace those in the results.
+    /// Items JSONL whose gold answers and groups replace those in the results; its
+    /// `meta.provenance` makes items of one source a cluster (--cluster-by).
     #[arg(long)]
     pub items: Option<PathBuf>,
+    /// With --items: the items resampled (and tested) together. auto: by source question
+    /// when any item carries provenance; question: same `question_id`; trajectory: same
+    /// run, question, arm and trajectory; none: item by item. Items without provenance are
+    /// their own cluster.
+    #[arg(long, value_enum, default_value_t = ClusterByArg::Auto)]
+    pub cluster_by: ClusterByArg,
 }
 
 impl BootArgs {
@@ -58,6 +67,20 @@ impl BootArgs {
 }
 
 flag_enum! {
+    /// `--cluster-by`.
+    pub enum ClusterByArg => ClusterBy {
+        /// By question when any item carries provenance, else item by item.
+        Auto,
+        /// Items of one source question.
+        Question,
+        /// Items of one trajectory.
+        Trajectory,
+        /// Item by item.
+        None,
+    }
+}
+
+flag_enum! {
     /// `--failures`.
     pub enum FailuresArg => FailurePolicy {
         /// EM = F1 = 0.
@@ -78,12 +101,40 @@ pub fn load_results(
     )?)
 }
 
-/// The items of `--items`, with their path, if given.
-pub fn load_items_opt(p: &Option<PathBuf>) -> anyhow::Result<Option<(PathBuf, Vec<Item>)>> {
-    Ok(match p {
-        Some(p) => Some((p.clone(), load_items(p)?)),
-        None => None,
-    })
+/// The items of `--items` with their path, and their clusters ([`load_items_clustered`]).
+pub type ItemsAndClusters = (Option<(PathBuf, Vec<Item>)>, Option<Clusters>);
+
+/// The items of `--items` (with their path) and their clusters under `--cluster-by`: no
+/// clusters without `--items` (an explicit `question` or `trajectory` then is a usage
+/// error: the results files carry no provenance), with `none`, or with `auto` when no item
+/// carries provenance.
+pub fn load_items_clustered(
+    p: &Option<PathBuf>,
+    by: ClusterByArg,
+) -> anyhow::Result<ItemsAndClusters> {
+    let Some(p) = p else {
+        if matches!(by, ClusterByArg::Question | ClusterByArg::Trajectory) {
+            return Err(UsageError(
+                "--cluster-by needs --items: the results files carry no provenance; the items file's meta.provenance does"
+                    .into(),
+            )
+            .into());
+        }
+        return Ok((None, None));
+    };
+    let loaded = load_items_lines(p)?;
+    let clusters = item_clusters(p, &loaded, by.into())?;
+    Ok((
+        Some((p.clone(), loaded.into_iter().map(|l| l.item).collect())),
+        clusters,
+    ))
+}
+
+impl BootArgs {
+    /// [`load_items_clustered`] of these flags.
+    pub fn load_items(&self) -> anyhow::Result<ItemsAndClusters> {
+        load_items_clustered(&self.items, self.cluster_by)
+    }
 }
 
 /// An interval cell: `[lo, hi]`.

@@ -4,14 +4,16 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::mcq::compare::{compare_results, paired_items, CompareReport, Side};
+use ragstats_core::mcq::compare::{compare_results_clustered, paired_items, CompareReport, Side};
 
-use super::boot::{load_items_opt, load_results, BootArgs};
+use super::boot::{load_results, BootArgs};
 use crate::cmd::common::Format;
 use crate::cmd::render::{Figure, Finished};
 
 mod leaderboard;
 mod render;
+
+pub(crate) use render::cluster_lines;
 
 /// Flags of `stats mcq compare`.
 #[derive(Debug, clap::Args)]
@@ -47,12 +49,19 @@ pub struct CompareOutput {
 /// Loads both results files (applying `--items`) and compares them.
 pub fn compute(a: &Args) -> anyhow::Result<CompareOutput> {
     let settings = a.boot.settings()?;
-    let items = load_items_opt(&a.boot.items)?;
+    let (items, clusters) = a.boot.load_items()?;
     let ra = load_results(&a.a, items.as_ref())?;
     let rb = load_results(&a.b, items.as_ref())?;
     let rows = paired_items(&ra, &rb, settings.failures)?;
     let report = a.boot.with_engine(rows, |engine, progress| {
-        Ok(compare_results(&ra, &rb, &settings, engine, progress)?)
+        Ok(compare_results_clustered(
+            &ra,
+            &rb,
+            &settings,
+            clusters.as_ref(),
+            engine,
+            progress,
+        )?)
     })?;
     Ok(CompareOutput {
         file_a: a.a.clone(),

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::mcq::score::{score_results, scored_items, ScoreReport};
+use ragstats_core::mcq::score::{score_results_clustered, scored_items, ScoreReport};
 
-use super::boot::{load_items_opt, load_results, BootArgs};
+use super::boot::{load_results, BootArgs};
 use crate::cmd::common::Format;
 use crate::cmd::render::{Figure, Finished};
 use crate::cmd::UsageError;
@@ -49,7 +49,7 @@ pub fn compute(a: &Args) -> anyhow::Result<ScoreOutput> {
     if a.shuffled.is_some() && !a.positions {
         return Err(UsageError("--shuffled needs --positions".into()).into());
     }
-    let items = load_items_opt(&a.boot.items)?;
+    let (items, clusters) = a.boot.load_items()?;
     let results = load_results(&a.results, items.as_ref())?;
     let rows = scored_items(
         &results,
@@ -61,11 +61,12 @@ pub fn compute(a: &Args) -> anyhow::Result<ScoreOutput> {
             Some(p) => Some(load_results(p, items.as_ref())?),
             None => None,
         };
-        Ok(score_results(
+        Ok(score_results_clustered(
             &results,
             a.positions,
             shuffled.as_deref(),
             &settings,
+            clusters.as_ref(),
             engine,
             progress,
         )?)

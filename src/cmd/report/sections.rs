@@ -12,7 +12,7 @@ use super::html::{command, h, sh, table};
 use super::inputs::capability_columns;
 use super::Args;
 use crate::cmd::common::{num, Format, PanelOptions};
-use crate::cmd::mcq::boot::{BootArgs, FailuresArg};
+use crate::cmd::mcq::boot::{BootArgs, ClusterByArg, FailuresArg};
 
 mod compare;
 mod mcq;
@@ -76,6 +76,7 @@ impl<'a> Sections<'a> {
             resample: self.args.resample.clone(),
             failures: FailuresArg::Zero,
             items: None,
+            cluster_by: ClusterByArg::None,
         }
     }
 

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use serde::{Serialize, Serializer};
 use statrs::distribution::{Binomial, Discrete};
 
+use super::cluster::{obuchowski, ClusterTest, Clusters};
 use super::item::{Group, Task};
 use super::results::RunResult;
 use super::score::{
@@ -108,6 +109,16 @@ pub fn item_differences(pairs: &[Pair]) -> Vec<(Group, [f64; 2])> {
         .collect()
 }
 
+/// The ids of [`item_differences`]' rows, in the same order (first appearance).
+pub fn item_ids(pairs: &[Pair]) -> Vec<&str> {
+    let mut seen = std::collections::HashSet::new();
+    pairs
+        .iter()
+        .map(|p| p.id.as_str())
+        .filter(|id| seen.insert(*id))
+        .collect()
+}
+
 /// Group means of B − A for each run separately.
 pub fn per_run_differences(pairs: &[Pair]) -> Vec<GroupMeans> {
     let mut runs: Vec<u32> = pairs.iter().map(|p| p.run).collect();
@@ -138,6 +149,17 @@ pub struct McNemar {
     pub b_only: u64,
     /// Exact two-sided p.
     pub p: f64,
+    /// The cluster-adjusted test, when clusters are in force: the p that decides.
+    #[serde(flatten)]
+    pub cluster: Option<ClusterTest>,
+}
+
+impl McNemar {
+    /// The p-value that decides (and that Holm and BH adjust): the cluster-adjusted one when
+    /// clusters are in force, else the exact one.
+    pub fn decision_p(&self) -> f64 {
+        self.cluster.as_ref().map_or(self.p, |c| c.cluster_p)
+    }
 }
 
 /// McNemar's exact test: with n = b + c discordant pairs,
@@ -157,17 +179,32 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
     (2.0 * tail).min(1.0)
 }
 
-/// McNemar rows per group present and overall, on EM of the pairs.
-pub fn mcnemar_table(pairs: &[Pair]) -> Vec<McNemar> {
+/// McNemar rows per group present and overall, on EM of the pairs; with `clusters`, each
+/// row also has the cluster-adjusted test ([`obuchowski`]) over the clusters with a pair in
+/// it (per group the items of a cluster in that group; at `overall` whole clusters), every
+/// run of an item in its item's cluster.
+pub fn mcnemar_table(pairs: &[Pair], clusters: Option<&Clusters>) -> Vec<McNemar> {
     let row = |name: String, ps: &[&Pair]| {
         let a_only = ps.iter().filter(|p| p.a[0] == 1.0 && p.b[0] != 1.0).count() as u64;
         let b_only = ps.iter().filter(|p| p.b[0] == 1.0 && p.a[0] != 1.0).count() as u64;
+        let cluster = clusters.map(|c| {
+            let idx = c.indices(ps.iter().map(|p| p.id.as_str()));
+            let k = idx.iter().copied().max().map_or(0, |m| m + 1);
+            let mut cells = vec![(0.0, 0.0, 0.0); k];
+            for (p, &i) in ps.iter().zip(&idx) {
+                cells[i].0 += 1.0;
+                cells[i].1 += f64::from(u8::from(p.a[0] == 1.0));
+                cells[i].2 += f64::from(u8::from(p.b[0] == 1.0));
+            }
+            obuchowski(&cells)
+        });
         McNemar {
             group: name,
             pairs: ps.len(),
             a_only,
             b_only,
             p: mcnemar_exact(a_only, b_only),
+            cluster,
         }
     };
     let mut out = Vec::new();
@@ -287,6 +324,10 @@ pub struct CompareReport {
     pub deltas: Vec<DeltaRow>,
     /// McNemar's exact test on EM per group and overall ([`mcnemar_table`]).
     pub mcnemar: Vec<McNemar>,
+    /// The clusters the bootstrap resampled and the cluster-adjusted test used (`--items`
+    /// with provenance); absent when items were resampled one by one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<Clusters>,
 }
 
 impl Report for CompareReport {
@@ -357,14 +398,34 @@ pub fn compare_results(
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CompareReport> {
+    compare_results_clustered(a, b, settings, None, backend, progress)
+}
+
+/// [`compare_results`] with `clusters` of items: the paired bootstrap resamples clusters
+/// within each group rather than items ([`bootstrap_group_means`]), and every McNemar row
+/// adds the cluster-adjusted test ([`mcnemar_table`]). With `None` it is
+/// [`compare_results`].
+///
+/// # Errors
+/// Those of [`compare_results`].
+pub fn compare_results_clustered(
+    a: &[RunResult],
+    b: &[RunResult],
+    settings: &BootSettings,
+    clusters: Option<&Clusters>,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<CompareReport> {
     let (Some(fa), Some(fb)) = (a.first(), b.first()) else {
         return Err(Error::Usage("no result lines to compare".into()));
     };
     let pairing = pair(a, b, settings.failures)?;
     let diffs = item_differences(&pairing.pairs);
     let per_run = per_run_differences(&pairing.pairs);
+    let units = clusters.map(|c| c.indices(item_ids(&pairing.pairs)));
     let reps = bootstrap_group_means(
         &diffs,
+        units.as_deref(),
         MeanRange::Differences,
         &settings.resampling,
         backend,
@@ -392,7 +453,8 @@ pub fn compare_results(
         backend: backend.name().into(),
         adapter: backend.description(),
         deltas,
-        mcnemar: mcnemar_table(&pairing.pairs),
+        mcnemar: mcnemar_table(&pairing.pairs, clusters),
+        clusters: clusters.cloned(),
     })
 }
 
@@ -525,7 +587,9 @@ mod tests {
                 a_only: 0,
                 b_only: 1,
                 p: 1.0,
+                cluster: None,
             }],
+            clusters: None,
         };
         let d = document(
             "mcq compare",

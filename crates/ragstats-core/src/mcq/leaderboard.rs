@@ -6,9 +6,10 @@
 
 use serde::Serialize;
 
-use super::compare::{compare_results, DeltaRow, McNemar, Side};
+use super::cluster::Clusters;
+use super::compare::{compare_results_clustered, DeltaRow, McNemar, Side};
 use super::results::RunResult;
-use super::score::{score_results, BootSettings, LevelRow};
+use super::score::{score_results_clustered, BootSettings, LevelRow};
 use crate::compare::multiplicity::{benjamini_hochberg, holm};
 use crate::document::{Engine, Report};
 use crate::error::{Error, Result};
@@ -32,10 +33,13 @@ pub struct System {
 pub struct AdjustedMcNemar {
     #[serde(flatten)]
     pub test: McNemar,
-    /// Holm over every pair's test at this level.
+    /// Holm over every pair's test at this level, on [`McNemar::decision_p`].
     pub p_holm: f64,
-    /// Benjamini–Hochberg over every pair's test at this level.
+    /// Benjamini–Hochberg over every pair's test at this level, on [`McNemar::decision_p`].
     pub q_bh: f64,
+    /// With clusters: `cluster_p`, the p the adjustments are of (absent without: `p`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adjusted: Option<&'static str>,
 }
 
 /// One pair b − a of files.
@@ -66,6 +70,10 @@ pub struct LeaderboardReport {
     pub backend: String,
     #[serde(skip)]
     pub adapter: String,
+    /// The clusters every bootstrap resampled and the cluster-adjusted tests used
+    /// (`--items` with provenance); absent when items were resampled one by one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<Clusters>,
 }
 
 impl Report for LeaderboardReport {
@@ -79,11 +87,27 @@ impl Report for LeaderboardReport {
 /// replicates done over all the bootstraps (k + k(k − 1)/2 of them).
 ///
 /// # Errors
-/// [`Error::Usage`] for fewer than two files; those of [`score_results`] and
-/// [`compare_results`], with the file or pair named.
+/// [`Error::Usage`] for fewer than two files; those of [`super::score::score_results`] and
+/// [`super::compare::compare_results`], with the file or pair named.
 pub fn leaderboard(
     files: &[(String, Vec<RunResult>)],
     settings: &BootSettings,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<LeaderboardReport> {
+    leaderboard_clustered(files, settings, None, backend, progress)
+}
+
+/// [`leaderboard`] with `clusters` of items: every score and pair bootstrap resamples
+/// clusters within groups ([`score_results_clustered`], [`compare_results_clustered`]),
+/// every McNemar row has the cluster-adjusted test, and Holm and BH adjust its p.
+///
+/// # Errors
+/// Those of [`leaderboard`].
+pub fn leaderboard_clustered(
+    files: &[(String, Vec<RunResult>)],
+    settings: &BootSettings,
+    clusters: Option<&Clusters>,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<LeaderboardReport> {
@@ -96,7 +120,7 @@ pub fn leaderboard(
     let mut done = 0u64;
     let mut systems = Vec::with_capacity(files.len());
     for (name, results) in files {
-        let r = score_results(results, false, None, settings, backend, &|n| {
+        let r = score_results_clustered(results, false, None, settings, clusters, backend, &|n| {
             progress(done + n)
         })
         .map_err(|e| Error::Data(format!("{name}: {e}")))?;
@@ -116,8 +140,10 @@ pub fn leaderboard(
     for i in 0..files.len() {
         for j in i + 1..files.len() {
             let (a, b_) = (&files[i], &files[j]);
-            let r = compare_results(&a.1, &b_.1, settings, backend, &|n| progress(done + n))
-                .map_err(|e| Error::Data(format!("{} vs {}: {e}", a.0, b_.0)))?;
+            let r = compare_results_clustered(&a.1, &b_.1, settings, clusters, backend, &|n| {
+                progress(done + n)
+            })
+            .map_err(|e| Error::Data(format!("{} vs {}: {e}", a.0, b_.0)))?;
             done += b;
             pairs.push(Pair {
                 a: a.0.clone(),
@@ -133,6 +159,7 @@ pub fn leaderboard(
                         test,
                         p_holm: f64::NAN,
                         q_bh: f64::NAN,
+                        adjusted: clusters.map(|_| "cluster_p"),
                     })
                     .collect(),
             });
@@ -160,7 +187,7 @@ pub fn leaderboard(
             .collect();
         let ps: Vec<f64> = at
             .iter()
-            .map(|&(i, j)| pairs[i].mcnemar[j].test.p)
+            .map(|&(i, j)| pairs[i].mcnemar[j].test.decision_p())
             .collect();
         let (h, q) = (holm(&ps), benjamini_hochberg(&ps));
         for (n, &(i, j)) in at.iter().enumerate() {
@@ -175,5 +202,6 @@ pub fn leaderboard(
         pairs,
         backend: backend.name().into(),
         adapter: backend.description(),
+        clusters: clusters.cloned(),
     })
 }

@@ -8,6 +8,7 @@
 //! - [`metrics`], [`score`]: EM, instance F1, the group → task → overall average, intervals
 //!   from the stratified item bootstrap on the resample engine.
 //! - [`compare`]: paired deltas and McNemar's exact test.
+//! - [`cluster`]: items from one source question or trajectory as a cluster (`--items`).
 //! - [`positions`]: positional bias and shuffle agreement.
 //! - [`filter`]: difficulty and format filters.
 //! - items built from trajectory logs (vanilla and error-guided) are in `ragstats_agent::mcqgen`.
@@ -15,6 +16,7 @@
 //! - [`ledger_costs`]: tokens and fees of an `mcq run` ledger per item, group, task and run.
 
 pub mod agree;
+pub mod cluster;
 pub mod compare;
 pub mod filter;
 pub mod item;

@@ -400,6 +400,17 @@ pub fn write_results(path: &Path, results: &[RunResult]) -> Result<()> {
 /// [`Error::Io`]; [`Error::Input`] with file:line for a line that is not a result line or
 /// repeats an (id, run).
 pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
+    Ok(read_results_lines(path)?
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect())
+}
+
+/// [`read_results`] with each result's 1-based line.
+///
+/// # Errors
+/// Those of [`read_results`].
+pub fn read_results_lines(path: &Path) -> Result<Vec<(u64, RunResult)>> {
     let mut rdr = crate::panel::memory::open_jsonl(path)?;
     let mut out = Vec::new();
     let mut seen: HashSet<(String, u32)> = HashSet::new();
@@ -438,7 +449,7 @@ pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
                 format!("id {:?} run {} appears twice", clip(&r.id), r.run),
             ));
         }
-        out.push(r);
+        out.push((n, r));
     }
     if out.is_empty() {
         return Err(Error::input(path, None, "no result lines"));
@@ -451,13 +462,14 @@ pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
 /// items) when given: what `mcq score` and `mcq compare` analyse.
 ///
 /// # Errors
-/// Those of [`read_results`] and [`apply_items`]; [`Error::Usage`] when the file mixes
-/// configurations.
+/// Those of [`read_results`]; [`Error::Usage`] when the file mixes configurations;
+/// [`Error::Input`] naming the results file and line of a result whose id is not among the
+/// items or whose options differ from the item's.
 pub fn read_one_configuration(
     path: &Path,
     items: Option<(&Path, &[Item])>,
 ) -> Result<Vec<RunResult>> {
-    let mut rs = read_results(path)?;
+    let (lines, mut rs): (Vec<u64>, Vec<RunResult>) = read_results_lines(path)?.into_iter().unzip();
     let first = &rs[0];
     if let Some(r) = rs.iter().find(|r| {
         r.model != first.model || r.prompt != first.prompt || r.shuffle_seed != first.shuffle_seed
@@ -474,7 +486,9 @@ pub fn read_one_configuration(
         )));
     }
     if let Some((p, its)) = items {
-        apply_items(&mut rs, its, p)?;
+        if let Err((i, msg)) = apply_items_at(&mut rs, its, p) {
+            return Err(Error::input(path, Some(lines[i]), msg));
+        }
     }
     Ok(rs)
 }
@@ -485,27 +499,42 @@ pub fn read_one_configuration(
 /// # Errors
 /// [`Error::Data`] when a result's id is not among the items or its labels differ.
 pub fn apply_items(results: &mut [RunResult], items: &[Item], file: &Path) -> Result<()> {
+    apply_items_at(results, items, file).map_err(|(_, m)| Error::Data(m))
+}
+
+/// [`apply_items`], failing with the index of the result and what is wrong with it.
+fn apply_items_at(
+    results: &mut [RunResult],
+    items: &[Item],
+    file: &Path,
+) -> std::result::Result<(), (usize, String)> {
     let by_id: HashMap<&str, &Item> = items.iter().map(|i| (i.id.as_str(), i)).collect();
-    for r in results.iter_mut() {
+    for (n, r) in results.iter_mut().enumerate() {
         let Some(it) = by_id.get(r.id.as_str()) else {
-            return Err(Error::Data(format!(
-                "result for item {:?} has no item in {}",
-                r.id,
-                file.display()
-            )));
+            return Err((
+                n,
+                format!(
+                    "result for item {:?} has no item in {}",
+                    clip(&r.id),
+                    file.display()
+                ),
+            ));
         };
         let mut a = it.labels();
         let mut b = r.labels.clone();
         a.sort();
         b.sort();
         if a != b {
-            return Err(Error::Data(format!(
-                "item {:?}: options in {} ({}) differ from those the run saw ({})",
-                r.id,
-                file.display(),
-                a.join(","),
-                b.join(",")
-            )));
+            return Err((
+                n,
+                format!(
+                    "item {:?}: options in {} ({}) differ from those the run saw ({})",
+                    clip(&r.id),
+                    file.display(),
+                    a.join(","),
+                    b.join(",")
+                ),
+            ));
         }
         r.gold = it.answer.clone();
         r.task = it.task;

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::cluster::Clusters;
 use super::item::{Group, Task};
 use super::metrics::{exact_match, f1};
 use super::results::{Outcome, RunResult};
@@ -177,10 +178,22 @@ impl MeanRange {
 /// replicates `0..resampling.replicates` drawn from `resampling.seed` (its confidence is
 /// the caller's, for [`level_rows`]).
 ///
+/// With `clusters` (a cluster index per row, [`super::cluster::Clusters::indices`]) the
+/// units resampled within a group are its clusters, not its rows: one engine row per
+/// (group, cluster) with the cluster's centred sums and its row count, `[Σ(x − c)_EM,
+/// Σ(x − c)_F1, n]`, numbered in order of first appearance; a replicate's group mean is
+/// `c + Σ sums / Σ n` over the drawn clusters (the ratio estimator of the cluster
+/// bootstrap; the estimate itself stays the item mean). The clusters play the role the
+/// engine's rows always play, so the CPU and GPU backends draw the same clusters. With every
+/// row its own cluster the engine draws the same rows as without clusters, its first two
+/// column sums are the same f32 adds in the same order and Σ n = q exactly, so the
+/// replicates are bit-for-bit those of the item bootstrap.
+///
 /// # Errors
 /// [`Error::Usage`] for fewer than 2 replicates; engine errors.
 pub fn bootstrap_group_means(
     rows: &[(Group, [f64; 2])],
+    clusters: Option<&[usize]>,
     range: MeanRange,
     resampling: &Resampling,
     backend: &dyn ResampleBackend,
@@ -192,6 +205,11 @@ pub fn bootstrap_group_means(
     if replicates < 2 {
         return Err(Error::Usage("--replicates must be at least 2".into()));
     }
+    if clusters.is_some_and(|c| c.len() != rows.len()) {
+        return Err(Error::Data(
+            "cluster bootstrap: one cluster index per row is needed".into(),
+        ));
+    }
     let present: Vec<Group> = Group::ALL
         .into_iter()
         .filter(|g| rows.iter().any(|(h, _)| h == g))
@@ -200,39 +218,67 @@ pub fn bootstrap_group_means(
         return Err(Error::Data("no scored items to resample".into()));
     }
     let centres = group_means(rows);
+    let k = if clusters.is_some() { 3 } else { 2 };
     let data: Vec<Vec<f32>> = present
         .iter()
         .map(|g| {
             let c = centres[g.index()].unwrap_or([0.0, 0.0]);
-            rows.iter()
-                .filter(|(h, _)| h == g)
-                .flat_map(|(_, v)| [(v[0] - c[0]) as f32, (v[1] - c[1]) as f32])
-                .collect()
+            let of_g = rows.iter().enumerate().filter(|(_, (h, _))| h == g);
+            match clusters {
+                None => of_g
+                    .flat_map(|(_, (_, v))| [(v[0] - c[0]) as f32, (v[1] - c[1]) as f32])
+                    .collect(),
+                Some(cl) => {
+                    // (cluster, Σ centred EM, Σ centred F1, rows) in order of first appearance.
+                    let mut at: HashMap<usize, usize> = HashMap::new();
+                    let mut units: Vec<[f64; 3]> = Vec::new();
+                    for (i, (_, v)) in of_g {
+                        let u = *at.entry(cl[i]).or_insert_with(|| {
+                            units.push([0.0; 3]);
+                            units.len() - 1
+                        });
+                        units[u][0] += v[0] - c[0];
+                        units[u][1] += v[1] - c[1];
+                        units[u][2] += 1.0;
+                    }
+                    units
+                        .iter()
+                        .flat_map(|u| [u[0] as f32, u[1] as f32, u[2] as f32])
+                        .collect()
+                }
+            }
         })
         .collect();
     let job = ResampleJob {
         strata: data.iter().map(|d| d.as_slice()).collect(),
-        k: 2,
+        k,
         seed,
         replicates: 0..replicates,
     };
     let sums = backend.resample_sums(&job, progress)?;
     let s = present.len();
-    let q: Vec<f64> = data.iter().map(|d| (d.len() / 2) as f64).collect();
+    let q: Vec<f64> = data.iter().map(|d| (d.len() / k) as f64).collect();
     let [lo, hi] = range.bounds();
     Ok((0..replicates as usize)
         .map(|r| {
             let mut gm: GroupMeans = [None; 6];
             for (si, g) in present.iter().enumerate() {
                 let c = centres[g.index()].unwrap_or([0.0, 0.0]);
-                let base = (r * s + si) * 2;
+                let base = (r * s + si) * k;
+                // The rows drawn: q without clusters; the drawn clusters' sizes with them
+                // (an integer sum, exact in f32 below 2^24 rows).
+                let n = if k == 3 {
+                    f64::from(sums[base + 2])
+                } else {
+                    q[si]
+                };
                 // A mean of values in [lo, hi] lies in [lo, hi]; the f32 sums of centred rows
                 // can leave it by a rounding error (−9.9e-9 was printed as an interval end of
                 // a score), so the replicate is clamped back. Differences have their own
                 // range: clamping them to a score's [0, 1] cut every negative delta to 0.
                 gm[g.index()] = Some([
-                    (c[0] + f64::from(sums[base]) / q[si]).clamp(lo, hi),
-                    (c[1] + f64::from(sums[base + 1]) / q[si]).clamp(lo, hi),
+                    (c[0] + f64::from(sums[base]) / n).clamp(lo, hi),
+                    (c[1] + f64::from(sums[base + 1]) / n).clamp(lo, hi),
                 ]);
             }
             gm
@@ -514,6 +560,10 @@ pub struct ScoreReport {
     /// What the reader should know about the intervals: groups of fewer than
     /// [`MIN_GROUP_ITEMS`] items, and intervals marked `ci_unreliable` ([`score_warnings`]).
     pub warnings: Vec<String>,
+    /// The clusters the bootstrap resampled (`--items` with provenance); absent when items
+    /// were resampled one by one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<Clusters>,
 }
 
 impl Report for ScoreReport {
@@ -558,6 +608,26 @@ pub fn score_results(
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ScoreReport> {
+    score_results_clustered(
+        results, positions, shuffled, settings, None, backend, progress,
+    )
+}
+
+/// [`score_results`] with the bootstrap resampling `clusters` of items within each group
+/// rather than items ([`bootstrap_group_means`]): the intervals and SEs are cluster-robust,
+/// the estimates are unchanged. With `None` it is [`score_results`].
+///
+/// # Errors
+/// Those of [`score_results`].
+pub fn score_results_clustered(
+    results: &[RunResult],
+    positions: bool,
+    shuffled: Option<&[RunResult]>,
+    settings: &BootSettings,
+    clusters: Option<&Clusters>,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ScoreReport> {
     let first = results
         .first()
         .ok_or_else(|| Error::Usage("no result lines to score".into()))?;
@@ -572,8 +642,10 @@ pub fn score_results(
         .into_iter()
         .map(|(_, g)| g)
         .collect();
+    let units = clusters.map(|c| c.indices(rows_items.iter().map(|i| i.id.as_str())));
     let reps = bootstrap_group_means(
         &rows,
+        units.as_deref(),
         MeanRange::Scores,
         &settings.resampling,
         backend,
@@ -604,6 +676,7 @@ pub fn score_results(
         positions: positions.then(|| super::positions::position_table(results)),
         shuffle_agreement: shuffled.map(|s| super::positions::shuffle_agreement(results, s)),
         warnings,
+        clusters: clusters.cloned(),
     })
 }
 
@@ -907,6 +980,47 @@ pub(crate) mod tests {
         assert_eq!(r.warnings.len(), 1);
     }
 
+    /// Clusters of one row each draw the same rows as the item bootstrap and sum them in
+    /// the same order: the replicates are bit-for-bit the same; one cluster per group
+    /// never moves (every replicate draws it; to the rounding of its centred sum).
+    #[test]
+    fn singleton_clusters_are_the_item_bootstrap_bit_for_bit() {
+        let rows: Vec<(Group, [f64; 2])> = (0..23)
+            .map(|i| {
+                let g = [Group::EvidenceExtraction, Group::NoiseAbstain][i % 2];
+                (
+                    g,
+                    [
+                        f64::from((i as u32).is_multiple_of(3)),
+                        (i as f64 * 0.37) % 1.0,
+                    ],
+                )
+            })
+            .collect();
+        let r = Resampling {
+            seed: 5,
+            replicates: 300,
+            confidence: 0.95,
+        };
+        let cpu = CpuBackend::new();
+        let run = |c: Option<&[usize]>| {
+            bootstrap_group_means(&rows, c, MeanRange::Scores, &r, &cpu, &|_| {}).unwrap()
+        };
+        let own: Vec<usize> = (0..rows.len()).collect();
+        assert_eq!(run(None), run(Some(&own)));
+        let one = vec![0; rows.len()];
+        let centres = group_means(&rows);
+        for gm in run(Some(&one)) {
+            for (a, b) in gm.iter().zip(&centres) {
+                let (Some(a), Some(b)) = (a, b) else {
+                    assert_eq!(a.is_none(), b.is_none());
+                    continue;
+                };
+                assert!(close(a[0], b[0]) && close(a[1], b[1]), "{a:?} vs {b:?}");
+            }
+        }
+    }
+
     /// The engine keys every resampling document has in its envelope, never in its body.
     pub(crate) const ENGINE_KEYS: [&str; 5] =
         ["backend", "adapter", "replicates", "seed", "confidence"];
@@ -952,6 +1066,7 @@ pub(crate) mod tests {
             positions: None,
             shuffle_agreement: None,
             warnings: vec![],
+            clusters: None,
         }
     }
 

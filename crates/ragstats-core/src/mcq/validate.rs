@@ -203,6 +203,17 @@ pub fn read_items(path: &Path) -> Result<ItemsFile> {
 /// [`Error::Io`]; [`Error::Input`] naming file, line and id of the first violation, with
 /// the number of further violations.
 pub fn load_items(path: &Path) -> Result<Vec<Item>> {
+    Ok(load_items_lines(path)?
+        .into_iter()
+        .map(|l| l.item)
+        .collect())
+}
+
+/// [`load_items`] with each item's line (and text) kept.
+///
+/// # Errors
+/// Those of [`load_items`].
+pub fn load_items_lines(path: &Path) -> Result<Vec<Loaded>> {
     let f = read_items(path)?;
     if let Some(v) = f.violations.first() {
         let more = f.violations.len() - 1;
@@ -220,7 +231,7 @@ pub fn load_items(path: &Path) -> Result<Vec<Item>> {
             ),
         ));
     }
-    Ok(f.items.into_iter().map(|l| l.item).collect())
+    Ok(f.items)
 }
 
 /// Checks one line; pushes every violation to `vs` and returns the item if it could be built.

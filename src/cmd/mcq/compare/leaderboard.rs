@@ -3,12 +3,12 @@
 //! ([`ragstats_core::mcq::leaderboard`]).
 
 use ragstats_core::document::{to_body, Engine, Report};
-use ragstats_core::mcq::leaderboard::{leaderboard, LeaderboardReport};
+use ragstats_core::mcq::leaderboard::{leaderboard_clustered, LeaderboardReport};
 use ragstats_core::mcq::score::scored_items;
 use ragstats_core::table::Cell;
 use serde_json::Value;
 
-use super::super::boot::{ci, csv_f64, load_items_opt, load_results, percent};
+use super::super::boot::{ci, csv_f64, load_results, percent};
 use super::Args;
 use crate::cmd::common::Table;
 use crate::cmd::render::{Finished, Rendered};
@@ -28,7 +28,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
         .into());
     }
     let settings = a.boot.settings()?;
-    let items = load_items_opt(&a.boot.items)?;
+    let (items, clusters) = a.boot.load_items()?;
     let paths: Vec<&std::path::PathBuf> = [&a.a, &a.b].into_iter().chain(&a.more).collect();
     let mut files = Vec::with_capacity(paths.len());
     let mut rows = 0;
@@ -43,7 +43,13 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
     }
     // The engine is sized by the largest bootstrap; every one of the k + k(k-1)/2 runs on it.
     let report = a.boot.with_engine(rows, |engine, progress| {
-        Ok(leaderboard(&files, &settings, engine, progress)?)
+        Ok(leaderboard_clustered(
+            &files,
+            &settings,
+            clusters.as_ref(),
+            engine,
+            progress,
+        )?)
     })?;
     let inputs = ragstats_core::document::Inputs::new()
         .with_all("results", paths.iter().map(|p| p.display()));
@@ -106,6 +112,43 @@ impl Rendered for LeaderboardOutput {
             }
         }
         out.push_str(&t.to_text());
+        if let Some(c) = &r.clusters {
+            out.push_str(&super::render::cluster_lines(c));
+            out.push_str("\nMcNemar on EM per group and overall: exact p, and the cluster-adjusted test, whose p decides and is adjusted over the pairs: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)\n");
+            let mut t = Table::new(&[
+                "a",
+                "b",
+                "group",
+                "pairs",
+                "a only",
+                "b only",
+                "p exact",
+                "test",
+                "p cluster",
+                "p(Holm)",
+                "q(BH)",
+            ]);
+            for p in &r.pairs {
+                for m in &p.mcnemar {
+                    let c = m.test.cluster.as_ref();
+                    t.row([
+                        Cell::text(&p.a),
+                        Cell::text(&p.b),
+                        Cell::text(&m.test.group),
+                        Cell::Count(m.test.pairs as u64),
+                        Cell::Count(m.test.a_only),
+                        Cell::Count(m.test.b_only),
+                        Cell::num(m.test.p),
+                        c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)),
+                        c.map_or(Cell::Missing, |c| Cell::num(c.cluster_p)),
+                        Cell::num(m.p_holm),
+                        Cell::num(m.q_bh),
+                    ]);
+                }
+            }
+            out.push_str(&t.to_text());
+            return out;
+        }
         out.push_str("\nMcNemar exact test on EM per group and overall, adjusted over the pairs\n");
         let mut t = Table::new(&[
             "a", "b", "group", "pairs", "a only", "b only", "p", "p(Holm)", "q(BH)",
@@ -132,12 +175,17 @@ impl Rendered for LeaderboardOutput {
     /// One row per pair and McNemar level: the test and its adjusted p-values, with the
     /// overall deltas of the pair.
     fn csv(&self) -> Table {
-        let mut t = Table::new(&[
+        let clustered = self.report.clusters.is_some();
+        let mut cols = vec![
             "a", "b", "group", "pairs", "a_only", "b_only", "p", "p_holm", "q_bh",
-        ]);
+        ];
+        if clustered {
+            cols.extend(["cluster_test", "cluster_p"]);
+        }
+        let mut t = Table::new(&cols);
         for p in &self.report.pairs {
             for m in &p.mcnemar {
-                t.row([
+                let mut row = vec![
                     Cell::text(&p.a),
                     Cell::text(&p.b),
                     Cell::text(&m.test.group),
@@ -147,7 +195,13 @@ impl Rendered for LeaderboardOutput {
                     csv_f64(m.test.p),
                     csv_f64(m.p_holm),
                     csv_f64(m.q_bh),
-                ]);
+                ];
+                if clustered {
+                    let c = m.test.cluster.as_ref();
+                    row.push(c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)));
+                    row.push(c.map_or(Cell::Missing, |c| csv_f64(c.cluster_p)));
+                }
+                t.row(row);
             }
         }
         t

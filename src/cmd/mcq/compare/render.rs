@@ -47,6 +47,42 @@ impl Rendered for CompareOutput {
             ]);
         }
         out.push_str(&t.to_text());
+        if let Some(c) = &r.clusters {
+            out.push_str(&cluster_lines(c));
+            out.push_str(
+                "\nMcNemar on EM over (id, run) pairs: exact p, and the cluster-adjusted test, whose p decides: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)\n",
+            );
+            let mut t = Table::new(&[
+                "group",
+                "pairs",
+                "A only",
+                "B only",
+                "p exact",
+                "clusters",
+                "X²",
+                "p Obuchowski",
+                "test",
+                "p cluster",
+            ]);
+            for m in &r.mcnemar {
+                let c = m.cluster.as_ref();
+                t.row([
+                    Cell::text(&m.group),
+                    Cell::Count(m.pairs as u64),
+                    Cell::Count(m.a_only),
+                    Cell::Count(m.b_only),
+                    Cell::num(m.p),
+                    c.map_or(Cell::Missing, |c| Cell::Count(c.clusters as u64)),
+                    c.and_then(|c| c.chi2).map_or(Cell::Missing, Cell::num),
+                    c.and_then(|c| c.obuchowski_p)
+                        .map_or(Cell::Missing, Cell::num),
+                    c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)),
+                    c.map_or(Cell::Missing, |c| Cell::num(c.cluster_p)),
+                ]);
+            }
+            out.push_str(&t.to_text());
+            return out;
+        }
         out.push_str("\nMcNemar exact test on EM over (id, run) pairs\n");
         let mut t = Table::new(&["group", "pairs", "A only", "B only", "p"]);
         for m in &r.mcnemar {
@@ -66,7 +102,7 @@ impl Rendered for CompareOutput {
     /// `to_string` form (a side without the level is `NaN`).
     fn csv(&self) -> Table {
         let r = &self.report;
-        let mut t = Table::new(&[
+        let mut cols = vec![
             "level",
             "name",
             "items",
@@ -83,11 +119,16 @@ impl Rendered for CompareOutput {
             "mcnemar_a_only",
             "mcnemar_b_only",
             "mcnemar_p",
-        ]);
+        ];
+        // With clusters, the cluster-adjusted test (absent otherwise: the CSV of before).
+        if r.clusters.is_some() {
+            cols.extend(["mcnemar_cluster_test", "mcnemar_cluster_p"]);
+        }
+        let mut t = Table::new(&cols);
         for d in &r.deltas {
             let (x, y, l) = (d.a, d.b, &d.delta);
             let m = r.mcnemar.iter().find(|m| m.group == l.name);
-            t.row([
+            let mut row = vec![
                 Cell::text(l.level),
                 Cell::text(&l.name),
                 Cell::Count(l.items as u64),
@@ -104,7 +145,13 @@ impl Rendered for CompareOutput {
                 m.map_or(Cell::Missing, |m| Cell::Count(m.a_only)),
                 m.map_or(Cell::Missing, |m| Cell::Count(m.b_only)),
                 m.map_or(Cell::Missing, |m| csv_f64(m.p)),
-            ]);
+            ];
+            if r.clusters.is_some() {
+                let c = m.and_then(|m| m.cluster.as_ref());
+                row.push(c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)));
+                row.push(c.map_or(Cell::Missing, |c| csv_f64(c.cluster_p)));
+            }
+            t.row(row);
         }
         t
     }
@@ -117,4 +164,16 @@ impl Rendered for CompareOutput {
     fn engine(&self) -> Engine {
         self.report.engine()
     }
+}
+
+/// The lines a text report has about its clusters: the rule, the counts and the notes.
+pub(crate) fn cluster_lines(c: &ragstats_core::mcq::cluster::Clusters) -> String {
+    let mut out = format!(
+        "\nclusters: by {} from {}: {} cluster(s) of {} item(s), the largest {}; the bootstrap resampled clusters within groups\n",
+        c.rule, c.items_file, c.clusters, c.items, c.largest
+    );
+    for n in &c.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
 }

@@ -1,0 +1,496 @@
+//! `stats mcq compare|score --items ITEMS --cluster-by …` (issue #35, item 4): items of one
+//! source question resampled and tested as a cluster.
+
+use crate::common::gpu_ran;
+use crate::mcq_cli::result_line;
+use crate::support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use support::cli::{json_of, stats};
+
+const BARE: &str = "data/demo/mcq-bare.jsonl";
+const INF: &str = "data/demo/mcq-informative.jsonl";
+const SAMPLE: &str = "data/mcq/sample.jsonl";
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn lines(path: &str) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn to_jsonl(vs: &[Value]) -> String {
+    vs.iter().map(|v| v.to_string() + "\n").collect()
+}
+
+/// The sample items with `meta.provenance.source.question_id` = `question(id)`.
+fn items_with(dir: &Path, name: &str, question: &dyn Fn(&str) -> String) -> PathBuf {
+    let items: Vec<Value> = lines(SAMPLE)
+        .into_iter()
+        .map(|mut it| {
+            let q = question(it["id"].as_str().unwrap());
+            it["meta"] = json!({"provenance": {"source": {"question_id": q}}});
+            it
+        })
+        .collect();
+    write(dir, name, &to_jsonl(&items))
+}
+
+const FAST: [&str; 6] = [
+    "--format",
+    "json",
+    "--backend",
+    "cpu",
+    "--replicates",
+    "400",
+];
+
+fn compare(files: &[&Path], extra: &[&str]) -> Value {
+    json_of(
+        stats()
+            .args(["mcq", "compare"])
+            .args(files)
+            .args(FAST)
+            .args(extra),
+    )
+}
+
+fn overall<'a>(v: &'a Value, key: &str) -> &'a Value {
+    v[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "overall" || r["group"] == "overall")
+        .unwrap()
+}
+
+/// With every item its own cluster the cluster bootstrap draws the same items as the item
+/// bootstrap and its sums are the same f32 adds: every estimate, SE and interval of
+/// `mcq compare` (two files and three), and of `mcq score`, is bit-for-bit today's.
+#[test]
+fn singleton_clusters_give_the_item_bootstrap_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let items = items_with(dir.path(), "items.jsonl", &|id| format!("q-{id}"));
+    let (bare, inf) = (Path::new(BARE), Path::new(INF));
+    let plain = compare(&[bare, inf], &[]);
+    let clus = compare(&[bare, inf], &["--items", items.to_str().unwrap()]);
+    assert_eq!(clus["deltas"], plain["deltas"]);
+    let c = &clus["clusters"];
+    assert_eq!(
+        (&c["rule"], &c["clusters"], &c["items"], &c["largest"]),
+        (&json!("question"), &json!(25), &json!(25), &json!(1))
+    );
+    assert_eq!(c["without_provenance"], 0);
+    assert!(plain.get("clusters").is_none());
+    // The exact McNemar p is untouched; the cluster test is added beside it.
+    let (m0, m1) = (overall(&plain, "mcnemar"), overall(&clus, "mcnemar"));
+    assert_eq!(m0["p"], m1["p"]);
+    assert_eq!(m1["cluster_test"], "obuchowski");
+    assert_eq!(m1["clusters"], 25);
+
+    // Three files: every system's scores and every pair's deltas are today's too.
+    let plain = compare(&[bare, inf, bare], &[]);
+    let clus = compare(&[bare, inf, bare], &["--items", items.to_str().unwrap()]);
+    assert_eq!(clus["systems"], plain["systems"]);
+    for (p, q) in plain["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(clus["pairs"].as_array().unwrap())
+    {
+        assert_eq!(p["deltas"], q["deltas"]);
+        assert_eq!(q["mcnemar"][0]["adjusted"], "cluster_p");
+    }
+
+    // `mcq score --items`: the same.
+    let score =
+        |extra: &[&str]| json_of(stats().args(["mcq", "score", BARE]).args(FAST).args(extra));
+    let (s0, s1) = (score(&[]), score(&["--items", items.to_str().unwrap()]));
+    assert_eq!(s0["scores"], s1["scores"]);
+    assert_eq!(s1["clusters"]["clusters"], 25);
+}
+
+/// Each item and each of its result lines copied 3 times, the copies one cluster (the
+/// original id as question): the replicates draw the same clusters as the original items'
+/// singleton clusters and every replicate mean is the same (the f32 sums of a cluster of 3
+/// equal rows round differently, so to 1e-6), so every interval and SE is the original's:
+/// duplication narrows nothing. Resampled item by item (`--cluster-by none`) the copies
+/// make the intervals about √3 narrower. Obuchowski's X² is unchanged by copying (each
+/// cluster's counts and size scale together), so its p is the original's.
+#[test]
+fn copies_in_one_cluster_give_the_intervals_of_the_originals() {
+    let dir = tempfile::tempdir().unwrap();
+    let single = items_with(dir.path(), "single.jsonl", &|id| id.to_string());
+    let mut tripled_items = Vec::new();
+    for it in lines(SAMPLE) {
+        for c in ["x", "y", "z"] {
+            let mut v = it.clone();
+            let id = it["id"].as_str().unwrap();
+            v["id"] = json!(format!("{id}-{c}"));
+            v["meta"] = json!({"provenance": {"source": {"question_id": id}}});
+            tripled_items.push(v);
+        }
+    }
+    let items3 = write(dir.path(), "tripled.jsonl", &to_jsonl(&tripled_items));
+    let triple = |path: &str, name: &str| {
+        let mut out = Vec::new();
+        for r in lines(path) {
+            for c in ["x", "y", "z"] {
+                let mut v = r.clone();
+                v["id"] = json!(format!("{}-{c}", r["id"].as_str().unwrap()));
+                out.push(v);
+            }
+        }
+        write(dir.path(), name, &to_jsonl(&out))
+    };
+    let (b3, i3) = (triple(BARE, "bare3.jsonl"), triple(INF, "inf3.jsonl"));
+    let orig = compare(
+        &[Path::new(BARE), Path::new(INF)],
+        &["--items", single.to_str().unwrap()],
+    );
+    let copy = compare(&[&b3, &i3], &["--items", items3.to_str().unwrap()]);
+    assert_eq!(copy["clusters"]["clusters"], 25);
+    assert_eq!(copy["clusters"]["largest"], 3);
+    let (d0, d1) = (
+        orig["deltas"].as_array().unwrap(),
+        copy["deltas"].as_array().unwrap(),
+    );
+    assert_eq!(d0.len(), d1.len());
+    let near = |a: &Value, b: &Value| (a.as_f64().unwrap() - b.as_f64().unwrap()).abs() < 1e-6;
+    for (a, b) in d0.iter().zip(d1) {
+        assert_eq!(
+            a["items"].as_u64().unwrap() * 3,
+            b["items"].as_u64().unwrap()
+        );
+        for k in ["delta_em", "delta_f1"] {
+            for f in ["estimate", "se"] {
+                assert!(near(&a[k][f], &b[k][f]), "{k}.{f}: {a} vs {b}");
+            }
+            for e in 0..2 {
+                assert!(near(&a[k]["ci"][e], &b[k]["ci"][e]), "{k}.ci: {a} vs {b}");
+            }
+        }
+    }
+    // The demo's overall ΔF1 interval has width > 0, and item by item the copies narrow it.
+    let width = |v: &Value| {
+        let ci = &overall(v, "deltas")["delta_f1"]["ci"];
+        ci[1].as_f64().unwrap() - ci[0].as_f64().unwrap()
+    };
+    let naive = compare(
+        &[&b3, &i3],
+        &["--items", items3.to_str().unwrap(), "--cluster-by", "none"],
+    );
+    assert!(naive.get("clusters").is_none());
+    let (w, wn) = (width(&orig), width(&naive));
+    assert!(w > 0.0 && wn < 0.75 * w, "{w} vs item by item {wn}");
+    // Obuchowski: the same X² and p for the copies.
+    for (a, b) in orig["mcnemar"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(copy["mcnemar"].as_array().unwrap())
+    {
+        assert_eq!(a["cluster_test"], b["cluster_test"]);
+        assert!(near(&a["cluster_p"], &b["cluster_p"]), "{a} vs {b}");
+        if a.get("obuchowski_p").is_some() {
+            assert!(near(&a["obuchowski_p"], &b["obuchowski_p"]), "{a} vs {b}");
+        }
+    }
+}
+
+/// The hand-made clustered case of tests/reference/mcq_cluster.py: 15 (item, run) pairs of
+/// one group in 6 source questions. Reference (`/work/venv-mcq/bin/python
+/// tests/reference/mcq_cluster.py`, numpy 2.4.6, scipy 1.17.1): Obuchowski X² =
+/// 2.2865853658536586, p = 0.13049673824162555; A-only 7, B-only 2, exact McNemar p =
+/// scipy.stats.binomtest(2, 9, 0.5).pvalue = 0.1796875.
+#[test]
+fn obuchowski_and_exact_mcnemar_against_numpy_and_scipy() {
+    // (question, A right, B right), as PAIRS in the script.
+    let pairs = [
+        ("c1", 1, 1),
+        ("c1", 1, 0),
+        ("c1", 1, 0),
+        ("c2", 1, 0),
+        ("c2", 0, 0),
+        ("c3", 1, 1),
+        ("c3", 0, 1),
+        ("c3", 1, 0),
+        ("c3", 0, 0),
+        ("c4", 1, 0),
+        ("c5", 0, 1),
+        ("c5", 1, 1),
+        ("c5", 0, 0),
+        ("c6", 1, 0),
+        ("c6", 1, 0),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let (mut items, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, (q, ra, rb)) in pairs.iter().enumerate() {
+        let id = format!("e{i}");
+        items.push(json!({
+            "id": id, "task": "evidence_extraction", "subtask": null, "language": "en",
+            "query": format!("query {i}"), "context": "ctx", "instruction": "Pick the evidence.",
+            "polarity": "correct",
+            "options": [{"label": "A", "text": "one"}, {"label": "B", "text": "two"},
+                        {"label": "C", "text": "three"}, {"label": "D", "text": "four"}],
+            "answer": ["A"],
+            "meta": {"provenance": {"source": {"question_id": q, "run": "r", "arm": "x",
+                                               "trajectory": 0}}}
+        }));
+        let ans = |r: i32| if r == 1 { vec!["A"] } else { vec!["B"] };
+        let line = |m: &str, r: i32| {
+            result_line(
+                &id,
+                0,
+                m,
+                "evidence_extraction",
+                &["A"],
+                "ok",
+                Some(&ans(r)),
+            )
+        };
+        a.push(line("ma", *ra));
+        b.push(line("mb", *rb));
+    }
+    let it = write(dir.path(), "items.jsonl", &to_jsonl(&items));
+    let pa = write(dir.path(), "a.jsonl", &(a.join("\n") + "\n"));
+    let pb = write(dir.path(), "b.jsonl", &(b.join("\n") + "\n"));
+    let v = compare(&[&pa, &pb], &["--items", it.to_str().unwrap()]);
+    for level in ["evidence_extraction", "overall"] {
+        let m = v["mcnemar"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["group"] == level)
+            .unwrap();
+        assert_eq!((&m["a_only"], &m["b_only"]), (&json!(7), &json!(2)), "{m}");
+        assert!((m["p"].as_f64().unwrap() - 0.1796875).abs() < 1e-15, "{m}");
+        let (chi2, p) = (
+            m["chi2"].as_f64().unwrap(),
+            m["obuchowski_p"].as_f64().unwrap(),
+        );
+        assert!((chi2 - 2.2865853658536586).abs() < 1e-12, "{m}");
+        assert!((p - 0.13049673824162555).abs() < 1e-12, "{m}");
+        // 6 clusters are fewer than 20: the exact sign test over clusters decides (4
+        // clusters lean A, 1 leans B, 1 ties: 2·(1 + 5)/32 = 0.375).
+        assert_eq!(
+            (&m["cluster_test"], &m["clusters"]),
+            (&json!("cluster-sign"), &json!(6))
+        );
+        assert!(
+            (m["cluster_p"].as_f64().unwrap() - 0.375).abs() < 1e-15,
+            "{m}"
+        );
+    }
+    // By trajectory: every pair here has the trajectory r/c_k/x/0, so the same 6 clusters.
+    let t = compare(
+        &[&pa, &pb],
+        &[
+            "--items",
+            it.to_str().unwrap(),
+            "--cluster-by",
+            "trajectory",
+        ],
+    );
+    assert_eq!(t["clusters"]["rule"], "trajectory");
+    assert_eq!(
+        overall(&t, "mcnemar")["cluster_p"],
+        overall(&v, "mcnemar")["cluster_p"]
+    );
+    // The text names the test.
+    let out = stats()
+        .args(["mcq", "compare"])
+        .args([&pa, &pb])
+        .args([
+            "--items",
+            it.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--replicates",
+            "50",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("Obuchowski 1998") && text.contains("p Obuchowski  test          p cluster"),
+        "{text}"
+    );
+    assert!(text.contains("clusters: by question from"), "{text}");
+}
+
+/// Items without provenance are their own cluster, and the report says so; `auto` with no
+/// provenance anywhere clusters nothing.
+#[test]
+fn items_without_provenance_are_their_own_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    // pc-* items share one question; the others carry none.
+    let mut items = lines(SAMPLE);
+    for it in &mut items {
+        if it["id"].as_str().unwrap().starts_with("pc-") {
+            it["meta"] = json!({"provenance": {"question_id": 17}});
+        }
+    }
+    let p = write(dir.path(), "items.jsonl", &to_jsonl(&items));
+    let v = compare(
+        &[Path::new(BARE), Path::new(INF)],
+        &["--items", p.to_str().unwrap()],
+    );
+    let c = &v["clusters"];
+    assert_eq!(
+        (&c["clusters"], &c["without_provenance"]),
+        (&json!(22), &json!(21))
+    );
+    assert_eq!(c["largest"], 4);
+    assert_eq!(
+        c["notes"][0],
+        "21 of 25 item(s) carry no question provenance; each is its own cluster"
+    );
+    // planning-convergent: 4 items, one cluster: the sign test over 1 cluster.
+    let m = v["mcnemar"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["group"] == "planning-convergent")
+        .unwrap();
+    assert_eq!(
+        (&m["clusters"], &m["cluster_p"]),
+        (&json!(1), &json!(1.0)),
+        "{m}"
+    );
+    assert_eq!(m["cluster_test"], "cluster-sign");
+    // A resample of one cluster is the estimate itself.
+    let pc = v["deltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "planning-convergent")
+        .unwrap();
+    assert_eq!(pc["delta_f1"]["ci"][0], pc["delta_f1"]["estimate"], "{pc}");
+    // No provenance at all under auto: no clusters, today's report.
+    let none = compare(&[Path::new(BARE), Path::new(INF)], &["--items", SAMPLE]);
+    assert!(none.get("clusters").is_none());
+    assert!(overall(&none, "mcnemar").get("cluster_p").is_none());
+}
+
+#[test]
+fn bad_items_are_refused_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let refuse = |args: &[&str], needles: &[&str]| {
+        let out = stats().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
+        }
+        assert!(!err.contains("panick"), "{err}");
+    };
+    // An items file without pd-003, whose first result is on line 22 of mcq-bare.jsonl.
+    let first = lines(BARE)
+        .iter()
+        .position(|r| r["id"] == "pd-003")
+        .unwrap()
+        + 1;
+    let missing: Vec<Value> = lines(SAMPLE)
+        .into_iter()
+        .filter(|it| it["id"] != "pd-003")
+        .collect();
+    let p = write(dir.path(), "missing.jsonl", &to_jsonl(&missing));
+    let at = format!(
+        "{BARE}:{first}: result for item \"pd-003\" has no item in {}",
+        p.display()
+    );
+    refuse(
+        &["mcq", "compare", BARE, INF, "--items", p.to_str().unwrap()],
+        &[&at],
+    );
+    refuse(
+        &["mcq", "score", BARE, "--items", p.to_str().unwrap()],
+        &[&at],
+    );
+    // Provenance of the wrong type, on line 2 and line 3.
+    let bad = |name: &str, meta: Value, line: usize, needle: &str| {
+        let mut items = lines(SAMPLE);
+        items[line - 1]["meta"] = meta;
+        let p = write(dir.path(), name, &to_jsonl(&items));
+        let at = format!(
+            "{}:{line}: item {}: {needle}",
+            p.display(),
+            items[line - 1]["id"]
+        );
+        refuse(
+            &["mcq", "compare", BARE, INF, "--items", p.to_str().unwrap()],
+            &[&at],
+        );
+    };
+    bad(
+        "string.jsonl",
+        json!({"provenance": "q1"}),
+        2,
+        "meta.provenance is a string; expected an object",
+    );
+    bad(
+        "float.jsonl",
+        json!({"provenance": {"source": {"question_id": 1.5}}}),
+        3,
+        "meta.provenance.source.question_id is a number; expected a string or an integer",
+    );
+    bad(
+        "array.jsonl",
+        json!({"provenance": {"question_id": ["q"]}}),
+        3,
+        "meta.provenance.question_id is an array; expected a string or an integer",
+    );
+    // --cluster-by question names what it needs.
+    refuse(
+        &["mcq", "compare", BARE, INF, "--cluster-by", "question"],
+        &["--cluster-by needs --items"],
+    );
+}
+
+/// The clustered bootstrap draws the same clusters on the GPU as on the CPU: the JSON is
+/// identical but for the engine. A GPU adapter is required when STATS_REQUIRE_GPU=1 (CI,
+/// with lavapipe); elsewhere the test skips with a reason.
+#[test]
+fn clustered_compare_on_gpu_equals_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two clusters per group (question = the id's prefix and parity).
+    let items = items_with(dir.path(), "items.jsonl", &|id| {
+        let n: u32 = id[id.len() - 1..].parse().unwrap();
+        format!("{}-{}", &id[..2], n % 2)
+    });
+    let run = |backend: &str| {
+        stats()
+            .args(["mcq", "compare", BARE, INF, BARE])
+            .args(["--items", items.to_str().unwrap(), "--format", "json"])
+            .args(["--replicates", "333", "--backend", backend])
+            .output()
+            .unwrap()
+    };
+    let gpu = run("gpu");
+    if !gpu_ran(&gpu) {
+        return;
+    }
+    let cpu = run("cpu");
+    let mut g: Value = serde_json::from_slice(&gpu.stdout).unwrap();
+    let mut c: Value = serde_json::from_slice(&cpu.stdout).unwrap();
+    assert_eq!(
+        (&g["run"]["backend"], &c["run"]["backend"]),
+        (&json!("gpu"), &json!("cpu"))
+    );
+    assert_eq!(c["clusters"]["clusters"], 12);
+    for v in [&mut g, &mut c] {
+        v["run"].as_object_mut().unwrap().remove("backend");
+        v["run"].as_object_mut().unwrap().remove("adapter");
+    }
+    assert_eq!(g, c);
+}

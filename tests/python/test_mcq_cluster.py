@@ -1,0 +1,92 @@
+"""ragstats.mcq.compare(..., items=...) with items of one source as a cluster: the
+cluster-adjusted McNemar p equals an independent numpy/scipy computation of Obuchowski's
+test on the demo's results, and the document is the CLI's."""
+
+import json
+
+import numpy as np
+from scipy import stats as sps
+
+import ragstats
+from conftest import ROOT, cli_json
+
+BARE = "data/demo/mcq-bare.jsonl"
+INF = "data/demo/mcq-informative.jsonl"
+SAMPLE = ROOT / "data" / "mcq" / "sample.jsonl"
+
+
+def question(item_id):
+    """Two source questions per group: the id's prefix and the parity of its number."""
+    return f"{item_id[:2]}-{int(item_id[-1]) % 2}"
+
+
+def clustered_items(path):
+    lines = []
+    for line in SAMPLE.read_text().splitlines():
+        it = json.loads(line)
+        it["meta"] = {"provenance": {"source": {"question_id": question(it["id"])}}}
+        lines.append(json.dumps(it))
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def em(path):
+    """(id, run) -> exact match (a failure scores 0)."""
+    out = {}
+    for line in (ROOT / path).read_text().splitlines():
+        r = json.loads(line)
+        ok = r["outcome"] == "ok" and set(r["answer"]) == set(r["gold"])
+        out[(r["id"], r["run"])] = 1.0 if ok else 0.0
+    return out
+
+
+def obuchowski(a, b):
+    keys = sorted(set(a) & set(b))
+    clusters = sorted({question(k[0]) for k in keys})
+    n = np.array([sum(1 for k in keys if question(k[0]) == c) for c in clusters], float)
+    x = np.array([sum(a[k] for k in keys if question(k[0]) == c) for c in clusters])
+    y = np.array([sum(b[k] for k in keys if question(k[0]) == c) for c in clusters])
+    big_i, big_n = len(clusters), n.sum()
+    pa, pb = x.sum() / big_n, y.sum() / big_n
+    f = big_i / (big_i - 1) / big_n**2
+    var = f * (np.sum((x - n * pa) ** 2) + np.sum((y - n * pb) ** 2) - 2 * np.sum((x - n * pa) * (y - n * pb)))
+    chi2 = (pa - pb) ** 2 / var
+    return len(clusters), chi2, sps.chi2.sf(chi2, 1)
+
+
+def test_mcq_compare_with_clusters(tmp_path):
+    items = clustered_items(tmp_path / "items.jsonl")
+    r = ragstats.mcq.compare(BARE, INF, items=items, backend="cpu", replicates=500).to_dict()
+    assert r["clusters"]["rule"] == "question"
+    assert r["clusters"]["clusters"] == 12
+    overall = next(m for m in r["mcnemar"] if m["group"] == "overall")
+    k, chi2, p = obuchowski(em(BARE), em(INF))
+    assert overall["clusters"] == k == 12
+    assert abs(overall["chi2"] - chi2) < 1e-9 * chi2
+    assert abs(overall["obuchowski_p"] - p) < 1e-9 * max(p, 1e-300)
+    # 12 clusters are fewer than 20: the exact sign test over clusters decides.
+    assert overall["cluster_test"] == "cluster-sign"
+    lean_a = lean_b = 0
+    a, b = em(BARE), em(INF)
+    for c in {question(k[0]) for k in a}:
+        d = sum(a[k] - b[k] for k in a if question(k[0]) == c)
+        lean_a += d > 0
+        lean_b += d < 0
+    sign = sps.binomtest(min(lean_a, lean_b), lean_a + lean_b, 0.5).pvalue
+    assert abs(overall["cluster_p"] - sign) < 1e-12
+    # The values themselves (numpy 2.4.6, scipy 1.17.1): 13 A-only, 30 B-only (id, run)
+    # pairs in 12 clusters; X² = 9.715580135351876, p = 0.0018271239491826565, while the
+    # exact McNemar p on the pairs is 0.01371818505867867.
+    assert (overall["a_only"], overall["b_only"]) == (13, 30)
+    assert abs(chi2 - 9.715580135351876) < 1e-9 and abs(p - 0.0018271239491826565) < 1e-12
+    # The exact McNemar p is still scipy's binomtest on the discordant counts.
+    exact = sps.binomtest(min(overall["a_only"], overall["b_only"]), overall["a_only"] + overall["b_only"], 0.5)
+    assert abs(overall["p"] - exact.pvalue) < 1e-12
+    assert abs(exact.pvalue - 0.01371818505867867) < 1e-12
+    # The Python document is the CLI's.
+    want = cli_json("mcq", "compare", BARE, INF, "--items", items, "--backend", "cpu", "--replicates", "500")
+    for key in ("deltas", "mcnemar", "clusters"):
+        assert r[key] == want[key]
+    # cluster_by forwards --cluster-by: item by item there are no clusters.
+    plain = ragstats.mcq.compare(BARE, INF, items=items, cluster_by="none", backend="cpu", replicates=500).to_dict()
+    assert "clusters" not in plain
