@@ -254,6 +254,7 @@ def merge(
     files: Union[Any, Sequence[Any], None],
     *,
     out: Any = None,
+    replicates: Any = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Merge replicates files of a sharded bootstrap into the single run's result
@@ -268,12 +269,14 @@ def merge(
 
     - ``files`` (FILES): Replicates files written by `stats bootstrap --replicates-out`, in any order
     - ``out`` (--out): Also write the merged replicates (byte-identical to a single run's --replicates-out)
+    - ``replicates`` (--replicates): The run's total number of replicates B: require the files to hold all of 0..B (a missing first or last shard leaves no gap, only a shorter range)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     argv: list = ['merge']
     tables: dict = {}
     _positional(argv, tables, files, True)
     _flag(argv, tables, '--out', out, False, None)
+    _flag(argv, tables, '--replicates', replicates, False, None)
     return _run(argv, tables, progress)
 
 
@@ -334,9 +337,9 @@ def compare(
     - ``currency`` (--currency) [tokens, usd]: What the next step's cost is counted in (default: tokens)
     - ``search_price`` (--search-price): Search price in USD per 1,000 requests for dollars (default: the prices file's)
     - ``question_cost`` (--question-cost) (default 0): Cost per question in the next step's currency (judging, annotation, set-up)
-    - ``max_questions`` (--max-questions) (default 100000): Largest total Q the next step's search tries
-    - ``max_trajectories`` (--max-trajectories) (default 10): Largest T the next step's search tries
-    - ``max_reads`` (--max-reads) (default 10): Largest R the next step's search tries
+    - ``max_questions`` (--max-questions) (default 100000): Largest total Q searched
+    - ``max_trajectories`` (--max-trajectories) (default 10): Largest T searched
+    - ``max_reads`` (--max-reads) (default 10): Largest R searched
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
