@@ -111,7 +111,7 @@ fn run_of(args: &Args) -> anyhow::Result<u8> {
     let panel = args.opts.load_unbalanced_noting(&panel_path)?;
     let report = super::variance::report_for(&panel)?;
     let cx = Context {
-        args: &args,
+        args,
         panel_path: &panel_path,
         p: html::sh(&panel_path.display().to_string()),
         flags: html::opt_flags(&args.opts),
@@ -139,7 +139,7 @@ fn run_of(args: &Args) -> anyhow::Result<u8> {
         absent.push("efficiency (Fig. 5, one-read loss): needs the cost ledger of the panel (--ledger FILE, or ledger.jsonl in the directory)".into());
     }
 
-    let sections = Sections::new(&args)?;
+    let sections = Sections::new(args)?;
     // More than two arms: the leaderboard of every arm against every other.
     if let Some(s) = sections.compare(&panel_path, ledger.as_deref(), prices.as_deref()) {
         body.push_str(&s);
