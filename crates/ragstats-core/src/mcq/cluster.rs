@@ -73,7 +73,7 @@ impl Clusters {
     }
 
     /// These clusters with `notes` added after their own (what one bootstrap of them found,
-    /// [`super::score::GroupReplicates::notes`]).
+    /// [`super::score::GroupReplicates::notes`]; an `Option` is a list of 0 or 1).
     pub fn with_notes(&self, notes: impl IntoIterator<Item = String>) -> Clusters {
         let mut c = self.clone();
         c.notes.extend(notes);

@@ -186,22 +186,22 @@ pub struct GroupReplicates {
 }
 
 impl GroupReplicates {
-    /// The notes a report gives for [`Self::empty`]: one per group with such replicates,
-    /// `what` naming the scores (e.g. `ΔEM and ΔF1`) and the file or pair where useful.
-    pub fn notes(&self, what: &str) -> Vec<String> {
-        let b = self.means.len();
-        Group::ALL
+    /// The note a report gives for [`Self::empty`] when any is counted, `what` naming the
+    /// scores (e.g. `ΔEM and ΔF1`): the groups and their counts of such replicates.
+    pub fn notes(&self, what: &str) -> Option<String> {
+        let counts: Vec<String> = Group::ALL
             .iter()
             .filter(|g| self.empty[g.index()] > 0)
-            .map(|g| {
-                format!(
-                    "{what} {}: {} of {b} bootstrap replicates drew no cluster with an item of \
-                     the group; their group mean is the estimate",
-                    g.as_str(),
-                    self.empty[g.index()]
-                )
-            })
-            .collect()
+            .map(|g| format!("{} {}", g.as_str(), self.empty[g.index()]))
+            .collect();
+        (!counts.is_empty()).then(|| {
+            format!(
+                "{what}: bootstrap replicates (of {}) that drew no cluster with an item of the \
+                 group, whose group mean there is the estimate: {}",
+                self.means.len(),
+                counts.join(", ")
+            )
+        })
     }
 }
 
@@ -1143,6 +1143,7 @@ pub(crate) mod tests {
         );
         assert_eq!(plain, clus);
         assert_eq!(clus.empty, [0; 6]);
+        assert_eq!(clus.notes("EM and F1"), None);
         let rows = cluster_rows(&[Group::EvidenceExtraction, Group::NoiseAbstain], 23);
         let one = vec![0; rows.len()];
         let centres = group_means(&rows);
@@ -1218,15 +1219,15 @@ pub(crate) mod tests {
         for &r in &missed {
             assert_eq!(reps.means[r][pd], Some([0.5, 0.5]));
         }
-        let notes = reps.notes("EM and F1");
         assert_eq!(
-            notes,
-            [format!(
-                "EM and F1 planning-divergent: {} of {b} bootstrap replicates drew no cluster \
-                 with an item of the group; their group mean is the estimate",
+            reps.notes("EM and F1").unwrap(),
+            format!(
+                "EM and F1: bootstrap replicates (of {b}) that drew no cluster with an item of \
+                 the group, whose group mean there is the estimate: planning-divergent {}",
                 missed.len()
-            )]
+            )
         );
+        assert_eq!(cluster_boot(&rows, None, b).notes("EM and F1"), None);
     }
 
     /// The engine keys every resampling document has in its envelope, never in its body.
