@@ -90,3 +90,32 @@ def test_mcq_compare_with_clusters(tmp_path):
     # cluster_by forwards --cluster-by: item by item there are no clusters.
     plain = ragstats.mcq.compare(BARE, INF, items=items, cluster_by="none", backend="cpu", replicates=500).to_dict()
     assert "clusters" not in plain
+
+
+def _reference():
+    """tests/reference/mcq_cluster.py as a module (its COVARIANCE_CASE and numpy SEs)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mcq_cluster_ref", ROOT / "tests" / "reference" / "mcq_cluster.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_mcq_score_clusters_drawn_jointly_across_groups(tmp_path):
+    """Clusters spanning groups: the bootstrap SE of overall is numpy's cluster-robust
+    linearised SE (within 3 %), not the per-group one that leaves out the covariance."""
+    ref = _reference()
+    rows = ref.covariance_case()
+    ref.write_case(rows, tmp_path)
+    r = ragstats.mcq.score(
+        str(tmp_path / "results.jsonl"), items=str(tmp_path / "items.jsonl"),
+        backend="cpu", replicates=20000, seed=1,
+    ).to_dict()
+    assert r["clusters"]["clusters"] == ref.N_QUESTIONS and r["clusters"]["notes"] == []
+    overall = next(s for s in r["scores"] if s["name"] == "overall")
+    for metric, key in [(0, "em"), (1, "f1")]:
+        est, joint, per_group = ref.linearised_se(rows, metric)
+        assert abs(overall[key]["estimate"] - est) < 1e-12
+        assert abs(overall[key]["se"] / joint - 1) < 0.03, (key, overall[key]["se"], joint)
+        assert overall[key]["se"] > 1.35 * per_group

@@ -12,7 +12,8 @@
 //! - [`obuchowski`]: the cluster-adjusted test of two correlated proportions
 //!   (Obuchowski 1998), with the exact sign test over clusters where its variance is 0.
 //!
-//! The cluster bootstrap itself is [`super::score::bootstrap_group_means`] with units.
+//! The cluster bootstrap itself is [`super::score::bootstrap_group_means`] with units: each
+//! replicate draws clusters once, jointly across groups.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -53,7 +54,8 @@ pub struct Clusters {
     pub clusters: usize,
     /// Items without the provenance the rule needs: each is its own cluster.
     pub without_provenance: usize,
-    /// Clusters with items in more than one scoring group.
+    /// Clusters with items in more than one scoring group (the bootstrap draws each whole,
+    /// with its items in every group).
     pub spanning_groups: usize,
     /// Largest number of items in one cluster.
     pub largest: usize,
@@ -68,6 +70,14 @@ impl Clusters {
     /// The cluster key of item `id` (an id without a cluster is its own).
     pub fn key<'a>(&'a self, id: &'a str) -> &'a str {
         self.key.get(id).map_or(id, String::as_str)
+    }
+
+    /// These clusters with `notes` added after their own (what one bootstrap of them found,
+    /// [`super::score::GroupReplicates::notes`]; an `Option` is a list of 0 or 1).
+    pub fn with_notes(&self, notes: impl IntoIterator<Item = String>) -> Clusters {
+        let mut c = self.clone();
+        c.notes.extend(notes);
+        c
     }
 
     /// Dense cluster indices of `ids`, numbered in order of first appearance.
@@ -205,14 +215,6 @@ pub fn item_clusters(file: &Path, items: &[Loaded], by: ClusterBy) -> Result<Opt
         notes.push(format!(
             "{without} of {} item(s) carry no {rule} provenance; each is its own cluster",
             items.len()
-        ));
-    }
-    if spanning > 0 {
-        notes.push(format!(
-            "{spanning} cluster(s) have items in more than one group; the bootstrap resamples \
-             clusters within each group, so task and overall intervals leave out the \
-             covariance between groups of one source (the cluster-adjusted McNemar test at \
-             `overall` takes whole clusters)"
         ));
     }
     Ok(Some(Clusters {

@@ -401,10 +401,10 @@ pub fn compare_results(
     compare_results_clustered(a, b, settings, None, backend, progress)
 }
 
-/// [`compare_results`] with `clusters` of items: the paired bootstrap resamples clusters
-/// within each group rather than items ([`bootstrap_group_means`]), and every McNemar row
-/// adds the cluster-adjusted test ([`mcnemar_table`]). With `None` it is
-/// [`compare_results`].
+/// [`compare_results`] with `clusters` of items: the paired bootstrap resamples clusters,
+/// drawn once per replicate jointly across groups, rather than items within groups
+/// ([`bootstrap_group_means`] on the per-item differences), and every McNemar row adds the
+/// cluster-adjusted test ([`mcnemar_table`]). With `None` it is [`compare_results`].
 ///
 /// # Errors
 /// Those of [`compare_results`].
@@ -435,14 +435,19 @@ pub fn compare_results_clustered(
         side_levels(&pairing.pairs, false),
         side_levels(&pairing.pairs, true),
     );
-    let deltas = level_rows(&diffs, &per_run, &reps, settings.resampling.confidence)
-        .into_iter()
-        .map(|r| DeltaRow {
-            a: at_level(&la, &r),
-            b: at_level(&lb, &r),
-            delta: r,
-        })
-        .collect();
+    let deltas = level_rows(
+        &diffs,
+        &per_run,
+        &reps.means,
+        settings.resampling.confidence,
+    )
+    .into_iter()
+    .map(|r| DeltaRow {
+        a: at_level(&la, &r),
+        b: at_level(&lb, &r),
+        delta: r,
+    })
+    .collect();
     Ok(CompareReport {
         a: Side::of(fa),
         b: Side::of(fb),
@@ -454,7 +459,7 @@ pub fn compare_results_clustered(
         adapter: backend.description(),
         deltas,
         mcnemar: mcnemar_table(&pairing.pairs, clusters),
-        clusters: clusters.cloned(),
+        clusters: clusters.map(|c| c.with_notes(reps.notes("ΔEM and ΔF1"))),
     })
 }
 

@@ -99,7 +99,9 @@ pub fn leaderboard(
 }
 
 /// [`leaderboard`] with `clusters` of items: every score and pair bootstrap resamples
-/// clusters within groups ([`score_results_clustered`], [`compare_results_clustered`]),
+/// clusters, drawn once per replicate jointly across groups ([`score_results_clustered`],
+/// [`compare_results_clustered`]; replicates that drew no cluster of a group are counted in
+/// the notes, named by file or pair),
 /// every McNemar row has the cluster-adjusted test, and Holm and BH adjust its p.
 ///
 /// # Errors
@@ -119,12 +121,21 @@ pub fn leaderboard_clustered(
     let b = u64::from(settings.resampling.replicates);
     let mut done = 0u64;
     let mut systems = Vec::with_capacity(files.len());
+    // What each bootstrap adds to the clusters' own notes, named by its file or pair.
+    let own = clusters.map_or(0, |c| c.notes.len());
+    let mut notes: Vec<String> = Vec::new();
+    let mut keep = |name: &str, c: Option<&Clusters>| {
+        if let Some(c) = c {
+            notes.extend(c.notes[own..].iter().map(|n| format!("{name}: {n}")));
+        }
+    };
     for (name, results) in files {
         let r = score_results_clustered(results, false, None, settings, clusters, backend, &|n| {
             progress(done + n)
         })
         .map_err(|e| Error::Data(format!("{name}: {e}")))?;
         done += b;
+        keep(name, r.clusters.as_ref());
         systems.push(System {
             file: name.clone(),
             side: Side {
@@ -145,6 +156,7 @@ pub fn leaderboard_clustered(
             })
             .map_err(|e| Error::Data(format!("{} vs {}: {e}", a.0, b_.0)))?;
             done += b;
+            keep(&format!("{} vs {}", a.0, b_.0), r.clusters.as_ref());
             pairs.push(Pair {
                 a: a.0.clone(),
                 b: b_.0.clone(),
@@ -202,6 +214,6 @@ pub fn leaderboard_clustered(
         pairs,
         backend: backend.name().into(),
         adapter: backend.description(),
-        clusters: clusters.cloned(),
+        clusters: clusters.map(|c| c.with_notes(notes)),
     })
 }

@@ -173,21 +173,68 @@ impl MeanRange {
     }
 }
 
-/// The group means of every replicate of the stratified bootstrap of `rows`
-/// (strata = groups present, rows resampled within their group), each clamped to `range`:
+/// The replicates of [`bootstrap_group_means`]: every replicate's group means, and with
+/// clusters how many replicates drew no cluster with an item of each group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupReplicates {
+    /// Group means of replicates `0..B`, in replicate order.
+    pub means: Vec<GroupMeans>,
+    /// Per group ([`Group::index`]): replicates in which no drawn cluster has an item of the
+    /// group, whose group mean is then the estimate `c_g`. Always 0 without clusters (every
+    /// group is a stratum of its own and draws its rows).
+    pub empty: [u32; 6],
+}
+
+impl GroupReplicates {
+    /// The note a report gives for [`Self::empty`] when any is counted, `what` naming the
+    /// scores (e.g. `ΔEM and ΔF1`): the groups and their counts of such replicates.
+    pub fn notes(&self, what: &str) -> Option<String> {
+        let counts: Vec<String> = Group::ALL
+            .iter()
+            .filter(|g| self.empty[g.index()] > 0)
+            .map(|g| format!("{} {}", g.as_str(), self.empty[g.index()]))
+            .collect();
+        (!counts.is_empty()).then(|| {
+            format!(
+                "{what}: bootstrap replicates (of {}) that drew no cluster with an item of the \
+                 group, whose group mean there is the estimate: {}",
+                self.means.len(),
+                counts.join(", ")
+            )
+        })
+    }
+}
+
+/// The group means of every replicate of the bootstrap of `rows`, each clamped to `range`:
 /// replicates `0..resampling.replicates` drawn from `resampling.seed` (its confidence is
 /// the caller's, for [`level_rows`]).
 ///
+/// Without `clusters` it is the stratified item bootstrap: strata = the groups present, one
+/// engine row per item, `[x − c_g]` of EM and F1, resampled within its group; a replicate's
+/// group mean is `c_g + Σ / q_g`.
+///
 /// With `clusters` (a cluster index per row, [`super::cluster::Clusters::indices`]) the
-/// units resampled within a group are its clusters, not its rows: one engine row per
-/// (group, cluster) with the cluster's centred sums and its row count, `[Σ(x − c)_EM,
-/// Σ(x − c)_F1, n]`, numbered in order of first appearance; a replicate's group mean is
-/// `c + Σ sums / Σ n` over the drawn clusters (the ratio estimator of the cluster
-/// bootstrap; the estimate itself stays the item mean). The clusters play the role the
-/// engine's rows always play, so the CPU and GPU backends draw the same clusters. With every
-/// row its own cluster the engine draws the same rows as without clusters, its first two
-/// column sums are the same f32 adds in the same order and Σ n = q exactly, so the
-/// replicates are bit-for-bit those of the item bootstrap.
+/// units are the clusters, and they are drawn **once per replicate, jointly across groups**:
+/// one engine stratum holding every cluster (numbered in order of first appearance), so a
+/// cluster with items in several groups brings all of them into the replicate together and
+/// task and overall intervals carry the covariance between groups of one source. A
+/// cluster's row holds, per group present, its centred sum and its item count there; with
+/// 6 groups × (EM, F1, n) = 18 columns more than the engine's
+/// [`crate::resample::engine::MAX_K`], it runs two jobs
+/// with the same seed, replicates and stratum size, EM `[Σ(x − c_g)^EM, n_g]` per group and
+/// F1 `[Σ(x − c_g)^F1, n_g]`: the engine's draws depend only on (seed, replicate, stratum,
+/// stratum size), never on `k` (the accumulation contract of
+/// [`crate::resample::engine`]; the shader's Philox counter is `[r, s, j, retry]`), so both
+/// draw the same clusters, and the two jobs' n sums are checked to agree bit for bit. A
+/// replicate's group mean is `c_g + Σ sums_g / Σ n_g` over the drawn clusters (the ratio
+/// estimator of the cluster bootstrap; the estimate itself stays the item mean); a
+/// replicate in which no drawn cluster has an item of group g (Σ n_g = 0, possible for a
+/// group of few clusters) takes the estimate `c_g` as its group mean, and
+/// [`GroupReplicates::empty`] counts them. The clusters take the place of the engine's rows,
+/// so the CPU and GPU backends draw the same clusters. With one group present and every
+/// row its own cluster the stratum is the item bootstrap's, its sums are the same f32 adds
+/// in the same order and Σ n = q exactly, so the replicates are bit-for-bit those of the
+/// item bootstrap; with several groups they are not (the joint draw does not stratify).
 ///
 /// # Errors
 /// [`Error::Usage`] for fewer than 2 replicates; engine errors.
@@ -198,7 +245,7 @@ pub fn bootstrap_group_means(
     resampling: &Resampling,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<GroupMeans>> {
+) -> Result<GroupReplicates> {
     let Resampling {
         seed, replicates, ..
     } = *resampling;
@@ -218,35 +265,20 @@ pub fn bootstrap_group_means(
         return Err(Error::Data("no scored items to resample".into()));
     }
     let centres = group_means(rows);
-    let k = if clusters.is_some() { 3 } else { 2 };
+    if let Some(cl) = clusters {
+        return joint_cluster_means(
+            rows, cl, &present, &centres, range, resampling, backend, progress,
+        );
+    }
+    let k = 2;
     let data: Vec<Vec<f32>> = present
         .iter()
         .map(|g| {
             let c = centres[g.index()].unwrap_or([0.0, 0.0]);
-            let of_g = rows.iter().enumerate().filter(|(_, (h, _))| h == g);
-            match clusters {
-                None => of_g
-                    .flat_map(|(_, (_, v))| [(v[0] - c[0]) as f32, (v[1] - c[1]) as f32])
-                    .collect(),
-                Some(cl) => {
-                    // (cluster, Σ centred EM, Σ centred F1, rows) in order of first appearance.
-                    let mut at: HashMap<usize, usize> = HashMap::new();
-                    let mut units: Vec<[f64; 3]> = Vec::new();
-                    for (i, (_, v)) in of_g {
-                        let u = *at.entry(cl[i]).or_insert_with(|| {
-                            units.push([0.0; 3]);
-                            units.len() - 1
-                        });
-                        units[u][0] += v[0] - c[0];
-                        units[u][1] += v[1] - c[1];
-                        units[u][2] += 1.0;
-                    }
-                    units
-                        .iter()
-                        .flat_map(|u| [u[0] as f32, u[1] as f32, u[2] as f32])
-                        .collect()
-                }
-            }
+            rows.iter()
+                .filter(|(h, _)| h == g)
+                .flat_map(|(_, v)| [(v[0] - c[0]) as f32, (v[1] - c[1]) as f32])
+                .collect()
         })
         .collect();
     let job = ResampleJob {
@@ -259,31 +291,121 @@ pub fn bootstrap_group_means(
     let s = present.len();
     let q: Vec<f64> = data.iter().map(|d| (d.len() / k) as f64).collect();
     let [lo, hi] = range.bounds();
-    Ok((0..replicates as usize)
+    let means = (0..replicates as usize)
         .map(|r| {
             let mut gm: GroupMeans = [None; 6];
             for (si, g) in present.iter().enumerate() {
                 let c = centres[g.index()].unwrap_or([0.0, 0.0]);
                 let base = (r * s + si) * k;
-                // The rows drawn: q without clusters; the drawn clusters' sizes with them
-                // (an integer sum, exact in f32 below 2^24 rows).
-                let n = if k == 3 {
-                    f64::from(sums[base + 2])
-                } else {
-                    q[si]
-                };
                 // A mean of values in [lo, hi] lies in [lo, hi]; the f32 sums of centred rows
                 // can leave it by a rounding error (−9.9e-9 was printed as an interval end of
                 // a score), so the replicate is clamped back. Differences have their own
                 // range: clamping them to a score's [0, 1] cut every negative delta to 0.
                 gm[g.index()] = Some([
-                    (c[0] + f64::from(sums[base]) / n).clamp(lo, hi),
-                    (c[1] + f64::from(sums[base + 1]) / n).clamp(lo, hi),
+                    (c[0] + f64::from(sums[base]) / q[si]).clamp(lo, hi),
+                    (c[1] + f64::from(sums[base + 1]) / q[si]).clamp(lo, hi),
                 ]);
             }
             gm
         })
-        .collect())
+        .collect();
+    Ok(GroupReplicates {
+        means,
+        empty: [0; 6],
+    })
+}
+
+/// The joint cluster bootstrap of [`bootstrap_group_means`]: one stratum of every cluster,
+/// an EM job and an F1 job of `[Σ centred, n]` per group present.
+#[allow(clippy::too_many_arguments)]
+fn joint_cluster_means(
+    rows: &[(Group, [f64; 2])],
+    clusters: &[usize],
+    present: &[Group],
+    centres: &GroupMeans,
+    range: MeanRange,
+    resampling: &Resampling,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<GroupReplicates> {
+    let p = present.len();
+    let k = 2 * p;
+    // Column of each group present; per cluster (first appearance) and group present,
+    // [Σ centred EM, Σ centred F1, n].
+    let mut col = [usize::MAX; 6];
+    for (j, g) in present.iter().enumerate() {
+        col[g.index()] = j;
+    }
+    let mut at: HashMap<usize, usize> = HashMap::new();
+    let mut units: Vec<Vec<[f64; 3]>> = Vec::new();
+    for ((g, v), cl) in rows.iter().zip(clusters) {
+        let u = *at.entry(*cl).or_insert_with(|| {
+            units.push(vec![[0.0; 3]; p]);
+            units.len() - 1
+        });
+        let c = centres[g.index()].unwrap_or([0.0, 0.0]);
+        let cell = &mut units[u][col[g.index()]];
+        cell[0] += v[0] - c[0];
+        cell[1] += v[1] - c[1];
+        cell[2] += 1.0;
+    }
+    let table = |m: usize| -> Vec<f32> {
+        units
+            .iter()
+            .flat_map(|u| {
+                u.iter()
+                    .flat_map(move |cell| [cell[m] as f32, cell[2] as f32])
+            })
+            .collect()
+    };
+    let (em, f1) = (table(0), table(1));
+    let b = u64::from(resampling.replicates);
+    let run = |data: &[f32], done: u64| {
+        let job = ResampleJob {
+            strata: vec![data],
+            k,
+            seed: resampling.seed,
+            replicates: 0..resampling.replicates,
+        };
+        // Two jobs of B replicates each report half of them.
+        backend.resample_sums(&job, &|n| progress((done + n) / 2))
+    };
+    let sums_em = run(&em, 0)?;
+    let sums_f1 = run(&f1, b)?;
+    let [lo, hi] = range.bounds();
+    let mut empty = [0u32; 6];
+    let mut means = Vec::with_capacity(resampling.replicates as usize);
+    for r in 0..resampling.replicates as usize {
+        let mut gm: GroupMeans = [None; 6];
+        for (j, g) in present.iter().enumerate() {
+            let base = r * k + 2 * j;
+            // The drawn clusters' item counts in the group: an integer sum, exact in f32
+            // below 2^24 items, and the same in both jobs when they drew the same clusters.
+            let (n, n_f1) = (sums_em[base + 1], sums_f1[base + 1]);
+            if n.to_bits() != n_f1.to_bits() {
+                return Err(Error::Data(format!(
+                    "cluster bootstrap: the EM and F1 jobs drew different clusters in \
+                     replicate {r} ({n} and {n_f1} items of {}); the engine's draws must \
+                     not depend on the number of columns",
+                    g.as_str()
+                )));
+            }
+            let c = centres[g.index()].unwrap_or([0.0, 0.0]);
+            gm[g.index()] = Some(if n == 0.0 {
+                empty[g.index()] += 1;
+                c
+            } else {
+                let n = f64::from(n);
+                // Clamped back into the rows' range, which only undoes rounding (as above).
+                [
+                    (c[0] + f64::from(sums_em[base]) / n).clamp(lo, hi),
+                    (c[1] + f64::from(sums_f1[base]) / n).clamp(lo, hi),
+                ]
+            });
+        }
+        means.push(gm);
+    }
+    Ok(GroupReplicates { means, empty })
 }
 
 /// Estimate, run mean and SD, bootstrap SE and percentile interval of one score.
@@ -613,9 +735,12 @@ pub fn score_results(
     )
 }
 
-/// [`score_results`] with the bootstrap resampling `clusters` of items within each group
-/// rather than items ([`bootstrap_group_means`]): the intervals and SEs are cluster-robust,
-/// the estimates are unchanged. With `None` it is [`score_results`].
+/// [`score_results`] with the bootstrap resampling `clusters` of items, drawn once per
+/// replicate jointly across groups, rather than items within groups
+/// ([`bootstrap_group_means`]): the intervals and SEs are cluster-robust at every level,
+/// the estimates are unchanged. Replicates that drew no cluster with an item of a group
+/// are counted in the notes of the report's `clusters`. With `None` it is
+/// [`score_results`].
 ///
 /// # Errors
 /// Those of [`score_results`].
@@ -651,7 +776,7 @@ pub fn score_results_clustered(
         backend,
         progress,
     )?;
-    let mut scores = level_rows(&rows, &per_run, &reps, settings.resampling.confidence);
+    let mut scores = level_rows(&rows, &per_run, &reps.means, settings.resampling.confidence);
     let warnings = score_warnings(&mut scores);
     let mut runs: Vec<u32> = results.iter().map(|r| r.run).collect();
     runs.sort_unstable();
@@ -676,7 +801,7 @@ pub fn score_results_clustered(
         positions: positions.then(|| super::positions::position_table(results)),
         shuffle_agreement: shuffled.map(|s| super::positions::shuffle_agreement(results, s)),
         warnings,
-        clusters: clusters.cloned(),
+        clusters: clusters.map(|c| c.with_notes(reps.notes("EM and F1"))),
     })
 }
 
@@ -980,37 +1105,49 @@ pub(crate) mod tests {
         assert_eq!(r.warnings.len(), 1);
     }
 
-    /// Clusters of one row each draw the same rows as the item bootstrap and sum them in
-    /// the same order: the replicates are bit-for-bit the same; one cluster per group
-    /// never moves (every replicate draws it; to the rounding of its centred sum).
-    #[test]
-    fn singleton_clusters_are_the_item_bootstrap_bit_for_bit() {
-        let rows: Vec<(Group, [f64; 2])> = (0..23)
+    fn cluster_rows(groups: &[Group], n: usize) -> Vec<(Group, [f64; 2])> {
+        (0..n)
             .map(|i| {
-                let g = [Group::EvidenceExtraction, Group::NoiseAbstain][i % 2];
                 (
-                    g,
+                    groups[i % groups.len()],
                     [
                         f64::from((i as u32).is_multiple_of(3)),
                         (i as f64 * 0.37) % 1.0,
                     ],
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    fn cluster_boot(rows: &[(Group, [f64; 2])], c: Option<&[usize]>, b: u32) -> GroupReplicates {
         let r = Resampling {
             seed: 5,
-            replicates: 300,
+            replicates: b,
             confidence: 0.95,
         };
-        let cpu = CpuBackend::new();
-        let run = |c: Option<&[usize]>| {
-            bootstrap_group_means(&rows, c, MeanRange::Scores, &r, &cpu, &|_| {}).unwrap()
-        };
+        bootstrap_group_means(rows, c, MeanRange::Scores, &r, &CpuBackend::new(), &|_| {}).unwrap()
+    }
+
+    /// With one group, clusters of one row each are the item bootstrap's one stratum (the
+    /// same rows in the same order, so the same draws), the EM and F1 jobs' sums are the
+    /// item bootstrap's columns added in the same order and Σ n = q exactly: the replicates
+    /// are bit-for-bit the same. One cluster of everything never moves (every replicate
+    /// draws it; to the rounding of its centred sums).
+    #[test]
+    fn singleton_clusters_of_one_group_are_the_item_bootstrap_bit_for_bit() {
+        let rows = cluster_rows(&[Group::NoiseAbstain], 23);
         let own: Vec<usize> = (0..rows.len()).collect();
-        assert_eq!(run(None), run(Some(&own)));
+        let (plain, clus) = (
+            cluster_boot(&rows, None, 300),
+            cluster_boot(&rows, Some(&own), 300),
+        );
+        assert_eq!(plain, clus);
+        assert_eq!(clus.empty, [0; 6]);
+        assert_eq!(clus.notes("EM and F1"), None);
+        let rows = cluster_rows(&[Group::EvidenceExtraction, Group::NoiseAbstain], 23);
         let one = vec![0; rows.len()];
         let centres = group_means(&rows);
-        for gm in run(Some(&one)) {
+        for gm in cluster_boot(&rows, Some(&one), 300).means {
             for (a, b) in gm.iter().zip(&centres) {
                 let (Some(a), Some(b)) = (a, b) else {
                     assert_eq!(a.is_none(), b.is_none());
@@ -1019,6 +1156,78 @@ pub(crate) mod tests {
                 assert!(close(a[0], b[0]) && close(a[1], b[1]), "{a:?} vs {b:?}");
             }
         }
+    }
+
+    /// Clusters are drawn once per replicate across groups: a cluster with one item in
+    /// each of two groups moves both group means together. With every cluster holding one
+    /// item of evidence extraction and one of abstain with the same value, the two groups'
+    /// replicate means are equal in every replicate (item by item within groups they would
+    /// be independent).
+    #[test]
+    fn clusters_spanning_groups_move_their_groups_together() {
+        let base = cluster_rows(&[Group::EvidenceExtraction], 31);
+        let rows: Vec<(Group, [f64; 2])> = base
+            .iter()
+            .flat_map(|&(_, v)| [(Group::EvidenceExtraction, v), (Group::NoiseAbstain, v)])
+            .collect();
+        let cl: Vec<usize> = (0..rows.len()).map(|i| i / 2).collect();
+        let reps = cluster_boot(&rows, Some(&cl), 400);
+        let (ee, na) = (
+            Group::EvidenceExtraction.index(),
+            Group::NoiseAbstain.index(),
+        );
+        let mut moved = 0;
+        for gm in &reps.means {
+            assert_eq!(gm[ee], gm[na]);
+            moved += usize::from(gm[ee] != group_means(&rows)[ee]);
+        }
+        assert!(moved > 300, "{moved}");
+        // Item by item the two groups are separate strata with separate draws.
+        let plain = cluster_boot(&rows, None, 400);
+        assert!(plain.means.iter().any(|gm| gm[ee] != gm[na]));
+    }
+
+    /// A group whose only clusters are few can be missed by a replicate: its mean there is
+    /// the estimate, and `empty` counts exactly the replicates whose drawn clusters have
+    /// no item of the group (recounted here from the engine with a 0/1 indicator column,
+    /// the same draws: one stratum of the same size, the same seed).
+    #[test]
+    fn a_replicate_without_a_group_takes_its_estimate_and_is_counted() {
+        // 40 clusters of evidence extraction, then 2 of planning-divergent (0 and 1).
+        let mut rows = cluster_rows(&[Group::EvidenceExtraction], 40);
+        rows.push((Group::PlanningDivergent, [0.0, 0.0]));
+        rows.push((Group::PlanningDivergent, [1.0, 1.0]));
+        let cl: Vec<usize> = (0..rows.len()).collect();
+        let b = 500;
+        let reps = cluster_boot(&rows, Some(&cl), b);
+        let pd = Group::PlanningDivergent.index();
+        let indicator: Vec<f32> = (0..rows.len())
+            .map(|i| f32::from(u8::from(i >= 40)))
+            .collect();
+        let job = ResampleJob {
+            strata: vec![&indicator],
+            k: 1,
+            seed: 5,
+            replicates: 0..b,
+        };
+        let drawn = CpuBackend::new().resample_sums(&job, &|_| {}).unwrap();
+        let missed: Vec<usize> = (0..b as usize).filter(|&r| drawn[r] == 0.0).collect();
+        // (40/42)^42 ≈ 0.13 of the replicates.
+        assert!(missed.len() > 30 && missed.len() < 110, "{}", missed.len());
+        assert_eq!(reps.empty[pd] as usize, missed.len());
+        assert_eq!(reps.empty.iter().sum::<u32>(), reps.empty[pd]);
+        for &r in &missed {
+            assert_eq!(reps.means[r][pd], Some([0.5, 0.5]));
+        }
+        assert_eq!(
+            reps.notes("EM and F1").unwrap(),
+            format!(
+                "EM and F1: bootstrap replicates (of {b}) that drew no cluster with an item of \
+                 the group, whose group mean there is the estimate: planning-divergent {}",
+                missed.len()
+            )
+        );
+        assert_eq!(cluster_boot(&rows, None, b).notes("EM and F1"), None);
     }
 
     /// The engine keys every resampling document has in its envelope, never in its body.

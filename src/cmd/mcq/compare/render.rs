@@ -169,8 +169,8 @@ impl Rendered for CompareOutput {
 /// The lines a text report has about its clusters: the rule, the counts and the notes.
 pub(crate) fn cluster_lines(c: &ragstats_core::mcq::cluster::Clusters) -> String {
     let mut out = format!(
-        "\nclusters: by {} from {}: {} cluster(s) of {} item(s), the largest {}; the bootstrap resampled clusters within groups\n",
-        c.rule, c.items_file, c.clusters, c.items, c.largest
+        "\nclusters: by {} from {}: {} cluster(s) of {} item(s), the largest {}, {} in more than one group; the bootstrap drew whole clusters, jointly across groups\n",
+        c.rule, c.items_file, c.clusters, c.items, c.largest, c.spanning_groups
     );
     for n in &c.notes {
         out.push_str(&format!("note: {n}\n"));
