@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 
 use serde::{Serialize, Serializer};
-use statrs::distribution::{Binomial, Discrete};
 
-use super::cluster::{obuchowski, ClusterTest, Clusters};
+use super::cluster::Clusters;
 use super::item::{Group, Task};
+use super::paired_tests::{mcnemar_exact, obuchowski, ClusterTest};
 use super::results::RunResult;
 use super::score::{
     bootstrap_group_means, group_means, level_rows, levels, line_score, BootSettings,
@@ -160,23 +160,6 @@ impl McNemar {
     pub fn decision_p(&self) -> f64 {
         self.cluster.as_ref().map_or(self.p, |c| c.cluster_p)
     }
-}
-
-/// McNemar's exact test: with n = b + c discordant pairs,
-/// p = min(1, 2 · Σ_{i=0}^{min(b,c)} C(n, i) / 2^n) (the Binomial(n, ½) lower tail at
-/// min(b, c), doubled); p = 1 when n = 0.
-pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
-    let n = b + c;
-    if n == 0 {
-        return 1.0;
-    }
-    let dist = Binomial::new(0.5, n).expect("p = 1/2 is a valid binomial probability");
-    // A sum of pmf terms (each exp of a log, so large n does not overflow) rather than
-    // `dist.cdf`, which goes through the incomplete beta: for b = 1, c = 6 the exact
-    // 2·8/128 = 0.125 comes out as 0.12499999999999654 from the cdf, 0.12500000000000006
-    // from the sum.
-    let tail: f64 = (0..=b.min(c)).map(|i| dist.pmf(i)).sum();
-    (2.0 * tail).min(1.0)
 }
 
 /// McNemar rows per group present and overall, on EM of the pairs; with `clusters`, each
@@ -467,23 +450,6 @@ pub fn compare_results_clustered(
 mod tests {
     use super::*;
     use crate::resample::Resampling;
-
-    #[test]
-    fn mcnemar_exact_hand_values() {
-        // b = 1, c = 6, n = 7: 2·(C(7,0) + C(7,1))/128 = 2·8/128 = 0.125.
-        assert!((mcnemar_exact(1, 6) - 0.125).abs() < 1e-15);
-        assert!((mcnemar_exact(6, 1) - 0.125).abs() < 1e-15);
-        // b = 2, c = 8, n = 10: 2·(1 + 10 + 45)/1024 = 112/1024 = 0.109375.
-        assert!((mcnemar_exact(2, 8) - 0.109375).abs() < 1e-15);
-        // Balanced: capped at 1.
-        assert_eq!(mcnemar_exact(3, 3), 1.0);
-        assert_eq!(mcnemar_exact(0, 0), 1.0);
-        // b = 0, c = 5: 2/32.
-        assert!((mcnemar_exact(0, 5) - 0.0625).abs() < 1e-15);
-        // Large n stays finite: b = 400, c = 600.
-        let p = mcnemar_exact(400, 600);
-        assert!(p > 0.0 && p < 1e-9, "{p}");
-    }
 
     #[test]
     fn mcnemar_exact_matches_exact_rationals() {

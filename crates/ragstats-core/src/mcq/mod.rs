@@ -7,7 +7,8 @@
 //! - [`results`]: the calls of `mcq run` and the result lines made from their records.
 //! - [`metrics`], [`score`]: EM, instance F1, the group → task → overall average, intervals
 //!   from the stratified item bootstrap on the resample engine.
-//! - [`compare`]: paired deltas and McNemar's exact test.
+//! - [`compare`]: paired deltas and the McNemar table.
+//! - [`paired_tests`]: McNemar's exact test and the cluster-adjusted (Obuchowski) test.
 //! - [`cluster`]: items from one source question or trajectory as a cluster (`--items`).
 //! - [`positions`]: positional bias and shuffle agreement.
 //! - [`filter`]: difficulty and format filters.
@@ -23,6 +24,7 @@ pub mod item;
 pub mod leaderboard;
 pub mod ledger_costs;
 pub mod metrics;
+pub mod paired_tests;
 pub mod parse;
 pub mod positions;
 pub mod prompt;
