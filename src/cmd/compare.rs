@@ -215,6 +215,16 @@ pub struct CompareOutput {
     pub report: CompareReport,
 }
 
+/// A p-value in a text table: one below f64's smallest (a Wald p past |z| ≈ 38 underflows
+/// to 0) shows as `< 1e-300`, not as a p of exactly 0.
+fn p_cell(p: f64) -> Cell {
+    if p == 0.0 {
+        Cell::text("< 1e-300")
+    } else {
+        Cell::num(p)
+    }
+}
+
 /// `[lo, hi]` with 6 decimals.
 fn interval(i: [f64; 2]) -> Cell {
     Cell::text(format!("[{:.6}, {:.6}]", i[0], i[1]))
@@ -258,9 +268,9 @@ fn pairs_table(r: &CompareReport) -> Table {
             Cell::fixed(p.se, 6),
             interval(p.ci.0),
             interval(p.ci_simultaneous.0),
-            Cell::num(p.p),
-            Cell::num(p.p_holm),
-            Cell::num(p.q_bh),
+            p_cell(p.p),
+            p_cell(p.p_holm),
+            p_cell(p.q_bh),
             Cell::text(if p.resolved { "yes" } else { "no" }),
         ]);
     }
@@ -285,8 +295,8 @@ fn strata_table(r: &CompareReport) -> Table {
                 Cell::text(format!("{} − {}", p.b, p.a)),
                 Cell::fixed(p.estimate, 6),
                 Cell::fixed(p.se, 6),
-                Cell::num(p.p),
-                Cell::num(p.p_holm),
+                p_cell(p.p),
+                p_cell(p.p_holm),
             ]);
         }
     }
@@ -362,5 +372,21 @@ impl Rendered for CompareOutput {
 
     fn engine(&self) -> Engine {
         self.report.engine()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_underflowed_p_is_shown_as_below_the_smallest_double() {
+        let mut t = Table::new(&["p"]);
+        t.row([p_cell(0.0)]);
+        t.row([p_cell(3.4247e-203)]);
+        t.row([p_cell(0.306451)]);
+        let text = t.to_text();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        assert_eq!(lines[1..], ["< 1e-300", "3.4247e-203", "0.306451"]);
     }
 }
