@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::item::Group;
 use super::validate::Loaded;
 use crate::error::{Error, Result};
+use crate::io::jsonl::kind;
 
 /// Which provenance makes items one cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -155,17 +156,6 @@ fn key_of(meta: Option<&Value>, rule: ClusterBy) -> std::result::Result<Option<S
             })
         }
         ClusterBy::None => Ok(None),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
