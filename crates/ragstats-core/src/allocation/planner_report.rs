@@ -429,9 +429,8 @@ fn extrapolation_notes(planner: &Planner, a: &Allocation) -> Vec<String> {
     notes
 }
 
-/// Why no allocation within the bounds meets `goal`, and what to change.
-/// Why no allocation within the planner's bounds meets `goal` (costs in `unit`), for the
-/// reader.
+/// Why no allocation within the planner's bounds meets `goal` (costs in `unit`), and what
+/// to change.
 pub fn unmet_goal(planner: &Planner, goal: Goal, unit: &str) -> String {
     let num = |v: f64| format_number(v, Precision::Auto);
     let bounds = planner.bounds;

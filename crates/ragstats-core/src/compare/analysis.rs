@@ -107,11 +107,7 @@ pub fn prepare(
     settings: &CompareSettings,
 ) -> Result<PreparedComparison> {
     let mut pairs = Vec::new();
-    let column = opts
-        .arm_column
-        .as_deref()
-        .filter(|c| *c != "arm")
-        .unwrap_or("arm");
+    let column = opts.arm_column.as_deref().unwrap_or("arm");
     // The systems' names as messages call them: arms, or the values of the --by column.
     let (systems, system) = if column == "arm" {
         ("arms", "arm".to_string())
@@ -644,9 +640,11 @@ impl PreparedComparison {
         let power = self.settings.power;
         let z = p.z.expect("filtered").abs();
         let q: usize = self.questions.iter().sum();
-        let factor = ((c + normal_quantile(power)) / z).powi(2);
+        // Resolved with `power`: |d| / SE ≥ c + z_power.
+        let reach = c + normal_quantile(power);
+        let factor = (reach / z).powi(2);
         let needed = (q as f64 * factor).ceil() as u64;
-        let target_se = p.estimate.abs() / (c + normal_quantile(power));
+        let target_se = p.estimate.abs() / reach;
         let mut text = format!(
             "The closest unresolved pair is {b} − {a}: {est:.4} (SE {se:.4}, z = {z:.2}; Holm-adjusted p = {ph:.3}). \
              If the difference is really {est:.4}, resolving it with {pw:.0}% power at the family's simultaneous \
@@ -669,36 +667,45 @@ impl PreparedComparison {
                     .expect("a pair of the panel");
                 let planner = &self.pair_planners[at];
                 let unit = nc.budget.unit();
-                match planner.search(Goal::TargetSe(target_se)) {
-                    Ok(found) => match found.into_iter().next() {
-                        Some(a) => {
-                            let strata: Vec<String> =
-                                planner.strata.iter().map(|s| s.name.clone()).collect();
-                            text.push(' ');
-                            text.push_str(&allocation_text(&a, &strata, target_se, unit, nc));
-                            let cost = a.cost.expect("a ledger prices every stratum");
-                            (
-                                Some(NextAllocation {
-                                    questions: a.questions,
-                                    per_stratum: a.per_stratum,
-                                    strata,
-                                    trajectories: a.trajectories,
-                                    reads: a.reads,
-                                    se: a.se,
-                                    cost,
-                                    currency: unit.to_string(),
-                                }),
-                                None,
-                            )
-                        }
-                        None => {
-                            let why = unmet_goal(planner, Goal::TargetSe(target_se), unit);
-                            text.push_str(&format!(" With the ledger's costs: {why}."));
-                            (None, Some(why))
-                        }
-                    },
-                    Err(e) => {
-                        let why = e.to_string();
+                let goal = Goal::TargetSe(target_se);
+                let cheapest = planner
+                    .search(goal)
+                    .map_err(|e| e.to_string())
+                    .and_then(|found| {
+                        found
+                            .into_iter()
+                            .next()
+                            .ok_or_else(|| unmet_goal(planner, goal, unit))
+                    });
+                match cheapest {
+                    Ok(a) => {
+                        let strata: Vec<String> =
+                            planner.strata.iter().map(|s| s.name.clone()).collect();
+                        let cost = a.cost.expect("a ledger prices every stratum");
+                        text.push(' ');
+                        text.push_str(&allocation_text(
+                            &a,
+                            &strata,
+                            target_se,
+                            cost,
+                            unit,
+                            planner.bounds,
+                        ));
+                        (
+                            Some(NextAllocation {
+                                questions: a.questions,
+                                per_stratum: a.per_stratum,
+                                strata,
+                                trajectories: a.trajectories,
+                                reads: a.reads,
+                                se: a.se,
+                                cost,
+                                currency: unit.to_string(),
+                            }),
+                            None,
+                        )
+                    }
+                    Err(why) => {
                         text.push_str(&format!(" With the ledger's costs: {why}."));
                         (None, Some(why))
                     }
@@ -726,13 +733,14 @@ impl PreparedComparison {
 }
 
 /// The priced half of the next-step paragraph: the cheapest allocation `a` (strata named
-/// `strata`) reaching `target` SE, its cost in `unit`.
+/// `strata`) reaching `target` SE, its `cost` in `unit`, found within `bounds`.
 fn allocation_text(
     a: &crate::allocation::planner::Allocation,
     strata: &[String],
     target: f64,
+    cost: f64,
     unit: &str,
-    nc: &NextCosts,
+    bounds: Bounds,
 ) -> String {
     let num = |v: f64| format_number(v, Precision::Auto);
     let split = if strata.len() > 1 {
@@ -745,12 +753,13 @@ fn allocation_text(
     } else {
         String::new()
     };
-    let b = nc.bounds;
+    let b = bounds;
     format!(
         "With the ledger's unit costs, the cheapest design that does it is Q:T:R = {q}:{t}:{r}: \
          {q} questions{split}, {t} {traj} per question, {r} {reads} per trajectory (SE \
-         {se:.4} ≤ the target {target:.4} = |difference| / (critical value + z_power)){cost} \
-         (`stats plan`'s least-cost search over Q ≤ {mq}, T ≤ {mt}, R ≤ {mr}).",
+         {se:.4} ≤ the target {target:.4} = |difference| / (critical value + z_power)), \
+         costing {cost} {unit} (`stats plan`'s least-cost search over Q ≤ {mq}, T ≤ {mt}, \
+         R ≤ {mr}).",
         q = a.questions,
         t = a.trajectories,
         traj = if a.trajectories == 1 {
@@ -761,10 +770,7 @@ fn allocation_text(
         r = a.reads,
         reads = if a.reads == 1 { "read" } else { "reads" },
         se = a.se,
-        cost = a
-            .cost
-            .map(|c| format!(", costing {} {unit}", num(c)))
-            .unwrap_or_default(),
+        cost = num(cost),
         mq = b.max_questions,
         mt = b.max_trajectories,
         mr = b.max_reads,
