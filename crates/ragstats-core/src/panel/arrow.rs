@@ -98,7 +98,7 @@ pub(super) fn read_arrow_rows(
         index("selector").filter(|_| arms.selector),
         index("arm").filter(|_| arms.outer),
     ];
-    let arm_column = opts.arm_column.clone().filter(|_| arms.arm != "arm");
+    let arm_column = arms.renamed();
     let score_at = index(&metric).expect("metric chosen from the header");
     let filter = match &opts.filter {
         Some((col, value)) => Some((required(col)?, value.as_str())),

@@ -36,6 +36,13 @@ pub(super) struct ArmColumns<'a> {
     pub within: Option<&'a str>,
 }
 
+impl ArmColumns<'_> {
+    /// The name [`RawPanel::arm_column`] records: the arms' column when it is not `arm`.
+    pub fn renamed(&self) -> Option<String> {
+        (self.arm != "arm").then(|| self.arm.to_string())
+    }
+}
+
 /// The arm columns `opts` asks for, checked against the file's columns `header` (errors
 /// name `line`, the header's; `what` says "column" or "field").
 ///
@@ -303,7 +310,7 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
     };
     let init = || RawPanel {
         has_dataset: cols.dataset.is_some(),
-        arm_column: opts.arm_column.clone().filter(|_| arms.arm != "arm"),
+        arm_column: arms.renamed(),
         ..Default::default()
     };
     let pieces = rdr.par_fold(chunk_bytes, init, |raw, line, rec| {
@@ -383,8 +390,9 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
                     )
                 })?;
                 raw.has_dataset = obj.contains_key("dataset");
-                arms = Some(arm_columns(path, Some(lineno), &header, &m, opts, "field")?);
-                raw.arm_column = opts.arm_column.clone().filter(|c| c != "arm");
+                let cols = arm_columns(path, Some(lineno), &header, &m, opts, "field")?;
+                raw.arm_column = cols.renamed();
+                arms = Some(cols);
                 metric = Some(m.clone());
                 m
             }
