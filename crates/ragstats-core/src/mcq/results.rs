@@ -486,24 +486,18 @@ pub fn read_one_configuration(
         )));
     }
     if let Some((p, its)) = items {
-        if let Err((i, msg)) = apply_items_at(&mut rs, its, p) {
+        if let Err((i, msg)) = apply_items(&mut rs, its, p) {
             return Err(Error::input(path, Some(lines[i]), msg));
         }
     }
     Ok(rs)
 }
 
-/// Replaces gold answers, groups and labels with those of `items` (re-scoring with corrected
-/// gold, e.g. after annotation).
-///
-/// # Errors
-/// [`Error::Data`] when a result's id is not among the items or its labels differ.
-pub fn apply_items(results: &mut [RunResult], items: &[Item], file: &Path) -> Result<()> {
-    apply_items_at(results, items, file).map_err(|(_, m)| Error::Data(m))
-}
-
-/// [`apply_items`], failing with the index of the result and what is wrong with it.
-fn apply_items_at(
+/// Replaces gold answers, groups and labels with those of `items` (of `file`), for
+/// re-scoring with corrected gold, e.g. after annotation. Fails with the index of the first
+/// result whose id is not among the items or whose labels differ, and what is wrong with
+/// it ([`read_one_configuration`] names its line).
+fn apply_items(
     results: &mut [RunResult],
     items: &[Item],
     file: &Path,
