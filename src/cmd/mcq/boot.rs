@@ -50,6 +50,32 @@ impl BootArgs {
         })
     }
 
+    /// The items of `--items` (with their path) and their clusters under `--cluster-by`:
+    /// no clusters without `--items` (an explicit `question` or `trajectory` then is a usage
+    /// error: the results files carry no provenance), with `none`, or with `auto` when no
+    /// item carries provenance.
+    pub fn load_items(&self) -> anyhow::Result<ItemsAndClusters> {
+        let Some(p) = &self.items else {
+            if matches!(
+                self.cluster_by,
+                ClusterByArg::Question | ClusterByArg::Trajectory
+            ) {
+                return Err(UsageError(
+                    "--cluster-by needs --items: the results files carry no provenance; the items file's meta.provenance does"
+                        .into(),
+                )
+                .into());
+            }
+            return Ok((None, None));
+        };
+        let loaded = load_items_lines(p)?;
+        let clusters = item_clusters(p, &loaded, self.cluster_by.into())?;
+        Ok((
+            Some((p.clone(), loaded.into_iter().map(|l| l.item).collect())),
+            clusters,
+        ))
+    }
+
     /// Runs `analysis` on the engine for a bootstrap of `rows` items, with a progress bar.
     pub fn with_engine<T>(
         &self,
@@ -101,40 +127,19 @@ pub fn load_results(
     )?)
 }
 
-/// The items of `--items` with their path, and their clusters ([`load_items_clustered`]).
+/// The items of `--items` with their path, and their clusters ([`BootArgs::load_items`]).
 pub type ItemsAndClusters = (Option<(PathBuf, Vec<Item>)>, Option<Clusters>);
 
-/// The items of `--items` (with their path) and their clusters under `--cluster-by`: no
-/// clusters without `--items` (an explicit `question` or `trajectory` then is a usage
-/// error: the results files carry no provenance), with `none`, or with `auto` when no item
-/// carries provenance.
-pub fn load_items_clustered(
-    p: &Option<PathBuf>,
-    by: ClusterByArg,
-) -> anyhow::Result<ItemsAndClusters> {
-    let Some(p) = p else {
-        if matches!(by, ClusterByArg::Question | ClusterByArg::Trajectory) {
-            return Err(UsageError(
-                "--cluster-by needs --items: the results files carry no provenance; the items file's meta.provenance does"
-                    .into(),
-            )
-            .into());
-        }
-        return Ok((None, None));
-    };
-    let loaded = load_items_lines(p)?;
-    let clusters = item_clusters(p, &loaded, by.into())?;
-    Ok((
-        Some((p.clone(), loaded.into_iter().map(|l| l.item).collect())),
-        clusters,
-    ))
-}
-
-impl BootArgs {
-    /// [`load_items_clustered`] of these flags.
-    pub fn load_items(&self) -> anyhow::Result<ItemsAndClusters> {
-        load_items_clustered(&self.items, self.cluster_by)
+/// The lines a text report has about its clusters: the rule, the counts and the notes.
+pub fn cluster_lines(c: &Clusters) -> String {
+    let mut out = format!(
+        "\nclusters: by {} from {}: {} cluster(s) of {} item(s), the largest {}, {} in more than one group; the bootstrap drew whole clusters, jointly across groups\n",
+        c.rule, c.items_file, c.clusters, c.items, c.largest, c.spanning_groups
+    );
+    for n in &c.notes {
+        out.push_str(&format!("note: {n}\n"));
     }
+    out
 }
 
 /// An interval cell: `[lo, hi]`.

@@ -13,8 +13,6 @@ use crate::cmd::render::{Figure, Finished};
 mod leaderboard;
 mod render;
 
-pub(crate) use render::cluster_lines;
-
 /// Flags of `stats mcq compare`.
 #[derive(Debug, clap::Args)]
 pub struct Args {

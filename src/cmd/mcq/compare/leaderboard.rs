@@ -112,50 +112,29 @@ impl Rendered for LeaderboardOutput {
             }
         }
         out.push_str(&t.to_text());
-        if let Some(c) = &r.clusters {
-            out.push_str(&super::render::cluster_lines(c));
-            out.push_str("\nMcNemar on EM per group and overall: exact p, and the cluster-adjusted test, whose p decides and is adjusted over the pairs: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)\n");
-            let mut t = Table::new(&[
-                "a",
-                "b",
-                "group",
-                "pairs",
-                "a only",
-                "b only",
-                "p exact",
-                "test",
-                "p cluster",
-                "p(Holm)",
-                "q(BH)",
-            ]);
-            for p in &r.pairs {
-                for m in &p.mcnemar {
-                    let c = m.test.cluster.as_ref();
-                    t.row([
-                        Cell::text(&p.a),
-                        Cell::text(&p.b),
-                        Cell::text(&m.test.group),
-                        Cell::Count(m.test.pairs as u64),
-                        Cell::Count(m.test.a_only),
-                        Cell::Count(m.test.b_only),
-                        Cell::num(m.test.p),
-                        c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)),
-                        c.map_or(Cell::Missing, |c| Cell::num(c.cluster_p)),
-                        Cell::num(m.p_holm),
-                        Cell::num(m.q_bh),
-                    ]);
-                }
+        // With clusters, the cluster-adjusted test (whose p is the one adjusted) follows the
+        // exact p.
+        let clustered = r.clusters.is_some();
+        match &r.clusters {
+            Some(c) => {
+                out.push_str(&super::super::boot::cluster_lines(c));
+                out.push_str("\nMcNemar on EM per group and overall: exact p, and the cluster-adjusted test, whose p decides and is adjusted over the pairs: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)\n");
             }
-            out.push_str(&t.to_text());
-            return out;
+            None => out.push_str(
+                "\nMcNemar exact test on EM per group and overall, adjusted over the pairs\n",
+            ),
         }
-        out.push_str("\nMcNemar exact test on EM per group and overall, adjusted over the pairs\n");
-        let mut t = Table::new(&[
-            "a", "b", "group", "pairs", "a only", "b only", "p", "p(Holm)", "q(BH)",
-        ]);
+        let mut cols = vec!["a", "b", "group", "pairs", "a only", "b only"];
+        if clustered {
+            cols.extend(["p exact", "test", "p cluster"]);
+        } else {
+            cols.push("p");
+        }
+        cols.extend(["p(Holm)", "q(BH)"]);
+        let mut t = Table::new(&cols);
         for p in &r.pairs {
             for m in &p.mcnemar {
-                t.row([
+                let mut row = vec![
                     Cell::text(&p.a),
                     Cell::text(&p.b),
                     Cell::text(&m.test.group),
@@ -163,9 +142,16 @@ impl Rendered for LeaderboardOutput {
                     Cell::Count(m.test.a_only),
                     Cell::Count(m.test.b_only),
                     Cell::num(m.test.p),
-                    Cell::num(m.p_holm),
-                    Cell::num(m.q_bh),
-                ]);
+                ];
+                if clustered {
+                    let c = m.test.cluster.as_ref();
+                    row.extend([
+                        c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)),
+                        c.map_or(Cell::Missing, |c| Cell::num(c.cluster_p)),
+                    ]);
+                }
+                row.extend([Cell::num(m.p_holm), Cell::num(m.q_bh)]);
+                t.row(row);
             }
         }
         out.push_str(&t.to_text());

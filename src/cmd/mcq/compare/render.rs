@@ -47,31 +47,39 @@ impl Rendered for CompareOutput {
             ]);
         }
         out.push_str(&t.to_text());
-        if let Some(c) = &r.clusters {
-            out.push_str(&cluster_lines(c));
-            out.push_str(
-                "\nMcNemar on EM over (id, run) pairs: exact p, and the cluster-adjusted test, whose p decides: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)\n",
-            );
-            let mut t = Table::new(&[
-                "group",
-                "pairs",
-                "A only",
-                "B only",
-                "p exact",
-                "clusters",
-                "X²",
-                "p Obuchowski",
-                "test",
-                "p cluster",
-            ]);
-            for m in &r.mcnemar {
+        // With clusters, the cluster-adjusted test's columns follow the exact p.
+        let clustered = r.clusters.is_some();
+        match &r.clusters {
+            Some(c) => {
+                out.push_str(&super::super::boot::cluster_lines(c));
+                out.push_str(
+                    "\nMcNemar on EM over (id, run) pairs: exact p, and the cluster-adjusted test, whose p decides: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)\n",
+                );
+            }
+            None => out.push_str("\nMcNemar exact test on EM over (id, run) pairs\n"),
+        }
+        let mut cols = vec![
+            "group",
+            "pairs",
+            "A only",
+            "B only",
+            if clustered { "p exact" } else { "p" },
+        ];
+        if clustered {
+            cols.extend(["clusters", "X²", "p Obuchowski", "test", "p cluster"]);
+        }
+        let mut t = Table::new(&cols);
+        for m in &r.mcnemar {
+            let mut row = vec![
+                Cell::text(&m.group),
+                Cell::Count(m.pairs as u64),
+                Cell::Count(m.a_only),
+                Cell::Count(m.b_only),
+                Cell::num(m.p),
+            ];
+            if clustered {
                 let c = m.cluster.as_ref();
-                t.row([
-                    Cell::text(&m.group),
-                    Cell::Count(m.pairs as u64),
-                    Cell::Count(m.a_only),
-                    Cell::Count(m.b_only),
-                    Cell::num(m.p),
+                row.extend([
                     c.map_or(Cell::Missing, |c| Cell::Count(c.clusters as u64)),
                     c.and_then(|c| c.chi2).map_or(Cell::Missing, Cell::num),
                     c.and_then(|c| c.obuchowski_p)
@@ -80,19 +88,7 @@ impl Rendered for CompareOutput {
                     c.map_or(Cell::Missing, |c| Cell::num(c.cluster_p)),
                 ]);
             }
-            out.push_str(&t.to_text());
-            return out;
-        }
-        out.push_str("\nMcNemar exact test on EM over (id, run) pairs\n");
-        let mut t = Table::new(&["group", "pairs", "A only", "B only", "p"]);
-        for m in &r.mcnemar {
-            t.row([
-                Cell::text(&m.group),
-                Cell::Count(m.pairs as u64),
-                Cell::Count(m.a_only),
-                Cell::Count(m.b_only),
-                Cell::num(m.p),
-            ]);
+            t.row(row);
         }
         out.push_str(&t.to_text());
         out
@@ -164,16 +160,4 @@ impl Rendered for CompareOutput {
     fn engine(&self) -> Engine {
         self.report.engine()
     }
-}
-
-/// The lines a text report has about its clusters: the rule, the counts and the notes.
-pub(crate) fn cluster_lines(c: &ragstats_core::mcq::cluster::Clusters) -> String {
-    let mut out = format!(
-        "\nclusters: by {} from {}: {} cluster(s) of {} item(s), the largest {}, {} in more than one group; the bootstrap drew whole clusters, jointly across groups\n",
-        c.rule, c.items_file, c.clusters, c.items, c.largest, c.spanning_groups
-    );
-    for n in &c.notes {
-        out.push_str(&format!("note: {n}\n"));
-    }
-    out
 }

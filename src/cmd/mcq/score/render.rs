@@ -45,7 +45,7 @@ impl Rendered for ScoreOutput {
             out.push_str(&format!("warning: {w}\n"));
         }
         if let Some(c) = &r.clusters {
-            out.push_str(&crate::cmd::mcq::compare::cluster_lines(c));
+            out.push_str(&crate::cmd::mcq::boot::cluster_lines(c));
         }
         out.push_str("\noutcomes of all result lines (the four rates sum to 1):\n");
         out.push_str(&rates_table(&r.rates).to_text());
