@@ -6,6 +6,7 @@
 //!   masks and a result cache).
 //! - [`run`]: the agentic RAG runner of the budget paper (planner → search → selector →
 //!   reader), its run plan, prompts and trajectory log, and `run-audit`.
+//! - [`http`]: the HTTP client builder every backend starts from (TLS by rustls with ring).
 //! - [`judge`]: LLM-as-judge step scores of logged trajectories.
 //! - [`mcqgen`]: RAGCap-Bench item generation (vanilla and guided) from logged trajectories.
 //!
@@ -15,6 +16,7 @@
 // and callbacks. (Tests may say why they skip.)
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
+pub mod http;
 pub mod judge;
 pub mod llm;
 pub mod mcqgen;

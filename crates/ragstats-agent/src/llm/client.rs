@@ -110,7 +110,7 @@ impl Client {
                 "base URL {base_url:?} must start with http:// or https://"
             )));
         }
-        let http = reqwest::Client::builder()
+        let http = crate::http::client_builder()
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(30)))
             .build()
