@@ -66,6 +66,7 @@ const CRATES: &[Crate] = &[
         dir: "crates/ragstats-agent/src",
         library: true,
         layers: &[
+            ("http", 0),
             ("llm", 0),
             ("search", 1),
             ("mcqgen", 2),
