@@ -9,7 +9,7 @@ mod render;
 use std::sync::Arc;
 
 use ragstats_agent::llm::{Cancel, RetryPolicy};
-use ragstats_agent::run::audit::totals;
+use ragstats_agent::run::audit::{cut_echoes, totals};
 use ragstats_agent::run::log::write_outputs;
 use ragstats_agent::run::pipeline::{run as run_pipeline, INTERRUPTED};
 use ragstats_agent::run::prompt::Templates;
@@ -25,7 +25,7 @@ use ragstats_core::questions::read::read_questions;
 pub use args::{Args, Cli, MergeArgs};
 use render::{calls_line, dry_run_text, merge_lines, outputs_line, shard_line, Bar};
 
-use super::batch::{block_on, warn_truncated};
+use super::batch::{block_on, warn_cut};
 use super::common::print_json;
 use super::endpoint::{client, Configured};
 use super::run_audit::{totals_lines, warn};
@@ -193,9 +193,11 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         outln!("{}", shard_line(m, &a.out));
     }
     warn(&tot.warnings());
-    // Counted over the run's calls (cache hits included), as the summary's model calls.
-    warn_truncated(
+    // Counted over the run's calls (cache hits included), as the summary's model calls; a
+    // cut reply refused as a copy of the prompt is an echo, which more tokens do not help.
+    warn_cut(
         tot.truncated_steps + tot.truncated_reads,
+        cut_echoes(&out.trajectories),
         tot.steps + tot.reads,
         Some(max_tokens),
     );

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use support::cli::{item_of, json_of, jsonl, mcq_run, mcq_score_json, run_ok, stats};
-use support::llm_server::{ok_reply, Reply, Server};
+use support::llm_server::{cut_reply, ok_reply, Reply, Server};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -1039,4 +1039,82 @@ fn score_intervals_stay_within_zero_and_one() {
             assert_eq!(row(&v, "scores", "planning-convergent")["em"]["ci"][0], 0.0);
         }
     }
+}
+
+/// `mcq run --limit N` asks only the first N items (each `--runs` times), and the warning
+/// about replies cut at the token cap tells prompt echoes from cut reasoning (issue #51):
+/// model `echo` sends items i1 and i2 their own prompt back and cuts the others' reasoning;
+/// model `thinker` cuts every reply's reasoning.
+#[test]
+fn limit_asks_the_first_items_and_cut_echoes_get_their_own_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    let items = e2e_items(dir.path());
+    let server = Server::start(|req, _| {
+        let echo =
+            req.body["model"] == "echo" && matches!(item_of(&req.prompt).as_str(), "i1" | "i2");
+        if echo {
+            cut_reply(&req.prompt)
+        } else {
+            cut_reply("Let me weigh each option in turn, starting with the")
+        }
+    });
+    let run = |model: &str, limit: &str, name: &str| -> (String, String, Vec<Value>) {
+        let out = dir.path().join(name);
+        let o = mcq_run(&items, model, &out, &server.base)
+            .args(["--limit", limit, "--max-tokens", "64"])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8(o.stdout).unwrap(),
+            String::from_utf8(o.stderr).unwrap(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+        (stdout, stderr, jsonl(&out))
+    };
+    let more = "Pass a larger --max-tokens";
+
+    // --limit 2 with --runs 2: exactly the first two items' four calls, every one an echo.
+    let (stdout, stderr, results) = run("echo", "2", "a.jsonl");
+    assert_eq!(server.count(), 4);
+    let mut asked: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| item_of(&r.prompt))
+        .collect();
+    asked.sort();
+    assert_eq!(asked, ["i1", "i1", "i2", "i2"]);
+    let ids: Vec<(&str, u64)> = results
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), r["run"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(ids, [("i1", 0), ("i1", 1), ("i2", 0), ("i2", 1)]);
+    assert!(
+        stdout.starts_with("mcq run: 2 item(s) (the first 2 of 6: --limit) × 2 run(s) = 4 call(s): 0 already answered, 4 asked now (0 from cache)\n"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("warning: 4 of 4 reply(ies) were cut at --max-tokens 64 (finish_reason \"length\"), and every one echoes the prompt (repeats its lines or placeholders) instead of answering: the model copies its prompt, so a larger --max-tokens would only make the run slower"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(more) && !stderr.contains("pass a larger"),
+        "{stderr}"
+    );
+
+    // --limit 4: i1 and i2 echo (4 calls), i3 and i4 are cut reasoning (4 calls).
+    let (_, stderr, results) = run("echo", "4", "b.jsonl");
+    assert_eq!(server.count(), 4 + 8);
+    assert_eq!(results.len(), 8);
+    assert!(
+        stderr.contains("warning: 8 of 8 reply(ies) were cut at --max-tokens 64 (finish_reason \"length\"); 4 of them echo the prompt (repeat its lines or placeholders) instead of answering, which more tokens do not help; the other 4 may need more room: pass a larger --max-tokens\n"),
+        "{stderr}"
+    );
+
+    // Only cut reasoning: the advice to give the replies more room, as before.
+    let (_, stderr, _) = run("thinker", "1", "c.jsonl");
+    assert_eq!(server.count(), 4 + 8 + 2);
+    assert!(
+        stderr.contains("warning: 2 of 2 reply(ies) were cut at --max-tokens 64 (finish_reason \"length\"); their text is incomplete. Pass a larger --max-tokens if the replies need more room\n"),
+        "{stderr}"
+    );
 }

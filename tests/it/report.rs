@@ -115,7 +115,7 @@ fn report_is_self_contained_and_its_figures_are_the_commands_plots() {
         let start = html.find(&format!("<figure id=\"{id}\">\n")).unwrap();
         let inline = &html[start..];
         let inline = &inline[inline.find("<svg").unwrap()..];
-        let inline = &inline[..inline.find("<figcaption>").unwrap()];
+        let inline = &inline[..inline.find("</figure>").unwrap()];
         assert_eq!(inline, svg, "{id} differs from: {cmd}");
     }
     for c in &commands[2..8] {

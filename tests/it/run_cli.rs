@@ -582,3 +582,155 @@ fn report_on_a_run_directory_has_audit_and_cost_sections() {
     // The script's queries find documents: no warning.
     assert!(!audit.contains("warning"));
 }
+
+/// `stats report` on the run of a model that copies its prompt's format examples (issue
+/// #51): every query and answer is refused, the panel is all zeros. The run audit's warning
+/// that every candidate pool is empty comes first (the box at the top of the page and the
+/// first lines printed), the efficiency section says why it has no figure in its own words,
+/// every caption is shown once, and sections without a figure name no `--plot`.
+#[test]
+fn report_on_an_all_zero_run_puts_the_audit_warning_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let search = index(tmp.path());
+    let server = Server::start(|seen, _| {
+        let system = seen.body["messages"][0]["content"].as_str().unwrap_or("");
+        ok_reply(if system.starts_with("You plan web searches") {
+            r#"{"query": "..."}"#
+        } else {
+            r#"{"answer": "..."}"#
+        })
+    });
+    let out = tmp.path().join("zeros");
+    common::stats()
+        .args(run_args(&search, &server.base, &out, "4"))
+        .assert()
+        .success();
+    let panel = read(out.join("panel.csv"));
+    assert!(panel.lines().count() > 1);
+    let html_path = tmp.path().join("r.html");
+    let o = common::stats()
+        .arg("report")
+        .arg(&out)
+        .args(["--contrast", "adaptive-open", "--replicates", "50"])
+        .arg("--out")
+        .arg(&html_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let html = read(html_path);
+
+    // 3 questions of each of the 2 datasets × 2 arms × 2 trajectories: 24 pools, all empty.
+    let audit = "24 of 24 candidate pools (100.0%) are empty: the searches found nothing to read";
+    let efficiency = "the scores do not vary (every variance component is 0), so SE^2 x cost is 0 at every R and the loss is 0/0";
+
+    let doc = roxmltree::Document::parse_with_options(
+        &html,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .expect("the report is well-formed");
+    let body = doc.descendants().find(|n| n.has_tag_name("body")).unwrap();
+    let first = body.first_element_child().unwrap();
+    assert_eq!(
+        (first.tag_name().name(), first.attribute("id")),
+        ("section", Some("warnings"))
+    );
+    let items: Vec<String> = first
+        .descendants()
+        .filter(|n| n.has_tag_name("li"))
+        .map(|li| {
+            li.descendants()
+                .filter(|t| t.is_text())
+                .filter_map(|t| t.text())
+                .collect()
+        })
+        .collect();
+    assert!(
+        items
+            .iter()
+            .any(|i| i.starts_with("run-audit: ") && i.contains(audit)),
+        "{items:?}"
+    );
+    // Efficiency's own reason, not the plot's.
+    assert!(
+        items
+            .iter()
+            .any(|i| i.starts_with("efficiency: ") && i.contains(efficiency)),
+        "{items:?}"
+    );
+    let head = first.descendants().find(|n| n.has_tag_name("h2")).unwrap();
+    assert_eq!(
+        head.text(),
+        Some(format!("Read first: {} warning(s)", items.len()).as_str())
+    );
+    let eff = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("efficiency"))
+        .unwrap();
+    let eff_text: String = eff
+        .descendants()
+        .filter(|t| t.is_text())
+        .filter_map(|t| t.text())
+        .collect();
+    assert!(
+        eff_text.contains(&format!("no figure: no loss is defined ({efficiency})")),
+        "{eff_text}"
+    );
+    assert!(!html.contains("nothing to plot"));
+    assert!(!eff.descendants().any(|n| n.has_tag_name("figure")));
+
+    // The text form leads with the same warnings.
+    let first_line = stdout.lines().next().unwrap();
+    assert!(
+        first_line.starts_with("warning: ")
+            && stdout.contains(&format!("warning: run-audit: {audit}")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("warning: efficiency: ") && stdout.contains(efficiency));
+
+    // Each figure's caption once: drawn in its SVG, no <figcaption> repeating it.
+    assert!(!html.contains("<figcaption"));
+    let captions: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("caption"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert_eq!(captions.len(), 2, "variance and forecast: {captions:?}");
+    for c in &captions {
+        let escaped = c.replace('&', "&amp;").replace('<', "&lt;");
+        assert_eq!(html.matches(&escaped).count(), 1, "{c}");
+    }
+    // `--plot` only where the section has a figure (the list of sections not in the report
+    // names the commands that would draw them).
+    for s in doc
+        .descendants()
+        .filter(|n| n.has_tag_name("section") && n.attribute("id") != Some("absent"))
+    {
+        let text: String = s
+            .descendants()
+            .filter(|t| t.is_text())
+            .filter_map(|t| t.text())
+            .collect();
+        let has_figure = s.descendants().any(|n| n.has_tag_name("figure"));
+        assert_eq!(
+            text.contains("--plot"),
+            has_figure,
+            "{:?}: {text}",
+            s.attribute("id")
+        );
+    }
+    // Wide tables and figures scroll inside their own box, not the page.
+    for rule in [
+        "table { display: block; max-width: 100%; overflow-x: auto;",
+        "figure { max-width: 100%; overflow-x: auto;",
+    ] {
+        assert!(html.contains(rule), "{rule}");
+    }
+}

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::cli::{jsonl, run_ok, stats};
-use support::llm_server::{ok_reply, Seen, Server};
+use support::llm_server::{cut_reply, ok_reply, Seen, Server};
 
 const CORPUS: &str = r#"{"id":"d1","url":"https://w/d1","title":"Eiffel Tower","text":"The Eiffel Tower is in Paris, France."}
 {"id":"d2","url":"https://w/d2","title":"Louvre","text":"The Louvre museum is in Paris."}
@@ -292,15 +292,6 @@ cut at max_tokens (finish_reason length): 0 of 6 planner step(s), 0 of 4 read(s)
     assert!(!err.contains("warning"), "{err}");
 }
 
-/// A chat completion answering `text` that stopped at the token cap (finish_reason length).
-fn cut_reply(text: &str) -> support::llm_server::Reply {
-    let body = serde_json::json!({
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 64, "total_tokens": 74}
-    });
-    support::llm_server::Reply::status(200, &body.to_string())
-}
-
 /// Cut replies and echoes, by hand (2 questions, 1 trajectory, 2 steps, both arms, rr, 1 read:
 /// 3 planner calls and 2 reads per question). h1's step 0 is cut after a complete
 /// `{"query": "Eiffel Tower"}` (used), its step 1 asks "Louvre" in both arms; every m1
@@ -449,6 +440,53 @@ fn a_run_of_copies_warns_that_the_pools_are_empty() {
     assert!(!text.contains("warning"));
 }
 
+/// The issue's model with a token cap it runs into (issue #51): every reply copies the
+/// prompt's format example and is cut at the cap. Each is refused as a copy, so the warning
+/// says the cut replies are echoes, which more tokens do not help, instead of advising a
+/// larger --max-tokens. (Genuinely cut replies keep that advice:
+/// `cut_replies_are_counted_and_prompt_echoes_refused`.)
+#[test]
+fn cut_replies_that_copy_the_prompt_are_called_echoes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (search, questions) = setup(tmp.path());
+    let server = Server::start(|seen, _| {
+        cut_reply(match role(seen) {
+            (Some(_), _) => r#"{"query": "..."} {"query": "..."} {"query"#,
+            (None, _) => r#"{"answer": "..."} {"answer": "..."} {"answer"#,
+        })
+    });
+    let out = tmp.path().join("cut-copies");
+    let r = run(&search, &questions, &server, &out, &["--max-tokens", "64"]);
+    for t in &r.logs {
+        for s in t["steps"].as_array().unwrap() {
+            assert_eq!(s["truncated"], true);
+            assert!(
+                s["failure"].as_str().unwrap().starts_with(COPIED_QUERY),
+                "{s}"
+            );
+        }
+        assert_eq!(t["reads"][0]["truncated"], true);
+        assert!(t["reads"][0]["failure"]
+            .as_str()
+            .unwrap()
+            .starts_with(COPIED_ANSWER));
+    }
+    assert!(
+        r.stdout.contains(
+            "cut at max_tokens (finish_reason length): 6 of 6 planner step(s), 4 of 4 read(s)"
+        ),
+        "{}",
+        r.stdout
+    );
+    let warning = "warning: 10 of 10 reply(ies) were cut at --max-tokens 64 (finish_reason \"length\"), and every one echoes the prompt (repeats its lines or placeholders) instead of answering: the model copies its prompt, so a larger --max-tokens would only make the run slower; try a model that follows the prompt, or another prompt\n";
+    assert!(r.stderr.contains(warning), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("Pass a larger --max-tokens"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// Placeholders come from the templates in use: a --prompt-dir planner template's example
 /// is refused (named by its file), and the built-in system template's
 /// `<your next search query>`, replaced by one without an example, is a query again.
@@ -565,11 +603,23 @@ fn run_writes_progress_lines_into_a_log() {
     let mut last = 0;
     for l in &lines {
         let done: u64 = between(l, "progress: ", "/").parse().unwrap();
-        assert!(l.contains(&format!("{done}/6 call(s) done (")), "{l}");
-        assert!(
-            l.contains(" cached, ") && l.contains(" failed), ") && l.contains(", eta "),
-            "{l}"
+        // The parts of the calls done add up to them (issue #51: cache hits were counted
+        // inside "ok" and again as "cached").
+        let parts: Vec<u64> = [
+            (&format!("{done}/6 call(s) done: ")[..], " answered now, "),
+            (" answered now, ", " from cache, "),
+            (" from cache, ", " failed; "),
+        ]
+        .iter()
+        .map(|(a, b)| between(l, a, b).parse().unwrap())
+        .collect();
+        assert_eq!(parts.iter().sum::<u64>(), done, "{l}");
+        assert_eq!(
+            (parts[1], parts[2]),
+            (0, 0),
+            "nothing cached or failed: {l}"
         );
+        assert!(l.contains(" in flight, ") && l.contains(", eta "), "{l}");
         assert!(done >= last && done <= 6, "{l}");
         last = done;
     }

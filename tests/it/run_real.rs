@@ -153,6 +153,8 @@ fn real_replies_copying_the_format_example_are_refused_and_the_empty_pools_warne
     let logs = jsonl(&out.join("trajectories.jsonl"));
     assert_eq!(logs.len(), 48);
     let (mut copies, mut steps, mut cut_steps, mut cut_reads) = (0, 0, 0, 0);
+    // Cut steps whose reply copies the format example (refused as a copied placeholder).
+    let mut cut_copies = 0;
     for t in &logs {
         let q = format!("Question: {}", t["question"].as_str().unwrap());
         let planner_replies: Vec<(String, bool)> = rec[&(true, q.clone())]
@@ -201,6 +203,7 @@ fn real_replies_copying_the_format_example_are_refused_and_the_empty_pools_warne
                 steps += 1;
                 copies += usize::from(text.contains(r#"{"query": "..."}"#));
                 cut_steps += usize::from(cut);
+                cut_copies += usize::from(cut && text.contains(r#"{"query": "..."}"#));
             }
         }
         for r in t["reads"].as_array().unwrap() {
@@ -233,6 +236,9 @@ fn real_replies_copying_the_format_example_are_refused_and_the_empty_pools_warne
     }
     assert_eq!((steps, copies), (168, 118));
     assert_eq!((cut_steps, cut_reads), (137, 176));
+    // Every read is refused (a copied placeholder or an echo of the prompt), so each cut
+    // read is an echo; of the cut steps, the 101 copies of `{"query": "..."}` are.
+    assert_eq!(cut_copies, 101);
 
     // Nothing was searched.
     let ledger = jsonl(&out.join("ledger.jsonl"));
@@ -253,7 +259,10 @@ fn real_replies_copying_the_format_example_are_refused_and_the_empty_pools_warne
     }
     let warning = "warning: 48 of 48 candidate pools (100.0%) are empty: the searches found nothing to read, so these answers had no evidence (0 of 0 distinct queries returned no results, 168 planner step(s) gave no query, 118 of them copied placeholders); see the queries in trajectories.jsonl\n";
     assert!(stderr.contains(warning), "{stderr}");
-    let cut = "warning: 313 of 360 reply(ies) were cut at --max-tokens 256 (finish_reason \"length\"); their text is incomplete. Pass a larger --max-tokens if the replies need more room\n";
+    // Issue #51: 101 + 176 = 277 of the 313 cut replies echo the prompt, which more tokens
+    // would only let copy more; the other 36 (planner replies cut before any object closed)
+    // may need the room.
+    let cut = "warning: 313 of 360 reply(ies) were cut at --max-tokens 256 (finish_reason \"length\"); 277 of them echo the prompt (repeat its lines or placeholders) instead of answering, which more tokens do not help; the other 36 may need more room: pass a larger --max-tokens\n";
     assert!(stderr.contains(cut), "{stderr}");
     assert!(!stdout.contains("warning"));
 

@@ -425,7 +425,7 @@ fn report_of_an_unbalanced_panel_has_the_efficiency_figure() {
         .expect("the report has the efficiency figure");
     let inline = &html[start..];
     let inline = &inline[inline.find("<svg").unwrap()..];
-    let inline = &inline[..inline.find("<figcaption>").unwrap()];
+    let inline = &inline[..inline.find("</figure>").unwrap()];
     assert_eq!(inline, svg);
     // The combined fixed-T loss in its table is the command's.
     let v = efficiency(&panel, &ledger, &[]);

@@ -29,17 +29,28 @@ impl ProgressLines {
 }
 
 /// The `progress:` line of a batch of calls, printed on stderr when it is not a terminal
-/// (`llm batch`, `mcq run`, `judge`, `mcq generate`, `run`): calls done of those to run, how
-/// many were answered, from the cache, failed, in flight, the requests and retries sent, the
-/// seconds so far, and the remaining time at the rate so far (`-` before the first call).
+/// (`llm batch`, `mcq run`, `judge`, `mcq generate`, `run`): calls done of those to run, and
+/// of them how many were answered now, answered from the cache and failed (the three add up
+/// to the calls done), then the calls in flight, the requests and retries sent, the seconds
+/// so far, and the remaining time at the rate so far (`-` before the first call).
 pub fn progress_line(p: &BatchProgress) -> String {
     let total = p.to_run();
     let eta = p
         .eta_s()
         .map_or_else(|| "-".to_string(), |s| format!("{s:.0} s"));
+    // The parts add up to the calls done: answers fetched now, answers from the cache
+    // (the cache holds answers only), failures.
     format!(
-        "progress: {}/{} call(s) done ({} ok, {} cached, {} failed), {} in flight, {} request(s), {} retries, {:.0} s, eta {eta}",
-        p.done, total, p.ok, p.cached, p.failed, p.in_flight, p.requests, p.retries, p.elapsed_s
+        "progress: {}/{} call(s) done: {} answered now, {} from cache, {} failed; {} in flight, {} request(s), {} retries, {:.0} s, eta {eta}",
+        p.done,
+        total,
+        p.ok.saturating_sub(p.cached),
+        p.cached,
+        p.failed,
+        p.in_flight,
+        p.requests,
+        p.retries,
+        p.elapsed_s
     )
 }
 
@@ -96,6 +107,36 @@ pub fn warn_truncated(cut: u64, answers: u64, max_tokens: Option<u64>) {
         "warning: {cut} of {answers} reply(ies) were cut at {cap} (finish_reason \"length\"); \
          their text is incomplete. Pass a larger --max-tokens if the replies need more room"
     );
+}
+
+/// On stderr, when `cut` of `answers` replies stopped at the token cap and `echoes` of
+/// those echo the prompt (they repeat its lines or placeholders instead of answering): what
+/// that means and what helps. A larger `--max-tokens` only lets an echo copy more, so it is
+/// advised only for the cut replies that are not echoes.
+pub fn warn_cut(cut: u64, echoes: u64, answers: u64, max_tokens: Option<u64>) {
+    if cut == 0 {
+        return;
+    }
+    if echoes == 0 {
+        return warn_truncated(cut, answers, max_tokens);
+    }
+    let cap = cap_phrase(max_tokens);
+    let head = format!(
+        "warning: {cut} of {answers} reply(ies) were cut at {cap} (finish_reason \"length\")"
+    );
+    if echoes >= cut {
+        eprintln!(
+            "{head}, and every one echoes the prompt (repeats its lines or placeholders) instead of answering: \
+             the model copies its prompt, so a larger --max-tokens would only make the run slower; \
+             try a model that follows the prompt, or another prompt"
+        );
+    } else {
+        eprintln!(
+            "{head}; {echoes} of them echo the prompt (repeat its lines or placeholders) instead of answering, \
+             which more tokens do not help; the other {} may need more room: pass a larger --max-tokens",
+            cut - echoes
+        );
+    }
 }
 
 /// The cap a cut reply hit, as the messages name it: `--max-tokens N`, or the server's

@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use ragstats_agent::llm::append_log::load_records;
 use ragstats_core::mcq::prompt::{PromptKind, Templates};
 use ragstats_core::mcq::results::{
-    build_results, check_resume, plan_calls, write_results, OutcomeCounts, RunConfig,
+    build_results, check_resume, plan_calls, write_results, CutReplies, OutcomeCounts, RunConfig,
 };
 use ragstats_core::mcq::validate::read_items;
 use ragstats_core::mcq::Item;
 
 use super::default_sidecar;
 use super::validate::print_violations;
-use crate::cmd::batch::{exit_code, warn_truncated, BatchPolicy};
+use crate::cmd::batch::{exit_code, warn_cut, BatchPolicy};
 use crate::cmd::endpoint::{Configured, Endpoint};
 use crate::cmd::UsageError;
 
@@ -34,6 +34,10 @@ pub struct Args {
     /// Runs per item (request ids <id>#run<k>, sample index k).
     #[arg(long, default_value_t = 1)]
     pub runs: u32,
+    /// Ask only the first N items of the file (a trial run; the same command without it
+    /// later asks the rest, the first N from the responses file).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
     /// Shuffle each item's options with this seed (relabelled A, B, C, ...).
     #[arg(long, value_name = "SEED")]
     pub shuffle_seed: Option<u64>,
@@ -100,8 +104,10 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         shuffle_seed: a.shuffle_seed,
         params,
         extra,
+        limit: a.limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
     };
     let plan = plan_calls(&items, &templates, &cfg);
+    let asked = plan.len() / a.runs as usize;
     if responses.exists() {
         let old = load_records(&responses)?;
         check_resume(&responses, &old, &plan)?;
@@ -120,9 +126,13 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
     write_results(&a.out, &results)?;
     let n = OutcomeCounts::of(&results);
     let p = &summary.progress;
+    let of_file = if asked < items.len() {
+        format!(" (the first {asked} of {}: --limit)", items.len())
+    } else {
+        String::new()
+    };
     outln!(
-        "mcq run: {} item(s) × {} run(s) = {} call(s): {} already answered, {} asked now ({} from cache)",
-        items.len(),
+        "mcq run: {asked} item(s){of_file} × {} run(s) = {} call(s): {} already answered, {} asked now ({} from cache)",
         a.runs,
         plan.len(),
         p.skipped,
@@ -146,7 +156,13 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         n.answered
     );
     outln!("raw responses: {}", responses.display());
-    warn_truncated(n.cut as u64, n.answered as u64, params_max_tokens);
+    let cut = CutReplies::of(&plan, &records);
+    warn_cut(
+        cut.cut as u64,
+        cut.echoes as u64,
+        n.answered as u64,
+        params_max_tokens,
+    );
     if n.errors > 0 {
         eprintln!("API errors are recorded as errors (not wrong answers); run the same command again to retry them");
     }

@@ -53,39 +53,91 @@ pub(super) fn table<C: Clone + Into<Cell>>(head: &[&str], rows: &[Vec<C>]) -> St
 }
 
 /// A figure for inline use: the SVG without its XML namespace declaration (HTML knows
-/// `<svg>`, and the report then names no URL at all).
-pub(super) fn figure(id: &str, svg: &str, caption: &str) -> String {
+/// `<svg>`, and the report then names no URL at all). No `<figcaption>`: the SVG draws its
+/// caption line itself, and the report shows it once.
+pub(super) fn figure(id: &str, svg: &str) -> String {
     let svg = svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1);
-    format!(
-        "<figure id=\"{id}\">\n{svg}<figcaption>{}</figcaption>\n</figure>\n",
-        h(caption)
-    )
+    format!("<figure id=\"{id}\">\n{svg}</figure>\n")
 }
 
-/// The command that reproduces a section, in a code block.
-pub(super) fn command(cmd: &str) -> String {
+/// What a section's command gives besides its table: the flag that prints its numbers as
+/// JSON, and whether it draws the section's figure with `--plot`.
+pub(super) struct Reproduce {
+    /// `--format json`, or `--json` (`run-audit`).
+    pub(super) json: &'static str,
+    /// The section has a figure, drawn by the command's `--plot`.
+    pub(super) figure: bool,
+}
+
+impl Reproduce {
+    /// A section with a figure, its numbers with `--format json`.
+    pub(super) const FIGURE: Reproduce = Reproduce {
+        json: "--format json",
+        figure: true,
+    };
+    /// A section without a figure, its numbers with `--format json`.
+    pub(super) const TABLE: Reproduce = Reproduce {
+        json: "--format json",
+        figure: false,
+    };
+}
+
+/// The command that reproduces a section, in a code block; the figure's `--plot` is named
+/// only where the section has a figure.
+pub(super) fn command(cmd: &str, r: Reproduce) -> String {
+    let plot = if r.figure {
+        ", the figure with <code>--plot</code>"
+    } else {
+        ""
+    };
     format!(
-        "<p>Reproduce (the numbers with <code>--format json</code>, the figure with <code>--plot</code>):</p>\n<pre><code>$ {}</code></pre>\n",
+        "<p>Reproduce (the numbers with <code>{}</code>{plot}):</p>\n<pre><code>$ {}</code></pre>\n",
+        h(r.json),
         h(cmd)
     )
 }
 
-const CSS: &str = "body { font-family: sans-serif; max-width: 62rem; margin: 2rem auto; padding: 0 1rem; color: #222; line-height: 1.4; }
+/// The box of every section's warnings, first in the page: each with a link to its
+/// section (`(section id, text)`); nothing when there is none.
+pub(super) fn warnings_box(warnings: &[(String, String)]) -> String {
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "<section id=\"warnings\" class=\"warnings\">\n<h2>Read first: {} warning(s)</h2>\n<ul>\n",
+        warnings.len()
+    );
+    for (id, text) in warnings {
+        s.push_str(&format!(
+            "<li><a href=\"#{}\">{}</a>: {}</li>\n",
+            h(id),
+            h(id),
+            h(text)
+        ));
+    }
+    s.push_str("</ul>\n</section>\n");
+    s
+}
+
+const CSS: &str = "body { font-family: sans-serif; max-width: 62rem; margin: 2rem auto; padding: 0 1rem; color: #222; line-height: 1.4; overflow-wrap: anywhere; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; border-bottom: 1px solid #ccc; padding-bottom: 0.2rem; margin-top: 2rem; }
-table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.15rem 0.6rem; text-align: right; font-variant-numeric: tabular-nums; }
+table { display: block; max-width: 100%; overflow-x: auto; border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.15rem 0.6rem; text-align: right; font-variant-numeric: tabular-nums; overflow-wrap: normal; }
 th:first-child, td:first-child { text-align: left; }
-pre { background: #f4f4f4; padding: 0.5rem 0.7rem; white-space: pre-wrap; word-break: break-all; }
-figure { margin: 1rem 0; } figcaption { font-size: 0.85rem; color: #555; }
+pre { max-width: 100%; box-sizing: border-box; background: #f4f4f4; padding: 0.5rem 0.7rem; white-space: pre-wrap; word-break: break-all; }
+figure { max-width: 100%; overflow-x: auto; margin: 1rem 0; }
 svg { max-width: 100%; height: auto; }
 .note { color: #8a4b00; }
+.warnings { border: 2px solid #c25e00; background: #fff4e5; padding: 0 1rem 0.5rem; margin: 1rem 0; }
+.warnings h2 { margin-top: 0.6rem; border: none; color: #8a4b00; }
 @media print { body { max-width: none; margin: 0; font-size: 10pt; } section, figure, table { break-inside: avoid; } pre { background: none; border: 1px solid #bbb; } }
 ";
 
-/// The whole page: `title` as title and heading, the CSS, `body`, and the footer.
-pub(super) fn page(title: &str, body: &str) -> String {
+/// The whole page: `title` as title, the CSS, the warnings box ([`warnings_box`]) first in
+/// the body, then `title` as heading, `body`, and the footer.
+pub(super) fn page(title: &str, warnings: &str, body: &str) -> String {
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n{body}<p class=\"footer\">Made by <code>stats report</code> (ragstats {}); every number above is reproduced by the command beside it.</p>\n</body>\n</html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n{warnings}<h1>{}</h1>\n{body}<p class=\"footer\">Made by <code>stats report</code> (ragstats {}); every number above is reproduced by the command beside it.</p>\n</body>\n</html>\n",
         h(title),
         h(title),
         env!("CARGO_PKG_VERSION")

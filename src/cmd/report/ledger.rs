@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use ragstats_core::allocation::fixed_t::FixedTLoss;
+use ragstats_core::allocation::one_read::OneReadReport;
 use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
 use ragstats_core::costs::accounting::{
     cost_report, Budget, CostReport, CostSettings, PricedLedger,
@@ -11,16 +12,18 @@ use ragstats_core::costs::accounting::{
 use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::panel::Panel;
 use ragstats_core::resample::summary::Interval;
-use ragstats_plot::{self as plot, Caption};
+use ragstats_plot as plot;
 
-use super::html::{command, figure, h, not_computed, sh, table};
+use super::html::{command, figure, h, not_computed, sh, table, Reproduce};
 use super::{Args, Context};
-use crate::cmd::common::{fixed, num};
+use crate::cmd::common::{fixed, num, undefined_because};
 use crate::cmd::figure::panel_caption;
 use crate::cmd::resample::Progress;
 
 /// The one-read efficiency section: the figure of the fixed-T and fixed-Q losses, their
-/// table and the `stats efficiency` command; a note when the ledger cannot price the panel.
+/// table, why a loss is undefined (as `stats efficiency` says it; each reason also a warning
+/// of the report) and the `stats efficiency` command; where no loss can be drawn, the reason
+/// in place of the figure; a note when the ledger cannot price the panel.
 pub(super) fn efficiency_section(
     cx: &Context,
     panel: &Panel,
@@ -28,20 +31,44 @@ pub(super) fn efficiency_section(
     prices: Option<&Path>,
     replicates: u32,
     failed: &mut Vec<String>,
+    warnings: &mut Vec<(String, String)>,
 ) -> String {
     let args = cx.args;
     let mut s = String::from(
         "<section id=\"efficiency\">\n<h2>Is reading each packet once wasteful?</h2>\n",
     );
     match efficiency_values(args, panel, cx.panel_path, ledger, prices, replicates) {
-        Ok((svg, eff_caption, rows)) => {
-            s.push_str(&figure("fig-efficiency", &svg, &eff_caption.line()));
-            s.push_str(&table(
-                &[
-                    "analysis", "scope", "R*", "R best", "loss %", "CI low", "CI high",
-                ],
-                &rows,
-            ));
+        Ok((report, svg, rows)) => {
+            let reasons = undefined_reasons(&report);
+            let drawn = svg.is_ok();
+            match svg {
+                Ok(svg) => s.push_str(&figure("fig-efficiency", &svg)),
+                Err(e) => {
+                    // The analysis's own reason, not the plot's ("no finite value").
+                    let why = reasons
+                        .first()
+                        .map(|(_, r)| r.clone())
+                        .unwrap_or_else(|| format!("{e:#}"));
+                    let note = format!("no figure: no loss is defined ({why})");
+                    s.push_str(&format!("<p class=\"note\">{}</p>\n", h(&note)));
+                    if reasons.is_empty() {
+                        warnings.push(("efficiency".into(), note));
+                    }
+                }
+            }
+            if !rows.is_empty() {
+                s.push_str(&table(
+                    &[
+                        "analysis", "scope", "R*", "R best", "loss %", "CI low", "CI high",
+                    ],
+                    &rows,
+                ));
+            }
+            for (fields, why) in &reasons {
+                let line = format!("{fields}: {}", undefined_because(why));
+                s.push_str(&format!("<p class=\"note\">{}</p>\n", h(&line)));
+                warnings.push(("efficiency".into(), line));
+            }
             let pr = prices
                 .map(|x| format!(" --prices {}", sh(&x.display().to_string())))
                 .unwrap_or_default();
@@ -52,13 +79,21 @@ pub(super) fn efficiency_section(
             } else {
                 format!(" --confidence {conf}")
             };
-            s.push_str(&command(&format!(
-                "stats efficiency {}{} --ledger {}{pr} --replicates {replicates} --seed {}{cf} --plot efficiency.svg",
-                cx.p,
-                cx.flags,
-                sh(&ledger.display().to_string()),
-                args.resample.seed
-            )));
+            let (plot, reproduce) = if drawn {
+                (" --plot efficiency.svg", Reproduce::FIGURE)
+            } else {
+                ("", Reproduce::TABLE)
+            };
+            s.push_str(&command(
+                &format!(
+                    "stats efficiency {}{} --ledger {}{pr} --replicates {replicates} --seed {}{cf}{plot}",
+                    cx.p,
+                    cx.flags,
+                    sh(&ledger.display().to_string()),
+                    args.resample.seed
+                ),
+                reproduce,
+            ));
         }
         Err(e) => {
             s.push_str(&not_computed(&format!("{e:#}")));
@@ -69,7 +104,22 @@ pub(super) fn efficiency_section(
     s
 }
 
-/// The fixed-T and fixed-Q losses: figure, its caption, and table rows.
+/// The undefined values of the efficiency report grouped by reason, in the report's order:
+/// (`scope field, …`, reason), as `stats efficiency` lists them one by one.
+fn undefined_reasons(report: &OneReadReport) -> Vec<(String, String)> {
+    let mut out: Vec<(Vec<String>, String)> = Vec::new();
+    for u in report.undefined() {
+        let what = format!("{} {}", u.scope, u.field);
+        match out.iter_mut().find(|(_, r)| *r == u.reason) {
+            Some((fields, _)) => fields.push(what),
+            None => out.push((vec![what], u.reason)),
+        }
+    }
+    out.into_iter().map(|(f, r)| (f.join(", "), r)).collect()
+}
+
+/// The fixed-T and fixed-Q losses: the report, its figure (or why none can be drawn), and
+/// table rows.
 fn efficiency_values(
     args: &Args,
     panel: &Panel,
@@ -77,7 +127,7 @@ fn efficiency_values(
     ledger: &Path,
     prices: Option<&Path>,
     replicates: u32,
-) -> anyhow::Result<(String, Caption, Vec<Vec<String>>)> {
+) -> anyhow::Result<(OneReadReport, anyhow::Result<String>, Vec<Vec<String>>)> {
     let engine = args
         .resample
         .engine(u64::from(replicates) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
@@ -106,7 +156,7 @@ fn efficiency_values(
         &panel.outcome,
         Some((args.resample.seed, u64::from(replicates))),
     );
-    let svg = plot::efficiency(&report, &caption)?;
+    let svg = plot::efficiency(&report, &caption).map_err(anyhow::Error::from);
     let ci = |c: Option<Interval>, i: usize| c.map(|c| fixed(c[i], 2)).unwrap_or("-".into());
     let mut rows = Vec::new();
     let mut t_row = |scope: &str, l: Option<&FixedTLoss>, c: Option<Interval>| {
@@ -143,12 +193,16 @@ fn efficiency_values(
             ]);
         }
     }
-    Ok((svg, caption, rows))
+    Ok((report, svg, rows))
 }
 
 /// The `run-audit` section: the Appendix C table, the run's search and read counts, and
 /// its warnings (most pools empty), as `stats run-audit` prints them.
-pub(super) fn run_audit_section(path: &Path, failed: &mut Vec<String>) -> String {
+pub(super) fn run_audit_section(
+    path: &Path,
+    failed: &mut Vec<String>,
+    warnings: &mut Vec<(String, String)>,
+) -> String {
     let mut s = String::from(
         "<section id=\"run-audit\">\n<h2>Run audit (Appendix C): is there evidence to read?</h2>\n",
     );
@@ -161,6 +215,7 @@ pub(super) fn run_audit_section(path: &Path, failed: &mut Vec<String>) -> String
                     "<p class=\"note\"><strong>warning:</strong> {}</p>\n",
                     h(&w)
                 ));
+                warnings.push(("run-audit".into(), w));
             }
             let (head, cells) =
                 crate::cmd::run_audit::audit_table(&ragstats_agent::run::audit::audit(&logs));
@@ -173,10 +228,13 @@ pub(super) fn run_audit_section(path: &Path, failed: &mut Vec<String>) -> String
                 s.push_str(&format!("<li>{}</li>\n", h(&l)));
             }
             s.push_str("</ul>\n");
-            s.push_str(&command(&format!(
-                "stats run-audit {}",
-                sh(&path.display().to_string())
-            )));
+            s.push_str(&command(
+                &format!("stats run-audit {}", sh(&path.display().to_string())),
+                Reproduce {
+                    json: "--json",
+                    figure: false,
+                },
+            ));
         }
         Err(e) => {
             s.push_str(&not_computed(&e.to_string()));
@@ -246,10 +304,10 @@ pub(super) fn cost_section(
             let pr = prices
                 .map(|p| format!(" --prices {}", sh(&p.display().to_string())))
                 .unwrap_or_default();
-            s.push_str(&command(&format!(
-                "stats cost {}{pr}",
-                sh(&ledger.display().to_string())
-            )));
+            s.push_str(&command(
+                &format!("stats cost {}{pr}", sh(&ledger.display().to_string())),
+                Reproduce::TABLE,
+            ));
         }
         Err(e) => {
             s.push_str(&not_computed(&format!("{e:#}")));

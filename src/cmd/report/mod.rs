@@ -122,8 +122,12 @@ fn run_of(args: &Args) -> anyhow::Result<u8> {
     // The sections whose command failed on its input (the note in the report says why).
     let mut failed: Vec<String> = Vec::new();
 
+    // Every section's warnings, `(section id, text)`: the box at the top of the page and
+    // the first lines printed.
+    let mut warnings: Vec<(String, String)> = Vec::new();
+
     body.push_str(&panel::panel_section(&cx, &report));
-    body.push_str(&panel::variance_section(&cx, &report)?);
+    body.push_str(&panel::variance_section(&cx, &report, &mut warnings)?);
     body.push_str(&panel::forecast_section(&cx, &report)?);
     // One-read efficiency (needs the ledger).
     if let Some(ledger) = &ledger {
@@ -134,6 +138,7 @@ fn run_of(args: &Args) -> anyhow::Result<u8> {
             prices.as_deref(),
             replicates,
             &mut failed,
+            &mut warnings,
         ));
     } else {
         absent.push("efficiency (Fig. 5, one-read loss): needs the cost ledger of the panel (--ledger FILE, or ledger.jsonl in the directory)".into());
@@ -167,7 +172,7 @@ fn run_of(args: &Args) -> anyhow::Result<u8> {
     }
     // A run's own checks and what it spent (no figures: tables and the commands).
     if let Some(t) = &found.trajectories {
-        body.push_str(&ledger::run_audit_section(t, &mut failed));
+        body.push_str(&ledger::run_audit_section(t, &mut failed, &mut warnings));
     }
     if let Some(l) = &ledger {
         body.push_str(&ledger::cost_section(l, prices.as_deref(), &mut failed));
@@ -180,24 +185,34 @@ fn run_of(args: &Args) -> anyhow::Result<u8> {
     }
     body.push_str("</ul>\n</section>\n");
 
+    failed.extend(sections.failed.into_inner());
+    let own = warnings.len();
+    // A section not computed is a warning too (its own note says the same in place).
+    for f in &failed {
+        let (id, why) = f.split_once(": ").unwrap_or(("report", f.as_str()));
+        warnings.push((id.to_string(), format!("not computed: {why}")));
+    }
     let title = format!("ragstats report: {}", panel_path.display());
-    let page = html::page(&title, &body);
+    let page = html::page(&title, &html::warnings_box(&warnings), &body);
     ragstats_core::io::write_atomic(&args.out, |w| w.write_all(page.as_bytes()))?;
     let figures: Vec<&str> = body
         .split("<figure id=\"fig-")
         .skip(1)
         .filter_map(|s| s.split('"').next())
         .collect();
+    // The text form, as the page: the warnings first (then the sections not computed).
+    for (id, w) in &warnings[..own] {
+        outln!("warning: {id}: {w}");
+    }
+    for f in &failed {
+        outln!("not computed: {f}");
+    }
     outln!(
         "wrote {}: {} figures ({}), each with its table and command",
         args.out.display(),
         figures.len(),
         figures.join(", ")
     );
-    failed.extend(sections.failed.into_inner());
-    for f in &failed {
-        outln!("not computed: {f}");
-    }
     for a in &absent {
         outln!("not included: {a}");
     }

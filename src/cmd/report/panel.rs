@@ -9,7 +9,7 @@ use ragstats_core::components::variance::{
 use ragstats_core::table::Cell;
 use ragstats_plot as plot;
 
-use super::html::{command, figure, h, sh, table};
+use super::html::{command, figure, h, sh, table, Reproduce};
 use super::Context;
 use crate::cmd::common::{num, undefined_because};
 use crate::cmd::figure::{caption, forecast_figure, panel_caption};
@@ -51,12 +51,16 @@ pub(super) fn panel_section(cx: &Context, report: &VarianceReport) -> String {
 }
 
 /// The variance components: the figure, each scope's components and shares, and why a
-/// scope's shares are undefined.
-pub(super) fn variance_section(cx: &Context, report: &VarianceReport) -> anyhow::Result<String> {
+/// scope's shares are undefined (each reason also a warning of the report).
+pub(super) fn variance_section(
+    cx: &Context,
+    report: &VarianceReport,
+    warnings: &mut Vec<(String, String)>,
+) -> anyhow::Result<String> {
     let caption = panel_caption(cx.panel_path, &report.outcome, None);
     let svg = plot::variance(report, &caption)?;
     let mut s = String::from("<section id=\"variance\">\n<h2>Where the variance comes from</h2>\n");
-    s.push_str(&figure("fig-variance", &svg, &caption.line()));
+    s.push_str(&figure("fig-variance", &svg));
     let mut rows = Vec::new();
     for st in &report.strata {
         for l in Level::ALL {
@@ -98,11 +102,12 @@ pub(super) fn variance_section(cx: &Context, report: &VarianceReport) -> anyhow:
     ));
     for n in undefined {
         s.push_str(&format!("<p>{}</p>\n", h(&n)));
+        warnings.push(("variance".into(), n));
     }
-    s.push_str(&command(&format!(
-        "stats variance {}{} --plot variance.svg",
-        cx.p, cx.flags
-    )));
+    s.push_str(&command(
+        &format!("stats variance {}{} --plot variance.svg", cx.p, cx.flags),
+        Reproduce::FIGURE,
+    ));
     s.push_str("</section>\n");
     Ok(s)
 }
@@ -142,7 +147,7 @@ pub(super) fn forecast_section(cx: &Context, report: &VarianceReport) -> anyhow:
     let svg = forecast_figure(&audit, false, &rows, &caption)?;
     let mut s =
         String::from("<section id=\"forecast\">\n<h2>What other allocations would give</h2>\n");
-    s.push_str(&figure("fig-forecast", &svg, &caption.line()));
+    s.push_str(&figure("fig-forecast", &svg));
     let trows: Vec<Vec<Cell>> = rows
         .iter()
         .map(|(f, _)| {
@@ -158,10 +163,13 @@ pub(super) fn forecast_section(cx: &Context, report: &VarianceReport) -> anyhow:
         .iter()
         .map(|d| format!(" --design {}", sh(d)))
         .collect();
-    s.push_str(&command(&format!(
-        "stats forecast --audit {}{}{dflags} --plot forecast.svg",
-        cx.p, cx.flags
-    )));
+    s.push_str(&command(
+        &format!(
+            "stats forecast --audit {}{}{dflags} --plot forecast.svg",
+            cx.p, cx.flags
+        ),
+        Reproduce::FIGURE,
+    ));
     s.push_str("</section>\n");
     Ok(s)
 }

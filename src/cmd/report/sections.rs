@@ -8,7 +8,7 @@ use std::path::Path;
 
 use ragstats_core::resample::summary::Interval;
 
-use super::html::{command, h, sh, table};
+use super::html::{command, figure, h, sh, table, Reproduce};
 use super::inputs::capability_columns;
 use super::Args;
 use crate::cmd::common::{num, Format, PanelOptions};
@@ -30,15 +30,6 @@ fn n(v: f64) -> String {
 /// An interval as `[low, high]`.
 fn ci(c: Interval) -> String {
     format!("[{}, {}]", n(c[0]), n(c[1]))
-}
-
-/// The caption line a figure carries (its `<text class="caption">`, already escaped).
-fn svg_caption(svg: &str) -> &str {
-    svg.find("class=\"caption\"")
-        .map(|i| &svg[i..])
-        .and_then(|s| s.find('>').map(|j| &s[j + 1..]))
-        .and_then(|s| s.find("</text>").map(|k| &s[..k]))
-        .unwrap_or_default()
 }
 
 /// The command sections of one report: the bootstrap flags they share, and the sections
@@ -94,17 +85,13 @@ impl<'a> Sections<'a> {
         words.extend(self.boot.iter().cloned());
         match build() {
             Ok((svg, tables)) => {
-                let svg = svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1);
-                s.push_str(&format!(
-                    "<figure id=\"fig-{id}\">\n{svg}<figcaption>{}</figcaption>\n</figure>\n",
-                    svg_caption(&svg)
-                ));
+                s.push_str(&figure(&format!("fig-{id}"), &svg));
                 s.push_str(&tables);
                 let shown: Vec<String> = words.iter().map(|w| sh(w)).collect();
-                s.push_str(&command(&format!(
-                    "stats {} --plot {id}.svg",
-                    shown.join(" ")
-                )));
+                s.push_str(&command(
+                    &format!("stats {} --plot {id}.svg", shown.join(" ")),
+                    Reproduce::FIGURE,
+                ));
             }
             Err(e) => {
                 s.push_str(&format!(

@@ -81,6 +81,16 @@ pub fn ok_reply(text: &str) -> Reply {
     Reply::status(200, &body.to_string())
 }
 
+/// A chat completion answering `text` that stopped at the token cap (finish_reason
+/// `length`), with usage prompt 10, completion 64.
+pub fn cut_reply(text: &str) -> Reply {
+    let body = serde_json::json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 64, "total_tokens": 74}
+    });
+    Reply::status(200, &body.to_string())
+}
+
 /// The answer text the default script gives to a prompt.
 pub fn answer_for(prompt: &str) -> String {
     format!("answer to {prompt}")

@@ -257,6 +257,31 @@ impl Totals {
     }
 }
 
+/// Of a run's replies cut at the token cap (planner steps, the shared step 0 once, and
+/// reads), those that echo the prompt: refused as a copied placeholder
+/// ([`PLACEHOLDER_FAILURE`]) or as an echo of the prompt ([`ECHO_FAILURE`]). More tokens
+/// only let such a reply copy more, so `stats run` advises a larger `--max-tokens` only for
+/// the other cut replies.
+pub fn cut_echoes(logs: &[Trajectory]) -> u64 {
+    let echo = |f: &Option<String>| is_refusal(f) || is_echo(f);
+    let mut shared_seen = std::collections::HashSet::new();
+    let mut n = 0;
+    for log in logs {
+        for s in &log.steps {
+            if s.shared && !shared_seen.insert((log.question_id.as_str(), log.trajectory, s.step)) {
+                continue;
+            }
+            n += u64::from(s.truncated && echo(&s.failure));
+        }
+        n += log
+            .reads
+            .iter()
+            .filter(|r| r.truncated && echo(&r.failure))
+            .count() as u64;
+    }
+    n
+}
+
 /// The [`Totals`] of a trajectory log.
 pub fn totals(logs: &[Trajectory]) -> Totals {
     let mut t = Totals::default();

@@ -257,6 +257,63 @@ fn copies_prompt(norm: &str, m: usize, seg: &str, prompt: &str) -> Option<String
     None
 }
 
+/// Whether a reply echoes its prompt instead of answering: a line of it repeats a prompt
+/// line of at least 20 characters that is not an option line (`A. …`), whitespace collapsed
+/// and case ignored; or it writes a `<placeholder>` of the prompt (`<letters>`). A weak
+/// model's cut replies are mostly such echoes (118 of gemma3-270m's 135, issue #51): more
+/// room to write only lets it copy more.
+pub fn echoes_prompt(text: &str, prompt: &str) -> bool {
+    let line = |l: &str| {
+        l.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let option_line = |l: &str| {
+        let l = l.strip_prefix('(').unwrap_or(l);
+        let mut c = l.chars();
+        matches!(
+            (c.next(), c.find(|x| *x != ' ')),
+            (Some(a), Some('.' | ')')) if a.is_ascii_alphabetic()
+        )
+    };
+    let prompt_lines: std::collections::HashSet<String> = prompt
+        .lines()
+        .map(line)
+        .filter(|l| l.chars().count() >= 20 && !option_line(l.as_str()))
+        .collect();
+    if text.lines().map(line).any(|l| prompt_lines.contains(&l)) {
+        return true;
+    }
+    placeholders(prompt)
+        .iter()
+        .any(|p| text.contains(p.as_str()))
+}
+
+/// The `<placeholder>`s of a prompt: `<` an ASCII letter, then up to 30 ASCII letters,
+/// digits, `_`, `-` or spaces, then `>`.
+fn placeholders(prompt: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, _) in prompt.match_indices('<') {
+        let rest = &prompt[i + 1..];
+        let Some(end) = rest.find('>') else { continue };
+        let inner = &rest[..end];
+        let ok = inner
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && inner.len() <= 31
+            && inner
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' '));
+        let p = format!("<{inner}>");
+        if ok && !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// The first `n` characters of `s`, with `…` when cut.
 pub fn snippet(s: &str, n: usize) -> String {
     let mut out: String = s.chars().take(n).collect();
@@ -840,6 +897,44 @@ mod tests {
             let read = parse_response(&text, &labels, &texts, false, &unknown).unwrap();
             assert_eq!(read.labels.concat(), uncut, "record {i}");
         }
+    }
+
+    /// Of the recording's 135 cut replies, 118 repeat a prompt line or placeholder; no
+    /// reasoning that quotes an option line or a short line of the prompt is an echo.
+    #[test]
+    fn echoes_of_the_prompt_are_told_from_cut_reasoning() {
+        let mut echoes = 0;
+        let mut cut = 0;
+        for (i, l) in REAL.lines().enumerate() {
+            let rec: Value = serde_json::from_str(l).unwrap();
+            let choice = &rec["response"]["choices"][0];
+            if choice["finish_reason"] != "length" {
+                continue;
+            }
+            cut += 1;
+            let text = choice["message"]["content"].as_str().unwrap();
+            let prompt = rec["request"]["messages"][0]["content"].as_str().unwrap();
+            echoes += usize::from(echoes_prompt(text, prompt));
+            if i == 0 {
+                // It starts with the prompt's "# User query" section, copied.
+                assert!(echoes_prompt(text, prompt));
+            }
+        }
+        assert_eq!((echoes, cut), (118, 135));
+        let prompt = "Which city is the capital of France?\nA. Paris is the capital city\nB. Rome is a city in Italy\nEnd your reply with a final line of the form\nAnswer: <letters>";
+        // Reasoning that quotes an option line (any case) is not an echo.
+        assert!(!echoes_prompt(
+            "Let me think.\na. paris is the capital city\nThat sounds right, so the",
+            prompt
+        ));
+        // A copied long line or the placeholder is.
+        assert!(echoes_prompt(
+            "which city is  the capital of France?\nA. Paris",
+            prompt
+        ));
+        assert!(echoes_prompt("Answer: <letters>", prompt));
+        assert!(!echoes_prompt("Answer: <b>", prompt));
+        assert_eq!(placeholders("a <x> <x> <1> <a b> < c> <"), ["<x>", "<a b>"]);
     }
 
     #[test]

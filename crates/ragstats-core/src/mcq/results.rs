@@ -36,6 +36,8 @@ pub struct RunConfig {
     pub params: SamplingParams,
     /// Extra body fields.
     pub extra: Map<String, Value>,
+    /// Ask only the first this many items of the file (`mcq run --limit N`); `None`: all.
+    pub limit: Option<usize>,
 }
 
 /// One planned call.
@@ -83,10 +85,12 @@ pub fn shown_options(item: &Item, perm: &[usize], shuffled: bool) -> Vec<(String
         .collect()
 }
 
-/// Builds the calls for every item and run, in item order then run order.
+/// Builds the calls for every item and run, in item order then run order: the first
+/// `cfg.limit` items only, when it is set.
 pub fn plan_calls(items: &[Item], templates: &Templates, cfg: &RunConfig) -> Vec<Planned> {
-    let mut out = Vec::with_capacity(items.len() * cfg.runs as usize);
-    for (idx, item) in items.iter().enumerate() {
+    let n = cfg.limit.map_or(items.len(), |l| l.min(items.len()));
+    let mut out = Vec::with_capacity(n * cfg.runs as usize);
+    for (idx, item) in items.iter().enumerate().take(n) {
         let perm = presentation(item, cfg.shuffle_seed);
         let shown = shown_options(item, &perm, cfg.shuffle_seed.is_some());
         let (tpl, _) = templates.get(cfg.prompt, item.task);
@@ -275,6 +279,45 @@ impl OutcomeCounts {
     }
 }
 
+/// The text of a request's messages, one after the other: the prompt as sent.
+fn prompt_text(request: &ChatRequest) -> String {
+    request
+        .messages
+        .iter()
+        .filter_map(|m| m.get("content").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The replies of a run cut at the token cap, and how many of them echo their prompt
+/// ([`super::parse::echoes_prompt`]): a larger `max_tokens` gives those more room to copy,
+/// not to answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CutReplies {
+    /// Answered calls whose reply stopped at `max_tokens` (`finish_reason` `length`).
+    pub cut: usize,
+    /// Of those, replies that echo the prompt.
+    pub echoes: usize,
+}
+
+impl CutReplies {
+    /// The cut replies among the records of the planned calls.
+    pub fn of(plan: &[Planned], records: &HashMap<(String, u32), CallRecord>) -> CutReplies {
+        let mut c = CutReplies::default();
+        for p in plan {
+            let Some(rec) = records.get(&(p.request.id.clone(), p.request.sample)) else {
+                continue;
+            };
+            let Some(text) = rec.text.as_deref().filter(|_| rec.is_truncated()) else {
+                continue;
+            };
+            c.cut += 1;
+            c.echoes += usize::from(super::parse::echoes_prompt(text, &prompt_text(&p.request)));
+        }
+        c
+    }
+}
+
 /// Turns the record of a planned call into a result line.
 pub fn to_result(item: &Item, p: &Planned, rec: &CallRecord, cfg: &RunConfig) -> RunResult {
     let shuffled = cfg.shuffle_seed.is_some();
@@ -313,13 +356,7 @@ pub fn to_result(item: &Item, p: &Planned, rec: &CallRecord, cfg: &RunConfig) ->
         return r;
     };
     // The prompt as sent: an answer line copied from it is not the model's answer.
-    let prompt = p
-        .request
-        .messages
-        .iter()
-        .filter_map(|m| m.get("content").and_then(Value::as_str))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let prompt = prompt_text(&p.request);
     let ctx = Context {
         prompt: Some(&prompt),
         finish_reason: rec.finish_reason.as_deref(),
