@@ -38,7 +38,9 @@ pub struct EfficiencySettings {
 /// and two-read (reads 0 and 1) reader costs as billed, and analysed by the sums-based
 /// [`analyse`] (bit for bit as before unbalanced panels were accepted); an unbalanced one
 /// is priced trajectory by trajectory as it is and analysed by [`analyse_unbalanced`]
-/// (REML components, mean design).
+/// (REML components, mean design). A constant outcome's report warns first that its
+/// zero-width intervals say nothing about precision
+/// ([`crate::resample::summary::NO_SPREAD_NOTE`]).
 ///
 /// # Errors
 /// [`crate::Error::Usage`] for dollars without prices; [`crate::Error::Input`] naming the
@@ -83,6 +85,12 @@ pub fn efficiency_of_panel(
     };
     report.absent_rows = absent_cells(panel, &cells).rows;
     report.note_warnings();
+    if panel.outcome_is_constant() {
+        // First: the bootstrap intervals of a constant outcome have no width to read.
+        report
+            .warnings
+            .insert(0, crate::resample::summary::NO_SPREAD_NOTE.to_string());
+    }
     Ok(report)
 }
 
