@@ -427,7 +427,8 @@ mod tests {
 
     /// A best R beyond the panel's reads is said to extrapolate, and a stratum under 30
     /// questions to make the normal approximation rough (the constant panel: 4 questions,
-    /// R = 2; a fixed-T best R of 3 is set by hand, since constant scores have no loss).
+    /// R = 2; a fixed-T best R of 3 is set by hand, since constant scores have no loss), after
+    /// the constant outcome's own note.
     #[test]
     fn warnings_name_extrapolation_and_small_strata() {
         let (panel, entries) = constant_panel();
@@ -449,9 +450,13 @@ mod tests {
         };
         let mut r =
             efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
+        // The constant outcome's note comes first (issue #51).
         assert_eq!(
             r.warnings,
-            ["d: 4 questions (fewer than 30), so the normal approximation behind SE-based comparisons is rough"]
+            [
+                crate::resample::summary::NO_SPREAD_NOTE,
+                "d: 4 questions (fewer than 30), so the normal approximation behind SE-based comparisons is rough"
+            ]
         );
         r.strata[0].fixed_t = Some(crate::allocation::fixed_t::FixedTLoss {
             j_one: 2.0,
