@@ -257,7 +257,8 @@ fn a_multi_arm_panel_is_cut_alike_for_every_arm() {
         .assert()
         .success();
     let text = std::fs::read_to_string(&a).unwrap();
-    assert_eq!(text.lines().count(), 1 + 2 * 446 * 2 * 1);
+    // 2 arms × 446 questions × 2 trajectories × 1 read, plus the header.
+    assert_eq!(text.lines().count(), 1 + 2 * 446 * 2);
     let by_arm = cells_by_arm(&text);
     assert_eq!(
         by_arm.keys().map(String::as_str).collect::<Vec<_>>(),
