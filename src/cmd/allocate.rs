@@ -96,7 +96,10 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     )
     .with("ledger", args.ledger.display())
     .with("prices", args.prices.display());
-    Ok(Finished::new("allocate", inputs, out).with_figure(figure))
+    let notes = out.report.notes.clone();
+    Ok(Finished::new("allocate", inputs, out)
+        .with_figure(figure)
+        .with_notes_for_csv(args.format, &notes))
 }
 
 /// What `stats allocate` found: the comparison, and the outcome it compared.

@@ -118,7 +118,9 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         })?;
         return Ok(Finished::new("bootstrap", inputs(args), sections));
     }
-    Ok(Finished::new("bootstrap", inputs(args), compute(args)?))
+    let out = compute(args)?;
+    let notes = out.report.report.notes.clone();
+    Ok(Finished::new("bootstrap", inputs(args), out).with_notes_for_csv(args.format, &notes))
 }
 
 /// The envelope's inputs of `stats bootstrap`.

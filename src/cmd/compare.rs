@@ -111,7 +111,10 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     .with_opt("arm", args.arm.as_deref())
     .with_opt("ledger", args.ledger.as_ref().map(|p| p.display()))
     .with_opt("prices", args.prices.as_ref().map(|p| p.display()));
-    Ok(Finished::new("compare", inputs, out).with_figure(figure))
+    let notes = out.report.notes.clone();
+    Ok(Finished::new("compare", inputs, out)
+        .with_figure(figure)
+        .with_notes_for_csv(args.format, &notes))
 }
 
 /// Checks the flags, reads the panel once and runs the comparison on the engine the flags
@@ -313,9 +316,13 @@ impl Rendered for CompareOutput {
         };
         let mut s = format!(
             "metric: {}   family: {family}\n\
-             critical values: marginal z {:.3}, simultaneous {:.3} (bootstrap max-|t| {:.3}; Bonferroni {:.3})\n\n",
+             critical values: marginal z {:.3}, simultaneous {:.3} (bootstrap max-|t| {:.3}; Bonferroni {:.3})\n",
             r.metric, c.marginal, c.simultaneous, c.max_t_bootstrap, c.bonferroni
         );
+        for n in &r.notes {
+            s.push_str(&format!("note: {n}\n"));
+        }
+        s.push('\n');
         s.push_str(&systems_table(r).to_text());
         s.push_str(&format!(
             "\ntop group (rank interval reaching 1): {}\n\n",

@@ -129,7 +129,19 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         }
         None => None,
     };
-    Ok(Finished::new("efficiency", inputs(args), out).with_figure(figure))
+    // CSV has no place for the report's warnings; the one that changes how every interval
+    // reads goes to stderr.
+    let notes: Vec<String> = out
+        .report
+        .analysis
+        .warnings
+        .iter()
+        .filter(|w| *w == ragstats_core::resample::summary::NO_SPREAD_NOTE)
+        .cloned()
+        .collect();
+    Ok(Finished::new("efficiency", inputs(args), out)
+        .with_figure(figure)
+        .with_notes_for_csv(args.format, &notes))
 }
 
 /// The envelope's inputs of `stats efficiency`.

@@ -36,7 +36,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new()
         .with_all("shards", args.files.iter().map(|f| f.display()));
-    Ok(Finished::new("merge", inputs, compute(args)?))
+    let out = compute(args)?;
+    let notes = out.report.report.notes.clone();
+    Ok(Finished::new("merge", inputs, out).with_notes_for_csv(args.format, &notes))
 }
 
 /// Reads the shards, merges them (and writes `--out`), and summarises the merged run.

@@ -7,7 +7,8 @@ use anyhow::Context;
 use ragstats_core::allocation::slice::{slice_panel, SliceSettings};
 use ragstats_core::allocation::slice_report::SliceReport;
 use ragstats_core::components::forecast::DesignSpec;
-use ragstats_core::io::is_jsonl;
+use ragstats_core::io::{clip, is_jsonl};
+use ragstats_core::panel::Panel;
 
 use ragstats_core::table::Cell;
 
@@ -99,6 +100,118 @@ impl Rendered for SliceOutput {
     }
 }
 
+/// The panel whose cells the slice chooses from. A slice cuts questions, trajectories and
+/// reads, never arms: a panel of several arms with neither `--contrast` nor `--arm` is cut
+/// as it is, by the cells of its first arm, after checking that every arm has the same
+/// cells (strata, questions in order, trajectory and read labels), so each arm keeps the
+/// same questions, trajectories and reads and a paired contrast of the sub-panel stays
+/// paired.
+///
+/// # Errors
+/// The loader's; an input error (exit 2) naming the first difference when the arms' cells
+/// differ: then `--contrast B-A` (the cells both arms have) or `--arm NAME` chooses them.
+fn load(args: &Args) -> anyhow::Result<Panel> {
+    let arms = match (&args.opts.contrast, &args.opts.arm) {
+        (None, None) => file::arms(&args.panel)?,
+        _ => Vec::new(),
+    };
+    let Some((first, rest)) = arms.split_first().filter(|(_, rest)| !rest.is_empty()) else {
+        return Ok(args.opts.load_noting_drops(&args.panel)?);
+    };
+    let one = |arm: &str| PanelOptions {
+        arm: Some(arm.to_string()),
+        ..args.opts.clone()
+    };
+    let panel = one(first).load_noting_drops(&args.panel)?;
+    let cells = layout(&panel);
+    for arm in rest {
+        let other = one(arm).load(&args.panel)?;
+        if let Some(diff) = first_difference(&cells, &layout(&other)) {
+            return Err(ragstats_core::Error::input(
+                &args.panel,
+                None,
+                format!(
+                    "the arms have different cells ({diff} in arm '{}' and arm '{}'); a slice \
+                     keeps the same questions, trajectories and reads for every arm: choose \
+                     them with --contrast B-A (the cells both arms have) or --arm NAME",
+                    clip(first),
+                    clip(arm)
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(panel)
+}
+
+/// A panel's cells by label: per stratum its name and, per question in panel order, its id
+/// with each trajectory's label and read labels.
+type Layout<'a> = Vec<(&'a str, Vec<(&'a str, Vec<(&'a str, Vec<&'a str>)>)>)>;
+
+/// The [`Layout`] of `panel`.
+fn layout(panel: &Panel) -> Layout<'_> {
+    panel
+        .strata
+        .iter()
+        .map(|s| {
+            let questions = s
+                .questions
+                .iter()
+                .enumerate()
+                .map(|(q, name)| {
+                    let traj = s
+                        .trajectories_of(q)
+                        .iter()
+                        .enumerate()
+                        .map(|(t, reads)| {
+                            let label = |r| s.cell_label(q, t, r).unwrap_or(("", ""));
+                            (label(0).0, (0..reads.len()).map(|r| label(r).1).collect())
+                        })
+                        .collect();
+                    (name.as_str(), traj)
+                })
+                .collect();
+            (s.name.as_str(), questions)
+        })
+        .collect()
+}
+
+/// Where two layouts first differ, in words (`None` when they are the same).
+fn first_difference(a: &Layout<'_>, b: &Layout<'_>) -> Option<String> {
+    if a.len() != b.len() || a.iter().zip(b).any(|(x, y)| x.0 != y.0) {
+        let names = |l: &Layout<'_>| l.iter().map(|s| clip(s.0)).collect::<Vec<_>>().join(", ");
+        return Some(format!("strata {} and {}", names(a), names(b)));
+    }
+    for ((name, qa), (_, qb)) in a.iter().zip(b) {
+        if qa.len() != qb.len() {
+            return Some(format!(
+                "{} and {} questions in stratum '{}'",
+                qa.len(),
+                qb.len(),
+                clip(name)
+            ));
+        }
+        for (x, y) in qa.iter().zip(qb) {
+            if x.0 != y.0 {
+                return Some(format!(
+                    "question '{}' and question '{}' at the same place in stratum '{}'",
+                    clip(x.0),
+                    clip(y.0),
+                    clip(name)
+                ));
+            }
+            if x.1 != y.1 {
+                return Some(format!(
+                    "other trajectories or reads of question '{}' in stratum '{}'",
+                    clip(x.0),
+                    clip(name)
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// Checks the flags, loads the panel, chooses the cells and writes their rows to `--out`.
 pub fn compute(args: &Args) -> anyhow::Result<SliceOutput> {
     if is_jsonl(&args.panel) != is_jsonl(&args.out) {
@@ -117,7 +230,7 @@ pub fn compute(args: &Args) -> anyhow::Result<SliceOutput> {
         seed: args.seed,
         first: args.first,
     };
-    let panel = args.opts.load_noting_drops(&args.panel)?;
+    let panel = load(args)?;
     let mut slice = slice_panel(&panel, &settings)?;
     // Trajectories are nested in questions: the chosen positions are named by each
     // question's own labels in the file.

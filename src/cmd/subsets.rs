@@ -102,7 +102,10 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         &args.more,
     )
     .with("audit", args.audit.display());
-    Ok(Finished::new("subsets", inputs, out).with_figure(figure))
+    let notes = out.analysis.report.notes.clone();
+    Ok(Finished::new("subsets", inputs, out)
+        .with_figure(figure)
+        .with_notes_for_csv(args.format, &notes))
 }
 
 /// What `stats subsets` found (the JSON body), with the depth panel's trajectory and read

@@ -227,3 +227,88 @@ fn impossible_slices_are_refused() {
     );
     assert!(!out.exists());
 }
+
+/// The (dataset, question, trajectory, read) cells of each arm of a sliced CSV panel
+/// (columns as the demo's: dataset, question, trajectory, read, arm, …).
+fn cells_by_arm(
+    text: &str,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<[String; 4]>> {
+    let mut out: std::collections::BTreeMap<_, std::collections::BTreeSet<_>> = Default::default();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        out.entry(f[4].to_string())
+            .or_default()
+            .insert([f[0], f[1], f[2], f[3]].map(String::from));
+    }
+    out
+}
+
+/// Issue #51 item 3: `slice` cuts questions, trajectories and reads, not arms, so the demo
+/// panel (arms open and adaptive) is sliced without `--contrast`: both arms kept, with the
+/// same cells each, 2 arms × 446 × 2 × 1 rows, and the file is the one `--contrast` writes
+/// (the contrast's cells are those of every arm here, the demo being fully paired).
+#[test]
+fn a_multi_arm_panel_is_cut_alike_for_every_arm() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    stats()
+        .args(["slice", DEMO, "--design", "446:2:1", "--out"])
+        .arg(&a)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&a).unwrap();
+    // 2 arms × 446 questions × 2 trajectories × 1 read, plus the header.
+    assert_eq!(text.lines().count(), 1 + 2 * 446 * 2);
+    let by_arm = cells_by_arm(&text);
+    assert_eq!(
+        by_arm.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["adaptive", "open"]
+    );
+    assert_eq!(by_arm["open"], by_arm["adaptive"]);
+    assert_eq!(by_arm["open"].len(), 446 * 2);
+    let questions = |arm: &str| {
+        by_arm[arm]
+            .iter()
+            .map(|c| (c[0].clone(), c[1].clone()))
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(questions("open").len(), 446);
+    assert_eq!(questions("open"), questions("adaptive"));
+    let b = dir.path().join("b.csv");
+    slice(&["446:2:1"], &b);
+    assert_eq!(text, std::fs::read_to_string(&b).unwrap());
+    // Seeded too: the same cells for both arms, and the same file as with --contrast.
+    let (c, d) = (dir.path().join("c.csv"), dir.path().join("d.csv"));
+    stats()
+        .args(["slice", DEMO, "--design", "60:3:2", "--seed", "5", "--out"])
+        .arg(&c)
+        .assert()
+        .success();
+    slice(&["60:3:2", "--seed", "5"], &d);
+    let seeded = std::fs::read_to_string(&c).unwrap();
+    assert_eq!(seeded, std::fs::read_to_string(&d).unwrap());
+    let by_arm = cells_by_arm(&seeded);
+    assert_eq!(by_arm["open"], by_arm["adaptive"]);
+    assert_eq!(by_arm["open"].len(), 60 * 3 * 2);
+}
+
+/// Arms that do not share their cells are refused, naming where they differ and the flags
+/// that choose the cells.
+#[test]
+fn arms_with_different_cells_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        &dir,
+        "p.csv",
+        "dataset,question,trajectory,read,arm,f1\n\
+         d,q1,0,0,a,1\nd,q1,0,0,b,0\nd,q2,0,0,a,1\nd,q2,0,0,b,1\nd,q3,0,0,a,0\n",
+    );
+    stats()
+        .args(["slice", p.to_str().unwrap(), "--design", "2:1:1", "--out"])
+        .arg(dir.path().join("o.csv"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the arms have different cells (3 and 2 questions in stratum 'd' in arm 'a' and arm 'b'); a slice keeps the same questions, trajectories and reads for every arm: choose them with --contrast B-A (the cells both arms have) or --arm NAME",
+        ));
+}

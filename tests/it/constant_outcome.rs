@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::cli::{run_ok, stats};
 
@@ -128,4 +128,168 @@ fn figures_of_a_constant_outcome_draw_no_shares_and_no_negative_axis() {
     );
     let text = std::fs::read_to_string(&svg).unwrap();
     assert_eq!(data_attr(&text, "data-y-range"), "0 1");
+}
+
+/// Issue #51 item 9: what `NO_SPREAD_NOTE` in ragstats-core says, word for word.
+const NO_SPREAD: &str = "the outcome does not vary between questions (e.g. every value is the same), so every bootstrap replicate equals the estimate: an SE of 0 and a zero-width interval say nothing about precision";
+
+/// Two arms (a, b) scoring 0 everywhere: 2 strata x 4 questions x T = 2 x R = 2 (as a run
+/// whose every answer was refused), with a ledger (a 100 + 10 token planner call per
+/// trajectory, a 50 + 5 token reader call per read, both arms) and prices for its model.
+fn zero_panel(dir: &tempfile::TempDir) -> (PathBuf, PathBuf, PathBuf) {
+    let mut panel = String::from("dataset,question,trajectory,read,arm,f1\n");
+    let mut ledger = String::new();
+    for d in ["hotpotqa", "musique"] {
+        for q in 0..4 {
+            for arm in ["a", "b"] {
+                for t in 0..2 {
+                    ledger.push_str(&format!(
+                        "{{\"kind\":\"planner\",\"dataset\":\"{d}\",\"question\":\"{d}-q{q}\",\"arm\":\"{arm}\",\"trajectory\":{t},\"model\":\"m\",\"input_tokens\":100,\"output_tokens\":10}}\n"
+                    ));
+                    for r in 0..2 {
+                        panel.push_str(&format!("{d},{d}-q{q},{t},{r},{arm},0\n"));
+                        ledger.push_str(&format!(
+                            "{{\"kind\":\"reader\",\"dataset\":\"{d}\",\"question\":\"{d}-q{q}\",\"arm\":\"{arm}\",\"trajectory\":{t},\"read\":{r},\"model\":\"m\",\"input_tokens\":50,\"output_tokens\":5}}\n"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let p = dir.path().join("zero.csv");
+    let l = dir.path().join("zero.jsonl");
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(&p, panel).unwrap();
+    std::fs::write(&l, ledger).unwrap();
+    std::fs::write(
+        &prices,
+        "[models.m]\ninput = 1.0\noutput = 2.0\n\n[search]\nusd_per_1000 = 0.5\n",
+    )
+    .unwrap();
+    (p, l, prices)
+}
+
+/// Runs `stats ARGS` in text, JSON and CSV and checks that each says [`NO_SPREAD`]: a
+/// `note:` line in the text, the JSON body's `field` (`notes` or `warnings`) holding it, and
+/// a `note:` line on stderr beside the CSV. Returns the JSON document.
+fn says_no_spread(args: &[&str], field: &str) -> Value {
+    let run = |format: &str| {
+        let out = stats()
+            .args(args)
+            .args(["--replicates", "50", "--backend", "cpu", "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?} {format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (text, _) = run("table");
+    let line = if field == "warnings" {
+        format!("warning: {NO_SPREAD}\n")
+    } else {
+        format!("note: {NO_SPREAD}\n")
+    };
+    assert!(text.contains(&line), "{args:?}:\n{text}");
+    assert!(!text.contains("NaN"), "{args:?}:\n{text}");
+    let (json, _) = run("json");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let notes = v[field]
+        .as_array()
+        .unwrap_or_else(|| panic!("{args:?}: {v}"));
+    assert_eq!(notes[0], NO_SPREAD, "{args:?}");
+    let (_, err) = run("csv");
+    assert!(
+        err.contains(&format!("note: {NO_SPREAD}")),
+        "{args:?}: {err}"
+    );
+    v
+}
+
+#[test]
+fn every_resampling_command_says_a_constant_outcome_has_no_interval_to_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, l, prices) = zero_panel(&dir);
+    let (p, l, prices) = (
+        p.to_str().unwrap(),
+        l.to_str().unwrap(),
+        prices.to_str().unwrap(),
+    );
+
+    // bootstrap: one arm's all-zero panel; the estimate, its SE and interval are 0.
+    let v = says_no_spread(&["bootstrap", p, "--arm", "a"], "notes");
+    assert_eq!(
+        (&v["estimate"], &v["se"], &v["ci"]),
+        (&json!(0.0), &json!(0.0), &json!([0.0, 0.0]))
+    );
+    // compare: both systems constant, so every pair's SE is 0.
+    let v = says_no_spread(&["compare", p], "notes");
+    assert_eq!(v["pairs"][0]["se"], json!(0.0));
+    // efficiency: the paired contrast of two constant arms, priced from the ledger.
+    says_no_spread(
+        &["efficiency", p, "--contrast", "b-a", "--ledger", l],
+        "warnings",
+    );
+    // allocate: two nested allocations of the constant master panel.
+    let v = says_no_spread(
+        &[
+            "allocate",
+            p,
+            "--contrast",
+            "b-a",
+            "--ledger",
+            l,
+            "--prices",
+            prices,
+            "--allocation",
+            "A=8:2:1",
+            "--allocation",
+            "B=4:2:2",
+        ],
+        "notes",
+    );
+    assert_eq!(v["allocations"][0]["se"], json!(0.0));
+    // subsets: the panel is its own depth panel and audit.
+    says_no_spread(&["subsets", p, "--contrast", "b-a", "--audit", p], "notes");
+    // plan: a given design's SE and its bootstrap interval from the constant audit.
+    says_no_spread(
+        &[
+            "plan",
+            "--audit",
+            p,
+            "--contrast",
+            "b-a",
+            "--questions",
+            "8",
+            "--trajectories",
+            "2",
+            "--reads",
+            "1",
+        ],
+        "notes",
+    );
+}
+
+/// A panel whose outcome varies has no such note (the demo panel's contrast).
+#[test]
+fn a_varying_outcome_has_no_constant_note() {
+    let out = run_ok(stats().args([
+        "bootstrap",
+        "data/demo/panel.csv",
+        "--contrast",
+        "adaptive-open",
+        "--replicates",
+        "20",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v.get("notes").is_none(), "{v}");
 }

@@ -12,7 +12,9 @@ use crate::cmd::cells::{design, label};
 pub(super) fn text(o: &AllocateOutput) -> String {
     let r = &o.report;
     let e = &r.engine;
-    let mut out = table(
+    // Notes first: they change how every number below reads.
+    let mut out: String = r.notes.iter().map(|n| format!("note: {n}\n")).collect();
+    out += &table(
         r,
         // As `--confidence` heads the intervals: `95%`.
         &format!("{}%", 100.0 * e.confidence.unwrap_or_default()),

@@ -112,7 +112,7 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
     let mut out = format!(
         "stratified question bootstrap of {}\n\
          backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} interval {pct}\n\
-         estimate {}  SE {}  {pct} CI [{}, {}]\n\n",
+         estimate {}  SE {}  {pct} CI [{}, {}]\n",
         r.outcome,
         r.replicates,
         r.range[0],
@@ -124,6 +124,10 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
         num(r.summary.ci[0]),
         num(r.summary.ci[1])
     );
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out.push('\n');
     let mut t = Table::new(&["stratum", "Q", "T", "R", "mean", "SE", "CI low", "CI high"]);
     for s in &r.strata {
         let mut row = design_cells(&s.name, s.questions, s.trajectories, s.reads);

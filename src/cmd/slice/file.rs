@@ -47,6 +47,38 @@ pub(super) fn labels(input: &Path) -> anyhow::Result<FileLabels> {
     Ok(labels)
 }
 
+/// The values of the `arm` column of `input` in order of first appearance (empty when it
+/// has none): the arms a slice keeps the same cells for.
+pub(super) fn arms(input: &Path) -> anyhow::Result<Vec<String>> {
+    let mut arms: Vec<String> = Vec::new();
+    let mut add = |a: Option<String>| {
+        if let Some(a) = a.filter(|a| !a.is_empty()) {
+            if !arms.contains(&a) {
+                arms.push(a);
+            }
+        }
+    };
+    if is_jsonl(input) {
+        let mut rdr = JsonlReader::open(input)?;
+        while let Some((_, line)) = rdr.next_line()? {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v = parse_value(line).map_err(|e| anyhow::anyhow!("{}: {e}", input.display()))?;
+            add(v.get("arm").and_then(scalar_text));
+        }
+    } else {
+        let mut rdr = CsvReader::open(input)?;
+        let Some(col) = rdr.column("arm") else {
+            return Ok(arms);
+        };
+        while let Some((_, rec)) = rdr.next_record()? {
+            add(rec.get(col).map(str::to_string));
+        }
+    }
+    Ok(arms)
+}
+
 /// `out` created for writing; a directory there is the library's input error (exit 2).
 fn create(out: &Path) -> ragstats_core::Result<std::fs::File> {
     std::fs::File::create(out).map_err(|e| ragstats_core::Error::io(out, e))

@@ -108,9 +108,10 @@ pub(super) fn text(o: &SubsetsOutput) -> String {
 fn header(r: &SubsetReport, outcome: &str, backend: &str, adapter: &str) -> String {
     let strata: Vec<String> = r.strata.iter().map(|(n, q)| format!("{n} Q={q}")).collect();
     let pairs = ((1usize << r.trajectories) - 1) * ((1usize << r.reads) - 1);
+    let notes: String = r.notes.iter().map(|n| format!("note: {n}\n")).collect();
     format!(
         "subset enumeration of {outcome} ({}; T={}, R={}; {pairs} subset pairs)\n\
-         backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} engine calls per replicate; percentile {}% intervals\n\n",
+         backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} engine calls per replicate; percentile {}% intervals\n{notes}\n",
         strata.join(", "),
         r.trajectories,
         r.reads,

@@ -35,7 +35,7 @@ use crate::document::{Engine, Report};
 use crate::panel::{Design, Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
-use crate::resample::summary::{percentile_interval, Interval};
+use crate::resample::summary::{percentile_interval, Interval, NO_SPREAD_NOTE};
 use crate::resample::Resampling;
 use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
@@ -175,6 +175,10 @@ pub struct AllocateReport {
     /// An unbalanced master panel's design per stratum (absent when it is balanced).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub master_design: Option<Vec<MasterStratum>>,
+    /// What a reader should know before the numbers: [`NO_SPREAD_NOTE`] when the master
+    /// panel's outcome is constant (every measured SE and interval is then 0 by arithmetic).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The paired bootstrap's backend, adapter, replicates, seed and confidence (in the
     /// document's `run`, not its body).
     #[serde(skip)]
@@ -605,6 +609,7 @@ pub fn compare(
         allocations: results,
         pairs,
         master_design,
+        notes: Vec::new(),
         engine: bootstrap_engine(backend, resampling),
     })
 }
@@ -683,7 +688,7 @@ pub fn allocate(
         cells(Currency::Searches)?,
     );
     let order = question_order(&panel.strata, settings.order_seed);
-    compare(
+    let mut report = compare(
         &panel.strata,
         specs,
         &order,
@@ -696,7 +701,11 @@ pub fn allocate(
         &settings.resampling,
         backend,
         progress,
-    )
+    )?;
+    if panel.outcome_is_constant() {
+        report.notes.push(NO_SPREAD_NOTE.to_string());
+    }
+    Ok(report)
 }
 
 /// Why a pair's comparisons are undefined (`null`), if any is: a reduction or ratio of SEs

@@ -38,7 +38,9 @@ pub struct EfficiencySettings {
 /// and two-read (reads 0 and 1) reader costs as billed, and analysed by the sums-based
 /// [`analyse`] (bit for bit as before unbalanced panels were accepted); an unbalanced one
 /// is priced trajectory by trajectory as it is and analysed by [`analyse_unbalanced`]
-/// (REML components, mean design).
+/// (REML components, mean design). A constant outcome's report warns first that its
+/// zero-width intervals say nothing about precision
+/// ([`crate::resample::summary::NO_SPREAD_NOTE`]).
 ///
 /// # Errors
 /// [`crate::Error::Usage`] for dollars without prices; [`crate::Error::Input`] naming the
@@ -83,6 +85,12 @@ pub fn efficiency_of_panel(
     };
     report.absent_rows = absent_cells(panel, &cells).rows;
     report.note_warnings();
+    if panel.outcome_is_constant() {
+        // First: the bootstrap intervals of a constant outcome have no width to read.
+        report
+            .warnings
+            .insert(0, crate::resample::summary::NO_SPREAD_NOTE.to_string());
+    }
     Ok(report)
 }
 
@@ -419,7 +427,8 @@ mod tests {
 
     /// A best R beyond the panel's reads is said to extrapolate, and a stratum under 30
     /// questions to make the normal approximation rough (the constant panel: 4 questions,
-    /// R = 2; a fixed-T best R of 3 is set by hand, since constant scores have no loss).
+    /// R = 2; a fixed-T best R of 3 is set by hand, since constant scores have no loss), after
+    /// the constant outcome's own note.
     #[test]
     fn warnings_name_extrapolation_and_small_strata() {
         let (panel, entries) = constant_panel();
@@ -441,9 +450,13 @@ mod tests {
         };
         let mut r =
             efficiency_of_panel(&panel, &ledger, &settings, &CpuBackend::new(), &|_| {}).unwrap();
+        // The constant outcome's note comes first (issue #51).
         assert_eq!(
             r.warnings,
-            ["d: 4 questions (fewer than 30), so the normal approximation behind SE-based comparisons is rough"]
+            [
+                crate::resample::summary::NO_SPREAD_NOTE,
+                "d: 4 questions (fewer than 30), so the normal approximation behind SE-based comparisons is rough"
+            ]
         );
         r.strata[0].fixed_t = Some(crate::allocation::fixed_t::FixedTLoss {
             j_one: 2.0,

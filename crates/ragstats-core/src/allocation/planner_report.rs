@@ -379,6 +379,10 @@ pub fn plan(
             (Vec::new(), Engine::default())
         }
     };
+    if panel.is_some_and(Panel::outcome_is_constant) {
+        // First: a constant audit's bootstrap intervals have no width to read.
+        notes.insert(0, crate::resample::summary::NO_SPREAD_NOTE.to_string());
+    }
     Ok(PlanReport {
         goal: settings.goal,
         unit: settings.unit.clone(),

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::replicates::Replicates;
 use crate::components::reml::Shape;
 use crate::components::variance::Method as FitMethod;
-use crate::resample::summary::{summarize, Method, Summary};
+use crate::resample::summary::{summarize, Method, Summary, NO_SPREAD_NOTE};
 use crate::table::Defined;
 
 /// One stratum's mean with its bootstrap SE and interval.
@@ -86,6 +86,10 @@ pub struct BootstrapReport {
     pub strata: Vec<StratumSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<ComponentsReport>,
+    /// What a reader should know before the numbers: [`NO_SPREAD_NOTE`] when every
+    /// replicate of the estimate equals it (the outcome does not vary between questions).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl BootstrapReport {
@@ -221,5 +225,16 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
         }),
         strata,
         components,
+        notes: no_spread(h.point[0], &column(0))
+            .then(|| NO_SPREAD_NOTE.to_string())
+            .into_iter()
+            .collect(),
     }
+}
+
+/// Whether a finite point estimate has at least one replicate and every replicate equals it
+/// (bit for bit): the resamples cannot differ, as when the outcome does not vary between
+/// questions.
+fn no_spread(point: f64, replicates: &[f64]) -> bool {
+    point.is_finite() && !replicates.is_empty() && replicates.iter().all(|v| *v == point)
 }

@@ -85,6 +85,8 @@ pub struct PreparedComparison {
     /// then the pairs with unpaired cells).
     columns: Vec<Vec<Vec<f64>>>,
     questions: Vec<usize>,
+    /// Every system's outcome is constant (then every SE and interval is 0 by arithmetic).
+    constant: bool,
 }
 
 /// Cells of a panel: every outcome of every stratum.
@@ -273,6 +275,7 @@ pub fn prepare(
         }
     }
     Ok(PreparedComparison {
+        constant: arm_panels.iter().all(Panel::outcome_is_constant),
         metric: arm_panels[0].metric.clone(),
         questions: master.iter().map(|(_, q)| q.len()).collect(),
         arms,
@@ -550,6 +553,11 @@ impl PreparedComparison {
             strata,
             next,
             next_undefined,
+            notes: self
+                .constant
+                .then(|| crate::resample::summary::NO_SPREAD_NOTE.to_string())
+                .into_iter()
+                .collect(),
             engine: crate::document::Engine {
                 backend: Some(backend.name().to_string()),
                 adapter: Some(backend.description()),

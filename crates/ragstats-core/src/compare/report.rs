@@ -180,6 +180,10 @@ pub struct CompareReport {
     /// `null` when every pair of the family is resolved (see `next_undefined`).
     pub next: Option<NextStep>,
     pub next_undefined: Option<String>,
+    /// What a reader should know before the numbers:
+    /// [`crate::resample::summary::NO_SPREAD_NOTE`] when every system's outcome is constant.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     #[serde(skip)]
     pub engine: Engine,
 }

@@ -331,7 +331,8 @@ pub struct UnitCostPair {
 /// Unit costs measured from a ledger.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UnitCostReport {
-    /// Distinct (dataset, question, trajectory) cells among planner and search rows.
+    /// Distinct (dataset, question, trajectory) cells among planner and search rows, and
+    /// the trajectory cells of `eval` rows (which cost 0).
     pub trajectories: u64,
     /// Distinct (dataset, question, trajectory, read) cells among reader rows.
     pub reads: u64,
@@ -353,10 +354,13 @@ pub struct UnitCostReport {
 /// c_R needs reader rows, each labelled with `question`, `trajectory` and `read` (`dataset`
 /// is optional). Rows without them (an `llm batch` ledger whose requests carried no such
 /// `meta`, or an `mcq run` ledger, whose calls are items, not reads) cannot be assigned to
-/// a cell, and an average over the cells would lump them together.
+/// a cell, and an average over the cells would lump them together. A ledger whose
+/// panel-cost rows are all labelled `eval` rows (`stats import --ledger-out`) gives both:
+/// each row is its read's cost and the trajectory costs 0 (the logs do not bill an agent's
+/// steps apart from the read).
 pub fn unit_cost_notes(entries: &[Entry]) -> (Option<String>, Option<String>) {
     let (mut t_rows, mut t_bare, mut r_rows, mut r_bare, mut mcq) = (0, 0, 0, 0, 0);
-    let mut other = 0;
+    let (mut other, mut eval) = (0, 0);
     for Entry { row: e, .. } in entries {
         if e.item.is_some() {
             mcq += 1;
@@ -371,6 +375,7 @@ pub fn unit_cost_notes(entries: &[Entry]) -> (Option<String>, Option<String>) {
             }
             CallKind::Reader | CallKind::Eval => {
                 r_rows += 1;
+                eval += u64::from(e.kind == CallKind::Eval);
                 if e.question.is_none() || e.trajectory.is_none() || e.read.is_none() {
                     r_bare += 1;
                 }
@@ -382,7 +387,11 @@ pub fn unit_cost_notes(entries: &[Entry]) -> (Option<String>, Option<String>) {
     } else {
         "; `llm batch` copies `question`, `trajectory` and `read` from each request's `meta`"
     };
-    let t = if t_rows == 0 {
+    let t = if t_rows == 0 && eval > 0 && eval == r_rows && r_bare == 0 {
+        // An imported log's ledger: every call of a sample epoch is its read's, and the
+        // trajectory (which the log does not split into agent steps) costs 0.
+        None
+    } else if t_rows == 0 {
         Some("no planner or search rows, so there is no trajectory cost".to_string())
     } else if t_bare > 0 {
         Some(format!(
@@ -471,6 +480,10 @@ pub fn account(
                 t_usd += b.cost(usd);
             }
             CallKind::Reader | CallKind::Eval => {
+                if e.kind == CallKind::Eval {
+                    // An imported sample epoch is one read of a trajectory that costs 0.
+                    traj_cells.insert([d.clone(), q.clone(), t.clone(), None]);
+                }
                 read_cells.insert([d, q, t, text(&e.read)]);
                 r_tok += b.cost(Currency::Tokens);
                 r_usd += b.cost(usd);
@@ -633,7 +646,9 @@ pub struct CellCosts {
 
 impl CellCosts {
     /// Collects the cells of a billed ledger (planner, search and reader rows; generator,
-    /// judge and MCQ calls belong to no cell and are left out).
+    /// judge and MCQ calls belong to no cell and are left out). An `eval` row is its read
+    /// cell's cost and makes its trajectory cell exist at cost 0: an imported log bills a
+    /// sample epoch's calls as one read, with no planner or search steps apart from it.
     ///
     /// # Errors
     /// [`Error::Input`] naming the ledger line of a planner, search or reader row without
@@ -688,6 +703,11 @@ impl CellCosts {
                 _ => None,
             };
             let cost = b.cost(currency);
+            if e.kind == CallKind::Eval {
+                // An imported log bills each sample epoch as one read and has no agent
+                // steps apart from it: its trajectory cell exists and costs 0.
+                c.trajectory.entry(key3.clone()).or_default();
+            }
             match &read {
                 None => *c.trajectory_rows.entry(key3.clone()).or_default() += 1,
                 Some(r) => {

@@ -53,6 +53,23 @@ pub struct Panel {
     pub strata: Vec<Stratum>,
 }
 
+impl Panel {
+    /// Whether the outcome takes one value in every cell of every stratum (and there is at
+    /// least one cell). Then every question bootstrap draws the same value, so its SE of 0
+    /// and zero-width interval say nothing about precision: the resampling reports say so
+    /// ([`crate::resample::summary::NO_SPREAD_NOTE`]).
+    pub fn outcome_is_constant(&self) -> bool {
+        let mut values = self.strata.iter().flat_map(|s| match &s.nested {
+            Some(n) => n.y.iter(),
+            None => s.y.iter(),
+        });
+        match values.next() {
+            Some(first) => values.all(|v| v == first),
+            None => false,
+        }
+    }
+}
+
 /// One stratum (dataset): a balanced Q × T × R array of outcomes, or (`nested`) its
 /// questions, trajectories and reads as they are. `Default` is an empty balanced stratum,
 /// for building one field by field.

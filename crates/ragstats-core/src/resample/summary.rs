@@ -66,6 +66,12 @@ impl std::ops::Index<usize> for Interval {
     }
 }
 
+/// The note of a resampling report whose resamples cannot differ: the outcome does not vary
+/// between questions (a constant panel, e.g. every answer refused and scored 0), so every
+/// replicate of questions drawn with replacement equals the point estimate. A bootstrap SE of 0 and an interval of zero width are then what the
+/// arithmetic gives, not a measured precision.
+pub const NO_SPREAD_NOTE: &str = "the outcome does not vary between questions (e.g. every value is the same), so every bootstrap replicate equals the estimate: an SE of 0 and a zero-width interval say nothing about precision";
+
 /// Point estimate, bootstrap SE and interval of one statistic.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {

@@ -29,7 +29,7 @@ use crate::components::forecast::{forecast, Audit, DesignSpec};
 use crate::document::{Engine, Report};
 use crate::panel::Stratum;
 use crate::resample::engine::ResampleBackend;
-use crate::resample::summary::{summarize, Method, Summary};
+use crate::resample::summary::{summarize, Method, Summary, NO_SPREAD_NOTE};
 use crate::resample::Resampling;
 use crate::{Error, Result};
 
@@ -86,6 +86,11 @@ pub struct SubsetReport {
     pub confidence: f64,
     /// Engine calls per replicate chunk (moment column groups of 16).
     pub engine_calls: usize,
+    /// What a reader should know before the numbers: [`NO_SPREAD_NOTE`] when the depth
+    /// panel's outcome is constant (every measured SE and its interval are then 0 by
+    /// arithmetic).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A prepared subset study: validated panel, moment columns and fixed forecasts.
@@ -98,6 +103,8 @@ pub struct SubsetStudy {
     nested: Vec<f64>,
     q_only: Vec<f64>,
     min_trajectories: usize,
+    /// Every outcome of the depth panel is the same value.
+    constant: bool,
 }
 
 /// The audit strata named like the depth strata, in the depth panel's order.
@@ -186,6 +193,8 @@ impl SubsetStudy {
             }
         }
         let ys: Vec<&[f64]> = strata.iter().map(|s| s.y.as_slice()).collect();
+        let mut all = ys.iter().flat_map(|y| y.iter());
+        let constant = all.next().is_some_and(|first| all.all(|v| v == first));
         Ok(SubsetStudy {
             layout,
             names,
@@ -194,6 +203,7 @@ impl SubsetStudy {
             nested,
             q_only,
             min_trajectories,
+            constant,
         })
     }
 
@@ -367,6 +377,11 @@ impl SubsetStudy {
             range: [replicates.start, replicates.end],
             confidence,
             engine_calls: self.engine_calls(),
+            notes: self
+                .constant
+                .then(|| NO_SPREAD_NOTE.to_string())
+                .into_iter()
+                .collect(),
         })
     }
 }
