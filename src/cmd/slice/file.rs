@@ -20,13 +20,13 @@ fn row_labels(f: [Option<String>; 4]) -> [String; 4] {
     ]
 }
 
-/// The labels of every row of `input`.
-pub(super) fn labels(input: &Path) -> anyhow::Result<FileLabels> {
-    let mut labels = FileLabels::default();
-    let mut add = |f: [Option<String>; 4]| {
-        let [d, q, t, r] = row_labels(f);
-        labels.add(&d, &q, &t, &r);
-    };
+/// Calls `f` with the values of `columns` in every row of `input`, in file order (CSV or
+/// JSONL; a column or field the row lacks is `None`; blank JSONL lines are no rows).
+fn each_row<const N: usize>(
+    input: &Path,
+    columns: [&str; N],
+    mut f: impl FnMut([Option<String>; N]),
+) -> anyhow::Result<()> {
     if is_jsonl(input) {
         let mut rdr = JsonlReader::open(input)?;
         while let Some((_, line)) = rdr.next_line()? {
@@ -34,16 +34,25 @@ pub(super) fn labels(input: &Path) -> anyhow::Result<FileLabels> {
                 continue;
             }
             let v = parse_value(line).map_err(|e| anyhow::anyhow!("{}: {e}", input.display()))?;
-            add(["dataset", "question", "trajectory", "read"]
-                .map(|k| v.get(k).and_then(scalar_text)));
+            f(columns.map(|k| v.get(k).and_then(scalar_text)));
         }
     } else {
         let mut rdr = CsvReader::open(input)?;
-        let cols = ["dataset", "question", "trajectory", "read"].map(|c| rdr.column(c));
+        let cols = columns.map(|c| rdr.column(c));
         while let Some((_, rec)) = rdr.next_record()? {
-            add(cols.map(|c| c.and_then(|i| rec.get(i)).map(str::to_string)));
+            f(cols.map(|c| c.and_then(|i| rec.get(i)).map(str::to_string)));
         }
     }
+    Ok(())
+}
+
+/// The labels of every row of `input`.
+pub(super) fn labels(input: &Path) -> anyhow::Result<FileLabels> {
+    let mut labels = FileLabels::default();
+    each_row(input, ["dataset", "question", "trajectory", "read"], |f| {
+        let [d, q, t, r] = row_labels(f);
+        labels.add(&d, &q, &t, &r);
+    })?;
     Ok(labels)
 }
 
@@ -51,31 +60,13 @@ pub(super) fn labels(input: &Path) -> anyhow::Result<FileLabels> {
 /// has none): the arms a slice keeps the same cells for.
 pub(super) fn arms(input: &Path) -> anyhow::Result<Vec<String>> {
     let mut arms: Vec<String> = Vec::new();
-    let mut add = |a: Option<String>| {
+    each_row(input, ["arm"], |[a]| {
         if let Some(a) = a.filter(|a| !a.is_empty()) {
             if !arms.contains(&a) {
                 arms.push(a);
             }
         }
-    };
-    if is_jsonl(input) {
-        let mut rdr = JsonlReader::open(input)?;
-        while let Some((_, line)) = rdr.next_line()? {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v = parse_value(line).map_err(|e| anyhow::anyhow!("{}: {e}", input.display()))?;
-            add(v.get("arm").and_then(scalar_text));
-        }
-    } else {
-        let mut rdr = CsvReader::open(input)?;
-        let Some(col) = rdr.column("arm") else {
-            return Ok(arms);
-        };
-        while let Some((_, rec)) = rdr.next_record()? {
-            add(rec.get(col).map(str::to_string));
-        }
-    }
+    })?;
     Ok(arms)
 }
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::replicates::Replicates;
 use crate::components::reml::Shape;
 use crate::components::variance::Method as FitMethod;
-use crate::resample::summary::{summarize, Method, Summary, NO_SPREAD_NOTE};
+use crate::resample::summary::{no_spread_notes, summarize, Method, Summary};
 use crate::table::Defined;
 
 /// One stratum's mean with its bootstrap SE and interval.
@@ -86,8 +86,9 @@ pub struct BootstrapReport {
     pub strata: Vec<StratumSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<ComponentsReport>,
-    /// What a reader should know before the numbers: [`NO_SPREAD_NOTE`] when every
-    /// replicate of the estimate equals it (the outcome does not vary between questions).
+    /// What a reader should know before the numbers:
+    /// [`crate::resample::summary::NO_SPREAD_NOTE`] when every replicate of the estimate
+    /// equals it (the outcome does not vary between questions).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
@@ -225,10 +226,7 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
         }),
         strata,
         components,
-        notes: no_spread(h.point[0], &column(0))
-            .then(|| NO_SPREAD_NOTE.to_string())
-            .into_iter()
-            .collect(),
+        notes: no_spread_notes(no_spread(h.point[0], &column(0))),
     }
 }
 

@@ -553,11 +553,7 @@ impl PreparedComparison {
             strata,
             next,
             next_undefined,
-            notes: self
-                .constant
-                .then(|| crate::resample::summary::NO_SPREAD_NOTE.to_string())
-                .into_iter()
-                .collect(),
+            notes: crate::resample::summary::no_spread_notes(self.constant),
             engine: crate::document::Engine {
                 backend: Some(backend.name().to_string()),
                 adapter: Some(backend.description()),

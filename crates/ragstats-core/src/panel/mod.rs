@@ -59,14 +59,10 @@ impl Panel {
     /// and zero-width interval say nothing about precision: the resampling reports say so
     /// ([`crate::resample::summary::NO_SPREAD_NOTE`]).
     pub fn outcome_is_constant(&self) -> bool {
-        let mut values = self.strata.iter().flat_map(|s| match &s.nested {
+        crate::resample::summary::all_equal(self.strata.iter().flat_map(|s| match &s.nested {
             Some(n) => n.y.iter(),
             None => s.y.iter(),
-        });
-        match values.next() {
-            Some(first) => values.all(|v| v == first),
-            None => false,
-        }
+        }))
     }
 }
 

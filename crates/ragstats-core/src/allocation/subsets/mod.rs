@@ -29,7 +29,7 @@ use crate::components::forecast::{forecast, Audit, DesignSpec};
 use crate::document::{Engine, Report};
 use crate::panel::Stratum;
 use crate::resample::engine::ResampleBackend;
-use crate::resample::summary::{summarize, Method, Summary, NO_SPREAD_NOTE};
+use crate::resample::summary::{all_equal, no_spread_notes, summarize, Method, Summary};
 use crate::resample::Resampling;
 use crate::{Error, Result};
 
@@ -86,7 +86,8 @@ pub struct SubsetReport {
     pub confidence: f64,
     /// Engine calls per replicate chunk (moment column groups of 16).
     pub engine_calls: usize,
-    /// What a reader should know before the numbers: [`NO_SPREAD_NOTE`] when the depth
+    /// What a reader should know before the numbers:
+    /// [`crate::resample::summary::NO_SPREAD_NOTE`] when the depth
     /// panel's outcome is constant (every measured SE and its interval are then 0 by
     /// arithmetic).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -193,8 +194,7 @@ impl SubsetStudy {
             }
         }
         let ys: Vec<&[f64]> = strata.iter().map(|s| s.y.as_slice()).collect();
-        let mut all = ys.iter().flat_map(|y| y.iter());
-        let constant = all.next().is_some_and(|first| all.all(|v| v == first));
+        let constant = all_equal(ys.iter().flat_map(|y| y.iter()));
         Ok(SubsetStudy {
             layout,
             names,
@@ -377,11 +377,7 @@ impl SubsetStudy {
             range: [replicates.start, replicates.end],
             confidence,
             engine_calls: self.engine_calls(),
-            notes: self
-                .constant
-                .then(|| NO_SPREAD_NOTE.to_string())
-                .into_iter()
-                .collect(),
+            notes: no_spread_notes(self.constant),
         })
     }
 }
