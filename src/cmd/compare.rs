@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use ragstats_core::compare::{prepare, CompareReport, CompareSettings, NextCosts};
 use ragstats_core::document::{to_body, Engine, Report};
+use ragstats_core::inference::IntervalRule;
 use ragstats_core::panel::SelectorChoice;
 use ragstats_core::table::Cell;
 
@@ -51,6 +52,11 @@ pub struct Args {
     /// Power the next study's question count is planned for.
     #[arg(long, default_value_t = 0.8, value_name = "P")]
     pub power: f64,
+    /// Intervals and tests: `auto` uses the score methods (Wilson, Newcombe, exact McNemar)
+    /// for a binary outcome with one cell per question and Student t otherwise; `t` and
+    /// `score` force one.
+    #[arg(long, value_enum, default_value_t = IntervalArg::Auto)]
+    pub interval: IntervalArg,
     /// Cost ledger (JSONL) of the panel: the next step then names the cheapest Q:T:R that
     /// resolves the closest unresolved pair (`stats plan`'s search) and its cost.
     #[arg(long, value_name = "FILE")]
@@ -172,6 +178,7 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
         reference: args.reference.clone(),
         resampling: args.resample.resampling()?,
         power: args.power,
+        intervals: args.interval.rule(),
         costs,
     };
     let opts = ragstats_core::panel::LoadOptions {
@@ -228,14 +235,54 @@ fn p_cell(p: f64) -> Cell {
     }
 }
 
+/// `--interval`: the values of [`IntervalRule`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IntervalArg {
+    Auto,
+    T,
+    Score,
+}
+
+impl IntervalArg {
+    pub fn rule(self) -> IntervalRule {
+        match self {
+            IntervalArg::Auto => IntervalRule::Auto,
+            IntervalArg::T => IntervalRule::T,
+            IntervalArg::Score => IntervalRule::Score,
+        }
+    }
+}
+
+/// The interval column's header at the report's confidence level: `95% CI`.
+fn ci_header(r: &CompareReport) -> String {
+    let level = 100.0 * r.engine.confidence.unwrap_or(0.95);
+    // 95, 99, 99.5: the level as a user writes it.
+    let level = (level * 1e6).round() / 1e6;
+    format!("{level}% CI")
+}
+
+/// A degrees-of-freedom cell, one decimal (undefined when the SE is 0).
+fn df_cell(df: Option<f64>) -> Cell {
+    df.map_or(Cell::Undefined(None), |v| Cell::fixed(v, 1))
+}
+
 /// `[lo, hi]` with 6 decimals.
 fn interval(i: [f64; 2]) -> Cell {
     Cell::text(format!("[{:.6}, {:.6}]", i[0], i[1]))
 }
 
 fn systems_table(r: &CompareReport) -> Table {
+    let ci = ci_header(r);
     let mut t = Table::new(&[
-        "system", "Q", "estimate", "SE", "95% CI", "rank CI", "P(best)", "top",
+        "system",
+        "Q",
+        "estimate",
+        "SE",
+        "df",
+        ci.as_str(),
+        "rank CI",
+        "P(best)",
+        "top",
     ]);
     for s in &r.systems {
         t.row([
@@ -243,6 +290,7 @@ fn systems_table(r: &CompareReport) -> Table {
             Cell::Count(s.questions as u64),
             Cell::fixed(s.estimate, 6),
             Cell::fixed(s.se, 6),
+            df_cell(s.df),
             interval(s.ci.0),
             Cell::text(format!("{}–{}", s.rank_ci[0], s.rank_ci[1])),
             Cell::fixed(s.p_best, 4),
@@ -253,11 +301,13 @@ fn systems_table(r: &CompareReport) -> Table {
 }
 
 fn pairs_table(r: &CompareReport) -> Table {
+    let ci = ci_header(r);
     let mut t = Table::new(&[
         "pair (b − a)",
         "estimate",
         "SE",
-        "95% CI",
+        "df",
+        ci.as_str(),
         "simultaneous",
         "p",
         "p(Holm)",
@@ -269,6 +319,7 @@ fn pairs_table(r: &CompareReport) -> Table {
             Cell::text(format!("{} − {}", p.b, p.a)),
             Cell::fixed(p.estimate, 6),
             Cell::fixed(p.se, 6),
+            df_cell(p.df),
             interval(p.ci.0),
             interval(p.ci_simultaneous.0),
             p_cell(p.p),
@@ -314,10 +365,14 @@ impl Rendered for CompareOutput {
             Some(a) => format!("every arm − {a} ({} pairs)", r.family.size),
             None => format!("all pairs ({})", r.family.size),
         };
+        let df =
+            c.df.map_or("normal reference".to_string(), |v| format!("df {v:.1}"));
+        let max_t = c.max_t.map_or("-".to_string(), |v| format!("{v:.3}"));
         let mut s = format!(
             "metric: {}   family: {family}\n\
-             critical values: marginal z {:.3}, simultaneous {:.3} (bootstrap max-|t| {:.3}; Bonferroni {:.3})\n",
-            r.metric, c.marginal, c.simultaneous, c.max_t_bootstrap, c.bonferroni
+             critical values ({df}): marginal t {:.3}, simultaneous {:.3} (max-|t| {max_t}; independent systems {:.3}; Bonferroni {:.3})\n\
+             intervals: {}\n",
+            r.metric, c.marginal, c.simultaneous, c.independent, c.bonferroni, r.methods.ci
         );
         for n in &r.notes {
             s.push_str(&format!("note: {n}\n"));
@@ -347,6 +402,7 @@ impl Rendered for CompareOutput {
             "b",
             "estimate",
             "se",
+            "df",
             "ci_lower",
             "ci_upper",
             "sim_lower",
@@ -361,6 +417,7 @@ impl Rendered for CompareOutput {
                 Cell::text(&p.b),
                 Cell::num(p.estimate),
                 Cell::num(p.se),
+                p.df.map_or(Cell::Undefined(None), Cell::num),
                 Cell::num(p.ci.lower()),
                 Cell::num(p.ci.upper()),
                 Cell::num(p.ci_simultaneous.lower()),

@@ -8,7 +8,7 @@ use ragstats_core::components::variance::{
 use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::panel::Panel;
 
-use super::common::{By, Format, PanelOptions, Table};
+use super::common::{num, By, Format, PanelOptions, Table};
 use super::render::{sections_by_selector, Figure, Finished, Rendered};
 use super::UsageError;
 
@@ -114,7 +114,24 @@ pub fn compute(args: &Args) -> anyhow::Result<VarianceOutput> {
 
 impl Rendered for VarianceOutput {
     fn text(&self) -> String {
-        render::text(&self.report.variance)
+        let r = &self.report;
+        let mut text = render::text(&r.variance);
+        // The interval goes under the estimate line (the report's second).
+        let at = text
+            .match_indices('\n')
+            .nth(1)
+            .map_or(text.len(), |(i, _)| i + 1);
+        let df =
+            r.df.map_or("SE 0".to_string(), |v| format!("Student t on {v:.1} df"));
+        text.insert_str(
+            at,
+            &format!(
+                "95% CI [{}, {}]  ({df}, Welch-Satterthwaite)\n",
+                num(r.ci.lower()),
+                num(r.ci.upper())
+            ),
+        );
+        text
     }
 
     fn csv(&self) -> Table {

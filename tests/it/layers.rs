@@ -37,6 +37,7 @@ const CRATES: &[Crate] = &[
             ("questions", 1),
             ("trajlog", 1),
             ("resample", 2),
+            ("inference", 2),
             ("compare", 3),
             ("components", 3),
             ("costs", 3),

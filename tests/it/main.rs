@@ -32,6 +32,7 @@ mod harden_inputs;
 mod harden_nan;
 mod harden_output;
 mod harden_props;
+mod honest;
 mod import;
 mod input_limits;
 mod io_rules;

@@ -109,9 +109,15 @@ fn csv(r: &BootstrapReport) -> Table {
 fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
     let pct = format!("{}%", 100.0 * r.confidence);
     let method = serde_json::to_value(r.method).expect("a method serialises");
+    let expanded = r.expansion.map_or(String::new(), |e| {
+        format!(
+            ", expanded for the sample size (quantiles at tail {:.4}: f = {:.4}, t on {:.1} df)",
+            e.tail, e.factor, e.df
+        )
+    });
     let mut out = format!(
         "stratified question bootstrap of {}\n\
-         backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} interval {pct}\n\
+         backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} interval {pct}{expanded}\n\
          estimate {}  SE {}  {pct} CI [{}, {}]\n",
         r.outcome,
         r.replicates,

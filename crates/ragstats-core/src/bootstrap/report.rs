@@ -8,7 +8,10 @@ use serde::Serialize;
 use super::replicates::Replicates;
 use crate::components::reml::Shape;
 use crate::components::variance::Method as FitMethod;
-use crate::resample::summary::{no_spread_notes, summarize, Method, Summary};
+use crate::inference::t::{satterthwaite, t_quantile};
+use crate::resample::summary::{
+    no_spread_notes, normal_cdf, summarize, tail_probability, Method, Summary,
+};
 use crate::table::Defined;
 
 /// One stratum's mean with its bootstrap SE and interval.
@@ -83,6 +86,9 @@ pub struct BootstrapReport {
     /// Why the SEs are undefined (`null`), when they are: fewer than 2 replicates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub se_undefined: Option<String>,
+    /// The small-sample expansion of the estimate's interval ([`Expansion`]); `null` when
+    /// the estimate does not vary.
+    pub expansion: Option<Expansion>,
     pub strata: Vec<StratumSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<ComponentsReport>,
@@ -107,22 +113,21 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
     let n = h.plan.statistics.len();
     let column = |i: usize| -> Vec<f64> { r.values.iter().skip(i).step_by(n).copied().collect() };
     let accel = |i: usize| h.acceleration.as_ref().map(|a| a[i]).unwrap_or(0.0);
-    let summary = |i: usize| -> Option<Summary> {
+    let summary_at = |i: usize, confidence: f64| -> Option<Summary> {
         let reps = column(i);
         if !h.point[i].is_finite() || reps.iter().any(|v| !v.is_finite()) {
             return None;
         }
-        Some(summarize(
-            h.point[i],
-            &reps,
-            h.method,
-            h.confidence,
-            accel(i),
-        ))
+        Some(summarize(h.point[i], &reps, h.method, confidence, accel(i)))
     };
+    let summary = |i: usize| summary_at(i, h.confidence);
     let nan = Summary::NAN;
-    let est = summary(0).unwrap_or(nan);
     let d = h.plan.strata.len();
+    let questions: Vec<usize> = h.plan.strata.iter().map(|s| s.questions).collect();
+    let stratum_var: Vec<f64> = (0..d).map(|i| variance(&column(1 + i))).collect();
+    let expansion = Expansion::of_estimate(&questions, &stratum_var, h.confidence);
+    let est =
+        summary_at(0, expansion.as_ref().map_or(h.confidence, |e| e.confidence)).unwrap_or(nan);
     let strata = h
         .plan
         .strata
@@ -134,7 +139,12 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
             trajectories: s.trajectories,
             reads: s.reads,
             shape: s.shape,
-            summary: summary(1 + i).unwrap_or(nan),
+            summary: summary_at(
+                1 + i,
+                Expansion::of_stratum(s.questions, h.confidence)
+                    .map_or(h.confidence, |e| e.confidence),
+            )
+            .unwrap_or(nan),
         })
         .collect();
     let components = h.plan.spec.components.then(|| {
@@ -224,10 +234,92 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
                 h.range[1] - h.range[0]
             )
         }),
+        expansion,
         strata,
         components,
         notes: no_spread_notes(no_spread(h.point[0], &column(0))),
     }
+}
+
+/// The small-sample expansion of a mean's bootstrap interval (Hesterberg 2015, "What
+/// teachers should know about the bootstrap", §4.2: the expanded percentile interval).
+///
+/// A bootstrap of a mean of Q questions has variance (Q − 1)/Q of the mean's SE², and its
+/// quantiles are normal ones where Student's t is due; both make a percentile interval short
+/// at tens of questions. The expansion asks for the bootstrap quantiles at the tail
+/// α'/2 = Φ(−f · t_{1−α/2, ν}) instead of α/2, where f² = Σₛ vₛ Qₛ/(Qₛ − 1) / Σₛ vₛ undoes the
+/// (Q − 1)/Q (vₛ the bootstrap variance of stratum s's mean, weighted equally as the
+/// estimate is) and ν is the Welch–Satterthwaite df of Σₛ vₛ Qₛ/(Qₛ − 1) on Qₛ − 1 each. With
+/// one stratum, f = √(Q/(Q − 1)) and ν = Q − 1. It applies to the estimate and the stratum
+/// means (percentile, basic and BCa alike: BCa's z quantiles are taken at α'/2); the
+/// refitted components and forecast SEs are not means and keep the nominal tail.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Expansion {
+    /// f: the factor that undoes the bootstrap's (Q − 1)/Q variance.
+    pub factor: f64,
+    /// ν: the degrees of freedom of the t quantile.
+    pub df: f64,
+    /// The tail α'/2 the interval's quantiles are taken at (the nominal is (1 − level)/2).
+    pub tail: f64,
+    /// 1 − 2·tail: the level the quantiles are taken at.
+    #[serde(skip)]
+    pub confidence: f64,
+}
+
+impl Expansion {
+    /// The expansion at `confidence` for factor `f` on `df`.
+    fn new(factor: f64, df: f64, confidence: f64) -> Option<Expansion> {
+        if !(factor.is_finite() && df.is_finite() && df > 0.0) {
+            return None;
+        }
+        let nominal = tail_probability(confidence);
+        let tail = normal_cdf(-factor * t_quantile(1.0 - nominal, df));
+        Some(Expansion {
+            factor,
+            df,
+            tail,
+            confidence: 1.0 - 2.0 * tail,
+        })
+    }
+
+    /// The estimate's expansion from each stratum's questions and the bootstrap variance of
+    /// its mean; `None` when no stratum varies or one has a single question.
+    pub fn of_estimate(
+        questions: &[usize],
+        variances: &[f64],
+        confidence: f64,
+    ) -> Option<Expansion> {
+        if questions.iter().any(|&q| q < 2) {
+            return None;
+        }
+        let inflated: Vec<(f64, f64)> = questions
+            .iter()
+            .zip(variances)
+            .map(|(&q, &v)| (v * q as f64 / (q as f64 - 1.0), q as f64 - 1.0))
+            .collect();
+        let total: f64 = variances.iter().sum();
+        if !(total > 0.0) {
+            return None;
+        }
+        let factor = (inflated.iter().map(|x| x.0).sum::<f64>() / total).sqrt();
+        Expansion::new(factor, satterthwaite(inflated)?, confidence)
+    }
+
+    /// One stratum mean's expansion: f = √(Q/(Q − 1)) on Q − 1 df.
+    pub fn of_stratum(questions: usize, confidence: f64) -> Option<Expansion> {
+        let q = questions as f64;
+        (questions >= 2).then(|| Expansion::new((q / (q - 1.0)).sqrt(), q - 1.0, confidence))?
+    }
+}
+
+/// The sample variance of `x` (divisor n − 1); 0 with fewer than two values.
+fn variance(x: &[f64]) -> f64 {
+    let n = x.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let m = x.iter().sum::<f64>() / n as f64;
+    x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1) as f64
 }
 
 /// Whether a finite point estimate has at least one replicate and every replicate equals it

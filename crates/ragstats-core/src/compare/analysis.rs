@@ -24,11 +24,15 @@ use crate::allocation::planner_report::{planner, unmet_goal, PlanCosts};
 use crate::components::forecast::Audit;
 use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
 use crate::costs::accounting::{Budget, PricedLedger};
+use crate::inference::binary::{wilson, PairedCounts};
+use crate::inference::max_t::{independent_arms, max_abs_t_quantile, Combination};
+use crate::inference::t::{t_quantile, two_sided_p};
+use crate::inference::IntervalRule;
 use crate::ledger::{read_ledger, Prices};
 use crate::panel::{load_outcomes, LoadOptions, Panel};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::summary::Interval;
-use crate::resample::summary::{normal_cdf, normal_quantile, quantile_sorted, tail_probability};
+use crate::resample::summary::{normal_quantile, tail_probability};
 use crate::resample::{ResampleBackend, Resampling, MAX_K};
 use crate::table::{format_number, Precision};
 use crate::{Error, Result};
@@ -45,6 +49,8 @@ pub struct CompareSettings {
     pub resampling: Resampling,
     /// Power the next study's question count is planned for, in (0, 1).
     pub power: f64,
+    /// Score methods (Wilson, Newcombe, exact McNemar) or t intervals: see [`IntervalRule`].
+    pub intervals: IntervalRule,
     /// A cost ledger to price the next study with: the cheapest (Q, T, R) that resolves the
     /// closest unresolved pair. `None`: only the questions needed at today's T and R.
     pub costs: Option<NextCosts>,
@@ -326,15 +332,22 @@ fn pair_planners(
         .collect()
 }
 
-/// Two-sided p of a Wald z test of estimate/SE: 2Φ(−|z|); with SE 0, 1 for a zero
-/// estimate and 0 otherwise.
-fn wald_p(estimate: f64, se: f64) -> (Option<f64>, f64) {
+/// The Wald t statistic estimate/SE and its two-sided p on `df` degrees of freedom (the
+/// normal reference when `df` is `None`); with SE 0, no statistic and p = 1 for a zero
+/// estimate, 0 otherwise.
+fn wald_p(estimate: f64, se: f64, df: Option<f64>) -> (Option<f64>, f64) {
     if se > 0.0 {
-        let z = estimate / se;
-        (Some(z), 2.0 * normal_cdf(-z.abs()))
+        let t = estimate / se;
+        (Some(t), two_sided_p(t, df.unwrap_or(f64::INFINITY)))
     } else {
         (None, if estimate == 0.0 { 1.0 } else { 0.0 })
     }
+}
+
+/// The p quantile of t on `df` degrees of freedom, the normal's when `df` is `None` (an SE of
+/// 0, where the quantile multiplies nothing).
+fn t_or_z(p: f64, df: Option<f64>) -> f64 {
+    t_quantile(p, df.unwrap_or(f64::INFINITY))
 }
 
 impl PreparedComparison {
@@ -403,16 +416,6 @@ impl PreparedComparison {
         let rs = &self.settings.resampling;
         let k = self.arms.len();
         let reps = self.replicates(backend, progress)?;
-        let pair_reps = |p: usize| -> Vec<f64> {
-            match self.pair_column[p] {
-                Some(c) => reps[c].clone(),
-                None => {
-                    let (a, b) = self.pairs[p];
-                    reps[b].iter().zip(&reps[a]).map(|(x, y)| x - y).collect()
-                }
-            }
-        };
-        let pair_reps: Vec<Vec<f64>> = (0..self.pairs.len()).map(pair_reps).collect();
         let tail = tail_probability(rs.confidence);
         let alpha = 2.0 * tail;
         let z = normal_quantile(1.0 - tail);
@@ -430,45 +433,73 @@ impl PreparedComparison {
             None => (0..self.pairs.len()).collect(),
         };
         let all: Vec<usize> = (0..self.pairs.len()).collect();
-        // c: the `confidence` quantile of max over the family of |d* − d̂| / SE, kept between
-        // the marginal z and Bonferroni's z (between which it lies in theory; bootstrap noise
-        // could push it out).
-        let critical = |members: &[usize]| -> (f64, f64, f64) {
-            let m = members.len().max(1) as f64;
-            let bonferroni = normal_quantile(1.0 - tail / m);
-            let studentized: Vec<usize> = members
-                .iter()
-                .copied()
-                .filter(|&p| self.pair_reports[p].se > 0.0)
-                .collect();
-            if studentized.is_empty() {
-                return (z, z, bonferroni);
+        let pair_df: Vec<Option<f64>> = self.pair_reports.iter().map(VarianceReport::df).collect();
+        let cov = covariance(&reps);
+        let combination = |p: usize| -> Combination {
+            match self.pair_column[p] {
+                Some(c) => vec![(c, 1.0)],
+                None => vec![(self.pairs[p].1, 1.0), (self.pairs[p].0, -1.0)],
             }
-            let mut max_t: Vec<f64> = (0..rs.replicates as usize)
-                .map(|r| {
-                    studentized
-                        .iter()
-                        .map(|&p| {
-                            ((pair_reps[p][r] - self.pair_reports[p].estimate)
-                                / self.pair_reports[p].se)
-                                .abs()
-                        })
-                        .fold(0.0, f64::max)
-                })
-                .collect();
-            max_t.sort_by(f64::total_cmp);
-            let boot = quantile_sorted(&max_t, rs.confidence);
-            (boot, boot.clamp(z, bonferroni), bonferroni)
         };
-        let (boot, c, bonferroni) = critical(&family);
-        let (_, c_all, _) = critical(&all);
-        let interval = |est: f64, se: f64, c: f64| Interval::new(est - c * se, est + c * se);
+        // The family's critical values on its smallest Satterthwaite df: the max-|t| quantile
+        // under the bootstrap's correlations of the pairs, never below the value for
+        // independent equal-variance systems (Tukey's or Dunnett's), kept between the
+        // marginal t and Bonferroni's t.
+        let critical = |members: &[usize], large_sample: bool| -> CriticalValues {
+            let m = members.len().max(1) as f64;
+            let df = if large_sample {
+                f64::INFINITY
+            } else {
+                members
+                    .iter()
+                    .filter_map(|&p| pair_df[p])
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let marginal = t_quantile(1.0 - tail, df);
+            let bonferroni = t_quantile(1.0 - tail / m, df);
+            let fam: Vec<Combination> = members.iter().map(|&p| combination(p)).collect();
+            let max_t = max_abs_t_quantile(&cov, &fam, df, rs.confidence);
+            let arms_pairs: Vec<(usize, usize)> = members.iter().map(|&p| self.pairs[p]).collect();
+            let independent = independent_arms(self.arms.len(), &arms_pairs, df, rs.confidence)
+                .unwrap_or(marginal);
+            let simultaneous = match max_t {
+                Some(c) => c.max(independent).clamp(marginal, bonferroni),
+                None => marginal,
+            };
+            CriticalValues {
+                df: df.is_finite().then_some(df),
+                marginal,
+                max_t,
+                independent,
+                simultaneous,
+                bonferroni,
+                ranks_simultaneous: simultaneous,
+            }
+        };
+        let mut critical_values = critical(&family, false);
+        let c = critical_values.simultaneous;
+        let c_all = if family.len() == all.len() {
+            c
+        } else {
+            critical(&all, false).simultaneous
+        };
+        critical_values.ranks_simultaneous = c_all;
+        let t_interval = |est: f64, se: f64, c: f64| Interval::new(est - c * se, est + c * se);
+        let score = self.score_methods()?;
+        // A pair's interval at critical value `c`: Newcombe's score interval when the score
+        // methods apply to it, else estimate ± c·SE.
+        let pair_interval = |p: usize, c: f64| -> Interval {
+            let r = &self.pair_reports[p];
+            match self.paired_counts(p, score) {
+                Some(counts) => counts.newcombe(c),
+                None => t_interval(r.estimate, r.se, c),
+            }
+        };
 
         // Ranks from the all-pairs simultaneous intervals; P(best) from the arm replicates.
         let mut diff = vec![vec![[0.0; 2]; k]; k];
         for (p, &(a, b)) in self.pairs.iter().enumerate() {
-            let r = &self.pair_reports[p];
-            let i = interval(r.estimate, r.se, c_all);
+            let i = pair_interval(p, c_all);
             diff[b][a] = i.0;
             diff[a][b] = [-i.upper(), -i.lower()];
         }
@@ -480,11 +511,18 @@ impl PreparedComparison {
         let systems: Vec<System> = (0..k)
             .map(|a| {
                 let r = &self.arm_reports[a];
+                let df = r.df();
+                let ci = if score {
+                    wilson(r.estimate, self.effective_questions(a), z)
+                } else {
+                    t_interval(r.estimate, r.se, t_or_z(1.0 - tail, df))
+                };
                 System {
                     name: self.arms[a].clone(),
                     estimate: r.estimate,
                     se: r.se,
-                    ci: interval(r.estimate, r.se, z),
+                    df,
+                    ci,
                     rank_ci: ranks[a],
                     p_best: best[a],
                     top_group: ranks[a][0] == 1,
@@ -495,7 +533,14 @@ impl PreparedComparison {
 
         let raw_p: Vec<(Option<f64>, f64)> = family
             .iter()
-            .map(|&p| wald_p(self.pair_reports[p].estimate, self.pair_reports[p].se))
+            .map(|&p| {
+                let r = &self.pair_reports[p];
+                let (t, wald) = wald_p(r.estimate, r.se, pair_df[p]);
+                let p = self
+                    .paired_counts(p, score)
+                    .map_or(wald, |counts| counts.mcnemar_exact());
+                (t, p)
+            })
             .collect();
         let ps: Vec<f64> = raw_p.iter().map(|x| x.1).collect();
         let (p_holm, q_bh) = (holm(&ps), benjamini_hochberg(&ps));
@@ -510,9 +555,10 @@ impl PreparedComparison {
                     b: self.arms[b].clone(),
                     estimate: r.estimate,
                     se: r.se,
-                    ci: interval(r.estimate, r.se, z),
-                    ci_simultaneous: interval(r.estimate, r.se, c),
-                    z: raw_p[f].0,
+                    df: pair_df[p],
+                    ci: pair_interval(p, t_or_z(1.0 - tail, if score { None } else { pair_df[p] })),
+                    ci_simultaneous: pair_interval(p, c),
+                    t: raw_p[f].0,
                     p: raw_p[f].1,
                     p_holm: p_holm[f],
                     q_bh: q_bh[f],
@@ -522,8 +568,16 @@ impl PreparedComparison {
             })
             .collect();
 
-        let strata = self.strata(&family);
-        let (next, next_undefined) = self.next_step(&pairs, c);
+        let strata = self.strata(&family, score);
+        // The next study is planned as `stats plan` plans one: on the normal reference (its
+        // questions, not today's, set its degrees of freedom), at the family's
+        // large-sample simultaneous critical value.
+        let c_plan = if family.len() == 1 {
+            z
+        } else {
+            critical(&family, true).simultaneous
+        };
+        let (next, next_undefined) = self.next_step(&pairs, c_plan);
         Ok(CompareReport {
             metric: self.metric.clone(),
             family: Family {
@@ -535,14 +589,8 @@ impl PreparedComparison {
                 reference: self.settings.reference.clone(),
                 size: family.len(),
             },
-            methods: METHODS,
-            critical_values: CriticalValues {
-                marginal: z,
-                max_t_bootstrap: boot,
-                simultaneous: c,
-                bonferroni,
-                ranks_simultaneous: c_all,
-            },
+            methods: if score { SCORE_METHODS } else { METHODS },
+            critical_values,
             top_group: systems
                 .iter()
                 .filter(|s| s.top_group)
@@ -564,24 +612,113 @@ impl PreparedComparison {
         })
     }
 
+    /// Whether the score methods apply: by the settings' rule, every system's outcome is 0 or
+    /// 1 with one cell per question (T = R = 1).
+    ///
+    /// # Errors
+    /// [`Error::Input`] when [`IntervalRule::Score`] is asked for and they do not apply.
+    fn score_methods(&self) -> Result<bool> {
+        let single_cell = self.arm_reports.iter().all(|r| {
+            r.strata
+                .iter()
+                .all(|s| s.trajectories == 1 && s.reads == 1 && s.shape.is_none())
+        });
+        let binary = self.columns[..self.arms.len()]
+            .iter()
+            .flatten()
+            .flatten()
+            .all(|&v| v == 0.0 || v == 1.0);
+        match self.settings.intervals {
+            IntervalRule::T => Ok(false),
+            IntervalRule::Auto => Ok(single_cell && binary),
+            IntervalRule::Score if single_cell && binary => Ok(true),
+            IntervalRule::Score => Err(Error::Data(format!(
+                    "score intervals (Wilson, Newcombe, exact McNemar) need a binary outcome (every {} 0 or 1) with one cell per question (T = R = 1); {}",
+                    self.metric,
+                    if binary {
+                        "some question has several trajectories or reads"
+                    } else {
+                        "some score is neither 0 nor 1"
+                    }
+                ))),
+        }
+    }
+
+    /// The paired counts of pair `p` when its interval and test are the score methods: the
+    /// score methods apply (`score`), the panel has one stratum and every cell is paired.
+    fn paired_counts(&self, p: usize, score: bool) -> Option<PairedCounts> {
+        if self.questions.len() != 1 {
+            return None;
+        }
+        self.stratum_counts(p, 0, score)
+    }
+
+    /// The paired counts of pair `p` in stratum `s` when the score methods apply and every
+    /// cell of the pair is paired.
+    fn stratum_counts(&self, p: usize, s: usize, score: bool) -> Option<PairedCounts> {
+        if !score || self.pair_column[p].is_some() {
+            return None;
+        }
+        let (a, b) = self.pairs[p];
+        let mut c = PairedCounts {
+            both: 0,
+            only_a: 0,
+            only_b: 0,
+            neither: 0,
+        };
+        for (&x, &y) in self.columns[a][s].iter().zip(&self.columns[b][s]) {
+            match (x == 1.0, y == 1.0) {
+                (true, true) => c.both += 1,
+                (true, false) => c.only_a += 1,
+                (false, true) => c.only_b += 1,
+                (false, false) => c.neither += 1,
+            }
+        }
+        Some(c)
+    }
+
+    /// System `a`'s effective number of questions for Wilson's interval (Kish): p̂(1 − p̂) / V
+    /// with V = Σₛ wₛ² pₛ(1 − pₛ) / nₛ the binomial variance of the equal-weight estimate
+    /// (wₛ = 1/D); 1 / Σₛ wₛ² / nₛ when every stratum mean is 0 or 1. One stratum: n.
+    fn effective_questions(&self, a: usize) -> f64 {
+        let r = &self.arm_reports[a];
+        let w2 = (1.0 / r.strata.len() as f64).powi(2);
+        let v: f64 = r
+            .strata
+            .iter()
+            .map(|s| w2 * s.mean * (1.0 - s.mean) / s.questions as f64)
+            .sum();
+        let p = r.estimate;
+        if v > 0.0 && p > 0.0 && p < 1.0 {
+            p * (1.0 - p) / v
+        } else {
+            1.0 / r
+                .strata
+                .iter()
+                .map(|s| w2 / s.questions as f64)
+                .sum::<f64>()
+        }
+    }
+
     /// Each stratum's systems and the family's pairs in it, Holm within the stratum.
-    fn strata(&self, family: &[usize]) -> Vec<StratumComparison> {
+    fn strata(&self, family: &[usize], score: bool) -> Vec<StratumComparison> {
         let alpha_free = |r: &VarianceReport, name: &str| {
             r.strata
                 .iter()
                 .find(|s| s.name == name)
-                .map(|s| (s.mean, s.se))
+                .map(|s| (s.mean, s.se, s.questions))
         };
         self.arm_reports[0]
             .strata
             .iter()
-            .map(|s0| {
+            .enumerate()
+            .map(|(si, s0)| {
                 let systems = self
                     .arms
                     .iter()
                     .zip(&self.arm_reports)
                     .map(|(a, r)| {
-                        let (mean, se) =
+                        let (mean, se, _) =
                             alpha_free(r, &s0.name).expect("every arm has every stratum");
                         StratumSystem {
                             name: a.clone(),
@@ -590,14 +727,25 @@ impl PreparedComparison {
                         }
                     })
                     .collect();
-                let est: Vec<(f64, f64)> = family
+                let est: Vec<(f64, f64, usize)> = family
                     .iter()
                     .map(|&p| {
                         alpha_free(&self.pair_reports[p], &s0.name)
                             .expect("every pair has every stratum")
                     })
                     .collect();
-                let ps: Vec<f64> = est.iter().map(|&(m, se)| wald_p(m, se).1).collect();
+                // Within a stratum the SE rests on its Q − 1 question degrees of freedom; a
+                // binary outcome gets the exact McNemar test, as the overall pairs do.
+                let ps: Vec<f64> = family
+                    .iter()
+                    .zip(&est)
+                    .map(
+                        |(&p, &(m, se, q))| match self.stratum_counts(p, si, score) {
+                            Some(counts) => counts.mcnemar_exact(),
+                            None => wald_p(m, se, Some(q as f64 - 1.0)).1,
+                        },
+                    )
+                    .collect();
                 let adjusted = holm(&ps);
                 let pairs = family
                     .iter()
@@ -633,8 +781,8 @@ impl PreparedComparison {
         }
         let Some(p) = open
             .iter()
-            .filter(|p| p.z.is_some_and(|z| z != 0.0))
-            .max_by(|x, y| x.z.unwrap().abs().total_cmp(&y.z.unwrap().abs()))
+            .filter(|p| p.t.is_some_and(|t| t != 0.0))
+            .max_by(|x, y| x.t.unwrap().abs().total_cmp(&y.t.unwrap().abs()))
         else {
             return (
                 None,
@@ -642,7 +790,7 @@ impl PreparedComparison {
             );
         };
         let power = self.settings.power;
-        let z = p.z.expect("filtered").abs();
+        let z = p.t.expect("filtered").abs();
         let q: usize = self.questions.iter().sum();
         // Resolved with `power`: |d| / SE ≥ c + z_power.
         let reach = c + normal_quantile(power);
@@ -781,14 +929,58 @@ fn allocation_text(
     )
 }
 
+/// The covariance matrix of the bootstrap columns (`reps[column][replicate]`), divisor B − 1.
+fn covariance(reps: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let b = reps.first().map_or(0, Vec::len);
+    let means: Vec<f64> = reps
+        .iter()
+        .map(|c| c.iter().sum::<f64>() / b.max(1) as f64)
+        .collect();
+    let n = reps.len();
+    let mut cov = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in 0..=i {
+            let v = reps[i]
+                .iter()
+                .zip(&reps[j])
+                .map(|(x, y)| (x - means[i]) * (y - means[j]))
+                .sum::<f64>()
+                / (b.max(2) - 1) as f64;
+            cov[i][j] = v;
+            cov[j][i] = v;
+        }
+    }
+    cov
+}
+
+const SE_METHOD: &str = "nested variance components per stratum (REML where a stratum is unbalanced), as `stats variance`; strata combined with equal weights; Welch-Satterthwaite degrees of freedom from each stratum's Q - 1";
+const ADJUSTED_METHOD: &str = "Holm step-down (family-wise error) and Benjamini-Hochberg (false discovery rate) over the family";
+const SIMULTANEOUS_METHOD: &str = "estimate ± c·SE, c the quantile of the maximum |t| over the family: multivariate t on the family's smallest df with the correlations of the stratified question bootstrap's replicates (one draw of questions shared by every pair), never below the value for independent systems (Tukey's or Dunnett's), kept between the marginal t and Bonferroni's t";
+const RANKS_METHOD: &str = "simultaneous rank intervals from the all-pairs simultaneous intervals (Mogstad, Romano, Shaikh & Wilhelm 2024)";
+const P_BEST_METHOD: &str =
+    "share of bootstrap replicates in which the system has the highest estimate, ties split";
+
 /// The methods, as the report names them.
 const METHODS: Methods = Methods {
-    se: "nested variance components per stratum (REML where a stratum is unbalanced), as `stats variance`; strata combined with equal weights",
-    p: "two-sided Wald z test of estimate / SE",
-    adjusted: "Holm step-down (family-wise error) and Benjamini-Hochberg (false discovery rate) over the family",
-    simultaneous: "estimate ± c·SE, c the bootstrap quantile of max over the family of |d* − d̂| / SE (stratified question bootstrap, one draw of questions shared by every pair), kept between z and Bonferroni's z",
-    ranks: "simultaneous rank intervals from the all-pairs simultaneous intervals (Mogstad, Romano, Shaikh & Wilhelm 2024)",
-    p_best: "share of bootstrap replicates in which the system has the highest estimate, ties split",
+    se: SE_METHOD,
+    ci: "estimate ± t·SE, t on the system's or pair's Satterthwaite df",
+    p: "two-sided Wald t test of estimate / SE on the pair's Satterthwaite df",
+    adjusted: ADJUSTED_METHOD,
+    simultaneous: SIMULTANEOUS_METHOD,
+    ranks: RANKS_METHOD,
+    p_best: P_BEST_METHOD,
+};
+
+/// The methods of a binary outcome with one cell per question ([`IntervalRule::Auto`]'s
+/// score branch).
+const SCORE_METHODS: Methods = Methods {
+    se: SE_METHOD,
+    ci: "systems: Wilson's score interval (on the Kish effective number of questions with several strata); pairs on one stratum: Newcombe's paired score interval (method 10), at c for the simultaneous ones; pairs on several strata: estimate ± t·SE",
+    p: "pairs on one stratum: exact McNemar test on the discordant questions; on several strata: Wald t test on the Satterthwaite df",
+    adjusted: ADJUSTED_METHOD,
+    simultaneous: SIMULTANEOUS_METHOD,
+    ranks: RANKS_METHOD,
+    p_best: P_BEST_METHOD,
 };
 
 /// [`prepare`] then [`PreparedComparison::run`].

@@ -24,6 +24,7 @@ pub struct Family {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Methods {
     pub se: &'static str,
+    pub ci: &'static str,
     pub p: &'static str,
     pub adjusted: &'static str,
     pub simultaneous: &'static str,
@@ -31,13 +32,20 @@ pub struct Methods {
     pub p_best: &'static str,
 }
 
-/// The critical values of the intervals: z of a marginal interval, the bootstrap quantile of
-/// the maximum studentized difference over the family, that quantile kept between z and
-/// Bonferroni's z (what the simultaneous intervals use), and Bonferroni's.
+/// The critical values of the family on its degrees of freedom: the marginal t, the
+/// multivariate-t quantile of the maximum |t| under the bootstrap's correlations, the same for
+/// independent equal-variance systems (Tukey's studentized range / √2, or Dunnett's), the
+/// simultaneous value the intervals use (the larger of those two, kept between the marginal t
+/// and Bonferroni's), and Bonferroni's t (which is also Holm's first step).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CriticalValues {
+    /// The smallest Satterthwaite df of the family's pairs; `null` (normal reference) when
+    /// every pair's SE is 0.
+    pub df: Option<f64>,
     pub marginal: f64,
-    pub max_t_bootstrap: f64,
+    /// `null` when no pair of the family varies.
+    pub max_t: Option<f64>,
+    pub independent: f64,
     pub simultaneous: f64,
     pub bonferroni: f64,
     /// The simultaneous critical value of the all-pairs family, which the rank intervals use
@@ -52,7 +60,9 @@ pub struct System {
     /// Equal-weight mean of the stratum means, as `stats variance --arm NAME`.
     pub estimate: f64,
     pub se: f64,
-    /// estimate ± z·SE.
+    /// Welch–Satterthwaite df of the SE; `null` when the SE is 0.
+    pub df: Option<f64>,
+    /// estimate ± t·SE, or Wilson's score interval for a binary outcome (`methods.ci`).
     pub ci: Interval,
     /// Simultaneous rank interval, 1 = best (highest score).
     pub rank_ci: [usize; 2],
@@ -71,13 +81,16 @@ pub struct PairResult {
     /// score(b) − score(a) on the cells both have, as `stats variance --contrast b-a`.
     pub estimate: f64,
     pub se: f64,
-    /// estimate ± z·SE.
+    /// Welch–Satterthwaite df of the SE; `null` when the SE is 0.
+    pub df: Option<f64>,
+    /// estimate ± t·SE, or Newcombe's paired score interval for a binary outcome
+    /// (`methods.ci`).
     pub ci: Interval,
-    /// estimate ± c·SE, c the family's simultaneous critical value.
+    /// The same at the family's simultaneous critical value c.
     pub ci_simultaneous: Interval,
     /// estimate / SE; `null` when SE is 0.
-    pub z: Option<f64>,
-    /// Two-sided p of the Wald z test.
+    pub t: Option<f64>,
+    /// Two-sided p: the Wald t test on `df`, or the exact McNemar test (`methods.p`).
     pub p: f64,
     pub p_holm: f64,
     pub q_bh: f64,
@@ -131,8 +144,9 @@ pub struct NextStep {
     pub questions_needed: u64,
     pub power: f64,
     /// The critical value the target uses: the family's simultaneous one (resolving the
-    /// pair within the family is what Holm and the simultaneous intervals judge), c in
-    /// `critical_values.simultaneous`.
+    /// pair within the family is what Holm and the simultaneous intervals judge) on the
+    /// normal reference, as `stats plan` plans (the next study's questions, not today's, set
+    /// its degrees of freedom): z for a family of one pair.
     pub critical_value: f64,
     /// The SE that resolves the pair with `power` if the difference is really `estimate`:
     /// |estimate| / (critical_value + z_power). `stats plan --target-se` of this SE is the

@@ -22,7 +22,9 @@ use serde::Serialize;
 pub use super::levels::{Level, PerLevel};
 use super::reml::{self, NestedBuilder, NestedStratum, Shape};
 use crate::document::Report;
+use crate::inference::t::{satterthwaite, t_quantile};
 use crate::panel::{Panel, Stratum, StratumStats};
+use crate::resample::summary::Interval;
 use crate::{Error, Result};
 
 /// How a fit was made: closed-form balanced ANOVA moments, or REML (unbalanced strata).
@@ -325,6 +327,21 @@ pub struct VarianceReport {
 
 impl Report for VarianceReport {}
 
+impl VarianceReport {
+    /// The Welch–Satterthwaite degrees of freedom of [`Self::se`]:
+    /// ν = (Σₛ aₛ)² / Σₛ aₛ² / (Qₛ − 1) with aₛ = SEₛ² / D², each stratum's SE resting on its
+    /// question mean square (Qₛ − 1 df; the same count is used for a REML stratum). `None`
+    /// when the SE is 0.
+    pub fn df(&self) -> Option<f64> {
+        let d = self.strata.len() as f64;
+        satterthwaite(
+            self.strata
+                .iter()
+                .map(|s| ((s.se / d).powi(2), s.questions as f64 - 1.0)),
+        )
+    }
+}
+
 /// The variance analysis of a panel with the metric its outcome was scored by: what `stats
 /// variance` reports ([`variance_of_panel`]). Serialises as the analysis's fields plus
 /// `metric`.
@@ -332,6 +349,10 @@ impl Report for VarianceReport {}
 pub struct PanelVariance {
     /// The panel's score column (`f1`, `em` …).
     pub metric: String,
+    /// The Welch–Satterthwaite df of the SE ([`VarianceReport::df`]); `null` when the SE is 0.
+    pub df: Option<f64>,
+    /// The 95% interval estimate ± t₀.₉₇₅,ν · SE on those df.
+    pub ci: Interval,
     #[serde(flatten)]
     pub variance: VarianceReport,
 }
@@ -343,9 +364,17 @@ impl Report for PanelVariance {}
 /// # Errors
 /// Those of [`analyse_panel`].
 pub fn variance_of_panel(panel: &Panel) -> Result<PanelVariance> {
+    let variance = analyse_panel(panel)?;
+    let df = variance.df();
+    let t = t_quantile(0.975, df.unwrap_or(f64::INFINITY));
     Ok(PanelVariance {
         metric: panel.metric.clone(),
-        variance: analyse_panel(panel)?,
+        df,
+        ci: Interval::new(
+            variance.estimate - t * variance.se,
+            variance.estimate + t * variance.se,
+        ),
+        variance,
     })
 }
 

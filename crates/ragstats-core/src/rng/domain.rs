@@ -13,6 +13,7 @@
 //! | MCQ option shuffles | shuffle seed | `[h0, h1, block, retry]`, `h` = SHA-256 of the item id | `mcq::shuffle` |
 //! | allocation question order | seed | `[index, stratum, 0, ALLOCATION_ORDER]` | `allocation::allocate` |
 //! | synthetic benchmark rows | seed ^ [`SYNTHETIC_ROWS_KEY`] | `[row, column / 4, SYNTHETIC_ROWS, 0]` | `resample::workload` |
+//! | simultaneous critical values | [`MAX_T_KEY`] (keyed xoshiro) | the family's size | `inference::max_t` |
 //! | retry jitter | clock and process id | `[n as u32, (n >> 32) as u32, JITTER, 0]` | `llm::retry` |
 //!
 //! Why they are disjoint: the bootstrap's word 1 is a stratum index, far below [`PERMUTE`];
@@ -42,6 +43,11 @@ pub const SYNTHETIC_ROWS_KEY: u64 = 0x5EED_DA7A;
 
 /// Counter word 2 of the retry-jitter stream.
 pub const JITTER: u32 = 0xB0FF;
+
+/// Seed of the keyed stream behind the simultaneous critical values
+/// (`inference::max_t`): fixed, so a critical value depends on the family's correlations,
+/// degrees of freedom and level only, never on the run's seed.
+pub const MAX_T_KEY: u64 = 0x3A7_C417;
 
 /// The counter of the block at address `addr` (words 0 to 2) on retry `retry` (word 3).
 /// The domains whose draws are redrawn on a Lemire rejection (bootstrap, permutations, MCQ

@@ -63,6 +63,7 @@ impl Sections<'_> {
                 failure_score: o.failure_score,
                 selector: o.selector.clone(),
                 power: 0.8,
+                interval: compare::IntervalArg::Auto,
                 ledger: ledger.map(Path::to_path_buf),
                 prices: prices.filter(|_| ledger.is_some()).map(Path::to_path_buf),
                 currency: None,

@@ -1,0 +1,228 @@
+//! Binary outcomes at small n: Wilson's score interval for a proportion, Newcombe's hybrid
+//! score interval for a paired difference of proportions, and the exact McNemar test.
+//!
+//! A z or t interval for a proportion collapses to a point at 0/n and n/n and leaves [0, 1]
+//! near them; these stay inside and keep their level at tens of questions
+//! (docs/COVERAGE.md).
+
+use statrs::distribution::{Binomial, Discrete, DiscreteCDF};
+
+use crate::resample::summary::Interval;
+
+/// Wilson's score interval for a proportion p̂ out of n trials at normal quantile z:
+/// (p̂ + z²/2n ± z √(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n).
+///
+/// `n` may be an effective sample size (p̂(1 − p̂)/SE² of a stratified estimate, Kish's
+/// design-effect adjustment): the formula does not need it to be an integer.
+pub fn wilson(p: f64, n: f64, z: f64) -> Interval {
+    let d = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / d;
+    let half = z / d * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    Interval::new((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// The counts of a paired binary comparison of A and B on the same n questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairedCounts {
+    /// Both right.
+    pub both: u64,
+    /// Only A right.
+    pub only_a: u64,
+    /// Only B right.
+    pub only_b: u64,
+    /// Both wrong.
+    pub neither: u64,
+}
+
+impl PairedCounts {
+    /// The questions: both + only_a + only_b + neither.
+    pub fn n(&self) -> u64 {
+        self.both + self.only_a + self.only_b + self.neither
+    }
+
+    /// Newcombe's (1998) hybrid score interval, his method 10, for p_B − p_A = (only_b −
+    /// only_a)/n: with Wilson intervals (l_A, u_A), (l_B, u_B) and the phi coefficient
+    /// φ = (both·neither − only_a·only_b) / √((both+only_a)(only_b+neither)(both+only_b)(only_a+neither))
+    /// (0 when a margin is empty), the ends are θ̂ − √((p_B − l_B)² − 2φ(p_B − l_B)(u_A − p_A) + (u_A − p_A)²)
+    /// and θ̂ + √((u_B − p_B)² − 2φ(u_B − p_B)(p_A − l_A) + (p_A − l_A)²).
+    pub fn newcombe(&self, z: f64) -> Interval {
+        let n = self.n() as f64;
+        let (a, b, c, d) = (
+            self.both as f64,
+            self.only_a as f64,
+            self.only_b as f64,
+            self.neither as f64,
+        );
+        let (pa, pb) = ((a + b) / n, (a + c) / n);
+        let (la, ua) = {
+            let w = wilson(pa, n, z);
+            (w.lower(), w.upper())
+        };
+        let (lb, ub) = {
+            let w = wilson(pb, n, z);
+            (w.lower(), w.upper())
+        };
+        let margins = (a + b) * (c + d) * (a + c) * (b + d);
+        let phi = if margins > 0.0 {
+            (a * d - b * c) / margins.sqrt()
+        } else {
+            0.0
+        };
+        let theta = pb - pa;
+        let down = ((pb - lb).powi(2) - 2.0 * phi * (pb - lb) * (ua - pa) + (ua - pa).powi(2))
+            .max(0.0)
+            .sqrt();
+        let up = ((ub - pb).powi(2) - 2.0 * phi * (ub - pb) * (pa - la) + (pa - la).powi(2))
+            .max(0.0)
+            .sqrt();
+        Interval::new((theta - down).max(-1.0), (theta + up).min(1.0))
+    }
+
+    /// The exact two-sided McNemar p: with m = only_a + only_b discordant questions and
+    /// x = min(only_a, only_b), p = min(1, 2 P(Bin(m, ½) ≤ x)); 1 with no discordant question.
+    pub fn mcnemar_exact(&self) -> f64 {
+        let m = self.only_a + self.only_b;
+        if m == 0 {
+            return 1.0;
+        }
+        let x = self.only_a.min(self.only_b);
+        (2.0 * half_binomial_cdf(m, x)).min(1.0)
+    }
+
+    /// The mid-p McNemar: the exact p less the probability of the observed split,
+    /// 2 P(Bin(m, ½) ≤ x) − P(Bin(m, ½) = x) (capped at 1).
+    pub fn mcnemar_mid_p(&self) -> f64 {
+        let m = self.only_a + self.only_b;
+        if m == 0 {
+            return 1.0;
+        }
+        let x = self.only_a.min(self.only_b);
+        (2.0 * half_binomial_cdf(m, x) - half_binomial_pmf(m, x)).min(1.0)
+    }
+}
+
+/// Up to this many trials the Bin(m, ½) probabilities are summed term by term from 2⁻ᵐ
+/// (exact in binary for small m; 2⁻¹⁰⁰⁰ is still a normal double), beyond it statrs'
+/// regularised incomplete beta.
+const EXACT_TRIALS: u64 = 1000;
+
+/// P(Bin(m, ½) ≤ x).
+fn half_binomial_cdf(m: u64, x: u64) -> f64 {
+    if m > EXACT_TRIALS {
+        return Binomial::new(0.5, m).expect("a valid binomial").cdf(x);
+    }
+    let mut term = 0.5f64.powi(m as i32);
+    let mut sum = term;
+    for i in 1..=x {
+        term *= (m - i + 1) as f64 / i as f64;
+        sum += term;
+    }
+    sum
+}
+
+/// P(Bin(m, ½) = x).
+fn half_binomial_pmf(m: u64, x: u64) -> f64 {
+    if m > EXACT_TRIALS {
+        return Binomial::new(0.5, m).expect("a valid binomial").pmf(x);
+    }
+    (1..=x).fold(0.5f64.powi(m as i32), |t, i| {
+        t * (m - i + 1) as f64 / i as f64
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const Z: f64 = 1.959963984540054;
+
+    /// Reference: statsmodels 0.15.0, `python3 -c "from statsmodels.stats.proportion import
+    /// proportion_confint as c; print(c(0, 20, method='wilson'), c(20, 20, method='wilson'),
+    /// c(1, 20, method='wilson'), c(18, 20, method='wilson'))"` (tests/reference/inference.py).
+    #[test]
+    fn wilson_equals_statsmodels() {
+        for (x, want) in WILSON {
+            let w = wilson(x / 20.0, 20.0, Z);
+            assert!((w.lower() - want.0).abs() < 1e-12, "{x}: {:?}", w);
+            assert!((w.upper() - want.1).abs() < 1e-12, "{x}: {:?}", w);
+        }
+    }
+
+    const WILSON: [(f64, (f64, f64)); 4] = [
+        (0.0, (0.0, 0.1611251580528194)),
+        (20.0, (0.8388748419471804, 0.9999999999999999)),
+        (1.0, (0.008881448800795402, 0.2361311934467421)),
+        (18.0, (0.6989663547715127, 0.9721335187862318)),
+    ];
+
+    /// Newcombe (1998), "Improved confidence intervals for the difference between binomial
+    /// proportions based on paired data", Stat. Med. 17:2635, Table II, example (a):
+    /// e = 36, f = 12, g = 2, h = 0 (n = 50), method 10: 0.0569 to 0.3404.
+    #[test]
+    fn newcombe_equals_the_published_example() {
+        // f = 12 are right on the first test only: the first is B here (θ = p_B − p_A).
+        let c = PairedCounts {
+            both: 36,
+            only_a: 2,
+            only_b: 12,
+            neither: 0,
+        };
+        let i = c.newcombe(Z);
+        assert!(
+            (i.lower() - 0.0569).abs() < 5e-5 && (i.upper() - 0.3404).abs() < 5e-5,
+            "{i:?}"
+        );
+    }
+
+    /// Reference: statsmodels 0.15.0, `python3 -c "from statsmodels.stats.contingency_tables
+    /// import mcnemar; print(mcnemar([[12, 8], [0, 0]], exact=True).pvalue,
+    /// mcnemar([[5, 3], [9, 3]], exact=True).pvalue)"` and scipy's binom for the mid-p
+    /// (tests/reference/inference.py).
+    #[test]
+    fn mcnemar_equals_statsmodels() {
+        // claude-2.1 vs mixtral on bayes_evals: 8 discordant questions, all one way.
+        let one_way = PairedCounts {
+            both: 12,
+            only_a: 8,
+            only_b: 0,
+            neither: 0,
+        };
+        assert_eq!(one_way.mcnemar_exact(), 0.0078125);
+        assert!((one_way.mcnemar_mid_p() - 0.00390625).abs() < 1e-15);
+        let mixed = PairedCounts {
+            both: 5,
+            only_a: 3,
+            only_b: 9,
+            neither: 3,
+        };
+        assert!((mixed.mcnemar_exact() - MIXED.0).abs() < 1e-12);
+        assert!((mixed.mcnemar_mid_p() - MIXED.1).abs() < 1e-12);
+        let none = PairedCounts {
+            both: 3,
+            only_a: 0,
+            only_b: 0,
+            neither: 2,
+        };
+        assert_eq!(none.mcnemar_exact(), 1.0);
+        // Past the exact range statrs takes over: 600 vs 700 of 1300 discordant questions,
+        // scipy 1.17.1 `2 * binom.cdf(600, 1300, 0.5)` = 0.0060157938610449395.
+        let big = PairedCounts {
+            both: 0,
+            only_a: 700,
+            only_b: 600,
+            neither: 0,
+        };
+        assert!(
+            (big.mcnemar_exact() - BIG).abs() < 1e-9 * BIG,
+            "{}",
+            big.mcnemar_exact()
+        );
+        // No discordant pair: the interval still has width (it does not collapse).
+        let i = none.newcombe(Z);
+        assert!(i.lower() < 0.0 && i.upper() > 0.0, "{i:?}");
+    }
+
+    const BIG: f64 = 0.0060157938610449395;
+
+    const MIXED: (f64, f64) = (0.14599609375, 0.09228515624999999);
+}
