@@ -298,7 +298,7 @@ impl Expansion {
             .map(|(&q, &v)| (v * q as f64 / (q as f64 - 1.0), q as f64 - 1.0))
             .collect();
         let total: f64 = variances.iter().sum();
-        if !(total > 0.0) {
+        if total.is_nan() || total <= 0.0 {
             return None;
         }
         let factor = (inflated.iter().map(|x| x.0).sum::<f64>() / total).sqrt();
