@@ -25,7 +25,7 @@ use crate::components::forecast::Audit;
 use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
 use crate::costs::accounting::{Budget, PricedLedger};
 use crate::inference::binary::{wilson, PairedCounts};
-use crate::inference::max_t::{independent_arms, max_abs_t_quantile, Combination};
+use crate::inference::max_t::{independent_arms_law, Combination, MaxAbs};
 use crate::inference::t::{t_quantile, two_sided_p};
 use crate::inference::IntervalRule;
 use crate::ledger::{read_ledger, Prices};
@@ -445,7 +445,20 @@ impl PreparedComparison {
         // under the bootstrap's correlations of the pairs, never below the value for
         // independent equal-variance systems (Tukey's or Dunnett's), kept between the
         // marginal t and Bonferroni's t.
-        let critical = |members: &[usize], large_sample: bool| -> CriticalValues {
+        // The laws of the family's maximum |t| (under the bootstrap's correlations, and for
+        // independent equal-variance systems): drawn once, integrated on each df.
+        let laws = |members: &[usize]| -> (Option<MaxAbs>, Option<MaxAbs>) {
+            let fam: Vec<Combination> = members.iter().map(|&p| combination(p)).collect();
+            let arms_pairs: Vec<(usize, usize)> = members.iter().map(|&p| self.pairs[p]).collect();
+            (
+                MaxAbs::draw(&cov, &fam),
+                independent_arms_law(self.arms.len(), &arms_pairs),
+            )
+        };
+        let critical = |members: &[usize],
+                        (max_t, independent): &(Option<MaxAbs>, Option<MaxAbs>),
+                        large_sample: bool|
+         -> CriticalValues {
             let m = members.len().max(1) as f64;
             let df = if large_sample {
                 f64::INFINITY
@@ -457,11 +470,10 @@ impl PreparedComparison {
             };
             let marginal = t_quantile(1.0 - tail, df);
             let bonferroni = t_quantile(1.0 - tail / m, df);
-            let fam: Vec<Combination> = members.iter().map(|&p| combination(p)).collect();
-            let max_t = max_abs_t_quantile(&cov, &fam, df, rs.confidence);
-            let arms_pairs: Vec<(usize, usize)> = members.iter().map(|&p| self.pairs[p]).collect();
-            let independent = independent_arms(self.arms.len(), &arms_pairs, df, rs.confidence)
-                .unwrap_or(marginal);
+            let max_t = max_t.as_ref().map(|l| l.quantile(df, rs.confidence));
+            let independent = independent
+                .as_ref()
+                .map_or(marginal, |l| l.quantile(df, rs.confidence));
             let simultaneous = match max_t {
                 Some(c) => c.max(independent).clamp(marginal, bonferroni),
                 None => marginal,
@@ -476,12 +488,13 @@ impl PreparedComparison {
                 ranks_simultaneous: simultaneous,
             }
         };
-        let mut critical_values = critical(&family, false);
+        let family_laws = laws(&family);
+        let mut critical_values = critical(&family, &family_laws, false);
         let c = critical_values.simultaneous;
         let c_all = if family.len() == all.len() {
             c
         } else {
-            critical(&all, false).simultaneous
+            critical(&all, &laws(&all), false).simultaneous
         };
         critical_values.ranks_simultaneous = c_all;
         let t_interval = |est: f64, se: f64, c: f64| Interval::new(est - c * se, est + c * se);
@@ -575,7 +588,7 @@ impl PreparedComparison {
         let c_plan = if family.len() == 1 {
             z
         } else {
-            critical(&family, true).simultaneous
+            critical(&family, &family_laws, true).simultaneous
         };
         let (next, next_undefined) = self.next_step(&pairs, c_plan);
         Ok(CompareReport {

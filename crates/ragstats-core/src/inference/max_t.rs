@@ -40,77 +40,126 @@ pub fn max_abs_t_quantile(
     df: f64,
     confidence: f64,
 ) -> Option<f64> {
-    let n = cov.len();
-    let m = DMatrix::from_fn(n, n, |i, j| cov[i][j]);
-    let var = |c: &Combination| -> f64 {
-        c.iter()
-            .flat_map(|&(i, wi)| c.iter().map(move |&(j, wj)| wi * wj * cov[i][j]))
-            .sum()
-    };
-    let scale = (0..n).map(|i| cov[i][i].abs()).fold(0.0, f64::max);
-    let members: Vec<(&Combination, f64)> = family
-        .iter()
-        .map(|c| (c, var(c)))
-        .filter(|&(_, v)| v > 1e-12 * scale && v.is_finite())
-        .map(|(c, v)| (c, v.sqrt()))
-        .collect();
-    match members.len() {
-        0 => return None,
-        1 => return Some(t_quantile(1.0 - (1.0 - confidence) / 2.0, df)),
-        _ => {}
-    }
-    // X = V √Λ g with g standard normal: a square root of cov that tolerates the rank
-    // deficiency of differences (k arms give k(k−1)/2 pairs of rank k − 1).
-    let eig = SymmetricEigen::new(m);
-    let root: Vec<Vec<f64>> = (0..n)
-        .map(|i| {
-            (0..n)
-                .map(|j| eig.eigenvectors[(i, j)] * eig.eigenvalues[j].max(0.0).sqrt())
-                .collect()
-        })
-        .collect();
-    let mut rng = KeyedStream::new(MAX_T_KEY, &[n as u64, members.len() as u64]);
-    let mut g = vec![0.0; n];
-    let mut x = vec![0.0; n];
-    let mut maxima: Vec<f64> = (0..DRAWS)
-        .map(|_| {
-            g.iter_mut().for_each(|v| *v = rng.normal());
-            for (xi, row) in x.iter_mut().zip(&root) {
-                *xi = row.iter().zip(&g).map(|(a, b)| a * b).sum();
-            }
-            members
-                .iter()
-                .map(|(c, sd)| (c.iter().map(|&(j, w)| w * x[j]).sum::<f64>() / sd).abs())
-                .fold(0.0, f64::max)
-        })
-        .collect();
-    maxima.sort_by(f64::total_cmp);
-    if df >= DF_NORMAL {
-        return Some(crate::resample::summary::quantile_sorted(
-            &maxima, confidence,
-        ));
-    }
-    let chi = ChiSquared::new(df).ok()?;
-    let s: Vec<f64> = (0..NODES)
-        .map(|i| (chi.inverse_cdf((i as f64 + 0.5) / NODES as f64) / df).sqrt())
-        .collect();
-    let level = |c: f64| -> f64 {
-        s.iter()
-            .map(|&si| maxima.partition_point(|&v| v <= c * si) as f64)
-            .sum::<f64>()
-            / (DRAWS * NODES) as f64
-    };
-    // Bisection on the monotone level(c); the answer is above the smallest maximum.
-    let (mut lo, mut hi) = (0.0, maxima[DRAWS - 1] * 2.0 / s[0].max(1e-3));
-    for _ in 0..80 {
-        let mid = 0.5 * (lo + hi);
-        if level(mid) < confidence {
-            lo = mid;
-        } else {
-            hi = mid;
+    MaxAbs::draw(cov, family).map(|m| m.quantile(df, confidence))
+}
+
+/// The law of M = maxᵢ |cᵢ·X| / sd(cᵢ·X) for X ~ N(0, cov), as [`DRAWS`] sorted draws, from
+/// which the quantile of M / S on any degrees of freedom follows ([`MaxAbs::quantile`]).
+#[derive(Debug, Clone)]
+pub struct MaxAbs {
+    /// Sorted draws of M; empty when one member is left (M is then |Z|, exactly).
+    maxima: Vec<f64>,
+}
+
+/// Draws per stream: the draws are made in chunks, each from its own keyed stream, in
+/// parallel and concatenated in chunk order (the same draws on any number of threads).
+const CHUNK: usize = 10_000;
+
+impl MaxAbs {
+    /// Draws M for the members of `family` with positive variance; `None` when none has.
+    pub fn draw(cov: &[Vec<f64>], family: &[Combination]) -> Option<MaxAbs> {
+        use rayon::prelude::*;
+        let n = cov.len();
+        let var = |c: &Combination| -> f64 {
+            c.iter()
+                .flat_map(|&(i, wi)| c.iter().map(move |&(j, wj)| wi * wj * cov[i][j]))
+                .sum()
+        };
+        let scale = (0..n).map(|i| cov[i][i].abs()).fold(0.0, f64::max);
+        let members: Vec<(&Combination, f64)> = family
+            .iter()
+            .map(|c| (c, var(c)))
+            .filter(|&(_, v)| v > 1e-12 * scale && v.is_finite())
+            .map(|(c, v)| (c, v.sqrt()))
+            .collect();
+        match members.len() {
+            0 => return None,
+            1 => return Some(MaxAbs { maxima: Vec::new() }),
+            _ => {}
         }
+        let diagonal = (0..n).all(|i| (0..n).all(|j| i == j || cov[i][j] == 0.0));
+        // X = V √Λ g with g standard normal: a square root of cov that tolerates the rank
+        // deficiency of differences (k arms give k(k−1)/2 pairs of rank k − 1). A diagonal
+        // cov (independent systems) is its own square root.
+        let root: Vec<Vec<f64>> = if diagonal {
+            Vec::new()
+        } else {
+            let eig = SymmetricEigen::new(DMatrix::from_fn(n, n, |i, j| cov[i][j]));
+            (0..n)
+                .map(|i| {
+                    (0..n)
+                        .map(|j| eig.eigenvectors[(i, j)] * eig.eigenvalues[j].max(0.0).sqrt())
+                        .collect()
+                })
+                .collect()
+        };
+        let sd: Vec<f64> = (0..n).map(|i| cov[i][i].max(0.0).sqrt()).collect();
+        let tag = [n as u64, members.len() as u64];
+        let mut maxima: Vec<f64> = (0..DRAWS.div_ceil(CHUNK))
+            .into_par_iter()
+            .flat_map_iter(|chunk| {
+                let mut rng = KeyedStream::new(MAX_T_KEY, &[tag[0], tag[1], chunk as u64]);
+                let (mut g, mut x) = (vec![0.0; n], vec![0.0; n]);
+                let members = &members;
+                let (root, sd) = (&root, &sd);
+                (0..CHUNK.min(DRAWS - chunk * CHUNK)).map(move |_| {
+                    g.iter_mut().for_each(|v| *v = rng.normal());
+                    if diagonal {
+                        for ((xi, gi), si) in x.iter_mut().zip(&g).zip(sd) {
+                            *xi = gi * si;
+                        }
+                    } else {
+                        for (xi, row) in x.iter_mut().zip(root) {
+                            *xi = row.iter().zip(&g).map(|(a, b)| a * b).sum();
+                        }
+                    }
+                    members
+                        .iter()
+                        .map(|(c, sd)| (c.iter().map(|&(j, w)| w * x[j]).sum::<f64>() / sd).abs())
+                        .fold(0.0, f64::max)
+                })
+            })
+            .collect();
+        maxima.sort_by(f64::total_cmp);
+        Some(MaxAbs { maxima })
     }
-    Some(hi)
+
+    /// The `confidence` quantile of M / S, S = √(χ²_df / df) independent of M:
+    /// P(M/S ≤ c) = ∫₀¹ F_M(c · s(u)) du, s(u) = √(F⁻¹_χ²(u) / df), by the midpoint rule
+    /// over u and bisection on c; the quantile of M itself for `df` infinite. With one
+    /// member, t's quantile exactly.
+    pub fn quantile(&self, df: f64, confidence: f64) -> f64 {
+        if self.maxima.is_empty() {
+            return t_quantile(1.0 - (1.0 - confidence) / 2.0, df);
+        }
+        let maxima = &self.maxima;
+        if df >= DF_NORMAL {
+            return crate::resample::summary::quantile_sorted(maxima, confidence);
+        }
+        let Ok(chi) = ChiSquared::new(df) else {
+            return f64::NAN;
+        };
+        let s: Vec<f64> = (0..NODES)
+            .map(|i| (chi.inverse_cdf((i as f64 + 0.5) / NODES as f64) / df).sqrt())
+            .collect();
+        let level = |c: f64| -> f64 {
+            s.iter()
+                .map(|&si| maxima.partition_point(|&v| v <= c * si) as f64)
+                .sum::<f64>()
+                / (maxima.len() * NODES) as f64
+        };
+        // Bisection on the monotone level(c); the answer is above the smallest maximum.
+        let (mut lo, mut hi) = (0.0, maxima[maxima.len() - 1] * 2.0 / s[0].max(1e-3));
+        for _ in 0..80 {
+            let mid = 0.5 * (lo + hi);
+            if level(mid) < confidence {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
+    }
 }
 
 /// The family's critical value when its systems are independent with equal variances:
@@ -122,6 +171,12 @@ pub fn independent_arms(
     df: f64,
     confidence: f64,
 ) -> Option<f64> {
+    independent_arms_law(k, pairs).map(|m| m.quantile(df, confidence))
+}
+
+/// The law of the maximum |X_b − X_a| / √2 over `pairs` of `k` independent standard
+/// normal systems ([`independent_arms`] on any df).
+pub fn independent_arms_law(k: usize, pairs: &[(usize, usize)]) -> Option<MaxAbs> {
     let cov: Vec<Vec<f64>> = (0..k)
         .map(|i| (0..k).map(|j| f64::from(u8::from(i == j))).collect())
         .collect();
@@ -129,7 +184,7 @@ pub fn independent_arms(
         .iter()
         .map(|&(a, b)| vec![(b, 1.0), (a, -1.0)])
         .collect();
-    max_abs_t_quantile(&cov, &family, df, confidence)
+    MaxAbs::draw(&cov, &family)
 }
 
 /// Every pair (a, b), a < b, of `k` arms.
