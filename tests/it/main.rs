@@ -23,6 +23,7 @@ mod compare_by;
 mod consistency;
 mod constant_outcome;
 mod correlate;
+mod coverage;
 mod cost;
 mod efficiency;
 mod efficiency_currencies;

@@ -466,3 +466,210 @@ pub fn coverage_of_file(
     let model = Model::fit(names, panels)?;
     coverage(&model, outcome, outcome_name, settings, backend, progress)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::grid::{Design, Score};
+    use super::*;
+    use crate::components::variance::analyse_panel;
+    use crate::resample::CpuBackend;
+
+    fn design(strata: Vec<usize>, t: usize, r: usize, arms: usize) -> Design {
+        Design {
+            label: "test".into(),
+            strata,
+            trajectories: t,
+            reads: r,
+            score: Score::F1,
+            arms,
+        }
+    }
+
+    fn settings(analyses: Vec<Analysis>, generator: Generator, panels: u32) -> CoverageSettings {
+        CoverageSettings {
+            analyses,
+            generators: vec![generator],
+            panels,
+            replicates: 200,
+            seed: 7,
+            confidence: 0.95,
+        }
+    }
+
+    fn row<'a>(r: &'a CoverageReport, statistic: &str) -> &'a Row {
+        r.rows
+            .iter()
+            .find(|x| x.statistic.starts_with(statistic))
+            .unwrap_or_else(|| panic!("no row {statistic}: {:#?}", r.rows))
+    }
+
+    /// The Gaussian generator reproduces the model's components: the mean over simulated
+    /// panels of the fitted components is the input within Monte Carlo error.
+    #[test]
+    fn simulated_panels_reproduce_the_fitted_components() {
+        let model = design(vec![60], 3, 2, 1).model();
+        let n = 200;
+        let mut sums = [0.0; 4];
+        for i in 0..n {
+            let p = &generate::simulate(&model, Generator::Gaussian, false, 3, i)[0];
+            let r = analyse_panel(p).unwrap();
+            let c = &r.strata[0].fit.components;
+            sums[0] += c.question;
+            sums[1] += c.trajectory.unwrap();
+            sums[2] += c.read.unwrap();
+            sums[3] += r.estimate;
+        }
+        let m: Vec<f64> = sums.iter().map(|s| s / n as f64).collect();
+        // Inputs 0.04, 0.01, 0.02, mean 0.45 (arm 1 of 1: m − 0.05). SEs of the averages over
+        // 200 panels: about 0.0006, 0.0002, 0.0002 and 0.0019; bands of about 4 SE.
+        assert!((m[0] - 0.04).abs() < 0.003, "question {}", m[0]);
+        assert!((m[1] - 0.01).abs() < 0.001, "trajectory {}", m[1]);
+        assert!((m[2] - 0.02).abs() < 0.001, "read {}", m[2]);
+        assert!((m[3] - 0.45).abs() < 0.008, "mean {}", m[3]);
+        // The bounded generator keeps the mean and, within its Beta levels, the components.
+        let mut q = 0.0;
+        let mut mean = 0.0;
+        for i in 0..n {
+            let p = &generate::simulate(&model, Generator::Bounded, false, 3, i)[0];
+            let r = analyse_panel(p).unwrap();
+            q += r.strata[0].fit.components.question / n as f64;
+            mean += r.estimate / n as f64;
+        }
+        assert!((mean - 0.45).abs() < 0.008, "bounded mean {mean}");
+        assert!((q - 0.04).abs() < 0.004, "bounded question component {q}");
+    }
+
+    /// A known case: the normal interval of a Gaussian one-stratum panel with 200 questions
+    /// covers 0.95 within Monte Carlo error (400 panels: SE 0.011), and the bootstrap's
+    /// percentile interval likewise; an interval of the wrong width (z = 1, or the SE
+    /// halved) would cover about 0.68 and fail.
+    #[test]
+    fn a_normal_interval_at_200_questions_covers_95_percent() {
+        let model = design(vec![200], 2, 1, 1).model();
+        let s = settings(
+            vec![Analysis::Variance, Analysis::Bootstrap],
+            Generator::Gaussian,
+            400,
+        );
+        let r = coverage(
+            &model,
+            Some(Outcome::Arm(0)),
+            None,
+            &s,
+            &CpuBackend::new(),
+            &|_| {},
+        )
+        .unwrap();
+        for name in ["estimate: ", "estimate: percentile"] {
+            let x = row(&r, name);
+            let p = x.rate.unwrap();
+            assert_eq!(x.n, 400);
+            assert!((0.915..=0.985).contains(&p), "{name}: {p}");
+            assert!((x.mc_se.unwrap() - (p * (1.0 - p) / 400.0).sqrt()).abs() < 1e-12);
+        }
+        // The same seed gives the same report; another seed another one.
+        let again = coverage(
+            &model,
+            Some(Outcome::Arm(0)),
+            None,
+            &s,
+            &CpuBackend::new(),
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(again.rows, r.rows);
+    }
+
+    /// Under the null (three arms, equal means) compare's Holm family-wise error and each
+    /// pair's Wald test reject at about 5% at 100 questions, and the simultaneous intervals
+    /// cover about 95% under the alternative.
+    #[test]
+    fn compare_holds_its_level_under_the_null_at_100_questions() {
+        let model = design(vec![50, 50], 2, 1, 3).model();
+        let s = settings(vec![Analysis::Compare], Generator::Gaussian, 300);
+        let r = coverage(&model, None, None, &s, &CpuBackend::new(), &|_| {}).unwrap();
+        let holm = row(&r, "family: Holm").rate.unwrap();
+        let wald = row(&r, "pairs: Wald").rate.unwrap();
+        let sim = row(&r, "family: simultaneous").rate.unwrap();
+        // 300 panels: SE 0.013 at 0.05; 900 pair tests: SE 0.007.
+        assert!(holm <= 0.095, "Holm FWER {holm}");
+        assert!((0.02..=0.085).contains(&wald), "Wald {wald}");
+        assert!((0.89..=0.99).contains(&sim), "simultaneous {sim}");
+        assert_eq!(row(&r, "pairs: Wald").n, 900);
+    }
+
+    /// The demo panel (2 arms, 446 questions): every generator and analysis runs, with
+    /// truths from the fitted model; the resample generator's contrast covers its truth
+    /// (the panel's own estimate) about as often as nominal.
+    #[test]
+    fn the_demo_panel_runs_every_generator() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/demo/panel.csv");
+        let s = CoverageSettings {
+            analyses: Analysis::ALL.to_vec(),
+            generators: Generator::ALL.to_vec(),
+            panels: 20,
+            replicates: 100,
+            seed: 1,
+            confidence: 0.95,
+        };
+        let choice = OutcomeChoice {
+            contrast: Some("adaptive-open".into()),
+            arm: None,
+        };
+        let r = coverage_of_file(
+            &path,
+            &LoadOptions::default(),
+            &choice,
+            &s,
+            &CpuBackend::new(),
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(r.arms, ["open", "adaptive"]);
+        assert_eq!(r.outcome.as_deref(), Some("f1: adaptive-open"));
+        assert_eq!(r.scale, Scale::Bounded);
+        assert_eq!(r.design[0].questions, 223);
+        assert_eq!((r.design[0].trajectories, r.design[0].reads), (3, 5));
+        for g in ["gaussian", "bounded", "resample"] {
+            for a in ["variance", "bootstrap", "compare"] {
+                assert!(
+                    r.rows.iter().any(|x| x.generator == g && x.analysis == a),
+                    "{g} {a}"
+                );
+            }
+        }
+        assert!(r.rows.iter().all(|x| x.errors == 0 && x.rate.is_some()));
+        assert!(r.notes.is_empty(), "{:?}", r.notes);
+        // Asking for both an arm and a contrast is a usage error, an unknown arm an input error.
+        let both = OutcomeChoice {
+            contrast: Some("adaptive-open".into()),
+            arm: Some("open".into()),
+        };
+        assert!(matches!(
+            coverage_of_file(
+                &path,
+                &LoadOptions::default(),
+                &both,
+                &s,
+                &CpuBackend::new(),
+                &|_| {}
+            ),
+            Err(Error::Usage(_))
+        ));
+        let unknown = OutcomeChoice {
+            contrast: None,
+            arm: Some("nope".into()),
+        };
+        let e = coverage_of_file(
+            &path,
+            &LoadOptions::default(),
+            &unknown,
+            &s,
+            &CpuBackend::new(),
+            &|_| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown arm 'nope'"), "{e}");
+    }
+}
