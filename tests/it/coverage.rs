@@ -13,9 +13,23 @@ const DEMO: &str = "data/demo/panel.csv";
 #[test]
 fn coverage_of_the_demo_panel() {
     let small = [
-        "--panels", "20", "--replicates", "100", "--backend", "cpu", "--seed", "3",
+        "--panels",
+        "20",
+        "--replicates",
+        "100",
+        "--backend",
+        "cpu",
+        "--seed",
+        "3",
     ];
-    let mut args = vec!["coverage", DEMO, "--contrast", "adaptive-open", "--format", "json"];
+    let mut args = vec![
+        "coverage",
+        DEMO,
+        "--contrast",
+        "adaptive-open",
+        "--format",
+        "json",
+    ];
     args.extend(small);
     let d = json(&args);
     assert_eq!(d["run"]["command"], "coverage");
@@ -27,7 +41,8 @@ fn coverage_of_the_demo_panel() {
     for g in ["gaussian", "bounded", "resample"] {
         for a in ["variance", "bootstrap", "compare"] {
             assert!(
-                rows.iter().any(|r| r["generator"] == g && r["analysis"] == a),
+                rows.iter()
+                    .any(|r| r["generator"] == g && r["analysis"] == a),
                 "{g} {a}"
             );
         }
@@ -47,13 +62,24 @@ fn coverage_of_the_demo_panel() {
     assert_eq!(holm["n"], 20);
     assert_eq!(holm["kind"], "test");
 
-    let mut text = vec!["coverage", DEMO, "--contrast", "adaptive-open", "--analysis", "bootstrap", "--generator", "resample"];
+    let mut text = vec![
+        "coverage",
+        DEMO,
+        "--contrast",
+        "adaptive-open",
+        "--analysis",
+        "bootstrap",
+        "--generator",
+        "resample",
+    ];
     text.extend(small);
     stats()
         .args(&text)
         .assert()
         .success()
-        .stdout(predicate::str::contains("target: 95% intervals cover 0.935–0.970"))
+        .stdout(predicate::str::contains(
+            "target: 95% intervals cover 0.935–0.970",
+        ))
         .stdout(predicate::str::contains("estimate: BCa interval"));
     let mut csv = text.clone();
     csv.extend(["--format", "csv"]);
@@ -70,12 +96,28 @@ fn coverage_of_the_demo_panel() {
 #[test]
 fn coverage_refuses_bad_flags_and_arms() {
     stats()
-        .args(["coverage", DEMO, "--arm", "nope", "--panels", "20", "--replicates", "100"])
+        .args([
+            "coverage",
+            DEMO,
+            "--arm",
+            "nope",
+            "--panels",
+            "20",
+            "--replicates",
+            "100",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown arm 'nope'"));
     stats()
-        .args(["coverage", DEMO, "--contrast", "adaptive-open", "--panels", "3"])
+        .args([
+            "coverage",
+            DEMO,
+            "--contrast",
+            "adaptive-open",
+            "--panels",
+            "3",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("at least 10 simulated panels"));

@@ -188,6 +188,7 @@ pub fn prepare(
                     &arm_panels[b],
                     (&arms[a], &arms[b]),
                     &contrast(a, b),
+                    settings.costs.is_some(),
                 )
             })
             .collect()
@@ -248,8 +249,16 @@ fn all_pairs(
 /// pair one to one, each outcome is score(B) − score(A) (the same subtraction of the same
 /// scores, or selector means), and questions and strata are ordered by the first line of
 /// their rows, an order on which both arms agree. `None` when the cells differ (the caller
-/// assembles the contrast from the rows).
-pub fn pair_panel(a: &Panel, b: &Panel, names: (&str, &str), spec: &str) -> Option<Panel> {
+/// assembles the contrast from the rows). Without `ids` the pair's question ids are empty
+/// strings and its cell labels dropped (what the variance analysis of the pair needs is the
+/// counts and outcomes; a ledger's costs need the ids and labels).
+pub fn pair_panel(
+    a: &Panel,
+    b: &Panel,
+    names: (&str, &str),
+    spec: &str,
+    ids: bool,
+) -> Option<Panel> {
     if a.metric != b.metric || a.selector != b.selector {
         return None;
     }
@@ -261,16 +270,26 @@ pub fn pair_panel(a: &Panel, b: &Panel, names: (&str, &str), spec: &str) -> Opti
     if !from_file(a) || !from_file(b) {
         return None;
     }
-    let strata = cell_difference(a, b)?;
+    let mut strata = cell_difference(a, b)?;
+    if !ids {
+        // Only the analyses see this panel: keep the counts, not 10,000s of copied ids.
+        for s in &mut strata {
+            s.questions = vec![String::new(); s.questions.len()];
+            s.labels = None;
+        }
+    }
     // The outcome's name as the loader writes it: "metric: B-A" and the selector's suffix,
     // which follows "metric (A)" in the arm's.
     let suffix = a
         .outcome
         .strip_prefix(&format!("{} ({})", a.metric, names.0))?;
     Some(Panel {
+        source: a.source.clone(),
+        metric: a.metric.clone(),
         outcome: format!("{}: {spec}{suffix}", a.metric),
+        selectors: a.selectors.clone(),
+        selector: a.selector.clone(),
         strata,
-        ..a.clone()
     })
 }
 
@@ -303,14 +322,23 @@ pub fn cell_difference(a: &Panel, b: &Panel) -> Option<Vec<crate::panel::Stratum
             .iter()
             .zip(&b.strata)
             .map(|(x, y)| crate::panel::Stratum {
+                name: x.name.clone(),
+                questions: x.questions.clone(),
+                trajectories: x.trajectories.clone(),
+                reads: x.reads.clone(),
                 y: diff(&y.y, &x.y),
+                dropped: x.dropped,
+                dropped_questions: x.dropped_questions.clone(),
                 nested: x.nested.as_ref().zip(y.nested.as_ref()).map(|(nx, ny)| {
                     crate::panel::Nested {
+                        traj_start: nx.traj_start.clone(),
+                        read_start: nx.read_start.clone(),
                         y: diff(&ny.y, &nx.y),
-                        ..nx.clone()
                     }
                 }),
-                ..x.clone()
+                notes: x.notes.clone(),
+                unpaired_cells: x.unpaired_cells.clone(),
+                labels: x.labels.clone(),
             })
             .collect(),
     )
@@ -373,9 +401,12 @@ pub fn prepare_panels(
             )
         })?;
         pair_panels.push(Panel {
+            source: pa.source.clone(),
+            metric: pa.metric.clone(),
             outcome: format!("{}: {}-{}", pa.metric, arms[b], arms[a]),
+            selectors: pa.selectors.clone(),
+            selector: pa.selector.clone(),
             strata,
-            ..pa.clone()
         });
     }
     analyse_prepared(path, "arm", arms, pairs, arm_panels, pair_panels, settings)
