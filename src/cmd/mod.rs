@@ -53,6 +53,7 @@ pub mod compare;
 pub mod consistency;
 pub mod correlate;
 pub mod cost;
+pub mod coverage;
 pub mod efficiency;
 pub mod endpoint;
 pub mod figure;
@@ -124,6 +125,11 @@ pub enum Command {
         after_help = "Examples:\n  stats compare runs/panel.csv\n  stats compare runs/panel.csv --reference base --format json\n  stats compare runs/retrieval.csv --by selector --ledger runs/ledger.jsonl"
     )]
     Compare(compare::Args),
+    /// How often every interval and test of variance, bootstrap and compare holds its level at a panel's own design, on simulated panels (or the grid of docs/COVERAGE.md).
+    #[command(
+        after_help = "Examples:\n  stats coverage data/demo/panel.csv --contrast adaptive-open\n  stats coverage data/demo/panel.csv --contrast adaptive-open --analysis bootstrap --generator resample --panels 1000\n  stats coverage --grid --out docs/COVERAGE.md"
+    )]
+    Coverage(coverage::Args),
     /// Answer disagreement across repeated reads by group, and the ratio of one-read SEs.
     #[command(
         after_help = "Example:\n  stats consistency reads.jsonl --by temperature --contrast adaptive-open"
@@ -220,6 +226,7 @@ pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
         Command::Bootstrap(a) => bootstrap::outcome(a),
         Command::Merge(a) => merge::outcome(a),
         Command::Compare(a) => compare::outcome(a),
+        Command::Coverage(a) => coverage::outcome(a),
         Command::Consistency(a) => consistency::outcome(a),
         Command::ScoreAnswers(a) => score_answers::outcome(a),
         Command::Correlate(a) => correlate::outcome(a),
@@ -251,6 +258,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Efficiency(a) => efficiency::run(a),
         Command::Allocate(a) => allocate::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Coverage(a) => coverage::run(a),
         Command::Consistency(a) => consistency::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),

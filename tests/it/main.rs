@@ -24,6 +24,7 @@ mod consistency;
 mod constant_outcome;
 mod correlate;
 mod cost;
+mod coverage;
 mod efficiency;
 mod efficiency_currencies;
 mod forecast_measured;

@@ -61,6 +61,7 @@ pub mod compare;
 pub mod components;
 pub mod correlate;
 pub mod costs;
+pub mod coverage;
 pub mod document;
 pub mod error;
 pub mod import;

@@ -29,7 +29,7 @@ use crate::inference::max_t::{independent_arms_law, Combination, MaxAbs};
 use crate::inference::t::{t_quantile, two_sided_p};
 use crate::inference::IntervalRule;
 use crate::ledger::{read_ledger, Prices};
-use crate::panel::{load_outcomes, LoadOptions, Panel};
+use crate::panel::{LoadOptions, Panel, PanelRows};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::summary::Interval;
 use crate::resample::summary::{normal_quantile, tail_probability};
@@ -105,6 +105,13 @@ fn cells(p: &Panel) -> usize {
 
 /// Reads the panel at `path` once and analyses every arm and every pair of arms.
 ///
+/// The rows are read once and each arm's panel assembled once; each pair's panel is then
+/// the cell-by-cell difference of its arms' panels ([`pair_panel`]) when the two arms have
+/// the same cells (balanced strata with the same questions, trajectories and reads: what
+/// assembling the contrast from the rows would give, value for value). Only a pair whose
+/// arms differ in their cells (unpaired cells, dropped or unbalanced questions) is
+/// assembled from the rows as `stats variance --contrast B-A` assembles it.
+///
 /// # Errors
 /// [`Error::Input`] for a panel with fewer than two arms, an unknown reference, arm names
 /// that make a contrast ambiguous, or an arm without a cell on some question (the systems
@@ -114,7 +121,6 @@ pub fn prepare(
     opts: &LoadOptions,
     settings: &CompareSettings,
 ) -> Result<PreparedComparison> {
-    let mut pairs = Vec::new();
     let column = opts.arm_column.as_deref().unwrap_or("arm");
     // The systems' names as messages call them: arms, or the values of the --by column.
     let (systems, system) = if column == "arm" {
@@ -122,72 +128,313 @@ pub fn prepare(
     } else {
         ("systems", format!("'{column}' value"))
     };
-    let (arms, panels) = load_outcomes(path, opts, |arms| {
-        if arms.len() < 2 {
+    let rows = PanelRows::read(path, opts)?;
+    let arms = rows.arms();
+    if arms.len() < 2 {
+        return Err(Error::input(
+            path,
+            None,
+            format!(
+                "compare needs at least two {systems} in the '{column}' column; the panel has {}",
+                if arms.is_empty() {
+                    format!("no '{column}' column")
+                } else {
+                    format!("only '{}'", arms[0])
+                }
+            ),
+        ));
+    }
+    if let Some(r) = &settings.reference {
+        if !arms.contains(r) {
             return Err(Error::input(
                 path,
                 None,
                 format!(
-                    "compare needs at least two {systems} in the '{column}' column; the panel has {}",
-                    if arms.is_empty() {
-                        format!("no '{column}' column")
-                    } else {
-                        format!("only '{}'", arms[0])
-                    }
+                    "--reference {r}: no such {system}; the panel's {systems} are: {}",
+                    arms.join(", ")
                 ),
             ));
         }
-        if let Some(r) = &settings.reference {
-            if !arms.contains(r) {
-                return Err(Error::input(
-                    path,
-                    None,
-                    format!(
-                        "--reference {r}: no such {system}; the panel's {systems} are: {}",
-                        arms.join(", ")
-                    ),
-                ));
-            }
-        }
-        for a in 0..arms.len() {
-            for b in a + 1..arms.len() {
-                let spec = format!("{}-{}", arms[b], arms[a]);
-                // The loader splits B-A at the first '-' that leaves two arm names.
-                let first = spec.match_indices('-').map(|(i, _)| i).find(|&i| {
-                    arms.contains(&spec[..i].to_string())
-                        && arms.contains(&spec[i + 1..].to_string())
-                });
-                if first != Some(arms[b].len()) {
-                    return Err(Error::input(
-                        path,
-                        None,
-                        format!(
-                            "{systems} '{}' and '{}' cannot be contrasted unambiguously: '{spec}' splits into other {systems}' names; rename one",
-                            arms[b], arms[a]
-                        ),
-                    ));
-                }
-                pairs.push((a, b));
-            }
-        }
-        let arm_opts = arms.iter().map(|a| LoadOptions {
+    }
+    let pairs = all_pairs(&arms, |a, b, spec| {
+        Error::input(
+            path,
+            None,
+            format!(
+                "{systems} '{b}' and '{a}' cannot be contrasted unambiguously: '{spec}' splits into other {systems}' names; rename one"
+            ),
+        )
+    })?;
+    let arm_opts: Vec<LoadOptions> = arms
+        .iter()
+        .map(|a| LoadOptions {
             arm: Some(a.clone()),
             contrast: None,
             // A failure score belongs to a contrast: an arm alone has no missing partner.
             failure_score: None,
             ..opts.clone()
-        });
-        let pair_opts = pairs.iter().map(|&(a, b)| LoadOptions {
+        })
+        .collect();
+    let arm_panels = rows.assemble(&arm_opts)?;
+    if let Some(x) = opts.failure_score.filter(|x| !x.is_finite()) {
+        return Err(Error::Usage(format!(
+            "--failure-score {x}: expected a finite score"
+        )));
+    }
+    // Pairs whose arms have the same cells are their arms' difference; the others are
+    // assembled from the rows (in one parallel pass, in pair order).
+    let contrast = |a: usize, b: usize| format!("{}-{}", arms[b], arms[a]);
+    let derived: Vec<Option<Panel>> = {
+        use rayon::prelude::*;
+        pairs
+            .par_iter()
+            .map(|&(a, b)| {
+                pair_panel(
+                    &arm_panels[a],
+                    &arm_panels[b],
+                    (&arms[a], &arms[b]),
+                    &contrast(a, b),
+                    settings.costs.is_some(),
+                )
+            })
+            .collect()
+    };
+    let assembled_opts: Vec<LoadOptions> = pairs
+        .iter()
+        .zip(&derived)
+        .filter(|(_, d)| d.is_none())
+        .map(|(&(a, b), _)| LoadOptions {
             arm: None,
-            contrast: Some(format!("{}-{}", arms[b], arms[a])),
+            contrast: Some(contrast(a, b)),
             ..opts.clone()
+        })
+        .collect();
+    let mut assembled = rows.assemble(&assembled_opts)?.into_iter();
+    let pair_panels: Vec<Panel> = derived
+        .into_iter()
+        .map(|d| d.unwrap_or_else(|| assembled.next().expect("one assembled per missing pair")))
+        .collect();
+    analyse_prepared(
+        path,
+        &system,
+        arms,
+        pairs,
+        arm_panels,
+        pair_panels,
+        settings,
+    )
+}
+
+/// Every pair (a, b), a < b, of `arms` in order (0,1), (0,2) … (1,2) …, after checking
+/// that each contrast `B-A` splits back into its own two arms (the loader splits B-A at the
+/// first '-' that leaves two arm names); `ambiguous(a, b, spec)` is the error otherwise.
+fn all_pairs(
+    arms: &[String],
+    ambiguous: impl Fn(&str, &str, &str) -> Error,
+) -> Result<Vec<(usize, usize)>> {
+    let mut pairs = Vec::new();
+    for a in 0..arms.len() {
+        for b in a + 1..arms.len() {
+            let spec = format!("{}-{}", arms[b], arms[a]);
+            let first = spec.match_indices('-').map(|(i, _)| i).find(|&i| {
+                arms.contains(&spec[..i].to_string()) && arms.contains(&spec[i + 1..].to_string())
+            });
+            if first != Some(arms[b].len()) {
+                return Err(ambiguous(&arms[a], &arms[b], &spec));
+            }
+            pairs.push((a, b));
+        }
+    }
+    Ok(pairs)
+}
+
+/// The contrast panel `b − a` (named `spec`, `B-A`) as the difference of the arms' panels,
+/// when both have the same cells: the same strata and questions in the same order, every
+/// stratum balanced with the same trajectory and read labels (and cell labels), none
+/// dropped. Then assembling the contrast from the rows gives exactly this panel: its cells
+/// pair one to one, each outcome is score(B) − score(A) (the same subtraction of the same
+/// scores, or selector means), and questions and strata are ordered by the first line of
+/// their rows, an order on which both arms agree. `None` when the cells differ (the caller
+/// assembles the contrast from the rows). Without `ids` the pair's question ids are empty
+/// strings and its cell labels dropped (what the variance analysis of the pair needs is the
+/// counts and outcomes; a ledger's costs need the ids and labels).
+pub fn pair_panel(
+    a: &Panel,
+    b: &Panel,
+    names: (&str, &str),
+    spec: &str,
+    ids: bool,
+) -> Option<Panel> {
+    if a.metric != b.metric || a.selector != b.selector {
+        return None;
+    }
+    let from_file = |p: &Panel| {
+        p.strata.iter().all(|s| {
+            s.dropped == 0 && s.notes.is_empty() && s.unpaired_cells.is_empty() && s.is_balanced()
+        })
+    };
+    if !from_file(a) || !from_file(b) {
+        return None;
+    }
+    let mut strata = cell_difference(a, b)?;
+    if !ids {
+        // Only the analyses see this panel: keep the counts, not 10,000s of copied ids.
+        for s in &mut strata {
+            s.questions = vec![String::new(); s.questions.len()];
+            s.labels = None;
+        }
+    }
+    // The outcome's name as the loader writes it: "metric: B-A" and the selector's suffix,
+    // which follows "metric (A)" in the arm's.
+    let suffix = a
+        .outcome
+        .strip_prefix(&format!("{} ({})", a.metric, names.0))?;
+    Some(Panel {
+        source: a.source.clone(),
+        metric: a.metric.clone(),
+        outcome: format!("{}: {spec}{suffix}", a.metric),
+        selectors: a.selectors.clone(),
+        selector: a.selector.clone(),
+        strata,
+    })
+}
+
+/// The strata of `b − a`, cell by cell, when the two panels have the same cells: the same
+/// strata, questions, trajectory and read labels (and cell labels) in the same order, and
+/// the same nesting of an unbalanced stratum. `None` when they differ anywhere.
+pub fn cell_difference(a: &Panel, b: &Panel) -> Option<Vec<crate::panel::Stratum>> {
+    let layout = |s: &crate::panel::Stratum| {
+        s.nested
+            .as_ref()
+            .map(|n| (n.traj_start.clone(), n.read_start.clone()))
+    };
+    let same = a.strata.len() == b.strata.len()
+        && a.strata.iter().zip(&b.strata).all(|(x, y)| {
+            x.name == y.name
+                && x.questions == y.questions
+                && x.trajectories == y.trajectories
+                && x.reads == y.reads
+                && x.y.len() == y.y.len()
+                && layout(x) == layout(y)
+                && x.labels == y.labels
         });
-        Ok(arm_opts.chain(pair_opts).collect())
+    if !same {
+        return None;
+    }
+    let diff =
+        |vb: &[f64], va: &[f64]| -> Vec<f64> { vb.iter().zip(va).map(|(b, a)| b - a).collect() };
+    Some(
+        a.strata
+            .iter()
+            .zip(&b.strata)
+            .map(|(x, y)| crate::panel::Stratum {
+                name: x.name.clone(),
+                questions: x.questions.clone(),
+                trajectories: x.trajectories.clone(),
+                reads: x.reads.clone(),
+                y: diff(&y.y, &x.y),
+                dropped: x.dropped,
+                dropped_questions: x.dropped_questions.clone(),
+                nested: x.nested.as_ref().zip(y.nested.as_ref()).map(|(nx, ny)| {
+                    crate::panel::Nested {
+                        traj_start: nx.traj_start.clone(),
+                        read_start: nx.read_start.clone(),
+                        y: diff(&ny.y, &nx.y),
+                    }
+                }),
+                notes: x.notes.clone(),
+                unpaired_cells: x.unpaired_cells.clone(),
+                labels: x.labels.clone(),
+            })
+            .collect(),
+    )
+}
+
+/// A comparison of arm panels built in memory (the coverage study's simulated panels): the
+/// arms `arms` with their panels `arm_panels`, in the same order. Every pair's panel is the
+/// difference of its arms' ([`cell_difference`]), so the arms must have the same cells.
+///
+/// # Errors
+/// [`Error::Input`] (naming the first panel's source) for fewer than two arms, panels that
+/// do not match the names, an unknown reference, or two arms whose cells differ; the errors
+/// of the analyses.
+pub fn prepare_panels(
+    arms: Vec<String>,
+    arm_panels: Vec<Panel>,
+    settings: &CompareSettings,
+) -> Result<PreparedComparison> {
+    let source = arm_panels
+        .first()
+        .map(|p| p.source.clone())
+        .unwrap_or_default();
+    let path = source.as_path();
+    if arms.len() < 2 || arms.len() != arm_panels.len() {
+        return Err(Error::input(
+            path,
+            None,
+            format!(
+                "compare needs two or more arms, each with its panel; got {} names and {} panels",
+                arms.len(),
+                arm_panels.len()
+            ),
+        ));
+    }
+    if let Some(r) = settings.reference.as_ref().filter(|r| !arms.contains(r)) {
+        return Err(Error::input(
+            path,
+            None,
+            format!(
+                "--reference {r}: no such arm; the arms are: {}",
+                arms.join(", ")
+            ),
+        ));
+    }
+    let pairs = all_pairs(&arms, |a, b, spec| {
+        Error::input(
+            path,
+            None,
+            format!("arms '{b}' and '{a}' cannot be contrasted unambiguously: '{spec}' splits into other arms' names"),
+        )
     })?;
+    let mut pair_panels = Vec::with_capacity(pairs.len());
+    for &(a, b) in &pairs {
+        let (pa, pb) = (&arm_panels[a], &arm_panels[b]);
+        let strata = cell_difference(pa, pb).ok_or_else(|| {
+            Error::input(
+                path,
+                None,
+                format!("arms '{}' and '{}' do not have the same cells (the same questions, trajectories and reads); compare in memory needs paired arms", arms[a], arms[b]),
+            )
+        })?;
+        pair_panels.push(Panel {
+            source: pa.source.clone(),
+            metric: pa.metric.clone(),
+            outcome: format!("{}: {}-{}", pa.metric, arms[b], arms[a]),
+            selectors: pa.selectors.clone(),
+            selector: pa.selector.clone(),
+            strata,
+        });
+    }
+    analyse_prepared(path, "arm", arms, pairs, arm_panels, pair_panels, settings)
+}
+
+/// Analyses every arm's and every pair's panel and lays out the bootstrap columns.
+fn analyse_prepared(
+    path: &Path,
+    system: &str,
+    arms: Vec<String>,
+    pairs: Vec<(usize, usize)>,
+    arm_panels: Vec<Panel>,
+    pair_panels: Vec<Panel>,
+    settings: &CompareSettings,
+) -> Result<PreparedComparison> {
     let k = arms.len();
-    let (arm_panels, pair_panels) = panels.split_at(k);
+    let panels: Vec<&Panel> = arm_panels.iter().chain(&pair_panels).collect();
+    let arm_panels = &arm_panels[..];
+    let pair_panels = &pair_panels[..];
     use rayon::prelude::*;
-    let reports: Vec<Result<VarianceReport>> = panels.par_iter().map(analyse_panel).collect();
+    let reports: Vec<Result<VarianceReport>> =
+        panels.par_iter().map(|p| analyse_panel(p)).collect();
     let mut reports = reports.into_iter().collect::<Result<Vec<_>>>()?;
     let pair_reports = reports.split_off(k);
     let arm_reports = reports;

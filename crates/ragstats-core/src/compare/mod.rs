@@ -8,5 +8,8 @@ pub mod multiplicity;
 pub mod ranks;
 pub mod report;
 
-pub use analysis::{compare, prepare, CompareSettings, NextCosts, PreparedComparison};
+pub use analysis::{
+    cell_difference, compare, pair_panel, prepare, prepare_panels, CompareSettings, NextCosts,
+    PreparedComparison,
+};
 pub use report::CompareReport;

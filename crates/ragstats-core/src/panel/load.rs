@@ -34,6 +34,65 @@ pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
     load_panel_in_chunks(path, opts, PAR_CHUNK_BYTES)
 }
 
+/// A panel's rows read once (from a file or a registered table), from which the panels of
+/// several outcomes (arms, contrasts) are assembled without reading the file again.
+pub struct PanelRows {
+    path: std::path::PathBuf,
+    raw: super::raw::RawPanel,
+    metric: String,
+}
+
+impl PanelRows {
+    /// Reads the rows of the panel at `path` (or of the table registered under that name).
+    ///
+    /// # Errors
+    /// Those of reading in [`load_panel`] (missing column, bad score, unreadable file).
+    pub fn read(path: &Path, opts: &LoadOptions) -> Result<Self> {
+        let (raw, metric) = match super::memory::lookup(path) {
+            Some(table) => super::arrow::read_arrow_rows(
+                &path.to_string_lossy(),
+                &table.schema,
+                table.batches.into_iter().map(Ok),
+                opts,
+                super::arrow::CHUNK_ROWS,
+            )?,
+            None => read_rows(path, opts, PAR_CHUNK_BYTES)?,
+        };
+        Ok(PanelRows {
+            path: path.to_path_buf(),
+            raw,
+            metric,
+        })
+    }
+
+    /// The arm names (values of the arm column) in order of first appearance.
+    pub fn arms(&self) -> Vec<String> {
+        self.raw.arms.to_vec()
+    }
+
+    /// The score column read.
+    pub fn metric(&self) -> &str {
+        &self.metric
+    }
+
+    /// The panels of `wanted` (each `opts` with its own `arm` or `contrast`, typically), in
+    /// that order, assembled on all threads. The first failing panel in the order asked for
+    /// is the error, on any number of threads.
+    ///
+    /// # Errors
+    /// Those of [`load_panel`] for each panel asked for.
+    pub fn assemble(&self, wanted: &[LoadOptions]) -> Result<Vec<Panel>> {
+        use rayon::prelude::*;
+        // Each panel assembles its own copy of the rows (assembling keeps only its arms'
+        // rows); the panels are independent, so they are assembled on all threads.
+        let panels: Vec<Result<Panel>> = wanted
+            .par_iter()
+            .map(|o| assemble(&self.path, self.raw.clone(), self.metric.clone(), o))
+            .collect();
+        panels.into_iter().collect()
+    }
+}
+
 /// The panels of several outcomes of one panel (a file, or a registered table), its rows
 /// read once: `choose` gets the panel's arm names in order of first appearance and returns
 /// the options of each panel wanted (`opts` with its own `arm` or `contrast`, typically).
@@ -46,28 +105,10 @@ pub fn load_outcomes(
     opts: &LoadOptions,
     choose: impl FnOnce(&[String]) -> Result<Vec<LoadOptions>>,
 ) -> Result<(Vec<String>, Vec<Panel>)> {
-    use rayon::prelude::*;
-    let (raw, metric) = match super::memory::lookup(path) {
-        Some(table) => super::arrow::read_arrow_rows(
-            &path.to_string_lossy(),
-            &table.schema,
-            table.batches.into_iter().map(Ok),
-            opts,
-            super::arrow::CHUNK_ROWS,
-        )?,
-        None => read_rows(path, opts, PAR_CHUNK_BYTES)?,
-    };
-    let arms = raw.arms.to_vec();
+    let rows = PanelRows::read(path, opts)?;
+    let arms = rows.arms();
     let wanted = choose(&arms)?;
-    // Each panel assembles its own copy of the rows (assembling keeps only its arms' rows);
-    // the panels are independent, so they are assembled on all threads.
-    // The first failing panel in the order asked for is the error, on any number of threads.
-    let panels: Vec<Result<Panel>> = wanted
-        .par_iter()
-        .map(|o| assemble(path, raw.clone(), metric.clone(), o))
-        .collect();
-    let panels = panels.into_iter().collect::<Result<Vec<_>>>()?;
-    Ok((arms, panels))
+    Ok((arms, rows.assemble(&wanted)?))
 }
 
 /// [`load_panel`], a CSV file read `chunk_bytes` at a time (tests force small pieces).

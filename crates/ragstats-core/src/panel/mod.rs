@@ -28,7 +28,7 @@ mod strata;
 mod suffstats;
 
 pub use design::Design;
-pub use load::{load_outcomes, load_panel, LoadOptions};
+pub use load::{load_outcomes, load_panel, LoadOptions, PanelRows};
 pub use selectors::SelectorChoice;
 pub use suffstats::{QuestionStats, StratumStats};
 

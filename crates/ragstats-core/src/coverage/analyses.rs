@@ -1,0 +1,348 @@
+//! The analyses run on every simulated panel, through the same library calls the commands
+//! make, and what each prints turned into observations: an interval covers its truth or
+//! not, a test rejects or not.
+//!
+//! * `variance` ([`crate::components::variance::analyse_panel`]): the estimate's and each
+//!   stratum mean's interval — the report's own `ci` when it prints one, else
+//!   estimate ± z·SE, the normal interval its SE implies (named so in the row).
+//! * `bootstrap` ([`crate::bootstrap::analysis::bootstrap`], BCa, and the same replicates
+//!   summarised as percentile intervals): the estimate's and each stratum mean's interval.
+//! * `compare` ([`crate::compare::prepare_panels`] and its `run`): each system's marginal
+//!   interval, each pair's marginal interval, the simultaneous intervals (family-wise: all
+//!   pairs covered at once) and the rank intervals (all systems at once); under the null,
+//!   each pair's Wald p, Holm's and Benjamini–Hochberg's family-wise rejection (any adjusted
+//!   p ≤ α) and the per-stratum tests.
+
+use serde::Serialize;
+
+use super::tally::{Kind, Observation};
+use crate::bootstrap::analysis::{bootstrap, BootstrapSettings};
+use crate::bootstrap::report::build_report;
+use crate::bootstrap::stratified::BootstrapSpec;
+use crate::compare::{cell_difference, prepare_panels, CompareSettings};
+use crate::components::variance::analyse_panel;
+use crate::panel::Panel;
+use crate::resample::summary::{normal_quantile, Method};
+use crate::resample::{ResampleBackend, Resampling};
+use crate::Result;
+
+/// An analysis whose intervals and tests are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Analysis {
+    Variance,
+    Bootstrap,
+    Compare,
+}
+
+impl Analysis {
+    pub const ALL: [Analysis; 3] = [Analysis::Variance, Analysis::Bootstrap, Analysis::Compare];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Analysis::Variance => "variance",
+            Analysis::Bootstrap => "bootstrap",
+            Analysis::Compare => "compare",
+        }
+    }
+
+    /// Whether the analysis prints tests (then null panels are simulated too).
+    pub fn has_tests(self) -> bool {
+        self == Analysis::Compare
+    }
+}
+
+/// The outcome `variance` and `bootstrap` analyse: one arm, or the contrast b − a (arm
+/// indices of the model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Arm(usize),
+    Contrast { b: usize, a: usize },
+}
+
+/// The true values the intervals should cover: each arm's equal-weight mean and its
+/// stratum means.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Truth {
+    pub arms: Vec<f64>,
+    pub strata: Vec<Vec<f64>>,
+}
+
+impl Truth {
+    fn outcome(&self, o: Outcome) -> (f64, Vec<f64>) {
+        match o {
+            Outcome::Arm(a) => (self.arms[a], self.strata.iter().map(|s| s[a]).collect()),
+            Outcome::Contrast { b, a } => (
+                self.arms[b] - self.arms[a],
+                self.strata.iter().map(|s| s[b] - s[a]).collect(),
+            ),
+        }
+    }
+}
+
+/// What one simulated panel is analysed with.
+pub struct Run<'a> {
+    pub analyses: &'a [Analysis],
+    pub outcome: Option<Outcome>,
+    pub arm_names: &'a [String],
+    pub replicates: u32,
+    pub confidence: f64,
+    pub backend: &'a dyn ResampleBackend,
+}
+
+/// The outcome panel of `arms`: one arm's, or the contrast's (`None` when the two arms'
+/// cells differ).
+pub fn outcome_panel(arms: &[Panel], o: Outcome) -> Option<Panel> {
+    match o {
+        Outcome::Arm(a) => Some(arms[a].clone()),
+        Outcome::Contrast { b, a } => {
+            let strata = cell_difference(&arms[a], &arms[b])?;
+            Some(Panel {
+                strata,
+                ..arms[a].clone()
+            })
+        }
+    }
+}
+
+fn covers(ci: [f64; 2], truth: f64) -> bool {
+    ci[0] <= truth && truth <= ci[1]
+}
+
+/// An interval of a report serialised as JSON: the field `ci` when it is two numbers.
+fn printed_ci(v: &serde_json::Value) -> Option<[f64; 2]> {
+    let ci = v.get("ci")?.as_array()?;
+    match ci.as_slice() {
+        [lo, hi] => Some([lo.as_f64()?, hi.as_f64()?]),
+        _ => None,
+    }
+}
+
+impl Run<'_> {
+    /// The observations of one simulated panel (`null`: the arms' means equalised, where
+    /// only tests are observed; otherwise only intervals). `seed` keys its bootstraps.
+    /// An analysis that fails adds its name to the second list instead.
+    pub fn observe(
+        &self,
+        arms: &[Panel],
+        truth: &Truth,
+        null: bool,
+        seed: u64,
+    ) -> (Vec<Observation>, Vec<&'static str>) {
+        let mut obs = Vec::new();
+        let mut errors = Vec::new();
+        let z = normal_quantile(0.5 + self.confidence / 2.0);
+        for &analysis in self.analyses {
+            let result = match analysis {
+                Analysis::Variance | Analysis::Bootstrap if null => continue,
+                Analysis::Variance => self.variance(arms, truth, z, &mut obs),
+                Analysis::Bootstrap => self.bootstrap(arms, truth, seed, &mut obs),
+                Analysis::Compare => self.compare(arms, truth, null, seed, &mut obs),
+            };
+            match result {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(_) => errors.push(analysis.name()),
+            }
+        }
+        (obs, errors)
+    }
+
+    fn variance(
+        &self,
+        arms: &[Panel],
+        truth: &Truth,
+        z: f64,
+        obs: &mut Vec<Observation>,
+    ) -> Result<bool> {
+        let Some(o) = self.outcome else {
+            return Ok(false);
+        };
+        let Some(panel) = outcome_panel(arms, o) else {
+            return Ok(false);
+        };
+        let r = analyse_panel(&panel)?;
+        let v = serde_json::to_value(&r).map_err(|e| crate::Error::Data(e.to_string()))?;
+        let (t, ts) = truth.outcome(o);
+        let implied = |est: f64, se: f64| [est - z * se, est + z * se];
+        let (ci, name) = match printed_ci(&v) {
+            Some(ci) => (ci, "estimate: printed interval".to_string()),
+            None => (
+                implied(r.estimate, r.se),
+                "estimate: estimate ± z·SE (no interval printed)".to_string(),
+            ),
+        };
+        obs.push(Observation {
+            analysis: "variance",
+            statistic: name,
+            kind: Kind::Interval,
+            hit: covers(ci, t),
+        });
+        for (i, s) in r.strata.iter().enumerate() {
+            let (ci, name) = match v["strata"].get(i).and_then(printed_ci) {
+                Some(ci) => (ci, "stratum means: printed interval"),
+                None => (
+                    implied(s.mean, s.se),
+                    "stratum means: mean ± z·SE (no interval printed)",
+                ),
+            };
+            obs.push(Observation {
+                analysis: "variance",
+                statistic: name.into(),
+                kind: Kind::Interval,
+                hit: covers(ci, ts[i]),
+            });
+        }
+        Ok(true)
+    }
+
+    fn bootstrap(
+        &self,
+        arms: &[Panel],
+        truth: &Truth,
+        seed: u64,
+        obs: &mut Vec<Observation>,
+    ) -> Result<bool> {
+        let Some(o) = self.outcome else {
+            return Ok(false);
+        };
+        let Some(panel) = outcome_panel(arms, o) else {
+            return Ok(false);
+        };
+        let settings = BootstrapSettings {
+            spec: BootstrapSpec::default(),
+            seed,
+            replicates: 0..self.replicates,
+            method: Method::Bca,
+            confidence: self.confidence,
+        };
+        let run = bootstrap(&panel, &settings, self.backend, &|_| {})?;
+        let mut reps = run.replicates.clone();
+        reps.header.method = Method::Percentile;
+        reps.header.acceleration = None;
+        let percentile = build_report(&reps);
+        let (t, ts) = truth.outcome(o);
+        for (name, r) in [("percentile", &percentile), ("BCa", &run.report)] {
+            obs.push(Observation {
+                analysis: "bootstrap",
+                statistic: format!("estimate: {name} interval"),
+                kind: Kind::Interval,
+                hit: covers(r.summary.ci.0, t),
+            });
+            for (i, s) in r.strata.iter().enumerate() {
+                obs.push(Observation {
+                    analysis: "bootstrap",
+                    statistic: format!("stratum means: {name} interval"),
+                    kind: Kind::Interval,
+                    hit: covers(s.summary.ci.0, ts[i]),
+                });
+            }
+        }
+        Ok(true)
+    }
+
+    fn compare(
+        &self,
+        arms: &[Panel],
+        truth: &Truth,
+        null: bool,
+        seed: u64,
+        obs: &mut Vec<Observation>,
+    ) -> Result<bool> {
+        if arms.len() < 2 {
+            return Ok(false);
+        }
+        let settings = CompareSettings {
+            reference: None,
+            resampling: Resampling {
+                seed,
+                replicates: self.replicates,
+                confidence: self.confidence,
+            },
+            power: 0.8,
+            costs: None,
+        };
+        let r = prepare_panels(self.arm_names.to_vec(), arms.to_vec(), &settings)?
+            .run(self.backend, &|_| {})?;
+        let alpha = 1.0 - self.confidence;
+        let mut push = |statistic: &str, kind, hit| {
+            obs.push(Observation {
+                analysis: "compare",
+                statistic: statistic.into(),
+                kind,
+                hit,
+            })
+        };
+        let index = |name: &str| {
+            self.arm_names
+                .iter()
+                .position(|a| a == name)
+                .expect("an arm")
+        };
+        if null {
+            for p in &r.pairs {
+                push("pairs: Wald p ≤ α (each pair)", Kind::Test, p.p <= alpha);
+            }
+            push(
+                "family: Holm, any adjusted p ≤ α",
+                Kind::Test,
+                r.pairs.iter().any(|p| p.p_holm <= alpha),
+            );
+            push(
+                "family: Benjamini-Hochberg, any q ≤ α",
+                Kind::Test,
+                r.pairs.iter().any(|p| p.q_bh <= alpha),
+            );
+            for s in &r.strata {
+                for p in &s.pairs {
+                    push(
+                        "strata: Wald p ≤ α (each stratum and pair)",
+                        Kind::Test,
+                        p.p <= alpha,
+                    );
+                }
+                push(
+                    "strata: Holm within stratum, any adjusted p ≤ α",
+                    Kind::Test,
+                    s.pairs.iter().any(|p| p.p_holm <= alpha),
+                );
+            }
+            return Ok(true);
+        }
+        for s in &r.systems {
+            push(
+                "systems: marginal interval",
+                Kind::Interval,
+                covers(s.ci.0, truth.arms[index(&s.name)]),
+            );
+        }
+        let mut all = true;
+        for p in &r.pairs {
+            let t = truth.arms[index(&p.b)] - truth.arms[index(&p.a)];
+            push(
+                "pairs: marginal interval",
+                Kind::Interval,
+                covers(p.ci.0, t),
+            );
+            all &= covers(p.ci_simultaneous.0, t);
+        }
+        push(
+            "family: simultaneous intervals, all pairs covered",
+            Kind::Interval,
+            all,
+        );
+        // A system's true rank (1 = best) ranges over its ties: 1 + #{better} … #{at least as good}.
+        let ranks = r.systems.iter().all(|s| {
+            let m = truth.arms[index(&s.name)];
+            let lo = 1 + truth.arms.iter().filter(|&&x| x > m).count();
+            let hi = truth.arms.iter().filter(|&&x| x >= m).count();
+            s.rank_ci[0] <= hi && lo <= s.rank_ci[1]
+        });
+        push(
+            "ranks: rank intervals, all systems covered",
+            Kind::Interval,
+            ranks,
+        );
+        Ok(true)
+    }
+}
