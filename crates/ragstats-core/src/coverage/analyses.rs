@@ -3,8 +3,8 @@
 //! not, a test rejects or not.
 //!
 //! * `variance` ([`crate::components::variance::analyse_panel`]): the estimate's and each
-//!   stratum mean's interval — the report's own `ci` when it prints one, else
-//!   estimate ± z·SE, the normal interval its SE implies (named so in the row).
+//!   stratum mean's interval — the printed estimate ± t·SE on the Satterthwaite df, and
+//!   for a stratum (whose interval is not printed) mean ± t(Q − 1)·SE.
 //! * `bootstrap` ([`crate::bootstrap::analysis::bootstrap`], BCa, and the same replicates
 //!   summarised as percentile intervals): the estimate's and each stratum mean's interval.
 //! * `compare` ([`crate::compare::prepare_panels`] and its `run`): each system's marginal
@@ -21,8 +21,9 @@ use crate::bootstrap::report::build_report;
 use crate::bootstrap::stratified::BootstrapSpec;
 use crate::compare::{cell_difference, prepare_panels, CompareSettings};
 use crate::components::variance::analyse_panel;
+use crate::inference::t::t_quantile;
 use crate::panel::Panel;
-use crate::resample::summary::{normal_quantile, Method};
+use crate::resample::summary::Method;
 use crate::resample::{ResampleBackend, Resampling};
 use crate::Result;
 
@@ -109,15 +110,6 @@ fn covers(ci: [f64; 2], truth: f64) -> bool {
     ci[0] <= truth && truth <= ci[1]
 }
 
-/// An interval of a report serialised as JSON: the field `ci` when it is two numbers.
-fn printed_ci(v: &serde_json::Value) -> Option<[f64; 2]> {
-    let ci = v.get("ci")?.as_array()?;
-    match ci.as_slice() {
-        [lo, hi] => Some([lo.as_f64()?, hi.as_f64()?]),
-        _ => None,
-    }
-}
-
 impl Run<'_> {
     /// The observations of one simulated panel (`null`: the arms' means equalised, where
     /// only tests are observed; otherwise only intervals). `seed` keys its bootstraps.
@@ -131,11 +123,10 @@ impl Run<'_> {
     ) -> (Vec<Observation>, Vec<&'static str>) {
         let mut obs = Vec::new();
         let mut errors = Vec::new();
-        let z = normal_quantile(0.5 + self.confidence / 2.0);
         for &analysis in self.analyses {
             let result = match analysis {
                 Analysis::Variance | Analysis::Bootstrap if null => continue,
-                Analysis::Variance => self.variance(arms, truth, z, &mut obs),
+                Analysis::Variance => self.variance(arms, truth, &mut obs),
                 Analysis::Bootstrap => self.bootstrap(arms, truth, seed, &mut obs),
                 Analysis::Compare => self.compare(arms, truth, null, seed, &mut obs),
             };
@@ -148,13 +139,7 @@ impl Run<'_> {
         (obs, errors)
     }
 
-    fn variance(
-        &self,
-        arms: &[Panel],
-        truth: &Truth,
-        z: f64,
-        obs: &mut Vec<Observation>,
-    ) -> Result<bool> {
+    fn variance(&self, arms: &[Panel], truth: &Truth, obs: &mut Vec<Observation>) -> Result<bool> {
         let Some(o) = self.outcome else {
             return Ok(false);
         };
@@ -162,35 +147,24 @@ impl Run<'_> {
             return Ok(false);
         };
         let r = analyse_panel(&panel)?;
-        let v = serde_json::to_value(&r).map_err(|e| crate::Error::Data(e.to_string()))?;
         let (t, ts) = truth.outcome(o);
-        let implied = |est: f64, se: f64| [est - z * se, est + z * se];
-        let (ci, name) = match printed_ci(&v) {
-            Some(ci) => (ci, "estimate: printed interval".to_string()),
-            None => (
-                implied(r.estimate, r.se),
-                "estimate: estimate ± z·SE (no interval printed)".to_string(),
-            ),
-        };
+        let level = 0.5 + self.confidence / 2.0;
+        // `stats variance` prints estimate ± t·SE on the Satterthwaite df
+        // (`PanelVariance::ci`, at 95%; here at the study's level).
+        let q = t_quantile(level, r.df().unwrap_or(f64::INFINITY));
         obs.push(Observation {
             analysis: "variance",
-            statistic: name,
+            statistic: "estimate: printed interval (t on Satterthwaite df)".into(),
             kind: Kind::Interval,
-            hit: covers(ci, t),
+            hit: covers([r.estimate - q * r.se, r.estimate + q * r.se], t),
         });
         for (i, s) in r.strata.iter().enumerate() {
-            let (ci, name) = match v["strata"].get(i).and_then(printed_ci) {
-                Some(ci) => (ci, "stratum means: printed interval"),
-                None => (
-                    implied(s.mean, s.se),
-                    "stratum means: mean ± z·SE (no interval printed)",
-                ),
-            };
+            let q = t_quantile(level, s.questions as f64 - 1.0);
             obs.push(Observation {
                 analysis: "variance",
-                statistic: name.into(),
+                statistic: "stratum means: mean ± t(Q − 1)·SE (not printed)".into(),
                 kind: Kind::Interval,
-                hit: covers(ci, ts[i]),
+                hit: covers([s.mean - q * s.se, s.mean + q * s.se], ts[i]),
             });
         }
         Ok(true)
@@ -260,6 +234,7 @@ impl Run<'_> {
                 confidence: self.confidence,
             },
             power: 0.8,
+            intervals: crate::inference::IntervalRule::Auto,
             costs: None,
         };
         let r = prepare_panels(self.arm_names.to_vec(), arms.to_vec(), &settings)?
