@@ -18,6 +18,7 @@
 //! resolves the pair at the family's simultaneous critical value with the chosen power.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::allocation::planner::{Bounds, Goal, Planner};
 use crate::allocation::planner_report::{planner, unmet_goal, PlanCosts};
@@ -694,7 +695,7 @@ impl PreparedComparison {
         // marginal t and Bonferroni's t.
         // The laws of the family's maximum |t| (under the bootstrap's correlations, and for
         // independent equal-variance systems): drawn once, integrated on each df.
-        let laws = |members: &[usize]| -> (Option<MaxAbs>, Option<MaxAbs>) {
+        let laws = |members: &[usize]| -> (Option<MaxAbs>, Option<Arc<MaxAbs>>) {
             let fam: Vec<Combination> = members.iter().map(|&p| combination(p)).collect();
             let arms_pairs: Vec<(usize, usize)> = members.iter().map(|&p| self.pairs[p]).collect();
             (
@@ -703,7 +704,7 @@ impl PreparedComparison {
             )
         };
         let critical = |members: &[usize],
-                        (max_t, independent): &(Option<MaxAbs>, Option<MaxAbs>),
+                        (max_t, independent): &(Option<MaxAbs>, Option<Arc<MaxAbs>>),
                         large_sample: bool|
          -> CriticalValues {
             let m = members.len().max(1) as f64;

@@ -10,6 +10,9 @@
 //! differences of k independent equal-variance arms it is Tukey's studentized range
 //! quantile / √2 (all pairs) or Dunnett's (against one arm).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use nalgebra::{DMatrix, SymmetricEigen};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
@@ -175,8 +178,26 @@ pub fn independent_arms(
 }
 
 /// The law of the maximum |X_b − X_a| / √2 over `pairs` of `k` independent standard
-/// normal systems ([`independent_arms`] on any df).
-pub fn independent_arms_law(k: usize, pairs: &[(usize, usize)]) -> Option<MaxAbs> {
+/// normal systems ([`independent_arms`] on any df). It depends on `k` and `pairs` alone, so
+/// each is drawn once per process (a coverage study runs thousands of comparisons of the
+/// same family).
+pub fn independent_arms_law(k: usize, pairs: &[(usize, usize)]) -> Option<Arc<MaxAbs>> {
+    type Laws = Mutex<HashMap<(usize, Vec<(usize, usize)>), Option<Arc<MaxAbs>>>>;
+    static LAWS: OnceLock<Laws> = OnceLock::new();
+    let key = (k, pairs.to_vec());
+    let laws = LAWS.get_or_init(Default::default);
+    if let Some(law) = laws.lock().expect("no panic while held").get(&key) {
+        return law.clone();
+    }
+    let law = draw_independent(k, pairs).map(Arc::new);
+    laws.lock()
+        .expect("no panic while held")
+        .insert(key, law.clone());
+    law
+}
+
+/// [`independent_arms_law`] drawn.
+fn draw_independent(k: usize, pairs: &[(usize, usize)]) -> Option<MaxAbs> {
     let cov: Vec<Vec<f64>> = (0..k)
         .map(|i| (0..k).map(|j| f64::from(u8::from(i == j))).collect())
         .collect();

@@ -59,7 +59,7 @@ impl Panel {
     /// and zero-width interval say nothing about precision: the resampling reports say so
     /// ([`crate::resample::summary::NO_SPREAD_NOTE`]).
     pub fn outcome_is_constant(&self) -> bool {
-        crate::resample::summary::all_equal(self.strata.iter().flat_map(|s| match &s.nested {
+        all_equal(self.strata.iter().flat_map(|s| match &s.nested {
             Some(n) => n.y.iter(),
             None => s.y.iter(),
         }))
@@ -197,4 +197,13 @@ impl Stratum {
             None => None,
         }
     }
+}
+
+/// Whether `values` holds at least one value and every one equals the first (bit for bit
+/// as `==` compares): an outcome with no spread for a resample to find.
+pub fn all_equal<'a>(values: impl IntoIterator<Item = &'a f64>) -> bool {
+    let mut values = values.into_iter();
+    values
+        .next()
+        .is_some_and(|first| values.all(|v| v == first))
 }

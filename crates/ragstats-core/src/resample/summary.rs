@@ -73,15 +73,6 @@ impl std::ops::Index<usize> for Interval {
 /// precision.
 pub const NO_SPREAD_NOTE: &str = "the outcome does not vary between questions (e.g. every value is the same), so every bootstrap replicate equals the estimate: an SE of 0 and a zero-width interval say nothing about precision";
 
-/// Whether `values` holds at least one value and every one equals the first (bit for bit
-/// as `==` compares): an outcome with no spread for a resample to find.
-pub fn all_equal<'a>(values: impl IntoIterator<Item = &'a f64>) -> bool {
-    let mut values = values.into_iter();
-    values
-        .next()
-        .is_some_and(|first| values.all(|v| v == first))
-}
-
 /// A report's notes on spread: [`NO_SPREAD_NOTE`] when its outcome is `constant`, none
 /// otherwise.
 pub fn no_spread_notes(constant: bool) -> Vec<String> {

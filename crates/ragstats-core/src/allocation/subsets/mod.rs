@@ -27,9 +27,10 @@ use self::eval::{add_se2, Layout, Moments, Scratch};
 use self::moments::{n_columns, MomentColumns};
 use crate::components::forecast::{forecast, Audit, DesignSpec};
 use crate::document::{Engine, Report};
+use crate::panel::all_equal;
 use crate::panel::Stratum;
 use crate::resample::engine::ResampleBackend;
-use crate::resample::summary::{all_equal, no_spread_notes, summarize, Method, Summary};
+use crate::resample::summary::{no_spread_notes, summarize, Method, Summary};
 use crate::resample::Resampling;
 use crate::{Error, Result};
 
