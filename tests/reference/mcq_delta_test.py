@@ -134,7 +134,7 @@ def scenario():
         for g in ["planning-convergent", "planning-divergent", "grounded_reasoning",
                   "noise-abstain", "noise-reliability"]:
             a, b = rnd() < 0.195 + 0.5 * u, rnd() < 0.4 + 0.5 * u
-            rows.append((q, g, f"{g[:2]}-{q}", int(a), int(b)))
+            rows.append((q, g, f"{g}-{q}", int(a), int(b)))
     return rows
 
 
@@ -166,14 +166,32 @@ def write_scenario(directory):
                       "options": [{"label": "A", "text": "one"}, {"label": "B", "text": "two"}],
                       "answer": ["A"], "meta": {"provenance": {"source": {"question_id": f"q{q}"}}}})
         for out, right, model in [(ra, a, "ma"), (rb, b, "mb")]:
+            ans = ["A"] if right else ["B"]
             out.append({"id": id_, "run": 0, "model": model, "prompt": "bare", "shuffle_seed": None,
                         "task": task, "subtask": sub, "group": g, "labels": ["A", "B"],
-                        "permutation": None, "gold": ["A"], "allow_empty": False, "outcome": "ok",
-                        "answer": ["A"] if right else ["B"], "answer_shown": None,
-                        "parse_note": "letters", "text": "Answer: x", "finish_reason": "stop",
-                        "error": None, "usage": None, "cached": False})
+                        "permutation": ["A", "B"], "gold": ["A"], "allow_empty": False,
+                        "outcome": "ok", "answer": ans, "answer_shown": ans, "parse_note": None,
+                        "text": "x", "error": None, "usage": None, "cached": False})
     for name, rows in [("items.jsonl", items), ("a.jsonl", ra), ("b.jsonl", rb)]:
         (d / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def demo_rows(root):
+    """(group, item, d) of the shipped demo: data/demo/mcq-bare.jsonl (A) against
+    data/demo/mcq-informative.jsonl (B), EM of each (id, run) (a failure scores 0), d the mean
+    over an item's paired runs."""
+    def em(path):
+        out = {}
+        for line in (root / path).read_text().splitlines():
+            r = json.loads(line)
+            ok = r["outcome"] == "ok" and set(r["answer"]) == set(r["gold"])
+            out[(r["id"], r["run"])] = (r["group"], 1.0 if ok else 0.0)
+        return out
+    a, b = em("data/demo/mcq-bare.jsonl"), em("data/demo/mcq-informative.jsonl")
+    per = {}
+    for k in a.keys() & b.keys():
+        per.setdefault(k[0], (a[k][0], []))[1].append(b[k][1] - a[k][1])
+    return [(g, i, float(np.mean(d))) for i, (g, d) in per.items()]
 
 
 def main():
@@ -191,6 +209,10 @@ def main():
     d = [x for g, _, x in HAND if g == "grounded_reasoning"]
     r = stats.ttest_1samp(d, 0)
     print("HAND grounded_reasoning ttest_1samp:", repr(r.statistic), repr(r.pvalue), r.df)
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    demo = demo_rows(root)
+    print("DEMO overall stratified-t:", stratified_t(demo, overall_weights(GROUPS)))
 
     rows = scenario()
     sc = [(g, q, b - a) for q, g, _, a, b in rows]
