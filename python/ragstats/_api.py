@@ -1323,10 +1323,11 @@ def mcq_compare(
     failures: Any = 'zero',
     items: Any = None,
     cluster_by: Any = 'auto',
+    mcnemar: bool = False,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
-    """Paired comparison of two result files: deltas (B − A) with intervals, McNemar on EM
+    """Paired comparison of two result files: deltas (B − A) with intervals, a t test of each ΔEM
 
     The analysis of ``stats mcq compare``; keywords are its flags.
 
@@ -1338,7 +1339,7 @@ def mcq_compare(
 
     - ``a`` (A): Results of model A (the baseline)
     - ``b`` (B): Results of model B; deltas are B − A
-    - ``more`` (MORE): Further results files: with three or more files, every file is scored and every pair compared, the McNemar p-values adjusted over the pairs (Holm and BH)
+    - ``more`` (MORE): Further results files: with three or more files, every file is scored and every pair compared, the tests' p-values adjusted over the pairs (Holm and BH)
     - ``replicates`` (--replicates) (default 10000): Number of bootstrap replicates
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
@@ -1346,6 +1347,7 @@ def mcq_compare(
     - ``failures`` (--failures) [zero, exclude] (default zero): How parse failures and API errors score: 0 (default) or left out
     - ``items`` (--items): Items JSONL whose gold answers and groups replace those in the results; its `meta.provenance` makes items of one source a cluster (--cluster-by)
     - ``cluster_by`` (--cluster-by) [auto, question, trajectory, none] (default auto): With --items: the items resampled (and tested) together. auto: by source question when any item carries provenance; question: same `question_id`; trajectory: same run, question, arm and trajectory; none: item by item. Items without provenance are their own cluster
+    - ``mcnemar`` (--mcnemar): Also McNemar's exact test (and mid-p) on EM over the (id, run) pairs, which assumes every pair independent: with several runs per item it is too optimistic, and it weights tasks by their pairs, not as the printed ΔEM does
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
@@ -1361,6 +1363,8 @@ def mcq_compare(
     _flag(argv, tables, '--failures', failures, False, 'zero')
     _flag(argv, tables, '--items', items, False, None)
     _flag(argv, tables, '--cluster-by', cluster_by, False, 'auto')
+    if mcnemar:
+        argv.append('--mcnemar')
     if plot:
         argv += ['--plot', 'figure.svg']
     return _run(argv, tables, progress)

@@ -334,6 +334,12 @@ fn the_figure_shows_the_reports_numbers() {
 /// exact p-values are scipy's `binomtest(6, 6, 0.5)`, `binomtest(11, 11, 0.5)` and
 /// `binomtest(5, 5, 0.5)`: 0.03125, 0.0009765625, 0.0625; statsmodels' Holm gives
 /// [0.0625, 0.0029296875, 0.0625] and BH [0.046875, 0.0029296875, 0.0625].
+///
+/// The tests of ΔEM (one group, 1 run: the one-sample t test of the 20 item differences,
+/// 6, 11 or 5 of them 1): scipy 1.17.1 `ttest_1samp` p = 0.010162572120690608,
+/// 0.0001192753771977957, 0.02099150467016482; statsmodels 0.15.0 `multipletests` Holm
+/// [0.020325144241381217, 0.0003578261315933871, 0.02099150467016482], BH
+/// [0.015243858181035913, 0.0003578261315933871, 0.02099150467016482].
 #[test]
 fn mcq_compare_of_three_files_adjusts_mcnemar_over_the_pairs() {
     let dir = tempfile::tempdir().unwrap();
@@ -369,6 +375,44 @@ fn mcq_compare_of_three_files_adjusts_mcnemar_over_the_pairs() {
         "--format",
         "json",
     ]);
+    // Without --mcnemar: the tests of ΔEM, adjusted, and no McNemar.
+    let plain = json(&args);
+    let t_want = [
+        (
+            0.010_162_572_120_690_608,
+            0.020_325_144_241_381_217,
+            0.015_243_858_181_035_913,
+        ),
+        (
+            1.192_753_771_977_957e-4,
+            3.578_261_315_933_871e-4,
+            3.578_261_315_933_871e-4,
+        ),
+        (
+            0.020_991_504_670_164_82,
+            0.020_991_504_670_164_82,
+            0.020_991_504_670_164_82,
+        ),
+    ];
+    for (p, (raw, holm, bh)) in plain["pairs"].as_array().unwrap().iter().zip(t_want) {
+        assert!(p.get("mcnemar").is_none(), "{p}");
+        let t = p["tests"].as_array().unwrap().last().unwrap();
+        assert_eq!(
+            (&t["level"], &t["test"]),
+            (
+                &serde_json::json!("overall"),
+                &serde_json::json!("stratified-t")
+            )
+        );
+        assert!((num(&t["p"]) - raw).abs() < 1e-12 * raw, "{t}");
+        assert!((num(&t["p_holm"]) - holm).abs() < 1e-12 * holm, "{t}");
+        assert!((num(&t["q_bh"]) - bh).abs() < 1e-12 * bh, "{t}");
+        assert_eq!(
+            (&t["favours"], &t["favours_holm"]),
+            (&serde_json::json!("B"), &serde_json::json!("B"))
+        );
+    }
+    args.push("--mcnemar");
     let doc = json(&args);
     assert_eq!(doc["family"], "all-pairs");
     let em: Vec<f64> = doc["systems"]
@@ -414,6 +458,19 @@ fn mcq_compare_of_three_files_adjusts_mcnemar_over_the_pairs() {
         "json",
     ]);
     assert_eq!(pairs[1]["deltas"], two["deltas"]);
+    // And so are its tests, less the adjustments.
+    for (t, u) in pairs[1]["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(two["tests"].as_array().unwrap())
+    {
+        let mut t = t.clone();
+        for k in ["p_holm", "q_bh", "favours_holm"] {
+            t.as_object_mut().unwrap().remove(k);
+        }
+        assert_eq!(&t, u);
+    }
 }
 
 /// `stats report` of a panel with more than two arms has the leaderboard section, with the

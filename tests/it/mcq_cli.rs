@@ -382,6 +382,7 @@ fn compare_deltas_and_mcnemar_by_hand() {
         "cpu",
         "--replicates",
         "500",
+        "--mcnemar",
     ]));
     assert_eq!(v["pairs"], 8);
     let run = &v["run"];
@@ -413,8 +414,49 @@ fn compare_deltas_and_mcnemar_by_hand() {
         .unwrap();
     assert_eq!(m["a_only"], 1);
     assert_eq!(m["b_only"], 6);
-    // 2 · (C(7,0) + C(7,1)) / 2^7 = 0.125
+    // 2 · (C(7,0) + C(7,1)) / 2^7 = 0.125; mid-p 2/128 + 7/128.
     assert!(close(m["p"].as_f64().unwrap(), 0.125), "{m}");
+    assert!(close(m["p_mid"].as_f64().unwrap(), 9.0 / 128.0), "{m}");
+    assert_eq!(m["assumes"], "independent pairs");
+    // The test of ΔEM: the one-sample t of d = (−1, 1, 1, 1, 1, 1, 1, 0) on 7 df (scipy's
+    // ttest_1samp p = 0.04917371420480338): significant where the exact McNemar is not.
+    let t = row(&v, "tests", "overall");
+    assert_eq!(
+        (&t["test"], &t["df"]),
+        (&json!("stratified-t"), &json!(7.0))
+    );
+    assert!(
+        (t["p"].as_f64().unwrap() - 0.049_173_714_204_803_38).abs() < 1e-13,
+        "{t}"
+    );
+    assert_eq!(t["favours"], "B");
+    // Without --mcnemar, no McNemar in any format; the text labels it when asked.
+    let args = |extra: &[&str]| {
+        let mut c = stats();
+        c.args(["mcq", "compare"]).arg(&pa).arg(&pb);
+        c.args(["--backend", "cpu", "--replicates", "50"])
+            .args(extra);
+        c
+    };
+    let plain = json_of(&mut args(&["--format", "json"]));
+    assert!(
+        plain.get("mcnemar").is_none() && plain["tests"] == v["tests"],
+        "{plain}"
+    );
+    let text = |extra: &[&str]| String::from_utf8(args(extra).output().unwrap().stdout).unwrap();
+    let (t0, t1) = (text(&[]), text(&["--mcnemar"]));
+    assert!(
+        !t0.contains("McNemar") && t0.contains("stratified-t"),
+        "{t0}"
+    );
+    assert!(t1.contains("assuming every pair independent"), "{t1}");
+    let csv = text(&["--format", "csv"]);
+    assert!(
+        csv.starts_with("level,")
+            && csv.contains(",test,test_clusters,")
+            && !csv.contains("mcnemar"),
+        "{csv}"
+    );
 
     // The other order: the deltas are negative, and so are their intervals (a difference
     // is clamped to [−1, 1], not to a score's [0, 1], which made this [0, 0]).
@@ -513,6 +555,23 @@ fn compare_in_both_orders_mirrors_and_holds_every_estimate() {
     ));
     assert!(ov["delta_em"]["ci"][1].as_f64().unwrap() < 0.0, "{ov}");
     assert!(negative >= 4, "{negative} wholly negative intervals");
+    // The test of the overall ΔEM on the demo (25 items in six groups of 4–5, 1–5 runs):
+    // the stratified t, against tests/reference/mcq_delta_test.py's DEMO line (numpy 2.4.6,
+    // scipy 1.17.1): se 0.07990337046152128, df 9.584125384296254, t 2.8419744000997915,
+    // p 0.01820425169534034. In the other order the same p, t negated, favouring A.
+    for (v, sign, side) in [(&fwd, 1.0, "B"), (&rev, -1.0, "A")] {
+        let t = row(v, "tests", "overall");
+        let f = |k: &str| t[k].as_f64().unwrap();
+        assert_eq!(t["test"], "stratified-t");
+        assert!((f("se") - 0.079_903_370_461_521_28).abs() < 1e-14, "{t}");
+        assert!((f("df") - 9.584_125_384_296_254).abs() < 1e-12, "{t}");
+        assert!(
+            (f("t") - sign * 2.841_974_400_099_791_5).abs() < 1e-12,
+            "{t}"
+        );
+        assert!((f("p") - 0.018_204_251_695_340_34).abs() < 1e-13, "{t}");
+        assert_eq!(t["favours"], side);
+    }
 }
 
 #[test]

@@ -54,12 +54,15 @@ const FAST: [&str; 6] = [
     "400",
 ];
 
+/// `mcq compare FILES --mcnemar EXTRA` as JSON: the tests here check the cluster-adjusted
+/// McNemar (Obuchowski), which comes with `--mcnemar`.
 fn compare(files: &[&Path], extra: &[&str]) -> Value {
     json_of(
         stats()
             .args(["mcq", "compare"])
             .args(files)
             .args(FAST)
+            .arg("--mcnemar")
             .args(extra),
     )
 }
@@ -107,6 +110,24 @@ fn singleton_clusters_give_the_item_bootstrap_bit_for_bit() {
     assert_eq!(c["without_provenance"], 0);
     assert_eq!(c["notes"], json!([]));
     assert!(plain.get("clusters").is_none());
+    // One group, every item its own cluster: the jackknife t is the stratified (one-sample)
+    // t, to rounding.
+    for (a, b) in plain["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(clus["tests"].as_array().unwrap())
+    {
+        assert_eq!(
+            (&a["test"], &b["test"]),
+            (&json!("stratified-t"), &json!("cluster-t"))
+        );
+        assert_eq!((&a["df"], &a["clusters"]), (&b["df"], &b["clusters"]));
+        for k in ["se", "t", "p"] {
+            let (x, y) = (a[k].as_f64().unwrap(), b[k].as_f64().unwrap());
+            assert!((x - y).abs() < 1e-12 * x.abs(), "{k}: {a} vs {b}");
+        }
+    }
     // All six groups: the same estimates and exact McNemar p, the cluster test beside it.
     let (bare6, inf6) = (Path::new(BARE), Path::new(INF));
     let plain6 = compare(&[bare6, inf6], &[]);
@@ -227,6 +248,27 @@ fn copies_in_one_cluster_give_the_intervals_of_the_originals() {
     assert!(naive.get("clusters").is_none());
     let (w, wn) = (width(&orig), width(&naive));
     assert!(w > 0.0 && wn < 0.75 * w, "{w} vs item by item {wn}");
+    // The test of ΔEM: the copies of a cluster leave together, so every Δ₍c₎ is the
+    // original's: the same SE, df and p. Item by item the copies make it too optimistic.
+    for (a, b) in orig["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(copy["tests"].as_array().unwrap())
+    {
+        assert_eq!((&a["test"], &a["df"]), (&b["test"], &b["df"]), "{a} vs {b}");
+        for k in ["estimate", "p"] {
+            assert!(near(&a[k], &b[k]), "{k}: {a} vs {b}");
+        }
+        if a.get("se").is_some() {
+            assert!(near(&a["se"], &b["se"]), "{a} vs {b}");
+        }
+    }
+    let (p0, pn) = (
+        overall(&orig, "tests")["p"].as_f64().unwrap(),
+        overall(&naive, "tests")["p"].as_f64().unwrap(),
+    );
+    assert!(pn < p0 / 10.0, "{p0} vs item by item {pn}");
     // Obuchowski: the same X² and p for the copies.
     for (a, b) in orig["mcnemar"]
         .as_array()
@@ -352,6 +394,7 @@ fn obuchowski_and_exact_mcnemar_against_numpy_and_scipy() {
             "cpu",
             "--replicates",
             "50",
+            "--mcnemar",
         ])
         .output()
         .unwrap();
@@ -361,6 +404,10 @@ fn obuchowski_and_exact_mcnemar_against_numpy_and_scipy() {
         "{text}"
     );
     assert!(text.contains("clusters: by question from"), "{text}");
+    assert!(
+        text.contains("delete-one-cluster jackknife t over the clusters above, df = clusters − 1"),
+        "{text}"
+    );
 }
 
 /// Items without provenance are their own cluster, and the report says so; `auto` with no
@@ -715,4 +762,144 @@ fn the_overall_se_carries_the_covariance_between_groups_of_a_question() {
         let (sa, sb) = (a["se"].as_f64().unwrap(), b["se"].as_f64().unwrap());
         assert!((sa - sb).abs() < 1e-9 * sb, "{k}: {sa} vs {sb}");
     }
+}
+
+/// The case of issue 45, SCENARIO of tests/reference/mcq_delta_test.py: 80 source questions,
+/// each with 6 evidence-extraction items on which A is better (by 0.2 in expectation) and one
+/// item in each other group on which B is (by 0.205); 1 run. The printed ΔEM, the mean of the
+/// task means, is +0.103125 (B better), but the 480 evidence pairs outnumber the 400 others,
+/// so the pooled (id, run) pairs lean A. Reference (`/tmp/venv-mcq/bin/python
+/// tests/reference/mcq_delta_test.py`, numpy 2.4.6, scipy 1.17.1, statsmodels 0.15.0;
+/// the jackknife by brute force): overall cluster-t SE 0.024805579721860024, df 79,
+/// t 4.157330776233407, p 8.107667153615479e-05, interval [0.053750728627743515,
+/// 0.1524992713722565]; pooled pairs A-only 219, B-only 185, exact McNemar p
+/// 0.10051002788092246; Obuchowski over the 80 questions X² 3.4430704267832994,
+/// p 0.0635175483742957.
+#[test]
+fn the_overall_test_tests_the_printed_delta_not_the_pooled_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state: u64 = 20250293;
+    let mut rnd = || {
+        state = (1103515245 * state + 12345) % (1 << 31);
+        state as f64 / 2147483648.0
+    };
+    let (mut items, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new());
+    let mut push = |id: String, question: usize, group: &str, ra: bool, rb: bool| {
+        let (task, sub) = match group {
+            "planning-convergent" => ("planning", Some("convergent")),
+            "planning-divergent" => ("planning", Some("divergent")),
+            "noise-abstain" => ("noise_robustness", Some("abstain")),
+            "noise-reliability" => ("noise_robustness", Some("reliability")),
+            g => (g, None),
+        };
+        items.push(json!({
+            "id": id, "task": task, "subtask": sub, "language": "en",
+            "query": format!("query {id}"), "context": "ctx", "instruction": "Pick.",
+            "polarity": "correct",
+            "options": [{"label": "A", "text": "one"}, {"label": "B", "text": "two"},
+                        {"label": "C", "text": "three"}, {"label": "D", "text": "four"}],
+            "answer": ["A"],
+            "meta": {"provenance": {"source": {"question_id": format!("q{question}")}}}
+        }));
+        let ans = |r: bool| if r { vec!["A"] } else { vec!["B"] };
+        a.push(result_line(
+            &id,
+            0,
+            "ma",
+            group,
+            &["A"],
+            "ok",
+            Some(&ans(ra)),
+        ));
+        b.push(result_line(
+            &id,
+            0,
+            "mb",
+            group,
+            &["A"],
+            "ok",
+            Some(&ans(rb)),
+        ));
+    };
+    for q in 0..80 {
+        let u = rnd();
+        for j in 0..6 {
+            let (ra, rb) = (rnd() < 0.4 + 0.5 * u, rnd() < 0.2 + 0.5 * u);
+            push(format!("ee-{q}-{j}"), q, "evidence_extraction", ra, rb);
+        }
+        for g in [
+            "planning-convergent",
+            "planning-divergent",
+            "grounded_reasoning",
+            "noise-abstain",
+            "noise-reliability",
+        ] {
+            let (ra, rb) = (rnd() < 0.195 + 0.5 * u, rnd() < 0.4 + 0.5 * u);
+            push(format!("{g}-{q}"), q, g, ra, rb);
+        }
+    }
+    let it = write(dir.path(), "items.jsonl", &to_jsonl(&items));
+    let pa = write(dir.path(), "a.jsonl", &(a.join("\n") + "\n"));
+    let pb = write(dir.path(), "b.jsonl", &(b.join("\n") + "\n"));
+    let v = compare(&[&pa, &pb], &["--items", it.to_str().unwrap()]);
+    assert_eq!(v["clusters"]["clusters"], 80);
+    let d = overall(&v, "deltas");
+    let est = d["delta_em"]["estimate"].as_f64().unwrap();
+    assert!((est - 0.103_125).abs() < 1e-15, "{d}");
+    // The printed interval (the joint cluster bootstrap) says B, and so does the test.
+    let ci = &d["delta_em"]["ci"];
+    assert!(ci[0].as_f64().unwrap() > 0.0, "{d}");
+    let t = overall(&v, "tests");
+    assert_eq!(
+        (&t["test"], &t["clusters"]),
+        (&json!("cluster-t"), &json!(80))
+    );
+    assert_eq!(t["df"], 79.0);
+    let near = |k: &str, want: f64| {
+        let x = t[k].as_f64().unwrap();
+        assert!((x - want).abs() < 1e-10 * want.abs(), "{k}: {x} vs {want}");
+    };
+    near("estimate", 0.103_125);
+    near("se", 0.024_805_579_721_860_024);
+    near("t", 4.157_330_776_233_407);
+    near("p", 8.107_667_153_615_479e-5);
+    assert!((t["ci"][0].as_f64().unwrap() - 0.053_750_728_627_743_515).abs() < 1e-12);
+    assert!((t["ci"][1].as_f64().unwrap() - 0.152_499_271_372_256_5).abs() < 1e-12);
+    assert_eq!(t["favours"], "B");
+    // Interval and test agree about 0 at every level here, so no note says otherwise.
+    assert!(
+        !v["test_notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("overall")),
+        "{v}"
+    );
+    // The pooled tests (--mcnemar) lean the other way: more A-only pairs.
+    let m = overall(&v, "mcnemar");
+    assert_eq!((&m["a_only"], &m["b_only"]), (&json!(219), &json!(185)));
+    assert!(
+        (m["p"].as_f64().unwrap() - 0.100_510_027_880_922_46).abs() < 1e-12,
+        "{m}"
+    );
+    assert!(
+        (m["chi2"].as_f64().unwrap() - 3.443_070_426_783_299_4).abs() < 1e-9,
+        "{m}"
+    );
+    assert!(
+        (m["obuchowski_p"].as_f64().unwrap() - 0.063_517_548_374_295_7).abs() < 1e-12,
+        "{m}"
+    );
+    // The evidence-extraction group's test favours A, as its Δ does.
+    let ee = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["level"] == "group" && t["name"] == "evidence_extraction")
+        .unwrap();
+    assert_eq!(ee["favours"], "A", "{ee}");
+    assert!(
+        (ee["estimate"].as_f64().unwrap() + 0.25).abs() < 1e-15,
+        "{ee}"
+    );
 }

@@ -1,6 +1,7 @@
-"""ragstats.mcq.compare(..., items=...) with items of one source as a cluster: the
-cluster-adjusted McNemar p equals an independent numpy/scipy computation of Obuchowski's
-test on the demo's results, and the document is the CLI's."""
+"""ragstats.mcq.compare(..., items=...) with items of one source as a cluster: the test of
+the overall ΔEM equals a brute-force delete-one-cluster jackknife in numpy/scipy, the
+cluster-adjusted McNemar p (mcnemar=True) an independent computation of Obuchowski's test on
+the demo's results, and the document is the CLI's."""
 
 import json
 
@@ -54,9 +55,58 @@ def obuchowski(a, b):
     return len(clusters), chi2, sps.chi2.sf(chi2, 1)
 
 
+def group_em(path):
+    """(id, run) -> (group, exact match)."""
+    out = {}
+    for line in (ROOT / path).read_text().splitlines():
+        r = json.loads(line)
+        ok = r["outcome"] == "ok" and set(r["answer"]) == set(r["gold"])
+        out[(r["id"], r["run"])] = (r["group"], 1.0 if ok else 0.0)
+    return out
+
+
+def overall_delta(items):
+    """The printed overall ΔEM of (id, group, d) rows: the mean over tasks of the mean over
+    their groups of the mean d."""
+    task = lambda g: g.split("-")[0] if g.startswith(("planning", "noise")) else g
+    groups = {}
+    for _, g, d in items:
+        groups.setdefault(g, []).append(d)
+    tasks = {}
+    for g, ds in groups.items():
+        tasks.setdefault(task(g), []).append(np.mean(ds))
+    return np.mean([np.mean(v) for v in tasks.values()])
+
+
+def jackknife_t(a, b):
+    """The overall ΔEM's delete-one-cluster jackknife: every question left out in turn and
+    the printed Δ recomputed from the rest; SE² = (C − 1)/C Σ (Δ₍c₎ − mean)², t on C − 1 df."""
+    per = {}
+    for k in a.keys() & b.keys():
+        per.setdefault(k[0], (a[k][0], []))[1].append(b[k][1] - a[k][1])
+    items = [(i, g, np.mean(d)) for i, (g, d) in per.items()]
+    est = overall_delta(items)
+    qs = sorted({question(i) for i, _, _ in items})
+    loo = np.array([overall_delta([x for x in items if question(x[0]) != q]) for q in qs])
+    c = len(qs)
+    se = np.sqrt((c - 1) / c * np.sum((loo - loo.mean()) ** 2))
+    t = est / se
+    return est, se, c - 1, t, 2 * sps.t.sf(abs(t), c - 1)
+
+
 def test_mcq_compare_with_clusters(tmp_path):
     items = clustered_items(tmp_path / "items.jsonl")
-    r = ragstats.mcq.compare(BARE, INF, items=items, backend="cpu", replicates=500).to_dict()
+    # The default: the test of each level's ΔEM, and no McNemar.
+    plain = ragstats.mcq.compare(BARE, INF, items=items, backend="cpu", replicates=500).to_dict()
+    assert "mcnemar" not in plain
+    t = next(x for x in plain["tests"] if x["level"] == "overall")
+    est, se, df, tt, p = jackknife_t(group_em(BARE), group_em(INF))
+    assert t["test"] == "cluster-t" and t["clusters"] == 12 and t["df"] == df == 11
+    for key, want in [("estimate", est), ("se", se), ("t", tt), ("p", p)]:
+        assert abs(t[key] - want) < 1e-10 * abs(want), (key, t[key], want)
+    assert (t["p"] < 0.05) == (t["ci"][0] > 0 or t["ci"][1] < 0)
+    r = ragstats.mcq.compare(BARE, INF, items=items, backend="cpu", replicates=500, mcnemar=True).to_dict()
+    assert r["tests"] == plain["tests"]
     assert r["clusters"]["rule"] == "question"
     assert r["clusters"]["clusters"] == 12
     overall = next(m for m in r["mcnemar"] if m["group"] == "overall")
@@ -84,8 +134,8 @@ def test_mcq_compare_with_clusters(tmp_path):
     assert abs(overall["p"] - exact.pvalue) < 1e-12
     assert abs(exact.pvalue - 0.01371818505867867) < 1e-12
     # The Python document is the CLI's.
-    want = cli_json("mcq", "compare", BARE, INF, "--items", items, "--backend", "cpu", "--replicates", "500")
-    for key in ("deltas", "mcnemar", "clusters"):
+    want = cli_json("mcq", "compare", BARE, INF, "--items", items, "--backend", "cpu", "--replicates", "500", "--mcnemar")
+    for key in ("deltas", "tests", "test_notes", "mcnemar", "clusters"):
         assert r[key] == want[key]
     # cluster_by forwards --cluster-by: item by item there are no clusters.
     plain = ragstats.mcq.compare(BARE, INF, items=items, cluster_by="none", backend="cpu", replicates=500).to_dict()

@@ -1,10 +1,13 @@
-//! `stats mcq compare`: paired deltas (B − A) of two result files with intervals, and
-//! McNemar's exact test on EM. The analysis is
+//! `stats mcq compare`: paired deltas (B − A) of two result files with intervals, the test
+//! of each level's ΔEM, and (`--mcnemar`) McNemar's exact test on EM over (id, run) pairs
+//! taken as independent. The analysis is
 //! [`ragstats_core::mcq::compare::compare_results`]; the tables are in `compare/render.rs`.
 
 use std::path::PathBuf;
 
-use ragstats_core::mcq::compare::{compare_results_clustered, paired_items, CompareReport, Side};
+use ragstats_core::mcq::compare::{
+    compare_results_clustered, paired_items, CompareReport, CompareSettings, Side,
+};
 
 use super::boot::{load_results, BootArgs};
 use crate::cmd::common::Format;
@@ -21,11 +24,16 @@ pub struct Args {
     /// Results of model B; deltas are B − A.
     pub b: PathBuf,
     /// Further results files: with three or more files, every file is scored and every
-    /// pair compared, the McNemar p-values adjusted over the pairs (Holm and BH).
+    /// pair compared, the tests' p-values adjusted over the pairs (Holm and BH).
     #[arg(value_name = "MORE")]
     pub more: Vec<PathBuf>,
     #[command(flatten)]
     pub boot: BootArgs,
+    /// Also McNemar's exact test (and mid-p) on EM over the (id, run) pairs, which assumes
+    /// every pair independent: with several runs per item it is too optimistic, and it
+    /// weights tasks by their pairs, not as the printed ΔEM does.
+    #[arg(long)]
+    pub mcnemar: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -44,13 +52,23 @@ pub struct CompareOutput {
     pub report: CompareReport,
 }
 
+impl Args {
+    /// The library's settings of these flags.
+    pub fn settings(&self) -> anyhow::Result<CompareSettings> {
+        Ok(CompareSettings {
+            boot: self.boot.settings()?,
+            independent_pairs: self.mcnemar,
+        })
+    }
+}
+
 /// Loads both results files (applying `--items`) and compares them.
 pub fn compute(a: &Args) -> anyhow::Result<CompareOutput> {
-    let settings = a.boot.settings()?;
+    let settings = a.settings()?;
     let (items, clusters) = a.boot.load_items()?;
     let ra = load_results(&a.a, items.as_ref())?;
     let rb = load_results(&a.b, items.as_ref())?;
-    let rows = paired_items(&ra, &rb, settings.failures)?;
+    let rows = paired_items(&ra, &rb, settings.boot.failures)?;
     let report = a.boot.with_engine(rows, |engine, progress| {
         Ok(compare_results_clustered(
             &ra,

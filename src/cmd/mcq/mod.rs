@@ -46,7 +46,7 @@ pub enum Sub {
         after_help = "Example:\n  stats mcq cost runs/qwen3-8b.ledger.jsonl --prices prices.toml"
     )]
     Cost(cost::Args),
-    /// Paired comparison of two result files: deltas (B − A) with intervals, McNemar on EM.
+    /// Paired comparison of two result files: deltas (B − A) with intervals, a t test of each ΔEM.
     #[command(
         after_help = "Example:\n  stats mcq compare runs/qwen3-8b.jsonl runs/qwen3-32b.jsonl"
     )]

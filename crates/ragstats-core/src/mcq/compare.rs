@@ -1,13 +1,15 @@
 //! Paired comparison of two result files on (id, run): per-item differences for the
-//! bootstrap, and McNemar's exact test on EM.
+//! bootstrap, the test of the printed ΔEM at every level ([`super::delta_test`]), and, when
+//! asked for, McNemar's exact test on EM over (id, run) pairs taken as independent.
 
 use std::collections::HashMap;
 
 use serde::{Serialize, Serializer};
 
 use super::cluster::Clusters;
+use super::delta_test::{delta_tests, DeltaTest};
 use super::item::{Group, Task};
-use super::paired_tests::{mcnemar_exact, obuchowski, ClusterTest};
+use super::paired_tests::{mcnemar_exact, mcnemar_mid_p, obuchowski, ClusterTest};
 use super::results::RunResult;
 use super::score::{
     bootstrap_group_means, group_means, level_rows, levels, line_score, BootSettings,
@@ -136,7 +138,14 @@ pub fn per_run_differences(pairs: &[Pair]) -> Vec<GroupMeans> {
         .collect()
 }
 
-/// McNemar counts and exact p of one group (or overall).
+/// What McNemar's test on (id, run) pairs assumes: every pair independent. The runs of one
+/// item are not, so with several runs its p is too small (at 5 runs per item it rejected a
+/// true null at 0.19 for a nominal 0.05), and it weights every pair alike, not as the
+/// printed Δ does; it is shown only when asked for ([`CompareSettings::independent_pairs`]).
+pub const INDEPENDENT_PAIRS: &str = "independent pairs";
+
+/// McNemar counts and exact p of one group (or overall), on (id, run) pairs taken as
+/// independent ([`INDEPENDENT_PAIRS`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct McNemar {
     /// Group name or `overall`.
@@ -147,8 +156,12 @@ pub struct McNemar {
     pub a_only: u64,
     /// Pairs with B exactly right and A not.
     pub b_only: u64,
-    /// Exact two-sided p.
+    /// Exact two-sided p ([`mcnemar_exact`]).
     pub p: f64,
+    /// Mid-p ([`mcnemar_mid_p`]).
+    pub p_mid: f64,
+    /// What the test assumes: [`INDEPENDENT_PAIRS`].
+    pub assumes: &'static str,
     /// The cluster-adjusted test, when clusters are in force: the p that decides.
     #[serde(flatten)]
     pub cluster: Option<ClusterTest>,
@@ -187,6 +200,8 @@ pub fn mcnemar_table(pairs: &[Pair], clusters: Option<&Clusters>) -> Vec<McNemar
             a_only,
             b_only,
             p: mcnemar_exact(a_only, b_only),
+            p_mid: mcnemar_mid_p(a_only, b_only),
+            assumes: INDEPENDENT_PAIRS,
             cluster,
         }
     };
@@ -200,6 +215,27 @@ pub fn mcnemar_table(pairs: &[Pair], clusters: Option<&Clusters>) -> Vec<McNemar
     let all: Vec<&Pair> = pairs.iter().collect();
     out.push(row("overall".into(), &all));
     out
+}
+
+/// The settings of `mcq compare`: the bootstrap's, and whether McNemar's test on (id, run)
+/// pairs taken as independent is added to the report (`--mcnemar`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompareSettings {
+    /// How failures score, and the bootstrap's seed, replicates and confidence (whose
+    /// 1 − confidence is the tests' α).
+    pub boot: BootSettings,
+    /// Add [`mcnemar_table`] (it assumes independent pairs: [`INDEPENDENT_PAIRS`]).
+    pub independent_pairs: bool,
+}
+
+impl CompareSettings {
+    /// The bootstrap's settings without McNemar's table.
+    pub fn new(boot: BootSettings) -> CompareSettings {
+        CompareSettings {
+            boot,
+            independent_pairs: false,
+        }
+    }
 }
 
 /// One side of a comparison: the configuration of its results file.
@@ -305,8 +341,16 @@ pub struct CompareReport {
     pub adapter: String,
     /// Deltas per group, task and overall.
     pub deltas: Vec<DeltaRow>,
-    /// McNemar's exact test on EM per group and overall ([`mcnemar_table`]).
-    pub mcnemar: Vec<McNemar>,
+    /// The test of each level's ΔEM, in the order of `deltas` ([`delta_tests`]).
+    pub tests: Vec<DeltaTest>,
+    /// What the reader should know about `tests`: groups without a variance estimate, levels
+    /// where the sign test decides, and levels where the bootstrap interval and the test
+    /// disagree about 0.
+    pub test_notes: Vec<String>,
+    /// McNemar's exact test on EM per group and overall over (id, run) pairs taken as
+    /// independent ([`mcnemar_table`]), when asked for; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcnemar: Option<Vec<McNemar>>,
     /// The clusters the bootstrap resampled and the cluster-adjusted test used (`--items`
     /// with provenance); absent when items were resampled one by one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -369,15 +413,17 @@ fn at_level(l: &Levels, r: &LevelRow) -> [f64; 2] {
 /// Paired comparison of two results files on (id, run): per-item differences
 /// `d_i = mean_r (x_ir^B − x_ir^A)` averaged group → task → overall as in scoring, with the
 /// mean and SD over runs, the stratified item bootstrap (clamped to [−1, 1]) for SEs and
-/// percentile intervals, each side's own scores over the paired set, and McNemar's exact
-/// test on EM. `progress` is called with the replicates done.
+/// percentile intervals, each side's own scores over the paired set, the test of every
+/// level's ΔEM ([`delta_tests`]: stratified t over items, every run of an item together),
+/// and with [`CompareSettings::independent_pairs`] McNemar's exact test on EM over the
+/// (id, run) pairs. `progress` is called with the replicates done.
 ///
 /// # Errors
 /// Those of [`pair`]; [`Error::Usage`] for fewer than 2 replicates; engine errors.
 pub fn compare_results(
     a: &[RunResult],
     b: &[RunResult],
-    settings: &BootSettings,
+    settings: &CompareSettings,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CompareReport> {
@@ -386,15 +432,17 @@ pub fn compare_results(
 
 /// [`compare_results`] with `clusters` of items: the paired bootstrap resamples clusters,
 /// drawn once per replicate jointly across groups, rather than items within groups
-/// ([`bootstrap_group_means`] on the per-item differences), and every McNemar row adds the
-/// cluster-adjusted test ([`mcnemar_table`]). With `None` it is [`compare_results`].
+/// ([`bootstrap_group_means`] on the per-item differences), the test of each level's ΔEM is
+/// the delete-one-cluster jackknife t over the same clusters ([`delta_tests`]), and every
+/// McNemar row (when asked for) adds the cluster-adjusted test ([`mcnemar_table`]). With
+/// `None` it is [`compare_results`].
 ///
 /// # Errors
 /// Those of [`compare_results`].
 pub fn compare_results_clustered(
     a: &[RunResult],
     b: &[RunResult],
-    settings: &BootSettings,
+    settings: &CompareSettings,
     clusters: Option<&Clusters>,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
@@ -402,7 +450,8 @@ pub fn compare_results_clustered(
     let (Some(fa), Some(fb)) = (a.first(), b.first()) else {
         return Err(Error::Usage("no result lines to compare".into()));
     };
-    let pairing = pair(a, b, settings.failures)?;
+    let boot = &settings.boot;
+    let pairing = pair(a, b, boot.failures)?;
     let diffs = item_differences(&pairing.pairs);
     let per_run = per_run_differences(&pairing.pairs);
     let units = clusters.map(|c| c.indices(item_ids(&pairing.pairs)));
@@ -410,7 +459,7 @@ pub fn compare_results_clustered(
         &diffs,
         units.as_deref(),
         MeanRange::Differences,
-        &settings.resampling,
+        &boot.resampling,
         backend,
         progress,
     )?;
@@ -418,32 +467,95 @@ pub fn compare_results_clustered(
         side_levels(&pairing.pairs, false),
         side_levels(&pairing.pairs, true),
     );
-    let deltas = level_rows(
-        &diffs,
-        &per_run,
-        &reps.means,
-        settings.resampling.confidence,
-    )
-    .into_iter()
-    .map(|r| DeltaRow {
-        a: at_level(&la, &r),
-        b: at_level(&lb, &r),
-        delta: r,
-    })
-    .collect();
+    let confidence = boot.resampling.confidence;
+    let deltas: Vec<DeltaRow> = level_rows(&diffs, &per_run, &reps.means, confidence)
+        .into_iter()
+        .map(|r| DeltaRow {
+            a: at_level(&la, &r),
+            b: at_level(&lb, &r),
+            delta: r,
+        })
+        .collect();
+    let em: Vec<(Group, f64)> = diffs.iter().map(|(g, v)| (*g, v[0])).collect();
+    let (tests, mut test_notes) = delta_tests(&em, units.as_deref(), confidence);
+    test_notes.extend(disagreements(&deltas, &tests, 1.0 - confidence));
     Ok(CompareReport {
         a: Side::of(fa),
         b: Side::of(fb),
         pairs: pairing.pairs.len(),
         unpaired_a: pairing.unpaired_a,
         unpaired_b: pairing.unpaired_b,
-        settings: *settings,
+        settings: *boot,
         backend: backend.name().into(),
         adapter: backend.description(),
         deltas,
-        mcnemar: mcnemar_table(&pairing.pairs, clusters),
+        tests,
+        test_notes,
+        mcnemar: settings
+            .independent_pairs
+            .then(|| mcnemar_table(&pairing.pairs, clusters)),
         clusters: clusters.map(|c| c.with_notes(reps.notes("ΔEM and ΔF1"))),
     })
+}
+
+/// Notes for the levels where the bootstrap interval of ΔEM and the test disagree about 0
+/// (the interval excludes 0 while p ≥ α, or the reverse). Near the boundary they can: the
+/// percentile bootstrap of a mean of q units has variance (q − 1)/q of the t test's SE² and
+/// no degrees of freedom, so at few items per group it is the narrower; the test is the one
+/// whose level was measured (docs/coverage-mcq.md).
+fn disagreements(deltas: &[DeltaRow], tests: &[DeltaTest], alpha: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in tests {
+        let Some(d) = deltas
+            .iter()
+            .find(|d| d.delta.level == t.level && d.delta.name == t.name)
+        else {
+            continue;
+        };
+        let ci = d.delta.em.ci;
+        let (boot, test) = (ci.excludes(0.0), t.p < alpha);
+        if boot != test && ci.is_finite() {
+            out.push(format!(
+                "{} {}: the bootstrap interval [{}, {}] {} 0, the test's p = {} {} α{}",
+                t.level,
+                t.name,
+                short(ci.lower()),
+                short(ci.upper()),
+                if boot { "excludes" } else { "covers" },
+                short(t.p),
+                if test { "<" } else { "≥" },
+                t.ci.map_or(String::new(), |c| format!(
+                    " (t interval [{}, {}])",
+                    short(c.lower()),
+                    short(c.upper())
+                )),
+            ));
+        }
+    }
+    if !out.is_empty() {
+        out.push(format!(
+            "where the bootstrap interval and the test disagree about 0, the test decides: the percentile bootstrap of a mean of q items (or clusters) has (q − 1)/q of the t test's variance and no degrees of freedom, so at a few per group it is too narrow (α = {})",
+            short(alpha)
+        ));
+    }
+    out
+}
+
+/// A number of a note: 4 significant digits.
+fn short(x: f64) -> String {
+    if x == 0.0 {
+        "0".to_string()
+    } else if (1e-3..1e4).contains(&x.abs()) {
+        let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+        let s = format!("{x:.digits$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    } else {
+        format!("{x:.3e}")
+    }
 }
 
 #[cfg(test)]
@@ -471,7 +583,11 @@ mod tests {
 
     /// The hand-computed case of tests/it/mcq_cli.rs `compare_deltas_and_mcnemar_by_hand`,
     /// through the library: 8 evidence items, A right only on e0, B right only on e1..e6,
-    /// both right on e7: ΔEM = 7/8 − 2/8 = 5/8; McNemar b = 1, c = 6, p = 0.125.
+    /// both right on e7: ΔEM = 7/8 − 2/8 = 5/8; McNemar b = 1, c = 6, p = 0.125. The test of
+    /// ΔEM is the one-sample t test of d = (−1, 1, 1, 1, 1, 1, 1, 0) on 7 df; scipy 1.17.1
+    /// (`/tmp/venv-mcq/bin/python`): `stats.ttest_1samp(d, 0)` gives t = 2.3759548165574578,
+    /// p = 0.04917371420480338, `.confidence_interval(0.95)` (0.0029805293659505017,
+    /// 1.2470194706340494); `d.std(ddof=1)/sqrt(8)` = 0.2630521404045756.
     #[test]
     fn compare_results_by_hand() {
         use super::super::score::test_line;
@@ -492,7 +608,7 @@ mod tests {
         };
         let a = side("ma", &|i| i == 0 || i == 7);
         let b = side("mb", &|i| i >= 1);
-        let settings = BootSettings {
+        let boot = BootSettings {
             failures: FailurePolicy::Zero,
             resampling: Resampling {
                 seed: 1,
@@ -500,19 +616,70 @@ mod tests {
                 confidence: 0.95,
             },
         };
+        let settings = CompareSettings {
+            boot,
+            independent_pairs: true,
+        };
         let cpu = crate::resample::cpu::CpuBackend::new();
-        assert_eq!(paired_items(&a, &b, settings.failures).unwrap(), 8);
+        assert_eq!(paired_items(&a, &b, boot.failures).unwrap(), 8);
         let r = compare_results(&a, &b, &settings, &cpu, &|_| {}).unwrap();
         assert_eq!((r.pairs, r.unpaired_a, r.unpaired_b), (8, 0, 0));
         assert_eq!((r.a.model.as_str(), r.b.model.as_str()), ("ma", "mb"));
         let ov = r.deltas.iter().find(|d| d.delta.name == "overall").unwrap();
         assert!((ov.delta.em.estimate - 5.0 / 8.0).abs() < 1e-12, "{ov:?}");
         assert!((ov.a[0] - 0.25).abs() < 1e-12 && (ov.b[0] - 0.875).abs() < 1e-12);
-        let m = r.mcnemar.iter().find(|m| m.group == "overall").unwrap();
+        let m = r
+            .mcnemar
+            .as_ref()
+            .unwrap()
+            .iter()
+            .find(|m| m.group == "overall")
+            .unwrap();
         assert_eq!((m.a_only, m.b_only), (1, 6));
         assert!((m.p - 0.125).abs() < 1e-15);
+        assert_eq!(m.assumes, "independent pairs");
+        // The test of ΔEM: one group, so every level is the one-sample t test of d.
+        assert_eq!(r.tests.len(), 3);
+        for t in &r.tests {
+            assert_eq!(
+                (t.test, t.items, t.clusters),
+                ("stratified-t", 8, 8),
+                "{t:?}"
+            );
+            assert!((t.estimate - 0.625).abs() < 1e-15);
+            assert!(
+                (t.se.unwrap() - 0.263_052_140_404_575_6).abs() < 1e-15,
+                "{t:?}"
+            );
+            assert_eq!(t.df, Some(7.0));
+            assert!(
+                (t.t.unwrap() - 2.375_954_816_557_457_8).abs() < 1e-13,
+                "{t:?}"
+            );
+            assert!((t.p - 0.049_173_714_204_803_38).abs() < 1e-13, "{t:?}");
+            let ci = t.ci.unwrap();
+            assert!(
+                (ci.lower() - 0.002_980_529_365_950_501_7).abs() < 1e-12,
+                "{t:?}"
+            );
+            assert!(
+                (ci.upper() - 1.247_019_470_634_049_4).abs() < 1e-12,
+                "{t:?}"
+            );
+            assert_eq!(t.favours, Some("B"));
+        }
+        // Without asking, no McNemar table.
+        let plain = compare_results(&a, &b, &CompareSettings::new(boot), &cpu, &|_| {}).unwrap();
+        assert!(plain.mcnemar.is_none());
+        assert_eq!(plain.tests, r.tests);
         // The other order: the delta and its interval are negative.
         let r = compare_results(&b, &a, &settings, &cpu, &|_| {}).unwrap();
+        let t = r.tests.iter().find(|t| t.level == "overall").unwrap();
+        assert_eq!(t.favours, Some("A"));
+        assert!(
+            (t.t.unwrap() + 2.375_954_816_557_457_8).abs() < 1e-13,
+            "{t:?}"
+        );
         let ov = &r
             .deltas
             .iter()
@@ -552,14 +719,31 @@ mod tests {
                 // B has no value at this level.
                 b: [f64::NAN, f64::NAN],
             }],
-            mcnemar: vec![McNemar {
+            tests: vec![DeltaTest {
+                level: "overall",
+                name: "overall".into(),
+                items: 3,
+                clusters: 3,
+                test: "sign",
+                estimate: 0.5,
+                se: None,
+                df: None,
+                t: None,
+                p: 1.0,
+                ci: None,
+                favours: None,
+            }],
+            test_notes: vec!["a note".into()],
+            mcnemar: Some(vec![McNemar {
                 group: "overall".into(),
                 pairs: 3,
                 a_only: 0,
                 b_only: 1,
                 p: 1.0,
+                p_mid: 1.0,
+                assumes: INDEPENDENT_PAIRS,
                 cluster: None,
-            }],
+            }]),
             clusters: None,
         };
         let d = document(
@@ -580,8 +764,11 @@ mod tests {
                 "deltas": [{"level": "group", "name": "evidence_extraction", "items": 3,
                             "a": {"em": 0.25, "f1": 0.5}, "b": {"em": null, "f1": null},
                             "delta_em": stat(0.5), "delta_f1": stat(0.75)}],
+                "tests": [{"level": "overall", "name": "overall", "items": 3, "clusters": 3,
+                           "test": "sign", "estimate": 0.5, "p": 1.0, "favours": null}],
+                "test_notes": ["a note"],
                 "mcnemar": [{"group": "overall", "pairs": 3, "a_only": 0, "b_only": 1,
-                             "p": 1.0}],
+                             "p": 1.0, "p_mid": 1.0, "assumes": "independent pairs"}],
                 "run": {
                     "command": "mcq compare",
                     "ragstats": env!("CARGO_PKG_VERSION"),

@@ -1,13 +1,15 @@
 //! `mcq compare` of k ≥ 3 result files: each file's scores per group, task and overall
-//! (exactly `mcq score`'s), and every pair's paired deltas with bootstrap intervals
-//! (exactly the two-file `mcq compare`'s) and McNemar's exact test on EM, adjusted over the
-//! family of all pairs by Holm (family-wise error) and Benjamini–Hochberg (false discovery
-//! rate), level by level.
+//! (exactly `mcq score`'s), and every pair's paired deltas with bootstrap intervals and the
+//! test of each level's ΔEM (exactly the two-file `mcq compare`'s), the tests' p adjusted
+//! over the family of all pairs by Holm (family-wise error) and Benjamini–Hochberg (false
+//! discovery rate), level by level; when asked for, McNemar's exact test on EM over (id, run)
+//! pairs taken as independent, adjusted the same way.
 
 use serde::Serialize;
 
 use super::cluster::Clusters;
-use super::compare::{compare_results_clustered, DeltaRow, McNemar, Side};
+use super::compare::{compare_results_clustered, CompareSettings, DeltaRow, McNemar, Side};
+use super::delta_test::DeltaTest;
 use super::results::RunResult;
 use super::score::{score_results_clustered, BootSettings, LevelRow};
 use crate::compare::multiplicity::{benjamini_hochberg, holm};
@@ -42,6 +44,21 @@ pub struct AdjustedMcNemar {
     pub adjusted: Option<&'static str>,
 }
 
+/// The test of one pair's ΔEM at one level ([`super::delta_test`]), with the family's
+/// adjusted p-values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdjustedDeltaTest {
+    #[serde(flatten)]
+    pub test: DeltaTest,
+    /// Holm over every pair's test at this level.
+    pub p_holm: f64,
+    /// Benjamini–Hochberg over every pair's test at this level.
+    pub q_bh: f64,
+    /// `A` or `B` (the pair's a or b), the file the difference favours, when `p_holm` < α:
+    /// significant in the family of all pairs; else `None`.
+    pub favours_holm: Option<&'static str>,
+}
+
 /// One pair b − a of files.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Pair {
@@ -53,7 +70,13 @@ pub struct Pair {
     pub unpaired_b: usize,
     /// Deltas b − a per group, task and overall with paired bootstrap intervals.
     pub deltas: Vec<DeltaRow>,
-    pub mcnemar: Vec<AdjustedMcNemar>,
+    /// The test of each level's ΔEM, adjusted over the pairs.
+    pub tests: Vec<AdjustedDeltaTest>,
+    /// What the reader should know about `tests` ([`super::compare::CompareReport::test_notes`]).
+    pub test_notes: Vec<String>,
+    /// McNemar on (id, run) pairs taken as independent, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcnemar: Option<Vec<AdjustedMcNemar>>,
 }
 
 /// What `mcq compare` reports for three or more files.
@@ -83,7 +106,8 @@ impl Report for LeaderboardReport {
 }
 
 /// Scores every file and compares every pair (each bootstrap on `backend` with the same
-/// seed), then adjusts each level's McNemar p-values over the pairs. `progress` gets the
+/// seed), then adjusts each level's test p-values (and McNemar's, when asked for) over the
+/// pairs. `progress` gets the
 /// replicates done over all the bootstraps (k + k(k − 1)/2 of them).
 ///
 /// # Errors
@@ -91,7 +115,7 @@ impl Report for LeaderboardReport {
 /// [`super::compare::compare_results`], with the file or pair named.
 pub fn leaderboard(
     files: &[(String, Vec<RunResult>)],
-    settings: &BootSettings,
+    settings: &CompareSettings,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<LeaderboardReport> {
@@ -102,13 +126,14 @@ pub fn leaderboard(
 /// clusters, drawn once per replicate jointly across groups ([`score_results_clustered`],
 /// [`compare_results_clustered`]; replicates that drew no cluster of a group are counted in
 /// the notes, named by file or pair),
-/// every McNemar row has the cluster-adjusted test, and Holm and BH adjust its p.
+/// the tests of ΔEM are the delete-one-cluster jackknife t, and every McNemar row (when
+/// asked for) has the cluster-adjusted test, whose p Holm and BH adjust.
 ///
 /// # Errors
 /// Those of [`leaderboard`].
 pub fn leaderboard_clustered(
     files: &[(String, Vec<RunResult>)],
-    settings: &BootSettings,
+    settings: &CompareSettings,
     clusters: Option<&Clusters>,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
@@ -118,7 +143,9 @@ pub fn leaderboard_clustered(
             "mcq compare needs at least two results files".into(),
         ));
     }
-    let b = u64::from(settings.resampling.replicates);
+    let boot: &BootSettings = &settings.boot;
+    let alpha = 1.0 - boot.resampling.confidence;
+    let b = u64::from(boot.resampling.replicates);
     let mut done = 0u64;
     let mut systems = Vec::with_capacity(files.len());
     // What each bootstrap adds to the clusters' own notes, named by its file or pair.
@@ -130,7 +157,7 @@ pub fn leaderboard_clustered(
         }
     };
     for (name, results) in files {
-        let r = score_results_clustered(results, false, None, settings, clusters, backend, &|n| {
+        let r = score_results_clustered(results, false, None, boot, clusters, backend, &|n| {
             progress(done + n)
         })
         .map_err(|e| Error::Data(format!("{name}: {e}")))?;
@@ -164,56 +191,106 @@ pub fn leaderboard_clustered(
                 unpaired_a: r.unpaired_a,
                 unpaired_b: r.unpaired_b,
                 deltas: r.deltas,
-                mcnemar: r
-                    .mcnemar
+                tests: r
+                    .tests
                     .into_iter()
-                    .map(|test| AdjustedMcNemar {
+                    .map(|test| AdjustedDeltaTest {
                         test,
                         p_holm: f64::NAN,
                         q_bh: f64::NAN,
-                        adjusted: clusters.map(|_| "cluster_p"),
+                        favours_holm: None,
                     })
                     .collect(),
+                test_notes: r.test_notes,
+                mcnemar: r.mcnemar.map(|m| {
+                    m.into_iter()
+                        .map(|test| AdjustedMcNemar {
+                            test,
+                            p_holm: f64::NAN,
+                            q_bh: f64::NAN,
+                            adjusted: clusters.map(|_| "cluster_p"),
+                        })
+                        .collect()
+                }),
             });
         }
     }
-    // Adjust each level (group or overall) over the pairs that have a test there.
-    let mut levels: Vec<String> = Vec::new();
-    for p in &pairs {
-        for m in &p.mcnemar {
-            if !levels.contains(&m.test.group) {
-                levels.push(m.test.group.clone());
+    // Adjust each level over the pairs that have a test there: the tests of ΔEM by (level,
+    // name) (a group and a task can share a name), McNemar's by group.
+    adjust(
+        &mut pairs,
+        |p| {
+            p.tests
+                .iter()
+                .map(|t| (t.test.level, t.test.name.clone()))
+                .collect()
+        },
+        |p, j| p.tests[j].test.p,
+        |p, j, h, q| {
+            let t = &mut p.tests[j];
+            t.p_holm = h;
+            t.q_bh = q;
+            t.favours_holm = (h < alpha && t.test.estimate != 0.0)
+                .then_some(if t.test.estimate > 0.0 { "B" } else { "A" });
+        },
+    );
+    adjust(
+        &mut pairs,
+        |p| {
+            p.mcnemar
+                .iter()
+                .flatten()
+                .map(|m| ("", m.test.group.clone()))
+                .collect()
+        },
+        |p, j| {
+            p.mcnemar
+                .as_ref()
+                .map_or(f64::NAN, |m| m[j].test.decision_p())
+        },
+        |p, j, h, q| {
+            if let Some(m) = p.mcnemar.as_mut() {
+                m[j].p_holm = h;
+                m[j].q_bh = q;
             }
-        }
-    }
-    for level in &levels {
-        let at: Vec<(usize, usize)> = pairs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| {
-                p.mcnemar
-                    .iter()
-                    .position(|m| &m.test.group == level)
-                    .map(|j| (i, j))
-            })
-            .collect();
-        let ps: Vec<f64> = at
-            .iter()
-            .map(|&(i, j)| pairs[i].mcnemar[j].test.decision_p())
-            .collect();
-        let (h, q) = (holm(&ps), benjamini_hochberg(&ps));
-        for (n, &(i, j)) in at.iter().enumerate() {
-            pairs[i].mcnemar[j].p_holm = h[n];
-            pairs[i].mcnemar[j].q_bh = q[n];
-        }
-    }
+        },
+    );
     Ok(LeaderboardReport {
         family: "all-pairs",
-        settings: *settings,
+        settings: *boot,
         systems,
         pairs,
         backend: backend.name().into(),
         adapter: backend.description(),
         clusters: clusters.map(|c| c.with_notes(notes)),
     })
+}
+
+/// Holm and BH over the pairs at each level: `keys(pair)` names a pair's tests (by level),
+/// `p(pair, j)` is the p of its j-th test and `set(pair, j, holm, bh)` stores the adjusted ones.
+fn adjust(
+    pairs: &mut [Pair],
+    keys: impl Fn(&Pair) -> Vec<(&'static str, String)>,
+    p: impl Fn(&Pair, usize) -> f64,
+    set: impl Fn(&mut Pair, usize, f64, f64),
+) {
+    let keyed: Vec<Vec<(&'static str, String)>> = pairs.iter().map(&keys).collect();
+    let mut levels: Vec<&(&'static str, String)> = Vec::new();
+    for k in keyed.iter().flatten() {
+        if !levels.contains(&k) {
+            levels.push(k);
+        }
+    }
+    for level in levels {
+        let at: Vec<(usize, usize)> = keyed
+            .iter()
+            .enumerate()
+            .filter_map(|(i, ks)| ks.iter().position(|k| k == level).map(|j| (i, j)))
+            .collect();
+        let ps: Vec<f64> = at.iter().map(|&(i, j)| p(&pairs[i], j)).collect();
+        let (h, q) = (holm(&ps), benjamini_hochberg(&ps));
+        for (n, &(i, j)) in at.iter().enumerate() {
+            set(&mut pairs[i], j, h[n], q[n]);
+        }
+    }
 }

@@ -7,8 +7,12 @@
 //! - [`results`]: the calls of `mcq run` and the result lines made from their records.
 //! - [`metrics`], [`score`]: EM, instance F1, the group → task → overall average, intervals
 //!   from the stratified item bootstrap on the resample engine.
-//! - [`compare`]: paired deltas and the McNemar table.
-//! - [`paired_tests`]: McNemar's exact test and the cluster-adjusted (Obuchowski) test.
+//! - [`compare`]: paired deltas, the tests of each level's ΔEM and (when asked for) the
+//!   McNemar table on (id, run) pairs taken as independent.
+//! - [`delta_test`]: the test of the printed ΔEM (same weights, runs of an item or items of a
+//!   source together): stratified t, delete-one-cluster jackknife t, or the sign test.
+//! - [`paired_tests`]: McNemar's exact test and mid-p, and the cluster-adjusted (Obuchowski)
+//!   test.
 //! - [`cluster`]: items from one source question or trajectory as a cluster (`--items`).
 //! - [`positions`]: positional bias and shuffle agreement.
 //! - [`filter`]: difficulty and format filters.
@@ -19,6 +23,7 @@
 pub mod agree;
 pub mod cluster;
 pub mod compare;
+pub mod delta_test;
 pub mod filter;
 pub mod item;
 pub mod leaderboard;

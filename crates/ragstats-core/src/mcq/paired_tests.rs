@@ -23,6 +23,21 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
     (2.0 * tail).min(1.0)
 }
 
+/// McNemar's mid-p: the exact p less the probability of the observed table,
+/// p_mid = min(1, 2 · Σ_{i=0}^{k−1} C(n, i)/2^n + C(n, k)/2^n) with k = min(b, c) and
+/// n = b + c (1 when n = 0, and 1 when b = c). Less conservative than the exact p, whose
+/// size at 0.05 is well below 0.05 for small n; it is not an exact test.
+pub fn mcnemar_mid_p(b: u64, c: u64) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    let dist = Binomial::new(0.5, n).expect("p = 1/2 is a valid binomial probability");
+    let k = b.min(c);
+    let below: f64 = (0..k).map(|i| dist.pmf(i)).sum();
+    (2.0 * below + dist.pmf(k)).min(1.0)
+}
+
 /// Fewer clusters than this and Obuchowski's χ²(1) reference is not trusted: its variance
 /// is estimated from the clusters, and with 2 clusters 1 A-only against 6 B-only pairs gave
 /// X² = 25, p = 6e-7. The exact sign test over clusters decides instead.
@@ -125,6 +140,44 @@ mod tests {
         // Large n stays finite: b = 400, c = 600.
         let p = mcnemar_exact(400, 600);
         assert!(p > 0.0 && p < 1e-9, "{p}");
+    }
+
+    /// Against tests/reference/mcq_delta_test.py (statsmodels 0.15.0
+    /// `mcnemar([[5, b], [c, 7]], exact=True).pvalue`, equal to scipy 1.17.1's
+    /// `binomtest(min(b, c), b + c, 0.5).pvalue` in every case; mid-p
+    /// `2 * binom.cdf(k - 1, n, .5) + binom.pmf(k, n, .5)`).
+    #[test]
+    fn mcnemar_exact_and_mid_p_match_statsmodels_and_scipy() {
+        let cases = [
+            (1, 6, 0.125, 0.070_312_499_999_999_99),
+            (2, 8, 0.109_375, 0.065_429_687_500_000_04),
+            (0, 5, 0.0625, 0.031_249_999_999_999_976),
+            (13, 30, 0.013_718_185_058_678_5, 0.009_559_878_856_634_906),
+            (
+                40,
+                69,
+                0.007_040_750_835_507_648_4,
+                0.005_447_429_511_444_473,
+            ),
+            (300, 280, 0.430_176_897_984_850_7, 0.406_707_037_049_494_46),
+            (7, 2, 0.179_687_5, 0.109_375_000_000_000_01),
+            (3, 3, 1.0, 0.999_999_999_999_999_8),
+        ];
+        for (b, c, exact, mid) in cases {
+            let (p, m) = (mcnemar_exact(b, c), mcnemar_mid_p(b, c));
+            assert!(
+                (p - exact).abs() < 1e-12 * exact,
+                "({b}, {c}): {p} vs {exact}"
+            );
+            assert!(
+                (m - mid).abs() < 1e-12 * mid,
+                "({b}, {c}): mid {m} vs {mid}"
+            );
+            assert!(m < p || b == c, "({b}, {c})");
+        }
+        assert_eq!(mcnemar_mid_p(0, 0), 1.0);
+        // By hand: b = 1, c = 6: 2·C(7,0)/128 + C(7,1)/128 = 2/128 + 7/128 = 9/128.
+        assert!((mcnemar_mid_p(1, 6) - 9.0 / 128.0).abs() < 1e-15);
     }
 
     /// The hand-made case of tests/reference/mcq_cluster.py (numpy/scipy; the command and

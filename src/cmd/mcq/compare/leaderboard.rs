@@ -1,6 +1,6 @@
 //! `stats mcq compare A B C …`: three or more results files — each file's scores, every
-//! pair's deltas and McNemar tests adjusted over the pairs
-//! ([`ragstats_core::mcq::leaderboard`]).
+//! pair's deltas and the tests of its ΔEM adjusted over the pairs (and, with `--mcnemar`,
+//! McNemar's on independent pairs) ([`ragstats_core::mcq::leaderboard`]).
 
 use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::mcq::leaderboard::{leaderboard_clustered, LeaderboardReport};
@@ -27,7 +27,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
         )
         .into());
     }
-    let settings = a.boot.settings()?;
+    let settings = a.settings()?;
     let (items, clusters) = a.boot.load_items()?;
     let paths: Vec<&std::path::PathBuf> = [&a.a, &a.b].into_iter().chain(&a.more).collect();
     let mut files = Vec::with_capacity(paths.len());
@@ -36,7 +36,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
         let results = load_results(p, items.as_ref())?;
         rows = rows.max(scored_items(
             &results,
-            settings.failures,
+            settings.boot.failures,
             &p.display().to_string(),
         )?);
         files.push((p.display().to_string(), results));
@@ -65,7 +65,7 @@ impl Rendered for LeaderboardOutput {
         let r = &self.report;
         let pct = format!("{} CI", percent(r.settings.resampling.confidence));
         let mut out = format!(
-            "{} results files; every pair compared; McNemar p adjusted over the {} pairs (Holm, BH); {} replicates on {}\n\n",
+            "{} results files; every pair compared; the tests' p adjusted over the {} pairs (Holm, BH); {} replicates on {}\n\n",
             r.systems.len(),
             r.pairs.len(),
             r.settings.resampling.replicates,
@@ -112,80 +112,163 @@ impl Rendered for LeaderboardOutput {
             }
         }
         out.push_str(&t.to_text());
-        // With clusters, the cluster-adjusted test (whose p is the one adjusted) follows the
-        // exact p.
         let clustered = r.clusters.is_some();
-        match &r.clusters {
-            Some(c) => {
-                out.push_str(&super::super::boot::cluster_lines(c));
-                out.push_str("\nMcNemar on EM per group and overall: exact p, and the cluster-adjusted test, whose p decides and is adjusted over the pairs: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)\n");
-            }
-            None => out.push_str(
-                "\nMcNemar exact test on EM per group and overall, adjusted over the pairs\n",
-            ),
+        if let Some(c) = &r.clusters {
+            out.push_str(&super::super::boot::cluster_lines(c));
         }
-        let mut cols = vec!["a", "b", "group", "pairs", "a only", "b only"];
-        if clustered {
-            cols.extend(["p exact", "test", "p cluster"]);
-        } else {
-            cols.push("p");
-        }
-        cols.extend(["p(Holm)", "q(BH)"]);
-        let mut t = Table::new(&cols);
+        let confidence = r.settings.resampling.confidence;
+        out.push_str(&super::render::tests_heading(clustered, confidence));
+        out.push_str("Overall and per task; p adjusted over the pairs (Holm, BH); favours: the file the difference favours where p(Holm) < α\n");
+        let mut t = Table::new(&[
+            "a", "b", "level", "name", "clusters", "test", "ΔEM", "SE", "df", "p", "p(Holm)",
+            "q(BH)", "favours",
+        ]);
         for p in &r.pairs {
-            for m in &p.mcnemar {
-                let mut row = vec![
+            for x in p.tests.iter().filter(|x| x.test.level != "group") {
+                t.row([
                     Cell::text(&p.a),
                     Cell::text(&p.b),
-                    Cell::text(&m.test.group),
-                    Cell::Count(m.test.pairs as u64),
-                    Cell::Count(m.test.a_only),
-                    Cell::Count(m.test.b_only),
-                    Cell::num(m.test.p),
-                ];
-                if clustered {
-                    let c = m.test.cluster.as_ref();
-                    row.extend([
-                        c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)),
-                        c.map_or(Cell::Missing, |c| Cell::num(c.cluster_p)),
-                    ]);
-                }
-                row.extend([Cell::num(m.p_holm), Cell::num(m.q_bh)]);
-                t.row(row);
+                    Cell::text(x.test.level),
+                    Cell::text(&x.test.name),
+                    Cell::Count(x.test.clusters as u64),
+                    Cell::text(x.test.test),
+                    Cell::num(x.test.estimate),
+                    Cell::opt_num(x.test.se),
+                    Cell::opt_num(x.test.df),
+                    Cell::num(x.test.p),
+                    Cell::num(x.p_holm),
+                    Cell::num(x.q_bh),
+                    x.favours_holm.map_or(Cell::Missing, |f| {
+                        Cell::text(if f == "B" { &p.b } else { &p.a })
+                    }),
+                ]);
             }
         }
         out.push_str(&t.to_text());
+        for p in &r.pairs {
+            for n in &p.test_notes {
+                out.push_str(&format!("note: {} vs {}: {n}\n", p.a, p.b));
+            }
+        }
+        if r.pairs.iter().any(|p| p.mcnemar.is_some()) {
+            out.push_str(super::render::MCNEMAR_HEADING);
+            if clustered {
+                out.push_str(super::render::MCNEMAR_CLUSTER_HEADING);
+                out.push_str("; its p is the one adjusted");
+            }
+            out.push_str("; adjusted over the pairs\n");
+            let mut cols = vec!["a", "b", "group", "pairs", "a only", "b only"];
+            if clustered {
+                cols.extend(["p exact", "mid-p", "test", "p cluster"]);
+            } else {
+                cols.extend(["p", "mid-p"]);
+            }
+            cols.extend(["p(Holm)", "q(BH)"]);
+            let mut t = Table::new(&cols);
+            for p in &r.pairs {
+                for m in p.mcnemar.iter().flatten() {
+                    let mut row = vec![
+                        Cell::text(&p.a),
+                        Cell::text(&p.b),
+                        Cell::text(&m.test.group),
+                        Cell::Count(m.test.pairs as u64),
+                        Cell::Count(m.test.a_only),
+                        Cell::Count(m.test.b_only),
+                        Cell::num(m.test.p),
+                        Cell::num(m.test.p_mid),
+                    ];
+                    if clustered {
+                        let c = m.test.cluster.as_ref();
+                        row.extend([
+                            c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)),
+                            c.map_or(Cell::Missing, |c| Cell::num(c.cluster_p)),
+                        ]);
+                    }
+                    row.extend([Cell::num(m.p_holm), Cell::num(m.q_bh)]);
+                    t.row(row);
+                }
+            }
+            out.push_str(&t.to_text());
+        }
         out
     }
 
-    /// One row per pair and McNemar level: the test and its adjusted p-values, with the
-    /// overall deltas of the pair.
+    /// One row per pair and level (group, task, overall): the test of ΔEM and its adjusted
+    /// p-values; with `--mcnemar`, McNemar's columns on the group and overall rows.
     fn csv(&self) -> Table {
-        let clustered = self.report.clusters.is_some();
+        let r = &self.report;
+        let clustered = r.clusters.is_some();
+        let mcnemar = r.pairs.iter().any(|p| p.mcnemar.is_some());
         let mut cols = vec![
-            "a", "b", "group", "pairs", "a_only", "b_only", "p", "p_holm", "q_bh",
+            "a",
+            "b",
+            "level",
+            "name",
+            "items",
+            "delta_em",
+            "test",
+            "test_clusters",
+            "test_se",
+            "test_df",
+            "test_t",
+            "test_p",
+            "test_lo",
+            "test_hi",
+            "favours",
+            "p_holm",
+            "q_bh",
+            "favours_holm",
         ];
-        if clustered {
-            cols.extend(["cluster_test", "cluster_p"]);
+        if mcnemar {
+            cols.extend([
+                "mcnemar_a_only",
+                "mcnemar_b_only",
+                "mcnemar_p",
+                "mcnemar_mid_p",
+            ]);
+            if clustered {
+                cols.extend(["mcnemar_cluster_test", "mcnemar_cluster_p"]);
+            }
+            cols.extend(["mcnemar_p_holm", "mcnemar_q_bh"]);
         }
         let mut t = Table::new(&cols);
-        for p in &self.report.pairs {
-            for m in &p.mcnemar {
+        for p in &r.pairs {
+            for x in &p.tests {
                 let mut row = vec![
                     Cell::text(&p.a),
                     Cell::text(&p.b),
-                    Cell::text(&m.test.group),
-                    Cell::Count(m.test.pairs as u64),
-                    Cell::Count(m.test.a_only),
-                    Cell::Count(m.test.b_only),
-                    csv_f64(m.test.p),
-                    csv_f64(m.p_holm),
-                    csv_f64(m.q_bh),
+                    Cell::text(x.test.level),
+                    Cell::text(&x.test.name),
+                    Cell::Count(x.test.items as u64),
+                    csv_f64(x.test.estimate),
                 ];
-                if clustered {
-                    let c = m.test.cluster.as_ref();
-                    row.push(c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)));
-                    row.push(c.map_or(Cell::Missing, |c| csv_f64(c.cluster_p)));
+                row.extend(super::render::test_csv_cells(Some(&x.test)));
+                row.extend([
+                    csv_f64(x.p_holm),
+                    csv_f64(x.q_bh),
+                    x.favours_holm.map_or(Cell::Missing, Cell::text),
+                ]);
+                if mcnemar {
+                    let m = p
+                        .mcnemar
+                        .iter()
+                        .flatten()
+                        .find(|m| x.test.level != "task" && m.test.group == x.test.name);
+                    row.extend([
+                        m.map_or(Cell::Missing, |m| Cell::Count(m.test.a_only)),
+                        m.map_or(Cell::Missing, |m| Cell::Count(m.test.b_only)),
+                        m.map_or(Cell::Missing, |m| csv_f64(m.test.p)),
+                        m.map_or(Cell::Missing, |m| csv_f64(m.test.p_mid)),
+                    ]);
+                    if clustered {
+                        let c = m.and_then(|m| m.test.cluster.as_ref());
+                        row.push(c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)));
+                        row.push(c.map_or(Cell::Missing, |c| csv_f64(c.cluster_p)));
+                    }
+                    row.extend([
+                        m.map_or(Cell::Missing, |m| csv_f64(m.p_holm)),
+                        m.map_or(Cell::Missing, |m| csv_f64(m.q_bh)),
+                    ]);
                 }
                 t.row(row);
             }

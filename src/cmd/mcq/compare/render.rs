@@ -1,12 +1,13 @@
 //! The text, CSV and JSON of `stats mcq compare`.
 
 use ragstats_core::document::{to_body, Engine, Report};
+use ragstats_core::mcq::delta_test::DeltaTest;
 use ragstats_core::table::Cell;
 use serde_json::Value;
 
 use super::super::boot::{ci, csv_f64, percent};
 use super::CompareOutput;
-use crate::cmd::common::Table;
+use crate::cmd::common::{num, Table};
 use crate::cmd::render::Rendered;
 
 impl Rendered for CompareOutput {
@@ -47,50 +48,78 @@ impl Rendered for CompareOutput {
             ]);
         }
         out.push_str(&t.to_text());
-        // With clusters, the cluster-adjusted test's columns follow the exact p.
-        let clustered = r.clusters.is_some();
-        match &r.clusters {
-            Some(c) => {
-                out.push_str(&super::super::boot::cluster_lines(c));
-                out.push_str(
-                    "\nMcNemar on EM over (id, run) pairs: exact p, and the cluster-adjusted test, whose p decides: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)\n",
-                );
-            }
-            None => out.push_str("\nMcNemar exact test on EM over (id, run) pairs\n"),
+        if let Some(c) = &r.clusters {
+            out.push_str(&super::super::boot::cluster_lines(c));
         }
-        let mut cols = vec![
-            "group",
-            "pairs",
-            "A only",
-            "B only",
-            if clustered { "p exact" } else { "p" },
-        ];
-        if clustered {
-            cols.extend(["clusters", "X²", "p Obuchowski", "test", "p cluster"]);
-        }
-        let mut t = Table::new(&cols);
-        for m in &r.mcnemar {
-            let mut row = vec![
-                Cell::text(&m.group),
-                Cell::Count(m.pairs as u64),
-                Cell::Count(m.a_only),
-                Cell::Count(m.b_only),
-                Cell::num(m.p),
-            ];
-            if clustered {
-                let c = m.cluster.as_ref();
-                row.extend([
-                    c.map_or(Cell::Missing, |c| Cell::Count(c.clusters as u64)),
-                    c.and_then(|c| c.chi2).map_or(Cell::Missing, Cell::num),
-                    c.and_then(|c| c.obuchowski_p)
-                        .map_or(Cell::Missing, Cell::num),
-                    c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)),
-                    c.map_or(Cell::Missing, |c| Cell::num(c.cluster_p)),
-                ]);
-            }
-            t.row(row);
+        out.push_str(&tests_heading(
+            r.clusters.is_some(),
+            r.settings.resampling.confidence,
+        ));
+        let mut t = Table::new(&[
+            "level",
+            "name",
+            "items",
+            "clusters",
+            "test",
+            "ΔEM",
+            "SE",
+            "df",
+            "t",
+            "p",
+            &format!("{} CI (t)", percent(r.settings.resampling.confidence)),
+            "favours",
+        ]);
+        for x in &r.tests {
+            t.row(test_cells(x));
         }
         out.push_str(&t.to_text());
+        for n in &r.test_notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
+        if let Some(mcnemar) = &r.mcnemar {
+            // With clusters, the cluster-adjusted test's columns follow the exact p.
+            let clustered = r.clusters.is_some();
+            out.push_str(MCNEMAR_HEADING);
+            if clustered {
+                out.push_str(MCNEMAR_CLUSTER_HEADING);
+            }
+            out.push('\n');
+            let mut cols = vec![
+                "group",
+                "pairs",
+                "A only",
+                "B only",
+                if clustered { "p exact" } else { "p" },
+                "mid-p",
+            ];
+            if clustered {
+                cols.extend(["clusters", "X²", "p Obuchowski", "test", "p cluster"]);
+            }
+            let mut t = Table::new(&cols);
+            for m in mcnemar {
+                let mut row = vec![
+                    Cell::text(&m.group),
+                    Cell::Count(m.pairs as u64),
+                    Cell::Count(m.a_only),
+                    Cell::Count(m.b_only),
+                    Cell::num(m.p),
+                    Cell::num(m.p_mid),
+                ];
+                if clustered {
+                    let c = m.cluster.as_ref();
+                    row.extend([
+                        c.map_or(Cell::Missing, |c| Cell::Count(c.clusters as u64)),
+                        c.and_then(|c| c.chi2).map_or(Cell::Missing, Cell::num),
+                        c.and_then(|c| c.obuchowski_p)
+                            .map_or(Cell::Missing, Cell::num),
+                        c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)),
+                        c.map_or(Cell::Missing, |c| Cell::num(c.cluster_p)),
+                    ]);
+                }
+                t.row(row);
+            }
+            out.push_str(&t.to_text());
+        }
         out
     }
 
@@ -112,18 +141,35 @@ impl Rendered for CompareOutput {
             "delta_f1",
             "delta_f1_lo",
             "delta_f1_hi",
-            "mcnemar_a_only",
-            "mcnemar_b_only",
-            "mcnemar_p",
+            "test",
+            "test_clusters",
+            "test_se",
+            "test_df",
+            "test_t",
+            "test_p",
+            "test_lo",
+            "test_hi",
+            "favours",
         ];
-        // With clusters, the cluster-adjusted test (absent otherwise: the CSV of before).
-        if r.clusters.is_some() {
-            cols.extend(["mcnemar_cluster_test", "mcnemar_cluster_p"]);
+        // McNemar's columns when asked for; with clusters, the cluster-adjusted test too.
+        if r.mcnemar.is_some() {
+            cols.extend([
+                "mcnemar_a_only",
+                "mcnemar_b_only",
+                "mcnemar_p",
+                "mcnemar_mid_p",
+            ]);
+            if r.clusters.is_some() {
+                cols.extend(["mcnemar_cluster_test", "mcnemar_cluster_p"]);
+            }
         }
         let mut t = Table::new(&cols);
         for d in &r.deltas {
             let (x, y, l) = (d.a, d.b, &d.delta);
-            let m = r.mcnemar.iter().find(|m| m.group == l.name);
+            let test = r
+                .tests
+                .iter()
+                .find(|x| x.level == l.level && x.name == l.name);
             let mut row = vec![
                 Cell::text(l.level),
                 Cell::text(&l.name),
@@ -138,14 +184,24 @@ impl Rendered for CompareOutput {
                 csv_f64(l.f1.estimate),
                 csv_f64(l.f1.ci[0]),
                 csv_f64(l.f1.ci[1]),
-                m.map_or(Cell::Missing, |m| Cell::Count(m.a_only)),
-                m.map_or(Cell::Missing, |m| Cell::Count(m.b_only)),
-                m.map_or(Cell::Missing, |m| csv_f64(m.p)),
             ];
-            if r.clusters.is_some() {
-                let c = m.and_then(|m| m.cluster.as_ref());
-                row.push(c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)));
-                row.push(c.map_or(Cell::Missing, |c| csv_f64(c.cluster_p)));
+            row.extend(test_csv_cells(test));
+            if let Some(mcnemar) = &r.mcnemar {
+                // McNemar rows are per group and overall: a task row has none.
+                let m = mcnemar
+                    .iter()
+                    .find(|m| l.level != "task" && m.group == l.name);
+                row.extend([
+                    m.map_or(Cell::Missing, |m| Cell::Count(m.a_only)),
+                    m.map_or(Cell::Missing, |m| Cell::Count(m.b_only)),
+                    m.map_or(Cell::Missing, |m| csv_f64(m.p)),
+                    m.map_or(Cell::Missing, |m| csv_f64(m.p_mid)),
+                ]);
+                if r.clusters.is_some() {
+                    let c = m.and_then(|m| m.cluster.as_ref());
+                    row.push(c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)));
+                    row.push(c.map_or(Cell::Missing, |c| csv_f64(c.cluster_p)));
+                }
             }
             t.row(row);
         }
@@ -161,3 +217,63 @@ impl Rendered for CompareOutput {
         self.report.engine()
     }
 }
+
+/// The heading of the tests of ΔEM: what they test and how.
+pub fn tests_heading(clustered: bool, confidence: f64) -> String {
+    let how = if clustered {
+        "delete-one-cluster jackknife t over the clusters above, df = clusters − 1 (cluster-t)"
+    } else {
+        "stratified t over items, the runs of an item together: SE² = Σ_g W_g² s_g² / n_g on Satterthwaite's df (stratified-t)"
+    };
+    format!(
+        "\nTest of ΔEM at each level, with the weights of the Δ above: {how}; where the SE is 0, the exact sign test over the clusters (sign); α = {}\n",
+        // 1 − 0.95 is 0.050000000000000044.
+        ((1.0 - confidence) * 1e12).round() / 1e12
+    )
+}
+
+/// The cells of one test of ΔEM in the text table.
+pub fn test_cells(x: &DeltaTest) -> Vec<Cell> {
+    vec![
+        Cell::text(x.level),
+        Cell::text(&x.name),
+        Cell::Count(x.items as u64),
+        Cell::Count(x.clusters as u64),
+        Cell::text(x.test),
+        Cell::num(x.estimate),
+        Cell::opt_num(x.se),
+        Cell::opt_num(x.df),
+        Cell::opt_num(x.t),
+        Cell::num(x.p),
+        x.ci.map_or(Cell::Missing, |c| {
+            Cell::Raw(format!("[{}, {}]", num(c.lower()), num(c.upper())))
+        }),
+        x.favours.map_or(Cell::Missing, Cell::text),
+    ]
+}
+
+/// The CSV cells of one test of ΔEM: `test`, `test_clusters`, `test_se`, `test_df`,
+/// `test_t`, `test_p`, `test_lo`, `test_hi`, `favours` (empty where absent).
+pub fn test_csv_cells(x: Option<&DeltaTest>) -> Vec<Cell> {
+    let Some(x) = x else {
+        return vec![Cell::Missing; 9];
+    };
+    let opt = |v: Option<f64>| v.map_or(Cell::Missing, csv_f64);
+    vec![
+        Cell::text(x.test),
+        Cell::Count(x.clusters as u64),
+        opt(x.se),
+        opt(x.df),
+        opt(x.t),
+        csv_f64(x.p),
+        opt(x.ci.map(|c| c.lower())),
+        opt(x.ci.map(|c| c.upper())),
+        x.favours.map_or(Cell::Missing, Cell::text),
+    ]
+}
+
+/// The heading of McNemar's table: what it assumes.
+pub const MCNEMAR_HEADING: &str = "\nMcNemar on EM over (id, run) pairs (--mcnemar), assuming every pair independent: the runs of one item are not, so with several runs these p are too small; and it weights tasks by their pairs, not as the ΔEM above";
+
+/// What McNemar's table adds with clusters.
+pub const MCNEMAR_CLUSTER_HEADING: &str = ". Beside it the cluster-adjusted test of the same pooled pairs: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)";

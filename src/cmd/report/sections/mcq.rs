@@ -100,6 +100,7 @@ impl Sections<'_> {
                 boot: self.mcq_boot(),
                 format: Format::Json,
                 plot: None,
+                mcnemar: false,
             };
             let out = mcq::compare::compute(&margs)?;
             let svg = mcq::compare::figure(&margs, &out)?;
