@@ -290,13 +290,18 @@ impl GridOutput {
              200, 1000}; one, two and unequal strata; T, R ∈ {1, 2, 5}; F1-like, binary EM and skewed scores; \
              k ∈ {2, 5, 10} arms) is 1,458 designs. The grid varies one factor at a time around a base design \
              (2 strata × 50 questions, T = 2, R = 2, F1-like, k = 2) and adds the corners where intervals are \
-             known to struggle (few binary questions; unequal strata 8 + 40 with 5 arms; 10 questions with 5 \
+             known to struggle (few binary questions; one stratum of 20 binary one-cell questions with 2 and 5 \
+             arms; unequal strata 8 + 40 with 5 arms; 10 questions with 5 \
              arms). Panels come from the bounded generator (Beta question and trajectory probabilities, Beta or \
              Bernoulli reads; docs/coverage.md): F1-like mean 0.5 with components (σ²_q, σ²_t, σ²_r) = \
              (0.04, 0.01, 0.02); binary EM mean 0.4, (0.10, 0.03, Bernoulli); skewed mean 0.85, (0.03, 0.01, \
              0.02); arm j of k has mean m + 0.1 (j/(k−1) − 1/2), question effects correlated 0.7 across arms. \
              `variance` and `bootstrap` analyse the contrast arm2 − arm1, `compare` every arm. Intervals are \
-             measured on panels with those means; tests on as many panels with the arms' means equalised.\n\n",
+             measured on panels with those means; tests on as many panels with the arms' means equalised.\n\n\
+             **Measured elsewhere:** `mcq compare`'s test of ΔEM (docs/coverage-mcq.md, \
+             `cargo test -p ragstats-core null_rejection_rates`); the family-wise coverage of `compare`'s \
+             simultaneous intervals at 10 + 10 questions and the bootstrap at 5 + 5 in every `cargo test` \
+             (tests/it/honest.rs).\n\n",
         );
         let short: Vec<(String, String)> = r
             .cells

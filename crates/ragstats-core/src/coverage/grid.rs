@@ -4,7 +4,8 @@
 //! A full factorial (6 question counts × 3 strata layouts × 3 T × 3 R × 3 score types × 3
 //! arm counts = 1,458 designs) is too big, so the grid varies one factor at a time around a
 //! base design — 2 strata × 50 questions, T = 2, R = 2, an F1-like score, k = 2 arms — and
-//! adds the corners where intervals are known to struggle: few binary questions, unequal
+//! adds the corners where intervals are known to struggle: few binary questions, one stratum
+//! of 20 binary one-cell questions (2 and 5 arms), unequal
 //! strata with several arms, few questions with several arms.
 //!
 //! Scores (bounded generator, [`super::generate`]): F1-like m = 0.5, components
@@ -190,6 +191,20 @@ pub fn designs() -> Vec<Design> {
         d.trajectories = 1;
         d.reads = 1;
     }));
+    // One stratum of binary single-cell questions: where compare's score methods (Wilson,
+    // Newcombe, exact McNemar) replace the t ones, as on bayes_evals' 20 × 9 matrix.
+    for k in [2, 5] {
+        out.push(with(
+            format!("corner: binary, one stratum of 20, T = R = 1, k = {k}"),
+            &|d| {
+                d.score = Score::Em;
+                d.strata = vec![20];
+                d.trajectories = 1;
+                d.reads = 1;
+                d.arms = k;
+            },
+        ));
+    }
     out.push(with("corner: unequal 8 + 40, k = 5".into(), &|d| {
         d.strata = vec![8, 40];
         d.arms = 5;
