@@ -1,6 +1,6 @@
 //! `stats compare`: every arm of a panel against every other (or against one reference) —
 //! estimates, paired differences with raw, Holm and BH p-values, simultaneous intervals,
-//! rank intervals, P(best) and what the next study needs.
+//! rank intervals, best shares and what the next study needs.
 
 use std::path::PathBuf;
 
@@ -235,7 +235,14 @@ fn interval(i: [f64; 2]) -> Cell {
 
 fn systems_table(r: &CompareReport) -> Table {
     let mut t = Table::new(&[
-        "system", "Q", "estimate", "SE", "95% CI", "rank CI", "P(best)", "top",
+        "system",
+        "Q",
+        "estimate",
+        "SE",
+        "95% CI",
+        "rank CI",
+        "best share",
+        "top",
     ]);
     for s in &r.systems {
         t.row([
@@ -245,7 +252,7 @@ fn systems_table(r: &CompareReport) -> Table {
             Cell::fixed(s.se, 6),
             interval(s.ci.0),
             Cell::text(format!("{}–{}", s.rank_ci[0], s.rank_ci[1])),
-            Cell::fixed(s.p_best, 4),
+            Cell::fixed(s.best_share, 4),
             Cell::text(if s.top_group { "*" } else { "" }),
         ]);
     }

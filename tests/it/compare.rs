@@ -139,13 +139,13 @@ fn simultaneous_intervals_lie_between_marginal_and_bonferroni_and_ranks_follow()
         assert!(num(&s[0]) >= est - bonf * se - 1e-15 && num(&s[1]) <= est + bonf * se + 1e-15);
         assert!((num(&s[1]) - est - c * se).abs() < 1e-15);
     }
-    let p_best: f64 = doc["systems"]
+    let shares: f64 = doc["systems"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| num(&s["p_best"]))
+        .map(|s| num(&s["best_share"]))
         .sum();
-    assert!((p_best - 1.0).abs() < 1e-12);
+    assert!((shares - 1.0).abs() < 1e-12);
     // c is certainly best (every interval against it excludes 0), the others 2nd to 4th.
     let ranks: Vec<(String, [u64; 2])> = doc["systems"]
         .as_array()

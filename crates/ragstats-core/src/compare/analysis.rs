@@ -6,7 +6,7 @@
 //! of the questions — the same draws for every column, as every engine job with one seed
 //! draws the same questions — gives every system's and every pair's replicates, from which
 //! come the simultaneous critical value (the quantile of the maximum studentized
-//! difference), P(best) and, through the simultaneous intervals, the rank intervals.
+//! difference), each system's best share (the share of replicates it tops) and, through the simultaneous intervals, the rank intervals.
 //!
 //! The systems are the values of the `arm` column, or of another column
 //! ([`LoadOptions::arm_column`], `stats compare --by COLUMN`), which then plays the arm's
@@ -34,7 +34,7 @@ use crate::table::{format_number, Precision};
 use crate::{Error, Result};
 
 use super::multiplicity::{benjamini_hochberg, holm};
-use super::ranks::{p_best, rank_intervals};
+use super::ranks::{best_share, rank_intervals};
 use super::report::*;
 
 /// What to compare and how.
@@ -464,7 +464,7 @@ impl PreparedComparison {
         let (_, c_all, _) = critical(&all);
         let interval = |est: f64, se: f64, c: f64| Interval::new(est - c * se, est + c * se);
 
-        // Ranks from the all-pairs simultaneous intervals; P(best) from the arm replicates.
+        // Ranks from the all-pairs simultaneous intervals; best shares from the arm replicates.
         let mut diff = vec![vec![[0.0; 2]; k]; k];
         for (p, &(a, b)) in self.pairs.iter().enumerate() {
             let r = &self.pair_reports[p];
@@ -473,7 +473,7 @@ impl PreparedComparison {
             diff[a][b] = [-i.upper(), -i.lower()];
         }
         let ranks = rank_intervals(k, |j, i| diff[j][i]);
-        let best = p_best(
+        let best = best_share(
             k,
             (0..rs.replicates as usize).map(|r| (0..k).map(|a| reps[a][r]).collect::<Vec<_>>()),
         );
@@ -486,7 +486,7 @@ impl PreparedComparison {
                     se: r.se,
                     ci: interval(r.estimate, r.se, z),
                     rank_ci: ranks[a],
-                    p_best: best[a],
+                    best_share: best[a],
                     top_group: ranks[a][0] == 1,
                     questions: r.strata.iter().map(|s| s.questions).sum(),
                 }
@@ -788,7 +788,7 @@ const METHODS: Methods = Methods {
     adjusted: "Holm step-down (family-wise error) and Benjamini-Hochberg (false discovery rate) over the family",
     simultaneous: "estimate ± c·SE, c the bootstrap quantile of max over the family of |d* − d̂| / SE (stratified question bootstrap, one draw of questions shared by every pair), kept between z and Bonferroni's z",
     ranks: "simultaneous rank intervals from the all-pairs simultaneous intervals (Mogstad, Romano, Shaikh & Wilhelm 2024)",
-    p_best: "share of bootstrap replicates in which the system has the highest estimate, ties split",
+    best_share: "share of bootstrap replicates in which the system has the highest estimate, ties split; not the probability that it is best",
 };
 
 /// [`prepare`] then [`PreparedComparison::run`].

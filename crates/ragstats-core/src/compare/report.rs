@@ -1,4 +1,4 @@
-//! What `compare` reports: every system with its interval, rank interval and P(best), every
+//! What `compare` reports: every system with its interval, rank interval and best share, every
 //! pair of the family with raw, Holm and Benjamini–Hochberg p-values and a simultaneous
 //! interval, the same per stratum, and what the next study needs to resolve the closest
 //! unresolved pair.
@@ -28,7 +28,7 @@ pub struct Methods {
     pub adjusted: &'static str,
     pub simultaneous: &'static str,
     pub ranks: &'static str,
-    pub p_best: &'static str,
+    pub best_share: &'static str,
 }
 
 /// The critical values of the intervals: z of a marginal interval, the bootstrap quantile of
@@ -56,8 +56,10 @@ pub struct System {
     pub ci: Interval,
     /// Simultaneous rank interval, 1 = best (highest score).
     pub rank_ci: [usize; 2],
-    /// Share of bootstrap replicates in which this system is best (ties split).
-    pub p_best: f64,
+    /// Share of bootstrap replicates in which this system has the highest estimate (ties
+    /// split). Not the probability that it is best: systems with equal true means give the
+    /// observed leader a share well above 1/k.
+    pub best_share: f64,
     /// Whether no system is certainly better (the rank interval starts at 1).
     pub top_group: bool,
     pub questions: usize,
