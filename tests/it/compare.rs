@@ -170,9 +170,61 @@ fn simultaneous_intervals_lie_between_marginal_and_bonferroni_and_ranks_follow()
         (next["a"].as_str(), next["b"].as_str()),
         (Some("base"), Some("a"))
     );
+    // Planned for Holm's first step, Bonferroni over the 6 pairs (not the max-t c, which
+    // would give Bonferroni, and so Holm's first step, less than the power asked for).
+    assert_eq!(
+        next["test"],
+        "Holm over the family's 6 pairs at its first step (Bonferroni, level 0.05/6)"
+    );
+    assert_eq!(next["critical_value"], doc["critical_values"]["bonferroni"]);
+    assert!(c < num(&next["critical_value"]));
+    let bonf: f64 = 2.638257273476751;
     let zs = 0.046549142708 / 0.021893572007;
-    let want = (100.0 * ((c + 0.8416212335729143) / zs).powi(2)).ceil() as u64;
+    let want = (100.0 * ((bonf + 0.8416212335729143) / zs).powi(2)).ceil() as u64;
+    assert_eq!(want, 268);
     assert_eq!(next["questions_needed"].as_u64(), Some(want));
+    // scipy: d, s0 = 0.046549142708, 0.021893572007; c = norm.ppf(1 - 0.025/6);
+    // s1 = d/(c + norm.ppf(0.8)) = 0.013376657436085496; norm.cdf(d/s1 - c) +
+    // norm.cdf(-d/s1 - c) = 0.800000000473382; v = np.hypot(s0, s1);
+    // norm.cdf((d - c*s1)/v) + norm.cdf((-d - c*s1)/v) = 0.6703077582746212. Inputs to 12
+    // digits, so 1e-9.
+    assert!((num(&next["target_se"]) - 0.013376657436085496).abs() < 1e-12);
+    assert!((num(&next["power_at_estimate"]) - 0.800000000473382).abs() < 1e-9);
+    assert!((num(&next["predictive_power"]) - 0.6703077582746212).abs() < 1e-9);
+    let text = next["text"].as_str().unwrap();
+    assert!(
+        text.contains("critical value 2.638") && text.contains("predictive power 0.670"),
+        "{text}"
+    );
+}
+
+/// The demo's two arms (a family of one pair, z = 1.02): planned for the pair's own Wald
+/// test at z_0.975, the power is 0.80 at the estimate and the predictive power 0.665. scipy
+/// on the JSON's estimate and SE: `d, s0 = 0.010275721225710015, 0.010047667224300564;
+/// c = norm.ppf(0.975); s1 = d/(c + norm.ppf(0.8)); v = np.hypot(s0, s1);
+/// norm.cdf((d - c*s1)/v) + norm.cdf((-d - c*s1)/v)` = 0.6648138491210104 (0.6136 in
+/// today's direction, 0.0513 in the other).
+#[test]
+fn the_demos_next_step_has_its_predictive_power() {
+    let doc = json(&[
+        "compare",
+        "data/demo/panel.csv",
+        "--backend",
+        "cpu",
+        "--replicates",
+        "200",
+        "--format",
+        "json",
+    ]);
+    let next = &doc["next"];
+    assert_eq!(
+        next["test"],
+        "the pair's two-sided Wald test at level 0.05 (a family of one pair)"
+    );
+    assert!((num(&next["critical_value"]) - 1.959963984540054).abs() < 1e-12);
+    assert!((num(&next["estimate"]) / num(&next["se"]) - 1.0227).abs() < 1e-4);
+    assert!((num(&next["predictive_power"]) - 0.6648138491210104).abs() < 1e-12);
+    assert!((num(&next["power_at_estimate"]) - 0.8000009605622266).abs() < 1e-12);
 }
 
 #[test]

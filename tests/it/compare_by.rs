@@ -273,7 +273,8 @@ fn the_next_step_with_a_ledger_is_plans_cheapest_allocation() {
         (next["a"].as_str(), next["b"].as_str()),
         (Some("base"), Some("a"))
     );
-    let c = num(&doc["critical_values"]["simultaneous"]);
+    // Holm's first step: Bonferroni over the 6 pairs.
+    let c = num(&doc["critical_values"]["bonferroni"]);
     assert_eq!(num(&next["critical_value"]), c);
     // Φ⁻¹(0.8) = 0.8416212335729143 (scipy.stats.norm.ppf).
     let target = 0.046549142708 / (c + 0.8416212335729143);

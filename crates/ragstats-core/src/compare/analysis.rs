@@ -15,11 +15,12 @@
 //! With a cost ledger ([`CompareSettings::costs`]) the next step is priced: the closest
 //! unresolved pair's components and the ledger's unit costs go to `stats plan`'s planner
 //! ([`crate::allocation::planner_report::planner`]), which finds the cheapest Q:T:R whose SE
-//! resolves the pair at the family's simultaneous critical value with the chosen power.
+//! resolves the pair with the chosen power under the test the next step is planned for
+//! ([`PlannedTest`]: Holm over the family at its first step, Bonferroni).
 
 use std::path::{Path, PathBuf};
 
-use crate::allocation::planner::{Bounds, Goal, Planner};
+use crate::allocation::planner::{power_at, predictive_power, Bounds, Goal, Planner};
 use crate::allocation::planner_report::{planner, unmet_goal, PlanCosts};
 use crate::components::forecast::Audit;
 use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
@@ -523,7 +524,8 @@ impl PreparedComparison {
             .collect();
 
         let strata = self.strata(&family);
-        let (next, next_undefined) = self.next_step(&pairs, c);
+        let planned = PlannedTest::holm_first_step(family.len(), alpha, bonferroni);
+        let (next, next_undefined) = self.next_step(&pairs, &planned);
         Ok(CompareReport {
             metric: self.metric.clone(),
             family: Family {
@@ -625,8 +627,14 @@ impl PreparedComparison {
     }
 
     /// The unresolved pair of the family closest to resolution (largest |z|) and the
-    /// questions that would resolve it with the settings' power at critical value `c`.
-    fn next_step(&self, pairs: &[PairResult], c: f64) -> (Option<NextStep>, Option<String>) {
+    /// questions that would resolve it with the settings' power under the `planned` test
+    /// (its critical value c), beside the power at today's estimate and the predictive power
+    /// over its uncertainty ([`crate::allocation::planner::predictive_power`]).
+    fn next_step(
+        &self,
+        pairs: &[PairResult],
+        planned: &PlannedTest,
+    ) -> (Option<NextStep>, Option<String>) {
         let open: Vec<&PairResult> = pairs.iter().filter(|p| !p.resolved).collect();
         if open.is_empty() {
             return (None, Some("every pair of the family is resolved".into()));
@@ -642,6 +650,7 @@ impl PreparedComparison {
             );
         };
         let power = self.settings.power;
+        let c = planned.critical_value;
         let z = p.z.expect("filtered").abs();
         let q: usize = self.questions.iter().sum();
         // Resolved with `power`: |d| / SE ≥ c + z_power.
@@ -649,16 +658,21 @@ impl PreparedComparison {
         let factor = (reach / z).powi(2);
         let needed = (q as f64 * factor).ceil() as u64;
         let target_se = p.estimate.abs() / reach;
+        let power_at_estimate = power_at(p.estimate, target_se, c);
+        let predictive = predictive_power(p.estimate, p.se, target_se, c);
         let mut text = format!(
             "The closest unresolved pair is {b} − {a}: {est:.4} (SE {se:.4}, z = {z:.2}; Holm-adjusted p = {ph:.3}). \
-             If the difference is really {est:.4}, resolving it with {pw:.0}% power at the family's simultaneous \
-             critical value {c:.2} needs about {needed} questions ({factor:.1} × the {q} questions now), in today's \
-             strata proportions and with the same trajectories and reads per question.",
+             Planned for {test}, critical value {c:.3}: if the difference is really {est:.4}, resolving it \
+             with {pw:.0}% power needs SE {target_se:.4}, about {needed} questions ({factor:.1} × the {q} questions \
+             now), in today's strata proportions and with the same trajectories and reads per question. \
+             That power takes today's estimate for the truth; over its uncertainty (SE {se:.4}) a new study \
+             of that size resolves the pair with predictive power {predictive:.3}.",
             a = p.a,
             b = p.b,
             est = p.estimate,
             se = p.se,
             ph = p.p_holm,
+            test = planned.name,
             pw = 100.0 * power,
         );
         let (allocation, allocation_undefined) = match &self.settings.costs {
@@ -725,8 +739,11 @@ impl PreparedComparison {
                 questions: q,
                 questions_needed: needed,
                 power,
+                test: planned.name.clone(),
                 critical_value: c,
                 target_se,
+                power_at_estimate,
+                predictive_power: predictive,
                 allocation,
                 allocation_undefined,
                 text,
