@@ -821,7 +821,8 @@ pub fn allocate(
         progress,
     )?;
     if panel.outcome_is_constant() {
-        report.notes.push(NO_SPREAD_NOTE.to_string());
+        // First: a constant panel's intervals have no width to read.
+        report.notes.insert(0, NO_SPREAD_NOTE.to_string());
     }
     Ok(report)
 }
