@@ -312,7 +312,7 @@ def compare(
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
-    """Every arm against every other (or one reference): paired differences with Holm and BH p-values, simultaneous intervals, rank intervals and P(best)
+    """Every arm against every other (or one reference): paired differences with Holm and BH p-values, simultaneous intervals, rank intervals and each system's best share (of bootstrap replicates)
 
     The analysis of ``stats compare``; keywords are its flags.
 

@@ -13,7 +13,7 @@ use ragstats_core::ledger::{read_ledger, Prices};
 use super::common::{Format, PanelOptions, Table};
 use super::cost::parse_sweep;
 use super::render::{Figure, Finished, Rendered};
-use super::resample::{Progress, ResampleArgs};
+use super::resample::{BackendArg, Progress, ResampleArgs};
 use super::UsageError;
 
 mod tables;
@@ -136,9 +136,17 @@ pub fn compute(args: &Args) -> anyhow::Result<AllocateOutput> {
         prices_path: Some(&args.prices),
     };
     let n = specs.len() as u64;
-    let engine = args
-        .resample
-        .engine(u64::from(reps) * n * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
+    // The exact-size paired draws are walked on the CPU (the core says so in a note when
+    // another backend was asked for), so `auto` starts no GPU; `--backend gpu` is still
+    // checked as it is everywhere.
+    let engine: Box<dyn ragstats_core::resample::ResampleBackend> = if args.resample.backend
+        == BackendArg::Gpu
+    {
+        args.resample
+            .engine(u64::from(reps) * n * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?
+    } else {
+        Box::new(ragstats_core::resample::CpuBackend::new())
+    };
     let progress = Progress::new(u64::from(reps) * n, "allocate");
     let report = allocate(&panel, &specs, &ledger, &settings, engine.as_ref(), &|d| {
         progress.set(d)

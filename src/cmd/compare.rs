@@ -1,6 +1,6 @@
 //! `stats compare`: every arm of a panel against every other (or against one reference) —
 //! estimates, paired differences with raw, Holm and BH p-values, simultaneous intervals,
-//! rank intervals, P(best) and what the next study needs.
+//! rank intervals, best shares and what the next study needs.
 
 use std::path::PathBuf;
 
@@ -281,7 +281,7 @@ fn systems_table(r: &CompareReport) -> Table {
         "df",
         ci.as_str(),
         "rank CI",
-        "P(best)",
+        "best share",
         "top",
     ]);
     for s in &r.systems {
@@ -293,7 +293,7 @@ fn systems_table(r: &CompareReport) -> Table {
             df_cell(s.df),
             interval(s.ci.0),
             Cell::text(format!("{}–{}", s.rank_ci[0], s.rank_ci[1])),
-            Cell::fixed(s.p_best, 4),
+            Cell::fixed(s.best_share, 4),
             Cell::text(if s.top_group { "*" } else { "" }),
         ]);
     }

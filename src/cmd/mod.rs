@@ -120,7 +120,7 @@ pub enum Command {
         after_help = "Example:\n  stats allocate data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --prices data/demo/prices.toml \\\n      --allocation A=446:2:1 --allocation B=174:2:5 --allocation C=298:3:1"
     )]
     Allocate(allocate::Args),
-    /// Every arm against every other (or one reference): paired differences with Holm and BH p-values, simultaneous intervals, rank intervals and P(best).
+    /// Every arm against every other (or one reference): paired differences with Holm and BH p-values, simultaneous intervals, rank intervals and each system's best share (of bootstrap replicates).
     #[command(
         after_help = "Examples:\n  stats compare runs/panel.csv\n  stats compare runs/panel.csv --reference base --format json\n  stats compare runs/retrieval.csv --by selector --ledger runs/ledger.jsonl"
     )]

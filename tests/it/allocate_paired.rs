@@ -1,7 +1,7 @@
-//! `stats allocate` as a paired comparison (issue #31 items 1 and 4): every replicate
-//! resamples the master panel's questions once and every allocation is measured on the
-//! drawn questions of its own sub-panel; an allocation takes trajectories and reads by
-//! label, so a failed trajectory 0 stays missing.
+//! `stats allocate` as a paired comparison (issue #31 items 1 and 4, issue #45): every
+//! replicate walks one sequence of master-question draws per stratum and every allocation
+//! takes the first draws that land in its own sub-panel, up to its size; an allocation takes
+//! trajectories and reads by label, so a failed trajectory 0 stays missing.
 
 use crate::common::{self, json, stats, write};
 
@@ -27,15 +27,21 @@ const DEMO: [&str; 14] = [
 ];
 
 /// The demo's pairs against an independent joint bootstrap in numpy
-/// (`/work/venv-pair/bin/python tests/reference/allocate_joint_bootstrap.py`: the master
-/// panel's 223 + 223 questions drawn by multinomial counts, 400,000 replicates in 40 chunks
-/// of 10,000 under numpy's own generator), which printed
+/// (`/tmp/venv-rs/bin/python tests/reference/allocate_joint_bootstrap.py`: per replicate
+/// and stratum one sequence of uniform draws over the master panel's 223 questions, each
+/// allocation taking the first 223, 87 or 149 that land in its sub-panel; 400,000
+/// replicates in 40 chunks of 10,000 under numpy's own generator), which printed
 ///
 /// ```text
-/// A vs B: reduction 0.354506 corr 0.4973 (MC SD at B=1e4 0.0080) CI [0.2589, 0.4321] (MC SD at B=1e4 0.0014, 0.0011)
-/// A vs C: reduction 0.167666 corr 0.6459 (MC SD at B=1e4 0.0056) CI [0.0986, 0.2297] (MC SD at B=1e4 0.0010, 0.0008)
-/// B vs C: reduction -0.289452 corr 0.6052 (MC SD at B=1e4 0.0059) CI [-0.4502, -0.1357] (MC SD at B=1e4 0.0024, 0.0017)
+/// A vs B: reduction 0.354506 corr 0.5255 (MC SD at B=1e4 0.0070) CI [0.2635, 0.4203] (MC SD at B=1e4 0.0016, 0.0009)
+/// A vs C: reduction 0.167666 corr 0.6800 (MC SD at B=1e4 0.0056) CI [0.1021, 0.2226] (MC SD at B=1e4 0.0010, 0.0005)
+/// B vs C: reduction -0.289452 corr 0.5911 (MC SD at B=1e4 0.0065) CI [-0.4299, -0.1391] (MC SD at B=1e4 0.0022, 0.0023)
 /// ```
+///
+/// (Before issue #45 every allocation took all its draws among the master's 223, a varying
+/// number: the same script with `binomial` printed A vs B [0.2589, 0.4321], B vs C
+/// [-0.4502, -0.1357]: 0.173 and 0.315 wide against 0.157 and 0.291, outside these
+/// tolerances.)
 ///
 /// Ours has 10,000 replicates from another generator, so it differs from numpy's 400,000
 /// by Monte-Carlo error alone: the SD of a 10,000-replicate statistic (printed: the SD over
@@ -53,28 +59,28 @@ fn demo_pairs_agree_with_an_independent_joint_bootstrap() {
             "A",
             "B",
             0.354506,
-            0.4973,
-            0.0080,
-            [0.2589, 0.4321],
-            [0.0014, 0.0011],
+            0.5255,
+            0.0070,
+            [0.2635, 0.4203],
+            [0.0016, 0.0009],
         ),
         (
             "A",
             "C",
             0.167666,
-            0.6459,
+            0.6800,
             0.0056,
-            [0.0986, 0.2297],
-            [0.0010, 0.0008],
+            [0.1021, 0.2226],
+            [0.0010, 0.0005],
         ),
         (
             "B",
             "C",
             -0.289452,
-            0.6052,
-            0.0059,
-            [-0.4502, -0.1357],
-            [0.0024, 0.0017],
+            0.5911,
+            0.0065,
+            [-0.4299, -0.1391],
+            [0.0022, 0.0023],
         ),
     ];
     let k = 4.0 * (1.0f64 + 1.0 / 40.0).sqrt();
@@ -100,8 +106,8 @@ fn demo_pairs_agree_with_an_independent_joint_bootstrap() {
     }
 }
 
-/// CPU and GPU draw the same master questions, so the whole document agrees but for the
-/// engine's name and adapter.
+/// The draws are walked on the CPU whatever the backend, so `--backend gpu` gives the same
+/// document, with a note saying so, and `run.backend` names the CPU that ran.
 #[test]
 fn paired_allocations_are_the_same_on_cpu_and_gpu() {
     let run = |backend: &str| {
@@ -119,8 +125,16 @@ fn paired_allocations_are_the_same_on_cpu_and_gpu() {
     let cpu: serde_json::Value = serde_json::from_slice(&run("cpu").stdout).unwrap();
     let out = run("gpu");
     if common::gpu_ran(&out) {
-        let gpu: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(gpu["run"]["backend"], "gpu");
+        let mut gpu: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(gpu["run"]["backend"], "cpu");
+        let notes = gpu.as_object_mut().unwrap().remove("notes").unwrap();
+        assert!(
+            notes[0]
+                .as_str()
+                .unwrap()
+                .starts_with("the paired bootstrap ran on the CPU, not the GPU"),
+            "{notes}"
+        );
         assert_eq!(common::body(cpu), common::body(gpu));
     }
 }

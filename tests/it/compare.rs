@@ -161,13 +161,13 @@ fn simultaneous_intervals_lie_between_marginal_and_bonferroni_and_ranks_follow()
         assert!(num(&s[0]) >= est - bonf * se - 1e-15 && num(&s[1]) <= est + bonf * se + 1e-15);
         assert!((num(&s[1]) - est - c * se).abs() < 1e-15);
     }
-    let p_best: f64 = doc["systems"]
+    let shares: f64 = doc["systems"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| num(&s["p_best"]))
+        .map(|s| num(&s["best_share"]))
         .sum();
-    assert!((p_best - 1.0).abs() < 1e-12);
+    assert!((shares - 1.0).abs() < 1e-12);
     // c is certainly best (every interval against it excludes 0), the others 2nd to 4th.
     let ranks: Vec<(String, [u64; 2])> = doc["systems"]
         .as_array()
@@ -192,11 +192,63 @@ fn simultaneous_intervals_lie_between_marginal_and_bonferroni_and_ranks_follow()
         (next["a"].as_str(), next["b"].as_str()),
         (Some("base"), Some("a"))
     );
+    // Planned for Holm's first step, Bonferroni over the 6 pairs (not the max-t c, which
+    // would give Bonferroni, and so Holm's first step, less than the power asked for).
+    assert_eq!(
+        next["test"],
+        "Holm over the family's 6 pairs at its first step (Bonferroni, level 0.05/6)"
+    );
+    // On the normal reference, as `stats plan` plans (the next study's questions set its
+    // df): Φ⁻¹(1 − 0.025/6) (scipy.stats.norm.ppf), below today's Bonferroni t on df 74.
+    let bonf: f64 = 2.638257273476751;
+    assert!((num(&next["critical_value"]) - bonf).abs() < 1e-12);
+    assert!(bonf < num(&doc["critical_values"]["bonferroni"]));
     let zs = 0.046549142708 / 0.021893572007;
-    let c_plan = num(&next["critical_value"]);
-    assert!(c_plan < c && c_plan > 2.5);
-    let want = (100.0 * ((c_plan + 0.8416212335729143) / zs).powi(2)).ceil() as u64;
+    let want = (100.0 * ((bonf + 0.8416212335729143) / zs).powi(2)).ceil() as u64;
+    assert_eq!(want, 268);
     assert_eq!(next["questions_needed"].as_u64(), Some(want));
+    // scipy: d, s0 = 0.046549142708, 0.021893572007; c = norm.ppf(1 - 0.025/6);
+    // s1 = d/(c + norm.ppf(0.8)) = 0.013376657436085496; norm.cdf(d/s1 - c) +
+    // norm.cdf(-d/s1 - c) = 0.800000000473382; v = np.hypot(s0, s1);
+    // norm.cdf((d - c*s1)/v) + norm.cdf((-d - c*s1)/v) = 0.6703077582746212. Inputs to 12
+    // digits, so 1e-9.
+    assert!((num(&next["target_se"]) - 0.013376657436085496).abs() < 1e-12);
+    assert!((num(&next["power_at_estimate"]) - 0.800000000473382).abs() < 1e-9);
+    assert!((num(&next["predictive_power"]) - 0.6703077582746212).abs() < 1e-9);
+    let text = next["text"].as_str().unwrap();
+    assert!(
+        text.contains("critical value 2.638") && text.contains("predictive power 0.670"),
+        "{text}"
+    );
+}
+
+/// The demo's two arms (a family of one pair, z = 1.02): planned for the pair's own Wald
+/// test at z_0.975, the power is 0.80 at the estimate and the predictive power 0.665. scipy
+/// on the JSON's estimate and SE: `d, s0 = 0.010275721225710015, 0.010047667224300564;
+/// c = norm.ppf(0.975); s1 = d/(c + norm.ppf(0.8)); v = np.hypot(s0, s1);
+/// norm.cdf((d - c*s1)/v) + norm.cdf((-d - c*s1)/v)` = 0.6648138491210104 (0.6136 in
+/// today's direction, 0.0513 in the other).
+#[test]
+fn the_demos_next_step_has_its_predictive_power() {
+    let doc = json(&[
+        "compare",
+        "data/demo/panel.csv",
+        "--backend",
+        "cpu",
+        "--replicates",
+        "200",
+        "--format",
+        "json",
+    ]);
+    let next = &doc["next"];
+    assert_eq!(
+        next["test"],
+        "the pair's two-sided Wald test at level 0.05 (a family of one pair)"
+    );
+    assert!((num(&next["critical_value"]) - 1.959963984540054).abs() < 1e-12);
+    assert!((num(&next["estimate"]) / num(&next["se"]) - 1.0227).abs() < 1e-4);
+    assert!((num(&next["predictive_power"]) - 0.6648138491210104).abs() < 1e-12);
+    assert!((num(&next["power_at_estimate"]) - 0.8000009605622266).abs() < 1e-12);
 }
 
 #[test]

@@ -273,12 +273,10 @@ fn the_next_step_with_a_ledger_is_plans_cheapest_allocation() {
         (next["a"].as_str(), next["b"].as_str()),
         (Some("base"), Some("a"))
     );
-    // The family's simultaneous value on the normal reference (the next study's questions
-    // set its df): below today's on df 74, and Tukey's for 4 arms at df ∞ (scipy
-    // studentized_range.ppf(0.95, 4, 1e6) / √2 = 2.5690) to Monte Carlo error.
+    // Holm's first step, Bonferroni over the 6 pairs, on the normal reference as `stats
+    // plan` plans: Φ⁻¹(1 − 0.025/6) (scipy.stats.norm.ppf).
     let c = num(&next["critical_value"]);
-    assert!(c < num(&doc["critical_values"]["simultaneous"]));
-    assert!((c - 2.5690).abs() < 0.02, "{c}");
+    assert!((c - 2.638257273476751).abs() < 1e-12);
     // Φ⁻¹(0.8) = 0.8416212335729143 (scipy.stats.norm.ppf).
     let target = 0.046549142708 / (c + 0.8416212335729143);
     assert!((num(&next["target_se"]) - target).abs() < 1e-11);

@@ -269,6 +269,10 @@ def test_compare_reads_a_frame_as_its_file():
     got = ragstats.compare(pd.read_csv(ARMS4), **FAST).to_dict()
     assert body(got) == body(want)
     assert [s["name"] for s in got["systems"]] == ["base", "a", "b", "c"]
+    # A share of bootstrap replicates, named as such (it was `p_best`, issue #45).
+    shares = [s["best_share"] for s in got["systems"]]
+    assert "p_best" not in got["systems"][0] and "best_share" in got["methods"]
+    assert shares == [0.0, 0.0, 0.0, 1.0]
 
 
 def test_compare_by_a_column_of_a_frame_or_parquet_and_priced_by_a_ledger(tmp_path):

@@ -94,7 +94,7 @@ fn table(r: &AllocateReport, pct: &str, reps: u64, adapter: &str) -> String {
     }
     let mut out = t.to_text();
     out.push_str(&format!(
-        "\npairs ({pct} bootstrap intervals, {reps} paired replicates (the master panel's questions resampled within strata) on {adapter}):\n"
+        "\npairs ({pct} bootstrap intervals, {reps} paired replicates (each sub-panel's questions redrawn at its size, from one sequence of the master panel's draws per stratum) on {adapter}):\n"
     ));
     let fmt = |c: &Compared, pct: bool| {
         if !c.value.is_finite() {

@@ -5,15 +5,20 @@
 //! 1 − SE_A/SE_B and the ratio of variance × cost (A over B), with bootstrap intervals, and
 //! the replicate correlation of the two SEs.
 //!
-//! The bootstrap is paired: replicate b resamples the **master panel's** questions, Q_d
-//! with replacement within each stratum d, once (the Philox stream of seed, replicate and
-//! stratum), and every allocation is evaluated on the drawn questions that fall in its own
-//! sub-panel: a question drawn k times counts k times in every allocation that holds it,
-//! and n_d (the allocation's drawn count in stratum d) replaces its Q_d in
-//! SE² = Σ_d s²_d/n_d / D². Engine-wise each allocation is one job over the master
-//! questions, with zeros for the questions outside its sub-panel and a membership column
-//! that counts n_d; the jobs share seed and row counts, so they draw the same questions, on
-//! the CPU and the GPU alike (docs/METHODS.md, "Paired allocation bootstrap").
+//! The bootstrap is paired and keeps every sub-panel at its design's size: replicate b
+//! walks one sequence of draws of the **master panel's** questions per stratum d (the
+//! engine's Philox stream of seed, b and d, uniform over the master's Q_d questions,
+//! continued past draw Q_d as long as needed), and allocation a takes the first n_ad draws
+//! that land in its own sub-panel, n_ad its questions with scores in stratum d. So every
+//! replicate's sub-panel has exactly n_ad draws, each uniform over the sub-panel (the
+//! ordinary bootstrap of that sub-panel), and nested sub-panels share almost all their
+//! draws (a draw that lands in the smaller one counts in both until one is full); an
+//! allocation holding every master question takes the first Q_d draws, the engine's own
+//! bootstrap. Until issue #45 every allocation took *all* its draws among the master's
+//! Q_d, a Binomial(Q_d, n_ad/Q_d) count that widened the replicate SEs' spread by 6–10%
+//! on the demo ([`exact_size_replicates`]; docs/METHODS.md, "Paired allocation
+//! bootstrap"). The draws are walked on the CPU whatever the backend: the GPU engine sums
+//! whole strata and cannot stop an allocation at its size.
 //!
 //! In an unbalanced stratum the sub-panel takes trajectories and reads by label: the
 //! stratum's first T trajectory labels and first R read labels (in label order), as each
@@ -36,7 +41,8 @@ use crate::panel::{Design, Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::{percentile_interval, Interval, NO_SPREAD_NOTE};
-use crate::resample::Resampling;
+use crate::resample::{CpuBackend, Resampling};
+use crate::rng::blocks::Generator;
 use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
 use crate::rng::stream::seed_key;
@@ -176,11 +182,12 @@ pub struct AllocateReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub master_design: Option<Vec<MasterStratum>>,
     /// What a reader should know before the numbers: [`NO_SPREAD_NOTE`] when the master
-    /// panel's outcome is constant (every measured SE and interval is then 0 by arithmetic).
+    /// panel's outcome is constant (every measured SE and interval is then 0 by arithmetic);
+    /// that the bootstrap ran on the CPU when another backend was asked for.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// The paired bootstrap's backend, adapter, replicates, seed and confidence (in the
-    /// document's `run`, not its body).
+    /// The paired bootstrap's backend (the CPU, which walks the draws), adapter,
+    /// replicates, seed and confidence (in the document's `run`, not its body).
     #[serde(skip)]
     pub engine: Engine,
 }
@@ -191,8 +198,8 @@ impl Report for AllocateReport {
     }
 }
 
-/// Per-question columns sent to the engine (one job per allocation, every job over the
-/// master panel's questions).
+/// Per-question columns of every allocation (one row per master question, zeros outside
+/// its sub-panel), summed over each replicate's draws.
 const DEV: usize = 0;
 const DEV2: usize = 1;
 const TOKENS: usize = 2;
@@ -203,14 +210,14 @@ const MEMBER: usize = 5;
 const COLUMNS: usize = 6;
 
 /// SE, tokens and fee parts of one allocation from per-stratum sums: per stratum d with
-/// n_d sub-panel questions (drawn, in a replicate: the MEMBER column's sum),
+/// n_d sub-panel questions (in a replicate: its n_d draws, the MEMBER column's sum),
 /// SE² = Σ_d s²_d/n_d / D² with s²_d = (Σ dev² − (Σ dev)²/n_d)/(n_d − 1).
 fn measure(sums: &[Vec<f64>]) -> (f64, f64, f64, f64) {
     let d2 = (sums.len() * sums.len()) as f64;
     let mut se2 = 0.0;
     let (mut tok, mut usd, mut searches) = (0.0, 0.0, 0.0);
     for s in sums {
-        // The count is a sum of 0/1 values carried through the engine's f32 sums: round it.
+        // The count is a sum of 0/1 values: round it (exact in f64, kept as a guard).
         let n = s[MEMBER].round();
         se2 += (s[DEV2] - s[DEV] * s[DEV] / n) / (n - 1.0) / n;
         tok += s[TOKENS];
@@ -386,7 +393,9 @@ pub struct AllocationCosts<'a> {
 
 /// Compares allocations (see the module docs), priced with `costs`, over a paired question
 /// bootstrap of `resampling.replicates` replicates from `resampling.seed` with central
-/// percentile intervals at `resampling.confidence`.
+/// percentile intervals at `resampling.confidence`; every replicate's sub-panel has the
+/// allocation's size ([`exact_size_replicates`]). The draws are walked on the CPU;
+/// `backend` is what was asked for, and a note says so when it is not the CPU.
 ///
 /// # Errors
 /// [`Error::Usage`] when an allocation asks for more questions, trajectories or reads than
@@ -413,9 +422,8 @@ pub fn compare(
     } = *resampling;
     let weights: Vec<usize> = strata.iter().map(Stratum::q).collect();
     let mut results = Vec::new();
-    let mut reps_per_alloc = Vec::new();
-    let total = replicates as u64 * specs.len() as u64;
-    for (ai, a) in specs.iter().enumerate() {
+    let mut rows_per_alloc = Vec::with_capacity(specs.len());
+    for a in specs {
         let counts = split_questions(a.design.questions, &weights);
         let mut rows = Vec::with_capacity(strata.len());
         let mut estimate = 0.0;
@@ -500,13 +508,7 @@ pub fn compare(
         let cols = CenteredColumns::new(&rows)?;
         let (se, tok, usd, searches) = measure(cols.exact_sums());
         let fees: Vec<f64> = sweep.iter().map(|p| usd + searches * p / 1000.0).collect();
-        let base = ai as u64 * replicates as u64;
-        // Every allocation's job has the master panel's Q_d rows per stratum and the same
-        // seed, so replicate b draws the same master questions for all of them.
-        let reps = cols.resample(backend, seed, 0..replicates, &|d| {
-            progress((base + d).min(total))
-        })?;
-        reps_per_alloc.push(reps.iter().map(|r| measure(r)).collect::<Vec<_>>());
+        rows_per_alloc.push(rows);
         results.push(AllocationResult {
             name: a.name.clone(),
             questions: counts.iter().sum(),
@@ -534,6 +536,11 @@ pub fn compare(
             }),
         });
     }
+    let reps_per_alloc: Vec<Vec<(f64, f64, f64, f64)>> =
+        exact_size_replicates(&rows_per_alloc, seed, replicates, progress)
+            .into_iter()
+            .map(|reps| reps.iter().map(|r| measure(r)).collect())
+            .collect();
     let interval = |v: Vec<f64>, value: f64, null: f64| {
         let mut v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
         v.sort_by(f64::total_cmp);
@@ -604,14 +611,125 @@ pub fn compare(
             })
             .collect()
     });
+    let mut notes = Vec::new();
+    if backend.name() != "cpu" {
+        notes.push(format!(
+            "the paired bootstrap ran on the CPU, not the {}: each allocation takes the first draws that land in its sub-panel, up to its size, which the engine's whole-stratum sums cannot; the draws are the engine's",
+            backend.name().to_uppercase()
+        ));
+    }
     Ok(AllocateReport {
         search_prices: sweep.to_vec(),
         allocations: results,
         pairs,
         master_design,
-        notes: Vec::new(),
-        engine: bootstrap_engine(backend, resampling),
+        notes,
+        engine: bootstrap_engine(&CpuBackend::new(), resampling),
     })
+}
+
+/// Draws walked per Philox call (16 blocks of 4).
+const WALK_DRAWS: usize = 64;
+/// Replicates per progress step.
+const WALK_REPLICATES: u32 = 256;
+
+/// The exact-size paired bootstrap (issue #45): per replicate, per allocation, per stratum,
+/// the column sums over the allocation's draws, `[allocation][replicate][stratum][column]`.
+///
+/// `rows[a][d][q]` is master question q's row for allocation a in stratum d (MEMBER 1 for
+/// a question of its sub-panel with a score, else a row of zeros). Replicate b walks the
+/// draws x_0, x_1, … of stratum d: x_j = draw_index(seed, b, d, j, Q_d), uniform on the
+/// master's Q_d questions and, for j < Q_d, exactly the draws every engine job over the
+/// master rows makes. Allocation a takes x_j when it is one of its n_ad members and it has
+/// taken fewer than n_ad, until every allocation has n_ad. So:
+///
+/// * every replicate's sub-panel has exactly n_ad draws (MEMBER sums to n_ad);
+/// * given the count, draws landing in a set are uniform over it, so they are n_ad
+///   independent uniform draws over the sub-panel: its ordinary bootstrap;
+/// * a draw landing in sub-panels A ⊂ B counts in both while neither is full, so nested
+///   sub-panels share all but about σ·φ(0) = √(n_B p (1 − p))·0.40 of A's draws
+///   (p = n_A/n_B), not the fraction n_A/n_B a quantile coupling would share;
+/// * an allocation holding every master question takes x_0 … x_{Q_d − 1}.
+///
+/// Each (replicate, stratum) is walked serially in draw order, so the sums do not depend
+/// on threads. `progress` gets replicates done × allocations.
+fn exact_size_replicates(
+    rows: &[Vec<Vec<Vec<f64>>>],
+    seed: u64,
+    replicates: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<Vec<Vec<Vec<f64>>>> {
+    use rayon::prelude::*;
+    let n_alloc = rows.len();
+    let n_strata = rows.first().map_or(0, Vec::len);
+    // Per stratum: the master questions' membership per allocation, and each one's size.
+    let members: Vec<Vec<Vec<bool>>> = (0..n_strata)
+        .map(|d| {
+            (0..n_alloc)
+                .map(|a| rows[a][d].iter().map(|r| r[MEMBER] == 1.0).collect())
+                .collect()
+        })
+        .collect();
+    let need: Vec<Vec<usize>> = members
+        .iter()
+        .map(|m| m.iter().map(|v| v.iter().filter(|&&x| x).count()).collect())
+        .collect();
+    let generator = Generator::best();
+    let key = seed_key(seed);
+    let walk = |b: u32| -> Vec<Vec<Vec<f64>>> {
+        let mut sums = vec![vec![vec![0.0; COLUMNS]; n_strata]; n_alloc];
+        let mut buf = [0u32; WALK_DRAWS];
+        for d in 0..n_strata {
+            let q = rows[0][d].len() as u32;
+            let mut taken = vec![0usize; n_alloc];
+            let mut open = need[d].iter().filter(|&&n| n > 0).count();
+            let mut block = 0u32;
+            while open > 0 {
+                generator.fill_bounded(
+                    key,
+                    domain::bootstrap_stream(b, d as u32),
+                    block,
+                    q,
+                    &mut buf,
+                );
+                block = block.wrapping_add((WALK_DRAWS / 4) as u32);
+                for &x in &buf {
+                    let x = x as usize;
+                    for a in 0..n_alloc {
+                        if taken[a] < need[d][a] && members[d][a][x] {
+                            for (s, v) in sums[a][d].iter_mut().zip(&rows[a][d][x]) {
+                                *s += v;
+                            }
+                            taken[a] += 1;
+                            if taken[a] == need[d][a] {
+                                open -= 1;
+                            }
+                        }
+                    }
+                    if open == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        sums
+    };
+    let mut out: Vec<Vec<Vec<Vec<f64>>>> = (0..n_alloc)
+        .map(|_| Vec::with_capacity(replicates as usize))
+        .collect();
+    let mut start = 0u32;
+    while start < replicates {
+        let end = replicates.min(start.saturating_add(WALK_REPLICATES));
+        let chunk: Vec<Vec<Vec<Vec<f64>>>> = (start..end).into_par_iter().map(walk).collect();
+        for rep in chunk {
+            for (o, s) in out.iter_mut().zip(rep) {
+                o.push(s);
+            }
+        }
+        progress(u64::from(end) * n_alloc as u64);
+        start = end;
+    }
+    out
 }
 
 /// Pearson correlation of the pairs `xy` where both are finite (NaN with fewer than 2).
@@ -703,7 +821,8 @@ pub fn allocate(
         progress,
     )?;
     if panel.outcome_is_constant() {
-        report.notes.push(NO_SPREAD_NOTE.to_string());
+        // First: a constant panel's intervals have no width to read.
+        report.notes.insert(0, NO_SPREAD_NOTE.to_string());
     }
     Ok(report)
 }
@@ -735,6 +854,79 @@ mod tests {
     use super::*;
     use crate::document::{document, Inputs};
     use crate::resample::CpuBackend;
+
+    /// Rows of one allocation in one stratum of `q` master questions: its first `n` are
+    /// members (value i + 1 in DEV, and 1 in MEMBER), the rest zeros.
+    fn member_rows(q: usize, n: usize) -> Vec<Vec<f64>> {
+        (0..q)
+            .map(|i| {
+                let mut r = vec![0.0; COLUMNS];
+                if i < n {
+                    r[DEV] = (i + 1) as f64;
+                    r[MEMBER] = 1.0;
+                }
+                r
+            })
+            .collect()
+    }
+
+    /// Issue #45: every replicate's sub-panel has exactly the design's size (before, it was
+    /// Binomial(Q_d, n_d/Q_d)); an allocation holding every master question draws exactly
+    /// what an engine job over the master rows draws; the result does not depend on the
+    /// thread count.
+    #[test]
+    fn every_replicate_sub_panel_has_the_designs_size() {
+        let q = [23usize, 40];
+        let sizes = [[23usize, 40], [9, 31], [2, 5], [14, 17]];
+        let rows: Vec<Vec<Vec<Vec<f64>>>> = sizes
+            .iter()
+            .map(|n| (0..2).map(|d| member_rows(q[d], n[d])).collect())
+            .collect();
+        let reps = 300u32;
+        let out = exact_size_replicates(&rows, 7, reps, &|_| {});
+        assert_eq!(out.len(), sizes.len());
+        for (a, n) in sizes.iter().enumerate() {
+            assert_eq!(out[a].len(), reps as usize);
+            for rep in &out[a] {
+                for d in 0..2 {
+                    assert_eq!(rep[d][MEMBER], n[d] as f64, "allocation {a}, stratum {d}");
+                }
+            }
+        }
+        // Allocation 0 holds every master question: its draws are the engine's, whose
+        // counts draw_counts gives (row i has DEV i + 1, so the sum is Σ counts_i (i + 1)).
+        for b in [0u32, 1, 299] {
+            for d in 0..2 {
+                let mut counts = vec![0u32; q[d]];
+                crate::resample::counts::draw_counts(
+                    Generator::Scalar,
+                    7,
+                    b,
+                    d as u32,
+                    &mut counts,
+                );
+                let want: f64 = counts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &c)| f64::from(c) * (i + 1) as f64)
+                    .sum();
+                assert_eq!(out[0][b as usize][d][DEV], want);
+            }
+        }
+        // The same on one thread; progress is replicates done × allocations, rising.
+        let one_thread = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| exact_size_replicates(&rows, 7, reps, &|_| {}));
+        assert_eq!(one_thread, out);
+        let seen = std::sync::atomic::AtomicU64::new(0);
+        exact_size_replicates(&rows, 7, 1000, &|d| {
+            let before = seen.swap(d, std::sync::atomic::Ordering::Relaxed);
+            assert!(d > before && d <= 1000 * 4);
+        });
+        assert_eq!(seen.into_inner(), 4000);
+    }
 
     /// A cell cost map of stratum `d` (questions q0..q3, one trajectory `0` of one read
     /// `0`): `trajectory` per trajectory, `read` per read.

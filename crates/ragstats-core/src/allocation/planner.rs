@@ -98,11 +98,34 @@ pub fn mde_multiplier(alpha: f64, power: f64) -> f64 {
 }
 
 /// Power of the two-sided level-α z-test against a true difference δ at standard error
-/// `se`: Φ(|δ|/SE − z_{1−α/2}) + Φ(−|δ|/SE − z_{1−α/2}).
+/// `se`: Φ(|δ|/SE − z_{1−α/2}) + Φ(−|δ|/SE − z_{1−α/2}) ([`power_at`] with c = z_{1−α/2}).
 pub fn power(delta: f64, se: f64, alpha: f64) -> f64 {
-    let z = normal_quantile(1.0 - alpha / 2.0);
+    power_at(delta, se, normal_quantile(1.0 - alpha / 2.0))
+}
+
+/// Power of the two-sided test that rejects when |estimate| > c·SE, against a true
+/// difference δ, the estimate normal with that SE: Φ(|δ|/SE − c) + Φ(−|δ|/SE − c).
+pub fn power_at(delta: f64, se: f64, c: f64) -> f64 {
     let d = delta.abs() / se;
-    normal_cdf(d - z) + normal_cdf(-d - z)
+    normal_cdf(d - c) + normal_cdf(-d - c)
+}
+
+/// Predictive power of a new study with SE s₁ = `se_planned`, tested two-sided at critical
+/// value c, given today's estimate d̂ = `estimate` with SE s₀ = `se_now`: the power averaged
+/// over what today's estimate leaves uncertain about the true difference δ.
+///
+/// With a flat prior δ | today ~ N(d̂, s₀²), and the new study's estimate d̂₁ | δ ~ N(δ, s₁²)
+/// independent of today's, so d̂₁ | today ~ N(d̂, s₀² + s₁²) and
+///
+/// PP = P(|d̂₁| > c s₁) = Φ((|d̂| − c s₁)/√(s₀² + s₁²)) + Φ((−|d̂| − c s₁)/√(s₀² + s₁²)),
+///
+/// the expectation of [`power_at`]`(δ, s₁, c)` over δ. The second term is a rejection with
+/// the sign opposite today's. As s₀ → 0 it is the power at d̂; the first term, a resolution
+/// with today's sign, stays below Φ(|d̂|/s₀) however large the new study.
+pub fn predictive_power(estimate: f64, se_now: f64, se_planned: f64, c: f64) -> f64 {
+    let spread = se_now.hypot(se_planned);
+    let d = estimate.abs();
+    normal_cdf((d - c * se_planned) / spread) + normal_cdf((-d - c * se_planned) / spread)
 }
 
 /// A least-cost or least-SE search at one (T, R): weights, per-question variances v_d and
@@ -724,6 +747,25 @@ mod tests {
         assert!((floor - 0.02).abs() < 1e-12);
         let v = 0.04 + 0.01 / 10.0 + 0.02 / 100.0;
         assert!((best - (v / 100.0f64).sqrt()).abs() < 1e-12);
+    }
+
+    /// The demo's pair (d̂/s₀ = 1.02) planned at c = 1.96 with 80% power: s₁ = d̂/(c + z_0.8).
+    /// scipy: `d, c = 1.02, 1.959963984540054; s1 = d / (c + norm.ppf(0.8));
+    /// v = np.hypot(1, s1); norm.cdf((d - c*s1)/v) + norm.cdf((-d - c*s1)/v)` =
+    /// 0.6649578502601958 (0.6133 + 0.0517 of the opposite sign), and
+    /// `norm.cdf(d/s1 - c) + norm.cdf(-d/s1 - c)` = 0.8000009605622266: the power at d̂.
+    #[test]
+    fn predictive_power_by_hand() {
+        let (d, c) = (1.02, 1.959963984540054);
+        let s1 = d / (c + normal_quantile(0.8));
+        let pp = predictive_power(d, 1.0, s1, c);
+        assert!((pp - 0.6649578502601958).abs() < 1e-12, "{pp}");
+        assert!((predictive_power(-d, 1.0, s1, c) - pp).abs() < 1e-15);
+        assert!((power_at(d, s1, c) - 0.8000009605622266).abs() < 1e-12);
+        // Scale-free: the same in any unit.
+        assert!((predictive_power(0.01 * d, 0.01, 0.01 * s1, c) - pp).abs() < 1e-12);
+        // No uncertainty today: the power at d̂.
+        assert!((predictive_power(d, 0.0, s1, c) - power_at(d, s1, c)).abs() < 1e-15);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! of the questions — the same draws for every column, as every engine job with one seed
 //! draws the same questions — gives every system's and every pair's replicates, from which
 //! come the simultaneous critical value (the quantile of the maximum studentized
-//! difference), P(best) and, through the simultaneous intervals, the rank intervals.
+//! difference), each system's best share (the share of replicates it tops) and, through the simultaneous intervals, the rank intervals.
 //!
 //! The systems are the values of the `arm` column, or of another column
 //! ([`LoadOptions::arm_column`], `stats compare --by COLUMN`), which then plays the arm's
@@ -15,12 +15,13 @@
 //! With a cost ledger ([`CompareSettings::costs`]) the next step is priced: the closest
 //! unresolved pair's components and the ledger's unit costs go to `stats plan`'s planner
 //! ([`crate::allocation::planner_report::planner`]), which finds the cheapest Q:T:R whose SE
-//! resolves the pair at the family's simultaneous critical value with the chosen power.
+//! resolves the pair with the chosen power under the test the next step is planned for
+//! ([`PlannedTest`]: Holm over the family at its first step, Bonferroni).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::allocation::planner::{Bounds, Goal, Planner};
+use crate::allocation::planner::{power_at, predictive_power, Bounds, Goal, Planner};
 use crate::allocation::planner_report::{planner, unmet_goal, PlanCosts};
 use crate::components::forecast::Audit;
 use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
@@ -39,7 +40,7 @@ use crate::table::{format_number, Precision};
 use crate::{Error, Result};
 
 use super::multiplicity::{benjamini_hochberg, holm};
-use super::ranks::{p_best, rank_intervals};
+use super::ranks::{best_share, rank_intervals};
 use super::report::*;
 
 /// What to compare and how.
@@ -757,7 +758,7 @@ impl PreparedComparison {
             }
         };
 
-        // Ranks from the all-pairs simultaneous intervals; P(best) from the arm replicates.
+        // Ranks from the all-pairs simultaneous intervals; best shares from the arm replicates.
         let mut diff = vec![vec![[0.0; 2]; k]; k];
         for (p, &(a, b)) in self.pairs.iter().enumerate() {
             let i = pair_interval(p, c_all);
@@ -765,7 +766,7 @@ impl PreparedComparison {
             diff[a][b] = [-i.upper(), -i.lower()];
         }
         let ranks = rank_intervals(k, |j, i| diff[j][i]);
-        let best = p_best(
+        let best = best_share(
             k,
             (0..rs.replicates as usize).map(|r| (0..k).map(|a| reps[a][r]).collect::<Vec<_>>()),
         );
@@ -785,7 +786,7 @@ impl PreparedComparison {
                     df,
                     ci,
                     rank_ci: ranks[a],
-                    p_best: best[a],
+                    best_share: best[a],
                     top_group: ranks[a][0] == 1,
                     questions: r.strata.iter().map(|s| s.questions).sum(),
                 }
@@ -830,15 +831,15 @@ impl PreparedComparison {
             .collect();
 
         let strata = self.strata(&family, score);
-        // The next study is planned as `stats plan` plans one: on the normal reference (its
-        // questions, not today's, set its degrees of freedom), at the family's
-        // large-sample simultaneous critical value.
-        let c_plan = if family.len() == 1 {
-            z
-        } else {
-            critical(&family, &family_laws, true).simultaneous
-        };
-        let (next, next_undefined) = self.next_step(&pairs, c_plan);
+        // The next study is planned as `stats plan` plans one, on the normal reference (its
+        // questions, not today's, set its degrees of freedom), for the test that resolves a
+        // pair: Holm, whose first step is Bonferroni's.
+        let planned = PlannedTest::holm_first_step(
+            family.len(),
+            alpha,
+            normal_quantile(1.0 - tail / family.len().max(1) as f64),
+        );
+        let (next, next_undefined) = self.next_step(&pairs, &planned);
         Ok(CompareReport {
             metric: self.metric.clone(),
             family: Family {
@@ -1034,8 +1035,14 @@ impl PreparedComparison {
     }
 
     /// The unresolved pair of the family closest to resolution (largest |z|) and the
-    /// questions that would resolve it with the settings' power at critical value `c`.
-    fn next_step(&self, pairs: &[PairResult], c: f64) -> (Option<NextStep>, Option<String>) {
+    /// questions that would resolve it with the settings' power under the `planned` test
+    /// (its critical value c), beside the power at today's estimate and the predictive power
+    /// over its uncertainty ([`crate::allocation::planner::predictive_power`]).
+    fn next_step(
+        &self,
+        pairs: &[PairResult],
+        planned: &PlannedTest,
+    ) -> (Option<NextStep>, Option<String>) {
         let open: Vec<&PairResult> = pairs.iter().filter(|p| !p.resolved).collect();
         if open.is_empty() {
             return (None, Some("every pair of the family is resolved".into()));
@@ -1051,6 +1058,7 @@ impl PreparedComparison {
             );
         };
         let power = self.settings.power;
+        let c = planned.critical_value;
         let z = p.t.expect("filtered").abs();
         let q: usize = self.questions.iter().sum();
         // Resolved with `power`: |d| / SE ≥ c + z_power.
@@ -1058,16 +1066,21 @@ impl PreparedComparison {
         let factor = (reach / z).powi(2);
         let needed = (q as f64 * factor).ceil() as u64;
         let target_se = p.estimate.abs() / reach;
+        let power_at_estimate = power_at(p.estimate, target_se, c);
+        let predictive = predictive_power(p.estimate, p.se, target_se, c);
         let mut text = format!(
             "The closest unresolved pair is {b} − {a}: {est:.4} (SE {se:.4}, z = {z:.2}; Holm-adjusted p = {ph:.3}). \
-             If the difference is really {est:.4}, resolving it with {pw:.0}% power at the family's simultaneous \
-             critical value {c:.2} needs about {needed} questions ({factor:.1} × the {q} questions now), in today's \
-             strata proportions and with the same trajectories and reads per question.",
+             Planned for {test}, critical value {c:.3}: if the difference is really {est:.4}, resolving it \
+             with {pw:.0}% power needs SE {target_se:.4}, about {needed} questions ({factor:.1} × the {q} questions \
+             now), in today's strata proportions and with the same trajectories and reads per question. \
+             That power takes today's estimate for the truth; over its uncertainty (SE {se:.4}) a new study \
+             of that size resolves the pair with predictive power {predictive:.3}.",
             a = p.a,
             b = p.b,
             est = p.estimate,
             se = p.se,
             ph = p.p_holm,
+            test = planned.name,
             pw = 100.0 * power,
         );
         let (allocation, allocation_undefined) = match &self.settings.costs {
@@ -1134,8 +1147,11 @@ impl PreparedComparison {
                 questions: q,
                 questions_needed: needed,
                 power,
+                test: planned.name.clone(),
                 critical_value: c,
                 target_se,
+                power_at_estimate,
+                predictive_power: predictive,
                 allocation,
                 allocation_undefined,
                 text,
@@ -1218,8 +1234,7 @@ const SE_METHOD: &str = "nested variance components per stratum (REML where a st
 const ADJUSTED_METHOD: &str = "Holm step-down (family-wise error) and Benjamini-Hochberg (false discovery rate) over the family";
 const SIMULTANEOUS_METHOD: &str = "estimate ± c·SE, c the quantile of the maximum |t| over the family: multivariate t on the family's smallest df with the correlations of the stratified question bootstrap's replicates (one draw of questions shared by every pair), never below the value for independent systems (Tukey's or Dunnett's), kept between the marginal t and Bonferroni's t";
 const RANKS_METHOD: &str = "simultaneous rank intervals from the all-pairs simultaneous intervals (Mogstad, Romano, Shaikh & Wilhelm 2024)";
-const P_BEST_METHOD: &str =
-    "share of bootstrap replicates in which the system has the highest estimate, ties split";
+const BEST_SHARE_METHOD: &str = "share of bootstrap replicates in which the system has the highest estimate, ties split; not the probability that it is best";
 
 /// The methods, as the report names them.
 const METHODS: Methods = Methods {
@@ -1229,7 +1244,7 @@ const METHODS: Methods = Methods {
     adjusted: ADJUSTED_METHOD,
     simultaneous: SIMULTANEOUS_METHOD,
     ranks: RANKS_METHOD,
-    p_best: P_BEST_METHOD,
+    best_share: BEST_SHARE_METHOD,
 };
 
 /// The methods of a binary outcome with one cell per question ([`IntervalRule::Auto`]'s
@@ -1241,7 +1256,7 @@ const SCORE_METHODS: Methods = Methods {
     adjusted: ADJUSTED_METHOD,
     simultaneous: SIMULTANEOUS_METHOD,
     ranks: RANKS_METHOD,
-    p_best: P_BEST_METHOD,
+    best_share: BEST_SHARE_METHOD,
 };
 
 /// [`prepare`] then [`PreparedComparison::run`].

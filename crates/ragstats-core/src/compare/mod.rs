@@ -1,6 +1,6 @@
 //! Many systems on the same questions: every system's estimate and interval, every pair's
 //! paired difference with raw, Holm and Benjamini–Hochberg p-values and simultaneous
-//! intervals, rank intervals and P(best) ([`analysis`], reported as [`report`]), from the
+//! intervals, rank intervals and best shares ([`analysis`], reported as [`report`]), from the
 //! multiplicity adjustments in [`multiplicity`] and the ranks in [`ranks`].
 
 pub mod analysis;

@@ -1,5 +1,6 @@
 //! Ranks of k systems from their simultaneous pairwise intervals (Mogstad, Romano, Shaikh
-//! & Wilhelm, "Inference for Ranks", 2024), and the bootstrap probability that each is best.
+//! & Wilhelm, "Inference for Ranks", 2024), and the share of bootstrap replicates in which
+//! each is best.
 
 /// Rank confidence intervals `[lower, upper]` (1 = best, higher scores rank first) from
 /// simultaneous intervals of every difference θ_b − θ_a.
@@ -26,9 +27,14 @@ pub fn rank_intervals(k: usize, diff: impl Fn(usize, usize) -> [f64; 2]) -> Vec<
 }
 
 /// The share of replicates in which each system has the highest estimate, a tie for the
-/// highest splitting the replicate equally among the tied systems (so the shares sum to 1).
+/// highest splitting the replicate equally among the tied systems (so the shares sum to 1):
+/// best_share_a = (1/B) Σ_b 1[a ties for the max of replicate b] / #ties_b.
 /// `replicates` holds one row of k estimates per replicate.
-pub fn p_best(k: usize, replicates: impl Iterator<Item = impl AsRef<[f64]>>) -> Vec<f64> {
+///
+/// It is not the probability that the system is best: with equal true means the observed
+/// leader keeps a share near its bootstrap luck (about 0.55 on average for five arms), not
+/// 1/k (docs/METHODS.md, "Best share, not P(best)").
+pub fn best_share(k: usize, replicates: impl Iterator<Item = impl AsRef<[f64]>>) -> Vec<f64> {
     let mut wins = vec![0.0; k];
     let mut n = 0usize;
     for row in replicates {
@@ -67,7 +73,7 @@ mod tests {
             vec![3.0, 1.0, 0.0],
             vec![0.5, 0.5, 0.5],
         ];
-        let p = p_best(3, reps.iter());
+        let p = best_share(3, reps.iter());
         let third = 1.0 / 3.0;
         let want = [
             (1.0 + third) / 3.0,

@@ -1,4 +1,4 @@
-//! What `compare` reports: every system with its interval, rank interval and P(best), every
+//! What `compare` reports: every system with its interval, rank interval and best share, every
 //! pair of the family with raw, Holm and Benjamini–Hochberg p-values and a simultaneous
 //! interval, the same per stratum, and what the next study needs to resolve the closest
 //! unresolved pair.
@@ -29,7 +29,7 @@ pub struct Methods {
     pub adjusted: &'static str,
     pub simultaneous: &'static str,
     pub ranks: &'static str,
-    pub p_best: &'static str,
+    pub best_share: &'static str,
 }
 
 /// The critical values of the family on its degrees of freedom: the marginal t, the
@@ -66,8 +66,10 @@ pub struct System {
     pub ci: Interval,
     /// Simultaneous rank interval, 1 = best (highest score).
     pub rank_ci: [usize; 2],
-    /// Share of bootstrap replicates in which this system is best (ties split).
-    pub p_best: f64,
+    /// Share of bootstrap replicates in which this system has the highest estimate (ties
+    /// split). Not the probability that it is best: systems with equal true means give the
+    /// observed leader a share well above 1/k.
+    pub best_share: f64,
     /// Whether no system is certainly better (the rank interval starts at 1).
     pub top_group: bool,
     pub questions: usize,
@@ -129,6 +131,37 @@ pub struct StratumComparison {
     pub pairs: Vec<StratumPair>,
 }
 
+/// The test a next study is planned for: what resolves a pair, in words, and its critical
+/// value c (the pair is resolved when |estimate| / SE exceeds it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedTest {
+    pub name: String,
+    pub critical_value: f64,
+}
+
+impl PlannedTest {
+    /// Holm's step-down test at level `alpha` over a family of `m` pairs (what `resolved`
+    /// means), planned at its first step: Bonferroni at level α/m, critical value `bonferroni`
+    /// (z_{1−α/(2m)} for the Wald z test). Holm resolves a pair whenever Bonferroni does
+    /// (p ≤ α/m makes every Holm step up to it pass: (m − i + 1)·p_(i) ≤ m·p ≤ α), so the
+    /// power planned at this c is a lower bound on Holm's. The family's max-t critical value
+    /// is smaller (2.713 against Bonferroni's 2.807 for 10 pairs at α = 0.05): planning at it
+    /// gives Bonferroni only Φ(2.713 + z_0.8 − 2.807) = 0.773 of the 0.80 asked for.
+    pub fn holm_first_step(m: usize, alpha: f64, bonferroni: f64) -> Self {
+        // α to 6 decimals, as a person writes it (0.05, not 0.050000000000000044).
+        let alpha = (alpha * 1e6).round() / 1e6;
+        let name = if m <= 1 {
+            format!("the pair's two-sided Wald test at level {alpha} (a family of one pair)")
+        } else {
+            format!("Holm over the family's {m} pairs at its first step (Bonferroni, level {alpha}/{m})")
+        };
+        PlannedTest {
+            name,
+            critical_value: bonferroni,
+        }
+    }
+}
+
 /// What the next study needs to resolve the closest unresolved pair of the family.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NextStep {
@@ -138,20 +171,31 @@ pub struct NextStep {
     pub se: f64,
     /// Questions in the panel now (all strata).
     pub questions: usize,
-    /// Questions for `power` at the family's simultaneous critical value, the strata in
-    /// today's proportions and the same trajectories and reads per question:
+    /// Questions for `power` at the planned test's critical value c, the strata in today's
+    /// proportions and the same trajectories and reads per question:
     /// ⌈Q · ((c + z_power) / |z|)²⌉.
     pub questions_needed: u64,
+    /// The power asked for (`--power`), at the difference as estimated.
     pub power: f64,
-    /// The critical value the target uses: the family's simultaneous one (resolving the
-    /// pair within the family is what Holm and the simultaneous intervals judge) on the
-    /// normal reference, as `stats plan` plans (the next study's questions, not today's, set
-    /// its degrees of freedom): z for a family of one pair.
+    /// The test the next study is planned for, in words ([`PlannedTest`]): Holm over the
+    /// family, at its first step (Bonferroni).
+    pub test: String,
+    /// The planned test's critical value c: Bonferroni's z_{1−α/(2m)} on the normal
+    /// reference, as `stats plan` plans (the next study's questions, not today's, set its
+    /// degrees of freedom); the marginal z for a family of one pair.
     pub critical_value: f64,
     /// The SE that resolves the pair with `power` if the difference is really `estimate`:
-    /// |estimate| / (critical_value + z_power). `stats plan --target-se` of this SE is the
-    /// allocation below.
+    /// s₁ = |estimate| / (critical_value + z_power). `stats plan --target-se` of this SE is
+    /// the allocation below.
     pub target_se: f64,
+    /// The power at s₁ if the difference is exactly `estimate`:
+    /// Φ(|d̂|/s₁ − c) + Φ(−|d̂|/s₁ − c) (`power` plus the far tail).
+    pub power_at_estimate: f64,
+    /// The same averaged over today's uncertainty in the difference (flat prior, a new
+    /// study independent of today's): with s₀ = `se`,
+    /// Φ((|d̂| − c s₁)/√(s₀² + s₁²)) + Φ((−|d̂| − c s₁)/√(s₀² + s₁²))
+    /// ([`crate::allocation::planner::predictive_power`]).
+    pub predictive_power: f64,
     /// With a ledger: the cheapest (Q, T, R) whose nested SE is at most `target_se`
     /// (`stats plan`'s search); `null` without a ledger or when none within the bounds
     /// does it (`allocation_undefined` says why).
@@ -205,5 +249,39 @@ pub struct CompareReport {
 impl Report for CompareReport {
     fn engine(&self) -> Engine {
         self.engine.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::allocation::planner::power_at;
+    use crate::resample::summary::normal_quantile;
+
+    /// Ten pairs at α = 0.05: Bonferroni's c = Φ⁻¹(1 − 0.025/10) = 2.807033768343811
+    /// (scipy.stats.norm.ppf). A study planned at the max-t value 2.713 for 80% power has
+    /// Φ(2.713 + z_0.8 − 2.807) + Φ(−2.713 − z_0.8 − 2.807) = 0.7726454862371039 at Holm's
+    /// first step (`x = 2.713 + norm.ppf(0.8); b = norm.ppf(1 - 0.025/10);
+    /// norm.cdf(x - b) + norm.cdf(-x - b)`); planned at Bonferroni's it has the 0.80 asked
+    /// for (plus the far tail).
+    #[test]
+    fn planning_at_holms_first_step_keeps_the_power_asked_for() {
+        let bonf = normal_quantile(1.0 - 0.025 / 10.0);
+        assert!((bonf - 2.807033768343811).abs() < 1e-12);
+        let planned = PlannedTest::holm_first_step(10, 0.050000000000000044, bonf);
+        assert_eq!(
+            planned.name,
+            "Holm over the family's 10 pairs at its first step (Bonferroni, level 0.05/10)"
+        );
+        let (d, z80) = (0.03, normal_quantile(0.8));
+        let at_max_t = d / (2.713 + z80);
+        assert!((power_at(d, at_max_t, bonf) - 0.7726454862371039).abs() < 1e-12);
+        let at_bonf = d / (planned.critical_value + z80);
+        let p = power_at(d, at_bonf, bonf);
+        assert!(p >= 0.8 && p - 0.8 < 1e-6, "{p}");
+        assert_eq!(
+            PlannedTest::holm_first_step(1, 0.05, 1.96).name,
+            "the pair's two-sided Wald test at level 0.05 (a family of one pair)"
+        );
     }
 }

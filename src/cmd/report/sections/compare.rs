@@ -98,12 +98,12 @@ impl Sections<'_> {
                         n(s.se),
                         ci(s.ci),
                         format!("{}–{}", s.rank_ci[0], s.rank_ci[1]),
-                        n(s.p_best),
+                        n(s.best_share),
                     ]
                 })
                 .collect();
             let mut t = table(
-                &["system", "estimate", "SE", "interval", "rank", "P(best)"],
+                &["system", "estimate", "SE", "interval", "rank", "best share"],
                 &systems,
             );
             let pairs: Vec<Vec<String>> = r
