@@ -47,6 +47,7 @@ const CRATES: &[Crate] = &[
             ("mcq", 3),
             ("qa_scoring", 3),
             ("sim", 3),
+            ("coverage", 4),
             ("import", 2),
         ],
     },

@@ -23,8 +23,10 @@ impl Target {
     /// The target at confidence `c`.
     pub fn at(c: f64) -> Target {
         Target {
-            interval: [c - 0.015, (c + 0.02).min(1.0)],
-            test_max: 1.0 - c + 0.015,
+            // Rounded to 12 decimals, so 0.95 gives the 0.935 a reader expects rather than
+            // 0.9349999999999999.
+            interval: [round12(c - 0.015), round12((c + 0.02).min(1.0))],
+            test_max: round12(1.0 - c + 0.015),
         }
     }
 }
@@ -147,4 +149,9 @@ mod tests {
         assert!((r.mc_se.unwrap() - (0.9f64 * 0.1 / 1000.0).sqrt()).abs() < 1e-15);
         assert!(r.short());
     }
+}
+
+/// `x` rounded to 12 decimals.
+fn round12(x: f64) -> f64 {
+    (x * 1e12).round() / 1e12
 }
