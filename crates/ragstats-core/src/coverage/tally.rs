@@ -107,8 +107,25 @@ impl Row {
         matches!(self.verdict, "below target" | "above target")
     }
 
-    /// The row in one plain sentence.
+    /// Whether a short row's rate is within 2 Monte Carlo SEs of the nominal level (so
+    /// more panels are needed to tell it from an interval or test that holds its level).
+    pub fn within_mc_error(&self) -> bool {
+        match (self.rate, self.mc_se) {
+            (Some(p), Some(se)) => (p - self.nominal).abs() <= 2.0 * se,
+            _ => false,
+        }
+    }
+
+    /// The row in one plain sentence (a short row within Monte Carlo error says so).
     pub fn sentence(&self, target: &Target) -> String {
+        let mut s = self.plain_sentence(target);
+        if self.short() && self.within_mc_error() {
+            s.push_str(" (within 2 Monte Carlo SEs of the nominal level: more panels would tell)");
+        }
+        s
+    }
+
+    fn plain_sentence(&self, target: &Target) -> String {
         let (rate, se) = (
             self.rate.unwrap_or(f64::NAN),
             self.mc_se.unwrap_or(f64::NAN),
@@ -132,6 +149,11 @@ impl Row {
     }
 }
 
+/// `x` rounded to 12 decimals.
+fn round12(x: f64) -> f64 {
+    (x * 1e12).round() / 1e12
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,10 +170,11 @@ mod tests {
         let r = row(Kind::Interval, 900);
         assert!((r.mc_se.unwrap() - (0.9f64 * 0.1 / 1000.0).sqrt()).abs() < 1e-15);
         assert!(r.short());
+        // 0.930 ± 0.0081 is 2.5 SEs from 0.95; 0.940 at n = 100 (SE 0.024) is within 2.
+        assert!(!row(Kind::Interval, 930).within_mc_error());
+        let near = Row::new("g", "a", "s".into(), Kind::Interval, 0.95, 93, 100, 0, &t);
+        assert!(near.short() && near.within_mc_error());
+        assert!(near.sentence(&t).ends_with("more panels would tell)"));
+        assert!(!r.sentence(&t).contains("more panels"));
     }
-}
-
-/// `x` rounded to 12 decimals.
-fn round12(x: f64) -> f64 {
-    (x * 1e12).round() / 1e12
 }
