@@ -266,3 +266,62 @@ fn score_intervals_need_a_binary_outcome() {
         "{err}"
     );
 }
+
+/// Every measurement the analyses' small-sample notes quote
+/// (`ragstats_core::inference::measured::SHORTFALLS`) is the number docs/COVERAGE.md lists
+/// among its cells below target: regenerating the grid with other numbers fails here until
+/// the table follows.
+#[test]
+fn the_small_sample_notes_quote_docs_coverage() {
+    use ragstats_core::inference::measured::SHORTFALLS;
+    let doc = std::fs::read_to_string("docs/COVERAGE.md").unwrap();
+    for s in SHORTFALLS {
+        let line = format!(
+            "- **{}**: {} / {}: covers {:.3} ±",
+            s.cell,
+            s.analysis.name(),
+            s.statistic,
+            s.coverage
+        );
+        assert!(doc.contains(&line), "docs/COVERAGE.md lacks: {line}");
+    }
+}
+
+/// A panel of 5 + 5 questions gets the note naming the measured coverage, in text and JSON.
+#[test]
+fn a_small_design_is_told_its_measured_coverage() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("dataset,question,f1\n");
+    for (i, d) in ["a", "b"].iter().enumerate() {
+        for q in 0..5 {
+            text.push_str(&format!("{d},q{q},{}\n", 0.1 * (q + i) as f64));
+        }
+    }
+    let path = dir.path().join("small.csv");
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    let doc = json(&[
+        "bootstrap",
+        p,
+        "--backend",
+        "cpu",
+        "--replicates",
+        "100",
+        "--format",
+        "json",
+    ]);
+    let notes = doc["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .contains("measured its stratum means: percentile interval at 0.905")),
+        "{notes:?}"
+    );
+    let out = crate::common::stats()
+        .args(["bootstrap", p, "--backend", "cpu", "--replicates", "100"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("note: at this design's size the bootstrap intervals"));
+}

@@ -14,6 +14,7 @@ use super::replicates::{Replicates, ReplicatesHeader};
 use super::report::{build_report, BootstrapReport};
 use super::stratified::{Bootstrap, BootstrapSpec};
 use crate::document::{Engine, Report};
+use crate::inference::measured::{small_sample_notes, Analysis, Design};
 use crate::panel::Panel;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::Method;
@@ -74,6 +75,8 @@ impl Report for BootstrapRun {
 pub struct PreparedBootstrap {
     boot: Bootstrap,
     settings: BootstrapSettings,
+    /// The panel's design, for the small-sample note.
+    design: Design,
 }
 
 /// Prepares the bootstrap of `panel`: the engine rows and the statistics' layout
@@ -93,6 +96,7 @@ pub fn prepare(panel: &Panel, settings: &BootstrapSettings) -> Result<PreparedBo
     Ok(PreparedBootstrap {
         boot: Bootstrap::from_panel(panel, settings.spec.clone())?,
         settings: settings.clone(),
+        design: Design::of_panel(panel),
     })
 }
 
@@ -139,8 +143,12 @@ impl PreparedBootstrap {
             },
             values,
         };
+        let mut report = build_report(&replicates);
+        report
+            .notes
+            .extend(small_sample_notes(Analysis::Bootstrap, &self.design));
         Ok(BootstrapRun {
-            report: build_report(&replicates),
+            report,
             replicates,
             backend: backend.name().to_string(),
             adapter: backend.description(),

@@ -28,6 +28,7 @@ use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
 use crate::costs::accounting::{Budget, PricedLedger};
 use crate::inference::binary::{wilson, PairedCounts};
 use crate::inference::max_t::{independent_arms_law, Combination, MaxAbs};
+use crate::inference::measured::{small_sample_notes, Analysis, Design};
 use crate::inference::t::{t_quantile, two_sided_p};
 use crate::inference::IntervalRule;
 use crate::ledger::{read_ledger, Prices};
@@ -863,7 +864,15 @@ impl PreparedComparison {
             strata,
             next,
             next_undefined,
-            notes: crate::resample::summary::no_spread_notes(self.constant),
+            notes: {
+                let mut notes = crate::resample::summary::no_spread_notes(self.constant);
+                let design = Design {
+                    questions: self.questions.clone(),
+                    binary_single_cell: self.binary_single_cell(),
+                };
+                notes.extend(small_sample_notes(Analysis::Compare, &design));
+                notes
+            },
             engine: crate::document::Engine {
                 backend: Some(backend.name().to_string()),
                 adapter: Some(backend.description()),
@@ -880,16 +889,7 @@ impl PreparedComparison {
     /// # Errors
     /// [`Error::Input`] when [`IntervalRule::Score`] is asked for and they do not apply.
     fn score_methods(&self) -> Result<bool> {
-        let single_cell = self.arm_reports.iter().all(|r| {
-            r.strata
-                .iter()
-                .all(|s| s.trajectories == 1 && s.reads == 1 && s.shape.is_none())
-        });
-        let binary = self.columns[..self.arms.len()]
-            .iter()
-            .flatten()
-            .flatten()
-            .all(|&v| v == 0.0 || v == 1.0);
+        let (single_cell, binary) = (self.single_cell(), self.binary());
         match self.settings.intervals {
             IntervalRule::T => Ok(false),
             IntervalRule::Auto => Ok(single_cell && binary),
@@ -904,6 +904,29 @@ impl PreparedComparison {
                     }
                 ))),
         }
+    }
+
+    /// Whether every system has one cell per question (T = R = 1, balanced).
+    fn single_cell(&self) -> bool {
+        self.arm_reports.iter().all(|r| {
+            r.strata
+                .iter()
+                .all(|s| s.trajectories == 1 && s.reads == 1 && s.shape.is_none())
+        })
+    }
+
+    /// Whether every system's question means are 0 or 1.
+    fn binary(&self) -> bool {
+        self.columns[..self.arms.len()]
+            .iter()
+            .flatten()
+            .flatten()
+            .all(|&v| v == 0.0 || v == 1.0)
+    }
+
+    /// [`Self::single_cell`] and [`Self::binary`]: where the score methods apply.
+    fn binary_single_cell(&self) -> bool {
+        self.single_cell() && self.binary()
     }
 
     /// The paired counts of pair `p` when its interval and test are the score methods: the

@@ -22,6 +22,7 @@ use serde::Serialize;
 pub use super::levels::{Level, PerLevel};
 use super::reml::{self, NestedBuilder, NestedStratum, Shape};
 use crate::document::Report;
+use crate::inference::measured::{small_sample_notes, Analysis, Design};
 use crate::inference::t::{satterthwaite, t_quantile};
 use crate::panel::{Panel, Stratum, StratumStats};
 use crate::resample::summary::Interval;
@@ -353,6 +354,10 @@ pub struct PanelVariance {
     pub df: Option<f64>,
     /// The 95% interval estimate ± t₀.₉₇₅,ν · SE on those df.
     pub ci: Interval,
+    /// What a reader should know before the numbers: where docs/COVERAGE.md measured the
+    /// interval short at a design like this one ([`crate::inference::measured`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     #[serde(flatten)]
     pub variance: VarianceReport,
 }
@@ -374,6 +379,7 @@ pub fn variance_of_panel(panel: &Panel) -> Result<PanelVariance> {
             variance.estimate - t * variance.se,
             variance.estimate + t * variance.se,
         ),
+        notes: small_sample_notes(Analysis::Variance, &Design::of_panel(panel)),
         variance,
     })
 }

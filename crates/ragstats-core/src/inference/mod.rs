@@ -9,6 +9,7 @@
 
 pub mod binary;
 pub mod max_t;
+pub mod measured;
 pub mod t;
 
 use serde::Serialize;
