@@ -46,6 +46,7 @@ COMMANDS = {
     "bootstrap": "bootstrap",
     "merge": "merge",
     "compare": "compare",
+    "coverage": "coverage",
     "consistency": "consistency",
     "score-answers": "score_answers",
     "correlate": "correlate",

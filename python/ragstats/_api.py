@@ -291,6 +291,7 @@ def compare(
     failure_score: Any = None,
     selector: Any = None,
     power: Any = 0.8,
+    interval: Any = 'auto',
     ledger: Any = None,
     prices: Any = None,
     currency: Any = None,
@@ -332,6 +333,7 @@ def compare(
     - ``failure_score`` (--failure-score): Score a cell one arm of a pair lacks as X for that pair (the reader never answered) instead of leaving the cell out of the pair's difference
     - ``selector`` (--selector): With a `selector` column: one selector's rows, or `average` (the default)
     - ``power`` (--power) (default 0.8): Power the next study's question count is planned for
+    - ``interval`` (--interval) [auto, t, score] (default auto): Intervals and tests: `auto` uses the score methods (Wilson, Newcombe, exact McNemar) for a binary outcome with one cell per question and Student t otherwise; `t` and `score` force one
     - ``ledger`` (--ledger): Cost ledger (JSONL) of the panel: the next step then names the cheapest Q:T:R that resolves the closest unresolved pair (`stats plan`'s search) and its cost
     - ``prices`` (--prices): Prices (TOML); needed for dollars with --ledger
     - ``currency`` (--currency) [tokens, usd]: What the next step's cost is counted in (default: tokens)
@@ -365,6 +367,7 @@ def compare(
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
     _flag(argv, tables, '--power', power, False, 0.8)
+    _flag(argv, tables, '--interval', interval, False, 'auto')
     _flag(argv, tables, '--ledger', ledger, False, None)
     _flag(argv, tables, '--prices', prices, False, None)
     _flag(argv, tables, '--currency', currency, False, None)
@@ -385,6 +388,96 @@ def compare(
     _flag(argv, tables, '--filter', filter, False, None)
     if plot:
         argv += ['--plot', 'figure.svg']
+    return _run(argv, tables, progress)
+
+
+def coverage(
+    panel: Any = None,
+    *,
+    metric: Any = None,
+    contrast: Any = None,
+    arm: Any = None,
+    drop_incomplete: bool = False,
+    failure_score: Any = None,
+    selector: Any = None,
+    dataset_from: Any = None,
+    arm_from: Any = None,
+    score: Union[Any, Sequence[Any], None] = None,
+    cluster_from: Any = None,
+    missing_as: Any = None,
+    filter: Any = None,
+    analysis: Any = 'all',
+    generator: Any = 'all',
+    panels: Any = 200,
+    replicates: Any = 1000,
+    seed: Any = 1,
+    backend: Any = 'auto',
+    confidence: Any = 0.95,
+    grid: bool = False,
+    out: Any = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """How often every interval and test of variance, bootstrap and compare holds its level at a panel's own design, on simulated panels (or the grid of docs/COVERAGE.md)
+
+    The analysis of ``stats coverage``; keywords are its flags.
+
+    Example::
+
+        ragstats.coverage('data/demo/panel.csv', contrast='adaptive-open')
+        ragstats.coverage('data/demo/panel.csv', contrast='adaptive-open', analysis='bootstrap', generator='resample', panels=1000)
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel whose design and fitted model are simulated (not with --grid)
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``analysis`` (--analysis) [variance, bootstrap, compare, all] (default all): Which analysis's intervals and tests to measure
+    - ``generator`` (--generator) [gaussian, bounded, resample, all] (default all): How simulated panels are drawn: Gaussian or bounded (Beta/Bernoulli) from the fitted model, or questions resampled within strata
+    - ``panels`` (--panels) (default 200): Simulated panels per generator (as many again under the null when tests are measured)
+    - ``replicates`` (--replicates) (default 1000): Bootstrap replicates of every simulated panel's analyses
+    - ``seed`` (--seed) (default 1): Seed of the simulated panels and of their bootstraps
+    - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
+    - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals (the tests' level is 1 − it)
+    - ``grid`` (--grid): Measure the grid of simulated designs of docs/COVERAGE.md instead of a panel (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults)
+    - ``out`` (--out): With --grid: write the grid as Markdown to FILE (e.g. docs/COVERAGE.md)
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    argv: list = ['coverage']
+    tables: dict = {}
+    _positional(argv, tables, panel, False)
+    _flag(argv, tables, '--metric', metric, False, None)
+    _flag(argv, tables, '--contrast', contrast, False, None)
+    _flag(argv, tables, '--arm', arm, False, None)
+    if drop_incomplete:
+        argv.append('--drop-incomplete')
+    _flag(argv, tables, '--failure-score', failure_score, False, None)
+    _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
+    _flag(argv, tables, '--arm-from', arm_from, False, None)
+    _flag(argv, tables, '--score', score, True, None)
+    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
+    _flag(argv, tables, '--missing-as', missing_as, False, None)
+    _flag(argv, tables, '--filter', filter, False, None)
+    _flag(argv, tables, '--analysis', analysis, False, 'all')
+    _flag(argv, tables, '--generator', generator, False, 'all')
+    _flag(argv, tables, '--panels', panels, False, 200)
+    _flag(argv, tables, '--replicates', replicates, False, 1000)
+    _flag(argv, tables, '--seed', seed, False, 1)
+    _flag(argv, tables, '--backend', backend, False, 'auto')
+    _flag(argv, tables, '--confidence', confidence, False, 0.95)
+    if grid:
+        argv.append('--grid')
+    _flag(argv, tables, '--out', out, False, None)
     return _run(argv, tables, progress)
 
 
