@@ -237,7 +237,14 @@ mod tests {
         assert_eq!(six(r.summary.se), "0.010181");
         assert_eq!(
             [six(r.summary.ci[0]), six(r.summary.ci[1])],
-            ["-0.009807", "0.030222"]
+            ["-0.010073", "0.030266"]
+        );
+        // The small-sample expansion (issue "honest"): 223 questions per stratum give
+        // f = 1.0022 and the tail 0.0244 the golden's header line shows.
+        let e = r.expansion.expect("the estimate varies");
+        assert_eq!(
+            (format!("{:.4}", e.factor), format!("{:.4}", e.tail)),
+            ("1.0022".into(), "0.0244".into())
         );
         let s: Vec<_> = r
             .strata
@@ -351,7 +358,17 @@ mod tests {
         let keys = crate::document::keys(&doc);
         assert_eq!(
             keys,
-            ["ci", "estimate", "method", "outcome", "range", "run", "se", "strata"]
+            [
+                "ci",
+                "estimate",
+                "expansion",
+                "method",
+                "outcome",
+                "range",
+                "run",
+                "se",
+                "strata"
+            ]
         );
         assert_eq!(doc["range"], json!([10, 60]));
         assert_eq!(doc["method"], "percentile");

@@ -701,6 +701,8 @@ mod tests {
         assert_eq!(
             keys,
             [
+                "ci",
+                "df",
                 "estimate",
                 "metric",
                 "outcome",
