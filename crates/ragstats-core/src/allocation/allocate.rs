@@ -16,7 +16,7 @@
 //! allocation holding every master question takes the first Q_d draws, the engine's own
 //! bootstrap. Until issue #45 every allocation took *all* its draws among the master's
 //! Q_d, a Binomial(Q_d, n_ad/Q_d) count that widened the replicate SEs' spread by 6–10%
-//! on the demo ([`exact_size_replicates`]; docs/METHODS.md, "Paired allocation
+//! on the demo (`exact_size_replicates`; docs/METHODS.md, "Paired allocation
 //! bootstrap"). The draws are walked on the CPU whatever the backend: the GPU engine sums
 //! whole strata and cannot stop an allocation at its size.
 //!
@@ -394,7 +394,7 @@ pub struct AllocationCosts<'a> {
 /// Compares allocations (see the module docs), priced with `costs`, over a paired question
 /// bootstrap of `resampling.replicates` replicates from `resampling.seed` with central
 /// percentile intervals at `resampling.confidence`; every replicate's sub-panel has the
-/// allocation's size ([`exact_size_replicates`]). The draws are walked on the CPU;
+/// allocation's size (`exact_size_replicates`). The draws are walked on the CPU;
 /// `backend` is what was asked for, and a note says so when it is not the CPU.
 ///
 /// # Errors

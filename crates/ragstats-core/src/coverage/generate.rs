@@ -11,7 +11,7 @@
 //!   α = μ(1/ρ − 1), β = (1 − μ)(1/ρ − 1). Matching the components level by level:
 //!   ρ_q = σ²_q / (m(1−m)), ρ_t = σ²_t / (m(1−m) − σ²_q), ρ_r = σ²_r / (m(1−m) − σ²_q − σ²_t),
 //!   each clamped to [0, 0.999] (a component larger than a bounded score allows is capped).
-//!   Every level keeps the mean, so E[y] = m exactly.
+//!   Every level keeps the mean, so E(y) = m exactly.
 //! * **Resample** (nonparametric): Q_s questions drawn with replacement in every stratum; a
 //!   question keeps all its arms' cells. The truth is the panel's own estimate. Under the
 //!   null every arm's values in stratum s are shifted by −(m_{a,s} − m̄_s).
