@@ -199,26 +199,9 @@ impl Rendered for LeaderboardOutput {
         let r = &self.report;
         let clustered = r.clusters.is_some();
         let mcnemar = r.pairs.iter().any(|p| p.mcnemar.is_some());
-        let mut cols = vec![
-            "a",
-            "b",
-            "level",
-            "name",
-            "items",
-            "delta_em",
-            "test",
-            "test_clusters",
-            "test_se",
-            "test_df",
-            "test_t",
-            "test_p",
-            "test_lo",
-            "test_hi",
-            "favours",
-            "p_holm",
-            "q_bh",
-            "favours_holm",
-        ];
+        let mut cols = vec!["a", "b", "level", "name", "items", "delta_em"];
+        cols.extend(super::render::TEST_COLUMNS);
+        cols.extend(["p_holm", "q_bh", "favours_holm"]);
         if mcnemar {
             cols.extend([
                 "mcnemar_a_only",

@@ -10,6 +10,19 @@ use super::CompareOutput;
 use crate::cmd::common::{num, Table};
 use crate::cmd::render::Rendered;
 
+/// The CSV columns of a level's test of ΔEM (the two-file and the leaderboard tables).
+pub(super) const TEST_COLUMNS: [&str; 9] = [
+    "test",
+    "test_clusters",
+    "test_se",
+    "test_df",
+    "test_t",
+    "test_p",
+    "test_lo",
+    "test_hi",
+    "favours",
+];
+
 impl Rendered for CompareOutput {
     fn text(&self) -> String {
         let r = &self.report;
@@ -123,7 +136,7 @@ impl Rendered for CompareOutput {
         out
     }
 
-    /// One row per level with both sides, the deltas and McNemar; numbers in Rust's
+    /// One row per level with both sides, the deltas, the test of ΔEM and McNemar; numbers in Rust's
     /// `to_string` form (a side without the level is `NaN`).
     fn csv(&self) -> Table {
         let r = &self.report;
@@ -141,16 +154,8 @@ impl Rendered for CompareOutput {
             "delta_f1",
             "delta_f1_lo",
             "delta_f1_hi",
-            "test",
-            "test_clusters",
-            "test_se",
-            "test_df",
-            "test_t",
-            "test_p",
-            "test_lo",
-            "test_hi",
-            "favours",
         ];
+        cols.extend(TEST_COLUMNS);
         // McNemar's columns when asked for; with clusters, the cluster-adjusted test too.
         if r.mcnemar.is_some() {
             cols.extend([
