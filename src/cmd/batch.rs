@@ -20,7 +20,9 @@ use ragstats_agent::llm::batch::{
 use ragstats_agent::llm::{CallRecord, Cancel, ChatRequest, Client, ClientConfig};
 
 pub use args::{progress_secs, BatchPolicy};
-pub use render::{cap_phrase, exit_code, progress_line, warn_cut, warn_truncated, ProgressLines};
+pub use render::{
+    cap_phrase, exit_code, progress_line, run_counts, warn_cut, warn_truncated, ProgressLines,
+};
 
 use super::endpoint::{client, Configured, Endpoint};
 

@@ -99,14 +99,11 @@ async fn judge_run(a: Args) -> anyhow::Result<u8> {
     let p = &summary.progress;
     let n = judge::counts(&judged, &calls, &records);
     outln!(
-        "judge: {} trajectory(ies), {} step unit(s), {} call(s): {} already answered, {} asked now ({} from cache, {} failed)",
+        "judge: {} trajectory(ies), {} step unit(s), {} call(s): {}",
         n.trajectories,
         n.units,
         p.total,
-        p.skipped,
-        p.done,
-        p.cached,
-        p.failed
+        crate::cmd::batch::run_counts(p)
     );
     outln!(
         "scores: {} read, {} failure(s) (not judged, call failed, or no 1–10 score in the reply; never defaulted), {} repl(ies) cut at max_tokens -> {}",

@@ -604,8 +604,9 @@ fn mcq_generate_says_why_it_wrote_no_items_and_counts_cut_replies() {
     let n = server.count();
     assert!(n > 0);
     assert!(
-        stdout.contains(&format!("({n} from cache", n = 0))
-            && stdout.contains(&format!("{n} cut at max_tokens)")),
+        stdout.contains(&format!(
+            "{n} run now: {n} answered now, 0 from cache, 0 failed; {n} cut at max_tokens"
+        )),
         "{stdout}"
     );
     let skipped = dir.path().join("items.skipped.jsonl");

@@ -244,7 +244,7 @@ fn real_generator_replies_cut_at_512_tokens_are_counted_and_named_in_the_reasons
     assert!(o.status.success(), "{stdout}{stderr}");
     assert_eq!(server.count(), 10);
     assert!(
-        stdout.contains("10 generation call(s): 0 already answered, 10 asked now (0 from cache, 0 failed, 9 cut at max_tokens)"),
+        stdout.contains("10 generation call(s): 0 already answered, 10 run now: 10 answered now, 0 from cache, 0 failed; 9 cut at max_tokens"),
         "{stdout}"
     );
     assert!(

@@ -1148,7 +1148,7 @@ fn limit_asks_the_first_items_and_cut_echoes_get_their_own_advice() {
         .collect();
     assert_eq!(ids, [("i1", 0), ("i1", 1), ("i2", 0), ("i2", 1)]);
     assert!(
-        stdout.starts_with("mcq run: 2 item(s) (the first 2 of 6: --limit) × 2 run(s) = 4 call(s): 0 already answered, 4 asked now (0 from cache)\n"),
+        stdout.starts_with("mcq run: 2 item(s) (the first 2 of 6: --limit) × 2 run(s) = 4 call(s): 0 already answered, 4 run now: 4 answered now, 0 from cache, 0 failed\n"),
         "{stdout}"
     );
     assert!(

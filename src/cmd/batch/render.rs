@@ -54,6 +54,20 @@ pub fn progress_line(p: &BatchProgress) -> String {
     )
 }
 
+/// The calls of a finished batch as its end-of-run summary counts them, in the words of
+/// the `progress:` line: `S already answered, D run now: A answered now, C from cache, F
+/// failed` (A + C + F = D; the already answered were in the responses file before the run).
+pub fn run_counts(p: &BatchProgress) -> String {
+    format!(
+        "{} already answered, {} run now: {} answered now, {} from cache, {} failed",
+        p.skipped,
+        p.done,
+        p.ok.saturating_sub(p.cached),
+        p.cached,
+        p.failed
+    )
+}
+
 /// The exit code of a finished batch: 0 when every call ran and succeeded; 1 when it ran
 /// to the end but some calls failed (recorded with an `error`; a re-run asks them again);
 /// 130 after Ctrl-C; or the error that stopped it (exit 1: a bad key, an exhausted quota,

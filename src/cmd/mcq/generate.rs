@@ -92,8 +92,10 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
                 .collect();
             let cut = used.iter().filter(|r| r.is_truncated()).count();
             outln!(
-                "mcq generate: {} generation call(s): {} already answered, {} asked now ({} from cache, {} failed, {} cut at max_tokens)",
-                p.total, p.skipped, p.done, p.cached, p.failed, cut
+                "mcq generate: {} generation call(s): {}; {} cut at max_tokens",
+                p.total,
+                crate::cmd::batch::run_counts(p),
+                cut
             );
             warn_truncated(cut as u64, used.len() as u64, max_tokens);
             all.extend(guided::build(&planned, &records));

@@ -132,12 +132,10 @@ pub async fn run(a: Args) -> anyhow::Result<u8> {
         String::new()
     };
     outln!(
-        "mcq run: {asked} item(s){of_file} × {} run(s) = {} call(s): {} already answered, {} asked now ({} from cache)",
+        "mcq run: {asked} item(s){of_file} × {} run(s) = {} call(s): {}",
         a.runs,
         plan.len(),
-        p.skipped,
-        p.done,
-        p.cached
+        crate::cmd::batch::run_counts(p)
     );
     outln!(
         "results: {} line(s): {} parsed, {} parse failure(s), {} truncated, {} API error(s); {} not run yet -> {}",
