@@ -19,11 +19,11 @@
 //! interval agree: p < α exactly when the interval excludes 0.
 
 use rayon::prelude::*;
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use super::estimate::{pearson, student_t_two_sided, Estimate, Method, PValueKind};
+use super::estimate::{pearson, Estimate, Method, PValueKind};
 use super::kendall::{kendall_scores, tau_b, tie_counts};
 use super::Prepared;
+use crate::inference::t::{t_quantile, two_sided_p};
 use crate::resample::summary::Interval;
 
 /// Per cluster g, the rows it holds.
@@ -204,12 +204,13 @@ pub fn jackknife(r: f64, loo: &[f64], confidence: f64) -> Option<(f64, f64, f64,
     if !se.is_finite() || se <= 0.0 || !z0.is_finite() {
         return None;
     }
-    let q = StudentsT::new(0.0, 1.0, df)
-        .ok()?
-        .inverse_cdf(0.5 + confidence / 2.0);
+    let q = t_quantile(0.5 + confidence / 2.0, df);
+    if !q.is_finite() {
+        return None;
+    }
     Some((
         t,
-        student_t_two_sided(t, df),
+        two_sided_p(t, df),
         df,
         Interval::new((z0 - q * se).tanh(), (z0 + q * se).tanh()),
     ))

