@@ -4,39 +4,9 @@
 //! that test is not to be trusted.
 
 use serde::Serialize;
-use statrs::distribution::{Binomial, Discrete};
 
-/// McNemar's exact test: with n = b + c discordant pairs,
-/// p = min(1, 2 · Σ_{i=0}^{min(b,c)} C(n, i) / 2^n) (the Binomial(n, ½) lower tail at
-/// min(b, c), doubled); p = 1 when n = 0.
-pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
-    let n = b + c;
-    if n == 0 {
-        return 1.0;
-    }
-    let dist = Binomial::new(0.5, n).expect("p = 1/2 is a valid binomial probability");
-    // A sum of pmf terms (each exp of a log, so large n does not overflow) rather than
-    // `dist.cdf`, which goes through the incomplete beta: for b = 1, c = 6 the exact
-    // 2·8/128 = 0.125 comes out as 0.12499999999999654 from the cdf, 0.12500000000000006
-    // from the sum.
-    let tail: f64 = (0..=b.min(c)).map(|i| dist.pmf(i)).sum();
-    (2.0 * tail).min(1.0)
-}
-
-/// McNemar's mid-p: the exact p less the probability of the observed table,
-/// p_mid = min(1, 2 · Σ_{i=0}^{k−1} C(n, i)/2^n + C(n, k)/2^n) with k = min(b, c) and
-/// n = b + c (1 when n = 0, and 1 when b = c). Less conservative than the exact p, whose
-/// size at 0.05 is well below 0.05 for small n; it is not an exact test.
-pub fn mcnemar_mid_p(b: u64, c: u64) -> f64 {
-    let n = b + c;
-    if n == 0 {
-        return 1.0;
-    }
-    let dist = Binomial::new(0.5, n).expect("p = 1/2 is a valid binomial probability");
-    let k = b.min(c);
-    let below: f64 = (0..k).map(|i| dist.pmf(i)).sum();
-    (2.0 * below + dist.pmf(k)).min(1.0)
-}
+/// McNemar's exact and mid-p tests: the one implementation, in [`crate::inference::binary`].
+pub use crate::inference::binary::{mcnemar_exact, mcnemar_mid_p};
 
 /// Fewer clusters than this and Obuchowski's χ²(1) reference is not trusted: its variance
 /// is estimated from the clusters, and with 2 clusters 1 A-only against 6 B-only pairs gave
