@@ -10,7 +10,7 @@ use crate::components::reml::Shape;
 use crate::components::variance::Method as FitMethod;
 use crate::inference::t::{satterthwaite, t_quantile};
 use crate::resample::summary::{
-    no_spread_notes, normal_cdf, summarize, tail_probability, Method, Summary,
+    no_spread_notes, normal_cdf, summarize, tail_probability, variance, Method, Summary,
 };
 use crate::table::Defined;
 
@@ -283,7 +283,8 @@ impl Expansion {
     }
 
     /// The estimate's expansion from each stratum's questions and the bootstrap variance of
-    /// its mean; `None` when no stratum varies or one has a single question.
+    /// its mean; `None` when no stratum varies (or a variance is undefined: fewer than 2
+    /// replicates) or one has a single question.
     pub fn of_estimate(
         questions: &[usize],
         variances: &[f64],
@@ -310,16 +311,6 @@ impl Expansion {
         let q = questions as f64;
         (questions >= 2).then(|| Expansion::new((q / (q - 1.0)).sqrt(), q - 1.0, confidence))?
     }
-}
-
-/// The sample variance of `x` (divisor n − 1); 0 with fewer than two values.
-fn variance(x: &[f64]) -> f64 {
-    let n = x.len();
-    if n < 2 {
-        return 0.0;
-    }
-    let m = x.iter().sum::<f64>() / n as f64;
-    x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1) as f64
 }
 
 /// Whether a finite point estimate has at least one replicate and every replicate equals it

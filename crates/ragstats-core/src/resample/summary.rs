@@ -100,14 +100,20 @@ impl Summary {
     };
 }
 
-/// Sample standard deviation with ddof 1 (two-pass, in f64). NaN for fewer than 2 values.
-pub fn sd(x: &[f64]) -> f64 {
+/// Sample variance with ddof 1 (two-pass, in f64): Σ (x − x̄)² / (n − 1). NaN for fewer
+/// than 2 values.
+pub fn variance(x: &[f64]) -> f64 {
     let n = x.len() as f64;
     if x.len() < 2 {
         return f64::NAN;
     }
     let m = x.iter().sum::<f64>() / n;
-    (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)
+}
+
+/// Sample standard deviation with ddof 1: √[`variance`]. NaN for fewer than 2 values.
+pub fn sd(x: &[f64]) -> f64 {
+    variance(x).sqrt()
 }
 
 /// Linear-interpolation quantile of sorted data (Hyndman & Fan type 7, numpy's default):
