@@ -748,7 +748,9 @@ impl PreparedComparison {
         };
         critical_values.ranks_simultaneous = c_all;
         let t_interval = |est: f64, se: f64, c: f64| Interval::new(est - c * se, est + c * se);
-        let score = self.score_methods()?;
+        // Read once: whether the score methods apply, and the design the notes speak of.
+        let (single_cell, binary) = (self.single_cell(), self.binary());
+        let score = self.score_methods(single_cell, binary)?;
         // A pair's interval at critical value `c`: Newcombe's score interval when the score
         // methods apply to it, else estimate ± c·SE.
         let pair_interval = |p: usize, c: f64| -> Interval {
@@ -868,7 +870,7 @@ impl PreparedComparison {
                 let mut notes = crate::resample::summary::no_spread_notes(self.constant);
                 let design = Design {
                     questions: self.questions.clone(),
-                    binary_single_cell: self.binary_single_cell(),
+                    binary_single_cell: single_cell && binary,
                 };
                 notes.extend(small_sample_notes(Analysis::Compare, &design));
                 notes
@@ -884,12 +886,11 @@ impl PreparedComparison {
     }
 
     /// Whether the score methods apply: by the settings' rule, every system's outcome is 0 or
-    /// 1 with one cell per question (T = R = 1).
+    /// 1 (`binary`) with one cell per question (`single_cell`: T = R = 1).
     ///
     /// # Errors
-    /// [`Error::Input`] when [`IntervalRule::Score`] is asked for and they do not apply.
-    fn score_methods(&self) -> Result<bool> {
-        let (single_cell, binary) = (self.single_cell(), self.binary());
+    /// [`Error::Data`] when [`IntervalRule::Score`] is asked for and they do not apply.
+    fn score_methods(&self, single_cell: bool, binary: bool) -> Result<bool> {
         match self.settings.intervals {
             IntervalRule::T => Ok(false),
             IntervalRule::Auto => Ok(single_cell && binary),
@@ -922,11 +923,6 @@ impl PreparedComparison {
             .flatten()
             .flatten()
             .all(|&v| v == 0.0 || v == 1.0)
-    }
-
-    /// [`Self::single_cell`] and [`Self::binary`]: where the score methods apply.
-    fn binary_single_cell(&self) -> bool {
-        self.single_cell() && self.binary()
     }
 
     /// The paired counts of pair `p` when its interval and test are the score methods: the
