@@ -551,15 +551,18 @@ mod tests {
             Generator::Gaussian,
             400,
         );
-        let r = coverage(
-            &model,
-            Some(Outcome::Arm(0)),
-            None,
-            &s,
-            &CpuBackend::new(),
-            &|_| {},
-        )
-        .unwrap();
+        let run = || {
+            coverage(
+                &model,
+                Some(Outcome::Arm(0)),
+                None,
+                &s,
+                &CpuBackend::new(),
+                &|_| {},
+            )
+            .unwrap()
+        };
+        let r = run();
         for name in ["estimate: ", "estimate: percentile"] {
             let x = row(&r, name);
             let p = x.rate.unwrap();
@@ -568,16 +571,7 @@ mod tests {
             assert!((x.mc_se.unwrap() - (p * (1.0 - p) / 400.0).sqrt()).abs() < 1e-12);
         }
         // The same seed gives the same report; another seed another one.
-        let again = coverage(
-            &model,
-            Some(Outcome::Arm(0)),
-            None,
-            &s,
-            &CpuBackend::new(),
-            &|_| {},
-        )
-        .unwrap();
-        assert_eq!(again.rows, r.rows);
+        assert_eq!(run().rows, r.rows);
     }
 
     /// Under the null (three arms, equal means) compare's Holm family-wise error and each
