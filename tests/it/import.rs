@@ -615,57 +615,38 @@ fn an_imported_ledger_prices_efficiency_allocate_and_plan() {
         );
     };
 
-    // efficiency, in tokens and in USD.
-    for (currency, first, later) in [
-        ("tokens", first_tok, later_tok),
-        ("usd", first_usd, later_usd),
+    // efficiency and plan --ledger (the audit's strata), in tokens and in USD, are priced the
+    // same way.
+    for (command, costs) in [
+        (&["efficiency", csv_s][..], "unit_costs"),
+        (&["plan", "--audit", csv_s, "--mde", "0.05"][..], "costs"),
     ] {
-        let mut a = vec!["efficiency", csv_s];
-        a.extend(panel);
-        a.extend([
-            "--ledger",
-            ledger_s,
-            "--prices",
-            prices_s,
-            "--currency",
-            currency,
-        ]);
-        a.extend(boot);
-        let v = json(&a);
-        check(
-            &v["strata"][0]["unit_costs"],
-            first,
-            later,
-            &format!("efficiency {currency}"),
-        );
-    }
-
-    // plan --ledger: the audit's strata are priced the same way.
-    for (currency, first, later) in [
-        ("tokens", first_tok, later_tok),
-        ("usd", first_usd, later_usd),
-    ] {
-        let mut a = vec!["plan", "--audit", csv_s];
-        a.extend(panel);
-        a.extend([
-            "--mde",
-            "0.05",
-            "--ledger",
-            ledger_s,
-            "--prices",
-            prices_s,
-            "--currency",
-            currency,
-        ]);
-        a.extend(boot);
-        let v = json(&a);
-        check(
-            &v["strata"][0]["costs"],
-            first,
-            later,
-            &format!("plan {currency}"),
-        );
-        assert!(v["allocations"][0]["cost"].as_f64().unwrap() > 0.0, "{v}");
+        for (currency, first, later) in [
+            ("tokens", first_tok, later_tok),
+            ("usd", first_usd, later_usd),
+        ] {
+            let mut a = command.to_vec();
+            a.extend(panel);
+            a.extend([
+                "--ledger",
+                ledger_s,
+                "--prices",
+                prices_s,
+                "--currency",
+                currency,
+            ]);
+            a.extend(boot);
+            let v = json(&a);
+            check(
+                &v["strata"][0][costs],
+                first,
+                later,
+                &format!("{} {currency}", command[0]),
+            );
+            if command[0] == "plan" {
+                assert!(v["allocations"][0]["cost"].as_f64().unwrap() > 0.0, "{v}");
+            }
+        }
     }
 
     // allocate: A = every question at 1 read (epoch 1), B = 10 questions at 3 reads; their
