@@ -46,7 +46,7 @@ use serde::Serialize;
 
 use super::item::{Group, Task};
 use super::paired_tests::mcnemar_exact;
-use crate::inference::t::{t_quantile, two_sided_p};
+use crate::inference::t::{satterthwaite, t_quantile, two_sided_p};
 use crate::resample::summary::Interval;
 
 /// The test of one level's ΔEM.
@@ -190,15 +190,16 @@ pub fn delta_tests(
                     let g = rows[i].0.index();
                     ss[g] += (rows[i].1 - mean[g]).powi(2);
                 }
-                let (mut v, mut den) = (0.0, 0.0);
-                for g in 0..6 {
-                    if w[g] > 0.0 && n[g] >= 2 {
+                // Each group's W_g² s_g² / n_g on its n_g − 1 df.
+                let terms: Vec<(f64, f64)> = (0..6)
+                    .filter(|&g| w[g] > 0.0 && n[g] >= 2)
+                    .map(|g| {
                         let a = w[g] * w[g] * ss[g] / (n[g] - 1) as f64 / n[g] as f64;
-                        v += a;
-                        den += a * a / (n[g] - 1) as f64;
-                    }
-                }
-                (v, if den > 0.0 { v * v / den } else { 0.0 }, "stratified-t")
+                        (a, (n[g] - 1) as f64)
+                    })
+                    .collect();
+                let v = terms.iter().map(|t| t.0).sum();
+                (v, satterthwaite(terms).unwrap_or(0.0), "stratified-t")
             }
             Some(_) => {
                 // E_cg per used cluster and group, and n_cg.
