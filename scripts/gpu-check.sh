@@ -27,6 +27,8 @@
 # Loaders the system lacks and no .gl/*.deb supplies are a NOTE, not a failure: what counts
 # is whether an adapter is found (a machine with lavapipe and no .gl/ runs on Vulkan without
 # the GL fallback). The notes are repeated at the end and go into results.json and summary.md.
+# The coverage study of the demo panel (issue #45) runs on each backend; its wall time per
+# backend and its parity are in the summary.
 # Exit status: 0 all good; 1 a parity mismatch or a failed step (no adapter at all
 # included); 3 the engine's adapter is not the NVIDIA hardware (and neither flag was given).
 set -uo pipefail
@@ -301,6 +303,36 @@ echo "$parity_rc" > "$work/parity-demo.rc"
 cat "$work/parity-demo.txt"
 [ "$parity_rc" -eq 0 ] || fail "demo bootstrap parity"
 
+# --- Coverage study, CPU and GPU ----------------------------------------------------------
+# `stats coverage` (issue #45) simulates panels of the demo's design and bootstraps each one:
+# thousands of small resampling runs rather than one large one. Its speed on each backend
+# goes to docs/BENCHMARKS.md; its counts must be the same on both (same keyed resamples).
+if [ "$dry_run" = 1 ]; then
+    coverage_flags=(--panels 20 --replicates 200)
+    coverage_limit=300
+else
+    coverage_flags=(--panels 1000 --replicates 2000)
+    coverage_limit=150
+fi
+for b in cpu gpu; do
+    step "coverage --backend $b: demo panel, ${coverage_flags[*]}"
+    t0=$(date +%s.%N)
+    run_logged "$coverage_limit" "$stats" coverage data/demo/panel.csv --contrast adaptive-open \
+        "${coverage_flags[@]}" --backend "$b" --format json > "$work/coverage-$b.json"
+    rc=$?
+    t1=$(date +%s.%N)
+    python3 -c 'import sys; print(float(sys.argv[2]) - float(sys.argv[1]))' "$t0" "$t1" \
+        > "$work/coverage-$b.seconds"
+    echo "coverage --backend $b: exit $rc, $(cat "$work/coverage-$b.seconds") s wall"
+    [ "$rc" -eq 0 ] || fail "coverage --backend $b (exit $rc)"
+done
+python3 scripts/json-diff.py --drop /run/backend --drop /run/adapter --drop-key seconds \
+    "$work/coverage-cpu.json" "$work/coverage-gpu.json" > "$work/parity-coverage.txt"
+parity_rc=$?
+echo "$parity_rc" > "$work/parity-coverage.rc"
+cat "$work/parity-coverage.txt"
+[ "$parity_rc" -eq 0 ] || fail "coverage parity"
+
 # --- Benchmarks ----------------------------------------------------------------------------
 # name | flags. draws = B x questions. The L1 diagnostic has the large workload's 10^10
 # draws over a table small enough (2 x 10,000 rows, 40 KB at k = 1) to stay in L1, so
@@ -358,9 +390,27 @@ try:
     demo = {"0": True, "1": False}.get(open(f"{work}/parity-demo.rc").read().strip())
 except OSError:
     demo = None
-res["parity"] = {"demo-bootstrap": demo}
-rows.append("| demo-bootstrap | bootstrap data/demo/panel.csv --design 446:2:1, report minus run.backend/adapter | - | - | - | - | - | {} |".format(
-    {True: "identical", False: "DIFFER", None: "-"}[demo]))
+try:
+    cov = {"0": True, "1": False}.get(open(f"{work}/parity-coverage.rc").read().strip())
+except OSError:
+    cov = None
+res["parity"] = {"demo-bootstrap": demo, "coverage": cov}
+flag = {True: "identical", False: "DIFFER", None: "-"}
+rows.append("| demo-bootstrap | bootstrap data/demo/panel.csv --design 446:2:1, report minus run.backend/adapter | - | - | - | - | - | {} |".format(flag[demo]))
+def secs(b):
+    try:
+        return float(open(f"{work}/coverage-{b}.seconds").read())
+    except (OSError, ValueError):
+        return None
+cov_cpu, cov_gpu = secs("cpu"), secs("gpu")
+c = load(f"{work}/coverage-cpu.json")
+res["coverage"] = {"cpu_seconds": cov_cpu, "gpu_seconds": cov_gpu,
+                   "panels": c.get("panels"), "replicates": c.get("replicates")}
+rows.append("| coverage | demo panel, {} panels x B = {} per generator | - | CPU {} | {} | - | {} | {} |".format(
+    c.get("panels"), c.get("replicates"),
+    f"{cov_cpu:.1f} s" if cov_cpu is not None else "-",
+    f"{cov_gpu:.1f} s" if cov_gpu is not None else "-",
+    f"{cov_cpu / cov_gpu:.3g}x" if cov_cpu and cov_gpu else "-", flag[cov]))
 for name in ("paper", "large-k1", "large-k4", "l1-diagnostic", "large-k1-halves"):
     b = load(f"{work}/bench-{name}.json")
     res["benches"][name] = b
