@@ -80,6 +80,11 @@ pub struct Args {
     pub resample: ResampleArgs,
     #[command(flatten)]
     pub import: super::common::ImportFlags,
+    /// Print every pair in the table output. Past 10 systems the tables show by default only
+    /// the leader against the rest of the top group and each system against the next by
+    /// estimate (JSON and CSV always hold every pair).
+    #[arg(long)]
+    pub all_pairs: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -205,7 +210,10 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
     let progress = Progress::new(prepared.work(), "compare");
     let report = prepared.run(engine.as_ref(), &|d| progress.set(d))?;
     progress.finish();
-    Ok(CompareOutput { report })
+    Ok(CompareOutput {
+        report,
+        all_pairs: args.all_pairs,
+    })
 }
 
 /// The figure `--plot` draws (and `stats report` shows): the systems' intervals and the
@@ -223,6 +231,72 @@ pub fn figure(args: &Args, out: &CompareOutput) -> anyhow::Result<String> {
 /// What `stats compare` found.
 pub struct CompareOutput {
     pub report: CompareReport,
+    /// `--all-pairs`: the text tables list every pair, however many systems.
+    pub all_pairs: bool,
+}
+
+/// Systems past which the text tables show only [`CompareReport::headline_pairs`] unless
+/// `--all-pairs` is given: 10 systems make 45 pairs, 41 make 820 (and 820 per stratum).
+const ALL_PAIRS_UP_TO: usize = 10;
+
+/// What the text tables call each system: a path-like name (`org/model`, a local
+/// `/models/…/name`) becomes its last component, unless two systems would then share a
+/// name or the last component is empty; every other name stays whole.
+fn short_names(names: &[String]) -> Vec<String> {
+    let last = |n: &str| {
+        n.trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(n)
+            .to_string()
+    };
+    let shortened: Vec<String> = names.iter().map(|n| last(n)).collect();
+    names
+        .iter()
+        .zip(&shortened)
+        .map(|(full, short)| {
+            let unique = shortened.iter().filter(|s| *s == short).count() == 1
+                && !names.iter().any(|n| n == short && n != full);
+            if short.is_empty() || !unique {
+                full.clone()
+            } else {
+                short.clone()
+            }
+        })
+        .collect()
+}
+
+/// The report's system names as the text tables show them.
+struct Names {
+    full: Vec<String>,
+    short: Vec<String>,
+}
+
+impl Names {
+    fn of(r: &CompareReport) -> Self {
+        let full: Vec<String> = r.systems.iter().map(|s| s.name.clone()).collect();
+        let short = short_names(&full);
+        Names { full, short }
+    }
+
+    fn show<'a>(&'a self, name: &'a str) -> &'a str {
+        self.full
+            .iter()
+            .position(|f| f == name)
+            .map_or(name, |i| self.short[i].as_str())
+    }
+
+    /// `short = full` for each shortened name, or `None` when no name was shortened.
+    fn legend(&self) -> Option<String> {
+        let pairs: Vec<String> = self
+            .full
+            .iter()
+            .zip(&self.short)
+            .filter(|(f, s)| f != s)
+            .map(|(f, s)| format!("{s} = {f}"))
+            .collect();
+        (!pairs.is_empty()).then(|| pairs.join("; "))
+    }
 }
 
 /// A p-value in a text table: one below f64's smallest (a Wald p past |z| ≈ 38 underflows
@@ -271,7 +345,7 @@ fn interval(i: [f64; 2]) -> Cell {
     Cell::text(format!("[{:.6}, {:.6}]", i[0], i[1]))
 }
 
-fn systems_table(r: &CompareReport) -> Table {
+fn systems_table(r: &CompareReport, names: &Names) -> Table {
     let ci = ci_header(r);
     let mut t = Table::new(&[
         "system",
@@ -284,9 +358,9 @@ fn systems_table(r: &CompareReport) -> Table {
         "best share",
         "top",
     ]);
-    for s in &r.systems {
+    for s in r.by_estimate().into_iter().map(|i| &r.systems[i]) {
         t.row([
-            Cell::text(&s.name),
+            Cell::text(names.show(&s.name)),
             Cell::Count(s.questions as u64),
             Cell::fixed(s.estimate, 6),
             Cell::fixed(s.se, 6),
@@ -300,7 +374,7 @@ fn systems_table(r: &CompareReport) -> Table {
     t
 }
 
-fn pairs_table(r: &CompareReport) -> Table {
+fn pairs_table(r: &CompareReport, shown: &[usize], names: &Names) -> Table {
     let ci = ci_header(r);
     let mut t = Table::new(&[
         "pair (b − a)",
@@ -314,9 +388,9 @@ fn pairs_table(r: &CompareReport) -> Table {
         "q(BH)",
         "resolved",
     ]);
-    for p in &r.pairs {
+    for p in shown.iter().map(|&i| &r.pairs[i]) {
         t.row([
-            Cell::text(format!("{} − {}", p.b, p.a)),
+            Cell::text(format!("{} − {}", names.show(&p.b), names.show(&p.a))),
             Cell::fixed(p.estimate, 6),
             Cell::fixed(p.se, 6),
             df_cell(p.df),
@@ -331,7 +405,7 @@ fn pairs_table(r: &CompareReport) -> Table {
     t
 }
 
-fn strata_table(r: &CompareReport) -> Table {
+fn strata_table(r: &CompareReport, shown: &[usize], names: &Names) -> Table {
     let mut t = Table::new(&[
         "stratum",
         "Q",
@@ -342,11 +416,12 @@ fn strata_table(r: &CompareReport) -> Table {
         "p(Holm)",
     ]);
     for s in &r.strata {
-        for p in &s.pairs {
+        // A stratum's pairs are the family's, in the family's order.
+        for p in shown.iter().filter_map(|&i| s.pairs.get(i)) {
             t.row([
                 Cell::text(&s.name),
                 Cell::Count(s.questions as u64),
-                Cell::text(format!("{} − {}", p.b, p.a)),
+                Cell::text(format!("{} − {}", names.show(&p.b), names.show(&p.a))),
                 Cell::fixed(p.estimate, 6),
                 Cell::fixed(p.se, 6),
                 p_cell(p.p),
@@ -377,15 +452,34 @@ impl Rendered for CompareOutput {
         for n in &r.notes {
             s.push_str(&format!("note: {n}\n"));
         }
+        let names = Names::of(r);
+        if let Some(legend) = names.legend() {
+            s.push_str(&format!("names: {legend}\n"));
+        }
+        let shown: Vec<usize> = if self.all_pairs || r.systems.len() <= ALL_PAIRS_UP_TO {
+            (0..r.pairs.len()).collect()
+        } else {
+            r.headline_pairs()
+        };
         s.push('\n');
-        s.push_str(&systems_table(r).to_text());
+        s.push_str(&systems_table(r, &names).to_text());
+        let top: Vec<&str> = r.top_group.iter().map(|t| names.show(t)).collect();
         s.push_str(&format!(
             "\ntop group (rank interval reaching 1): {}\n\n",
-            r.top_group.join(", ")
+            top.join(", ")
         ));
-        s.push_str(&pairs_table(r).to_text());
+        if shown.len() < r.pairs.len() {
+            s.push_str(&format!(
+                "pairs: {} of {} shown: the leader against the rest of the top group and each \
+                 system against the next by estimate (--all-pairs for every pair; JSON and CSV \
+                 hold them all)\n",
+                shown.len(),
+                r.pairs.len()
+            ));
+        }
+        s.push_str(&pairs_table(r, &shown, &names).to_text());
         s.push('\n');
-        s.push_str(&strata_table(r).to_text());
+        s.push_str(&strata_table(r, &shown, &names).to_text());
         s.push('\n');
         match (&r.next, &r.next_undefined) {
             (Some(n), _) => s.push_str(&format!("next: {}\n", n.text)),
@@ -452,5 +546,45 @@ mod tests {
         let text = t.to_text();
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
         assert_eq!(lines[1..], ["< 1e-300", "3.4247e-203", "0.306451"]);
+    }
+
+    #[test]
+    fn path_like_names_are_shortened_unless_two_would_collide() {
+        let names: Vec<String> = [
+            "upstage/SOLAR-10.7B-Instruct-v1.0",
+            "/models/n22/llama3.1-chat/",
+            "org-a/base",
+            "org-b/base",
+            "gpt-4o",
+            "x/chat",
+            "chat",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            short_names(&names),
+            [
+                "SOLAR-10.7B-Instruct-v1.0",
+                "llama3.1-chat",
+                // Both end in `base`; `x/chat`'s last component is another system's name.
+                "org-a/base",
+                "org-b/base",
+                "gpt-4o",
+                "x/chat",
+                "chat",
+            ]
+        );
+        let n = Names {
+            short: short_names(&names[..2]),
+            full: names[..2].to_vec(),
+        };
+        assert_eq!(
+            n.legend().as_deref(),
+            Some("SOLAR-10.7B-Instruct-v1.0 = upstage/SOLAR-10.7B-Instruct-v1.0; llama3.1-chat = /models/n22/llama3.1-chat/")
+        );
+        assert_eq!(
+            n.show("upstage/SOLAR-10.7B-Instruct-v1.0"),
+            "SOLAR-10.7B-Instruct-v1.0"
+        );
     }
 }

@@ -670,3 +670,119 @@ fn parquet_and_evaluation_logs_are_compared_like_their_panels() {
     assert_eq!(num(&p["estimate"]), -0.03333333333333333);
     assert!((num(&p["se"]) - 0.04775669329409192).abs() < 1e-16);
 }
+
+/// Past ten systems the table output is sorted by estimate, prints the leader against the
+/// rest of the top group and each system against the next by estimate (`--all-pairs`: all
+/// of them), and shows path-like names by their last component with the mapping once. The
+/// pairs expected are worked out here from the JSON report of the same run.
+#[test]
+fn a_large_family_prints_the_pairs_that_matter_sorted_and_with_short_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let panel = dir.path().join("k12.csv");
+    let arms: Vec<String> = (1..=12).map(|i| format!("org/s{i:02}")).collect();
+    stats()
+        .args(["simulate", "--out"])
+        .arg(&panel)
+        .args([
+            "--datasets",
+            "d1=40,d2=40",
+            "--trajectories",
+            "1",
+            "--reads",
+            "1",
+        ])
+        .args(["--arms", &arms.join(","), "--effect", "0.02", "--seed", "3"])
+        .assert()
+        .success();
+    let p = panel.to_str().unwrap();
+    let common = ["compare", p, "--replicates", "300", "--backend", "cpu"];
+    let doc = body(json(&[&common[..], &["--format", "json"]].concat()));
+    let systems = doc["systems"].as_array().unwrap();
+    let mut order: Vec<(String, f64)> = systems
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap().to_string(), num(&s["estimate"])))
+        .collect();
+    order.sort_by(|x, y| y.1.total_cmp(&x.1));
+    let short = |n: &str| n.trim_start_matches("org/").to_string();
+    let leader = order[0].0.clone();
+    let mut wanted: Vec<(String, String)> = order
+        .windows(2)
+        .map(|w| (w[0].0.clone(), w[1].0.clone()))
+        .collect();
+    for t in doc["top_group"].as_array().unwrap() {
+        let t = t.as_str().unwrap();
+        if t != leader {
+            wanted.push((leader.clone(), t.to_string()));
+        }
+    }
+    let expected: Vec<String> = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| {
+            let (a, b) = (q["a"].as_str().unwrap(), q["b"].as_str().unwrap());
+            wanted
+                .iter()
+                .any(|(x, y)| (x == a && y == b) || (x == b && y == a))
+        })
+        .map(|q| {
+            format!(
+                "{} − {}",
+                short(q["b"].as_str().unwrap()),
+                short(q["a"].as_str().unwrap())
+            )
+        })
+        .collect();
+    assert!(
+        expected.len() < 66 && expected.len() >= 11,
+        "{}",
+        expected.len()
+    );
+
+    let out = stats().args(common).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let legend: Vec<String> = arms.iter().map(|a| format!("{} = {a}", short(a))).collect();
+    assert!(
+        text.contains(&format!("names: {}\n", legend.join("; "))),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("pairs: {} of 66 shown:", expected.len())),
+        "{text}"
+    );
+    // The systems table, top to bottom, is the estimate order.
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("system "))
+        .skip(1)
+        .take(12)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    let by_estimate: Vec<String> = order.iter().map(|(n, _)| short(n)).collect();
+    assert_eq!(rows, by_estimate);
+    // The pairs table, in the family's order, and each stratum's the same pairs.
+    let pair_rows: Vec<String> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("pair (b − a)"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split("  ").next().unwrap().trim().to_string())
+        .collect();
+    assert_eq!(pair_rows, expected);
+    let stratum_rows = text
+        .lines()
+        .filter(|l| l.starts_with("d1 ") || l.starts_with("d2 "))
+        .count();
+    assert_eq!(stratum_rows, 2 * expected.len());
+
+    let all = stats().args(common).arg("--all-pairs").assert().success();
+    let all = String::from_utf8(all.get_output().stdout.clone()).unwrap();
+    assert!(!all.contains("pairs: "), "{all}");
+    let all_rows = all
+        .lines()
+        .skip_while(|l| !l.starts_with("pair (b − a)"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .count();
+    assert_eq!(all_rows, 66);
+}

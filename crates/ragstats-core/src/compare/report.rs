@@ -252,6 +252,52 @@ impl Report for CompareReport {
     }
 }
 
+impl CompareReport {
+    /// Indices into `systems` from the highest estimate to the lowest; equal estimates keep
+    /// the panel's arm order.
+    pub fn by_estimate(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.systems.len()).collect();
+        // total_cmp: estimates are finite here, and a stable sort keeps ties in arm order.
+        order.sort_by(|&i, &j| {
+            self.systems[j]
+                .estimate
+                .total_cmp(&self.systems[i].estimate)
+        });
+        order
+    }
+
+    /// Indices into `pairs` of the pairs a reader of a large family looks at first: the
+    /// leader (highest estimate) against every other system of the top group, and each
+    /// system against the next one by estimate. At most (|top group| − 1) + (k − 1) pairs,
+    /// in the family's order. A family against a reference has k − 1 pairs and keeps them
+    /// all.
+    pub fn headline_pairs(&self) -> Vec<usize> {
+        if self.family.reference.is_some() {
+            return (0..self.pairs.len()).collect();
+        }
+        let order = self.by_estimate();
+        let name = |i: usize| self.systems[i].name.as_str();
+        let mut wanted: Vec<(&str, &str)> =
+            order.windows(2).map(|w| (name(w[0]), name(w[1]))).collect();
+        if let Some(&leader) = order.first() {
+            wanted.extend(
+                self.top_group
+                    .iter()
+                    .filter(|t| t.as_str() != name(leader))
+                    .map(|t| (name(leader), t.as_str())),
+            );
+        }
+        (0..self.pairs.len())
+            .filter(|&i| {
+                let (a, b) = (self.pairs[i].a.as_str(), self.pairs[i].b.as_str());
+                wanted
+                    .iter()
+                    .any(|&(x, y)| (x == a && y == b) || (x == b && y == a))
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,6 +72,7 @@ impl Sections<'_> {
                 bounds: Default::default(),
                 import: o.import.clone(),
                 resample: self.args.resample.clone(),
+                all_pairs: false,
                 format: Format::Json,
                 plot: None,
             };
