@@ -320,7 +320,12 @@ fn mcq_score_on_a_foreign_file_says_what_it_looks_like() {
     let tmp = tempfile::tempdir().unwrap();
     let csv = crate::common::write(&tmp, "panel.csv", "dataset,question,f1\nd,q1,1\n");
     let bin = tmp.path().join("blob.bin");
-    std::fs::write(&bin, [0xffu8, 0xfe, 0x00, 0x12, 0x80, 0x81]).unwrap();
+    // A PNG file's signature and the start of its header chunk.
+    std::fs::write(
+        &bin,
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x01\x00",
+    )
+    .unwrap();
     let cases = [
         (
             real("inspect/inspect_demo/2025-07-30T18-42-38+00-00_mmlu_ZYEnfbu3nstBuwzjiAGzuG.eval"),

@@ -141,7 +141,7 @@ fn detect_bytes(head: &[u8]) -> Format {
 
 /// What the file at `path` looks like, in words, when its first bytes show it is not JSON
 /// lines: a Parquet file, a zip archive (an inspect_ai `.eval` log when its first entry is
-/// one of inspect's), gzip, other binary data (a NUL byte or bytes that are not UTF-8), an
+/// one of inspect's), gzip, other binary data (a NUL byte, or over 10% of it not text), an
 /// lm-eval samples file, an inspect_ai `.json` log, or CSV (a first line with commas that
 /// is not JSON). `None` for anything that may be JSON lines, and for a file that cannot be
 /// read. For readers of JSONL files of their own (`mcq` results) to say what they were
@@ -178,15 +178,24 @@ pub fn looks_like(path: &Path) -> Option<String> {
     if head.starts_with(&[0x1f, 0x8b]) {
         return Some("a gzip-compressed file".into());
     }
-    let utf8_bad = match std::str::from_utf8(&head) {
-        Ok(_) => false,
-        // Bytes cut off at the end of the sniff are not an error.
-        Err(e) => e.error_len().is_some(),
-    };
-    if utf8_bad || head.contains(&0) {
+    // UTF-16 text is left to the reader, whose message says how to save it.
+    if head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]) {
+        return None;
+    }
+    // Binary: a NUL byte, or more than one character in ten that is not text (an invalid
+    // UTF-8 sequence or a control character). A text file with one bad byte is not binary:
+    // the reader names its line.
+    let text = String::from_utf8_lossy(&head);
+    let (mut chars, mut odd) = (0usize, 0usize);
+    for c in text.chars() {
+        chars += 1;
+        if c == '\u{fffd}' || (c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\x0c')) {
+            odd += 1;
+        }
+    }
+    if head.contains(&0) || odd * 10 > chars {
         return Some("a binary file (not text)".into());
     }
-    let text = String::from_utf8_lossy(&head);
     let first = text
         .trim_start_matches('\u{feff}')
         .lines()
