@@ -291,6 +291,39 @@ fn a_run_scored_zero_everywhere_imports_and_says_its_outcome_is_constant() {
     );
 }
 
+/// inspect's own test logs: 2 samples × 2 epochs (accuracy 0.75, stderr 0.25 in its
+/// `results`: the SE over the 2 samples' epoch means 1 and 0.5, √(0.125 / 2) = 0.25) are two
+/// reads; an unscored run is refused, also with `--missing-as 0` (it has no scorer to fill).
+#[test]
+fn inspect_epochs_are_reads_and_an_unscored_run_is_refused() {
+    let dir = real("inspect/inspect_ai_tests");
+    let v = variance(&[&format!("{dir}/tests_log_test_eval_log_log_streaming.eval")]);
+    let s = &v["strata"][0];
+    assert_eq!(
+        (s["questions"].as_u64(), s["reads"].as_u64()),
+        (Some(2), Some(2)),
+        "{v}"
+    );
+    assert!(near(v["estimate"].as_f64().unwrap(), 0.75), "{v}");
+    assert!(near(v["se"].as_f64().unwrap(), 0.25), "{v}");
+    let unscored = format!(
+        "{dir}/tests_scorer_logs_2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    for extra in [&[][..], &["--missing-as", "0"][..]] {
+        let out = stats()
+            .args(["import", &unscored, "--out"])
+            .arg(tmp.path().join("p.csv"))
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no scored samples in the logs"), "{err}");
+        assert!(!tmp.path().join("p.csv").exists());
+    }
+}
+
 /// The inspect folder holds the same log twice (`log_formats.eval` and `.json`): searched
 /// recursively, it is refused as one cell in two logs, naming both files.
 #[test]

@@ -974,7 +974,9 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
             }
         }
     }
-    if rows.is_empty() {
+    // `--missing-as` fills scores of samples left without one, but a log that names no
+    // scorer at all (an unscored run) has no score column to fill.
+    if rows.is_empty() || score_names.is_empty() {
         let p = logs.first().map(|l| l.path.clone()).unwrap_or_default();
         return Err(Error::input(
             p,
