@@ -426,10 +426,13 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// The logs found (each with its format) and the other files of the directories searched.
+type Found = (Vec<(PathBuf, Format)>, Vec<Skipped>);
+
 /// The files a list of paths names: files as given, directories searched recursively for
 /// the logs they hold (sorted by path; other files are skipped and returned with the
 /// reason), a set named by [`with_log_set`] by its members.
-fn expand(paths: &[PathBuf]) -> Result<(Vec<(PathBuf, Format)>, Vec<Skipped>)> {
+fn expand(paths: &[PathBuf]) -> Result<Found> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for p in paths {
@@ -484,7 +487,7 @@ fn skip_reason(path: &Path, format: Format) -> String {
 
 /// The log files of `paths` (files, or directories searched recursively), each with its
 /// format, and the files of the directories that are not logs.
-fn expand_files(paths: &[PathBuf]) -> Result<(Vec<(PathBuf, Format)>, Vec<Skipped>)> {
+fn expand_files(paths: &[PathBuf]) -> Result<Found> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for p in paths {
