@@ -24,16 +24,24 @@ def read_logs(
     missing_as: Optional[float] = None,
     filter: Optional[str] = None,  # noqa: A002 (the CLI's --filter)
     ledger_out: Union[str, os.PathLike, None] = None,
+    report: bool = False,
 ) -> Any:
     """The panel ``stats import PATHS`` writes, as a DataFrame: one row per sample and
     epoch (``dataset``, ``question``, ``trajectory``, ``read``, ``arm``, one column per
     score), ready for every analysis (``ragstats.variance(df, contrast=...)``).
 
     ``paths``: inspect_ai ``.eval``/``.json`` logs, lm-eval ``samples_*.jsonl`` files, or
-    directories of them (told apart by content). ``frame``: ``pandas`` (default),
-    ``polars`` or ``pyarrow``. The other keywords are ``stats import``'s mapping flags
-    (docs/import.md); ``ledger_out`` also writes the runs' token usage as a cost ledger.
-    Bad logs raise ``ragstats.InputError`` with the CLI's message. Key columns are strings.
+    directories searched recursively for them (lm-eval's ``output/`` with a folder per
+    model; told apart by content). ``frame``: ``pandas`` (default), ``polars`` or
+    ``pyarrow``. The other keywords are ``stats import``'s mapping flags (docs/import.md);
+    ``ledger_out`` also writes the runs' token usage as a cost ledger. Bad logs raise
+    ``ragstats.InputError`` with the CLI's message. Key columns are strings.
+
+    ``report=True`` returns ``(frame, result)``: ``result`` is the import's
+    :class:`Result`, whose ``to_dict()`` is ``stats import --format json`` (``logs`` read,
+    ``skipped`` files of the directories with their reason, ``notes``) and whose ``notes``
+    are the lines the CLI prints after its table (which rule named an older harness's
+    metrics, repeated runs read as reads, samples left out).
 
     Example::
 
@@ -54,8 +62,9 @@ def read_logs(
         _flag(argv, tables, "--missing-as", missing_as, False, None)
         _flag(argv, tables, "--filter", filter, False, None)
         _flag(argv, tables, "--ledger-out", ledger_out, False, None)
-        _run(argv, tables, None)
-        return _read_panel(out, frame)
+        result = _run(argv, tables, None)
+        df = _read_panel(out, frame)
+        return (df, result) if report else df
 
 
 def _read_panel(path: str, frame: str) -> Any:

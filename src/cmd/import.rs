@@ -16,7 +16,8 @@ use super::render::{Finished, Rendered};
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Logs: inspect_ai `.eval` or `.json` logs, lm-eval `samples_<task>_<date>.jsonl`
-    /// files, or directories of them (told apart by content).
+    /// files, or directories searched recursively for them (e.g. lm-eval's `output/`, with
+    /// a folder per model; told apart by content).
     #[arg(required = true, value_name = "LOG")]
     pub logs: Vec<PathBuf>,
     /// The panel CSV to write (one row per sample and epoch).
@@ -62,7 +63,8 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
                 .iter()
                 .filter_map(|l| std::fs::canonicalize(l).ok())
                 .any(|l| {
-                    canon.parent() == Some(l.as_path())
+                    canon.starts_with(&l)
+                        && canon != l
                         && ragstats_core::import::detect(&canon).is_log()
                 })
             {
@@ -121,6 +123,23 @@ impl Rendered for ImportOutput {
     fn text(&self) -> String {
         let r = &self.report;
         let mut s = format!("{}\n", self.logs_table().to_text().trim_end());
+        // The whole list is in the JSON report; a results folder can hold many other files.
+        const SHOWN: usize = 10;
+        if !r.skipped.is_empty() {
+            s.push_str(&format!(
+                "skipped {} file(s) of the directories searched:\n",
+                r.skipped.len()
+            ));
+            for k in r.skipped.iter().take(SHOWN) {
+                s.push_str(&format!("  {} ({})\n", k.path.display(), k.reason));
+            }
+            if r.skipped.len() > SHOWN {
+                s.push_str(&format!(
+                    "  … and {} more (--format json lists them)\n",
+                    r.skipped.len() - SHOWN
+                ));
+            }
+        }
         s.push_str(&format!(
             "wrote {} rows ({} score column(s): {}) to {}\n",
             r.rows,

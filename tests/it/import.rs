@@ -707,18 +707,18 @@ fn an_imported_ledger_prices_efficiency_allocate_and_plan() {
 /// A third party's real log (`../shared/real-evals`, PROVENANCE.md: openai/gpt-4 on MMLU,
 /// 285 samples, 1 epoch; its `model_usage` says 40,623 input and 1,601 output tokens),
 /// imported with its ledger: `plan --ledger` prices its read at the source's own
-/// (40623 + 1601) / 285 = 148.154… tokens and its trajectory at 0. Skipped where the shared
-/// data are absent (they are not part of the repository).
+/// (40623 + 1601) / 285 = 148.154… tokens and its trajectory at 0. The shared data are not
+/// part of the repository; without them this test fails (it does not skip).
 #[test]
 fn a_third_party_inspect_log_prices_its_plan_at_its_own_usage() {
     let log = format!(
         "{}/../shared/real-evals/inspect/inspect_demo/2025-07-30T18-42-38+00-00_mmlu_ZYEnfbu3nstBuwzjiAGzuG.eval",
         env!("CARGO_MANIFEST_DIR")
     );
-    if !std::path::Path::new(&log).exists() {
-        eprintln!("skipped: {log} is absent");
-        return;
-    }
+    assert!(
+        std::path::Path::new(&log).exists(),
+        "{log} is missing: ../shared/real-evals (PROVENANCE.md) is needed by this test"
+    );
     let tmp = tempfile::tempdir().unwrap();
     let (csv, ledger) = (tmp.path().join("p.csv"), tmp.path().join("l.jsonl"));
     stats()

@@ -35,6 +35,7 @@ mod harden_output;
 mod harden_props;
 mod honest;
 mod import;
+mod import_real;
 mod input_limits;
 mod io_rules;
 mod judge;

@@ -407,6 +407,32 @@ def test_a_list_of_logs_is_one_panel():
         ragstats.variance([files[0], "data/demo/panel.csv"], metric="match")
 
 
+REAL_EVALS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "real-evals")
+
+
+def test_read_logs_searches_lm_evals_output_folder_and_reports_its_notes():
+    # ../shared/real-evals (PROVENANCE.md) must be there: this test fails, not skips, without it.
+    folder = os.path.join(REAL_EVALS, "lmeval", "winogrande_limit10")
+    assert os.path.isdir(folder), f"{folder} is missing (../shared/real-evals)"
+    df, result = ragstats.read_logs(folder, report=True)
+    doc = result.to_dict()
+    assert len(doc["logs"]) == 10 and len(doc["skipped"]) == 10
+    assert all(s["reason"].startswith("lm-eval results file") for s in doc["skipped"])
+    assert result.notes == [f"note: {n}" for n in doc["notes"]]
+    solar = "upstage/SOLAR-10.7B-Instruct-v1.0"
+    assert any(n.startswith(f"{solar} on winogrande: 2 runs") for n in doc["notes"])
+    # SOLAR's two runs are its reads 0 and 1; each run's mean is the harness's own
+    # exact_match (results_*.json: 0.7 for 14-36-36, 0.8 for 15-04-32).
+    runs = df[df["arm"] == solar].groupby("read")["exact_match"].mean()
+    assert list(runs.index) == ["0", "1"]
+    assert abs(runs["0"] - 0.7) < 1e-12 and abs(runs["1"] - 0.8) < 1e-12
+    llama = "/vfroot/n22-model/f6e12a6705dc47f5af9f2b6bce90e0d4/93/40/e3564e474cf19dfb7e2fc364fe61/llama3.1-pro16-0827-Inst-nc-chat_241016"
+    # Four systems, and the llama's loglikelihood run (acc, filter none) kept apart.
+    assert set(df["arm"]) == {"LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct", "gpt-4o", solar, llama, f"{llama} [acc,none]"}
+    # Without report=, the frame alone, the same rows.
+    assert len(ragstats.read_logs(folder)) == len(df) == 100
+
+
 def test_read_logs_refuses_a_bad_log_with_the_cli_message():
     with pytest.raises(ragstats.InputError, match="truncated.eval"):
         ragstats.read_logs("tests/fixtures/import/bad/truncated.eval")

@@ -255,6 +255,7 @@ fn log_of(
         solver,
         samples: Vec::new(),
         notes,
+        run: None,
     })
 }
 

@@ -139,6 +139,74 @@ fn detect_bytes(head: &[u8]) -> Format {
     Format::Panel
 }
 
+/// What the file at `path` looks like, in words, when its first bytes show it is not JSON
+/// lines: a Parquet file, a zip archive (an inspect_ai `.eval` log when its first entry is
+/// one of inspect's), gzip, other binary data (a NUL byte, or over 10% of it not text), an
+/// lm-eval samples file, an inspect_ai `.json` log, or CSV (a first line with commas that
+/// is not JSON). `None` for anything that may be JSON lines, and for a file that cannot be
+/// read. For readers of JSONL files of their own (`mcq` results) to say what they were
+/// given instead of a parse error.
+pub fn looks_like(path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut head = Vec::new();
+    file.take(SNIFF_BYTES as u64).read_to_end(&mut head).ok()?;
+    match detect_bytes(&head) {
+        Format::Parquet => return Some("a Parquet file".into()),
+        Format::InspectEval => {
+            // A zip local header: the first entry's name length at 26, the name at 30.
+            let name = head
+                .get(26..28)
+                .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+                .and_then(|n| head.get(30..30 + n))
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+                .unwrap_or_default();
+            let inspect = ["_journal/", "header.json", "samples/", "summaries.json"]
+                .iter()
+                .any(|p| name.starts_with(p));
+            return Some(if inspect {
+                "an inspect_ai .eval log (a zip archive)".into()
+            } else if name.is_empty() {
+                "a zip archive".into()
+            } else {
+                format!("a zip archive (first entry {})", clip(&name))
+            });
+        }
+        Format::LmEvalSamples => return Some("an lm-evaluation-harness samples file".into()),
+        Format::InspectJson => return Some("an inspect_ai .json log".into()),
+        Format::Panel => {}
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Some("a gzip-compressed file".into());
+    }
+    // UTF-16 text is left to the reader, whose message says how to save it.
+    if head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]) {
+        return None;
+    }
+    // Binary: a NUL byte, or more than one character in ten that is not text (an invalid
+    // UTF-8 sequence or a control character). A text file with one bad byte is not binary:
+    // the reader names its line.
+    let text = String::from_utf8_lossy(&head);
+    let (mut chars, mut odd) = (0usize, 0usize);
+    for c in text.chars() {
+        chars += 1;
+        if c == '\u{fffd}' || (c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\x0c')) {
+            odd += 1;
+        }
+    }
+    if head.contains(&0) || odd * 10 > chars {
+        return Some("a binary file (not text)".into());
+    }
+    let first = text
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .find(|l| !l.trim().is_empty())?
+        .trim();
+    if !first.starts_with('{') && !first.starts_with('[') && first.contains(',') {
+        return Some(format!("a CSV file (header: {})", clip(first)));
+    }
+    None
+}
+
 /// Where the panel's `dataset` comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DatasetFrom {
@@ -262,6 +330,20 @@ pub(crate) struct Log {
     pub samples: Vec<LogSample>,
     /// Notes about the log as a whole (status, repeats).
     pub notes: Vec<String>,
+    /// An lm-eval run: what tells its runs of one model and task apart.
+    pub run: Option<LmRun>,
+}
+
+/// What an lm-eval samples file says about its run: repeated runs of one model and task
+/// with the same metrics and filter are that model's reads, in the order of their dates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LmRun {
+    /// The date of the file name (`2024-12-23T14-36-36.300029`: sorts as time does).
+    pub date: String,
+    /// The metrics read, in order.
+    pub metrics: Vec<String>,
+    /// The filter read.
+    pub filter: String,
 }
 
 /// One panel row of an imported log: dataset, question, read (epoch − 1), arm, cluster and
@@ -300,6 +382,8 @@ pub struct Imported {
     pub logs: Vec<LogSummary>,
     /// What the user should know: samples left out (with their ids), log status, repeats.
     pub notes: Vec<String>,
+    /// Files of the directories searched that are not logs.
+    pub skipped: Vec<Skipped>,
 }
 
 /// What `import` wrote: the panel and ledger files, the rows and score columns, each log's
@@ -313,6 +397,8 @@ pub struct ImportReport {
     pub ledger_rows: usize,
     pub logs: Vec<LogSummary>,
     pub notes: Vec<String>,
+    /// Files of the directories searched that are not logs, and why.
+    pub skipped: Vec<Skipped>,
 }
 
 impl crate::document::Report for ImportReport {}
@@ -328,51 +414,114 @@ impl ImportReport {
             ledger_rows: imported.ledger.len(),
             logs: imported.logs.clone(),
             notes: imported.notes.clone(),
+            skipped: imported.skipped.clone(),
         }
     }
 }
 
-/// The files a list of paths names: files as given, directories by the logs they hold
-/// (sorted by name; files that are not logs are skipped), a set named by
-/// [`with_log_set`] by its members.
-fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {
+/// A file under a searched directory that is not read as a log, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// The logs found (each with its format) and the other files of the directories searched.
+type Found = (Vec<(PathBuf, Format)>, Vec<Skipped>);
+
+/// The files a list of paths names: files as given, directories searched recursively for
+/// the logs they hold (sorted by path; other files are skipped and returned with the
+/// reason), a set named by [`with_log_set`] by its members.
+fn expand(paths: &[PathBuf]) -> Result<Found> {
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for p in paths {
-        match log_set::members(p) {
-            Some(members) => out.extend(expand_files(&members)?),
-            None => out.extend(expand_files(std::slice::from_ref(p))?),
-        }
+        let members = log_set::members(p).unwrap_or_else(|| vec![p.clone()]);
+        let (logs, skip) = expand_files(&members)?;
+        out.extend(logs);
+        skipped.extend(skip);
     }
-    Ok(out)
+    Ok((out, skipped))
 }
 
-/// The log files of `paths` (files, or directories of logs), each with its format.
-fn expand_files(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {
+/// Every file under `dir`, its subdirectories' included, sorted by path. Links to
+/// directories are not followed (a link loop would never end); they are returned as
+/// skipped.
+fn walk(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).map_err(|e| Error::io(&d, e))? {
+            let e = e.map_err(|e| Error::io(&d, e))?;
+            let path = e.path();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_symlink() && path.is_dir() {
+                skipped.push(Skipped {
+                    path,
+                    reason: "a link to a directory (not followed)".into(),
+                });
+            } else if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok((files, skipped))
+}
+
+/// Why a file found in a directory is not read as a log.
+fn skip_reason(path: &Path, format: Format) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name.starts_with("results_") && name.ends_with(".json") {
+        "lm-eval results file (read beside its samples file)".into()
+    } else {
+        format!("not a log (reads as {})", format.name())
+    }
+}
+
+/// The log files of `paths` (files, or directories searched recursively), each with its
+/// format, and the files of the directories that are not logs.
+fn expand_files(paths: &[PathBuf]) -> Result<Found> {
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for p in paths {
         if p.is_dir() {
-            let mut names: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| Error::io(p, e))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.is_file())
-                .collect();
-            names.sort();
-            let logs: Vec<_> = names
-                .into_iter()
-                .map(|f| {
-                    let fmt = detect(&f);
-                    (f, fmt)
-                })
-                .filter(|(_, fmt)| fmt.is_log())
-                .collect();
-            if logs.is_empty() {
+            let (files, mut skip) = walk(p)?;
+            let before = out.len();
+            for f in files {
+                let fmt = detect(&f);
+                if fmt.is_log() {
+                    out.push((f, fmt));
+                } else {
+                    let reason = skip_reason(&f, fmt);
+                    skip.push(Skipped { path: f, reason });
+                }
+            }
+            if out.len() == before {
+                let seen: Vec<String> = skip
+                    .iter()
+                    .take(3)
+                    .map(|s| format!("{} ({})", s.path.display(), s.reason))
+                    .collect();
                 return Err(Error::input(
                     p,
                     None,
-                    "the directory holds no inspect_ai logs or lm-eval samples files",
+                    format!(
+                        "the directory and its subdirectories hold no inspect_ai logs or \
+                         lm-eval samples files ({} other file(s){}{})",
+                        skip.len(),
+                        if seen.is_empty() { "" } else { ": " },
+                        seen.join(", ")
+                    ),
                 ));
             }
-            out.extend(logs);
+            skipped.extend(skip);
         } else {
             let fmt = detect(p);
             if !fmt.is_log() {
@@ -394,19 +543,17 @@ fn expand_files(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {
             out.push((p.clone(), fmt));
         }
     }
-    Ok(out)
+    Ok((out, skipped))
 }
 
 /// Whether `path` is read as logs by the panel loader: an evaluation log, or a directory
-/// holding at least one.
+/// holding at least one (in it or in a subdirectory).
 pub fn is_log_input(path: &Path) -> bool {
     if log_set::members(path).is_some() {
         return true;
     }
     if path.is_dir() {
-        return std::fs::read_dir(path).is_ok_and(|mut d| {
-            d.any(|e| e.is_ok_and(|e| e.path().is_file() && detect(&e.path()).is_log()))
-        });
+        return walk(path).is_ok_and(|(files, _)| files.iter().any(|f| detect(f).is_log()));
     }
     detect(path).is_log()
 }
@@ -419,7 +566,7 @@ pub fn is_log_input(path: &Path) -> bool {
 /// tasks without [`ImportOptions::dataset_from`], a duplicate (sample, epoch), the same cell
 /// in two logs, a score that cannot be mapped to a number, a missing metadata key asked for.
 pub fn import_logs(paths: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
-    let files = expand(paths)?;
+    let (files, skipped) = expand(paths)?;
     let mut logs = Vec::new();
     for (path, format) in &files {
         logs.push(match format {
@@ -429,7 +576,9 @@ pub fn import_logs(paths: &[PathBuf], opts: &ImportOptions) -> Result<Imported> 
             Format::Parquet | Format::Panel => unreachable!("expand keeps logs only"),
         });
     }
-    assemble(logs, opts)
+    let mut imported = assemble(logs, opts)?;
+    imported.skipped = skipped;
+    Ok(imported)
 }
 
 /// The text of a metadata value used as a label: strings as they are, numbers and booleans
@@ -443,6 +592,17 @@ fn label_text(v: &Value) -> Option<String> {
     }
 }
 
+impl Log {
+    /// Sample `s` in the log's own terms: inspect's `sample ID epoch N`, lm-eval's
+    /// `document ID` (an lm-eval run scores each document once; its repeats are runs).
+    fn unit(&self, s: &LogSample) -> String {
+        match self.run {
+            Some(_) => format!("document {}", s.id),
+            None => format!("sample {} epoch {}", s.id, s.epoch),
+        }
+    }
+}
+
 /// Sample `s` of `log`'s metadata field `key` as a label, or the error naming the entry.
 fn metadata_label(log: &Log, s: &LogSample, key: &str, flag: &str) -> Result<String> {
     match s.metadata.get(key).and_then(label_text) {
@@ -451,14 +611,142 @@ fn metadata_label(log: &Log, s: &LogSample, key: &str, flag: &str) -> Result<Str
             &log.path,
             None,
             format!(
-                "{}: sample {} epoch {} has no metadata '{}' (a string or number) for {flag}",
+                "{}: {} has no {} '{}' (a string or number) for {flag}",
                 s.entry,
-                s.id,
-                s.epoch,
+                log.unit(s),
+                if log.run.is_some() {
+                    "doc field"
+                } else {
+                    "metadata"
+                },
                 clip(key)
             ),
         )),
     }
+}
+
+/// Where an lm-eval run's rows go: the read its documents take, and the suffix of its arm
+/// when it is kept apart from the model's other runs.
+#[derive(Debug, Clone, Default)]
+struct Placement {
+    read: u32,
+    arm_suffix: Option<String>,
+}
+
+/// Places lm-eval runs: the runs of one model and task with the same metrics and filter are
+/// that model's reads (read index in the order of the runs' dates); runs of that model and
+/// task that differ in metric or filter are kept apart as an arm of their own,
+/// `MODEL [metric,filter]` (lm-eval's `metric,filter` key), except the group with the most
+/// runs. Notes say what was done; inspect logs keep their epochs (read 0 offset).
+///
+/// # Errors
+/// [`Error::Input`] when one run (the same date) is given twice.
+fn place_runs(
+    logs: &[Log],
+    opts: &ImportOptions,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Placement>> {
+    let mut place = vec![Placement::default(); logs.len()];
+    // (model, task) → (metrics, filter) → the runs' indices.
+    type Groups<'a> = Vec<((&'a [String], &'a str), Vec<usize>)>;
+    let mut by_model: Vec<((Option<String>, &str), Groups)> = Vec::new();
+    for (i, log) in logs.iter().enumerate() {
+        let Some(run) = &log.run else { continue };
+        let key = (
+            opts.arm.clone().or_else(|| log.model.clone()),
+            log.task.as_str(),
+        );
+        let sub = (run.metrics.as_slice(), run.filter.as_str());
+        let at = match by_model.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                by_model.push((key, Vec::new()));
+                by_model.len() - 1
+            }
+        };
+        let groups = &mut by_model[at].1;
+        match groups.iter_mut().find(|(k, _)| *k == sub) {
+            Some((_, runs)) => runs.push(i),
+            None => groups.push((sub, vec![i])),
+        }
+    }
+    let date = |i: usize| logs[i].run.as_ref().map_or("", |r| r.date.as_str());
+    for ((model, task), mut groups) in by_model {
+        let who = format!("{} on {task}", model.as_deref().unwrap_or("(no model)"));
+        for (_, runs) in &mut groups {
+            runs.sort_by(|&a, &b| date(a).cmp(date(b)).then(logs[a].path.cmp(&logs[b].path)));
+            for w in runs.windows(2) {
+                if !date(w[0]).is_empty() && date(w[0]) == date(w[1]) {
+                    return Err(Error::input(
+                        &logs[w[1]].path,
+                        None,
+                        format!(
+                            "the run of {} is also in {}: one run given twice",
+                            date(w[1]),
+                            logs[w[0]].path.display()
+                        ),
+                    ));
+                }
+            }
+        }
+        // The group kept under the model's name: the most runs, then the latest.
+        let main = (0..groups.len())
+            .max_by(|&a, &b| {
+                let last = |g: usize| date(*groups[g].1.last().unwrap_or(&0));
+                groups[a]
+                    .1
+                    .len()
+                    .cmp(&groups[b].1.len())
+                    .then(last(a).cmp(last(b)))
+            })
+            .unwrap_or(0);
+        let label = |(m, f): (&[String], &str)| format!("[{},{f}]", m.join("+"));
+        for (g, (sub, runs)) in groups.iter().enumerate() {
+            let dates: Vec<&str> = runs.iter().map(|&i| date(i)).collect();
+            let suffix = (g != main).then(|| label(*sub));
+            for (r, &i) in runs.iter().enumerate() {
+                place[i] = Placement {
+                    read: r as u32,
+                    arm_suffix: suffix.clone(),
+                };
+            }
+            if runs.len() > 1 {
+                notes.push(format!(
+                    "{who}: {} runs ({}) are the reads 0-{} of each document, in the order of their dates",
+                    runs.len(),
+                    dates.join(", "),
+                    runs.len() - 1
+                ));
+                let docs = |i: usize| -> BTreeSet<&str> {
+                    logs[i].samples.iter().map(|s| s.id.as_str()).collect()
+                };
+                let first = docs(runs[0]);
+                if runs[1..].iter().any(|&i| docs(i) != first) {
+                    let counts: Vec<String> =
+                        runs.iter().map(|&i| docs(i).len().to_string()).collect();
+                    notes.push(format!(
+                        "{who}: the runs cover different documents ({} documents); a document \
+                         missing from a run has fewer reads",
+                        counts.join(", ")
+                    ));
+                }
+            }
+            if let Some(sfx) = &suffix {
+                let (mm, mf) = groups[main].0;
+                notes.push(format!(
+                    "{who}: the run(s) {} score {} with filter {}, unlike the {} run(s) of {} with \
+                     filter {mf}: kept apart as arm '{}'",
+                    dates.join(", "),
+                    sub.0.join(", "),
+                    sub.1,
+                    groups[main].1.len(),
+                    mm.join(", "),
+                    model.as_deref().map_or(sfx.clone(), |m| format!("{m} {sfx}"))
+                ));
+            }
+        }
+    }
+    Ok(place)
 }
 
 /// Whether the score column `col` (of scorer `col` or `scorer.key`) is kept.
@@ -501,7 +789,9 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
     let mut notes = Vec::new();
     // Where each cell was first seen: (file, entry).
     let mut seen: HashMap<CellKey, (usize, String)> = HashMap::new();
+    let placements = place_runs(&logs, opts, &mut notes)?;
     for (li, log) in logs.iter().enumerate() {
+        let place = &placements[li];
         for n in &log.notes {
             notes.push(format!("{}: {n}", log.path.display()));
         }
@@ -515,8 +805,9 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
                     &log.path,
                     None,
                     format!(
-                        "{}: sample {} epoch {} appears twice (first in {first})",
-                        s.entry, s.id, s.epoch
+                        "{}: {} appears twice (first in {first})",
+                        s.entry,
+                        log.unit(s)
                     ),
                 ));
             }
@@ -535,11 +826,16 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
                 (None, ArmFrom::Solver) => log.solver.clone(),
                 (None, ArmFrom::Metadata(k)) => Some(metadata_label(log, s, k, "--arm-from")?),
             };
+            let arm = match (&place.arm_suffix, arm) {
+                (Some(sfx), Some(a)) => Some(format!("{a} {sfx}")),
+                (Some(sfx), None) => Some(sfx.clone()),
+                (None, a) => a,
+            };
             let cluster = match &opts.cluster_from {
                 Some(k) => Some(metadata_label(log, s, k, "--cluster-from")?),
                 None => None,
             };
-            let read = s.epoch.saturating_sub(1);
+            let read = s.epoch.saturating_sub(1) + place.read;
             // Usage is billed whether or not the sample is scored: it was paid for.
             for (model, u) in &s.usage {
                 let mut r = LedgerRow::new(crate::ledger::CallKind::Eval);
@@ -572,24 +868,29 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
                 (Some(k), _) => k,
                 (None, Some(_)) => Vec::new(),
                 (None, None) => {
+                    let who = match log.run {
+                        Some(_) => format!("document {}", s.id),
+                        None => format!("{} epoch {}", s.id, s.epoch),
+                    };
                     left_out.push(match &s.error {
-                        Some(e) => format!("{} epoch {} (error: {})", s.id, s.epoch, clip(e)),
-                        None => format!("{} epoch {} (no score)", s.id, s.epoch),
+                        Some(e) => format!("{who} (error: {})", clip(e)),
+                        None => format!("{who} (no score)"),
                     });
                     continue;
                 }
             };
             let key = (dataset.clone(), s.id.clone(), read, arm.clone());
             if let Some((other, entry)) = seen.get(&key) {
+                let (unit, what) = match log.run {
+                    Some(_) => (format!("document {} read {read}", s.id), "two runs"),
+                    None => (log.unit(s), "two logs"),
+                };
                 return Err(Error::input(
                     &log.path,
                     None,
                     format!(
-                        "{}: sample {} epoch {} (dataset {}, arm {}) is also in {} ({entry}); \
-                         one cell, two logs",
+                        "{}: {unit} (dataset {}, arm {}) is also in {} ({entry}); one cell, {what}",
                         s.entry,
-                        s.id,
-                        s.epoch,
                         dataset.as_deref().unwrap_or("-"),
                         arm.as_deref().unwrap_or("-"),
                         logs[*other].path.display()
@@ -623,11 +924,40 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
             });
             n_rows += 1;
         }
+        // A score that never varies (a run scored 0 everywhere: often a broken answer
+        // extraction) has SE 0 and undefined variance shares; say so where it starts.
+        let mine = &rows[rows.len() - n_rows..];
+        for (i, name) in score_names.iter().enumerate() {
+            let mut vals = mine
+                .iter()
+                .filter_map(|r| r.scores.get(i).copied().flatten());
+            if let Some(first) = vals.next() {
+                let n = 1 + vals.clone().count();
+                if n > 1 && vals.all(|v| v == first) {
+                    notes.push(format!(
+                        "{}: every one of its {n} {} scored {first} on {name}: the outcome does \
+                         not vary, so its SE is 0 and its variance shares are undefined (check \
+                         the scorer or the answer extraction if that is unexpected)",
+                        log.path.display(),
+                        if log.run.is_some() {
+                            "documents"
+                        } else {
+                            "scored samples"
+                        },
+                    ));
+                }
+            }
+        }
         if !left_out.is_empty() {
             notes.push(format!(
-                "{}: left out {} sample(s) (pass --missing-as 0 to score them): {}",
+                "{}: left out {} {} (pass --missing-as 0 to score them): {}",
                 log.path.display(),
                 left_out.len(),
+                if log.run.is_some() {
+                    "document(s)"
+                } else {
+                    "sample(s)"
+                },
                 left_out.join(", ")
             ));
         }
@@ -647,7 +977,9 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
             }
         }
     }
-    if rows.is_empty() {
+    // `--missing-as` fills scores of samples left without one, but a log that names no
+    // scorer at all (an unscored run) has no score column to fill.
+    if rows.is_empty() || score_names.is_empty() {
         let p = logs.first().map(|l| l.path.clone()).unwrap_or_default();
         return Err(Error::input(
             p,
@@ -665,6 +997,7 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
         ledger,
         logs: summaries,
         notes,
+        skipped: Vec::new(),
     })
 }
 

@@ -435,7 +435,8 @@ pub fn write_results(path: &Path, results: &[RunResult]) -> Result<()> {
 ///
 /// # Errors
 /// [`Error::Io`]; [`Error::Input`] with file:line for a line that is not a result line or
-/// repeats an (id, run).
+/// repeats an (id, run), or for a file that is not JSON lines at all (binary, CSV, Parquet,
+/// an evaluation log), saying what it looks like.
 pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
     Ok(read_results_lines(path)?
         .into_iter()
@@ -448,6 +449,18 @@ pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
 /// # Errors
 /// Those of [`read_results`].
 pub fn read_results_lines(path: &Path) -> Result<Vec<(u64, RunResult)>> {
+    if crate::panel::memory::lookup(path).is_none() {
+        if let Some(what) = crate::import::looks_like(path) {
+            return Err(Error::input(
+                path,
+                None,
+                format!(
+                    "this is {what}, not `mcq run` results; expected the JSONL file `stats mcq run` \
+                     writes (one {{\"id\", \"run\", \"model\", \"group\", \"gold\", \"outcome\", \"answer\", ...}} per line)"
+                ),
+            ));
+        }
+    }
     let mut rdr = crate::panel::memory::open_jsonl(path)?;
     let mut out = Vec::new();
     let mut seen: HashSet<(String, u32)> = HashSet::new();
