@@ -195,9 +195,7 @@ pub fn jackknife(r: f64, loo: &[f64], confidence: f64) -> Option<(f64, f64, f64,
     if z.iter().any(|v| !v.is_finite()) {
         return None;
     }
-    let mean = z.iter().sum::<f64>() / g;
-    let v = (g - 1.0) / g * z.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
-    let se = v.sqrt();
+    let se = crate::resample::summary::jackknife_variance(&z).sqrt();
     let df = g - 2.0;
     let z0 = r.atanh();
     let t = z0 / se;

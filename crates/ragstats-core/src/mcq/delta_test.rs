@@ -222,8 +222,7 @@ pub fn delta_tests(
                     .collect();
                 let c = delta.len() as f64;
                 let v = if delta.len() >= 2 {
-                    let m = delta.iter().sum::<f64>() / c;
-                    (c - 1.0) / c * delta.iter().map(|x| (x - m).powi(2)).sum::<f64>()
+                    crate::resample::summary::jackknife_variance(&delta)
                 } else {
                     0.0
                 };

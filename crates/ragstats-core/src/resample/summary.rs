@@ -111,6 +111,18 @@ pub fn variance(x: &[f64]) -> f64 {
     x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)
 }
 
+/// The delete-one (jackknife) variance of an estimate from its leave-one-out values
+/// θ₍₁₎ … θ₍ₙ₎: (n − 1)/n · Σ (θ₍ᵢ₎ − θ̄)² (Efron & Tibshirani 1993, eq. 11.5). NaN for
+/// fewer than 2 values.
+pub fn jackknife_variance(loo: &[f64]) -> f64 {
+    let n = loo.len() as f64;
+    if loo.len() < 2 {
+        return f64::NAN;
+    }
+    let m = loo.iter().sum::<f64>() / n;
+    (n - 1.0) / n * loo.iter().map(|v| (v - m) * (v - m)).sum::<f64>()
+}
+
 /// Sample standard deviation with ddof 1: √[`variance`]. NaN for fewer than 2 values.
 pub fn sd(x: &[f64]) -> f64 {
     variance(x).sqrt()
@@ -232,6 +244,17 @@ mod tests {
     /// An interval serialises as the bare `[lower, upper]` array the reports always wrote
     /// (NaN ends as `null`), and one with a NaN end excludes every value (allocate's
     /// `resolved` for a comparison whose replicates are all undefined).
+    /// The jackknife variance of a mean is s²/n exactly: for 1, 2, 4, 8 the leave-one-out
+    /// means are 14/3, 13/3, 11/3, 7/3 and s² = 28.75/3, so both are 28.75/12.
+    #[test]
+    fn the_jackknife_variance_of_a_mean_is_its_squared_standard_error() {
+        let x = [1.0, 2.0, 4.0, 8.0];
+        let loo: Vec<f64> = (0..4).map(|i| (15.0 - x[i]) / 3.0).collect();
+        assert!((jackknife_variance(&loo) - 28.75 / 12.0).abs() < 1e-14);
+        assert!((variance(&x) / 4.0 - 28.75 / 12.0).abs() < 1e-14);
+        assert!(jackknife_variance(&[1.0]).is_nan());
+    }
+
     #[test]
     fn an_interval_is_its_two_ends() {
         let ci = Interval::new(-0.5, 1.25);
