@@ -554,6 +554,61 @@ fn the_core_crate_pulls_in_no_heavy_dependency() {
     assert!(heavy.is_empty(), "ragstats-core depends on {heavy:?}");
 }
 
+/// Formats are a feature (#47): without its default `formats` feature the core reaches no
+/// Parquet, zip or compression crate (zstd-sys is a C build), and the feature is exactly
+/// those two readers, on by default.
+#[test]
+fn without_its_formats_feature_the_core_reaches_no_parquet_zip_or_compression() {
+    let lock = read_toml(&root().join("Cargo.lock"));
+    let manifest = read_toml(&root().join("crates/ragstats-core/Cargo.toml"));
+    let deps = manifest["dependencies"].as_table().unwrap();
+    let required: Vec<String> = declared_normal(&manifest)
+        .into_iter()
+        .filter(|d| {
+            deps.get(d)
+                .and_then(|v| v.get("optional"))
+                .and_then(|o| o.as_bool())
+                != Some(true)
+        })
+        .collect();
+    let reached = reachable(&lock, &required);
+    assert!(reached.iter().any(|p| p.starts_with("arrow-array ")));
+    let formats: Vec<&String> = reached
+        .iter()
+        .filter(|p| {
+            [
+                "parquet",
+                "zip",
+                "zstd",
+                "zstd-sys",
+                "zstd-safe",
+                "flate2",
+                "snap",
+            ]
+            .contains(&p.split(' ').next().unwrap())
+        })
+        .collect();
+    assert!(
+        formats.is_empty(),
+        "without `formats` the core reaches {formats:?}"
+    );
+    // With the feature they are there: the walk would see them.
+    let all = reachable(&lock, &declared_normal(&manifest));
+    assert!(all.iter().any(|p| p.starts_with("zstd-sys ")), "{all:?}");
+    let features = manifest["features"].as_table().unwrap();
+    assert_eq!(
+        features["default"].as_array().unwrap(),
+        &[toml::Value::from("formats")]
+    );
+    assert_eq!(
+        features["formats"].as_array().unwrap(),
+        &[
+            toml::Value::from("dep:parquet"),
+            toml::Value::from("dep:zip")
+        ]
+    );
+}
+
 /// The dependency check itself: a core that declares a crate which pulls in tokio (here
 /// reqwest, through the real lock) is caught, as is a direct heavy dependency.
 #[test]

@@ -7,7 +7,9 @@
 //! solver chain (`plan.steps`), and per sample its `id`, `epoch`, `scores`, `metadata`,
 //! `model_usage` and `error`.
 
-use std::io::{BufReader, Read};
+use std::io::BufReader;
+#[cfg(feature = "formats")]
+use std::io::Read;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -17,6 +19,8 @@ use super::{Format, Log, LogSample, ScoreValue, Usage};
 use crate::io::clip;
 use crate::{Error, Result};
 
+/// The `header.json` entry of an `.eval` archive.
+#[cfg(feature = "formats")]
 #[derive(Deserialize)]
 struct Header {
     #[serde(default)]
@@ -294,12 +298,22 @@ pub(crate) fn read_json(path: &Path) -> Result<Log> {
     Ok(log)
 }
 
+/// An inspect_ai `.eval` log in a build without the `formats` feature: refused, naming it.
+///
+/// # Errors
+/// Always [`Error::Input`].
+#[cfg(not(feature = "formats"))]
+pub(crate) fn read_eval(path: &Path) -> Result<Log> {
+    Err(Error::input(path, None, super::FORMATS_OFF.to_string()))
+}
+
 /// Reads an inspect_ai `.eval` log (entries deflated or zstd-compressed).
 ///
 /// # Errors
 /// [`Error::Input`] for an archive that is truncated or damaged, a log still being written
 /// (no `header.json` yet), an entry that cannot be decompressed or parsed, a sample id or
 /// score that cannot be read.
+#[cfg(feature = "formats")]
 pub(crate) fn read_eval(path: &Path) -> Result<Log> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut zip = zip::ZipArchive::new(BufReader::new(file)).map_err(|e| {

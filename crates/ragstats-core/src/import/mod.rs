@@ -12,6 +12,10 @@
 pub mod inspect;
 pub mod lmeval;
 mod log_set;
+#[cfg(feature = "formats")]
+pub mod parquet;
+#[cfg(not(feature = "formats"))]
+#[path = "parquet_off.rs"]
 pub mod parquet;
 
 pub use log_set::with_log_set;
@@ -30,6 +34,13 @@ use crate::io::clip;
 use crate::ledger::LedgerRow;
 use crate::panel::{LoadOptions, Panel};
 use crate::{Error, Result};
+
+/// Why a Parquet file or an inspect `.eval` log is refused by a core built without the
+/// `formats` feature (`--no-default-features`).
+#[cfg_attr(feature = "formats", allow(dead_code))]
+const FORMATS_OFF: &str = "this build of ragstats reads no Parquet files or inspect .eval \
+     logs: ragstats-core was built without its `formats` feature (it is on by default; \
+     rebuild with it, or convert the file to CSV or JSONL)";
 
 /// What a file holds, told by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1231,6 +1242,27 @@ pub fn load_logs_panel(path: &Path, opts: &LoadOptions, import: &ImportOptions) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A core built without `formats` (`cargo test -p ragstats-core --no-default-features`,
+    /// which CI runs) refuses a real Parquet panel and a real `.eval` log, naming the
+    /// feature, rather than failing to build or misreading them.
+    #[cfg(not(feature = "formats"))]
+    #[test]
+    fn without_formats_parquet_and_eval_logs_are_refused_naming_the_feature() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/import");
+        let parquet = root.join("parquet/panel-pyarrow.parquet");
+        let eval = root.join("logs/eval/arith-model-b.eval");
+        let errors = [
+            parquet::load_parquet_panel(&parquet, &LoadOptions::default()).map(|_| ()),
+            parquet::parquet_table(&parquet).map(|_| ()),
+            inspect::read_eval(&eval).map(|_| ()),
+        ];
+        for e in errors {
+            let msg = e.expect_err("refused").to_string();
+            assert!(msg.contains("without its `formats` feature"), "{msg}");
+        }
+        assert_eq!(detect(&parquet), Format::Parquet);
+    }
 
     #[test]
     fn formats_are_told_by_content() {
