@@ -16,10 +16,11 @@
 //! - A command synopsis (`stats correlate FILE.csv --x COLS [...]`) is a ```` ```usage ````
 //!   block. Any other block that holds a `stats` command, and any `sh`/`bash` block, fails here.
 //!
-//! Each doc runs in its own temporary directory holding links to the repository's `data/` and
-//! `tests/` (so the examples name shipped files and what they write stays out of the
-//! checkout), through `bash -c` with the `stats` under test first on `PATH`; the docs run in
-//! parallel, a doc's commands in order. rayon is pinned to 2 threads because backend lines say
+//! Each console block stands alone (a reader can paste any one of them): it runs in its own
+//! temporary directory holding links to the repository's `data/` and `tests/` (so the examples
+//! name shipped files and what they write stays out of the checkout), through `bash -c` with
+//! the `stats` under test first on `PATH`; the blocks run in parallel, a block's commands in
+//! order. rayon is pinned to 2 threads because backend lines say
 //! how many ran; API keys and endpoints are removed from the environment.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -201,7 +202,8 @@ fn tidy(lines: impl IntoIterator<Item = String>) -> Vec<String> {
 
 /// The console examples of one doc, classified; an error names every block out of convention.
 struct DocPlan {
-    run: Vec<Example>,
+    /// the examples of each block that runs
+    run: Vec<Vec<Example>>,
     run_blocks: usize,
     shown_blocks: usize,
 }
@@ -237,7 +239,7 @@ fn plan(name: &str, text: &str) -> Result<DocPlan, Vec<String>> {
                                 })
                             }));
                             plan.run_blocks += 1;
-                            plan.run.extend(ex);
+                            plan.run.push(ex);
                         }
                         Err(e) => errors.push(format!("docs/{name}: {e}")),
                     }
@@ -279,7 +281,7 @@ fn writes_into_checkout(command: &str) -> Option<String> {
     })
 }
 
-/// A fresh directory for one doc's examples: links to the checkout's `data/` and `tests/`.
+/// A fresh directory for one block's examples: links to the checkout's `data/` and `tests/`.
 fn fixture_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temporary directory");
     for sub in ["data", "tests"] {
@@ -289,8 +291,8 @@ fn fixture_dir() -> tempfile::TempDir {
     dir
 }
 
-/// Runs one doc's examples in order; returns a message per example that failed.
-fn run_doc(name: &str, examples: &[Example]) -> Vec<String> {
+/// Runs one block's examples in order; returns a message per example that failed.
+fn run_block(name: &str, examples: &[Example]) -> Vec<String> {
     let dir = fixture_dir();
     let bin = Path::new(env!("CARGO_BIN_EXE_stats"))
         .parent()
@@ -374,12 +376,15 @@ fn doc_examples_print_what_the_docs_show() {
     let plans: Vec<(&str, DocPlan)> = DOCS
         .iter()
         .filter_map(|&(name, _, _)| Some((name, plan(name, &read_doc(name)).ok()?)))
-        .filter(|(_, p)| !p.run.is_empty())
+        .collect();
+    let blocks: Vec<(&str, &[Example])> = plans
+        .iter()
+        .flat_map(|(name, p)| p.run.iter().map(move |b| (*name, b.as_slice())))
         .collect();
     let failures: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = plans
+        let handles: Vec<_> = blocks
             .iter()
-            .map(|(name, p)| s.spawn(move || run_doc(name, &p.run)))
+            .map(|&(name, examples)| s.spawn(move || run_block(name, examples)))
             .collect();
         handles
             .into_iter()
@@ -425,7 +430,7 @@ fn the_convention_is_enforced() {
     );
     let p = plan("x.md", "```usage\nstats x [--y]\n```\n```console,needs-gpu\n$ stats x\n```\n```console\n$ stats a\n$ stats b\nout\n```\n")
         .expect("follows the convention");
-    assert_eq!((p.run_blocks, p.shown_blocks, p.run.len()), (1, 1, 2));
+    assert_eq!((p.run_blocks, p.shown_blocks, p.run[0].len()), (1, 1, 2));
 }
 
 // ---- flags ------------------------------------------------------------------------------
