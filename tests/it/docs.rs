@@ -41,7 +41,7 @@ const DOCS: &[(&str, usize, usize)] = &[
     ("coverage-mcq.md", 0, 1),
     ("coverage.md", 1, 1),
     ("import.md", 2, 0),
-    ("json.md", 0, 0),
+    ("json.md", 1, 0),
     ("ledger.md", 0, 0),
     ("library.md", 0, 0),
     ("llm.md", 0, 1),
