@@ -37,7 +37,7 @@ const DOCS: &[(&str, usize, usize)] = &[
     ("COVERAGE.md", 0, 0),
     ("METHODS.md", 0, 0),
     ("compare.md", 2, 0),
-    ("correlate.md", 1, 1),
+    ("correlate.md", 2, 1),
     ("coverage-mcq.md", 0, 1),
     ("coverage.md", 1, 1),
     ("import.md", 2, 0),
@@ -83,13 +83,15 @@ fn blocks(text: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        let l = lines[i];
+        // a fence may be indented (a block inside a list item): its lines lose that indent
+        let indent = lines[i].len() - lines[i].trim_start_matches(' ').len();
+        let l = &lines[i][indent..];
         let ticks = l.chars().take_while(|&c| c == '`').count();
         if ticks >= 3 {
             let fence = &l[..ticks];
             let info = l[ticks..].trim().to_string();
             let mut j = i + 1;
-            while j < lines.len() && !lines[j].starts_with(fence) {
+            while j < lines.len() && !lines[j].trim_start_matches(' ').starts_with(fence) {
                 j += 1;
             }
             out.push(Block {
@@ -97,7 +99,10 @@ fn blocks(text: &str) -> Vec<Block> {
                 info,
                 body: lines[i + 1..j.min(lines.len())]
                     .iter()
-                    .map(|s| s.to_string())
+                    .map(|s| {
+                        let n = (s.len() - s.trim_start_matches(' ').len()).min(indent);
+                        s[n..].to_string()
+                    })
                     .collect(),
             });
             i = j + 1;
@@ -431,6 +436,15 @@ fn the_convention_is_enforced() {
     let p = plan("x.md", "```usage\nstats x [--y]\n```\n```console,needs-gpu\n$ stats x\n```\n```console\n$ stats a\n$ stats b\nout\n```\n")
         .expect("follows the convention");
     assert_eq!((p.run_blocks, p.shown_blocks, p.run[0].len()), (1, 1, 2));
+    let p = plan(
+        "x.md",
+        "* item\n\n  ```console\n  $ stats a\n    out\n  ```\n",
+    )
+    .expect("an indented block");
+    assert_eq!(
+        (p.run[0][0].line, p.run[0][0].expected.clone()),
+        (4, vec!["  out".to_string()])
+    );
 }
 
 // ---- flags ------------------------------------------------------------------------------
