@@ -489,31 +489,51 @@ fn command_tree() -> BTreeMap<Vec<String>, String> {
     tree
 }
 
-/// Every `stats …` command line in `text` (code blocks and inline code), as its words.
+/// Every `stats …` command line in `text` (code blocks and inline code), as its words. A line
+/// that starts with `stats` continues on the lines after it that end a ` \` or are indented
+/// options (a synopsis' `[--flag X]` lines).
 fn command_lines(text: &str) -> Vec<(usize, Vec<String>)> {
+    let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let mut spans: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let mut spans: Vec<String> = Vec::new();
         let t = line.trim_start();
         let t = t.strip_prefix("$ ").unwrap_or(t);
+        let mut next = i + 1;
         if t.starts_with("stats ") {
-            spans.push(t);
+            let mut joined = t.to_string();
+            while next < lines.len() {
+                let cont = lines[next].trim_start();
+                let indented = lines[next].starts_with(' ') && cont.starts_with(['[', '-']);
+                if !(joined.ends_with('\\') || indented) {
+                    break;
+                }
+                joined = format!("{} {cont}", joined.trim_end_matches('\\'));
+                next += 1;
+            }
+            spans.push(joined);
         } else {
             // inline code: the odd-numbered pieces between backticks
             spans.extend(
                 line.split('`')
                     .skip(1)
                     .step_by(2)
-                    .filter(|s| s.starts_with("stats ")),
+                    .filter(|s| s.starts_with("stats "))
+                    .map(str::to_string),
             );
         }
-        for s in spans {
-            // a command ends at a comment, a pipe or a sequence operator
+        for s in &spans {
+            // a command ends at a comment, a pipe or a sequence operator (a synopsis'
+            // `a|b` is one word)
             let s = s.split(" #").next().unwrap_or(s);
-            let s = s.split(['|', ';']).next().unwrap_or(s);
+            let s = s.split([';']).next().unwrap_or(s);
+            let s = s.split(" | ").next().unwrap_or(s);
             let s = s.split("&&").next().unwrap_or(s);
             out.push((i + 1, s.split_whitespace().map(str::to_string).collect()));
         }
+        i = next;
     }
     out
 }
@@ -549,7 +569,7 @@ fn unknown_flags(
             }
         }
         let help = &tree[&path];
-        for w in &words[1..] {
+        for w in words[1..].iter().flat_map(|w| w.split('|')) {
             let Some(flag) = w.trim_start_matches(['[', '(']).strip_prefix("--") else {
                 continue;
             };
@@ -582,14 +602,17 @@ fn every_flag_a_doc_names_is_in_the_commands_help() {
         &tree,
         "x.md",
         "Run `stats variance p.csv --contrast b-a --no-such-flag`, not `stats frobnicate --x`.\n\
-         $ stats mcq score r.jsonl --positions   # a comment --not-a-flag\n",
+         $ stats mcq score r.jsonl --positions   # a comment --not-a-flag\n\
+         stats subsets D --audit F [--per-subset|--format json]\n\
+         \x20       [--no-such-option]\n",
     );
-    assert_eq!(n, 3);
+    assert_eq!(n, 7);
     assert_eq!(
         e,
         [
             "x.md:1: `stats variance` has no --no-such-flag (its --help does not list it)",
             "x.md:1: `stats frobnicate` is no command",
+            "x.md:3: `stats subsets` has no --no-such-option (its --help does not list it)",
         ]
     );
     let mut files: Vec<PathBuf> = DOCS.iter().map(|d| root().join("docs").join(d.0)).collect();
@@ -603,7 +626,7 @@ fn every_flag_a_doc_names_is_in_the_commands_help() {
         checked += n;
         errors.extend(e);
     }
-    // 383 when this was written: far fewer means the scan stopped finding commands
+    // 437 when this was written: far fewer means the scan stopped finding commands
     assert!(
         checked > 300,
         "only {checked} flags found: the scan is broken"
