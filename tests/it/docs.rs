@@ -10,8 +10,8 @@
 //!   0. A line `? N` right after a command says it exits with status N instead.
 //! - An example that needs what a test machine lacks is marked in its fence's info string,
 //!   ```` ```console,needs-server ```` (a model server), `needs-gpu`, `needs-slurm`,
-//!   `needs-network`, `needs-build` (cargo or pip) or `needs-minutes` (minutes of work even in a
-//!   release build, such as a coverage study): it is shown, not run, and [`DOCS`] counts such
+//!   `needs-network`, `needs-build` (cargo or pip) or `needs-minutes` (a coverage study: seconds
+//!   to minutes in a release build, many times that in the test build): it is shown, not run, and [`DOCS`] counts such
 //!   blocks per doc, so none drops out unnoticed.
 //! - A command synopsis (`stats correlate FILE.csv --x COLS [...]`) is a ```` ```usage ````
 //!   block. Any other block that holds a `stats` command, and any `sh`/`bash` block, fails here.
