@@ -10,18 +10,19 @@
 //!   0. A line `? N` right after a command says it exits with status N instead.
 //! - An example that needs what a test machine lacks is marked in its fence's info string,
 //!   ```` ```console,needs-server ```` (a model server), `needs-gpu`, `needs-slurm`,
-//!   `needs-network`, `needs-build` (cargo or pip) or `needs-minutes` (a coverage study: seconds
-//!   to minutes in a release build, many times that in the test build): it is shown, not run, and [`DOCS`] counts such
-//!   blocks per doc, so none drops out unnoticed.
+//!   `needs-network`, `needs-build` (cargo or pip) or `needs-minutes` (a coverage study:
+//!   seconds to minutes in a release build, many times that in the test build): it is shown,
+//!   not run, and [`DOCS`] counts such blocks per doc, so none drops out unnoticed.
 //! - A command synopsis (`stats correlate FILE.csv --x COLS [...]`) is a ```` ```usage ````
-//!   block. Any other block that holds a `stats` command, and any `sh`/`bash` block, fails here.
+//!   block. Any other block that holds a `stats` command, and any `sh`/`bash` block, fails
+//!   here. (A block with no info string and no `stats` line, such as a formula, is not read.)
 //!
 //! Each console block stands alone (a reader can paste any one of them): it runs in its own
 //! temporary directory holding links to the repository's `data/` and `tests/` (so the examples
 //! name shipped files and what they write stays out of the checkout), through `bash -c` with
 //! the `stats` under test first on `PATH`; the blocks run in parallel, a block's commands in
-//! order. rayon is pinned to 2 threads because backend lines say
-//! how many ran; API keys and endpoints are removed from the environment.
+//! order. rayon is pinned to 2 threads because backend lines say how many ran; API keys and
+//! endpoints are removed from the environment.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -30,7 +31,8 @@ use std::process::Command;
 use crate::support::cli::{stats, strip_secrets};
 
 /// Every file in docs/, with how many console blocks it runs and how many it only shows
-/// (their `needs-*` tag). A new doc, or a count that changes, fails [`every_doc_is_listed`].
+/// (their `needs-*` tag). A new doc, or a count that changes, fails
+/// [`every_doc_is_listed_and_follows_the_convention`].
 const DOCS: &[(&str, usize, usize)] = &[
     // (file, blocks run, blocks marked needs-*)
     ("BENCHMARKS.md", 0, 0),
