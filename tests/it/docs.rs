@@ -320,6 +320,7 @@ fn run_block(name: &str, examples: &[Example]) -> Vec<String> {
             .env("PATH", &path)
             .env("RAYON_NUM_THREADS", "2")
             .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::null())
             .output()
             .expect("bash runs");
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
