@@ -25,6 +25,7 @@ mod constant_outcome;
 mod correlate;
 mod cost;
 mod coverage;
+mod docs;
 mod efficiency;
 mod efficiency_currencies;
 mod forecast_measured;
