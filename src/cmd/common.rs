@@ -63,9 +63,43 @@ pub struct PanelOptions {
     /// contrasted). The default when the panel has several selectors is `average`.
     #[arg(long, value_name = "NAME|average")]
     pub selector: Option<SelectorChoice>,
+    /// Column names, duplicates and uneven question pools.
+    #[command(flatten)]
+    pub shape: ShapeFlags,
     /// How an evaluation log read as the panel maps onto one (see `stats import`).
     #[command(flatten)]
     pub import: ImportFlags,
+}
+
+/// How a panel's table is read into cells, for tables not written for ragstats (shared by
+/// every command that reads a panel, `stats compare` included).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ShapeFlags {
+    /// The file's columns that play the panel's roles, e.g.
+    /// `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset,
+    /// trajectory, read, cluster).
+    #[arg(long, value_name = "ROLE=COLUMN,…")]
+    pub columns: Option<ragstats_core::panel::ColumnMap>,
+    /// Keep, in each stratum, only the questions every arm has (each arm's dropped count is
+    /// noted): for arms evaluated on different question pools.
+    #[arg(long)]
+    pub common_questions: bool,
+    /// Several rows for one cell: `error` (the default) lists them; `mean` averages them;
+    /// `first` keeps the first in file order.
+    #[arg(long, value_name = "error|mean|first", default_value = "error")]
+    pub duplicates: ragstats_core::panel::Duplicates,
+}
+
+impl ShapeFlags {
+    /// These flags set on `opts`.
+    pub fn apply(&self, opts: LoadOptions) -> LoadOptions {
+        LoadOptions {
+            columns: self.columns.clone().unwrap_or_default(),
+            common_questions: self.common_questions,
+            duplicates: self.duplicates,
+            ..opts
+        }
+    }
 }
 
 impl PanelOptions {
@@ -107,6 +141,9 @@ impl PanelOptions {
             &self.load_options(allow_unbalanced),
             &self.import.options(None),
         )?;
+        for n in &panel.notes {
+            eprintln!("note: {n}");
+        }
         note_unpaired(&panel);
         Ok(panel)
     }
@@ -125,6 +162,9 @@ impl PanelOptions {
             failure_score: self.failure_score,
             arm_column: None,
             within_arm: None,
+            columns: self.shape.columns.clone().unwrap_or_default(),
+            common_questions: self.shape.common_questions,
+            duplicates: self.shape.duplicates,
         }
     }
 

@@ -79,6 +79,8 @@ pub struct Args {
     #[command(flatten)]
     pub resample: ResampleArgs,
     #[command(flatten)]
+    pub shape: super::common::ShapeFlags,
+    #[command(flatten)]
     pub import: super::common::ImportFlags,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -189,6 +191,7 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
             drop_incomplete: args.drop_incomplete,
             selector: args.selector.clone(),
             failure_score: args.failure_score,
+            shape: args.shape.clone(),
             ..Default::default()
         }
         .load_options(true)

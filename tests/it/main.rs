@@ -56,6 +56,7 @@ mod mcqgen;
 mod mcqgen_demo;
 mod mcqgen_guided;
 mod mcqgen_real;
+mod panel_shape;
 mod plan;
 mod plot;
 mod qa_metrics;

@@ -907,6 +907,7 @@ mod tests {
             ..Stratum::default()
         };
         let panel = Panel {
+            notes: Vec::new(),
             source: "audit.csv".into(),
             metric: "f1".into(),
             outcome: "f1".into(),

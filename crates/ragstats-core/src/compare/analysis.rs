@@ -293,6 +293,7 @@ pub fn pair_panel(
         .outcome
         .strip_prefix(&format!("{} ({})", a.metric, names.0))?;
     Some(Panel {
+        notes: Vec::new(),
         source: a.source.clone(),
         metric: a.metric.clone(),
         outcome: format!("{}: {spec}{suffix}", a.metric),
@@ -410,6 +411,7 @@ pub fn prepare_panels(
             )
         })?;
         pair_panels.push(Panel {
+            notes: Vec::new(),
             source: pa.source.clone(),
             metric: pa.metric.clone(),
             outcome: format!("{}: {}-{}", pa.metric, arms[b], arms[a]),

@@ -680,6 +680,7 @@ mod tests {
     fn panel() -> Panel {
         let tiny = vec![1., 3., 2., 6., 0., 0., 4., 2., 5., 5., 5., 7.];
         Panel {
+            notes: Vec::new(),
             source: "tiny.csv".into(),
             metric: "f1".into(),
             outcome: "f1".into(),

@@ -416,6 +416,7 @@ mod tests {
             ..Stratum::default()
         };
         let panel = Panel {
+            notes: Vec::new(),
             source: PathBuf::from("p.csv"),
             metric: "y".into(),
             outcome: "y".into(),

@@ -114,6 +114,7 @@ impl Design {
         let templates = arms
             .iter()
             .map(|arm| Panel {
+                notes: Vec::new(),
                 source: "grid".into(),
                 metric: "score".into(),
                 outcome: format!("score ({arm})"),

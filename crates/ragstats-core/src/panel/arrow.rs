@@ -73,7 +73,16 @@ pub(super) fn read_arrow_rows(
         .iter()
         .map(|f| f.name().trim().to_string())
         .collect();
-    let metric = choose_metric(path, None, &header, opts)?;
+    let header = opts.columns.rename(path, None, &header, "column")?;
+    // Only a column of numbers is taken as the score unasked (a text column named `correct`
+    // may hold answers).
+    let numeric = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .is_some_and(|i| Numeric::of(schema.field(i).data_type()).is_some())
+    };
+    let (metric, note) = choose_metric(path, None, &header, opts, &numeric)?;
     let index = |col: &str| header.iter().position(|h| h == col);
     let required = |col: &str| {
         index(col).ok_or_else(|| {
@@ -171,12 +180,13 @@ pub(super) fn read_arrow_rows(
         }
         first_row += n as u64;
     }
-    let raw = RawPanel::concat(pieces).unwrap_or_else(|| RawPanel {
+    let mut raw = RawPanel::concat(pieces).unwrap_or_else(|| RawPanel {
         has_dataset,
         arm_column,
         ..Default::default()
     });
     check_outer_arms(path, &raw, &arms)?;
+    raw.notes.extend(note);
     Ok((raw, metric))
 }
 

@@ -81,5 +81,6 @@ pub(super) fn assemble(
         },
         selectors: raw.selectors.to_vec(),
         strata,
+        notes: raw.notes,
     })
 }

@@ -29,6 +29,7 @@ mod suffstats;
 
 pub use design::Design;
 pub use load::{load_outcomes, load_panel, LoadOptions, PanelRows};
+pub use options::{ColumnMap, Duplicates};
 pub use selectors::SelectorChoice;
 pub use suffstats::{QuestionStats, StratumStats};
 
@@ -51,6 +52,10 @@ pub struct Panel {
     pub selector: Option<String>,
     /// Strata in order of first appearance in the file.
     pub strata: Vec<Stratum>,
+    /// What loading chose or changed that the user should hear of (the score column it
+    /// picked, questions `common_questions` dropped, duplicate rows merged), for a front
+    /// end to show as notes.
+    pub notes: Vec<String>,
 }
 
 impl Panel {

@@ -1,6 +1,10 @@
 //! How to read a panel ([`LoadOptions`]), shared by every loader.
 
+use std::path::Path;
+
 use super::selectors::SelectorChoice;
+use crate::io::{clip, clip_list};
+use crate::{Error, Result};
 
 /// How to read a panel.
 #[derive(Debug, Clone, Default)]
@@ -37,4 +41,176 @@ pub struct LoadOptions {
     /// answered) instead of dropping the cell. `None`: a cell present in one arm only is
     /// dropped (the stratum is then unbalanced), or with `drop_incomplete` its question.
     pub failure_score: Option<f64>,
+    /// The file's columns that play the panel's roles (see [`ColumnMap`]).
+    pub columns: ColumnMap,
+    /// What to do with several rows for one cell.
+    pub duplicates: Duplicates,
+    /// Keep, in each stratum, only the questions every arm has a row for (each arm's
+    /// dropped count is noted), so that arms with different question pools are compared
+    /// on the questions they share.
+    pub common_questions: bool,
+}
+
+/// Which of a file's columns play the panel's roles (`--columns question=question_id,arm=model`),
+/// for third-party tables with their own column names. A column is renamed to its role when
+/// the rows are read, so every rule after that (score choice, pairing, errors) sees the role.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ColumnMap {
+    /// (role, the file's column), in the order given.
+    pairs: Vec<(String, String)>,
+}
+
+impl ColumnMap {
+    /// The roles a column can be given.
+    pub const ROLES: [&'static str; 6] = [
+        "question",
+        "arm",
+        "dataset",
+        "trajectory",
+        "read",
+        "cluster",
+    ];
+
+    /// A map of (role, column) pairs.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for a role not in [`ColumnMap::ROLES`], a role or a column given
+    /// twice, or an empty name.
+    pub fn new<R: Into<String>, C: Into<String>>(
+        pairs: impl IntoIterator<Item = (R, C)>,
+    ) -> Result<Self> {
+        let mut map = ColumnMap::default();
+        for (role, column) in pairs {
+            let (role, column) = (role.into(), column.into());
+            let (role, column) = (role.trim().to_string(), column.trim().to_string());
+            if !Self::ROLES.contains(&role.as_str()) {
+                return Err(Error::Usage(format!(
+                    "--columns: unknown role '{}'; the roles are: {}",
+                    clip(&role),
+                    Self::ROLES.join(", ")
+                )));
+            }
+            if column.is_empty() {
+                return Err(Error::Usage(format!(
+                    "--columns: {role}= names no column; expected {role}=COLUMN"
+                )));
+            }
+            if map.pairs.iter().any(|(r, _)| *r == role) {
+                return Err(Error::Usage(format!(
+                    "--columns: role '{role}' given twice"
+                )));
+            }
+            if let Some((r, _)) = map.pairs.iter().find(|(_, c)| *c == column) {
+                return Err(Error::Usage(format!(
+                    "--columns: column '{}' given for both {r} and {role}",
+                    clip(&column)
+                )));
+            }
+            map.pairs.push((role, column));
+        }
+        Ok(map)
+    }
+
+    /// Whether no column is renamed.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// The (role, column) pairs in the order given.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.pairs
+    }
+
+    /// `header` with each mapped column renamed to its role. `what` says "column" or
+    /// "field" in errors, which name `path` and `line` (the header's).
+    ///
+    /// # Errors
+    /// [`Error::Input`] for a mapped column the header lacks (listing the ones it has), or a
+    /// column already named like a role it is not the source of (two columns would then
+    /// play one role).
+    pub fn rename(
+        &self,
+        path: &Path,
+        line: Option<u64>,
+        header: &[String],
+        what: &str,
+    ) -> Result<Vec<String>> {
+        let mut out = header.to_vec();
+        for (role, column) in &self.pairs {
+            let Some(at) = header.iter().position(|h| h == column) else {
+                return Err(Error::input(
+                    path,
+                    line,
+                    format!(
+                        "--columns {role}={}: no {what} '{}'; the {what}s are: {}",
+                        clip(column),
+                        clip(column),
+                        clip_list(header)
+                    ),
+                ));
+            };
+            if let Some(other) = header.iter().position(|h| h == role) {
+                if !self.pairs.iter().any(|(_, c)| *c == header[other]) {
+                    return Err(Error::input(
+                        path,
+                        line,
+                        format!(
+                            "--columns {role}={}: the panel also has a {what} named '{role}'; \
+                             map it to another role or rename it",
+                            clip(column)
+                        ),
+                    ));
+                }
+            }
+            out[at] = role.clone();
+        }
+        Ok(out)
+    }
+}
+
+impl std::str::FromStr for ColumnMap {
+    type Err = String;
+
+    /// `role=column,role=column`.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let pairs = s
+            .split(',')
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| {
+                p.split_once('=').ok_or_else(|| {
+                    format!(
+                        "'{}': expected ROLE=COLUMN, e.g. question=question_id",
+                        clip(p)
+                    )
+                })
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        ColumnMap::new(pairs).map_err(|e| e.to_string())
+    }
+}
+
+/// What to do with several rows for one cell (same dataset, question, trajectory, read, arm
+/// and selector).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Duplicates {
+    /// Refuse the panel, listing the duplicate rows (the default: a duplicate usually means
+    /// a file was concatenated twice or a key column is missing).
+    #[default]
+    Error,
+    /// The cell's outcome is the mean of its rows.
+    Mean,
+    /// The cell's outcome is its first row's (in file order).
+    First,
+}
+
+impl std::str::FromStr for Duplicates {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "error" => Ok(Duplicates::Error),
+            "mean" => Ok(Duplicates::Mean),
+            "first" => Ok(Duplicates::First),
+            _ => Err(format!("'{}': expected error, mean or first", clip(s))),
+        }
+    }
 }

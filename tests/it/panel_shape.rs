@@ -1,0 +1,137 @@
+//! Tables not written for ragstats (#46): `--columns` renames a file's columns to the
+//! panel's roles, the score column is found by its name, and (below) uneven panels.
+
+use crate::common;
+
+use common::{json, stats, write};
+use predicates::prelude::*;
+
+/// Two tasks × two questions × two models, in a third party's column names. Per task and
+/// model the mean is hand-computed in the tests.
+const THIRD_PARTY: &str = "question_id,model,task,tstamp,score\n\
+    a1,m1,t1,100,1\na1,m2,t1,100,0\n\
+    a2,m1,t1,101,0.5\na2,m2,t1,101,0\n\
+    b1,m1,t2,102,0.25\nb1,m2,t2,102,1\n\
+    b2,m1,t2,103,0.75\nb2,m2,t2,103,1\n";
+
+#[test]
+fn columns_rename_a_third_party_table_and_score_is_found_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(&dir, "lb.csv", THIRD_PARTY);
+    let p = p.to_str().unwrap();
+    let cols = "question=question_id,arm=model,dataset=task";
+    // m1: t1 mean (1 + 0.5)/2 = 0.75, t2 (0.25 + 0.75)/2 = 0.5; equal weights 0.625.
+    let out = stats()
+        .args([
+            "variance",
+            p,
+            "--columns",
+            cols,
+            "--arm",
+            "m1",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["strata"][0]["name"], "t1");
+    assert!((v["strata"][0]["mean"].as_f64().unwrap() - 0.75).abs() < 1e-12);
+    assert!((v["strata"][1]["mean"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    assert!((v["estimate"].as_f64().unwrap() - 0.625).abs() < 1e-12);
+    // `tstamp` is numeric too, but only `score` is named like a score: used, with a note.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("note: using 'score' as the score column"),
+        "{err}"
+    );
+    // The contrast m2 − m1 per question: t1 −1, −0.5 (mean −0.75); t2 0.75, 0.25 (0.5).
+    let v = json(&[
+        "bootstrap",
+        p,
+        "--columns",
+        cols,
+        "--contrast",
+        "m2-m1",
+        "--replicates",
+        "200",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        (v["estimate"].as_f64().unwrap() - (-0.125)).abs() < 1e-12,
+        "{v}"
+    );
+    // compare reads the same flags.
+    let v = json(&[
+        "compare",
+        p,
+        "--columns",
+        cols,
+        "--replicates",
+        "200",
+        "--format",
+        "json",
+    ]);
+    let est: Vec<f64> = v["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["estimate"].as_f64().unwrap())
+        .collect();
+    // m2: t1 0, t2 1 → 0.5; m1 0.625.
+    assert!(est.iter().any(|e| (e - 0.625).abs() < 1e-12), "{est:?}");
+    assert!(est.iter().any(|e| (e - 0.5).abs() < 1e-12), "{est:?}");
+}
+
+#[test]
+fn columns_errors_name_the_role_or_the_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(&dir, "lb.csv", THIRD_PARTY);
+    let p = p.to_str().unwrap();
+    stats()
+        .args(["variance", p, "--columns", "questoin=question_id"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unknown role 'questoin'; the roles are: question, arm, dataset, trajectory, read, cluster",
+        ));
+    stats()
+        .args(["variance", p, "--columns", "question=qid", "--arm", "m1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "lb.csv:1: --columns question=qid: no column 'qid'; the columns are: question_id, model, task, tstamp, score",
+        ));
+    stats()
+        .args(["variance", p, "--columns", "question"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("expected ROLE=COLUMN"));
+}
+
+#[test]
+fn several_score_named_columns_are_listed_not_guessed() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(&dir, "p.csv", "question,em,acc\nq1,1,1\nq2,0,1\n");
+    stats()
+        .args(["variance", p.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "several columns could be the score (em, acc); choose one with --metric",
+        ));
+    // `f1` stays the default when present (the documented rule since the first panels).
+    let p = write(
+        &dir,
+        "q.csv",
+        "question,em,f1\nq1,1,0.5\nq2,0,0.25\nq3,1,1\n",
+    );
+    let v = json(&["variance", p.to_str().unwrap(), "--format", "json"]);
+    assert!((v["estimate"].as_f64().unwrap() - 1.75 / 3.0).abs() < 1e-12);
+}
