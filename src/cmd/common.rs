@@ -162,6 +162,7 @@ impl PanelOptions {
             failure_score: self.failure_score,
             arm_column: None,
             within_arm: None,
+            same_questions: false,
             columns: self.shape.columns.clone().unwrap_or_default(),
             common_questions: self.shape.common_questions,
             duplicates: self.shape.duplicates,

@@ -135,3 +135,112 @@ fn several_score_named_columns_are_listed_not_guessed() {
     let v = json(&["variance", p.to_str().unwrap(), "--format", "json"]);
     assert!((v["estimate"].as_f64().unwrap() - 1.75 / 3.0).abs() < 1e-12);
 }
+
+/// Two arms, one with a repeated row and one lacking a question: refused with both problems
+/// in one message; `--duplicates` and `--common-questions` settle each.
+const UNEVEN: &str = "question,arm,f1\n\
+    q1,a,1\nq1,b,0\n\
+    q2,a,0.5\nq2,b,0.25\n\
+    q2,a,0\n\
+    q3,a,1\n";
+
+#[test]
+fn uneven_panels_list_every_problem_at_once_and_flags_settle_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(&dir, "u.csv", UNEVEN);
+    let p = p.to_str().unwrap();
+    stats()
+        .args(["compare", p])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "u.csv: the panel has 2 problems:\n  \
+             - duplicates: 1 row repeats a cell already given (1 cell); line 6 repeats line 4 \
+             (question=q2, trajectory=0, read=0, arm=a); --duplicates mean averages a cell's \
+             rows, --duplicates first keeps the first\n  \
+             - missing questions: 1 of 2 arms lack questions other arms have (3 questions in \
+             all); b lacks 1 (e.g. q3); --common-questions keeps the questions every arm has",
+        ));
+    // a's mean with the duplicate averaged: q1 1, q2 (0.5 + 0)/2, q3 1 → 2.25/3 = 0.75.
+    let v = json(&[
+        "variance",
+        p,
+        "--arm",
+        "a",
+        "--duplicates",
+        "mean",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        (v["estimate"].as_f64().unwrap() - 0.75).abs() < 1e-12,
+        "{v}"
+    );
+    // The first row kept: q2 0.5 → 2.5/3.
+    let v = json(&[
+        "variance",
+        p,
+        "--arm",
+        "a",
+        "--duplicates",
+        "first",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        (v["estimate"].as_f64().unwrap() - 2.5 / 3.0).abs() < 1e-12,
+        "{v}"
+    );
+    // Both settled: q3 dropped for a, so a is (1 + 0.5)/2 and b (0 + 0.25)/2.
+    let out = stats()
+        .args([
+            "variance",
+            p,
+            "--arm",
+            "a",
+            "--duplicates",
+            "first",
+            "--common-questions",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        (v["estimate"].as_f64().unwrap() - 0.75).abs() < 1e-12,
+        "{v}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "note: --common-questions kept the 2 questions (in 1 stratum) that all 2 arms \
+             have; questions dropped per arm: a 1 of 3 (the other 1 arms lost none)"
+        ) && err.contains("note: kept the first of 1 duplicate row"),
+        "{err}"
+    );
+    let v = json(&[
+        "compare",
+        p,
+        "--duplicates",
+        "first",
+        "--common-questions",
+        "--replicates",
+        "200",
+        "--format",
+        "json",
+    ]);
+    let est: Vec<f64> = v["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["estimate"].as_f64().unwrap())
+        .collect();
+    assert!(est.iter().any(|e| (e - 0.75).abs() < 1e-12), "{est:?}");
+    assert!(est.iter().any(|e| (e - 0.125).abs() < 1e-12), "{est:?}");
+}

@@ -131,6 +131,12 @@ pub fn prepare(
     } else {
         ("systems", format!("'{column}' value"))
     };
+    // Every system must answer the same questions: the loader lists every one that does not,
+    // at once, before the arms are assembled.
+    let opts = &LoadOptions {
+        same_questions: true,
+        ..opts.clone()
+    };
     let rows = PanelRows::read(path, opts)?;
     let arms = rows.arms();
     if arms.len() < 2 {

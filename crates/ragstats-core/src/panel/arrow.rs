@@ -54,7 +54,8 @@ fn load_in_pieces(
     opts: &LoadOptions,
     chunk_rows: usize,
 ) -> Result<Panel> {
-    let (raw, metric) = read_arrow_rows(name, schema, batches, opts, chunk_rows)?;
+    let (mut raw, metric) = read_arrow_rows(name, schema, batches, opts, chunk_rows)?;
+    super::settle::settle(Path::new(name), &mut raw, opts)?;
     assemble(Path::new(name), raw, metric, opts)
 }
 
@@ -595,11 +596,11 @@ mod tests {
             ("id", strings(&["a".into()])),
             ("score", Arc::new(Float64Array::from(vec![1.0]))),
         ]);
-        // As in a CSV file, the score column is chosen first.
+        // As in a CSV file, the score column is chosen first: a numeric column named
+        // `score` is the score, so what is missing is the question.
         assert_eq!(
             error(&s, b),
-            "my frame: cannot tell which column is the score; choose one with --metric \
-             (candidates: id, score)"
+            "my frame: missing column 'question' (columns: id, score)"
         );
         let (s, b) = batch(vec![
             ("id", strings(&["a".into()])),

@@ -24,6 +24,7 @@ mod raw;
 mod read;
 pub mod records;
 mod selectors;
+mod settle;
 mod strata;
 mod suffstats;
 

@@ -49,6 +49,10 @@ pub struct LoadOptions {
     /// dropped count is noted), so that arms with different question pools are compared
     /// on the questions they share.
     pub common_questions: bool,
+    /// Every arm must have every question of each stratum (`compare`): arms lacking some
+    /// are listed (with counts and examples) when the rows are read, before any outcome is
+    /// assembled. Ignored with `common_questions`, which keeps the shared questions instead.
+    pub same_questions: bool,
 }
 
 /// Which of a file's columns play the panel's roles (`--columns question=question_id,arm=model`),
@@ -212,5 +216,69 @@ impl std::str::FromStr for Duplicates {
             "first" => Ok(Duplicates::First),
             _ => Err(format!("'{}': expected error, mean or first", clip(s))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_maps_parse_roles_and_rename_headers() {
+        let m: ColumnMap = "question=question_id, arm=model,dataset=task"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            m.pairs(),
+            [
+                ("question".to_string(), "question_id".to_string()),
+                ("arm".into(), "model".into()),
+                ("dataset".into(), "task".into())
+            ]
+        );
+        let header: Vec<String> = ["question_id", "task", "model", "score"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            m.rename(Path::new("t.parquet"), None, &header, "column")
+                .unwrap(),
+            ["question", "dataset", "arm", "score"]
+        );
+        let e = |s: &str| s.parse::<ColumnMap>().unwrap_err();
+        assert_eq!(
+            e("model=model"),
+            "--columns: unknown role 'model'; the roles are: question, arm, dataset, trajectory, read, cluster"
+        );
+        assert_eq!(e("arm=a,arm=b"), "--columns: role 'arm' given twice");
+        assert_eq!(
+            e("arm=m,dataset=m"),
+            "--columns: column 'm' given for both arm and dataset"
+        );
+        assert_eq!(
+            e("arm="),
+            "--columns: arm= names no column; expected arm=COLUMN"
+        );
+        // A column already named like the role would play it twice.
+        let header: Vec<String> = ["question", "qid", "f1"].map(String::from).to_vec();
+        let m: ColumnMap = "question=qid".parse().unwrap();
+        assert_eq!(
+            m.rename(Path::new("p.csv"), Some(1), &header, "column")
+                .unwrap_err()
+                .to_string(),
+            "p.csv:1: --columns question=qid: the panel also has a column named 'question'; \
+             map it to another role or rename it"
+        );
+        // ... unless that column is itself mapped to another role.
+        let m: ColumnMap = "question=qid,arm=question".parse().unwrap();
+        assert_eq!(
+            m.rename(Path::new("p.csv"), Some(1), &header, "column")
+                .unwrap(),
+            ["arm", "question", "f1"]
+        );
+        assert_eq!("mean".parse(), Ok(Duplicates::Mean));
+        assert!("avg"
+            .parse::<Duplicates>()
+            .unwrap_err()
+            .contains("error, mean or first"));
     }
 }
