@@ -183,6 +183,7 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
         intervals: args.interval.rule(),
         costs,
     };
+    args.shape.refuse_weights("stats compare")?;
     let opts = ragstats_core::panel::LoadOptions {
         arm_column: by.map(str::to_string),
         within_arm: args.arm.clone(),

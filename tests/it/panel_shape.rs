@@ -244,3 +244,128 @@ fn uneven_panels_list_every_problem_at_once_and_flags_settle_them() {
     assert!(est.iter().any(|e| (e - 0.75).abs() < 1e-12), "{est:?}");
     assert!(est.iter().any(|e| (e - 0.125).abs() < 1e-12), "{est:?}");
 }
+
+/// Stratum A: three questions scoring 1, 0, 0.5 (mean 0.5, s² 0.25, SE² 1/12); stratum B:
+/// two scoring 0.2, 0.6 (mean 0.4, s² 0.08, SE² 0.04).
+const TWO_STRATA: &str = "dataset,question,f1\nA,a1,1\nA,a2,0\nA,a3,0.5\nB,b1,0.2\nB,b2,0.6\n";
+
+#[test]
+fn weights_from_a_file_or_by_size_combine_the_strata() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(&dir, "p.csv", TWO_STRATA);
+    let p = p.to_str().unwrap();
+    // Weights 1 and 3, normalised to 0.25 and 0.75.
+    let w = write(&dir, "w.csv", "dataset,weight\nB,3\nA,1\n");
+    let v = json(&[
+        "variance",
+        p,
+        "--weights",
+        w.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    // Σ w·ȳ = 0.25·0.5 + 0.75·0.4; SE² = 0.25²/12 + 0.75²·0.04;
+    // df = (a_A + a_B)² / (a_A²/2 + a_B²/1) with a = w²·SE².
+    // The same in numpy: (w*m).sum(), sqrt((w**2*se2).sum()),
+    // aa=w**2*se2; aa.sum()**2/(aa[0]**2/2 + aa[1]**2/1)
+    // → 0.425, 0.1664582029619848, 1.476975744165658.
+    let close = |x: &serde_json::Value, want: f64| (x.as_f64().unwrap() - want).abs() < 1e-12;
+    assert!(close(&v["estimate"], 0.425), "{v}");
+    assert!(close(&v["se"], 0.1664582029619848), "{v}");
+    assert!(close(&v["df"], 1.476975744165658), "{v}");
+    assert_eq!(v["weights"], serde_json::json!([0.25, 0.75]));
+    let t = stats()
+        .args(["variance", p, "--weights", w.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&t.stdout);
+    assert!(
+        t.contains("(weighted mean over 2 strata)\n")
+            && t.contains("\nweights: A 0.250000, B 0.750000\n"),
+        "{t}"
+    );
+    // `size`: each stratum's share of the questions, 3/5 and 2/5: the pooled mean of the
+    // five question scores, (1 + 0 + 0.5 + 0.2 + 0.6)/5.
+    let v = json(&["variance", p, "--weights", "size", "--format", "json"]);
+    assert!(close(&v["estimate"], 2.3 / 5.0), "{v}");
+    // The bootstrap combines every replicate's stratum means with the weights: with all
+    // the weight on A, the estimate's replicates are A's mean's, so its summary is A's.
+    let only_a = write(&dir, "a.csv", "dataset,weight\nA,2\nB,0\n");
+    let v = json(&[
+        "bootstrap",
+        p,
+        "--weights",
+        only_a.to_str().unwrap(),
+        "--replicates",
+        "500",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    for k in ["estimate", "se", "ci"] {
+        assert_eq!(v[k], v["strata"][0][k], "{k}: {v}");
+    }
+    let v = json(&[
+        "bootstrap",
+        p,
+        "--weights",
+        w.to_str().unwrap(),
+        "--replicates",
+        "500",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    assert!(close(&v["estimate"], 0.425), "{v}");
+    assert_eq!(v["weights"], serde_json::json!([0.25, 0.75]));
+}
+
+#[test]
+fn weights_that_do_not_fit_the_panel_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(&dir, "p.csv", TWO_STRATA);
+    let p = p.to_str().unwrap();
+    let lacking = write(&dir, "w1.csv", "dataset,weight\nA,1\n");
+    stats()
+        .args(["variance", p, "--weights", lacking.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no weight for stratum 'B'; every dataset of the panel needs one",
+        ));
+    let extra = write(&dir, "w2.csv", "dataset,weight\nA,1\nB,1\nC,1\n");
+    stats()
+        .args(["variance", p, "--weights", extra.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the panel has no dataset 'C' (its datasets: A, B)",
+        ));
+    let bad = write(&dir, "w3.csv", "dataset,weight\nA,1\nB,-2\n");
+    stats()
+        .args(["variance", p, "--weights", bad.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "w3.csv:3: weight -2 for 'B'; expected a finite number ≥ 0",
+        ));
+    // A command that cannot honour weights refuses them rather than ignoring them.
+    stats()
+        .args([
+            "forecast",
+            "--audit",
+            p,
+            "--design",
+            "10:1:1",
+            "--weights",
+            "size",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--weights: this command does not combine strata with weights (yet); \
+             stats variance and stats bootstrap do",
+        ));
+}

@@ -316,6 +316,7 @@ mod tests {
         };
         let panel = Panel {
             notes: Vec::new(),
+            weights: Vec::new(),
             source: PathBuf::from("p.csv"),
             metric: "f1".into(),
             outcome: "f1".into(),

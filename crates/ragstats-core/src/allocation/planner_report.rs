@@ -908,6 +908,7 @@ mod tests {
         };
         let panel = Panel {
             notes: Vec::new(),
+            weights: Vec::new(),
             source: "audit.csv".into(),
             metric: "f1".into(),
             outcome: "f1".into(),

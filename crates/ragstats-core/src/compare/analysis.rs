@@ -300,6 +300,7 @@ pub fn pair_panel(
         .strip_prefix(&format!("{} ({})", a.metric, names.0))?;
     Some(Panel {
         notes: Vec::new(),
+        weights: a.weights.clone(),
         source: a.source.clone(),
         metric: a.metric.clone(),
         outcome: format!("{}: {spec}{suffix}", a.metric),
@@ -418,6 +419,7 @@ pub fn prepare_panels(
         })?;
         pair_panels.push(Panel {
             notes: Vec::new(),
+            weights: pa.weights.clone(),
             source: pa.source.clone(),
             metric: pa.metric.clone(),
             outcome: format!("{}: {}-{}", pa.metric, arms[b], arms[a]),

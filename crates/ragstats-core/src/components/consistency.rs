@@ -428,6 +428,7 @@ mod tests {
     fn panel(y: [[f64; 2]; 3]) -> Panel {
         Panel {
             notes: Vec::new(),
+            weights: Vec::new(),
             source: "reads.csv".into(),
             metric: "f1".into(),
             outcome: "f1".into(),

@@ -417,6 +417,7 @@ mod tests {
         };
         let panel = Panel {
             notes: Vec::new(),
+            weights: Vec::new(),
             source: PathBuf::from("p.csv"),
             metric: "y".into(),
             outcome: "y".into(),

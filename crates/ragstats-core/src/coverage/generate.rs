@@ -104,6 +104,7 @@ fn refill(s: &Stratum, y: Vec<f64>) -> Stratum {
 fn with_strata(p: &Panel, strata: Vec<Stratum>) -> Panel {
     Panel {
         notes: Vec::new(),
+        weights: p.weights.clone(),
         source: p.source.clone(),
         metric: p.metric.clone(),
         outcome: p.outcome.clone(),

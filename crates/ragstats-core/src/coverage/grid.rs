@@ -115,6 +115,7 @@ impl Design {
             .iter()
             .map(|arm| Panel {
                 notes: Vec::new(),
+                weights: Vec::new(),
                 source: "grid".into(),
                 metric: "score".into(),
                 outcome: format!("score ({arm})"),

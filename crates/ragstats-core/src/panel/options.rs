@@ -53,6 +53,10 @@ pub struct LoadOptions {
     /// are listed (with counts and examples) when the rows are read, before any outcome is
     /// assembled. Ignored with `common_questions`, which keeps the shared questions instead.
     pub same_questions: bool,
+    /// How the strata are weighted when an analysis combines them ([`Panel::weights`]).
+    ///
+    /// [`Panel::weights`]: super::Panel::weights
+    pub weights: Weights,
 }
 
 /// Which of a file's columns play the panel's roles (`--columns question=question_id,arm=model`),
@@ -190,6 +194,150 @@ impl std::str::FromStr for ColumnMap {
             })
             .collect::<std::result::Result<Vec<_>, _>>()?;
         ColumnMap::new(pairs).map_err(|e| e.to_string())
+    }
+}
+
+/// How strata are weighted when combined: estimate Σ_d w_d·ȳ_d with Σ w_d = 1.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Weights {
+    /// w_d = 1/D (the default).
+    #[default]
+    Equal,
+    /// w_d = Q_d / Σ Q: proportional to each stratum's questions (the pooled mean over
+    /// questions).
+    Size,
+    /// Given per dataset (normalised to sum 1): every stratum must have one, and every
+    /// dataset named must be a stratum of the panel. `source` names where they came from.
+    Given {
+        source: String,
+        weights: Vec<(String, f64)>,
+    },
+}
+
+impl Weights {
+    /// Reads a weights file: CSV with columns `dataset,weight`, one row per dataset.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming the file and line for a missing column, a dataset given
+    /// twice, or a weight that is not a finite number ≥ 0; [`Error::Io`] when unreadable.
+    pub fn read(path: &Path) -> Result<Weights> {
+        let mut rdr = crate::io::CsvReader::open(path)?;
+        let d = super::read::required_column(&rdr, "dataset")?;
+        let w = super::read::required_column(&rdr, "weight")?;
+        let mut weights: Vec<(String, f64)> = Vec::new();
+        while let Some((line, rec)) = rdr.next_record()? {
+            let name = rec.get(d).unwrap_or("").to_string();
+            let text = rec.get(w).unwrap_or("");
+            let v: f64 = text.parse().map_err(|_| {
+                Error::input(
+                    path,
+                    Some(line),
+                    format!("weight '{}' is not a number", clip(text)),
+                )
+            })?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(Error::input(
+                    path,
+                    Some(line),
+                    format!(
+                        "weight {v} for '{}'; expected a finite number ≥ 0",
+                        clip(&name)
+                    ),
+                ));
+            }
+            if weights.iter().any(|(n, _)| *n == name) {
+                return Err(Error::input(
+                    path,
+                    Some(line),
+                    format!("dataset '{}' is given twice", clip(&name)),
+                ));
+            }
+            weights.push((name, v));
+        }
+        Ok(Weights::Given {
+            source: path.display().to_string(),
+            weights,
+        })
+    }
+
+    /// The weight of each stratum (named `names`, with `questions` questions each),
+    /// normalised to sum 1; empty for [`Weights::Equal`] (analyses then divide by D, as
+    /// they always have, to the last bit).
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming `path` for a stratum the weights lack or a weight for a
+    /// dataset the panel lacks (each listed), or weights summing to 0.
+    pub fn resolve(&self, path: &Path, names: &[&str], questions: &[usize]) -> Result<Vec<f64>> {
+        let raw: Vec<f64> = match self {
+            Weights::Equal => return Ok(Vec::new()),
+            Weights::Size => questions.iter().map(|&q| q as f64).collect(),
+            Weights::Given { source, weights } => {
+                let lacking: Vec<&str> = names
+                    .iter()
+                    .copied()
+                    .filter(|n| !weights.iter().any(|(d, _)| d == n))
+                    .collect();
+                if !lacking.is_empty() {
+                    return Err(Error::input(
+                        path,
+                        None,
+                        format!(
+                            "--weights {source}: no weight for stratum {}; every dataset of the panel needs one",
+                            clip_list(lacking.iter().map(|n| format!("'{n}'")))
+                        ),
+                    ));
+                }
+                let extra: Vec<&str> = weights
+                    .iter()
+                    .map(|(d, _)| d.as_str())
+                    .filter(|d| !names.contains(d))
+                    .collect();
+                if !extra.is_empty() {
+                    // A weight the panel cannot use would silently change what the others
+                    // mean once normalised (a typo, or a dataset filtered away).
+                    return Err(Error::input(
+                        path,
+                        None,
+                        format!(
+                            "--weights {source}: the panel has no dataset {} (its datasets: {})",
+                            clip_list(extra.iter().map(|n| format!("'{n}'"))),
+                            clip_list(names)
+                        ),
+                    ));
+                }
+                names
+                    .iter()
+                    .map(|n| {
+                        weights
+                            .iter()
+                            .find(|(d, _)| d == n)
+                            .map(|w| w.1)
+                            .expect("checked above")
+                    })
+                    .collect()
+            }
+        };
+        let total: f64 = raw.iter().sum();
+        if !(total > 0.0) {
+            return Err(Error::input(
+                path,
+                None,
+                "--weights: the strata's weights sum to 0",
+            ));
+        }
+        Ok(raw.iter().map(|w| w / total).collect())
+    }
+}
+
+impl std::str::FromStr for Weights {
+    type Err = String;
+    /// `size`, `equal`, or a path to a `dataset,weight` CSV file (read when loading).
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "size" => Ok(Weights::Size),
+            "equal" => Ok(Weights::Equal),
+            path => Weights::read(Path::new(path)).map_err(|e| e.to_string()),
+        }
     }
 }
 

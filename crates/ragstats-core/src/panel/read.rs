@@ -189,8 +189,8 @@ fn is_key(h: &str, opts: &LoadOptions) -> bool {
 }
 
 /// The score column and, when it was chosen rather than named, a note saying so:
-/// `--metric`; else `f1` if present (the long-standing default); else the one numeric
-/// column named like a score ([`SCORE_NAMES`]); else the only non-key column. `numeric`
+/// `--metric`; else `f1` if present (the long-standing default); else the only non-key
+/// column; else the one numeric column named like a score ([`SCORE_NAMES`]). `numeric`
 /// says whether a column can hold scores (a Parquet column's type; always true for text
 /// files, whose scores are checked row by row). Errors name `line`, the header's.
 ///
@@ -222,10 +222,13 @@ pub(super) fn choose_metric(
             ),
         )),
         None if header.iter().any(|h| h == "f1") => Ok(("f1".into(), None)),
+        // The only column that is not a key needs no note (the long-standing rule).
+        None if extra.len() == 1 => Ok((extra[0].clone(), None)),
         None if named.len() == 1 => Ok((
             named[0].clone(),
             Some(format!(
-                "using '{}' as the score column (the one column named like a score;                  --metric COLUMN chooses another)",
+                "using '{}' as the score column (the one column named like a score; \
+                 --metric COLUMN chooses another)",
                 clip(named[0])
             )),
         )),
@@ -237,7 +240,6 @@ pub(super) fn choose_metric(
                 clip_list(named)
             ),
         )),
-        None if extra.len() == 1 => Ok((extra[0].clone(), None)),
         None => Err(Error::input(
             path,
             line,
