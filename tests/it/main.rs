@@ -41,6 +41,7 @@ mod judge;
 mod judge_real;
 mod layers;
 mod ledger_selector;
+mod livebench;
 mod llm_caps;
 mod llm_cli;
 mod llm_client;
