@@ -318,7 +318,7 @@ impl Weights {
             }
         };
         let total: f64 = raw.iter().sum();
-        if !(total > 0.0) {
+        if total <= 0.0 {
             return Err(Error::input(
                 path,
                 None,
