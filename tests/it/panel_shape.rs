@@ -351,6 +351,22 @@ fn weights_that_do_not_fit_the_panel_are_refused() {
         .stderr(predicate::str::contains(
             "w3.csv:3: weight -2 for 'B'; expected a finite number ≥ 0",
         ));
+    let zero = write(&dir, "w4.csv", "dataset,weight\nA,0\nB,0\n");
+    stats()
+        .args(["variance", p, "--weights", zero.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--weights: the strata's weights sum to 0",
+        ));
+    let no_column = write(&dir, "w5.csv", "dataset,w\nA,1\nB,1\n");
+    stats()
+        .args(["variance", p, "--weights", no_column.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "w5.csv:1: --weights: column 'weight' not found; the columns are: dataset, w",
+        ));
     // A command that cannot honour weights refuses them rather than ignoring them.
     stats()
         .args([

@@ -222,8 +222,8 @@ impl Weights {
     /// twice, or a weight that is not a finite number ≥ 0; [`Error::Io`] when unreadable.
     pub fn read(path: &Path) -> Result<Weights> {
         let mut rdr = crate::io::CsvReader::open(path)?;
-        let d = super::read::required_column(&rdr, "dataset")?;
-        let w = super::read::required_column(&rdr, "weight")?;
+        let d = rdr.require("dataset", "--weights: ")?;
+        let w = rdr.require("weight", "--weights: ")?;
         let mut weights: Vec<(String, f64)> = Vec::new();
         while let Some((line, rec)) = rdr.next_record()? {
             let name = rec.get(d).unwrap_or("").to_string();
