@@ -50,6 +50,33 @@ fn columns_rename_a_third_party_table_and_score_is_found_by_name() {
         err.contains("note: using 'score' as the score column"),
         "{err}"
     );
+    // The same table as JSON lines: the fields are renamed likewise.
+    let jsonl: String = THIRD_PARTY
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            format!(
+                "{{\"question_id\":\"{}\",\"model\":\"{}\",\"task\":\"{}\",\"tstamp\":{},\"score\":{}}}\n",
+                f[0], f[1], f[2], f[3], f[4]
+            )
+        })
+        .collect();
+    let j = write(&dir, "lb.jsonl", &jsonl);
+    let v = json(&[
+        "variance",
+        j.to_str().unwrap(),
+        "--columns",
+        cols,
+        "--arm",
+        "m1",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        (v["estimate"].as_f64().unwrap() - 0.625).abs() < 1e-12,
+        "{v}"
+    );
     // The contrast m2 − m1 per question: t1 −1, −0.5 (mean −0.75); t2 0.75, 0.25 (0.5).
     let v = json(&[
         "bootstrap",
