@@ -394,6 +394,25 @@ fn weights_that_do_not_fit_the_panel_are_refused() {
         .stderr(predicate::str::contains(
             "w5.csv:1: --weights: column 'weight' not found; the columns are: dataset, w",
         ));
+    // Nor do the bootstrap's design forecasts, which combine strata with equal weights.
+    stats()
+        .args([
+            "bootstrap",
+            p,
+            "--weights",
+            "size",
+            "--components",
+            "--design",
+            "10:1:1",
+            "--replicates",
+            "50",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--design: the forecasts combine the strata with equal weights and cannot be asked \
+             for with --weights (yet)",
+        ));
     // A command that cannot honour weights refuses them rather than ignoring them.
     stats()
         .args([

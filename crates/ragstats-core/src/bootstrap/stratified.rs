@@ -578,9 +578,19 @@ impl Bootstrap {
     /// full-sample fits that warm-start every refit.
     ///
     /// # Errors
-    /// [`Error::Usage`] for a design that does not parse or fit the strata, or a bad
-    /// `STATS_CPU_RNG`; [`Error::Data`] for a stratum without questions.
+    /// [`Error::Usage`] for a design that does not parse or fit the strata, designs with
+    /// weighted strata, or a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without
+    /// questions.
     pub fn from_panel(panel: &Panel, spec: BootstrapSpec) -> Result<Self> {
+        if !panel.weights.is_empty() && !spec.designs.is_empty() {
+            // The design forecasts (components::forecast) combine strata with equal weights;
+            // a weighted estimate beside them would silently answer another question.
+            return Err(Error::Usage(
+                "--design: the forecasts combine the strata with equal weights and cannot be \
+                 asked for with --weights (yet); run them without --weights"
+                    .into(),
+            ));
+        }
         if panel.strata.iter().all(Stratum::is_balanced) {
             let stats: Vec<StratumStats> = panel
                 .strata
