@@ -178,6 +178,8 @@ fn bootstrap(c: &mut Criterion) {
     for (t, r) in [(3, 2), (5, 5)] {
         let mut d = Draws(446 + 10 * t as u64 + r as u64);
         let panel = Panel {
+            notes: Vec::new(),
+            weights: Vec::new(),
             source: "synthetic".into(),
             metric: "f1".into(),
             outcome: "f1".into(),

@@ -16,6 +16,10 @@ def variance(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -43,6 +47,10 @@ def variance(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -63,6 +71,11 @@ def variance(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)
@@ -88,6 +101,10 @@ def forecast(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -118,6 +135,10 @@ def forecast(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -142,6 +163,11 @@ def forecast(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)
@@ -162,6 +188,10 @@ def bootstrap(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -199,6 +229,10 @@ def bootstrap(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -228,6 +262,11 @@ def bootstrap(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)
@@ -304,6 +343,10 @@ def compare(
     seed: Any = 1,
     backend: Any = 'auto',
     confidence: Any = 0.95,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -346,6 +389,10 @@ def compare(
     - ``seed`` (--seed) (default 1): Seed of the Philox streams (the same seed gives the same replicates on every backend)
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -380,6 +427,11 @@ def compare(
     _flag(argv, tables, '--seed', seed, False, 1)
     _flag(argv, tables, '--backend', backend, False, 'auto')
     _flag(argv, tables, '--confidence', confidence, False, 0.95)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)
@@ -400,6 +452,10 @@ def coverage(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -435,6 +491,10 @@ def coverage(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -462,6 +522,11 @@ def coverage(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)
@@ -493,6 +558,10 @@ def consistency(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -526,6 +595,10 @@ def consistency(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -552,6 +625,11 @@ def consistency(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)
@@ -671,6 +749,10 @@ def subsets(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -705,6 +787,10 @@ def subsets(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -731,6 +817,11 @@ def subsets(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)
@@ -790,6 +881,10 @@ def efficiency(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -827,6 +922,10 @@ def efficiency(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -857,6 +956,11 @@ def efficiency(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)
@@ -888,6 +992,10 @@ def allocate(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -924,6 +1032,10 @@ def allocate(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -953,6 +1065,11 @@ def allocate(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)
@@ -984,6 +1101,10 @@ def plan(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -1036,6 +1157,10 @@ def plan(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -1080,6 +1205,11 @@ def plan(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)
@@ -1226,6 +1356,10 @@ def slice(
     drop_incomplete: bool = False,
     failure_score: Any = None,
     selector: Any = None,
+    columns: Any = None,
+    common_questions: bool = False,
+    duplicates: Any = 'error',
+    weights: Any = None,
     dataset_from: Any = None,
     arm_from: Any = None,
     score: Union[Any, Sequence[Any], None] = None,
@@ -1257,6 +1391,10 @@ def slice(
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
     - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
     - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -1280,6 +1418,11 @@ def slice(
         argv.append('--drop-incomplete')
     _flag(argv, tables, '--failure-score', failure_score, False, None)
     _flag(argv, tables, '--selector', selector, False, None)
+    _flag(argv, tables, '--columns', columns, False, None)
+    if common_questions:
+        argv.append('--common-questions')
+    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
+    _flag(argv, tables, '--weights', weights, False, None)
     _flag(argv, tables, '--dataset-from', dataset_from, False, None)
     _flag(argv, tables, '--arm-from', arm_from, False, None)
     _flag(argv, tables, '--score', score, True, None)

@@ -206,10 +206,32 @@ def _positional(argv: list, tables: dict, v: Any, repeated: bool) -> None:
         argv.append(_value(tables, v))
 
 
+def _shape_value(tables: dict, long: str, v: Any) -> Any:
+    """A dict given for ``columns`` (role → column) as ``role=column,…``, and for ``weights``
+    (dataset → weight) as a ``dataset,weight`` CSV file for the call's duration; anything
+    else as it is."""
+    if not isinstance(v, dict):
+        return v
+    if long == "--columns":
+        return ",".join(f"{role}={column}" for role, column in v.items())
+    if long == "--weights":
+        import csv
+        import io
+
+        text = io.StringIO()
+        w = csv.writer(text, lineterminator="\n")
+        w.writerow(["dataset", "weight"])
+        for dataset, weight in v.items():
+            w.writerow([dataset, repr(float(weight))])
+        return _temp_file(tables, ".csv", text.getvalue())
+    return v
+
+
 def _flag(argv: list, tables: dict, long: str, v: Any, repeated: bool, default: Any) -> None:
     # A value equal to the CLI's default is left out, as a user would leave out the flag.
     if v is None or (default is not None and v == default):
         return
+    v = _shape_value(tables, long, v)
     values = v if repeated and isinstance(v, (list, tuple)) and not _is_records(v) else [v]
     for x in values:
         argv += [long, _value(tables, x)]

@@ -63,9 +63,62 @@ pub struct PanelOptions {
     /// contrasted). The default when the panel has several selectors is `average`.
     #[arg(long, value_name = "NAME|average")]
     pub selector: Option<SelectorChoice>,
+    /// Column names, duplicates and uneven question pools.
+    #[command(flatten)]
+    pub shape: ShapeFlags,
     /// How an evaluation log read as the panel maps onto one (see `stats import`).
     #[command(flatten)]
     pub import: ImportFlags,
+}
+
+/// How a panel's table is read into cells, for tables not written for ragstats (shared by
+/// every command that reads a panel, `stats compare` included).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ShapeFlags {
+    /// The file's columns that play the panel's roles, e.g.
+    /// `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset,
+    /// trajectory, read, cluster).
+    #[arg(long, value_name = "ROLE=COLUMN,…")]
+    pub columns: Option<ragstats_core::panel::ColumnMap>,
+    /// Keep, in each stratum, only the questions every arm has (each arm's dropped count is
+    /// noted): for arms evaluated on different question pools.
+    #[arg(long)]
+    pub common_questions: bool,
+    /// Several rows for one cell: `error` (the default) lists them; `mean` averages them;
+    /// `first` keeps the first in file order.
+    #[arg(long, value_name = "error|mean|first", default_value = "error")]
+    pub duplicates: ragstats_core::panel::Duplicates,
+    /// Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file
+    /// `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each
+    /// stratum's share of the questions: the pooled mean). Default: equal.
+    #[arg(long, value_name = "FILE|size")]
+    pub weights: Option<ragstats_core::panel::Weights>,
+}
+
+/// The commands that combine strata with `--weights`.
+const WEIGHTED_COMMANDS: &str = "stats variance and stats bootstrap";
+
+impl ShapeFlags {
+    /// Refuses `--weights` for a command that cannot honour it (rather than ignoring it).
+    pub fn refuse_weights(&self, command: &str) -> Result<(), super::UsageError> {
+        match &self.weights {
+            Some(_) => Err(super::UsageError(format!(
+                "--weights: {command} does not combine strata with weights (yet); \
+                 {WEIGHTED_COMMANDS} do"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// These flags set on `opts`.
+    pub fn apply(&self, opts: LoadOptions) -> LoadOptions {
+        LoadOptions {
+            columns: self.columns.clone().unwrap_or_default(),
+            common_questions: self.common_questions,
+            duplicates: self.duplicates,
+            ..opts
+        }
+    }
 }
 
 impl PanelOptions {
@@ -101,12 +154,35 @@ impl PanelOptions {
         path: &std::path::Path,
         allow_unbalanced: bool,
     ) -> ragstats_core::Result<Panel> {
+        self.load_weighting(path, allow_unbalanced, false)
+    }
+
+    /// Loads `path`; with `weighted`, the strata carry `--weights` (for an analysis that
+    /// combines them with weights), else `--weights` is refused.
+    fn load_weighting(
+        &self,
+        path: &std::path::Path,
+        allow_unbalanced: bool,
+        weighted: bool,
+    ) -> ragstats_core::Result<Panel> {
+        let mut opts = self.load_options(allow_unbalanced);
+        match (&self.shape.weights, weighted) {
+            (Some(w), true) => opts.weights = w.clone(),
+            (Some(_), false) => {
+                return Err(ragstats_core::Error::Usage(
+                    self.shape
+                        .refuse_weights("this command")
+                        .expect_err("weights given")
+                        .0,
+                ))
+            }
+            (None, _) => {}
+        }
         // Parquet and evaluation logs too, with the mapping flags (`stats import`).
-        let panel = ragstats_core::import::load_panel(
-            path,
-            &self.load_options(allow_unbalanced),
-            &self.import.options(None),
-        )?;
+        let panel = ragstats_core::import::load_panel(path, &opts, &self.import.options(None))?;
+        for n in &panel.notes {
+            eprintln!("note: {n}");
+        }
         note_unpaired(&panel);
         Ok(panel)
     }
@@ -125,6 +201,13 @@ impl PanelOptions {
             failure_score: self.failure_score,
             arm_column: None,
             within_arm: None,
+            same_questions: false,
+            columns: self.shape.columns.clone().unwrap_or_default(),
+            common_questions: self.shape.common_questions,
+            duplicates: self.shape.duplicates,
+            // Only the analyses that combine strata with weights get them
+            // ([`PanelOptions::load_weighted_noting`]); the others refuse the flag.
+            weights: Default::default(),
         }
     }
 
@@ -137,16 +220,29 @@ impl PanelOptions {
         Ok(panel)
     }
 
+    /// Loads `path` like [`PanelOptions::load_unbalanced_noting`], its strata weighted by
+    /// `--weights`: for the analyses that combine strata with weights.
+    pub fn load_weighted_noting(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
+        let panel = self.load_weighting(path, true, true)?;
+        self.note_loaded(&panel);
+        Ok(panel)
+    }
+
     /// Loads `path` like [`PanelOptions::load_unbalanced`] and says on stderr which questions
     /// were dropped, or which differ from their stratum's design and are fitted as they are.
     pub fn load_unbalanced_noting(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
         let panel = self.load_unbalanced(path)?;
-        self.note_selector(&panel);
-        note_drops(&panel);
+        self.note_loaded(&panel);
+        Ok(panel)
+    }
+
+    /// The notes of [`PanelOptions::load_unbalanced_noting`].
+    fn note_loaded(&self, panel: &Panel) {
+        self.note_selector(panel);
+        note_drops(panel);
         for n in panel.strata.iter().flat_map(|s| &s.notes) {
             eprintln!("note: {n}");
         }
-        Ok(panel)
     }
 }
 
@@ -302,6 +398,20 @@ fn dropped_note(panel: &Panel) -> Option<String> {
         .map(|s| format!("{} in {}", s.dropped, s.name))
         .collect();
     (!parts.is_empty()).then(|| format!("note: dropped incomplete questions: {}", parts.join(", ")))
+}
+
+/// The line a text report states non-equal stratum weights on (`--weights`):
+/// `weights: NAME w, NAME w …` in the strata's order; empty for equal weights.
+pub fn weights_line<'a>(names: impl IntoIterator<Item = &'a str>, weights: &[f64]) -> String {
+    if weights.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = names
+        .into_iter()
+        .zip(weights)
+        .map(|(n, w)| format!("{n} {}", num(*w)))
+        .collect();
+    format!("weights: {}\n", parts.join(", "))
 }
 
 /// Formats a number for tables: fixed 6 decimals for ordinary magnitudes, scientific for tiny ones.

@@ -79,6 +79,8 @@ pub struct Args {
     #[command(flatten)]
     pub resample: ResampleArgs,
     #[command(flatten)]
+    pub shape: super::common::ShapeFlags,
+    #[command(flatten)]
     pub import: super::common::ImportFlags,
     /// Print every pair in the table output. Past 10 systems the tables show by default only
     /// the leader against the rest of the top group and each system against the next by
@@ -186,6 +188,7 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
         intervals: args.interval.rule(),
         costs,
     };
+    args.shape.refuse_weights("stats compare")?;
     let opts = ragstats_core::panel::LoadOptions {
         arm_column: by.map(str::to_string),
         within_arm: args.arm.clone(),
@@ -194,6 +197,7 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
             drop_incomplete: args.drop_incomplete,
             selector: args.selector.clone(),
             failure_score: args.failure_score,
+            shape: args.shape.clone(),
             ..Default::default()
         }
         .load_options(true)

@@ -105,6 +105,14 @@ fn compared(args: &Args, groups: Vec<String>) -> Result<Vec<String>, UsageError>
 
 /// Reads the answers and each compared group's panel, and runs the analysis.
 pub fn compute(args: &Args) -> anyhow::Result<ConsistencyOutput> {
+    args.opts.shape.refuse_weights("stats consistency")?;
+    if args.opts.shape.columns.is_some() {
+        // The answers are read by the file's own column names (`--by`, `--answer-column`).
+        return Err(UsageError(
+            "--columns: stats consistency reads the file's own column names; rename them in the file".into(),
+        )
+        .into());
+    }
     let reps = args.resample.replicates()?;
     let rows = read_answers(&args.reads, &args.by, &args.answer_column)?;
     if args.opts.metric.as_deref() == Some(args.by.as_str()) {

@@ -244,33 +244,51 @@ fn table_output_and_bad_flags() {
 fn gpu_and_cpu_reports_are_identical() {
     let dir = tempfile::tempdir().unwrap();
     let p = panel(&dir);
-    let args = |backend: &'static str| {
-        vec![
-            "bootstrap".to_string(),
-            p.to_str().unwrap().to_string(),
-            "--contrast".into(),
-            "adaptive-open".into(),
-            "--replicates".into(),
-            "777".into(),
-            "--components".into(),
-            "--backend".into(),
-            backend.into(),
-            "--format".into(),
-            "json".into(),
-        ]
-    };
-    let gpu = stats().args(args("gpu")).output().unwrap();
-    if !gpu_ran(&gpu) {
-        return;
+    // Weighted strata too (#46): each replicate's stratum means are weighted on the host
+    // from either backend's sums, so the reports stay identical.
+    let w = write(&dir, "w.csv", "dataset,weight\nhotpotqa,0.3\nmusique,0.7\n");
+    let weightings: [&[&str]; 3] = [
+        &[],
+        &["--weights", "size"],
+        &["--weights", w.to_str().unwrap()],
+    ];
+    for weights in weightings {
+        let args = |backend: &'static str| {
+            let mut a: Vec<String> = [
+                "bootstrap",
+                p.to_str().unwrap(),
+                "--contrast",
+                "adaptive-open",
+                "--replicates",
+                "777",
+                "--components",
+                "--backend",
+                backend,
+                "--format",
+                "json",
+            ]
+            .map(String::from)
+            .to_vec();
+            a.extend(weights.iter().map(|s| s.to_string()));
+            a
+        };
+        let gpu = stats().args(args("gpu")).output().unwrap();
+        if !gpu_ran(&gpu) {
+            return;
+        }
+        let cpu = stats().args(args("cpu")).output().unwrap();
+        let mut g: serde_json::Value = serde_json::from_slice(&gpu.stdout).unwrap();
+        let mut c: serde_json::Value = serde_json::from_slice(&cpu.stdout).unwrap();
+        assert_eq!(g["run"]["backend"], "gpu");
+        assert_eq!(c["run"]["backend"], "cpu");
+        for v in [&mut g, &mut c] {
+            v["run"].as_object_mut().unwrap().remove("backend");
+            v["run"].as_object_mut().unwrap().remove("adapter");
+        }
+        assert_eq!(g, c, "{weights:?}");
+        if weights.len() == 2 && weights[1] == "size" {
+            // 30 and 17 questions.
+            assert_eq!(c["weights"], serde_json::json!([30.0 / 47.0, 17.0 / 47.0]));
+        }
     }
-    let cpu = stats().args(args("cpu")).output().unwrap();
-    let mut g: serde_json::Value = serde_json::from_slice(&gpu.stdout).unwrap();
-    let mut c: serde_json::Value = serde_json::from_slice(&cpu.stdout).unwrap();
-    assert_eq!(g["run"]["backend"], "gpu");
-    assert_eq!(c["run"]["backend"], "cpu");
-    for v in [&mut g, &mut c] {
-        v["run"].as_object_mut().unwrap().remove("backend");
-        v["run"].as_object_mut().unwrap().remove("adapter");
-    }
-    assert_eq!(g, c);
 }

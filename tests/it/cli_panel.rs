@@ -236,7 +236,10 @@ fn duplicate_cell() {
         "p.csv",
         "question,trajectory,read,f1\nq1,0,0,1\nq1,0,1,1\nq1,0,0,0.5\n",
         &[],
-        "p.csv:4: duplicate cell (question=q1, trajectory=0, read=0); first seen on line 2",
+        // Every duplicate is counted in one pass (#46), each example with both its lines.
+        "p.csv: duplicates: 1 row repeats a cell already given (1 cell); line 4 repeats line 2 \
+         (question=q1, trajectory=0, read=0); --duplicates mean averages a cell's rows, \
+         --duplicates first keeps the first",
     );
 }
 

@@ -225,7 +225,9 @@ fn bad_selector_inputs_name_the_problem() {
     );
     let e = load_panel(&dup, &with(None)).unwrap_err().to_string();
     assert!(
-        e.contains("dup.csv:4") && e.contains("duplicate cell") && e.contains("selector=rr"),
+        e.contains("dup.csv: duplicates: 1 row")
+            && e.contains("line 4 repeats line 2")
+            && e.contains("selector=rr"),
         "{e}"
     );
     let empty = write(

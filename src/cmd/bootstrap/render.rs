@@ -130,6 +130,10 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
         num(r.summary.ci[0]),
         num(r.summary.ci[1])
     );
+    out.push_str(&crate::cmd::common::weights_line(
+        r.strata.iter().map(|s| s.name.as_str()),
+        &r.weights,
+    ));
     for n in &r.notes {
         out.push_str(&format!("note: {n}\n"));
     }

@@ -130,16 +130,22 @@ pub(super) fn csv(r: &VarianceReport) -> Table {
 /// shares, and the notes (undefined shares, REML, the pooled fit).
 pub(super) fn text(r: &VarianceReport) -> String {
     let mut out = format!(
-        "outcome: {}\nestimate {}  SE {}  (equal-weight mean over {} {})\n\n",
+        "outcome: {}\nestimate {}  SE {}  ({} mean over {} {})\n{}\n",
         r.outcome,
         num(r.estimate),
         num(r.se),
+        if r.weights.is_empty() {
+            "equal-weight"
+        } else {
+            "weighted"
+        },
         r.strata.len(),
         if r.strata.len() == 1 {
             "stratum"
         } else {
             "strata"
-        }
+        },
+        crate::cmd::common::weights_line(r.strata.iter().map(|s| s.name.as_str()), &r.weights)
     );
     let reml = any_reml(r);
     let mut head = vec!["stratum", "Q", "T", "R", "mean", "SE", "dropped"];

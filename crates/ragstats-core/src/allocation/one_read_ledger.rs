@@ -315,6 +315,8 @@ mod tests {
             ..Stratum::default()
         };
         let panel = Panel {
+            notes: Vec::new(),
+            weights: Vec::new(),
             source: PathBuf::from("p.csv"),
             metric: "f1".into(),
             outcome: "f1".into(),

@@ -907,6 +907,8 @@ mod tests {
             ..Stratum::default()
         };
         let panel = Panel {
+            notes: Vec::new(),
+            weights: Vec::new(),
             source: "audit.csv".into(),
             metric: "f1".into(),
             outcome: "f1".into(),

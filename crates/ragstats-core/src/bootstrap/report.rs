@@ -90,6 +90,10 @@ pub struct BootstrapReport {
     /// the estimate does not vary.
     pub expansion: Option<Expansion>,
     pub strata: Vec<StratumSummary>,
+    /// The strata's weights w_d in the estimate Σ w_d·ȳ_d (in `strata`'s order), when they
+    /// are not equal; empty (and not serialised) for equal weights.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<ComponentsReport>,
     /// What a reader should know before the numbers:
@@ -124,7 +128,12 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
     let nan = Summary::NAN;
     let d = h.plan.strata.len();
     let questions: Vec<usize> = h.plan.strata.iter().map(|s| s.questions).collect();
-    let stratum_var: Vec<f64> = (0..d).map(|i| variance(&column(1 + i))).collect();
+    // Each stratum's share of the estimate's variance: w_d²·v_d (equal weights scale every
+    // share alike, which changes neither f nor ν, so they are left unscaled).
+    let w = &h.plan.weights;
+    let stratum_var: Vec<f64> = (0..d)
+        .map(|i| variance(&column(1 + i)) * w.get(i).map_or(1.0, |w| w * w))
+        .collect();
     let expansion = Expansion::of_estimate(&questions, &stratum_var, h.confidence);
     let est =
         summary_at(0, expansion.as_ref().map_or(h.confidence, |e| e.confidence)).unwrap_or(nan);
@@ -236,6 +245,7 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
         }),
         expansion,
         strata,
+        weights: h.plan.weights.clone(),
         components,
         notes: no_spread_notes(no_spread(h.point[0], &column(0))),
     }
@@ -248,7 +258,7 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
 /// quantiles are normal ones where Student's t is due; both make a percentile interval short
 /// at tens of questions. The expansion asks for the bootstrap quantiles at the tail
 /// α'/2 = Φ(−f · t_{1−α/2, ν}) instead of α/2, where f² = Σₛ vₛ Qₛ/(Qₛ − 1) / Σₛ vₛ undoes the
-/// (Q − 1)/Q (vₛ the bootstrap variance of stratum s's mean, weighted equally as the
+/// (Q − 1)/Q (vₛ the bootstrap variance of stratum s's mean times wₛ², weighted as the
 /// estimate is) and ν is the Welch–Satterthwaite df of Σₛ vₛ Qₛ/(Qₛ − 1) on Qₛ − 1 each. With
 /// one stratum, f = √(Q/(Q − 1)) and ν = Q − 1. It applies to the estimate and the stratum
 /// means (percentile, basic and BCa alike: BCa's z quantiles are taken at α'/2); the

@@ -88,6 +88,11 @@ pub struct BootstrapPlan {
     /// docs). Absent from the header of a balanced panel's replicates file.
     #[serde(default, skip_serializing_if = "is_false")]
     pub unbalanced: bool,
+    /// The strata's weights w_d (Σ = 1) in the combined mean Σ w_d·ȳ*_d of every replicate;
+    /// empty for equal weights (the mean of the stratum means). Absent from the header of a
+    /// replicates file with equal weights.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<f64>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -178,6 +183,18 @@ impl BootstrapPlan {
         n
     }
 
+    /// The strata's combined mean: Σ_d w_d·ȳ_d with the plan's weights, or with equal
+    /// weights Σ_d ȳ_d / D (summed then divided, as always, so equal weights give the same
+    /// bits as before weights existed). The same host arithmetic on either backend's sums,
+    /// so the CPU and GPU replicates stay identical.
+    pub fn combined(&self, means: &[f64]) -> f64 {
+        if self.weights.is_empty() {
+            means.iter().sum::<f64>() / means.len() as f64
+        } else {
+            means.iter().zip(&self.weights).map(|(m, w)| w * m).sum()
+        }
+    }
+
     /// The statistic vector from per-stratum column sums (see the module docs).
     /// Levels that are not estimable, and a pooled fit across unequal designs, are NaN.
     pub fn statistics(&self, sums: &[ColumnSums], designs: &[DesignSpec]) -> Vec<f64> {
@@ -188,7 +205,7 @@ impl BootstrapPlan {
             .zip(sums)
             .map(|(st, c)| st.mean + c.s[0] / c.q)
             .collect();
-        out.push(means.iter().sum::<f64>() / means.len() as f64);
+        out.push(self.combined(&means));
         out.extend_from_slice(&means);
         if !self.spec.components {
             return out;
@@ -328,6 +345,7 @@ impl Bootstrap {
             strata: shapes,
             spec,
             unbalanced: false,
+            weights: Vec::new(),
         };
         let k = plan.k();
         let rows32 = rows64
@@ -560,16 +578,28 @@ impl Bootstrap {
     /// full-sample fits that warm-start every refit.
     ///
     /// # Errors
-    /// [`Error::Usage`] for a design that does not parse or fit the strata, or a bad
-    /// `STATS_CPU_RNG`; [`Error::Data`] for a stratum without questions.
+    /// [`Error::Usage`] for a design that does not parse or fit the strata, designs with
+    /// weighted strata, or a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without
+    /// questions.
     pub fn from_panel(panel: &Panel, spec: BootstrapSpec) -> Result<Self> {
+        if !panel.weights.is_empty() && !spec.designs.is_empty() {
+            // The design forecasts (components::forecast) combine strata with equal weights;
+            // a weighted estimate beside them would silently answer another question.
+            return Err(Error::Usage(
+                "--design: the forecasts combine the strata with equal weights and cannot be \
+                 asked for with --weights (yet); run them without --weights"
+                    .into(),
+            ));
+        }
         if panel.strata.iter().all(Stratum::is_balanced) {
             let stats: Vec<StratumStats> = panel
                 .strata
                 .iter()
                 .map(StratumStats::from_stratum)
                 .collect();
-            return Self::new(&panel.outcome, &stats, spec);
+            let mut boot = Self::new(&panel.outcome, &stats, spec)?;
+            boot.plan.weights = panel.weights.clone();
+            return Ok(boot);
         }
         let designs: Vec<DesignSpec> = spec
             .designs
@@ -667,6 +697,7 @@ impl Bootstrap {
             strata: shapes,
             spec,
             unbalanced: true,
+            weights: panel.weights.clone(),
         };
         let boot = Bootstrap {
             plan,
@@ -700,7 +731,7 @@ impl Bootstrap {
         counts: Option<&[Vec<u32>]>,
     ) -> Vec<f64> {
         let mut out = Vec::with_capacity(self.plan.statistics.len());
-        out.push(means.iter().sum::<f64>() / means.len() as f64);
+        out.push(self.plan.combined(means));
         out.extend_from_slice(means);
         if !self.plan.spec.components {
             return out;

@@ -131,6 +131,12 @@ pub fn prepare(
     } else {
         ("systems", format!("'{column}' value"))
     };
+    // Every system must answer the same questions: the loader lists every one that does not,
+    // at once, before the arms are assembled.
+    let opts = &LoadOptions {
+        same_questions: true,
+        ..opts.clone()
+    };
     let rows = PanelRows::read(path, opts)?;
     let arms = rows.arms();
     if arms.len() < 2 {
@@ -293,6 +299,8 @@ pub fn pair_panel(
         .outcome
         .strip_prefix(&format!("{} ({})", a.metric, names.0))?;
     Some(Panel {
+        notes: Vec::new(),
+        weights: a.weights.clone(),
         source: a.source.clone(),
         metric: a.metric.clone(),
         outcome: format!("{}: {spec}{suffix}", a.metric),
@@ -410,6 +418,8 @@ pub fn prepare_panels(
             )
         })?;
         pair_panels.push(Panel {
+            notes: Vec::new(),
+            weights: pa.weights.clone(),
             source: pa.source.clone(),
             metric: pa.metric.clone(),
             outcome: format!("{}: {}-{}", pa.metric, arms[b], arms[a]),

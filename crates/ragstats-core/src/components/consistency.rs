@@ -427,6 +427,8 @@ mod tests {
     /// A group's panel: one stratum, questions q1..q3, one trajectory, reads `y[q]`.
     fn panel(y: [[f64; 2]; 3]) -> Panel {
         Panel {
+            notes: Vec::new(),
+            weights: Vec::new(),
             source: "reads.csv".into(),
             metric: "f1".into(),
             outcome: "f1".into(),

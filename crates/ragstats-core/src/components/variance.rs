@@ -315,10 +315,15 @@ pub struct PooledReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct VarianceReport {
     pub outcome: String,
-    /// Equal-weight mean of the stratum means.
+    /// Σ_d w_d·ȳ_d: the equal-weight mean of the stratum means (w_d = 1/D), or with
+    /// `weights` their weighted mean.
     pub estimate: f64,
-    /// sqrt(Σ_d SE²_d) / D.
+    /// sqrt(Σ_d w_d²·SE²_d): sqrt(Σ_d SE²_d) / D with equal weights.
     pub se: f64,
+    /// The strata's weights w_d (in `strata`'s order, Σ w_d = 1) when they are not equal;
+    /// empty (and not serialised) for equal weights.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<f64>,
     pub strata: Vec<StratumReport>,
     /// `None` with `pooled_unavailable` set when the strata differ in T or R.
     pub pooled: Option<PooledReport>,
@@ -330,16 +335,43 @@ impl Report for VarianceReport {}
 
 impl VarianceReport {
     /// The Welch–Satterthwaite degrees of freedom of [`Self::se`]:
-    /// ν = (Σₛ aₛ)² / Σₛ aₛ² / (Qₛ − 1) with aₛ = SEₛ² / D², each stratum's SE resting on its
-    /// question mean square (Qₛ − 1 df; the same count is used for a REML stratum). `None`
-    /// when the SE is 0.
+    /// ν = (Σₛ aₛ)² / Σₛ aₛ² / (Qₛ − 1) with aₛ = wₛ²·SEₛ² (wₛ = 1/D with equal weights),
+    /// each stratum's SE resting on its question mean square (Qₛ − 1 df; the same count is
+    /// used for a REML stratum). `None` when the SE is 0.
     pub fn df(&self) -> Option<f64> {
         let d = self.strata.len() as f64;
-        satterthwaite(
-            self.strata
-                .iter()
-                .map(|s| ((s.se / d).powi(2), s.questions as f64 - 1.0)),
-        )
+        let w = |i: usize| self.weights.get(i).copied();
+        satterthwaite(self.strata.iter().enumerate().map(|(i, s)| {
+            let a = match w(i) {
+                Some(w) => (w * s.se).powi(2),
+                None => (s.se / d).powi(2),
+            };
+            (a, s.questions as f64 - 1.0)
+        }))
+    }
+
+    /// This report with its strata combined with `weights` (Σ = 1, one per stratum):
+    /// estimate Σ w_d·ȳ_d, SE sqrt(Σ w_d²·SE_d²). Empty `weights` leave it as it is.
+    pub fn weighted(mut self, weights: &[f64]) -> Self {
+        if weights.is_empty() {
+            return self;
+        }
+        debug_assert_eq!(weights.len(), self.strata.len());
+        self.estimate = self
+            .strata
+            .iter()
+            .zip(weights)
+            .map(|(s, w)| w * s.mean)
+            .sum();
+        self.se = self
+            .strata
+            .iter()
+            .zip(weights)
+            .map(|(s, w)| (w * s.se).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        self.weights = weights.to_vec();
+        self
     }
 }
 
@@ -481,6 +513,7 @@ pub fn analyse(
             Err(e) => (None, Some(e.to_string())),
         };
     Ok(with_reasons(VarianceReport {
+        weights: Vec::new(),
         outcome: outcome.to_string(),
         estimate,
         se,
@@ -558,11 +591,17 @@ pub fn question_mean_se(s: &Stratum) -> (f64, f64) {
 ///
 /// For a REML stratum, `trajectories` and `reads` are the rounded mean design (`shape` has
 /// min / mean / max), `mean` and `se` come from [`question_mean_se`], and the SE² shares are
-/// taken at the mean design (Q, T̄, R̄).
+/// taken at the mean design (Q, T̄, R̄). The strata are combined with the panel's weights
+/// ([`Panel::weights`], [`VarianceReport::weighted`]).
 ///
 /// # Errors
 /// [`Error::Data`] when a stratum has fewer than two questions, or a REML fit fails.
 pub fn analyse_panel(panel: &Panel) -> Result<VarianceReport> {
+    Ok(analyse_strata(panel)?.weighted(&panel.weights))
+}
+
+/// [`analyse_panel`] with equal weights.
+fn analyse_strata(panel: &Panel) -> Result<VarianceReport> {
     if panel.strata.iter().all(Stratum::is_balanced) {
         let stats: Vec<StratumStats> = panel
             .strata
@@ -648,6 +687,7 @@ pub fn analyse_panel(panel: &Panel) -> Result<VarianceReport> {
         Err(e) => (None, Some(e.to_string())),
     };
     Ok(with_reasons(VarianceReport {
+        weights: Vec::new(),
         outcome: panel.outcome.clone(),
         estimate,
         se,
@@ -680,6 +720,8 @@ mod tests {
     fn panel() -> Panel {
         let tiny = vec![1., 3., 2., 6., 0., 0., 4., 2., 5., 5., 5., 7.];
         Panel {
+            notes: Vec::new(),
+            weights: Vec::new(),
             source: "tiny.csv".into(),
             metric: "f1".into(),
             outcome: "f1".into(),

@@ -416,6 +416,8 @@ mod tests {
             ..Stratum::default()
         };
         let panel = Panel {
+            notes: Vec::new(),
+            weights: Vec::new(),
             source: PathBuf::from("p.csv"),
             metric: "y".into(),
             outcome: "y".into(),

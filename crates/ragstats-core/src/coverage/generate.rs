@@ -103,6 +103,8 @@ fn refill(s: &Stratum, y: Vec<f64>) -> Stratum {
 /// The template panel `p` with new strata.
 fn with_strata(p: &Panel, strata: Vec<Stratum>) -> Panel {
     Panel {
+        notes: Vec::new(),
+        weights: p.weights.clone(),
         source: p.source.clone(),
         metric: p.metric.clone(),
         outcome: p.outcome.clone(),

@@ -114,6 +114,8 @@ impl Design {
         let templates = arms
             .iter()
             .map(|arm| Panel {
+                notes: Vec::new(),
+                weights: Vec::new(),
                 source: "grid".into(),
                 metric: "score".into(),
                 outcome: format!("score ({arm})"),

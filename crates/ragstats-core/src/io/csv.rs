@@ -263,6 +263,13 @@ impl CsvReader {
         &self.headers
     }
 
+    /// Renames the header's columns (`--columns`: a column read as a role); `names` has one
+    /// name per column.
+    pub fn rename_headers(&mut self, names: Vec<String>) {
+        debug_assert_eq!(names.len(), self.headers.len());
+        self.headers = names;
+    }
+
     /// The line the header is on: 1, unless blank lines come before it. Errors about the
     /// header (a missing column) name this line.
     pub fn header_line(&self) -> u64 {

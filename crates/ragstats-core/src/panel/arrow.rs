@@ -54,7 +54,8 @@ fn load_in_pieces(
     opts: &LoadOptions,
     chunk_rows: usize,
 ) -> Result<Panel> {
-    let (raw, metric) = read_arrow_rows(name, schema, batches, opts, chunk_rows)?;
+    let (mut raw, metric) = read_arrow_rows(name, schema, batches, opts, chunk_rows)?;
+    super::settle::settle(Path::new(name), &mut raw, opts)?;
     assemble(Path::new(name), raw, metric, opts)
 }
 
@@ -73,7 +74,16 @@ pub(super) fn read_arrow_rows(
         .iter()
         .map(|f| f.name().trim().to_string())
         .collect();
-    let metric = choose_metric(path, None, &header, opts)?;
+    let header = opts.columns.rename(path, None, &header, "column")?;
+    // Only a column of numbers is taken as the score unasked (a text column named `correct`
+    // may hold answers).
+    let numeric = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .is_some_and(|i| Numeric::of(schema.field(i).data_type()).is_some())
+    };
+    let (metric, note) = choose_metric(path, None, &header, opts, &numeric)?;
     let index = |col: &str| header.iter().position(|h| h == col);
     let required = |col: &str| {
         index(col).ok_or_else(|| {
@@ -171,12 +181,13 @@ pub(super) fn read_arrow_rows(
         }
         first_row += n as u64;
     }
-    let raw = RawPanel::concat(pieces).unwrap_or_else(|| RawPanel {
+    let mut raw = RawPanel::concat(pieces).unwrap_or_else(|| RawPanel {
         has_dataset,
         arm_column,
         ..Default::default()
     });
     check_outer_arms(path, &raw, &arms)?;
+    raw.notes.extend(note);
     Ok((raw, metric))
 }
 
@@ -585,11 +596,11 @@ mod tests {
             ("id", strings(&["a".into()])),
             ("score", Arc::new(Float64Array::from(vec![1.0]))),
         ]);
-        // As in a CSV file, the score column is chosen first.
+        // As in a CSV file, the score column is chosen first: a numeric column named
+        // `score` is the score, so what is missing is the question.
         assert_eq!(
             error(&s, b),
-            "my frame: cannot tell which column is the score; choose one with --metric \
-             (candidates: id, score)"
+            "my frame: missing column 'question' (columns: id, score)"
         );
         let (s, b) = batch(vec![
             ("id", strings(&["a".into()])),

@@ -69,6 +69,9 @@ pub(super) fn assemble(
         })
         .collect();
     let strata = strata.into_iter().collect::<Result<Vec<_>>>()?;
+    let names: Vec<&str> = strata.iter().map(|s| s.name.as_str()).collect();
+    let questions: Vec<usize> = strata.iter().map(|s| s.q()).collect();
+    let weights = opts.weights.resolve(path, &names, &questions)?;
     Ok(Panel {
         source: PathBuf::from(path),
         metric,
@@ -81,5 +84,7 @@ pub(super) fn assemble(
         },
         selectors: raw.selectors.to_vec(),
         strata,
+        notes: raw.notes,
+        weights,
     })
 }

@@ -58,6 +58,8 @@ impl PanelRows {
             )?,
             None => read_rows(path, opts, PAR_CHUNK_BYTES)?,
         };
+        let mut raw = raw;
+        super::settle::settle(path, &mut raw, opts)?;
         Ok(PanelRows {
             path: path.to_path_buf(),
             raw,
@@ -117,7 +119,8 @@ pub(crate) fn load_panel_in_chunks(
     opts: &LoadOptions,
     chunk_bytes: usize,
 ) -> Result<Panel> {
-    let (raw, metric) = read_rows(path, opts, chunk_bytes)?;
+    let (mut raw, metric) = read_rows(path, opts, chunk_bytes)?;
+    super::settle::settle(path, &mut raw, opts)?;
     assemble(path, raw, metric, opts)
 }
 
@@ -291,17 +294,19 @@ mod tests {
             ),
             (n - 3, "set1, ,t0,0,a,s1,1\n", "empty question id"),
             (n - 2, "set1,q1,t0\n", "row has 3 fields; the header has 7"),
-            (
-                9,
-                "set0,q0,t0,0,a,s1,0.5\n",
-                "duplicate cell (dataset=set0, question=q0, trajectory=t0, read=0, arm=a, \
-                 selector=s1); first seen on line 2",
-            ),
         ];
         for (at, line, what) in cases {
             // Line `at + 1` of the file: the header is line 1, blank lines count.
             let e = same_in_pieces(&with(at, line), &contrast).unwrap_err();
             assert_eq!(e, format!("p.csv:{}: {what}", at + 1));
         }
+        // Duplicates are counted over the whole file, each example naming its two lines.
+        let e = same_in_pieces(&with(9, "set0,q0,t0,0,a,s1,0.5\n"), &contrast).unwrap_err();
+        assert_eq!(
+            e,
+            "p.csv: duplicates: 1 row repeats a cell already given (1 cell); line 10 repeats \
+             line 2 (dataset=set0, question=q0, trajectory=t0, read=0, arm=a, selector=s1); \
+             --duplicates mean averages a cell's rows, --duplicates first keeps the first"
+        );
     }
 }

@@ -24,11 +24,13 @@ mod raw;
 mod read;
 pub mod records;
 mod selectors;
+mod settle;
 mod strata;
 mod suffstats;
 
 pub use design::Design;
 pub use load::{load_outcomes, load_panel, LoadOptions, PanelRows};
+pub use options::{ColumnMap, Duplicates, Weights};
 pub use selectors::SelectorChoice;
 pub use suffstats::{QuestionStats, StratumStats};
 
@@ -51,9 +53,25 @@ pub struct Panel {
     pub selector: Option<String>,
     /// Strata in order of first appearance in the file.
     pub strata: Vec<Stratum>,
+    /// What loading chose or changed that the user should hear of (the score column it
+    /// picked, questions `common_questions` dropped, duplicate rows merged), for a front
+    /// end to show as notes.
+    pub notes: Vec<String>,
+    /// The strata's weights w_d (Σ w_d = 1) when an analysis combines them
+    /// ([`LoadOptions::weights`]); empty for equal weights, 1/D.
+    pub weights: Vec<f64>,
 }
 
 impl Panel {
+    /// The strata's weights: [`Panel::weights`], or 1/D each when they are equal.
+    pub fn stratum_weights(&self) -> Vec<f64> {
+        if self.weights.is_empty() {
+            vec![1.0 / self.strata.len() as f64; self.strata.len()]
+        } else {
+            self.weights.clone()
+        }
+    }
+
     /// Whether the outcome takes one value in every cell of every stratum (and there is at
     /// least one cell). Then every question bootstrap draws the same value, so its SE of 0
     /// and zero-width interval say nothing about precision: the resampling reports say so

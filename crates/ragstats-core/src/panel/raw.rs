@@ -238,6 +238,8 @@ pub(super) struct RawPanel {
     /// With another column as the arms: the values of the panel's own `arm` column (of every
     /// row read, before `within_arm` kept one), in order of first appearance.
     pub outer_arms: Interner,
+    /// Notes for the panel ([`super::Panel::notes`]) made while reading.
+    pub notes: Vec<String>,
 }
 
 impl RawPanel {

@@ -179,22 +179,39 @@ pub(super) fn read_rows(
     }
 }
 
-/// The score column: `--metric`, else `f1` if present, else the only non-key column.
-/// Errors name `line`, the header's.
+/// The names a score column is recognised by when `--metric` is not given and there is no
+/// `f1` column.
+pub const SCORE_NAMES: [&str; 6] = ["score", "f1", "em", "correct", "acc", "exact_match"];
+
+/// The columns that are never the score: the keys, `cluster` and the arms' column.
+fn is_key(h: &str, opts: &LoadOptions) -> bool {
+    KEY_COLUMNS.contains(&h) || h == "cluster" || opts.arm_column.as_deref() == Some(h)
+}
+
+/// The score column and, when it was chosen rather than named, a note saying so:
+/// `--metric`; else `f1` if present (the long-standing default); else the only non-key
+/// column; else the one numeric column named like a score ([`SCORE_NAMES`]). `numeric`
+/// says whether a column can hold scores (a Parquet column's type; always true for text
+/// files, whose scores are checked row by row). Errors name `line`, the header's.
+///
+/// # Errors
+/// [`Error::Input`] for a `--metric` the header lacks, several score-named columns (listed),
+/// or no way to tell.
 pub(super) fn choose_metric(
     path: &Path,
     line: Option<u64>,
     header: &[String],
     opts: &LoadOptions,
-) -> Result<String> {
-    let extra: Vec<&String> = header
+    numeric: &dyn Fn(&str) -> bool,
+) -> Result<(String, Option<String>)> {
+    let extra: Vec<&String> = header.iter().filter(|h| !is_key(h, opts)).collect();
+    let named: Vec<&String> = extra
         .iter()
-        .filter(|h| {
-            !KEY_COLUMNS.contains(&h.as_str()) && opts.arm_column.as_deref() != Some(h.as_str())
-        })
+        .copied()
+        .filter(|h| SCORE_NAMES.contains(&h.as_str()) && numeric(h))
         .collect();
     match &opts.metric {
-        Some(m) if header.iter().any(|h| h == m) => Ok(m.clone()),
+        Some(m) if header.iter().any(|h| h == m) => Ok((m.clone(), None)),
         Some(m) => Err(Error::input(
             path,
             line,
@@ -204,8 +221,25 @@ pub(super) fn choose_metric(
                 clip_list(header)
             ),
         )),
-        None if header.iter().any(|h| h == "f1") => Ok("f1".into()),
-        None if extra.len() == 1 => Ok(extra[0].clone()),
+        None if header.iter().any(|h| h == "f1") => Ok(("f1".into(), None)),
+        // The only column that is not a key needs no note (the long-standing rule).
+        None if extra.len() == 1 => Ok((extra[0].clone(), None)),
+        None if named.len() == 1 => Ok((
+            named[0].clone(),
+            Some(format!(
+                "using '{}' as the score column (the one column named like a score; \
+                 --metric COLUMN chooses another)",
+                clip(named[0])
+            )),
+        )),
+        None if named.len() > 1 => Err(Error::input(
+            path,
+            line,
+            format!(
+                "several columns could be the score ({}); choose one with --metric",
+                clip_list(named)
+            ),
+        )),
         None => Err(Error::input(
             path,
             line,
@@ -284,8 +318,17 @@ pub(super) fn parse_score(path: &Path, line: u64, metric: &str, text: &str) -> R
 }
 
 fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawPanel, String)> {
-    let rdr = CsvReader::open(path)?;
-    let metric = choose_metric(path, Some(rdr.header_line()), rdr.headers(), opts)?;
+    let mut rdr = CsvReader::open(path)?;
+    if !opts.columns.is_empty() {
+        let renamed =
+            opts.columns
+                .rename(path, Some(rdr.header_line()), rdr.headers(), "column")?;
+        rdr.rename_headers(renamed);
+    }
+    let (metric, note) =
+        choose_metric(path, Some(rdr.header_line()), rdr.headers(), opts, &|_| {
+            true
+        })?;
     let arms = arm_columns(
         path,
         Some(rdr.header_line()),
@@ -336,8 +379,9 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
     })?;
     // The pieces are in file order, so concatenating them in order gives the ids a single
     // pass would have given.
-    let raw = RawPanel::concat(pieces).unwrap_or_else(init);
+    let mut raw = RawPanel::concat(pieces).unwrap_or_else(init);
     check_outer_arms(path, &raw, &arms)?;
+    raw.notes.extend(note);
     Ok((raw, metric))
 }
 
@@ -366,13 +410,26 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
     let mut raw = RawPanel::default();
     let mut metric: Option<String> = None;
     let mut arms: Option<ArmColumns> = None;
-    while let Some((lineno, obj)) = rdr.next_object()? {
+    let mut renamed: Option<Vec<String>> = None;
+    while let Some((lineno, mut obj)) = rdr.next_object()? {
+        if !opts.columns.is_empty() {
+            // The first row's fields are checked as a CSV header would be.
+            if renamed.is_none() {
+                let header: Vec<String> = obj.keys().cloned().collect();
+                renamed = Some(opts.columns.rename(path, Some(lineno), &header, "field")?);
+            }
+            for (role, column) in opts.columns.pairs() {
+                if let Some(v) = obj.remove(column) {
+                    obj.insert(role.clone(), v);
+                }
+            }
+        }
         let metric = match &metric {
             Some(m) => m.clone(),
             None => {
                 // The first row decides the score field, as a CSV header would.
                 let header: Vec<String> = obj.keys().cloned().collect();
-                let m = choose_metric(path, Some(lineno), &header, opts).map_err(|_| {
+                let (m, note) = choose_metric(path, Some(lineno), &header, opts, &|_| true).map_err(|e| {
                     Error::input(
                         path,
                         Some(lineno),
@@ -382,13 +439,19 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
                                 clip(m),
                                 clip_list(&header)
                             ),
-                            None => format!(
-                                "cannot tell which field is the score; choose one with --metric (fields: {})",
-                                clip_list(&header)
-                            ),
+                            None => match e {
+                                Error::Input { msg, .. } if msg.starts_with("several") => {
+                                    msg.replace("columns", "fields")
+                                }
+                                _ => format!(
+                                    "cannot tell which field is the score; choose one with --metric (fields: {})",
+                                    clip_list(&header)
+                                ),
+                            },
                         },
                     )
                 })?;
+                raw.notes.extend(note);
                 raw.has_dataset = obj.contains_key("dataset");
                 let cols = arm_columns(path, Some(lineno), &header, &m, opts, "field")?;
                 raw.arm_column = cols.renamed();

@@ -70,6 +70,7 @@ impl Sections<'_> {
                 search_price: None,
                 question_cost: 0.0,
                 bounds: Default::default(),
+                shape: o.shape.clone(),
                 import: o.import.clone(),
                 resample: self.args.resample.clone(),
                 all_pairs: false,
