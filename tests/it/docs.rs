@@ -10,8 +10,10 @@
 //!   0. A line `? N` right after a command says it exits with status N instead.
 //! - An example that needs what a test machine lacks is marked in its fence's info string,
 //!   ```` ```console,needs-server ```` (a model server), `needs-gpu`, `needs-slurm`,
-//!   `needs-network`, `needs-build` (cargo or pip) or `needs-minutes` (a coverage study:
-//!   seconds to minutes in a release build, many times that in the test build): it is shown,
+//!   `needs-network`, `needs-build` (cargo or pip), `needs-minutes` (a coverage study:
+//!   seconds to minutes in a release build, many times that in the test build) or
+//!   `needs-real-evals` (third-party outputs in `../shared/real-evals`, which the repository
+//!   does not ship; a test of its own reads them, named beside the block): it is shown,
 //!   not run, and [`DOCS`] counts such blocks per doc, so none drops out unnoticed.
 //! - A command synopsis (`stats correlate FILE.csv --x COLS [...]`) is a ```` ```usage ````
 //!   block. Any other block that holds a `stats` command, and any `sh`/`bash` block, fails
@@ -49,6 +51,7 @@ const DOCS: &[(&str, usize, usize)] = &[
     ("llm.md", 0, 1),
     ("mcq.md", 1, 1),
     ("mcqgen.md", 1, 1),
+    ("panels.md", 1, 2),
     ("python.md", 0, 1),
     ("report.md", 2, 0),
     ("resample.md", 0, 0),
@@ -67,6 +70,7 @@ const NEEDS: &[&str] = &[
     "needs-network",
     "needs-build",
     "needs-minutes",
+    "needs-real-evals",
 ];
 
 fn root() -> PathBuf {
