@@ -353,6 +353,7 @@ def compare(
     cluster_from: Any = None,
     missing_as: Any = None,
     filter: Any = None,
+    all_pairs: bool = False,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -399,6 +400,7 @@ def compare(
     - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
     - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
     - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``all_pairs`` (--all-pairs): Print every pair in the table output. Past 10 systems the tables show by default only the leader against the rest of the top group and each system against the next by estimate (JSON and CSV always hold every pair)
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
@@ -438,6 +440,8 @@ def compare(
     _flag(argv, tables, '--cluster-from', cluster_from, False, None)
     _flag(argv, tables, '--missing-as', missing_as, False, None)
     _flag(argv, tables, '--filter', filter, False, None)
+    if all_pairs:
+        argv.append('--all-pairs')
     if plot:
         argv += ['--plot', 'figure.svg']
     return _run(argv, tables, progress)
