@@ -47,7 +47,11 @@ impl QuestionStats {
             })
             .sum::<f64>()
             / tn;
-        let ss_trajectory = rn * traj.iter().map(|&t| (traj_mean(t) - mean).powi(2)).sum::<f64>();
+        let ss_trajectory = rn
+            * traj
+                .iter()
+                .map(|&t| (traj_mean(t) - mean).powi(2))
+                .sum::<f64>();
         QuestionStats {
             mean,
             ss_trajectory,
