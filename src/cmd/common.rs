@@ -96,7 +96,7 @@ pub struct ShapeFlags {
 }
 
 /// The commands that combine strata with `--weights`.
-const WEIGHTED_COMMANDS: &str = "stats variance and stats bootstrap";
+const WEIGHTED_COMMANDS: &str = "stats variance, stats bootstrap and stats compare";
 
 impl ShapeFlags {
     /// Refuses `--weights` for a command that cannot honour it (rather than ignoring it).

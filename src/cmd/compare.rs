@@ -188,10 +188,11 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
         intervals: args.interval.rule(),
         costs,
     };
-    args.shape.refuse_weights("stats compare")?;
     let opts = ragstats_core::panel::LoadOptions {
         arm_column: by.map(str::to_string),
         within_arm: args.arm.clone(),
+        // Every system and pair combines the strata with `--weights` (equal without it).
+        weights: args.shape.weights.clone().unwrap_or_default(),
         ..PanelOptions {
             metric: args.metric.clone(),
             drop_incomplete: args.drop_incomplete,
@@ -453,6 +454,10 @@ impl Rendered for CompareOutput {
              intervals: {}\n",
             r.metric, c.marginal, c.simultaneous, c.independent, c.bonferroni, r.methods.ci
         );
+        s.push_str(&super::common::weights_line(
+            r.strata.iter().map(|st| st.name.as_str()),
+            &r.weights,
+        ));
         for n in &r.notes {
             s.push_str(&format!("note: {n}\n"));
         }

@@ -830,3 +830,105 @@ fn the_interval_label_follows_the_confidence_asked_for() {
     ]));
     assert!(w90 < w95 && w90 > 0.7 * w95, "{w90} {w95}");
 }
+
+/// `--weights` (#46): every system and pair of a weighted comparison is exactly what
+/// `stats variance --weights` reports for it (estimate, SE, df), each system's estimate is
+/// Σ w_d·ȳ_d of the strata table's means by hand (arms4's strata have 60 and 40 questions,
+/// so `size` weighs them 0.6 and 0.4), the report states the weights, and the backends agree.
+#[test]
+fn weighted_systems_and_pairs_are_what_variance_reports_with_the_same_weights() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(&dir, "w.csv", "dataset,weight\nhotpotqa,1\nmusique,3\n");
+    let strata = json(&["variance", ARMS4, "--arm", "a", "--format", "json"]);
+    let names: Vec<&str> = strata["strata"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["hotpotqa", "musique"], "the fixture's strata");
+    for (weights, w) in [("size", [0.6, 0.4]), (file.to_str().unwrap(), [0.25, 0.75])] {
+        let args = [
+            "compare",
+            ARMS4,
+            "--replicates",
+            "300",
+            "--weights",
+            weights,
+        ];
+        let doc = body(json(
+            &[&args[..], &["--backend", "cpu", "--format", "json"]].concat(),
+        ));
+        let got: Vec<f64> = doc["weights"].as_array().unwrap().iter().map(num).collect();
+        assert!(
+            (got[0] - w[0]).abs() < 1e-15 && (got[1] - w[1]).abs() < 1e-15,
+            "{got:?}"
+        );
+        assert!(doc["methods"]["se"]
+            .as_str()
+            .unwrap()
+            .contains("weights given"));
+        for (i, s) in doc["systems"].as_array().unwrap().iter().enumerate() {
+            let name = s["name"].as_str().unwrap();
+            let v = json(&[
+                "variance",
+                ARMS4,
+                "--arm",
+                name,
+                "--weights",
+                weights,
+                "--format",
+                "json",
+            ]);
+            assert_eq!(
+                (&s["estimate"], &s["se"], &s["df"]),
+                (&v["estimate"], &v["se"], &v["df"]),
+                "{name}"
+            );
+            let means: Vec<f64> = doc["strata"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|st| num(&st["systems"][i]["mean"]))
+                .collect();
+            let by_hand = w[0] * means[0] + w[1] * means[1];
+            assert!((num(&s["estimate"]) - by_hand).abs() < 1e-12, "{name}");
+        }
+        for p in doc["pairs"].as_array().unwrap() {
+            let spec = format!("{}-{}", p["b"].as_str().unwrap(), p["a"].as_str().unwrap());
+            let v = json(&[
+                "variance",
+                ARMS4,
+                "--contrast",
+                &spec,
+                "--weights",
+                weights,
+                "--format",
+                "json",
+            ]);
+            assert_eq!(
+                (&p["estimate"], &p["se"], &p["df"]),
+                (&v["estimate"], &v["se"], &v["df"]),
+                "{spec}"
+            );
+        }
+        let text = stats().args(args).assert().success();
+        let text = String::from_utf8(text.get_output().stdout.clone()).unwrap();
+        assert!(
+            text.contains(&format!(
+                "weights: hotpotqa {:.6}, musique {:.6}\n",
+                w[0], w[1]
+            )),
+            "{text}"
+        );
+        let gpu = stats()
+            .args(args)
+            .args(["--backend", "gpu", "--format", "json"])
+            .output()
+            .unwrap();
+        if gpu_ran(&gpu) {
+            let gpu: serde_json::Value = serde_json::from_slice(&gpu.stdout).unwrap();
+            assert_eq!(doc, body(gpu), "CPU and GPU with --weights {weights}");
+        }
+    }
+}

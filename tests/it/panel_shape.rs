@@ -428,6 +428,6 @@ fn weights_that_do_not_fit_the_panel_are_refused() {
         .code(2)
         .stderr(predicate::str::contains(
             "--weights: this command does not combine strata with weights (yet); \
-             stats variance and stats bootstrap do",
+             stats variance, stats bootstrap and stats compare do",
         ));
 }

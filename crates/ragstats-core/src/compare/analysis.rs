@@ -619,8 +619,9 @@ impl PreparedComparison {
             * self.questions.iter().sum::<usize>() as u64
     }
 
-    /// Replicates of every column: the equal-weight mean over strata of the mean of the
-    /// drawn questions' values, `[column][replicate]`.
+    /// Replicates of every column: the mean over strata of the mean of the drawn questions'
+    /// values, with the panel's stratum weights (Σₛ wₛ·ȳ*ₛ; equal weights 1/D unless
+    /// `--weights`), `[column][replicate]`.
     fn replicates(
         &self,
         backend: &dyn ResampleBackend,
@@ -629,6 +630,7 @@ impl PreparedComparison {
         let rs = &self.settings.resampling;
         let b = rs.replicates;
         let d = self.questions.len() as f64;
+        let weights = &self.arm_reports[0].weights;
         let groups: Vec<&[Vec<Vec<f64>>]> = self.columns.chunks(MAX_K).collect();
         let mut out = Vec::with_capacity(self.columns.len());
         for (g, cols) in groups.iter().enumerate() {
@@ -646,11 +648,16 @@ impl PreparedComparison {
                 out.push(
                     sums.iter()
                         .map(|rep| {
-                            rep.iter()
+                            let means = rep
+                                .iter()
                                 .zip(&self.questions)
-                                .map(|(s, &q)| s[j] / q as f64)
-                                .sum::<f64>()
-                                / d
+                                .map(|(s, &q)| s[j] / q as f64);
+                            if weights.is_empty() {
+                                // Equal weights: summed, then divided once (as without weights).
+                                means.sum::<f64>() / d
+                            } else {
+                                means.zip(weights).map(|(m, w)| w * m).sum()
+                            }
                         })
                         .collect(),
                 );
@@ -864,7 +871,14 @@ impl PreparedComparison {
                 reference: self.settings.reference.clone(),
                 size: family.len(),
             },
-            methods: if score { SCORE_METHODS } else { METHODS },
+            methods: {
+                let mut m = if score { SCORE_METHODS } else { METHODS };
+                if !self.arm_reports[0].weights.is_empty() {
+                    m.se = SE_METHOD_WEIGHTED;
+                }
+                m
+            },
+            weights: self.arm_reports[0].weights.clone(),
             critical_values,
             top_group: systems
                 .iter()
@@ -969,15 +983,18 @@ impl PreparedComparison {
     }
 
     /// System `a`'s effective number of questions for Wilson's interval (Kish): p̂(1 − p̂) / V
-    /// with V = Σₛ wₛ² pₛ(1 − pₛ) / nₛ the binomial variance of the equal-weight estimate
-    /// (wₛ = 1/D); 1 / Σₛ wₛ² / nₛ when every stratum mean is 0 or 1. One stratum: n.
+    /// with V = Σₛ wₛ² pₛ(1 − pₛ) / nₛ the binomial variance of the weighted estimate
+    /// (wₛ = 1/D unless `--weights`); 1 / Σₛ wₛ² / nₛ when every stratum mean is 0 or 1.
+    /// One stratum: n.
     fn effective_questions(&self, a: usize) -> f64 {
         let r = &self.arm_reports[a];
-        let w2 = (1.0 / r.strata.len() as f64).powi(2);
+        let equal = (1.0 / r.strata.len() as f64).powi(2);
+        let w2 = |i: usize| r.weights.get(i).map_or(equal, |w| w * w);
         let v: f64 = r
             .strata
             .iter()
-            .map(|s| w2 * s.mean * (1.0 - s.mean) / s.questions as f64)
+            .enumerate()
+            .map(|(i, s)| w2(i) * s.mean * (1.0 - s.mean) / s.questions as f64)
             .sum();
         let p = r.estimate;
         if v > 0.0 && p > 0.0 && p < 1.0 {
@@ -986,7 +1003,8 @@ impl PreparedComparison {
             1.0 / r
                 .strata
                 .iter()
-                .map(|s| w2 / s.questions as f64)
+                .enumerate()
+                .map(|(i, s)| w2(i) / s.questions as f64)
                 .sum::<f64>()
         }
     }
@@ -1260,6 +1278,7 @@ fn covariance(reps: &[Vec<f64>]) -> Vec<Vec<f64>> {
 }
 
 const SE_METHOD: &str = "nested variance components per stratum (REML where a stratum is unbalanced), as `stats variance`; strata combined with equal weights; Welch-Satterthwaite degrees of freedom from each stratum's Q - 1";
+const SE_METHOD_WEIGHTED: &str = "nested variance components per stratum (REML where a stratum is unbalanced), as `stats variance`; strata combined with the weights given (`weights`): SE² = Σ w² SE²; Welch-Satterthwaite degrees of freedom from each stratum's Q - 1";
 const ADJUSTED_METHOD: &str = "Holm step-down (family-wise error) and Benjamini-Hochberg (false discovery rate) over the family";
 const SIMULTANEOUS_METHOD: &str = "estimate ± c·SE, c the quantile of the maximum |t| over the family: multivariate t on the family's smallest df with the correlations of the stratified question bootstrap's replicates (one draw of questions shared by every pair), never below the value for independent systems (Tukey's or Dunnett's), kept between the marginal t and Bonferroni's t";
 const RANKS_METHOD: &str = "simultaneous rank intervals from the all-pairs simultaneous intervals (Mogstad, Romano, Shaikh & Wilhelm 2024)";

@@ -57,7 +57,8 @@ pub struct CriticalValues {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct System {
     pub name: String,
-    /// Equal-weight mean of the stratum means, as `stats variance --arm NAME`.
+    /// Mean of the stratum means (equal weights unless `--weights`), as `stats variance
+    /// --arm NAME`.
     pub estimate: f64,
     pub se: f64,
     /// Welch–Satterthwaite df of the SE; `null` when the SE is 0.
@@ -227,6 +228,11 @@ pub struct CompareReport {
     pub metric: String,
     pub family: Family,
     pub methods: Methods,
+    /// The strata's weights (in `strata`'s order, Σ = 1) when `--weights` gave them; absent
+    /// for equal weights. Every system's and pair's estimate, SE, df and bootstrap replicate
+    /// combines the strata with them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<f64>,
     pub critical_values: CriticalValues,
     /// Systems in the panel's arm order.
     pub systems: Vec<System>,
