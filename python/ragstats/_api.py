@@ -325,6 +325,7 @@ def compare(
     by: Any = None,
     arm: Any = None,
     metric: Any = None,
+    arms: Union[Any, Sequence[Any], None] = None,
     reference: Any = None,
     drop_incomplete: bool = False,
     failure_score: Any = None,
@@ -372,6 +373,7 @@ def compare(
     - ``by`` (--by): The column whose values are the systems compared (default: `arm`), e.g. `selector` for the selectors of a retrieval study or `model`; cells are paired on dataset, question, trajectory and read as arms are. A panel with several arms needs --arm
     - ``arm`` (--arm): With --by: compare the systems within this arm (needed when the panel's `arm` column has several values)
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``arms`` (--arms): Compare only these systems (comma-separated names of the arm, or --by, column): the other systems' rows are left out before anything is checked, so their duplicates and missing questions do not stop the comparison
     - ``reference`` (--reference): Compare every arm with this one only (a Dunnett-style family) instead of every pair
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design instead of fitting them by REML
     - ``failure_score`` (--failure-score): Score a cell one arm of a pair lacks as X for that pair (the reader never answered) instead of leaving the cell out of the pair's difference
@@ -410,6 +412,7 @@ def compare(
     _flag(argv, tables, '--by', by, False, None)
     _flag(argv, tables, '--arm', arm, False, None)
     _flag(argv, tables, '--metric', metric, False, None)
+    _flag(argv, tables, '--arms', arms, True, None)
     _flag(argv, tables, '--reference', reference, False, None)
     if drop_incomplete:
         argv.append('--drop-incomplete')

@@ -202,6 +202,7 @@ impl PanelOptions {
             arm_column: None,
             within_arm: None,
             same_questions: false,
+            keep_arms: Vec::new(),
             columns: self.shape.columns.clone().unwrap_or_default(),
             common_questions: self.shape.common_questions,
             duplicates: self.shape.duplicates,

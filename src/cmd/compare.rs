@@ -36,6 +36,11 @@ pub struct Args {
     /// Score column to analyse (default: `f1` if present, else the only non-key column).
     #[arg(long, value_name = "COLUMN")]
     pub metric: Option<String>,
+    /// Compare only these systems (comma-separated names of the arm, or --by, column): the
+    /// other systems' rows are left out before anything is checked, so their duplicates and
+    /// missing questions do not stop the comparison.
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',', num_args = 1..)]
+    pub arms: Vec<String>,
     /// Compare every arm with this one only (a Dunnett-style family) instead of every pair.
     #[arg(long, value_name = "ARM")]
     pub reference: Option<String>,
@@ -193,6 +198,7 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
         within_arm: args.arm.clone(),
         // Every system and pair combines the strata with `--weights` (equal without it).
         weights: args.shape.weights.clone().unwrap_or_default(),
+        keep_arms: args.arms.clone(),
         ..PanelOptions {
             metric: args.metric.clone(),
             drop_incomplete: args.drop_incomplete,

@@ -932,3 +932,46 @@ fn weighted_systems_and_pairs_are_what_variance_reports_with_the_same_weights() 
         }
     }
 }
+
+/// `--arms`: only the named systems are compared, as if the panel held no others (the same
+/// numbers as a panel without the other arms' rows), in the file's order; an unknown name is
+/// refused naming it and the panel's arms.
+#[test]
+fn arms_compares_only_the_systems_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = std::fs::read_to_string(ARMS4).unwrap();
+    let mut lines = all.lines();
+    let mut three = format!("{}\n", lines.next().unwrap());
+    for l in lines.filter(|l| !l.contains(",b,")) {
+        three.push_str(l);
+        three.push('\n');
+    }
+    let without_b = write(&dir, "without-b.csv", &three);
+    let args = [
+        "--replicates",
+        "300",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ];
+    let picked = body(json(
+        &[&["compare", ARMS4, "--arms", "c,base,a"][..], &args[..]].concat(),
+    ));
+    let filtered = body(json(
+        &[&["compare", without_b.to_str().unwrap()][..], &args[..]].concat(),
+    ));
+    let names: Vec<&str> = picked["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["base", "a", "c"]);
+    assert_eq!(picked, filtered);
+    let err = refusal(&[ARMS4, "--arms", "a,nope,zzz"]);
+    assert!(
+        err.contains("--arms: no arm 'nope', 'zzz' in the panel; its arms are: base, a, b, c"),
+        "{err}"
+    );
+}

@@ -51,7 +51,7 @@ const DOCS: &[(&str, usize, usize)] = &[
     ("llm.md", 0, 1),
     ("mcq.md", 1, 1),
     ("mcqgen.md", 1, 1),
-    ("panels.md", 1, 2),
+    ("panels.md", 1, 3),
     ("python.md", 0, 1),
     ("report.md", 2, 0),
     ("resample.md", 0, 0),

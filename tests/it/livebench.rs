@@ -99,4 +99,34 @@ fn livebench_global_average_from_the_parquet_with_category_weights() {
     // o1-preview's Global Average is 0.6602 where the equal-weight mean over tasks is
     // 0.6751 (#46): the weights are what make the published number.
     assert!((published("o1-preview-2024-09-12") - 0.66020333).abs() < 1e-8);
+
+    // The same seven as one comparison, straight from the 93-model file: `--arms` leaves the
+    // other models (and their duplicate rows and missing questions) out, and every system's
+    // estimate is the published Global Average; the leaderboard is sorted by it.
+    let doc = json(&[
+        "compare",
+        parquet.to_str().unwrap(),
+        "--columns",
+        "question=question_id,arm=model,dataset=task",
+        "--arms",
+        &MODELS.join(","),
+        "--weights",
+        weights.to_str().unwrap(),
+        "--replicates",
+        "500",
+        "--format",
+        "json",
+    ]);
+    let systems = doc["systems"].as_array().unwrap();
+    assert_eq!(systems.len(), 7);
+    for s in systems {
+        let model = s["name"].as_str().unwrap();
+        let got = s["estimate"].as_f64().unwrap();
+        assert!(
+            (got - published(model)).abs() < 1e-5,
+            "compare, {model}: {got}"
+        );
+    }
+    assert_eq!(doc["family"]["size"], 21);
+    assert_eq!(doc["weights"].as_array().unwrap().len(), 18);
 }

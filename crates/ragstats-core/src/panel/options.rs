@@ -53,6 +53,10 @@ pub struct LoadOptions {
     /// are listed (with counts and examples) when the rows are read, before any outcome is
     /// assembled. Ignored with `common_questions`, which keeps the shared questions instead.
     pub same_questions: bool,
+    /// Keep only the rows of these arms (`compare --arms`), before anything else is checked:
+    /// the other arms' duplicates and missing questions are then not the panel's problem.
+    /// Empty: every arm.
+    pub keep_arms: Vec<String>,
     /// How the strata are weighted when an analysis combines them ([`Panel::weights`]).
     ///
     /// [`Panel::weights`]: super::Panel::weights

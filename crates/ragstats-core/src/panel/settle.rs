@@ -24,6 +24,9 @@ const EXAMPLES: usize = 3;
 /// (with [`Duplicates::Error`]) or, with [`LoadOptions::same_questions`], arms lacking
 /// questions other arms have; [`Error::Input`] when no question is common to every arm.
 pub(super) fn settle(path: &Path, raw: &mut RawPanel, opts: &LoadOptions) -> Result<()> {
+    if !opts.keep_arms.is_empty() {
+        keep_arms(path, raw, &opts.keep_arms)?;
+    }
     let mut problems: Vec<String> = Vec::new();
     let arms = compared_arms(raw, opts);
     // `--arm X` analyses X alone: another arm's duplicates are not its problem.
@@ -52,6 +55,48 @@ pub(super) fn settle(path: &Path, raw: &mut RawPanel, opts: &LoadOptions) -> Res
         write!(msg, "\n  - {p}").expect("writing to a String");
     }
     Err(Error::input(path, None, msg))
+}
+
+/// Keeps the rows of the arms named in `keep` ([`LoadOptions::keep_arms`]) and renumbers
+/// the arms in the order they first appear in the file, as if the others were never there.
+///
+/// # Errors
+/// [`Error::Input`] naming every arm of `keep` the panel lacks, with the panel's arms.
+fn keep_arms(path: &Path, raw: &mut RawPanel, keep: &[String]) -> Result<()> {
+    let unknown: Vec<&str> = keep
+        .iter()
+        .map(String::as_str)
+        .filter(|a| raw.arms.get(a).is_none())
+        .collect();
+    if !unknown.is_empty() {
+        return Err(Error::input(
+            path,
+            None,
+            format!(
+                "--arms: no {} '{}' in the panel; its {}s are: {}",
+                raw.arm_name(),
+                unknown.join("', '"),
+                raw.arm_name(),
+                crate::io::clip_list(raw.arms.names())
+            ),
+        ));
+    }
+    let mut arms = super::raw::Interner::default();
+    let renumber: Vec<Option<u32>> = raw
+        .arms
+        .names()
+        .map(|name| keep.iter().any(|k| k == name).then(|| arms.id(name)))
+        .collect();
+    raw.rows
+        .retain_mut(|r| match renumber.get(r.arm as usize).copied().flatten() {
+            Some(id) => {
+                r.arm = id;
+                true
+            }
+            None => false,
+        });
+    raw.arms = arms;
+    Ok(())
 }
 
 /// The arms whose questions must agree: the two of `--contrast B-A` (when both are arms of

@@ -57,6 +57,7 @@ impl Sections<'_> {
                 more: Vec::new(),
                 by: None,
                 arm: None,
+                arms: Vec::new(),
                 metric: o.metric.clone(),
                 reference: None,
                 drop_incomplete: o.drop_incomplete,
