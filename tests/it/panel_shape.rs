@@ -354,46 +354,42 @@ fn weights_that_do_not_fit_the_panel_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(&dir, "p.csv", TWO_STRATA);
     let p = p.to_str().unwrap();
-    let lacking = write(&dir, "w1.csv", "dataset,weight\nA,1\n");
-    stats()
-        .args(["variance", p, "--weights", lacking.to_str().unwrap()])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
+    // (file, its text, what the refusal says)
+    let cases = [
+        (
+            "w1.csv",
+            "dataset,weight\nA,1\n",
             "no weight for stratum 'B'; every dataset of the panel needs one",
-        ));
-    let extra = write(&dir, "w2.csv", "dataset,weight\nA,1\nB,1\nC,1\n");
-    stats()
-        .args(["variance", p, "--weights", extra.to_str().unwrap()])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
+        ),
+        (
+            "w2.csv",
+            "dataset,weight\nA,1\nB,1\nC,1\n",
             "the panel has no dataset 'C' (its datasets: A, B)",
-        ));
-    let bad = write(&dir, "w3.csv", "dataset,weight\nA,1\nB,-2\n");
-    stats()
-        .args(["variance", p, "--weights", bad.to_str().unwrap()])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
+        ),
+        (
+            "w3.csv",
+            "dataset,weight\nA,1\nB,-2\n",
             "w3.csv:3: weight -2 for 'B'; expected a finite number ≥ 0",
-        ));
-    let zero = write(&dir, "w4.csv", "dataset,weight\nA,0\nB,0\n");
-    stats()
-        .args(["variance", p, "--weights", zero.to_str().unwrap()])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
+        ),
+        (
+            "w4.csv",
+            "dataset,weight\nA,0\nB,0\n",
             "--weights: the strata's weights sum to 0",
-        ));
-    let no_column = write(&dir, "w5.csv", "dataset,w\nA,1\nB,1\n");
-    stats()
-        .args(["variance", p, "--weights", no_column.to_str().unwrap()])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
+        ),
+        (
+            "w5.csv",
+            "dataset,w\nA,1\nB,1\n",
             "w5.csv:1: --weights: column 'weight' not found; the columns are: dataset, w",
-        ));
+        ),
+    ];
+    for (name, text, says) in cases {
+        let w = write(&dir, name, text);
+        stats()
+            .args(["variance", p, "--weights", w.to_str().unwrap()])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
     // Nor do the bootstrap's design forecasts, which combine strata with equal weights.
     stats()
         .args([
