@@ -243,6 +243,24 @@ pub(super) struct RawPanel {
 }
 
 impl RawPanel {
+    /// This panel's keys and notes with `rows` for its rows (the rows themselves are not
+    /// copied).
+    pub fn with_rows(&self, rows: Vec<RawRow>) -> RawPanel {
+        RawPanel {
+            datasets: self.datasets.clone(),
+            questions: self.questions.clone(),
+            trajectories: self.trajectories.clone(),
+            reads: self.reads.clone(),
+            arms: self.arms.clone(),
+            selectors: self.selectors.clone(),
+            rows,
+            has_dataset: self.has_dataset,
+            arm_column: self.arm_column.clone(),
+            outer_arms: self.outer_arms.clone(),
+            notes: self.notes.clone(),
+        }
+    }
+
     /// Adds the row on `line` of `path`: a missing dataset is `all`, a missing trajectory
     /// or read `0`.
     ///
