@@ -193,12 +193,21 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
         intervals: args.interval.rule(),
         costs,
     };
+    // `--arms a, b` as typed: names are trimmed; an empty one is a slip, not an arm.
+    let arms: Vec<String> = args.arms.iter().map(|a| a.trim().to_string()).collect();
+    if arms.iter().any(String::is_empty) {
+        return Err(UsageError(format!(
+            "--arms {}: expected the names of two or more systems separated by commas, e.g. --arms a,b,c",
+            args.arms.join(",")
+        ))
+        .into());
+    }
     let opts = ragstats_core::panel::LoadOptions {
         arm_column: by.map(str::to_string),
         within_arm: args.arm.clone(),
         // Every system and pair combines the strata with `--weights` (equal without it).
         weights: args.shape.weights.clone().unwrap_or_default(),
-        keep_arms: args.arms.clone(),
+        keep_arms: arms,
         ..PanelOptions {
             metric: args.metric.clone(),
             drop_incomplete: args.drop_incomplete,

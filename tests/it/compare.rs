@@ -969,6 +969,15 @@ fn arms_compares_only_the_systems_named() {
         .collect();
     assert_eq!(names, ["base", "a", "c"]);
     assert_eq!(picked, filtered);
+    let spaced = body(json(
+        &[&["compare", ARMS4, "--arms", "c, base , a"][..], &args[..]].concat(),
+    ));
+    assert_eq!(spaced, picked, "names are trimmed");
+    let err = refusal(&[ARMS4, "--arms", "a,,b"]);
+    assert!(
+        err.contains("--arms a,,b: expected the names of two or more systems"),
+        "{err}"
+    );
     let err = refusal(&[ARMS4, "--arms", "a,nope,zzz"]);
     assert!(
         err.contains("--arms: no arm 'nope', 'zzz' in the panel; its arms are: base, a, b, c"),
