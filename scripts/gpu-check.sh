@@ -289,6 +289,18 @@ cp "$work/$chosen.json" "$work/adapter.json"
 describe='"{name} / {backend} / vendor {vendor} / 64-bit multiply {native_int64}".format(**d["engine_adapter"])'
 step "engine adapter ($chosen): $(field "$work/adapter.json" "$describe")"
 
+# parity NAME WHAT: $work/NAME-cpu.json and $work/NAME-gpu.json, compared without the run
+# envelope's backend and adapter and without timings (scripts/json-diff.py prints the first
+# differing paths); its exit status goes to $work/parity-NAME.rc for the summary.
+parity() {
+    python3 scripts/json-diff.py --drop /run/backend --drop /run/adapter --drop-key seconds \
+        "$work/$1-cpu.json" "$work/$1-gpu.json" > "$work/parity-$1.txt"
+    local rc=$?
+    echo "$rc" > "$work/parity-$1.rc"
+    cat "$work/parity-$1.txt"
+    [ "$rc" -eq 0 ] || fail "$2"
+}
+
 # --- Parity on the demo panel --------------------------------------------------------------
 step "parity: demo bootstrap report, CPU and GPU"
 for b in cpu gpu; do
@@ -296,12 +308,7 @@ for b in cpu gpu; do
         --design 446:2:1 --backend "$b" --format json > "$work/demo-$b.json" \
         || fail "bootstrap --backend $b"
 done
-python3 scripts/json-diff.py --drop /run/backend --drop /run/adapter --drop-key seconds \
-    "$work/demo-cpu.json" "$work/demo-gpu.json" > "$work/parity-demo.txt"
-parity_rc=$?
-echo "$parity_rc" > "$work/parity-demo.rc"
-cat "$work/parity-demo.txt"
-[ "$parity_rc" -eq 0 ] || fail "demo bootstrap parity"
+parity demo "demo bootstrap parity"
 
 # --- Coverage study, CPU and GPU ----------------------------------------------------------
 # `stats coverage` (issue #45) simulates panels of the demo's design and bootstraps each one:
@@ -326,12 +333,7 @@ for b in cpu gpu; do
     echo "coverage --backend $b: exit $rc, $(cat "$work/coverage-$b.seconds") s wall"
     [ "$rc" -eq 0 ] || fail "coverage --backend $b (exit $rc)"
 done
-python3 scripts/json-diff.py --drop /run/backend --drop /run/adapter --drop-key seconds \
-    "$work/coverage-cpu.json" "$work/coverage-gpu.json" > "$work/parity-coverage.txt"
-parity_rc=$?
-echo "$parity_rc" > "$work/parity-coverage.rc"
-cat "$work/parity-coverage.txt"
-[ "$parity_rc" -eq 0 ] || fail "coverage parity"
+parity coverage "coverage parity"
 
 # --- Benchmarks ----------------------------------------------------------------------------
 # name | flags. draws = B x questions. The L1 diagnostic has the large workload's 10^10
@@ -385,15 +387,13 @@ def load(p):
         return {"error": f"{os.path.basename(p)}: {e}"}
 res = {"dry_run": dry, "loader_path": chosen, "notes": notes, "adapter": load(f"{work}/adapter.json"), "benches": {}}
 rows = []
-# The demo report's parity (scripts/json-diff.py's exit status): 0 identical, 1 differ.
-try:
-    demo = {"0": True, "1": False}.get(open(f"{work}/parity-demo.rc").read().strip())
-except OSError:
-    demo = None
-try:
-    cov = {"0": True, "1": False}.get(open(f"{work}/parity-coverage.rc").read().strip())
-except OSError:
-    cov = None
+def parity(name):
+    """A report pair's parity (scripts/json-diff.py's exit status): 0 identical, 1 differ."""
+    try:
+        return {"0": True, "1": False}.get(open(f"{work}/parity-{name}.rc").read().strip())
+    except OSError:
+        return None
+demo, cov = parity("demo"), parity("coverage")
 res["parity"] = {"demo-bootstrap": demo, "coverage": cov}
 flag = {True: "identical", False: "DIFFER", None: "-"}
 rows.append("| demo-bootstrap | bootstrap data/demo/panel.csv --design 446:2:1, report minus run.backend/adapter | - | - | - | - | - | {} |".format(flag[demo]))
