@@ -864,27 +864,32 @@ fn weighted_systems_and_pairs_are_what_variance_reports_with_the_same_weights() 
             (got[0] - w[0]).abs() < 1e-15 && (got[1] - w[1]).abs() < 1e-15,
             "{got:?}"
         );
-        assert!(doc["methods"]["se"]
-            .as_str()
-            .unwrap()
-            .contains("weights given"));
-        for (i, s) in doc["systems"].as_array().unwrap().iter().enumerate() {
-            let name = s["name"].as_str().unwrap();
+        // A system (`--arm NAME`) or pair (`--contrast B-A`) of the comparison has the
+        // estimate, SE and df `stats variance` gives it with the same weights.
+        let same_as_variance = |got: &serde_json::Value, flag: &str, what: &str| {
             let v = json(&[
                 "variance",
                 ARMS4,
-                "--arm",
-                name,
+                flag,
+                what,
                 "--weights",
                 weights,
                 "--format",
                 "json",
             ]);
             assert_eq!(
-                (&s["estimate"], &s["se"], &s["df"]),
+                (&got["estimate"], &got["se"], &got["df"]),
                 (&v["estimate"], &v["se"], &v["df"]),
-                "{name}"
+                "{what}"
             );
+        };
+        assert!(doc["methods"]["se"]
+            .as_str()
+            .unwrap()
+            .contains("weights given"));
+        for (i, s) in doc["systems"].as_array().unwrap().iter().enumerate() {
+            let name = s["name"].as_str().unwrap();
+            same_as_variance(s, "--arm", name);
             let means: Vec<f64> = doc["strata"]
                 .as_array()
                 .unwrap()
@@ -896,21 +901,7 @@ fn weighted_systems_and_pairs_are_what_variance_reports_with_the_same_weights() 
         }
         for p in doc["pairs"].as_array().unwrap() {
             let spec = format!("{}-{}", p["b"].as_str().unwrap(), p["a"].as_str().unwrap());
-            let v = json(&[
-                "variance",
-                ARMS4,
-                "--contrast",
-                &spec,
-                "--weights",
-                weights,
-                "--format",
-                "json",
-            ]);
-            assert_eq!(
-                (&p["estimate"], &p["se"], &p["df"]),
-                (&v["estimate"], &v["se"], &v["df"]),
-                "{spec}"
-            );
+            same_as_variance(p, "--contrast", &spec);
         }
         let text = stats().args(args).assert().success();
         let text = String::from_utf8(text.get_output().stdout.clone()).unwrap();
