@@ -37,7 +37,7 @@ use crate::{Error, Result};
 
 /// Why a Parquet file or an inspect `.eval` log is refused by a core built without the
 /// `formats` feature (`--no-default-features`).
-#[cfg_attr(feature = "formats", allow(dead_code))]
+#[cfg(not(feature = "formats"))]
 const FORMATS_OFF: &str = "this build of ragstats reads no Parquet files or inspect .eval \
      logs: ragstats-core was built without its `formats` feature (it is on by default; \
      rebuild with it, or convert the file to CSV or JSONL)";
