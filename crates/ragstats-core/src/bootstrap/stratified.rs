@@ -188,11 +188,7 @@ impl BootstrapPlan {
     /// bits as before weights existed). The same host arithmetic on either backend's sums,
     /// so the CPU and GPU replicates stay identical.
     pub fn combined(&self, means: &[f64]) -> f64 {
-        if self.weights.is_empty() {
-            means.iter().sum::<f64>() / means.len() as f64
-        } else {
-            means.iter().zip(&self.weights).map(|(m, w)| w * m).sum()
-        }
+        crate::panel::combine_strata(means.iter().copied(), &self.weights)
     }
 
     /// The statistic vector from per-stratum column sums (see the module docs).

@@ -629,7 +629,6 @@ impl PreparedComparison {
     ) -> Result<Vec<Vec<f64>>> {
         let rs = &self.settings.resampling;
         let b = rs.replicates;
-        let d = self.questions.len() as f64;
         let weights = &self.arm_reports[0].weights;
         let groups: Vec<&[Vec<Vec<f64>>]> = self.columns.chunks(MAX_K).collect();
         let mut out = Vec::with_capacity(self.columns.len());
@@ -652,12 +651,7 @@ impl PreparedComparison {
                                 .iter()
                                 .zip(&self.questions)
                                 .map(|(s, &q)| s[j] / q as f64);
-                            if weights.is_empty() {
-                                // Equal weights: summed, then divided once (as without weights).
-                                means.sum::<f64>() / d
-                            } else {
-                                means.zip(weights).map(|(m, w)| w * m).sum()
-                            }
+                            crate::panel::combine_strata(means, weights)
                         })
                         .collect(),
                 );

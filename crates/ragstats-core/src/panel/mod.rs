@@ -30,7 +30,7 @@ mod suffstats;
 
 pub use design::Design;
 pub use load::{load_outcomes, load_panel, LoadOptions, PanelRows};
-pub use options::{ColumnMap, Duplicates, Weights};
+pub use options::{combine_strata, ColumnMap, Duplicates, Weights};
 pub use selectors::SelectorChoice;
 pub use suffstats::{QuestionStats, StratumStats};
 

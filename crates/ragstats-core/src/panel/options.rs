@@ -218,6 +218,19 @@ pub enum Weights {
     },
 }
 
+/// The strata's combined mean: Σ_d w_d·ȳ_d with resolved `weights` ([`super::Panel::weights`]),
+/// or with equal weights (`weights` empty) Σ_d ȳ_d / D, summed then divided, so equal
+/// weights give the same bits as before weights existed. Host arithmetic on a replicate's
+/// stratum means, the same whichever backend drew it.
+pub fn combine_strata(means: impl ExactSizeIterator<Item = f64>, weights: &[f64]) -> f64 {
+    if weights.is_empty() {
+        let d = means.len() as f64;
+        means.sum::<f64>() / d
+    } else {
+        means.zip(weights).map(|(m, w)| w * m).sum()
+    }
+}
+
 impl Weights {
     /// Reads a weights file: CSV with columns `dataset,weight`, one row per dataset.
     ///
