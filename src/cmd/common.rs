@@ -401,20 +401,6 @@ fn dropped_note(panel: &Panel) -> Option<String> {
     (!parts.is_empty()).then(|| format!("note: dropped incomplete questions: {}", parts.join(", ")))
 }
 
-/// The line a text report states non-equal stratum weights on (`--weights`):
-/// `weights: NAME w, NAME w …` in the strata's order; empty for equal weights.
-pub fn weights_line<'a>(names: impl IntoIterator<Item = &'a str>, weights: &[f64]) -> String {
-    if weights.is_empty() {
-        return String::new();
-    }
-    let parts: Vec<String> = names
-        .into_iter()
-        .zip(weights)
-        .map(|(n, w)| format!("{n} {}", num(*w)))
-        .collect();
-    format!("weights: {}\n", parts.join(", "))
-}
-
 /// Formats a number for tables: fixed 6 decimals for ordinary magnitudes, scientific for tiny ones.
 /// A value that is not finite (0/0, a single replicate's SE, an empty ledger's unit cost) is
 /// printed as `undefined`, never `NaN` or `inf`; JSON output writes such values as `null`.

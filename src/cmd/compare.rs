@@ -469,7 +469,7 @@ impl Rendered for CompareOutput {
              intervals: {}\n",
             r.metric, c.marginal, c.simultaneous, c.independent, c.bonferroni, r.methods.ci
         );
-        s.push_str(&super::common::weights_line(
+        s.push_str(&ragstats_core::table::cells::weights_line(
             r.strata.iter().map(|st| st.name.as_str()),
             &r.weights,
         ));

@@ -3,7 +3,6 @@
 //! (the analysis: [`ragstats_core::correlate::all_pairs::correlate`]).
 
 mod args;
-mod render;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -36,8 +35,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
 }
 
 /// The figure `--plot` draws (and `stats report` shows): the heatmap of r with p-values.
-pub fn figure(args: &Args, out: &CorrelateOutput) -> anyhow::Result<String> {
-    let r = &out.report;
+pub fn figure(args: &Args, r: &CorrelateReport) -> anyhow::Result<String> {
     let caption = ragstats_plot::Caption {
         panel: args.file.display().to_string(),
         outcome: String::new(),
@@ -53,14 +51,9 @@ pub fn figure(args: &Args, out: &CorrelateOutput) -> anyhow::Result<String> {
     )?)
 }
 
-/// What `stats correlate` found.
-pub struct CorrelateOutput {
-    pub report: CorrelateReport,
-}
-
 /// Loads the columns, chooses the bootstrap engine and the permutation backend, and
 /// correlates every pair.
-pub fn compute(args: &Args) -> anyhow::Result<CorrelateOutput> {
+pub fn compute(args: &Args) -> anyhow::Result<CorrelateReport> {
     let method = Method::from(args.method);
     if args.resample.replicates == 1 {
         return Err(
@@ -138,5 +131,5 @@ pub fn compute(args: &Args) -> anyhow::Result<CorrelateOutput> {
     )?;
     boot.finish();
     perm.finish();
-    Ok(CorrelateOutput { report })
+    Ok(report)
 }

@@ -47,7 +47,6 @@ pub mod allocate;
 pub mod batch;
 pub mod bench;
 pub mod bootstrap;
-pub mod cells;
 pub mod common;
 pub mod compare;
 pub mod consistency;

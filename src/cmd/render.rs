@@ -1,7 +1,8 @@
 //! A command's result as a value, shown each way ([`Rendered`]), and results combined
 //! from values ([`Sections`]: one per selector or currency) rather than from printed output.
 
-use ragstats_core::document::{with_envelope, Engine, Inputs, RunInfo};
+use ragstats_core::document::{with_envelope, Engine, Inputs, Report, RunInfo};
+use ragstats_core::table::ToView;
 use serde_json::{json, Value};
 
 use super::common::{print_json, selector_choices, write_table_csv, Format, PanelOptions, Table};
@@ -26,6 +27,27 @@ pub trait Rendered {
     /// The exit code this result asks for (0 unless the command says otherwise).
     fn exit_code(&self) -> u8 {
         0
+    }
+}
+
+/// A library report shown through its view ([`ToView`]): text and CSV from the view, JSON
+/// from serde of the report ([`ragstats_core::document::to_body`]), the engine from
+/// [`Report::engine`].
+impl<R: ToView + Report> Rendered for R {
+    fn text(&self) -> String {
+        self.to_view().to_text()
+    }
+
+    fn csv(&self) -> Table {
+        self.to_view().csv().clone()
+    }
+
+    fn body(&self) -> Value {
+        ragstats_core::document::to_body(self)
+    }
+
+    fn engine(&self) -> Engine {
+        Report::engine(self)
     }
 }
 

@@ -5,16 +5,11 @@ use std::path::PathBuf;
 use ragstats_core::components::variance::{
     analyse_panel, variance_of_panel, PanelVariance, VarianceReport,
 };
-use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::panel::Panel;
 
-use super::common::{num, By, Format, PanelOptions, Table};
-use super::render::{sections_by_selector, Figure, Finished, Rendered};
+use super::common::{By, Format, PanelOptions};
+use super::render::{sections_by_selector, Figure, Finished};
 use super::UsageError;
-
-mod render;
-
-pub(super) use render::share_cell;
 
 /// Flags of `stats variance`.
 #[derive(Debug, Clone, clap::Args)]
@@ -75,7 +70,7 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let out = compute(args)?;
     let figure = match &args.plot {
         Some(_) => {
-            let v = &out.report.variance;
+            let v = &out.variance;
             let caption = super::figure::panel_caption(&args.panel, &v.outcome, None);
             let svg = ragstats_plot::variance(v, &caption)?;
             Some(Figure::new(
@@ -98,51 +93,8 @@ fn inputs(args: &Args) -> ragstats_core::document::Inputs {
     )
 }
 
-/// What `stats variance` found for one panel (one selector of it).
-pub struct VarianceOutput {
-    /// The analysis with the panel's metric: the JSON body.
-    pub report: PanelVariance,
-}
-
 /// Loads the panel `args` names and runs the analysis.
-pub fn compute(args: &Args) -> anyhow::Result<VarianceOutput> {
+pub fn compute(args: &Args) -> anyhow::Result<PanelVariance> {
     let panel = args.opts.load_weighted_noting(&args.panel)?;
-    Ok(VarianceOutput {
-        report: variance_of_panel(&panel)?,
-    })
-}
-
-impl Rendered for VarianceOutput {
-    fn text(&self) -> String {
-        let r = &self.report;
-        let mut text = render::text(&r.variance);
-        // The interval goes under the estimate line (the report's second).
-        let at = text
-            .match_indices('\n')
-            .nth(1)
-            .map_or(text.len(), |(i, _)| i + 1);
-        let df =
-            r.df.map_or("SE 0".to_string(), |v| format!("Student t on {v:.1} df"));
-        text.insert_str(
-            at,
-            &format!(
-                "95% CI [{}, {}]  ({df}, Welch-Satterthwaite)\n",
-                num(r.ci.lower()),
-                num(r.ci.upper())
-            ),
-        );
-        text
-    }
-
-    fn csv(&self) -> Table {
-        render::csv(&self.report.variance)
-    }
-
-    fn body(&self) -> serde_json::Value {
-        to_body(&self.report)
-    }
-
-    fn engine(&self) -> Engine {
-        self.report.engine()
-    }
+    Ok(variance_of_panel(&panel)?)
 }

@@ -6,7 +6,7 @@ use ragstats_core::table::Cell;
 
 use super::super::common::{fixed, undefined_because, Table, UNDEFINED};
 use super::AllocateOutput;
-use crate::cmd::cells::{design, label};
+use ragstats_core::table::cells::{design, label};
 
 /// The allocations table, the pairs, and for an unbalanced master panel its note.
 pub(super) fn text(o: &AllocateOutput) -> String {

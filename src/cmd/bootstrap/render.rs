@@ -130,7 +130,7 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
         num(r.summary.ci[0]),
         num(r.summary.ci[1])
     );
-    out.push_str(&crate::cmd::common::weights_line(
+    out.push_str(&ragstats_core::table::cells::weights_line(
         r.strata.iter().map(|s| s.name.as_str()),
         &r.weights,
     ));

@@ -5,7 +5,7 @@ use ragstats_core::costs::accounting::{CostReport, Totals};
 use ragstats_core::table::Cell;
 
 use super::super::common::{num, Table};
-use crate::cmd::cells::label;
+use ragstats_core::table::cells::label;
 
 /// One row per (arm, dataset) group, then the total.
 pub(super) fn csv(r: &CostReport) -> Table {

@@ -7,7 +7,7 @@ use ragstats_core::table::Cell;
 
 use super::super::common::{fixed, num, Table};
 use super::PlanOutput;
-use crate::cmd::cells::label;
+use ragstats_core::table::cells::label;
 
 /// One row per allocation, every digit.
 pub(super) fn csv(r: &PlanReport) -> Table {

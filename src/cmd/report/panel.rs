@@ -13,7 +13,7 @@ use super::html::{command, figure, h, sh, table, Reproduce};
 use super::Context;
 use crate::cmd::common::{num, undefined_because};
 use crate::cmd::figure::{caption, forecast_figure, panel_caption};
-use crate::cmd::variance::share_cell;
+use ragstats_core::components::variance_view::share_cell;
 
 /// The panel summary: the file, the outcome, the estimate and SE, and each stratum's design,
 /// mean, SE and dropped questions.

@@ -215,9 +215,8 @@ impl<'a> Sections<'a> {
                 format: Format::Json,
                 plot: None,
             };
-            let out = correlate::compute(&cargs)?;
-            let svg = correlate::figure(&cargs, &out)?;
-            let r = &out.report;
+            let r = correlate::compute(&cargs)?;
+            let svg = correlate::figure(&cargs, &r)?;
             let rows: Vec<Vec<String>> = r
                 .pairs
                 .iter()

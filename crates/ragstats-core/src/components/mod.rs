@@ -6,3 +6,4 @@ pub mod forecast;
 pub mod levels;
 pub mod reml;
 pub mod variance;
+pub mod variance_view;

@@ -22,6 +22,7 @@ pub mod permute;
 pub mod rank;
 pub mod rank_boot;
 pub mod table;
+pub mod view;
 
 pub use analysis::{prepare, Options, PairResult, Prepared};
 pub use estimate::{Estimate, Method};

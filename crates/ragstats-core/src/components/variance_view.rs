@@ -1,17 +1,37 @@
-//! The variance report as text and CSV (`stats variance`; `stats report` shows its shares).
+//! The variance analysis's view (`stats variance`; `stats report` shows its shares): the
+//! estimate and its interval, the strata, the components with their shares, the notes; and
+//! the long CSV table (one row per scope and level).
 
-use crate::cmd::cells::design;
-use ragstats_core::components::variance::{
-    Fit, Level, Method, PerLevel, StratumReport, VarianceReport, POOLED_SHARES_UNDEFINED,
-    SHARES_UNDEFINED,
+use super::variance::{
+    Fit, Level, Method, PanelVariance, PerLevel, StratumReport, VarianceReport,
+    POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED,
 };
-use ragstats_core::table::{Cell, Precision};
+use crate::table::cells::{design, weights_line};
+use crate::table::{format_number, Cell, Precision, Table, ToView, View};
 
-use super::super::common::{num, undefined_because, Table};
+/// A number as text tables print it.
+fn num(v: f64) -> String {
+    format_number(v, Precision::Auto)
+}
+
+impl ToView for PanelVariance {
+    /// [`variance_view`] with the interval line under the estimate.
+    fn to_view(&self) -> View {
+        let df = self
+            .df
+            .map_or("SE 0".to_string(), |v| format!("Student t on {v:.1} df"));
+        let interval = format!(
+            "95% CI [{}, {}]  ({df}, Welch-Satterthwaite)\n",
+            num(self.ci.lower()),
+            num(self.ci.upper())
+        );
+        variance_view(&self.variance, &interval)
+    }
+}
 
 /// A share's table cell: `undefined` when the scope's shares are (every component 0; the
 /// reason is a note under the table), `-` for a level that is not estimable.
-pub(in crate::cmd) fn share_cell(shares: Option<&PerLevel>, f: &Fit, l: Level) -> Cell {
+pub fn share_cell(shares: Option<&PerLevel>, f: &Fit, l: Level) -> Cell {
     match shares {
         Some(p) => Cell::opt_num(p.get(l)),
         None if f.components.get(l).is_some() => Cell::Undefined(None),
@@ -54,7 +74,7 @@ fn exact_opt(v: Option<f64>) -> Cell {
 /// One row per scope and level (`scope, questions, trajectories, reads, mean, se, level, ms,
 /// df, component, truncated, share_single, share_se2` and `method` when a stratum is REML),
 /// then the combined estimate.
-pub(super) fn csv(r: &VarianceReport) -> Table {
+fn csv(r: &VarianceReport) -> Table {
     let mut header = vec![
         "scope",
         "questions",
@@ -126,11 +146,13 @@ pub(super) fn csv(r: &VarianceReport) -> Table {
     t
 }
 
-/// The text report: the estimate, the strata table, the components table with their
-/// shares, and the notes (undefined shares, REML, the pooled fit).
-pub(super) fn text(r: &VarianceReport) -> String {
-    let mut out = format!(
-        "outcome: {}\nestimate {}  SE {}  ({} mean over {} {})\n{}\n",
+/// The view of `r`: the outcome and estimate lines, then `interval` (whole lines; may be
+/// empty), the weights, the strata table, the components table with their shares, and the
+/// notes (undefined shares, REML, the pooled fit).
+pub fn variance_view(r: &VarianceReport, interval: &str) -> View {
+    let mut v = View::new(csv(r));
+    v.text(format!(
+        "outcome: {}\nestimate {}  SE {}  ({} mean over {} {})\n{interval}{}\n",
         r.outcome,
         num(r.estimate),
         num(r.se),
@@ -145,8 +167,8 @@ pub(super) fn text(r: &VarianceReport) -> String {
         } else {
             "strata"
         },
-        crate::cmd::common::weights_line(r.strata.iter().map(|s| s.name.as_str()), &r.weights)
-    );
+        weights_line(r.strata.iter().map(|s| s.name.as_str()), &r.weights)
+    ));
     let reml = any_reml(r);
     let mut head = vec!["stratum", "Q", "T", "R", "mean", "SE", "dropped"];
     if reml {
@@ -165,8 +187,7 @@ pub(super) fn text(r: &VarianceReport) -> String {
         }
         t.row(row);
     }
-    out.push_str(&t.to_text());
-    out.push('\n');
+    v.table("strata", t).text("\n");
     let mut t = Table::new(&[
         "scope",
         "level",
@@ -226,9 +247,12 @@ pub(super) fn text(r: &VarianceReport) -> String {
             undefined.push(("pooled", POOLED_SHARES_UNDEFINED));
         }
     }
-    out.push_str(&t.to_text());
+    v.table("components", t);
     for (scope, why) in undefined {
-        out.push_str(&format!("  {scope} shares: {}\n", undefined_because(why)));
+        v.text(format!(
+            "  {scope} shares: {}\n",
+            Cell::undefined_because(why).display()
+        ));
     }
     if reml {
         notes.push(
@@ -247,10 +271,10 @@ pub(super) fn text(r: &VarianceReport) -> String {
         notes.push(format!("pooled: not fitted: {why}"));
     }
     if !notes.is_empty() {
-        out.push('\n');
+        v.text("\n");
         for n in notes {
-            out.push_str(&format!("note: {n}\n"));
+            v.text(format!("note: {n}\n"));
         }
     }
-    out
+    v
 }

@@ -2,6 +2,9 @@
 //! each as aligned text ([`Table::to_text`]), CSV ([`Table::to_csv`]) and HTML
 //! ([`Table::to_html`]). JSON is serde of an analysis's report, not a table.
 //!
+//! An analysis's whole output is a [`View`] of text lines and named tables (module `view`);
+//! [`cells`] holds the cells the analyses' tables share.
+//!
 //! A cell knows what it holds, so each renderer shows it its own way: a number is printed
 //! with its display precision in text ([`Precision`]) and in its shortest round-trip form in
 //! CSV; a value that is not defined is `undefined` in text and an empty CSV cell (never `NaN`
@@ -10,6 +13,11 @@
 //! at a time; text and CSV stay byte-identical meanwhile).
 
 use std::fmt::Write as _;
+
+pub mod cells;
+mod view;
+
+pub use view::{Block, ToView, View};
 
 /// How text output shows an undefined value (JSON writes `null`, CSV an empty cell).
 pub const UNDEFINED: &str = "undefined";

@@ -1,13 +1,14 @@
-//! Typed table cells the commands' tables share: a label as the input spells it, and a
-//! scope's design (Q, T, R, or the spread of T and R of an unbalanced scope).
+//! Typed table cells the analyses' tables share: a label as the input spells it, a
+//! scope's design (Q, T, R, or the spread of T and R of an unbalanced scope), and the line
+//! naming the stratum weights.
 
-use ragstats_core::components::reml::{Shape, Spread};
-use ragstats_core::table::{Cell, MISSING, UNDEFINED};
+use super::{format_number, Cell, Precision, MISSING, UNDEFINED};
+use crate::components::reml::{Shape, Spread};
 
 /// A label (an arm, a dataset, a stratum or an allocation name) as the input spells it:
 /// text, except that a label which reads as a number (or is `-` or `undefined`) stays
 /// [`Cell::Raw`], which text output right-aligns like a number, as these tables always did.
-pub(in crate::cmd) fn label(s: &str) -> Cell {
+pub fn label(s: &str) -> Cell {
     if s.parse::<f64>().is_ok() || s == MISSING || s == UNDEFINED {
         Cell::Raw(s.to_string())
     } else {
@@ -18,7 +19,7 @@ pub(in crate::cmd) fn label(s: &str) -> Cell {
 /// A scope's name and its design: Q, T, R for a balanced scope; for an unbalanced one
 /// (`shape`) Q and the min/mean/max of T per question and of R per trajectory, as
 /// `stats variance` prints them.
-pub(in crate::cmd) fn design(
+pub fn design(
     name: &str,
     questions: usize,
     trajectories: usize,
@@ -52,10 +53,24 @@ fn spread(x: &Spread) -> Cell {
     }
 }
 
+/// The line naming the strata's weights (`weights: d1 0.250000, d2 0.750000`), or nothing
+/// when the strata are equally weighted (`weights` empty).
+pub fn weights_line<'a>(names: impl IntoIterator<Item = &'a str>, weights: &[f64]) -> String {
+    if weights.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = names
+        .into_iter()
+        .zip(weights)
+        .map(|(n, w)| format!("{n} {}", format_number(*w, Precision::Auto)))
+        .collect();
+    format!("weights: {}\n", parts.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ragstats_core::table::Table;
+    use crate::table::Table;
 
     #[test]
     fn labels_align_as_their_text_reads() {

@@ -1,30 +1,14 @@
-//! `stats correlate` as text and CSV (byte for byte as the command always printed them) and
-//! JSON (the document of [`CorrelateReport`], docs/json.md).
+//! The correlation analysis's view (`stats correlate`): the header lines, the r (p) matrix
+//! when there are several pairs, the pairs' table and its notes; the CSV is one row per pair
+//! with every digit.
 
-use ragstats_core::correlate::all_pairs::CorrelateReport;
-use ragstats_core::correlate::estimate::PValueKind;
-use ragstats_core::document::{to_body, Engine, Report};
-use ragstats_core::table::Cell;
+use super::all_pairs::CorrelateReport;
+use super::estimate::PValueKind;
+use crate::table::{Cell, Table, ToView, View};
 
-use super::super::common::Table;
-use super::super::render::Rendered;
-use super::CorrelateOutput;
-
-impl Rendered for CorrelateOutput {
-    fn text(&self) -> String {
-        text(&self.report)
-    }
-
-    fn csv(&self) -> Table {
-        csv(&self.report)
-    }
-
-    fn body(&self) -> serde_json::Value {
-        to_body(&self.report)
-    }
-
-    fn engine(&self) -> Engine {
-        self.report.engine()
+impl ToView for CorrelateReport {
+    fn to_view(&self) -> View {
+        view(self)
     }
 }
 
@@ -89,7 +73,8 @@ fn csv(r: &CorrelateReport) -> Table {
 
 /// The header lines (method, bootstrap, permutations, codings, notes), the r (p) matrix
 /// when there are several pairs, and the pairs' table.
-fn text(r: &CorrelateReport) -> String {
+fn view(r: &CorrelateReport) -> View {
+    let mut v = View::new(csv(r));
     let mut out = format!(
         "{} correlation, n = {}{}; p-values: {}\n",
         r.method.name(),
@@ -137,12 +122,13 @@ fn text(r: &CorrelateReport) -> String {
         out.push_str(&format!("note: {n}\n"));
     }
     out.push('\n');
+    v.text(out);
     if r.pairs.len() > 1 {
-        out.push_str("r (two-sided p):\n");
-        out.push_str(&matrix(r).to_text());
-        out.push('\n');
+        v.text("r (two-sided p):\n")
+            .table("matrix", matrix(r))
+            .text("\n");
     }
-    out.push_str(&pairs(r).to_text());
+    v.table("pairs", pairs(r));
     let undefined: usize = r
         .pairs
         .iter()
@@ -150,11 +136,11 @@ fn text(r: &CorrelateReport) -> String {
         .max()
         .unwrap_or(0);
     if undefined > 0 {
-        out.push_str(&format!(
+        v.text(format!(
             "\nnote: up to {undefined} replicates per pair drew a constant column and were left out of the bootstrap SE and interval\n"
         ));
     }
-    out
+    v
 }
 
 /// r (p) of every pair, x down, y across.
