@@ -28,8 +28,9 @@ use render::{calls_line, dry_run_text, merge_lines, outputs_line, shard_line, Ba
 use super::batch::{block_on, warn_cut};
 use super::common::print_json;
 use super::endpoint::{client, Configured};
-use super::run_audit::{totals_lines, warn};
+use super::run_audit::warn;
 use super::UsageError;
+use ragstats_agent::run::audit_view::totals_lines;
 
 /// Runs `stats run` or `stats run merge`.
 pub fn dispatch(c: Cli) -> anyhow::Result<u8> {

@@ -4,15 +4,10 @@
 use std::path::PathBuf;
 
 use ragstats_agent::run::audit::{audit_run, RunAudit};
-use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::trajlog::read_trajectories;
 
-use super::common::{Format, Table};
-use super::render::{Finished, Rendered};
-
-mod table;
-
-pub use table::{audit_table, totals_lines, warn, AUDIT_NOTE};
+use super::common::Format;
+use super::render::Finished;
 
 /// Flags of `stats run-audit`.
 #[derive(Debug, clap::Args)]
@@ -24,26 +19,15 @@ pub struct Args {
     pub json: bool,
 }
 
-/// What `stats run-audit` found in one trajectory log.
-pub struct RunAuditOutput {
-    /// The trajectory log read.
-    pub file: PathBuf,
-    /// The analysis.
-    pub audit: RunAudit,
-}
-
-/// Reads the run's trajectory log and audits it.
-pub fn compute(a: &Args) -> anyhow::Result<RunAuditOutput> {
+/// Reads the run's trajectory log and audits it: the log read and its audit.
+pub fn compute(a: &Args) -> anyhow::Result<(PathBuf, RunAudit)> {
     let path = if a.dir.is_dir() {
         a.dir.join("trajectories.jsonl")
     } else {
         a.dir.clone()
     };
     let logs: Vec<_> = read_trajectories(&path)?.into_iter().map(|l| l.t).collect();
-    Ok(RunAuditOutput {
-        audit: audit_run(&logs),
-        file: path,
-    })
+    Ok((path, audit_run(&logs)))
 }
 
 /// Runs `stats run-audit`.
@@ -53,49 +37,19 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
 
 /// What `stats run-audit` prints for `a`, and its warnings for stderr.
 pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
-    let out = compute(a)?;
-    let inputs = ragstats_core::document::Inputs::new().with("trajectories", out.file.display());
-    let warnings = out
-        .audit
+    let (file, audit) = compute(a)?;
+    let inputs = ragstats_core::document::Inputs::new().with("trajectories", file.display());
+    let warnings = audit
         .warnings
         .iter()
         .map(|w| format!("warning: {w}"))
         .collect();
-    Ok(Finished::new("run-audit", inputs, out).with_notes_after(warnings))
+    Ok(Finished::new("run-audit", inputs, audit).with_notes_after(warnings))
 }
 
-impl Rendered for RunAuditOutput {
-    fn text(&self) -> String {
-        let (head, cells) = audit_table(&self.audit.rows);
-        let mut t = Table::new(&head);
-        for r in cells {
-            t.row(r);
-        }
-        let mut out = t.to_text();
-        out.push_str(AUDIT_NOTE);
-        out.push('\n');
-        for l in totals_lines(&self.audit.totals) {
-            out.push_str(&l);
-            out.push('\n');
-        }
-        out
-    }
-
-    fn csv(&self) -> Table {
-        let (head, cells) = audit_table(&self.audit.rows);
-        let mut t = Table::new(&head);
-        for r in cells {
-            t.row(r);
-        }
-        t
-    }
-
-    /// The document body of [`RunAudit`]; the log read is `run.inputs.trajectories`.
-    fn body(&self) -> serde_json::Value {
-        to_body(&self.audit)
-    }
-
-    fn engine(&self) -> Engine {
-        self.audit.engine()
+/// Prints each warning on stderr as one `warning:` line.
+pub fn warn(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
     }
 }

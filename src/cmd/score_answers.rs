@@ -3,16 +3,13 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::document::{to_body, Engine, Report};
 use ragstats_core::qa_scoring::qa::Style;
 use ragstats_core::qa_scoring::qa_items::{
     read_items, score_answers, AnswerReport, AnswerSettings,
 };
-use ragstats_core::table::{Cell, Precision};
-use serde_json::Value;
 
-use super::common::{Format, Table};
-use super::render::{Finished, Rendered};
+use super::common::Format;
+use super::render::Finished;
 
 /// Flags of this command.
 #[derive(Debug, clap::Args)]
@@ -43,14 +40,8 @@ flag_enum! {
     }
 }
 
-/// What `stats score-answers` found.
-pub struct ScoreAnswersOutput {
-    /// The analysis.
-    pub report: AnswerReport,
-}
-
 /// Reads the predictions and scores them.
-pub fn compute(args: &Args) -> anyhow::Result<ScoreAnswersOutput> {
+pub fn compute(args: &Args) -> anyhow::Result<AnswerReport> {
     let items = read_items(&args.input)?;
     if items.is_empty() {
         // A mean over no answers is 0/0, not an EM of 0.
@@ -65,9 +56,7 @@ pub fn compute(args: &Args) -> anyhow::Result<ScoreAnswersOutput> {
         style: args.style.into(),
         per_item: args.per_item,
     };
-    Ok(ScoreAnswersOutput {
-        report: score_answers(&items, &settings)?,
-    })
+    Ok(score_answers(&items, &settings)?)
 }
 
 /// Runs the command.
@@ -79,71 +68,4 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new().with("answers", args.input.display());
     Ok(Finished::new("score-answers", inputs, compute(args)?))
-}
-
-impl Rendered for ScoreAnswersOutput {
-    fn text(&self) -> String {
-        let (summary, items) = (&self.report.summary, self.report.items.as_deref());
-        let mut out = String::new();
-        if let Some(items) = items {
-            let width = items
-                .iter()
-                .map(|i| i.id.chars().count())
-                .max()
-                .unwrap_or(2)
-                .max(2);
-            // Padded by hand: a `{:<width$}` width of 65,536 or more panics in `format!`.
-            let pad = |s: &str| format!("{s}{}", " ".repeat(width - s.chars().count()));
-            out += &format!("{}  {:>6}  {:>6}\n", pad("id"), "EM", "F1");
-            for it in items {
-                out += &format!("{}  {:>6.4}  {:>6.4}\n", pad(&it.id), it.em, it.f1);
-            }
-            out += "\n";
-        }
-        out += &format!("{:<9}  {:>6}  {:>6}  {:>6}\n", "style", "n", "EM", "F1");
-        out += &format!(
-            "{:<9}  {:>6}  {:>6.4}  {:>6.4}\n",
-            summary.style.name(),
-            summary.n,
-            summary.em,
-            summary.f1
-        );
-        out
-    }
-
-    /// One header for both kinds of row: items have n = 1; the summary row's id is
-    /// "(mean)" and comes last. EM and F1 with every digit (they are always finite).
-    fn csv(&self) -> Table {
-        let summary = &self.report.summary;
-        let style = || Cell::text(summary.style.name());
-        let every_digit = |v: f64| Cell::Num(v, Precision::Shortest);
-        let mut t = Table::new(&["id", "style", "n", "em", "f1"]);
-        for it in self.report.items.as_deref().unwrap_or(&[]) {
-            t.row([
-                Cell::text(it.id.as_str()),
-                style(),
-                Cell::Count(1),
-                every_digit(it.em),
-                every_digit(it.f1),
-            ]);
-        }
-        t.row([
-            Cell::text("(mean)"),
-            style(),
-            Cell::Count(summary.n as u64),
-            every_digit(summary.em),
-            every_digit(summary.f1),
-        ]);
-        t
-    }
-
-    /// The document body of [`AnswerReport`]: the summary's fields, with `items` when every
-    /// item was kept.
-    fn body(&self) -> Value {
-        to_body(&self.report)
-    }
-
-    fn engine(&self) -> Engine {
-        self.report.engine()
-    }
 }

@@ -11,10 +11,9 @@ use ragstats_core::sim::{
     simulate, GaussianSpec, LedgerSpec, Sds, SimModel, SimSpec, SimulateReport, SimulateSettings,
     WrittenFile,
 };
-use ragstats_core::table::Cell;
 
-use super::common::{Format, Table};
-use super::render::{emit, Finished, Rendered};
+use super::common::Format;
+use super::render::{emit, Finished};
 use super::UsageError;
 
 mod flags;
@@ -96,11 +95,6 @@ pub struct ModelArgs {
     pub contrast_sigma_r: f64,
 }
 
-/// What `stats simulate` wrote: each file and its number of rows.
-pub struct SimulateOutput {
-    pub report: SimulateReport,
-}
-
 /// The library's settings of the flags (the flag combinations checked first).
 pub fn settings(args: &Args) -> anyhow::Result<SimulateSettings> {
     let m = &*args.model_params;
@@ -178,7 +172,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
 
 /// Checks the flags, simulates, and writes the ledger, then the panel: what was written,
 /// and the panel's write error if it failed after the ledger was written.
-fn write(args: &Args) -> anyhow::Result<(SimulateOutput, Option<anyhow::Error>)> {
+fn write(args: &Args) -> anyhow::Result<(SimulateReport, Option<anyhow::Error>)> {
     if args.metric_name.is_empty()
         || ["dataset", "question", "trajectory", "read", "arm", "em"]
             .contains(&args.metric_name.as_str())
@@ -193,12 +187,10 @@ fn write(args: &Args) -> anyhow::Result<(SimulateOutput, Option<anyhow::Error>)>
         refuse_overwriting_inputs(&[("--out", &args.out), ("--ledger", ledger)], &[])?;
     }
     let sim = simulate(&settings(args)?)?;
-    let mut out = SimulateOutput {
-        report: SimulateReport::default(),
-    };
+    let mut out = SimulateReport::default();
     if let (Some(path), Some(ledger)) = (&args.ledger, &sim.ledger) {
         write_atomic(path, |w| write_ledger_jsonl(ledger, w))?;
-        out.report.ledger = Some(written_file(path, ledger.len()));
+        out.ledger = Some(written_file(path, ledger.len()));
     }
     let written = write_atomic(&args.out, |w| {
         if is_jsonl(&args.out) {
@@ -210,7 +202,7 @@ fn write(args: &Args) -> anyhow::Result<(SimulateOutput, Option<anyhow::Error>)>
     if let Err(e) = written {
         return Ok((out, Some(e.into())));
     }
-    out.report.panel = Some(written_file(&args.out, sim.panel.len()));
+    out.panel = Some(written_file(&args.out, sim.panel.len()));
     Ok((out, None))
 }
 
@@ -219,34 +211,5 @@ fn written_file(path: &std::path::Path, rows: usize) -> WrittenFile {
     WrittenFile {
         path: path.display().to_string(),
         rows,
-    }
-}
-
-impl Rendered for SimulateOutput {
-    fn text(&self) -> String {
-        self.report
-            .files()
-            .map(|(what, f)| format!("wrote {} {what} rows to {}\n", f.rows, f.path))
-            .collect()
-    }
-
-    fn csv(&self) -> Table {
-        let mut t = Table::new(&["file", "path", "rows"]);
-        for (what, f) in self.report.files() {
-            t.row([
-                Cell::text(what),
-                Cell::text(&f.path),
-                Cell::Count(f.rows as u64),
-            ]);
-        }
-        t
-    }
-
-    fn body(&self) -> serde_json::Value {
-        ragstats_core::document::to_body(&self.report)
-    }
-
-    fn engine(&self) -> ragstats_core::document::Engine {
-        ragstats_core::document::Report::engine(&self.report)
     }
 }

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use ragstats_agent::run::audit_view;
 use ragstats_core::allocation::fixed_t::FixedTLoss;
 use ragstats_core::allocation::one_read::OneReadReport;
 use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
@@ -217,14 +218,14 @@ pub(super) fn run_audit_section(
                 ));
                 warnings.push(("run-audit".into(), w));
             }
-            let (head, cells) =
-                crate::cmd::run_audit::audit_table(&ragstats_agent::run::audit::audit(&logs));
-            s.push_str(&table(&head, &cells));
+            s.push_str(
+                &audit_view::audit_table(&ragstats_agent::run::audit::audit(&logs)).to_html(),
+            );
             s.push_str(&format!(
                 "<p class=\"note\">{}</p>\n<ul>\n",
-                h(crate::cmd::run_audit::AUDIT_NOTE)
+                h(audit_view::AUDIT_NOTE)
             ));
-            for l in crate::cmd::run_audit::totals_lines(&tot) {
+            for l in audit_view::totals_lines(&tot) {
                 s.push_str(&format!("<li>{}</li>\n", h(&l)));
             }
             s.push_str("</ul>\n");

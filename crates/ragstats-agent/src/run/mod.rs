@@ -18,6 +18,7 @@
 //! * [`shard`]: `--shard K/N` and `stats run merge` (docs/scale.md).
 
 pub mod audit;
+pub mod audit_view;
 pub mod cells;
 pub mod log;
 pub mod packets;

@@ -5,6 +5,7 @@
 //! * [`qa_items`]: parsing the JSONL prediction files scored by `stats score-answers`.
 //! * [`pychar`]: Python's `str` character classes, which the official normalisation uses.
 
+pub mod answers_view;
 pub mod pychar;
 pub mod qa;
 pub mod qa_items;

@@ -7,6 +7,7 @@ use super::model::{check_rows, simulate_normal_panel, simulate_panel, Sds, SimRo
 use super::synthetic_ledger::{simulate_ledger, LedgerSpec};
 use crate::document::Report;
 use crate::ledger::LedgerRow;
+use crate::table::{Cell, Table, ToView, View};
 use crate::{Error, Result};
 
 /// The Gaussian nested model y_qtr = μ + a_q + b_qt + e_qtr ([`simulate_normal_panel`]).
@@ -131,6 +132,27 @@ pub fn simulate(settings: &SimulateSettings) -> Result<Simulation> {
             };
             Ok(Simulation { panel, ledger })
         }
+    }
+}
+
+/// What was written: one line per file (text), one row per file (CSV).
+impl ToView for SimulateReport {
+    fn to_view(&self) -> View {
+        let mut t = Table::new(&["file", "path", "rows"]);
+        for (what, f) in self.files() {
+            t.row([
+                Cell::text(what),
+                Cell::text(&f.path),
+                Cell::Count(f.rows as u64),
+            ]);
+        }
+        let mut v = View::new(t);
+        v.text(
+            self.files()
+                .map(|(what, f)| format!("wrote {} {what} rows to {}\n", f.rows, f.path))
+                .collect::<String>(),
+        );
+        v
     }
 }
 

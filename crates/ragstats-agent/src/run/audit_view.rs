@@ -1,13 +1,29 @@
-//! The audit table, its note and the totals lines of `stats run-audit` (also shown by
-//! `stats run` and the `run-audit` section of `stats report`).
+//! The run audit's view (`stats run-audit`): the audit table, its note and the totals
+//! lines (the table and lines also shown by `stats run` and the `run-audit` section of
+//! `stats report`).
 
-use ragstats_agent::run::audit::{AuditRow, Totals};
-use ragstats_core::table::Cell;
+use ragstats_core::table::{Cell, Table, ToView, View};
 
-/// The columns and cells of the audit table (also the `run-audit` section of `stats
-/// report`): shares as percentages with 2 decimals, EM and F1 means with 4, `-` where a
-/// share or mean has no denominator.
-pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<Cell>>) {
+use super::audit::{AuditRow, RunAudit, Totals};
+
+impl ToView for RunAudit {
+    /// The audit table, its note, the totals lines; the CSV is the audit table.
+    fn to_view(&self) -> View {
+        let mut v = View::new(audit_table(&self.rows));
+        v.table("audit", audit_table(&self.rows));
+        let mut lines = format!("{AUDIT_NOTE}\n");
+        for l in totals_lines(&self.totals) {
+            lines.push_str(&l);
+            lines.push('\n');
+        }
+        v.text(lines);
+        v
+    }
+}
+
+/// The audit table (also the `run-audit` section of `stats report`): shares as percentages
+/// with 2 decimals, EM and F1 means with 4, `-` where a share or mean has no denominator.
+pub fn audit_table(rows: &[AuditRow]) -> Table {
     let pct = |v: Option<f64>| v.map_or(Cell::Missing, |v| Cell::fixed(100.0 * v, 2));
     let mean = |v: Option<f64>| v.map_or(Cell::Missing, |v| Cell::fixed(v, 4));
     // "part/whole" is a label, not a number: text, left-aligned as it always was.
@@ -34,34 +50,32 @@ pub fn audit_table(rows: &[AuditRow]) -> (Vec<&'static str>, Vec<Vec<Cell>>) {
         "em",
         "f1",
     ];
-    let cells = rows
-        .iter()
-        .map(|r| {
-            vec![
-                Cell::text(r.arm.as_str()),
-                Cell::text(r.selector.as_str()),
-                Cell::Count(r.trajectories),
-                Cell::Count(r.valid_pools),
-                Cell::Count(r.eligible),
-                pct(r.pool_alias_share),
-                pct(r.packet_alias_share),
-                of(r.candidate_masked, r.candidate_slots),
-                of(r.packet_masked, r.packet_slots),
-                of(r.planning_failures, r.trajectories),
-                of(r.refused_queries, r.steps),
-                of(r.refused_answers, r.reads),
-                of(r.echoed_answers, r.reads),
-                of(r.truncated_steps, r.steps),
-                of(r.truncated_reads, r.reads),
-                of(r.empty_pools, r.trajectories),
-                of(r.empty_packets, r.trajectories),
-                pct(r.unknown_rate),
-                mean(r.em_mean),
-                mean(r.f1_mean),
-            ]
-        })
-        .collect();
-    (head, cells)
+    let mut t = Table::new(&head);
+    for r in rows {
+        t.row([
+            Cell::text(r.arm.as_str()),
+            Cell::text(r.selector.as_str()),
+            Cell::Count(r.trajectories),
+            Cell::Count(r.valid_pools),
+            Cell::Count(r.eligible),
+            pct(r.pool_alias_share),
+            pct(r.packet_alias_share),
+            of(r.candidate_masked, r.candidate_slots),
+            of(r.packet_masked, r.packet_slots),
+            of(r.planning_failures, r.trajectories),
+            of(r.refused_queries, r.steps),
+            of(r.refused_answers, r.reads),
+            of(r.echoed_answers, r.reads),
+            of(r.truncated_steps, r.steps),
+            of(r.truncated_reads, r.reads),
+            of(r.empty_pools, r.trajectories),
+            of(r.empty_packets, r.trajectories),
+            pct(r.unknown_rate),
+            mean(r.em_mean),
+            mean(r.f1_mean),
+        ]);
+    }
+    t
 }
 
 /// The note under the audit table.
@@ -91,11 +105,4 @@ pub fn totals_lines(t: &Totals) -> Vec<String> {
             t.truncated_steps, t.steps, t.truncated_reads, t.reads
         ),
     ]
-}
-
-/// Prints each warning on stderr as one `warning:` line.
-pub fn warn(warnings: &[String]) {
-    for w in warnings {
-        eprintln!("warning: {w}");
-    }
 }
