@@ -11,8 +11,6 @@ use crate::cmd::common::Format;
 use crate::cmd::render::{Figure, Finished};
 use crate::cmd::UsageError;
 
-mod render;
-
 /// Flags of `stats mcq score`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -35,16 +33,8 @@ pub struct Args {
     pub plot: Option<PathBuf>,
 }
 
-/// What `stats mcq score` found for one results file.
-pub struct ScoreOutput {
-    /// The results file.
-    pub file: PathBuf,
-    /// The analysis.
-    pub report: ScoreReport,
-}
-
 /// Loads the results (and `--items`, `--shuffled`) and scores them.
-pub fn compute(a: &Args) -> anyhow::Result<ScoreOutput> {
+pub fn compute(a: &Args) -> anyhow::Result<ScoreReport> {
     let settings = a.boot.settings()?;
     if a.shuffled.is_some() && !a.positions {
         return Err(UsageError("--shuffled needs --positions".into()).into());
@@ -71,9 +61,9 @@ pub fn compute(a: &Args) -> anyhow::Result<ScoreOutput> {
             progress,
         )?)
     })?;
-    Ok(ScoreOutput {
-        file: a.results.clone(),
-        report,
+    Ok(ScoreReport {
+        source: a.results.display().to_string(),
+        ..report
     })
 }
 
@@ -96,8 +86,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
 
 /// The figure `--plot` draws (and `stats report` shows): EM and F1 per level with their
 /// intervals, and the option positions when scored.
-pub fn figure(a: &Args, out: &ScoreOutput) -> anyhow::Result<String> {
-    let r = &out.report;
+pub fn figure(a: &Args, r: &ScoreReport) -> anyhow::Result<String> {
     Ok(ragstats_plot::mcq_score(
         &r.scores,
         r.positions.as_deref(),

@@ -37,5 +37,6 @@ pub mod results;
 pub mod score;
 pub mod shuffle;
 pub mod validate;
+pub mod view;
 
 pub use item::{Group, Item, McqOption, Polarity, Task};

@@ -650,6 +650,10 @@ impl BootSettings {
 /// engine and the bootstrap settings are in the `run` envelope ([`Report::engine`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScoreReport {
+    /// The results file as the caller names it, for the text output's first line (the JSON
+    /// document names it in its `run.inputs`); empty until the caller sets it.
+    #[serde(skip)]
+    pub source: String,
     /// The model of the file.
     pub model: String,
     /// The prompt of the file.
@@ -787,6 +791,7 @@ pub fn score_results_clustered(
         .map(|t| t.as_str())
         .collect();
     Ok(ScoreReport {
+        source: String::new(),
         model: first.model.clone(),
         prompt: first.prompt.clone(),
         shuffle_seed: first.shuffle_seed,
@@ -1245,6 +1250,7 @@ pub(crate) mod tests {
             ci_unreliable: false,
         };
         ScoreReport {
+            source: "r.jsonl".into(),
             model: "m1".into(),
             prompt: "bare".into(),
             shuffle_seed: Some(11),

@@ -8,11 +8,12 @@ use ragstats_core::mcq::score::scored_items;
 use ragstats_core::table::Cell;
 use serde_json::Value;
 
-use super::super::boot::{ci, csv_f64, load_results, percent};
+use super::super::boot::load_results;
 use super::Args;
 use crate::cmd::common::Table;
 use crate::cmd::render::{Finished, Rendered};
 use crate::cmd::UsageError;
+use ragstats_core::mcq::view::{ci, cluster_lines, csv_f64, percent};
 
 /// What `stats mcq compare` found for three or more files.
 pub struct LeaderboardOutput {
@@ -114,7 +115,7 @@ impl Rendered for LeaderboardOutput {
         out.push_str(&t.to_text());
         let clustered = r.clusters.is_some();
         if let Some(c) = &r.clusters {
-            out.push_str(&super::super::boot::cluster_lines(c));
+            out.push_str(&cluster_lines(c));
         }
         let confidence = r.settings.resampling.confidence;
         out.push_str(&super::render::tests_heading(clustered, confidence));

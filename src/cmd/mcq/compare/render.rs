@@ -5,10 +5,10 @@ use ragstats_core::mcq::delta_test::DeltaTest;
 use ragstats_core::table::Cell;
 use serde_json::Value;
 
-use super::super::boot::{ci, csv_f64, percent};
 use super::CompareOutput;
 use crate::cmd::common::{num, Table};
 use crate::cmd::render::Rendered;
+use ragstats_core::mcq::view::{ci, cluster_lines, csv_f64, percent};
 
 /// The CSV columns of a level's test of ΔEM (the two-file and the leaderboard tables).
 pub(super) const TEST_COLUMNS: [&str; 9] = [
@@ -62,7 +62,7 @@ impl Rendered for CompareOutput {
         }
         out.push_str(&t.to_text());
         if let Some(c) = &r.clusters {
-            out.push_str(&super::super::boot::cluster_lines(c));
+            out.push_str(&cluster_lines(c));
         }
         out.push_str(&tests_heading(
             r.clusters.is_some(),

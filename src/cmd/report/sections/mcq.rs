@@ -27,9 +27,8 @@ impl Sections<'_> {
                 format: Format::Json,
                 plot: None,
             };
-            let out = mcq::score::compute(&margs)?;
-            let svg = mcq::score::figure(&margs, &out)?;
-            let r = &out.report;
+            let r = mcq::score::compute(&margs)?;
+            let svg = mcq::score::figure(&margs, &r)?;
             let mut t = format!(
                 "<p>Model <code>{}</code>, prompt <code>{}</code>, {} items, {} run(s).</p>\n",
                 h(&r.model),

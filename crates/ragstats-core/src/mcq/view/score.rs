@@ -1,70 +1,80 @@
-//! The text, CSV and JSON of `stats mcq score`.
+//! The view of `stats mcq score`: the header line, the score table, the notes and
+//! warnings, the clusters, the outcome rates, the positional bias and the shuffle agreement;
+//! the CSV is the score table with each level's outcome rates, or with positions only the
+//! positional-bias table.
 
 use std::collections::HashMap;
 
-use ragstats_core::document::{to_body, Engine, Report};
-use ragstats_core::mcq::positions::PositionRow;
-use ragstats_core::mcq::score::{FailurePolicy, LevelRow, RateRow};
-use ragstats_core::table::Cell;
-use serde_json::Value;
+use super::super::positions::PositionRow;
+use super::super::score::{FailurePolicy, LevelRow, RateRow, ScoreReport};
+use super::{ci, cluster_lines, csv_f64, num, percent, pm};
+use crate::table::{Cell, Table, ToView, View};
 
-use super::super::boot::{ci, csv_f64, percent, pm};
-use super::ScoreOutput;
-use crate::cmd::common::{num, Table};
-use crate::cmd::render::Rendered;
+impl ToView for ScoreReport {
+    fn to_view(&self) -> View {
+        let mut v = View::new(csv(self));
+        blocks(self, &mut v);
+        v
+    }
+}
 
-impl Rendered for ScoreOutput {
-    fn text(&self) -> String {
-        let r = &self.report;
-        let s = &r.settings;
-        let mut out = format!(
-            "{}: model {}, prompt {}{}, {} run(s), {} item(s); failures {}; {} replicates on {} ({})\n",
-            self.file.display(),
-            r.model,
-            r.prompt,
-            r.shuffle_seed.map(|s| format!(", shuffle seed {s}")).unwrap_or_default(),
-            r.runs,
-            r.items,
-            match s.failures {
-                FailurePolicy::Zero => "score 0",
-                FailurePolicy::Exclude => "excluded",
-            },
-            s.resampling.replicates,
-            r.backend,
-            r.backend_description
-        );
-        let pct = format!("{} CI", percent(s.resampling.confidence));
-        out.push_str(&score_table(&r.scores, &pct).to_text());
-        if !r.tasks_missing.is_empty() {
-            out.push_str(&format!(
-                "note: no items for task(s) {}; overall is the mean of the tasks present\n",
-                r.tasks_missing.join(", ")
-            ));
+/// The text blocks, appended to `v`: the tables `scores`, `rates` and (when scored)
+/// `positions`, with the lines around them.
+fn blocks(r: &ScoreReport, v: &mut View) {
+    let s = &r.settings;
+    let mut out = format!(
+        "{}: model {}, prompt {}{}, {} run(s), {} item(s); failures {}; {} replicates on {} ({})\n",
+        r.source,
+        r.model,
+        r.prompt,
+        r.shuffle_seed
+            .map(|s| format!(", shuffle seed {s}"))
+            .unwrap_or_default(),
+        r.runs,
+        r.items,
+        match s.failures {
+            FailurePolicy::Zero => "score 0",
+            FailurePolicy::Exclude => "excluded",
+        },
+        s.resampling.replicates,
+        r.backend,
+        r.backend_description
+    );
+    let pct = format!("{} CI", percent(s.resampling.confidence));
+    v.text(std::mem::take(&mut out));
+    v.table("scores", score_table(&r.scores, &pct));
+    if !r.tasks_missing.is_empty() {
+        out.push_str(&format!(
+            "note: no items for task(s) {}; overall is the mean of the tasks present\n",
+            r.tasks_missing.join(", ")
+        ));
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    if let Some(c) = &r.clusters {
+        out.push_str(&cluster_lines(c));
+    }
+    out.push_str("\noutcomes of all result lines (the four rates sum to 1):\n");
+    v.text(std::mem::take(&mut out));
+    v.table("rates", rates_table(&r.rates));
+    if let Some(pos) = &r.positions {
+        out.push_str("\npositional bias (parsed lines; position as shown)\n");
+        let mut t = Table::new(&["position", "shown", "gold_rate", "chosen_rate", "bias"]);
+        for p in pos {
+            t.row([
+                Cell::Count(p.position as u64),
+                Cell::Count(p.shown as u64),
+                Cell::num(p.gold_rate),
+                Cell::num(p.chosen_rate),
+                Cell::num(p.bias),
+            ]);
         }
-        for w in &r.warnings {
-            out.push_str(&format!("warning: {w}\n"));
-        }
-        if let Some(c) = &r.clusters {
-            out.push_str(&crate::cmd::mcq::boot::cluster_lines(c));
-        }
-        out.push_str("\noutcomes of all result lines (the four rates sum to 1):\n");
-        out.push_str(&rates_table(&r.rates).to_text());
-        if let Some(pos) = &r.positions {
-            out.push_str("\npositional bias (parsed lines; position as shown)\n");
-            let mut t = Table::new(&["position", "shown", "gold_rate", "chosen_rate", "bias"]);
-            for p in pos {
-                t.row([
-                    Cell::Count(p.position as u64),
-                    Cell::Count(p.shown as u64),
-                    Cell::num(p.gold_rate),
-                    Cell::num(p.chosen_rate),
-                    Cell::num(p.bias),
-                ]);
-            }
-            out.push_str(&t.to_text());
-        }
-        if let Some(ag) = &r.shuffle_agreement {
-            out.push_str(&format!(
+        v.text(std::mem::take(&mut out));
+        v.table("positions", t);
+    }
+    if let Some(ag) = &r.shuffle_agreement {
+        out.push_str(&format!(
                 "\nshuffle agreement: {} of {} (id, run) pairs give the same answer ({}); EM original {} vs shuffled {}\n",
                 ag.same_answer,
                 ag.pairs,
@@ -72,27 +82,16 @@ impl Rendered for ScoreOutput {
                 num(ag.em_original),
                 num(ag.em_shuffled)
             ));
-        }
-        out
     }
+    v.text(out);
+}
 
-    /// The score table with each level's outcome rates; with --positions only the
-    /// positional-bias table. Numbers in Rust's `to_string` form (a one-run SD is `NaN`).
-    fn csv(&self) -> Table {
-        let r = &self.report;
-        match &r.positions {
-            Some(pos) => positions_csv(pos),
-            None => scores_csv(&r.scores, &r.rates),
-        }
-    }
-
-    /// The report's fields ([`ragstats_core::mcq::score::ScoreReport`]).
-    fn body(&self) -> Value {
-        to_body(&self.report)
-    }
-
-    fn engine(&self) -> Engine {
-        self.report.engine()
+/// The score table with each level's outcome rates; with positions only the
+/// positional-bias table. Numbers in Rust's `to_string` form (a one-run SD is `NaN`).
+fn csv(r: &ScoreReport) -> Table {
+    match &r.positions {
+        Some(pos) => positions_csv(pos),
+        None => scores_csv(&r.scores, &r.rates),
     }
 }
 
@@ -122,7 +121,7 @@ fn score_table(rows: &[LevelRow], pct: &str) -> Table {
 /// An interval cell: `[lo, hi]`, or `unreliable` for a zero-width interval of runs that
 /// disagree (its ends are in the warning below the table), so that it never reads as a
 /// precise result.
-fn score_ci(s: &ragstats_core::mcq::score::Stat) -> String {
+fn score_ci(s: &super::super::score::Stat) -> String {
     if s.ci_unreliable {
         "unreliable".into()
     } else {

@@ -1,0 +1,56 @@
+//! The MCQ analyses' views (`stats mcq score` so far; `mcq compare` and its leaderboard
+//! still render in the CLI with these cells): the cells and lines they share here, one
+//! module per report.
+
+use super::cluster::Clusters;
+use super::score::Stat;
+use crate::table::{format_number, Cell, Precision};
+
+mod score;
+
+/// A number as text tables print it.
+fn num(v: f64) -> String {
+    format_number(v, Precision::Auto)
+}
+
+/// The lines a text report has about its clusters: the rule, the counts and the notes.
+pub fn cluster_lines(c: &Clusters) -> String {
+    let mut out = format!(
+        "\nclusters: by {} from {}: {} cluster(s) of {} item(s), the largest {}, {} in more than one group; the bootstrap drew whole clusters, jointly across groups\n",
+        c.rule, c.items_file, c.clusters, c.items, c.largest, c.spanning_groups
+    );
+    for n in &c.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}
+
+/// An interval cell: `[lo, hi]`.
+pub fn ci(s: &Stat) -> String {
+    format!("[{}, {}]", num(s.ci[0]), num(s.ci[1]))
+}
+
+/// A run mean ± SD cell (the mean alone when there is one run).
+pub fn pm(s: &Stat) -> String {
+    if s.run_sd.is_nan() {
+        num(s.run_mean)
+    } else {
+        format!("{} ± {}", num(s.run_mean), num(s.run_sd))
+    }
+}
+
+/// A number of the CSV of `mcq score` or `mcq compare`: every digit, as [`Cell::num`]
+/// writes it; a value that is not finite (a one-run SD, a side without the level) stays
+/// `NaN` as these CSVs have always written it, where a typed number would be an empty cell.
+pub fn csv_f64(v: f64) -> Cell {
+    if v.is_finite() {
+        Cell::num(v)
+    } else {
+        Cell::Raw(v.to_string())
+    }
+}
+
+/// `95%`: a confidence level as table headers show it.
+pub fn percent(confidence: f64) -> String {
+    format!("{}%", 100.0 * confidence)
+}
