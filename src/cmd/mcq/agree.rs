@@ -3,16 +3,11 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::document::to_body;
-use ragstats_core::mcq::agree::{
-    agree, read_annotations, AgreeReport, AgreeSettings, JACCARD_UNDEFINED,
-};
+use ragstats_core::mcq::agree::{agree, read_annotations, AgreeReport, AgreeSettings};
 use ragstats_core::mcq::validate::load_items;
-use ragstats_core::table::Cell;
-use serde_json::Value;
 
-use crate::cmd::common::{undefined_because, Format, Table};
-use crate::cmd::render::{Finished, Rendered};
+use crate::cmd::common::Format;
+use crate::cmd::render::Finished;
 
 /// Flags of `stats mcq agree`.
 #[derive(Debug, clap::Args)]
@@ -33,14 +28,8 @@ pub struct Args {
     pub format: Format,
 }
 
-/// What `stats mcq agree` found.
-pub struct AgreeOutput {
-    /// The analysis.
-    pub report: AgreeReport,
-}
-
 /// Loads the annotations (and `--items`), computes agreement, and writes `--gold-out`.
-pub fn compute(a: &Args) -> anyhow::Result<AgreeOutput> {
+pub fn compute(a: &Args) -> anyhow::Result<AgreeReport> {
     if let Some(gold) = &a.gold_out {
         let mut inputs = vec![("annotations file", a.annotations.as_path())];
         inputs.extend(a.items.iter().map(|p| ("items file", p.as_path())));
@@ -64,7 +53,7 @@ pub fn compute(a: &Args) -> anyhow::Result<AgreeOutput> {
         }
         ragstats_core::io::write_atomic(p, |w| std::io::Write::write_all(w, s.as_bytes()))?;
     }
-    Ok(AgreeOutput { report })
+    Ok(report)
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
@@ -78,91 +67,4 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
         .with("annotations", a.annotations.display())
         .with_opt("items", a.items.as_ref().map(|p| p.display()));
     Ok(Finished::new("mcq agree", inputs, out))
-}
-
-impl Rendered for AgreeOutput {
-    fn text(&self) -> String {
-        let (s, rep) = (&self.report.settings, &self.report.agreement);
-        let mut t = Table::new(&["task", "items", "mean pairwise Jaccard", "with majority"]);
-        for r in &rep.rows {
-            t.row([
-                Cell::text(&r.name),
-                Cell::Count(r.items as u64),
-                Cell::num(r.jaccard),
-                Cell::Count(r.with_majority as u64),
-            ]);
-        }
-        let mut out = t.to_text();
-        let undefined: Vec<&str> = rep
-            .rows
-            .iter()
-            .filter(|r| r.undefined.is_some())
-            .map(|r| r.name.as_str())
-            .collect();
-        if !undefined.is_empty() {
-            out.push_str(&format!(
-                "mean pairwise Jaccard of {}: {}\n",
-                undefined.join(", "),
-                undefined_because(JACCARD_UNDEFINED)
-            ));
-        }
-        out.push('\n');
-        let gold_head = if s.per_option {
-            "gold (per option)"
-        } else {
-            "gold (majority)"
-        };
-        let mut t = Table::new(&["id", "task", "annotators", "jaccard", gold_head]);
-        for i in &rep.items {
-            t.row([
-                // Raw: an id that reads as a number (`"id": 12`) has always been
-                // right-aligned, and so has a gold of one numeric label (labels are free
-                // without --items).
-                Cell::Raw(i.id.clone()),
-                i.task.map_or(Cell::Missing, |t| Cell::text(t.as_str())),
-                Cell::Count(i.annotators as u64),
-                Cell::opt_num(i.jaccard),
-                Cell::Raw(match s.gold(i) {
-                    Some([]) => "{}".into(),
-                    Some(g) => g.join(","),
-                    None => "no majority".into(),
-                }),
-            ]);
-        }
-        out.push_str(&t.to_text());
-        if !s.per_option && !rep.no_majority.is_empty() {
-            out.push_str(&format!(
-                "\nno majority (resolve by discussion): {}\n",
-                rep.no_majority.join(", ")
-            ));
-        }
-        out
-    }
-
-    fn csv(&self) -> Table {
-        let (s, rep) = (&self.report.settings, &self.report.agreement);
-        let mut t = Table::new(&["id", "task", "annotators", "jaccard", "gold", "votes"]);
-        for i in &rep.items {
-            t.row([
-                Cell::text(&i.id),
-                i.task.map_or(Cell::Missing, |t| Cell::text(t.as_str())),
-                Cell::Count(i.annotators as u64),
-                Cell::opt_num(i.jaccard),
-                // `NA`, not an empty cell: no majority is an answer of its own, and an
-                // empty cell is the empty gold set.
-                Cell::text(
-                    s.gold(i)
-                        .map(|g| g.join(" "))
-                        .unwrap_or_else(|| "NA".into()),
-                ),
-                Cell::Count(i.votes as u64),
-            ]);
-        }
-        t
-    }
-
-    /// The report's fields ([`AgreeReport`]).
-    fn body(&self) -> Value {
-        to_body(&self.report)
-    }
 }

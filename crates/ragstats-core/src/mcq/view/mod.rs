@@ -6,6 +6,7 @@ use super::cluster::Clusters;
 use super::score::Stat;
 use crate::table::{format_number, Cell, Precision};
 
+mod agree;
 mod score;
 
 /// A number as text tables print it.
