@@ -49,6 +49,10 @@ impl<R: ToView + Report> Rendered for R {
     fn engine(&self) -> Engine {
         Report::engine(self)
     }
+
+    fn exit_code(&self) -> u8 {
+        Report::exit_code(self)
+    }
 }
 
 /// The JSON document of `r` (docs/json.md): its body with the `run` envelope of `command`

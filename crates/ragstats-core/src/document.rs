@@ -32,6 +32,11 @@ pub trait Report: Serialize {
     fn engine(&self) -> Engine {
         Engine::default()
     }
+    /// The exit status a front end ends with after showing the report: 0, or 2 where the
+    /// analysis found its input invalid (`mcq validate`'s violations).
+    fn exit_code(&self) -> u8 {
+        0
+    }
 }
 
 /// One input of a run: a file, several files, or data handed over in memory (the Python

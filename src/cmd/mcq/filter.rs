@@ -5,17 +5,14 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use ragstats_core::document::to_body;
 use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
 use ragstats_core::mcq::filter::{filter_items, FilterRun};
 use ragstats_core::mcq::results::read_results;
 use ragstats_core::mcq::validate::read_items;
-use ragstats_core::table::Cell;
-use serde_json::Value;
 
 use super::default_sidecar;
-use crate::cmd::common::{Format, Table};
-use crate::cmd::render::{Finished, Rendered};
+use crate::cmd::common::Format;
+use crate::cmd::render::Finished;
 
 /// Flags of `stats mcq filter`.
 #[derive(Debug, clap::Args)]
@@ -36,14 +33,8 @@ pub struct Args {
     pub format: Format,
 }
 
-/// What `stats mcq filter` did: the analysis and the two files it wrote.
-pub struct FilterOutput {
-    /// The analysis and the files it wrote (its document's fields).
-    pub run: FilterRun,
-}
-
 /// Loads the items and predictions, filters, and writes the kept lines and the report.
-pub fn compute(a: &Args) -> anyhow::Result<FilterOutput> {
+pub fn compute(a: &Args) -> anyhow::Result<FilterRun> {
     let file = read_items(&a.items)?;
     let mut preds = Vec::new();
     for p in &a.predictions {
@@ -72,9 +63,7 @@ pub fn compute(a: &Args) -> anyhow::Result<FilterOutput> {
         rep.push('\n');
     }
     write_atomic(&report, |w| w.write_all(rep.as_bytes()))?;
-    Ok(FilterOutput {
-        run: FilterRun::new(r, &a.out, &report),
-    })
+    Ok(FilterRun::new(r, &a.out, &report))
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
@@ -87,7 +76,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new()
         .with("items", a.items.display())
         .with_all("predictions", a.predictions.iter().map(|p| p.display()));
-    let untested = &out.run.filter.untested;
+    let untested = &out.filter.untested;
     let notes = match untested.is_empty() {
         true => Vec::new(),
         false => vec![format!(
@@ -97,58 +86,4 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
         )],
     };
     Ok(Finished::new("mcq filter", inputs, out).with_notes_after(notes))
-}
-
-impl Rendered for FilterOutput {
-    fn text(&self) -> String {
-        let r = &self.run.filter;
-        let mut out = format!(
-            "{} line(s): kept {}, dropped {} (format {}, difficulty {}); models: {}\n",
-            r.items,
-            r.kept.len(),
-            r.dropped.len(),
-            r.dropped_format,
-            r.dropped_difficulty,
-            r.models.join(", ")
-        );
-        let mut t = Table::new(&["line", "id", "reason", "detail"]);
-        for d in &r.dropped {
-            t.row([
-                Cell::Count(d.line),
-                // Raw: an id that reads as a number (`"id": 12`) has always been
-                // right-aligned; a line without an id leaves the cell blank (not `-`).
-                Cell::Raw(d.id.clone().unwrap_or_default()),
-                Cell::text(d.reason),
-                Cell::text(&d.detail),
-            ]);
-        }
-        out.push_str(&t.to_text());
-        out.push_str(&format!(
-            "kept: {}; report: {}\n",
-            self.run.out.display(),
-            self.run.report_file.display()
-        ));
-        out
-    }
-
-    fn csv(&self) -> Table {
-        let mut t = Table::new(&["line", "id", "reason", "detail", "models", "agreed_is_gold"]);
-        for d in &self.run.filter.dropped {
-            t.row([
-                Cell::Count(d.line),
-                d.id.as_deref().map_or(Cell::Missing, Cell::text),
-                Cell::text(d.reason),
-                Cell::text(&d.detail),
-                Cell::text(d.models.join(" ")),
-                d.agreed_is_gold
-                    .map_or(Cell::Missing, |b| Cell::text(b.to_string())),
-            ]);
-        }
-        t
-    }
-
-    /// The run's fields ([`FilterRun`]).
-    fn body(&self) -> Value {
-        to_body(&self.run)
-    }
 }

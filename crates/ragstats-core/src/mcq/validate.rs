@@ -17,7 +17,7 @@
 //! | `empty_answer` | the answer is non-empty unless `"allow_empty": true` |
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -88,6 +88,10 @@ pub struct ItemsFile {
 /// group, and every violation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ValidateReport {
+    /// The items file as the caller names it (the violations' `FILE:LINE:` in text; the
+    /// JSON document names it in `run.inputs`).
+    #[serde(skip)]
+    pub source: PathBuf,
     /// Non-blank lines read.
     pub lines: u64,
     /// Items that passed every rule.
@@ -113,7 +117,16 @@ fn group_counts<S: Serializer>(
 }
 
 /// Validation does not resample: the default (all `null`) engine.
-impl Report for ValidateReport {}
+/// Exit status 2 when the file has violations: it is not a valid items file.
+impl Report for ValidateReport {
+    fn exit_code(&self) -> u8 {
+        if self.violations.is_empty() {
+            0
+        } else {
+            2
+        }
+    }
+}
 
 impl ValidateReport {
     /// The distinct lines with a violation.
@@ -126,10 +139,11 @@ impl ValidateReport {
     }
 }
 
-/// The validation report of a read items file: valid items counted per group of
-/// [`Group::ALL`], violations as read.
-pub fn validation_report(f: &ItemsFile) -> ValidateReport {
+/// The validation report of the items file `source`, read as `f`: valid items counted per
+/// group of [`Group::ALL`], violations as read.
+pub fn validation_report(source: &Path, f: &ItemsFile) -> ValidateReport {
     ValidateReport {
+        source: source.to_path_buf(),
         lines: f.lines,
         valid_items: f.items.len(),
         groups: Group::ALL
@@ -620,7 +634,7 @@ mod tests {
     #[test]
     fn validation_report_counts_groups_and_violations() {
         let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/mcq/sample.jsonl");
-        let r = validation_report(&read_items(&sample).unwrap());
+        let r = validation_report(&sample, &read_items(&sample).unwrap());
         assert_eq!((r.lines, r.valid_items, r.violations.len()), (25, 25, 0));
         let counts: Vec<usize> = r.groups.iter().map(|(_, n)| *n).collect();
         assert_eq!(counts, [4, 4, 4, 5, 4, 4]);
@@ -631,7 +645,7 @@ mod tests {
         let no_query = good.replace(r#""query": "q", "#, "").replace("ok-1", "f-1");
         let p = dir.path().join("items.jsonl");
         std::fs::write(&p, format!("{good}\n{{not json\n{no_query}\n")).unwrap();
-        let r = validation_report(&read_items(&p).unwrap());
+        let r = validation_report(&p, &read_items(&p).unwrap());
         assert_eq!((r.lines, r.valid_items), (3, 1));
         let rules: Vec<(u64, &str)> = r.violations.iter().map(|v| (v.line, v.rule)).collect();
         assert_eq!(rules, [(2, "json"), (3, "field")]);
@@ -649,6 +663,7 @@ mod tests {
         use crate::document::{document, Inputs};
         use serde_json::json;
         let r = ValidateReport {
+            source: PathBuf::from("items.jsonl"),
             lines: 3,
             valid_items: 2,
             groups: vec![(Group::ALL[0], 2), (Group::ALL[5], 0)],

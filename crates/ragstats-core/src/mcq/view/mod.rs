@@ -7,7 +7,9 @@ use super::score::Stat;
 use crate::table::{format_number, Cell, Precision};
 
 mod agree;
+mod filter;
 mod score;
+mod validate;
 
 /// A number as text tables print it.
 fn num(v: f64) -> String {
