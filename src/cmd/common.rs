@@ -402,11 +402,7 @@ fn dropped_note(panel: &Panel) -> Option<String> {
 }
 
 /// Formats a number for tables: fixed 6 decimals for ordinary magnitudes, scientific for tiny ones.
-/// A value that is not finite (0/0, a single replicate's SE, an empty ledger's unit cost) is
-/// printed as `undefined`, never `NaN` or `inf`; JSON output writes such values as `null`.
-pub fn num(v: f64) -> String {
-    format_number(v, Precision::Auto)
-}
+pub use ragstats_core::table::number as num;
 
 /// `v` with `decimals` fixed decimals, or `undefined` when it is not finite.
 pub fn fixed(v: f64, decimals: usize) -> String {

@@ -7,12 +7,7 @@ use super::variance::{
     POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED,
 };
 use crate::table::cells::{design, weights_line};
-use crate::table::{format_number, Cell, Precision, Table, ToView, View};
-
-/// A number as text tables print it.
-fn num(v: f64) -> String {
-    format_number(v, Precision::Auto)
-}
+use crate::table::{number as num, Cell, Precision, Table, ToView, View};
 
 impl ToView for PanelVariance {
     /// [`variance_view`] with the interval line under the estimate.

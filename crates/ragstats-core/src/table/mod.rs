@@ -128,6 +128,13 @@ impl From<&str> for Cell {
     }
 }
 
+/// A number as text tables print it ([`Precision::Auto`]): fixed 6 decimals for ordinary
+/// magnitudes, scientific for tiny ones; a value that is not finite (0/0, a single
+/// replicate's SE) is `undefined`, never `NaN` or `inf` (JSON writes `null`).
+pub fn number(v: f64) -> String {
+    format_number(v, Precision::Auto)
+}
+
 /// Formats `v` for display. Not finite: `undefined` (every precision but
 /// [`Precision::Shortest`], which gives an empty string, as CSV wants).
 pub fn format_number(v: f64, precision: Precision) -> String {

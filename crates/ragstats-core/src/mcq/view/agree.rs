@@ -73,6 +73,7 @@ fn blocks(r: &AgreeReport, v: &mut View) {
     }
 }
 
+/// One row per item: its task, annotators, Jaccard, gold (`NA` without a majority) and votes.
 fn csv(r: &AgreeReport) -> Table {
     let (s, rep) = (&r.settings, &r.agreement);
     let mut t = Table::new(&["id", "task", "annotators", "jaccard", "gold", "votes"]);

@@ -44,6 +44,7 @@ fn blocks(run: &FilterRun, v: &mut View) {
     ));
 }
 
+/// One row per dropped line: why, the models, and whether their agreed answer was the gold.
 fn csv(run: &FilterRun) -> Table {
     let mut t = Table::new(&["line", "id", "reason", "detail", "models", "agreed_is_gold"]);
     for d in &run.filter.dropped {

@@ -1,20 +1,16 @@
-//! The MCQ analyses' views (`stats mcq score` so far; `mcq compare` and its leaderboard
-//! still render in the CLI with these cells): the cells and lines they share here, one
-//! module per report.
+//! The MCQ analyses' views, one module per report (`mcq score`, `agree`, `filter`,
+//! `validate`), and the cells and lines they share (`mcq compare` and its leaderboard still
+//! render in the CLI, with these cells).
 
 use super::cluster::Clusters;
 use super::score::Stat;
-use crate::table::{format_number, Cell, Precision};
+pub(crate) use crate::table::number as num;
+use crate::table::Cell;
 
 mod agree;
 mod filter;
 mod score;
 mod validate;
-
-/// A number as text tables print it.
-fn num(v: f64) -> String {
-    format_number(v, Precision::Auto)
-}
 
 /// The lines a text report has about its clusters: the rule, the counts and the notes.
 pub fn cluster_lines(c: &Clusters) -> String {

@@ -35,6 +35,7 @@ fn blocks(r: &ValidateReport, v: &mut View) {
     v.table("groups", t);
 }
 
+/// One row per violation: its line, item id, rule and message.
 fn csv(r: &ValidateReport) -> Table {
     let mut t = Table::new(&["line", "id", "rule", "message"]);
     for v in &r.violations {
