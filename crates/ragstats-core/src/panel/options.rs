@@ -320,7 +320,7 @@ impl Weights {
                         path,
                         None,
                         format!(
-                            "the strata weights ({source}) name a dataset the panel does not have: {} (its datasets: {})",
+                            "the strata weights ({source}): the panel has no dataset {} (its datasets: {})",
                             clip_list(extra.iter().map(|n| format!("'{n}'"))),
                             clip_list(names)
                         ),
