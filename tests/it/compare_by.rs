@@ -206,7 +206,10 @@ fn by_refusals_name_the_file_and_the_column() {
         "{err}"
     );
     let err = refusal(&[ARMS4, "--by", "f1"]);
-    assert!(err.contains("error: --by: 'f1' is the score column"), "{err}");
+    assert!(
+        err.contains("error: --by: 'f1' is the score column"),
+        "{err}"
+    );
     let one = write(
         &dir,
         "one.csv",

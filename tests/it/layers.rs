@@ -674,8 +674,7 @@ fn string_literals(text: &str) -> Vec<(usize, String)> {
             let hashes = j - i - 1;
             let start = j + 1;
             let mut k = start;
-            while k < b.len()
-                && !(b[k] == '"' && (1..=hashes).all(|h| b.get(k + h) == Some(&'#')))
+            while k < b.len() && !(b[k] == '"' && (1..=hashes).all(|h| b.get(k + h) == Some(&'#')))
             {
                 k += 1;
             }
@@ -697,7 +696,11 @@ fn string_literals(text: &str) -> Vec<(usize, String)> {
         } else if c == '\'' {
             // A char literal ('x', '\n', '\u{..}', '"'); a lifetime ('a) is left alone.
             let close = if next == Some('\\') {
-                b[i + 3..].iter().take(10).position(|&x| x == '\'').map(|p| i + 3 + p)
+                b[i + 3..]
+                    .iter()
+                    .take(10)
+                    .position(|&x| x == '\'')
+                    .map(|p| i + 3 + p)
             } else if b.get(i + 2) == Some(&'\'') {
                 Some(i + 2)
             } else {
@@ -835,14 +838,20 @@ fn every_setting_the_library_names_is_a_flag_of_the_cli() {
                 "{rel}: Error::setting calls whose name is a variable (list them in SETTING_VARIABLES)"
             );
             for name in listed.into_iter().flat_map(|l| l.1.iter()) {
-                assert!(text.contains(&format!("\"{name}\"")), "{rel} has no \"{name}\"");
+                assert!(
+                    text.contains(&format!("\"{name}\"")),
+                    "{rel} has no \"{name}\""
+                );
                 found.insert(name.to_string());
             }
             names.append(&mut found);
         }
     }
     // The walk sees the calls (a renamed constructor would leave nothing to check).
-    assert!(names.contains("contrast") && names.contains("failure_score"), "{names:?}");
+    assert!(
+        names.contains("contrast") && names.contains("failure_score"),
+        "{names:?}"
+    );
     let missing: Vec<String> = names
         .iter()
         .filter(|n| !flags.contains(&ragstats_cli::settings::flag(n)))

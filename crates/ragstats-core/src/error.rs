@@ -102,3 +102,20 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error about one setting: its name, then the message in the analysis's words; bad
+    /// usage (exit 2); a value parser gets the message alone.
+    #[test]
+    fn a_setting_error_names_its_setting() {
+        let e = Error::setting("failure_score", "inf is not a finite score");
+        assert_eq!(e.to_string(), "failure_score: inf is not a finite score");
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(e.into_detail(), "inf is not a finite score");
+        let other = Error::Data("too few questions".into());
+        assert_eq!(other.into_detail(), "too few questions");
+    }
+}

@@ -60,11 +60,7 @@ impl From<anyhow::Error> for Failure {
     /// ([`ragstats_cli::exit_code`]); the message is the whole chain, as the CLI prints it
     /// but with a setting named by its keyword.
     fn from(e: anyhow::Error) -> Failure {
-        let text = e
-            .chain()
-            .map(describe)
-            .collect::<Vec<_>>()
-            .join(": ");
+        let text = e.chain().map(describe).collect::<Vec<_>>().join(": ");
         if ragstats_cli::exit_code(&e) == 2 {
             Failure::Input(text)
         } else {

@@ -88,7 +88,11 @@ fn parse_error(e: &clap::Error) -> String {
         .collect();
     for arg in args {
         // `--confidence <LEVEL>` → `confidence`.
-        if let Some(long) = arg.split_whitespace().next().filter(|a| a.starts_with("--")) {
+        if let Some(long) = arg
+            .split_whitespace()
+            .next()
+            .filter(|a| a.starts_with("--"))
+        {
             let keyword = long.trim_start_matches('-').replace('-', "_");
             first = first.replace(&format!("'{arg}'"), &format!("'{keyword}'"));
         }

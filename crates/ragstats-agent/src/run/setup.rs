@@ -412,7 +412,10 @@ mod tests {
         assert_eq!(ok.selectors, vec![Selector::Rr, Selector::Rrf]);
         assert!(matches!(
             output_cap(0),
-            Err(Error::Setting { setting: "max_tokens", .. })
+            Err(Error::Setting {
+                setting: "max_tokens",
+                ..
+            })
         ));
         assert_eq!(output_cap(256).unwrap(), 256);
     }

@@ -85,9 +85,7 @@ impl Replicates {
             ));
         }
         if &magic != MAGIC {
-            return Err(bad(
-                "not a replicates file written by the bootstrap".into(),
-            ));
+            return Err(bad("not a replicates file written by the bootstrap".into()));
         }
         let mut rest = Vec::new();
         r.read_to_end(&mut rest).map_err(|e| Error::io(path, e))?;

@@ -393,7 +393,10 @@ pub fn prepare_panels(
     if let Some(r) = settings.reference.as_ref().filter(|r| !arms.contains(r)) {
         return Err(Error::setting(
             "reference",
-            format!("no arm '{r}' in the panel; its arms are: {}", arms.join(", ")),
+            format!(
+                "no arm '{r}' in the panel; its arms are: {}",
+                arms.join(", ")
+            ),
         ));
     }
     let pairs = all_pairs(&arms, |a, b, spec| {

@@ -102,16 +102,8 @@ fn load_csv(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
             "give at least one x column and one y column".into(),
         ));
     }
-    let xi: Vec<usize> = spec
-        .x
-        .iter()
-        .map(|c| find(c, "x"))
-        .collect::<Result<_>>()?;
-    let yi: Vec<usize> = spec
-        .y
-        .iter()
-        .map(|c| find(c, "y"))
-        .collect::<Result<_>>()?;
+    let xi: Vec<usize> = spec.x.iter().map(|c| find(c, "x")).collect::<Result<_>>()?;
+    let yi: Vec<usize> = spec.y.iter().map(|c| find(c, "y")).collect::<Result<_>>()?;
     let key_col = match (&spec.cluster, &spec.aggregate_by) {
         (Some(c), _) => Some(find(c, "cluster")?),
         (None, Some(a)) => Some(find(a, "aggregation unit")?),

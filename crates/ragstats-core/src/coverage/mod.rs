@@ -676,7 +676,16 @@ mod tests {
             ..s.clone()
         };
         let e = few.check().unwrap_err();
-        assert!(matches!(&e, Error::Setting { setting: "panels", .. }), "{e:?}");
+        assert!(
+            matches!(
+                &e,
+                Error::Setting {
+                    setting: "panels",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
         assert_eq!(
             e.to_string(),
             "panels: 9 simulated panels are too few for a coverage estimate; at least 10 are needed"

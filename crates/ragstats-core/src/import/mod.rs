@@ -823,9 +823,7 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
                 ));
             }
             let dataset = match &opts.dataset_from {
-                Some(DatasetFrom::Metadata(k)) => {
-                    Some(metadata_label(log, s, k, "dataset")?)
-                }
+                Some(DatasetFrom::Metadata(k)) => Some(metadata_label(log, s, k, "dataset")?),
                 Some(DatasetFrom::Task) => Some(log.task.clone()),
                 None if opts.arm_from == ArmFrom::Task => None,
                 None => Some(log.task.clone()),

@@ -1017,7 +1017,7 @@ pub(crate) mod tests {
         let e = scored_items(&results, FailurePolicy::Exclude, "r.jsonl").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "r.jsonl: no scored result lines (every line failed and --failures exclude)"
+            "r.jsonl: no scored result lines (every line failed, and failed lines are excluded)"
         );
     }
 

@@ -340,11 +340,7 @@ impl Weights {
         };
         let total: f64 = raw.iter().sum();
         if total <= 0.0 {
-            return Err(Error::input(
-                path,
-                None,
-                "the strata's weights sum to 0",
-            ));
+            return Err(Error::input(path, None, "the strata's weights sum to 0"));
         }
         Ok(raw.iter().map(|w| w / total).collect())
     }

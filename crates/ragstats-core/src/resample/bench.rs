@@ -319,7 +319,10 @@ mod tests {
         let mut s = settings(40);
         s.k = MAX_K + 1;
         let e = BenchData::new(&s).unwrap_err();
-        assert_eq!(e.to_string(), format!("k: expected 1 to {MAX_K}, not {}", MAX_K + 1));
+        assert_eq!(
+            e.to_string(),
+            format!("k: expected 1 to {MAX_K}, not {}", MAX_K + 1)
+        );
         assert_eq!(e.exit_code(), 2);
         let mut s = settings(40);
         s.replicates = 0;

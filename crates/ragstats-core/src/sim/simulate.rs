@@ -225,7 +225,10 @@ mod tests {
             ledger: Some(LedgerSpec::default()),
         })
         .unwrap_err();
-        assert_eq!(e.to_string(), "ledger: a Gaussian simulated panel has no ledger");
+        assert_eq!(
+            e.to_string(),
+            "ledger: a Gaussian simulated panel has no ledger"
+        );
         assert_eq!(e.exit_code(), 2);
     }
 
