@@ -15,6 +15,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod settings;
 
 use std::ffi::OsString;
 
@@ -41,12 +42,13 @@ where
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => 0,
         Err(err) => {
-            let mut shown = err.to_string();
+            // Each error of the chain as the command line names it (a setting by its flag).
+            let mut chain = err.chain().map(settings::describe);
+            let mut shown = chain.next().unwrap_or_default();
             eprintln!("error: {shown}");
-            for cause in err.chain().skip(1) {
+            for cause in chain {
                 // A message that already ends with its cause ("path: No such file …") is
                 // not followed by the cause again.
-                let cause = cause.to_string();
                 if !shown.contains(&cause) {
                     eprintln!("  caused by: {cause}");
                 }

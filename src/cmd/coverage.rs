@@ -140,7 +140,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         seed: args.seed,
         confidence: args.confidence.get(),
     };
-    settings.check().map_err(|e| UsageError(e.to_string()))?;
+    settings.check()?;
     let choice = OutcomeChoice {
         contrast: args.opts.contrast.clone(),
         arm: args.opts.arm.clone(),

@@ -165,7 +165,7 @@ fn bad_inputs_exit_2_with_a_clear_message() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec![&good, "--x", "zz", "--y", "b"],
-            "--x column 'zz' not found",
+            "x column 'zz' not found",
         ),
         (
             vec![&nonnum, "--x", "a", "--y", "b"],

@@ -238,8 +238,8 @@ fn duplicate_cell() {
         &[],
         // Every duplicate is counted in one pass (#46), each example with both its lines.
         "p.csv: duplicates: 1 row repeats a cell already given (1 cell); line 4 repeats line 2 \
-         (question=q1, trajectory=0, read=0); --duplicates mean averages a cell's rows, \
-         --duplicates first keeps the first",
+         (question=q1, trajectory=0, read=0); duplicates 'mean' averages a cell's rows, \
+         'first' keeps the first",
     );
 }
 
@@ -259,13 +259,13 @@ fn unpaired_arm_cell_and_unknown_arm() {
         "p.csv",
         text,
         &["--contrast", "adaptive-closed"],
-        "unknown arm 'closed' in --contrast adaptive-closed; the panel's arms are: open, adaptive",
+        "error: --contrast: unknown arm 'closed' in the contrast adaptive-closed; the panel's arms are: open, adaptive",
     );
     bad(
         "p.csv",
         text,
         &[],
-        "the panel has several arms (open, adaptive); choose --contrast B-A or --arm NAME",
+        "the panel has several arms (open, adaptive); choose a contrast B-A or one arm",
     );
 }
 

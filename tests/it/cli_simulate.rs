@@ -126,7 +126,7 @@ fn bad_flags_exit_2_with_clear_errors() {
         ),
         (
             &["--gaussian", "--sigma-r", "-0.5"],
-            "must be finite and non-negative",
+            "error: --sigma-r: -0.5 is not a standard deviation (finite and non-negative)",
         ),
         (&["--arms", "open,open"], "distinct"),
         (&["--gaussian", "--ledger", "l.jsonl"], "no ledger"),

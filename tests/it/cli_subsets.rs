@@ -319,7 +319,7 @@ fn bad_inputs_fail_with_exit_code_2() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--min-trajectories 4: expected 1 to T = 3",
+            "error: --min-trajectories: expected 1 to T = 3 (the depth panel's trajectories), not 4",
         ));
     stats()
         .args([

@@ -329,7 +329,7 @@ fn bad_panels_are_refused_naming_what_is_wrong() {
     assert!(err.contains("gap.csv") && err.contains("q2"), "{err}");
     let err = refusal(&[ARMS4, "--reference", "zzz"]);
     assert!(
-        err.contains("--reference zzz: no such arm; the panel's arms are: base, a, b, c"),
+        err.contains("error: --reference: no arm 'zzz' in the panel; its arms are: base, a, b, c"),
         "{err}"
     );
 }
@@ -971,7 +971,9 @@ fn arms_compares_only_the_systems_named() {
     );
     let err = refusal(&[ARMS4, "--arms", "a,nope,zzz"]);
     assert!(
-        err.contains("--arms: no arm 'nope', 'zzz' in the panel; its arms are: base, a, b, c"),
+        err.contains(
+            "error: --arms: no arm 'nope', 'zzz' in tests/fixtures/compare/arms4.csv; its arms are: base, a, b, c"
+        ),
         "{err}"
     );
 }

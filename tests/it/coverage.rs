@@ -120,6 +120,9 @@ fn coverage_refuses_bad_flags_and_arms() {
         ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("at least 10 simulated panels"));
+        .stderr(predicate::str::contains(
+            "error: --panels: 3 simulated panels are too few for a coverage estimate; \
+             at least 10 are needed",
+        ));
     stats().args(["coverage"]).assert().code(2);
 }

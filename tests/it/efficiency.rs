@@ -263,7 +263,9 @@ fn cli_efficiency_on_demo_data_and_mismatched_ledger() {
         ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--currency usd needs --prices"));
+        .stderr(predicate::str::contains(
+            "error: --currency: usd needs the models' prices (a prices file)",
+        ));
 }
 
 /// The fixed-T bootstrap range against an independent question bootstrap written with the

@@ -93,10 +93,10 @@ fn a_measured_panel_of_another_design_is_refused() {
     );
     run(
         DEMO,
-        "has design hotpotqa=223,musique=223:3:5, which no --design has",
+        "has design hotpotqa=223,musique=223:3:5, which none of the designs forecast has",
     );
     run(
         "hotpotqa=223,musique=223:3:5=data/demo/panel.csv",
-        "no --design hotpotqa=223,musique=223:3:5 to compare with",
+        "no design hotpotqa=223,musique=223:3:5 among the designs forecast to compare with",
     );
 }

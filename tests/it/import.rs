@@ -172,7 +172,7 @@ fn lm_eval_samples_reproduce_the_harness_numbers() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("samples_arith_2026-12-02T04-00-00.000000.jsonl: the samples are of 2 filters (strict-match, flexible-extract); pick one with --filter NAME"),
+        err.contains("samples_arith_2026-12-02T04-00-00.000000.jsonl: the samples are of 2 filters (strict-match, flexible-extract); pick one"),
         "{err}"
     );
     // Both models imported: the paired contrast's SE is that of the per-document
@@ -408,7 +408,7 @@ fn bad_logs_are_refused_naming_the_file_and_entry() {
             vec![
                 "arith-model-a.eval: the logs are of 2 tasks (arith in ",
                 "geometry in ",
-                "pass --dataset-from task",
+                "take the dataset from the task",
             ],
         ),
         (
@@ -493,7 +493,7 @@ fn samples_with_errors_are_listed_and_left_out() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains(&format!(
-            "left out 1 sample(s) (pass --missing-as 0 to score them): {id} epoch {epoch} (error: RuntimeError: boom)"
+            "left out 1 sample(s) (score missing samples as 0 to keep them): {id} epoch {epoch} (error: RuntimeError: boom)"
         )),
         "{err}"
     );

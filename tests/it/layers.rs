@@ -3,7 +3,9 @@
 //!
 //! - inside each crate, a module imports only from its own layer or a lower one, and no two
 //!   files (nor two top-level modules) import each other in a circle;
-//! - no library crate uses clap;
+//! - no library crate uses clap, and none names a command-line flag (`--contrast`) in a
+//!   string: it speaks of settings in its own words, and an error about one setting names
+//!   the setting, which the CLI prints as its flag (every such name is a flag of `stats`);
 //! - `ragstats-core`'s normal dependency tree (read from Cargo.lock) holds none of the heavy
 //!   crates (wgpu, naga, tantivy, reqwest, tokio, plotters, clap).
 //!
@@ -626,6 +628,241 @@ fn the_dependency_check_sees_a_heavy_crate() {
     assert!(heavy.iter().any(|p| p.starts_with("naga ")), "{heavy:?}");
 }
 
+/// The library's strings that may name a flag anyway: (file, the flag-naming text), each with
+/// why no wording in the analysis's own terms would do. Empty: every message of the library
+/// crates is written in domain words (docs/library.md, "Errors").
+const FLAG_ALLOWED: &[(&str, &str)] = &[];
+
+/// Every string literal of `text` outside comments and `#[cfg(test)]` modules (as
+/// [`code_of`] cuts them), with its 1-based line: plain, byte and raw strings; char
+/// literals (`'"'`) are skipped.
+fn string_literals(text: &str) -> Vec<(usize, String)> {
+    let text = match text.find("#[cfg(test)]") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    let b: Vec<char> = text.chars().collect();
+    let (mut out, mut i, mut line) = (Vec::new(), 0, 1);
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied();
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c == '/' && next == Some('/') {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == '*' && b[i + 1] == '/') {
+                line += usize::from(b[i] == '\n');
+                i += 1;
+            }
+            i += 2;
+        } else if c == 'r' && (i == 0 || !ident(b[i - 1])) && matches!(next, Some('"' | '#')) {
+            // r"…", r#"…"#: ends at the quote followed by as many hashes.
+            let mut j = i + 1;
+            while j < b.len() && b[j] == '#' {
+                j += 1;
+            }
+            if b.get(j) != Some(&'"') {
+                i += 1;
+                continue;
+            }
+            let hashes = j - i - 1;
+            let start = j + 1;
+            let mut k = start;
+            while k < b.len() && !(b[k] == '"' && (1..=hashes).all(|h| b.get(k + h) == Some(&'#')))
+            {
+                k += 1;
+            }
+            let s: String = b[start..k.min(b.len())].iter().collect();
+            let at = line;
+            line += s.matches('\n').count();
+            out.push((at, s));
+            i = k + 1 + hashes;
+        } else if c == '"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != '"' {
+                j += if b[j] == '\\' { 2 } else { 1 };
+            }
+            let s: String = b[i + 1..j.min(b.len())].iter().collect();
+            let at = line;
+            line += s.matches('\n').count();
+            out.push((at, s));
+            i = j + 1;
+        } else if c == '\'' {
+            // A char literal ('x', '\n', '\u{..}', '"'); a lifetime ('a) is left alone.
+            let close = if next == Some('\\') {
+                b[i + 3..]
+                    .iter()
+                    .take(10)
+                    .position(|&x| x == '\'')
+                    .map(|p| i + 3 + p)
+            } else if b.get(i + 2) == Some(&'\'') {
+                Some(i + 2)
+            } else {
+                None
+            };
+            i = close.map_or(i + 1, |e| e + 1);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The flags a string names: `--` and a lowercase letter, not inside a word (`a--b`) or
+/// a longer run of dashes.
+fn flags_in(s: &str) -> Vec<String> {
+    let b: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    for i in 0..b.len().saturating_sub(2) {
+        let before = i.checked_sub(1).map(|p| b[p]);
+        if b[i] == '-'
+            && b[i + 1] == '-'
+            && b[i + 2].is_ascii_lowercase()
+            && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        {
+            let flag: String = b[i..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || **c == '-')
+                .collect();
+            out.push(flag);
+        }
+    }
+    out
+}
+
+/// The library crates' non-test code names no command-line flag in a string (issue #47):
+/// what a user of the library, of Python or of the CLI reads is in the analysis's words,
+/// and an error about one setting carries the setting's name for each front end to name.
+#[test]
+fn no_library_string_names_a_flag() {
+    let mut found = Vec::new();
+    for krate in CRATES.iter().filter(|c| c.library) {
+        let mut files = Vec::new();
+        rust_files(&root().join(krate.dir), &mut files);
+        files.sort();
+        for f in files {
+            let rel = f.strip_prefix(root()).unwrap().display().to_string();
+            for (line, s) in string_literals(&fs::read_to_string(&f).unwrap()) {
+                let flags = flags_in(&s);
+                if !flags.is_empty()
+                    && !FLAG_ALLOWED
+                        .iter()
+                        .any(|(file, text)| *file == rel && s.contains(text))
+                {
+                    found.push(format!("{rel}:{line}: {} in {s:?}", flags.join(", ")));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "library strings that name a flag (say it in the analysis's words, with \
+         Error::Setting for an error about one setting):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The setting names the library's `Error::setting(NAME, …)` calls give: the string first
+/// argument of each call (calls whose first argument is a variable are returned apart, by
+/// file, with the call's count).
+fn setting_names(text: &str) -> (BTreeSet<String>, usize) {
+    let code = code_of(text);
+    let (mut names, mut variable) = (BTreeSet::new(), 0);
+    for (at, _) in code.match_indices("Error::setting(") {
+        let rest = code[at + "Error::setting(".len()..].trim_start();
+        match rest.strip_prefix('"') {
+            Some(r) => {
+                names.insert(r[..r.find('"').unwrap()].to_string());
+            }
+            None => variable += 1,
+        }
+    }
+    (names, variable)
+}
+
+/// The settings a call names through a variable, by file: the names it can take, each a
+/// string literal of that file (checked), and how many such calls the file has.
+const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
+    // for (setting, sd) in [("sigma_q", q), …]
+    (
+        "crates/ragstats-core/src/sim/simulate.rs",
+        &["sigma_q", "sigma_t", "sigma_r"],
+        1,
+    ),
+    // for (setting, limit) in [("rpm", rpm), ("tpm", tpm)]
+    ("crates/ragstats-agent/src/llm/batch.rs", &["rpm", "tpm"], 1),
+    // parse_list("planner", …), parse_list("selector", …)
+    (
+        "crates/ragstats-agent/src/run/setup.rs",
+        &["planner", "selector"],
+        3,
+    ),
+];
+
+/// Every setting an error of the library names is a long flag of some `stats` command
+/// under the CLI's mapping (`ragstats_cli::settings::flag`), so the CLI's message names a
+/// flag that exists, and the Python keyword made from that flag is a real keyword.
+#[test]
+fn every_setting_the_library_names_is_a_flag_of_the_cli() {
+    use clap::CommandFactory;
+    fn longs(cmd: &clap::Command, out: &mut BTreeSet<String>) {
+        for a in cmd.get_arguments() {
+            if let Some(l) = a.get_long() {
+                out.insert(format!("--{l}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            longs(sub, out);
+        }
+    }
+    let mut flags = BTreeSet::new();
+    longs(&ragstats_cli::cli::Cli::command(), &mut flags);
+    let mut names = BTreeSet::new();
+    for krate in CRATES.iter().filter(|c| c.library) {
+        let mut files = Vec::new();
+        rust_files(&root().join(krate.dir), &mut files);
+        for f in files {
+            let rel = f.strip_prefix(root()).unwrap().display().to_string();
+            let text = fs::read_to_string(&f).unwrap();
+            let (mut found, variable) = setting_names(&text);
+            let listed = SETTING_VARIABLES.iter().find(|(file, ..)| *file == rel);
+            assert_eq!(
+                variable,
+                listed.map_or(0, |l| l.2),
+                "{rel}: Error::setting calls whose name is a variable (list them in SETTING_VARIABLES)"
+            );
+            for name in listed.into_iter().flat_map(|l| l.1.iter()) {
+                assert!(
+                    text.contains(&format!("\"{name}\"")),
+                    "{rel} has no \"{name}\""
+                );
+                found.insert(name.to_string());
+            }
+            names.append(&mut found);
+        }
+    }
+    // The walk sees the calls (a renamed constructor would leave nothing to check).
+    assert!(
+        names.contains("contrast") && names.contains("failure_score"),
+        "{names:?}"
+    );
+    let missing: Vec<String> = names
+        .iter()
+        .filter(|n| !flags.contains(&ragstats_cli::settings::flag(n)))
+        .map(|n| format!("{n} → {}", ragstats_cli::settings::flag(n)))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "settings the library names that are no flag of `stats`: {missing:?}"
+    );
+}
+
 /// The checker itself: a path naming a higher layer and a two-file circle are found.
 #[test]
 fn the_checker_sees_what_it_should() {
@@ -660,4 +897,33 @@ fn the_checker_sees_what_it_should() {
     assert!(find_cycle(&e).is_some());
     e.remove(&PathBuf::from("b"));
     assert!(find_cycle(&e).is_none());
+}
+
+/// The flag checker itself: it reads strings (plain, raw, spanning lines) and not comments,
+/// char literals or test modules, and tells a flag from a dash in a word or a rule.
+#[test]
+fn the_flag_checker_sees_what_it_should() {
+    let src = "// --comment\nlet q = '\"'; let a = \"use --contrast B-A\";\n\
+               let r = r#\"raw \"--k\" here\"#; /* --block */ let c = '\\'';\n\
+               let s = \"two\nlines --x\"; let d = \"a--b, ---- and -- c, --Upper\";\n\
+               #[cfg(test)]\nmod tests { const T: &str = \"--in-tests\"; }\n";
+    let lits = string_literals(src);
+    let flagged: Vec<(usize, Vec<String>)> = lits
+        .iter()
+        .map(|(l, s)| (*l, flags_in(s)))
+        .filter(|(_, f)| !f.is_empty())
+        .collect();
+    assert_eq!(
+        flagged,
+        vec![
+            (2, vec!["--contrast".to_string()]),
+            (3, vec!["--k".to_string()]),
+            (4, vec!["--x".to_string()]),
+        ]
+    );
+    assert_eq!(lits.len(), 4, "{lits:?}");
+    let (names, variable) =
+        setting_names("Error::setting(\n \"contrast\", m); Error::setting(name, m);");
+    assert_eq!(names, BTreeSet::from(["contrast".to_string()]));
+    assert_eq!(variable, 1);
 }

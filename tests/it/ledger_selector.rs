@@ -458,7 +458,10 @@ fn library_efficiency_prices_the_panel_from_its_ledger() {
         };
         let err =
             efficiency_of_panel(&panel, &ledger, &usd, &CpuBackend::new(), &|_| {}).unwrap_err();
-        assert_eq!(err.to_string(), "--currency usd needs --prices FILE");
+        assert_eq!(
+            err.to_string(),
+            "currency: usd needs the models' prices (a prices file)"
+        );
     }
 }
 

@@ -229,7 +229,7 @@ fn every_command_caps_replies_by_default_and_an_explicit_cap_wins() {
         if name == "run" {
             assert_eq!(o.status.code(), Some(2), "{name}");
             assert!(String::from_utf8_lossy(&o.stderr)
-                .contains("--max-tokens must be at least 1 for stats run"));
+                .contains("error: --max-tokens: must be at least 1 for a run"));
             assert!(seen.is_empty());
             continue;
         }

@@ -133,7 +133,7 @@ fn columns_errors_name_the_role_or_the_column() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "lb.csv:1: --columns question=qid: no column 'qid'; the columns are: question_id, model, task, tstamp, score",
+            "lb.csv:1: no column 'qid' for the role question; the columns are: question_id, model, task, tstamp, score",
         ));
     stats()
         .args(["variance", p, "--columns", "question"])
@@ -151,7 +151,7 @@ fn several_score_named_columns_are_listed_not_guessed() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "several columns could be the score (em, acc); choose one with --metric",
+            "several columns could be the score (em, acc); choose one as the metric",
         ));
     // `f1` stays the default when present (the documented rule since the first panels).
     let p = write(
@@ -183,10 +183,10 @@ fn uneven_panels_list_every_problem_at_once_and_flags_settle_them() {
         .stderr(predicate::str::contains(
             "u.csv: the panel has 2 problems:\n  \
              - duplicates: 1 row repeats a cell already given (1 cell); line 6 repeats line 4 \
-             (question=q2, trajectory=0, read=0, arm=a); --duplicates mean averages a cell's \
-             rows, --duplicates first keeps the first\n  \
+             (question=q2, trajectory=0, read=0, arm=a); duplicates 'mean' averages a cell's \
+             rows, 'first' keeps the first\n  \
              - missing questions: 1 of 2 arms lack questions other arms have (3 questions in \
-             all); b lacks 1 (e.g. q3); --common-questions keeps the questions every arm has",
+             all); b lacks 1 (e.g. q3); keeping the common questions keeps those every arm has",
         ));
     // a's mean with the duplicate averaged: q1 1, q2 (0.5 + 0)/2, q3 1 → 2.25/3 = 0.75.
     let v = json(&[
@@ -246,7 +246,7 @@ fn uneven_panels_list_every_problem_at_once_and_flags_settle_them() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(
-            "note: --common-questions kept the 2 questions (in 1 stratum) that all 2 arms \
+            "note: common questions: kept the 2 questions (in 1 stratum) that all 2 arms \
              have; questions dropped per arm: a 1 of 3 (the other 1 arms lost none)"
         ) && err.contains("note: kept the first of 1 duplicate row"),
         "{err}"
@@ -374,12 +374,12 @@ fn weights_that_do_not_fit_the_panel_are_refused() {
         (
             "w4.csv",
             "dataset,weight\nA,0\nB,0\n",
-            "--weights: the strata's weights sum to 0",
+            "the strata's weights sum to 0",
         ),
         (
             "w5.csv",
             "dataset,w\nA,1\nB,1\n",
-            "w5.csv:1: --weights: column 'weight' not found; the columns are: dataset, w",
+            "w5.csv:1: strata weights: column 'weight' not found; the columns are: dataset, w",
         ),
     ];
     for (name, text, says) in cases {
@@ -406,8 +406,8 @@ fn weights_that_do_not_fit_the_panel_are_refused() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--design: the forecasts combine the strata with equal weights and cannot be asked \
-             for with --weights (yet)",
+            "error: --design: the forecasts combine the strata with equal weights and cannot be \
+             asked for with weighted strata (yet)",
         ));
     // A command that cannot honour weights refuses them rather than ignoring them.
     stats()

@@ -585,6 +585,6 @@ fn library_plan_of_the_demo_audit_is_the_commands() {
     assert!(r
         .notes
         .iter()
-        .any(|n| n.contains("--unit-costs are held fixed")));
+        .any(|n| n.contains("the unit costs given are held fixed")));
     assert!(r.engine.adapter.is_some() && !r.ledger_costs);
 }

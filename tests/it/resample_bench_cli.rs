@@ -105,7 +105,9 @@ fn bench_names_the_prefetched_walk_of_tables_past_4_mib() {
 fn bench_rejects_bad_k() {
     bench(&["--k", "17"])
         .code(2)
-        .stderr(predicates::str::contains("--k 17: expected 1 to 16"));
+        .stderr(predicates::str::contains(
+            "error: --k: expected 1 to 16, not 17",
+        ));
 }
 
 #[test]

@@ -310,8 +310,10 @@ fn three_shards_merge_to_the_unsharded_run_and_bad_sets_are_refused() {
     // A missing shard: named, with the cells it holds.
     let out = tmp.path().join("bad");
     let cells2 = held(&m1, 2).join(", ");
-    merge(&[&dirs[0], &dirs[2]], &out).code(2).stderr(predicate::str::contains(format!(
-        "missing shard 2/3 with 2 cell(s): {cells2}; run it (stats run ... --shard K/3) and merge again"
+    merge(&[&dirs[0], &dirs[2]], &out)
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+        "missing shard 2/3 with 2 cell(s): {cells2}; run the missing shard(s) of 3 and merge again"
     )));
     // A duplicated shard: a copy of shard 2's directory beside the original.
     let copy = tmp.path().join("copy-of-2");
@@ -368,7 +370,7 @@ fn three_shards_merge_to_the_unsharded_run_and_bad_sets_are_refused() {
     merge(&[&copy], &out)
         .code(2)
         .stderr(predicate::str::contains(format!(
-            "{}: no shard.json: not a finished `stats run --shard` directory",
+            "{}: no shard.json: not the directory of a finished shard of a run",
             copy.display()
         )));
     // Merging over a shard is refused; nothing was written by the refused merges.

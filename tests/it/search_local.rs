@@ -186,9 +186,14 @@ fn build_is_atomic_and_refuses_non_index_dirs() {
         std::fs::read_to_string(other.join("keep.txt")).unwrap(),
         "mine"
     );
-    // Opening it as an index says how to make one.
+    // Opening it as an index says what is missing, in the library's words (no command line).
     let err = LocalIndex::open(&other).unwrap_err();
-    assert!(err.to_string().contains("stats index build"), "{err}");
+    assert!(
+        err.to_string().ends_with(
+            "notes: not a search index (no stats-index.json); build an index of the corpus first"
+        ),
+        "{err}"
+    );
 
     // The CLI: exit 2 and the message.
     crate::common::stats()

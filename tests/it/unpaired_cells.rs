@@ -167,12 +167,14 @@ fn balanced_only_commands_and_bad_flags_say_what_to_do() {
         stats().args(a).assert()
     };
     slice(&[]).code(2).stderr(predicates::str::contains(
-        "4 cell(s) of this stratum had one arm only and were dropped (--failure-score X scores their missing arm instead)",
+        "4 cell(s) of this stratum had one arm only and were dropped (a failure score X scores their missing arm instead)",
     ));
     slice(&["--failure-score", "0"]).success();
     stats()
         .args(["variance", PANEL, "--arm", "open", "--failure-score", "0"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("--contrast"));
+        .stderr(predicates::str::contains(
+            "error: --failure-score: scores a contrast's missing arm, so it needs a contrast B-A",
+        ));
 }

@@ -161,10 +161,21 @@ def test_bad_input_raises_input_error_with_the_cli_message():
     df.loc[4, "f1"] = None
     with pytest.raises(ragstats.InputError, match=r"^<pandas\.DataFrame>:5: missing score in column 'f1'$"):
         ragstats.variance(df, contrast="adaptive-open")
-    with pytest.raises(ragstats.InputError, match="invalid value 'many' for '--replicates"):
+    # A bad value names the keyword, never the command line's flag.
+    with pytest.raises(ragstats.InputError, match="^invalid value 'many' for 'replicates': "):
         ragstats.bootstrap(P, replicates="many")
-    with pytest.raises(ragstats.InputError, match="--confidence"):
+    with pytest.raises(ragstats.InputError, match="for 'confidence'") as e:
         ragstats.bootstrap(P, confidence=1.5)
+    assert "--" not in str(e.value), e.value
+    # An error of the library about one setting names its keyword, in the analysis's words.
+    with pytest.raises(ragstats.InputError) as e:
+        ragstats.variance(P, contrast="nope-open")
+    assert str(e.value) == (
+        "contrast: unknown arm 'nope' in the contrast nope-open; the panel's arms are: open, adaptive"
+    )
+    with pytest.raises(ragstats.InputError) as e:
+        ragstats.variance(P, contrast="adaptive-open", failure_score=float("inf"))
+    assert str(e.value) == "failure_score: inf is not a finite score"
     with pytest.raises(ValueError, match="no-such.csv"):
         ragstats.variance("no-such.csv")
     with pytest.raises(TypeError):

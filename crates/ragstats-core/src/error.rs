@@ -1,5 +1,9 @@
-//! The crate-wide error type. Messages are written for the person running `stats`:
-//! they name the file, the line or record, and what was expected.
+//! The crate-wide error type. Messages are written for the person running an analysis,
+//! from the command line or from Python: they name the file, the line or record, and what
+//! was expected, in the analysis's words (an arm, a contrast, the replicates), never in a
+//! front end's (a `--flag`, a keyword). An error about one setting is an
+//! [`Error::Setting`] that carries the setting's name; each front end names it its own way
+//! (docs/library.md, "Errors").
 
 use std::path::PathBuf;
 
@@ -17,7 +21,14 @@ pub enum Error {
         line: Option<u64>,
         msg: String,
     },
-    /// A bad flag value or combination of flags.
+    /// A bad value of one setting of an analysis, or one that does not fit the data.
+    /// `setting` is the setting's name, in snake_case: the Python keyword, and the long flag
+    /// of the `stats` command with `_` written `-` (the CLI prints the flag in its place);
+    /// `msg` says what is wrong in the analysis's own words, never naming a flag.
+    #[error("{setting}: {msg}")]
+    Setting { setting: &'static str, msg: String },
+    /// Bad usage that is not about one setting (a combination of them, a missing input),
+    /// in the analysis's own words.
     #[error("{0}")]
     Usage(String),
     /// An analysis that cannot be computed from the data given (e.g. too few questions).
@@ -51,6 +62,24 @@ impl Error {
         }
     }
 
+    /// Builds an [`Error::Setting`]: `msg` is wrong with the setting named `setting`.
+    pub fn setting(setting: &'static str, msg: impl Into<String>) -> Self {
+        Error::Setting {
+            setting,
+            msg: msg.into(),
+        }
+    }
+
+    /// The message without the setting's name, for a parser of that setting's value (the
+    /// front end names the setting itself, as clap does for a flag's value); any other
+    /// error as it is displayed.
+    pub fn into_detail(self) -> String {
+        match self {
+            Error::Setting { msg, .. } => msg,
+            e => e.to_string(),
+        }
+    }
+
     /// Wraps an I/O error with the path it concerns. A directory where a file was expected
     /// (`EISDIR`: opened for reading, or written over) is bad usage, not a failure of the
     /// machine: an [`Error::Input`] `PATH: is a directory; expected a file` (exit 2).
@@ -67,9 +96,26 @@ impl Error {
     /// The process exit code for this error: 2 for bad input or usage, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Input { .. } | Error::Usage(_) | Error::Data(_) => 2,
+            Error::Input { .. } | Error::Setting { .. } | Error::Usage(_) | Error::Data(_) => 2,
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 2,
             _ => 1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error about one setting: its name, then the message in the analysis's words; bad
+    /// usage (exit 2); a value parser gets the message alone.
+    #[test]
+    fn a_setting_error_names_its_setting() {
+        let e = Error::setting("failure_score", "inf is not a finite score");
+        assert_eq!(e.to_string(), "failure_score: inf is not a finite score");
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(e.into_detail(), "inf is not a finite score");
+        let other = Error::Data("too few questions".into());
+        assert_eq!(other.into_detail(), "too few questions");
     }
 }

@@ -263,15 +263,19 @@ pub fn read_trajectories(path: &Path) -> Result<Vec<Logged>> {
 /// some trajectory's reads), else the first selector of the first trajectory with reads.
 ///
 /// # Errors
-/// [`Error::Usage`] when `wanted` occurs in no read, or no trajectory has reads.
+/// [`Error::Setting`] (`selector`) when `wanted` occurs in no read; [`Error::Usage`] when
+/// no trajectory has reads.
 pub fn pick_selector(trajs: &[Logged], wanted: Option<&str>) -> Result<String> {
     let all: Vec<String> = trajs.iter().flat_map(|t| t.selectors()).collect();
     match wanted {
         Some(w) if all.iter().any(|s| s == w) => Ok(w.to_string()),
-        Some(w) => Err(Error::Usage(format!(
-            "--selector {w:?}: no read uses it (selectors in the log: {})",
-            crate::io::clip_list(dedup(&all))
-        ))),
+        Some(w) => Err(Error::setting(
+            "selector",
+            format!(
+                "no read uses the selector {w:?} (selectors in the log: {})",
+                crate::io::clip_list(dedup(&all))
+            ),
+        )),
         None => all.first().cloned().ok_or_else(|| {
             Error::Usage(
                 "no trajectory has reads, so none can be called correct or incorrect".into(),

@@ -204,7 +204,7 @@ impl GpuContext {
         usable.sort_by_key(|a| rank(&a.get_info()));
         if usable.is_empty() {
             return Err(Error::Gpu(format!(
-                "no GPU adapter found (wgpu backends tried: {}); install a Vulkan driver, or use --backend cpu",
+                "no GPU adapter found (wgpu backends tried: {}); install a Vulkan driver, or use the cpu backend",
                 backend_names(backends)
             )));
         }
@@ -215,7 +215,7 @@ impl GpuContext {
                 let info = first.get_info();
                 if is_software(&info) && !allow_software {
                     return Err(Error::Gpu(format!(
-                        "only a software GPU adapter was found ({}); set STATS_ALLOW_SOFTWARE_GPU=1 or use --backend gpu to run on it",
+                        "only a software GPU adapter was found ({}); set STATS_ALLOW_SOFTWARE_GPU=1 or choose the gpu backend (not auto) to run on it",
                         info.name
                     )));
                 }

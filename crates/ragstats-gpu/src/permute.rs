@@ -114,7 +114,7 @@ impl PermuteBackend for GpuPermute {
         if data_bytes > limit || n as u64 * n_cols > u32::MAX as u64 {
             return Err(self.ctx.error(format!(
                 "permutation data of {n} rows × {} columns exceeds one storage binding \
-                 ({limit} bytes); use --backend cpu",
+                 ({limit} bytes); use the cpu backend",
                 job.xq.len() + job.yq.len()
             )));
         }

@@ -51,7 +51,7 @@ pub const AUTO_GPU_MIN_DRAWS: u64 = 1 << 26;
 pub fn select_backend_for(choice: BackendChoice, draws: u64) -> Result<Box<dyn ResampleBackend>> {
     if matches!(choice, BackendChoice::Auto) && draws < AUTO_GPU_MIN_DRAWS {
         return Ok(Box::new(CpuBackend::with_note(format!(
-            "auto: {draws} draws is a small job, faster on the CPU than starting a GPU; --backend gpu forces the GPU"
+            "auto: {draws} draws is a small job, faster on the CPU than starting a GPU; the gpu backend forces the GPU"
         ))));
     }
     select_backend(choice)

@@ -50,12 +50,8 @@ fn call(
         registered.push((name.extract::<String>()?, input::table_from_py(&frame)?));
     }
     let args: Vec<String> = std::iter::once("stats".to_string()).chain(argv).collect();
-    let cli = ragstats_cli::cli::Cli::try_parse_from(&args).map_err(|e| {
-        // clap's first paragraph, without its `error: ` and the `--help` hint.
-        let text = e.render().to_string();
-        let first = text.split("\n\n").next().unwrap_or(&text).trim();
-        InputError::new_err(first.strip_prefix("error: ").unwrap_or(first).to_string())
-    })?;
+    let cli = ragstats_cli::cli::Cli::try_parse_from(&args)
+        .map_err(|e| InputError::new_err(parse_error(&e)))?;
     compute::run(py, progress, move |watch| {
         let sink = watch.sink();
         let finished = with_tables(registered, || {
@@ -72,6 +68,36 @@ fn call(
             ))),
         }
     })
+}
+
+/// clap's refusal of a keyword's value as Python shows it: the first paragraph, without its
+/// `error: ` and the `--help` hint, naming the keyword where clap names the flag
+/// (`invalid value '2' for 'confidence': …`).
+fn parse_error(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let text = e.render().to_string();
+    let first = text.split("\n\n").next().unwrap_or(&text).trim();
+    let mut first = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    let args: Vec<&String> = [ContextKind::InvalidArg, ContextKind::PriorArg]
+        .into_iter()
+        .flat_map(|kind| match e.get(kind) {
+            Some(ContextValue::String(a)) => vec![a],
+            Some(ContextValue::Strings(a)) => a.iter().collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    for arg in args {
+        // `--confidence <LEVEL>` → `confidence`.
+        if let Some(long) = arg
+            .split_whitespace()
+            .next()
+            .filter(|a| a.starts_with("--"))
+        {
+            let keyword = long.trim_start_matches('-').replace('-', "_");
+            first = first.replace(&format!("'{arg}'"), &format!("'{keyword}'"));
+        }
+    }
+    first
 }
 
 /// Every command's flags as JSON (for `scripts/gen-python-api.py` and its test).

@@ -54,7 +54,7 @@ pub fn scan_output(path: &Path) -> Result<OutputState> {
             Error::input(
                 path,
                 Some(n),
-                "not a response record (expected an object with string \"id\", integer \"sample\", \"attempts\" and \"text\" or \"error\"); is --out pointing at the right file?",
+                "not a response record (expected an object with string \"id\", integer \"sample\", \"attempts\" and \"text\" or \"error\"); is this the right responses file?",
             )
         })?;
         st.records += 1;

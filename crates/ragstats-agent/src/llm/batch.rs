@@ -104,13 +104,15 @@ impl BatchProgress {
 /// minute), when given, ≥ 1.
 ///
 /// # Errors
-/// [`Error::Usage`] naming the flag (`--concurrency`, or `--rpm and --tpm`).
+/// [`Error::Setting`] naming the setting (`concurrency`, `rpm` or `tpm`).
 pub fn check_policy(concurrency: usize, rpm: Option<u64>, tpm: Option<u64>) -> Result<()> {
     if concurrency == 0 {
-        return Err(Error::Usage("--concurrency must be at least 1".into()));
+        return Err(Error::setting("concurrency", "must be at least 1"));
     }
-    if rpm == Some(0) || tpm == Some(0) {
-        return Err(Error::Usage("--rpm and --tpm must be at least 1".into()));
+    for (setting, limit) in [("rpm", rpm), ("tpm", tpm)] {
+        if limit == Some(0) {
+            return Err(Error::setting(setting, "a rate limit must be at least 1"));
+        }
     }
     Ok(())
 }
@@ -172,7 +174,7 @@ pub async fn run_batch(
     progress: &mut (dyn FnMut(&BatchProgress) + Send),
 ) -> Result<BatchSummary> {
     if opts.concurrency == 0 {
-        return Err(Error::Usage("--concurrency must be at least 1".into()));
+        return Err(Error::setting("concurrency", "must be at least 1"));
     }
     let mut seen = HashSet::new();
     for c in &calls {
@@ -373,20 +375,20 @@ mod tests {
     #[test]
     fn policy_checks() {
         let msg = |r: Result<()>| match r {
-            Err(Error::Usage(m)) => m,
+            Err(e @ Error::Setting { .. }) => e.to_string(),
             other => panic!("{other:?}"),
         };
         assert_eq!(
             msg(check_policy(0, None, None)),
-            "--concurrency must be at least 1"
+            "concurrency: must be at least 1"
         );
         assert_eq!(
             msg(check_policy(8, Some(0), None)),
-            "--rpm and --tpm must be at least 1"
+            "rpm: a rate limit must be at least 1"
         );
         assert_eq!(
             msg(check_policy(8, None, Some(0))),
-            "--rpm and --tpm must be at least 1"
+            "tpm: a rate limit must be at least 1"
         );
         assert!(check_policy(1, Some(1), Some(1)).is_ok());
     }

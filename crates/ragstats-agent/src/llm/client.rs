@@ -95,14 +95,14 @@ impl Client {
     /// Builds a client.
     ///
     /// # Errors
-    /// [`Error::Usage`] for an empty base URL; [`Error::Runtime`] when the HTTP client cannot
+    /// [`Error::Setting`] (`base_url`) for an empty base URL; [`Error::Runtime`] when the HTTP client cannot
     /// be built (TLS back end failure).
     pub fn new(config: ClientConfig) -> Result<Self> {
         let base_url = config.base_url.trim().trim_end_matches('/').to_string();
         if base_url.is_empty() {
-            return Err(Error::Usage(
-                "no base URL: pass --base-url or set OPENAI_BASE_URL (e.g. http://127.0.0.1:8000/v1)"
-                    .into(),
+            return Err(Error::setting(
+                "base_url",
+                "none given, and OPENAI_BASE_URL is not set (e.g. http://127.0.0.1:8000/v1)",
             ));
         }
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {

@@ -25,9 +25,12 @@ pub fn parse_tasks(names: &[String]) -> Result<Vec<Task>> {
         match Task::parse(n) {
             Some(t) => out.push(t),
             None => {
-                return Err(Error::Usage(format!(
-                    "--tasks {n:?}: expected all or evidence_extraction, noise_robustness, planning, grounded_reasoning"
-                )))
+                return Err(Error::setting(
+                    "tasks",
+                    format!(
+                        "unknown task {n:?}; expected all or evidence_extraction, noise_robustness, planning, grounded_reasoning"
+                    ),
+                ))
             }
         }
     }
@@ -102,7 +105,7 @@ mod tests {
             }
         );
         assert!(matches!(parse_tasks(&names(&["plan"])),
-            Err(Error::Usage(m)) if m.starts_with("--tasks \"plan\": expected all")));
+            Err(Error::Setting { setting: "tasks", msg }) if msg.starts_with("unknown task \"plan\"; expected all")));
         assert_eq!(guided_tasks(&all), {
             let mut v = vec![Task::Planning, Task::GroundedReasoning];
             v.sort();

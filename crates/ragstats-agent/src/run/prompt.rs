@@ -48,15 +48,18 @@ impl Templates {
     /// The shipped templates with every `dir/<name>.txt` that exists used instead.
     ///
     /// # Errors
-    /// [`Error::Usage`] when `dir` is not a directory; [`Error::Io`] for an unreadable file;
+    /// [`Error::Setting`] (`prompt_dir`) when `dir` is not a directory; [`Error::Io`] for an unreadable file;
     /// [`Error::Input`] for a user template missing one of its placeholders.
     pub fn with_dir(dir: &Path) -> Result<Self> {
         if !dir.is_dir() {
-            return Err(Error::Usage(format!(
-                "--prompt-dir {}: not a directory (expected some of {})",
-                dir.display(),
-                FILES.join(", ")
-            )));
+            return Err(Error::setting(
+                "prompt_dir",
+                format!(
+                    "{}: not a directory (expected some of {})",
+                    dir.display(),
+                    FILES.join(", ")
+                ),
+            ));
         }
         let mut t = Templates::builtin();
         for (i, name) in FILES.iter().enumerate() {

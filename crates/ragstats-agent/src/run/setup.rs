@@ -22,23 +22,27 @@ use crate::search::local;
 /// Parses a comma list of names (planners, selectors) given to `flag`: each once, at least one.
 ///
 /// # Errors
-/// [`Error::Usage`] naming `flag` for a name given twice, an unknown name, or an empty list.
-pub fn parse_list<T: std::str::FromStr<Err = Error>>(flag: &str, v: &[String]) -> Result<Vec<T>> {
+/// [`Error::Setting`] naming `setting` for a name given twice, an unknown name, or an empty
+/// list.
+pub fn parse_list<T: std::str::FromStr<Err = Error>>(
+    setting: &'static str,
+    v: &[String],
+) -> Result<Vec<T>> {
     let mut out: Vec<T> = Vec::new();
     let mut seen = Vec::new();
     for s in v {
         let s = s.trim();
         if seen.contains(&s) {
-            return Err(Error::Usage(format!("{flag}: '{s}' is given twice")));
+            return Err(Error::setting(setting, format!("'{s}' is given twice")));
         }
         seen.push(s);
         out.push(
             s.parse()
-                .map_err(|e: Error| Error::Usage(format!("{flag}: {e}")))?,
+                .map_err(|e: Error| Error::setting(setting, e.into_detail()))?,
         );
     }
     if out.is_empty() {
-        return Err(Error::Usage(format!("{flag}: give at least one")));
+        return Err(Error::setting(setting, "give at least one"));
     }
     Ok(out)
 }
@@ -73,20 +77,21 @@ impl RunShape {
     /// k ≥ 1; concurrency ≥ 1.
     ///
     /// # Errors
-    /// [`Error::Usage`] for the first of these that fails, in that order.
+    /// [`Error::Setting`] for the first of these that fails, in that order.
     pub fn check(s: &ShapeSettings) -> Result<RunShape> {
-        let arms: Vec<Arm> = parse_list("--planner", &s.planners)?;
-        let selectors: Vec<Selector> = parse_list("--selector", &s.selectors)?;
+        let arms: Vec<Arm> = parse_list("planner", &s.planners)?;
+        let selectors: Vec<Selector> = parse_list("selector", &s.selectors)?;
         if s.steps == 0 || s.steps > MAX_STEPS {
-            return Err(Error::Usage(format!(
-                "--steps must be between 1 and {MAX_STEPS}"
-            )));
+            return Err(Error::setting(
+                "steps",
+                format!("must be between 1 and {MAX_STEPS}"),
+            ));
         }
         if s.k == 0 {
-            return Err(Error::Usage("--k must be at least 1".into()));
+            return Err(Error::setting("k", "must be at least 1"));
         }
         if s.concurrency == 0 {
-            return Err(Error::Usage("--concurrency must be at least 1".into()));
+            return Err(Error::setting("concurrency", "must be at least 1"));
         }
         Ok(RunShape {
             arms,
@@ -151,15 +156,15 @@ pub fn run_cells(questions: &[Question], s: &CellSettings) -> Result<Vec<Cell>> 
 }
 
 /// The output cap of every call: `max_tokens`, which must be at least 1 (the token bound
-/// and `--tpm` need a cap).
+/// and the tokens-per-minute limit need a cap).
 ///
 /// # Errors
-/// [`Error::Usage`] for 0.
+/// [`Error::Setting`] (`max_tokens`) for 0.
 pub fn output_cap(max_tokens: u64) -> Result<u64> {
     if max_tokens == 0 {
-        return Err(Error::Usage(
-            "--max-tokens must be at least 1 for stats run (its token bound and --tpm need a cap)"
-                .into(),
+        return Err(Error::setting(
+            "max_tokens",
+            "must be at least 1 for a run (its token bound and the tokens-per-minute limit need a cap)",
         ));
     }
     Ok(max_tokens)
@@ -380,17 +385,17 @@ mod tests {
     #[test]
     fn shape_checks_in_order() {
         let e = |r: Result<RunShape>| match r {
-            Err(Error::Usage(m)) => m,
+            Err(e @ Error::Setting { .. }) => e.to_string(),
             other => panic!("{other:?}"),
         };
         assert_eq!(
             e(shape(&["open", " open"], &["rr"], 4)),
-            "--planner: 'open' is given twice"
+            "planner: 'open' is given twice"
         );
-        assert_eq!(e(shape(&[], &["rr"], 4)), "--planner: give at least one");
+        assert_eq!(e(shape(&[], &["rr"], 4)), "planner: give at least one");
         assert_eq!(
             e(shape(&["open"], &["rr"], 0)),
-            format!("--steps must be between 1 and {MAX_STEPS}")
+            format!("steps: must be between 1 and {MAX_STEPS}")
         );
         assert_eq!(
             e(RunShape::check(&ShapeSettings {
@@ -400,12 +405,18 @@ mod tests {
                 k: 0,
                 concurrency: 1,
             })),
-            "--k must be at least 1"
+            "k: must be at least 1"
         );
         let ok = shape(&["adaptive"], &["rr", "rrf"], 4).unwrap();
         assert_eq!(ok.arms, vec![Arm::Adaptive]);
         assert_eq!(ok.selectors, vec![Selector::Rr, Selector::Rrf]);
-        assert!(matches!(output_cap(0), Err(Error::Usage(_))));
+        assert!(matches!(
+            output_cap(0),
+            Err(Error::Setting {
+                setting: "max_tokens",
+                ..
+            })
+        ));
         assert_eq!(output_cap(256).unwrap(), 256);
     }
 

@@ -60,7 +60,7 @@ impl std::str::FromStr for Shard {
     fn from_str(s: &str) -> Result<Shard> {
         let bad = || {
             Error::Usage(format!(
-                "--shard '{}': expected K/N with 1 <= K <= N (e.g. 2/16)",
+                "'{}': expected K/N with 1 <= K <= N (e.g. 2/16)",
                 clip(s)
             ))
         };
@@ -300,7 +300,7 @@ impl ShardManifest {
             return Err(Error::input(
                 dir,
                 None,
-                format!("no {MANIFEST}: not a finished `stats run --shard` directory (a shard that stopped: run the same command again to finish it)"),
+                format!("no {MANIFEST}: not the directory of a finished shard of a run (a shard that stopped: run the same command again to finish it)"),
             ));
         }
         let text = ragstats_core::io::read_text(&path)?;
@@ -467,7 +467,7 @@ pub fn check_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, ShardManifest)>> {
         .collect();
     if !missing.is_empty() {
         return Err(Error::Usage(format!(
-            "missing {}; run it (stats run ... --shard K/{n}) and merge again",
+            "missing {}; run the missing shard(s) of {n} and merge again",
             missing.join("; ")
         )));
     }
@@ -567,11 +567,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path, run_name: &str) -> Result<MergeReport
     let shards = check_shards(dirs)?;
     let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     if let Some((d, _)) = shards.iter().find(|(d, _)| canon(d) == canon(out)) {
-        return Err(Error::Usage(format!(
-            "--out {} is the shard directory {}: its files would be overwritten; merge into another directory",
-            out.display(),
-            d.display()
-        )));
+        return Err(Error::setting(
+            "out",
+            format!(
+                "{} is the shard directory {}: its files would be overwritten; merge into another directory",
+                out.display(),
+                d.display()
+            ),
+        ));
     }
     let m0 = shards[0].1.clone();
     let arms = m0.config.planners.split(',').count();

@@ -223,7 +223,7 @@ impl LocalIndex {
         let marker = dir.join(MARKER);
         if !marker.is_file() {
             return Err(Error::Usage(format!(
-                "{}: not a search index (no {MARKER}); build one with `stats index build CORPUS --out DIR`",
+                "{}: not a search index (no {MARKER}); build an index of the corpus first",
                 dir.display()
             )));
         }

@@ -370,7 +370,7 @@ impl Planner {
     pub fn search(&self, goal: Goal) -> Result<Vec<Allocation>> {
         if !self.has_costs() {
             return Err(Error::Usage(
-                "planning for a target or a budget needs unit costs (--ledger or --unit-costs)"
+                "planning for a target or a budget needs unit costs (from a ledger, or given)"
                     .into(),
             ));
         }

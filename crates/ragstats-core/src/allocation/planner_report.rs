@@ -318,10 +318,13 @@ pub fn plan(
         ) => {
             let parts = planner.split(q);
             if let Some(i) = parts.iter().position(|&n| n == 0) {
-                return Err(Error::Usage(format!(
-                    "--questions {q} leaves stratum '{}' with no questions; ask for more questions",
-                    names[i]
-                )));
+                return Err(Error::setting(
+                    "questions",
+                    format!(
+                        "{q} leaves stratum '{}' with no questions; ask for more questions",
+                        names[i]
+                    ),
+                ));
             }
             (vec![row(planner.evaluate(&parts, t, r), None)], None)
         }
@@ -350,7 +353,7 @@ pub fn plan(
     };
     if settings.question_cost != 0.0 && planner.strata.iter().any(|s| s.costs.is_some()) {
         notes.push(format!(
-            "each question also costs c_Q = {} {unit} (--question-cost), whatever its T and R",
+            "each question also costs c_Q = {} {unit} (the cost per question), whatever its T and R",
             num(settings.question_cost)
         ));
     }
@@ -366,14 +369,15 @@ pub fn plan(
             let intervals = uncertainty(&planner, &refits, &rows[0].allocation, settings);
             if matches!(costs, PlanCosts::Given(_)) && goal.is_some() {
                 notes.push(
-                    "the bootstrap refits the components only: --unit-costs are held fixed".into(),
+                    "the bootstrap refits the components only: the unit costs given are held fixed"
+                        .into(),
                 );
             }
             (intervals, bootstrap_engine(backend, &settings.resampling))
         }
         None => {
             notes.push(
-                "no bootstrap interval: a components file has no questions to resample (give --audit PANEL)"
+                "no bootstrap interval: a components file has no questions to resample (give an audit panel)"
                     .into(),
             );
             (Vec::new(), Engine::default())
@@ -442,15 +446,15 @@ pub fn unmet_goal(planner: &Planner, goal: Goal, unit: &str) -> String {
     match goal {
         Goal::TargetSe(s) if s < floor => format!(
             "the target SE {} is below what the audit's question variance allows at the maximum Q: \
-             with Q = {} (--max-questions) the question level alone gives SE {} however many \
-             trajectories and reads; raise --max-questions or relax the target",
+             with Q = {} (the most questions searched) the question level alone gives SE {} \
+             however many trajectories and reads; search more questions or relax the target",
             num(s),
             bounds.max_questions,
             num(floor)
         ),
         Goal::TargetSe(s) => format!(
             "no allocation within the bounds reaches SE {}: the least is {} at Q = {}, T = {}, R = {}; \
-             raise --max-questions, --max-trajectories or --max-reads, or relax the target",
+             search more questions, trajectories or reads, or relax the target",
             num(s),
             num(least),
             bounds.max_questions,
@@ -653,10 +657,13 @@ fn uncertainty(
 fn share_weights(given: &[(String, usize)], audit: &Audit) -> Result<Vec<usize>> {
     let known: Vec<&str> = audit.strata.iter().map(|s| s.name.as_str()).collect();
     if let Some((n, _)) = given.iter().find(|(n, _)| !known.contains(&n.as_str())) {
-        return Err(Error::Usage(format!(
-            "--shares names stratum '{n}', which the audit does not have (strata: {})",
-            known.join(", ")
-        )));
+        return Err(Error::setting(
+            "shares",
+            format!(
+                "stratum '{n}' is not a stratum of the audit (strata: {})",
+                known.join(", ")
+            ),
+        ));
     }
     audit
         .strata
@@ -667,7 +674,7 @@ fn share_weights(given: &[(String, usize)], audit: &Audit) -> Result<Vec<usize>>
                 .find(|(n, _)| n == &s.name)
                 .map(|(_, w)| *w)
                 .ok_or_else(|| {
-                    Error::Usage(format!("--shares gives no weight for stratum '{}'", s.name))
+                    Error::setting("shares", format!("no weight for stratum '{}'", s.name))
                 })
         })
         .collect()
@@ -1083,9 +1090,11 @@ mod tests {
         let mut s = target.clone();
         s.shares = Some(vec![("other".into(), 1)]);
         let e = run(&COSTS, &s).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "--shares names stratum 'other', which the audit does not have (strata: all)"
+        // An error about the shares setting, naming it.
+        assert!(
+            matches!(&e, Error::Setting { setting: "shares", msg }
+                if msg == "stratum 'other' is not a stratum of the audit (strata: all)"),
+            "{e:?}"
         );
     }
 }

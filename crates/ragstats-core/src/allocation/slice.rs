@@ -286,8 +286,9 @@ pub fn stratum_counts(panel: &Panel, settings: &SliceSettings) -> Result<Vec<usi
             &panel.strata.iter().map(|s| s.q()).collect::<Vec<_>>(),
         ),
         DesignSpec::PerStratum { .. } if settings.per_stratum => {
-            return Err(Error::Usage(
-                "--per-stratum goes with a Q:T:R design, not per-stratum counts".into(),
+            return Err(Error::setting(
+                "per_stratum",
+                "Q in every stratum goes with a Q:T:R design, not per-stratum counts",
             ))
         }
         DesignSpec::PerStratum { questions, .. } => {
@@ -591,7 +592,10 @@ mod tests {
             e("a=1,hotpotqa=3,musique=1:1:1", false),
             "the design names stratum 'a', which the panel does not have"
         );
-        assert!(e("hotpotqa=3,musique=1:1:1", true).starts_with("--per-stratum goes with"));
+        assert_eq!(
+            e("hotpotqa=3,musique=1:1:1", true),
+            "per_stratum: Q in every stratum goes with a Q:T:R design, not per-stratum counts"
+        );
     }
 
     /// The golden `slice-seed` case (`--design 20:2:1 --seed 7`): the same questions as the

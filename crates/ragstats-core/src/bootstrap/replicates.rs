@@ -81,13 +81,11 @@ impl Replicates {
             .map_err(|_| bad("too short to be a replicates file".into()))?;
         if &magic == b"RGSREP01" {
             return Err(bad(
-                "a replicates file of an older version (no checksum); write it again with `stats bootstrap --replicates-out`".into(),
+                "a replicates file of an older version (no checksum); write it again with the bootstrap".into(),
             ));
         }
         if &magic != MAGIC {
-            return Err(bad(
-                "not a replicates file written by `stats bootstrap --replicates-out`".into(),
-            ));
+            return Err(bad("not a replicates file written by the bootstrap".into()));
         }
         let mut rest = Vec::new();
         r.read_to_end(&mut rest).map_err(|e| Error::io(path, e))?;
@@ -197,7 +195,7 @@ impl Replicates {
         };
         Err(Error::Usage(format!(
             "the files hold replicates {a}..{b}, but the run has 0..{total}{}{extra}: a shard \
-             is missing or the run's --replicates differs",
+             is missing or the run's number of replicates differs",
             if missing.is_empty() {
                 String::new()
             } else {

@@ -279,7 +279,7 @@ impl Bootstrap {
     /// Prepares the rows and plan from the per-question statistics of each stratum.
     ///
     /// # Errors
-    /// [`Error::Usage`] for a design that does not parse or fit the strata.
+    /// [`Error::Setting`] (`design`) for a design that does not parse or fit the strata.
     pub fn new(outcome: &str, strata: &[StratumStats], spec: BootstrapSpec) -> Result<Self> {
         let designs: Vec<DesignSpec> = spec
             .designs
@@ -294,7 +294,7 @@ impl Bootstrap {
             // report a column of "not estimable".
             if spec.components && s.q() < 2 {
                 return Err(Error::Data(format!(
-                    "--components: stratum '{}' has {} question(s); refitting the variance components needs at least 2 questions per stratum",
+                    "stratum '{}' has {} question(s); refitting the variance components needs at least 2 questions per stratum",
                     s.name,
                     s.q()
                 )));
@@ -362,7 +362,7 @@ impl Bootstrap {
         };
         for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
             check_design(&boot.plan.strata, d)
-                .map_err(|e| Error::Usage(format!("--design {text}: {e}")))?;
+                .map_err(|e| Error::setting("design", format!("{text}: {e}")))?;
         }
         Ok(boot)
     }
@@ -574,17 +574,17 @@ impl Bootstrap {
     /// full-sample fits that warm-start every refit.
     ///
     /// # Errors
-    /// [`Error::Usage`] for a design that does not parse or fit the strata, designs with
-    /// weighted strata, or a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without
+    /// [`Error::Setting`] (`design`) for a design that does not parse or fit the strata or
+    /// designs with weighted strata; [`Error::Usage`] for a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without
     /// questions.
     pub fn from_panel(panel: &Panel, spec: BootstrapSpec) -> Result<Self> {
         if !panel.weights.is_empty() && !spec.designs.is_empty() {
             // The design forecasts (components::forecast) combine strata with equal weights;
             // a weighted estimate beside them would silently answer another question.
-            return Err(Error::Usage(
-                "--design: the forecasts combine the strata with equal weights and cannot be \
-                 asked for with --weights (yet); run them without --weights"
-                    .into(),
+            return Err(Error::setting(
+                "design",
+                "the forecasts combine the strata with equal weights and cannot be asked for \
+                 with weighted strata (yet); run them with equal weights",
             ));
         }
         if panel.strata.iter().all(Stratum::is_balanced) {
@@ -712,7 +712,7 @@ impl Bootstrap {
         };
         for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
             check_design(&boot.plan.strata, d)
-                .map_err(|e| Error::Usage(format!("--design {text}: {e}")))?;
+                .map_err(|e| Error::setting("design", format!("{text}: {e}")))?;
         }
         Ok(boot)
     }

@@ -155,11 +155,10 @@ pub fn prepare(
     }
     if let Some(r) = &settings.reference {
         if !arms.contains(r) {
-            return Err(Error::input(
-                path,
-                None,
+            return Err(Error::setting(
+                "reference",
                 format!(
-                    "--reference {r}: no such {system}; the panel's {systems} are: {}",
+                    "no {system} '{r}' in the panel; its {systems} are: {}",
                     arms.join(", ")
                 ),
             ));
@@ -186,9 +185,10 @@ pub fn prepare(
         .collect();
     let arm_panels = rows.assemble(&arm_opts)?;
     if let Some(x) = opts.failure_score.filter(|x| !x.is_finite()) {
-        return Err(Error::Usage(format!(
-            "--failure-score {x}: expected a finite score"
-        )));
+        return Err(Error::setting(
+            "failure_score",
+            format!("{x} is not a finite score"),
+        ));
     }
     // Pairs whose arms have the same cells are their arms' difference; the others are
     // assembled from the rows (in one parallel pass, in pair order).
@@ -391,11 +391,10 @@ pub fn prepare_panels(
         ));
     }
     if let Some(r) = settings.reference.as_ref().filter(|r| !arms.contains(r)) {
-        return Err(Error::input(
-            path,
-            None,
+        return Err(Error::setting(
+            "reference",
             format!(
-                "--reference {r}: no such arm; the arms are: {}",
+                "no arm '{r}' in the panel; its arms are: {}",
                 arms.join(", ")
             ),
         ));

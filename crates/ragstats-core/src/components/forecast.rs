@@ -91,7 +91,7 @@ impl Audit {
         let doc: Doc = parse_document(
             source,
             text,
-            "not a components file written by `stats variance --format json`",
+            "not a components file (the JSON report of the variance analysis)",
         )?;
         if doc.strata.is_empty() {
             return Err(Error::input(source, None, "components file has no strata"));
@@ -482,7 +482,7 @@ impl ForecastReport {
     ) -> std::result::Result<(), ForecastError> {
         let label = m.label;
         let shape = shape_of(m.panel);
-        let usage = |msg: String| ForecastError::Input(Error::Usage(msg));
+        let usage = |msg: String| ForecastError::Input(Error::setting("measured", msg));
         let position = self
             .designs
             .iter()
@@ -492,7 +492,7 @@ impl ForecastReport {
                 let f = forecast_one(audit, d, self.pooled)?;
                 if design_of(&f) != shape {
                     return Err(usage(format!(
-                        "--measured {label}: the panel {} has design {}, not {d} ({})",
+                        "{label}: the panel {} has design {}, not {d} ({})",
                         m.path.display(),
                         show(&shape),
                         show(&design_of(&f))
@@ -500,13 +500,13 @@ impl ForecastReport {
                 }
                 position.ok_or_else(|| {
                     usage(format!(
-                        "--measured {label}: no --design {d} to compare with"
+                        "{label}: no design {d} among the designs forecast to compare with"
                     ))
                 })?
             }
             None => position.ok_or_else(|| {
                 usage(format!(
-                    "--measured {label}: the panel has design {}, which no --design has; give DESIGN=PANEL",
+                    "{label}: the panel has design {}, which none of the designs forecast has; give DESIGN=PANEL",
                     show(&shape)
                 ))
             })?,
@@ -514,7 +514,7 @@ impl ForecastReport {
         let row = &mut self.designs[i];
         if row.measured_panel.is_some() {
             return Err(usage(format!(
-                "--measured {label}: design {} already has a measured panel",
+                "{label}: design {} already has a measured panel",
                 show(&shape)
             )));
         }

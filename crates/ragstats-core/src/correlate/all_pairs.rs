@@ -124,7 +124,8 @@ impl Report for CorrelateReport {
 /// tests on `permute` (the CPU when `None`, and always for Kendall, whose S is not a sum).
 ///
 /// # Errors
-/// [`Error::Usage`] for a cluster bootstrap of fewer than 2 clusters, or replicates without
+/// [`Error::Setting`] (`cluster`) for a cluster bootstrap of fewer than 2 clusters;
+/// [`Error::Usage`] for replicates without
 /// a bootstrap engine; engine and backend errors.
 pub fn correlate(
     data: &Dataset,
@@ -171,9 +172,10 @@ pub fn correlate(
     if replicates > 0 {
         if let Some((_, c)) = clusters {
             if c < 2 {
-                return Err(Error::Usage(format!(
-                    "--cluster: only {c} cluster; the cluster bootstrap needs at least 2"
-                )));
+                return Err(Error::setting(
+                    "cluster",
+                    format!("only {c} cluster; the cluster bootstrap needs at least 2"),
+                ));
             }
         }
         // The rank methods re-rank every resample on the CPU (super::rank_boot), from the

@@ -105,7 +105,7 @@ pub fn prepare(data: &Dataset, method: Method) -> Result<Prepared> {
         )));
     }
     let agg = if data.aggregated_from.is_some() {
-        " (after averaging per --aggregate-by unit)"
+        " (after averaging per aggregation unit)"
     } else {
         ""
     };
@@ -116,7 +116,7 @@ pub fn prepare(data: &Dataset, method: Method) -> Result<Prepared> {
             if d.len() != 2 {
                 let shown: Vec<String> = d.iter().map(|v| v.to_string()).collect();
                 return Err(Error::Data(format!(
-                    "--method pointbiserial: column '{name}' must take exactly two values (0/1 or \
+                    "point-biserial correlation: column '{name}' must take exactly two values (0/1 or \
                      two distinct values){agg}; found {}{}",
                     if d.len() > 2 {
                         "more than two, e.g. "

@@ -96,25 +96,17 @@ pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
 /// [`load`] of a CSV file or a registered table.
 fn load_csv(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
     let mut rdr = crate::panel::memory::open_csv(path)?;
-    let find = |name: &str, flag: &str| rdr.require(name, &format!("{flag} "));
+    let find = |name: &str, role: &str| rdr.require(name, &format!("{role} "));
     if spec.x.is_empty() || spec.y.is_empty() {
         return Err(Error::Usage(
-            "give at least one --x and one --y column".into(),
+            "give at least one x column and one y column".into(),
         ));
     }
-    let xi: Vec<usize> = spec
-        .x
-        .iter()
-        .map(|c| find(c, "--x"))
-        .collect::<Result<_>>()?;
-    let yi: Vec<usize> = spec
-        .y
-        .iter()
-        .map(|c| find(c, "--y"))
-        .collect::<Result<_>>()?;
+    let xi: Vec<usize> = spec.x.iter().map(|c| find(c, "x")).collect::<Result<_>>()?;
+    let yi: Vec<usize> = spec.y.iter().map(|c| find(c, "y")).collect::<Result<_>>()?;
     let key_col = match (&spec.cluster, &spec.aggregate_by) {
-        (Some(c), _) => Some(find(c, "--cluster")?),
-        (None, Some(a)) => Some(find(a, "--aggregate-by")?),
+        (Some(c), _) => Some(find(c, "cluster")?),
+        (None, Some(a)) => Some(find(a, "aggregation unit")?),
         (None, None) => None,
     };
     let mut x: Vec<Vec<f64>> = vec![Vec::new(); xi.len()];
@@ -174,7 +166,7 @@ fn load_csv(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
                         path,
                         line,
                         format!(
-                            "column '{name}' is missing in this row (use --missing drop to drop such rows)"
+                            "column '{name}' is missing in this row (drop rows with missing values to go on without it)"
                         ),
                     ))
                 }

@@ -606,12 +606,15 @@ impl<'a> PricedLedger<'a> {
     /// [`PricedLedger::billed`]).
     ///
     /// # Errors
-    /// [`Error::Usage`] for dollars without prices; those of [`for_selector`], [`bill`] and
+    /// [`Error::Setting`] (`currency`) for dollars without prices; those of [`for_selector`], [`bill`] and
     /// [`CellCosts::new`] (a panel-cost row without its cell labels).
     pub fn cell_costs(&self, selector: Option<&str>, budget: Budget) -> Result<CellCosts> {
         let entries = for_selector(self.entries.to_vec(), selector, self.path)?;
         if matches!(budget, Budget::Usd { .. }) && self.prices.is_none() {
-            return Err(Error::Usage("--currency usd needs --prices FILE".into()));
+            return Err(Error::setting(
+                "currency",
+                "usd needs the models' prices (a prices file)",
+            ));
         }
         let bills = bill(&entries, self.prices, self.path, self.prices_path)?;
         let currency = match budget {

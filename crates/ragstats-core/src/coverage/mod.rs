@@ -56,8 +56,8 @@ impl CoverageSettings {
     /// Checks the settings' domain.
     ///
     /// # Errors
-    /// [`Error::Usage`] for no analysis or generator, fewer than 10 panels, fewer than 100
-    /// replicates, or a confidence outside (0, 1).
+    /// [`Error::Setting`] for fewer than 10 panels or fewer than 100 replicates;
+    /// [`Error::Usage`] for no analysis or generator, or a confidence outside (0, 1).
     pub fn check(&self) -> Result<()> {
         if self.analyses.is_empty() || self.generators.is_empty() {
             return Err(Error::Usage(
@@ -65,16 +65,22 @@ impl CoverageSettings {
             ));
         }
         if self.panels < 10 {
-            return Err(Error::Usage(format!(
-                "--panels {}: at least 10 simulated panels are needed for a coverage estimate",
-                self.panels
-            )));
+            return Err(Error::setting(
+                "panels",
+                format!(
+                    "{} simulated panels are too few for a coverage estimate; at least 10 are needed",
+                    self.panels
+                ),
+            ));
         }
         if self.replicates < 100 {
-            return Err(Error::Usage(format!(
-                "--replicates {}: at least 100 bootstrap replicates per simulated panel are needed",
-                self.replicates
-            )));
+            return Err(Error::setting(
+                "replicates",
+                format!(
+                    "{} bootstrap replicates per simulated panel are too few; at least 100 are needed",
+                    self.replicates
+                ),
+            ));
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
             return Err(Error::Usage(format!(
@@ -204,7 +210,7 @@ pub fn coverage(
     if outcome.is_none() {
         analyses.retain(|a| *a == Analysis::Compare);
         if settings.analyses.iter().any(|a| *a != Analysis::Compare) {
-            notes.push("variance and bootstrap skipped: the panel has several arms; choose --contrast B-A or --arm NAME".into());
+            notes.push("variance and bootstrap skipped: the panel has several arms; choose a contrast B-A or one arm".into());
         }
     } else if let Some(o) = outcome {
         if analyses::outcome_panel(&model.templates, o).is_none() {
@@ -405,7 +411,7 @@ pub fn coverage_of_file(
     let (outcome, outcome_name) = match (&choice.contrast, &choice.arm) {
         (Some(_), Some(_)) => {
             return Err(Error::Usage(
-                "use either --contrast or --arm, not both".into(),
+                "choose either a contrast or one arm, not both".into(),
             ))
         }
         (Some(spec), None) => {
@@ -423,11 +429,10 @@ pub fn coverage_of_file(
                     Some((b, a))
                 })
                 .ok_or_else(|| {
-                    Error::input(
-                        path,
-                        None,
+                    Error::setting(
+                        "contrast",
                         format!(
-                            "--contrast {spec}: expected B-A with two of the panel's arms ({})",
+                            "expected B-A with two of the panel's arms ({}); got '{spec}'",
                             names.join(", ")
                         ),
                     )
@@ -665,5 +670,53 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("unknown arm 'nope'"), "{e}");
+        // Too few panels or replicates: errors about that one setting, in its own words.
+        let few = CoverageSettings {
+            panels: 9,
+            ..s.clone()
+        };
+        let e = few.check().unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                Error::Setting {
+                    setting: "panels",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "panels: 9 simulated panels are too few for a coverage estimate; at least 10 are needed"
+        );
+        let few = CoverageSettings {
+            replicates: 99,
+            ..s.clone()
+        };
+        assert!(matches!(
+            few.check(),
+            Err(Error::Setting { setting: "replicates", msg })
+                if msg == "99 bootstrap replicates per simulated panel are too few; at least 100 are needed"
+        ));
+        // A contrast that names no two arms names the contrast.
+        let odd = OutcomeChoice {
+            contrast: Some("adaptive-nope".into()),
+            arm: None,
+        };
+        let e = coverage_of_file(
+            &path,
+            &LoadOptions::default(),
+            &odd,
+            &s,
+            &CpuBackend::new(),
+            &|_| {},
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "contrast: unknown arm 'nope' in the contrast adaptive-nope; the panel's arms are: \
+             open, adaptive"
+        );
     }
 }

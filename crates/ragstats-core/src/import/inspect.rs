@@ -113,7 +113,7 @@ fn score_columns(entry: &str, scores: &Map<String, Value>) -> Vec<(String, Score
     let bad = |name: &str, v: &Value| {
         format!(
             "{entry}: score '{}' is {}; expected C, I, P or N, a number, a boolean, or an \
-                 object of those (or leave the scorer out with --score)",
+                 object of those (or import only the other scorers' scores)",
             clip(name),
             clip(&v.to_string())
         )

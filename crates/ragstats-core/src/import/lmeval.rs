@@ -173,7 +173,7 @@ pub(crate) fn read_samples(path: &Path, opts: &ImportOptions) -> Result<Log> {
             info = results_info(&v, &task);
         }
         None if opts.arm.is_none() => notes.push(
-            "no results_<date>.json beside it names the model: the rows have no arm (pass --arm NAME)"
+            "no results_<date>.json beside it names the model: the rows have no arm (give the arm's name)"
                 .to_string(),
         ),
         None => {}
@@ -315,11 +315,11 @@ pub(crate) fn read_samples(path: &Path, opts: &ImportOptions) -> Result<Log> {
             ))
         }
         None if filters.len() > 1 => {
-            return Err(Error::input(
-                path,
-                None,
+            return Err(Error::setting(
+                "filter",
                 format!(
-                    "the samples are of {} filters ({}); pick one with --filter NAME",
+                    "{}: the samples are of {} filters ({}); pick one",
+                    path.display(),
                     filters.len(),
                     filters.join(", ")
                 ),

@@ -232,9 +232,8 @@ impl std::str::FromStr for DatasetFrom {
     /// `task`, or `metadata:KEY` (a bare `KEY` is a metadata key too).
     fn from_str(s: &str) -> Result<Self> {
         match s.trim() {
-            "" => Err(Error::Usage(
-                "--dataset-from needs task or metadata:KEY".into(),
-            )),
+            // A value parser's error: the front end names the setting (clap: the flag).
+            "" => Err(Error::Usage("expected task or metadata:KEY".into())),
             "task" => Ok(DatasetFrom::Task),
             other => Ok(DatasetFrom::Metadata(
                 other.strip_prefix("metadata:").unwrap_or(other).to_string(),
@@ -269,7 +268,7 @@ impl std::str::FromStr for ArmFrom {
             other => match other.strip_prefix("metadata:") {
                 Some(k) if !k.is_empty() => Ok(ArmFrom::Metadata(k.to_string())),
                 _ => Err(Error::Usage(format!(
-                    "unknown --arm-from '{}'; expected model, task, solver or metadata:KEY",
+                    "unknown source of the arm '{}'; expected model, task, solver or metadata:KEY",
                     clip(other)
                 ))),
             },
@@ -615,14 +614,14 @@ impl Log {
 }
 
 /// Sample `s` of `log`'s metadata field `key` as a label, or the error naming the entry.
-fn metadata_label(log: &Log, s: &LogSample, key: &str, flag: &str) -> Result<String> {
+fn metadata_label(log: &Log, s: &LogSample, key: &str, role: &str) -> Result<String> {
     match s.metadata.get(key).and_then(label_text) {
         Some(v) if !v.is_empty() => Ok(v),
         _ => Err(Error::input(
             &log.path,
             None,
             format!(
-                "{}: {} has no {} '{}' (a string or number) for {flag}",
+                "{}: {} has no {} '{}' (a string or number) for the {role}",
                 s.entry,
                 log.unit(s),
                 if log.run.is_some() {
@@ -786,8 +785,9 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
             &logs[0].path,
             None,
             format!(
-                "the logs are of {} tasks ({}); pass --dataset-from task to make each task a \
-                 stratum, --dataset-from metadata:KEY, or --arm-from task to compare them as arms",
+                "the logs are of {} tasks ({}); take the dataset from the task to make each \
+                 task a stratum (or from a metadata key), or the arm from the task to compare \
+                 them as arms",
                 tasks.len(),
                 which.join(", ")
             ),
@@ -823,9 +823,7 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
                 ));
             }
             let dataset = match &opts.dataset_from {
-                Some(DatasetFrom::Metadata(k)) => {
-                    Some(metadata_label(log, s, k, "--dataset-from")?)
-                }
+                Some(DatasetFrom::Metadata(k)) => Some(metadata_label(log, s, k, "dataset")?),
                 Some(DatasetFrom::Task) => Some(log.task.clone()),
                 None if opts.arm_from == ArmFrom::Task => None,
                 None => Some(log.task.clone()),
@@ -835,7 +833,7 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
                 (None, ArmFrom::Model) => log.model.clone(),
                 (None, ArmFrom::Task) => Some(log.task.clone()),
                 (None, ArmFrom::Solver) => log.solver.clone(),
-                (None, ArmFrom::Metadata(k)) => Some(metadata_label(log, s, k, "--arm-from")?),
+                (None, ArmFrom::Metadata(k)) => Some(metadata_label(log, s, k, "arm")?),
             };
             let arm = match (&place.arm_suffix, arm) {
                 (Some(sfx), Some(a)) => Some(format!("{a} {sfx}")),
@@ -843,7 +841,7 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
                 (None, a) => a,
             };
             let cluster = match &opts.cluster_from {
-                Some(k) => Some(metadata_label(log, s, k, "--cluster-from")?),
+                Some(k) => Some(metadata_label(log, s, k, "cluster")?),
                 None => None,
             };
             let read = s.epoch.saturating_sub(1) + place.read;
@@ -961,7 +959,7 @@ fn assemble(logs: Vec<Log>, opts: &ImportOptions) -> Result<Imported> {
         }
         if !left_out.is_empty() {
             notes.push(format!(
-                "{}: left out {} {} (pass --missing-as 0 to score them): {}",
+                "{}: left out {} {} (score missing samples as 0 to keep them): {}",
                 log.path.display(),
                 left_out.len(),
                 if log.run.is_some() {

@@ -877,10 +877,10 @@ mod tests {
         let e = reader(b"").unwrap_err();
         assert_eq!(e.to_string(), "t.csv:1: empty file: expected a header row");
         let r = reader(b"a,b\n").unwrap();
-        let e = r.require("zz", "--x ").unwrap_err();
+        let e = r.require("zz", "x ").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "t.csv:1: --x column 'zz' not found; the columns are: a, b"
+            "t.csv:1: x column 'zz' not found; the columns are: a, b"
         );
     }
 

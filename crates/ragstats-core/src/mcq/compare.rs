@@ -66,7 +66,7 @@ pub fn pair(a: &[RunResult], b: &[RunResult], policy: FailurePolicy) -> Result<P
             g1 != g2
         } {
             return Err(Error::Data(format!(
-                "item {:?} has a different group or gold answer in the two files; compare runs of the same items (or pass --items to both)",
+                "item {:?} has a different group or gold answer in the two files; compare runs of the same items (or read both with the same items file)",
                 x.id
             )));
         }

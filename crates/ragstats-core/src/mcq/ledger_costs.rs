@@ -125,7 +125,7 @@ pub fn mcq_costs(entries: &[Entry], bills: &[Bill], priced: bool) -> Result<McqC
     }
     if all.calls == 0 {
         return Err(Error::Data(format!(
-            "no ledger row carries an `item` field ({other} row(s) without one): this is not an `mcq run --ledger` ledger"
+            "no ledger row carries an `item` field ({other} row(s) without one): this is not the ledger of an MCQ run"
         )));
     }
     let mut rows: Vec<McqCostRow> = items.into_values().collect();

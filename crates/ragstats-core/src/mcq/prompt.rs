@@ -97,15 +97,18 @@ impl Templates {
     /// The defaults, with every `dir/<kind>/<task>.txt` that exists used instead.
     ///
     /// # Errors
-    /// [`Error::Usage`] when `dir` is not a directory; [`Error::Io`] for an unreadable file;
+    /// [`Error::Setting`] (`prompt_dir`) when `dir` is not a directory; [`Error::Io`] for an unreadable file;
     /// [`Error::Input`] for a template with an unknown placeholder or without `{query}` and
     /// `{options}`.
     pub fn with_dir(dir: &Path) -> Result<Self> {
         if !dir.is_dir() {
-            return Err(Error::Usage(format!(
-                "--prompt-dir {}: not a directory (expected DIR/bare/<task>.txt and DIR/informative/<task>.txt)",
-                dir.display()
-            )));
+            return Err(Error::setting(
+                "prompt_dir",
+                format!(
+                    "{}: not a directory (expected DIR/bare/<task>.txt and DIR/informative/<task>.txt)",
+                    dir.display()
+                ),
+            ));
         }
         let mut t = Templates::builtin();
         for kind in [PromptKind::Bare, PromptKind::Informative] {

@@ -165,7 +165,7 @@ pub fn check_resume(
         if rec.model != p.request.model || old != Some(p.fingerprint.as_str()) {
             return Err(Error::Usage(format!(
                 "{}: request {:?} was answered for a different request (model {:?}{}); \
-                 use another --out (or --responses) for a new model, prompt, shuffle seed, sampling or item text",
+                 write the results (or the responses) to another file for a new model, prompt, shuffle seed, sampling or item text",
                 responses.display(),
                 p.request.id,
                 rec.model,

@@ -250,7 +250,7 @@ pub fn bootstrap_group_means(
         seed, replicates, ..
     } = *resampling;
     if replicates < 2 {
-        return Err(Error::Usage("--replicates must be at least 2".into()));
+        return Err(Error::setting("replicates", "must be at least 2"));
     }
     if clusters.is_some_and(|c| c.len() != rows.len()) {
         return Err(Error::Data(
@@ -710,7 +710,7 @@ pub fn scored_items(results: &[RunResult], policy: FailurePolicy, what: &str) ->
     let n = item_rows(results, policy).len();
     if n == 0 {
         return Err(Error::Usage(format!(
-            "{what}: no scored result lines (every line failed and --failures exclude)"
+            "{what}: no scored result lines (every line failed, and failed lines are excluded)"
         )));
     }
     Ok(n)
@@ -763,7 +763,7 @@ pub fn score_results_clustered(
     let rows_items = item_rows(results, settings.failures);
     if rows_items.is_empty() {
         return Err(Error::Usage(
-            "no scored result lines (every line failed and --failures exclude)".into(),
+            "no scored result lines (every line failed, and failed lines are excluded)".into(),
         ));
     }
     let rows: Vec<(Group, [f64; 2])> = rows_items.iter().map(|i| (i.group, i.mean())).collect();
@@ -1022,7 +1022,7 @@ pub(crate) mod tests {
         let e = scored_items(&results, FailurePolicy::Exclude, "r.jsonl").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "r.jsonl: no scored result lines (every line failed and --failures exclude)"
+            "r.jsonl: no scored result lines (every line failed, and failed lines are excluded)"
         );
     }
 

@@ -35,14 +35,16 @@ pub(super) fn assemble(
         opts.drop_incomplete,
     )?;
     if opts.failure_score.is_some() && pair.is_none() {
-        return Err(Error::Usage(
-            "--failure-score scores a contrast's missing arm; it needs --contrast B-A".into(),
+        return Err(Error::setting(
+            "failure_score",
+            "scores a contrast's missing arm, so it needs a contrast B-A",
         ));
     }
     if let Some(x) = opts.failure_score.filter(|x| !x.is_finite()) {
-        return Err(Error::Usage(format!(
-            "--failure-score {x}: expected a finite score"
-        )));
+        return Err(Error::setting(
+            "failure_score",
+            format!("{x} is not a finite score"),
+        ));
     }
     let mut cells = pair_cells(
         path,

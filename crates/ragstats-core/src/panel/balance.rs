@@ -302,7 +302,7 @@ pub(super) fn fill_stratum(
         if let (Error::Input { msg, .. }, true) = (&mut e, n > 0) {
             msg.push_str(&format!(
                 "; {n} cell(s) of this stratum had one arm only and were dropped \
-                 (--failure-score X scores their missing arm instead)"
+                 (a failure score X scores their missing arm instead)"
             ));
         }
         return Err(e);
@@ -428,7 +428,7 @@ impl Ctx<'_> {
             Some(q.first_line as u64),
             format!(
                 "unbalanced design: question '{}' in stratum '{}' {}; \
-                 every question needs all {} trajectories x {} reads (use --drop-incomplete to drop such questions)",
+                 every question needs all {} trajectories x {} reads (drop incomplete questions to go on without them)",
                 self.raw.questions.echo(q.qid),
                 self.raw.datasets.echo(self.d),
                 self.what_differs(q),

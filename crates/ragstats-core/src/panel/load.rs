@@ -328,7 +328,7 @@ mod tests {
             e,
             "p.csv: duplicates: 1 row repeats a cell already given (1 cell); line 10 repeats \
              line 2 (dataset=set0, question=q0, trajectory=t0, read=0, arm=a, selector=s1); \
-             --duplicates mean averages a cell's rows, --duplicates first keeps the first"
+             duplicates 'mean' averages a cell's rows, 'first' keeps the first"
         );
     }
 }

@@ -86,8 +86,8 @@ impl ColumnMap {
     /// A map of (role, column) pairs.
     ///
     /// # Errors
-    /// [`Error::Usage`] for a role not in [`ColumnMap::ROLES`], a role or a column given
-    /// twice, or an empty name.
+    /// [`Error::Setting`] (`columns`) for a role not in [`ColumnMap::ROLES`], a role or a
+    /// column given twice, or an empty name.
     pub fn new<R: Into<String>, C: Into<String>>(
         pairs: impl IntoIterator<Item = (R, C)>,
     ) -> Result<Self> {
@@ -96,27 +96,32 @@ impl ColumnMap {
             let (role, column) = (role.into(), column.into());
             let (role, column) = (role.trim().to_string(), column.trim().to_string());
             if !Self::ROLES.contains(&role.as_str()) {
-                return Err(Error::Usage(format!(
-                    "--columns: unknown role '{}'; the roles are: {}",
-                    clip(&role),
-                    Self::ROLES.join(", ")
-                )));
+                return Err(Error::setting(
+                    "columns",
+                    format!(
+                        "unknown role '{}'; the roles are: {}",
+                        clip(&role),
+                        Self::ROLES.join(", ")
+                    ),
+                ));
             }
             if column.is_empty() {
-                return Err(Error::Usage(format!(
-                    "--columns: {role}= names no column; expected {role}=COLUMN"
-                )));
+                return Err(Error::setting(
+                    "columns",
+                    format!("the role {role} is given no column; expected {role}=COLUMN"),
+                ));
             }
             if map.pairs.iter().any(|(r, _)| *r == role) {
-                return Err(Error::Usage(format!(
-                    "--columns: role '{role}' given twice"
-                )));
+                return Err(Error::setting(
+                    "columns",
+                    format!("role '{role}' given twice"),
+                ));
             }
             if let Some((r, _)) = map.pairs.iter().find(|(_, c)| *c == column) {
-                return Err(Error::Usage(format!(
-                    "--columns: column '{}' given for both {r} and {role}",
-                    clip(&column)
-                )));
+                return Err(Error::setting(
+                    "columns",
+                    format!("column '{}' given for both {r} and {role}", clip(&column)),
+                ));
             }
             map.pairs.push((role, column));
         }
@@ -154,8 +159,7 @@ impl ColumnMap {
                     path,
                     line,
                     format!(
-                        "--columns {role}={}: no {what} '{}'; the {what}s are: {}",
-                        clip(column),
+                        "no {what} '{}' for the role {role}; the {what}s are: {}",
                         clip(column),
                         clip_list(header)
                     ),
@@ -167,8 +171,8 @@ impl ColumnMap {
                         path,
                         line,
                         format!(
-                            "--columns {role}={}: the panel also has a {what} named '{role}'; \
-                             map it to another role or rename it",
+                            "the {what} '{}' is mapped to the role {role}, but the panel \
+                             also has a {what} named '{role}'; map it to another role or rename it",
                             clip(column)
                         ),
                     ));
@@ -197,7 +201,7 @@ impl std::str::FromStr for ColumnMap {
                 })
             })
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        ColumnMap::new(pairs).map_err(|e| e.to_string())
+        ColumnMap::new(pairs).map_err(Error::into_detail)
     }
 }
 
@@ -239,8 +243,8 @@ impl Weights {
     /// twice, or a weight that is not a finite number ≥ 0; [`Error::Io`] when unreadable.
     pub fn read(path: &Path) -> Result<Weights> {
         let mut rdr = crate::io::CsvReader::open(path)?;
-        let d = rdr.require("dataset", "--weights: ")?;
-        let w = rdr.require("weight", "--weights: ")?;
+        let d = rdr.require("dataset", "strata weights: ")?;
+        let w = rdr.require("weight", "strata weights: ")?;
         let mut weights: Vec<(String, f64)> = Vec::new();
         while let Some((line, rec)) = rdr.next_record()? {
             let name = rec.get(d).unwrap_or("").to_string();
@@ -299,7 +303,7 @@ impl Weights {
                         path,
                         None,
                         format!(
-                            "--weights {source}: no weight for stratum {}; every dataset of the panel needs one",
+                            "the strata weights ({source}) give no weight for stratum {}; every dataset of the panel needs one",
                             clip_list(lacking.iter().map(|n| format!("'{n}'")))
                         ),
                     ));
@@ -316,7 +320,7 @@ impl Weights {
                         path,
                         None,
                         format!(
-                            "--weights {source}: the panel has no dataset {} (its datasets: {})",
+                            "the strata weights ({source}): the panel has no dataset {} (its datasets: {})",
                             clip_list(extra.iter().map(|n| format!("'{n}'"))),
                             clip_list(names)
                         ),
@@ -336,11 +340,7 @@ impl Weights {
         };
         let total: f64 = raw.iter().sum();
         if total <= 0.0 {
-            return Err(Error::input(
-                path,
-                None,
-                "--weights: the strata's weights sum to 0",
-            ));
+            return Err(Error::input(path, None, "the strata's weights sum to 0"));
         }
         Ok(raw.iter().map(|w| w / total).collect())
     }
@@ -412,16 +412,16 @@ mod tests {
         let e = |s: &str| s.parse::<ColumnMap>().unwrap_err();
         assert_eq!(
             e("model=model"),
-            "--columns: unknown role 'model'; the roles are: question, arm, dataset, trajectory, read, cluster"
+            "unknown role 'model'; the roles are: question, arm, dataset, trajectory, read, cluster"
         );
-        assert_eq!(e("arm=a,arm=b"), "--columns: role 'arm' given twice");
+        assert_eq!(e("arm=a,arm=b"), "role 'arm' given twice");
         assert_eq!(
             e("arm=m,dataset=m"),
-            "--columns: column 'm' given for both arm and dataset"
+            "column 'm' given for both arm and dataset"
         );
         assert_eq!(
             e("arm="),
-            "--columns: arm= names no column; expected arm=COLUMN"
+            "the role arm is given no column; expected arm=COLUMN"
         );
         // A column already named like the role would play it twice.
         let header: Vec<String> = ["question", "qid", "f1"].map(String::from).to_vec();
@@ -430,8 +430,8 @@ mod tests {
             m.rename(Path::new("p.csv"), Some(1), &header, "column")
                 .unwrap_err()
                 .to_string(),
-            "p.csv:1: --columns question=qid: the panel also has a column named 'question'; \
-             map it to another role or rename it"
+            "p.csv:1: the column 'qid' is mapped to the role question, but the panel also has a \
+             column named 'question'; map it to another role or rename it"
         );
         // ... unless that column is itself mapped to another role.
         let m: ColumnMap = "question=qid,arm=question".parse().unwrap();

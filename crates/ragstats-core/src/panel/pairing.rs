@@ -53,7 +53,7 @@ pub(super) fn select_arms(
     }
     match (&opts.contrast, &opts.arm) {
         (Some(_), Some(_)) => Err(Error::Usage(
-            "use either --contrast or --arm, not both".into(),
+            "choose either a contrast or one arm, not both".into(),
         )),
         (Some(spec), None) => {
             let (b, a) = parse_contrast(path, spec, &raw.arms)?;
@@ -80,7 +80,7 @@ pub(super) fn select_arms(
                     path,
                     None,
                     format!(
-                        "the panel has several arms ({}); choose --contrast B-A or --arm NAME",
+                        "the panel has several arms ({}); choose a contrast B-A or one arm",
                         clip_list(raw.arms.names())
                     ),
                 ));
@@ -94,19 +94,22 @@ pub(super) fn select_arms(
 fn parse_contrast(path: &Path, spec: &str, arms: &Interner) -> Result<Pair> {
     let known = || clip_list(arms.names());
     if arms.is_empty() {
-        return Err(Error::input(
-            path,
-            None,
-            format!("--contrast {spec} needs an 'arm' column, and the panel has none"),
+        return Err(Error::setting(
+            "contrast",
+            format!(
+                "the contrast {spec} needs an 'arm' column, and {} has none",
+                path.display()
+            ),
         ));
     }
     for (i, _) in spec.match_indices('-') {
         let (b, a) = (&spec[..i], &spec[i + 1..]);
         if let (Some(bi), Some(ai)) = (arms.get(b), arms.get(a)) {
             if bi == ai {
-                return Err(Error::Usage(format!(
-                    "--contrast {spec}: the two arms must differ"
-                )));
+                return Err(Error::setting(
+                    "contrast",
+                    format!("the two arms of the contrast {spec} must differ"),
+                ));
             }
             return Ok((bi, ai));
         }
@@ -117,18 +120,17 @@ fn parse_contrast(path: &Path, spec: &str, arms: &Interner) -> Result<Pair> {
         .copied()
         .filter(|n| arms.get(n).is_none())
         .collect();
-    Err(Error::input(
-        path,
-        None,
+    Err(Error::setting(
+        "contrast",
         if spec.contains('-') && !unknown.is_empty() {
             format!(
-                "unknown arm '{}' in --contrast {spec}; the panel's arms are: {}",
+                "unknown arm '{}' in the contrast {spec}; the panel's arms are: {}",
                 unknown.join("', '"),
                 known()
             )
         } else {
             format!(
-                "--contrast must be B-A with two of the panel's arms ({}); got '{spec}'",
+                "expected B-A with two of the panel's arms ({}); got '{spec}'",
                 known()
             )
         },

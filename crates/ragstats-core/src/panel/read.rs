@@ -62,10 +62,14 @@ pub(super) fn arm_columns<'a>(
     let column = opts.arm_column.as_deref().filter(|c| *c != "arm");
     let Some(c) = column else {
         if let Some(a) = &opts.within_arm {
-            return Err(Error::Usage(format!(
-                "--arm {}: picks the arm within which another column's values are compared; it needs --by COLUMN",
-                clip(a)
-            )));
+            return Err(Error::setting(
+                "arm",
+                format!(
+                    "the arm '{}' is where the systems of another column are compared; \
+                     choose that column of systems too",
+                    clip(a)
+                ),
+            ));
         }
         return Ok(ArmColumns {
             arm: "arm",
@@ -75,23 +79,29 @@ pub(super) fn arm_columns<'a>(
         });
     };
     if PAIRING_KEYS.contains(&c) {
-        return Err(Error::Usage(format!(
-            "--by {c}: '{c}' is a key the cells are paired on (dataset, question, trajectory, \
-             read), not a column of systems; choose e.g. model or selector"
-        )));
+        return Err(Error::setting(
+            "by",
+            format!(
+                "'{c}' is a key the cells are paired on (dataset, question, trajectory, \
+                 read), not a column of systems; choose e.g. model or selector"
+            ),
+        ));
     }
     if c == metric {
-        return Err(Error::Usage(format!(
-            "--by {}: that is the score column; choose the column that names the systems",
-            clip(c)
-        )));
+        return Err(Error::setting(
+            "by",
+            format!(
+                "'{}' is the score column; choose the column that names the systems",
+                clip(c)
+            ),
+        ));
     }
     if !has(c) {
         return Err(Error::input(
             path,
             line,
             format!(
-                "missing {what} '{}' (the systems --by names); the panel's {what}s are: {}",
+                "missing {what} '{}' (the column of the systems compared); the panel's {what}s are: {}",
                 clip(c),
                 clip_list(header)
             ),
@@ -102,7 +112,10 @@ pub(super) fn arm_columns<'a>(
             return Err(Error::input(
                 path,
                 line,
-                format!("--arm {}: the panel has no 'arm' {what}", clip(a)),
+                format!(
+                    "the arm {} is chosen, but the panel has no 'arm' {what}",
+                    clip(a)
+                ),
             ));
         }
     }
@@ -147,7 +160,7 @@ pub(super) fn check_outer_arms(path: &Path, raw: &RawPanel, cols: &ArmColumns) -
             None,
             format!(
                 "the panel has several arms ({}); the systems in '{}' are compared within one \
-                 arm: choose it with --arm NAME",
+                 arm: choose the arm",
                 clip_list(arms.names()),
                 clip(cols.arm)
             ),
@@ -228,7 +241,7 @@ pub(super) fn choose_metric(
             named[0].clone(),
             Some(format!(
                 "using '{}' as the score column (the one column named like a score; \
-                 --metric COLUMN chooses another)",
+                 choose another as the metric)",
                 clip(named[0])
             )),
         )),
@@ -236,7 +249,7 @@ pub(super) fn choose_metric(
             path,
             line,
             format!(
-                "several columns could be the score ({}); choose one with --metric",
+                "several columns could be the score ({}); choose one as the metric",
                 clip_list(named)
             ),
         )),
@@ -244,7 +257,7 @@ pub(super) fn choose_metric(
             path,
             line,
             format!(
-                "cannot tell which column is the score; choose one with --metric (candidates: {})",
+                "cannot tell which column is the score; choose one as the metric (candidates: {})",
                 if extra.is_empty() {
                     "none".to_string()
                 } else {
@@ -444,7 +457,7 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
                                     msg.replace("columns", "fields")
                                 }
                                 _ => format!(
-                                    "cannot tell which field is the score; choose one with --metric (fields: {})",
+                                    "cannot tell which field is the score; choose one as the metric (fields: {})",
                                     clip_list(&header)
                                 ),
                             },

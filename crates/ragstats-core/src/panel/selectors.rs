@@ -66,10 +66,12 @@ pub(super) fn choose_selector(
     if raw.selectors.is_empty() {
         return match choice {
             None => Ok((outcome, none)),
-            Some(_) => Err(Error::input(
-                path,
-                None,
-                "--selector needs a 'selector' column, and the panel has none",
+            Some(_) => Err(Error::setting(
+                "selector",
+                format!(
+                    "choosing a selector needs a 'selector' column, and {} has none",
+                    path.display()
+                ),
             )),
         };
     }
@@ -102,7 +104,7 @@ pub(super) fn choose_selector(
                 return Err(Error::input(
                     path,
                     None,
-                    "the panel has a selector named 'average', so --selector average is ambiguous; \
+                    "the panel has a selector named 'average', so the selector average is ambiguous; \
                      rename it or choose another selector",
                 ));
             }
@@ -165,7 +167,7 @@ fn average(path: &Path, raw: &mut RawPanel, drop_incomplete: bool) -> Result<Inc
                 return Err(Error::input(
                     path,
                     Some(row.line as u64),
-                    format!("{msg} (use --selector NAME for one selector, or --drop-incomplete)"),
+                    format!("{msg} (choose one selector, or drop incomplete questions)"),
                 ));
             }
             incomplete.entry((row.dataset, row.question)).or_insert(msg);

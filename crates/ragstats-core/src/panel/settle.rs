@@ -61,7 +61,8 @@ pub(super) fn settle(path: &Path, raw: &mut RawPanel, opts: &LoadOptions) -> Res
 /// the arms in the order they first appear in the file, as if the others were never there.
 ///
 /// # Errors
-/// [`Error::Input`] naming every arm of `keep` the panel lacks, with the panel's arms.
+/// [`Error::Setting`] (`arms`) naming every arm of `keep` the panel at `path` lacks, with
+/// the panel's arms.
 fn keep_arms(path: &Path, raw: &mut RawPanel, keep: &[String]) -> Result<()> {
     let unknown: Vec<&str> = keep
         .iter()
@@ -69,13 +70,13 @@ fn keep_arms(path: &Path, raw: &mut RawPanel, keep: &[String]) -> Result<()> {
         .filter(|a| raw.arms.get(a).is_none())
         .collect();
     if !unknown.is_empty() {
-        return Err(Error::input(
-            path,
-            None,
+        return Err(Error::setting(
+            "arms",
             format!(
-                "--arms: no {} '{}' in the panel; its {}s are: {}",
+                "no {} '{}' in {}; its {}s are: {}",
                 raw.arm_name(),
                 unknown.join("', '"),
+                path.display(),
                 raw.arm_name(),
                 crate::io::clip_list(raw.arms.names())
             ),
@@ -165,7 +166,7 @@ fn duplicates(
         };
         return Some(format!(
             "duplicates: {repeats} row{} repeat{} a cell already given ({cells} cell{}); {}{}; \
-             --duplicates mean averages a cell's rows, --duplicates first keeps the first",
+             duplicates 'mean' averages a cell's rows, 'first' keeps the first",
             plural(repeats),
             if repeats == 1 { "s" } else { "" },
             plural(cells),
@@ -253,8 +254,8 @@ fn keep_common(path: &Path, raw: &mut RawPanel, arms: &[u32]) -> Result<()> {
             path,
             None,
             format!(
-                "--common-questions: no question is answered by all {} {}s; those with the \
-                 fewest questions: {}; choose the systems to compare (e.g. --contrast B-A, or \
+                "common questions: no question is answered by all {} {}s; those with the \
+                 fewest questions: {}; choose the systems to compare (e.g. a contrast B-A, or \
                  a filtered file)",
                 arms.len(),
                 raw.arm_name(),
@@ -281,12 +282,12 @@ fn keep_common(path: &Path, raw: &mut RawPanel, arms: &[u32]) -> Result<()> {
     };
     raw.notes.push(if losing.is_empty() {
         format!(
-            "--common-questions: every arm has all {} questions; none dropped",
+            "common questions: every arm has all {} questions; none dropped",
             common.len()
         )
     } else {
         format!(
-            "--common-questions kept the {} questions (in {strata} strat{}) that all {} arms \
+            "common questions: kept the {} questions (in {strata} strat{}) that all {} arms \
              have; questions dropped per arm: {}{}",
             common.len(),
             if strata == 1 { "um" } else { "a" },
@@ -344,7 +345,7 @@ fn missing_questions(raw: &RawPanel, arms: &[u32]) -> Option<String> {
     parts.truncate(listed);
     Some(format!(
         "missing questions: {n} of {} {}s lack questions other {}s have ({} questions in all); {}{}; \
-         --common-questions keeps the questions every {} has",
+         keeping the common questions keeps those every {} has",
         arms.len(),
         raw.arm_name(),
         raw.arm_name(),

@@ -47,24 +47,27 @@ impl BenchData {
     /// The synthetic rows of `settings` (stratum s from seed `seed + s`).
     ///
     /// # Errors
-    /// [`Error::Usage`] for k outside 1..=[`MAX_K`], no replicates, or a stratum with no
+    /// [`Error::Setting`] for k outside 1..=[`MAX_K`], no replicates, or a stratum with no
     /// questions or more than 2³² − 1.
     pub fn new(settings: &BenchSettings) -> Result<BenchData> {
         if settings.k == 0 || settings.k > MAX_K {
-            return Err(Error::Usage(format!(
-                "--k {}: expected 1 to {MAX_K}",
-                settings.k
-            )));
+            return Err(Error::setting(
+                "k",
+                format!("expected 1 to {MAX_K}, not {}", settings.k),
+            ));
         }
         if settings.replicates == 0 {
-            return Err(Error::Usage("--replicates must be at least 1".into()));
+            return Err(Error::setting("replicates", "must be at least 1"));
         }
         let rows = settings.workload.strata_rows(settings.questions);
         if rows.iter().any(|&q| q == 0 || q > u32::MAX as usize) {
-            return Err(Error::Usage(format!(
-                "--questions {}: expected 2 to 2^33 - 2 (two non-empty strata)",
-                settings.questions.unwrap_or_default()
-            )));
+            return Err(Error::setting(
+                "questions",
+                format!(
+                    "expected 2 to 2^33 - 2 (two non-empty strata), not {}",
+                    settings.questions.unwrap_or_default()
+                ),
+            ));
         }
         let tables = rows
             .iter()
@@ -312,14 +315,26 @@ mod tests {
     }
 
     #[test]
-    fn bad_settings_are_usage_errors() {
+    fn bad_settings_are_setting_errors() {
         let mut s = settings(40);
         s.k = MAX_K + 1;
-        assert!(matches!(BenchData::new(&s), Err(Error::Usage(m)) if m.contains("--k")));
+        let e = BenchData::new(&s).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("k: expected 1 to {MAX_K}, not {}", MAX_K + 1)
+        );
+        assert_eq!(e.exit_code(), 2);
         let mut s = settings(40);
         s.replicates = 0;
-        assert!(matches!(BenchData::new(&s), Err(Error::Usage(_))));
+        assert!(matches!(
+            BenchData::new(&s),
+            Err(Error::Setting { setting: "replicates", msg }) if msg == "must be at least 1"
+        ));
         let s = settings(1);
-        assert!(matches!(BenchData::new(&s), Err(Error::Usage(m)) if m.contains("--questions")));
+        assert!(matches!(
+            BenchData::new(&s),
+            Err(Error::Setting { setting: "questions", msg })
+                if msg == "expected 2 to 2^33 - 2 (two non-empty strata), not 1"
+        ));
     }
 }

@@ -88,22 +88,26 @@ impl Report for SimulateReport {}
 /// `settings.ledger`.
 ///
 /// # Errors
-/// [`Error::Usage`] for a Gaussian panel with a ledger, a Gaussian SD that is negative or
-/// not finite, a panel or ledger over [`super::MAX_ROWS`] rows, or a bounded spec that
+/// [`Error::Setting`] for a Gaussian panel with a ledger or a Gaussian SD that is negative
+/// or not finite; [`Error::Usage`] for a panel or ledger over [`super::MAX_ROWS`] rows, or a bounded spec that
 /// fails [`SimSpec::validate`].
 pub fn simulate(settings: &SimulateSettings) -> Result<Simulation> {
     match &settings.model {
         SimModel::Gaussian(g) => {
             if settings.ledger.is_some() {
-                return Err(Error::Usage(
-                    "--gaussian panels have no ledger; drop --ledger".into(),
+                return Err(Error::setting(
+                    "ledger",
+                    "a Gaussian simulated panel has no ledger",
                 ));
             }
             let Sds { q, t, r } = g.sds;
-            if ![q, t, r].iter().all(|v| v.is_finite() && *v >= 0.0) {
-                return Err(Error::Usage(
-                    "--sigma-q/-t/-r must be finite and non-negative".into(),
-                ));
+            for (setting, sd) in [("sigma_q", q), ("sigma_t", t), ("sigma_r", r)] {
+                if !(sd.is_finite() && sd >= 0.0) {
+                    return Err(Error::setting(
+                        setting,
+                        format!("{sd} is not a standard deviation (finite and non-negative)"),
+                    ));
+                }
             }
             let questions: u128 = g.strata.iter().map(|(_, q)| *q as u128).sum();
             check_rows(
@@ -230,13 +234,24 @@ mod tests {
         let e = simulate(&SimulateSettings {
             model: SimModel::Gaussian(bad),
             ledger: None,
-        });
-        assert!(matches!(e, Err(Error::Usage(_))));
+        })
+        .unwrap_err();
+        // The error names the one setting at fault (the read level's SD), not a flag.
+        assert!(
+            matches!(&e, Error::Setting { setting: "sigma_r", msg }
+                if msg == "-0.5 is not a standard deviation (finite and non-negative)"),
+            "{e:?}"
+        );
         let e = simulate(&SimulateSettings {
             model: SimModel::Gaussian(g),
             ledger: Some(LedgerSpec::default()),
-        });
-        assert!(matches!(e, Err(Error::Usage(_))));
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "ledger: a Gaussian simulated panel has no ledger"
+        );
+        assert_eq!(e.exit_code(), 2);
     }
 
     /// The bounded design of tests/it/sim_model.rs `shapes_order_and_bounds` (7 + 5

@@ -168,10 +168,13 @@ impl SubsetStudy {
             )));
         }
         if min_trajectories == 0 || min_trajectories > layout.t {
-            return Err(Error::Usage(format!(
-                "--min-trajectories {min_trajectories}: expected 1 to T = {} (the depth panel's trajectories)",
-                layout.t
-            )));
+            return Err(Error::setting(
+                "min_trajectories",
+                format!(
+                    "expected 1 to T = {} (the depth panel's trajectories), not {min_trajectories}",
+                    layout.t
+                ),
+            ));
         }
         let names: Vec<String> = strata.iter().map(|s| s.name.clone()).collect();
         let questions: Vec<usize> = strata.iter().map(Stratum::q).collect();
