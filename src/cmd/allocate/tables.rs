@@ -6,7 +6,8 @@ use ragstats_core::table::Cell;
 
 use super::super::common::{fixed, undefined_because, Table, UNDEFINED};
 use super::AllocateOutput;
-use ragstats_core::table::cells::{design, label};
+use ragstats_core::components::variance_view::design;
+use ragstats_core::table::cells::label;
 
 /// The allocations table, the pairs, and for an unbalanced master panel its note.
 pub(super) fn text(o: &AllocateOutput) -> String {

@@ -6,7 +6,7 @@ use ragstats_core::resample::summary::Interval;
 use ragstats_core::table::Cell;
 
 use super::super::common::{fixed, num, undefined_because, Table};
-use ragstats_core::table::cells::design;
+use ragstats_core::components::variance_view::design;
 
 /// The tables of one analysis (`--format table`).
 pub(super) fn text(r: &EfficiencyReport) -> String {

@@ -2,11 +2,12 @@
 //! estimate and its interval, the strata, the components with their shares, the notes; and
 //! the long CSV table (one row per scope and level).
 
+use super::reml::{Shape, Spread};
 use super::variance::{
     Fit, Level, Method, PanelVariance, PerLevel, StratumReport, VarianceReport,
     POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED,
 };
-use crate::table::cells::{design, weights_line};
+use crate::table::cells::{label, weights_line};
 use crate::table::{number as num, Cell, Precision, Table, ToView, View};
 
 impl ToView for PanelVariance {
@@ -21,6 +22,43 @@ impl ToView for PanelVariance {
             num(self.ci.upper())
         );
         variance_view(&self.variance, &interval)
+    }
+}
+
+/// A scope's name and its design: Q, T, R for a balanced scope; for an unbalanced one
+/// (`shape`) Q and the min/mean/max of T per question and of R per trajectory, as
+/// `stats variance` prints them.
+pub fn design(
+    name: &str,
+    questions: usize,
+    trajectories: usize,
+    reads: usize,
+    shape: Option<&Shape>,
+) -> Vec<Cell> {
+    match shape {
+        Some(s) => vec![
+            label(name),
+            Cell::Count(s.questions as u64),
+            spread(&s.trajectories),
+            spread(&s.reads),
+        ],
+        None => vec![
+            label(name),
+            Cell::Count(questions as u64),
+            Cell::Count(trajectories as u64),
+            Cell::Count(reads as u64),
+        ],
+    }
+}
+
+/// A count per question or per trajectory: the count when every one has the same, else
+/// `min/mean/max` (mean to 2 decimals).
+fn spread(x: &Spread) -> Cell {
+    if x.min == x.max {
+        Cell::Count(x.min as u64)
+    } else {
+        // A min/mean/max triple is no one number: kept as the text `stats variance` prints.
+        Cell::Raw(format!("{}/{:.2}/{}", x.min, x.mean, x.max))
     }
 }
 
@@ -272,4 +310,37 @@ pub fn variance_view(r: &VarianceReport, interval: &str) -> View {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unbalanced_design_shows_its_spread() {
+        let shape = Shape {
+            questions: 4,
+            trajectories: Spread {
+                total: 8,
+                min: 2,
+                mean: 2.0,
+                max: 2,
+            },
+            reads: Spread {
+                total: 20,
+                min: 1,
+                mean: 2.5,
+                max: 4,
+            },
+        };
+        let cells: Vec<String> = design("a", 0, 0, 0, Some(&shape))
+            .iter()
+            .map(Cell::display)
+            .collect();
+        assert_eq!(cells, ["a", "4", "2", "1/2.50/4"]);
+        assert_eq!(
+            design("a", 3, 2, 1, None)[1..],
+            [Cell::Count(3), Cell::Count(2), Cell::Count(1)]
+        );
+    }
 }
