@@ -145,7 +145,6 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         contrast: args.opts.contrast.clone(),
         arm: args.opts.arm.clone(),
     };
-    args.opts.shape.refuse_weights("stats coverage")?;
     let opts = ragstats_core::panel::LoadOptions {
         contrast: None,
         arm: None,

@@ -106,7 +106,7 @@ pub struct VarianceOutput {
 
 /// Loads the panel `args` names and runs the analysis.
 pub fn compute(args: &Args) -> anyhow::Result<VarianceOutput> {
-    let panel = args.opts.load_weighted_noting(&args.panel)?;
+    let panel = args.opts.load_unbalanced_noting(&args.panel)?;
     Ok(VarianceOutput {
         report: variance_of_panel(&panel)?,
     })

@@ -779,6 +779,7 @@ pub fn planner(
             })
             .collect(),
         bounds,
+        weights: audit.weights.clone(),
     })
 }
 
@@ -806,6 +807,7 @@ mod tests {
                 },
             }],
             pooled: None,
+            weights: Vec::new(),
         }
     }
 

@@ -212,6 +212,18 @@ pub fn coverage(
             notes.push("variance and bootstrap skipped: the contrast's arms do not have the same cells; simulating unpaired cells is not supported yet".into());
         }
     }
+    if !model.weights().is_empty() {
+        let w: Vec<String> = model
+            .strata
+            .iter()
+            .zip(model.weights())
+            .map(|(s, w)| format!("{} {}", s.name, crate::table::format_number(*w, crate::table::Precision::Auto)))
+            .collect();
+        notes.push(format!(
+            "strata weighted by --weights ({}): every analysis combines the simulated strata with them, and the truth is the weighted mean of the true stratum means",
+            w.join(", ")
+        ));
+    }
     let truth_of = |m: &Model| Truth {
         arms: (0..m.k()).map(|a| m.truth(a)).collect(),
         strata: m.strata.iter().map(|s| s.means.clone()).collect(),
