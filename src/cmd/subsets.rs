@@ -124,12 +124,8 @@ pub fn compute(args: &Args) -> anyhow::Result<SubsetsOutput> {
     let audit = load_audit(&args.audit, &args.opts)?;
     // The depth panel's weights (`--weights`, resolved on its strata) combine both the
     // measured subset SEs and the audit's forecasts.
-    let study = SubsetStudy::weighted(
-        &panel.strata,
-        &panel.weights,
-        &audit,
-        args.min_trajectories,
-    )?;
+    let study =
+        SubsetStudy::weighted(&panel.strata, &panel.weights, &audit, args.min_trajectories)?;
     let units = study.work_units(u64::from(resampling.replicates));
     let engine = args
         .resample

@@ -85,5 +85,5 @@ mod unbalanced;
 mod unbalanced_bootstrap;
 mod unbalanced_costs;
 mod unpaired_cells;
-mod weights;
 mod variance;
+mod weights;

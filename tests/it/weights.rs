@@ -60,7 +60,11 @@ fn the_weighted_forecast_is_the_weighted_sum_of_each_strata_forecast() {
     close(nested, 0.008229166666666667f64.sqrt(), 1e-15);
     // Without weights: the equal-weight forecast sqrt(SE²_A + SE²_B)/2, as before.
     let (equal, _) = forecast(&p, "A=6,B=8:1:1", &[]);
-    close(equal, (a_nested.powi(2) + b_nested.powi(2)).sqrt() / 2.0, 1e-15);
+    close(
+        equal,
+        (a_nested.powi(2) + b_nested.powi(2)).sqrt() / 2.0,
+        1e-15,
+    );
 
     // `size` is the file with Q_d/ΣQ = 3/5, 2/5, to the bit.
     let sizes = path("sizes.csv", "dataset,weight\nA,3\nB,2\n");
@@ -92,7 +96,11 @@ fn the_weighted_forecast_is_the_weighted_sum_of_each_strata_forecast() {
         args.extend(&forecast_flags);
         args.extend(["--format", "json"]);
         let v = json(&args);
-        assert_eq!(f(&v["designs"][0]["se_nested"]), nested, "{variance_flags:?}");
+        assert_eq!(
+            f(&v["designs"][0]["se_nested"]),
+            nested,
+            "{variance_flags:?}"
+        );
     }
 
     // The panel measured at its own design: the SE `variance --weights` gives it,
@@ -110,7 +118,11 @@ fn the_weighted_forecast_is_the_weighted_sum_of_each_strata_forecast() {
         "--format",
         "json",
     ]);
-    close(f(&v["designs"][0]["se_measured"]), 0.1664582029619848, 1e-12);
+    close(
+        f(&v["designs"][0]["se_measured"]),
+        0.1664582029619848,
+        1e-12,
+    );
     close(f(&v["designs"][0]["rel_error_q_only"]), 0.0, 1e-12);
 }
 
@@ -130,7 +142,14 @@ fn plan_sizes_the_weighted_se() {
             w.to_str().unwrap(),
         ];
         args.extend_from_slice(more);
-        args.extend(["--replicates", "200", "--backend", "cpu", "--format", "json"]);
+        args.extend([
+            "--replicates",
+            "200",
+            "--backend",
+            "cpu",
+            "--format",
+            "json",
+        ]);
         json(&args)
     };
     // A given design of 10 questions splits 6 + 4 (the audit's 3 : 2): SE² = 0.25²·0.25/6
@@ -173,7 +192,11 @@ fn bootstrap_designs_follow_the_weights() {
     ]);
     // The design's forecast on the data is `forecast --weights`'s.
     let (nested, _) = forecast(p, "A=6,B=8:1:1", &["--weights", w]);
-    close(f(&v["components"]["designs"][0]["se_nested"]["estimate"]), nested, 1e-12);
+    close(
+        f(&v["components"]["designs"][0]["se_nested"]["estimate"]),
+        nested,
+        1e-12,
+    );
 }
 
 #[test]
@@ -319,8 +342,11 @@ fn consistency_weighs_the_one_read_se_and_reads_mapped_columns() {
             }
         }
     }
-    let renamed = reads
-        .replacen("temp,task,qid,traj", "temperature,dataset,question,trajectory", 1);
+    let renamed = reads.replacen(
+        "temp,task,qid,traj",
+        "temperature,dataset,question,trajectory",
+        1,
+    );
     let dir = tempfile::tempdir().unwrap();
     let mapped = write(&dir, "mapped.csv", &reads);
     let plain = write(&dir, "plain.csv", &renamed);
@@ -345,7 +371,11 @@ fn consistency_weighs_the_one_read_se_and_reads_mapped_columns() {
         v
     };
     let cols = "dataset=task,question=qid,trajectory=traj";
-    let v = run(&mapped, "temp", &["--columns", cols, "--weights", w.to_str().unwrap()]);
+    let v = run(
+        &mapped,
+        "temp",
+        &["--columns", cols, "--weights", w.to_str().unwrap()],
+    );
     // Both reads score alike, so the one-read SE is the weighted SE of the scores:
     // sqrt(0.25²·0.25/3 + 0.75²·0.08/2) = 0.1664582029619848 (as `variance --weights`).
     for g in v["precision"].as_array().unwrap() {
@@ -392,7 +422,15 @@ fn a_weights_file_lacking_a_stratum_is_refused_by_every_command() {
     let says = "no weight for stratum 'B'; every dataset of the panel needs one";
     let commands: [&[&str]; 6] = [
         &["forecast", "--audit", p, "--design", "10:1:1"],
-        &["plan", "--audit", p, "--unit-costs", "1,1", "--target-se", "0.1"],
+        &[
+            "plan",
+            "--audit",
+            p,
+            "--unit-costs",
+            "1,1",
+            "--target-se",
+            "0.1",
+        ],
         &["bootstrap", p, "--components", "--design", "10:1:1"],
         &["coverage", p, "--panels", "10", "--replicates", "100"],
         &["subsets", p, "--audit", p],
@@ -427,9 +465,7 @@ fn a_weights_file_lacking_a_stratum_is_refused_by_every_command() {
             .args(&args)
             .assert()
             .code(2)
-            .stderr(predicate::str::contains(
-                "no weight for stratum 'musique'",
-            ));
+            .stderr(predicate::str::contains("no weight for stratum 'musique'"));
     }
     // `slice` combines no strata and says so.
     stats()

@@ -985,14 +985,34 @@ mod tests {
         };
         let cpu = CpuBackend::new();
         let order = question_order(&strata, None);
-        let r = compare(&strata, &[], &specs, &order, &costs, &resampling, &cpu, &|_| {}).unwrap();
+        let r = compare(
+            &strata,
+            &[],
+            &specs,
+            &order,
+            &costs,
+            &resampling,
+            &cpu,
+            &|_| {},
+        )
+        .unwrap();
         // A cost per question of 25 tokens and $0.01 adds Q·25 tokens and Q·$0.01 to each
         // allocation (A: 4 questions × (100 + 50) = 600 tokens → 700) and leaves the SEs.
         let with_q = AllocationCosts {
             question: [25.0, 0.01],
             ..costs
         };
-        let rq = compare(&strata, &[], &specs, &order, &with_q, &resampling, &cpu, &|_| {}).unwrap();
+        let rq = compare(
+            &strata,
+            &[],
+            &specs,
+            &order,
+            &with_q,
+            &resampling,
+            &cpu,
+            &|_| {},
+        )
+        .unwrap();
         for (a, b) in r.allocations.iter().zip(&rq.allocations) {
             let q = a.questions as f64;
             assert!((b.model_tokens - a.model_tokens - 25.0 * q).abs() < 1e-9);

@@ -527,13 +527,7 @@ fn statistics(
 
 /// SE² of the combined estimate over the D strata from pair p's mean `m`:
 /// Σ_d w_d² SE²_d with the strata's `weights` (empty: equal, Σ_d SE²_d / D²).
-fn combined_se2(
-    layout: Layout,
-    weights: &[f64],
-    sums: &[Vec<f64>],
-    p: usize,
-    m: PairMean,
-) -> f64 {
+fn combined_se2(layout: Layout, weights: &[f64], sums: &[Vec<f64>], p: usize, m: PairMean) -> f64 {
     let se2: Vec<f64> = sums
         .iter()
         .map(|s| ScopeSums { layout, s }.se2(p, m))
@@ -874,7 +868,16 @@ pub fn analyse(
     let q: Vec<f64> = shapes.iter().map(|s| s.q() as f64).collect();
     let stats_of = |sums: &[Vec<f64>]| {
         let (comps, pooled) = anova_components(layout, &shapes, sums);
-        statistics(layout, weights, &comps, pooled, &q, sums, max_reads, question_cost)
+        statistics(
+            layout,
+            weights,
+            &comps,
+            pooled,
+            &q,
+            sums,
+            max_reads,
+            question_cost,
+        )
     };
     let point = stats_of(&exact);
     let per_rep: Vec<Stats> = reps.iter().map(|r| stats_of(r)).collect();

@@ -158,7 +158,11 @@ impl Cell<'_> {
         let se2 = if parts.contains(&0) {
             f64::INFINITY
         } else {
-            let x: Vec<f64> = parts.iter().zip(self.v).map(|(&n, v)| v / n as f64).collect();
+            let x: Vec<f64> = parts
+                .iter()
+                .zip(self.v)
+                .map(|(&n, v)| v / n as f64)
+                .collect();
             self.combine(&x)
         };
         let cost = parts.iter().zip(self.k).map(|(&n, k)| n as f64 * k).sum();

@@ -300,8 +300,7 @@ pub fn read_answers(
         columns.column_of("arm"),
         answer_column,
     ];
-    let records =
-        crate::panel::records::read_records(path, &cols, &[by, question, answer_column])?;
+    let records = crate::panel::records::read_records(path, &cols, &[by, question, answer_column])?;
     Ok(records
         .into_iter()
         .map(|r| {

@@ -419,6 +419,10 @@ pub struct ForecastReport {
     pub designs: Vec<DesignForecast>,
     /// What the forecasts cannot vary ([`folded_notes`]).
     pub notes: Vec<String>,
+    /// The audit's stratum weights the forecasts combine the strata with ([`Audit::weights`],
+    /// strata order); empty (and not serialised) for equal weights.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<f64>,
     /// Whether the pooled components are used (measured designs are forecast the same way).
     #[serde(skip)]
     pub pooled: bool,
@@ -489,6 +493,7 @@ pub fn forecast_designs(
         },
         designs,
         notes: folded_notes(audit, settings.pooled),
+        weights: audit.weights.clone(),
         pooled: settings.pooled,
     })
 }

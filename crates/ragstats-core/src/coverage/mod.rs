@@ -217,7 +217,13 @@ pub fn coverage(
             .strata
             .iter()
             .zip(model.weights())
-            .map(|(s, w)| format!("{} {}", s.name, crate::table::format_number(*w, crate::table::Precision::Auto)))
+            .map(|(s, w)| {
+                format!(
+                    "{} {}",
+                    s.name,
+                    crate::table::format_number(*w, crate::table::Precision::Auto)
+                )
+            })
             .collect();
         notes.push(format!(
             "strata weighted by --weights ({}): every analysis combines the simulated strata with them, and the truth is the weighted mean of the true stratum means",
