@@ -66,6 +66,6 @@ def test_compare_weights_its_systems_and_a_command_without_strata_refuses():
     assert abs(est["m1"] - 0.46875) < 1e-12 and abs(est["m2"] - 0.5625) < 1e-12, est
     assert r["weights"] == [0.25, 0.75]
     # A command that combines no strata refuses weights, saying why.
-    with pytest.raises(ragstats.UsageError, match="combines no strata"):
+    with pytest.raises(ragstats.InputError, match="combines no strata"):
         ragstats.slice(pd.DataFrame(ROWS), design="2:1:1", out="unused.csv", columns=COLUMNS,
                        arm="m1", duplicates="first", weights="size")

@@ -53,17 +53,18 @@ def test_a_weights_dict_lacking_a_stratum_is_refused_by_name():
         ragstats.forecast(audit=TWO, design="10:1:1", weights={"A": 1})
 
 
-def test_consistency_reads_mapped_columns_and_weighs_the_one_read_se():
+def test_consistency_reads_mapped_columns_and_weighs_the_one_read_se(tmp_path):
     # TWO's scores at both reads of one trajectory, in a third party's names; a2's answers
-    # differ between reads.
+    # differ between reads. (consistency reads its answers from a file.)
     rows = []
     for temp in ["0.7", "1.0"]:
         for d, q, y in zip(TWO.dataset, TWO.question, TWO.f1):
             for r in range(2):
                 rows.append({"temp": temp, "task": d, "qid": q, "traj": 0, "read": r,
                              "answer": "other" if (q == "a2" and r == 1) else q, "f1": y})
-    reads = pd.DataFrame(rows)
-    r = ragstats.consistency(reads, by="temp", metric="f1", weights=W, replicates=200,
+    reads = tmp_path / "reads.csv"
+    pd.DataFrame(rows).to_csv(reads, index=False)
+    r = ragstats.consistency(str(reads), by="temp", metric="f1", weights=W, replicates=200,
                              backend="cpu",
                              columns={"dataset": "task", "question": "qid", "trajectory": "traj"})
     d = r.to_dict()
