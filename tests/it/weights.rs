@@ -58,6 +58,24 @@ fn the_weighted_forecast_is_the_weighted_sum_of_each_strata_forecast() {
     close(q_only, want(a_q, b_q), 1e-15);
     // sqrt(0.0625·0.25/6 + 0.5625·0.01) = sqrt(0.00822916…) = 0.0907147…
     close(nested, 0.008229166666666667f64.sqrt(), 1e-15);
+    // The forecast states its weights (text: a `weights:` line, JSON: `weights`).
+    let text = stats()
+        .args([
+            "forecast",
+            "--audit",
+            &p,
+            "--design",
+            "A=6,B=8:1:1",
+            "--weights",
+            &w,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("\nweights: A 0.250000, B 0.750000\n"),
+        "{text}"
+    );
     // Without weights: the equal-weight forecast sqrt(SE²_A + SE²_B)/2, as before.
     let (equal, _) = forecast(&p, "A=6,B=8:1:1", &[]);
     close(
@@ -157,6 +175,7 @@ fn plan_sizes_the_weighted_se() {
     let v = plan(&["--questions", "10", "--trajectories", "1", "--reads", "1"]);
     let want = (0.0625 * 0.25 / 6.0 + 0.5625 * 0.08 / 4.0f64).sqrt();
     close(f(&v["allocations"][0]["se"]), want, 1e-15);
+    assert_eq!(v["weights"], serde_json::json!([0.25, 0.75]));
     // A target SE of 0.1 (SE² 0.01): the least Q whose split reaches it. Q = 13 splits
     // 8 + 5: 0.0625·0.25/8 + 0.5625·0.08/5 = 0.0109531 > 0.01; Q = 14 splits 8 + 6
     // (largest remainder of 8.4, 5.6): 0.0019531 + 0.0075 = 0.0094531 ≤ 0.01.

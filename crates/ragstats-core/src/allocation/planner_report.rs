@@ -235,6 +235,10 @@ pub struct PlanReport {
     pub bounds: Bounds,
     /// The strata as planned: components, unit costs, split weights, audit design.
     pub strata: Vec<PlanStratum>,
+    /// The strata's weights w_d in the combined estimate whose SE is planned (strata order,
+    /// Σ = 1); empty (and not serialised) for equal weights.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<f64>,
     /// The best allocation first, then the runners-up (one row for a given design).
     pub allocations: Vec<PlanRow>,
     /// The Q-only forecast's answer (`None` for a given design or when it has none).
@@ -391,6 +395,7 @@ pub fn plan(
         mde_multiplier: m,
         difference: settings.difference,
         bounds,
+        weights: planner.weights,
         strata: planner.strata,
         allocations: rows,
         q_only,
