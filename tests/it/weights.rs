@@ -176,6 +176,15 @@ fn plan_sizes_the_weighted_se() {
     let want = (0.0625 * 0.25 / 6.0 + 0.5625 * 0.08 / 4.0f64).sqrt();
     close(f(&v["allocations"][0]["se"]), want, 1e-15);
     assert_eq!(v["weights"], serde_json::json!([0.25, 0.75]));
+    // The least-cost split for these weights (docs/METHODS.md): k_d = 2 per question,
+    // Q_d ∝ w_d √(v_d/k_d) = 0.25·√0.125 : 0.75·√0.04 = 0.0883883 : 0.15, i.e. A=589,B=1000;
+    // SE²·cost (Σ w_d √(v_d k_d))² = 0.4767767² = 0.2273160 against the 6 : 4 split's
+    // (0.0625·0.25/0.6 + 0.5625·0.08/0.4)·2 = 0.2770833: 18.0% lower.
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("--shares A=589,B=1000 lowers SE^2 x cost by 18.0% against the split"),
+        "{notes}"
+    );
     // A target SE of 0.1 (SE² 0.01): the least Q whose split reaches it. Q = 13 splits
     // 8 + 5: 0.0625·0.25/8 + 0.5625·0.08/5 = 0.0109531 > 0.01; Q = 14 splits 8 + 6
     // (largest remainder of 8.4, 5.6): 0.0019531 + 0.0075 = 0.0094531 ≤ 0.01.

@@ -359,6 +359,24 @@ pub fn plan(
         ));
     }
     notes.extend(extrapolation_notes(&planner, &rows[0].allocation));
+    if let Some((shares, gain)) = planner.weighted_split(&rows[0].allocation) {
+        let a = &rows[0].allocation;
+        let given: Vec<String> = names
+            .iter()
+            .zip(&shares)
+            .map(|(n, w)| format!("{n}={w}"))
+            .collect();
+        notes.push(format!(
+            "with these stratum weights, the split of questions that minimises SE^2 x cost at \
+             T = {}, R = {} is Q_d proportional to w_d sqrt(v_d/k_d) (docs/METHODS.md, \
+             \"Stratum weights\"): --shares {} lowers SE^2 x cost by {:.1}% against the split \
+             planned here",
+            a.trajectories,
+            a.reads,
+            given.join(","),
+            100.0 * gain
+        ));
+    }
     let (bootstrap, engine) = match panel {
         Some(p) => {
             let mut refits = refits(p, costs, &mut notes, settings, backend, progress)?;
