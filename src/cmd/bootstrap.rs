@@ -165,7 +165,7 @@ pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
     };
     // Unbalanced strata are kept nested: the components of every replicate are refitted by
     // REML on its drawn questions.
-    let panel = args.opts.load_weighted_noting(&args.panel)?;
+    let panel = args.opts.load_unbalanced_noting(&args.panel)?;
     // Prepared first: the designs are checked before an engine is started, and `auto`
     // weighs the job's size.
     let boot = prepare(&panel, &settings)?;

@@ -95,16 +95,20 @@ pub struct ShapeFlags {
     pub weights: Option<ragstats_core::panel::Weights>,
 }
 
-/// The commands that combine strata with `--weights`.
-const WEIGHTED_COMMANDS: &str = "stats variance, stats bootstrap and stats compare";
+/// The commands whose estimate combines strata, and so take `--weights` (docs/panels.md
+/// says what it does in each).
+const WEIGHTED_COMMANDS: &str = "variance, bootstrap, compare, forecast, plan, allocate, \
+     efficiency, subsets, consistency, coverage and report";
 
 impl ShapeFlags {
-    /// Refuses `--weights` for a command that cannot honour it (rather than ignoring it).
-    pub fn refuse_weights(&self, command: &str) -> Result<(), super::UsageError> {
+    /// Refuses `--weights` for a command where stratum weights have no meaning (rather than
+    /// ignoring them): `why` says, in the user's words, what the command does instead of
+    /// combining strata.
+    pub fn refuse_weights(&self, command: &str, why: &str) -> Result<(), super::UsageError> {
         match &self.weights {
             Some(_) => Err(super::UsageError(format!(
-                "--weights: {command} does not combine strata with weights (yet); \
-                 {WEIGHTED_COMMANDS} do"
+                "--weights: stats {command} {why}; the commands that combine strata take it \
+                 ({WEIGHTED_COMMANDS})"
             ))),
             None => Ok(()),
         }
@@ -149,35 +153,14 @@ impl PanelOptions {
         self.load_with(path, true)
     }
 
+    /// Loads `path`; the strata carry `--weights` ([`Panel::weights`]) for the analyses
+    /// that combine them.
     fn load_with(
         &self,
         path: &std::path::Path,
         allow_unbalanced: bool,
     ) -> ragstats_core::Result<Panel> {
-        self.load_weighting(path, allow_unbalanced, false)
-    }
-
-    /// Loads `path`; with `weighted`, the strata carry `--weights` (for an analysis that
-    /// combines them with weights), else `--weights` is refused.
-    fn load_weighting(
-        &self,
-        path: &std::path::Path,
-        allow_unbalanced: bool,
-        weighted: bool,
-    ) -> ragstats_core::Result<Panel> {
-        let mut opts = self.load_options(allow_unbalanced);
-        match (&self.shape.weights, weighted) {
-            (Some(w), true) => opts.weights = w.clone(),
-            (Some(_), false) => {
-                return Err(ragstats_core::Error::Usage(
-                    self.shape
-                        .refuse_weights("this command")
-                        .expect_err("weights given")
-                        .0,
-                ))
-            }
-            (None, _) => {}
-        }
+        let opts = self.load_options(allow_unbalanced);
         // Parquet and evaluation logs too, with the mapping flags (`stats import`).
         let panel = ragstats_core::import::load_panel(path, &opts, &self.import.options(None))?;
         for n in &panel.notes {
@@ -206,9 +189,9 @@ impl PanelOptions {
             columns: self.shape.columns.clone().unwrap_or_default(),
             common_questions: self.shape.common_questions,
             duplicates: self.shape.duplicates,
-            // Only the analyses that combine strata with weights get them
-            // ([`PanelOptions::load_weighted_noting`]); the others refuse the flag.
-            weights: Default::default(),
+            // Every analysis that combines strata follows them; a command where they have
+            // no meaning refuses the flag ([`ShapeFlags::refuse_weights`]).
+            weights: self.shape.weights.clone().unwrap_or_default(),
         }
     }
 
@@ -218,14 +201,6 @@ impl PanelOptions {
         let panel = self.load(path)?;
         self.note_selector(&panel);
         note_drops(&panel);
-        Ok(panel)
-    }
-
-    /// Loads `path` like [`PanelOptions::load_unbalanced_noting`], its strata weighted by
-    /// `--weights`: for the analyses that combine strata with weights.
-    pub fn load_weighted_noting(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
-        let panel = self.load_weighting(path, true, true)?;
-        self.note_loaded(&panel);
         Ok(panel)
     }
 
@@ -248,6 +223,23 @@ impl PanelOptions {
 }
 
 impl PanelOptions {
+    /// `audit`, read from the components file `path`, with its strata weighted by
+    /// `--weights` when given; without the flag the file's own weights stand (those
+    /// `stats variance --weights --format json` wrote, else equal).
+    ///
+    /// # Errors
+    /// An input error naming `path` when the weights do not fit the audit's strata.
+    pub fn weigh_components(
+        &self,
+        audit: ragstats_core::components::forecast::Audit,
+        path: &std::path::Path,
+    ) -> ragstats_core::Result<ragstats_core::components::forecast::Audit> {
+        match &self.shape.weights {
+            Some(w) => audit.weighted(w, path),
+            None => Ok(audit),
+        }
+    }
+
     /// Says on stderr when the selector average was chosen because no `--selector` was given.
     pub fn note_selector(&self, panel: &Panel) {
         if self.selector.is_none() && panel.selectors.len() > 1 {

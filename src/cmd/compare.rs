@@ -205,9 +205,9 @@ pub fn compute(args: &Args) -> anyhow::Result<CompareOutput> {
     let opts = ragstats_core::panel::LoadOptions {
         arm_column: by.map(str::to_string),
         within_arm: args.arm.clone(),
-        // Every system and pair combines the strata with `--weights` (equal without it).
-        weights: args.shape.weights.clone().unwrap_or_default(),
         keep_arms: arms,
+        // Every system and pair combines the strata with `--weights` (in `shape`; equal
+        // without it).
         ..PanelOptions {
             metric: args.metric.clone(),
             drop_incomplete: args.drop_incomplete,

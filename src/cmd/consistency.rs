@@ -105,16 +105,20 @@ fn compared(args: &Args, groups: Vec<String>) -> Result<Vec<String>, UsageError>
 
 /// Reads the answers and each compared group's panel, and runs the analysis.
 pub fn compute(args: &Args) -> anyhow::Result<ConsistencyOutput> {
-    args.opts.shape.refuse_weights("stats consistency")?;
-    if args.opts.shape.columns.is_some() {
-        // The answers are read by the file's own column names (`--by`, `--answer-column`).
-        return Err(UsageError(
-            "--columns: stats consistency reads the file's own column names; rename them in the file".into(),
-        )
-        .into());
+    let columns = args.opts.shape.columns.clone().unwrap_or_default();
+    // `--by` and `--answer-column` name the file's own columns; one that --columns also
+    // gives a role would be renamed away before the groups are read.
+    for (flag, column) in [("--by", &args.by), ("--answer-column", &args.answer_column)] {
+        if let Some(role) = columns.role_of(column) {
+            return Err(UsageError(format!(
+                "{flag} {column}: --columns gives that column the role {role}; group by, and \
+                 read answers from, a column that plays no panel role"
+            ))
+            .into());
+        }
     }
     let reps = args.resample.replicates()?;
-    let rows = read_answers(&args.reads, &args.by, &args.answer_column)?;
+    let rows = read_answers(&args.reads, &args.by, &args.answer_column, &columns)?;
     if args.opts.metric.as_deref() == Some(args.by.as_str()) {
         return Err(UsageError(format!(
             "--metric {0} is the --by column: the score is constant within each group, so its one-read SE is 0 and the SE ratio is 0/0; choose a score column",
@@ -124,16 +128,11 @@ pub fn compute(args: &Args) -> anyhow::Result<ConsistencyOutput> {
     }
     let mut panels = Vec::new();
     for g in compared(args, groups_of(&rows))? {
+        // The panel flags as every panel command reads them (--columns, --weights, …),
+        // keeping the group's rows.
         let opts = LoadOptions {
-            metric: args.opts.metric.clone(),
-            contrast: args.opts.contrast.clone(),
-            arm: args.opts.arm.clone(),
-            drop_incomplete: args.opts.drop_incomplete,
-            allow_unbalanced: false,
             filter: Some((args.by.clone(), g.clone())),
-            selector: args.opts.selector.clone(),
-            failure_score: args.opts.failure_score,
-            ..Default::default()
+            ..args.opts.load_options(false)
         };
         let panel = load_panel(&args.reads, &opts)?;
         super::common::note_unpaired(&panel);

@@ -145,7 +145,6 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         contrast: args.opts.contrast.clone(),
         arm: args.opts.arm.clone(),
     };
-    args.opts.shape.refuse_weights("stats coverage")?;
     let opts = ragstats_core::panel::LoadOptions {
         contrast: None,
         arm: None,
@@ -302,7 +301,9 @@ impl GridOutput {
              **Measured elsewhere:** `mcq compare`'s test of ΔEM (docs/coverage-mcq.md, \
              `cargo test -p ragstats-core null_rejection_rates`); the family-wise coverage of `compare`'s \
              simultaneous intervals at 10 + 10 questions and the bootstrap at 5 + 5 in every `cargo test` \
-             (tests/it/honest.rs).\n\n",
+             (tests/it/honest.rs); stratum weights (`--weights`) on the demo panel, in the section \
+             \"Weighted strata\" appended at the end of this file (re-run its command after regenerating \
+             the grid).\n\n",
         );
         let short: Vec<(String, String)> = r
             .cells

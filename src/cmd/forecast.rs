@@ -111,7 +111,9 @@ pub struct ForecastOutput {
 pub fn compute(args: &Args) -> anyhow::Result<ForecastOutput> {
     let audit = match (args.audit.first(), &args.components) {
         (Some(path), _) => Audit::from_report(&report_for(&args.opts.load_unbalanced(path)?)?),
-        (None, Some(path)) => Audit::read_components(path)?,
+        (None, Some(path)) => args
+            .opts
+            .weigh_components(Audit::read_components(path)?, path)?,
         (None, None) => {
             return Err(UsageError("give --audit PANEL or --components FILE".into()).into())
         }

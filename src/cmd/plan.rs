@@ -74,7 +74,10 @@ pub fn compute(args: &Args) -> anyhow::Result<PlanOutput> {
                 )
                 .into());
             }
-            (Audit::read_components(path)?, None)
+            let audit = args
+                .opts
+                .weigh_components(Audit::read_components(path)?, path)?;
+            (audit, None)
         }
         (None, None) => {
             return Err(UsageError("give --audit PANEL or --components FILE".into()).into())

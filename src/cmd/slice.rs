@@ -214,6 +214,11 @@ fn first_difference(a: &Layout<'_>, b: &Layout<'_>) -> Option<String> {
 
 /// Checks the flags, loads the panel, chooses the cells and writes their rows to `--out`.
 pub fn compute(args: &Args) -> anyhow::Result<SliceOutput> {
+    args.opts.shape.refuse_weights(
+        "slice",
+        "copies a sub-panel's rows to a file and combines no strata (it estimates nothing): \
+         give --weights to the command that analyses the slice",
+    )?;
     if is_jsonl(&args.panel) != is_jsonl(&args.out) {
         return Err(UsageError(format!(
             "--out {}: the sub-panel is written in the input's format ({}); give a name ending in {}",

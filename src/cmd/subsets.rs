@@ -122,7 +122,10 @@ pub fn compute(args: &Args) -> anyhow::Result<SubsetsOutput> {
     let resampling = args.resample.resampling()?;
     let panel = args.opts.load_noting_drops(&args.panel)?;
     let audit = load_audit(&args.audit, &args.opts)?;
-    let study = SubsetStudy::new(&panel.strata, &audit, args.min_trajectories)?;
+    // The depth panel's weights (`--weights`, resolved on its strata) combine both the
+    // measured subset SEs and the audit's forecasts.
+    let study =
+        SubsetStudy::weighted(&panel.strata, &panel.weights, &audit, args.min_trajectories)?;
     let units = study.work_units(u64::from(resampling.replicates));
     let engine = args
         .resample

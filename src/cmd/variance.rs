@@ -95,6 +95,6 @@ fn inputs(args: &Args) -> ragstats_core::document::Inputs {
 
 /// Loads the panel `args` names and runs the analysis.
 pub fn compute(args: &Args) -> anyhow::Result<PanelVariance> {
-    let panel = args.opts.load_weighted_noting(&args.panel)?;
+    let panel = args.opts.load_unbalanced_noting(&args.panel)?;
     Ok(variance_of_panel(&panel)?)
 }

@@ -74,6 +74,7 @@ fn point_values_match_direct_computation() {
         .collect();
     let rep = analyse(
         &strata,
+        &[],
         &costs,
         &read_costs,
         &Resampling {
@@ -149,7 +150,7 @@ fn point_values_match_direct_computation() {
     let comb = rep.combined.fixed_t.unwrap();
     assert!((comb.j_one - j_comb(1.0)).abs() < 1e-9 * comb.j_one);
     assert!((comb.loss_percent - 100.0 * (j_comb(1.0) / best - 1.0)).abs() < 1e-9);
-    assert_eq!(rep.combined.product, Some(fixed_t::combined(&parts)));
+    assert_eq!(rep.combined.product, Some(fixed_t::combined(&parts, &[])));
     // Direct check: explicit single-read and both-reads question means of each pair.
     let (mut c1, mut c2) = (0.0, 0.0);
     for (i, s) in strata.iter().enumerate() {
@@ -292,6 +293,7 @@ fn fixed_t_bootstrap_range_matches_an_independent_bootstrap() {
     let reps = 2000;
     let rep = analyse(
         &strata,
+        &[],
         &costs,
         &[],
         &Resampling {
@@ -320,6 +322,7 @@ fn fixed_t_bootstrap_range_matches_an_independent_bootstrap() {
         .collect();
     let rep = analyse(
         &strata,
+        &[],
         &costs,
         &read_costs,
         &Resampling {

@@ -96,6 +96,41 @@ fn livebench_global_average_from_the_parquet_with_category_weights() {
         assert_eq!(v["strata"].as_array().unwrap().len(), 18, "{model}");
         assert_eq!(v["weights"].as_array().unwrap().len(), 18, "{model}");
     }
+    // The forecast follows the same weights: for o1-preview at its own design (the audit's
+    // questions, split back into its own strata; T = R = 1), the Q-only forecast is the
+    // audit's SE √(Σ_t w_t² SE_t²), `variance --weights`'s, and the nested one agrees with it
+    // (with T = R = 1 the question component is each task's s²).
+    let model = "o1-preview-2024-09-12";
+    let audit = [
+        "--columns",
+        "question=question_id,arm=model,dataset=task",
+        "--arm",
+        model,
+        "--weights",
+        weights.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    let mut args = vec!["variance", parquet.to_str().unwrap()];
+    args.extend(audit);
+    let v = json(&args);
+    let q: u64 = v["strata"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["questions"].as_u64().unwrap())
+        .sum();
+    let design = format!("{q}:1:1");
+    let mut args = vec!["forecast", "--audit", parquet.to_str().unwrap()];
+    args.extend(["--design", design.as_str()]);
+    args.extend(audit);
+    let f = json(&args);
+    let se = v["se"].as_f64().unwrap();
+    for key in ["se_q_only", "se_nested"] {
+        let got = f["designs"][0][key].as_f64().unwrap();
+        assert!((got - se).abs() < 1e-12 * se, "{key}: {got} against {se}");
+    }
+    assert_eq!(f["weights"], v["weights"]);
     // o1-preview's Global Average is 0.6602 where the equal-weight mean over tasks is
     // 0.6751 (#46): the weights are what make the published number.
     assert!((published("o1-preview-2024-09-12") - 0.66020333).abs() < 1e-8);

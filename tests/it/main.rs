@@ -86,3 +86,4 @@ mod unbalanced_bootstrap;
 mod unbalanced_costs;
 mod unpaired_cells;
 mod variance;
+mod weights;

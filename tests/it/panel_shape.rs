@@ -390,40 +390,5 @@ fn weights_that_do_not_fit_the_panel_are_refused() {
             .code(2)
             .stderr(predicate::str::contains(says));
     }
-    // Nor do the bootstrap's design forecasts, which combine strata with equal weights.
-    stats()
-        .args([
-            "bootstrap",
-            p,
-            "--weights",
-            "size",
-            "--components",
-            "--design",
-            "10:1:1",
-            "--replicates",
-            "50",
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "error: --design: the forecasts combine the strata with equal weights and cannot be \
-             asked for with weighted strata (yet)",
-        ));
-    // A command that cannot honour weights refuses them rather than ignoring them.
-    stats()
-        .args([
-            "forecast",
-            "--audit",
-            p,
-            "--design",
-            "10:1:1",
-            "--weights",
-            "size",
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "--weights: this command does not combine strata with weights (yet); \
-             stats variance, stats bootstrap and stats compare do",
-        ));
+    // Every command that combines strata refuses such files alike (tests/it/weights.rs).
 }

@@ -414,6 +414,7 @@ fn simulated_panels_reach_nominal_power() {
             max_trajectories: 10,
             max_reads: 10,
         },
+        weights: Vec::new(),
     };
     let mde = 0.03;
     let target = mde / mde_multiplier(0.05, 0.8);

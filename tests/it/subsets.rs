@@ -63,6 +63,7 @@ fn audit(names: &[&str]) -> Audit {
             })
             .collect(),
         pooled: None,
+        weights: Vec::new(),
     }
 }
 
@@ -242,6 +243,7 @@ fn report_forecasts_and_maes_follow_their_definitions() {
             &Audit {
                 strata: vec![aud.strata[1].clone(), aud.strata[0].clone()],
                 pooled: None,
+                weights: Vec::new(),
             },
             &DesignSpec::PerStratum {
                 questions: vec![("a".into(), 12), ("b".into(), 8)],

@@ -55,7 +55,7 @@ def test_common_questions_and_the_one_pass_error():
     assert abs(est["m1"] - 0.5625) < 1e-12 and abs(est["m2"] - 0.375) < 1e-12, est
 
 
-def test_compare_weights_its_systems_and_a_command_that_cannot_refuses():
+def test_compare_weights_its_systems_and_a_command_without_strata_refuses():
     # After common_questions, m1: t1 0.75, t2 0.375; m2: t1 0, t2 0.75. Weights 1:3 give
     # m1 0.25·0.75 + 0.75·0.375 = 0.46875 and m2 0.75·0.75 = 0.5625.
     r = ragstats.compare(
@@ -65,6 +65,7 @@ def test_compare_weights_its_systems_and_a_command_that_cannot_refuses():
     est = {s["name"]: s["estimate"] for s in r["systems"]}
     assert abs(est["m1"] - 0.46875) < 1e-12 and abs(est["m2"] - 0.5625) < 1e-12, est
     assert r["weights"] == [0.25, 0.75]
-    with pytest.raises(ragstats.InputError, match="does not combine strata with weights"):
-        ragstats.forecast(audit=pd.DataFrame(ROWS), design="10:1:1", columns=COLUMNS, arm="m1",
-                          duplicates="first", weights="size")
+    # A command that combines no strata refuses weights, saying why.
+    with pytest.raises(ragstats.InputError, match="combines no strata"):
+        ragstats.slice(pd.DataFrame(ROWS), design="2:1:1", out="unused.csv", columns=COLUMNS,
+                       arm="m1", duplicates="first", weights="size")

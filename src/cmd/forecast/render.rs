@@ -39,6 +39,10 @@ impl Rendered for ForecastOutput {
             t.row(cells);
         }
         let mut out = t.to_text();
+        out.push_str(&ragstats_core::table::cells::weights_line(
+            self.audit.strata.iter().map(|s| s.name.as_str()),
+            &r.weights,
+        ));
         if !r.notes.is_empty() {
             out.push('\n');
             for n in &r.notes {

@@ -83,6 +83,10 @@ pub(super) fn text(o: &PlanOutput) -> String {
         }
     ));
     out.push_str(&strata_table(r).to_text());
+    out.push_str(&ragstats_core::table::cells::weights_line(
+        r.strata.iter().map(|s| s.name.as_str()),
+        &r.weights,
+    ));
     out.push('\n');
     out.push_str(&allocations_table(r).to_text());
     out.push_str(&q_only_line(r));

@@ -35,6 +35,9 @@ pub(super) fn opt_flags(o: &PanelOptions) -> String {
     if o.drop_incomplete {
         f.push_str(" --drop-incomplete");
     }
+    if let Some(w) = o.shape.weights.as_ref().and_then(|w| w.as_flag()) {
+        f.push_str(&format!(" --weights {}", sh(w)));
+    }
     f
 }
 

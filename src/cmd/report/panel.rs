@@ -20,12 +20,22 @@ use ragstats_core::components::variance_view::share_cell;
 pub(super) fn panel_section(cx: &Context, report: &VarianceReport) -> String {
     let mut s = String::from("<section id=\"panel\">\n<h2>Panel</h2>\n");
     s.push_str(&format!(
-        "<p>File <code>{}</code>, outcome <strong>{}</strong>: estimate {} with SE {} (equal-weight mean over {} strata).</p>\n",
+        "<p>File <code>{}</code>, outcome <strong>{}</strong>: estimate {} with SE {} ({} mean over {} strata{}).</p>\n",
         h(&cx.panel_path.display().to_string()),
         h(&report.outcome),
         num(report.estimate),
         num(report.se),
-        report.strata.len()
+        if report.weights.is_empty() { "equal-weight" } else { "weighted" },
+        report.strata.len(),
+        h(ragstats_core::table::cells::weights_line(
+            report.strata.iter().map(|s| s.name.as_str()),
+            &report.weights
+        )
+        .trim_end()
+        .strip_prefix("weights: ")
+        .map(|w| format!("; weights {w}"))
+        .as_deref()
+        .unwrap_or(""))
     ));
     let rows: Vec<Vec<Cell>> = report
         .strata

@@ -211,20 +211,23 @@ const COLUMNS: usize = 6;
 
 /// SE, tokens and fee parts of one allocation from per-stratum sums: per stratum d with
 /// n_d sub-panel questions (in a replicate: its n_d draws, the MEMBER column's sum),
-/// SE² = Σ_d s²_d/n_d / D² with s²_d = (Σ dev² − (Σ dev)²/n_d)/(n_d − 1).
-fn measure(sums: &[Vec<f64>]) -> (f64, f64, f64, f64) {
+/// SE² = Σ_d w_d² s²_d/n_d with s²_d = (Σ dev² − (Σ dev)²/n_d)/(n_d − 1) and the strata's
+/// `weights` w_d (empty: equal, SE² = Σ_d s²_d/n_d / D²).
+fn measure(sums: &[Vec<f64>], weights: &[f64]) -> (f64, f64, f64, f64) {
     let d2 = (sums.len() * sums.len()) as f64;
     let mut se2 = 0.0;
     let (mut tok, mut usd, mut searches) = (0.0, 0.0, 0.0);
-    for s in sums {
+    for (d, s) in sums.iter().enumerate() {
         // The count is a sum of 0/1 values: round it (exact in f64, kept as a guard).
         let n = s[MEMBER].round();
-        se2 += (s[DEV2] - s[DEV] * s[DEV] / n) / (n - 1.0) / n;
+        let v = (s[DEV2] - s[DEV] * s[DEV] / n) / (n - 1.0) / n;
+        se2 += weights.get(d).map_or(v, |w| w * w * v);
         tok += s[TOKENS];
         usd += s[MODEL_USD];
         searches += s[SEARCHES];
     }
-    ((se2 / d2).sqrt(), tok, usd, searches)
+    let se2 = if weights.is_empty() { se2 / d2 } else { se2 };
+    (se2.sqrt(), tok, usd, searches)
 }
 
 /// How an unbalanced stratum's cells are taken for an allocation: by label (the stratum's
@@ -395,13 +398,17 @@ pub struct AllocationCosts<'a> {
 /// bootstrap of `resampling.replicates` replicates from `resampling.seed` with central
 /// percentile intervals at `resampling.confidence`; every replicate's sub-panel has the
 /// allocation's size (`exact_size_replicates`). The draws are walked on the CPU;
-/// `backend` is what was asked for, and a note says so when it is not the CPU.
+/// `backend` is what was asked for, and a note says so when it is not the CPU. Each
+/// allocation's estimate is Σ_d w_d ȳ_d and its SE² Σ_d w_d² SE²_d with the strata's
+/// `stratum_weights` ([`crate::panel::Panel::weights`]; empty: equal, 1/D).
 ///
 /// # Errors
 /// [`Error::Usage`] when an allocation asks for more questions, trajectories or reads than
 /// the master panel has, or leaves a stratum with fewer than 2 questions; ledger mismatches.
+#[allow(clippy::too_many_arguments)] // the master panel's strata and their weights go together
 pub fn compare(
     strata: &[Stratum],
+    stratum_weights: &[f64],
     specs: &[AllocationSpec],
     order: &[Vec<usize>],
     costs: &AllocationCosts<'_>,
@@ -428,7 +435,7 @@ pub fn compare(
         let mut rows = Vec::with_capacity(strata.len());
         let mut estimate = 0.0;
         let mut short = Vec::new();
-        for ((s, &qn), ord) in strata.iter().zip(&counts).zip(order) {
+        for (d, ((s, &qn), ord)) in strata.iter().zip(&counts).zip(order).enumerate() {
             let (max_t, max_r) = if s.is_balanced() {
                 (s.t(), s.r())
             } else {
@@ -485,7 +492,10 @@ pub fn compare(
                 )));
             }
             let mean = with_data.iter().sum::<f64>() / with_data.len() as f64;
-            estimate += mean / strata.len() as f64;
+            estimate += match stratum_weights.get(d) {
+                Some(w) => w * mean,
+                None => mean / strata.len() as f64,
+            };
             // One row per master question: the sub-panel's members carry their values and a
             // 1, every other question zeros, so one master draw serves every allocation.
             let mut stratum_rows = vec![vec![0.0; COLUMNS]; s.q()];
@@ -506,7 +516,7 @@ pub fn compare(
             rows.push(stratum_rows);
         }
         let cols = CenteredColumns::new(&rows)?;
-        let (se, tok, usd, searches) = measure(cols.exact_sums());
+        let (se, tok, usd, searches) = measure(cols.exact_sums(), stratum_weights);
         let fees: Vec<f64> = sweep.iter().map(|p| usd + searches * p / 1000.0).collect();
         rows_per_alloc.push(rows);
         results.push(AllocationResult {
@@ -539,7 +549,7 @@ pub fn compare(
     let reps_per_alloc: Vec<Vec<(f64, f64, f64, f64)>> =
         exact_size_replicates(&rows_per_alloc, seed, replicates, progress)
             .into_iter()
-            .map(|reps| reps.iter().map(|r| measure(r)).collect())
+            .map(|reps| reps.iter().map(|r| measure(r, stratum_weights)).collect())
             .collect();
     let interval = |v: Vec<f64>, value: f64, null: f64| {
         let mut v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
@@ -808,6 +818,7 @@ pub fn allocate(
     let order = question_order(&panel.strata, settings.order_seed);
     let mut report = compare(
         &panel.strata,
+        &panel.weights,
         specs,
         &order,
         &AllocationCosts {
@@ -974,14 +985,34 @@ mod tests {
         };
         let cpu = CpuBackend::new();
         let order = question_order(&strata, None);
-        let r = compare(&strata, &specs, &order, &costs, &resampling, &cpu, &|_| {}).unwrap();
+        let r = compare(
+            &strata,
+            &[],
+            &specs,
+            &order,
+            &costs,
+            &resampling,
+            &cpu,
+            &|_| {},
+        )
+        .unwrap();
         // A cost per question of 25 tokens and $0.01 adds Q·25 tokens and Q·$0.01 to each
         // allocation (A: 4 questions × (100 + 50) = 600 tokens → 700) and leaves the SEs.
         let with_q = AllocationCosts {
             question: [25.0, 0.01],
             ..costs
         };
-        let rq = compare(&strata, &specs, &order, &with_q, &resampling, &cpu, &|_| {}).unwrap();
+        let rq = compare(
+            &strata,
+            &[],
+            &specs,
+            &order,
+            &with_q,
+            &resampling,
+            &cpu,
+            &|_| {},
+        )
+        .unwrap();
         for (a, b) in r.allocations.iter().zip(&rq.allocations) {
             let q = a.questions as f64;
             assert!((b.model_tokens - a.model_tokens - 25.0 * q).abs() < 1e-9);

@@ -70,30 +70,35 @@ pub struct Part {
 
 /// J_T of one stratum: a = σ²_q + σ²_t/T, b = σ²_r/T, c = T c₀ + c_Q, d = T c_R+.
 pub fn stratum(components: &PerLevel, costs: UnitCosts, t: f64) -> Product {
-    combined(&[Part {
-        components: *components,
-        costs,
-        t,
-        share: 1.0,
-    }])
+    combined(
+        &[Part {
+            components: *components,
+            costs,
+            t,
+            share: 1.0,
+        }],
+        &[],
+    )
 }
 
-/// J_T of the equal-weight combination over strata:
-/// a = (1/D²) Σ_d (σ²_q,d + σ²_t,d/T_d)/π_d, b = (1/D²) Σ_d σ²_r,d/(T_d π_d),
-/// c = Σ_d π_d (T_d c₀,d + c_Q,d), d = Σ_d π_d T_d c_R+,d.
-pub fn combined(parts: &[Part]) -> Product {
+/// J_T of the combination Σ_d w_d ȳ_d over strata with `weights` w_d (empty: equal, 1/D):
+/// a = Σ_d w_d² (σ²_q,d + σ²_t,d/T_d)/π_d, b = Σ_d w_d² σ²_r,d/(T_d π_d),
+/// c = Σ_d π_d (T_d c₀,d + c_Q,d), d = Σ_d π_d T_d c_R+,d (with equal weights w_d² = 1/D²).
+pub fn combined(parts: &[Part], weights: &[f64]) -> Product {
     let d2 = (parts.len() * parts.len()) as f64;
+    // Equal weights divide by D² as they always have (the same bits); else multiply by w_d².
+    let scale = |x: f64, d: usize| weights.get(d).map_or(x / d2, |w| x * w * w);
     let mut p = Product {
         a: 0.0,
         b: 0.0,
         c: 0.0,
         d: 0.0,
     };
-    for part in parts {
+    for (i, part) in parts.iter().enumerate() {
         let s = part.components.truncated();
         let (st, sr) = (s.trajectory.unwrap_or(0.0), s.read.unwrap_or(0.0));
-        p.a += (s.question + st / part.t) / part.share / d2;
-        p.b += sr / (part.t * part.share) / d2;
+        p.a += scale((s.question + st / part.t) / part.share, i);
+        p.b += scale(sr / (part.t * part.share), i);
         p.c += part.share * (part.t * part.costs.fixed() + part.costs.question);
         p.d += part.share * part.t * part.costs.read;
     }
@@ -201,7 +206,7 @@ mod tests {
             t: 2.0,
             share: 0.5,
         };
-        let two = combined(&[part, part]);
+        let two = combined(&[part, part], &[]);
         for (x, y) in [
             (one.a, two.a),
             (one.b, two.b),
@@ -222,7 +227,7 @@ mod tests {
         // J_T(1) = (0.02 + 2/75)(10) = 0.46667; J_T(2) = (0.02 + 1/75)(13.5) = 0.45;
         // J_T(3) = (0.02 + 2/225)(17) = 0.49111. Loss = 100 (0.46667/0.45 − 1) = 3.7037%;
         // R*_T = sqrt((2/75)·6.5/(0.02·3.5)) = 1.5736.
-        let p = combined(&[
+        let parts = [
             Part {
                 components: comps(0.01, 0.02, 0.04),
                 costs: UnitCosts::flat(1.0, 1.0),
@@ -235,7 +240,18 @@ mod tests {
                 t: 4.0,
                 share: 0.75,
             },
-        ]);
+        ];
+        // Stratum weights w = (0.2, 0.8) replace 1/D² = 1/4 by w_d²:
+        // a = 0.04·(0.01 + 0.02/2)/0.25 + 0.64·0 = 0.0032;
+        // b = 0.04·0.04/(2·0.25) + 0.64·0.08/(4·0.75) = 0.0032 + 0.0512/3; c, d unchanged.
+        let w = combined(&parts, &[0.2, 0.8]);
+        assert!((w.a - 0.0032).abs() < 1e-15, "{w:?}");
+        assert!((w.b - (0.0032 + 0.0512 / 3.0)).abs() < 1e-15, "{w:?}");
+        assert_eq!((w.c, w.d), (6.5, 3.5));
+        // Equal weights given explicitly agree with the default.
+        let half = combined(&parts, &[0.5, 0.5]);
+        assert!((half.a - 0.02).abs() < 1e-15 && (half.b - 2.0 / 75.0).abs() < 1e-15);
+        let p = combined(&parts, &[]);
         assert!((p.a - 0.02).abs() < 1e-15);
         assert!((p.b - 2.0 / 75.0).abs() < 1e-15);
         assert!((p.c - 6.5).abs() < 1e-15);

@@ -455,9 +455,12 @@ fn mean(v: &[f64]) -> f64 {
 
 /// Losses and optima of each scope and the direct ratios, from each stratum's components
 /// (`None` where they cannot be fitted), the pooled components, the question counts and the
-/// column sums of one replicate (or the data).
+/// column sums of one replicate (or the data); the combination and the direct check weigh
+/// the strata by `weights` (empty: equal).
+#[allow(clippy::too_many_arguments)]
 fn statistics(
     layout: Layout,
+    weights: &[f64],
     comps: &[Option<PerLevel>],
     pooled: Option<PerLevel>,
     q: &[f64],
@@ -503,13 +506,13 @@ fn statistics(
             })
         })
         .collect::<Option<Vec<Part>>>()
-        .map(|p| fixed_t::combined(&p));
+        .map(|p| fixed_t::combined(&p, weights));
     fixed_t.push(product.and_then(|p| fixed_t::loss(&p, max_reads)));
     let ratios = (layout.pairs > 0).then(|| {
         let (c1, c2) = direct_costs(layout, sums);
         (0..layout.pairs)
             .map(|p| {
-                let se2 = |m| equal_weight_se2(layout, sums, p, m);
+                let se2 = |m| combined_se2(layout, weights, sums, p, m);
                 (se2(PairMean::A) + se2(PairMean::B)) / 2.0 * c1 / (se2(PairMean::Both) * c2)
             })
             .collect()
@@ -522,14 +525,14 @@ fn statistics(
     }
 }
 
-/// SE² of the equal-weight estimate over the D strata from pair p's mean `m`:
-/// Σ_d SE²_d / D².
-fn equal_weight_se2(layout: Layout, sums: &[Vec<f64>], p: usize, m: PairMean) -> f64 {
-    let d2 = (sums.len() * sums.len()) as f64;
-    sums.iter()
+/// SE² of the combined estimate over the D strata from pair p's mean `m`:
+/// Σ_d w_d² SE²_d with the strata's `weights` (empty: equal, Σ_d SE²_d / D²).
+fn combined_se2(layout: Layout, weights: &[f64], sums: &[Vec<f64>], p: usize, m: PairMean) -> f64 {
+    let se2: Vec<f64> = sums
+        .iter()
         .map(|s| ScopeSums { layout, s }.se2(p, m))
-        .sum::<f64>()
-        / d2
+        .collect();
+    crate::components::forecast::combined_se2(&se2, weights)
 }
 
 /// C₁ and C₂ of the direct check: the costs of the trajectories with at least 2 reads, with
@@ -569,6 +572,7 @@ struct Heading {
 #[allow(clippy::too_many_arguments)]
 fn report(
     layout: Layout,
+    weights: &[f64],
     strata: Vec<Heading>,
     pooled: Option<Heading>,
     exact: &[Vec<f64>],
@@ -630,7 +634,7 @@ fn report(
         undefined: Undefined::new(),
     };
     let direct = point.ratios.as_ref().map(|ratios| {
-        let se = |p, m| equal_weight_se2(layout, exact, p, m).sqrt();
+        let se = |p, m| combined_se2(layout, weights, exact, p, m).sqrt();
         let singles: Vec<f64> = (0..layout.pairs)
             .flat_map(|p| [se(p, PairMean::A), se(p, PairMean::B)])
             .collect();
@@ -782,6 +786,7 @@ fn balanced_sums(
 #[allow(clippy::too_many_arguments)]
 pub fn analyse(
     strata: &[Stratum],
+    weights: &[f64],
     costs: &[Vec<QuestionCost>],
     read_costs: &[Vec<ReadCosts>],
     resampling: &Resampling,
@@ -863,7 +868,16 @@ pub fn analyse(
     let q: Vec<f64> = shapes.iter().map(|s| s.q() as f64).collect();
     let stats_of = |sums: &[Vec<f64>]| {
         let (comps, pooled) = anova_components(layout, &shapes, sums);
-        statistics(layout, &comps, pooled, &q, sums, max_reads, question_cost)
+        statistics(
+            layout,
+            weights,
+            &comps,
+            pooled,
+            &q,
+            sums,
+            max_reads,
+            question_cost,
+        )
     };
     let point = stats_of(&exact);
     let per_rep: Vec<Stats> = reps.iter().map(|r| stats_of(r)).collect();
@@ -894,6 +908,7 @@ pub fn analyse(
         };
     Ok(report(
         layout,
+        weights,
         headings,
         pooled,
         &exact,
@@ -946,6 +961,7 @@ pub fn analyse_unbalanced(
         confidence,
     } = *resampling;
     let strata = &panel.strata;
+    let weights = panel.weights.as_slice();
     if costs.len() != strata.len() || costs.iter().zip(strata).any(|(c, s)| c.len() != s.q()) {
         return Err(Error::Data(
             "the costs do not match the panel's questions".into(),
@@ -1063,6 +1079,7 @@ pub fn analyse_unbalanced(
         .collect();
     let point = statistics(
         layout,
+        weights,
         &point_comps,
         point_pooled,
         &q,
@@ -1078,7 +1095,7 @@ pub fn analyse_unbalanced(
         .zip(&sums)
         .map(|(st, s)| {
             let (c, p) = boot.components_of(st);
-            statistics(layout, &c, p, &q, s, max_reads, question_cost)
+            statistics(layout, weights, &c, p, &q, s, max_reads, question_cost)
         })
         .collect();
     let shapes: Vec<Shape> = strata
@@ -1130,6 +1147,7 @@ pub fn analyse_unbalanced(
     });
     Ok(report(
         layout,
+        weights,
         headings,
         pooled,
         &exact,

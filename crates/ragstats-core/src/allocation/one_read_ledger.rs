@@ -63,6 +63,7 @@ pub fn efficiency_of_panel(
         let (costs, read_costs) = balanced_panel_costs(panel, &cells, ledger.path)?;
         analyse(
             &panel.strata,
+            &panel.weights,
             &costs,
             &read_costs,
             resampling,

@@ -4,9 +4,13 @@
 //!
 //! Per stratum d with truncated components σ²_q,d, σ²_t,d, σ²_r,d and unit costs c_T,d (a
 //! trajectory without its reads) and c_R,d (one read), a design with Q_d questions in
-//! stratum d and common T, R has the nested D-study variance of the equal-weight estimate
+//! stratum d and common T, R has the nested D-study variance of the combined estimate
+//! Σ_d ω_d ȳ_d (ω_d the audit's stratum weights, [`Planner::weights`]; 1/D by default)
 //!
-//! SE² = (1/D²) Σ_d v_d/Q_d,  v_d = σ²_q,d + σ²_t,d/T + σ²_r,d/(T R)
+//! SE² = Σ_d ω_d² v_d/Q_d,  v_d = σ²_q,d + σ²_t,d/T + σ²_r,d/(T R)
+//!
+//! (with equal weights (1/D²) Σ_d v_d/Q_d; the bounds below are written for that case and
+//! hold with ω_d² in place of 1/D²)
 //!
 //! and costs C = Σ_d Q_d k_d with k_d = T (c_T,d + R c_R,d). The Q-only forecast has the
 //! same form with v_d = SE²_audit,d · Q_audit,d (T and R do not enter). A total Q is split
@@ -36,7 +40,7 @@ use serde::Serialize;
 
 use super::efficiency::UnitCosts;
 use crate::bootstrap::stratified::{Bootstrap, BootstrapSpec};
-use crate::components::forecast::{nested_se2, split_questions};
+use crate::components::forecast::{combined_se2, nested_se2, split_questions};
 use crate::components::variance::{fit, AnovaSums, PerLevel};
 use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
 use crate::panel::{Panel, Stratum, StratumStats};
@@ -128,18 +132,20 @@ pub fn predictive_power(estimate: f64, se_now: f64, se_planned: f64, c: f64) -> 
     normal_cdf((d - c * se_planned) / spread) + normal_cdf((-d - c * se_planned) / spread)
 }
 
-/// A least-cost or least-SE search at one (T, R): weights, per-question variances v_d and
-/// per-question costs k_d of every stratum.
+/// A least-cost or least-SE search at one (T, R): split weights, stratum weights ω_d
+/// (empty: equal), per-question variances v_d and per-question costs k_d of every stratum.
 struct Cell<'a> {
     weights: &'a [usize],
+    stratum_weights: &'a [f64],
     v: &'a [f64],
     k: &'a [f64],
     max_q: usize,
 }
 
 impl Cell<'_> {
-    fn d2(&self) -> f64 {
-        (self.v.len() * self.v.len()) as f64
+    /// Σ_d ω_d² x_d (equal weights: Σ_d x_d / D²).
+    fn combine(&self, x: &[f64]) -> f64 {
+        combined_se2(x, self.stratum_weights)
     }
 
     fn pi(&self, d: usize) -> f64 {
@@ -152,23 +158,23 @@ impl Cell<'_> {
         let se2 = if parts.contains(&0) {
             f64::INFINITY
         } else {
-            parts
+            let x: Vec<f64> = parts
                 .iter()
                 .zip(self.v)
                 .map(|(&n, v)| v / n as f64)
-                .sum::<f64>()
-                / self.d2()
+                .collect();
+            self.combine(&x)
         };
         let cost = parts.iter().zip(self.k).map(|(&n, k)| n as f64 * k).sum();
         (parts, se2, cost)
     }
 
-    /// L(Q) = (1/D²) Σ_d v_d/(π_d Q + 1) ≤ SE²(Q).
+    /// L(Q) = Σ_d ω_d² v_d/(π_d Q + 1) ≤ SE²(Q).
     fn se2_lower(&self, q: usize) -> f64 {
-        (0..self.v.len())
+        let x: Vec<f64> = (0..self.v.len())
             .map(|d| self.v[d] / (self.pi(d) * q as f64 + 1.0))
-            .sum::<f64>()
-            / self.d2()
+            .collect();
+        self.combine(&x)
     }
 
     /// Σ_d k_d (π_d Q − 1)⁺ ≤ C(Q).
@@ -257,15 +263,18 @@ pub enum Goal {
     Budget(f64),
 }
 
-/// The planner: strata, split weights and bounds.
+/// The planner: strata, split weights, stratum weights and bounds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Planner {
     pub strata: Vec<PlanStratum>,
     pub bounds: Bounds,
+    /// The strata's weights ω_d in the combined estimate (Σ = 1, strata order), which every
+    /// SE² = Σ_d ω_d² v_d/Q_d follows; empty for equal weights (1/D²).
+    pub weights: Vec<f64>,
 }
 
 impl Planner {
-    fn weights(&self) -> Vec<usize> {
+    fn split_weights(&self) -> Vec<usize> {
         self.strata.iter().map(|s| s.weight).collect()
     }
 
@@ -273,9 +282,10 @@ impl Planner {
     /// cost per question `k`: the least cost reaching SE² ≤ target², or the least SE² within
     /// the budget, as (questions per stratum, SE², cost).
     fn solve(&self, goal: Goal, v: &[f64], k: &[f64]) -> Option<(Vec<usize>, f64, f64)> {
-        let w = self.weights();
+        let w = self.split_weights();
         let cell = Cell {
             weights: &w,
+            stratum_weights: &self.weights,
             v,
             k,
             max_q: self.bounds.max_questions,
@@ -301,19 +311,18 @@ impl Planner {
 
     /// The split of a total Q in the planner's weights.
     pub fn split(&self, q: usize) -> Vec<usize> {
-        split_questions(q, &self.weights())
+        split_questions(q, &self.split_weights())
     }
 
     /// The nested SE and cost of a design (Q_d per stratum, common T and R).
     pub fn evaluate(&self, per_stratum: &[usize], t: usize, r: usize) -> Allocation {
-        let d2 = (self.strata.len() * self.strata.len()) as f64;
-        let se2 = self
+        let x: Vec<f64> = self
             .strata
             .iter()
             .zip(per_stratum)
             .map(|(s, &q)| variance_per_question(&s.components, t, r) / q as f64)
-            .sum::<f64>()
-            / d2;
+            .collect();
+        let se2 = combined_se2(&x, &self.weights);
         let k = self.per_question_costs(t, r);
         Allocation {
             questions: per_stratum.iter().sum(),
@@ -327,18 +336,16 @@ impl Planner {
         }
     }
 
-    /// The Q-only forecast's SE of `per_stratum` questions: sqrt((1/D²) Σ_d SE²_audit,d
-    /// Q_audit,d/Q_d).
+    /// The Q-only forecast's SE of `per_stratum` questions: sqrt(Σ_d ω_d² SE²_audit,d
+    /// Q_audit,d/Q_d) (ω_d = 1/D by default).
     pub fn q_only_se(&self, per_stratum: &[usize]) -> f64 {
-        let d2 = (self.strata.len() * self.strata.len()) as f64;
-        (self
+        let x: Vec<f64> = self
             .strata
             .iter()
             .zip(per_stratum)
             .map(|(s, &q)| s.audit_se * s.audit_se * s.audit_questions as f64 / q as f64)
-            .sum::<f64>()
-            / d2)
-            .sqrt()
+            .collect();
+        combined_se2(&x, &self.weights).sqrt()
     }
 
     /// The best allocation at one (T, R) for the goal (`None` when none within the bounds
@@ -410,6 +417,52 @@ impl Planner {
         Ok(all)
     }
 
+    /// With unequal stratum weights ω_d and unit costs: the split of questions that
+    /// minimises SE² × cost at `a`'s T and R, Q_d ∝ ω_d √(v_d/k_d) (docs/METHODS.md,
+    /// "Stratum weights"), as integer shares (the largest 1000), and the fraction by which
+    /// it lowers SE² × cost against `a`'s own split π_d:
+    /// 1 − (Σ_d ω_d √(v_d k_d))² / ((Σ_d ω_d² v_d/π_d)(Σ_d π_d k_d)).
+    /// `None` with equal weights, without costs, when a stratum would get no share, or when
+    /// `a`'s split is already within 0.1% of the optimum.
+    pub fn weighted_split(&self, a: &Allocation) -> Option<(Vec<usize>, f64)> {
+        if self.weights.is_empty() || !self.has_costs() {
+            return None;
+        }
+        let (t, r) = (a.trajectories, a.reads);
+        let v: Vec<f64> = self
+            .strata
+            .iter()
+            .map(|s| variance_per_question(&s.components, t, r))
+            .collect();
+        let k = self.per_question_costs(t, r);
+        let ideal: Vec<f64> = (0..v.len())
+            .map(|d| self.weights[d] * (v[d] / k[d]).sqrt())
+            .collect();
+        let top = ideal.iter().copied().fold(0.0, f64::max);
+        if !(top.is_finite() && top > 0.0) {
+            return None;
+        }
+        let shares: Vec<usize> = ideal
+            .iter()
+            .map(|x| (1000.0 * x / top).round() as usize)
+            .collect();
+        if shares.contains(&0) {
+            return None;
+        }
+        let q = a.questions as f64;
+        let pi: Vec<f64> = a.per_stratum.iter().map(|&n| n as f64 / q).collect();
+        let now = (0..v.len())
+            .map(|d| self.weights[d].powi(2) * v[d] / pi[d])
+            .sum::<f64>()
+            * (0..v.len()).map(|d| pi[d] * k[d]).sum::<f64>();
+        let best = (0..v.len())
+            .map(|d| self.weights[d] * (v[d] * k[d]).sqrt())
+            .sum::<f64>()
+            .powi(2);
+        let gain = 1.0 - best / now;
+        (gain.is_finite() && gain > 1e-3).then_some((shares, gain))
+    }
+
     /// The least SE any allocation within the bounds reaches (Q_max, T_max, R_max), and the
     /// floor the question variance alone sets at Q_max (T, R → ∞).
     pub fn floors(&self) -> (f64, f64) {
@@ -417,15 +470,13 @@ impl Planner {
         let best = self
             .evaluate(&parts, self.bounds.max_trajectories, self.bounds.max_reads)
             .se;
-        let d2 = (self.strata.len() * self.strata.len()) as f64;
-        let q_floor = (self
+        let x: Vec<f64> = self
             .strata
             .iter()
             .zip(&parts)
             .map(|(s, &q)| s.components.truncated().question / q as f64)
-            .sum::<f64>()
-            / d2)
-            .sqrt();
+            .collect();
+        let q_floor = combined_se2(&x, &self.weights).sqrt();
         (best, q_floor)
     }
 
@@ -717,6 +768,7 @@ mod tests {
                 max_trajectories: 10,
                 max_reads: 10,
             },
+            weights: Vec::new(),
         }
     }
 

@@ -235,6 +235,10 @@ pub struct PlanReport {
     pub bounds: Bounds,
     /// The strata as planned: components, unit costs, split weights, audit design.
     pub strata: Vec<PlanStratum>,
+    /// The strata's weights w_d in the combined estimate whose SE is planned (strata order,
+    /// Σ = 1); empty (and not serialised) for equal weights.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<f64>,
     /// The best allocation first, then the runners-up (one row for a given design).
     pub allocations: Vec<PlanRow>,
     /// The Q-only forecast's answer (`None` for a given design or when it has none).
@@ -358,6 +362,24 @@ pub fn plan(
         ));
     }
     notes.extend(extrapolation_notes(&planner, &rows[0].allocation));
+    if let Some((shares, gain)) = planner.weighted_split(&rows[0].allocation) {
+        let a = &rows[0].allocation;
+        let given: Vec<String> = names
+            .iter()
+            .zip(&shares)
+            .map(|(n, w)| format!("{n}={w}"))
+            .collect();
+        notes.push(format!(
+            "with these stratum weights, the split of questions that minimises SE^2 x cost at \
+             T = {}, R = {} is Q_d proportional to w_d sqrt(v_d/k_d) (docs/METHODS.md, \
+             \"Stratum weights\"): --shares {} lowers SE^2 x cost by {:.1}% against the split \
+             planned here",
+            a.trajectories,
+            a.reads,
+            given.join(","),
+            100.0 * gain
+        ));
+    }
     let (bootstrap, engine) = match panel {
         Some(p) => {
             let mut refits = refits(p, costs, &mut notes, settings, backend, progress)?;
@@ -395,6 +417,7 @@ pub fn plan(
         mde_multiplier: m,
         difference: settings.difference,
         bounds,
+        weights: planner.weights,
         strata: planner.strata,
         allocations: rows,
         q_only,
@@ -786,6 +809,7 @@ pub fn planner(
             })
             .collect(),
         bounds,
+        weights: audit.weights.clone(),
     })
 }
 
@@ -813,6 +837,7 @@ mod tests {
                 },
             }],
             pooled: None,
+            weights: Vec::new(),
         }
     }
 

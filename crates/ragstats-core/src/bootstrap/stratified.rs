@@ -263,6 +263,7 @@ impl BootstrapPlan {
                         let a = Audit {
                             strata: strata.clone(),
                             pooled: pooled.as_ref().map(|p| p.components),
+                            weights: self.weights.clone(),
                         };
                         forecast(&a, d, self.spec.pooled_forecast).ok()
                     })
@@ -574,19 +575,10 @@ impl Bootstrap {
     /// full-sample fits that warm-start every refit.
     ///
     /// # Errors
-    /// [`Error::Setting`] (`design`) for a design that does not parse or fit the strata or
-    /// designs with weighted strata; [`Error::Usage`] for a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without
+    /// [`Error::Setting`] (`design`) for a design that does not parse or fit the strata;
+    /// [`Error::Usage`] for a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without
     /// questions.
     pub fn from_panel(panel: &Panel, spec: BootstrapSpec) -> Result<Self> {
-        if !panel.weights.is_empty() && !spec.designs.is_empty() {
-            // The design forecasts (components::forecast) combine strata with equal weights;
-            // a weighted estimate beside them would silently answer another question.
-            return Err(Error::setting(
-                "design",
-                "the forecasts combine the strata with equal weights and cannot be asked for \
-                 with weighted strata (yet); run them with equal weights",
-            ));
-        }
         if panel.strata.iter().all(Stratum::is_balanced) {
             let stats: Vec<StratumStats> = panel
                 .strata
@@ -785,6 +777,7 @@ impl Bootstrap {
                     let a = Audit {
                         strata: strata.clone(),
                         pooled,
+                        weights: self.plan.weights.clone(),
                     };
                     forecast(&a, d, self.plan.spec.pooled_forecast).ok()
                 })
@@ -969,6 +962,7 @@ fn check_design(strata: &[StratumShape], d: &DesignSpec) -> Result<()> {
             })
             .collect(),
         pooled: Some(zero),
+        weights: Vec::new(),
     };
     forecast(&audit, d, false).map(|_| ())
 }

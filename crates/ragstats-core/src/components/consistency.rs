@@ -4,7 +4,9 @@
 //!   cells whose reads' answers, normalised as in `score-answers` (lower case, no ASCII
 //!   punctuation, no articles, folded whitespace), are not all equal.
 //! * One-read SE of a group: for each read r, the measured SE of the estimate computed from
-//!   read r alone (all trajectories, all questions); averaged over reads.
+//!   read r alone (all trajectories, all questions); averaged over reads. The estimate is
+//!   Σ_d w_d ȳ_d with the group panel's stratum weights ([`Panel::weights`]; 1/D by
+//!   default), so its SE² is Σ_d w_d² SE²_d.
 //! * For two groups, the ratio of their one-read SEs with a bootstrap interval. Questions
 //!   are resampled with common random numbers (same seed, same question order per
 //!   stratum), so when both groups hold the same questions the resample is paired.
@@ -14,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::document::{Engine, Report};
-use crate::panel::{Panel, QuestionStats};
+use crate::panel::{ColumnMap, Panel, QuestionStats};
 use crate::qa_scoring::qa::normalize_answer;
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::{ResampleBackend, MAX_K};
@@ -113,8 +115,10 @@ fn one_read_rows(panel: &Panel, order: &[Vec<usize>]) -> Result<Vec<Vec<Vec<f64>
         .collect()
 }
 
-/// Mean over reads of the one-read SE of the equal-weight estimate, from per-stratum sums.
-fn one_read_se(sums: &[Vec<f64>], q: &[usize]) -> f64 {
+/// Mean over reads of the one-read SE of the combined estimate, from per-stratum sums:
+/// for read r, sqrt(Σ_d w_d² s²_d,r/Q_d) with the strata's `weights` (empty: equal,
+/// sqrt(Σ_d s²_d,r/Q_d / D²)).
+fn one_read_se(sums: &[Vec<f64>], q: &[usize], weights: &[f64]) -> f64 {
     let reads = sums[0].len() / 2;
     let d2 = (q.len() * q.len()) as f64;
     (0..reads)
@@ -122,12 +126,18 @@ fn one_read_se(sums: &[Vec<f64>], q: &[usize]) -> f64 {
             let se2: f64 = sums
                 .iter()
                 .zip(q)
-                .map(|(s, &n)| {
+                .enumerate()
+                .map(|(d, (s, &n))| {
                     let n = n as f64;
-                    (s[2 * r + 1] - s[2 * r] * s[2 * r] / n) / (n - 1.0) / n
+                    let v = (s[2 * r + 1] - s[2 * r] * s[2 * r] / n) / (n - 1.0) / n;
+                    weights.get(d).map_or(v, |w| w * w * v)
                 })
                 .sum();
-            (se2 / d2).sqrt()
+            if weights.is_empty() {
+                (se2 / d2).sqrt()
+            } else {
+                se2.sqrt()
+            }
         })
         .sum::<f64>()
         / reads as f64
@@ -236,11 +246,15 @@ pub fn precision(
         out.push(GroupPrecision {
             group: name.clone(),
             reads: p.strata[0].r(),
-            one_read_se: one_read_se(cols.exact_sums(), &q),
+            one_read_se: one_read_se(cols.exact_sums(), &q, &p.weights),
         });
         if i < 2 && groups.len() >= 2 {
             let r = cols.resample(backend, seed, 0..replicates, progress)?;
-            reps.push(r.iter().map(|s| one_read_se(s, &q)).collect::<Vec<f64>>());
+            reps.push(
+                r.iter()
+                    .map(|s| one_read_se(s, &q, &p.weights))
+                    .collect::<Vec<f64>>(),
+            );
         }
     }
     let ratio = (groups.len() >= 2).then(|| {
@@ -265,26 +279,28 @@ pub fn precision(
 
 /// Reads the answers of a reads file (CSV or JSONL): per row the `by` column's value as the
 /// group, the (dataset, question, trajectory, arm) cell and the `answer_column` text (an
-/// absent field is empty).
+/// absent field is empty). The cell's columns are the file's columns that `columns` gives
+/// those roles (`--columns question=question_id`), else the columns named like the roles.
 ///
 /// # Errors
 /// [`Error::Io`] or [`Error::Input`] when the file cannot be read, or a row lacks the `by`,
-/// `question` or answer column.
+/// `question` (or its mapped) or answer column.
 pub fn read_answers(
     path: &std::path::Path,
     by: &str,
     answer_column: &str,
+    columns: &ColumnMap,
 ) -> Result<Vec<ReadAnswer>> {
+    let question = columns.column_of("question");
     let cols = [
         by,
-        "dataset",
-        "question",
-        "trajectory",
-        "arm",
+        columns.column_of("dataset"),
+        question,
+        columns.column_of("trajectory"),
+        columns.column_of("arm"),
         answer_column,
     ];
-    let records =
-        crate::panel::records::read_records(path, &cols, &[by, "question", answer_column])?;
+    let records = crate::panel::records::read_records(path, &cols, &[by, question, answer_column])?;
     Ok(records
         .into_iter()
         .map(|r| {

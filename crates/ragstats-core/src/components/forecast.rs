@@ -1,8 +1,9 @@
 //! D-study forecasts of the standard error of an allocation (Q′, T′, R′).
 //!
 //! Nested forecast per stratum d, with components truncated at zero:
-//! SE²_d = σ²_q/Q′_d + σ²_t/(Q′_d T′) + σ²_r/(Q′_d T′ R′); strata combine with equal
-//! weights, SE² = (1/D²) Σ_d SE²_d.
+//! SE²_d = σ²_q/Q′_d + σ²_t/(Q′_d T′) + σ²_r/(Q′_d T′ R′); strata combine with the
+//! audit's weights, SE² = Σ_d w_d² SE²_d ([`Audit::weights`]; equal weights 1/D give
+//! (1/D²) Σ_d SE²_d).
 //!
 //! Q-only forecast: keep the audit's measured per-question variance (at the audit's T and
 //! R) and scale, SE_d = SE_audit,d · sqrt(Q_audit,d / Q′_d); T′ and R′ are ignored.
@@ -20,7 +21,7 @@ use super::variance::{analyse_panel, combine, PerLevel, VarianceReport};
 use crate::document::Report;
 use crate::io::jsonl::parse_document;
 use crate::io::read_text;
-use crate::panel::Panel;
+use crate::panel::{Panel, Weights};
 use crate::{Error, Result};
 
 /// What a forecast needs to know about one audited stratum.
@@ -42,6 +43,32 @@ pub struct Audit {
     pub strata: Vec<AuditStratum>,
     /// Pooled (dataset-adjusted) components, when the audit had them.
     pub pooled: Option<PerLevel>,
+    /// The strata's weights w_d in the combined estimate Σ_d w_d·ȳ_d (Σ w_d = 1, in
+    /// `strata`'s order), which every forecast's SE² = Σ_d w_d² SE²_d follows; empty for
+    /// equal weights (1/D, computed as before weights existed, to the last bit).
+    pub weights: Vec<f64>,
+}
+
+/// SE² of the combined estimate Σ_d w_d·ȳ_d from each stratum's SE²_d (`se2`, strata
+/// order): Σ_d w_d² SE²_d, or with equal weights (`weights` empty) Σ_d SE²_d / D².
+pub fn combined_se2(se2: &[f64], weights: &[f64]) -> f64 {
+    if weights.is_empty() {
+        let d2 = (se2.len() * se2.len()) as f64;
+        se2.iter().sum::<f64>() / d2
+    } else {
+        debug_assert_eq!(se2.len(), weights.len());
+        se2.iter().zip(weights).map(|(v, w)| w * w * v).sum()
+    }
+}
+
+/// SE of the combined estimate: sqrt(Σ_d w_d² SE²_d), or with equal weights (`weights`
+/// empty) sqrt(Σ_d SE²_d) / D, as [`combine`] computes it.
+pub fn combined_se(se2: &[f64], weights: &[f64]) -> f64 {
+    if weights.is_empty() {
+        combine(&vec![0.0; se2.len()], se2).1
+    } else {
+        combined_se2(se2, weights).sqrt()
+    }
 }
 
 impl Audit {
@@ -61,7 +88,22 @@ impl Audit {
                 })
                 .collect(),
             pooled: r.pooled.as_ref().map(|p| p.fit.components),
+            weights: r.weights.clone(),
         }
+    }
+
+    /// This audit with its strata weighted by `weights` (resolved against the strata's
+    /// names and question counts, [`Weights::resolve`]); `source` names the audit in errors.
+    /// [`Weights::Equal`] makes them equal.
+    ///
+    /// # Errors
+    /// [`Error::Input`] naming `source` for a stratum without a weight, a weight for a
+    /// stratum the audit lacks, or weights summing to 0.
+    pub fn weighted(mut self, weights: &Weights, source: &Path) -> Result<Self> {
+        let names: Vec<&str> = self.strata.iter().map(|s| s.name.as_str()).collect();
+        let questions: Vec<usize> = self.strata.iter().map(|s| s.questions).collect();
+        self.weights = weights.resolve(source, &names, &questions)?;
+        Ok(self)
     }
 
     /// The audit from a components file: the JSON that `stats variance --format json` writes.
@@ -87,6 +129,9 @@ impl Audit {
         struct Doc {
             strata: Vec<AuditStratum>,
             pooled: Option<Pooled>,
+            /// Written by `stats variance --weights`; absent for equal weights.
+            #[serde(default)]
+            weights: Vec<f64>,
         }
         let doc: Doc = parse_document(
             source,
@@ -96,9 +141,26 @@ impl Audit {
         if doc.strata.is_empty() {
             return Err(Error::input(source, None, "components file has no strata"));
         }
+        let total: f64 = doc.weights.iter().sum();
+        if !doc.weights.is_empty()
+            && (doc.weights.len() != doc.strata.len()
+                || doc.weights.iter().any(|w| !(w.is_finite() && *w >= 0.0))
+                || (total - 1.0).abs() > 1e-9)
+        {
+            return Err(Error::input(
+                source,
+                None,
+                format!(
+                    "components file: 'weights' must give one weight ≥ 0 per stratum ({}), \
+                     summing to 1, as `stats variance --weights` writes them",
+                    doc.strata.len()
+                ),
+            ));
+        }
         Ok(Audit {
             strata: doc.strata,
             pooled: doc.pooled.map(|p| p.components),
+            weights: doc.weights,
         })
     }
 }
@@ -300,7 +362,6 @@ pub fn forecast(audit: &Audit, design: &DesignSpec, pooled: bool) -> Result<Fore
         nested.push(nested_se2(&c, q as f64, t as f64, r as f64));
         q_only.push(s.se * s.se * s.questions as f64 / q as f64);
     }
-    let zeros = vec![0.0; counts.len()];
     Ok(Forecast {
         questions: counts.iter().sum(),
         per_stratum: audit
@@ -311,8 +372,8 @@ pub fn forecast(audit: &Audit, design: &DesignSpec, pooled: bool) -> Result<Fore
             .collect(),
         trajectories: t,
         reads: r,
-        se_nested: combine(&zeros, &nested).1,
-        se_q_only: combine(&zeros, &q_only).1,
+        se_nested: combined_se(&nested, &audit.weights),
+        se_q_only: combined_se(&q_only, &audit.weights),
     })
 }
 
@@ -337,7 +398,8 @@ pub struct DesignForecast {
     /// The measured panel's file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_panel: Option<PathBuf>,
-    /// The measured panel's SE of the equal-weight estimate (as `stats variance` fits it).
+    /// The measured panel's SE of the combined estimate with the audit's weights (as
+    /// `stats variance` fits it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub se_measured: Option<f64>,
     /// (SE nested − SE measured) / SE measured.
@@ -357,6 +419,10 @@ pub struct ForecastReport {
     pub designs: Vec<DesignForecast>,
     /// What the forecasts cannot vary ([`folded_notes`]).
     pub notes: Vec<String>,
+    /// The audit's stratum weights the forecasts combine the strata with ([`Audit::weights`],
+    /// strata order); empty (and not serialised) for equal weights.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<f64>,
     /// Whether the pooled components are used (measured designs are forecast the same way).
     #[serde(skip)]
     pub pooled: bool,
@@ -397,8 +463,9 @@ pub struct MeasuredPanel<'a> {
 }
 
 /// Forecasts every design of `settings` from `audit`: per design the nested SE
-/// sqrt((1/D²) Σ_d [σ²_q/Q′_d + σ²_t/(Q′_d T′) + σ²_r/(Q′_d T′ R′)]) and the Q-only SE
-/// sqrt((1/D²) Σ_d SE²_audit,d Q_audit,d / Q′_d) ([`forecast`]), with the notes on levels
+/// sqrt(Σ_d w_d² [σ²_q/Q′_d + σ²_t/(Q′_d T′) + σ²_r/(Q′_d T′ R′)]) and the Q-only SE
+/// sqrt(Σ_d w_d² SE²_audit,d Q_audit,d / Q′_d) ([`forecast`]; w_d the audit's weights, 1/D
+/// by default), with the notes on levels
 /// the audit could not estimate.
 ///
 /// # Errors
@@ -426,6 +493,7 @@ pub fn forecast_designs(
         },
         designs,
         notes: folded_notes(audit, settings.pooled),
+        weights: audit.weights.clone(),
         pooled: settings.pooled,
     })
 }
@@ -466,7 +534,8 @@ fn show(s: &Shape) -> String {
 }
 
 impl ForecastReport {
-    /// Sets `m`'s measured SE (the equal-weight SE of [`analyse_panel`]) beside the
+    /// Sets `m`'s measured SE (the SE of [`analyse_panel`], its strata combined with the
+    /// audit's weights) beside the
     /// forecasts of the design with the panel's shape (per-stratum Q, T, R), and the
     /// relative errors (SE forecast − SE measured) / SE measured. With a declared design,
     /// the panel must have that design.
@@ -518,7 +587,9 @@ impl ForecastReport {
                 show(&shape)
             )));
         }
-        let se = analyse_panel(m.panel)?.se;
+        // The measured panel has the audit's strata in its order (its shape matched), so
+        // the audit's weights apply to it as they are (equal ones leave its SE as fitted).
+        let se = analyse_panel(m.panel)?.weighted(&audit.weights).se;
         row.measured_panel = Some(m.path.to_path_buf());
         row.se_measured = Some(se);
         row.rel_error_nested = Some((row.forecast.se_nested - se) / se);
@@ -557,6 +628,7 @@ mod tests {
                 trajectory: Some(0.003),
                 read: None,
             }),
+            weights: Vec::new(),
         }
     }
 

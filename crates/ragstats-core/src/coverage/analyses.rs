@@ -61,7 +61,8 @@ pub enum Outcome {
     Contrast { b: usize, a: usize },
 }
 
-/// The true values the intervals should cover: each arm's equal-weight mean and its
+/// The true values the intervals should cover: each arm's combined mean (equal weights, or
+/// the panel's `--weights`) and its
 /// stratum means.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Truth {

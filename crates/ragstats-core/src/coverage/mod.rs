@@ -218,6 +218,24 @@ pub fn coverage(
             notes.push("variance and bootstrap skipped: the contrast's arms do not have the same cells; simulating unpaired cells is not supported yet".into());
         }
     }
+    if !model.weights().is_empty() {
+        let w: Vec<String> = model
+            .strata
+            .iter()
+            .zip(model.weights())
+            .map(|(s, w)| {
+                format!(
+                    "{} {}",
+                    s.name,
+                    crate::table::format_number(*w, crate::table::Precision::Auto)
+                )
+            })
+            .collect();
+        notes.push(format!(
+            "strata weighted by --weights ({}): every analysis combines the simulated strata with them, and the truth is the weighted mean of the true stratum means",
+            w.join(", ")
+        ));
+    }
     let truth_of = |m: &Model| Truth {
         arms: (0..m.k()).map(|a| m.truth(a)).collect(),
         strata: m.strata.iter().map(|s| s.means.clone()).collect(),
@@ -506,6 +524,34 @@ mod tests {
             .iter()
             .find(|x| x.statistic.starts_with(statistic))
             .unwrap_or_else(|| panic!("no row {statistic}: {:#?}", r.rows))
+    }
+
+    /// A weighted panel (`--weights`): the truth is `variance --weights`'s estimate of the
+    /// fitted panel (Σ_d w_d m_d), not the equal-weight mean, and every simulated panel
+    /// carries the weights, so the analyses run on it are the weighted ones.
+    #[test]
+    fn a_weighted_panel_has_a_weighted_truth_and_weighted_simulations() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/demo/panel.csv");
+        let opts = LoadOptions {
+            arm: Some("open".into()),
+            weights: crate::panel::Weights::Given {
+                source: "w.csv".into(),
+                weights: vec![("hotpotqa".into(), 3.0), ("musique".into(), 1.0)],
+            },
+            ..Default::default()
+        };
+        let panel = crate::panel::load_panel(&path, &opts).unwrap();
+        assert_eq!(panel.weights, [0.75, 0.25]);
+        let direct = analyse_panel(&panel).unwrap();
+        let model = Model::fit(vec!["open".into()], vec![panel]).unwrap();
+        assert!((model.truth(0) - direct.estimate).abs() < 1e-12);
+        let equal = (model.strata[0].means[0] + model.strata[1].means[0]) / 2.0;
+        assert!(
+            (model.truth(0) - equal).abs() > 1e-3,
+            "the weights must matter here"
+        );
+        let sim = generate::simulate(&model, Generator::Gaussian, false, 3, 0);
+        assert_eq!(sim[0].weights, [0.75, 0.25]);
     }
 
     /// The Gaussian generator reproduces the model's components: the mean over simulated

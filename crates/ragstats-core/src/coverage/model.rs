@@ -69,9 +69,17 @@ impl Model {
         self.arms.len()
     }
 
-    /// The true equal-weight mean of arm `a`: (1/D) Σ_s m_{a,s}.
+    /// The true combined mean of arm `a`: Σ_s w_s m_{a,s} with the panel's stratum weights
+    /// (`--weights`, carried by the templates and so by every simulated panel), or with
+    /// equal weights (1/D) Σ_s m_{a,s}.
     pub fn truth(&self, a: usize) -> f64 {
-        self.strata.iter().map(|s| s.means[a]).sum::<f64>() / self.strata.len() as f64
+        let means = self.strata.iter().map(|s| s.means[a]);
+        crate::panel::combine_strata(means, self.weights())
+    }
+
+    /// The strata's weights every simulated panel carries (empty: equal).
+    pub fn weights(&self) -> &[f64] {
+        self.templates.first().map_or(&[], |p| p.weights.as_slice())
     }
 
     /// The same model with every arm's mean in each stratum set to the arms' average there:

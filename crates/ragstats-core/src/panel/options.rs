@@ -138,6 +138,23 @@ impl ColumnMap {
         &self.pairs
     }
 
+    /// The file's column that plays `role`: the one mapped to it, else the column named
+    /// like the role.
+    pub fn column_of<'a>(&'a self, role: &'a str) -> &'a str {
+        self.pairs
+            .iter()
+            .find(|(r, _)| r == role)
+            .map_or(role, |(_, c)| c.as_str())
+    }
+
+    /// The role the file's column `column` is mapped to, if any.
+    pub fn role_of(&self, column: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(_, c)| c == column)
+            .map(|(r, _)| r.as_str())
+    }
+
     /// `header` with each mapped column renamed to its role. `what` says "column" or
     /// "field" in errors, which name `path` and `line` (the header's).
     ///
@@ -236,6 +253,16 @@ pub fn combine_strata(means: impl ExactSizeIterator<Item = f64>, weights: &[f64]
 }
 
 impl Weights {
+    /// The value of `--weights` that asks for these weights: `size`, or the file they were
+    /// read from; `None` for equal weights (the default, no flag).
+    pub fn as_flag(&self) -> Option<&str> {
+        match self {
+            Weights::Equal => None,
+            Weights::Size => Some("size"),
+            Weights::Given { source, .. } => Some(source),
+        }
+    }
+
     /// Reads a weights file: CSV with columns `dataset,weight`, one row per dataset.
     ///
     /// # Errors

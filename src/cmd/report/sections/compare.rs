@@ -45,6 +45,9 @@ impl Sections<'_> {
         if o.drop_incomplete {
             words.push("--drop-incomplete".into());
         }
+        if let Some(w) = o.shape.weights.as_ref().and_then(|w| w.as_flag()) {
+            words.extend(["--weights".into(), w.to_string()]);
+        }
         if let Some(l) = ledger {
             words.extend(["--ledger".into(), l.display().to_string()]);
             if let Some(p) = prices {

@@ -5,11 +5,13 @@
 //! on the same question draws.
 //!
 //! * Subset SE (per stratum d, subset S = (S_T, S_R)): SE²_d(S) = s²(m_q(S))/Q_d with
-//!   m_q(S) the mean of question q's cells in S; combined with equal weights,
-//!   SE(S) = sqrt(Σ_d SE²_d(S))/D. Computed from cell moments ([`eval`]).
+//!   m_q(S) the mean of question q's cells in S; combined with the depth panel's stratum
+//!   weights w_d, SE(S) = sqrt(Σ_d w_d² SE²_d(S)), with equal weights sqrt(Σ_d SE²_d(S))/D.
+//!   Computed from cell moments ([`eval`]).
 //! * Configuration (t′, r′): the equal-weight mean of SE(S) over its C(T,t′)·C(R,r′) subsets.
 //! * Forecasts ([`crate::components::forecast::forecast`]) at (Q_d of the depth panel, t′, r′)
-//!   from the audit's strata of the same names: nested (truncated components) and Q-only.
+//!   from the audit's strata of the same names, combined with the same weights: nested
+//!   (truncated components) and Q-only.
 //! * MAE over the configurations with t′ ≥ `min_trajectories`; advantage = MAE_Q-only − MAE_nested.
 //! * Bootstrap: replicate b draws Q_d questions with replacement in each stratum (the
 //!   engine's streams), recomputes every SE(S), the configuration means and the MAEs
@@ -107,6 +109,8 @@ pub struct SubsetStudy {
     min_trajectories: usize,
     /// Every outcome of the depth panel is the same value.
     constant: bool,
+    /// The depth panel's stratum weights w_d (empty: equal).
+    weights: Vec<f64>,
 }
 
 /// The audit strata named like the depth strata, in the depth panel's order.
@@ -128,6 +132,7 @@ pub fn matching_audit(audit: &Audit, names: &[String]) -> Result<Audit> {
     Ok(Audit {
         strata,
         pooled: None,
+        weights: Vec::new(),
     })
 }
 
@@ -139,6 +144,20 @@ impl SubsetStudy {
     /// the design exceeds [`MAX_SIDE`] or [`MAX_CELLS`], or a stratum is not in the audit;
     /// [`Error::Usage`] when `min_trajectories` is 0 or exceeds T.
     pub fn new(strata: &[Stratum], audit: &Audit, min_trajectories: usize) -> Result<Self> {
+        Self::weighted(strata, &[], audit, min_trajectories)
+    }
+
+    /// [`SubsetStudy::new`] with the depth panel's strata combined with `weights` (Σ = 1,
+    /// strata order; empty: equal), in every measured SE and in the forecasts alike.
+    ///
+    /// # Errors
+    /// As [`SubsetStudy::new`].
+    pub fn weighted(
+        strata: &[Stratum],
+        weights: &[f64],
+        audit: &Audit,
+        min_trajectories: usize,
+    ) -> Result<Self> {
         let first = strata
             .first()
             .ok_or_else(|| Error::Data("the depth panel has no strata".into()))?;
@@ -178,7 +197,10 @@ impl SubsetStudy {
         }
         let names: Vec<String> = strata.iter().map(|s| s.name.clone()).collect();
         let questions: Vec<usize> = strata.iter().map(Stratum::q).collect();
-        let audit = matching_audit(audit, &names)?;
+        let audit = Audit {
+            weights: weights.to_vec(),
+            ..matching_audit(audit, &names)?
+        };
         let mut nested = Vec::new();
         let mut q_only = Vec::new();
         for tp in 1..=layout.t {
@@ -208,6 +230,7 @@ impl SubsetStudy {
             q_only,
             min_trajectories,
             constant,
+            weights: weights.to_vec(),
         })
     }
 
@@ -230,12 +253,26 @@ impl SubsetStudy {
     fn subset_se(&self, strata: &[Moments], scratch: &mut Scratch, se2: &mut Vec<f64>) {
         se2.clear();
         se2.resize(self.layout.n_subsets(), 0.0);
-        for m in strata {
-            add_se2(self.layout, m, scratch, se2);
+        if self.weights.is_empty() {
+            for m in strata {
+                add_se2(self.layout, m, scratch, se2);
+            }
+            let d = strata.len() as f64;
+            for v in se2.iter_mut() {
+                *v = v.sqrt() / d;
+            }
+            return;
         }
-        let d = strata.len() as f64;
+        let mut one = vec![0.0; se2.len()];
+        for (m, w) in strata.iter().zip(&self.weights) {
+            one.iter_mut().for_each(|v| *v = 0.0);
+            add_se2(self.layout, m, scratch, &mut one);
+            for (v, x) in se2.iter_mut().zip(&one) {
+                *v += w * w * x;
+            }
+        }
         for v in se2.iter_mut() {
-            *v = v.sqrt() / d;
+            *v = v.sqrt();
         }
     }
 
@@ -490,6 +527,7 @@ mod tests {
                 },
             }],
             pooled: None,
+            weights: Vec::new(),
         };
         let study = SubsetStudy::new(&[s], &audit, 1).unwrap();
         let settings = SubsetSettings {
