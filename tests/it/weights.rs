@@ -182,7 +182,7 @@ fn plan_sizes_the_weighted_se() {
     // (0.0625·0.25/0.6 + 0.5625·0.08/0.4)·2 = 0.2770833: 18.0% lower.
     let notes = v["notes"].to_string();
     assert!(
-        notes.contains("--shares A=589,B=1000 lowers SE^2 x cost by 18.0% against the split"),
+        notes.contains("the shares A=589,B=1000 lower SE^2 x cost by 18.0% against the split"),
         "{notes}"
     );
     // A target SE of 0.1 (SE² 0.01): the least Q whose split reaches it. Q = 13 splits

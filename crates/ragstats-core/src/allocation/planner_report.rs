@@ -372,7 +372,7 @@ pub fn plan(
         notes.push(format!(
             "with these stratum weights, the split of questions that minimises SE^2 x cost at \
              T = {}, R = {} is Q_d proportional to w_d sqrt(v_d/k_d) (docs/METHODS.md, \
-             \"Stratum weights\"): --shares {} lowers SE^2 x cost by {:.1}% against the split \
+             \"Stratum weights\"): the shares {} lower SE^2 x cost by {:.1}% against the split \
              planned here",
             a.trajectories,
             a.reads,
