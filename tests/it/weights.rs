@@ -538,7 +538,7 @@ fn coverage_simulates_the_weighted_analyses() {
     ]);
     let notes = v["notes"].to_string();
     assert!(
-        notes.contains("strata weighted by --weights (hotpotqa 0.250000, musique 0.750000)"),
+        notes.contains("strata weighted (hotpotqa 0.250000, musique 0.750000)"),
         "{notes}"
     );
     assert!(v["rows"].as_array().unwrap().iter().all(|r| r["n"] != 0));

@@ -152,7 +152,7 @@ impl Audit {
                 None,
                 format!(
                     "components file: 'weights' must give one weight ≥ 0 per stratum ({}), \
-                     summing to 1, as `stats variance --weights` writes them",
+                     summing to 1, as the weighted variance analysis writes them",
                     doc.strata.len()
                 ),
             ));

@@ -232,7 +232,7 @@ pub fn coverage(
             })
             .collect();
         notes.push(format!(
-            "strata weighted by --weights ({}): every analysis combines the simulated strata with them, and the truth is the weighted mean of the true stratum means",
+            "strata weighted ({}): every analysis combines the simulated strata with them, and the truth is the weighted mean of the true stratum means",
             w.join(", ")
         ));
     }
