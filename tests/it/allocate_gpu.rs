@@ -101,7 +101,7 @@ fn awkward(
         .map(|(d, &q)| {
             let mut members = vec![0u32; q];
             let mut need = vec![0u32; allocations];
-            for a in 0..allocations {
+            for (a, n) in need.iter_mut().enumerate() {
                 for (x, m) in members.iter_mut().enumerate() {
                     // Allocation 0 holds every question; the others a prefix or every k-th.
                     let holds = match a {
@@ -111,7 +111,7 @@ fn awkward(
                     };
                     if holds {
                         *m |= 1 << a;
-                        need[a] += 1;
+                        *n += 1;
                     }
                 }
             }
