@@ -140,8 +140,8 @@ mod tests {
             n += 1;
         }
         assert_eq!(
-            n, 4,
-            "expected philox, resample, philox_test and permute shaders"
+            n, 5,
+            "expected philox, resample, philox_test, permute and walk shaders"
         );
     }
 
