@@ -27,8 +27,9 @@
 # Loaders the system lacks and no .gl/*.deb supplies are a NOTE, not a failure: what counts
 # is whether an adapter is found (a machine with lavapipe and no .gl/ runs on Vulkan without
 # the GL fallback). The notes are repeated at the end and go into results.json and summary.md.
-# The coverage study of the demo panel (issue #45) runs on each backend; its wall time per
-# backend and its parity are in the summary.
+# The coverage study of the demo panel (issue #45) and `allocate`'s exact-size paired walk
+# (its own kernel, walk.wgsl) run on each backend; their wall time per backend and their
+# parity are in the summary.
 # Exit status: 0 all good; 1 a parity mismatch or a failed step (no adapter at all
 # included); 3 the engine's adapter is not the NVIDIA hardware (and neither flag was given).
 set -uo pipefail
@@ -310,6 +311,22 @@ for b in cpu gpu; do
 done
 parity demo "demo bootstrap parity"
 
+# --- allocate's exact-size paired walk (walk.wgsl), CPU and GPU -----------------------------
+# Its own kernel (the resample engine cannot stop an allocation at its size): the demo's
+# three allocations, 10,000 paired replicates; same document on both, and the wall time.
+for b in cpu gpu; do
+    step "allocate --backend $b: demo panel, A=446:2:1 B=174:2:5 C=298:3:1"
+    t0=$(date +%s.%N)
+    run_logged 120 "$stats" allocate data/demo/panel.csv --contrast adaptive-open \
+        --ledger data/demo/ledger.jsonl --prices data/demo/prices.toml \
+        --allocation A=446:2:1 --allocation B=174:2:5 --allocation C=298:3:1 \
+        --backend "$b" --format json > "$work/allocate-$b.json" || fail "allocate --backend $b"
+    t1=$(date +%s.%N)
+    python3 -c 'import sys; print(float(sys.argv[2]) - float(sys.argv[1]))' "$t0" "$t1" \
+        > "$work/allocate-$b.seconds"
+done
+parity allocate "demo allocate parity"
+
 # --- Coverage study, CPU and GPU ----------------------------------------------------------
 # `stats coverage` (issue #45) simulates panels of the demo's design and bootstraps each one:
 # thousands of small resampling runs rather than one large one. Its speed on each backend
@@ -393,15 +410,21 @@ def parity(name):
         return {"0": True, "1": False}.get(open(f"{work}/parity-{name}.rc").read().strip())
     except OSError:
         return None
-demo, cov = parity("demo"), parity("coverage")
-res["parity"] = {"demo-bootstrap": demo, "coverage": cov}
+demo, cov, alloc = parity("demo"), parity("coverage"), parity("allocate")
+res["parity"] = {"demo-bootstrap": demo, "coverage": cov, "allocate": alloc}
 flag = {True: "identical", False: "DIFFER", None: "-"}
 rows.append("| demo-bootstrap | bootstrap data/demo/panel.csv --design 446:2:1, report minus run.backend/adapter | - | - | - | - | - | {} |".format(flag[demo]))
-def secs(b):
+def secs(b, what="coverage"):
     try:
-        return float(open(f"{work}/coverage-{b}.seconds").read())
+        return float(open(f"{work}/{what}-{b}.seconds").read())
     except (OSError, ValueError):
         return None
+al_cpu, al_gpu = secs("cpu", "allocate"), secs("gpu", "allocate")
+res["allocate"] = {"cpu_seconds": al_cpu, "gpu_seconds": al_gpu}
+rows.append("| allocate | demo panel, 3 allocations, 10,000 paired replicates (walk.wgsl) | - | CPU {} | {} | - | {} | {} |".format(
+    f"{al_cpu:.2f} s" if al_cpu is not None else "-",
+    f"{al_gpu:.2f} s" if al_gpu is not None else "-",
+    f"{al_cpu / al_gpu:.3g}x" if al_cpu and al_gpu else "-", flag[alloc]))
 cov_cpu, cov_gpu = secs("cpu"), secs("gpu")
 c = load(f"{work}/coverage-cpu.json")
 res["coverage"] = {"cpu_seconds": cov_cpu, "gpu_seconds": cov_gpu,

@@ -379,7 +379,7 @@ def compare(
     - ``failure_score`` (--failure-score): Score a cell one arm of a pair lacks as X for that pair (the reader never answered) instead of leaving the cell out of the pair's difference
     - ``selector`` (--selector): With a `selector` column: one selector's rows, or `average` (the default)
     - ``power`` (--power) (default 0.8): Power the next study's question count is planned for
-    - ``interval`` (--interval) [auto, t, score] (default auto): Intervals and tests: `auto` uses the score methods (Wilson, Newcombe, exact McNemar) for a binary outcome with one cell per question and Student t otherwise; `t` and `score` force one
+    - ``interval`` (--interval) [auto, t, score, clopper-pearson] (default auto): Intervals and tests: `auto` uses the score methods (Wilson, Newcombe, exact McNemar) for a binary outcome with one cell per question and Student t otherwise; `t` and `score` force one; `clopper-pearson` is `score` with Clopper-Pearson's exact (conservative) interval for each system instead of Wilson's
     - ``ledger`` (--ledger): Cost ledger (JSONL) of the panel: the next step then names the cheapest Q:T:R that resolves the closest unresolved pair (`stats plan`'s search) and its cost
     - ``prices`` (--prices): Prices (TOML); needed for dollars with --ledger
     - ``currency`` (--currency) [tokens, usd]: What the next step's cost is counted in (default: tokens)

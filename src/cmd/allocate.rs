@@ -7,14 +7,16 @@ use std::path::PathBuf;
 use ragstats_core::allocation::allocate::{
     allocate, AllocateReport, AllocateSettings, AllocationSpec,
 };
+use ragstats_core::allocation::walk::{CpuWalk, WalkBackend};
 use ragstats_core::costs::accounting::PricedLedger;
 use ragstats_core::ledger::{read_ledger, Prices};
 
 use super::common::{Format, PanelOptions, Table};
 use super::cost::parse_sweep;
 use super::render::{Figure, Finished, Rendered};
-use super::resample::{BackendArg, Progress, ResampleArgs};
+use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
+use ragstats_gpu::select::select_walk;
 
 mod tables;
 
@@ -136,19 +138,15 @@ pub fn compute(args: &Args) -> anyhow::Result<AllocateOutput> {
         prices_path: Some(&args.prices),
     };
     let n = specs.len() as u64;
-    // The exact-size paired draws are walked on the CPU (the core says so in a note when
-    // another backend was asked for), so `auto` starts no GPU; `--backend gpu` is still
-    // checked as it is everywhere.
-    let engine: Box<dyn ragstats_core::resample::ResampleBackend> = if args.resample.backend
-        == BackendArg::Gpu
-    {
-        args.resample
-            .engine(u64::from(reps) * n * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?
-    } else {
-        Box::new(ragstats_core::resample::CpuBackend::new())
+    // The exact-size paired walk runs on its own engine, CPU or GPU (the same sums bit for
+    // bit); `auto` keeps a small job on the CPU, as every engine does.
+    let draws = u64::from(reps) * n * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>();
+    let walk: Box<dyn WalkBackend> = match select_walk(args.resample.backend.into(), draws)? {
+        Some(g) => Box::new(g),
+        None => Box::new(CpuWalk),
     };
     let progress = Progress::new(u64::from(reps) * n, "allocate");
-    let report = allocate(&panel, &specs, &ledger, &settings, engine.as_ref(), &|d| {
+    let report = allocate(&panel, &specs, &ledger, &settings, walk.as_ref(), &|d| {
         progress.set(d)
     })?;
     progress.finish();

@@ -59,7 +59,8 @@ pub struct Args {
     pub power: f64,
     /// Intervals and tests: `auto` uses the score methods (Wilson, Newcombe, exact McNemar)
     /// for a binary outcome with one cell per question and Student t otherwise; `t` and
-    /// `score` force one.
+    /// `score` force one; `clopper-pearson` is `score` with Clopper-Pearson's exact
+    /// (conservative) interval for each system instead of Wilson's.
     #[arg(long, value_enum, default_value_t = IntervalArg::Auto)]
     pub interval: IntervalArg,
     /// Cost ledger (JSONL) of the panel: the next step then names the cheapest Q:T:R that
@@ -335,6 +336,7 @@ pub enum IntervalArg {
     Auto,
     T,
     Score,
+    ClopperPearson,
 }
 
 impl IntervalArg {
@@ -343,6 +345,7 @@ impl IntervalArg {
             IntervalArg::Auto => IntervalRule::Auto,
             IntervalArg::T => IntervalRule::T,
             IntervalArg::Score => IntervalRule::Score,
+            IntervalArg::ClopperPearson => IntervalRule::ClopperPearson,
         }
     }
 }

@@ -297,7 +297,12 @@ impl GridOutput {
              (0.04, 0.01, 0.02); binary EM mean 0.4, (0.10, 0.03, Bernoulli); skewed mean 0.85, (0.03, 0.01, \
              0.02); arm j of k has mean m + 0.1 (j/(k−1) − 1/2), question effects correlated 0.7 across arms. \
              `variance` and `bootstrap` analyse the contrast arm2 − arm1, `compare` every arm. Intervals are \
-             measured on panels with those means; tests on as many panels with the arms' means equalised.\n\n\
+             measured on panels with those means; tests on as many panels with the arms' means equalised. \
+             Where `compare`'s score methods apply (binary, one cell per question), the systems' \
+             Clopper–Pearson interval (`--interval clopper-pearson`, not the default) is measured beside the \
+             Wilson interval the default prints (`systems: marginal interval`): it is exact, so on one \
+             stratum it covers at least 0.95 whatever the true proportion, and it over-covers: compare the \
+             two rows of a cell (its verdict is `conservative` only above 0.97).\n\n\
              **Measured elsewhere:** `mcq compare`'s test of ΔEM (docs/coverage-mcq.md, \
              `cargo test -p ragstats-core null_rejection_rates`); the family-wise coverage of `compare`'s \
              simultaneous intervals at 10 + 10 questions and the bootstrap at 5 + 5 in every `cargo test` \

@@ -244,27 +244,82 @@ fn a_real_binary_matrix_gets_score_intervals() {
     );
 }
 
-/// `--interval score` on a panel whose scores are not binary is refused, naming why.
+/// `--interval clopper-pearson` gives each system Clopper–Pearson's exact interval, and says
+/// it is conservative: scipy 1.17.1, `binomtest(20, 20).proportion_ci(method='exact')` =
+/// (0.8315665290169145, 1.0), `binomtest(1, 20)…` = (0.0012650894979560339,
+/// 0.24873276277202772) (tests/reference/inference.py). Pairs keep the exact McNemar test.
+#[test]
+fn clopper_pearson_can_be_forced_on_a_real_binary_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(panel) = bayes_evals_panel(dir.path()) else {
+        return;
+    };
+    let p = panel.to_str().unwrap();
+    let doc = json(&[
+        "compare",
+        p,
+        "--backend",
+        "cpu",
+        "--replicates",
+        "200",
+        "--interval",
+        "clopper-pearson",
+        "--format",
+        "json",
+    ]);
+    let ci = |name: &str| -> (f64, f64) {
+        let s = doc["systems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap();
+        (s["ci"][0].as_f64().unwrap(), s["ci"][1].as_f64().unwrap())
+    };
+    let close =
+        |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).abs() < 1e-10 && (a.1 - b.1).abs() < 1e-10;
+    assert!(close(ci("claude-2.1"), (0.8315665290169145, 1.0)));
+    assert!(close(
+        ci("mistral-7b-instruct"),
+        (0.0012650894979560339, 0.24873276277202772)
+    ));
+    assert!(doc["methods"]["ci"]
+        .as_str()
+        .unwrap()
+        .contains("Clopper-Pearson's exact interval (conservative"));
+    let pair = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["a"] == "claude-2.1" && p["b"] == "mixtral-8x7b-instruct")
+        .unwrap();
+    assert_eq!(pair["p"].as_f64(), Some(0.0078125));
+}
+
+/// `--interval score` (and `clopper-pearson`) on a panel whose scores are not binary is
+/// refused, naming why.
 #[test]
 fn score_intervals_need_a_binary_outcome() {
-    let out = crate::common::stats()
-        .args([
-            "compare",
-            "tests/fixtures/compare/arms4.csv",
-            "--interval",
-            "score",
-            "--replicates",
-            "50",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("binary outcome") && err.contains("several trajectories or reads")
-            || err.contains("neither 0 nor 1"),
-        "{err}"
-    );
+    for rule in ["score", "clopper-pearson"] {
+        let out = crate::common::stats()
+            .args([
+                "compare",
+                "tests/fixtures/compare/arms4.csv",
+                "--interval",
+                rule,
+                "--replicates",
+                "50",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{rule}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("binary outcome") && err.contains("several trajectories or reads")
+                || err.contains("neither 0 nor 1"),
+            "{err}"
+        );
+    }
 }
 
 /// Every measurement the analyses' small-sample notes quote

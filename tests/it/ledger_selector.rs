@@ -513,9 +513,10 @@ fn library_cost_report_accounts_one_selector_or_all() {
 #[test]
 fn library_allocate_prices_each_allocation_from_the_ledger() {
     use ragstats_core::allocation::allocate::{allocate, AllocateSettings, AllocationSpec};
+    use ragstats_core::allocation::walk::CpuWalk;
     use ragstats_core::costs::accounting::PricedLedger;
     use ragstats_core::ledger::Prices;
-    use ragstats_core::resample::{CpuBackend, Resampling};
+    use ragstats_core::resample::Resampling;
     let dir = tempfile::tempdir().unwrap();
     let prices_path = write(&dir, "prices.toml", "[models.m]\ninput = 1\noutput = 1\n");
     let prices = Prices::read(&prices_path).unwrap();
@@ -545,15 +546,7 @@ fn library_allocate_prices_each_allocation_from_the_ledger() {
             prices: Some(&prices),
             prices_path: Some(&prices_path),
         };
-        let r = allocate(
-            &panel,
-            &specs,
-            &ledger,
-            &settings,
-            &CpuBackend::new(),
-            &|_| {},
-        )
-        .unwrap();
+        let r = allocate(&panel, &specs, &ledger, &settings, &CpuWalk, &|_| {}).unwrap();
         let tokens: Vec<f64> = r.allocations.iter().map(|x| x.model_tokens).collect();
         assert!(
             close(tokens[0], a) && close(tokens[1], b),
@@ -564,14 +557,7 @@ fn library_allocate_prices_each_allocation_from_the_ledger() {
         assert_eq!(r.pairs.len(), 1);
         assert_eq!((r.pairs[0].a.as_str(), r.pairs[0].b.as_str()), ("A", "B"));
         ledger.prices = None;
-        let err = allocate(
-            &panel,
-            &specs,
-            &ledger,
-            &settings,
-            &CpuBackend::new(),
-            &|_| {},
-        );
+        let err = allocate(&panel, &specs, &ledger, &settings, &CpuWalk, &|_| {});
         assert!(err.is_err());
     }
 }

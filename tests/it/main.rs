@@ -8,6 +8,7 @@ mod common;
 mod support;
 
 mod allocate;
+mod allocate_gpu;
 mod allocate_paired;
 mod bootstrap;
 mod cli_bootstrap;

@@ -18,3 +18,11 @@ print("mcnemar exact [[12, 8], [0, 0]]:", mcnemar([[12, 8], [0, 0]], exact=True)
 print("mcnemar exact [[5, 3], [9, 3]]:", mcnemar([[5, 3], [9, 3]], exact=True).pvalue)
 print("mid-p (3 of 12):", repr(2 * binom.cdf(3, 12, 0.5) - binom.pmf(3, 12, 0.5)))
 print("exact 600 of 1300:", repr(2 * binom.cdf(600, 1300, 0.5)))
+
+from scipy.stats import beta, binomtest
+for k, n in ((0, 20), (20, 20), (1, 20), (18, 20), (7, 20), (0, 5), (5, 5), (3, 10), (45, 100)):
+    c = binomtest(k, n).proportion_ci(method="exact")
+    print(f"clopper-pearson {k}/{n}:", repr(c.low), repr(c.high))
+c = binomtest(7, 20).proportion_ci(confidence_level=0.9, method="exact")
+print("clopper-pearson 7/20 at 90%:", repr(c.low), repr(c.high))
+print("clopper-pearson x = 7.3 of n = 19.6:", repr(beta.ppf(0.025, 7.3, 13.3)), repr(beta.ppf(0.975, 8.3, 12.3)))

@@ -17,7 +17,7 @@
 //! |---|---|---|
 //! | 0 foundation | [`error`], [`io`], [`rng`], [`table`], [`document`] | error type; the CSV and JSONL readers and atomic writes; random streams (Philox, named domains, keyed xoshiro); the one output table model (typed cells rendered as text, CSV and HTML); the JSON document of a report (its fields plus the `run` envelope) |
 //! | 1 input | [`panel`], [`ledger`], [`questions`], [`trajlog`], [`chat`] | panels: loading, validation, per-question sufficient statistics; the cost-ledger row type, its reader and prices; QA questions and corpora; the runner's trajectory log (records, search records, reader); the records of LLM calls (requests, replies, usage) |
-//! | 2 inference | [`inference`] | reference distributions: Student t with Satterthwaite df, max-|t| critical values, Wilson, Newcombe and exact McNemar for binary outcomes |
+//! | 2 inference | [`inference`] | reference distributions: Student t with Satterthwaite df, max-|t| critical values, Wilson, Clopper–Pearson, Newcombe and exact McNemar for binary outcomes |
 //! | 2 engine | [`resample`] | resample-and-sum on the CPU, the contract the GPU twin in `ragstats-gpu` implements, interval summaries |
 //! | 2 import | [`import`] | other tools' logs (inspect_ai, lm-eval) and Parquet files as panels and ledger rows, told apart by content |
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`] | everything a command reports |

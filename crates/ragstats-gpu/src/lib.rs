@@ -6,9 +6,12 @@
 //!   `ragstats_core::resample::ResampleBackend` (the CPU twin is `CpuBackend`).
 //! - [`permute`]: [`GpuPermute`], the GPU implementation of
 //!   `ragstats_core::correlate::permute::PermuteBackend`.
+//! - [`walk`]: [`GpuWalk`], the GPU implementation of
+//!   `ragstats_core::allocation::walk::WalkBackend` (`stats allocate`'s exact-size paired
+//!   walk; the CPU twin is `CpuWalk`).
 //! - [`select`]: the one backend choice (`cpu`, `gpu`, `auto`) every command uses.
 //!
-//! Both engines draw exactly the resamples of their CPU twins, so results match bit for bit.
+//! Every engine draws exactly the resamples of their CPU twins, so results match bit for bit.
 
 // A library never prints: progress and notes reach the front end through return values
 // and callbacks. (Tests may say why they skip.)
@@ -21,8 +24,10 @@ pub mod pipelines;
 pub mod resample;
 pub mod select;
 pub mod shaders;
+pub mod walk;
 
 pub use device::{AdapterPolicy, GpuContext, GpuOptions};
 pub use permute::GpuPermute;
 pub use resample::GpuBackend;
-pub use select::{select_backend, select_backend_for, select_permute, BackendChoice};
+pub use select::{select_backend, select_backend_for, select_permute, select_walk, BackendChoice};
+pub use walk::GpuWalk;

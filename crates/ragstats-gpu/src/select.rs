@@ -1,10 +1,12 @@
 //! Which backend runs a job: the one `--backend auto|cpu|gpu` choice, its one rule for which
 //! adapters `auto` accepts ([`BackendChoice::adapter_policy`]), and the sizing rule that
 //! keeps small `auto` resampling jobs on the CPU. The resampling engine
-//! ([`select_backend`]) and the permutation engine ([`select_permute`]) are chosen by it.
+//! ([`select_backend`]), the permutation engine ([`select_permute`]) and `allocate`'s walk
+//! ([`select_walk`]) are chosen by it.
 
 use crate::permute::GpuPermute;
 use crate::resample::GpuBackend;
+use crate::walk::GpuWalk;
 use crate::AdapterPolicy;
 use ragstats_core::resample::cpu::CpuBackend;
 use ragstats_core::resample::engine::ResampleBackend;
@@ -92,6 +94,26 @@ pub fn select_permute(choice: BackendChoice) -> Result<Option<GpuPermute>> {
         return Ok(None);
     };
     match GpuPermute::new(policy) {
+        Ok(g) => Ok(Some(g)),
+        Err(_) if choice == BackendChoice::Auto => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The GPU walk of `stats allocate` for `choice` and a job of `draws` draws, or None to walk
+/// on the CPU: by the rules of [`select_backend_for`], `Auto` keeps small jobs on the CPU and
+/// falls back to it when no accepted adapter can be used.
+///
+/// # Errors
+/// [`Error::Gpu`](ragstats_core::Error::Gpu) when `Gpu` is chosen and no adapter can be used.
+pub fn select_walk(choice: BackendChoice, draws: u64) -> Result<Option<GpuWalk>> {
+    let Some(policy) = choice.adapter_policy() else {
+        return Ok(None);
+    };
+    if choice == BackendChoice::Auto && draws < AUTO_GPU_MIN_DRAWS {
+        return Ok(None);
+    }
+    match GpuWalk::new(policy) {
         Ok(g) => Ok(Some(g)),
         Err(_) if choice == BackendChoice::Auto => Ok(None),
         Err(e) => Err(e),

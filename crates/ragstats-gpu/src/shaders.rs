@@ -19,6 +19,12 @@ pub const PERMUTE: &str = concat!(
     include_str!("../shaders/permute.wgsl")
 );
 
+/// The allocation walk kernel (`walk_sums`), with the Philox library.
+pub const WALK: &str = concat!(
+    include_str!("../shaders/philox.wgsl"),
+    include_str!("../shaders/walk.wgsl")
+);
+
 /// Diagnostic kernels `philox_kat` and `draw_indices`, with the Philox library.
 pub const PHILOX_TEST: &str = concat!(
     include_str!("../shaders/philox.wgsl"),
@@ -32,6 +38,7 @@ pub fn composed_source(file: &str) -> Option<&'static str> {
         "resample.wgsl" => Some(RESAMPLE),
         "philox_test.wgsl" => Some(PHILOX_TEST),
         "permute.wgsl" => Some(PERMUTE),
+        "walk.wgsl" => Some(WALK),
         _ => None,
     }
 }
@@ -133,8 +140,8 @@ mod tests {
             n += 1;
         }
         assert_eq!(
-            n, 4,
-            "expected philox, resample, philox_test and permute shaders"
+            n, 5,
+            "expected philox, resample, philox_test, permute and walk shaders"
         );
     }
 

@@ -17,8 +17,9 @@
 //! bootstrap. Until issue #45 every allocation took *all* its draws among the master's
 //! Q_d, a Binomial(Q_d, n_ad/Q_d) count that widened the replicate SEs' spread by 6–10%
 //! on the demo (`exact_size_replicates`; docs/METHODS.md, "Paired allocation
-//! bootstrap"). The draws are walked on the CPU whatever the backend: the GPU engine sums
-//! whole strata and cannot stop an allocation at its size.
+//! bootstrap"). The walk is an engine job of its own ([`super::walk`]): the resample
+//! engine sums whole strata and cannot stop an allocation at its size, so the walk has a
+//! CPU backend and a GPU twin (`--backend gpu`) that draw and add exactly alike.
 //!
 //! In an unbalanced stratum the sub-panel takes trajectories and reads by label: the
 //! stratum's first T trajectory labels and first R read labels (in label order), as each
@@ -30,7 +31,7 @@
 
 use serde::Serialize;
 
-use super::bootstrap_engine;
+use super::walk::{WalkBackend, WalkJob, WalkStratum, MAX_ALLOCATIONS, WALK_COLUMNS};
 use crate::components::forecast::split_questions;
 use crate::components::reml::Shape;
 use crate::components::variance::nested_stratum;
@@ -39,10 +40,8 @@ use crate::costs::panel_costs::question_costs;
 use crate::document::{Engine, Report};
 use crate::panel::{Design, Panel, Stratum, StratumStats};
 use crate::resample::columns::CenteredColumns;
-use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::{percentile_interval, Interval, NO_SPREAD_NOTE};
-use crate::resample::{CpuBackend, Resampling};
-use crate::rng::blocks::Generator;
+use crate::resample::Resampling;
 use crate::rng::domain;
 use crate::rng::philox::philox4x32_10;
 use crate::rng::stream::seed_key;
@@ -182,11 +181,10 @@ pub struct AllocateReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub master_design: Option<Vec<MasterStratum>>,
     /// What a reader should know before the numbers: [`NO_SPREAD_NOTE`] when the master
-    /// panel's outcome is constant (every measured SE and interval is then 0 by arithmetic);
-    /// that the bootstrap ran on the CPU when another backend was asked for.
+    /// panel's outcome is constant (every measured SE and interval is then 0 by arithmetic).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// The paired bootstrap's backend (the CPU, which walks the draws), adapter,
+    /// The paired bootstrap's backend (the walk's: `cpu` or `gpu`), adapter,
     /// replicates, seed and confidence (in the document's `run`, not its body).
     #[serde(skip)]
     pub engine: Engine,
@@ -397,10 +395,9 @@ pub struct AllocationCosts<'a> {
 /// Compares allocations (see the module docs), priced with `costs`, over a paired question
 /// bootstrap of `resampling.replicates` replicates from `resampling.seed` with central
 /// percentile intervals at `resampling.confidence`; every replicate's sub-panel has the
-/// allocation's size (`exact_size_replicates`). The draws are walked on the CPU;
-/// `backend` is what was asked for, and a note says so when it is not the CPU. Each
-/// allocation's estimate is Σ_d w_d ȳ_d and its SE² Σ_d w_d² SE²_d with the strata's
-/// `stratum_weights` ([`crate::panel::Panel::weights`]; empty: equal, 1/D).
+/// allocation's size (`exact_size_replicates`), walked on `walk` (CPU or GPU, the same
+/// sums bit for bit). Each allocation's estimate is Σ_d w_d ȳ_d and its SE² Σ_d w_d² SE²_d
+/// with the strata's `stratum_weights` ([`crate::panel::Panel::weights`]; empty: equal, 1/D).
 ///
 /// # Errors
 /// [`Error::Usage`] when an allocation asks for more questions, trajectories or reads than
@@ -413,7 +410,7 @@ pub fn compare(
     order: &[Vec<usize>],
     costs: &AllocationCosts<'_>,
     resampling: &Resampling,
-    backend: &dyn ResampleBackend,
+    walk: &dyn WalkBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<AllocateReport> {
     let AllocationCosts {
@@ -547,7 +544,7 @@ pub fn compare(
         });
     }
     let reps_per_alloc: Vec<Vec<(f64, f64, f64, f64)>> =
-        exact_size_replicates(&rows_per_alloc, seed, replicates, progress)
+        exact_size_replicates(&rows_per_alloc, seed, replicates, walk, progress)?
             .into_iter()
             .map(|reps| reps.iter().map(|r| measure(r, stratum_weights)).collect())
             .collect();
@@ -621,30 +618,26 @@ pub fn compare(
             })
             .collect()
     });
-    let mut notes = Vec::new();
-    if backend.name() != "cpu" {
-        notes.push(format!(
-            "the paired bootstrap ran on the CPU, not the {}: each allocation takes the first draws that land in its sub-panel, up to its size, which the engine's whole-stratum sums cannot; the draws are the engine's",
-            backend.name().to_uppercase()
-        ));
-    }
+    let notes = Vec::new();
     Ok(AllocateReport {
         search_prices: sweep.to_vec(),
         allocations: results,
         pairs,
         master_design,
         notes,
-        engine: bootstrap_engine(&CpuBackend::new(), resampling),
+        engine: Engine {
+            backend: Some(walk.name().into()),
+            adapter: Some(walk.description()),
+            replicates: Some(u64::from(replicates)),
+            seed: Some(seed),
+            confidence: Some(confidence),
+        },
     })
 }
 
-/// Draws walked per Philox call (16 blocks of 4).
-const WALK_DRAWS: usize = 64;
-/// Replicates per progress step.
-const WALK_REPLICATES: u32 = 256;
-
 /// The exact-size paired bootstrap (issue #45): per replicate, per allocation, per stratum,
-/// the column sums over the allocation's draws, `[allocation][replicate][stratum][column]`.
+/// the column sums over the allocation's draws, `[allocation][replicate][stratum][column]`,
+/// walked on `walk` ([`super::walk`], whose contract fixes every draw and every add).
 ///
 /// `rows[a][d][q]` is master question q's row for allocation a in stratum d (MEMBER 1 for
 /// a question of its sub-panel with a score, else a row of zeros). Replicate b walks the
@@ -661,85 +654,98 @@ const WALK_REPLICATES: u32 = 256;
 ///   (p = n_A/n_B), not the fraction n_A/n_B a quantile coupling would share;
 /// * an allocation holding every master question takes x_0 … x_{Q_d − 1}.
 ///
-/// Each (replicate, stratum) is walked serially in draw order, so the sums do not depend
-/// on threads. `progress` gets replicates done × allocations.
+/// The walk sums each column centred on its mean over the allocation's members, in f32 (the
+/// arithmetic a WGSL kernel has); the sum is then S_c + n_ad·centre_c in f64, as the resample
+/// engine's columns are uncentred ([`CenteredColumns::resample`]).
+///
+/// # Errors
+/// Those of the walk backend (more than [`super::walk::MAX_ALLOCATIONS`] allocations, device
+/// failures).
 fn exact_size_replicates(
     rows: &[Vec<Vec<Vec<f64>>>],
     seed: u64,
     replicates: u32,
+    walk: &dyn WalkBackend,
     progress: &(dyn Fn(u64) + Sync),
-) -> Vec<Vec<Vec<Vec<f64>>>> {
-    use rayon::prelude::*;
+) -> Result<Vec<Vec<Vec<Vec<f64>>>>> {
     let n_alloc = rows.len();
     let n_strata = rows.first().map_or(0, Vec::len);
-    // Per stratum: the master questions' membership per allocation, and each one's size.
-    let members: Vec<Vec<Vec<bool>>> = (0..n_strata)
-        .map(|d| {
-            (0..n_alloc)
-                .map(|a| rows[a][d].iter().map(|r| r[MEMBER] == 1.0).collect())
-                .collect()
-        })
-        .collect();
-    let need: Vec<Vec<usize>> = members
-        .iter()
-        .map(|m| m.iter().map(|v| v.iter().filter(|&&x| x).count()).collect())
-        .collect();
-    let generator = Generator::best();
-    let key = seed_key(seed);
-    let walk = |b: u32| -> Vec<Vec<Vec<f64>>> {
-        let mut sums = vec![vec![vec![0.0; COLUMNS]; n_strata]; n_alloc];
-        let mut buf = [0u32; WALK_DRAWS];
-        for d in 0..n_strata {
-            let q = rows[0][d].len() as u32;
-            let mut taken = vec![0usize; n_alloc];
-            let mut open = need[d].iter().filter(|&&n| n > 0).count();
-            let mut block = 0u32;
-            while open > 0 {
-                generator.fill_bounded(
-                    key,
-                    domain::bootstrap_stream(b, d as u32),
-                    block,
-                    q,
-                    &mut buf,
-                );
-                block = block.wrapping_add((WALK_DRAWS / 4) as u32);
-                for &x in &buf {
-                    let x = x as usize;
-                    for a in 0..n_alloc {
-                        if taken[a] < need[d][a] && members[d][a][x] {
-                            for (s, v) in sums[a][d].iter_mut().zip(&rows[a][d][x]) {
-                                *s += v;
-                            }
-                            taken[a] += 1;
-                            if taken[a] == need[d][a] {
-                                open -= 1;
-                            }
-                        }
+    if n_alloc > MAX_ALLOCATIONS {
+        return Err(Error::Usage(format!(
+            "allocate compares at most {MAX_ALLOCATIONS} allocations at once, got {n_alloc}"
+        )));
+    }
+    // Per stratum, per allocation: the columns' centres over its members.
+    let mut centres = vec![vec![[0.0f64; WALK_COLUMNS]; n_alloc]; n_strata];
+    let mut strata = Vec::with_capacity(n_strata);
+    for d in 0..n_strata {
+        let q = rows[0][d].len();
+        let mut members = vec![0u32; q];
+        let mut need = vec![0u32; n_alloc];
+        for a in 0..n_alloc {
+            let mut sum = [0.0f64; WALK_COLUMNS];
+            for (x, row) in rows[a][d].iter().enumerate() {
+                if row[MEMBER] == 1.0 {
+                    members[x] |= 1 << a;
+                    need[a] += 1;
+                    for (s, v) in sum.iter_mut().zip(row) {
+                        *s += v;
                     }
-                    if open == 0 {
-                        break;
+                }
+            }
+            for (c, s) in centres[d][a].iter_mut().zip(sum) {
+                *c = if need[a] > 0 {
+                    s / f64::from(need[a])
+                } else {
+                    0.0
+                };
+            }
+        }
+        let mut values = vec![0.0f32; q * n_alloc * WALK_COLUMNS];
+        for (x, v) in values.chunks_exact_mut(n_alloc * WALK_COLUMNS).enumerate() {
+            for a in 0..n_alloc {
+                if members[x] >> a & 1 == 1 {
+                    for c in 0..WALK_COLUMNS {
+                        v[a * WALK_COLUMNS + c] = (rows[a][d][x][c] - centres[d][a][c]) as f32;
                     }
                 }
             }
         }
-        sums
-    };
-    let mut out: Vec<Vec<Vec<Vec<f64>>>> = (0..n_alloc)
-        .map(|_| Vec::with_capacity(replicates as usize))
-        .collect();
-    let mut start = 0u32;
-    while start < replicates {
-        let end = replicates.min(start.saturating_add(WALK_REPLICATES));
-        let chunk: Vec<Vec<Vec<Vec<f64>>>> = (start..end).into_par_iter().map(walk).collect();
-        for rep in chunk {
-            for (o, s) in out.iter_mut().zip(rep) {
-                o.push(s);
-            }
-        }
-        progress(u64::from(end) * n_alloc as u64);
-        start = end;
+        strata.push(WalkStratum {
+            members,
+            need,
+            rows: values,
+        });
     }
-    out
+    let job = WalkJob {
+        strata,
+        allocations: n_alloc,
+        seed,
+        replicates: 0..replicates,
+    };
+    let sums = walk.walk(&job, &|r| progress(r * n_alloc as u64))?;
+    let per = n_strata * n_alloc * WALK_COLUMNS;
+    Ok((0..n_alloc)
+        .map(|a| {
+            sums.chunks_exact(per)
+                .map(|rep| {
+                    (0..n_strata)
+                        .map(|d| {
+                            let n = f64::from(job.strata[d].need[a]);
+                            let s = &rep[(d * n_alloc + a) * WALK_COLUMNS..][..WALK_COLUMNS];
+                            let mut v: Vec<f64> = s
+                                .iter()
+                                .zip(&centres[d][a])
+                                .map(|(&x, c)| f64::from(x) + n * c)
+                                .collect();
+                            v.push(n);
+                            v
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect())
 }
 
 /// Pearson correlation of the pairs `xy` where both are finite (NaN with fewer than 2).
@@ -791,7 +797,7 @@ pub fn allocate(
     specs: &[AllocationSpec],
     ledger: &PricedLedger<'_>,
     settings: &AllocateSettings,
-    backend: &dyn ResampleBackend,
+    walk: &dyn WalkBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<AllocateReport> {
     let Some(prices) = ledger.prices else {
@@ -828,7 +834,7 @@ pub fn allocate(
             question: settings.question_cost,
         },
         &settings.resampling,
-        backend,
+        walk,
         progress,
     )?;
     if panel.outcome_is_constant() {
@@ -863,8 +869,9 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
+    use crate::allocation::walk::CpuWalk;
     use crate::document::{document, Inputs};
-    use crate::resample::CpuBackend;
+    use crate::rng::blocks::Generator;
 
     /// Rows of one allocation in one stratum of `q` master questions: its first `n` are
     /// members (value i + 1 in DEV, and 1 in MEMBER), the rest zeros.
@@ -894,7 +901,7 @@ mod tests {
             .map(|n| (0..2).map(|d| member_rows(q[d], n[d])).collect())
             .collect();
         let reps = 300u32;
-        let out = exact_size_replicates(&rows, 7, reps, &|_| {});
+        let out = exact_size_replicates(&rows, 7, reps, &CpuWalk, &|_| {}).unwrap();
         assert_eq!(out.len(), sizes.len());
         for (a, n) in sizes.iter().enumerate() {
             assert_eq!(out[a].len(), reps as usize);
@@ -929,13 +936,14 @@ mod tests {
             .num_threads(1)
             .build()
             .unwrap()
-            .install(|| exact_size_replicates(&rows, 7, reps, &|_| {}));
+            .install(|| exact_size_replicates(&rows, 7, reps, &CpuWalk, &|_| {}).unwrap());
         assert_eq!(one_thread, out);
         let seen = std::sync::atomic::AtomicU64::new(0);
-        exact_size_replicates(&rows, 7, 1000, &|d| {
+        exact_size_replicates(&rows, 7, 1000, &CpuWalk, &|d| {
             let before = seen.swap(d, std::sync::atomic::Ordering::Relaxed);
             assert!(d > before && d <= 1000 * 4);
-        });
+        })
+        .unwrap();
         assert_eq!(seen.into_inner(), 4000);
     }
 
@@ -983,7 +991,7 @@ mod tests {
             replicates: 20,
             confidence: 0.8,
         };
-        let cpu = CpuBackend::new();
+        let cpu = CpuWalk;
         let order = question_order(&strata, None);
         let r = compare(
             &strata,

@@ -16,6 +16,7 @@ pub mod planner_report;
 pub mod slice;
 pub mod slice_report;
 pub mod subsets;
+pub mod walk;
 
 use crate::document::Engine;
 use crate::resample::engine::ResampleBackend;

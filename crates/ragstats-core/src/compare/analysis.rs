@@ -26,7 +26,7 @@ use crate::allocation::planner_report::{planner, unmet_goal, PlanCosts};
 use crate::components::forecast::Audit;
 use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
 use crate::costs::accounting::{Budget, PricedLedger};
-use crate::inference::binary::{wilson, PairedCounts};
+use crate::inference::binary::{clopper_pearson, wilson, PairedCounts};
 use crate::inference::max_t::{independent_arms_law, Combination, MaxAbs};
 use crate::inference::measured::{small_sample_notes, Analysis, Design};
 use crate::inference::t::{t_quantile, two_sided_p};
@@ -678,7 +678,6 @@ impl PreparedComparison {
         let reps = self.replicates(backend, progress)?;
         let tail = tail_probability(rs.confidence);
         let alpha = 2.0 * tail;
-        let z = normal_quantile(1.0 - tail);
         let family: Vec<usize> = match &self.settings.reference {
             Some(r) => {
                 let ri = self
@@ -761,6 +760,7 @@ impl PreparedComparison {
         // Read once: whether the score methods apply, and the design the notes speak of.
         let (single_cell, binary) = (self.single_cell(), self.binary());
         let score = self.score_methods(single_cell, binary)?;
+        let exact = self.settings.intervals == IntervalRule::ClopperPearson;
         // A pair's interval at critical value `c`: Newcombe's score interval when the score
         // methods apply to it, else estimate ± c·SE.
         let pair_interval = |p: usize, c: f64| -> Interval {
@@ -788,7 +788,7 @@ impl PreparedComparison {
                 let r = &self.arm_reports[a];
                 let df = r.df();
                 let ci = if score {
-                    wilson(r.estimate, self.effective_questions(a), z)
+                    self.proportion_interval(a, exact, rs.confidence)
                 } else {
                     t_interval(r.estimate, r.se, t_or_z(1.0 - tail, df))
                 };
@@ -865,7 +865,11 @@ impl PreparedComparison {
                 size: family.len(),
             },
             methods: {
-                let mut m = if score { SCORE_METHODS } else { METHODS };
+                let mut m = match (score, exact) {
+                    (true, true) => CLOPPER_PEARSON_METHODS,
+                    (true, false) => SCORE_METHODS,
+                    (false, _) => METHODS,
+                };
                 if !self.arm_reports[0].weights.is_empty() {
                     m.se = SE_METHOD_WEIGHTED;
                 }
@@ -906,14 +910,20 @@ impl PreparedComparison {
     /// 1 (`binary`) with one cell per question (`single_cell`: T = R = 1).
     ///
     /// # Errors
-    /// [`Error::Data`] when [`IntervalRule::Score`] is asked for and they do not apply.
+    /// [`Error::Data`] when [`IntervalRule::Score`] or [`IntervalRule::ClopperPearson`] is
+    /// asked for and they do not apply.
     fn score_methods(&self, single_cell: bool, binary: bool) -> Result<bool> {
         match self.settings.intervals {
             IntervalRule::T => Ok(false),
             IntervalRule::Auto => Ok(single_cell && binary),
-            IntervalRule::Score if single_cell && binary => Ok(true),
-            IntervalRule::Score => Err(Error::Data(format!(
-                    "score intervals (Wilson, Newcombe, exact McNemar) need a binary outcome (every {} 0 or 1) with one cell per question (T = R = 1); {}",
+            IntervalRule::Score | IntervalRule::ClopperPearson if single_cell && binary => Ok(true),
+            IntervalRule::Score | IntervalRule::ClopperPearson => Err(Error::Data(format!(
+                    "{} intervals need a binary outcome (every {} 0 or 1) with one cell per question (T = R = 1); {}",
+                    if self.settings.intervals == IntervalRule::Score {
+                        "score (Wilson, Newcombe, exact McNemar)"
+                    } else {
+                        "Clopper-Pearson"
+                    },
                     self.metric,
                     if binary {
                         "some question has several trajectories or reads"
@@ -973,6 +983,30 @@ impl PreparedComparison {
             }
         }
         Some(c)
+    }
+
+    /// System `a`'s interval at `confidence` when the score methods apply: Clopper–Pearson's
+    /// exact interval with `exact`, else Wilson's, on its effective number of questions
+    /// ([`Self::effective_questions`]).
+    fn proportion_interval(&self, a: usize, exact: bool, confidence: f64) -> Interval {
+        let (p, n) = (self.arm_reports[a].estimate, self.effective_questions(a));
+        if exact {
+            clopper_pearson(p, n, confidence)
+        } else {
+            wilson(p, n, normal_quantile(1.0 - tail_probability(confidence)))
+        }
+    }
+
+    /// Every system's Clopper–Pearson interval at `confidence`, what `--interval
+    /// clopper-pearson` prints; `None` when the score methods do not fit the panel (an outcome
+    /// not 0 or 1, or several cells per question). The coverage study measures it beside the
+    /// interval the rule chose.
+    pub fn clopper_pearson_systems(&self, confidence: f64) -> Option<Vec<Interval>> {
+        (self.single_cell() && self.binary()).then(|| {
+            (0..self.arms.len())
+                .map(|a| self.proportion_interval(a, true, confidence))
+                .collect()
+        })
     }
 
     /// System `a`'s effective number of questions for Wilson's interval (Kish): p̂(1 − p̂) / V
@@ -1298,6 +1332,13 @@ const SCORE_METHODS: Methods = Methods {
     simultaneous: SIMULTANEOUS_METHOD,
     ranks: RANKS_METHOD,
     best_share: BEST_SHARE_METHOD,
+};
+
+/// The methods of `--interval clopper-pearson`: the score methods with Clopper–Pearson's
+/// exact interval for a system.
+const CLOPPER_PEARSON_METHODS: Methods = Methods {
+    ci: "systems: Clopper-Pearson's exact interval (conservative: it covers at least the nominal level, more at tens of questions; on the Kish effective number of questions with several strata); pairs on one stratum: Newcombe's paired score interval (method 10), at c for the simultaneous ones; pairs on several strata: estimate ± t·SE",
+    ..SCORE_METHODS
 };
 
 /// [`prepare`] then [`PreparedComparison::run`].

@@ -8,7 +8,8 @@
 //! * `bootstrap` ([`crate::bootstrap::analysis::bootstrap`], BCa, and the same replicates
 //!   summarised as percentile intervals): the estimate's and each stratum mean's interval.
 //! * `compare` ([`crate::compare::prepare_panels`] and its `run`): each system's marginal
-//!   interval, each pair's marginal interval, the simultaneous intervals (family-wise: all
+//!   interval (and, for a binary outcome with one cell per question, its Clopper–Pearson
+//!   interval, `--interval clopper-pearson`), each pair's marginal interval, the simultaneous intervals (family-wise: all
 //!   pairs covered at once) and the rank intervals (all systems at once); under the null,
 //!   each pair's Wald p, Holm's and Benjamini–Hochberg's family-wise rejection (any adjusted
 //!   p ≤ α) and the per-stratum tests.
@@ -238,8 +239,8 @@ impl Run<'_> {
             intervals: crate::inference::IntervalRule::Auto,
             costs: None,
         };
-        let r = prepare_panels(self.arm_names.to_vec(), arms.to_vec(), &settings)?
-            .run(self.backend, &|_| {})?;
+        let prepared = prepare_panels(self.arm_names.to_vec(), arms.to_vec(), &settings)?;
+        let r = prepared.run(self.backend, &|_| {})?;
         let alpha = 1.0 - self.confidence;
         let mut push = |statistic: &str, kind, hit| {
             obs.push(Observation {
@@ -290,6 +291,19 @@ impl Run<'_> {
                 "systems: marginal interval",
                 Kind::Interval,
                 covers(s.ci.0, truth.arms[index(&s.name)]),
+            );
+        }
+        // Where the score methods apply, `--interval clopper-pearson`'s exact interval too
+        // (the systems in the arms' order, as the report lists them).
+        for (s, ci) in r.systems.iter().zip(
+            prepared
+                .clopper_pearson_systems(self.confidence)
+                .unwrap_or_default(),
+        ) {
+            push(
+                "systems: Clopper-Pearson interval (--interval clopper-pearson)",
+                Kind::Interval,
+                covers(ci.0, truth.arms[index(&s.name)]),
             );
         }
         let mut all = true;

@@ -1,11 +1,12 @@
-//! Binary outcomes at small n: Wilson's score interval for a proportion, Newcombe's hybrid
-//! score interval for a paired difference of proportions, and the exact McNemar test.
+//! Binary outcomes at small n: Wilson's score interval and Clopper–Pearson's exact interval
+//! for a proportion, Newcombe's hybrid score interval for a paired difference of
+//! proportions, and the exact McNemar test.
 //!
 //! A z or t interval for a proportion collapses to a point at 0/n and n/n and leaves [0, 1]
 //! near them; these stay inside and keep their level at tens of questions
 //! (docs/COVERAGE.md).
 
-use statrs::distribution::{Binomial, Discrete};
+use statrs::distribution::{Beta, Binomial, ContinuousCDF, Discrete};
 
 use crate::resample::summary::Interval;
 
@@ -19,6 +20,44 @@ pub fn wilson(p: f64, n: f64, z: f64) -> Interval {
     let centre = (p + z * z / (2.0 * n)) / d;
     let half = z / d * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
     Interval::new((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// Clopper–Pearson's exact interval for a proportion p̂ out of n trials at `confidence`
+/// 1 − α, with x = n·p̂ successes: lower = B⁻¹(α/2; x, n − x + 1) (0 when x = 0),
+/// upper = B⁻¹(1 − α/2; x + 1, n − x) (1 when x = n), B⁻¹ the Beta quantile. It inverts
+/// the two one-sided binomial tests, so it covers at least 1 − α for every true p:
+/// conservative, and wider than Wilson's.
+///
+/// `n` may be an effective sample size (Kish's, as for [`wilson`]); x = n·p̂ then need not
+/// be an integer and the Beta quantiles take it as it is (Korn and Graubard 1998's
+/// Clopper–Pearson interval for survey data). An x within 1e-9 of an integer is that
+/// integer (7/20 · 20 is 7.000000000000001 in binary).
+pub fn clopper_pearson(p: f64, n: f64, confidence: f64) -> Interval {
+    let tail = (1.0 - confidence) / 2.0;
+    let x = {
+        let x = (p * n).clamp(0.0, n);
+        if (x - x.round()).abs() < 1e-9 {
+            x.round()
+        } else {
+            x
+        }
+    };
+    let quantile = |q: f64, a: f64, b: f64| {
+        Beta::new(a, b)
+            .expect("both shapes are positive: x > 0 and n − x > 0 are checked")
+            .inverse_cdf(q)
+    };
+    let lower = if x <= 0.0 {
+        0.0
+    } else {
+        quantile(tail, x, n - x + 1.0)
+    };
+    let upper = if x >= n {
+        1.0
+    } else {
+        quantile(1.0 - tail, x + 1.0, n - x)
+    };
+    Interval::new(lower, upper)
 }
 
 /// The counts of a paired binary comparison of A and B on the same n questions.
@@ -170,6 +209,55 @@ mod tests {
         (20.0, (0.8388748419471804, 0.9999999999999999)),
         (1.0, (0.008881448800795402, 0.2361311934467421)),
         (18.0, (0.6989663547715127, 0.9721335187862318)),
+    ];
+
+    /// Reference: scipy 1.17.1, `python3 tests/reference/inference.py` (its "clopper-pearson"
+    /// lines: `binomtest(k, n).proportion_ci(method='exact')` at 95% and 90%, and
+    /// `beta.ppf(0.025, 7.3, 13.3)`, `beta.ppf(0.975, 8.3, 12.3)` for x = 7.3 of an effective
+    /// n = 19.6, the Beta quantiles at non-integer shapes).
+    #[test]
+    fn clopper_pearson_equals_scipy() {
+        for (k, n, want) in CLOPPER_PEARSON {
+            let i = clopper_pearson(k / n, n, 0.95);
+            assert!(
+                (i.lower() - want.0).abs() < 1e-10 && (i.upper() - want.1).abs() < 1e-10,
+                "{k}/{n}: {i:?}, scipy {want:?}"
+            );
+        }
+        // 0/n and n/n keep their exact ends (0 and 1), the other end is (α/2)^(1/n).
+        let i = clopper_pearson(0.0, 20.0, 0.95);
+        assert_eq!(i.lower(), 0.0);
+        assert!((i.upper() - (1.0 - 0.025f64.powf(1.0 / 20.0))).abs() < 1e-12);
+        assert_eq!(clopper_pearson(1.0, 20.0, 0.95).upper(), 1.0);
+        let i = clopper_pearson(7.0 / 20.0, 20.0, 0.90);
+        assert!((i.lower() - 0.17731091757446915).abs() < 1e-10, "{i:?}");
+        assert!((i.upper() - 0.5580345113154889).abs() < 1e-10, "{i:?}");
+        let i = clopper_pearson(7.3 / 19.6, 19.6, 0.95);
+        assert!((i.lower() - 0.1685944563034027).abs() < 1e-10, "{i:?}");
+        assert!((i.upper() - 0.616228990461323).abs() < 1e-10, "{i:?}");
+        // Wider than Wilson's on both sides (conservative), at every count of 20.
+        for k in 1..20 {
+            let (c, w) = (
+                clopper_pearson(k as f64 / 20.0, 20.0, 0.95),
+                wilson(k as f64 / 20.0, 20.0, Z),
+            );
+            assert!(
+                c.lower() < w.lower() && c.upper() > w.upper(),
+                "{k}: {c:?} {w:?}"
+            );
+        }
+    }
+
+    const CLOPPER_PEARSON: [(f64, f64, (f64, f64)); 9] = [
+        (0.0, 20.0, (0.0, 0.16843347098308548)),
+        (20.0, 20.0, (0.8315665290169145, 1.0)),
+        (1.0, 20.0, (0.0012650894979560339, 0.24873276277202772)),
+        (18.0, 20.0, (0.6830172859809209, 0.9876514728297041)),
+        (7.0, 20.0, (0.1539092047845412, 0.5921885345328283)),
+        (0.0, 5.0, (0.0, 0.5218237501049814)),
+        (5.0, 5.0, (0.47817624989501856, 1.0)),
+        (3.0, 10.0, (0.06673951117773447, 0.652452850060008)),
+        (45.0, 100.0, (0.35032022923967204, 0.5527198112260501)),
     ];
 
     /// Newcombe (1998), "Improved confidence intervals for the difference between binomial

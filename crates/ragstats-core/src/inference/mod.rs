@@ -27,4 +27,9 @@ pub enum IntervalRule {
     /// The score methods, and an error when the outcome is not binary with one cell per
     /// question.
     Score,
+    /// The score methods with Clopper–Pearson's exact interval for a system instead of
+    /// Wilson's (conservative: it covers at least the nominal level, docs/COVERAGE.md), and
+    /// the same error as [`IntervalRule::Score`] when they do not apply.
+    #[serde(rename = "clopper-pearson")]
+    ClopperPearson,
 }
