@@ -62,6 +62,7 @@ const CRATES: &[Crate] = &[
             ("pipelines", 1),
             ("resample", 2),
             ("permute", 2),
+            ("walk", 2),
             ("select", 3),
             ("bench", 3),
         ],

@@ -159,7 +159,7 @@ impl WalkBackend for GpuWalk {
         if info_bytes > limit || rows_bytes > limit || rows.len() > u32::MAX as usize {
             return Err(self.ctx.error(format!(
                 "the allocation walk's {} questions × {a_n} allocations exceed one storage \
-                 binding ({limit} bytes); use --backend cpu",
+                 binding ({limit} bytes); use the cpu backend",
                 job.strata.iter().map(|s| s.members.len()).sum::<usize>()
             )));
         }

@@ -301,7 +301,7 @@ impl Run<'_> {
                 .unwrap_or_default(),
         ) {
             push(
-                "systems: Clopper-Pearson interval (--interval clopper-pearson)",
+                "systems: Clopper-Pearson interval",
                 Kind::Interval,
                 covers(ci.0, truth.arms[index(&s.name)]),
             );
