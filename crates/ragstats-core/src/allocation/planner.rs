@@ -348,14 +348,19 @@ impl Planner {
         combined_se2(&x, &self.weights).sqrt()
     }
 
+    /// Each stratum's variance per question at (T, R): v_d = σ²_q + σ²_t/T + σ²_r/(T·R)
+    /// ([`variance_per_question`]).
+    fn variances_per_question(&self, t: usize, r: usize) -> Vec<f64> {
+        self.strata
+            .iter()
+            .map(|s| variance_per_question(&s.components, t, r))
+            .collect()
+    }
+
     /// The best allocation at one (T, R) for the goal (`None` when none within the bounds
     /// meets it).
     pub fn best_at(&self, goal: Goal, t: usize, r: usize) -> Option<Allocation> {
-        let v: Vec<f64> = self
-            .strata
-            .iter()
-            .map(|s| variance_per_question(&s.components, t, r))
-            .collect();
+        let v = self.variances_per_question(t, r);
         let k = self.per_question_costs(t, r);
         let found = self.solve(goal, &v, &k)?;
         Some(Allocation {
@@ -429,11 +434,7 @@ impl Planner {
             return None;
         }
         let (t, r) = (a.trajectories, a.reads);
-        let v: Vec<f64> = self
-            .strata
-            .iter()
-            .map(|s| variance_per_question(&s.components, t, r))
-            .collect();
+        let v = self.variances_per_question(t, r);
         let k = self.per_question_costs(t, r);
         let ideal: Vec<f64> = (0..v.len())
             .map(|d| self.weights[d] * (v[d] / k[d]).sqrt())
