@@ -3,18 +3,15 @@
 //! and a bootstrap interval for the MAE advantage (the analysis:
 //! [`ragstats_core::allocation::subsets::analyse_subsets`]).
 
-mod render;
-
 use std::path::{Path, PathBuf};
 
 use ragstats_core::allocation::subsets::{
     analyse_subsets, SubsetAnalysis, SubsetSettings, SubsetStudy,
 };
 use ragstats_core::components::forecast::Audit;
-use ragstats_core::document::{to_body, Engine, Report};
 
-use super::common::{Format, PanelOptions, Table};
-use super::render::{Figure, Finished, Rendered};
+use super::common::{Format, PanelOptions};
+use super::render::{Figure, Finished};
 use super::resample::{Progress, ResampleArgs};
 use super::variance::report_for;
 
@@ -77,10 +74,10 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let out = compute(args)?;
     let figure = match &args.plot {
         Some(_) => {
-            let r = &out.analysis.report;
+            let r = &out.report;
             let caption = super::figure::panel_caption(
                 &args.panel,
-                &out.analysis.outcome,
+                &out.outcome,
                 Some((r.seed, u64::from(r.range[1] - r.range[0]))),
             );
             let svg = ragstats_plot::subsets(r, &caption)?;
@@ -102,23 +99,14 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         &args.more,
     )
     .with("audit", args.audit.display());
-    let notes = out.analysis.report.notes.clone();
+    let notes = out.report.notes.clone();
     Ok(Finished::new("subsets", inputs, out)
         .with_figure(figure)
         .with_notes_for_csv(args.format, &notes))
 }
 
-/// What `stats subsets` found (the JSON body), with the depth panel's trajectory and read
-/// labels for the tables.
-pub struct SubsetsOutput {
-    pub analysis: SubsetAnalysis,
-    /// The first stratum's trajectory and read labels (subset rows name positions by them).
-    pub trajectory_labels: Vec<String>,
-    pub read_labels: Vec<String>,
-}
-
 /// Loads the depth panel and the audit, and runs the subset study.
-pub fn compute(args: &Args) -> anyhow::Result<SubsetsOutput> {
+pub fn compute(args: &Args) -> anyhow::Result<SubsetAnalysis> {
     let resampling = args.resample.resampling()?;
     let panel = args.opts.load_noting_drops(&args.panel)?;
     let audit = load_audit(&args.audit, &args.opts)?;
@@ -139,28 +127,5 @@ pub fn compute(args: &Args) -> anyhow::Result<SubsetsOutput> {
         progress.set(d)
     })?;
     progress.finish();
-    let first = &panel.strata[0];
-    Ok(SubsetsOutput {
-        analysis,
-        trajectory_labels: first.trajectories.clone(),
-        read_labels: first.reads.clone(),
-    })
-}
-
-impl Rendered for SubsetsOutput {
-    fn text(&self) -> String {
-        render::text(self)
-    }
-
-    fn csv(&self) -> Table {
-        render::csv(self)
-    }
-
-    fn body(&self) -> serde_json::Value {
-        to_body(&self.analysis)
-    }
-
-    fn engine(&self) -> Engine {
-        self.analysis.engine()
-    }
+    Ok(analysis)
 }

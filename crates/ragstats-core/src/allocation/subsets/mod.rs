@@ -19,6 +19,7 @@
 
 pub mod eval;
 pub mod moments;
+mod view;
 
 use std::ops::Range;
 
@@ -111,6 +112,10 @@ pub struct SubsetStudy {
     constant: bool,
     /// The depth panel's stratum weights w_d (empty: equal).
     weights: Vec<f64>,
+    /// The first stratum's trajectory and read labels (a subset names its positions by
+    /// them).
+    trajectory_labels: Vec<String>,
+    read_labels: Vec<String>,
 }
 
 /// The audit strata named like the depth strata, in the depth panel's order.
@@ -231,6 +236,8 @@ impl SubsetStudy {
             min_trajectories,
             constant,
             weights: weights.to_vec(),
+            trajectory_labels: first.trajectories.clone(),
+            read_labels: first.reads.clone(),
         })
     }
 
@@ -449,6 +456,12 @@ pub struct SubsetAnalysis {
     pub adapter: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subsets: Option<Vec<SubsetRow>>,
+    /// The depth panel's trajectory and read labels, by which the text and CSV name a
+    /// subset's positions (the JSON gives positions).
+    #[serde(skip)]
+    pub trajectory_labels: Vec<String>,
+    #[serde(skip)]
+    pub read_labels: Vec<String>,
 }
 
 impl Report for SubsetAnalysis {
@@ -488,6 +501,8 @@ pub fn analyse_subsets(
         backend: backend.name().to_string(),
         adapter: backend.description(),
         subsets: settings.per_subset.then(|| study.point_subsets()),
+        trajectory_labels: study.trajectory_labels.clone(),
+        read_labels: study.read_labels.clone(),
     })
 }
 

@@ -1,13 +1,18 @@
-//! `stats subsets` as text and CSV: the configurations and MAEs, or with `--per-subset`
-//! every subset's SE (byte for byte as the command always printed them).
+//! The subset study's view (`stats subsets`): the header, then the configurations and
+//! MAEs (tables `configurations`, `mae`), or with every subset's SE asked for, those SEs
+//! (table `subsets`); the CSV likewise.
 
-use ragstats_core::allocation::subsets::{SubsetReport, SubsetRow};
-use ragstats_core::table::Cell;
+use super::{SubsetAnalysis, SubsetReport, SubsetRow};
+use crate::resample::summary::Summary;
+use crate::table::{Cell, Table, ToView, View};
 
-use ragstats_core::resample::summary::Summary;
-
-use super::super::common::Table;
-use super::SubsetsOutput;
+impl ToView for SubsetAnalysis {
+    fn to_view(&self) -> View {
+        let mut v = View::new(csv(self));
+        blocks(self, &mut v);
+        v
+    }
+}
 
 /// Rust's own digits, as the command's CSV always wrote them: a finite number's CSV form
 /// (its shortest round trip), and `NaN` as Rust prints it, which a typed cell would leave
@@ -37,7 +42,7 @@ fn labels(idx: &[usize], names: &[String]) -> Cell {
 }
 
 /// t′, r′, and the trajectory and read labels of one subset.
-fn subset_cells(o: &SubsetsOutput, s: &SubsetRow) -> Vec<Cell> {
+fn subset_cells(o: &SubsetAnalysis, s: &SubsetRow) -> Vec<Cell> {
     vec![
         Cell::Count(s.trajectories.len() as u64),
         Cell::Count(s.reads.len() as u64),
@@ -47,8 +52,8 @@ fn subset_cells(o: &SubsetsOutput, s: &SubsetRow) -> Vec<Cell> {
 }
 
 /// Every subset's SE (with `--per-subset`), else the configurations, every digit.
-pub(super) fn csv(o: &SubsetsOutput) -> Table {
-    if let Some(subsets) = &o.analysis.subsets {
+fn csv(o: &SubsetAnalysis) -> Table {
+    if let Some(subsets) = &o.subsets {
         let mut t = Table::new(&["t", "r", "trajectories", "reads", "se_measured"]);
         for s in subsets {
             let mut row = subset_cells(o, s);
@@ -69,7 +74,7 @@ pub(super) fn csv(o: &SubsetsOutput) -> Table {
         "se_q_only",
         "in_mae",
     ]);
-    for c in &o.analysis.report.configurations {
+    for c in &o.report.configurations {
         t.row([
             Cell::Count(c.trajectories as u64),
             Cell::Count(c.reads as u64),
@@ -87,22 +92,20 @@ pub(super) fn csv(o: &SubsetsOutput) -> Table {
 }
 
 /// The header, then every subset's SE (with `--per-subset`) or the configurations and MAEs.
-pub(super) fn text(o: &SubsetsOutput) -> String {
-    let a = &o.analysis;
-    let mut out = header(&a.report, &a.outcome, &a.backend, &a.adapter);
+fn blocks(a: &SubsetAnalysis, v: &mut View) {
+    v.text(header(&a.report, &a.outcome, &a.backend, &a.adapter));
     match &a.subsets {
         Some(subsets) => {
             let mut t = Table::new(&["t'", "r'", "trajectories", "reads", "SE measured"]);
             for s in subsets {
-                let mut row = subset_cells(o, s);
+                let mut row = subset_cells(a, s);
                 row.push(Cell::num(s.se));
                 t.row(row);
             }
-            out.push_str(&t.to_text());
+            v.table("subsets", t);
         }
-        None => out.push_str(&configurations(&a.report)),
+        None => configurations(&a.report, v),
     }
-    out
 }
 
 fn header(r: &SubsetReport, outcome: &str, backend: &str, adapter: &str) -> String {
@@ -125,7 +128,7 @@ fn header(r: &SubsetReport, outcome: &str, backend: &str, adapter: &str) -> Stri
 }
 
 /// The configurations' measured SE beside the forecasts, then the MAEs.
-fn configurations(r: &SubsetReport) -> String {
+fn configurations(r: &SubsetReport, v: &mut View) {
     let mut t = Table::new(&[
         "t'",
         "r'",
@@ -152,9 +155,9 @@ fn configurations(r: &SubsetReport) -> String {
         ]);
         t.row(row);
     }
-    let mut out = t.to_text();
+    v.table("configurations", t);
     let pct = format!("{}%", 100.0 * r.confidence);
-    out.push_str(&format!(
+    v.text(format!(
         "\nMAE over configurations with t' >= {} (forecasts fixed; the audit is not resampled):\n",
         r.min_trajectories
     ));
@@ -174,6 +177,5 @@ fn configurations(r: &SubsetReport) -> String {
         row.extend(summary(s));
         t.row(row);
     }
-    out.push_str(&t.to_text());
-    out
+    v.table("mae", t);
 }
