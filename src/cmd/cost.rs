@@ -11,11 +11,9 @@ use ragstats_core::io::clip;
 use ragstats_core::ledger::{check_price, read_ledger, Prices, MAX_SWEEP_PRICES};
 use ragstats_core::panel::SelectorChoice;
 
-use super::common::{By, Format, Table};
-use super::render::{Finished, Rendered, Sections};
+use super::common::{By, Format};
+use super::render::{Finished, Sections};
 use super::UsageError;
-
-mod tables;
 
 /// Flags of `stats cost`.
 #[derive(Debug, clap::Args)]
@@ -136,14 +134,9 @@ fn inputs(args: &Args) -> ragstats_core::document::Inputs {
         .with_opt("prices", args.prices.as_ref().map(|p| p.display()))
 }
 
-/// What `stats cost` found in a ledger (one selector's rows of it).
-pub struct CostOutput {
-    pub report: CostReport,
-}
-
 /// Loads the ledger and prices `args` names and accounts the rows of `selector` (`None`:
 /// every row).
-pub fn compute(args: &Args, selector: Option<&str>) -> anyhow::Result<CostOutput> {
+pub fn compute(args: &Args, selector: Option<&str>) -> anyhow::Result<CostReport> {
     let entries = read_ledger(&args.ledger)?;
     let prices = args.prices.as_deref().map(Prices::read).transpose()?;
     let settings = CostSettings {
@@ -157,25 +150,7 @@ pub fn compute(args: &Args, selector: Option<&str>) -> anyhow::Result<CostOutput
         prices_path: args.prices.as_deref(),
     };
     let report = cost_report(&priced, &settings)?;
-    Ok(CostOutput { report })
-}
-
-impl Rendered for CostOutput {
-    fn text(&self) -> String {
-        tables::text(&self.report)
-    }
-
-    fn csv(&self) -> Table {
-        tables::csv(&self.report)
-    }
-
-    fn body(&self) -> serde_json::Value {
-        ragstats_core::document::to_body(&self.report)
-    }
-
-    fn engine(&self) -> ragstats_core::document::Engine {
-        ragstats_core::document::Report::engine(&self.report)
-    }
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -3,3 +3,4 @@
 
 pub mod accounting;
 pub mod panel_costs;
+mod view;

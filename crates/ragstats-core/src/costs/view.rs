@@ -1,14 +1,20 @@
-//! The text and CSV of `stats cost`.
+//! The cost report's view (`stats cost`): the groups table (`groups`) and the unit costs;
+//! the CSV is one row per (arm, dataset) group, then the total, every digit.
 
-use ragstats_core::costs::accounting::{CostReport, Totals};
+use super::accounting::{CostReport, Totals, UnitCostPair};
+use crate::table::cells::label;
+use crate::table::{number as num, Cell, Table, ToView, View};
 
-use ragstats_core::table::Cell;
-
-use super::super::common::{num, Table};
-use ragstats_core::table::cells::label;
+impl ToView for CostReport {
+    fn to_view(&self) -> View {
+        let mut v = View::new(csv(self));
+        blocks(self, &mut v);
+        v
+    }
+}
 
 /// One row per (arm, dataset) group, then the total.
-pub(super) fn csv(r: &CostReport) -> Table {
+fn csv(r: &CostReport) -> Table {
     let mut header: Vec<String> = [
         "arm",
         "dataset",
@@ -66,8 +72,8 @@ fn cells(g: &Totals) -> Vec<Cell> {
     row
 }
 
-/// The groups table and the unit costs (`--format table`).
-pub(super) fn text(r: &CostReport) -> String {
+/// The groups table and the unit costs, appended to `v`.
+fn blocks(r: &CostReport, v: &mut View) {
     let mut head = vec![
         "arm".to_string(),
         "dataset".into(),
@@ -87,7 +93,8 @@ pub(super) fn text(r: &CostReport) -> String {
     for g in r.groups.iter().chain(std::iter::once(&r.total)) {
         t.row(cells(g));
     }
-    let mut out = t.to_text();
+    v.table("groups", t);
+    let mut out = String::new();
     let u = &r.unit_costs;
     if u.trajectory_note.is_some() || u.read_note.is_some() {
         // Say which unit cost this ledger gives, and why the other is not a figure.
@@ -104,12 +111,10 @@ pub(super) fn text(r: &CostReport) -> String {
                 })
                 .unwrap_or_default()
         };
-        let usd = u
-            .usd
-            .unwrap_or(ragstats_core::costs::accounting::UnitCostPair {
-                trajectory: f64::NAN,
-                read: f64::NAN,
-            });
+        let usd = u.usd.unwrap_or(UnitCostPair {
+            trajectory: f64::NAN,
+            read: f64::NAN,
+        });
         match &u.trajectory_note {
             Some(n) => out.push_str(&format!("  c_T: not computed: {n}\n")),
             None => out.push_str(&format!(
@@ -151,5 +156,5 @@ pub(super) fn text(r: &CostReport) -> String {
             r.total.unknown_token_rows
         ));
     }
-    out
+    v.text(out);
 }
