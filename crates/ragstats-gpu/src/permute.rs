@@ -1,9 +1,7 @@
 //! The GPU permutation backend: runs `crates/ragstats-gpu/shaders/permute.wgsl` (shuffle, then cross sums) in
 //! batches of permutations. Results equal [`CpuPermute`](ragstats_core::correlate::permute::CpuPermute)'s exactly.
 
-use std::num::NonZeroU64;
-
-use crate::pipelines::storage_entry;
+use crate::pipelines::{storage_entry, Range};
 use crate::{shaders, AdapterPolicy, GpuContext};
 use ragstats_core::correlate::permute::{PermuteBackend, PermuteJob};
 use ragstats_core::{Error, Result};
@@ -74,14 +72,6 @@ impl GpuPermute {
             shuffle,
             cross,
             layout,
-        })
-    }
-
-    fn binding(buffer: &wgpu::Buffer, size: u64) -> wgpu::BindingResource<'_> {
-        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-            buffer,
-            offset: 0,
-            size: NonZeroU64::new(size),
         })
     }
 }
@@ -162,22 +152,10 @@ impl PermuteBackend for GpuPermute {
                 label: Some("permute"),
                 layout: &self.layout,
                 entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: Self::binding(&params, params_bytes),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: Self::binding(&perm, perm_bytes),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: Self::binding(&data, data_bytes),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: Self::binding(&cross, out_bytes),
-                    },
+                    Range::whole(&params, params_bytes).binding(0),
+                    Range::whole(&perm, perm_bytes).binding(1),
+                    Range::whole(&data, data_bytes).binding(2),
+                    Range::whole(&cross, out_bytes).binding(3),
                 ],
             });
         let mut out = Vec::with_capacity(total * np);

@@ -106,7 +106,17 @@ pub struct Range<'a> {
 }
 
 impl<'a> Range<'a> {
-    fn binding(self, binding: u32) -> wgpu::BindGroupEntry<'a> {
+    /// The first `size` bytes of `buffer`.
+    pub fn whole(buffer: &'a wgpu::Buffer, size: u64) -> Range<'a> {
+        Range {
+            buffer,
+            offset: 0,
+            size,
+        }
+    }
+
+    /// The bind-group entry binding this range at `binding`.
+    pub fn binding(self, binding: u32) -> wgpu::BindGroupEntry<'a> {
         wgpu::BindGroupEntry {
             binding,
             resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {

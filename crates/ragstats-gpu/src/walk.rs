@@ -3,9 +3,7 @@
 //! [`CpuWalk`](ragstats_core::allocation::walk::CpuWalk)'s bit for bit (the contract of
 //! `ragstats_core::allocation::walk`).
 
-use std::num::NonZeroU64;
-
-use crate::pipelines::storage_entry;
+use crate::pipelines::{storage_entry, Range};
 use crate::{shaders, AdapterPolicy, GpuContext, GpuOptions};
 use ragstats_core::allocation::walk::{WalkBackend, WalkJob, WALK_COLUMNS};
 use ragstats_core::Result;
@@ -99,14 +97,6 @@ impl GpuWalk {
     /// The device context (adapter, limits, `mulhi32` variant).
     pub fn context(&self) -> &GpuContext {
         &self.ctx
-    }
-
-    fn binding(buffer: &wgpu::Buffer, size: u64) -> wgpu::BindingResource<'_> {
-        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-            buffer,
-            offset: 0,
-            size: NonZeroU64::new(size),
-        })
     }
 }
 
@@ -212,26 +202,11 @@ impl WalkBackend for GpuWalk {
                 label: Some("walk"),
                 layout: &self.layout,
                 entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: Self::binding(&header, HEADER_BYTES),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: Self::binding(&info_buf, info_bytes),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: Self::binding(&rows_buf, rows_bytes),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: Self::binding(&sums, sums_bytes),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 4,
-                        resource: Self::binding(&state, state_bytes),
-                    },
+                    Range::whole(&header, HEADER_BYTES).binding(0),
+                    Range::whole(&info_buf, info_bytes).binding(1),
+                    Range::whole(&rows_buf, rows_bytes).binding(2),
+                    Range::whole(&sums, sums_bytes).binding(3),
+                    Range::whole(&state, state_bytes).binding(4),
                 ],
             });
         // Blocks per window: each block costs at most 9 Philox rounds, 4 words and, per word,
