@@ -34,28 +34,15 @@ fn csv(r: &CostReport) -> Table {
     }
     let mut t = Table::new(&header);
     for g in r.groups.iter().chain(std::iter::once(&r.total)) {
-        let mut row = vec![Cell::text(&g.arm), Cell::text(&g.dataset)];
-        row.extend(
-            [
-                g.model_calls,
-                g.input_tokens,
-                g.cached_input_tokens,
-                g.output_tokens,
-                g.model_tokens,
-            ]
-            .map(Cell::Count),
-        );
-        row.push(Cell::num(g.model_usd));
-        row.push(Cell::Count(g.search_requests));
-        row.extend(g.total_usd.iter().map(|&v| Cell::num(v)));
-        t.row(row);
+        t.row(cells(g, |s| Cell::text(s), Cell::num));
     }
     t
 }
 
-/// One group's table row: counts as integers, dollars with 4 decimals.
-fn cells(g: &Totals) -> Vec<Cell> {
-    let mut row = vec![label(&g.arm), label(&g.dataset)];
+/// One group's row: its arm and dataset as `name` shows them, counts as integers, dollars as
+/// `usd` shows them (text: [`label`]s and 4 decimals; CSV: text and every digit).
+fn cells(g: &Totals, name: fn(&str) -> Cell, usd: fn(f64) -> Cell) -> Vec<Cell> {
+    let mut row = vec![name(&g.arm), name(&g.dataset)];
     row.extend(
         [
             g.model_calls,
@@ -66,9 +53,9 @@ fn cells(g: &Totals) -> Vec<Cell> {
         ]
         .map(Cell::Count),
     );
-    row.push(Cell::fixed(g.model_usd, 4));
+    row.push(usd(g.model_usd));
     row.push(Cell::Count(g.search_requests));
-    row.extend(g.total_usd.iter().map(|&v| Cell::fixed(v, 4)));
+    row.extend(g.total_usd.iter().map(|&v| usd(v)));
     row
 }
 
@@ -91,7 +78,7 @@ fn blocks(r: &CostReport, v: &mut View) {
     let h: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
     let mut t = Table::new(&h);
     for g in r.groups.iter().chain(std::iter::once(&r.total)) {
-        t.row(cells(g));
+        t.row(cells(g, label, |v| Cell::fixed(v, 4)));
     }
     v.table("groups", t);
     let mut out = String::new();

@@ -129,19 +129,21 @@ fn score_ci(s: &super::super::score::Stat) -> String {
     }
 }
 
+/// The outcome counts and rates of a group, in the rates table and the scores CSV.
+const RATE_COLUMNS: [&str; 9] = [
+    "records",
+    "parsed",
+    "parse_failed",
+    "truncated",
+    "errors",
+    "parsed_rate",
+    "parse_failure_rate",
+    "truncated_rate",
+    "error_rate",
+];
+
 fn rates_table(rates: &[RateRow]) -> Table {
-    let mut t = Table::new(&[
-        "group",
-        "records",
-        "parsed",
-        "parse_failed",
-        "truncated",
-        "errors",
-        "parsed_rate",
-        "parse_failure_rate",
-        "truncated_rate",
-        "error_rate",
-    ]);
+    let mut t = Table::new(&[&["group"][..], &RATE_COLUMNS].concat());
     for r in rates {
         t.row([
             Cell::text(&r.group),
@@ -185,7 +187,7 @@ fn positions_csv(pos: &[PositionRow]) -> Table {
 
 fn scores_csv(scores: &[LevelRow], rates: &[RateRow]) -> Table {
     let rate_of: HashMap<&str, &RateRow> = rates.iter().map(|r| (r.group.as_str(), r)).collect();
-    let mut t = Table::new(&[
+    let scores_head = [
         "level",
         "name",
         "items",
@@ -201,16 +203,8 @@ fn scores_csv(scores: &[LevelRow], rates: &[RateRow]) -> Table {
         "f1_se",
         "f1_lo",
         "f1_hi",
-        "records",
-        "parsed",
-        "parse_failed",
-        "truncated",
-        "errors",
-        "parsed_rate",
-        "parse_failure_rate",
-        "truncated_rate",
-        "error_rate",
-    ]);
+    ];
+    let mut t = Table::new(&[&scores_head[..], &RATE_COLUMNS].concat());
     for r in scores {
         let mut v = vec![
             Cell::text(r.level),
