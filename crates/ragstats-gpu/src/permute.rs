@@ -1,7 +1,7 @@
 //! The GPU permutation backend: runs `crates/ragstats-gpu/shaders/permute.wgsl` (shuffle, then cross sums) in
 //! batches of permutations. Results equal [`CpuPermute`](ragstats_core::correlate::permute::CpuPermute)'s exactly.
 
-use crate::pipelines::{storage_entry, Range};
+use crate::pipelines::{bind_group_layout, compute_pipeline, shader_module, storage_entry, Range};
 use crate::{shaders, AdapterPolicy, GpuContext};
 use ragstats_core::correlate::permute::{PermuteBackend, PermuteJob};
 use ragstats_core::{Error, Result};
@@ -29,41 +29,18 @@ impl GpuPermute {
         let (shuffle, cross, layout) = ctx.scoped(
             || "compiling the permutation kernels".to_string(),
             || {
-                let module = ctx
-                    .device
-                    .create_shader_module(wgpu::ShaderModuleDescriptor {
-                        label: Some("permute"),
-                        source: wgpu::ShaderSource::Wgsl(shaders::PERMUTE.into()),
-                    });
-                let layout =
-                    ctx.device
-                        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                            label: Some("permute"),
-                            entries: &[
-                                storage_entry(0, true),
-                                storage_entry(1, false),
-                                storage_entry(2, true),
-                                storage_entry(3, false),
-                            ],
-                        });
-                let pl = ctx
-                    .device
-                    .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                        label: Some("permute"),
-                        bind_group_layouts: &[Some(&layout)],
-                        immediate_size: 0,
-                    });
-                let make = |ep: &str| {
-                    ctx.device
-                        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                            label: Some(ep),
-                            layout: Some(&pl),
-                            module: &module,
-                            entry_point: Some(ep),
-                            compilation_options: Default::default(),
-                            cache: None,
-                        })
-                };
+                let module = shader_module(&ctx, "permute", shaders::PERMUTE);
+                let (layout, pl) = bind_group_layout(
+                    &ctx,
+                    "permute",
+                    &[
+                        storage_entry(0, true),
+                        storage_entry(1, false),
+                        storage_entry(2, true),
+                        storage_entry(3, false),
+                    ],
+                );
+                let make = |ep: &str| compute_pipeline(&ctx, ep, &pl, &module, ep, &[]);
                 (make("permute_shuffle"), make("permute_cross"), layout)
             },
         )?;

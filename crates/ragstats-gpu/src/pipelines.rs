@@ -25,7 +25,8 @@ pub fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntr
     }
 }
 
-fn bind_group_layout(
+/// A bind group layout of `entries` and the pipeline layout of that one group.
+pub(crate) fn bind_group_layout(
     ctx: &GpuContext,
     label: &str,
     entries: &[wgpu::BindGroupLayoutEntry],
@@ -46,7 +47,8 @@ fn bind_group_layout(
     (bgl, layout)
 }
 
-fn compute_pipeline(
+/// The compute pipeline of `entry` in `module`, with pipeline-overridable `constants`.
+pub(crate) fn compute_pipeline(
     ctx: &GpuContext,
     label: &str,
     layout: &wgpu::PipelineLayout,
@@ -68,7 +70,8 @@ fn compute_pipeline(
         })
 }
 
-fn shader_module(ctx: &GpuContext, label: &str, source: &str) -> wgpu::ShaderModule {
+/// The WGSL `source` compiled on the device.
+pub(crate) fn shader_module(ctx: &GpuContext, label: &str, source: &str) -> wgpu::ShaderModule {
     ctx.device
         .create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(label),

@@ -3,7 +3,7 @@
 //! [`CpuWalk`](ragstats_core::allocation::walk::CpuWalk)'s bit for bit (the contract of
 //! `ragstats_core::allocation::walk`).
 
-use crate::pipelines::{storage_entry, Range};
+use crate::pipelines::{bind_group_layout, compute_pipeline, shader_module, storage_entry, Range};
 use crate::{shaders, AdapterPolicy, GpuContext, GpuOptions};
 use ragstats_core::allocation::walk::{WalkBackend, WalkJob, WALK_COLUMNS};
 use ragstats_core::Result;
@@ -40,50 +40,28 @@ impl GpuWalk {
             || "compiling the allocation walk kernel".to_string(),
             || {
                 let source = shaders::variant(shaders::WALK, ctx.native_int64);
-                let module = ctx
-                    .device
-                    .create_shader_module(wgpu::ShaderModuleDescriptor {
-                        label: Some("walk"),
-                        source: wgpu::ShaderSource::Wgsl(source),
-                    });
-                let layout =
-                    ctx.device
-                        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                            label: Some("walk"),
-                            entries: &[
-                                wgpu::BindGroupLayoutEntry {
-                                    binding: 0,
-                                    visibility: wgpu::ShaderStages::COMPUTE,
-                                    ty: wgpu::BindingType::Buffer {
-                                        ty: wgpu::BufferBindingType::Uniform,
-                                        has_dynamic_offset: false,
-                                        min_binding_size: None,
-                                    },
-                                    count: None,
-                                },
-                                storage_entry(1, true),
-                                storage_entry(2, true),
-                                storage_entry(3, false),
-                                storage_entry(4, false),
-                            ],
-                        });
-                let pl = ctx
-                    .device
-                    .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                        label: Some("walk"),
-                        bind_group_layouts: &[Some(&layout)],
-                        immediate_size: 0,
-                    });
-                let pipeline =
-                    ctx.device
-                        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                            label: Some("walk_sums"),
-                            layout: Some(&pl),
-                            module: &module,
-                            entry_point: Some("walk_sums"),
-                            compilation_options: Default::default(),
-                            cache: None,
-                        });
+                let module = shader_module(&ctx, "walk", &source);
+                let (layout, pl) = bind_group_layout(
+                    &ctx,
+                    "walk",
+                    &[
+                        wgpu::BindGroupLayoutEntry {
+                            binding: 0,
+                            visibility: wgpu::ShaderStages::COMPUTE,
+                            ty: wgpu::BindingType::Buffer {
+                                ty: wgpu::BufferBindingType::Uniform,
+                                has_dynamic_offset: false,
+                                min_binding_size: None,
+                            },
+                            count: None,
+                        },
+                        storage_entry(1, true),
+                        storage_entry(2, true),
+                        storage_entry(3, false),
+                        storage_entry(4, false),
+                    ],
+                );
+                let pipeline = compute_pipeline(&ctx, "walk_sums", &pl, &module, "walk_sums", &[]);
                 (pipeline, layout)
             },
         )?;
