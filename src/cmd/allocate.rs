@@ -2,6 +2,7 @@
 //! variance × cost, with paired bootstrap intervals. The comparison, priced from the
 //! ledger, is [`ragstats_core::allocation::allocate::allocate`]; the tables are in [`tables`].
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::allocation::allocate::{
@@ -99,9 +100,9 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     .with("ledger", args.ledger.display())
     .with("prices", args.prices.display());
     let notes = out.report.notes.clone();
-    Ok(Finished::new("allocate", inputs, out)
+    Ok(crate::cmd::render::finished("allocate", inputs, out)
         .with_figure(figure)
-        .with_notes_for_csv(args.format, &notes))
+        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
 /// What `stats allocate` found: the comparison, and the outcome it compared.

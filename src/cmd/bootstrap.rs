@@ -1,6 +1,7 @@
 //! `stats bootstrap`: the stratified question bootstrap of the equal-weight estimate, on
 //! the CPU or GPU resample engine, with optional component refits and forecast intervals.
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::bootstrap::analysis::{prepare, BootstrapSettings};
@@ -116,11 +117,16 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
                 ..args.clone()
             })?))
         })?;
-        return Ok(Finished::new("bootstrap", inputs(args), sections));
+        return Ok(crate::cmd::render::finished(
+            "bootstrap",
+            inputs(args),
+            sections,
+        ));
     }
     let out = compute(args)?;
     let notes = out.report.report.notes.clone();
-    Ok(Finished::new("bootstrap", inputs(args), out).with_notes_for_csv(args.format, &notes))
+    Ok(crate::cmd::render::finished("bootstrap", inputs(args), out)
+        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
 /// The envelope's inputs of `stats bootstrap`.

@@ -2,7 +2,8 @@
 
 use clap::builder::TypedValueParser as _;
 use clap::ValueEnum;
-use ragstats_core::panel::{LoadOptions, Panel, SelectorChoice};
+use ragstats_core::import::{Balance, PanelSettings};
+use ragstats_core::panel::{LoadOptions, Panel, SelectorChoice, Source};
 use ragstats_core::table::{format_number, Cell, Precision, Table as CoreTable};
 pub use ragstats_core::table::{Table, UNDEFINED};
 
@@ -126,43 +127,45 @@ impl ShapeFlags {
 }
 
 impl PanelOptions {
+    /// The library's settings for these flags: how the panel is read.
+    pub fn settings(&self) -> PanelSettings {
+        PanelSettings {
+            metric: self.metric.clone(),
+            contrast: self.contrast.clone(),
+            arm: self.arm.clone(),
+            drop_incomplete: self.drop_incomplete,
+            failure_score: self.failure_score,
+            selector: self.selector.clone(),
+            columns: self.shape.columns.clone(),
+            common_questions: self.shape.common_questions,
+            duplicates: self.shape.duplicates,
+            weights: self.shape.weights.clone(),
+            dataset_from: self.import.dataset_from.clone(),
+            arm_from: self.import.arm_from.clone(),
+            score: self.import.scores.clone(),
+            cluster_from: self.import.cluster_from.clone(),
+            missing_as: self.import.missing_as,
+            filter: self.import.lm_filter.clone(),
+        }
+    }
+
     /// Loads and validates `path` with these options.
     /// An unbalanced stratum is refused: the error names the first question that differs
-    /// and says which commands fit unbalanced panels.
+    /// and says which analyses fit unbalanced panels.
     pub fn load(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
-        self.load_with(path, false).map_err(|e| match e {
-            ragstats_core::Error::Input { file, line, msg }
-                if msg.starts_with("unbalanced design") =>
-            {
-                ragstats_core::Error::Input {
-                    file,
-                    line,
-                    msg: format!(
-                        "{msg}; this command needs every question to have the same numbers of \
-                         trajectories and reads (`stats variance`, `stats forecast` and \
-                         `stats bootstrap` fit unbalanced panels by REML)"
-                    ),
-                }
-            }
-            e => e,
-        })
+        self.load_with(path, Balance::Required)
     }
 
     /// Loads `path`, keeping unbalanced strata nested (for commands that fit them by REML).
     pub fn load_unbalanced(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
-        self.load_with(path, true)
+        self.load_with(path, Balance::Fitted)
     }
 
-    /// Loads `path`; the strata carry `--weights` ([`Panel::weights`]) for the analyses
-    /// that combine them.
-    fn load_with(
-        &self,
-        path: &std::path::Path,
-        allow_unbalanced: bool,
-    ) -> ragstats_core::Result<Panel> {
-        let opts = self.load_options(allow_unbalanced);
-        // Parquet and evaluation logs too, with the mapping flags (`stats import`).
-        let panel = ragstats_core::import::load_panel(path, &opts, &self.import.options(None))?;
+    /// Loads `path` (Parquet and evaluation logs too, with the mapping flags); the strata
+    /// carry `--weights` ([`Panel::weights`]) for the analyses that combine them. The
+    /// loader's notes and the unpaired cells go to stderr.
+    fn load_with(&self, path: &std::path::Path, balance: Balance) -> ragstats_core::Result<Panel> {
+        let panel = self.settings().load(&Source::file(path), balance)?;
         for n in &panel.notes {
             eprintln!("note: {n}");
         }
@@ -170,29 +173,15 @@ impl PanelOptions {
         Ok(panel)
     }
 
-    /// The library's loading options for these flags (also what the Python bindings load
-    /// a data frame with).
+    /// The library's loading options for these flags (`allow_unbalanced`: keep unbalanced
+    /// strata nested).
     pub fn load_options(&self, allow_unbalanced: bool) -> LoadOptions {
-        LoadOptions {
-            metric: self.metric.clone(),
-            contrast: self.contrast.clone(),
-            arm: self.arm.clone(),
-            drop_incomplete: self.drop_incomplete,
-            allow_unbalanced,
-            filter: None,
-            selector: self.selector.clone(),
-            failure_score: self.failure_score,
-            arm_column: None,
-            within_arm: None,
-            same_questions: false,
-            keep_arms: Vec::new(),
-            columns: self.shape.columns.clone().unwrap_or_default(),
-            common_questions: self.shape.common_questions,
-            duplicates: self.shape.duplicates,
-            // Every analysis that combines strata follows them; a command where they have
-            // no meaning refuses the flag ([`ShapeFlags::refuse_weights`]).
-            weights: self.shape.weights.clone().unwrap_or_default(),
-        }
+        let balance = if allow_unbalanced {
+            Balance::Fitted
+        } else {
+            Balance::Required
+        };
+        self.settings().load_options(balance)
     }
 
     /// Loads `path` like [`PanelOptions::load`] and says on stderr which questions
@@ -326,71 +315,11 @@ pub enum By {
     Selector,
 }
 
-/// The values of `path`'s `selector` column in order of first appearance (empty values
-/// skipped; an empty list when there is no such column).
-fn selectors_of(path: &std::path::Path) -> ragstats_core::Result<Vec<String>> {
-    let mut names: Vec<String> = Vec::new();
-    for r in ragstats_core::panel::records::read_records(path, &["selector"], &[])? {
-        if let Some(s) = r.fields.into_iter().next().flatten() {
-            let s = s.trim().to_string();
-            if !s.is_empty() && !names.contains(&s) {
-                names.push(s);
-            }
-        }
-    }
-    Ok(names)
-}
-
-/// Each selector of `path`, then the average when there are several.
-pub(super) fn selector_choices(
-    path: &std::path::Path,
-    opts: &PanelOptions,
-) -> anyhow::Result<Vec<(String, SelectorChoice)>> {
-    if opts.selector.is_some() {
-        return Err(super::UsageError(
-            "--by selector reports every selector; drop --selector".into(),
-        )
-        .into());
-    }
-    let names = selectors_of(path)?;
-    if names.is_empty() {
-        return Err(super::UsageError(format!(
-            "--by selector: {} has no 'selector' column",
-            path.display()
-        ))
-        .into());
-    }
-    let mut choices: Vec<(String, SelectorChoice)> = names
-        .iter()
-        .map(|n| (n.clone(), SelectorChoice::One(n.clone())))
-        .collect();
-    if names.len() > 1 {
-        choices.push((SelectorChoice::AVERAGE.into(), SelectorChoice::Average));
-    }
-    Ok(choices)
-}
-
 /// Says on stderr which questions `--drop-incomplete` dropped, if any.
 fn note_drops(panel: &Panel) {
-    if let Some(note) = dropped_note(panel) {
-        eprintln!("{note}");
+    for n in ragstats_core::import::dropped_notes(panel) {
+        eprintln!("{n}");
     }
-    for s in &panel.strata {
-        for q in &s.dropped_questions {
-            eprintln!("note: dropped from {}: {q}", s.name);
-        }
-    }
-}
-
-/// A note for stderr listing questions dropped by `--drop-incomplete`, if any.
-fn dropped_note(panel: &Panel) -> Option<String> {
-    let parts: Vec<String> = panel
-        .strata
-        .iter()
-        .filter(|s| s.dropped > 0)
-        .map(|s| format!("{} in {}", s.dropped, s.name))
-        .collect();
-    (!parts.is_empty()).then(|| format!("note: dropped incomplete questions: {}", parts.join(", ")))
 }
 
 /// Formats a number for tables: fixed 6 decimals for ordinary magnitudes, scientific for tiny ones.
@@ -438,18 +367,16 @@ thread_local! {
 /// Lists `panel`'s unpaired cells (a contrast's cells with one arm only, dropped or scored
 /// with `--failure-score`) on stderr, and counts them for the document's `run`.
 pub fn note_unpaired(panel: &Panel) {
-    let (mut dropped, mut scored) = UNPAIRED.with(|c| c.get());
     for s in &panel.strata {
         for m in &s.unpaired_cells {
             eprintln!("note: {}: {m}", s.name);
-            if m.ends_with("dropped the cell") {
-                dropped += 1;
-            } else {
-                scored += 1;
-            }
         }
     }
-    UNPAIRED.with(|c| c.set((dropped, scored)));
+    let (dropped, scored) = ragstats_core::import::unpaired_counts(panel);
+    UNPAIRED.with(|c| {
+        let (d, s) = c.get();
+        c.set((d + dropped, s + scored))
+    });
 }
 
 /// The unpaired cells counted since the last call (`None` when there were none), as the

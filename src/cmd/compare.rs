@@ -2,6 +2,7 @@
 //! estimates, paired differences with raw, Holm and BH p-values, simultaneous intervals,
 //! rank intervals, best shares and what the next study needs.
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::compare::{prepare, CompareReport, CompareSettings, NextCosts};
@@ -131,9 +132,9 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     .with_opt("ledger", args.ledger.as_ref().map(|p| p.display()))
     .with_opt("prices", args.prices.as_ref().map(|p| p.display()));
     let notes = out.report.notes.clone();
-    Ok(Finished::new("compare", inputs, out)
+    Ok(crate::cmd::render::finished("compare", inputs, out)
         .with_figure(figure)
-        .with_notes_for_csv(args.format, &notes))
+        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
 /// Checks the flags, reads the panel once and runs the comparison on the engine the flags

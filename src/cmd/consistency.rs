@@ -4,6 +4,7 @@
 
 mod render;
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::components::consistency::{
@@ -56,7 +57,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         None => None,
     };
     let inputs = ragstats_core::document::Inputs::new().with("reads", args.reads.display());
-    Ok(Finished::new("consistency", inputs, out).with_figure(figure))
+    Ok(crate::cmd::render::finished("consistency", inputs, out).with_figure(figure))
 }
 
 /// The figure `--plot` draws (and `stats report` shows): disagreement and one-read SE per

@@ -4,6 +4,7 @@
 
 mod args;
 
+use crate::cmd::render::Emit as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ragstats_core::correlate::all_pairs::{
@@ -31,7 +32,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         None => None,
     };
     let inputs = ragstats_core::document::Inputs::new().with("table", args.file.display());
-    Ok(Finished::new("correlate", inputs, out).with_figure(figure))
+    Ok(crate::cmd::render::finished("correlate", inputs, out).with_figure(figure))
 }
 
 /// The figure `--plot` draws (and `stats report` shows): the heatmap of r with p-values.

@@ -2,6 +2,7 @@
 //! [`ragstats_core::costs::accounting::cost_report`]; this file parses the flags (the search-price
 //! sweep, [`parse_sweep`]) and renders the report.
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::costs::accounting::{
@@ -99,7 +100,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 /// What `stats cost` prints for `args`.
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     if args.by != Some(By::Selector) {
-        return Ok(Finished::new("cost", inputs(args), compute(args, None)?));
+        return Ok(crate::cmd::render::finished(
+            "cost",
+            inputs(args),
+            compute(args, None)?,
+        ));
     }
     let names = ledger_selectors(&read_ledger(&args.ledger)?);
     if names.is_empty() {
@@ -124,7 +129,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         by: "selector".into(),
         items,
     };
-    Ok(Finished::new("cost", inputs(args), sections))
+    Ok(crate::cmd::render::finished("cost", inputs(args), sections))
 }
 
 /// The envelope's inputs of `stats cost`.

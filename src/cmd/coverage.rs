@@ -2,6 +2,7 @@
 //! covers the truth, and how often each test rejects under the null, on panels simulated
 //! with the user's design (or, with `--grid`, on the grid of designs of docs/COVERAGE.md).
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::coverage::grid::{designs, grid, GridReport};
@@ -126,7 +127,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
             let text = out.markdown();
             ragstats_core::io::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
         }
-        return Ok(Finished::new("coverage", Inputs::new(), out));
+        return Ok(crate::cmd::render::finished("coverage", Inputs::new(), out));
     }
     let panel = args
         .panel
@@ -167,8 +168,10 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     progress.finish();
     let inputs = super::common::panel_input(Inputs::new(), "panel", panel, &[]);
     let notes = report.notes.clone();
-    Ok(Finished::new("coverage", inputs, CoverageOutput { report })
-        .with_notes_for_csv(args.format, &notes))
+    Ok(
+        crate::cmd::render::finished("coverage", inputs, CoverageOutput { report })
+            .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes),
+    )
 }
 
 /// What `stats coverage PANEL` found.

@@ -7,6 +7,7 @@
 mod ledger;
 mod tables;
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::allocation::one_read_ledger::{
@@ -107,10 +108,14 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
                 ..args.clone()
             })
         })?;
-        return Ok(Finished::new("efficiency", inputs(args), sections));
+        return Ok(crate::cmd::render::finished(
+            "efficiency",
+            inputs(args),
+            sections,
+        ));
     }
     if currencies.len() > 1 {
-        return Ok(Finished::boxed(
+        return Ok(crate::cmd::render::finished_boxed(
             "efficiency",
             inputs(args),
             by_currency(args)?,
@@ -139,9 +144,11 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         .filter(|w| *w == ragstats_core::resample::summary::NO_SPREAD_NOTE)
         .cloned()
         .collect();
-    Ok(Finished::new("efficiency", inputs(args), out)
-        .with_figure(figure)
-        .with_notes_for_csv(args.format, &notes))
+    Ok(
+        crate::cmd::render::finished("efficiency", inputs(args), out)
+            .with_figure(figure)
+            .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes),
+    )
 }
 
 /// The envelope's inputs of `stats efficiency`.

@@ -1,5 +1,6 @@
 //! `stats forecast`: nested D-study and Q-only SE forecasts for one or more allocations.
 
+use crate::cmd::render::Emit as _;
 use std::path::{Path, PathBuf};
 
 use ragstats_core::components::forecast::{
@@ -93,9 +94,9 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let notes = out.report.notes.clone();
     let inputs = super::common::audit_input(&args.audit);
     let inputs = inputs.with_opt("components", args.components.as_ref().map(|p| p.display()));
-    Ok(Finished::new("forecast", inputs, out)
+    Ok(crate::cmd::render::finished("forecast", inputs, out)
         .with_figure(figure)
-        .with_notes_for_csv(args.format, &notes))
+        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
 /// The audit a forecast is calibrated on and the forecasts of every design.

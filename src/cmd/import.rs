@@ -3,6 +3,7 @@
 //! `common.rs`) are also every panel command's, which read such logs directly
 //! (`docs/import.md`).
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::document::to_body;
@@ -87,7 +88,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let report = ImportReport::new(&imported, &args.out, args.ledger_out.as_deref());
     let inputs = ragstats_core::document::Inputs::new()
         .with_all("logs", args.logs.iter().map(|p| p.display()));
-    let mut finished = Finished::new("import", inputs, ImportOutput { report });
+    let mut finished = crate::cmd::render::finished("import", inputs, ImportOutput { report });
     finished.notes_after = imported
         .notes
         .iter()

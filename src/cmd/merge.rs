@@ -1,5 +1,6 @@
 //! `stats merge`: combine replicates files from sharded `stats bootstrap` runs.
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::bootstrap::analysis::merge;
@@ -38,7 +39,8 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         .with_all("shards", args.files.iter().map(|f| f.display()));
     let out = compute(args)?;
     let notes = out.report.report.notes.clone();
-    Ok(Finished::new("merge", inputs, out).with_notes_for_csv(args.format, &notes))
+    Ok(crate::cmd::render::finished("merge", inputs, out)
+        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
 /// Reads the shards, merges them (and writes `--out`), and summarises the merged run.

@@ -6,6 +6,7 @@
 mod args;
 mod render;
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanReport, PlanSettings};
@@ -41,7 +42,8 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         .with_opt("components", args.components.as_ref().map(|p| p.display()))
         .with_opt("ledger", args.ledger.as_ref().map(|p| p.display()))
         .with_opt("prices", args.prices.as_ref().map(|p| p.display()));
-    Ok(Finished::new("plan", inputs, out).with_notes_for_csv(args.format, &notes))
+    Ok(crate::cmd::render::finished("plan", inputs, out)
+        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
 /// What `stats plan` found, with what its text output says of the inputs.

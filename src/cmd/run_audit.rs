@@ -1,6 +1,7 @@
 //! `stats run-audit`: the Appendix C checks of a `stats run` output directory. The analysis
 //! is [`ragstats_agent::run::audit::audit_run`].
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_agent::run::audit::{audit_run, RunAudit};
@@ -44,7 +45,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
         .iter()
         .map(|w| format!("warning: {w}"))
         .collect();
-    Ok(Finished::new("run-audit", inputs, audit).with_notes_after(warnings))
+    Ok(crate::cmd::render::finished("run-audit", inputs, audit).with_notes_after(warnings))
 }
 
 /// Prints each warning on stderr as one `warning:` line.

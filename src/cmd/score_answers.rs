@@ -1,6 +1,7 @@
 //! `stats score-answers`: answer EM and token F1 of a JSONL prediction file, with the
 //! official HotpotQA, SQuAD v1.1 or MuSiQue rules (see `ragstats_core::qa_scoring::qa`).
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::qa_scoring::qa::Style;
@@ -67,5 +68,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 /// What `stats score-answers` prints for `args`.
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new().with("answers", args.input.display());
-    Ok(Finished::new("score-answers", inputs, compute(args)?))
+    Ok(crate::cmd::render::finished(
+        "score-answers",
+        inputs,
+        compute(args)?,
+    ))
 }

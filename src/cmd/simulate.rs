@@ -167,7 +167,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     if let Some(e) = failed {
         return Err(e);
     }
-    Ok(Finished::new("simulate", Inputs::new(), out))
+    Ok(crate::cmd::render::finished("simulate", Inputs::new(), out))
 }
 
 /// Checks the flags, simulates, and writes the ledger, then the panel: what was written,

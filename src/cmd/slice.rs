@@ -73,7 +73,7 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         &args.panel,
         &args.more,
     );
-    Ok(Finished::new("slice", inputs, out))
+    Ok(crate::cmd::render::finished("slice", inputs, out))
 }
 
 /// What `stats slice` wrote: the kept cells and how many rows of the input they are.

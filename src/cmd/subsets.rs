@@ -3,6 +3,7 @@
 //! and a bootstrap interval for the MAE advantage (the analysis:
 //! [`ragstats_core::allocation::subsets::analyse_subsets`]).
 
+use crate::cmd::render::Emit as _;
 use std::path::{Path, PathBuf};
 
 use ragstats_core::allocation::subsets::{
@@ -100,9 +101,9 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     )
     .with("audit", args.audit.display());
     let notes = out.report.notes.clone();
-    Ok(Finished::new("subsets", inputs, out)
+    Ok(crate::cmd::render::finished("subsets", inputs, out)
         .with_figure(figure)
-        .with_notes_for_csv(args.format, &notes))
+        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
 /// Loads the depth panel and the audit, and runs the subset study.

@@ -1,15 +1,14 @@
 //! `stats variance`: nested variance components per stratum, pooled, and the combined estimate.
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::components::variance::{
-    analyse_panel, variance_of_panel, PanelVariance, VarianceReport,
-};
-use ragstats_core::panel::Panel;
+use ragstats_core::analyses::{variance, Draw, VarianceSettings};
+use ragstats_core::components::variance::{analyse_panel, PanelVariance, VarianceReport};
+use ragstats_core::panel::{Panel, Source};
 
 use super::common::{By, Format, PanelOptions};
-use super::render::{sections_by_selector, Figure, Finished};
-use super::UsageError;
+use super::render::Finished;
 
 /// Flags of `stats variance`.
 #[derive(Debug, Clone, clap::Args)]
@@ -43,58 +42,27 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
-/// What `stats variance` prints for `args` (and the figure `--plot` asks for).
-pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
-    super::common::with_panel_paths(&args.panel, &args.more, || outcome_of(args))
+/// The library's settings for `args`.
+pub fn settings(args: &Args) -> VarianceSettings {
+    VarianceSettings {
+        panel: args.opts.settings(),
+        by: args
+            .by
+            .map(|By::Selector| ragstats_core::import::By::Selector),
+    }
 }
 
-/// [`outcome`] with PANEL (and the logs read with it) readable by its name.
-fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
-    // One figure shows one analysis; one per selector would overwrite each other in one file.
-    if args.plot.is_some() && args.by.is_some() {
-        return Err(UsageError(
-            "--plot draws one analysis: use --selector NAME instead of --by selector".into(),
-        )
-        .into());
-    }
-    if args.by == Some(By::Selector) {
-        let sections = sections_by_selector(&args.panel, &args.opts, |opts| {
-            Ok(Box::new(compute(&Args {
-                opts,
-                by: None,
-                ..args.clone()
-            })?))
-        })?;
-        return Ok(Finished::new("variance", inputs(args), sections));
-    }
-    let out = compute(args)?;
-    let figure = match &args.plot {
-        Some(_) => {
-            let v = &out.variance;
-            let caption = super::figure::panel_caption(&args.panel, &v.outcome, None);
-            let svg = ragstats_plot::variance(v, &caption)?;
-            Some(Figure::new(
-                svg,
-                &super::common::panel_paths(&args.panel, &args.more),
-            ))
-        }
+/// What `stats variance` prints for `args` (and the figure `--plot` asks for): the library's
+/// [`variance`] of PANEL (and the logs read with it).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let source = Source::files(&args.panel, &args.more);
+    let draw = |v: &PanelVariance| {
+        let caption = super::figure::panel_caption(&args.panel, &v.variance.outcome, None);
+        ragstats_plot::variance(&v.variance, &caption)
+    };
+    let draw: Draw<'_, PanelVariance> = match args.plot {
+        Some(_) => Some(&draw),
         None => None,
     };
-    Ok(Finished::new("variance", inputs(args), out).with_figure(figure))
-}
-
-/// The envelope's inputs of `stats variance`.
-fn inputs(args: &Args) -> ragstats_core::document::Inputs {
-    super::common::panel_input(
-        ragstats_core::document::Inputs::new(),
-        "panel",
-        &args.panel,
-        &args.more,
-    )
-}
-
-/// Loads the panel `args` names and runs the analysis.
-pub fn compute(args: &Args) -> anyhow::Result<PanelVariance> {
-    let panel = args.opts.load_unbalanced_noting(&args.panel)?;
-    Ok(variance_of_panel(&panel)?)
+    Ok(variance(&source, &settings(args), draw)?)
 }

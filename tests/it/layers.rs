@@ -50,6 +50,7 @@ const CRATES: &[Crate] = &[
             ("qa_scoring", 3),
             ("sim", 3),
             ("coverage", 4),
+            ("analyses", 4),
             ("import", 2),
         ],
     },

@@ -21,7 +21,7 @@
 //! | 2 engine | [`resample`] | resample-and-sum on the CPU, the contract the GPU twin in `ragstats-gpu` implements, interval summaries |
 //! | 2 import | [`import`] | other tools' logs (inspect_ai, lm-eval) and Parquet files as panels and ledger rows, told apart by content |
 //! | 3 analyses | [`components`], [`costs`], [`allocation`], [`bootstrap`], [`correlate`], [`mcq`], [`qa_scoring`], [`sim`] | everything a command reports |
-//! | 4 studies of analyses | [`coverage`] | the coverage study: panels simulated at a design, every analysis run on each, its intervals' coverage and tests' error rates |
+//! | 4 studies of analyses, the front door | [`coverage`], [`analyses`] | the coverage study: panels simulated at a design, every analysis run on each, its intervals' coverage and tests' error rates |
 //!
 //! The library never prints and does not depend on clap.
 //!
@@ -56,6 +56,7 @@
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 pub mod allocation;
+pub mod analyses;
 pub mod bootstrap;
 pub mod chat;
 pub mod compare;

@@ -1,6 +1,7 @@
 //! `stats mcq agree`: annotator agreement (pairwise Jaccard) and majority-vote gold. The
 //! analysis is [`ragstats_core::mcq::agree::agree`].
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::mcq::agree::{agree, read_annotations, AgreeReport, AgreeSettings};
@@ -66,5 +67,5 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new()
         .with("annotations", a.annotations.display())
         .with_opt("items", a.items.as_ref().map(|p| p.display()));
-    Ok(Finished::new("mcq agree", inputs, out))
+    Ok(crate::cmd::render::finished("mcq agree", inputs, out))
 }

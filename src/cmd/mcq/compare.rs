@@ -3,6 +3,7 @@
 //! taken as independent. The analysis is
 //! [`ragstats_core::mcq::compare::compare_results`]; the tables are in `compare/render.rs`.
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::mcq::compare::{
@@ -103,7 +104,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new()
         .with("a", a.a.display())
         .with("b", a.b.display());
-    Ok(Finished::new("mcq compare", inputs, out).with_figure(figure))
+    Ok(crate::cmd::render::finished("mcq compare", inputs, out).with_figure(figure))
 }
 
 /// The figure `--plot` draws (and `stats report` shows): both sides' scores and the paired

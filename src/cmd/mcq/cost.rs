@@ -1,6 +1,7 @@
 //! `stats mcq cost`: tokens and fees of an `mcq run --ledger` ledger per item, group, task
 //! and run. The analysis is [`ragstats_core::mcq::ledger_costs::mcq_ledger_costs`].
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::document::to_body;
@@ -59,7 +60,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new()
         .with("ledger", a.ledger.display())
         .with_opt("prices", a.prices.as_ref().map(|p| p.display()));
-    Ok(Finished::new("mcq cost", inputs, out))
+    Ok(crate::cmd::render::finished("mcq cost", inputs, out))
 }
 
 const HEAD: [&str; 8] = [

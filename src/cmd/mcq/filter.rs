@@ -2,6 +2,7 @@
 //! the format rules; kept lines are copied unchanged. The analysis is
 //! [`ragstats_core::mcq::filter::filter_items`].
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -85,5 +86,5 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
             untested.iter().take(10).cloned().collect::<Vec<_>>().join(", ")
         )],
     };
-    Ok(Finished::new("mcq filter", inputs, out).with_notes_after(notes))
+    Ok(crate::cmd::render::finished("mcq filter", inputs, out).with_notes_after(notes))
 }

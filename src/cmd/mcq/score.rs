@@ -2,6 +2,7 @@
 //! stratified-bootstrap intervals, failure rates, positional bias. The analysis is
 //! [`ragstats_core::mcq::score::score_results`]; the tables are in `score/render.rs`.
 
+use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::mcq::score::{score_results_clustered, scored_items, ScoreReport};
@@ -81,7 +82,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new()
         .with("results", a.results.display())
         .with_opt("shuffled", a.shuffled.as_ref().map(|p| p.display()));
-    Ok(Finished::new("mcq score", inputs, out).with_figure(figure))
+    Ok(crate::cmd::render::finished("mcq score", inputs, out).with_figure(figure))
 }
 
 /// The figure `--plot` draws (and `stats report` shows): EM and F1 per level with their

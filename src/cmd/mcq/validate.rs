@@ -1,6 +1,7 @@
 //! `stats mcq validate`: every format rule of an items file, all violations reported. The
 //! analysis is [`ragstats_core::mcq::validate::validation_report`].
 
+use crate::cmd::render::Emit as _;
 use std::path::{Path, PathBuf};
 
 use ragstats_core::mcq::validate::{read_items, validation_report, ItemsFile, ValidateReport};
@@ -50,5 +51,5 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
             r.lines
         )],
     };
-    Ok(Finished::new("mcq validate", inputs, out).with_notes_after(notes))
+    Ok(crate::cmd::render::finished("mcq validate", inputs, out).with_notes_after(notes))
 }

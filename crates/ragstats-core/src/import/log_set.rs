@@ -53,7 +53,7 @@ pub(super) fn members(name: &Path) -> Option<Vec<PathBuf>> {
     SETS.with(|s| s.borrow().get(name).cloned())
 }
 
-fn check_member(p: &Path) -> Result<()> {
+pub(super) fn check_member(p: &Path) -> Result<()> {
     if !p.exists() {
         return Err(Error::io(
             p,

@@ -9,6 +9,7 @@
 //! samples that carry an error or no score are left out and listed in [`Imported::notes`],
 //! never scored 0 unless the caller asks ([`ImportOptions::missing_as`]).
 
+mod by_selector;
 pub mod inspect;
 pub mod lmeval;
 mod log_set;
@@ -17,8 +18,11 @@ pub mod parquet;
 #[cfg(not(feature = "formats"))]
 #[path = "parquet_off.rs"]
 pub mod parquet;
+mod settings;
 
+pub use by_selector::{by_selector, selector_names, By};
 pub use log_set::with_log_set;
+pub use settings::{dropped_notes, unpaired_counts, Balance, PanelSettings};
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -1220,7 +1224,50 @@ pub fn with_panel_table<R>(
 /// # Errors
 /// Those of [`import_logs`] and of the panel loader.
 pub fn load_logs_panel(path: &Path, opts: &LoadOptions, import: &ImportOptions) -> Result<Panel> {
-    let imported = import_logs(&[path.to_path_buf()], import)?;
+    load_log_set_panel(std::slice::from_ref(&path.to_path_buf()), opts, import)
+}
+
+/// Loads the panel `source` holds: a table in memory through the Arrow loader (its name in
+/// messages); one file as [`load_panel`] reads it; several files (evaluation logs or
+/// directories of them, nothing else) as one set of logs, as a directory holding them.
+///
+/// # Errors
+/// Those of [`load_panel`]; with several files, [`Error::Input`] naming the first that is
+/// not an evaluation log.
+pub fn load_source(
+    source: &crate::panel::Source,
+    opts: &LoadOptions,
+    import: &ImportOptions,
+) -> Result<Panel> {
+    use crate::panel::Source;
+    match source {
+        Source::Table { name, table } => crate::panel::arrow::load_panel_arrow(
+            name,
+            &table.schema,
+            table.batches.iter().cloned().map(Ok),
+            opts,
+        ),
+        Source::Files(paths) => match paths.as_slice() {
+            [one] => load_panel(one, opts, import),
+            _ => {
+                for p in paths {
+                    log_set::check_member(p)?;
+                }
+                load_log_set_panel(paths, opts, import)
+            }
+        },
+    }
+}
+
+/// [`load_logs_panel`] of the logs at `paths` read as one set; the panel is named by the
+/// first.
+fn load_log_set_panel(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    import: &ImportOptions,
+) -> Result<Panel> {
+    let path = &paths[0];
+    let imported = import_logs(paths, import)?;
     let metric = imported.score_column(opts);
     let (schema, batch, mut notes) = imported.to_batch(metric.as_deref());
     let name = path.to_string_lossy();

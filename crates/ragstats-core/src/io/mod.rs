@@ -23,6 +23,7 @@
 
 pub mod csv;
 pub mod digest;
+pub mod from_text;
 pub mod jsonl;
 pub mod output;
 pub mod text;

@@ -25,6 +25,7 @@ mod read;
 pub mod records;
 mod selectors;
 mod settle;
+mod source;
 mod strata;
 mod suffstats;
 
@@ -32,6 +33,7 @@ pub use design::Design;
 pub use load::{load_outcomes, load_panel, LoadOptions, PanelRows};
 pub use options::{combine_strata, ColumnMap, Duplicates, Weights};
 pub use selectors::SelectorChoice;
+pub use source::Source;
 pub use suffstats::{QuestionStats, StratumStats};
 
 use std::path::PathBuf;

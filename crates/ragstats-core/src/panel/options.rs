@@ -222,6 +222,33 @@ impl std::str::FromStr for ColumnMap {
     }
 }
 
+/// A column map as text (`question=question_id,arm=model`) or as a map from role to column
+/// (a Python dict): the same roles and checks either way.
+impl<'de> serde::Deserialize<'de> for ColumnMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Text(String),
+            Map(serde_json::Map<String, serde_json::Value>),
+        }
+        let pairs = match Form::deserialize(d)? {
+            Form::Text(t) => return t.parse().map_err(serde::de::Error::custom),
+            Form::Map(m) => m
+                .into_iter()
+                .map(|(role, column)| match column {
+                    serde_json::Value::String(c) => Ok((role, c)),
+                    other => Err(serde::de::Error::custom(format!(
+                        "the column of role '{}' is {other}; expected a column name",
+                        clip(&role)
+                    ))),
+                })
+                .collect::<std::result::Result<Vec<_>, D::Error>>()?,
+        };
+        ColumnMap::new(pairs).map_err(|e| serde::de::Error::custom(e.into_detail()))
+    }
+}
+
 /// How strata are weighted when combined: estimate Σ_d w_d·ȳ_d with Σ w_d = 1.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Weights {
@@ -381,6 +408,40 @@ impl std::str::FromStr for Weights {
             "size" => Ok(Weights::Size),
             "equal" => Ok(Weights::Equal),
             path => Weights::read(Path::new(path)).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// Weights as text (`size`, `equal`, a `dataset,weight` CSV file) or as a map from
+/// dataset to weight (a Python dict; checked as a file's rows are, normalised when loading).
+impl<'de> serde::Deserialize<'de> for Weights {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Text(String),
+            Map(serde_json::Map<String, serde_json::Value>),
+        }
+        match Form::deserialize(d)? {
+            Form::Text(t) => t.parse().map_err(serde::de::Error::custom),
+            Form::Map(m) => {
+                let mut weights = Vec::new();
+                for (name, v) in m {
+                    match v.as_f64() {
+                        Some(w) if w.is_finite() && w >= 0.0 => weights.push((name, w)),
+                        _ => {
+                            return Err(serde::de::Error::custom(format!(
+                                "weight {v} for '{}'; expected a finite number ≥ 0",
+                                clip(&name)
+                            )))
+                        }
+                    }
+                }
+                Ok(Weights::Given {
+                    source: "the weights given".into(),
+                    weights,
+                })
+            }
         }
     }
 }

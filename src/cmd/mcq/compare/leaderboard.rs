@@ -54,7 +54,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
     })?;
     let inputs = ragstats_core::document::Inputs::new()
         .with_all("results", paths.iter().map(|p| p.display()));
-    Ok(Finished::new(
+    Ok(crate::cmd::render::finished(
         "mcq compare",
         inputs,
         LeaderboardOutput { report },

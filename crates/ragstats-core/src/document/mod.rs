@@ -4,6 +4,10 @@
 //! command's `--format json` and the Python bindings' `to_dict()` are both [`document`], so
 //! they agree by construction. The schema is in `docs/json.md`.
 
+mod finished;
+
+pub use finished::{document_of, Figure, Finished, Rendered, Sections};
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;

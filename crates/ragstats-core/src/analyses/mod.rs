@@ -1,0 +1,44 @@
+//! The front door: one call per analysis, from its inputs ([`Source`]s) and its settings
+//! (a `…Settings` type checked by the call, deserializable from the Python bindings'
+//! keywords) to a [`Finished`] result — the report shown each way, its document's envelope,
+//! its notes. The `stats` command turns its flags into the same settings and makes the same
+//! call; the Python bindings build the settings from keywords. Naming rule: the function is
+//! the command's name (`stats variance` → [`variance`]), its settings type the command's
+//! name in CamelCase with `Settings`.
+//!
+//! A figure is drawn above this crate (`ragstats-plot`): a call that can draw one takes a
+//! [`Draw`] of its report and puts the SVG in the result.
+//!
+//! [`Source`]: crate::panel::Source
+//! [`Finished`]: crate::document::Finished
+
+mod variance;
+
+pub use variance::{variance, VarianceSettings};
+
+/// Draws an analysis's figure (an SVG document) from its report; `None`: no figure asked for.
+pub type Draw<'a, R> = Option<&'a dyn Fn(&R) -> crate::Result<String>>;
+
+/// The envelope's inputs with `source` in `role`: a file's path, a table's name, or the list
+/// of files read as one set.
+pub fn source_input(
+    inputs: crate::document::Inputs,
+    role: &str,
+    source: &crate::panel::Source,
+) -> crate::document::Inputs {
+    match source.names().as_slice() {
+        [one] => inputs.with(role, one),
+        all => inputs.with_all(role, all),
+    }
+}
+
+/// The unpaired cells of `panel` as the document's `run.unpaired_cells` says them
+/// (`{"dropped": n, "scored": m}`; `None` when there are none).
+pub fn unpaired_cells(panel: &crate::panel::Panel) -> Option<serde_json::Value> {
+    unpaired_json(crate::import::unpaired_counts(panel))
+}
+
+/// `(dropped, scored)` unpaired cells as `run.unpaired_cells` says them.
+fn unpaired_json((dropped, scored): (usize, usize)) -> Option<serde_json::Value> {
+    (dropped + scored > 0).then(|| serde_json::json!({"dropped": dropped, "scored": scored}))
+}

@@ -1,0 +1,69 @@
+//! `variance`: nested variance components per stratum, pooled, and the combined estimate
+//! with its interval ([`crate::components::variance::variance_of_panel`]).
+
+use serde::Deserialize;
+
+use super::{source_input, unpaired_cells, unpaired_json, Draw};
+use crate::components::variance::{variance_of_panel, PanelVariance};
+use crate::document::{Figure, Finished, Inputs};
+use crate::import::{by_selector, unpaired_counts, Balance, By, PanelSettings};
+use crate::panel::Source;
+use crate::{Error, Result};
+
+/// The settings of [`variance`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct VarianceSettings {
+    /// How the panel is read.
+    #[serde(flatten)]
+    pub panel: PanelSettings,
+    /// Report each selector of the panel's `selector` column, then their average.
+    pub by: Option<By>,
+}
+
+/// The variance analysis of the panel `panel` holds: ANOVA for balanced strata, REML for
+/// unbalanced ones (kept nested), with the loading notes after the output; with
+/// `settings.by`, one section per selector. `draw` adds the figure of the components'
+/// shares.
+///
+/// # Errors
+/// Those of loading the panel and of the analysis; [`Error::Setting`] for a figure asked
+/// of sections (one figure shows one analysis).
+pub fn variance(
+    panel: &Source,
+    settings: &VarianceSettings,
+    draw: Draw<'_, PanelVariance>,
+) -> Result<Finished> {
+    let inputs = source_input(Inputs::new(), "panel", panel);
+    if settings.by == Some(By::Selector) {
+        if draw.is_some() {
+            return Err(Error::setting(
+                "plot",
+                "draws one analysis: choose one selector instead of by selector",
+            ));
+        }
+        let mut notes = Vec::new();
+        let mut unpaired = (0, 0);
+        let sections = by_selector(panel, &settings.panel, |one| {
+            let loaded = one.load(panel, Balance::Fitted)?;
+            notes.extend(one.loading_notes(&loaded, true));
+            let (d, s) = unpaired_counts(&loaded);
+            unpaired = (unpaired.0 + d, unpaired.1 + s);
+            Ok::<_, Error>(Box::new(variance_of_panel(&loaded)?) as _)
+        })?;
+        let mut done = Finished::new("variance", inputs, sections).with_notes_after(notes);
+        done.unpaired_cells = unpaired_json(unpaired);
+        return Ok(done);
+    }
+    let loaded = settings.panel.load(panel, Balance::Fitted)?;
+    let report = variance_of_panel(&loaded)?;
+    let figure = match draw {
+        Some(draw) => Some(Figure::new(draw(&report)?, panel.paths())),
+        None => None,
+    };
+    let mut done = Finished::new("variance", inputs, report)
+        .with_figure(figure)
+        .with_notes_after(settings.panel.loading_notes(&loaded, true));
+    done.unpaired_cells = unpaired_cells(&loaded);
+    Ok(done)
+}

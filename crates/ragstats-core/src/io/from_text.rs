@@ -1,0 +1,74 @@
+//! Settings read from their text form by serde: a value a user writes as text (`average`,
+//! `question=question_id`, `metadata:KEY`) is deserialized through the type's `FromStr`, so
+//! a settings type read from JSON (the Python bindings' keywords) takes exactly the words
+//! the command line takes, and refuses the same ones with the same message.
+
+use std::fmt::Display;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer};
+
+/// `T` from its text form (`#[serde(deserialize_with = "parsed")]`).
+///
+/// # Errors
+/// `T`'s own message for text it refuses; serde's for a value that is not text.
+pub fn parsed<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr,
+    T::Err: Display,
+{
+    let text = String::deserialize(d)?;
+    text.parse().map_err(serde::de::Error::custom)
+}
+
+/// An optional `T` from its text form; `null` (Python's `None`) is `None`.
+///
+/// # Errors
+/// As [`parsed`].
+pub fn parsed_opt<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr,
+    T::Err: Display,
+{
+    match Option::<String>::deserialize(d)? {
+        Some(text) => text.parse().map(Some).map_err(serde::de::Error::custom),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct S {
+        #[serde(deserialize_with = "parsed")]
+        n: std::num::NonZeroU8,
+        #[serde(default, deserialize_with = "parsed_opt")]
+        m: Option<u16>,
+    }
+
+    #[test]
+    fn text_goes_through_from_str() {
+        let s: S = serde_json::from_str(r#"{"n": "7", "m": "300"}"#).unwrap();
+        assert_eq!((s.n.get(), s.m), (7, Some(300)));
+        let s: S = serde_json::from_str(r#"{"n": "7", "m": null}"#).unwrap();
+        assert_eq!(s.m, None);
+        let s: S = serde_json::from_str(r#"{"n": "7"}"#).unwrap();
+        assert_eq!(s.m, None);
+        let e = serde_json::from_str::<S>(r#"{"n": "0"}"#).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("number would be zero for non-zero type"),
+            "{e}"
+        );
+        let e = serde_json::from_str::<S>(r#"{"n": 7}"#).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid type: integer `7`, expected a string"),
+            "{e}"
+        );
+    }
+}
