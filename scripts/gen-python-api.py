@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Write python/ragstats/_api.py: one keyword-argument function per analysis command, from
 the command line's own flag definitions (`ragstats._ragstats.commands()`, i.e. clap's).
+A function of an analysis of the library's front door (`library_analyses()`) passes its
+keywords as that analysis's settings; the others pass them as the command's flags.
 
 Each function's keywords are the command's flags (`--max-reads` -> `max_reads`), with the
 CLI's defaults and help; its docstring has the command's `--help` examples as Python calls.
@@ -167,6 +169,12 @@ def function(spec, fn):
     if has_plot:
         doc.append("- ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.")
     doc.append("- ``progress``: called as ``progress(done, total)`` while a long call runs.")
+    if spec["name"] in LIBRARY:
+        body = ["inputs: dict = {" + ", ".join(f"{a['name']!r}: {py_name(a)}" for a in positional) + "}"]
+        body.append("settings: dict = {" + ", ".join(f"{a['name']!r}: {py_name(a)}" for a in flags) + "}")
+        plot = "plot" if has_plot else "False"
+        body.append(f"return _analyse({spec['name']!r}, inputs, settings, {plot}, progress)")
+        return render(fn, params, doc, body)
     body = [f"argv: list = [{spec['name'].split()[0]!r}" + "".join(f", {w!r}" for w in spec["name"].split()[1:]) + "]"]
     body.append("tables: dict = {}")
     for a in positional:
@@ -180,6 +188,10 @@ def function(spec, fn):
     if has_plot:
         body.append("if plot:\n        argv += ['--plot', 'figure.svg']")
     body.append("return _run(argv, tables, progress)")
+    return render(fn, params, doc, body)
+
+
+def render(fn, params, doc, body):
     doc_text = textwrap.indent("\n".join(doc).replace('"""', "'''"), "    ").rstrip()
     return (
         f"def {fn}(\n    " + ",\n    ".join(params) + ",\n) -> Result:\n"
@@ -194,7 +206,7 @@ command line's flags: do not edit; regenerate after changing a flag)."""
 # fmt: off
 from typing import Any, Callable, Optional, Sequence, Union
 
-from ._call import Result, _flag, _positional, _run
+from ._call import Result, _analyse, _flag, _positional, _run
 
 '''
 
@@ -213,7 +225,13 @@ def merge_more(spec):
     return spec
 
 
+# The analyses the native module runs through the library's front door (typed settings, no
+# command line in between); the others still pass their flags to the command line.
+LIBRARY = set()
+
+
 def main():
+    LIBRARY.update(native_module().library_analyses())
     specs = {s["name"]: merge_more(s) for s in json.loads(native_module().commands())}
     parts = [HEADER]
     for name, fn in COMMANDS.items():

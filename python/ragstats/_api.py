@@ -4,7 +4,7 @@ command line's flags: do not edit; regenerate after changing a flag)."""
 # fmt: off
 from typing import Any, Callable, Optional, Sequence, Union
 
-from ._call import Result, _flag, _positional, _run
+from ._call import Result, _analyse, _flag, _positional, _run
 
 
 def variance(
@@ -61,31 +61,9 @@ def variance(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['variance']
-    tables: dict = {}
-    _positional(argv, tables, panel, True)
-    _flag(argv, tables, '--metric', metric, False, None)
-    _flag(argv, tables, '--contrast', contrast, False, None)
-    _flag(argv, tables, '--arm', arm, False, None)
-    if drop_incomplete:
-        argv.append('--drop-incomplete')
-    _flag(argv, tables, '--failure-score', failure_score, False, None)
-    _flag(argv, tables, '--selector', selector, False, None)
-    _flag(argv, tables, '--columns', columns, False, None)
-    if common_questions:
-        argv.append('--common-questions')
-    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
-    _flag(argv, tables, '--weights', weights, False, None)
-    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
-    _flag(argv, tables, '--arm-from', arm_from, False, None)
-    _flag(argv, tables, '--score', score, True, None)
-    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
-    _flag(argv, tables, '--missing-as', missing_as, False, None)
-    _flag(argv, tables, '--filter', filter, False, None)
-    _flag(argv, tables, '--by', by, False, None)
-    if plot:
-        argv += ['--plot', 'figure.svg']
-    return _run(argv, tables, progress)
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by}
+    return _analyse('variance', inputs, settings, plot, progress)
 
 
 def forecast(

@@ -5,6 +5,7 @@ result wrapped as a :class:`Result`."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from typing import Any, Callable, Optional
@@ -52,11 +53,33 @@ class Result:
         """The main table's rows (floats, ints, strings; None where undefined or missing)."""
         return self._outcome.rows()
 
-    def tables(self) -> list:
-        """The names of the further tables: the document's keys that hold a list of objects
-        (``strata``, ``pairs``, ``systems`` …), each readable with ``to_pandas(name)``."""
+    def __getattr__(self, name: str) -> Any:
+        """A field of the report (``v.estimate``, ``v.se``, ``v.ci``): the document's key."""
+        if name.startswith("_"):
+            raise AttributeError(name)
         doc = self.to_dict()
-        return [k for k, v in doc.items() if _is_records(v)]
+        if name in doc:
+            return doc[name]
+        raise AttributeError(f"{name!r}: the result's fields are {', '.join(doc)}")
+
+    def __dir__(self) -> list:
+        return sorted(set(super().__dir__()) | set(self.to_dict()))
+
+    def tables(self) -> list:
+        """The names of the further tables: the tables the text output shows by name (such as
+        variance's ``components``), then the document's keys that hold a list of objects
+        (``strata``, ``pairs``, ``systems`` …; a document key wins over an output table of the
+        same name), each readable with ``to_pandas(name)``."""
+        doc = self.to_dict()
+        records = [k for k, v in doc.items() if _is_records(v)]
+        return [n for n in self._outcome.table_names() if n not in records] + records
+
+    def _view_table(self, name: str) -> Optional[tuple]:
+        """The output's table `name` as (columns, rows), unless the document holds records
+        under that name (those win: they have every field)."""
+        if _is_records(self.to_dict().get(name)):
+            return None
+        return self._outcome.named_table(name)
 
     def _records(self, name: str) -> list:
         doc = self.to_dict()
@@ -72,6 +95,9 @@ class Result:
         import pandas as pd
 
         if name is not None:
+            named = self._view_table(name)
+            if named is not None:
+                return pd.DataFrame(named[1], columns=named[0])
             return pd.json_normalize(self._records(name))
         return pd.DataFrame(self.rows(), columns=self.columns)
 
@@ -81,6 +107,10 @@ class Result:
         import polars as pl
 
         if name is not None:
+            named = self._view_table(name)
+            if named is not None:
+                columns, rows = named
+                return pl.DataFrame({c: [r[i] for r in rows] for i, c in enumerate(columns)}, strict=False)
             return pl.DataFrame(self._records(name), strict=False)
         rows = self.rows()
         return pl.DataFrame(
@@ -254,6 +284,38 @@ def _tqdm_progress() -> Optional[Callable[[int, int], None]]:
         bar.refresh()
 
     return show
+
+
+def _setting(v: Any) -> Any:
+    """A keyword's value as the settings' JSON holds it: paths as text, tuples as lists, and
+    an infinite or NaN float (which JSON cannot hold) as its text, for the library to refuse
+    in its words."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    if isinstance(v, (list, tuple)):
+        return [_setting(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _setting(x) for k, x in v.items()}
+    return v
+
+
+def _analyse(
+    name: str,
+    inputs: dict,
+    settings: dict,
+    plot: bool,
+    progress: Optional[Callable[[int, int], Any]],
+) -> Result:
+    """Runs the analysis `name` through the library: `inputs` by role (paths, lists of logs,
+    tables), `settings` the keywords (those left at None are the analysis's defaults)."""
+    inputs = {k: _without_null_columns(v) for k, v in inputs.items() if v is not None}
+    given = {k: _setting(v) for k, v in settings.items() if v is not None}
+    if isinstance(given.get("score"), str):
+        given["score"] = [given["score"]]
+    outcome = _ragstats.analyse(name, inputs, json.dumps(given), plot, progress or _tqdm_progress())
+    return Result(outcome)
 
 
 def _run(argv: list, tables: dict, progress: Optional[Callable[[int, int], Any]]) -> Result:

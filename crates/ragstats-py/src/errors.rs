@@ -23,6 +23,8 @@ pub enum Failure {
     Input(String),
     /// Anything else (exit code 1): `RuntimeError`.
     Runtime(String),
+    /// A keyword given a value of the wrong type (`contrast=True`): `TypeError`.
+    Type(String),
 }
 
 /// The Python keyword of a library setting: the keyword the generated API makes from the
@@ -74,6 +76,7 @@ impl From<Failure> for PyErr {
         match f {
             Failure::Input(m) => InputError::new_err(m),
             Failure::Runtime(m) => RagstatsRuntimeError::new_err(m),
+            Failure::Type(m) => pyo3::exceptions::PyTypeError::new_err(m),
         }
     }
 }

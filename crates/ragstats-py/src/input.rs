@@ -63,7 +63,7 @@ fn from_capsule(name: &str, capsule: &Bound<'_, PyAny>) -> PyResult<MemoryTable>
 
 /// `pandas.DataFrame`, `polars.DataFrame`, `pyarrow.Table`: the top-level package and the
 /// class name of `obj`'s type.
-fn describe_type(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn describe_type(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     let t = obj.get_type();
     let module: String = t.getattr("__module__")?.extract()?;
     let class: String = t.getattr("__qualname__")?.extract()?;

@@ -18,6 +18,7 @@ use pyo3::types::PyDict;
 
 mod compute;
 mod errors;
+mod front_door;
 mod input;
 mod output;
 mod pandas;
@@ -70,6 +71,33 @@ fn call(
     })
 }
 
+/// Runs the analysis `name` through the library (no command line): `inputs` maps each
+/// input's role (`panel` …) to a path, a list of logs or a table; `settings` is the call's
+/// keywords as a JSON object; `plot` draws the figure. See [`front_door::run`].
+#[pyfunction]
+#[pyo3(signature = (name, inputs, settings, plot=false, progress=None))]
+fn analyse(
+    py: Python<'_>,
+    name: String,
+    inputs: &Bound<'_, PyDict>,
+    settings: String,
+    plot: bool,
+    progress: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Outcome> {
+    let sources = front_door::sources(inputs)?;
+    compute::run(py, progress, move |_watch| {
+        Ok(Outcome::of(&front_door::run(
+            &name, &sources, &settings, plot,
+        )?))
+    })
+}
+
+/// The analyses [`analyse`] runs through the library.
+#[pyfunction]
+fn library_analyses() -> Vec<&'static str> {
+    front_door::ANALYSES.to_vec()
+}
+
 /// clap's refusal of a keyword's value as Python shows it: the first paragraph, without its
 /// `error: ` and the `--help` hint, naming the keyword where clap names the flag
 /// (`invalid value '2' for 'confidence': …`).
@@ -113,6 +141,8 @@ fn _ragstats(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Outcome>()?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(call, m)?)?;
+    m.add_function(wrap_pyfunction!(analyse, m)?)?;
+    m.add_function(wrap_pyfunction!(library_analyses, m)?)?;
     m.add_function(wrap_pyfunction!(commands, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use ragstats_cli::cmd::render::Finished;
+use ragstats_core::document::Finished;
 use ragstats_core::table::{Cell, Table};
 
 /// One analysis's result (wrapped by `ragstats.Result` in Python).
@@ -16,6 +16,8 @@ pub struct Outcome {
     figure: Option<String>,
     notes: Vec<String>,
     exit_code: u8,
+    /// The report's view, where it has one: its named tables and its HTML.
+    view: Option<ragstats_core::table::View>,
 }
 
 impl Outcome {
@@ -28,6 +30,7 @@ impl Outcome {
             figure: f.figure.as_ref().map(|fig| fig.svg.clone()),
             notes: f.notes_after.clone(),
             exit_code: f.result.exit_code(),
+            view: f.result.view(),
         }
     }
 }
@@ -59,9 +62,17 @@ impl Outcome {
         self.exit_code
     }
 
-    /// The main table as HTML (the table `stats report` shows).
+    /// The result as HTML for a notebook: the view's text and named tables (the main table
+    /// where the result has no view), then the figure when one was drawn.
     fn html(&self) -> String {
-        self.table.to_html()
+        let mut html = match &self.view {
+            Some(v) => v.to_html(),
+            None => self.table.to_html(),
+        };
+        if let Some(svg) = &self.figure {
+            html.push_str(svg);
+        }
+        html
     }
 
     /// The main table's column names (the CSV header).
@@ -72,26 +83,54 @@ impl Outcome {
     /// The main table's rows: floats, ints, strings, and `None` where a value is
     /// undefined or missing (the empty cells of the CSV).
     fn rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let rows = PyList::empty(py);
-        for row in &self.table.rows {
-            let cells = PyList::empty(py);
-            for c in row {
-                match c {
-                    Cell::Num(v, _) if v.is_finite() => cells.append(*v)?,
-                    Cell::Count(n) => cells.append(*n)?,
-                    Cell::Text(s) => cells.append(s)?,
-                    Cell::Raw(s) => match s.trim().parse::<f64>() {
-                        Ok(v) if v.is_finite() => cells.append(v)?,
-                        _ if s.is_empty() || s == "-" => cells.append(py.None())?,
-                        _ => cells.append(s)?,
-                    },
-                    Cell::Num(..) | Cell::Undefined(_) | Cell::Missing => {
-                        cells.append(py.None())?
-                    }
-                }
-            }
-            rows.append(cells)?;
-        }
-        Ok(rows)
+        rows_of(py, &self.table)
     }
+
+    /// The names of the view's tables, in print order (none where the result has no view).
+    fn table_names(&self) -> Vec<&'static str> {
+        self.view
+            .iter()
+            .flat_map(|v| v.tables())
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// The view's table `name` as (columns, rows); `None` when it has no such table.
+    fn named_table<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+    ) -> PyResult<Option<(Vec<String>, Bound<'py, PyList>)>> {
+        let Some(view) = &self.view else {
+            return Ok(None);
+        };
+        match view.tables().into_iter().find(|(n, _)| *n == name) {
+            Some((_, t)) => Ok(Some((t.columns.clone(), rows_of(py, t)?))),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The rows of `table`: floats, ints, strings, and `None` where a value is undefined or
+/// missing (the empty cells of the CSV).
+fn rows_of<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyList>> {
+    let rows = PyList::empty(py);
+    for row in &table.rows {
+        let cells = PyList::empty(py);
+        for c in row {
+            match c {
+                Cell::Num(v, _) if v.is_finite() => cells.append(*v)?,
+                Cell::Count(n) => cells.append(*n)?,
+                Cell::Text(s) => cells.append(s)?,
+                Cell::Raw(s) => match s.trim().parse::<f64>() {
+                    Ok(v) if v.is_finite() => cells.append(v)?,
+                    _ if s.is_empty() || s == "-" => cells.append(py.None())?,
+                    _ => cells.append(s)?,
+                },
+                Cell::Num(..) | Cell::Undefined(_) | Cell::Missing => cells.append(py.None())?,
+            }
+        }
+        rows.append(cells)?;
+    }
+    Ok(rows)
 }

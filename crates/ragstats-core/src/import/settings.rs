@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::{ArmFrom, DatasetFrom, ImportOptions};
-use crate::io::from_text::{parsed, parsed_opt};
+use crate::io::from_text::{number_opt, parsed, parsed_opt};
 use crate::panel::{ColumnMap, Duplicates, LoadOptions, Panel, SelectorChoice, Source, Weights};
 use crate::{Error, Result};
 
@@ -25,6 +25,7 @@ pub struct PanelSettings {
     /// REML or failing.
     pub drop_incomplete: bool,
     /// With a contrast: the score of a cell's missing arm, instead of dropping the cell.
+    #[serde(deserialize_with = "number_opt")]
     pub failure_score: Option<f64>,
     /// One selector's rows, or `average`: their mean per cell.
     #[serde(deserialize_with = "parsed_opt")]
@@ -50,6 +51,7 @@ pub struct PanelSettings {
     pub cluster_from: Option<String>,
     /// Evaluation logs: the score of samples with an error or no score, instead of leaving
     /// them out.
+    #[serde(deserialize_with = "number_opt")]
     pub missing_as: Option<f64>,
     /// lm-eval: the filter whose rows are read.
     pub filter: Option<String>,

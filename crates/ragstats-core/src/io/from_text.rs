@@ -38,6 +38,30 @@ where
     }
 }
 
+/// An optional number given as a number or as text (`"inf"`, `"-1e3"`): JSON has no
+/// infinity or NaN, so a front end sends those as text, and the setting's own check refuses
+/// them in its words, as for the command line's `--failure-score inf`.
+///
+/// # Errors
+/// serde's message for a value that is neither, or text that is not a number.
+pub fn number_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Form {
+        Number(f64),
+        Text(String),
+    }
+    match Option::<Form>::deserialize(d)? {
+        None => Ok(None),
+        Some(Form::Number(x)) => Ok(Some(x)),
+        Some(Form::Text(t)) => t
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("'{t}' is not a number"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,149 @@
+//! The analyses the Python package runs through the library's front door
+//! ([`ragstats_core::analyses`]): inputs as [`Source`] values (paths, lists of logs, data
+//! frames), settings deserialized from the call's keywords (JSON made by the Python layer;
+//! a field's name is the keyword), no command line in between.
+
+use std::collections::HashMap;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use serde::de::DeserializeOwned;
+
+use ragstats_core::analyses;
+use ragstats_core::document::Finished;
+use ragstats_core::panel::Source;
+
+use crate::errors::{Failure, InputError};
+
+/// The analyses [`run`] knows (the others still go through the command line).
+pub const ANALYSES: &[&str] = &["variance"];
+
+/// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
+/// paths (evaluation logs read as one set), or a table (anything
+/// [`crate::input::table_from_py`] reads), named `<pandas.DataFrame>` in messages.
+///
+/// # Errors
+/// `TypeError` for anything else; those of reading a table.
+pub fn source_from_py(value: &Bound<'_, PyAny>) -> PyResult<Source> {
+    let path = |v: &Bound<'_, PyAny>| -> PyResult<Option<std::path::PathBuf>> {
+        if v.is_instance_of::<PyString>() || v.hasattr("__fspath__")? {
+            return Ok(Some(v.extract()?));
+        }
+        Ok(None)
+    };
+    if let Some(p) = path(value)? {
+        return Ok(Source::file(p));
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let mut paths = Vec::new();
+        for item in value.try_iter()? {
+            let item = item?;
+            match path(&item)? {
+                Some(p) => paths.push(p),
+                None => {
+                    return Err(InputError::new_err(
+                        "a list is read as evaluation logs: give paths (str or os.PathLike)",
+                    ))
+                }
+            }
+        }
+        if paths.is_empty() {
+            return Err(InputError::new_err(
+                "an empty list of logs: give at least one path",
+            ));
+        }
+        return Ok(Source::Files(paths));
+    }
+    let table = crate::input::table_from_py(value)?;
+    Ok(Source::table(
+        format!("<{}>", crate::input::describe_type(value)?),
+        table,
+    ))
+}
+
+/// The inputs of a call by role (`panel`, `ledger` …).
+pub fn sources(inputs: &Bound<'_, PyDict>) -> PyResult<HashMap<String, Source>> {
+    let mut out = HashMap::new();
+    for (role, value) in inputs {
+        out.insert(role.extract::<String>()?, source_from_py(&value)?);
+    }
+    Ok(out)
+}
+
+/// The settings `json` (the call's keywords) as `S`; an error names the keyword.
+fn settings<S: DeserializeOwned>(json: &str) -> Result<S, Failure> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let keyword = e.path().to_string();
+        let msg = e.into_inner().to_string();
+        // serde_json appends where in the JSON text it failed, which the caller never wrote.
+        let msg = match msg.rfind(" at line ") {
+            Some(at) => msg[..at].to_string(),
+            None => msg,
+        };
+        // A flattened field (the panel's settings inside an analysis's) has no path: the
+        // keyword is the one that fails alone.
+        let keyword = match keyword.as_str() {
+            "." => failing_keyword::<S>(json).unwrap_or(keyword),
+            _ => keyword,
+        };
+        let text = if keyword == "." {
+            msg
+        } else {
+            format!("{keyword}: {msg}")
+        };
+        // serde's words for a value of the wrong kind (a bool for a text setting).
+        if text.contains("invalid type: ") {
+            Failure::Type(text)
+        } else {
+            Failure::Input(text)
+        }
+    })
+}
+
+/// The first keyword of the settings object `json` whose value alone fails to deserialize
+/// as `S`.
+fn failing_keyword<S: DeserializeOwned>(json: &str) -> Option<String> {
+    let serde_json::Value::Object(all) = serde_json::from_str(json).ok()? else {
+        return None;
+    };
+    all.into_iter().find_map(|(k, v)| {
+        let one = serde_json::Value::Object([(k.clone(), v)].into_iter().collect());
+        serde_json::from_value::<S>(one).is_err().then_some(k)
+    })
+}
+
+/// The input `role` of `inputs`.
+fn input<'a>(inputs: &'a HashMap<String, Source>, role: &str) -> Result<&'a Source, Failure> {
+    inputs
+        .get(role)
+        .ok_or_else(|| Failure::Input(format!("missing input: {role}")))
+}
+
+/// Runs the analysis `name` on `inputs` with the settings `json`; `plot` draws its figure.
+pub fn run(
+    name: &str,
+    inputs: &HashMap<String, Source>,
+    json: &str,
+    plot: bool,
+) -> Result<Finished, Failure> {
+    match name {
+        "variance" => {
+            let s: analyses::VarianceSettings = settings(json)?;
+            let panel = input(inputs, "panel")?;
+            let caption = |outcome: &str| ragstats_plot::Caption {
+                panel: panel.name().display().to_string(),
+                outcome: outcome.to_string(),
+                bootstrap: None,
+            };
+            let draw = |v: &ragstats_core::components::variance::PanelVariance| {
+                ragstats_plot::variance(&v.variance, &caption(&v.variance.outcome))
+            };
+            Ok(analyses::variance(panel, &s, plot.then_some(&draw as _))?)
+        }
+        other => Err(Failure::Input(format!(
+            "`{other}` is not an analysis of the library's front door (these are: {})",
+            ANALYSES.join(", ")
+        ))),
+    }
+}
