@@ -652,13 +652,9 @@ def score_answers(
     - ``per_item`` (--per-item): Also print every item's EM and F1
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['score-answers']
-    tables: dict = {}
-    _positional(argv, tables, input, False)
-    _flag(argv, tables, '--style', style, False, 'hotpotqa')
-    if per_item:
-        argv.append('--per-item')
-    return _run(argv, tables, progress)
+    inputs: dict = {'input': input}
+    settings: dict = {'style': style, 'per_item': per_item}
+    return _analyse('score-answers', inputs, settings, False, progress)
 
 
 def correlate(

@@ -4,7 +4,7 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::bootstrap::analysis::{prepare, BootstrapSettings};
+use ragstats_core::bootstrap::analysis::{prepare, BootstrapJob};
 use ragstats_core::bootstrap::stratified::BootstrapSpec;
 use ragstats_core::resample::summary::Method;
 
@@ -158,7 +158,7 @@ pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
             &[("panel", &args.panel)],
         )?;
     }
-    let settings = BootstrapSettings {
+    let settings = BootstrapJob {
         spec: BootstrapSpec {
             components: args.components,
             designs: args.designs.clone(),

@@ -5,9 +5,7 @@ use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::qa_scoring::qa::Style;
-use ragstats_core::qa_scoring::qa_items::{
-    read_items, score_answers, AnswerReport, AnswerSettings,
-};
+use ragstats_core::qa_scoring::qa_items::AnswerSettings;
 
 use super::common::Format;
 use super::render::Finished;
@@ -41,36 +39,24 @@ flag_enum! {
     }
 }
 
-/// Reads the predictions and scores them.
-pub fn compute(args: &Args) -> anyhow::Result<AnswerReport> {
-    let items = read_items(&args.input)?;
-    if items.is_empty() {
-        // A mean over no answers is 0/0, not an EM of 0.
-        return Err(ragstats_core::Error::input(
-            &args.input,
-            None,
-            "holds no answers to score (EM and F1 of nothing are undefined)",
-        )
-        .into());
-    }
-    let settings = AnswerSettings {
+/// The library's settings for `args`.
+pub fn settings(args: &Args) -> AnswerSettings {
+    AnswerSettings {
         style: args.style.into(),
         per_item: args.per_item,
-    };
-    Ok(score_answers(&items, &settings)?)
+    }
 }
 
-/// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     outcome(&args)?.emit(args.format)
 }
 
-/// What `stats score-answers` prints for `args`.
+/// What `stats score-answers` prints for `args`: the library's
+/// [`ragstats_core::analyses::score_answers`].
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
-    let inputs = ragstats_core::document::Inputs::new().with("answers", args.input.display());
-    Ok(crate::cmd::render::finished(
-        "score-answers",
-        inputs,
-        compute(args)?,
-    ))
+    let answers = ragstats_core::panel::Source::file(&args.input);
+    Ok(ragstats_core::analyses::score_answers(
+        &answers,
+        &settings(args),
+    )?)
 }

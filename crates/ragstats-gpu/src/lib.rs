@@ -29,5 +29,7 @@ pub mod walk;
 pub use device::{AdapterPolicy, GpuContext, GpuOptions};
 pub use permute::GpuPermute;
 pub use resample::GpuBackend;
-pub use select::{select_backend, select_backend_for, select_permute, select_walk, BackendChoice};
+pub use select::{
+    select_backend, select_backend_for, select_permute, select_walk, BackendChoice, Engines,
+};
 pub use walk::GpuWalk;

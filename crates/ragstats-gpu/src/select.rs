@@ -1,5 +1,5 @@
 //! Which backend runs a job: the one `--backend auto|cpu|gpu` choice, its one rule for which
-//! adapters `auto` accepts ([`BackendChoice::adapter_policy`]), and the sizing rule that
+//! adapters `auto` accepts ([`adapter_policy`]), and the sizing rule that
 //! keeps small `auto` resampling jobs on the CPU. The resampling engine
 //! ([`select_backend`]), the permutation engine ([`select_permute`]) and `allocate`'s walk
 //! ([`select_walk`]) are chosen by it.
@@ -12,31 +12,30 @@ use ragstats_core::resample::cpu::CpuBackend;
 use ragstats_core::resample::engine::ResampleBackend;
 use ragstats_core::Result;
 
-/// Which backend to run on (`--backend auto|cpu|gpu`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BackendChoice {
-    /// A hardware GPU adapter if wgpu finds one (a software one only with
-    /// `STATS_ALLOW_SOFTWARE_GPU=1`), else the CPU.
-    #[default]
-    Auto,
-    /// The rayon CPU backend.
-    Cpu,
-    /// Any GPU adapter, including software ones; an error if there is none.
-    Gpu,
+/// Which backend to run on: the library's resampling setting `backend`.
+pub use ragstats_core::resample::Backend as BackendChoice;
+
+/// The GPU adapters `choice` accepts: none for `Cpu` (run on the CPU), any for `Gpu`,
+/// and for `Auto` a hardware one, or a software one (lavapipe) only when the environment
+/// variable `STATS_ALLOW_SOFTWARE_GPU=1` is set.
+pub fn adapter_policy(choice: BackendChoice) -> Option<AdapterPolicy> {
+    match choice {
+        BackendChoice::Cpu => None,
+        BackendChoice::Gpu => Some(AdapterPolicy::Any),
+        BackendChoice::Auto => Some(AdapterPolicy::Hardware {
+            allow_software: std::env::var("STATS_ALLOW_SOFTWARE_GPU").as_deref() == Ok("1"),
+        }),
+    }
 }
 
-impl BackendChoice {
-    /// The GPU adapters this choice accepts: none for `Cpu` (run on the CPU), any for `Gpu`,
-    /// and for `Auto` a hardware one, or a software one (lavapipe) only when the environment
-    /// variable `STATS_ALLOW_SOFTWARE_GPU=1` is set.
-    pub fn adapter_policy(self) -> Option<AdapterPolicy> {
-        match self {
-            BackendChoice::Cpu => None,
-            BackendChoice::Gpu => Some(AdapterPolicy::Any),
-            BackendChoice::Auto => Some(AdapterPolicy::Hardware {
-                allow_software: std::env::var("STATS_ALLOW_SOFTWARE_GPU").as_deref() == Ok("1"),
-            }),
-        }
+/// The engines of this crate for the library's analyses ([`ragstats_core::resample::Engines`]):
+/// [`select_backend_for`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Engines;
+
+impl ragstats_core::resample::Engines for Engines {
+    fn resampler(&self, backend: BackendChoice, draws: u64) -> Result<Box<dyn ResampleBackend>> {
+        select_backend_for(backend, draws)
     }
 }
 
@@ -71,7 +70,7 @@ pub fn select_backend_for(choice: BackendChoice, draws: u64) -> Result<Box<dyn R
 /// # Errors
 /// [`Error::Gpu`](ragstats_core::Error::Gpu) when `Gpu` is chosen and no adapter or device can be obtained.
 pub fn select_backend(choice: BackendChoice) -> Result<Box<dyn ResampleBackend>> {
-    let Some(policy) = choice.adapter_policy() else {
+    let Some(policy) = adapter_policy(choice) else {
         return Ok(Box::new(CpuBackend::new()));
     };
     match GpuBackend::new(policy) {
@@ -90,7 +89,7 @@ pub fn select_backend(choice: BackendChoice) -> Result<Box<dyn ResampleBackend>>
 /// # Errors
 /// [`Error::Gpu`](ragstats_core::Error::Gpu) when `Gpu` is chosen and no adapter can be used.
 pub fn select_permute(choice: BackendChoice) -> Result<Option<GpuPermute>> {
-    let Some(policy) = choice.adapter_policy() else {
+    let Some(policy) = adapter_policy(choice) else {
         return Ok(None);
     };
     match GpuPermute::new(policy) {
@@ -107,7 +106,7 @@ pub fn select_permute(choice: BackendChoice) -> Result<Option<GpuPermute>> {
 /// # Errors
 /// [`Error::Gpu`](ragstats_core::Error::Gpu) when `Gpu` is chosen and no adapter can be used.
 pub fn select_walk(choice: BackendChoice, draws: u64) -> Result<Option<GpuWalk>> {
-    let Some(policy) = choice.adapter_policy() else {
+    let Some(policy) = adapter_policy(choice) else {
         return Ok(None);
     };
     if choice == BackendChoice::Auto && draws < AUTO_GPU_MIN_DRAWS {

@@ -16,7 +16,7 @@ use ragstats_core::panel::Source;
 use crate::errors::{Failure, InputError};
 
 /// The analyses [`run`] knows (the others still go through the command line).
-pub const ANALYSES: &[&str] = &["variance"];
+pub const ANALYSES: &[&str] = &["variance", "score-answers"];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
 /// paths (evaluation logs read as one set), or a table (anything
@@ -141,6 +141,10 @@ pub fn run(
             };
             Ok(analyses::variance(panel, &s, plot.then_some(&draw as _))?)
         }
+        "score-answers" => Ok(analyses::score_answers(
+            input(inputs, "input")?,
+            &settings::<analyses::ScoreAnswersSettings>(json)?,
+        )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
             ANALYSES.join(", ")

@@ -12,8 +12,11 @@
 //! [`Source`]: crate::panel::Source
 //! [`Finished`]: crate::document::Finished
 
+mod score_answers;
 mod variance;
 
+pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
+pub use score_answers::score_answers;
 pub use variance::{variance, VarianceSettings};
 
 /// Draws an analysis's figure (an SVG document) from its report; `None`: no figure asked for.

@@ -1,5 +1,5 @@
 //! The stratified question bootstrap as one library call: a loaded panel and
-//! [`BootstrapSettings`] in, the replicates and their [`BootstrapReport`] out
+//! [`BootstrapJob`] in, the replicates and their [`BootstrapReport`] out
 //! ([`bootstrap`]); and the merge of sharded runs into the single run's result ([`merge`]).
 //!
 //! A front end that picks its resampling engine by the size of the job (the CLI's `auto`
@@ -22,7 +22,7 @@ use crate::{Error, Result};
 
 /// What one bootstrap run computes and how it draws.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BootstrapSettings {
+pub struct BootstrapJob {
     /// The statistics of every replicate besides the estimate and stratum means (refitted
     /// components, forecast designs).
     pub spec: BootstrapSpec,
@@ -74,7 +74,7 @@ impl Report for BootstrapRun {
 #[derive(Debug, Clone)]
 pub struct PreparedBootstrap {
     boot: Bootstrap,
-    settings: BootstrapSettings,
+    settings: BootstrapJob,
     /// The panel's design, for the small-sample note.
     design: Design,
 }
@@ -86,7 +86,7 @@ pub struct PreparedBootstrap {
 /// # Errors
 /// [`Error::Usage`] for an empty replicate range, a design that does not parse or fit the
 /// strata, or a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without questions.
-pub fn prepare(panel: &Panel, settings: &BootstrapSettings) -> Result<PreparedBootstrap> {
+pub fn prepare(panel: &Panel, settings: &BootstrapJob) -> Result<PreparedBootstrap> {
     if settings.replicates.is_empty() {
         return Err(Error::Usage(format!(
             "replicates {}..{}: the range holds no replicate",
@@ -166,7 +166,7 @@ impl PreparedBootstrap {
 /// Those of [`prepare`] and [`PreparedBootstrap::run`].
 pub fn bootstrap(
     panel: &Panel,
-    settings: &BootstrapSettings,
+    settings: &BootstrapJob,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<BootstrapRun> {
@@ -213,8 +213,8 @@ mod tests {
         .unwrap()
     }
 
-    fn settings(replicates: Range<u32>) -> BootstrapSettings {
-        BootstrapSettings {
+    fn settings(replicates: Range<u32>) -> BootstrapJob {
+        BootstrapJob {
             spec: BootstrapSpec::default(),
             seed: 1,
             replicates,
@@ -335,7 +335,7 @@ mod tests {
         use serde_json::json;
         let panel = demo();
         let cpu = CpuBackend::new();
-        let s = BootstrapSettings {
+        let s = BootstrapJob {
             seed: 7,
             confidence: 0.9,
             ..settings(10..60)

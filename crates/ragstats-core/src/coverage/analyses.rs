@@ -17,7 +17,7 @@
 use serde::Serialize;
 
 use super::tally::{Kind, Observation};
-use crate::bootstrap::analysis::{bootstrap, BootstrapSettings};
+use crate::bootstrap::analysis::{bootstrap, BootstrapJob};
 use crate::bootstrap::report::build_report;
 use crate::bootstrap::stratified::BootstrapSpec;
 use crate::compare::{cell_difference, prepare_panels, CompareSettings};
@@ -185,7 +185,7 @@ impl Run<'_> {
         let Some(panel) = outcome_panel(arms, o) else {
             return Ok(false);
         };
-        let settings = BootstrapSettings {
+        let settings = BootstrapJob {
             spec: BootstrapSpec::default(),
             seed,
             replicates: 0..self.replicates,

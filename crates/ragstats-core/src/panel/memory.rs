@@ -128,20 +128,43 @@ fn elements(a: &dyn Array) -> std::result::Result<Value, DataType> {
 /// the file cannot be opened.
 pub fn open_jsonl(path: &Path) -> Result<JsonlReader> {
     match lookup(path) {
-        Some(table) => {
-            let rows = table.json_rows().map_err(|m| Error::input(path, None, m))?;
-            let mut text = String::new();
-            for r in rows {
-                text.push_str(&Value::Object(r).to_string());
-                text.push('\n');
-            }
-            Ok(JsonlReader::from_reader(
-                path,
-                std::io::Cursor::new(text.into_bytes()),
-            ))
-        }
+        Some(table) => jsonl_rows(path, &table),
         None => JsonlReader::open(path),
     }
+}
+
+/// The JSON-lines reader of `source`: a table's rows as its lines (row n is line n), or
+/// the file ([`open_jsonl`]).
+///
+/// # Errors
+/// As [`open_jsonl`]; [`Error::Input`] when `source` names several files (only evaluation
+/// logs are read as a set).
+pub fn jsonl_of(source: &super::Source) -> Result<JsonlReader> {
+    match source {
+        super::Source::Table { name, table } => jsonl_rows(Path::new(name), table),
+        super::Source::Files(paths) => match paths.as_slice() {
+            [one] => open_jsonl(one),
+            _ => Err(Error::input(
+                source.name(),
+                None,
+                "one JSON-lines file expected, not several",
+            )),
+        },
+    }
+}
+
+/// The rows of `table`, called `name`, as the lines of a JSON-lines file.
+fn jsonl_rows(name: &Path, table: &MemoryTable) -> Result<JsonlReader> {
+    let rows = table.json_rows().map_err(|m| Error::input(name, None, m))?;
+    let mut text = String::new();
+    for r in rows {
+        text.push_str(&Value::Object(r).to_string());
+        text.push('\n');
+    }
+    Ok(JsonlReader::from_reader(
+        name,
+        std::io::Cursor::new(text.into_bytes()),
+    ))
 }
 
 /// The CSV reader of `path`: a registered table as CSV (its columns the header; a missing

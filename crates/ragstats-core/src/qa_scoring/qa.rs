@@ -22,10 +22,13 @@ use std::collections::HashMap;
 use super::pychar::{is_python_punctuation, is_python_space, is_python_word};
 
 /// Which official script's rules to follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Style {
     /// `hotpot_evaluate_v1.py`: yes/no/noanswer mismatch scores F1 = 0; empty vs empty F1 = 0.
+    #[default]
     Hotpotqa,
     /// SQuAD v1.1 `evaluate-v1.1.py`: plain token F1; empty vs empty F1 = 0.
     Squad,

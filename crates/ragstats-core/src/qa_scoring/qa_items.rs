@@ -11,7 +11,6 @@
 //! Other fields are ignored. Blank lines are skipped.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use serde_json::Value;
 
@@ -53,8 +52,9 @@ pub struct ScoreSummary {
 /// [`Error::Io`] when it cannot be read; [`Error::Input`] naming the file, the 1-based line
 /// and what was expected, for a line that is not a JSON object, a missing or mistyped
 /// field, an empty gold list, or a duplicate id.
-pub fn read_items(path: &Path) -> Result<Vec<AnswerItem>> {
-    let mut rdr = crate::panel::memory::open_jsonl(path)?;
+pub fn read_items(source: &crate::panel::Source) -> Result<Vec<AnswerItem>> {
+    let path = source.name();
+    let mut rdr = crate::panel::memory::jsonl_of(source)?;
     let mut items = Vec::new();
     let mut seen: HashMap<String, u64> = HashMap::new();
     while let Some((line, obj)) = rdr.next_object()? {
@@ -156,9 +156,10 @@ pub fn score_items(items: &[AnswerItem], style: Style) -> (Vec<ItemScore>, Score
 
 /// Settings of `score-answers`: which official script's rules, and whether every item's
 /// scores are kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(default)]
 pub struct AnswerSettings {
-    /// HotpotQA, SQuAD v1.1 or MuSiQue rules.
+    /// HotpotQA (the default), SQuAD v1.1 or MuSiQue rules.
     pub style: Style,
     /// Keep every item's EM and F1 in the report.
     pub per_item: bool,
