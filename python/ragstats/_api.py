@@ -700,23 +700,9 @@ def correlate(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['correlate']
-    tables: dict = {}
-    _positional(argv, tables, file, False)
-    _flag(argv, tables, '--x', x, True, None)
-    _flag(argv, tables, '--y', y, True, None)
-    _flag(argv, tables, '--method', method, False, 'pearson')
-    _flag(argv, tables, '--cluster', cluster, False, None)
-    _flag(argv, tables, '--aggregate-by', aggregate_by, False, None)
-    _flag(argv, tables, '--missing', missing, False, 'error')
-    _flag(argv, tables, '--permutations', permutations, False, 0)
-    _flag(argv, tables, '--replicates', replicates, False, 10000)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--backend', backend, False, 'auto')
-    _flag(argv, tables, '--confidence', confidence, False, 0.95)
-    if plot:
-        argv += ['--plot', 'figure.svg']
-    return _run(argv, tables, progress)
+    inputs: dict = {'file': file}
+    settings: dict = {'x': x, 'y': y, 'method': method, 'cluster': cluster, 'aggregate_by': aggregate_by, 'missing': missing, 'permutations': permutations, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    return _analyse('correlate', inputs, settings, plot, progress)
 
 
 def subsets(

@@ -109,6 +109,16 @@ impl ResampleArgs {
         }
     }
 
+    /// The library's resampling settings for these flags (checked by the analysis).
+    pub fn settings(&self) -> ragstats_core::resample::ResampleSettings {
+        ragstats_core::resample::ResampleSettings {
+            replicates: self.replicates,
+            seed: self.seed,
+            backend: self.backend.into(),
+            confidence: self.confidence.get(),
+        }
+    }
+
     /// The engine for a job of `draws` draws (`auto` keeps small jobs on the CPU).
     pub fn engine(&self, draws: u64) -> anyhow::Result<Box<dyn ResampleBackend>> {
         Ok(select_backend_for(self.backend.into(), draws)?)
@@ -178,6 +188,37 @@ impl Progress {
 
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+/// Progress bars for the library's [`ragstats_core::analyses::Progress`]: one bar per stage
+/// of the work (`bootstrap`, `permutations`), the previous one cleared when the next starts.
+#[derive(Default)]
+pub struct Bars {
+    current: std::sync::Mutex<Option<(String, Progress)>>,
+}
+
+impl Bars {
+    /// Shows `done` of `total` of the stage `work`.
+    pub fn set(&self, work: &str, done: u64, total: u64) {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if current.as_ref().is_none_or(|(w, _)| w != work) {
+            if let Some((_, bar)) = current.take() {
+                bar.finish();
+            }
+            *current = Some((work.to_string(), Progress::new(total, work)));
+        }
+        if let Some((_, bar)) = current.as_ref() {
+            bar.set(done);
+        }
+    }
+
+    /// Clears the bar shown last.
+    pub fn finish(&self) {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, bar)) = current.take() {
+            bar.finish();
+        }
     }
 }
 

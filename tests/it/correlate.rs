@@ -418,7 +418,7 @@ fn spearman_permutations_need_no_reranking() {
 /// 0.6537874754727734, -0.1352815516485985, 0.21198928707003528.
 #[test]
 fn cluster_inference_ignores_copies_within_clusters() {
-    use ragstats_core::correlate::all_pairs::{correlate, CorrelateSettings};
+    use ragstats_core::correlate::all_pairs::{correlate, CorrelateJob};
     let n = 60usize;
     let x: Vec<f64> = (0..n).map(|i| ((i * 37) % 61) as f64 / 61.0).collect();
     let y: Vec<f64> = (0..n)
@@ -435,7 +435,7 @@ fn cluster_inference_ignores_copies_within_clusters() {
         (0..4 * n as u32).map(|i| i / 4).collect(),
         (0..n).map(|i| i.to_string()).collect(),
     ));
-    let settings = CorrelateSettings {
+    let settings = CorrelateJob {
         resampling: boot(5, 0),
         permutations: 0,
         gpu_requested: false,
@@ -637,14 +637,14 @@ fn gpu_and_cpu_results_are_bit_identical() {
 /// matrix holds r and p.
 #[test]
 fn correlate_entry_point_on_anscombe_i() {
-    use ragstats_core::correlate::all_pairs::{correlate, CorrelateSettings};
+    use ragstats_core::correlate::all_pairs::{correlate, CorrelateJob};
     let x = vec![10., 8., 13., 9., 11., 14., 6., 4., 12., 7., 5.];
     let y = vec![
         8.04, 6.95, 7.58, 8.81, 8.33, 9.96, 7.24, 4.26, 10.84, 4.82, 5.68,
     ];
     let d = data(vec![x], vec![y]);
     let prep = prepare(&d, Method::Pearson).unwrap();
-    let settings = CorrelateSettings {
+    let settings = CorrelateJob {
         resampling: boot(9, 400),
         permutations: 999,
         gpu_requested: false,
@@ -673,7 +673,7 @@ fn correlate_entry_point_on_anscombe_i() {
     assert!(p.exceed < 20, "{p:?}");
     assert!(r.notes.is_empty(), "{:?}", r.notes);
     // Without replicates the bootstrap is skipped and no engine is needed.
-    let none = CorrelateSettings {
+    let none = CorrelateJob {
         resampling: Resampling {
             replicates: 0,
             ..settings.resampling

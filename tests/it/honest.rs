@@ -5,7 +5,7 @@
 //! The simulations use fixed seeds; each asserts a bound that the measured level before the
 //! fix misses by several Monte Carlo SEs (docs/COVERAGE.md has the full grid).
 
-use ragstats_core::bootstrap::analysis::{bootstrap, BootstrapSettings};
+use ragstats_core::bootstrap::analysis::{bootstrap, BootstrapJob};
 use ragstats_core::bootstrap::stratified::BootstrapSpec;
 use ragstats_core::compare::{compare, CompareSettings};
 use ragstats_core::inference::IntervalRule;
@@ -106,7 +106,7 @@ fn family_wise_coverage_at_sixty_questions_per_stratum() {
 fn bootstrap_intervals_hold_their_level_at_five_questions_per_stratum() {
     let mut normal = normals(0x5eed_0005);
     let dir = tempfile::tempdir().unwrap();
-    let settings = BootstrapSettings {
+    let settings = BootstrapJob {
         spec: BootstrapSpec::default(),
         seed: 3,
         replicates: 0..2000,

@@ -28,14 +28,21 @@ pub fn adapter_policy(choice: BackendChoice) -> Option<AdapterPolicy> {
     }
 }
 
-/// The engines of this crate for the library's analyses ([`ragstats_core::resample::Engines`]):
-/// [`select_backend_for`].
+/// The engines of this crate for the library's analyses ([`ragstats_core::analyses::Engines`]):
+/// [`select_backend_for`] and [`select_permute`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Engines;
 
-impl ragstats_core::resample::Engines for Engines {
+impl ragstats_core::analyses::Engines for Engines {
     fn resampler(&self, backend: BackendChoice, draws: u64) -> Result<Box<dyn ResampleBackend>> {
         select_backend_for(backend, draws)
+    }
+
+    fn permuter(
+        &self,
+        backend: BackendChoice,
+    ) -> Result<Option<Box<dyn ragstats_core::correlate::permute::PermuteBackend>>> {
+        Ok(select_permute(backend)?.map(|g| Box::new(g) as _))
     }
 }
 

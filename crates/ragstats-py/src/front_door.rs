@@ -16,7 +16,7 @@ use ragstats_core::panel::Source;
 use crate::errors::{Failure, InputError};
 
 /// The analyses [`run`] knows (the others still go through the command line).
-pub const ANALYSES: &[&str] = &["variance", "score-answers"];
+pub const ANALYSES: &[&str] = &["variance", "score-answers", "correlate"];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
 /// paths (evaluation logs read as one set), or a table (anything
@@ -120,13 +120,17 @@ fn input<'a>(inputs: &'a HashMap<String, Source>, role: &str) -> Result<&'a Sour
         .ok_or_else(|| Failure::Input(format!("missing input: {role}")))
 }
 
-/// Runs the analysis `name` on `inputs` with the settings `json`; `plot` draws its figure.
+/// Runs the analysis `name` on `inputs` with the settings `json`; `plot` draws its figure;
+/// `progress(done, total)` hears how far a long one is.
 pub fn run(
     name: &str,
     inputs: &HashMap<String, Source>,
     json: &str,
     plot: bool,
+    progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Finished, Failure> {
+    let progress = |_work: &str, done: u64, total: u64| progress(done, total);
+    let engines = ragstats_gpu::Engines;
     match name {
         "variance" => {
             let s: analyses::VarianceSettings = settings(json)?;
@@ -145,6 +149,26 @@ pub fn run(
             input(inputs, "input")?,
             &settings::<analyses::ScoreAnswersSettings>(json)?,
         )?),
+        "correlate" => {
+            let s: analyses::CorrelateSettings = settings(json)?;
+            let table = input(inputs, "file")?;
+            let draw = |r: &ragstats_core::correlate::all_pairs::CorrelateReport| {
+                let caption = ragstats_plot::Caption {
+                    panel: table.name().display().to_string(),
+                    outcome: String::new(),
+                    bootstrap: (s.resample.replicates > 0)
+                        .then(|| (s.resample.seed, u64::from(s.resample.replicates))),
+                };
+                ragstats_plot::correlate(&r.pairs, &r.matrix.x, &r.matrix.y, r.method, &caption)
+            };
+            Ok(analyses::correlate(
+                table,
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
             ANALYSES.join(", ")

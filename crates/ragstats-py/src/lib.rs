@@ -85,9 +85,10 @@ fn analyse(
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Outcome> {
     let sources = front_door::sources(inputs)?;
-    compute::run(py, progress, move |_watch| {
+    compute::run(py, progress, move |watch| {
+        let sink = watch.sink();
         Ok(Outcome::of(&front_door::run(
-            &name, &sources, &settings, plot,
+            &name, &sources, &settings, plot, &sink,
         )?))
     })
 }

@@ -215,7 +215,17 @@ impl<'a> Sections<'a> {
                 format: Format::Json,
                 plot: None,
             };
-            let r = correlate::compute(&cargs)?;
+            let bars = super::super::resample::Bars::default();
+            let (r, notes) = ragstats_core::analyses::correlate_report(
+                &ragstats_core::panel::Source::file(file),
+                &correlate::settings(&cargs),
+                &ragstats_gpu::Engines,
+                &|work, d, t| bars.set(work, d, t),
+            )?;
+            bars.finish();
+            for n in notes {
+                eprintln!("{n}");
+            }
             let svg = correlate::figure(&cargs, &r)?;
             let rows: Vec<Vec<String>> = r
                 .pairs

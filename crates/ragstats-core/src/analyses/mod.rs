@@ -12,12 +12,59 @@
 //! [`Source`]: crate::panel::Source
 //! [`Finished`]: crate::document::Finished
 
+use crate::correlate::permute::PermuteBackend;
+use crate::resample::{Backend, ResampleBackend};
+
+mod correlate;
 mod score_answers;
 mod variance;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
+pub use correlate::{correlate, correlate_report, CorrelateSettings};
 pub use score_answers::score_answers;
 pub use variance::{variance, VarianceSettings};
+
+/// Where an analysis gets its engines: the front end's (the CPU, or a GPU through
+/// `ragstats-gpu`), asked with the user's backend choice and the job's size (`auto` keeps
+/// small jobs on the CPU).
+pub trait Engines: Sync {
+    /// The resampling engine for a job of `draws` draws on `backend`.
+    ///
+    /// # Errors
+    /// When `backend` asks for a GPU that cannot be had.
+    fn resampler(&self, backend: Backend, draws: u64) -> crate::Result<Box<dyn ResampleBackend>>;
+
+    /// The permutation engine on `backend`; `None`: permute on the CPU.
+    ///
+    /// # Errors
+    /// When `backend` asks for a GPU that cannot be had.
+    fn permuter(&self, backend: Backend) -> crate::Result<Option<Box<dyn PermuteBackend>>>;
+}
+
+/// The engines of this crate alone: every job on the CPU, and a GPU asked for is an error.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuEngines;
+
+impl Engines for CpuEngines {
+    fn resampler(&self, backend: Backend, _draws: u64) -> crate::Result<Box<dyn ResampleBackend>> {
+        match backend {
+            Backend::Gpu => Err(crate::Error::setting(
+                "backend",
+                "gpu: this build has no GPU engines (ragstats-gpu supplies them)",
+            )),
+            _ => Ok(Box::new(crate::resample::CpuBackend::new())),
+        }
+    }
+
+    fn permuter(&self, backend: Backend) -> crate::Result<Option<Box<dyn PermuteBackend>>> {
+        self.resampler(backend, 0).map(|_| None)
+    }
+}
+
+/// How a long analysis reports how far it is: `(work, done, total)`, `work` naming the
+/// stage (`bootstrap`, `permutations`). It may unwind to stop the work (the Python bindings
+/// do, on Ctrl-C).
+pub type Progress<'a> = &'a (dyn Fn(&str, u64, u64) + Sync);
 
 /// Draws an analysis's figure (an SVG document) from its report; `None`: no figure asked for.
 pub type Draw<'a, R> = Option<&'a dyn Fn(&R) -> crate::Result<String>>;

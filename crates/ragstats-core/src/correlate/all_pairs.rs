@@ -21,7 +21,7 @@ use crate::{Error, Result};
 
 /// How the pairs are resampled and permuted.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CorrelateSettings {
+pub struct CorrelateJob {
     /// The bootstrap (replicates: 0 for none, else at least 2), the seed of the bootstrap
     /// and permutation streams, and the confidence level of the Fisher-z and bootstrap
     /// intervals.
@@ -130,7 +130,7 @@ impl Report for CorrelateReport {
 pub fn correlate(
     data: &Dataset,
     prep: &Prepared,
-    settings: &CorrelateSettings,
+    settings: &CorrelateJob,
     bootstrap: Option<&dyn ResampleBackend>,
     permute: Option<&dyn PermuteBackend>,
     progress: &(dyn Fn(CorrelateStage, u64) + Sync),
@@ -310,7 +310,7 @@ mod tests {
     fn the_document_has_the_bootstrap_engine_in_run_and_the_permutations_in_the_body() {
         let data = five_rows();
         let prep = prepare(&data, Method::Pearson).unwrap();
-        let settings = CorrelateSettings {
+        let settings = CorrelateJob {
             resampling: Resampling {
                 seed: 7,
                 replicates: 50,
@@ -360,7 +360,7 @@ mod tests {
     fn without_a_bootstrap_the_engine_is_null_but_the_settings_are_kept() {
         let data = five_rows();
         let prep = prepare(&data, Method::Spearman).unwrap();
-        let settings = CorrelateSettings {
+        let settings = CorrelateJob {
             resampling: Resampling {
                 seed: 3,
                 replicates: 0,

@@ -7,10 +7,11 @@ use crate::inference::t::two_sided_p;
 use crate::resample::summary::{normal_cdf, normal_quantile, Interval};
 
 /// Which correlation coefficient to compute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     /// Pearson's product-moment r.
+    #[default]
     Pearson,
     /// Spearman's ρ: Pearson's r of the average ranks.
     Spearman,

@@ -26,4 +26,4 @@ pub mod view;
 
 pub use analysis::{prepare, Options, PairResult, Prepared};
 pub use estimate::{Estimate, Method};
-pub use table::{load, Dataset, LoadSpec, Missing};
+pub use table::{load, load_source, Dataset, LoadSpec, Missing};

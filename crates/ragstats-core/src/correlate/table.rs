@@ -8,7 +8,7 @@ use crate::io::clip;
 use crate::{Error, Result};
 
 /// What to do with a row whose used cell is missing (empty, `NA`, `N/A`, `NaN`, `null`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Missing {
     /// Drop the row from every pair (listwise deletion) and report how many were dropped.
@@ -93,9 +93,34 @@ pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
     load_csv(path, spec)
 }
 
+/// [`load`] of the table `source` holds (a table in memory as the CSV of its rows).
+///
+/// # Errors
+/// As [`load`].
+pub fn load_source(source: &crate::panel::Source, spec: &LoadSpec) -> Result<Dataset> {
+    match source {
+        crate::panel::Source::Table { name, table } => {
+            let path = Path::new(name);
+            read_table(path, crate::panel::memory::table_csv(path, table)?, spec)
+        }
+        crate::panel::Source::Files(paths) => match paths.as_slice() {
+            [one] => load(one, spec),
+            _ => Err(Error::input(
+                source.name(),
+                None,
+                "one table expected, not several files",
+            )),
+        },
+    }
+}
+
 /// [`load`] of a CSV file or a registered table.
 fn load_csv(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
-    let mut rdr = crate::panel::memory::open_csv(path)?;
+    read_table(path, crate::panel::memory::open_csv(path)?, spec)
+}
+
+/// The dataset `rdr` (the table `path`) holds per `spec`.
+fn read_table(path: &Path, mut rdr: crate::io::CsvReader, spec: &LoadSpec) -> Result<Dataset> {
     let find = |name: &str, role: &str| rdr.require(name, &format!("{role} "));
     if spec.x.is_empty() || spec.y.is_empty() {
         return Err(Error::Usage(

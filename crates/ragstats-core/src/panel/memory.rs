@@ -174,30 +174,37 @@ fn jsonl_rows(name: &Path, table: &MemoryTable) -> Result<JsonlReader> {
 /// As [`open_jsonl`], and those of [`CsvReader::open`].
 pub fn open_csv(path: &Path) -> Result<CsvReader> {
     match lookup(path) {
-        Some(table) => {
-            let rows = table.json_rows().map_err(|m| Error::input(path, None, m))?;
-            let names: Vec<&String> = table.schema.fields().iter().map(|f| f.name()).collect();
-            let mut w = ::csv::Writer::from_writer(Vec::new());
-            let io = |e: ::csv::Error| {
-                Error::input(path, None, format!("writing the table as CSV failed: {e}"))
-            };
-            w.write_record(names.iter().map(|n| n.as_str()))
-                .map_err(io)?;
-            for r in &rows {
-                w.write_record(names.iter().map(|n| match r.get(n.as_str()) {
-                    None => String::new(),
-                    Some(Value::String(s)) => s.clone(),
-                    Some(v) => v.to_string(),
-                }))
-                .map_err(io)?;
-            }
-            let bytes = w
-                .into_inner()
-                .map_err(|e| Error::input(path, None, e.to_string()))?;
-            CsvReader::from_reader(path, std::io::Cursor::new(bytes))
-        }
+        Some(table) => table_csv(path, &table),
         None => CsvReader::open(path),
     }
+}
+
+/// `table`, called `name`, as a CSV reader: its columns the header, a missing cell empty,
+/// row n as line n + 1.
+///
+/// # Errors
+/// [`Error::Input`] naming a column no JSON value (and so no CSV cell) can hold.
+pub fn table_csv(name: &Path, table: &MemoryTable) -> Result<CsvReader> {
+    let path = name;
+    let rows = table.json_rows().map_err(|m| Error::input(path, None, m))?;
+    let names: Vec<&String> = table.schema.fields().iter().map(|f| f.name()).collect();
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let io =
+        |e: ::csv::Error| Error::input(path, None, format!("writing the table as CSV failed: {e}"));
+    w.write_record(names.iter().map(|n| n.as_str()))
+        .map_err(io)?;
+    for r in &rows {
+        w.write_record(names.iter().map(|n| match r.get(n.as_str()) {
+            None => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+        }))
+        .map_err(io)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| Error::input(path, None, e.to_string()))?;
+    CsvReader::from_reader(path, std::io::Cursor::new(bytes))
 }
 
 thread_local! {

@@ -24,4 +24,4 @@ pub mod workload;
 
 pub use cpu::CpuBackend;
 pub use engine::{ResampleBackend, ResampleJob, CHUNK_ROWS, LANES, MAX_K};
-pub use settings::{Backend, Engines, Progress, ResampleSettings, Resampling, MAX_REPLICATES};
+pub use settings::{Backend, ResampleSettings, Resampling, MAX_REPLICATES};

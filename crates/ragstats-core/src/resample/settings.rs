@@ -112,22 +112,3 @@ impl ResampleSettings {
         })
     }
 }
-
-/// Where an analysis gets its resampling engine: the front end's engines (the CPU, or a GPU
-/// through `ragstats-gpu`), asked for one backend choice and a job of `draws` draws (`auto`
-/// keeps small jobs on the CPU).
-pub trait Engines: Sync {
-    /// The engine for a job of `draws` draws on `backend`.
-    ///
-    /// # Errors
-    /// When `backend` asks for a GPU that cannot be had.
-    fn resampler(
-        &self,
-        backend: Backend,
-        draws: u64,
-    ) -> crate::Result<Box<dyn super::engine::ResampleBackend>>;
-}
-
-/// How a long analysis reports how far it is: `(done, total)` units of its work. It may
-/// unwind to stop the work (the Python bindings do, on Ctrl-C).
-pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
