@@ -170,8 +170,11 @@ def function(spec, fn):
         doc.append("- ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.")
     doc.append("- ``progress``: called as ``progress(done, total)`` while a long call runs.")
     if spec["name"] in LIBRARY:
-        body = ["inputs: dict = {" + ", ".join(f"{a['name']!r}: {py_name(a)}" for a in positional) + "}"]
-        body.append("settings: dict = {" + ", ".join(f"{a['name']!r}: {py_name(a)}" for a in flags) + "}")
+        roles = LIBRARY[spec["name"]]
+        inputs = [a for a in args if a["name"] in roles]
+        settings = [a for a in flags if a["name"] not in roles]
+        body = ["inputs: dict = {" + ", ".join(f"{a['name']!r}: {py_name(a)}" for a in inputs) + "}"]
+        body.append("settings: dict = {" + ", ".join(f"{a['name']!r}: {py_name(a)}" for a in settings) + "}")
         plot = "plot" if has_plot else "False"
         body.append(f"return _analyse({spec['name']!r}, inputs, settings, {plot}, progress)")
         return render(fn, params, doc, body)
@@ -227,11 +230,11 @@ def merge_more(spec):
 
 # The analyses the native module runs through the library's front door (typed settings, no
 # command line in between); the others still pass their flags to the command line.
-LIBRARY = set()
+LIBRARY = {}
 
 
 def main():
-    LIBRARY.update(native_module().library_analyses())
+    LIBRARY.update(dict(native_module().library_analyses()))
     specs = {s["name"]: merge_more(s) for s in json.loads(native_module().commands())}
     parts = [HEADER]
     for name, fn in COMMANDS.items():

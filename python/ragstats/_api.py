@@ -1424,10 +1424,9 @@ def mcq_validate(
     - ``items`` (ITEMS): Items JSONL
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['mcq', 'validate']
-    tables: dict = {}
-    _positional(argv, tables, items, False)
-    return _run(argv, tables, progress)
+    inputs: dict = {'items': items}
+    settings: dict = {}
+    return _analyse('mcq validate', inputs, settings, False, progress)
 
 
 def mcq_score(
@@ -1630,11 +1629,6 @@ def mcq_agree(
     - ``gold_out`` (--gold-out): Write the gold answers ({"id", "answer", "method", "votes", "annotators"}) here
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['mcq', 'agree']
-    tables: dict = {}
-    _positional(argv, tables, annotations, False)
-    _flag(argv, tables, '--items', items, False, None)
-    if per_option:
-        argv.append('--per-option')
-    _flag(argv, tables, '--gold-out', gold_out, False, None)
-    return _run(argv, tables, progress)
+    inputs: dict = {'annotations': annotations, 'items': items}
+    settings: dict = {'per_option': per_option, 'gold_out': gold_out}
+    return _analyse('mcq agree', inputs, settings, False, progress)

@@ -15,8 +15,15 @@ use ragstats_core::panel::Source;
 
 use crate::errors::{Failure, InputError};
 
-/// The analyses [`run`] knows (the others still go through the command line).
-pub const ANALYSES: &[&str] = &["variance", "score-answers", "correlate"];
+/// The analyses [`run`] knows (the others still go through the command line), each with
+/// its inputs' roles (the Python keywords that take a path, a table or records).
+pub const ANALYSES: &[(&str, &[&str])] = &[
+    ("variance", &["panel"]),
+    ("score-answers", &["input"]),
+    ("correlate", &["file"]),
+    ("mcq validate", &["items"]),
+    ("mcq agree", &["annotations", "items"]),
+];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
 /// paths (evaluation logs read as one set), or a table (anything
@@ -33,6 +40,9 @@ pub fn source_from_py(value: &Bound<'_, PyAny>) -> PyResult<Source> {
     };
     if let Some(p) = path(value)? {
         return Ok(Source::file(p));
+    }
+    if is_records(value)? {
+        return records(value);
     }
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         let mut paths = Vec::new();
@@ -59,6 +69,27 @@ pub fn source_from_py(value: &Bound<'_, PyAny>) -> PyResult<Source> {
         format!("<{}>", crate::input::describe_type(value)?),
         table,
     ))
+}
+
+/// Whether `value` is records: a non-empty list of dicts.
+fn is_records(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let Ok(list) = value.cast::<PyList>() else {
+        return Ok(false);
+    };
+    Ok(!list.is_empty() && list.iter().all(|x| x.is_instance_of::<PyDict>()))
+}
+
+/// Records (a list of dicts, each what one JSON line holds) as a source, through JSON: the
+/// Python layer's `json` module writes them as a file would hold them.
+fn records(value: &Bound<'_, PyAny>) -> PyResult<Source> {
+    let json = value.py().import("json")?;
+    let text: String = json.call_method1("dumps", (value,))?.extract()?;
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> =
+        serde_json::from_str(&text).map_err(|e| InputError::new_err(format!("records: {e}")))?;
+    Ok(Source::Records {
+        name: "<records>".into(),
+        rows,
+    })
 }
 
 /// The inputs of a call by role (`panel`, `ledger` …).
@@ -169,9 +200,19 @@ pub fn run(
                 plot.then_some(&draw as _),
             )?)
         }
+        "mcq validate" => Ok(analyses::mcq_validate(input(inputs, "items")?)?),
+        "mcq agree" => Ok(analyses::mcq_agree(
+            input(inputs, "annotations")?,
+            inputs.get("items"),
+            &settings::<analyses::McqAgreeSettings>(json)?,
+        )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
-            ANALYSES.join(", ")
+            ANALYSES
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
     }
 }

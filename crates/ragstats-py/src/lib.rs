@@ -93,10 +93,13 @@ fn analyse(
     })
 }
 
-/// The analyses [`analyse`] runs through the library.
+/// The analyses [`analyse`] runs through the library, with their inputs' roles.
 #[pyfunction]
-fn library_analyses() -> Vec<&'static str> {
-    front_door::ANALYSES.to_vec()
+fn library_analyses() -> Vec<(&'static str, Vec<&'static str>)> {
+    front_door::ANALYSES
+        .iter()
+        .map(|(name, roles)| (*name, roles.to_vec()))
+        .collect()
 }
 
 /// clap's refusal of a keyword's value as Python shows it: the first paragraph, without its

@@ -4,7 +4,9 @@
 use crate::cmd::render::Emit as _;
 use std::path::{Path, PathBuf};
 
-use ragstats_core::mcq::validate::{read_items, validation_report, ItemsFile, ValidateReport};
+use ragstats_core::analyses::mcq_validate;
+use ragstats_core::mcq::validate::ItemsFile;
+use ragstats_core::panel::Source;
 
 use crate::cmd::common::Format;
 use crate::cmd::render::Finished;
@@ -26,30 +28,11 @@ pub(super) fn print_violations(path: &Path, f: &ItemsFile) {
     }
 }
 
-/// Reads and checks the items file.
-pub fn compute(a: &Args) -> anyhow::Result<ValidateReport> {
-    Ok(validation_report(&a.items, &read_items(&a.items)?))
-}
-
 pub fn run(a: Args) -> anyhow::Result<u8> {
     outcome(&a)?.emit(a.format)
 }
 
-/// What `stats mcq validate` prints for `a`.
+/// What `stats mcq validate` prints for `a`: the library's [`mcq_validate`].
 pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
-    let out = compute(a)?;
-    let inputs = ragstats_core::document::Inputs::new().with("items", a.items.display());
-    let r = &out;
-    let notes = match r.violations.is_empty() {
-        true => Vec::new(),
-        false => vec![format!(
-            "{}: {} violation(s) on {} line(s); {} of {} line(s) valid",
-            a.items.display(),
-            r.violations.len(),
-            r.lines_with_violations(),
-            r.valid_items,
-            r.lines
-        )],
-    };
-    Ok(crate::cmd::render::finished("mcq validate", inputs, out).with_notes_after(notes))
+    Ok(mcq_validate(&Source::file(&a.items))?)
 }

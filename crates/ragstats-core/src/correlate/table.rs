@@ -103,6 +103,7 @@ pub fn load_source(source: &crate::panel::Source, spec: &LoadSpec) -> Result<Dat
             let path = Path::new(name);
             read_table(path, crate::panel::memory::table_csv(path, table)?, spec)
         }
+        crate::panel::Source::Records { .. } => Err(source.records_refused()),
         crate::panel::Source::Files(paths) => match paths.as_slice() {
             [one] => load(one, spec),
             _ => Err(Error::input(

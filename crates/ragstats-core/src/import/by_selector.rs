@@ -33,6 +33,7 @@ pub fn selector_names(source: &Source) -> Result<Vec<String>> {
                     .map(str::to_string)
             })
             .collect(),
+        Source::Records { .. } => return Err(source.records_refused()),
         Source::Files(_) => crate::panel::records::read_records(source.name(), &["selector"], &[])?
             .into_iter()
             .map(|r| r.fields.into_iter().next().flatten())

@@ -1247,6 +1247,7 @@ pub fn load_source(
             table.batches.iter().cloned().map(Ok),
             opts,
         ),
+        Source::Records { .. } => Err(source.records_refused()),
         Source::Files(paths) => match paths.as_slice() {
             [one] => load_panel(one, opts, import),
             _ => {

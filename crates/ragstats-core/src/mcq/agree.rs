@@ -33,7 +33,19 @@ pub struct Annotation {
 /// [`Error::Io`]; [`Error::Input`] with file:line for a malformed line, an unknown id or
 /// label, or the same (id, annotator) twice.
 pub fn read_annotations(path: &Path, items: Option<&[Item]>) -> Result<Vec<Annotation>> {
-    let mut rdr = crate::panel::memory::open_jsonl(path)?;
+    read_annotations_from(&crate::panel::Source::file(path), items)
+}
+
+/// [`read_annotations`] of the annotations `source` holds (a file, a table or records).
+///
+/// # Errors
+/// As [`read_annotations`].
+pub fn read_annotations_from(
+    source: &crate::panel::Source,
+    items: Option<&[Item]>,
+) -> Result<Vec<Annotation>> {
+    let path = source.name();
+    let mut rdr = crate::panel::memory::jsonl_of(source)?;
     let by_id: Option<HashMap<&str, &Item>> =
         items.map(|its| its.iter().map(|i| (i.id.as_str(), i)).collect());
     let mut out = Vec::new();

@@ -176,7 +176,15 @@ const FIELDS: [&str; 12] = [
 /// [`Error::Io`] when the file cannot be read; [`Error::Input`] for text that is not UTF-8.
 /// Rule violations are not errors: they are returned in [`ItemsFile::violations`].
 pub fn read_items(path: &Path) -> Result<ItemsFile> {
-    let mut rdr = crate::panel::memory::open_jsonl(path)?;
+    read_items_from(&crate::panel::Source::file(path))
+}
+
+/// [`read_items`] of the items `source` holds (a file, a table or records).
+///
+/// # Errors
+/// As [`read_items`].
+pub fn read_items_from(source: &crate::panel::Source) -> Result<ItemsFile> {
+    let mut rdr = crate::panel::memory::jsonl_of(source)?;
     let mut out = ItemsFile::default();
     let mut seen: HashMap<String, u64> = HashMap::new();
     while let Some((n, line)) = rdr.next_line()? {
@@ -217,7 +225,15 @@ pub fn read_items(path: &Path) -> Result<ItemsFile> {
 /// [`Error::Io`]; [`Error::Input`] naming file, line and id of the first violation, with
 /// the number of further violations.
 pub fn load_items(path: &Path) -> Result<Vec<Item>> {
-    Ok(load_items_lines(path)?
+    load_items_from(&crate::panel::Source::file(path))
+}
+
+/// [`load_items`] of the items `source` holds.
+///
+/// # Errors
+/// As [`load_items`].
+pub fn load_items_from(source: &crate::panel::Source) -> Result<Vec<Item>> {
+    Ok(load_items_lines_from(source)?
         .into_iter()
         .map(|l| l.item)
         .collect())
@@ -228,7 +244,16 @@ pub fn load_items(path: &Path) -> Result<Vec<Item>> {
 /// # Errors
 /// Those of [`load_items`].
 pub fn load_items_lines(path: &Path) -> Result<Vec<Loaded>> {
-    let f = read_items(path)?;
+    load_items_lines_from(&crate::panel::Source::file(path))
+}
+
+/// [`load_items_lines`] of the items `source` holds.
+///
+/// # Errors
+/// As [`load_items`].
+pub fn load_items_lines_from(source: &crate::panel::Source) -> Result<Vec<Loaded>> {
+    let path = source.name();
+    let f = read_items_from(source)?;
     if let Some(v) = f.violations.first() {
         let more = f.violations.len() - 1;
         return Err(Error::input(

@@ -142,6 +142,7 @@ pub fn open_jsonl(path: &Path) -> Result<JsonlReader> {
 pub fn jsonl_of(source: &super::Source) -> Result<JsonlReader> {
     match source {
         super::Source::Table { name, table } => jsonl_rows(Path::new(name), table),
+        super::Source::Records { name, rows } => Ok(jsonl_of_rows(Path::new(name), rows)),
         super::Source::Files(paths) => match paths.as_slice() {
             [one] => open_jsonl(one),
             _ => Err(Error::input(
@@ -156,15 +157,18 @@ pub fn jsonl_of(source: &super::Source) -> Result<JsonlReader> {
 /// The rows of `table`, called `name`, as the lines of a JSON-lines file.
 fn jsonl_rows(name: &Path, table: &MemoryTable) -> Result<JsonlReader> {
     let rows = table.json_rows().map_err(|m| Error::input(name, None, m))?;
+    Ok(jsonl_of_rows(name, &rows))
+}
+
+/// `rows`, called `name`, as the lines of a JSON-lines file.
+fn jsonl_of_rows(name: &Path, rows: &[Map<String, Value>]) -> JsonlReader {
     let mut text = String::new();
     for r in rows {
-        text.push_str(&Value::Object(r).to_string());
+        // A map serializes to JSON whatever it holds.
+        text.push_str(&serde_json::to_string(r).unwrap_or_default());
         text.push('\n');
     }
-    Ok(JsonlReader::from_reader(
-        name,
-        std::io::Cursor::new(text.into_bytes()),
-    ))
+    JsonlReader::from_reader(name, std::io::Cursor::new(text.into_bytes()))
 }
 
 /// The CSV reader of `path`: a registered table as CSV (its columns the header; a missing

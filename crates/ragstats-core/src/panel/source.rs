@@ -16,6 +16,12 @@ pub enum Source {
     /// A table in memory and the name messages and documents call it by
     /// (`<pandas.DataFrame>`).
     Table { name: String, table: MemoryTable },
+    /// Records in memory (a Python list of dicts): each row what one line of a JSON-lines
+    /// file holds, row n read as line n.
+    Records {
+        name: String,
+        rows: Vec<serde_json::Map<String, serde_json::Value>>,
+    },
 }
 
 impl Source {
@@ -46,7 +52,7 @@ impl Source {
     pub fn name(&self) -> &Path {
         match self {
             Source::Files(paths) => paths.first().map_or(Path::new(""), |p| p.as_path()),
-            Source::Table { name, .. } => Path::new(name),
+            Source::Table { name, .. } | Source::Records { name, .. } => Path::new(name),
         }
     }
 
@@ -54,7 +60,7 @@ impl Source {
     pub fn names(&self) -> Vec<String> {
         match self {
             Source::Files(paths) => paths.iter().map(|p| p.display().to_string()).collect(),
-            Source::Table { name, .. } => vec![name.clone()],
+            Source::Table { name, .. } | Source::Records { name, .. } => vec![name.clone()],
         }
     }
 
@@ -62,8 +68,21 @@ impl Source {
     pub fn paths(&self) -> &[PathBuf] {
         match self {
             Source::Files(paths) => paths,
-            Source::Table { .. } => &[],
+            Source::Table { .. } | Source::Records { .. } => &[],
         }
+    }
+}
+
+impl Source {
+    /// The error for records given where a table is read (a panel, correlate's table):
+    /// records stand for JSON lines (items, annotations, ledger rows).
+    pub fn records_refused(&self) -> crate::Error {
+        crate::Error::input(
+            self.name(),
+            None,
+            "a list of records is read where JSON lines are (items, annotations, ledger \
+             rows); give a table here (pandas, polars, pyarrow) or a file",
+        )
     }
 }
 
@@ -78,6 +97,11 @@ impl std::fmt::Debug for Source {
                     "rows",
                     &table.batches.iter().map(|b| b.num_rows()).sum::<usize>(),
                 )
+                .finish(),
+            Source::Records { name, rows } => f
+                .debug_struct("Records")
+                .field("name", name)
+                .field("rows", &rows.len())
                 .finish(),
         }
     }
