@@ -26,6 +26,23 @@ pub struct VarianceSettings {
 /// `settings.by`, one section per selector. `draw` adds the figure of the components'
 /// shares.
 ///
+/// ```
+/// use ragstats_core::analyses::{variance, VarianceSettings};
+/// use ragstats_core::import::PanelSettings;
+/// use ragstats_core::panel::Source;
+///
+/// let panel = Source::file(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/panel.csv"));
+/// let settings = VarianceSettings {
+///     panel: PanelSettings { contrast: Some("adaptive-open".into()), ..Default::default() },
+///     by: None,
+/// };
+/// let done = variance(&panel, &settings, None)?;
+/// // Python's float sums over the CSV give 0.010275721225710013 (tests/python/test_variance.py).
+/// assert!((done.document()["estimate"].as_f64().unwrap() - 0.010275721225710013).abs() < 1e-15);
+/// assert!(done.result.text().contains("adaptive-open"));
+/// # Ok::<(), ragstats_core::Error>(())
+/// ```
+///
 /// # Errors
 /// Those of loading the panel and of the analysis; [`Error::Setting`] for a figure asked
 /// of sections (one figure shows one analysis).
