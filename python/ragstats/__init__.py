@@ -14,8 +14,6 @@ whose ``to_dict()`` is the command's ``--format json``. See docs/python.md.
 
 from __future__ import annotations
 
-import types as _types
-
 from . import _ragstats
 from ._api import (
     allocate,
@@ -42,21 +40,13 @@ from ._api import (
     subsets,
     variance,
 )
+from . import mcq
 from ._call import Result
 from ._logs import read_logs
 from ._ragstats import InputError, RuntimeError  # noqa: A004 (ragstats.RuntimeError)
 
 __version__ = _ragstats.__version__
 
-#: ``ragstats.mcq.score(...)`` and the other ``stats mcq`` analyses.
-mcq = _types.SimpleNamespace(
-    validate=mcq_validate,
-    score=mcq_score,
-    cost=mcq_cost,
-    compare=mcq_compare,
-    filter=mcq_filter,
-    agree=mcq_agree,
-)
 
 
 def cli(args: list) -> int:

@@ -2,31 +2,32 @@
 command line's flags: do not edit; regenerate after changing a flag)."""
 
 # fmt: off
-from typing import Any, Callable, Optional, Sequence, Union
+import os
+from typing import Any, Callable, Literal, Mapping, Optional, Sequence, Union
 
-from ._call import Result, _analyse, _flag, _positional, _run
+from ._call import Input, Result, _analyse, _flag, _positional, _run
 
 
 def variance(
-    panel: Union[Any, Sequence[Any], None],
+    panel: Input,
     *,
-    metric: Any = None,
-    contrast: Any = None,
-    arm: Any = None,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
     drop_incomplete: bool = False,
-    failure_score: Any = None,
-    selector: Any = None,
-    columns: Any = None,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
     common_questions: bool = False,
-    duplicates: Any = 'error',
-    weights: Any = None,
-    dataset_from: Any = None,
-    arm_from: Any = None,
-    score: Union[Any, Sequence[Any], None] = None,
-    cluster_from: Any = None,
-    missing_as: Any = None,
-    filter: Any = None,
-    by: Any = None,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    by: Optional[Literal['selector']] = None,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -631,9 +632,9 @@ def consistency(
 
 
 def score_answers(
-    input: Any,
+    input: Input,
     *,
-    style: Any = 'hotpotqa',
+    style: Literal['hotpotqa', 'squad', 'musique'] = 'hotpotqa',
     per_item: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -658,19 +659,19 @@ def score_answers(
 
 
 def correlate(
-    file: Any,
+    file: Input,
     *,
-    x: Union[Any, Sequence[Any], None],
-    y: Union[Any, Sequence[Any], None],
-    method: Any = 'pearson',
-    cluster: Any = None,
-    aggregate_by: Any = None,
-    missing: Any = 'error',
-    permutations: Any = 0,
-    replicates: Any = 10000,
-    seed: Any = 1,
-    backend: Any = 'auto',
-    confidence: Any = 0.95,
+    x: Union[str, Sequence[str]],
+    y: Union[str, Sequence[str]],
+    method: Literal['pearson', 'spearman', 'pointbiserial', 'kendall'] = 'pearson',
+    cluster: Optional[str] = None,
+    aggregate_by: Optional[str] = None,
+    missing: Literal['drop', 'error'] = 'error',
+    permutations: int = 0,
+    replicates: int = 10000,
+    seed: int = 1,
+    backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
+    confidence: float = 0.95,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -1407,7 +1408,7 @@ def slice(
 
 
 def mcq_validate(
-    items: Any,
+    items: Input,
     *,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -1606,11 +1607,11 @@ def mcq_filter(
 
 
 def mcq_agree(
-    annotations: Any,
+    annotations: Input,
     *,
-    items: Any = None,
+    items: Optional[Input] = None,
     per_option: bool = False,
-    gold_out: Any = None,
+    gold_out: Optional[Union[str, "os.PathLike[str]"]] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Annotator agreement (pairwise Jaccard) and majority-vote gold

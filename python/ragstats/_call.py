@@ -12,6 +12,11 @@ from typing import Any, Callable, Optional
 
 from . import _ragstats
 
+#: An analysis's input: a path (``str`` or ``os.PathLike``), a list of evaluation logs read
+#: as one panel, a table (pandas, polars, pyarrow, anything with ``__arrow_c_stream__``), or
+#: records (a list of dicts, each what one JSON line holds).
+Input = Any
+
 
 class Result:
     """One analysis's result: the JSON document, the text output, the main table and, where

@@ -144,6 +144,19 @@ fn failing_keyword<S: DeserializeOwned>(json: &str) -> Option<String> {
     })
 }
 
+/// The JSON schema of the settings of the analysis `name` (what `scripts/gen-python-api.py`
+/// types its keywords by); `None` for an analysis without settings or outside the front door.
+pub fn settings_schema(name: &str) -> Option<String> {
+    let schema = match name {
+        "variance" => schemars::schema_for!(analyses::VarianceSettings),
+        "score-answers" => schemars::schema_for!(analyses::ScoreAnswersSettings),
+        "correlate" => schemars::schema_for!(analyses::CorrelateSettings),
+        "mcq agree" => schemars::schema_for!(analyses::McqAgreeSettings),
+        _ => return None,
+    };
+    serde_json::to_string(&schema).ok()
+}
+
 /// The input `role` of `inputs`.
 fn input<'a>(inputs: &'a HashMap<String, Source>, role: &str) -> Result<&'a Source, Failure> {
     inputs

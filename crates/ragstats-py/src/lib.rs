@@ -102,6 +102,13 @@ fn library_analyses() -> Vec<(&'static str, Vec<&'static str>)> {
         .collect()
 }
 
+/// The JSON schema of the settings of the front door's analysis `name` (see
+/// [`front_door::settings_schema`]).
+#[pyfunction]
+fn settings_schema(name: &str) -> Option<String> {
+    front_door::settings_schema(name)
+}
+
 /// clap's refusal of a keyword's value as Python shows it: the first paragraph, without its
 /// `error: ` and the `--help` hint, naming the keyword where clap names the flag
 /// (`invalid value '2' for 'confidence': …`).
@@ -147,6 +154,7 @@ fn _ragstats(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(call, m)?)?;
     m.add_function(wrap_pyfunction!(analyse, m)?)?;
     m.add_function(wrap_pyfunction!(library_analyses, m)?)?;
+    m.add_function(wrap_pyfunction!(settings_schema, m)?)?;
     m.add_function(wrap_pyfunction!(commands, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -15,13 +15,22 @@ use crate::{Error, Result};
 
 /// The settings of [`correlate`].
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct CorrelateSettings {
     /// The x columns.
     #[serde(deserialize_with = "columns")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "crate::io::from_text::TextOrList")
+    )]
     pub x: Vec<String>,
     /// The y columns.
     #[serde(deserialize_with = "columns")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "crate::io::from_text::TextOrList")
+    )]
     pub y: Vec<String>,
     /// The coefficient (default Pearson).
     pub method: Method,

@@ -37,11 +37,13 @@ pub fn mcq_validate(items: &Source) -> Result<Finished> {
 
 /// The settings of [`mcq_agree`].
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct McqAgreeSettings {
     /// Gold by option instead of the majority answer set.
     pub per_option: bool,
     /// Write the majority-vote gold answers (JSON lines) to this file.
+    #[cfg_attr(feature = "schema", schemars(extend("format" = "path")))]
     pub gold_out: Option<PathBuf>,
 }
 

@@ -12,6 +12,7 @@ use crate::{Error, Result};
 
 /// The settings of [`variance`].
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct VarianceSettings {
     /// How the panel is read.

@@ -8,6 +8,7 @@ use crate::resample::summary::{normal_cdf, normal_quantile, Interval};
 
 /// Which correlation coefficient to compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     /// Pearson's product-moment r.

@@ -9,6 +9,7 @@ use crate::{Error, Result};
 
 /// What to do with a row whose used cell is missing (empty, `NA`, `N/A`, `NaN`, `null`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Missing {
     /// Drop the row from every pair (listwise deletion) and report how many were dropped.

@@ -10,6 +10,7 @@ use crate::{Error, Result};
 
 /// Report one section per value of a column (the `by` setting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum By {
     /// One section per selector of the panel's `selector` column, then their average.

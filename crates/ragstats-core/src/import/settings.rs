@@ -13,6 +13,7 @@ use crate::{Error, Result};
 
 /// How a panel input is read into the outcome an analysis works on.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct PanelSettings {
     /// Score column to analyse (default: `f1` if present, else the only non-key column).
@@ -26,24 +27,40 @@ pub struct PanelSettings {
     pub drop_incomplete: bool,
     /// With a contrast: the score of a cell's missing arm, instead of dropping the cell.
     #[serde(deserialize_with = "number_opt")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
     pub failure_score: Option<f64>,
     /// One selector's rows, or `average`: their mean per cell.
     #[serde(deserialize_with = "parsed_opt")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     pub selector: Option<SelectorChoice>,
     /// The table's columns that play the panel's roles.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<crate::io::from_text::TextOrMap<String>>")
+    )]
     pub columns: Option<ColumnMap>,
     /// Keep, in each stratum, only the questions every arm has.
     pub common_questions: bool,
     /// Several rows for one cell: an error, their mean, or the first.
     #[serde(deserialize_with = "parsed")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "crate::io::from_text::DuplicatesWord")
+    )]
     pub duplicates: Duplicates,
     /// Weights of the strata in the combined estimate (default: equal).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<crate::io::from_text::TextOrMap<f64>>")
+    )]
     pub weights: Option<Weights>,
     /// Evaluation logs: where `dataset` comes from.
     #[serde(deserialize_with = "parsed_opt")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     pub dataset_from: Option<DatasetFrom>,
     /// Evaluation logs: where `arm` comes from (default: the model).
     #[serde(deserialize_with = "parsed_opt")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     pub arm_from: Option<ArmFrom>,
     /// Evaluation logs: keep only these scorers' score columns (default: every score).
     pub score: Vec<String>,
@@ -52,6 +69,7 @@ pub struct PanelSettings {
     /// Evaluation logs: the score of samples with an error or no score, instead of leaving
     /// them out.
     #[serde(deserialize_with = "number_opt")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
     pub missing_as: Option<f64>,
     /// lm-eval: the filter whose rows are read.
     pub filter: Option<String>,

@@ -62,6 +62,37 @@ pub fn number_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Err
     }
 }
 
+/// The schema of a setting given as text or as a map (a column map, strata weights).
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema's shape, never built
+pub enum TextOrMap<V> {
+    Text(String),
+    Map(std::collections::BTreeMap<String, V>),
+}
+
+/// The schema of a setting given as a list of names or as text `a,b,c`.
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema's shape, never built
+pub enum TextOrList {
+    Text(String),
+    List(Vec<String>),
+}
+
+/// The schema of the `duplicates` setting: its three words.
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)] // a schema's shape, never built
+pub enum DuplicatesWord {
+    Error,
+    Mean,
+    First,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

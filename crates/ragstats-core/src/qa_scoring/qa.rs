@@ -25,6 +25,7 @@ use super::pychar::{is_python_punctuation, is_python_space, is_python_word};
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Style {
     /// `hotpot_evaluate_v1.py`: yes/no/noanswer mismatch scores F1 = 0; empty vs empty F1 = 0.

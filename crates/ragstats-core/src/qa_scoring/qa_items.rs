@@ -157,6 +157,7 @@ pub fn score_items(items: &[AnswerItem], style: Style) -> (Vec<ItemScore>, Score
 /// Settings of `score-answers`: which official script's rules, and whether every item's
 /// scores are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct AnswerSettings {
     /// HotpotQA (the default), SQuAD v1.1 or MuSiQue rules.

@@ -24,6 +24,7 @@ pub struct Resampling {
 
 /// Where resampling runs (the `backend` setting; `ragstats-gpu` makes the engines).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// A hardware GPU adapter if wgpu finds one (a software one only with
@@ -43,6 +44,7 @@ pub const MAX_REPLICATES: u32 = 10_000_000;
 /// The resampling settings every bootstrap analysis takes from its user: how many
 /// replicates, the seed, where they run, and the confidence level of the intervals.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct ResampleSettings {
     /// Bootstrap replicates (2 to [`MAX_REPLICATES`]).
