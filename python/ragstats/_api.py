@@ -808,11 +808,11 @@ def subsets(
 
 
 def cost(
-    ledger: Any,
+    ledger: Input,
     *,
-    prices: Any = None,
-    search_price: Any = None,
-    by: Any = None,
+    prices: Optional[Input] = None,
+    search_price: Optional[Union[str, Sequence[float]]] = None,
+    by: Optional[Literal['selector']] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Model tokens, fees with cache discounts, search fees over a price sweep, and the unit costs c_T and c_R
@@ -831,13 +831,9 @@ def cost(
     - ``by`` (--by) [selector]: Report each selector the rows name (its reads plus the planner calls and searches every selector shares), then the selector average (every row, as its design runs every selector)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['cost']
-    tables: dict = {}
-    _positional(argv, tables, ledger, False)
-    _flag(argv, tables, '--prices', prices, False, None)
-    _flag(argv, tables, '--search-price', search_price, False, None)
-    _flag(argv, tables, '--by', by, False, None)
-    return _run(argv, tables, progress)
+    inputs: dict = {'ledger': ledger, 'prices': prices}
+    settings: dict = {'search_price': search_price, 'by': by}
+    return _analyse('cost', inputs, settings, False, progress)
 
 
 def efficiency(

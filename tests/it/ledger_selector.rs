@@ -470,7 +470,7 @@ fn library_efficiency_prices_the_panel_from_its_ledger() {
 /// reads 380 (c_R = 380 / 12), the average's 930 (c_R = 77.5); 6 trajectories, 12 reads.
 #[test]
 fn library_cost_report_accounts_one_selector_or_all() {
-    use ragstats_core::costs::accounting::{cost_report, CostSettings, PricedLedger};
+    use ragstats_core::costs::accounting::{cost_report, CostJob, PricedLedger};
     let dir = tempfile::tempdir().unwrap();
     let (_, entries, path) = loaded(&dir, None);
     let ledger = PricedLedger {
@@ -482,7 +482,7 @@ fn library_cost_report_accounts_one_selector_or_all() {
     for (selector, tokens, c_r) in [(Some("rr"), 980, 380.0 / 12.0), (None, 1530, 77.5)] {
         let r = cost_report(
             &ledger,
-            &CostSettings {
+            &CostJob {
                 search_prices: Some(vec![0.0, 2.0]),
                 selector: selector.map(String::from),
             },
@@ -503,7 +503,7 @@ fn library_cost_report_accounts_one_selector_or_all() {
         assert_eq!(u.usd, None);
     }
     // Without a sweep and without prices there are no search prices to total at.
-    let r = cost_report(&ledger, &CostSettings::default()).unwrap();
+    let r = cost_report(&ledger, &CostJob::default()).unwrap();
     assert!(r.search_prices.is_empty() && r.total.total_usd.is_empty());
 }
 

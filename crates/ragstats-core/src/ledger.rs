@@ -285,6 +285,43 @@ const TOKENS: [&str; 4] = [
 /// missing or unknown `kind`, a model call without `model`, a negative or non-integer token
 /// count, or more cached than input tokens.
 pub fn read_ledger(path: &Path) -> Result<Vec<Entry>> {
+    read_ledger_from(&crate::panel::Source::file(path))
+}
+
+/// [`read_ledger`] of the rows `source` holds: a file, a table (its rows the objects,
+/// numbered from 1) or records.
+///
+/// # Errors
+/// As [`read_ledger`].
+pub fn read_ledger_from(source: &crate::panel::Source) -> Result<Vec<Entry>> {
+    use crate::panel::Source;
+    let path = source.name();
+    let rows = match source {
+        Source::Table { table, .. } => {
+            Some(table.json_rows().map_err(|m| Error::input(path, None, m))?)
+        }
+        Source::Records { rows, .. } => Some(rows.clone()),
+        Source::Files(paths) => match paths.as_slice() {
+            [_] => None,
+            _ => {
+                return Err(Error::input(
+                    path,
+                    None,
+                    "one ledger file expected, not several",
+                ))
+            }
+        },
+    };
+    if let Some(rows) = rows {
+        return rows
+            .into_iter()
+            .zip(1..)
+            .map(|(obj, line)| {
+                let row = parse_row(obj).map_err(|msg| Error::input(path, Some(line), msg))?;
+                Ok(Entry { line, row })
+            })
+            .collect();
+    }
     if let Some(table) = crate::panel::memory::lookup(path) {
         // A data frame registered under this name: its rows are the objects, numbered from 1.
         let rows = table.json_rows().map_err(|m| Error::input(path, None, m))?;
@@ -467,6 +504,36 @@ impl Prices {
                 ),
             )
         })?;
+        p.checked(path)
+    }
+
+    /// The prices `source` holds: a TOML file ([`Prices::read`]), or in memory one record
+    /// holding the file's tables (a Python dict `{"models": {…}, "search": {…}}`).
+    ///
+    /// # Errors
+    /// As [`Prices::read`]; [`Error::Input`] for a table or several records.
+    pub fn from_source(source: &crate::panel::Source) -> Result<Self> {
+        use crate::panel::Source;
+        let path = source.name();
+        match source {
+            Source::Files(paths) if paths.len() == 1 => Prices::read(&paths[0]),
+            Source::Records { rows, .. } if rows.len() == 1 => {
+                let p: Prices = serde_json::from_value(serde_json::Value::Object(rows[0].clone()))
+                    .map_err(|e| Error::input(path, None, format!("bad prices: {e}")))?;
+                p.checked(path)
+            }
+            _ => Err(Error::input(
+                path,
+                None,
+                "prices are a TOML file or one mapping {\"models\": …, \"search\": …}",
+            )),
+        }
+    }
+
+    /// These prices, each checked by [`check_price`] (NaN, infinite, negative, huge), the
+    /// sweep no longer than [`MAX_SWEEP_PRICES`]; errors name `path`.
+    fn checked(self, path: &Path) -> Result<Self> {
+        let p = self;
         let bad = |msg: String| Error::input(path, None, msg);
         for (name, m) in &p.models {
             let name = clip(name);
@@ -490,9 +557,91 @@ impl Prices {
     }
 }
 
+/// A sweep of search prices (USD per 1,000 requests) from its text: `START:STOP:STEP`
+/// (e.g. `0:1:0.25`, STOP included) or a list `0,0.5,1`; at most [`MAX_SWEEP_PRICES`].
+///
+/// # Errors
+/// [`Error::Setting`] naming `search_price` for text of neither form, a bad price, or too
+/// many prices.
+pub fn parse_sweep(s: &str) -> Result<Vec<f64>> {
+    let bad = || {
+        Error::setting(
+            "search_price",
+            format!(
+                "'{}': expected START:STOP:STEP (e.g. 0:1:0.25) or a list like 0,0.5,1 (USD per 1,000 requests)",
+                clip(s)
+            ),
+        )
+    };
+    let nums = |parts: Vec<&str>| -> Result<Vec<f64>> {
+        parts
+            .iter()
+            .map(|p| {
+                let v = p.trim().parse::<f64>().map_err(|_| bad())?;
+                check_price("the search price", v).map_err(|m| Error::setting("search_price", m))
+            })
+            .collect()
+    };
+    let too_many = |n: f64| {
+        Error::setting(
+            "search_price",
+            format!(
+                "'{}' holds {n:.0} prices; at most {MAX_SWEEP_PRICES} are allowed",
+                clip(s)
+            ),
+        )
+    };
+    if s.contains(':') {
+        let v = nums(s.split(':').collect())?;
+        let [a, b, step] = v[..] else {
+            return Err(bad());
+        };
+        if step <= 0.0 || b < a {
+            return Err(bad());
+        }
+        // Counted in f64 and bounded before anything is allocated (never NaN: a, b and step
+        // are finite and step > 0; an infinite count is refused here too).
+        let n = ((b - a) / step + 1e-9).floor();
+        if n >= MAX_SWEEP_PRICES as f64 {
+            return Err(too_many(n + 1.0));
+        }
+        Ok((0..=n as usize).map(|i| a + i as f64 * step).collect())
+    } else {
+        let n = s.split(',').count();
+        if n > MAX_SWEEP_PRICES {
+            return Err(too_many(n as f64));
+        }
+        nums(s.split(',').collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sweeps_are_ranges_or_lists() {
+        assert_eq!(
+            parse_sweep("0:1:0.25").unwrap(),
+            [0.0, 0.25, 0.5, 0.75, 1.0]
+        );
+        assert_eq!(parse_sweep("0, 0.5,1").unwrap(), [0.0, 0.5, 1.0]);
+        for bad in ["1:0:0.5", "0:1:0", "0:1", "a,b", "-1"] {
+            let e = parse_sweep(bad).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::Setting {
+                        setting: "search_price",
+                        ..
+                    }
+                ),
+                "{bad}: {e}"
+            );
+        }
+        let e = parse_sweep("0:20000:1").unwrap_err().to_string();
+        assert!(e.contains("holds 20001 prices; at most 10000"), "{e}");
+    }
 
     fn parse(line: &str) -> std::result::Result<LedgerRow, String> {
         match serde_json::from_str(line).unwrap() {

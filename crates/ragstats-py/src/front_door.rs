@@ -23,6 +23,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("correlate", &["file"]),
     ("mcq validate", &["items"]),
     ("mcq agree", &["annotations", "items"]),
+    ("cost", &["ledger", "prices"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -43,6 +44,17 @@ pub fn source_from_py(value: &Bound<'_, PyAny>) -> PyResult<Source> {
     }
     if is_records(value)? {
         return records(value);
+    }
+    if value.is_instance_of::<PyDict>() {
+        // One mapping (prices `{"models": …, "search": …}`): one record.
+        let list = PyList::new(value.py(), [value])?;
+        return records(list.as_any()).map(|s| match s {
+            Source::Records { rows, .. } => Source::Records {
+                name: "<dict>".into(),
+                rows,
+            },
+            other => other,
+        });
     }
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         let mut paths = Vec::new();
@@ -152,6 +164,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "score-answers" => schemars::schema_for!(analyses::ScoreAnswersSettings),
         "correlate" => schemars::schema_for!(analyses::CorrelateSettings),
         "mcq agree" => schemars::schema_for!(analyses::McqAgreeSettings),
+        "cost" => schemars::schema_for!(analyses::CostSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -218,6 +231,11 @@ pub fn run(
             input(inputs, "annotations")?,
             inputs.get("items"),
             &settings::<analyses::McqAgreeSettings>(json)?,
+        )?),
+        "cost" => Ok(analyses::cost(
+            input(inputs, "ledger")?,
+            inputs.get("prices"),
+            &settings::<analyses::CostSettings>(json)?,
         )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",

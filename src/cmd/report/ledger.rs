@@ -7,9 +7,7 @@ use ragstats_agent::run::audit_view;
 use ragstats_core::allocation::fixed_t::FixedTLoss;
 use ragstats_core::allocation::one_read::OneReadReport;
 use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
-use ragstats_core::costs::accounting::{
-    cost_report, Budget, CostReport, CostSettings, PricedLedger,
-};
+use ragstats_core::costs::accounting::{cost_report, Budget, CostJob, CostReport, PricedLedger};
 use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::panel::Panel;
 use ragstats_core::resample::summary::Interval;
@@ -263,7 +261,7 @@ pub(super) fn cost_section(
             prices: prices_file.as_ref(),
             prices_path: prices,
         };
-        Ok(cost_report(&priced, &CostSettings::default())?)
+        Ok(cost_report(&priced, &CostJob::default())?)
     };
     match report() {
         Ok(r) => {

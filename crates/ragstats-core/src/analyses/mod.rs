@@ -16,12 +16,14 @@ use crate::correlate::permute::PermuteBackend;
 use crate::resample::{Backend, ResampleBackend};
 
 mod correlate;
+mod cost;
 mod mcq;
 mod score_answers;
 mod variance;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
 pub use correlate::{correlate, correlate_report, CorrelateSettings};
+pub use cost::{cost, CostSettings, SearchPrices};
 pub use mcq::{mcq_agree, mcq_validate, McqAgreeSettings};
 pub use score_answers::score_answers;
 pub use variance::{variance, VarianceSettings};

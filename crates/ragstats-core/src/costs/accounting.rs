@@ -523,7 +523,7 @@ pub fn account(
 
 /// Settings of [`cost_report`].
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CostSettings {
+pub struct CostJob {
     /// The search prices (USD per 1,000 requests) to total the fees at; `None`: the prices
     /// file's sweep, else its point price, else none.
     pub search_prices: Option<Vec<f64>>,
@@ -539,7 +539,7 @@ pub struct CostSettings {
 ///
 /// # Errors
 /// Those of [`for_selector`] and [`bill`].
-pub fn cost_report(ledger: &PricedLedger<'_>, settings: &CostSettings) -> Result<CostReport> {
+pub fn cost_report(ledger: &PricedLedger<'_>, settings: &CostJob) -> Result<CostReport> {
     let (entries, bills) = ledger.billed(settings.selector.as_deref())?;
     let sweep = match (&settings.search_prices, ledger.prices) {
         (Some(s), _) => s.clone(),
