@@ -60,6 +60,11 @@ impl Emit for Finished {
         for n in &self.notes_after {
             eprintln!("{n}");
         }
+        if format == Format::Csv {
+            for n in &self.csv_notes {
+                eprintln!("{n}");
+            }
+        }
         Ok(code)
     }
 

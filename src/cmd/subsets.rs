@@ -4,17 +4,15 @@
 //! [`ragstats_core::allocation::subsets::analyse_subsets`]).
 
 use crate::cmd::render::Emit as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use ragstats_core::allocation::subsets::{
-    analyse_subsets, SubsetAnalysis, SubsetSettings, SubsetStudy,
-};
-use ragstats_core::components::forecast::Audit;
+use ragstats_core::allocation::subsets::SubsetAnalysis;
+use ragstats_core::analyses::{subsets, Draw, SubsetsSettings};
+use ragstats_core::panel::Source;
 
 use super::common::{Format, PanelOptions};
-use super::render::{Figure, Finished};
-use super::resample::{Progress, ResampleArgs};
-use super::variance::report_for;
+use super::render::Finished;
+use super::resample::{Bars, ResampleArgs};
 
 /// Flags of `stats subsets`.
 #[derive(Debug, clap::Args)]
@@ -48,85 +46,45 @@ pub struct Args {
     pub plot: Option<PathBuf>,
 }
 
-/// An audit from a components JSON (an object with `strata`) or else from a panel.
-fn load_audit(path: &Path, opts: &PanelOptions) -> anyhow::Result<Audit> {
-    let text = ragstats_core::io::read_text(path)?;
-    let is_components = serde_json::from_str::<serde_json::Value>(&text)
-        .map(|v| v.get("strata").is_some())
-        .unwrap_or(false);
-    if is_components {
-        Ok(Audit::from_variance_json(&text, path)?)
-    } else {
-        Ok(Audit::from_report(&report_for(&opts.load(path)?)?))
-    }
-}
-
 pub fn run(args: Args) -> anyhow::Result<u8> {
     outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
-/// What `stats subsets` prints for `args` (and the figure `--plot` asks for).
-pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
-    super::common::with_panel_paths(&args.panel, &args.more, || outcome_of(args))
+/// The library's settings for `args`.
+pub fn settings(args: &Args) -> SubsetsSettings {
+    SubsetsSettings {
+        panel: args.opts.settings(),
+        resample: args.resample.settings(),
+        min_trajectories: args.min_trajectories,
+        per_subset: args.per_subset,
+    }
 }
 
-/// [`outcome`] with PANEL (and the logs read with it) readable by its name.
-fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
-    let out = compute(args)?;
-    let figure = match &args.plot {
-        Some(_) => {
-            let r = &out.report;
-            let caption = super::figure::panel_caption(
-                &args.panel,
-                &out.outcome,
-                Some((r.seed, u64::from(r.range[1] - r.range[0]))),
-            );
-            let svg = ragstats_plot::subsets(r, &caption)?;
-            Some(Figure::new(
-                svg,
-                &[
-                    super::common::panel_paths(&args.panel, &args.more),
-                    vec![args.audit.clone()],
-                ]
-                .concat(),
-            ))
-        }
+/// What `stats subsets` prints for `args` (and the figure `--plot` asks for): the library's
+/// [`subsets`] of PANEL (and the logs read with it) against `--audit`.
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let draw = |analysis: &SubsetAnalysis| {
+        let r = &analysis.report;
+        let caption = super::figure::panel_caption(
+            &args.panel,
+            &analysis.outcome,
+            Some((r.seed, u64::from(r.range[1] - r.range[0]))),
+        );
+        ragstats_plot::subsets(r, &caption)
+    };
+    let draw: Draw<'_, SubsetAnalysis> = match args.plot {
+        Some(_) => Some(&draw),
         None => None,
     };
-    let inputs = super::common::panel_input(
-        ragstats_core::document::Inputs::new(),
-        "panel",
-        &args.panel,
-        &args.more,
-    )
-    .with("audit", args.audit.display());
-    let notes = out.report.notes.clone();
-    Ok(crate::cmd::render::finished("subsets", inputs, out)
-        .with_figure(figure)
-        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
-}
-
-/// Loads the depth panel and the audit, and runs the subset study.
-pub fn compute(args: &Args) -> anyhow::Result<SubsetAnalysis> {
-    let resampling = args.resample.resampling()?;
-    let panel = args.opts.load_noting_drops(&args.panel)?;
-    let audit = load_audit(&args.audit, &args.opts)?;
-    // The depth panel's weights (`--weights`, resolved on its strata) combine both the
-    // measured subset SEs and the audit's forecasts.
-    let study =
-        SubsetStudy::weighted(&panel.strata, &panel.weights, &audit, args.min_trajectories)?;
-    let units = study.work_units(u64::from(resampling.replicates));
-    let engine = args
-        .resample
-        .engine(units * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
-    let progress = Progress::new(units, "subsets");
-    let settings = SubsetSettings {
-        resampling,
-        per_subset: args.per_subset,
-    };
-    let analysis = analyse_subsets(&panel.outcome, &study, &settings, engine.as_ref(), &|d| {
-        progress.set(d)
-    })?;
-    progress.finish();
-    Ok(analysis)
+    let bars = Bars::default();
+    let done = subsets(
+        &Source::files(&args.panel, &args.more),
+        &Source::file(&args.audit),
+        &settings(args),
+        &ragstats_gpu::Engines,
+        &|work, d, t| bars.set(work, d, t),
+        draw,
+    );
+    bars.finish();
+    Ok(done?)
 }

@@ -352,7 +352,7 @@ fn replicates_do_not_depend_on_how_the_range_is_split() {
 /// its report is `SubsetStudy::run`'s for the same replicates (bit for bit).
 #[test]
 fn analyse_subsets_lists_the_hand_computed_subset_ses() {
-    use ragstats_core::allocation::subsets::{analyse_subsets, SubsetSettings};
+    use ragstats_core::allocation::subsets::{analyse_subsets, SubsetJob};
     let s = Stratum {
         name: "d".into(),
         questions: vec!["x".into(), "y".into()],
@@ -363,7 +363,7 @@ fn analyse_subsets_lists_the_hand_computed_subset_ses() {
         ..Default::default()
     };
     let study = SubsetStudy::new(&[s], &audit(&["d"]), 1).unwrap();
-    let settings = SubsetSettings {
+    let settings = SubsetJob {
         resampling: boot(3, 50, 0.9),
         per_subset: true,
     };
@@ -387,7 +387,7 @@ fn analyse_subsets_lists_the_hand_computed_subset_ses() {
         (direct.seed, direct.confidence)
     );
     assert_eq!(a.outcome, "f1");
-    let without = SubsetSettings {
+    let without = SubsetJob {
         per_subset: false,
         ..settings
     };

@@ -24,6 +24,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("mcq validate", &["items"]),
     ("mcq agree", &["annotations", "items"]),
     ("cost", &["ledger", "prices"]),
+    ("subsets", &["panel", "audit"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -165,6 +166,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "correlate" => schemars::schema_for!(analyses::CorrelateSettings),
         "mcq agree" => schemars::schema_for!(analyses::McqAgreeSettings),
         "cost" => schemars::schema_for!(analyses::CostSettings),
+        "subsets" => schemars::schema_for!(analyses::SubsetsSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -237,6 +239,29 @@ pub fn run(
             inputs.get("prices"),
             &settings::<analyses::CostSettings>(json)?,
         )?),
+        "subsets" => {
+            let s: analyses::SubsetsSettings = settings(json)?;
+            let panel = input(inputs, "panel")?;
+            let draw = |a: &ragstats_core::allocation::subsets::SubsetAnalysis| {
+                let caption = ragstats_plot::Caption {
+                    panel: panel.name().display().to_string(),
+                    outcome: a.outcome.clone(),
+                    bootstrap: Some((
+                        a.report.seed,
+                        u64::from(a.report.range[1] - a.report.range[0]),
+                    )),
+                };
+                ragstats_plot::subsets(&a.report, &caption)
+            };
+            Ok(analyses::subsets(
+                panel,
+                input(inputs, "audit")?,
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
             ANALYSES

@@ -19,6 +19,7 @@ mod correlate;
 mod cost;
 mod mcq;
 mod score_answers;
+mod subsets;
 mod variance;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
@@ -26,6 +27,7 @@ pub use correlate::{correlate, correlate_report, CorrelateSettings};
 pub use cost::{cost, CostSettings, SearchPrices};
 pub use mcq::{mcq_agree, mcq_validate, McqAgreeSettings};
 pub use score_answers::score_answers;
+pub use subsets::{audit_of, subsets, SubsetsSettings};
 pub use variance::{variance, VarianceSettings};
 
 /// Where an analysis gets its engines: the front end's (the CPU, or a GPU through

@@ -101,6 +101,9 @@ pub struct Finished {
     pub notes_after: Vec<String>,
     /// The unpaired cells of the panels it loaded, for `run.unpaired_cells` (absent: none).
     pub unpaired_cells: Option<Value>,
+    /// The report's notes as `note:` lines, for after a CSV output (which has no place for
+    /// them; text and JSON carry them).
+    pub csv_notes: Vec<String>,
 }
 
 impl Finished {
@@ -118,6 +121,7 @@ impl Finished {
             figure: None,
             notes_after: Vec::new(),
             unpaired_cells: None,
+            csv_notes: Vec::new(),
         }
     }
 
@@ -141,6 +145,12 @@ impl Finished {
         } else {
             self
         }
+    }
+
+    /// With the report's `notes`, shown after a CSV output ([`Finished::csv_notes`]).
+    pub fn with_csv_notes(mut self, notes: &[String]) -> Finished {
+        self.csv_notes = notes.iter().map(|n| format!("note: {n}")).collect();
+        self
     }
 
     /// The JSON document (docs/json.md).

@@ -433,7 +433,7 @@ impl SubsetStudy {
 /// How a prepared [`SubsetStudy`] is run: the bootstrap replicates, seed and confidence of
 /// its percentile intervals, and whether every subset's own SE is listed too.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SubsetSettings {
+pub struct SubsetJob {
     /// The bootstrap: replicates `0..replicates` from `seed`, intervals at `confidence`.
     pub resampling: Resampling,
     /// Also list every subset's measured SE ([`SubsetStudy::point_subsets`]).
@@ -490,7 +490,7 @@ impl Report for SubsetAnalysis {
 pub fn analyse_subsets(
     outcome: &str,
     study: &SubsetStudy,
-    settings: &SubsetSettings,
+    settings: &SubsetJob,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<SubsetAnalysis> {
@@ -545,7 +545,7 @@ mod tests {
             weights: Vec::new(),
         };
         let study = SubsetStudy::new(&[s], &audit, 1).unwrap();
-        let settings = SubsetSettings {
+        let settings = SubsetJob {
             resampling: Resampling {
                 seed: 3,
                 replicates: 40,
