@@ -3,6 +3,7 @@
 
 pub mod consistency;
 pub mod forecast;
+mod forecast_view;
 pub mod levels;
 pub mod reml;
 pub mod variance;
