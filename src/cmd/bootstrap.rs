@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::bootstrap::analysis::{prepare, BootstrapSettings};
+use ragstats_core::bootstrap::analysis::{prepare, BootstrapRun, BootstrapSettings};
 use ragstats_core::bootstrap::stratified::BootstrapSpec;
 use ragstats_core::resample::summary::Method;
 
@@ -12,10 +12,6 @@ use super::render::sections_by_selector;
 use super::render::Finished;
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
-
-mod render;
-
-pub use render::BootstrapOutput;
 
 /// Flags of `stats bootstrap`.
 #[derive(Debug, Clone, clap::Args)]
@@ -119,7 +115,7 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         return Ok(Finished::new("bootstrap", inputs(args), sections));
     }
     let out = compute(args)?;
-    let notes = out.report.report.notes.clone();
+    let notes = out.report.notes.clone();
     Ok(Finished::new("bootstrap", inputs(args), out).with_notes_for_csv(args.format, &notes))
 }
 
@@ -135,7 +131,7 @@ fn inputs(args: &Args) -> ragstats_core::document::Inputs {
 
 /// Checks the flags, loads the panel, runs the bootstrap on the engine the flags choose
 /// (and writes `--replicates-out`).
-pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
+pub fn compute(args: &Args) -> anyhow::Result<BootstrapRun> {
     if !args.designs.is_empty() && !args.components {
         return Err(UsageError(
             "--design needs --components (forecasts are refitted from the components)".into(),
@@ -176,5 +172,5 @@ pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
     if let Some(path) = &args.replicates_out {
         run.replicates.write(path)?;
     }
-    Ok(BootstrapOutput { report: run })
+    Ok(run)
 }
