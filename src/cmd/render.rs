@@ -30,12 +30,12 @@ pub trait Rendered {
     }
 }
 
-/// A library report shown through its view ([`ToView`]): text and CSV from the view, JSON
-/// from serde of the report ([`ragstats_core::document::to_body`]), the engine from
-/// [`Report::engine`].
+/// A library report shown through its view ([`ToView`]): text (a setting named as its flag)
+/// and CSV from the view, JSON from serde of the report
+/// ([`ragstats_core::document::to_body`]), the engine from [`Report::engine`].
 impl<R: ToView + Report> Rendered for R {
     fn text(&self) -> String {
-        self.to_view().to_text()
+        self.to_view().to_text_with(&flag_of)
     }
 
     fn csv(&self) -> Table {
@@ -52,6 +52,16 @@ impl<R: ToView + Report> Rendered for R {
 
     fn exit_code(&self) -> u8 {
         Report::exit_code(self)
+    }
+}
+
+/// A setting a view's text names, as the command line spells it: its flag, and the value
+/// the text gives it (`--format json`).
+pub fn flag_of(setting: &str, value: Option<&str>) -> String {
+    let flag = crate::settings::flag(setting);
+    match value {
+        Some(v) => format!("{flag} {v}"),
+        None => flag,
     }
 }
 

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 pub mod cells;
 mod view;
 
-pub use view::{Block, ToView, View};
+pub use view::{keyword, Block, Span, ToView, View};
 
 /// How text output shows an undefined value (JSON writes `null`, CSV an empty cell).
 pub const UNDEFINED: &str = "undefined";
