@@ -855,7 +855,9 @@ fn the_demos_interval_columns_say_90_percent_at_confidence_0_9() {
     let headers: Vec<&str> = text.lines().filter(|l| l.contains("% CI")).collect();
     assert_eq!(headers.len(), 2, "{text}");
     assert!(
-        headers.iter().all(|h| h.contains(" 90% CI ") && !h.contains("95%")),
+        headers
+            .iter()
+            .all(|h| h.contains(" 90% CI ") && !h.contains("95%")),
         "{text}"
     );
     let csv = run("csv");

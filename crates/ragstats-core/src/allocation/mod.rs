@@ -7,6 +7,7 @@
 //! precise one for a budget ([`planner`]).
 
 pub mod allocate;
+mod allocate_view;
 pub mod efficiency;
 pub mod fixed_t;
 pub mod one_read;
