@@ -5,7 +5,7 @@
 use super::allocate::{AllocateReport, Compared, MasterStratum};
 use crate::components::variance_view::design;
 use crate::table::cells::label;
-use crate::table::{format_number, Cell, Precision, Table, ToView, View, UNDEFINED};
+use crate::table::{fixed, Cell, Table, ToView, View, UNDEFINED};
 
 impl ToView for AllocateReport {
     /// The allocations table, the pairs, and for an unbalanced master panel its note.
@@ -33,11 +33,6 @@ impl ToView for AllocateReport {
         }
         v
     }
-}
-
-/// `v` to `decimals` places (`undefined` when not finite).
-fn fixed(v: f64, decimals: usize) -> String {
-    format_number(v, Precision::Fixed(decimals))
 }
 
 /// One row per pair and statistic: value, interval, whether it is resolved.

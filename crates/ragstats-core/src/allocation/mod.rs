@@ -12,6 +12,7 @@ pub mod efficiency;
 pub mod fixed_t;
 pub mod one_read;
 pub mod one_read_ledger;
+mod one_read_view;
 pub mod planner;
 pub mod planner_report;
 pub mod slice;

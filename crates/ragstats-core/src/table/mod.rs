@@ -135,6 +135,12 @@ pub fn number(v: f64) -> String {
     format_number(v, Precision::Auto)
 }
 
+/// `v` with `decimals` decimals as text prints it inside a line (`undefined` when not
+/// finite).
+pub fn fixed(v: f64, decimals: usize) -> String {
+    format_number(v, Precision::Fixed(decimals))
+}
+
 /// Formats `v` for display. Not finite: `undefined` (every precision but
 /// [`Precision::Shortest`], which gives an empty string, as CSV wants).
 pub fn format_number(v: f64, precision: Precision) -> String {
