@@ -15,6 +15,7 @@ pub mod one_read_ledger;
 mod one_read_view;
 pub mod planner;
 pub mod planner_report;
+mod planner_view;
 pub mod slice;
 pub mod slice_report;
 pub mod subsets;
