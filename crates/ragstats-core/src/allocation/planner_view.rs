@@ -94,12 +94,12 @@ fn blocks(r: &PlanReport, v: &mut View) {
     let mut out = q_only_line(r);
     if !r.bootstrap.is_empty() {
         out.push_str(&format!(
-            "\nplan uncertainty: stratified question bootstrap of the audit, {} replicates on {}, components{} refitted in each; {} percentile intervals:\n",
+            "\nplan uncertainty: stratified question bootstrap of the audit, {} replicates on {}, components{} refitted in each; {}% percentile intervals:\n",
             r.engine.replicates.unwrap_or_default(),
             r.engine.adapter.as_deref().unwrap_or_default(),
             if r.ledger_costs { " and unit costs" } else { "" },
             // The confidence level as it heads every interval: `95%`.
-            format!("{}%", 100.0 * r.engine.confidence.unwrap_or_default())
+            100.0 * r.engine.confidence.unwrap_or_default()
         ));
         for iv in &r.bootstrap {
             out.push_str(&interval_line(r, iv));
