@@ -2,6 +2,7 @@
 //! forecasts made from them.
 
 pub mod consistency;
+mod consistency_view;
 pub mod forecast;
 mod forecast_view;
 pub mod levels;
