@@ -17,6 +17,7 @@ pub mod parquet;
 #[cfg(not(feature = "formats"))]
 #[path = "parquet_off.rs"]
 pub mod parquet;
+mod view;
 
 pub use log_set::with_log_set;
 
