@@ -6,8 +6,7 @@ use std::path::PathBuf;
 
 use ragstats_core::coverage::grid::{designs, grid, GridReport};
 use ragstats_core::coverage::{
-    coverage_of_file, work, Analysis, CoverageReport, CoverageSettings, Generator, Kind,
-    OutcomeChoice,
+    coverage_of_file, work, Analysis, CoverageSettings, Generator, Kind, OutcomeChoice,
 };
 use ragstats_core::document::{to_body, Engine, Inputs, Report};
 use ragstats_core::table::Cell;
@@ -167,100 +166,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     progress.finish();
     let inputs = super::common::panel_input(Inputs::new(), "panel", panel, &[]);
     let notes = report.notes.clone();
-    Ok(Finished::new("coverage", inputs, CoverageOutput { report })
-        .with_notes_for_csv(args.format, &notes))
-}
-
-/// What `stats coverage PANEL` found.
-pub struct CoverageOutput {
-    pub report: CoverageReport,
-}
-
-fn rows_table(r: &CoverageReport) -> Table {
-    let mut t = Table::new(&[
-        "generator",
-        "analysis",
-        "interval or test",
-        "nominal",
-        "rate",
-        "MC SE",
-        "n",
-        "errors",
-        "verdict",
-    ]);
-    for row in &r.rows {
-        t.row([
-            Cell::text(row.generator),
-            Cell::text(row.analysis),
-            Cell::text(&row.statistic),
-            Cell::fixed(row.nominal, 3),
-            row.rate.map_or(Cell::Missing, |v| Cell::fixed(v, 3)),
-            row.mc_se.map_or(Cell::Missing, |v| Cell::fixed(v, 3)),
-            Cell::Count(row.n),
-            Cell::Count(row.errors),
-            Cell::text(row.verdict),
-        ]);
-    }
-    t
-}
-
-impl Rendered for CoverageOutput {
-    fn text(&self) -> String {
-        let r = &self.report;
-        let design: Vec<String> = r
-            .design
-            .iter()
-            .map(|s| {
-                format!(
-                    "{} Q {} T {} R {}",
-                    s.name, s.questions, s.trajectories, s.reads
-                )
-            })
-            .collect();
-        let mut s = format!(
-            "coverage of {} ({:?} scores; arms {}): {} simulated panels per generator, {} replicates each\n\
-             design: {}\n\
-             target: {:.0}% intervals cover {:.3}–{:.3}; {:.0}% tests reject at most {:.3} under the null\n",
-            r.outcome.as_deref().unwrap_or(&r.metric),
-            r.scale,
-            r.arms.join(", "),
-            r.panels,
-            r.replicates,
-            design.join("; "),
-            100.0 * r.confidence,
-            r.target.interval[0],
-            r.target.interval[1],
-            100.0 * (1.0 - r.confidence),
-            r.target.test_max,
-        );
-        for n in &r.notes {
-            s.push_str(&format!("note: {n}\n"));
-        }
-        s.push('\n');
-        s.push_str(&rows_table(r).to_text());
-        s.push('\n');
-        if r.below_target.is_empty() {
-            s.push_str("every interval and test measured meets the target\n");
-        } else {
-            s.push_str("short of the target:\n");
-            for b in &r.below_target {
-                s.push_str(&format!("  {b}\n"));
-            }
-        }
-        s
-    }
-
-    fn csv(&self) -> Table {
-        rows_table(&self.report)
-    }
-
-    fn body(&self) -> serde_json::Value {
-        to_body(&self.report)
-    }
-
-    fn engine(&self) -> Engine {
-        self.report.engine()
-    }
+    Ok(Finished::new("coverage", inputs, report).with_notes_for_csv(args.format, &notes))
 }
 
 /// What `stats coverage --grid` found.

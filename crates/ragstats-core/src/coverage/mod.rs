@@ -21,6 +21,7 @@ pub mod generate;
 pub mod grid;
 pub mod model;
 pub mod tally;
+mod view;
 
 use std::path::Path;
 
