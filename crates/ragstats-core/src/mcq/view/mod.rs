@@ -1,5 +1,5 @@
 //! The MCQ analyses' views, one module per report (`mcq score`, `agree`, `filter`,
-//! `validate`), and the cells and lines they share (`mcq compare` and its leaderboard still
+//! `validate`, `cost`), and the cells and lines they share (`mcq compare` and its leaderboard still
 //! render in the CLI, with these cells).
 
 use super::cluster::Clusters;
@@ -8,6 +8,7 @@ pub(crate) use crate::table::number as num;
 use crate::table::Cell;
 
 mod agree;
+mod cost;
 mod filter;
 mod score;
 mod validate;
