@@ -236,7 +236,7 @@ impl ToView for CompareReport {
                     shown.len(),
                     r.pairs.len()
                 )),
-                Span::Setting("all_pairs", None),
+                Span::switch("all_pairs"),
                 Span::text(" for every pair; JSON and CSV hold them all)\n"),
             ]);
         }

@@ -19,6 +19,7 @@
 pub mod analyses;
 pub mod generate;
 pub mod grid;
+mod grid_view;
 pub mod model;
 pub mod tally;
 mod view;

@@ -25,7 +25,7 @@ impl ToView for ImportReport {
             if r.skipped.len() > SHOWN {
                 v.text_naming(vec![
                     Span::text(format!("  … and {} more (", r.skipped.len() - SHOWN)),
-                    Span::Setting("format", Some("json")),
+                    Span::setting("format", "json"),
                     Span::text(" lists them)\n"),
                 ]);
             }

@@ -8,7 +8,7 @@
 //! does not know how a front end spells it, so such a line is made of [`Span`]s, and
 //! [`View::to_text_with`] is given how to name a setting. `stats` names it as its flag
 //! (`--all-pairs`, `--format json`); plain [`View::to_text`] and [`View::to_html`] name it
-//! as the Python keyword argument ([`keyword`]: `all_pairs=True`, `format=json`).
+//! as the Python keyword argument ([`keyword`]: `all_pairs=`, `format=json`).
 
 use super::{escape_xml, Table};
 
@@ -29,8 +29,8 @@ pub enum Span {
     /// Text printed as is.
     Text(String),
     /// A setting by its library name (`all_pairs`), with the value the line gives it
-    /// (`json`, or a placeholder such as `FILE`); `None` for a switch.
-    Setting(&'static str, Option<&'static str>),
+    /// (`json`, `200`, or a placeholder such as `FILE`); `None` for a switch.
+    Setting(&'static str, Option<String>),
 }
 
 impl Span {
@@ -38,12 +38,22 @@ impl Span {
     pub fn text(s: impl Into<String>) -> Span {
         Span::Text(s.into())
     }
+
+    /// The switch `name` (a setting without a value).
+    pub fn switch(name: &'static str) -> Span {
+        Span::Setting(name, None)
+    }
+
+    /// The setting `name` given `value`.
+    pub fn setting(name: &'static str, value: impl ToString) -> Span {
+        Span::Setting(name, Some(value.to_string()))
+    }
 }
 
 /// A setting as the library's own text names it: the Python keyword argument, `name=value`,
-/// or `name=True` for a switch (`value` `None`).
+/// or `name=` where the line gives no value (a switch, or the setting itself).
 pub fn keyword(name: &str, value: Option<&str>) -> String {
-    format!("{name}={}", value.unwrap_or("True"))
+    format!("{name}={}", value.unwrap_or_default())
 }
 
 /// An analysis's output as text lines and named tables, plus its CSV table.
@@ -162,7 +172,7 @@ fn spoken(spans: &[Span], setting: &dyn Fn(&str, Option<&str>) -> String) -> Str
         .iter()
         .map(|s| match s {
             Span::Text(t) => t.clone(),
-            Span::Setting(name, value) => setting(name, *value),
+            Span::Setting(name, value) => setting(name, value.as_deref()),
         })
         .collect()
 }
@@ -217,12 +227,12 @@ mod tests {
         let mut v = View::new(Table::new(&["x"]));
         v.text_naming(vec![
             Span::text("every pair ("),
-            Span::Setting("all_pairs", None),
+            Span::switch("all_pairs"),
             Span::text("; "),
-            Span::Setting("format", Some("json")),
+            Span::setting("format", "json"),
             Span::text(")\n"),
         ]);
-        assert_eq!(v.to_text(), "every pair (all_pairs=True; format=json)\n");
+        assert_eq!(v.to_text(), "every pair (all_pairs=; format=json)\n");
         // A front end's own spelling, e.g. a flag (here in brackets).
         let flag = |n: &str, v: Option<&str>| {
             let f = format!("[{}]", n.replace('_', "-"));

@@ -274,7 +274,7 @@ pub fn test_csv_cells(x: Option<&DeltaTest>) -> Vec<Cell> {
 pub fn mcnemar_heading() -> Vec<Span> {
     vec![
         Span::text("\nMcNemar on EM over (id, run) pairs ("),
-        Span::Setting("mcnemar", None),
+        Span::switch("mcnemar"),
         Span::text("), assuming every pair independent: the runs of one item are not, so with several runs these p are too small; and it weights tasks by their pairs, not as the ΔEM above"),
     ]
 }

@@ -65,7 +65,7 @@ impl ToView for McqCostReport {
         if !r.priced {
             v.text_naming(vec![
                 Span::text("fees: give "),
-                Span::Setting("prices", Some("FILE")),
+                Span::setting("prices", "FILE"),
                 Span::text(" (see docs/ledger.md) for USD\n"),
             ]);
         }
