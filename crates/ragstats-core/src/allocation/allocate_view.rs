@@ -5,7 +5,7 @@
 use super::allocate::{AllocateReport, Compared, MasterStratum};
 use crate::components::variance_view::design;
 use crate::table::cells::label;
-use crate::table::{fixed, Cell, Table, ToView, View, UNDEFINED};
+use crate::table::{fixed, percent, Cell, Table, ToView, View, UNDEFINED};
 
 impl ToView for AllocateReport {
     /// The allocations table, the pairs, and for an unbalanced master panel its note.
@@ -23,7 +23,7 @@ impl ToView for AllocateReport {
         blocks(
             r,
             // The confidence level heads the intervals: `95%`.
-            &format!("{}%", 100.0 * e.confidence.unwrap_or_default()),
+            &percent(e.confidence.unwrap_or_default()),
             e.replicates.unwrap_or_default(),
             e.adapter.as_deref().unwrap_or_default(),
             &mut v,

@@ -7,7 +7,7 @@ use super::one_read::{OneReadReport, ScopeResult};
 use super::one_read_ledger::{direct_ratio_reason, EfficiencyReport};
 use crate::components::variance_view::design;
 use crate::resample::summary::Interval;
-use crate::table::{fixed, number as num, Cell, Table, ToView, View};
+use crate::table::{fixed, number as num, percent, Cell, Table, ToView, View};
 
 impl ToView for EfficiencyReport {
     fn to_view(&self) -> View {
@@ -19,7 +19,7 @@ impl ToView for EfficiencyReport {
             e.adapter.as_deref().unwrap_or_default(),
             e.replicates.unwrap_or_default(),
             // The confidence level heads the intervals: `95%`.
-            &format!("{}%", 100.0 * e.confidence.unwrap_or_default()),
+            &percent(e.confidence.unwrap_or_default()),
             &mut v,
         );
         v

@@ -5,7 +5,7 @@
 use super::planner::Goal;
 use super::planner_report::{PlanGoal, PlanInterval, PlanReport, QOnly};
 use crate::table::cells::{label, weights_line};
-use crate::table::{fixed, number as num, Cell, Table, ToView, View};
+use crate::table::{fixed, number as num, percent, Cell, Table, ToView, View};
 
 impl ToView for PlanReport {
     fn to_view(&self) -> View {
@@ -94,12 +94,12 @@ fn blocks(r: &PlanReport, v: &mut View) {
     let mut out = q_only_line(r);
     if !r.bootstrap.is_empty() {
         out.push_str(&format!(
-            "\nplan uncertainty: stratified question bootstrap of the audit, {} replicates on {}, components{} refitted in each; {}% percentile intervals:\n",
+            "\nplan uncertainty: stratified question bootstrap of the audit, {} replicates on {}, components{} refitted in each; {} percentile intervals:\n",
             r.engine.replicates.unwrap_or_default(),
             r.engine.adapter.as_deref().unwrap_or_default(),
             if r.ledger_costs { " and unit costs" } else { "" },
             // The confidence level as it heads every interval: `95%`.
-            100.0 * r.engine.confidence.unwrap_or_default()
+            percent(r.engine.confidence.unwrap_or_default())
         ));
         for iv in &r.bootstrap {
             out.push_str(&interval_line(r, iv));

@@ -6,7 +6,7 @@ use super::analysis::BootstrapRun;
 use super::report::{BootstrapReport, ComponentSummaries};
 use crate::resample::summary::{Interval, Summary};
 use crate::table::cells::weights_line;
-use crate::table::{number as num, Cell, Table, ToView, View};
+use crate::table::{number as num, percent, Cell, Table, ToView, View};
 
 impl ToView for BootstrapRun {
     fn to_view(&self) -> View {
@@ -85,7 +85,7 @@ fn csv(r: &BootstrapReport) -> Table {
 /// The header lines, the stratum table, and with components their table and the forecast
 /// designs', appended to `v`.
 fn blocks(r: &BootstrapReport, backend: &str, adapter: &str, v: &mut View) {
-    let pct = format!("{}%", 100.0 * r.confidence);
+    let pct = percent(r.confidence);
     let method = serde_json::to_value(r.method).expect("a method serialises");
     let expanded = r.expansion.map_or(String::new(), |e| {
         format!(

@@ -6,7 +6,7 @@
 
 use super::report::CompareReport;
 use crate::table::cells::weights_line;
-use crate::table::{Cell, Span, Table, ToView, View};
+use crate::table::{percent, Cell, Span, Table, ToView, View};
 
 /// Systems past which the text tables show only [`CompareReport::headline_pairs`] unless
 /// every pair is asked for ([`CompareReport::all_pairs`]): 10 systems make 45 pairs, 41 make 820 (and 820 per stratum).
@@ -84,10 +84,7 @@ fn p_cell(p: f64) -> Cell {
 
 /// The interval column's header at the report's confidence level: `95% CI`.
 fn ci_header(r: &CompareReport) -> String {
-    let level = 100.0 * r.engine.confidence.unwrap_or(0.95);
-    // 95, 99, 99.5: the level as a user writes it.
-    let level = (level * 1e6).round() / 1e6;
-    format!("{level}% CI")
+    format!("{} CI", percent(r.engine.confidence.unwrap_or(0.95)))
 }
 
 /// A degrees-of-freedom cell, one decimal (undefined when the SE is 0).

@@ -3,7 +3,7 @@
 //! rate as a number.
 
 use super::consistency::ConsistencyReport;
-use crate::table::{fixed, Cell, Table, ToView, View};
+use crate::table::{fixed, percent, Cell, Table, ToView, View};
 
 /// One row per group: cells, disagreeing cells, the rate, and the one-read SE (`-` for a
 /// group that was not compared); `rate` is the rate cell (a percentage in text).
@@ -47,10 +47,10 @@ impl ToView for ConsistencyReport {
                 )
             });
             v.text(format!(
-                "\none-read SE ratio {}/{} = {value} ({}% bootstrap, {} replicates on {} ({}), {})\n",
+                "\none-read SE ratio {}/{} = {value} ({} bootstrap, {} replicates on {} ({}), {})\n",
                 ratio.numerator,
                 ratio.denominator,
-                100.0 * r.confidence,
+                percent(r.confidence),
                 r.replicates,
                 r.backend,
                 r.adapter,

@@ -2,7 +2,7 @@
 //! the notes, the rows (`rows`) and what falls short of the target; the CSV is the rows.
 
 use super::CoverageReport;
-use crate::table::{Cell, Table, ToView, View};
+use crate::table::{percent, Cell, Table, ToView, View};
 
 /// One row per generator, analysis and interval or test.
 fn rows_table(r: &CoverageReport) -> Table {
@@ -50,17 +50,17 @@ impl ToView for CoverageReport {
         let mut s = format!(
             "coverage of {} ({:?} scores; arms {}): {} simulated panels per generator, {} replicates each\n\
              design: {}\n\
-             target: {:.0}% intervals cover {:.3}–{:.3}; {:.0}% tests reject at most {:.3} under the null\n",
+             target: {} intervals cover {:.3}–{:.3}; {} tests reject at most {:.3} under the null\n",
             r.outcome.as_deref().unwrap_or(&r.metric),
             r.scale,
             r.arms.join(", "),
             r.panels,
             r.replicates,
             design.join("; "),
-            100.0 * r.confidence,
+            percent(r.confidence),
             r.target.interval[0],
             r.target.interval[1],
-            100.0 * (1.0 - r.confidence),
+            percent(1.0 - r.confidence),
             r.target.test_max,
         );
         for n in &r.notes {

@@ -53,6 +53,4 @@ pub fn csv_f64(v: f64) -> Cell {
 }
 
 /// `95%`: a confidence level as table headers show it.
-pub fn percent(confidence: f64) -> String {
-    format!("{}%", 100.0 * confidence)
-}
+pub use crate::table::percent;
