@@ -12,14 +12,12 @@ use ragstats_core::allocation::walk::{CpuWalk, WalkBackend};
 use ragstats_core::costs::accounting::PricedLedger;
 use ragstats_core::ledger::{read_ledger, Prices};
 
-use super::common::{Format, PanelOptions, Table};
+use super::common::{Format, PanelOptions};
 use super::cost::parse_sweep;
-use super::render::{Figure, Finished, Rendered};
+use super::render::{Figure, Finished};
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 use ragstats_gpu::select::select_walk;
-
-mod tables;
 
 /// Flags of `stats allocate`.
 #[derive(Debug, clap::Args)]
@@ -73,13 +71,13 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
 
 /// [`outcome`] with PANEL (and the logs read with it) readable by its name.
 fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
-    let out = compute(args)?;
+    let (outcome, report) = compute(args)?;
     let figure = match &args.plot {
         Some(_) => {
-            let e = &out.report.engine;
+            let e = &report.engine;
             let boot = Some((e.seed.unwrap_or_default(), e.replicates.unwrap_or_default()));
-            let caption = super::figure::panel_caption(&args.panel, &out.outcome, boot);
-            let svg = ragstats_plot::allocate(&out.report, &caption)?;
+            let caption = super::figure::panel_caption(&args.panel, &outcome, boot);
+            let svg = ragstats_plot::allocate(&report, &caption)?;
             Some(Figure::new(
                 svg,
                 &[
@@ -99,21 +97,15 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     )
     .with("ledger", args.ledger.display())
     .with("prices", args.prices.display());
-    let notes = out.report.notes.clone();
-    Ok(crate::cmd::render::finished("allocate", inputs, out)
+    let notes = report.notes.clone();
+    Ok(crate::cmd::render::finished("allocate", inputs, report)
         .with_figure(figure)
         .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
-/// What `stats allocate` found: the comparison, and the outcome it compared.
-pub struct AllocateOutput {
-    /// The analysed outcome (figure captions name it).
-    pub outcome: String,
-    pub report: AllocateReport,
-}
-
-/// Loads the panel, ledger and prices `args` names and compares the allocations.
-pub fn compute(args: &Args) -> anyhow::Result<AllocateOutput> {
+/// Loads the panel, ledger and prices `args` names and compares the allocations: the
+/// analysed outcome (figure captions name it) and the comparison.
+pub fn compute(args: &Args) -> anyhow::Result<(String, AllocateReport)> {
     let reps = args.resample.replicates()?;
     let specs: Vec<AllocationSpec> = args
         .allocations
@@ -151,28 +143,7 @@ pub fn compute(args: &Args) -> anyhow::Result<AllocateOutput> {
         progress.set(d)
     })?;
     progress.finish();
-    Ok(AllocateOutput {
-        outcome: panel.outcome,
-        report,
-    })
-}
-
-impl Rendered for AllocateOutput {
-    fn text(&self) -> String {
-        tables::text(self)
-    }
-
-    fn csv(&self) -> Table {
-        tables::csv(&self.report)
-    }
-
-    fn body(&self) -> serde_json::Value {
-        ragstats_core::document::to_body(&self.report)
-    }
-
-    fn engine(&self) -> ragstats_core::document::Engine {
-        ragstats_core::document::Report::engine(&self.report)
-    }
+    Ok((panel.outcome, report))
 }
 
 /// `--question-cost TOKENS,USD` (or `TOKENS`): non-negative finite numbers.

@@ -4,7 +4,7 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::bootstrap::analysis::{prepare, BootstrapJob};
+use ragstats_core::bootstrap::analysis::{prepare, BootstrapJob, BootstrapRun};
 use ragstats_core::bootstrap::stratified::BootstrapSpec;
 use ragstats_core::resample::summary::Method;
 
@@ -13,10 +13,6 @@ use super::render::sections_by_selector;
 use super::render::Finished;
 use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
-
-mod render;
-
-pub use render::BootstrapOutput;
 
 /// Flags of `stats bootstrap`.
 #[derive(Debug, Clone, clap::Args)]
@@ -124,7 +120,7 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         ));
     }
     let out = compute(args)?;
-    let notes = out.report.report.notes.clone();
+    let notes = out.report.notes.clone();
     Ok(crate::cmd::render::finished("bootstrap", inputs(args), out)
         .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
@@ -141,7 +137,7 @@ fn inputs(args: &Args) -> ragstats_core::document::Inputs {
 
 /// Checks the flags, loads the panel, runs the bootstrap on the engine the flags choose
 /// (and writes `--replicates-out`).
-pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
+pub fn compute(args: &Args) -> anyhow::Result<BootstrapRun> {
     if !args.designs.is_empty() && !args.components {
         return Err(UsageError(
             "--design needs --components (forecasts are refitted from the components)".into(),
@@ -182,5 +178,5 @@ pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
     if let Some(path) = &args.replicates_out {
         run.replicates.write(path)?;
     }
-    Ok(BootstrapOutput { report: run })
+    Ok(run)
 }

@@ -2,8 +2,6 @@
 //! of one-read SEs between two groups (the analysis:
 //! [`ragstats_core::components::consistency::consistency`]).
 
-mod render;
-
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
@@ -14,7 +12,7 @@ use ragstats_core::panel::{load_panel, LoadOptions};
 
 use super::common::{Format, PanelOptions};
 use super::render::{Figure, Finished};
-use super::resample::{Confidence, Progress, ResampleArgs};
+use super::resample::{Progress, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats consistency`.
@@ -62,8 +60,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
 
 /// The figure `--plot` draws (and `stats report` shows): disagreement and one-read SE per
 /// group, and the SE ratio.
-pub fn figure(args: &Args, out: &ConsistencyOutput) -> anyhow::Result<String> {
-    let r = &out.report;
+pub fn figure(args: &Args, r: &ConsistencyReport) -> anyhow::Result<String> {
     let caption = super::figure::caption(
         Some(&args.reads),
         &args.opts,
@@ -75,12 +72,6 @@ pub fn figure(args: &Args, out: &ConsistencyOutput) -> anyhow::Result<String> {
         r.se_ratio.as_ref(),
         &caption,
     )?)
-}
-
-/// What `stats consistency` found, with the confidence level as the text shows it.
-pub struct ConsistencyOutput {
-    pub confidence: Confidence,
-    pub report: ConsistencyReport,
 }
 
 /// The groups `--compare A,B` names (each must be in the file), or every group.
@@ -105,7 +96,7 @@ fn compared(args: &Args, groups: Vec<String>) -> Result<Vec<String>, UsageError>
 }
 
 /// Reads the answers and each compared group's panel, and runs the analysis.
-pub fn compute(args: &Args) -> anyhow::Result<ConsistencyOutput> {
+pub fn compute(args: &Args) -> anyhow::Result<ConsistencyReport> {
     let columns = args.opts.shape.columns.clone().unwrap_or_default();
     // `--by` and `--answer-column` name the file's own columns; one that --columns also
     // gives a role would be renamed away before the groups are read.
@@ -156,8 +147,5 @@ pub fn compute(args: &Args) -> anyhow::Result<ConsistencyOutput> {
         &|d| progress.set(d),
     )?;
     progress.finish();
-    Ok(ConsistencyOutput {
-        confidence: args.resample.confidence,
-        report,
-    })
+    Ok(report)
 }

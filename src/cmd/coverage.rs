@@ -5,16 +5,15 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::coverage::grid::{designs, grid, GridReport};
+use ragstats_core::coverage::grid::{designs, grid};
 use ragstats_core::coverage::{
-    coverage_of_file, work, Analysis, CoverageReport, CoverageSettings, Generator, Kind,
-    OutcomeChoice,
+    coverage_of_file, work, Analysis, CoverageSettings, Generator, OutcomeChoice,
 };
-use ragstats_core::document::{to_body, Engine, Inputs, Report};
-use ragstats_core::table::Cell;
+use ragstats_core::document::Inputs;
+use ragstats_core::table::ToView;
 
-use super::common::{Format, PanelOptions, Table};
-use super::render::{Finished, Rendered};
+use super::common::{Format, PanelOptions};
+use super::render::{flag_of, Finished};
 use super::resample::{BackendArg, Confidence, Progress};
 use super::UsageError;
 use ragstats_gpu::select::select_backend_for;
@@ -122,12 +121,16 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
             &|_, _| progress.set(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1),
         )?;
         progress.finish();
-        let out = GridOutput { report };
         if let Some(path) = &args.out {
-            let text = out.markdown();
+            // docs/COVERAGE.md names the command line that made it.
+            let text = report.to_view().to_text_with(&flag_of);
             ragstats_core::io::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
         }
-        return Ok(crate::cmd::render::finished("coverage", Inputs::new(), out));
+        return Ok(crate::cmd::render::finished(
+            "coverage",
+            Inputs::new(),
+            report,
+        ));
     }
     let panel = args
         .panel
@@ -168,251 +171,6 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     progress.finish();
     let inputs = super::common::panel_input(Inputs::new(), "panel", panel, &[]);
     let notes = report.notes.clone();
-    Ok(
-        crate::cmd::render::finished("coverage", inputs, CoverageOutput { report })
-            .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes),
-    )
-}
-
-/// What `stats coverage PANEL` found.
-pub struct CoverageOutput {
-    pub report: CoverageReport,
-}
-
-fn rows_table(r: &CoverageReport) -> Table {
-    let mut t = Table::new(&[
-        "generator",
-        "analysis",
-        "interval or test",
-        "nominal",
-        "rate",
-        "MC SE",
-        "n",
-        "errors",
-        "verdict",
-    ]);
-    for row in &r.rows {
-        t.row([
-            Cell::text(row.generator),
-            Cell::text(row.analysis),
-            Cell::text(&row.statistic),
-            Cell::fixed(row.nominal, 3),
-            row.rate.map_or(Cell::Missing, |v| Cell::fixed(v, 3)),
-            row.mc_se.map_or(Cell::Missing, |v| Cell::fixed(v, 3)),
-            Cell::Count(row.n),
-            Cell::Count(row.errors),
-            Cell::text(row.verdict),
-        ]);
-    }
-    t
-}
-
-impl Rendered for CoverageOutput {
-    fn text(&self) -> String {
-        let r = &self.report;
-        let design: Vec<String> = r
-            .design
-            .iter()
-            .map(|s| {
-                format!(
-                    "{} Q {} T {} R {}",
-                    s.name, s.questions, s.trajectories, s.reads
-                )
-            })
-            .collect();
-        let mut s = format!(
-            "coverage of {} ({:?} scores; arms {}): {} simulated panels per generator, {} replicates each\n\
-             design: {}\n\
-             target: {:.0}% intervals cover {:.3}–{:.3}; {:.0}% tests reject at most {:.3} under the null\n",
-            r.outcome.as_deref().unwrap_or(&r.metric),
-            r.scale,
-            r.arms.join(", "),
-            r.panels,
-            r.replicates,
-            design.join("; "),
-            100.0 * r.confidence,
-            r.target.interval[0],
-            r.target.interval[1],
-            100.0 * (1.0 - r.confidence),
-            r.target.test_max,
-        );
-        for n in &r.notes {
-            s.push_str(&format!("note: {n}\n"));
-        }
-        s.push('\n');
-        s.push_str(&rows_table(r).to_text());
-        s.push('\n');
-        if r.below_target.is_empty() {
-            s.push_str("every interval and test measured meets the target\n");
-        } else {
-            s.push_str("short of the target:\n");
-            for b in &r.below_target {
-                s.push_str(&format!("  {b}\n"));
-            }
-        }
-        s
-    }
-
-    fn csv(&self) -> Table {
-        rows_table(&self.report)
-    }
-
-    fn body(&self) -> serde_json::Value {
-        to_body(&self.report)
-    }
-
-    fn engine(&self) -> Engine {
-        self.report.engine()
-    }
-}
-
-/// What `stats coverage --grid` found.
-pub struct GridOutput {
-    pub report: GridReport,
-}
-
-impl GridOutput {
-    /// docs/COVERAGE.md: the grid's design, every cell's rows and the cells below target.
-    pub fn markdown(&self) -> String {
-        let r = &self.report;
-        let mut s = String::from("# Coverage of every interval and test (issue 45)\n\n");
-        s.push_str(&format!(
-            "Generated by `stats coverage --grid --panels {} --replicates {} --seed {} --out docs/COVERAGE.md` \
-             ({} backend, {}; {:.0} s). Do not edit by hand: regenerate after changing an interval or test.\n\n",
-            r.panels,
-            r.replicates,
-            r.seed,
-            r.engine.backend.as_deref().unwrap_or("?"),
-            r.engine.adapter.as_deref().unwrap_or("?"),
-            r.seconds
-        ));
-        s.push_str(
-            "**Target:** every 95% interval covers between 0.935 and 0.97; every 5% test rejects at most \
-             0.065 under the null. Each rate has its Monte Carlo SE √(p(1−p)/n).\n\n\
-             **Design of the grid.** A full factorial of the issue's factors (Q per stratum ∈ {5, 10, 20, 50, \
-             200, 1000}; one, two and unequal strata; T, R ∈ {1, 2, 5}; F1-like, binary EM and skewed scores; \
-             k ∈ {2, 5, 10} arms) is 1,458 designs. The grid varies one factor at a time around a base design \
-             (2 strata × 50 questions, T = 2, R = 2, F1-like, k = 2) and adds the corners where intervals are \
-             known to struggle (few binary questions; one stratum of 20 binary one-cell questions with 2 and 5 \
-             arms; unequal strata 8 + 40 with 5 arms; 10 questions with 5 \
-             arms). Panels come from the bounded generator (Beta question and trajectory probabilities, Beta or \
-             Bernoulli reads; docs/coverage.md): F1-like mean 0.5 with components (σ²_q, σ²_t, σ²_r) = \
-             (0.04, 0.01, 0.02); binary EM mean 0.4, (0.10, 0.03, Bernoulli); skewed mean 0.85, (0.03, 0.01, \
-             0.02); arm j of k has mean m + 0.1 (j/(k−1) − 1/2), question effects correlated 0.7 across arms. \
-             `variance` and `bootstrap` analyse the contrast arm2 − arm1, `compare` every arm. Intervals are \
-             measured on panels with those means; tests on as many panels with the arms' means equalised. \
-             Where `compare`'s score methods apply (binary, one cell per question), the systems' \
-             Clopper–Pearson interval (`--interval clopper-pearson`, not the default) is measured beside the \
-             Wilson interval the default prints (`systems: marginal interval`): it is exact, so on one \
-             stratum it covers at least 0.95 whatever the true proportion, and it over-covers: compare the \
-             two rows of a cell (its verdict is `conservative` only above 0.97).\n\n\
-             **Measured elsewhere:** `mcq compare`'s test of ΔEM (docs/coverage-mcq.md, \
-             `cargo test -p ragstats-core null_rejection_rates`); the family-wise coverage of `compare`'s \
-             simultaneous intervals at 10 + 10 questions and the bootstrap at 5 + 5 in every `cargo test` \
-             (tests/it/honest.rs); stratum weights (`--weights`) on the demo panel, in the section \
-             \"Weighted strata\" appended at the end of this file (re-run its command after regenerating \
-             the grid).\n\n",
-        );
-        let short: Vec<(String, String)> = r
-            .cells
-            .iter()
-            .flat_map(|c| {
-                c.report
-                    .rows
-                    .iter()
-                    .filter(|row| row.short())
-                    .map(move |row| (c.design.label.clone(), row.sentence(&c.report.target)))
-            })
-            .collect();
-        s.push_str("## Cells below target\n\n");
-        if short.is_empty() {
-            s.push_str("None: every interval and test meets the target in every cell.\n\n");
-        } else {
-            for (label, sentence) in &short {
-                s.push_str(&format!(
-                    "- **{label}**: {}\n",
-                    sentence.trim_start_matches("bounded / ")
-                ));
-            }
-            s.push('\n');
-        }
-        s.push_str("## Every cell\n\n");
-        for c in &r.cells {
-            s.push_str(&format!(
-                "### {} ({}; {:.1} s)\n\n| analysis | interval or test | rate | MC SE | n | verdict |\n|---|---|---|---|---|---|\n",
-                c.design.label,
-                c.design.describe(),
-                c.seconds
-            ));
-            for row in &c.report.rows {
-                let kind = if row.kind == Kind::Test {
-                    " (null)"
-                } else {
-                    ""
-                };
-                s.push_str(&format!(
-                    "| {} | {}{kind} | {} | {} | {} | {} |\n",
-                    row.analysis,
-                    row.statistic,
-                    row.rate.map_or("-".into(), |v| format!("{v:.3}")),
-                    row.mc_se.map_or("-".into(), |v| format!("{v:.3}")),
-                    row.n,
-                    row.verdict
-                ));
-            }
-            for n in &c.report.notes {
-                s.push_str(&format!("\nnote: {n}\n"));
-            }
-            s.push('\n');
-        }
-        s
-    }
-}
-
-impl Rendered for GridOutput {
-    fn text(&self) -> String {
-        self.markdown()
-    }
-
-    fn csv(&self) -> Table {
-        let mut t = Table::new(&[
-            "design",
-            "analysis",
-            "interval or test",
-            "kind",
-            "nominal",
-            "rate",
-            "mc_se",
-            "n",
-            "verdict",
-        ]);
-        for c in &self.report.cells {
-            for row in &c.report.rows {
-                t.row([
-                    Cell::text(&c.design.label),
-                    Cell::text(row.analysis),
-                    Cell::text(&row.statistic),
-                    Cell::text(if row.kind == Kind::Test {
-                        "test"
-                    } else {
-                        "interval"
-                    }),
-                    Cell::num(row.nominal),
-                    row.rate.map_or(Cell::Missing, Cell::num),
-                    row.mc_se.map_or(Cell::Missing, Cell::num),
-                    Cell::Count(row.n),
-                    Cell::text(row.verdict),
-                ]);
-            }
-        }
-        t
-    }
-
-    fn body(&self) -> serde_json::Value {
-        to_body(&self.report)
-    }
-
-    fn engine(&self) -> Engine {
-        self.report.engine()
-    }
+    Ok(crate::cmd::render::finished("coverage", inputs, report)
+        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }

@@ -5,7 +5,6 @@
 //! [`tables`].
 
 mod ledger;
-mod tables;
 
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
@@ -121,12 +120,13 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
             by_currency(args)?,
         ));
     }
-    let out = compute(args)?;
+    let (outcome, report) = compute(args)?;
     let figure = match &args.plot {
         Some(_) => {
-            let boot = Some(out.bootstrap());
-            let caption = super::figure::panel_caption(&args.panel, &out.outcome, boot);
-            let svg = ragstats_plot::efficiency(&out.report.analysis, &caption)?;
+            let e = &report.engine;
+            let boot = Some((e.seed.unwrap_or_default(), e.replicates.unwrap_or_default()));
+            let caption = super::figure::panel_caption(&args.panel, &outcome, boot);
+            let svg = ragstats_plot::efficiency(&report.analysis, &caption)?;
             let mut files = vec![args.panel.as_path(), args.ledger.as_path()];
             files.extend(args.prices.as_deref());
             files.extend(args.more.iter().map(PathBuf::as_path));
@@ -136,8 +136,7 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     };
     // CSV has no place for the report's warnings; the one that changes how every interval
     // reads goes to stderr.
-    let notes: Vec<String> = out
-        .report
+    let notes: Vec<String> = report
         .analysis
         .warnings
         .iter()
@@ -145,7 +144,7 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         .cloned()
         .collect();
     Ok(
-        crate::cmd::render::finished("efficiency", inputs(args), out)
+        crate::cmd::render::finished("efficiency", inputs(args), report)
             .with_figure(figure)
             .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes),
     )
@@ -169,11 +168,11 @@ fn by_currency(args: &Args) -> anyhow::Result<Box<dyn Rendered>> {
     let mut currencies = args.currency.clone();
     currencies.dedup();
     if let [one] = currencies[..] {
-        return Ok(Box::new(compute_in(args, one)?));
+        return Ok(Box::new(compute_in(args, one)?.1));
     }
     let items = currencies
         .iter()
-        .map(|&c| Ok((c.unit().to_string(), Box::new(compute_in(args, c)?) as _)))
+        .map(|&c| Ok((c.unit().to_string(), Box::new(compute_in(args, c)?.1) as _)))
         .collect::<anyhow::Result<_>>()?;
     Ok(Box::new(Sections {
         by: "currency".into(),
@@ -181,29 +180,18 @@ fn by_currency(args: &Args) -> anyhow::Result<Box<dyn Rendered>> {
     }))
 }
 
-/// What `stats efficiency` found for one panel in one currency.
-pub struct EfficiencyOutput {
-    /// The analysed outcome (figure captions name it).
-    pub outcome: String,
-    pub report: EfficiencyReport,
-}
-
-impl EfficiencyOutput {
-    /// The bootstrap's seed and replicates (figure captions name them).
-    fn bootstrap(&self) -> (u64, u64) {
-        let e = &self.report.engine;
-        (e.seed.unwrap_or_default(), e.replicates.unwrap_or_default())
-    }
-}
-
 /// Loads the panel, ledger and prices `args` names and runs the analysis in the first
-/// currency asked for.
-pub fn compute(args: &Args) -> anyhow::Result<EfficiencyOutput> {
+/// currency asked for: the analysed outcome (figure captions name it) and the report.
+pub fn compute(args: &Args) -> anyhow::Result<(String, EfficiencyReport)> {
     compute_in(args, args.currency[0])
 }
 
-/// Loads the panel, ledger and prices `args` names and runs the analysis in `currency`.
-pub fn compute_in(args: &Args, currency: CurrencyArg) -> anyhow::Result<EfficiencyOutput> {
+/// Loads the panel, ledger and prices `args` names and runs the analysis in `currency`: the
+/// analysed outcome and the report.
+pub fn compute_in(
+    args: &Args,
+    currency: CurrencyArg,
+) -> anyhow::Result<(String, EfficiencyReport)> {
     let replicates = args.resample.replicates()?;
     let panel = args.opts.load_unbalanced_noting(&args.panel)?;
     let draws = u64::from(replicates) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>();
@@ -226,26 +214,5 @@ pub fn compute_in(args: &Args, currency: CurrencyArg) -> anyhow::Result<Efficien
         progress.set(d)
     })?;
     progress.finish();
-    Ok(EfficiencyOutput {
-        outcome: panel.outcome,
-        report,
-    })
-}
-
-impl Rendered for EfficiencyOutput {
-    fn text(&self) -> String {
-        tables::text(&self.report)
-    }
-
-    fn csv(&self) -> super::common::Table {
-        tables::csv(&self.report.analysis)
-    }
-
-    fn body(&self) -> serde_json::Value {
-        ragstats_core::document::to_body(&self.report)
-    }
-
-    fn engine(&self) -> ragstats_core::document::Engine {
-        ragstats_core::document::Report::engine(&self.report)
-    }
+    Ok((panel.outcome, report))
 }

@@ -13,8 +13,6 @@ use super::render::{Figure, Finished};
 use super::variance::report_for;
 use super::UsageError;
 
-mod render;
-
 /// Flags of `stats forecast`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -67,14 +65,14 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
 
 /// [`outcome`] with the audit (and the logs read with it) readable by its first path.
 fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
-    let out = compute(args)?;
+    let (audit, report) = compute(args)?;
     let figure = match &args.plot {
         Some(_) => {
             let input = args.audit.first().or(args.components.as_ref());
-            let designs = &out.report.designs;
+            let designs = &report.designs;
             let svg = super::figure::forecast_figure(
-                &out.audit,
-                out.report.pooled,
+                &audit,
+                report.pooled,
                 &designs
                     .iter()
                     .map(|r| (r.forecast.clone(), r.se_measured))
@@ -91,25 +89,18 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         }
         None => None,
     };
-    let notes = out.report.notes.clone();
+    let notes = report.notes.clone();
     let inputs = super::common::audit_input(&args.audit);
     let inputs = inputs.with_opt("components", args.components.as_ref().map(|p| p.display()));
-    Ok(crate::cmd::render::finished("forecast", inputs, out)
+    Ok(crate::cmd::render::finished("forecast", inputs, report)
         .with_figure(figure)
         .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
-/// The audit a forecast is calibrated on and the forecasts of every design.
-pub struct ForecastOutput {
-    /// The audited strata's components and SEs (the figure draws curves from them).
-    pub audit: Audit,
-    /// The forecasts of every design and the comparisons with measured panels.
-    pub report: ForecastReport,
-}
-
 /// Loads the audit (a panel fitted as `stats variance` fits it, or a components file),
-/// forecasts every `--design`, and compares each `--measured` panel with its design.
-pub fn compute(args: &Args) -> anyhow::Result<ForecastOutput> {
+/// forecasts every `--design`, and compares each `--measured` panel with its design: the
+/// audit (the figure draws curves from it) and the report.
+pub fn compute(args: &Args) -> anyhow::Result<(Audit, ForecastReport)> {
     let audit = match (args.audit.first(), &args.components) {
         (Some(path), _) => Audit::from_report(&report_for(&args.opts.load_unbalanced(path)?)?),
         (None, Some(path)) => args
@@ -142,7 +133,7 @@ pub fn compute(args: &Args) -> anyhow::Result<ForecastOutput> {
             .compare_measured(&audit, &measured)
             .map_err(chained)?;
     }
-    Ok(ForecastOutput { audit, report })
+    Ok((audit, report))
 }
 
 /// The library's error as the CLI reports it: a design that cannot be forecast is

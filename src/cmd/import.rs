@@ -6,12 +6,11 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::document::to_body;
 use ragstats_core::import::{import_logs, ImportReport};
 use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
 
-use super::common::{Format, ImportFlags, Table};
-use super::render::{Finished, Rendered};
+use super::common::{Format, ImportFlags};
+use super::render::Finished;
 
 /// Flags of `stats import`.
 #[derive(Debug, Clone, clap::Args)]
@@ -88,81 +87,11 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let report = ImportReport::new(&imported, &args.out, args.ledger_out.as_deref());
     let inputs = ragstats_core::document::Inputs::new()
         .with_all("logs", args.logs.iter().map(|p| p.display()));
-    let mut finished = crate::cmd::render::finished("import", inputs, ImportOutput { report });
+    let mut finished = crate::cmd::render::finished("import", inputs, report);
     finished.notes_after = imported
         .notes
         .iter()
         .map(|n| format!("note: {n}"))
         .collect();
     Ok(finished)
-}
-
-/// What `stats import` wrote.
-pub struct ImportOutput {
-    pub report: ImportReport,
-}
-
-impl ImportOutput {
-    /// One row per log: its file, format, task, arm, rows and samples left out.
-    fn logs_table(&self) -> Table {
-        let mut t = Table::new(&["log", "format", "task", "arm", "rows", "left out"]);
-        for l in &self.report.logs {
-            t.row([
-                l.path.display().to_string(),
-                l.format.to_string(),
-                l.task.clone(),
-                l.arm.clone().unwrap_or_else(|| "-".into()),
-                l.rows.to_string(),
-                l.left_out.len().to_string(),
-            ]);
-        }
-        t
-    }
-}
-
-impl Rendered for ImportOutput {
-    fn text(&self) -> String {
-        let r = &self.report;
-        let mut s = format!("{}\n", self.logs_table().to_text().trim_end());
-        // The whole list is in the JSON report; a results folder can hold many other files.
-        const SHOWN: usize = 10;
-        if !r.skipped.is_empty() {
-            s.push_str(&format!(
-                "skipped {} file(s) of the directories searched:\n",
-                r.skipped.len()
-            ));
-            for k in r.skipped.iter().take(SHOWN) {
-                s.push_str(&format!("  {} ({})\n", k.path.display(), k.reason));
-            }
-            if r.skipped.len() > SHOWN {
-                s.push_str(&format!(
-                    "  … and {} more (--format json lists them)\n",
-                    r.skipped.len() - SHOWN
-                ));
-            }
-        }
-        s.push_str(&format!(
-            "wrote {} rows ({} score column(s): {}) to {}\n",
-            r.rows,
-            r.scores.len(),
-            r.scores.join(", "),
-            r.out.display()
-        ));
-        if let Some(l) = &r.ledger_out {
-            s.push_str(&format!(
-                "wrote {} ledger rows to {}\n",
-                r.ledger_rows,
-                l.display()
-            ));
-        }
-        s
-    }
-
-    fn csv(&self) -> Table {
-        self.logs_table()
-    }
-
-    fn body(&self) -> serde_json::Value {
-        to_body(&self.report)
-    }
 }

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use ragstats_core::bootstrap::analysis::merge;
 use ragstats_core::bootstrap::replicates::Replicates;
 
-use super::bootstrap::BootstrapOutput;
 use super::common::Format;
 use super::render::Finished;
+use ragstats_core::bootstrap::analysis::BootstrapRun;
 
 /// Flags of `stats merge`.
 #[derive(Debug, clap::Args)]
@@ -38,13 +38,13 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let inputs = ragstats_core::document::Inputs::new()
         .with_all("shards", args.files.iter().map(|f| f.display()));
     let out = compute(args)?;
-    let notes = out.report.report.notes.clone();
+    let notes = out.report.notes.clone();
     Ok(crate::cmd::render::finished("merge", inputs, out)
         .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
 /// Reads the shards, merges them (and writes `--out`), and summarises the merged run.
-pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
+pub fn compute(args: &Args) -> anyhow::Result<BootstrapRun> {
     if let Some(out) = &args.out {
         let inputs: Vec<(&str, &std::path::Path)> =
             args.files.iter().map(|p| ("input", p.as_path())).collect();
@@ -62,5 +62,5 @@ pub fn compute(args: &Args) -> anyhow::Result<BootstrapOutput> {
     if let Some(out) = &args.out {
         merged.replicates.write(out)?;
     }
-    Ok(BootstrapOutput { report: merged })
+    Ok(merged)
 }

@@ -4,10 +4,7 @@
 //! (the analysis: [`ragstats_core::allocation::planner_report::plan`]).
 
 mod args;
-mod render;
-
 use crate::cmd::render::Emit as _;
-use std::path::PathBuf;
 
 use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanReport, PlanSettings};
 use ragstats_core::components::forecast::Audit;
@@ -19,8 +16,8 @@ use ragstats_core::resample::engine::ResampleBackend;
 pub use args::{Args, BoundsArgs};
 
 use super::efficiency::CurrencyArg;
-use super::render::{Finished, Rendered};
-use super::resample::{Confidence, Progress};
+use super::render::Finished;
+use super::resample::Progress;
 use super::variance::report_for;
 use super::UsageError;
 
@@ -36,7 +33,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
 /// [`outcome`] with the audit (and the logs read with it) readable by its first path.
 fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let out = compute(args)?;
-    let notes = out.report.notes.clone();
+    let notes = out.notes.clone();
     let inputs = super::common::audit_input(&args.audit);
     let inputs = inputs
         .with_opt("components", args.components.as_ref().map(|p| p.display()))
@@ -46,19 +43,8 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
 }
 
-/// What `stats plan` found, with what its text output says of the inputs.
-pub struct PlanOutput {
-    pub report: PlanReport,
-    /// The ledger the unit costs were priced from, if any.
-    pub ledger: Option<PathBuf>,
-    /// Whether `--unit-costs` gave the unit costs.
-    pub unit_costs_given: bool,
-    /// The confidence level of the bootstrap intervals.
-    pub confidence: Confidence,
-}
-
 /// Loads the audit (an audit panel, or a components file), prices it, and plans.
-pub fn compute(args: &Args) -> anyhow::Result<PlanOutput> {
+pub fn compute(args: &Args) -> anyhow::Result<PlanReport> {
     let goal = args.goal()?;
     let currency = args.cost_currency()?;
     // The audit: components, and the panel when there is one (for costs and the bootstrap).
@@ -130,7 +116,7 @@ pub fn compute(args: &Args) -> anyhow::Result<PlanOutput> {
         question_cost: args.question_cost,
     };
     let progress = Progress::new(u64::from(replicates), "plan");
-    let report = plan(
+    let mut report = plan(
         &audit,
         panel.as_ref(),
         &costs,
@@ -139,28 +125,6 @@ pub fn compute(args: &Args) -> anyhow::Result<PlanOutput> {
         &|d| progress.set(d),
     )?;
     progress.finish();
-    Ok(PlanOutput {
-        report,
-        ledger: args.ledger.clone(),
-        unit_costs_given: args.unit_costs.is_some(),
-        confidence: args.resample.confidence,
-    })
-}
-
-impl Rendered for PlanOutput {
-    fn text(&self) -> String {
-        render::text(self)
-    }
-
-    fn csv(&self) -> super::common::Table {
-        render::csv(&self.report)
-    }
-
-    fn body(&self) -> serde_json::Value {
-        ragstats_core::document::to_body(&self.report)
-    }
-
-    fn engine(&self) -> ragstats_core::document::Engine {
-        ragstats_core::document::Report::engine(&self.report)
-    }
+    report.ledger = args.ledger.clone();
+    Ok(report)
 }

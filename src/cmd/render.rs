@@ -6,13 +6,23 @@ pub use ragstats_core::document::{document_of as document, Figure, Finished, Ren
 
 use super::common::{print_json, write_table_csv, Format, PanelOptions};
 
+/// A setting a view's text names, as the command line spells it: its flag, and the value
+/// the text gives it (`--format json`).
+pub fn flag_of(setting: &str, value: Option<&str>) -> String {
+    let flag = crate::settings::flag(setting);
+    match value {
+        Some(v) => format!("{flag} {v}"),
+        None => flag,
+    }
+}
+
 /// Writes `r`, the result of `command` run on `inputs`, to stdout in `format`.
 ///
 /// # Errors
 /// The write error (a closed pipe, a full disk).
 pub fn emit(r: &dyn Rendered, format: Format, command: &str, inputs: Inputs) -> anyhow::Result<u8> {
     match format {
-        Format::Table => super::out::write_bytes(r.text().as_bytes())?,
+        Format::Table => super::out::write_bytes(r.text_with(&flag_of).as_bytes())?,
         Format::Csv => write_table_csv(&r.csv())?,
         Format::Json => print_json(&document(r, command, inputs))?,
     }

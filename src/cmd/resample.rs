@@ -36,7 +36,7 @@ impl Confidence {
 
     /// The level as a percentage for headers: `95%`.
     pub fn percent(self) -> String {
-        format!("{}%", 100.0 * self.0)
+        ragstats_core::table::percent(self.0)
     }
 }
 

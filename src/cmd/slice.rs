@@ -10,10 +10,8 @@ use ragstats_core::components::forecast::DesignSpec;
 use ragstats_core::io::{clip, is_jsonl};
 use ragstats_core::panel::Panel;
 
-use ragstats_core::table::Cell;
-
-use super::common::{PanelOptions, Table};
-use super::render::{Finished, Rendered};
+use super::common::PanelOptions;
+use super::render::Finished;
 use super::UsageError;
 
 mod file;
@@ -54,7 +52,7 @@ pub struct Args {
 /// Runs `stats slice` and says on stderr what it wrote.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let out = compute(&args)?;
-    eprintln!("{}", out.report.summary());
+    eprintln!("{}", out.summary());
     Ok(0)
 }
 
@@ -74,30 +72,6 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         &args.more,
     );
     Ok(crate::cmd::render::finished("slice", inputs, out))
-}
-
-/// What `stats slice` wrote: the kept cells and how many rows of the input they are.
-pub struct SliceOutput {
-    pub report: SliceReport,
-}
-
-impl Rendered for SliceOutput {
-    fn text(&self) -> String {
-        format!("{}\n", self.report.summary())
-    }
-
-    /// One row per stratum: its name and the questions kept.
-    fn csv(&self) -> Table {
-        let mut t = Table::new(&["stratum", "questions"]);
-        for s in &self.report.strata {
-            t.row([Cell::text(&s.name), Cell::Count(s.questions as u64)]);
-        }
-        t
-    }
-
-    fn body(&self) -> serde_json::Value {
-        ragstats_core::document::to_body(&self.report)
-    }
 }
 
 /// The panel whose cells the slice chooses from. A slice cuts questions, trajectories and
@@ -213,7 +187,7 @@ fn first_difference(a: &Layout<'_>, b: &Layout<'_>) -> Option<String> {
 }
 
 /// Checks the flags, loads the panel, chooses the cells and writes their rows to `--out`.
-pub fn compute(args: &Args) -> anyhow::Result<SliceOutput> {
+pub fn compute(args: &Args) -> anyhow::Result<SliceReport> {
     args.opts.shape.refuse_weights(
         "slice",
         "copies a sub-panel's rows to a file and combines no strata (it estimates nothing): \
@@ -242,7 +216,10 @@ pub fn compute(args: &Args) -> anyhow::Result<SliceOutput> {
     slice.bind(&file::labels(&args.panel)?)?;
     let rows = file::write_rows(&args.panel, &slice, &args.out)
         .with_context(|| format!("writing {}", args.out.display()))?;
-    Ok(SliceOutput {
-        report: SliceReport::new(&settings, &slice, rows, &args.out.display().to_string()),
-    })
+    Ok(SliceReport::new(
+        &settings,
+        &slice,
+        rows,
+        &args.out.display().to_string(),
+    ))
 }

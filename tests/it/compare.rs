@@ -831,6 +831,44 @@ fn the_interval_label_follows_the_confidence_asked_for() {
     assert!(w90 < w95 && w90 > 0.7 * w95, "{w90} {w95}");
 }
 
+/// On the demo panel, `--confidence 0.9` labels both text tables' interval columns `90% CI`
+/// (the systems' and the pairs'), and the CSV's interval columns keep their level-free names.
+#[test]
+fn the_demos_interval_columns_say_90_percent_at_confidence_0_9() {
+    let run = |format: &str| {
+        let out = stats()
+            .args([
+                "compare",
+                "data/demo/panel.csv",
+                "--replicates",
+                "200",
+                "--confidence",
+                "0.9",
+                "--format",
+                format,
+            ])
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let text = run("table");
+    let headers: Vec<&str> = text.lines().filter(|l| l.contains("% CI")).collect();
+    assert_eq!(headers.len(), 2, "{text}");
+    assert!(
+        headers
+            .iter()
+            .all(|h| h.contains(" 90% CI ") && !h.contains("95%")),
+        "{text}"
+    );
+    let csv = run("csv");
+    let header = csv.lines().next().unwrap();
+    assert_eq!(
+        header,
+        "a,b,estimate,se,df,ci_lower,ci_upper,sim_lower,sim_upper,p,p_holm,q_bh"
+    );
+    assert!(!csv.contains('%'), "{csv}");
+}
+
 /// `--weights` (#46): every system and pair of a weighted comparison is exactly what
 /// `stats variance --weights` reports for it (estimate, SE, df), each system's estimate is
 /// Σ w_d·ȳ_d of the strata table's means by hand (arms4's strata have 60 and 40 questions,

@@ -1177,3 +1177,34 @@ fn limit_asks_the_first_items_and_cut_echoes_get_their_own_advice() {
         "{stderr}"
     );
 }
+
+/// McNemar's heading names the flag that asked for it, in the two-file comparison and in the
+/// leaderboard of three or more files (the library's view names the setting; the CLI spells
+/// it as its flag).
+#[test]
+fn the_mcnemar_heading_names_its_flag() {
+    let (bare, inf) = (
+        "data/demo/mcq-bare.jsonl",
+        "data/demo/mcq-informative.jsonl",
+    );
+    let text = |files: &[&str]| {
+        let out = stats()
+            .args(["mcq", "compare"])
+            .args(files)
+            .args(["--replicates", "50", "--mcnemar"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let heading = "\n\nMcNemar on EM over (id, run) pairs (--mcnemar), assuming every pair \
+                   independent: the runs of one item are not, so with several runs these p are \
+                   too small; and it weights tasks by their pairs, not as the ΔEM above";
+    let two = text(&[bare, inf]);
+    assert!(two.contains(&format!("{heading}\ngroup ")), "{two}");
+    let three = text(&[bare, inf, bare]);
+    assert!(
+        three.contains(&format!("{heading}; adjusted over the pairs\na ")),
+        "{three}"
+    );
+}

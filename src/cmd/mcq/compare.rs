@@ -1,7 +1,7 @@
 //! `stats mcq compare`: paired deltas (B − A) of two result files with intervals, the test
 //! of each level's ΔEM, and (`--mcnemar`) McNemar's exact test on EM over (id, run) pairs
 //! taken as independent. The analysis is
-//! [`ragstats_core::mcq::compare::compare_results`]; the tables are in `compare/render.rs`.
+//! [`ragstats_core::mcq::compare::compare_results`]; its view is the library's.
 
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
@@ -15,7 +15,6 @@ use crate::cmd::common::Format;
 use crate::cmd::render::{Figure, Finished};
 
 mod leaderboard;
-mod render;
 
 /// Flags of `stats mcq compare`.
 #[derive(Debug, clap::Args)]
@@ -43,16 +42,6 @@ pub struct Args {
     pub plot: Option<PathBuf>,
 }
 
-/// What `stats mcq compare` found for two results files.
-pub struct CompareOutput {
-    /// The results file of A.
-    pub file_a: PathBuf,
-    /// The results file of B.
-    pub file_b: PathBuf,
-    /// The analysis.
-    pub report: CompareReport,
-}
-
 impl Args {
     /// The library's settings of these flags.
     pub fn settings(&self) -> anyhow::Result<CompareSettings> {
@@ -64,13 +53,13 @@ impl Args {
 }
 
 /// Loads both results files (applying `--items`) and compares them.
-pub fn compute(a: &Args) -> anyhow::Result<CompareOutput> {
+pub fn compute(a: &Args) -> anyhow::Result<CompareReport> {
     let settings = a.settings()?;
     let (items, clusters) = a.boot.load_items()?;
     let ra = load_results(&a.a, items.as_ref())?;
     let rb = load_results(&a.b, items.as_ref())?;
     let rows = paired_items(&ra, &rb, settings.boot.failures)?;
-    let report = a.boot.with_engine(rows, |engine, progress| {
+    let mut report = a.boot.with_engine(rows, |engine, progress| {
         Ok(compare_results_clustered(
             &ra,
             &rb,
@@ -80,11 +69,8 @@ pub fn compute(a: &Args) -> anyhow::Result<CompareOutput> {
             progress,
         )?)
     })?;
-    Ok(CompareOutput {
-        file_a: a.a.clone(),
-        file_b: a.b.clone(),
-        report,
-    })
+    report.files = [a.a.clone(), a.b.clone()];
+    Ok(report)
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
@@ -109,8 +95,7 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
 
 /// The figure `--plot` draws (and `stats report` shows): both sides' scores and the paired
 /// deltas B − A with their intervals.
-pub fn figure(a: &Args, out: &CompareOutput) -> anyhow::Result<String> {
-    let r = &out.report;
+pub fn figure(a: &Args, r: &CompareReport) -> anyhow::Result<String> {
     let table: Vec<_> = r.deltas.iter().map(|d| d.delta.clone()).collect();
     let side = |s: &Side, tag: &str, b: bool| ragstats_plot::McqSide {
         name: format!("{tag}: {}, {}", s.model, s.prompt),

@@ -1,6 +1,7 @@
 //! `stats mcq score`: EM and F1 per group, task and overall with run SDs and
 //! stratified-bootstrap intervals, failure rates, positional bias. The analysis is
-//! [`ragstats_core::mcq::score::score_results`]; the tables are in `score/render.rs`.
+//! [`ragstats_core::mcq::score::score_results`]; its view is the library's
+//! (`ragstats_core::mcq::view`).
 
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;

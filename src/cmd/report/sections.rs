@@ -127,7 +127,7 @@ impl<'a> Sections<'a> {
             };
             let out = consistency::compute(&cargs)?;
             let svg = consistency::figure(&cargs, &out)?;
-            let r = &out.report;
+            let r = &out;
             let rows: Vec<Vec<String>> = r
                 .disagreement
                 .iter()

@@ -7,14 +7,18 @@
 //! precise one for a budget ([`planner`]).
 
 pub mod allocate;
+mod allocate_view;
 pub mod efficiency;
 pub mod fixed_t;
 pub mod one_read;
 pub mod one_read_ledger;
+mod one_read_view;
 pub mod planner;
 pub mod planner_report;
+mod planner_view;
 pub mod slice;
 pub mod slice_report;
+mod slice_view;
 pub mod subsets;
 pub mod walk;
 

@@ -256,6 +256,13 @@ pub struct PlanReport {
     /// text says so, the document's body does not.
     #[serde(skip)]
     pub ledger_costs: bool,
+    /// Whether the unit costs were given as such (the text says so; not in the body).
+    #[serde(skip)]
+    pub costs_given: bool,
+    /// The ledger the unit costs were priced from, as the caller names it (the text says so;
+    /// not in the body); set by the caller, which read it.
+    #[serde(skip)]
+    pub ledger: Option<std::path::PathBuf>,
 }
 
 impl Report for PlanReport {
@@ -425,6 +432,8 @@ pub fn plan(
         notes,
         engine,
         ledger_costs: costs.from_ledger(),
+        costs_given: matches!(costs, PlanCosts::Given(_)),
+        ledger: None,
     })
 }
 

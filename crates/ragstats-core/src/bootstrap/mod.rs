@@ -9,3 +9,4 @@ pub mod analysis;
 pub mod replicates;
 pub mod report;
 pub mod stratified;
+mod view;

@@ -903,6 +903,7 @@ impl PreparedComparison {
                 seed: Some(rs.seed),
                 confidence: Some(rs.confidence),
             },
+            all_pairs: false,
         })
     }
 

@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod multiplicity;
 pub mod ranks;
 pub mod report;
+mod view;
 
 pub use analysis::{
     cell_difference, compare, pair_panel, prepare, prepare_panels, CompareSettings, NextCosts,

@@ -250,6 +250,10 @@ pub struct CompareReport {
     pub notes: Vec<String>,
     #[serde(skip)]
     pub engine: Engine,
+    /// Whether the text tables list every pair however many systems (a display choice, not
+    /// in the JSON; the JSON and CSV always hold every pair).
+    #[serde(skip)]
+    pub all_pairs: bool,
 }
 
 impl Report for CompareReport {

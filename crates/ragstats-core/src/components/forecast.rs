@@ -426,6 +426,9 @@ pub struct ForecastReport {
     /// Whether the pooled components are used (measured designs are forecast the same way).
     #[serde(skip)]
     pub pooled: bool,
+    /// The audit's strata names (the text names the weights by them; not in the JSON).
+    #[serde(skip)]
+    pub strata: Vec<String>,
 }
 
 /// A forecast does not resample: its document's engine is all `null`.
@@ -495,6 +498,7 @@ pub fn forecast_designs(
         notes: folded_notes(audit, settings.pooled),
         weights: audit.weights.clone(),
         pooled: settings.pooled,
+        strata: audit.strata.iter().map(|s| s.name.clone()).collect(),
     })
 }
 

@@ -2,7 +2,9 @@
 //! forecasts made from them.
 
 pub mod consistency;
+mod consistency_view;
 pub mod forecast;
+mod forecast_view;
 pub mod levels;
 pub mod reml;
 pub mod variance;

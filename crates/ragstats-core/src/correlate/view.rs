@@ -4,7 +4,7 @@
 
 use super::all_pairs::CorrelateReport;
 use super::estimate::PValueKind;
-use crate::table::{Cell, Table, ToView, View};
+use crate::table::{percent, Cell, Table, ToView, View};
 
 impl ToView for CorrelateReport {
     fn to_view(&self) -> View {
@@ -163,7 +163,7 @@ fn matrix(r: &CorrelateReport) -> Table {
 
 /// Every pair's estimate, test, Fisher-z and bootstrap intervals and permutation p.
 fn pairs(r: &CorrelateReport) -> Table {
-    let pct = format!("{}%", 100.0 * r.confidence);
+    let pct = percent(r.confidence);
     let mut t = Table::new(&[
         "x",
         "y",

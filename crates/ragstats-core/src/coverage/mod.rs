@@ -19,8 +19,10 @@
 pub mod analyses;
 pub mod generate;
 pub mod grid;
+mod grid_view;
 pub mod model;
 pub mod tally;
+mod view;
 
 use std::path::Path;
 

@@ -13,8 +13,15 @@ use crate::table::{Table, ToView};
 /// A result shown each way. The text and CSV of an analysis come from the same value as its
 /// JSON, so sections and the report combine values, never re-read printed output.
 pub trait Rendered {
-    /// The human-readable output.
+    /// The human-readable output, a setting it names named as the Python keyword
+    /// (`mcnemar=`).
     fn text(&self) -> String;
+    /// The human-readable output with each setting it names written by `setting` (the
+    /// command line writes its flag: `--mcnemar`); see [`crate::table::View::to_text_with`].
+    fn text_with(&self, setting: &dyn Fn(&str, Option<&str>) -> String) -> String {
+        let _ = setting;
+        self.text()
+    }
     /// The CSV output.
     fn csv(&self) -> Table;
     /// The report's fields: the serde serialization of the library's report
@@ -41,6 +48,10 @@ pub trait Rendered {
 impl<R: ToView + Report> Rendered for R {
     fn text(&self) -> String {
         self.to_view().to_text()
+    }
+
+    fn text_with(&self, setting: &dyn Fn(&str, Option<&str>) -> String) -> String {
+        self.to_view().to_text_with(setting)
     }
 
     fn csv(&self) -> Table {
@@ -176,13 +187,17 @@ pub struct Sections {
 
 impl Rendered for Sections {
     fn text(&self) -> String {
+        self.text_with(&crate::table::keyword)
+    }
+
+    fn text_with(&self, setting: &dyn Fn(&str, Option<&str>) -> String) -> String {
         let mut out = String::new();
         for (i, (name, r)) in self.items.iter().enumerate() {
             if i > 0 {
                 out.push('\n');
             }
             out.push_str(&format!("{}: {name}\n", self.by));
-            out.push_str(&r.text());
+            out.push_str(&r.text_with(setting));
         }
         out
     }

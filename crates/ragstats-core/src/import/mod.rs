@@ -19,6 +19,7 @@ pub mod parquet;
 #[path = "parquet_off.rs"]
 pub mod parquet;
 mod settings;
+mod view;
 
 pub use by_selector::{by_selector, selector_names, By};
 pub use log_set::with_log_set;

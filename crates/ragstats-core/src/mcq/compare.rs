@@ -355,6 +355,10 @@ pub struct CompareReport {
     /// with provenance); absent when items were resampled one by one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clusters: Option<Clusters>,
+    /// The results files of A and B as the caller names them (the text says so; not in the
+    /// body); set by the caller, which read them.
+    #[serde(skip)]
+    pub files: [std::path::PathBuf; 2],
 }
 
 impl Report for CompareReport {
@@ -495,6 +499,7 @@ pub fn compare_results_clustered(
             .independent_pairs
             .then(|| mcnemar_table(&pairing.pairs, clusters)),
         clusters: clusters.map(|c| c.with_notes(reps.notes("ΔEM and ΔF1"))),
+        files: Default::default(),
     })
 }
 
@@ -745,6 +750,7 @@ mod tests {
                 cluster: None,
             }]),
             clusters: None,
+            files: Default::default(),
         };
         let d = document(
             "mcq compare",

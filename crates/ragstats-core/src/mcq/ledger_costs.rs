@@ -69,6 +69,10 @@ pub struct McqCostReport {
     pub rows: Vec<McqCostRow>,
     /// Ledger rows without an `item` field (not from `mcq run`), left out.
     pub other_rows: u64,
+    /// Whether the rows were priced (the text says how to get fees otherwise; not in the
+    /// body, whose `usd` is then `null`).
+    #[serde(skip)]
+    pub priced: bool,
 }
 
 /// A ledger's sums are not resampled: the default (all `null`) engine.
@@ -136,6 +140,7 @@ pub fn mcq_costs(entries: &[Entry], bills: &[Bill], priced: bool) -> Result<McqC
     Ok(McqCostReport {
         rows,
         other_rows: other,
+        priced,
     })
 }
 
@@ -262,6 +267,7 @@ mod tests {
         let r = McqCostReport {
             rows: vec![row],
             other_rows: 2,
+            priced: true,
         };
         let d = document("mcq cost", Inputs::new().with("ledger", "l.jsonl"), &r);
         assert_eq!(

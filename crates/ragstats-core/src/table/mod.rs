@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 pub mod cells;
 mod view;
 
-pub use view::{Block, ToView, View};
+pub use view::{keyword, Block, Span, ToView, View};
 
 /// How text output shows an undefined value (JSON writes `null`, CSV an empty cell).
 pub const UNDEFINED: &str = "undefined";
@@ -133,6 +133,18 @@ impl From<&str> for Cell {
 /// replicate's SE) is `undefined`, never `NaN` or `inf` (JSON writes `null`).
 pub fn number(v: f64) -> String {
     format_number(v, Precision::Auto)
+}
+
+/// A confidence level as headers and lines show it: `95%`, `90%`, `99.5%` (as a user writes
+/// it, without the float noise of 100 × 0.57 = 56.99999999999999).
+pub fn percent(level: f64) -> String {
+    format!("{}%", (100.0 * level * 1e6).round() / 1e6)
+}
+
+/// `v` with `decimals` decimals as text prints it inside a line (`undefined` when not
+/// finite).
+pub fn fixed(v: f64, decimals: usize) -> String {
+    format_number(v, Precision::Fixed(decimals))
 }
 
 /// Formats `v` for display. Not finite: `undefined` (every precision but
@@ -366,6 +378,16 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_confidence_level_shows_as_a_user_writes_it() {
+        assert_eq!(percent(0.95), "95%");
+        assert_eq!(percent(0.9), "90%");
+        assert_eq!(percent(0.995), "99.5%");
+        // 100 × 0.57 is 56.99999999999999 in floating point.
+        assert_eq!(percent(0.57), "57%");
+        assert_eq!(percent(1.0 - 0.95), "5%");
+    }
 
     #[test]
     fn numbers_show_their_precision_in_text_and_every_digit_in_csv() {

@@ -93,7 +93,7 @@ impl Sections<'_> {
                 Err(e) => return Err(e),
             };
             let svg = compare::figure(&cargs, &out)?;
-            let r = &out.report;
+            let r = &out;
             let systems: Vec<Vec<String>> = r
                 .systems
                 .iter()

@@ -103,7 +103,7 @@ impl Sections<'_> {
             };
             let out = mcq::compare::compute(&margs)?;
             let svg = mcq::compare::figure(&margs, &out)?;
-            let r = &out.report;
+            let r = &out;
             let mut t = format!(
                 "<p>A = <code>{}</code> ({}), B = <code>{}</code> ({}); {} paired (item, run); deltas B − A.</p>\n",
                 h(&r.a.model),

@@ -4,7 +4,7 @@
 
 use super::{SubsetAnalysis, SubsetReport, SubsetRow};
 use crate::resample::summary::Summary;
-use crate::table::{Cell, Table, ToView, View};
+use crate::table::{percent, Cell, Table, ToView, View};
 
 impl ToView for SubsetAnalysis {
     fn to_view(&self) -> View {
@@ -114,7 +114,7 @@ fn header(r: &SubsetReport, outcome: &str, backend: &str, adapter: &str) -> Stri
     let notes: String = r.notes.iter().map(|n| format!("note: {n}\n")).collect();
     format!(
         "subset enumeration of {outcome} ({}; T={}, R={}; {pairs} subset pairs)\n\
-         backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} engine calls per replicate; percentile {}% intervals\n{notes}\n",
+         backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} engine calls per replicate; percentile {} intervals\n{notes}\n",
         strata.join(", "),
         r.trajectories,
         r.reads,
@@ -123,7 +123,7 @@ fn header(r: &SubsetReport, outcome: &str, backend: &str, adapter: &str) -> Stri
         r.range[1],
         r.seed,
         r.engine_calls,
-        100.0 * r.confidence
+        percent(r.confidence)
     )
 }
 
@@ -156,7 +156,7 @@ fn configurations(r: &SubsetReport, v: &mut View) {
         t.row(row);
     }
     v.table("configurations", t);
-    let pct = format!("{}%", 100.0 * r.confidence);
+    let pct = percent(r.confidence);
     v.text(format!(
         "\nMAE over configurations with t' >= {} (forecasts fixed; the audit is not resampled):\n",
         r.min_trajectories

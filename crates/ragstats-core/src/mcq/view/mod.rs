@@ -1,6 +1,6 @@
 //! The MCQ analyses' views, one module per report (`mcq score`, `agree`, `filter`,
-//! `validate`), and the cells and lines they share (`mcq compare` and its leaderboard still
-//! render in the CLI, with these cells).
+//! `validate`, `cost`, `compare` of two files and its leaderboard of more), and the cells and
+//! lines they share.
 
 use super::cluster::Clusters;
 use super::score::Stat;
@@ -8,7 +8,10 @@ pub(crate) use crate::table::number as num;
 use crate::table::Cell;
 
 mod agree;
+mod compare;
+mod cost;
 mod filter;
+mod leaderboard;
 mod score;
 mod validate;
 
@@ -50,6 +53,4 @@ pub fn csv_f64(v: f64) -> Cell {
 }
 
 /// `95%`: a confidence level as table headers show it.
-pub fn percent(confidence: f64) -> String {
-    format!("{}%", 100.0 * confidence)
-}
+pub use crate::table::percent;

@@ -1,16 +1,22 @@
-//! `stats plan`'s report as text and CSV (byte for byte as the command always printed it;
-//! its JSON is serde of the report).
+//! The plan's view (`stats plan`): what was searched, the strata's components and unit
+//! costs (`strata`), the allocations (`allocations`), the Q-only answer, the plan's
+//! uncertainty and the notes; the CSV is one row per allocation, every digit.
 
-use ragstats_core::allocation::planner::Goal;
-use ragstats_core::allocation::planner_report::{PlanGoal, PlanInterval, PlanReport, QOnly};
-use ragstats_core::table::Cell;
+use super::planner::Goal;
+use super::planner_report::{PlanGoal, PlanInterval, PlanReport, QOnly};
+use crate::table::cells::{label, weights_line};
+use crate::table::{fixed, number as num, percent, Cell, Table, ToView, View};
 
-use super::super::common::{fixed, num, Table};
-use super::PlanOutput;
-use ragstats_core::table::cells::label;
+impl ToView for PlanReport {
+    fn to_view(&self) -> View {
+        let mut v = View::new(csv(self));
+        blocks(self, &mut v);
+        v
+    }
+}
 
 /// One row per allocation, every digit.
-pub(super) fn csv(r: &PlanReport) -> Table {
+fn csv(r: &PlanReport) -> Table {
     let mut t = Table::new(&[
         "rank",
         "questions",
@@ -69,34 +75,31 @@ fn per_stratum(names: &[String], counts: &[usize]) -> String {
 }
 
 /// The text output: what was searched, the strata's components and unit costs, the
-/// allocations, the Q-only answer, the plan's uncertainty and the notes.
-pub(super) fn text(o: &PlanOutput) -> String {
-    let r = &o.report;
+/// allocations, the Q-only answer, the plan's uncertainty and the notes; appended to `v`.
+fn blocks(r: &PlanReport, v: &mut View) {
     let mut out = header(r);
     out.push_str(&format!(
         "components (truncated at 0) and unit costs ({}{}):\n",
         r.unit,
-        match (&o.ledger, o.unit_costs_given) {
+        match (&r.ledger, r.costs_given) {
             (Some(l), _) => format!(", from {}", l.display()),
             (None, true) => ", as given".into(),
             _ => ", none given".into(),
         }
     ));
-    out.push_str(&strata_table(r).to_text());
-    out.push_str(&ragstats_core::table::cells::weights_line(
-        r.strata.iter().map(|s| s.name.as_str()),
-        &r.weights,
-    ));
+    v.text(out).table("strata", strata_table(r));
+    let mut out = weights_line(r.strata.iter().map(|s| s.name.as_str()), &r.weights);
     out.push('\n');
-    out.push_str(&allocations_table(r).to_text());
-    out.push_str(&q_only_line(r));
+    v.text(out).table("allocations", allocations_table(r));
+    let mut out = q_only_line(r);
     if !r.bootstrap.is_empty() {
         out.push_str(&format!(
             "\nplan uncertainty: stratified question bootstrap of the audit, {} replicates on {}, components{} refitted in each; {} percentile intervals:\n",
             r.engine.replicates.unwrap_or_default(),
             r.engine.adapter.as_deref().unwrap_or_default(),
             if r.ledger_costs { " and unit costs" } else { "" },
-            o.confidence.percent()
+            // The confidence level as it heads every interval: `95%`.
+            percent(r.engine.confidence.unwrap_or_default())
         ));
         for iv in &r.bootstrap {
             out.push_str(&interval_line(r, iv));
@@ -108,7 +111,7 @@ pub(super) fn text(o: &PlanOutput) -> String {
             out.push_str(&format!("note: {n}\n"));
         }
     }
-    out
+    v.text(out);
 }
 
 /// The first lines: the goal and the range searched.

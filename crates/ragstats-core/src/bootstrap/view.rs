@@ -1,40 +1,18 @@
-//! The bootstrap report as text and CSV (`stats bootstrap` and `stats merge`).
+//! The bootstrap run's view (`stats bootstrap` and `stats merge`): the header lines, the
+//! strata table (`strata`), and with components their table (`components`) and the forecast
+//! designs' (`designs`); the CSV is one row per statistic.
 
-use ragstats_core::bootstrap::analysis::BootstrapRun;
-use ragstats_core::bootstrap::report::{BootstrapReport, ComponentSummaries};
-use ragstats_core::document::{to_body, Engine, Report};
-use ragstats_core::resample::summary::{Interval, Summary};
-use ragstats_core::table::Cell;
+use super::analysis::BootstrapRun;
+use super::report::{BootstrapReport, ComponentSummaries};
+use crate::resample::summary::{Interval, Summary};
+use crate::table::cells::weights_line;
+use crate::table::{number as num, percent, Cell, Table, ToView, View};
 
-use super::super::common::{num, Table};
-use super::super::render::Rendered;
-
-/// A bootstrap run, with the engine that drew it (for `stats merge`, `merged` and how many
-/// files); its replicates are already written where `--replicates-out` or `--out` asked.
-pub struct BootstrapOutput {
-    /// Estimates, SEs and intervals of every statistic, and the engine.
-    pub report: BootstrapRun,
-}
-
-impl Rendered for BootstrapOutput {
-    fn text(&self) -> String {
-        text(
-            &self.report.report,
-            &self.report.backend,
-            &self.report.adapter,
-        )
-    }
-
-    fn csv(&self) -> Table {
-        csv(&self.report.report)
-    }
-
-    fn body(&self) -> serde_json::Value {
-        to_body(&self.report)
-    }
-
-    fn engine(&self) -> Engine {
-        self.report.engine()
+impl ToView for BootstrapRun {
+    fn to_view(&self) -> View {
+        let mut v = View::new(csv(&self.report));
+        blocks(&self.report, &self.backend, &self.adapter, &mut v);
+        v
     }
 }
 
@@ -105,9 +83,9 @@ fn csv(r: &BootstrapReport) -> Table {
 }
 
 /// The header lines, the stratum table, and with components their table and the forecast
-/// designs'.
-fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
-    let pct = format!("{}%", 100.0 * r.confidence);
+/// designs', appended to `v`.
+fn blocks(r: &BootstrapReport, backend: &str, adapter: &str, v: &mut View) {
+    let pct = percent(r.confidence);
     let method = serde_json::to_value(r.method).expect("a method serialises");
     let expanded = r.expansion.map_or(String::new(), |e| {
         format!(
@@ -130,7 +108,7 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
         num(r.summary.ci[0]),
         num(r.summary.ci[1])
     );
-    out.push_str(&ragstats_core::table::cells::weights_line(
+    out.push_str(&weights_line(
         r.strata.iter().map(|s| s.name.as_str()),
         &r.weights,
     ));
@@ -144,7 +122,7 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
         row.extend(summary_cells(&s.summary));
         t.row(row);
     }
-    out.push_str(&t.to_text());
+    v.text(std::mem::take(&mut out)).table("strata", t);
     for s in &r.strata {
         if let Some(sh) = &s.shape {
             out.push_str(&format!(
@@ -173,9 +151,9 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
         }
         let mut t = Table::new(&head);
         for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
-            for (l, v) in levels(s) {
-                let cells = match v {
-                    Some(v) => summary_cells(v),
+            for (l, summary) in levels(s) {
+                let cells = match summary {
+                    Some(x) => summary_cells(x),
                     None => [
                         Cell::text("not estimable"),
                         Cell::Missing,
@@ -193,7 +171,7 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
                 t.row(row);
             }
         }
-        out.push_str(&t.to_text());
+        v.text(std::mem::take(&mut out)).table("components", t);
         for s in c.strata.iter().chain(std::iter::once(&c.pooled)) {
             for why in s.undefined.values() {
                 out.push_str(&format!("  not estimable in {}: {why}\n", s.name));
@@ -203,12 +181,12 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
             out.push_str("\nforecast SE (nested) with its bootstrap interval:\n");
             let mut t = Table::new(&["design", "SE nested", "SE of it", "CI low", "CI high"]);
             for d in &c.designs {
-                let v = d.se_nested.unwrap_or(Summary::NAN);
+                let se = d.se_nested.unwrap_or(Summary::NAN);
                 let mut row = vec![Cell::text(d.design.as_str())];
-                row.extend(summary_cells(&v));
+                row.extend(summary_cells(&se));
                 t.row(row);
             }
-            out.push_str(&t.to_text());
+            v.text(std::mem::take(&mut out)).table("designs", t);
             for d in &c.designs {
                 if let Some(why) = &d.undefined {
                     out.push_str(&format!("  {} undefined: {why}\n", d.design));
@@ -216,5 +194,5 @@ fn text(r: &BootstrapReport, backend: &str, adapter: &str) -> String {
             }
         }
     }
-    out
+    v.text(out);
 }

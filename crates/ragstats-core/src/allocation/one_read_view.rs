@@ -1,28 +1,38 @@
-//! The text and CSV of `stats efficiency` (its JSON is serde of the report).
+//! The one-read efficiency report's view (`stats efficiency`): the fixed-T losses
+//! (`fixed_t`, the headline), the fixed-Q losses (`fixed_q`), the cost notes, the direct
+//! check and the warnings; the CSV is one row per scope of the fixed-T, then the fixed-Q
+//! analysis.
 
-use ragstats_core::allocation::one_read::{OneReadReport, ScopeResult};
-use ragstats_core::allocation::one_read_ledger::{direct_ratio_reason, EfficiencyReport};
-use ragstats_core::resample::summary::Interval;
-use ragstats_core::table::Cell;
+use super::one_read::{OneReadReport, ScopeResult};
+use super::one_read_ledger::{direct_ratio_reason, EfficiencyReport};
+use crate::components::variance_view::design;
+use crate::resample::summary::Interval;
+use crate::table::{fixed, number as num, percent, Cell, Table, ToView, View};
 
-use super::super::common::{fixed, num, undefined_because, Table};
-use ragstats_core::components::variance_view::design;
+impl ToView for EfficiencyReport {
+    fn to_view(&self) -> View {
+        let e = &self.engine;
+        let mut v = View::new(csv(&self.analysis));
+        blocks(
+            &self.analysis,
+            self.currency,
+            e.adapter.as_deref().unwrap_or_default(),
+            e.replicates.unwrap_or_default(),
+            // The confidence level heads the intervals: `95%`.
+            &percent(e.confidence.unwrap_or_default()),
+            &mut v,
+        );
+        v
+    }
+}
 
-/// The tables of one analysis (`--format table`).
-pub(super) fn text(r: &EfficiencyReport) -> String {
-    let e = &r.engine;
-    table(
-        &r.analysis,
-        r.currency,
-        e.adapter.as_deref().unwrap_or_default(),
-        e.replicates.unwrap_or_default(),
-        // As `--confidence` heads the intervals: `95%`.
-        &format!("{}%", 100.0 * e.confidence.unwrap_or_default()),
-    )
+/// `undefined (reason)`: how text shows a value that is not defined and why.
+fn undefined_because(reason: &str) -> String {
+    Cell::undefined_because(reason).display()
 }
 
 /// The CSV: one row per scope of the fixed-T, then the fixed-Q analysis.
-pub(super) fn csv(r: &OneReadReport) -> Table {
+fn csv(r: &OneReadReport) -> Table {
     let mut header = vec![
         "analysis",
         "scope",
@@ -150,7 +160,8 @@ fn loss_cells(loss: Option<(f64, u32, f64)>, ci: Option<Interval>) -> [Cell; 4] 
     ]
 }
 
-fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> String {
+/// The fixed-T and fixed-Q tables and what follows them, appended to `v`.
+fn blocks(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str, v: &mut View) {
     let mut out = format!(
         "one-read efficiency loss at fixed T (the headline): J_T(R) = SE^2 x cost with T fixed and the budget spent on questions, integer R from 1 to {} ({unit}); bootstrap {reps} replicates on {adapter}\n\n",
         r.max_reads
@@ -191,7 +202,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
         row.push(Cell::Missing);
     }
     t.row(row);
-    out.push_str(&t.to_text());
+    v.text(std::mem::take(&mut out)).table("fixed_t", t);
     if let Some(p) = c.product.filter(|p| (p.j(1.0) / p.j(2.0)).is_finite()) {
         out.push_str(&format!(
             "combined J_T(1)/J_T(2) = {:.4} (the direct check below estimates the same ratio without components)\n",
@@ -205,7 +216,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
         let loss = e.map(|e| (e.r_star, e.r_best, e.loss_percent));
         t.row(scope_row(r, s, loss, s.loss_ci));
     }
-    out.push_str(&t.to_text());
+    v.text(std::mem::take(&mut out)).table("fixed_q", t);
     out.push_str(&format!(
         "\nc_R1 is a trajectory's first read, c_R+ each later read (prompt caching bills them differently): a trajectory with R reads costs c_T + c_R1 + (R - 1) c_R+; every billed row of the panel's questions counts ({} row(s) belong to cells the panel lacks: failed trajectories or reads){}\nloss % ranges are the central {pct} bootstrap range of the plug-in loss, which is biased upward and piles up at 0 (so a range starting at 0.00 is no evidence of no loss), not confidence intervals\n",
         r.absent_rows,
@@ -261,7 +272,7 @@ fn table(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str) -> 
     for w in &r.warnings {
         out.push_str(&format!("warning: {w}\n"));
     }
-    out
+    v.text(out);
 }
 
 /// What the table of an unbalanced panel says about its method and design.

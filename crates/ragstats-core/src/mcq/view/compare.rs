@@ -1,14 +1,11 @@
-//! The text, CSV and JSON of `stats mcq compare`.
+//! The view of `mcq compare` of two results files: the deltas (`deltas`), the tests of ΔEM
+//! (`tests`) and with McNemar its table (`mcnemar`); the CSV is one row per level. The
+//! lines and cells the leaderboard shares with it are here too.
 
-use ragstats_core::document::{to_body, Engine, Report};
-use ragstats_core::mcq::delta_test::DeltaTest;
-use ragstats_core::table::Cell;
-use serde_json::Value;
-
-use super::CompareOutput;
-use crate::cmd::common::{num, Table};
-use crate::cmd::render::Rendered;
-use ragstats_core::mcq::view::{ci, cluster_lines, csv_f64, percent};
+use super::{ci, cluster_lines, csv_f64, num, percent};
+use crate::mcq::compare::CompareReport;
+use crate::mcq::delta_test::DeltaTest;
+use crate::table::{Cell, Span, Table, ToView, View};
 
 /// The CSV columns of a level's test of ΔEM (the two-file and the leaderboard tables).
 pub(super) const TEST_COLUMNS: [&str; 9] = [
@@ -23,15 +20,16 @@ pub(super) const TEST_COLUMNS: [&str; 9] = [
     "favours",
 ];
 
-impl Rendered for CompareOutput {
-    fn text(&self) -> String {
-        let r = &self.report;
-        let mut out = format!(
+impl ToView for CompareReport {
+    fn to_view(&self) -> View {
+        let r = self;
+        let mut v = View::new(csv(r));
+        let out = format!(
             "A = {} ({}), B = {} ({}); {} paired (id, run), unpaired A {} B {}; deltas B − A; {} replicates on {}\n",
             r.a.model,
-            self.file_a.display(),
+            r.files[0].display(),
             r.b.model,
-            self.file_b.display(),
+            r.files[1].display(),
             r.pairs,
             r.unpaired_a,
             r.unpaired_b,
@@ -60,7 +58,8 @@ impl Rendered for CompareOutput {
                 Cell::Raw(ci(&l.f1)),
             ]);
         }
-        out.push_str(&t.to_text());
+        v.text(out).table("deltas", t);
+        let mut out = String::new();
         if let Some(c) = &r.clusters {
             out.push_str(&cluster_lines(c));
         }
@@ -85,18 +84,22 @@ impl Rendered for CompareOutput {
         for x in &r.tests {
             t.row(test_cells(x));
         }
-        out.push_str(&t.to_text());
-        for n in &r.test_notes {
-            out.push_str(&format!("note: {n}\n"));
-        }
+        v.text(out).table("tests", t);
+        v.text(
+            r.test_notes
+                .iter()
+                .map(|n| format!("note: {n}\n"))
+                .collect::<String>(),
+        );
         if let Some(mcnemar) = &r.mcnemar {
             // With clusters, the cluster-adjusted test's columns follow the exact p.
             let clustered = r.clusters.is_some();
-            out.push_str(MCNEMAR_HEADING);
+            let mut heading = mcnemar_heading();
             if clustered {
-                out.push_str(MCNEMAR_CLUSTER_HEADING);
+                heading.push(Span::text(MCNEMAR_CLUSTER_HEADING));
             }
-            out.push('\n');
+            heading.push(Span::text("\n"));
+            v.text_naming(heading);
             let mut cols = vec![
                 "group",
                 "pairs",
@@ -131,96 +134,86 @@ impl Rendered for CompareOutput {
                 }
                 t.row(row);
             }
-            out.push_str(&t.to_text());
+            v.table("mcnemar", t);
         }
-        out
+        v
     }
+}
 
-    /// One row per level with both sides, the deltas, the test of ΔEM and McNemar; numbers in Rust's
-    /// `to_string` form (a side without the level is `NaN`).
-    fn csv(&self) -> Table {
-        let r = &self.report;
-        let mut cols = vec![
-            "level",
-            "name",
-            "items",
-            "em_a",
-            "em_b",
-            "delta_em",
-            "delta_em_lo",
-            "delta_em_hi",
-            "f1_a",
-            "f1_b",
-            "delta_f1",
-            "delta_f1_lo",
-            "delta_f1_hi",
+/// One row per level with both sides, the deltas, the test of ΔEM and McNemar; numbers in
+/// Rust's `to_string` form (a side without the level is `NaN`).
+fn csv(r: &CompareReport) -> Table {
+    let mut cols = vec![
+        "level",
+        "name",
+        "items",
+        "em_a",
+        "em_b",
+        "delta_em",
+        "delta_em_lo",
+        "delta_em_hi",
+        "f1_a",
+        "f1_b",
+        "delta_f1",
+        "delta_f1_lo",
+        "delta_f1_hi",
+    ];
+    cols.extend(TEST_COLUMNS);
+    // McNemar's columns when asked for; with clusters, the cluster-adjusted test too.
+    if r.mcnemar.is_some() {
+        cols.extend([
+            "mcnemar_a_only",
+            "mcnemar_b_only",
+            "mcnemar_p",
+            "mcnemar_mid_p",
+        ]);
+        if r.clusters.is_some() {
+            cols.extend(["mcnemar_cluster_test", "mcnemar_cluster_p"]);
+        }
+    }
+    let mut t = Table::new(&cols);
+    for d in &r.deltas {
+        let (x, y, l) = (d.a, d.b, &d.delta);
+        let test = r
+            .tests
+            .iter()
+            .find(|x| x.level == l.level && x.name == l.name);
+        let mut row = vec![
+            Cell::text(l.level),
+            Cell::text(&l.name),
+            Cell::Count(l.items as u64),
+            csv_f64(x[0]),
+            csv_f64(y[0]),
+            csv_f64(l.em.estimate),
+            csv_f64(l.em.ci[0]),
+            csv_f64(l.em.ci[1]),
+            csv_f64(x[1]),
+            csv_f64(y[1]),
+            csv_f64(l.f1.estimate),
+            csv_f64(l.f1.ci[0]),
+            csv_f64(l.f1.ci[1]),
         ];
-        cols.extend(TEST_COLUMNS);
-        // McNemar's columns when asked for; with clusters, the cluster-adjusted test too.
-        if r.mcnemar.is_some() {
-            cols.extend([
-                "mcnemar_a_only",
-                "mcnemar_b_only",
-                "mcnemar_p",
-                "mcnemar_mid_p",
+        row.extend(test_csv_cells(test));
+        if let Some(mcnemar) = &r.mcnemar {
+            // McNemar rows are per group and overall: a task row has none.
+            let m = mcnemar
+                .iter()
+                .find(|m| l.level != "task" && m.group == l.name);
+            row.extend([
+                m.map_or(Cell::Missing, |m| Cell::Count(m.a_only)),
+                m.map_or(Cell::Missing, |m| Cell::Count(m.b_only)),
+                m.map_or(Cell::Missing, |m| csv_f64(m.p)),
+                m.map_or(Cell::Missing, |m| csv_f64(m.p_mid)),
             ]);
             if r.clusters.is_some() {
-                cols.extend(["mcnemar_cluster_test", "mcnemar_cluster_p"]);
+                let c = m.and_then(|m| m.cluster.as_ref());
+                row.push(c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)));
+                row.push(c.map_or(Cell::Missing, |c| csv_f64(c.cluster_p)));
             }
         }
-        let mut t = Table::new(&cols);
-        for d in &r.deltas {
-            let (x, y, l) = (d.a, d.b, &d.delta);
-            let test = r
-                .tests
-                .iter()
-                .find(|x| x.level == l.level && x.name == l.name);
-            let mut row = vec![
-                Cell::text(l.level),
-                Cell::text(&l.name),
-                Cell::Count(l.items as u64),
-                csv_f64(x[0]),
-                csv_f64(y[0]),
-                csv_f64(l.em.estimate),
-                csv_f64(l.em.ci[0]),
-                csv_f64(l.em.ci[1]),
-                csv_f64(x[1]),
-                csv_f64(y[1]),
-                csv_f64(l.f1.estimate),
-                csv_f64(l.f1.ci[0]),
-                csv_f64(l.f1.ci[1]),
-            ];
-            row.extend(test_csv_cells(test));
-            if let Some(mcnemar) = &r.mcnemar {
-                // McNemar rows are per group and overall: a task row has none.
-                let m = mcnemar
-                    .iter()
-                    .find(|m| l.level != "task" && m.group == l.name);
-                row.extend([
-                    m.map_or(Cell::Missing, |m| Cell::Count(m.a_only)),
-                    m.map_or(Cell::Missing, |m| Cell::Count(m.b_only)),
-                    m.map_or(Cell::Missing, |m| csv_f64(m.p)),
-                    m.map_or(Cell::Missing, |m| csv_f64(m.p_mid)),
-                ]);
-                if r.clusters.is_some() {
-                    let c = m.and_then(|m| m.cluster.as_ref());
-                    row.push(c.map_or(Cell::Missing, |c| Cell::text(c.cluster_test)));
-                    row.push(c.map_or(Cell::Missing, |c| csv_f64(c.cluster_p)));
-                }
-            }
-            t.row(row);
-        }
-        t
+        t.row(row);
     }
-
-    /// The report's fields ([`ragstats_core::mcq::compare::CompareReport`]).
-    fn body(&self) -> Value {
-        to_body(&self.report)
-    }
-
-    fn engine(&self) -> Engine {
-        self.report.engine()
-    }
+    t
 }
 
 /// The heading of the tests of ΔEM: what they test and how.
@@ -277,8 +270,14 @@ pub fn test_csv_cells(x: Option<&DeltaTest>) -> Vec<Cell> {
     ]
 }
 
-/// The heading of McNemar's table: what it assumes.
-pub const MCNEMAR_HEADING: &str = "\nMcNemar on EM over (id, run) pairs (--mcnemar), assuming every pair independent: the runs of one item are not, so with several runs these p are too small; and it weights tasks by their pairs, not as the ΔEM above";
+/// The heading of McNemar's table: what it assumes (naming the setting that asks for it).
+pub fn mcnemar_heading() -> Vec<Span> {
+    vec![
+        Span::text("\nMcNemar on EM over (id, run) pairs ("),
+        Span::switch("mcnemar"),
+        Span::text("), assuming every pair independent: the runs of one item are not, so with several runs these p are too small; and it weights tasks by their pairs, not as the ΔEM above"),
+    ]
+}
 
 /// What McNemar's table adds with clusters.
 pub const MCNEMAR_CLUSTER_HEADING: &str = ". Beside it the cluster-adjusted test of the same pooled pairs: Obuchowski 1998 with at least 20 clusters, else (or where its variance is 0) the exact sign test over clusters (cluster-sign)";

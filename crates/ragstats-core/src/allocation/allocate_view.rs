@@ -1,35 +1,42 @@
-//! The text and CSV of `stats allocate` (its JSON is serde of the report).
+//! The allocation comparison's view (`stats allocate`): the notes, the allocations table
+//! (`allocations`), the pairs, and for an unbalanced master panel its design (`master`);
+//! the CSV is one row per pair and statistic.
 
-use ragstats_core::allocation::allocate::{AllocateReport, Compared, MasterStratum};
+use super::allocate::{AllocateReport, Compared, MasterStratum};
+use crate::components::variance_view::design;
+use crate::table::cells::label;
+use crate::table::{fixed, percent, Cell, Table, ToView, View, UNDEFINED};
 
-use ragstats_core::table::Cell;
-
-use super::super::common::{fixed, undefined_because, Table, UNDEFINED};
-use super::AllocateOutput;
-use ragstats_core::components::variance_view::design;
-use ragstats_core::table::cells::label;
-
-/// The allocations table, the pairs, and for an unbalanced master panel its note.
-pub(super) fn text(o: &AllocateOutput) -> String {
-    let r = &o.report;
-    let e = &r.engine;
-    // Notes first: they change how every number below reads.
-    let mut out: String = r.notes.iter().map(|n| format!("note: {n}\n")).collect();
-    out += &table(
-        r,
-        // As `--confidence` heads the intervals: `95%`.
-        &format!("{}%", 100.0 * e.confidence.unwrap_or_default()),
-        e.replicates.unwrap_or_default(),
-        e.adapter.as_deref().unwrap_or_default(),
-    );
-    if let Some(m) = &r.master_design {
-        out.push_str(&unbalanced_note(m, r));
+impl ToView for AllocateReport {
+    /// The allocations table, the pairs, and for an unbalanced master panel its note.
+    fn to_view(&self) -> View {
+        let r = self;
+        let e = &r.engine;
+        let mut v = View::new(csv(r));
+        // Notes first: they change how every number below reads.
+        v.text(
+            r.notes
+                .iter()
+                .map(|n| format!("note: {n}\n"))
+                .collect::<String>(),
+        );
+        blocks(
+            r,
+            // The confidence level heads the intervals: `95%`.
+            &percent(e.confidence.unwrap_or_default()),
+            e.replicates.unwrap_or_default(),
+            e.adapter.as_deref().unwrap_or_default(),
+            &mut v,
+        );
+        if let Some(m) = &r.master_design {
+            unbalanced_note(m, r, &mut v);
+        }
+        v
     }
-    out
 }
 
 /// One row per pair and statistic: value, interval, whether it is resolved.
-pub(super) fn csv(report: &AllocateReport) -> Table {
+fn csv(report: &AllocateReport) -> Table {
     let mut t = Table::new(&[
         "a",
         "b",
@@ -69,7 +76,8 @@ pub(super) fn csv(report: &AllocateReport) -> Table {
     t
 }
 
-fn table(r: &AllocateReport, pct: &str, reps: u64, adapter: &str) -> String {
+/// The allocations table and the pairs' comparisons, appended to `v`.
+fn blocks(r: &AllocateReport, pct: &str, reps: u64, adapter: &str, v: &mut View) {
     let mut head = vec![
         "allocation".to_string(),
         "Q:T:R".into(),
@@ -93,10 +101,10 @@ fn table(r: &AllocateReport, pct: &str, reps: u64, adapter: &str) -> String {
         row.extend(a.fees_usd.iter().map(|&f| Cell::fixed(f, 4)));
         t.row(row);
     }
-    let mut out = t.to_text();
-    out.push_str(&format!(
+    v.table("allocations", t);
+    let mut out = format!(
         "\npairs ({pct} bootstrap intervals, {reps} paired replicates (each sub-panel's questions redrawn at its size, from one sequence of the master panel's draws per stratum) on {adapter}):\n"
-    ));
+    );
     let fmt = |c: &Compared, pct: bool| {
         if !c.value.is_finite() {
             return UNDEFINED.to_string();
@@ -127,7 +135,7 @@ fn table(r: &AllocateReport, pct: &str, reps: u64, adapter: &str) -> String {
             fmt(&p.se_reduction, true)
         ));
         if let Some(why) = &p.undefined {
-            out.push_str(&format!("    {}\n", undefined_because(why)));
+            out.push_str(&format!("    {}\n", Cell::undefined_because(why).display()));
         }
         out.push_str(&format!(
             "    replicate correlation of SE_{} and SE_{}: {}\n",
@@ -148,13 +156,14 @@ fn table(r: &AllocateReport, pct: &str, reps: u64, adapter: &str) -> String {
             ));
         }
     }
-    out
+    v.text(out);
 }
 
 /// What the table says about an unbalanced master panel: each stratum's design spread and,
-/// per allocation, the questions that fall short of its T trajectories of R reads.
-fn unbalanced_note(master: &[MasterStratum], r: &AllocateReport) -> String {
-    let mut out = String::from(
+/// per allocation, the questions that fall short of its T trajectories of R reads; appended
+/// to `v`.
+fn unbalanced_note(master: &[MasterStratum], r: &AllocateReport, v: &mut View) {
+    v.text(
         "\nnote: the master panel is unbalanced; the allocations compare measured SEs (no components are fitted). \
          Sub-panel Q:T:R = the first Q questions with trajectories 0..T-1 and reads 0..R-1 by label (the stratum's \
          first T and R labels; by position in each question's own label order where labels are unique per \
@@ -167,7 +176,8 @@ fn unbalanced_note(master: &[MasterStratum], r: &AllocateReport) -> String {
             t.row(design(&s.name, 0, 0, 0, Some(shape)));
         }
     }
-    out.push_str(&t.to_text());
+    v.table("master", t);
+    let mut out = String::new();
     for a in &r.allocations {
         if let Some(short) = &a.short {
             let parts: Vec<String> = short.iter().map(|(n, k)| format!("{k} in {n}")).collect();
@@ -183,5 +193,5 @@ fn unbalanced_note(master: &[MasterStratum], r: &AllocateReport) -> String {
             ));
         }
     }
-    out
+    v.text(out);
 }
