@@ -1398,17 +1398,17 @@ def mcq_validate(
 
 
 def mcq_score(
-    results: Any,
+    results: Input,
     *,
-    replicates: Any = 10000,
-    seed: Any = 1,
-    backend: Any = 'auto',
-    confidence: Any = 0.95,
-    failures: Any = 'zero',
-    items: Any = None,
-    cluster_by: Any = 'auto',
+    replicates: int = 10000,
+    seed: int = 1,
+    backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
+    confidence: float = 0.95,
+    failures: Literal['zero', 'exclude'] = 'zero',
+    items: Optional[Input] = None,
+    cluster_by: Literal['auto', 'question', 'trajectory', 'none'] = 'auto',
     positions: bool = False,
-    shuffled: Any = None,
+    shuffled: Optional[Input] = None,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -1436,22 +1436,9 @@ def mcq_score(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['mcq', 'score']
-    tables: dict = {}
-    _positional(argv, tables, results, False)
-    _flag(argv, tables, '--replicates', replicates, False, 10000)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--backend', backend, False, 'auto')
-    _flag(argv, tables, '--confidence', confidence, False, 0.95)
-    _flag(argv, tables, '--failures', failures, False, 'zero')
-    _flag(argv, tables, '--items', items, False, None)
-    _flag(argv, tables, '--cluster-by', cluster_by, False, 'auto')
-    if positions:
-        argv.append('--positions')
-    _flag(argv, tables, '--shuffled', shuffled, False, None)
-    if plot:
-        argv += ['--plot', 'figure.svg']
-    return _run(argv, tables, progress)
+    inputs: dict = {'results': results, 'items': items, 'shuffled': shuffled}
+    settings: dict = {'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'failures': failures, 'cluster_by': cluster_by, 'positions': positions}
+    return _analyse('mcq score', inputs, settings, plot, progress)
 
 
 def mcq_cost(

@@ -25,6 +25,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("mcq agree", &["annotations", "items"]),
     ("cost", &["ledger", "prices"]),
     ("subsets", &["panel", "audit"]),
+    ("mcq score", &["results", "items", "shuffled"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -167,6 +168,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "mcq agree" => schemars::schema_for!(analyses::McqAgreeSettings),
         "cost" => schemars::schema_for!(analyses::CostSettings),
         "subsets" => schemars::schema_for!(analyses::SubsetsSettings),
+        "mcq score" => schemars::schema_for!(analyses::McqScoreSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -256,6 +258,27 @@ pub fn run(
             Ok(analyses::subsets(
                 panel,
                 input(inputs, "audit")?,
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
+        "mcq score" => {
+            let s: analyses::McqScoreSettings = settings(json)?;
+            let results = input(inputs, "results")?;
+            let draw = |r: &ragstats_core::mcq::score::ScoreReport| {
+                let caption = ragstats_plot::Caption {
+                    panel: results.name().display().to_string(),
+                    outcome: format!("{}, {}", r.model, r.prompt),
+                    bootstrap: Some((s.boot.resample.seed, u64::from(s.boot.resample.replicates))),
+                };
+                ragstats_plot::mcq_score(&r.scores, r.positions.as_deref(), &caption)
+            };
+            Ok(analyses::mcq_score(
+                results,
+                inputs.get("items"),
+                inputs.get("shuffled"),
                 &s,
                 &engines,
                 &progress,

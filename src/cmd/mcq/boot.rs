@@ -41,6 +41,15 @@ impl BootArgs {
     }
 
     /// The library's settings of these flags (refusing a bad `--replicates`).
+    /// The library's bootstrap settings for these flags (checked by the analysis).
+    pub fn settings_of(&self) -> ragstats_core::analyses::McqBootSettings {
+        ragstats_core::analyses::McqBootSettings {
+            resample: self.resample.settings(),
+            failures: self.failures(),
+            cluster_by: self.cluster_by.into(),
+        }
+    }
+
     pub fn settings(&self) -> anyhow::Result<BootSettings> {
         Ok(BootSettings {
             failures: self.failures(),

@@ -6,12 +6,14 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::mcq::score::{score_results_clustered, scored_items, ScoreReport};
+use ragstats_core::analyses::{mcq_score, mcq_score_report, Draw, McqScoreSettings};
+use ragstats_core::mcq::score::ScoreReport;
+use ragstats_core::panel::Source;
 
-use super::boot::{load_results, BootArgs};
+use super::boot::BootArgs;
 use crate::cmd::common::Format;
-use crate::cmd::render::{Figure, Finished};
-use crate::cmd::UsageError;
+use crate::cmd::render::Finished;
+use crate::cmd::resample::Bars;
 
 /// Flags of `stats mcq score`.
 #[derive(Debug, clap::Args)]
@@ -35,65 +37,67 @@ pub struct Args {
     pub plot: Option<PathBuf>,
 }
 
-/// Loads the results (and `--items`, `--shuffled`) and scores them.
-pub fn compute(a: &Args) -> anyhow::Result<ScoreReport> {
-    let settings = a.boot.settings()?;
-    if a.shuffled.is_some() && !a.positions {
-        return Err(UsageError("--shuffled needs --positions".into()).into());
-    }
-    let (items, clusters) = a.boot.load_items()?;
-    let results = load_results(&a.results, items.as_ref())?;
-    let rows = scored_items(
-        &results,
-        settings.failures,
-        &a.results.display().to_string(),
-    )?;
-    let report = a.boot.with_engine(rows, |engine, progress| {
-        let shuffled = match &a.shuffled {
-            Some(p) => Some(load_results(p, items.as_ref())?),
-            None => None,
-        };
-        Ok(score_results_clustered(
-            &results,
-            a.positions,
-            shuffled.as_deref(),
-            &settings,
-            clusters.as_ref(),
-            engine,
-            progress,
-        )?)
-    })?;
-    Ok(ScoreReport {
-        source: a.results.display().to_string(),
-        ..report
-    })
-}
-
 pub fn run(a: Args) -> anyhow::Result<u8> {
     outcome(&a)?.print(a.plot.as_deref(), a.format)
 }
 
-/// What `stats mcq score` prints for `a` (and the figure `--plot` asks for).
+/// The library's settings for `a`.
+pub fn settings(a: &Args) -> McqScoreSettings {
+    McqScoreSettings {
+        boot: a.boot.settings_of(),
+        positions: a.positions,
+    }
+}
+
+/// The report of `stats mcq score` for `a` (for `stats report`'s section).
+pub fn compute(a: &Args) -> anyhow::Result<ScoreReport> {
+    let items = a.boot.items.as_ref().map(Source::file);
+    let shuffled = a.shuffled.as_ref().map(Source::file);
+    let bars = Bars::default();
+    let report = mcq_score_report(
+        &Source::file(&a.results),
+        items.as_ref(),
+        shuffled.as_ref(),
+        &settings(a),
+        &ragstats_gpu::Engines,
+        &|work, d, t| bars.set(work, d, t),
+    );
+    bars.finish();
+    Ok(report?)
+}
+
+/// What `stats mcq score` prints for `a` (and the figure `--plot` asks for): the library's
+/// [`mcq_score`].
 pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
-    let out = compute(a)?;
-    let figure = match &a.plot {
-        Some(_) => Some(Figure::new(figure(a, &out)?, &[&a.results])),
+    let draw = |r: &ScoreReport| figure(a, r);
+    let draw: Draw<'_, ScoreReport> = match a.plot {
+        Some(_) => Some(&draw),
         None => None,
     };
-    let inputs = ragstats_core::document::Inputs::new()
-        .with("results", a.results.display())
-        .with_opt("shuffled", a.shuffled.as_ref().map(|p| p.display()));
-    Ok(crate::cmd::render::finished("mcq score", inputs, out).with_figure(figure))
+    let items = a.boot.items.as_ref().map(Source::file);
+    let shuffled = a.shuffled.as_ref().map(Source::file);
+    let bars = Bars::default();
+    let done = mcq_score(
+        &Source::file(&a.results),
+        items.as_ref(),
+        shuffled.as_ref(),
+        &settings(a),
+        &ragstats_gpu::Engines,
+        &|work, d, t| bars.set(work, d, t),
+        draw,
+    );
+    bars.finish();
+    Ok(done?)
 }
 
 /// The figure `--plot` draws (and `stats report` shows): EM and F1 per level with their
 /// intervals, and the option positions when scored.
-pub fn figure(a: &Args, r: &ScoreReport) -> anyhow::Result<String> {
-    Ok(ragstats_plot::mcq_score(
+pub fn figure(a: &Args, r: &ScoreReport) -> ragstats_core::Result<String> {
+    ragstats_plot::mcq_score(
         &r.scores,
         r.positions.as_deref(),
         &mcq_caption(&a.results, &r.model, &r.prompt, &a.boot),
-    )?)
+    )
 }
 
 /// The caption of an MCQ figure: the results file, its model and prompt, and the bootstrap.

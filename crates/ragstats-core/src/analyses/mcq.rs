@@ -1,15 +1,25 @@
-//! The MCQ analyses that read items and annotations: `mcq validate` (every format rule of an
-//! items file) and `mcq agree` (annotator agreement and majority-vote gold).
+//! The MCQ analyses: `mcq validate` (every format rule of an items file), `mcq agree`
+//! (annotator agreement and majority-vote gold) and `mcq score` (EM and F1 of a results
+//! file with bootstrap intervals).
 
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::source_input;
-use crate::document::{Finished, Inputs};
+use super::{source_input, Draw, Engines, Progress};
+use crate::document::{Figure, Finished, Inputs};
 use crate::mcq::agree::{agree, read_annotations_from, AgreeSettings};
-use crate::mcq::validate::{load_items_from, read_items_from, validation_report};
+use crate::mcq::cluster::{item_clusters, ClusterBy, Clusters};
+use crate::mcq::results::read_one_configuration_from;
+use crate::mcq::score::{
+    score_results_clustered, scored_items, BootSettings, FailurePolicy, ScoreReport,
+};
+use crate::mcq::validate::{
+    load_items_from, load_items_lines_from, read_items_from, validation_report,
+};
+use crate::mcq::Item;
 use crate::panel::Source;
+use crate::resample::ResampleSettings;
 use crate::Result;
 
 /// Every format rule of the items `items` holds, all violations reported (the result's
@@ -97,4 +107,141 @@ pub fn mcq_agree(
         inputs = source_input(inputs, "items", items);
     }
     Ok(Finished::new("mcq agree", inputs, report))
+}
+
+/// The bootstrap settings `mcq score` and `mcq compare` share.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct McqBootSettings {
+    /// The stratified item bootstrap: replicates, seed, backend, confidence.
+    #[serde(flatten)]
+    pub resample: ResampleSettings,
+    /// What a parse failure or API error scores: zero (the default) or left out.
+    pub failures: FailurePolicy,
+    /// Which provenance makes items one cluster of the bootstrap (needs the items).
+    pub cluster_by: ClusterBy,
+}
+
+/// The items of a results file, checked, with their clusters under `cluster_by`.
+type ItemsAndClusters = (Option<Vec<Item>>, Option<Clusters>);
+
+impl McqBootSettings {
+    /// The engine's job: the failure policy and the checked resampling.
+    ///
+    /// # Errors
+    /// Those of [`ResampleSettings::resampling`].
+    fn job(&self) -> Result<BootSettings> {
+        Ok(BootSettings {
+            failures: self.failures,
+            resampling: self.resample.resampling()?,
+        })
+    }
+
+    /// The items `items` holds and their clusters.
+    ///
+    /// # Errors
+    /// [`crate::Error::Setting`] naming `cluster_by` when a provenance rule is asked for
+    /// without items; those of reading them.
+    fn items(&self, items: Option<&Source>) -> Result<ItemsAndClusters> {
+        let Some(source) = items else {
+            if matches!(self.cluster_by, ClusterBy::Question | ClusterBy::Trajectory) {
+                return Err(crate::Error::setting(
+                    "cluster_by",
+                    "needs the items: the results files carry no provenance; the items \
+                     file's meta.provenance does",
+                ));
+            }
+            return Ok((None, None));
+        };
+        let loaded = load_items_lines_from(source)?;
+        let clusters = item_clusters(source.name(), &loaded, self.cluster_by)?;
+        Ok((Some(loaded.into_iter().map(|l| l.item).collect()), clusters))
+    }
+}
+
+/// The settings of [`mcq_score`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct McqScoreSettings {
+    /// The item bootstrap.
+    #[serde(flatten)]
+    pub boot: McqBootSettings,
+    /// Also the positional bias: scores by the gold option's position.
+    pub positions: bool,
+}
+
+/// EM and F1 per group, task and overall of the results `results` holds (one model and
+/// prompt), with run SDs, stratified (clustered, with `items`) bootstrap intervals, failure
+/// rates and, with `positions`, positional bias (against `shuffled` results when given).
+///
+/// # Errors
+/// [`crate::Error::Setting`] naming `shuffled` without `positions`; those of reading the
+/// inputs and of the scoring.
+pub fn mcq_score(
+    results: &Source,
+    items: Option<&Source>,
+    shuffled: Option<&Source>,
+    settings: &McqScoreSettings,
+    engines: &dyn Engines,
+    progress: Progress<'_>,
+    draw: Draw<'_, ScoreReport>,
+) -> Result<Finished> {
+    let report = mcq_score_report(results, items, shuffled, settings, engines, progress)?;
+    let figure = match draw {
+        Some(draw) => Some(Figure::new(draw(&report)?, results.paths())),
+        None => None,
+    };
+    let mut inputs = source_input(Inputs::new(), "results", results);
+    if let Some(s) = shuffled {
+        inputs = source_input(inputs, "shuffled", s);
+    }
+    Ok(Finished::new("mcq score", inputs, report).with_figure(figure))
+}
+
+/// The report of [`mcq_score`], for a front end that shows it its own way (`stats report`).
+///
+/// # Errors
+/// As [`mcq_score`].
+pub fn mcq_score_report(
+    results: &Source,
+    items: Option<&Source>,
+    shuffled: Option<&Source>,
+    settings: &McqScoreSettings,
+    engines: &dyn Engines,
+    progress: Progress<'_>,
+) -> Result<ScoreReport> {
+    let boot = settings.boot.job()?;
+    if shuffled.is_some() && !settings.positions {
+        return Err(crate::Error::setting(
+            "shuffled",
+            "needs positions: shuffled results are compared by the gold option's position",
+        ));
+    }
+    let (items_read, clusters) = settings.boot.items(items)?;
+    let with_items = match (items, &items_read) {
+        (Some(s), Some(its)) => Some((s.name(), its.as_slice())),
+        _ => None,
+    };
+    let read = read_one_configuration_from(results, with_items)?;
+    let rows = scored_items(&read, boot.failures, &results.name().display().to_string())?;
+    let replicates = u64::from(boot.resampling.replicates);
+    let engine = engines.resampler(settings.boot.resample.backend, replicates * rows as u64)?;
+    let shuffled_read = shuffled
+        .map(|s| read_one_configuration_from(s, with_items))
+        .transpose()?;
+    let report = score_results_clustered(
+        &read,
+        settings.positions,
+        shuffled_read.as_deref(),
+        &boot,
+        clusters.as_ref(),
+        engine.as_ref(),
+        &|d| progress("bootstrap", d, replicates),
+    )?;
+    Ok(ScoreReport {
+        source: results.name().display().to_string(),
+        ..report
+    })
 }

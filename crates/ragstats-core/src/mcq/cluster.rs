@@ -27,10 +27,12 @@ use crate::error::{Error, Result};
 use crate::io::jsonl::kind;
 
 /// Which provenance makes items one cluster.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ClusterBy {
     /// `question` when any item carries provenance, else no clustering (with a note).
+    #[default]
     Auto,
     /// Items made from the same source question (`question_id`), over every run, arm and
     /// trajectory of it: the coarsest unit that makes items dependent.

@@ -449,7 +449,17 @@ pub fn read_results(path: &Path) -> Result<Vec<RunResult>> {
 /// # Errors
 /// Those of [`read_results`].
 pub fn read_results_lines(path: &Path) -> Result<Vec<(u64, RunResult)>> {
-    if crate::panel::memory::lookup(path).is_none() {
+    read_results_lines_from(&crate::panel::Source::file(path))
+}
+
+/// [`read_results_lines`] of the results `source` holds (a file, a table or records).
+///
+/// # Errors
+/// Those of [`read_results`].
+pub fn read_results_lines_from(source: &crate::panel::Source) -> Result<Vec<(u64, RunResult)>> {
+    let path = source.name();
+    let on_disk = matches!(source, crate::panel::Source::Files(_));
+    if on_disk && crate::panel::memory::lookup(path).is_none() {
         if let Some(what) = crate::import::looks_like(path) {
             return Err(Error::input(
                 path,
@@ -461,7 +471,7 @@ pub fn read_results_lines(path: &Path) -> Result<Vec<(u64, RunResult)>> {
             ));
         }
     }
-    let mut rdr = crate::panel::memory::open_jsonl(path)?;
+    let mut rdr = crate::panel::memory::jsonl_of(source)?;
     let mut out = Vec::new();
     let mut seen: HashSet<(String, u32)> = HashSet::new();
     while let Some((n, v)) = rdr.next_value()? {
@@ -519,7 +529,20 @@ pub fn read_one_configuration(
     path: &Path,
     items: Option<(&Path, &[Item])>,
 ) -> Result<Vec<RunResult>> {
-    let (lines, mut rs): (Vec<u64>, Vec<RunResult>) = read_results_lines(path)?.into_iter().unzip();
+    read_one_configuration_from(&crate::panel::Source::file(path), items)
+}
+
+/// [`read_one_configuration`] of the results `source` holds.
+///
+/// # Errors
+/// As [`read_one_configuration`].
+pub fn read_one_configuration_from(
+    source: &crate::panel::Source,
+    items: Option<(&Path, &[Item])>,
+) -> Result<Vec<RunResult>> {
+    let path = source.name();
+    let (lines, mut rs): (Vec<u64>, Vec<RunResult>) =
+        read_results_lines_from(source)?.into_iter().unzip();
     let first = &rs[0];
     if let Some(r) = rs.iter().find(|r| {
         r.model != first.model || r.prompt != first.prompt || r.shuffle_seed != first.shuffle_seed

@@ -34,10 +34,12 @@ use crate::resample::summary::{sd, summarize, Interval, Method};
 use crate::resample::Resampling;
 
 /// What a parse failure or API error scores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum FailurePolicy {
     /// EM = F1 = 0.
+    #[default]
     Zero,
     /// Left out of the averages (an item with no scored run is left out).
     Exclude,
