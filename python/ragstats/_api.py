@@ -1469,17 +1469,17 @@ def mcq_cost(
 
 
 def mcq_compare(
-    a: Any,
-    b: Any,
-    more: Union[Any, Sequence[Any], None] = None,
+    a: Input,
+    b: Input,
+    more: Optional[Input] = None,
     *,
-    replicates: Any = 10000,
-    seed: Any = 1,
-    backend: Any = 'auto',
-    confidence: Any = 0.95,
-    failures: Any = 'zero',
-    items: Any = None,
-    cluster_by: Any = 'auto',
+    replicates: int = 10000,
+    seed: int = 1,
+    backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
+    confidence: float = 0.95,
+    failures: Literal['zero', 'exclude'] = 'zero',
+    items: Optional[Input] = None,
+    cluster_by: Literal['auto', 'question', 'trajectory', 'none'] = 'auto',
     mcnemar: bool = False,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
@@ -1508,23 +1508,9 @@ def mcq_compare(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['mcq', 'compare']
-    tables: dict = {}
-    _positional(argv, tables, a, False)
-    _positional(argv, tables, b, False)
-    _positional(argv, tables, more, True)
-    _flag(argv, tables, '--replicates', replicates, False, 10000)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--backend', backend, False, 'auto')
-    _flag(argv, tables, '--confidence', confidence, False, 0.95)
-    _flag(argv, tables, '--failures', failures, False, 'zero')
-    _flag(argv, tables, '--items', items, False, None)
-    _flag(argv, tables, '--cluster-by', cluster_by, False, 'auto')
-    if mcnemar:
-        argv.append('--mcnemar')
-    if plot:
-        argv += ['--plot', 'figure.svg']
-    return _run(argv, tables, progress)
+    inputs: dict = {'a': a, 'b': b, 'more': more, 'items': items}
+    settings: dict = {'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'failures': failures, 'cluster_by': cluster_by, 'mcnemar': mcnemar}
+    return _analyse('mcq compare', inputs, settings, plot, progress)
 
 
 def mcq_filter(

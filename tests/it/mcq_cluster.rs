@@ -532,10 +532,11 @@ fn bad_items_are_refused_with_file_and_line() {
         3,
         "meta.provenance.question_id is an array; expected a string or an integer",
     );
-    // --cluster-by question names what it needs.
+    // --cluster-by question names what it needs (a setting's error: the flag, then the
+    // analysis's words).
     refuse(
         &["mcq", "compare", BARE, INF, "--cluster-by", "question"],
-        &["--cluster-by needs --items"],
+        &["--cluster-by: needs the items"],
     );
 }
 

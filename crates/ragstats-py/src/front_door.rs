@@ -26,6 +26,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("cost", &["ledger", "prices"]),
     ("subsets", &["panel", "audit"]),
     ("mcq score", &["results", "items", "shuffled"]),
+    ("mcq compare", &["a", "b", "more", "items"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -169,6 +170,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "cost" => schemars::schema_for!(analyses::CostSettings),
         "subsets" => schemars::schema_for!(analyses::SubsetsSettings),
         "mcq score" => schemars::schema_for!(analyses::McqScoreSettings),
+        "mcq compare" => schemars::schema_for!(analyses::McqCompareSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -279,6 +281,45 @@ pub fn run(
                 results,
                 inputs.get("items"),
                 inputs.get("shuffled"),
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
+        "mcq compare" => {
+            let s: analyses::McqCompareSettings = settings(json)?;
+            let (a, b) = (input(inputs, "a")?, input(inputs, "b")?);
+            // MORE: each further path is a results file of its own.
+            let more: Vec<Source> = match inputs.get("more") {
+                Some(Source::Files(paths)) => paths.iter().map(Source::file).collect(),
+                Some(other) => vec![other.clone()],
+                None => Vec::new(),
+            };
+            let files: Vec<Source> = [a.clone(), b.clone()].into_iter().chain(more).collect();
+            let draw = |r: &ragstats_core::mcq::compare::CompareReport| {
+                let table: Vec<_> = r.deltas.iter().map(|d| d.delta.clone()).collect();
+                let side = |x: &ragstats_core::mcq::compare::Side, tag: &str, second: bool| {
+                    ragstats_plot::McqSide {
+                        name: format!("{tag}: {}, {}", x.model, x.prompt),
+                        scores: r
+                            .deltas
+                            .iter()
+                            .map(|d| if second { d.b } else { d.a })
+                            .collect(),
+                    }
+                };
+                let (sa, sb) = (side(&r.a, "A", false), side(&r.b, "B", true));
+                let caption = ragstats_plot::Caption {
+                    panel: format!("{} vs {}", a.name().display(), b.name().display()),
+                    outcome: String::new(),
+                    bootstrap: Some((s.boot.resample.seed, u64::from(s.boot.resample.replicates))),
+                };
+                ragstats_plot::mcq_compare(&table, [&sa, &sb], &caption)
+            };
+            Ok(analyses::mcq_compare(
+                &files,
+                inputs.get("items"),
                 &s,
                 &engines,
                 &progress,

@@ -6,15 +6,14 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::mcq::compare::{
-    compare_results_clustered, paired_items, CompareReport, CompareSettings, Side,
-};
+use ragstats_core::analyses::{mcq_compare, mcq_compare_report, Draw, McqCompareSettings};
+use ragstats_core::mcq::compare::{CompareReport, Side};
+use ragstats_core::panel::Source;
 
-use super::boot::{load_results, BootArgs};
+use super::boot::BootArgs;
 use crate::cmd::common::Format;
-use crate::cmd::render::{Figure, Finished};
-
-mod leaderboard;
+use crate::cmd::render::Finished;
+use crate::cmd::resample::Bars;
 
 /// Flags of `stats mcq compare`.
 #[derive(Debug, clap::Args)]
@@ -42,60 +41,64 @@ pub struct Args {
     pub plot: Option<PathBuf>,
 }
 
-impl Args {
-    /// The library's settings of these flags.
-    pub fn settings(&self) -> anyhow::Result<CompareSettings> {
-        Ok(CompareSettings {
-            boot: self.boot.settings()?,
-            independent_pairs: self.mcnemar,
-        })
+/// The library's settings for `a`.
+pub fn settings(a: &Args) -> McqCompareSettings {
+    McqCompareSettings {
+        boot: a.boot.settings_of(),
+        mcnemar: a.mcnemar,
     }
 }
 
-/// Loads both results files (applying `--items`) and compares them.
+/// The report of `stats mcq compare A B` for `a` (for `stats report`'s section).
 pub fn compute(a: &Args) -> anyhow::Result<CompareReport> {
-    let settings = a.settings()?;
-    let (items, clusters) = a.boot.load_items()?;
-    let ra = load_results(&a.a, items.as_ref())?;
-    let rb = load_results(&a.b, items.as_ref())?;
-    let rows = paired_items(&ra, &rb, settings.boot.failures)?;
-    let mut report = a.boot.with_engine(rows, |engine, progress| {
-        Ok(compare_results_clustered(
-            &ra,
-            &rb,
-            &settings,
-            clusters.as_ref(),
-            engine,
-            progress,
-        )?)
-    })?;
-    report.files = [a.a.clone(), a.b.clone()];
-    Ok(report)
+    let items = a.boot.items.as_ref().map(Source::file);
+    let bars = Bars::default();
+    let report = mcq_compare_report(
+        &Source::file(&a.a),
+        &Source::file(&a.b),
+        items.as_ref(),
+        &settings(a),
+        &ragstats_gpu::Engines,
+        &|work, d, t| bars.set(work, d, t),
+    );
+    bars.finish();
+    Ok(report?)
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
     outcome(&a)?.print(a.plot.as_deref(), a.format)
 }
 
-/// What `stats mcq compare` prints for `a` (and the figure `--plot` asks for).
+/// What `stats mcq compare` prints for `a` (and the figure `--plot` asks for): the library's
+/// [`mcq_compare`] of A, B and MORE.
 pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
-    if !a.more.is_empty() {
-        return leaderboard::outcome(a);
-    }
-    let out = compute(a)?;
-    let figure = match &a.plot {
-        Some(_) => Some(Figure::new(figure(a, &out)?, &[&a.a, &a.b])),
+    let files: Vec<Source> = [&a.a, &a.b]
+        .into_iter()
+        .chain(&a.more)
+        .map(Source::file)
+        .collect();
+    let draw = |r: &CompareReport| figure(a, r);
+    let draw: Draw<'_, CompareReport> = match a.plot {
+        Some(_) => Some(&draw),
         None => None,
     };
-    let inputs = ragstats_core::document::Inputs::new()
-        .with("a", a.a.display())
-        .with("b", a.b.display());
-    Ok(crate::cmd::render::finished("mcq compare", inputs, out).with_figure(figure))
+    let items = a.boot.items.as_ref().map(Source::file);
+    let bars = Bars::default();
+    let done = mcq_compare(
+        &files,
+        items.as_ref(),
+        &settings(a),
+        &ragstats_gpu::Engines,
+        &|work, d, t| bars.set(work, d, t),
+        draw,
+    );
+    bars.finish();
+    Ok(done?)
 }
 
 /// The figure `--plot` draws (and `stats report` shows): both sides' scores and the paired
 /// deltas B − A with their intervals.
-pub fn figure(a: &Args, r: &CompareReport) -> anyhow::Result<String> {
+pub fn figure(a: &Args, r: &CompareReport) -> ragstats_core::Result<String> {
     let table: Vec<_> = r.deltas.iter().map(|d| d.delta.clone()).collect();
     let side = |s: &Side, tag: &str, b: bool| ragstats_plot::McqSide {
         name: format!("{tag}: {}, {}", s.model, s.prompt),
@@ -107,5 +110,5 @@ pub fn figure(a: &Args, r: &CompareReport) -> anyhow::Result<String> {
         outcome: String::new(),
         bootstrap: Some((a.boot.resample.seed, u64::from(a.boot.resample.replicates))),
     };
-    Ok(ragstats_plot::mcq_compare(&table, [&sa, &sb], &caption)?)
+    ragstats_plot::mcq_compare(&table, [&sa, &sb], &caption)
 }

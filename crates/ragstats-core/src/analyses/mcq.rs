@@ -1,6 +1,7 @@
 //! The MCQ analyses: `mcq validate` (every format rule of an items file), `mcq agree`
 //! (annotator agreement and majority-vote gold) and `mcq score` (EM and F1 of a results
-//! file with bootstrap intervals).
+//! file with bootstrap intervals) and `mcq compare` (two files' paired deltas, or a
+//! leaderboard of three or more).
 
 use std::path::PathBuf;
 
@@ -10,6 +11,11 @@ use super::{source_input, Draw, Engines, Progress};
 use crate::document::{Figure, Finished, Inputs};
 use crate::mcq::agree::{agree, read_annotations_from, AgreeSettings};
 use crate::mcq::cluster::{item_clusters, ClusterBy, Clusters};
+use crate::mcq::compare::{
+    compare_results_clustered, paired_items, CompareJob as McqCompareJob,
+    CompareReport as McqCompareReport,
+};
+use crate::mcq::leaderboard::leaderboard_clustered;
 use crate::mcq::results::read_one_configuration_from;
 use crate::mcq::score::{
     score_results_clustered, scored_items, BootSettings, FailurePolicy, ScoreReport,
@@ -244,4 +250,117 @@ pub fn mcq_score_report(
         source: results.name().display().to_string(),
         ..report
     })
+}
+
+/// The settings of [`mcq_compare`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct McqCompareSettings {
+    /// The paired item bootstrap.
+    #[serde(flatten)]
+    pub boot: McqBootSettings,
+    /// Also McNemar's exact test on EM over (id, run) pairs taken as independent.
+    pub mcnemar: bool,
+}
+
+/// Two results files compared (paired deltas B − A with intervals, each level's test of
+/// ΔEM), or three or more as a leaderboard (each file's scores, every pair's deltas, the
+/// tests adjusted over the pairs); items (and their clusters) when given. `draw` draws the
+/// comparison of two files.
+///
+/// # Errors
+/// [`crate::Error::Setting`] for fewer than two files, or a figure of three or more; those
+/// of reading the inputs and of the comparison.
+pub fn mcq_compare(
+    files: &[Source],
+    items: Option<&Source>,
+    settings: &McqCompareSettings,
+    engines: &dyn Engines,
+    progress: Progress<'_>,
+    draw: Draw<'_, McqCompareReport>,
+) -> Result<Finished> {
+    let job = McqCompareJob {
+        boot: settings.boot.job()?,
+        independent_pairs: settings.mcnemar,
+    };
+    if files.len() < 2 {
+        return Err(crate::Error::setting(
+            "b",
+            "compare needs two results files or more",
+        ));
+    }
+    if files.len() > 2 && draw.is_some() {
+        return Err(crate::Error::setting(
+            "plot",
+            "draws two files' comparison; with three or more files read the JSON document",
+        ));
+    }
+    if let [a, b] = files {
+        let report = mcq_compare_report(a, b, items, settings, engines, progress)?;
+        let figure = match draw {
+            Some(draw) => {
+                let paths: Vec<_> = a.paths().iter().chain(b.paths()).cloned().collect();
+                Some(Figure::new(draw(&report)?, &paths))
+            }
+            None => None,
+        };
+        let inputs = source_input(source_input(Inputs::new(), "a", a), "b", b);
+        return Ok(Finished::new("mcq compare", inputs, report).with_figure(figure));
+    }
+    let (items_read, clusters) = settings.boot.items(items)?;
+    let with_items = match (items, &items_read) {
+        (Some(s), Some(its)) => Some((s.name(), its.as_slice())),
+        _ => None,
+    };
+    let replicates = u64::from(job.boot.resampling.replicates);
+    let bar = |d: u64| progress("bootstrap", d, replicates);
+    let mut read = Vec::with_capacity(files.len());
+    let mut rows = 0;
+    for f in files {
+        let results = read_one_configuration_from(f, with_items)?;
+        let name = f.name().display().to_string();
+        rows = rows.max(scored_items(&results, job.boot.failures, &name)?);
+        read.push((name, results));
+    }
+    // The engine is sized by the largest bootstrap; every one of the k + k(k-1)/2 runs on it.
+    let engine = engines.resampler(settings.boot.resample.backend, replicates * rows as u64)?;
+    let report = leaderboard_clustered(&read, &job, clusters.as_ref(), engine.as_ref(), &bar)?;
+    let inputs = Inputs::new().with_all("results", files.iter().flat_map(Source::names));
+    Ok(Finished::new("mcq compare", inputs, report))
+}
+
+/// The report of [`mcq_compare`] of two files, for a front end that shows it its own way
+/// (`stats report`).
+///
+/// # Errors
+/// As [`mcq_compare`].
+pub fn mcq_compare_report(
+    a: &Source,
+    b: &Source,
+    items: Option<&Source>,
+    settings: &McqCompareSettings,
+    engines: &dyn Engines,
+    progress: Progress<'_>,
+) -> Result<McqCompareReport> {
+    let job = McqCompareJob {
+        boot: settings.boot.job()?,
+        independent_pairs: settings.mcnemar,
+    };
+    let (items_read, clusters) = settings.boot.items(items)?;
+    let with_items = match (items, &items_read) {
+        (Some(s), Some(its)) => Some((s.name(), its.as_slice())),
+        _ => None,
+    };
+    let replicates = u64::from(job.boot.resampling.replicates);
+    let ra = read_one_configuration_from(a, with_items)?;
+    let rb = read_one_configuration_from(b, with_items)?;
+    let rows = paired_items(&ra, &rb, job.boot.failures)?;
+    let engine = engines.resampler(settings.boot.resample.backend, replicates * rows as u64)?;
+    let mut report =
+        compare_results_clustered(&ra, &rb, &job, clusters.as_ref(), engine.as_ref(), &|d| {
+            progress("bootstrap", d, replicates)
+        })?;
+    report.files = [a.name().to_path_buf(), b.name().to_path_buf()];
+    Ok(report)
 }

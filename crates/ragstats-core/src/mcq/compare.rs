@@ -141,7 +141,7 @@ pub fn per_run_differences(pairs: &[Pair]) -> Vec<GroupMeans> {
 /// What McNemar's test on (id, run) pairs assumes: every pair independent. The runs of one
 /// item are not, so with several runs its p is too small (at 5 runs per item it rejected a
 /// true null at 0.19 for a nominal 0.05), and it weights every pair alike, not as the
-/// printed Δ does; it is shown only when asked for ([`CompareSettings::independent_pairs`]).
+/// printed Δ does; it is shown only when asked for ([`CompareJob::independent_pairs`]).
 pub const INDEPENDENT_PAIRS: &str = "independent pairs";
 
 /// McNemar counts and exact p of one group (or overall), on (id, run) pairs taken as
@@ -220,7 +220,7 @@ pub fn mcnemar_table(pairs: &[Pair], clusters: Option<&Clusters>) -> Vec<McNemar
 /// The settings of `mcq compare`: the bootstrap's, and whether McNemar's test on (id, run)
 /// pairs taken as independent is added to the report (`--mcnemar`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CompareSettings {
+pub struct CompareJob {
     /// How failures score, and the bootstrap's seed, replicates and confidence (whose
     /// 1 − confidence is the tests' α).
     pub boot: BootSettings,
@@ -228,10 +228,10 @@ pub struct CompareSettings {
     pub independent_pairs: bool,
 }
 
-impl CompareSettings {
+impl CompareJob {
     /// The bootstrap's settings without McNemar's table.
-    pub fn new(boot: BootSettings) -> CompareSettings {
-        CompareSettings {
+    pub fn new(boot: BootSettings) -> CompareJob {
+        CompareJob {
             boot,
             independent_pairs: false,
         }
@@ -419,7 +419,7 @@ fn at_level(l: &Levels, r: &LevelRow) -> [f64; 2] {
 /// mean and SD over runs, the stratified item bootstrap (clamped to [−1, 1]) for SEs and
 /// percentile intervals, each side's own scores over the paired set, the test of every
 /// level's ΔEM ([`delta_tests`]: stratified t over items, every run of an item together),
-/// and with [`CompareSettings::independent_pairs`] McNemar's exact test on EM over the
+/// and with [`CompareJob::independent_pairs`] McNemar's exact test on EM over the
 /// (id, run) pairs. `progress` is called with the replicates done.
 ///
 /// # Errors
@@ -427,7 +427,7 @@ fn at_level(l: &Levels, r: &LevelRow) -> [f64; 2] {
 pub fn compare_results(
     a: &[RunResult],
     b: &[RunResult],
-    settings: &CompareSettings,
+    settings: &CompareJob,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CompareReport> {
@@ -446,7 +446,7 @@ pub fn compare_results(
 pub fn compare_results_clustered(
     a: &[RunResult],
     b: &[RunResult],
-    settings: &CompareSettings,
+    settings: &CompareJob,
     clusters: Option<&Clusters>,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
@@ -621,7 +621,7 @@ mod tests {
                 confidence: 0.95,
             },
         };
-        let settings = CompareSettings {
+        let settings = CompareJob {
             boot,
             independent_pairs: true,
         };
@@ -674,7 +674,7 @@ mod tests {
             assert_eq!(t.favours, Some("B"));
         }
         // Without asking, no McNemar table.
-        let plain = compare_results(&a, &b, &CompareSettings::new(boot), &cpu, &|_| {}).unwrap();
+        let plain = compare_results(&a, &b, &CompareJob::new(boot), &cpu, &|_| {}).unwrap();
         assert!(plain.mcnemar.is_none());
         assert_eq!(plain.tests, r.tests);
         // The other order: the delta and its interval are negative.

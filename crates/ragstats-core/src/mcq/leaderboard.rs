@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::cluster::Clusters;
-use super::compare::{compare_results_clustered, CompareSettings, DeltaRow, McNemar, Side};
+use super::compare::{compare_results_clustered, CompareJob, DeltaRow, McNemar, Side};
 use super::delta_test::DeltaTest;
 use super::results::RunResult;
 use super::score::{score_results_clustered, BootSettings, LevelRow};
@@ -115,7 +115,7 @@ impl Report for LeaderboardReport {
 /// [`super::compare::compare_results`], with the file or pair named.
 pub fn leaderboard(
     files: &[(String, Vec<RunResult>)],
-    settings: &CompareSettings,
+    settings: &CompareJob,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<LeaderboardReport> {
@@ -133,7 +133,7 @@ pub fn leaderboard(
 /// Those of [`leaderboard`].
 pub fn leaderboard_clustered(
     files: &[(String, Vec<RunResult>)],
-    settings: &CompareSettings,
+    settings: &CompareJob,
     clusters: Option<&Clusters>,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
