@@ -32,7 +32,7 @@ use crate::inference::measured::{small_sample_notes, Analysis, Design};
 use crate::inference::t::{t_quantile, two_sided_p};
 use crate::inference::IntervalRule;
 use crate::ledger::{read_ledger, Prices};
-use crate::panel::{LoadOptions, Panel, PanelRows};
+use crate::panel::{LoadOptions, Nested, Panel, PanelRows, Stratum};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::summary::Interval;
 use crate::resample::summary::{normal_quantile, tail_probability};
@@ -195,16 +195,26 @@ pub fn prepare(
     let contrast = |a: usize, b: usize| format!("{}-{}", arms[b], arms[a]);
     let derived: Vec<Option<Panel>> = {
         use rayon::prelude::*;
+        // Two arms derivable with the first are derivable with each other (`derivable` is
+        // an equality), so k − 1 comparisons of the arms' cells settle most of the pairs
+        // instead of k(k − 1)/2 comparisons of 10,000s of question ids each.
+        let like_first: Vec<bool> = arm_panels
+            .par_iter()
+            .map(|p| derivable(&arm_panels[0], p))
+            .collect();
         pairs
             .par_iter()
             .map(|&(a, b)| {
-                pair_panel(
-                    &arm_panels[a],
-                    &arm_panels[b],
-                    (&arms[a], &arms[b]),
-                    &contrast(a, b),
-                    settings.costs.is_some(),
-                )
+                let (pa, pb) = (&arm_panels[a], &arm_panels[b]);
+                ((like_first[a] && like_first[b]) || derivable(pa, pb)).then(|| {
+                    derived_pair(
+                        pa,
+                        pb,
+                        (&arms[a], &arms[b]),
+                        &contrast(a, b),
+                        settings.costs.is_some(),
+                    )
+                })?
             })
             .collect()
     };
@@ -257,6 +267,24 @@ fn all_pairs(
     Ok(pairs)
 }
 
+/// Whether the contrast `b − a` can be derived from the two arms' panels ([`pair_panel`]):
+/// the same metric and selector, every stratum of both as read from the file (balanced,
+/// none dropped, no notes, no unpaired cells) and the same cells ([`same_cells`]). It is
+/// an equality of those properties, so two arms derivable with a third are derivable with
+/// each other.
+pub fn derivable(a: &Panel, b: &Panel) -> bool {
+    let from_file = |p: &Panel| {
+        p.strata.iter().all(|s| {
+            s.dropped == 0 && s.notes.is_empty() && s.unpaired_cells.is_empty() && s.is_balanced()
+        })
+    };
+    a.metric == b.metric
+        && a.selector == b.selector
+        && from_file(a)
+        && from_file(b)
+        && same_cells(a, b)
+}
+
 /// The contrast panel `b − a` (named `spec`, `B-A`) as the difference of the arms' panels,
 /// when both have the same cells: the same strata and questions in the same order, every
 /// stratum balanced with the same trajectory and read labels (and cell labels), none
@@ -274,25 +302,12 @@ pub fn pair_panel(
     spec: &str,
     ids: bool,
 ) -> Option<Panel> {
-    if a.metric != b.metric || a.selector != b.selector {
-        return None;
-    }
-    let from_file = |p: &Panel| {
-        p.strata.iter().all(|s| {
-            s.dropped == 0 && s.notes.is_empty() && s.unpaired_cells.is_empty() && s.is_balanced()
-        })
-    };
-    if !from_file(a) || !from_file(b) {
-        return None;
-    }
-    let mut strata = cell_difference(a, b)?;
-    if !ids {
-        // Only the analyses see this panel: keep the counts, not 10,000s of copied ids.
-        for s in &mut strata {
-            s.questions = vec![String::new(); s.questions.len()];
-            s.labels = None;
-        }
-    }
+    derivable(a, b).then(|| derived_pair(a, b, names, spec, ids))?
+}
+
+/// [`pair_panel`] for arms already known to be [`derivable`]; `None` only when the arm's
+/// outcome name is not the loader's "metric (A)…".
+fn derived_pair(a: &Panel, b: &Panel, names: (&str, &str), spec: &str, ids: bool) -> Option<Panel> {
     // The outcome's name as the loader writes it: "metric: B-A" and the selector's suffix,
     // which follows "metric (A)" in the arm's.
     let suffix = a
@@ -306,20 +321,20 @@ pub fn pair_panel(
         outcome: format!("{}: {spec}{suffix}", a.metric),
         selectors: a.selectors.clone(),
         selector: a.selector.clone(),
-        strata,
+        strata: difference(a, b, ids),
     })
 }
 
-/// The strata of `b − a`, cell by cell, when the two panels have the same cells: the same
-/// strata, questions, trajectory and read labels (and cell labels) in the same order, and
-/// the same nesting of an unbalanced stratum. `None` when they differ anywhere.
-pub fn cell_difference(a: &Panel, b: &Panel) -> Option<Vec<crate::panel::Stratum>> {
-    let layout = |s: &crate::panel::Stratum| {
+/// Whether two panels have the same cells: the same strata, questions, trajectory and read
+/// labels (and cell labels) in the same order, and the same nesting of an unbalanced
+/// stratum.
+pub fn same_cells(a: &Panel, b: &Panel) -> bool {
+    fn layout(s: &Stratum) -> Option<(&[usize], &[usize])> {
         s.nested
             .as_ref()
-            .map(|n| (n.traj_start.clone(), n.read_start.clone()))
-    };
-    let same = a.strata.len() == b.strata.len()
+            .map(|n| (&n.traj_start[..], &n.read_start[..]))
+    }
+    a.strata.len() == b.strata.len()
         && a.strata.iter().zip(&b.strata).all(|(x, y)| {
             x.name == y.name
                 && x.questions == y.questions
@@ -328,37 +343,52 @@ pub fn cell_difference(a: &Panel, b: &Panel) -> Option<Vec<crate::panel::Stratum
                 && x.y.len() == y.y.len()
                 && layout(x) == layout(y)
                 && x.labels == y.labels
-        });
-    if !same {
-        return None;
-    }
+        })
+}
+
+/// The strata of `b − a`, cell by cell, when the two panels have the same cells: the same
+/// strata, questions, trajectory and read labels (and cell labels) in the same order, and
+/// the same nesting of an unbalanced stratum. `None` when they differ anywhere.
+pub fn cell_difference(a: &Panel, b: &Panel) -> Option<Vec<Stratum>> {
+    same_cells(a, b).then(|| difference(a, b, true))
+}
+
+/// The strata of `b − a` for panels with the same cells ([`same_cells`]), outcome by
+/// outcome. Without `ids` the question ids are empty strings and the cell labels dropped:
+/// a comparison of k systems derives k(k − 1)/2 pairs, and copying 10,000s of ids into each
+/// (to be dropped unread by the variance analysis) was a sixth of its time.
+fn difference(a: &Panel, b: &Panel, ids: bool) -> Vec<Stratum> {
     let diff =
         |vb: &[f64], va: &[f64]| -> Vec<f64> { vb.iter().zip(va).map(|(b, a)| b - a).collect() };
-    Some(
-        a.strata
-            .iter()
-            .zip(&b.strata)
-            .map(|(x, y)| crate::panel::Stratum {
-                name: x.name.clone(),
-                questions: x.questions.clone(),
-                trajectories: x.trajectories.clone(),
-                reads: x.reads.clone(),
-                y: diff(&y.y, &x.y),
-                dropped: x.dropped,
-                dropped_questions: x.dropped_questions.clone(),
-                nested: x.nested.as_ref().zip(y.nested.as_ref()).map(|(nx, ny)| {
-                    crate::panel::Nested {
-                        traj_start: nx.traj_start.clone(),
-                        read_start: nx.read_start.clone(),
-                        y: diff(&ny.y, &nx.y),
-                    }
+    a.strata
+        .iter()
+        .zip(&b.strata)
+        .map(|(x, y)| Stratum {
+            name: x.name.clone(),
+            questions: if ids {
+                x.questions.clone()
+            } else {
+                vec![String::new(); x.questions.len()]
+            },
+            trajectories: x.trajectories.clone(),
+            reads: x.reads.clone(),
+            y: diff(&y.y, &x.y),
+            dropped: x.dropped,
+            dropped_questions: x.dropped_questions.clone(),
+            nested: x
+                .nested
+                .as_ref()
+                .zip(y.nested.as_ref())
+                .map(|(nx, ny)| Nested {
+                    traj_start: nx.traj_start.clone(),
+                    read_start: nx.read_start.clone(),
+                    y: diff(&ny.y, &nx.y),
                 }),
-                notes: x.notes.clone(),
-                unpaired_cells: x.unpaired_cells.clone(),
-                labels: x.labels.clone(),
-            })
-            .collect(),
-    )
+            notes: x.notes.clone(),
+            unpaired_cells: x.unpaired_cells.clone(),
+            labels: if ids { x.labels.clone() } else { None },
+        })
+        .collect()
 }
 
 /// A comparison of arm panels built in memory (the coverage study's simulated panels): the
