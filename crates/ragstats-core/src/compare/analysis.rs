@@ -27,7 +27,7 @@ use crate::components::forecast::Audit;
 use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
 use crate::costs::accounting::{Budget, PricedLedger};
 use crate::inference::binary::{clopper_pearson, wilson, PairedCounts};
-use crate::inference::max_t::{independent_arms_law, Combination, MaxAbs};
+use crate::inference::max_t::{family_laws, Combination, MaxAbs};
 use crate::inference::measured::{small_sample_notes, Analysis, Design};
 use crate::inference::t::{t_quantile, two_sided_p};
 use crate::inference::IntervalRule;
@@ -739,10 +739,7 @@ impl PreparedComparison {
         let laws = |members: &[usize]| -> (Option<MaxAbs>, Option<Arc<MaxAbs>>) {
             let fam: Vec<Combination> = members.iter().map(|&p| combination(p)).collect();
             let arms_pairs: Vec<(usize, usize)> = members.iter().map(|&p| self.pairs[p]).collect();
-            (
-                MaxAbs::draw(&cov, &fam),
-                independent_arms_law(self.arms.len(), &arms_pairs),
-            )
+            family_laws(&cov, &fam, self.arms.len(), &arms_pairs)
         };
         let critical = |members: &[usize],
                         (max_t, independent): &(Option<MaxAbs>, Option<Arc<MaxAbs>>),
