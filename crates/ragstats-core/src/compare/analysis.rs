@@ -193,7 +193,8 @@ pub fn prepare(
     // Pairs whose arms have the same cells are their arms' difference; the others are
     // assembled from the rows (in one parallel pass, in pair order).
     let contrast = |a: usize, b: usize| format!("{}-{}", arms[b], arms[a]);
-    let derived: Vec<Option<Panel>> = {
+    let costs = settings.costs.is_some();
+    let derived: Vec<Option<Pair>> = {
         use rayon::prelude::*;
         // Two arms derivable with the first are derivable with each other (`derivable` is
         // an equality), so k − 1 comparisons of the arms' cells settle most of the pairs
@@ -206,15 +207,11 @@ pub fn prepare(
             .par_iter()
             .map(|&(a, b)| {
                 let (pa, pb) = (&arm_panels[a], &arm_panels[b]);
-                ((like_first[a] && like_first[b]) || derivable(pa, pb)).then(|| {
-                    derived_pair(
-                        pa,
-                        pb,
-                        (&arms[a], &arms[b]),
-                        &contrast(a, b),
-                        settings.costs.is_some(),
-                    )
-                })?
+                let panel =
+                    ((like_first[a] && like_first[b]) || derivable(pa, pb)).then(|| {
+                        derived_pair(pa, pb, (&arms[a], &arms[b]), &contrast(a, b), costs)
+                    })??;
+                Some(Pair::analysed_unless(panel, costs))
             })
             .collect()
     };
@@ -229,9 +226,13 @@ pub fn prepare(
         })
         .collect();
     let mut assembled = rows.assemble(&assembled_opts)?.into_iter();
-    let pair_panels: Vec<Panel> = derived
+    let pair_panels: Vec<Pair> = derived
         .into_iter()
-        .map(|d| d.unwrap_or_else(|| assembled.next().expect("one assembled per missing pair")))
+        .map(|d| {
+            d.unwrap_or_else(|| {
+                Pair::Panel(assembled.next().expect("one assembled per missing pair"))
+            })
+        })
         .collect();
     analyse_prepared(
         path,
@@ -457,7 +458,31 @@ pub fn prepare_panels(
             strata,
         });
     }
+    let pair_panels = pair_panels.into_iter().map(Pair::Panel).collect();
     analyse_prepared(path, "arm", arms, pairs, arm_panels, pair_panels, settings)
+}
+
+/// A pair for [`analyse_prepared`]: its panel, or the analysis of a panel derived from
+/// its arms' that nothing else reads (its cells are its arms', every one paired).
+enum Pair {
+    Panel(Panel),
+    Analysed(VarianceReport),
+}
+
+impl Pair {
+    /// A pair derived from its arms ([`derived_pair`]), analysed as soon as it is derived
+    /// and its panel dropped, unless `keep` (a ledger prices it) or its analysis fails
+    /// (then [`analyse_prepared`] reports the error in its order). The k(k − 1)/2 derived
+    /// panels were most of compare's memory, and their faults and frees a tenth of its time.
+    fn analysed_unless(panel: Panel, keep: bool) -> Pair {
+        if keep {
+            return Pair::Panel(panel);
+        }
+        match analyse_panel(&panel) {
+            Ok(report) => Pair::Analysed(report),
+            Err(_) => Pair::Panel(panel),
+        }
+    }
 }
 
 /// Analyses every arm's and every pair's panel and lays out the bootstrap columns.
@@ -467,21 +492,40 @@ fn analyse_prepared(
     arms: Vec<String>,
     pairs: Vec<(usize, usize)>,
     arm_panels: Vec<Panel>,
-    pair_panels: Vec<Panel>,
+    pair_panels: Vec<Pair>,
     settings: &CompareSettings,
 ) -> Result<PreparedComparison> {
     let k = arms.len();
-    let panels: Vec<&Panel> = arm_panels.iter().chain(&pair_panels).collect();
-    let arm_panels = &arm_panels[..];
-    let pair_panels = &pair_panels[..];
+    let panels: Vec<&Panel> = arm_panels
+        .iter()
+        .chain(pair_panels.iter().filter_map(|p| match p {
+            Pair::Panel(p) => Some(p),
+            Pair::Analysed(_) => None,
+        }))
+        .collect();
     use rayon::prelude::*;
     let reports: Vec<Result<VarianceReport>> =
         panels.par_iter().map(|p| analyse_panel(p)).collect();
     let mut reports = reports.into_iter().collect::<Result<Vec<_>>>()?;
-    let pair_reports = reports.split_off(k);
+    let mut analysed = reports.split_off(k).into_iter();
     let arm_reports = reports;
+    let arm_panels = &arm_panels[..];
+    // Each pair's report, and its panel unless it was analysed as it was derived.
+    let (pair_reports, pair_panels): (Vec<VarianceReport>, Vec<Option<Panel>>) = pair_panels
+        .into_iter()
+        .map(|p| match p {
+            Pair::Analysed(report) => (report, None),
+            Pair::Panel(panel) => (analysed.next().expect("one report per panel"), Some(panel)),
+        })
+        .unzip();
     let pair_planners = match &settings.costs {
-        Some(nc) => pair_planners(nc, pair_panels, &pair_reports)?,
+        Some(nc) => {
+            let panels: Vec<&Panel> = pair_panels
+                .iter()
+                .map(|p| p.as_ref().expect("every pair keeps its panel for a ledger"))
+                .collect();
+            pair_planners(nc, &panels, &pair_reports)?
+        }
         None => Vec::new(),
     };
 
@@ -559,7 +603,13 @@ fn analyse_prepared(
     }
     let mut pair_column = Vec::with_capacity(pairs.len());
     let mut unpaired = Vec::with_capacity(pairs.len());
-    for (&(a, b), p) in pairs.iter().zip(pair_panels) {
+    for (&(a, b), p) in pairs.iter().zip(&pair_panels) {
+        let Some(p) = p else {
+            // Derived from its arms: their cells, every one paired.
+            unpaired.push(0);
+            pair_column.push(None);
+            continue;
+        };
         let n = cells(p);
         unpaired.push(p.strata.iter().map(|s| s.unpaired_cells.len()).sum());
         if n == cells(&arm_panels[a]) && n == cells(&arm_panels[b]) {
@@ -590,7 +640,7 @@ fn analyse_prepared(
 /// --ledger L` builds it.
 fn pair_planners(
     nc: &NextCosts,
-    panels: &[Panel],
+    panels: &[&Panel],
     reports: &[VarianceReport],
 ) -> Result<Vec<Planner>> {
     let entries = read_ledger(&nc.ledger)?;
