@@ -548,6 +548,11 @@ fn analyse_prepared(
                 Error::input(path, None, format!("{what} has no cells in dataset '{name}'; compare needs every {system} on the same questions"))
             })?;
             let s = &p.strata[si];
+            // Most systems list the stratum's questions in the first one's order.
+            if s.questions.len() == qs.len() && s.questions.iter().zip(qs).all(|(a, b)| a == b) {
+                out.push((si, (0..qs.len()).collect()));
+                continue;
+            }
             let index: std::collections::HashMap<&str, usize> = s
                 .questions
                 .iter()
@@ -597,10 +602,13 @@ fn analyse_prepared(
             })
             .collect())
     };
-    let mut columns = Vec::new();
-    for (a, p) in arms.iter().zip(arm_panels) {
-        columns.push(column_of(p, &format!("{system} '{a}'"))?);
-    }
+    // The systems' columns side by side, the first error in system order.
+    let columns: Vec<Result<Vec<Vec<f64>>>> = arms
+        .par_iter()
+        .zip(arm_panels)
+        .map(|(a, p)| column_of(p, &format!("{system} '{a}'")))
+        .collect();
+    let mut columns = columns.into_iter().collect::<Result<Vec<_>>>()?;
     let mut pair_column = Vec::with_capacity(pairs.len());
     let mut unpaired = Vec::with_capacity(pairs.len());
     for (&(a, b), p) in pairs.iter().zip(&pair_panels) {
