@@ -27,12 +27,12 @@ use crate::components::forecast::Audit;
 use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
 use crate::costs::accounting::{Budget, PricedLedger};
 use crate::inference::binary::{clopper_pearson, wilson, PairedCounts};
-use crate::inference::max_t::{independent_arms_law, Combination, MaxAbs};
+use crate::inference::max_t::{family_laws, Combination, MaxAbs};
 use crate::inference::measured::{small_sample_notes, Analysis, Design};
 use crate::inference::t::{t_quantile, two_sided_p};
 use crate::inference::IntervalRule;
 use crate::ledger::{read_ledger, Prices};
-use crate::panel::{LoadOptions, Panel, PanelRows};
+use crate::panel::{LoadOptions, Nested, Panel, PanelRows, Stratum};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::summary::Interval;
 use crate::resample::summary::{normal_quantile, tail_probability};
@@ -193,18 +193,25 @@ pub fn prepare(
     // Pairs whose arms have the same cells are their arms' difference; the others are
     // assembled from the rows (in one parallel pass, in pair order).
     let contrast = |a: usize, b: usize| format!("{}-{}", arms[b], arms[a]);
-    let derived: Vec<Option<Panel>> = {
+    let costs = settings.costs.is_some();
+    let derived: Vec<Option<Pair>> = {
         use rayon::prelude::*;
+        // Two arms derivable with the first are derivable with each other (`derivable` is
+        // an equality), so k − 1 comparisons of the arms' cells settle most of the pairs
+        // instead of k(k − 1)/2 comparisons of 10,000s of question ids each.
+        let like_first: Vec<bool> = arm_panels
+            .par_iter()
+            .map(|p| derivable(&arm_panels[0], p))
+            .collect();
         pairs
             .par_iter()
             .map(|&(a, b)| {
-                pair_panel(
-                    &arm_panels[a],
-                    &arm_panels[b],
-                    (&arms[a], &arms[b]),
-                    &contrast(a, b),
-                    settings.costs.is_some(),
-                )
+                let (pa, pb) = (&arm_panels[a], &arm_panels[b]);
+                let panel =
+                    ((like_first[a] && like_first[b]) || derivable(pa, pb)).then(|| {
+                        derived_pair(pa, pb, (&arms[a], &arms[b]), &contrast(a, b), costs)
+                    })??;
+                Some(Pair::analysed_unless(panel, costs))
             })
             .collect()
     };
@@ -219,9 +226,13 @@ pub fn prepare(
         })
         .collect();
     let mut assembled = rows.assemble(&assembled_opts)?.into_iter();
-    let pair_panels: Vec<Panel> = derived
+    let pair_panels: Vec<Pair> = derived
         .into_iter()
-        .map(|d| d.unwrap_or_else(|| assembled.next().expect("one assembled per missing pair")))
+        .map(|d| {
+            d.unwrap_or_else(|| {
+                Pair::Panel(assembled.next().expect("one assembled per missing pair"))
+            })
+        })
         .collect();
     analyse_prepared(
         path,
@@ -257,6 +268,24 @@ fn all_pairs(
     Ok(pairs)
 }
 
+/// Whether the contrast `b − a` can be derived from the two arms' panels ([`pair_panel`]):
+/// the same metric and selector, every stratum of both as read from the file (balanced,
+/// none dropped, no notes, no unpaired cells) and the same cells ([`same_cells`]). It is
+/// an equality of those properties, so two arms derivable with a third are derivable with
+/// each other.
+pub fn derivable(a: &Panel, b: &Panel) -> bool {
+    let from_file = |p: &Panel| {
+        p.strata.iter().all(|s| {
+            s.dropped == 0 && s.notes.is_empty() && s.unpaired_cells.is_empty() && s.is_balanced()
+        })
+    };
+    a.metric == b.metric
+        && a.selector == b.selector
+        && from_file(a)
+        && from_file(b)
+        && same_cells(a, b)
+}
+
 /// The contrast panel `b − a` (named `spec`, `B-A`) as the difference of the arms' panels,
 /// when both have the same cells: the same strata and questions in the same order, every
 /// stratum balanced with the same trajectory and read labels (and cell labels), none
@@ -274,25 +303,12 @@ pub fn pair_panel(
     spec: &str,
     ids: bool,
 ) -> Option<Panel> {
-    if a.metric != b.metric || a.selector != b.selector {
-        return None;
-    }
-    let from_file = |p: &Panel| {
-        p.strata.iter().all(|s| {
-            s.dropped == 0 && s.notes.is_empty() && s.unpaired_cells.is_empty() && s.is_balanced()
-        })
-    };
-    if !from_file(a) || !from_file(b) {
-        return None;
-    }
-    let mut strata = cell_difference(a, b)?;
-    if !ids {
-        // Only the analyses see this panel: keep the counts, not 10,000s of copied ids.
-        for s in &mut strata {
-            s.questions = vec![String::new(); s.questions.len()];
-            s.labels = None;
-        }
-    }
+    derivable(a, b).then(|| derived_pair(a, b, names, spec, ids))?
+}
+
+/// [`pair_panel`] for arms already known to be [`derivable`]; `None` only when the arm's
+/// outcome name is not the loader's "metric (A)…".
+fn derived_pair(a: &Panel, b: &Panel, names: (&str, &str), spec: &str, ids: bool) -> Option<Panel> {
     // The outcome's name as the loader writes it: "metric: B-A" and the selector's suffix,
     // which follows "metric (A)" in the arm's.
     let suffix = a
@@ -306,20 +322,20 @@ pub fn pair_panel(
         outcome: format!("{}: {spec}{suffix}", a.metric),
         selectors: a.selectors.clone(),
         selector: a.selector.clone(),
-        strata,
+        strata: difference(a, b, ids),
     })
 }
 
-/// The strata of `b − a`, cell by cell, when the two panels have the same cells: the same
-/// strata, questions, trajectory and read labels (and cell labels) in the same order, and
-/// the same nesting of an unbalanced stratum. `None` when they differ anywhere.
-pub fn cell_difference(a: &Panel, b: &Panel) -> Option<Vec<crate::panel::Stratum>> {
-    let layout = |s: &crate::panel::Stratum| {
+/// Whether two panels have the same cells: the same strata, questions, trajectory and read
+/// labels (and cell labels) in the same order, and the same nesting of an unbalanced
+/// stratum.
+pub fn same_cells(a: &Panel, b: &Panel) -> bool {
+    fn layout(s: &Stratum) -> Option<(&[usize], &[usize])> {
         s.nested
             .as_ref()
-            .map(|n| (n.traj_start.clone(), n.read_start.clone()))
-    };
-    let same = a.strata.len() == b.strata.len()
+            .map(|n| (&n.traj_start[..], &n.read_start[..]))
+    }
+    a.strata.len() == b.strata.len()
         && a.strata.iter().zip(&b.strata).all(|(x, y)| {
             x.name == y.name
                 && x.questions == y.questions
@@ -328,37 +344,52 @@ pub fn cell_difference(a: &Panel, b: &Panel) -> Option<Vec<crate::panel::Stratum
                 && x.y.len() == y.y.len()
                 && layout(x) == layout(y)
                 && x.labels == y.labels
-        });
-    if !same {
-        return None;
-    }
+        })
+}
+
+/// The strata of `b − a`, cell by cell, when the two panels have the same cells: the same
+/// strata, questions, trajectory and read labels (and cell labels) in the same order, and
+/// the same nesting of an unbalanced stratum. `None` when they differ anywhere.
+pub fn cell_difference(a: &Panel, b: &Panel) -> Option<Vec<Stratum>> {
+    same_cells(a, b).then(|| difference(a, b, true))
+}
+
+/// The strata of `b − a` for panels with the same cells ([`same_cells`]), outcome by
+/// outcome. Without `ids` the question ids are empty strings and the cell labels dropped:
+/// a comparison of k systems derives k(k − 1)/2 pairs, and copying 10,000s of ids into each
+/// (to be dropped unread by the variance analysis) was a sixth of its time.
+fn difference(a: &Panel, b: &Panel, ids: bool) -> Vec<Stratum> {
     let diff =
         |vb: &[f64], va: &[f64]| -> Vec<f64> { vb.iter().zip(va).map(|(b, a)| b - a).collect() };
-    Some(
-        a.strata
-            .iter()
-            .zip(&b.strata)
-            .map(|(x, y)| crate::panel::Stratum {
-                name: x.name.clone(),
-                questions: x.questions.clone(),
-                trajectories: x.trajectories.clone(),
-                reads: x.reads.clone(),
-                y: diff(&y.y, &x.y),
-                dropped: x.dropped,
-                dropped_questions: x.dropped_questions.clone(),
-                nested: x.nested.as_ref().zip(y.nested.as_ref()).map(|(nx, ny)| {
-                    crate::panel::Nested {
-                        traj_start: nx.traj_start.clone(),
-                        read_start: nx.read_start.clone(),
-                        y: diff(&ny.y, &nx.y),
-                    }
+    a.strata
+        .iter()
+        .zip(&b.strata)
+        .map(|(x, y)| Stratum {
+            name: x.name.clone(),
+            questions: if ids {
+                x.questions.clone()
+            } else {
+                vec![String::new(); x.questions.len()]
+            },
+            trajectories: x.trajectories.clone(),
+            reads: x.reads.clone(),
+            y: diff(&y.y, &x.y),
+            dropped: x.dropped,
+            dropped_questions: x.dropped_questions.clone(),
+            nested: x
+                .nested
+                .as_ref()
+                .zip(y.nested.as_ref())
+                .map(|(nx, ny)| Nested {
+                    traj_start: nx.traj_start.clone(),
+                    read_start: nx.read_start.clone(),
+                    y: diff(&ny.y, &nx.y),
                 }),
-                notes: x.notes.clone(),
-                unpaired_cells: x.unpaired_cells.clone(),
-                labels: x.labels.clone(),
-            })
-            .collect(),
-    )
+            notes: x.notes.clone(),
+            unpaired_cells: x.unpaired_cells.clone(),
+            labels: if ids { x.labels.clone() } else { None },
+        })
+        .collect()
 }
 
 /// A comparison of arm panels built in memory (the coverage study's simulated panels): the
@@ -427,7 +458,31 @@ pub fn prepare_panels(
             strata,
         });
     }
+    let pair_panels = pair_panels.into_iter().map(Pair::Panel).collect();
     analyse_prepared(path, "arm", arms, pairs, arm_panels, pair_panels, settings)
+}
+
+/// A pair for [`analyse_prepared`]: its panel, or the analysis of a panel derived from
+/// its arms' that nothing else reads (its cells are its arms', every one paired).
+enum Pair {
+    Panel(Panel),
+    Analysed(VarianceReport),
+}
+
+impl Pair {
+    /// A pair derived from its arms ([`derived_pair`]), analysed as soon as it is derived
+    /// and its panel dropped, unless `keep` (a ledger prices it) or its analysis fails
+    /// (then [`analyse_prepared`] reports the error in its order). The k(k − 1)/2 derived
+    /// panels were most of compare's memory, and their faults and frees a tenth of its time.
+    fn analysed_unless(panel: Panel, keep: bool) -> Pair {
+        if keep {
+            return Pair::Panel(panel);
+        }
+        match analyse_panel(&panel) {
+            Ok(report) => Pair::Analysed(report),
+            Err(_) => Pair::Panel(panel),
+        }
+    }
 }
 
 /// Analyses every arm's and every pair's panel and lays out the bootstrap columns.
@@ -437,21 +492,40 @@ fn analyse_prepared(
     arms: Vec<String>,
     pairs: Vec<(usize, usize)>,
     arm_panels: Vec<Panel>,
-    pair_panels: Vec<Panel>,
+    pair_panels: Vec<Pair>,
     settings: &CompareSettings,
 ) -> Result<PreparedComparison> {
     let k = arms.len();
-    let panels: Vec<&Panel> = arm_panels.iter().chain(&pair_panels).collect();
-    let arm_panels = &arm_panels[..];
-    let pair_panels = &pair_panels[..];
+    let panels: Vec<&Panel> = arm_panels
+        .iter()
+        .chain(pair_panels.iter().filter_map(|p| match p {
+            Pair::Panel(p) => Some(p),
+            Pair::Analysed(_) => None,
+        }))
+        .collect();
     use rayon::prelude::*;
     let reports: Vec<Result<VarianceReport>> =
         panels.par_iter().map(|p| analyse_panel(p)).collect();
     let mut reports = reports.into_iter().collect::<Result<Vec<_>>>()?;
-    let pair_reports = reports.split_off(k);
+    let mut analysed = reports.split_off(k).into_iter();
     let arm_reports = reports;
+    let arm_panels = &arm_panels[..];
+    // Each pair's report, and its panel unless it was analysed as it was derived.
+    let (pair_reports, pair_panels): (Vec<VarianceReport>, Vec<Option<Panel>>) = pair_panels
+        .into_iter()
+        .map(|p| match p {
+            Pair::Analysed(report) => (report, None),
+            Pair::Panel(panel) => (analysed.next().expect("one report per panel"), Some(panel)),
+        })
+        .unzip();
     let pair_planners = match &settings.costs {
-        Some(nc) => pair_planners(nc, pair_panels, &pair_reports)?,
+        Some(nc) => {
+            let panels: Vec<&Panel> = pair_panels
+                .iter()
+                .map(|p| p.as_ref().expect("every pair keeps its panel for a ledger"))
+                .collect();
+            pair_planners(nc, &panels, &pair_reports)?
+        }
         None => Vec::new(),
     };
 
@@ -474,6 +548,11 @@ fn analyse_prepared(
                 Error::input(path, None, format!("{what} has no cells in dataset '{name}'; compare needs every {system} on the same questions"))
             })?;
             let s = &p.strata[si];
+            // Most systems list the stratum's questions in the first one's order.
+            if s.questions.len() == qs.len() && s.questions.iter().zip(qs).all(|(a, b)| a == b) {
+                out.push((si, (0..qs.len()).collect()));
+                continue;
+            }
             let index: std::collections::HashMap<&str, usize> = s
                 .questions
                 .iter()
@@ -523,13 +602,22 @@ fn analyse_prepared(
             })
             .collect())
     };
-    let mut columns = Vec::new();
-    for (a, p) in arms.iter().zip(arm_panels) {
-        columns.push(column_of(p, &format!("{system} '{a}'"))?);
-    }
+    // The systems' columns side by side, the first error in system order.
+    let columns: Vec<Result<Vec<Vec<f64>>>> = arms
+        .par_iter()
+        .zip(arm_panels)
+        .map(|(a, p)| column_of(p, &format!("{system} '{a}'")))
+        .collect();
+    let mut columns = columns.into_iter().collect::<Result<Vec<_>>>()?;
     let mut pair_column = Vec::with_capacity(pairs.len());
     let mut unpaired = Vec::with_capacity(pairs.len());
-    for (&(a, b), p) in pairs.iter().zip(pair_panels) {
+    for (&(a, b), p) in pairs.iter().zip(&pair_panels) {
+        let Some(p) = p else {
+            // Derived from its arms: their cells, every one paired.
+            unpaired.push(0);
+            pair_column.push(None);
+            continue;
+        };
         let n = cells(p);
         unpaired.push(p.strata.iter().map(|s| s.unpaired_cells.len()).sum());
         if n == cells(&arm_panels[a]) && n == cells(&arm_panels[b]) {
@@ -560,7 +648,7 @@ fn analyse_prepared(
 /// --ledger L` builds it.
 fn pair_planners(
     nc: &NextCosts,
-    panels: &[Panel],
+    panels: &[&Panel],
     reports: &[VarianceReport],
 ) -> Result<Vec<Planner>> {
     let entries = read_ledger(&nc.ledger)?;
@@ -709,10 +797,7 @@ impl PreparedComparison {
         let laws = |members: &[usize]| -> (Option<MaxAbs>, Option<Arc<MaxAbs>>) {
             let fam: Vec<Combination> = members.iter().map(|&p| combination(p)).collect();
             let arms_pairs: Vec<(usize, usize)> = members.iter().map(|&p| self.pairs[p]).collect();
-            (
-                MaxAbs::draw(&cov, &fam),
-                independent_arms_law(self.arms.len(), &arms_pairs),
-            )
+            family_laws(&cov, &fam, self.arms.len(), &arms_pairs)
         };
         let critical = |members: &[usize],
                         (max_t, independent): &(Option<MaxAbs>, Option<Arc<MaxAbs>>),

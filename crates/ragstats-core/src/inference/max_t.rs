@@ -61,9 +61,35 @@ type TwoTerms = (usize, f64, usize, f64, f64);
 /// parallel and concatenated in chunk order (the same draws on any number of threads).
 const CHUNK: usize = 10_000;
 
-impl MaxAbs {
-    /// Draws M for the members of `family` with positive variance; `None` when none has.
-    pub fn draw(cov: &[Vec<f64>], family: &[Combination]) -> Option<MaxAbs> {
+/// The statistic M = maxᵢ |cᵢ·X| / sd(cᵢ·X) of [`MaxAbs::draw`], set up for X = root·g from
+/// n standard normals g.
+struct Correlated<'a> {
+    /// Columns of X (n).
+    n: usize,
+    /// The members with positive variance, each with its SD.
+    members: Vec<(&'a Combination, f64)>,
+    /// A square root of cov by columns (`root[j * n + i]` = root_ij); empty when cov is
+    /// diagonal (then X_i = g_i·sd_i).
+    root: Vec<f64>,
+    sd: Vec<f64>,
+    /// Every member as w₁X_i + w₂X_j, when all have two terms (compare's pairs).
+    two: Option<Vec<TwoTerms>>,
+}
+
+/// What [`Members::of`] finds among the members of a family.
+enum Members<'a> {
+    /// No member with positive variance.
+    None,
+    /// One: M is |Z| exactly.
+    One,
+    /// Several: M is drawn.
+    Several(Correlated<'a>),
+}
+
+impl<'a> Members<'a> {
+    /// The members of `family` with positive variance under `cov`, and with several their
+    /// statistic.
+    fn of(cov: &[Vec<f64>], family: &'a [Combination]) -> Members<'a> {
         let n = cov.len();
         let var = |c: &Combination| -> f64 {
             c.iter()
@@ -78,23 +104,22 @@ impl MaxAbs {
             .map(|(c, v)| (c, v.sqrt()))
             .collect();
         match members.len() {
-            0 => return None,
-            1 => return Some(MaxAbs { maxima: Vec::new() }),
+            0 => return Members::None,
+            1 => return Members::One,
             _ => {}
         }
         let diagonal = (0..n).all(|i| (0..n).all(|j| i == j || cov[i][j] == 0.0));
         // X = V √Λ g with g standard normal: a square root of cov that tolerates the rank
         // deficiency of differences (k arms give k(k−1)/2 pairs of rank k − 1). A diagonal
         // cov (independent systems) is its own square root.
-        let root: Vec<Vec<f64>> = if diagonal {
+        let root: Vec<f64> = if diagonal {
             Vec::new()
         } else {
             let eig = SymmetricEigen::new(DMatrix::from_fn(n, n, |i, j| cov[i][j]));
-            (0..n)
-                .map(|i| {
-                    (0..n)
-                        .map(|j| eig.eigenvectors[(i, j)] * eig.eigenvalues[j].max(0.0).sqrt())
-                        .collect()
+            (0..n * n)
+                .map(|at| {
+                    let (j, i) = (at / n, at % n);
+                    eig.eigenvectors[(i, j)] * eig.eigenvalues[j].max(0.0).sqrt()
                 })
                 .collect()
         };
@@ -108,27 +133,67 @@ impl MaxAbs {
                 _ => None,
             })
             .collect();
-        Some(MaxAbs::from_draws(n, members.len(), |g, x| {
-            if diagonal {
-                for ((xi, gi), si) in x.iter_mut().zip(g).zip(&sd) {
-                    *xi = gi * si;
-                }
-            } else {
-                for (xi, row) in x.iter_mut().zip(&root) {
-                    *xi = row.iter().zip(g).map(|(a, b)| a * b).sum();
-                }
+        Members::Several(Correlated {
+            n,
+            members,
+            root,
+            sd,
+            two,
+        })
+    }
+}
+
+impl Correlated<'_> {
+    /// M for the normals `g`, with `x` (length n) as scratch for X.
+    fn max(&self, g: &[f64], x: &mut [f64]) -> f64 {
+        if self.root.is_empty() {
+            for ((xi, gi), si) in x.iter_mut().zip(g).zip(&self.sd) {
+                *xi = gi * si;
             }
-            match &two {
-                Some(two) => two
-                    .iter()
-                    .map(|&(i, wi, j, wj, sd)| ((wi * x[i] + wj * x[j]) / sd).abs())
-                    .fold(0.0, f64::max),
-                None => members
-                    .iter()
-                    .map(|(c, sd)| (c.iter().map(|&(j, w)| w * x[j]).sum::<f64>() / sd).abs())
-                    .fold(0.0, f64::max),
+        } else {
+            multiply(&self.root, g, x);
+        }
+        match &self.two {
+            Some(two) => two
+                .iter()
+                .map(|&(i, wi, j, wj, sd)| ((wi * x[i] + wj * x[j]) / sd).abs())
+                .fold(0.0, f64::max),
+            None => self
+                .members
+                .iter()
+                .map(|(c, sd)| (c.iter().map(|&(j, w)| w * x[j]).sum::<f64>() / sd).abs())
+                .fold(0.0, f64::max),
+        }
+    }
+}
+
+/// x = root·g for `root` stored by columns (`root[j * n + i]` = root_ij): each x_i is
+/// Σⱼ root_ij·g_j summed in j order from −0.0, as `Iterator::sum` sums a row, so the same
+/// bits; with j outer the n sums advance side by side, which the compiler vectorises
+/// (summing row by row is a chain of dependent additions per row).
+fn multiply(root: &[f64], g: &[f64], x: &mut [f64]) {
+    x.fill(-0.0);
+    for (column, &gj) in root.chunks_exact(x.len()).zip(g) {
+        for (xi, &r) in x.iter_mut().zip(column) {
+            *xi += r * gj;
+        }
+    }
+}
+
+/// The draws' statistic, as [`MaxAbs::from_draws`] takes it: M of the normals g, with
+/// scratch x of length n.
+type Statistic<'a> = &'a (dyn Fn(&[f64], &mut [f64]) -> f64 + Sync);
+
+impl MaxAbs {
+    /// Draws M for the members of `family` with positive variance; `None` when none has.
+    pub fn draw(cov: &[Vec<f64>], family: &[Combination]) -> Option<MaxAbs> {
+        match Members::of(cov, family) {
+            Members::None => None,
+            Members::One => Some(MaxAbs { maxima: Vec::new() }),
+            Members::Several(c) => {
+                Some(MaxAbs::from_draws(c.n, c.members.len(), |g, x| c.max(g, x)))
             }
-        }))
+        }
     }
 
     /// [`DRAWS`] draws of a statistic `m(g, x)` of g, `n` standard normals (x: scratch of
@@ -136,22 +201,38 @@ impl MaxAbs {
     /// keyed stream tagged (n, `members`, chunk), drawn in parallel and concatenated in chunk
     /// order, so the draws depend on neither the thread count nor the statistic.
     fn from_draws(n: usize, members: usize, m: impl Fn(&[f64], &mut [f64]) -> f64 + Sync) -> Self {
+        let [law] = MaxAbs::from_same_draws(n, members, [&m]);
+        law
+    }
+
+    /// [`MaxAbs::from_draws`] of several statistics at once: each draw of the normals (the
+    /// same as `from_draws` makes for this n and `members`) gives every statistic its value,
+    /// so statistics that share a tag share the cost of drawing the normals.
+    fn from_same_draws<const S: usize>(
+        n: usize,
+        members: usize,
+        statistics: [Statistic<'_>; S],
+    ) -> [Self; S] {
         use rayon::prelude::*;
         let tag = [n as u64, members as u64];
-        let mut maxima: Vec<f64> = (0..DRAWS.div_ceil(CHUNK))
+        let chunks: Vec<Vec<[f64; S]>> = (0..DRAWS.div_ceil(CHUNK))
             .into_par_iter()
-            .flat_map_iter(|chunk| {
+            .map(|chunk| {
                 let mut rng = KeyedStream::new(MAX_T_KEY, &[tag[0], tag[1], chunk as u64]);
                 let (mut g, mut x) = (vec![0.0; n], vec![0.0; n]);
-                let m = &m;
-                (0..CHUNK.min(DRAWS - chunk * CHUNK)).map(move |_| {
-                    g.iter_mut().for_each(|v| *v = rng.normal());
-                    m(&g, &mut x)
-                })
+                (0..CHUNK.min(DRAWS - chunk * CHUNK))
+                    .map(|_| {
+                        g.iter_mut().for_each(|v| *v = rng.normal());
+                        statistics.map(|m| m(&g, &mut x))
+                    })
+                    .collect()
             })
             .collect();
-        maxima.sort_by(f64::total_cmp);
-        MaxAbs { maxima }
+        std::array::from_fn(|i| {
+            let mut maxima: Vec<f64> = chunks.iter().flatten().map(|d| d[i]).collect();
+            maxima.sort_by(f64::total_cmp);
+            MaxAbs { maxima }
+        })
     }
 
     /// The `confidence` quantile of M / S, S = √(χ²_df / df) independent of M:
@@ -166,12 +247,9 @@ impl MaxAbs {
         if df >= DF_NORMAL {
             return crate::resample::summary::quantile_sorted(maxima, confidence);
         }
-        let Ok(chi) = ChiSquared::new(df) else {
+        let Some(s) = nodes(df) else {
             return f64::NAN;
         };
-        let s: Vec<f64> = (0..NODES)
-            .map(|i| (chi.inverse_cdf((i as f64 + 0.5) / NODES as f64) / df).sqrt())
-            .collect();
         let level = |c: f64| -> f64 {
             s.iter()
                 .map(|&si| maxima.partition_point(|&v| v <= c * si) as f64)
@@ -192,6 +270,28 @@ impl MaxAbs {
     }
 }
 
+/// The midpoint rule's nodes s(u) = √(F⁻¹_χ²(u) / df) for `df`, `None` for a df χ² does
+/// not take. The last df's nodes are kept: a family's critical value integrates its two
+/// laws on the same df in turn, and the 2,000 χ² quantiles cost as much as the integration.
+fn nodes(df: f64) -> Option<Arc<[f64]>> {
+    static LAST: Mutex<Option<(u64, Arc<[f64]>)>> = Mutex::new(None);
+    if let Some((bits, s)) = &*LAST.lock().expect("no panic while held") {
+        if *bits == df.to_bits() {
+            return Some(s.clone());
+        }
+    }
+    let chi = ChiSquared::new(df).ok()?;
+    // Each node on its own (an iterative χ² quantile), in parallel: the same values.
+    use rayon::prelude::*;
+    let s: Vec<f64> = (0..NODES)
+        .into_par_iter()
+        .map(|i| (chi.inverse_cdf((i as f64 + 0.5) / NODES as f64) / df).sqrt())
+        .collect();
+    let s: Arc<[f64]> = s.into();
+    *LAST.lock().expect("no panic while held") = Some((df.to_bits(), s.clone()));
+    Some(s)
+}
+
 /// The family's critical value when its systems are independent with equal variances:
 /// Tukey's studentized range quantile / √2 for every pair of `k` arms, Dunnett's for the
 /// pairs with one arm. `pairs` are (a, b) arm indices; the statistic is X_b − X_a.
@@ -204,42 +304,93 @@ pub fn independent_arms(
     independent_arms_law(k, pairs).map(|m| m.quantile(df, confidence))
 }
 
+/// The laws of independent arms drawn so far in this process, by (k, pairs).
+type Laws = Mutex<HashMap<(usize, Vec<(usize, usize)>), Option<Arc<MaxAbs>>>>;
+
+/// [`independent_arms_law`]'s laws, drawn once per process.
+fn drawn_laws() -> &'static Laws {
+    static LAWS: OnceLock<Laws> = OnceLock::new();
+    LAWS.get_or_init(Default::default)
+}
+
 /// The law of the maximum |X_b − X_a| / √2 over `pairs` of `k` independent standard
 /// normal systems ([`independent_arms`] on any df). It depends on `k` and `pairs` alone, so
 /// each is drawn once per process (a coverage study runs thousands of comparisons of the
 /// same family).
 pub fn independent_arms_law(k: usize, pairs: &[(usize, usize)]) -> Option<Arc<MaxAbs>> {
-    type Laws = Mutex<HashMap<(usize, Vec<(usize, usize)>), Option<Arc<MaxAbs>>>>;
-    static LAWS: OnceLock<Laws> = OnceLock::new();
     let key = (k, pairs.to_vec());
-    let laws = LAWS.get_or_init(Default::default);
-    if let Some(law) = laws.lock().expect("no panic while held").get(&key) {
+    if let Some(law) = drawn_laws().lock().expect("no panic while held").get(&key) {
         return law.clone();
     }
     let law = draw_independent(k, pairs).map(Arc::new);
-    laws.lock()
+    drawn_laws()
+        .lock()
         .expect("no panic while held")
         .insert(key, law.clone());
     law
 }
 
+/// A family's two laws: [`MaxAbs::draw`] of `family` under `cov` and
+/// [`independent_arms_law`] of `pairs` among `k` arms, the same as each gives alone. When
+/// the second is not drawn yet and both draw their normals under the same tag (k columns
+/// and all k(k − 1)/2 pairs, each with positive variance: compare's all-pairs family whose
+/// pairs are their arms' differences), one pass over the normals gives both: the normals
+/// (a logarithm per draw) were half of the two laws' time.
+pub fn family_laws(
+    cov: &[Vec<f64>],
+    family: &[Combination],
+    k: usize,
+    pairs: &[(usize, usize)],
+) -> (Option<MaxAbs>, Option<Arc<MaxAbs>>) {
+    let key = (k, pairs.to_vec());
+    let drawn = drawn_laws()
+        .lock()
+        .expect("no panic while held")
+        .get(&key)
+        .cloned();
+    let shared = drawn.is_none() && k > 2 && pairs == all_pairs(k).as_slice();
+    match Members::of(cov, family) {
+        Members::Several(c) if shared && c.n == k && c.members.len() == pairs.len() => {
+            let [correlated, independent] = MaxAbs::from_same_draws(
+                k,
+                pairs.len(),
+                [&|g, x| c.max(g, x), &|g, _| range_statistic(g)],
+            );
+            let independent = Some(Arc::new(independent));
+            drawn_laws()
+                .lock()
+                .expect("no panic while held")
+                .insert(key, independent.clone());
+            (Some(correlated), independent)
+        }
+        _ => (
+            MaxAbs::draw(cov, family),
+            drawn.unwrap_or_else(|| independent_arms_law(k, pairs)),
+        ),
+    }
+}
+
 /// [`independent_arms_law`] drawn.
 fn draw_independent(k: usize, pairs: &[(usize, usize)]) -> Option<MaxAbs> {
     if k > 2 && pairs == all_pairs(k).as_slice() {
-        // All pairs of independent unit-variance arms: [`MaxAbs::draw`] takes the largest
-        // |x_b − x_a| / √2 over the k(k − 1)/2 pairs, and rounding is monotone, so that is
-        // (max x − min x) / √2 to the bit: O(k) per draw instead of O(k²), the same draws.
-        let root2 = 2.0f64.sqrt();
         return Some(MaxAbs::from_draws(k, pairs.len(), |g, _| {
-            let (lo, hi) = g
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-                    (lo.min(v), hi.max(v))
-                });
-            ((hi - lo) / root2).abs()
+            range_statistic(g)
         }));
     }
     draw_generic_independent(k, pairs)
+}
+
+/// The largest |g_b − g_a| / √2 over all pairs of arms of independent unit-variance arms
+/// `g`: [`MaxAbs::draw`] takes the largest |x_b − x_a| / √2 over the k(k − 1)/2 pairs, and
+/// rounding is monotone, so that is (max g − min g) / √2 to the bit: O(k) per draw instead
+/// of O(k²).
+fn range_statistic(g: &[f64]) -> f64 {
+    let (lo, hi) = g
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    ((hi - lo) / 2.0f64.sqrt()).abs()
 }
 
 /// The law of max |x_b − x_a| over `pairs` of `k` independent unit-variance arms, drawn the
@@ -320,6 +471,75 @@ mod tests {
             .iter()
             .zip(&general.maxima)
             .all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    /// X = root·g by columns is the row-by-row `Iterator::sum` to the bit, zeros and
+    /// signed zeros included.
+    #[test]
+    fn the_product_by_columns_is_the_sum_of_each_row() {
+        let n = 7;
+        let mut rng = KeyedStream::new(3, &[]);
+        let rows: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| match (i + j) % 5 {
+                        0 => 0.0,
+                        1 => -0.0,
+                        _ => rng.normal(),
+                    })
+                    .collect()
+            })
+            .collect();
+        let by_columns: Vec<f64> = (0..n * n).map(|at| rows[at % n][at / n]).collect();
+        for draw in 0..50 {
+            let g: Vec<f64> = (0..n)
+                .map(|j| {
+                    if (draw + j) % 4 == 0 {
+                        -0.0
+                    } else {
+                        rng.normal()
+                    }
+                })
+                .collect();
+            let mut x = vec![1.0; n];
+            multiply(&by_columns, &g, &mut x);
+            for (xi, row) in x.iter().zip(&rows) {
+                let sum: f64 = row.iter().zip(&g).map(|(a, b)| a * b).sum();
+                assert_eq!(xi.to_bits(), sum.to_bits());
+            }
+        }
+    }
+
+    /// Drawing the correlated and the independent law of all pairs in one pass gives each
+    /// law as drawn alone, to the bit; [`family_laws`] keeps the independent one.
+    #[test]
+    fn laws_drawn_together_are_the_laws_drawn_alone() {
+        let k = 7;
+        let cov: Vec<Vec<f64>> = (0..k)
+            .map(|i| {
+                (0..k)
+                    .map(|j| if i == j { 1.0 + i as f64 / 4.0 } else { 0.3 })
+                    .collect()
+            })
+            .collect();
+        let pairs = all_pairs(k);
+        let family: Vec<Combination> = pairs
+            .iter()
+            .map(|&(a, b)| vec![(b, 1.0), (a, -1.0)])
+            .collect();
+        let (alone, independent) = (
+            MaxAbs::draw(&cov, &family).unwrap(),
+            draw_independent(k, &pairs).unwrap(),
+        );
+        let (together, shared) = family_laws(&cov, &family, k, &pairs);
+        let bits = |m: &MaxAbs| m.maxima.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&together.unwrap()), bits(&alone));
+        let shared = shared.unwrap();
+        assert_eq!(bits(&shared), bits(&independent));
+        assert!(Arc::ptr_eq(
+            &independent_arms_law(k, &pairs).unwrap(),
+            &shared
+        ));
     }
 
     #[test]
