@@ -1442,9 +1442,9 @@ def mcq_score(
 
 
 def mcq_cost(
-    ledger: Any,
+    ledger: Input,
     *,
-    prices: Any = None,
+    prices: Optional[Input] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Tokens and fees of an `mcq run --ledger` ledger per item, group, task and run
@@ -1461,11 +1461,9 @@ def mcq_cost(
     - ``prices`` (--prices): Prices (TOML, as for `stats cost`): USD per 1M input, cached input and output tokens per model
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['mcq', 'cost']
-    tables: dict = {}
-    _positional(argv, tables, ledger, False)
-    _flag(argv, tables, '--prices', prices, False, None)
-    return _run(argv, tables, progress)
+    inputs: dict = {'ledger': ledger, 'prices': prices}
+    settings: dict = {}
+    return _analyse('mcq cost', inputs, settings, False, progress)
 
 
 def mcq_compare(
@@ -1514,11 +1512,11 @@ def mcq_compare(
 
 
 def mcq_filter(
-    items: Any,
+    items: Input,
     *,
-    predictions: Union[Any, Sequence[Any], None],
-    out: Any,
-    report: Any = None,
+    predictions: Input,
+    out: Union[str, "os.PathLike[str]"],
+    report: Optional[Union[str, "os.PathLike[str]"]] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Difficulty filter (drop items every model answers alike) plus the format rules
@@ -1537,13 +1535,9 @@ def mcq_filter(
     - ``report`` (--report): Report of dropped lines [default: <out stem>.dropped.jsonl]
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['mcq', 'filter']
-    tables: dict = {}
-    _positional(argv, tables, items, False)
-    _flag(argv, tables, '--predictions', predictions, True, None)
-    _flag(argv, tables, '--out', out, False, None)
-    _flag(argv, tables, '--report', report, False, None)
-    return _run(argv, tables, progress)
+    inputs: dict = {'items': items, 'predictions': predictions}
+    settings: dict = {'out': out, 'report': report}
+    return _analyse('mcq filter', inputs, settings, False, progress)
 
 
 def mcq_agree(

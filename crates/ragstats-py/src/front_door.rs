@@ -27,6 +27,8 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("subsets", &["panel", "audit"]),
     ("mcq score", &["results", "items", "shuffled"]),
     ("mcq compare", &["a", "b", "more", "items"]),
+    ("mcq cost", &["ledger", "prices"]),
+    ("mcq filter", &["items", "predictions"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -171,6 +173,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "subsets" => schemars::schema_for!(analyses::SubsetsSettings),
         "mcq score" => schemars::schema_for!(analyses::McqScoreSettings),
         "mcq compare" => schemars::schema_for!(analyses::McqCompareSettings),
+        "mcq filter" => schemars::schema_for!(analyses::McqFilterSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -324,6 +327,22 @@ pub fn run(
                 &engines,
                 &progress,
                 plot.then_some(&draw as _),
+            )?)
+        }
+        "mcq cost" => Ok(analyses::mcq_cost(
+            input(inputs, "ledger")?,
+            inputs.get("prices"),
+        )?),
+        "mcq filter" => {
+            // Each prediction path is a results file of its own.
+            let predictions: Vec<Source> = match input(inputs, "predictions")? {
+                Source::Files(paths) => paths.iter().map(Source::file).collect(),
+                other => vec![other.clone()],
+            };
+            Ok(analyses::mcq_filter(
+                input(inputs, "items")?,
+                &predictions,
+                &settings::<analyses::McqFilterSettings>(json)?,
             )?)
         }
         other => Err(Failure::Input(format!(

@@ -4,8 +4,8 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::ledger::{read_ledger, Prices};
-use ragstats_core::mcq::ledger_costs::{mcq_ledger_costs, McqCostReport, McqPricing};
+use ragstats_core::analyses::mcq_cost;
+use ragstats_core::panel::Source;
 
 use crate::cmd::common::Format;
 use crate::cmd::render::Finished;
@@ -23,27 +23,12 @@ pub struct Args {
     pub format: Format,
 }
 
-/// Loads the ledger (and `--prices`) and sums it.
-pub fn compute(a: &Args) -> anyhow::Result<McqCostReport> {
-    let entries = read_ledger(&a.ledger)?;
-    let prices = a.prices.as_deref().map(Prices::read).transpose()?;
-    let pricing = prices.as_ref().zip(a.prices.as_deref());
-    Ok(mcq_ledger_costs(
-        &entries,
-        &a.ledger,
-        pricing.map(|(prices, path)| McqPricing { prices, path }),
-    )?)
-}
-
 pub fn run(a: Args) -> anyhow::Result<u8> {
     outcome(&a)?.emit(a.format)
 }
 
-/// What `stats mcq cost` prints for `a`.
+/// What `stats mcq cost` prints for `a`: the library's [`mcq_cost`].
 pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
-    let out = compute(a)?;
-    let inputs = ragstats_core::document::Inputs::new()
-        .with("ledger", a.ledger.display())
-        .with_opt("prices", a.prices.as_ref().map(|p| p.display()));
-    Ok(crate::cmd::render::finished("mcq cost", inputs, out))
+    let prices = a.prices.as_ref().map(Source::file);
+    Ok(mcq_cost(&Source::file(&a.ledger), prices.as_ref())?)
 }

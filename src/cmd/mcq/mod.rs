@@ -98,9 +98,5 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// `<out stem>.<suffix>.jsonl` next to `out` (the default path of a side file).
 pub(crate) fn default_sidecar(out: &Path, suffix: &str) -> PathBuf {
-    let stem = out
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "results".into());
-    out.with_file_name(format!("{stem}.{suffix}.jsonl"))
+    ragstats_core::io::output::sidecar(out, suffix)
 }

@@ -9,14 +9,17 @@ use serde::Deserialize;
 
 use super::{source_input, Draw, Engines, Progress};
 use crate::document::{Figure, Finished, Inputs};
+use crate::ledger::{read_ledger_from, Prices};
 use crate::mcq::agree::{agree, read_annotations_from, AgreeSettings};
 use crate::mcq::cluster::{item_clusters, ClusterBy, Clusters};
 use crate::mcq::compare::{
     compare_results_clustered, paired_items, CompareJob as McqCompareJob,
     CompareReport as McqCompareReport,
 };
+use crate::mcq::filter::{filter_items, FilterRun};
 use crate::mcq::leaderboard::leaderboard_clustered;
-use crate::mcq::results::read_one_configuration_from;
+use crate::mcq::ledger_costs::{mcq_ledger_costs, McqPricing};
+use crate::mcq::results::{read_one_configuration_from, read_results_lines_from};
 use crate::mcq::score::{
     score_results_clustered, scored_items, BootSettings, FailurePolicy, ScoreReport,
 };
@@ -363,4 +366,112 @@ pub fn mcq_compare_report(
         })?;
     report.files = [a.name().to_path_buf(), b.name().to_path_buf()];
     Ok(report)
+}
+
+/// Tokens and fees of an `mcq run` ledger per item, group, task and run, priced by
+/// `prices` when given ([`crate::mcq::ledger_costs::mcq_ledger_costs`]).
+///
+/// # Errors
+/// Those of reading the ledger and the prices and of the accounting.
+pub fn mcq_cost(ledger: &Source, prices: Option<&Source>) -> Result<Finished> {
+    let entries = read_ledger_from(ledger)?;
+    let prices_read = prices.map(Prices::from_source).transpose()?;
+    let pricing = prices_read
+        .as_ref()
+        .zip(prices)
+        .map(|(prices, source)| McqPricing {
+            prices,
+            path: source.name(),
+        });
+    let report = mcq_ledger_costs(&entries, ledger.name(), pricing)?;
+    let mut inputs = source_input(Inputs::new(), "ledger", ledger);
+    if let Some(p) = prices {
+        inputs = source_input(inputs, "prices", p);
+    }
+    Ok(Finished::new("mcq cost", inputs, report))
+}
+
+/// The settings of [`mcq_filter`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct McqFilterSettings {
+    /// Where the kept items go (their lines copied unchanged).
+    #[cfg_attr(feature = "schema", schemars(extend("format" = "path")))]
+    pub out: PathBuf,
+    /// Where the dropped items go, with why (default: beside `out`, `NAME.dropped.jsonl`).
+    #[cfg_attr(feature = "schema", schemars(extend("format" = "path")))]
+    pub report: Option<PathBuf>,
+}
+
+/// The difficulty filter (drop items every model answers alike) and the format rules on the
+/// items `items` holds, judged by the `predictions` (results of several models): the kept
+/// lines go to `out` unchanged, the dropped ones with why to the report file, both written
+/// atomically and never over an input.
+///
+/// # Errors
+/// [`crate::Error::Setting`] naming `out` when it is not given; those of reading the inputs,
+/// of the filter, and of writing.
+pub fn mcq_filter(
+    items: &Source,
+    predictions: &[Source],
+    settings: &McqFilterSettings,
+) -> Result<Finished> {
+    if settings.out.as_os_str().is_empty() {
+        return Err(crate::Error::setting(
+            "out",
+            "the file the kept items go to is needed",
+        ));
+    }
+    let file = read_items_from(items)?;
+    let mut preds = Vec::new();
+    for p in predictions {
+        preds.extend(read_results_lines_from(p)?.into_iter().map(|(_, r)| r));
+    }
+    let filtered = filter_items(file, &preds)?;
+    let out = &settings.out;
+    let report = settings
+        .report
+        .clone()
+        .unwrap_or_else(|| crate::io::output::sidecar(out, "dropped"));
+    let mut inputs: Vec<(&str, &std::path::Path)> = items
+        .paths()
+        .iter()
+        .map(|p| ("items file", p.as_path()))
+        .collect();
+    inputs.extend(
+        predictions
+            .iter()
+            .flat_map(|p| p.paths())
+            .map(|p| ("predictions file", p.as_path())),
+    );
+    crate::io::refuse_overwriting_inputs(
+        &[("kept items file", out), ("dropped items file", &report)],
+        &inputs,
+    )?;
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
+    }
+    let kept: String = filtered.kept.iter().map(|l| format!("{l}\n")).collect();
+    crate::io::write_atomic(out, |w| w.write_all(kept.as_bytes()))?;
+    let mut dropped = String::new();
+    for d in &filtered.dropped {
+        let line = serde_json::to_string(d).map_err(|e| crate::Error::Data(e.to_string()))?;
+        dropped.push_str(&line);
+        dropped.push('\n');
+    }
+    crate::io::write_atomic(&report, |w| w.write_all(dropped.as_bytes()))?;
+    let run = FilterRun::new(filtered, out, &report);
+    let untested = &run.filter.untested;
+    let notes = match untested.is_empty() {
+        true => Vec::new(),
+        false => vec![format!(
+            "note: {} kept item(s) lack a parsed answer from some model and were not tested for difficulty: {}",
+            untested.len(),
+            untested.iter().take(10).cloned().collect::<Vec<_>>().join(", ")
+        )],
+    };
+    let doc_inputs = source_input(Inputs::new(), "items", items)
+        .with_all("predictions", predictions.iter().flat_map(Source::names));
+    Ok(Finished::new("mcq filter", doc_inputs, run).with_notes_after(notes))
 }

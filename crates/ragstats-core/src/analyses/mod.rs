@@ -26,8 +26,9 @@ pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
 pub use correlate::{correlate, correlate_report, CorrelateSettings};
 pub use cost::{cost, CostSettings, SearchPrices};
 pub use mcq::{
-    mcq_agree, mcq_compare, mcq_compare_report, mcq_score, mcq_score_report, mcq_validate,
-    McqAgreeSettings, McqBootSettings, McqCompareSettings, McqScoreSettings,
+    mcq_agree, mcq_compare, mcq_compare_report, mcq_cost, mcq_filter, mcq_score, mcq_score_report,
+    mcq_validate, McqAgreeSettings, McqBootSettings, McqCompareSettings, McqFilterSettings,
+    McqScoreSettings,
 };
 pub use score_answers::score_answers;
 pub use subsets::{audit_of, subsets, SubsetsSettings};

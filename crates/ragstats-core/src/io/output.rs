@@ -51,6 +51,16 @@ pub fn write_atomic(
     Ok(())
 }
 
+/// The file beside `out` holding what goes with it: `runs/a.jsonl` → `runs/a.SUFFIX.jsonl`
+/// (a run's responses, a filter's dropped items).
+pub fn sidecar(out: &Path, suffix: &str) -> std::path::PathBuf {
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results".into());
+    out.with_file_name(format!("{stem}.{suffix}.jsonl"))
+}
+
 /// Refuses a set of outputs where one would overwrite an input or another output.
 ///
 /// Paths are compared after resolving `.`/`..` and symbolic links (of the file where it
