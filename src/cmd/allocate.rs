@@ -1,6 +1,6 @@
 //! `stats allocate`: nested allocations of one master panel compared on SE, cost, and
 //! variance × cost, with paired bootstrap intervals. The comparison, priced from the
-//! ledger, is [`ragstats_core::allocation::allocate::allocate`]; the tables are in [`tables`].
+//! ledger, is [`ragstats_core::allocation::allocate::allocate`]; its tables are its view in the library.
 
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;

@@ -1,8 +1,8 @@
 //! `stats efficiency`: the one-read efficiency loss at fixed T (the headline) per stratum and
 //! combined, the loss at fixed Q (appendix D) per stratum and pooled, with bootstrap intervals,
 //! and the direct one-read versus two-read check. The analysis, priced from the ledger, is
-//! [`ragstats_core::allocation::one_read_ledger::efficiency_of_panel`]; the tables are in
-//! [`tables`].
+//! [`ragstats_core::allocation::one_read_ledger::efficiency_of_panel`]; its tables are its
+//! view in the library.
 
 mod ledger;
 

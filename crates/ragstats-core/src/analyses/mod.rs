@@ -23,7 +23,7 @@ mod subsets;
 mod variance;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
-pub use correlate::{correlate, correlate_report, CorrelateSettings};
+pub use correlate::{correlate, correlate_report, CorrelateSettings, MAX_PERMUTATIONS};
 pub use cost::{cost, CostSettings, SearchPrices};
 pub use mcq::{
     mcq_agree, mcq_compare, mcq_compare_report, mcq_cost, mcq_filter, mcq_score, mcq_score_report,
