@@ -1180,7 +1180,7 @@ def plan(
 
 
 def run_audit(
-    dir: Any,
+    dir: Input,
     *,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -1197,10 +1197,9 @@ def run_audit(
     - ``dir`` (DIR): A `stats run` output directory (or its trajectories.jsonl)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['run-audit']
-    tables: dict = {}
-    _positional(argv, tables, dir, False)
-    return _run(argv, tables, progress)
+    inputs: dict = {'dir': dir}
+    settings: dict = {}
+    return _analyse('run-audit', inputs, settings, False, progress)
 
 
 def simulate(

@@ -29,6 +29,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("mcq compare", &["a", "b", "more", "items"]),
     ("mcq cost", &["ledger", "prices"]),
     ("mcq filter", &["items", "predictions"]),
+    ("run-audit", &["dir"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -345,6 +346,9 @@ pub fn run(
                 &settings::<analyses::McqFilterSettings>(json)?,
             )?)
         }
+        "run-audit" => Ok(ragstats_agent::run::audit::run_audit(input(
+            inputs, "dir",
+        )?)?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
             ANALYSES

@@ -378,6 +378,44 @@ pub struct RunAudit {
 /// read is the document's `run.inputs.trajectories`.
 impl Report for RunAudit {}
 
+/// The front door of `run-audit` (this crate's, as the audit reads the runner's records):
+/// the audit of the trajectory log `run` names — a `stats run` output directory (its
+/// `trajectories.jsonl`) or the log itself — with its warnings after the output.
+///
+/// # Errors
+/// Those of reading the log; an input error for a table or records (a log is a file).
+pub fn run_audit(
+    run: &ragstats_core::panel::Source,
+) -> ragstats_core::Result<ragstats_core::document::Finished> {
+    let [given] = run.paths() else {
+        return Err(ragstats_core::Error::input(
+            run.name(),
+            None,
+            "expected one `stats run` output directory or its trajectories.jsonl",
+        ));
+    };
+    let path = if given.is_dir() {
+        given.join("trajectories.jsonl")
+    } else {
+        given.clone()
+    };
+    let logs: Vec<Trajectory> = ragstats_core::trajlog::read_trajectories(&path)?
+        .into_iter()
+        .map(|l| l.t)
+        .collect();
+    let audit = audit_run(&logs);
+    let warnings = audit
+        .warnings
+        .iter()
+        .map(|w| format!("warning: {w}"))
+        .collect();
+    let inputs = ragstats_core::document::Inputs::new().with("trajectories", path.display());
+    Ok(
+        ragstats_core::document::Finished::new("run-audit", inputs, audit)
+            .with_notes_after(warnings),
+    )
+}
+
 /// The Appendix C audit of a trajectory log: [`audit`], [`totals`] and their warnings.
 pub fn audit_run(logs: &[Trajectory]) -> RunAudit {
     let totals = totals(logs);
