@@ -25,6 +25,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("mcq agree", &["annotations", "items"]),
     ("cost", &["ledger", "prices"]),
     ("subsets", &["panel", "audit"]),
+    ("forecast", &["audit", "components"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -167,6 +168,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "mcq agree" => schemars::schema_for!(analyses::McqAgreeSettings),
         "cost" => schemars::schema_for!(analyses::CostSettings),
         "subsets" => schemars::schema_for!(analyses::SubsetsSettings),
+        "forecast" => schemars::schema_for!(analyses::ForecastSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -259,6 +261,27 @@ pub fn run(
                 &s,
                 &engines,
                 &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
+        "forecast" => {
+            let s: analyses::ForecastSettings = settings(json)?;
+            let (audit, components) = (inputs.get("audit"), inputs.get("components"));
+            let name = audit.or(components).map(|a| a.name().display().to_string());
+            let draw =
+                |a: &ragstats_core::components::forecast::Audit,
+                 r: &ragstats_core::components::forecast::ForecastReport| {
+                    let caption = ragstats_plot::Caption::for_panel(
+                        name.as_deref().unwrap_or_default(),
+                        &s.panel,
+                        None,
+                    );
+                    ragstats_plot::forecast_report(a, r, &caption)
+                };
+            Ok(analyses::forecast(
+                audit,
+                components,
+                &s,
                 plot.then_some(&draw as _),
             )?)
         }

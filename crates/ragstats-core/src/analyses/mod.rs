@@ -17,6 +17,7 @@ use crate::resample::{Backend, ResampleBackend};
 
 mod correlate;
 mod cost;
+mod forecast;
 mod mcq;
 mod score_answers;
 mod subsets;
@@ -25,6 +26,7 @@ mod variance;
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
 pub use correlate::{correlate, correlate_report, CorrelateSettings};
 pub use cost::{cost, CostSettings, SearchPrices};
+pub use forecast::{forecast, DrawForecast, ForecastSettings};
 pub use mcq::{mcq_agree, mcq_validate, McqAgreeSettings};
 pub use score_answers::score_answers;
 pub use subsets::{audit_of, subsets, SubsetsSettings};
