@@ -26,6 +26,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("cost", &["ledger", "prices"]),
     ("subsets", &["panel", "audit"]),
     ("forecast", &["audit", "components"]),
+    ("bootstrap", &["panel"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -169,6 +170,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "cost" => schemars::schema_for!(analyses::CostSettings),
         "subsets" => schemars::schema_for!(analyses::SubsetsSettings),
         "forecast" => schemars::schema_for!(analyses::ForecastSettings),
+        "bootstrap" => schemars::schema_for!(analyses::BootstrapSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -285,6 +287,12 @@ pub fn run(
                 plot.then_some(&draw as _),
             )?)
         }
+        "bootstrap" => Ok(analyses::bootstrap(
+            input(inputs, "panel")?,
+            &settings::<analyses::BootstrapSettings>(json)?,
+            &engines,
+            &progress,
+        )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
             ANALYSES

@@ -15,6 +15,7 @@
 use crate::correlate::permute::PermuteBackend;
 use crate::resample::{Backend, ResampleBackend};
 
+mod bootstrap;
 mod correlate;
 mod cost;
 mod forecast;
@@ -24,6 +25,7 @@ mod subsets;
 mod variance;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
+pub use bootstrap::{bootstrap, BootstrapSettings, ReplicateRange};
 pub use correlate::{correlate, correlate_report, CorrelateSettings};
 pub use cost::{cost, CostSettings, SearchPrices};
 pub use forecast::{forecast, DrawForecast, ForecastSettings};
@@ -99,4 +101,25 @@ pub fn unpaired_cells(panel: &crate::panel::Panel) -> Option<serde_json::Value> 
 /// `(dropped, scored)` unpaired cells as `run.unpaired_cells` says them.
 fn unpaired_json((dropped, scored): (usize, usize)) -> Option<serde_json::Value> {
     (dropped + scored > 0).then(|| serde_json::json!({"dropped": dropped, "scored": scored}))
+}
+
+/// Refuses the output file `out` of the setting `setting` where it is one of `inputs` (in
+/// the role `role`): writing it would destroy what the analysis reads.
+///
+/// # Errors
+/// [`crate::Error::Setting`] naming `setting`, the path and the input it would overwrite.
+fn refuse_overwriting(
+    setting: &'static str,
+    out: &std::path::Path,
+    role: &str,
+    inputs: &[std::path::PathBuf],
+) -> crate::Result<()> {
+    let inputs: Vec<(&str, &std::path::Path)> =
+        inputs.iter().map(|p| (role, p.as_path())).collect();
+    crate::io::refuse_overwriting_inputs(&[("output", out)], &inputs).map_err(|e| match e {
+        crate::Error::Usage(m) => {
+            crate::Error::setting(setting, m.strip_prefix("output ").unwrap_or(&m).to_string())
+        }
+        other => other,
+    })
 }
