@@ -211,10 +211,10 @@ def bootstrap(
 
 
 def merge(
-    files: Union[Any, Sequence[Any], None],
+    files: Input,
     *,
-    out: Any = None,
-    replicates: Any = None,
+    out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    replicates: Optional[int] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Merge replicates files of a sharded bootstrap into the single run's result
@@ -232,12 +232,9 @@ def merge(
     - ``replicates`` (--replicates): The run's total number of replicates B: require the files to hold all of 0..B (a missing first or last shard leaves no gap, only a shorter range)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['merge']
-    tables: dict = {}
-    _positional(argv, tables, files, True)
-    _flag(argv, tables, '--out', out, False, None)
-    _flag(argv, tables, '--replicates', replicates, False, None)
-    return _run(argv, tables, progress)
+    inputs: dict = {'files': files}
+    settings: dict = {'out': out, 'replicates': replicates}
+    return _analyse('merge', inputs, settings, False, progress)
 
 
 def compare(

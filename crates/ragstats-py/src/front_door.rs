@@ -27,6 +27,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("subsets", &["panel", "audit"]),
     ("forecast", &["audit", "components"]),
     ("bootstrap", &["panel"]),
+    ("merge", &["files"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -171,6 +172,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "subsets" => schemars::schema_for!(analyses::SubsetsSettings),
         "forecast" => schemars::schema_for!(analyses::ForecastSettings),
         "bootstrap" => schemars::schema_for!(analyses::BootstrapSettings),
+        "merge" => schemars::schema_for!(analyses::MergeSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -292,6 +294,10 @@ pub fn run(
             &settings::<analyses::BootstrapSettings>(json)?,
             &engines,
             &progress,
+        )?),
+        "merge" => Ok(analyses::merge(
+            input(inputs, "files")?,
+            &settings::<analyses::MergeSettings>(json)?,
         )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
