@@ -28,6 +28,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("forecast", &["audit", "components"]),
     ("bootstrap", &["panel"]),
     ("merge", &["files"]),
+    ("consistency", &["reads"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -173,6 +174,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "forecast" => schemars::schema_for!(analyses::ForecastSettings),
         "bootstrap" => schemars::schema_for!(analyses::BootstrapSettings),
         "merge" => schemars::schema_for!(analyses::MergeSettings),
+        "consistency" => schemars::schema_for!(analyses::ConsistencySettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -299,6 +301,30 @@ pub fn run(
             input(inputs, "files")?,
             &settings::<analyses::MergeSettings>(json)?,
         )?),
+        "consistency" => {
+            let s: analyses::ConsistencySettings = settings(json)?;
+            let reads = input(inputs, "reads")?;
+            let draw = |r: &ragstats_core::components::consistency::ConsistencyReport| {
+                let caption = ragstats_plot::Caption::for_panel(
+                    &reads.name().display().to_string(),
+                    &s.panel,
+                    Some((r.seed, u64::from(r.replicates))),
+                );
+                ragstats_plot::consistency(
+                    &r.disagreement,
+                    &r.precision,
+                    r.se_ratio.as_ref(),
+                    &caption,
+                )
+            };
+            Ok(analyses::consistency(
+                reads,
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
             ANALYSES

@@ -16,6 +16,7 @@ use crate::correlate::permute::PermuteBackend;
 use crate::resample::{Backend, ResampleBackend};
 
 mod bootstrap;
+mod consistency;
 mod correlate;
 mod cost;
 mod forecast;
@@ -27,6 +28,7 @@ mod variance;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
 pub use bootstrap::{bootstrap, BootstrapSettings, ReplicateRange};
+pub use consistency::{consistency, consistency_report, ConsistencySettings};
 pub use correlate::{correlate, correlate_report, CorrelateSettings};
 pub use cost::{cost, CostSettings, SearchPrices};
 pub use forecast::{forecast, DrawForecast, ForecastSettings};
