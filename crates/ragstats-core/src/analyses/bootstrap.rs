@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::{refuse_overwriting, source_input, unpaired_cells, unpaired_json, Engines, Progress};
+use super::{overwrites, source_input, unpaired_cells, unpaired_json, Engines, Progress};
 use crate::bootstrap::analysis::{prepare, BootstrapJob, BootstrapRun};
 use crate::bootstrap::stratified::BootstrapSpec;
 use crate::document::{Finished, Inputs};
@@ -148,7 +148,9 @@ pub fn bootstrap(
         return Ok(done);
     }
     if let Some(out) = &s.replicates_out {
-        refuse_overwriting("replicates_out", out, "panel", panel.paths())?;
+        if let Some(why) = overwrites(out, "panel", panel.paths()) {
+            return Err(Error::setting("replicates_out", why));
+        }
     }
     // Unbalanced strata are kept nested: the components of every replicate are refitted by
     // REML on its drawn questions.

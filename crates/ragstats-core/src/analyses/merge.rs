@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::refuse_overwriting;
+use super::overwrites;
 use crate::bootstrap::replicates::Replicates;
 use crate::document::{Finished, Inputs};
 use crate::panel::Source;
@@ -41,7 +41,9 @@ pub fn merge(files: &Source, settings: &MergeSettings) -> Result<Finished> {
         return Err(Error::setting("replicates", "must be at least 1"));
     }
     if let Some(out) = &settings.out {
-        refuse_overwriting("out", out, "input", paths)?;
+        if let Some(why) = overwrites(out, "input", paths) {
+            return Err(Error::setting("out", why));
+        }
     }
     let shards = paths
         .iter()

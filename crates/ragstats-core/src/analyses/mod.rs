@@ -107,23 +107,15 @@ fn unpaired_json((dropped, scored): (usize, usize)) -> Option<serde_json::Value>
     (dropped + scored > 0).then(|| serde_json::json!({"dropped": dropped, "scored": scored}))
 }
 
-/// Refuses the output file `out` of the setting `setting` where it is one of `inputs` (in
-/// the role `role`): writing it would destroy what the analysis reads.
-///
-/// # Errors
-/// [`crate::Error::Setting`] naming `setting`, the path and the input it would overwrite.
-fn refuse_overwriting(
-    setting: &'static str,
-    out: &std::path::Path,
-    role: &str,
-    inputs: &[std::path::PathBuf],
-) -> crate::Result<()> {
+/// Why the output file `out` may not be written: it is one of `inputs` (in the role
+/// `role`), which writing it would destroy; `None` when it is none of them.
+fn overwrites(out: &std::path::Path, role: &str, inputs: &[std::path::PathBuf]) -> Option<String> {
     let inputs: Vec<(&str, &std::path::Path)> =
         inputs.iter().map(|p| (role, p.as_path())).collect();
-    crate::io::refuse_overwriting_inputs(&[("output", out)], &inputs).map_err(|e| match e {
-        crate::Error::Usage(m) => {
-            crate::Error::setting(setting, m.strip_prefix("output ").unwrap_or(&m).to_string())
-        }
-        other => other,
-    })
+    crate::io::refuse_overwriting_inputs(&[("output", out)], &inputs)
+        .err()
+        .map(|e| {
+            let m = e.to_string();
+            m.strip_prefix("output ").unwrap_or(&m).to_string()
+        })
 }
