@@ -69,27 +69,27 @@ def variance(
 
 def forecast(
     *,
-    audit: Union[Any, Sequence[Any], None] = None,
-    components: Any = None,
-    design: Union[Any, Sequence[Any], None],
-    measured: Union[Any, Sequence[Any], None] = None,
+    audit: Optional[Input] = None,
+    components: Optional[Input] = None,
+    design: Union[str, Sequence[str]],
+    measured: Optional[Union[str, Sequence[str]]] = None,
     pooled: bool = False,
-    metric: Any = None,
-    contrast: Any = None,
-    arm: Any = None,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
     drop_incomplete: bool = False,
-    failure_score: Any = None,
-    selector: Any = None,
-    columns: Any = None,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
     common_questions: bool = False,
-    duplicates: Any = 'error',
-    weights: Any = None,
-    dataset_from: Any = None,
-    arm_from: Any = None,
-    score: Union[Any, Sequence[Any], None] = None,
-    cluster_from: Any = None,
-    missing_as: Any = None,
-    filter: Any = None,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -127,67 +127,41 @@ def forecast(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['forecast']
-    tables: dict = {}
-    _flag(argv, tables, '--audit', audit, True, None)
-    _flag(argv, tables, '--components', components, False, None)
-    _flag(argv, tables, '--design', design, True, None)
-    _flag(argv, tables, '--measured', measured, True, None)
-    if pooled:
-        argv.append('--pooled')
-    _flag(argv, tables, '--metric', metric, False, None)
-    _flag(argv, tables, '--contrast', contrast, False, None)
-    _flag(argv, tables, '--arm', arm, False, None)
-    if drop_incomplete:
-        argv.append('--drop-incomplete')
-    _flag(argv, tables, '--failure-score', failure_score, False, None)
-    _flag(argv, tables, '--selector', selector, False, None)
-    _flag(argv, tables, '--columns', columns, False, None)
-    if common_questions:
-        argv.append('--common-questions')
-    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
-    _flag(argv, tables, '--weights', weights, False, None)
-    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
-    _flag(argv, tables, '--arm-from', arm_from, False, None)
-    _flag(argv, tables, '--score', score, True, None)
-    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
-    _flag(argv, tables, '--missing-as', missing_as, False, None)
-    _flag(argv, tables, '--filter', filter, False, None)
-    if plot:
-        argv += ['--plot', 'figure.svg']
-    return _run(argv, tables, progress)
+    inputs: dict = {'audit': audit, 'components': components}
+    settings: dict = {'design': design, 'measured': measured, 'pooled': pooled, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter}
+    return _analyse('forecast', inputs, settings, plot, progress)
 
 
 def bootstrap(
-    panel: Union[Any, Sequence[Any], None],
+    panel: Input,
     *,
-    metric: Any = None,
-    contrast: Any = None,
-    arm: Any = None,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
     drop_incomplete: bool = False,
-    failure_score: Any = None,
-    selector: Any = None,
-    columns: Any = None,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
     common_questions: bool = False,
-    duplicates: Any = 'error',
-    weights: Any = None,
-    dataset_from: Any = None,
-    arm_from: Any = None,
-    score: Union[Any, Sequence[Any], None] = None,
-    cluster_from: Any = None,
-    missing_as: Any = None,
-    filter: Any = None,
-    by: Any = None,
-    replicates: Any = 10000,
-    seed: Any = 1,
-    backend: Any = 'auto',
-    confidence: Any = 0.95,
-    replicates_range: Any = None,
-    method: Any = 'percentile',
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    by: Optional[Literal['selector']] = None,
+    replicates: int = 10000,
+    seed: int = 1,
+    backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
+    confidence: float = 0.95,
+    replicates_range: Optional[str] = None,
+    method: Literal['percentile', 'basic', 'bca'] = 'percentile',
     components: bool = False,
-    design: Union[Any, Sequence[Any], None] = None,
+    design: Optional[Union[str, Sequence[str]]] = None,
     pooled: bool = False,
-    replicates_out: Any = None,
+    replicates_out: Optional[Union[str, "os.PathLike[str]"]] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Stratified question bootstrap of the equal-weight estimate (CPU or GPU), 10,000 replicates by default
@@ -231,48 +205,16 @@ def bootstrap(
     - ``replicates_out`` (--replicates-out): Write every replicate's statistics to FILE (merge shards with `stats merge`)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['bootstrap']
-    tables: dict = {}
-    _positional(argv, tables, panel, True)
-    _flag(argv, tables, '--metric', metric, False, None)
-    _flag(argv, tables, '--contrast', contrast, False, None)
-    _flag(argv, tables, '--arm', arm, False, None)
-    if drop_incomplete:
-        argv.append('--drop-incomplete')
-    _flag(argv, tables, '--failure-score', failure_score, False, None)
-    _flag(argv, tables, '--selector', selector, False, None)
-    _flag(argv, tables, '--columns', columns, False, None)
-    if common_questions:
-        argv.append('--common-questions')
-    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
-    _flag(argv, tables, '--weights', weights, False, None)
-    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
-    _flag(argv, tables, '--arm-from', arm_from, False, None)
-    _flag(argv, tables, '--score', score, True, None)
-    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
-    _flag(argv, tables, '--missing-as', missing_as, False, None)
-    _flag(argv, tables, '--filter', filter, False, None)
-    _flag(argv, tables, '--by', by, False, None)
-    _flag(argv, tables, '--replicates', replicates, False, 10000)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--backend', backend, False, 'auto')
-    _flag(argv, tables, '--confidence', confidence, False, 0.95)
-    _flag(argv, tables, '--replicates-range', replicates_range, False, None)
-    _flag(argv, tables, '--method', method, False, 'percentile')
-    if components:
-        argv.append('--components')
-    _flag(argv, tables, '--design', design, True, None)
-    if pooled:
-        argv.append('--pooled')
-    _flag(argv, tables, '--replicates-out', replicates_out, False, None)
-    return _run(argv, tables, progress)
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'replicates_range': replicates_range, 'method': method, 'components': components, 'design': design, 'pooled': pooled, 'replicates_out': replicates_out}
+    return _analyse('bootstrap', inputs, settings, False, progress)
 
 
 def merge(
-    files: Union[Any, Sequence[Any], None],
+    files: Input,
     *,
-    out: Any = None,
-    replicates: Any = None,
+    out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    replicates: Optional[int] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Merge replicates files of a sharded bootstrap into the single run's result
@@ -290,12 +232,9 @@ def merge(
     - ``replicates`` (--replicates): The run's total number of replicates B: require the files to hold all of 0..B (a missing first or last shard leaves no gap, only a shorter range)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['merge']
-    tables: dict = {}
-    _positional(argv, tables, files, True)
-    _flag(argv, tables, '--out', out, False, None)
-    _flag(argv, tables, '--replicates', replicates, False, None)
-    return _run(argv, tables, progress)
+    inputs: dict = {'files': files}
+    settings: dict = {'out': out, 'replicates': replicates}
+    return _analyse('merge', inputs, settings, False, progress)
 
 
 def compare(
@@ -533,31 +472,31 @@ def coverage(
 
 
 def consistency(
-    reads: Any,
+    reads: Input,
     *,
-    by: Any,
-    answer_column: Any = 'answer',
-    compare: Any = None,
-    metric: Any = None,
-    contrast: Any = None,
-    arm: Any = None,
+    by: str,
+    answer_column: str = 'answer',
+    compare: Optional[str] = None,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
     drop_incomplete: bool = False,
-    failure_score: Any = None,
-    selector: Any = None,
-    columns: Any = None,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
     common_questions: bool = False,
-    duplicates: Any = 'error',
-    weights: Any = None,
-    dataset_from: Any = None,
-    arm_from: Any = None,
-    score: Union[Any, Sequence[Any], None] = None,
-    cluster_from: Any = None,
-    missing_as: Any = None,
-    filter: Any = None,
-    replicates: Any = 10000,
-    seed: Any = 1,
-    backend: Any = 'auto',
-    confidence: Any = 0.95,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    replicates: int = 10000,
+    seed: int = 1,
+    backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
+    confidence: float = 0.95,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -598,37 +537,9 @@ def consistency(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['consistency']
-    tables: dict = {}
-    _positional(argv, tables, reads, False)
-    _flag(argv, tables, '--by', by, False, None)
-    _flag(argv, tables, '--answer-column', answer_column, False, 'answer')
-    _flag(argv, tables, '--compare', compare, False, None)
-    _flag(argv, tables, '--metric', metric, False, None)
-    _flag(argv, tables, '--contrast', contrast, False, None)
-    _flag(argv, tables, '--arm', arm, False, None)
-    if drop_incomplete:
-        argv.append('--drop-incomplete')
-    _flag(argv, tables, '--failure-score', failure_score, False, None)
-    _flag(argv, tables, '--selector', selector, False, None)
-    _flag(argv, tables, '--columns', columns, False, None)
-    if common_questions:
-        argv.append('--common-questions')
-    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
-    _flag(argv, tables, '--weights', weights, False, None)
-    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
-    _flag(argv, tables, '--arm-from', arm_from, False, None)
-    _flag(argv, tables, '--score', score, True, None)
-    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
-    _flag(argv, tables, '--missing-as', missing_as, False, None)
-    _flag(argv, tables, '--filter', filter, False, None)
-    _flag(argv, tables, '--replicates', replicates, False, 10000)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--backend', backend, False, 'auto')
-    _flag(argv, tables, '--confidence', confidence, False, 0.95)
-    if plot:
-        argv += ['--plot', 'figure.svg']
-    return _run(argv, tables, progress)
+    inputs: dict = {'reads': reads}
+    settings: dict = {'by': by, 'answer_column': answer_column, 'compare': compare, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    return _analyse('consistency', inputs, settings, plot, progress)
 
 
 def score_answers(

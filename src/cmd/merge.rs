@@ -1,14 +1,14 @@
-//! `stats merge`: combine replicates files from sharded `stats bootstrap` runs.
+//! `stats merge`: combine replicates files from sharded `stats bootstrap` runs (the
+//! analysis: [`ragstats_core::analyses::merge`]).
 
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::bootstrap::analysis::merge;
-use ragstats_core::bootstrap::replicates::Replicates;
+use ragstats_core::analyses::{merge, MergeSettings};
+use ragstats_core::panel::Source;
 
 use super::common::Format;
 use super::render::Finished;
-use ragstats_core::bootstrap::analysis::BootstrapRun;
 
 /// Flags of `stats merge`.
 #[derive(Debug, clap::Args)]
@@ -33,34 +33,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     outcome(&args)?.emit(args.format)
 }
 
-/// What `stats merge` prints for `args`.
-pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
-    let inputs = ragstats_core::document::Inputs::new()
-        .with_all("shards", args.files.iter().map(|f| f.display()));
-    let out = compute(args)?;
-    let notes = out.report.notes.clone();
-    Ok(crate::cmd::render::finished("merge", inputs, out)
-        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
+/// The library's settings for `args`.
+pub fn settings(args: &Args) -> MergeSettings {
+    MergeSettings {
+        out: args.out.clone(),
+        replicates: args.replicates,
+    }
 }
 
-/// Reads the shards, merges them (and writes `--out`), and summarises the merged run.
-pub fn compute(args: &Args) -> anyhow::Result<BootstrapRun> {
-    if let Some(out) = &args.out {
-        let inputs: Vec<(&str, &std::path::Path)> =
-            args.files.iter().map(|p| ("input", p.as_path())).collect();
-        ragstats_core::io::refuse_overwriting_inputs(&[("--out", out)], &inputs)?;
-    }
-    let shards = args
-        .files
-        .iter()
-        .map(|p| Ok((p.display().to_string(), Replicates::read(p)?)))
-        .collect::<ragstats_core::Result<Vec<_>>>()?;
-    let merged = merge(shards)?;
-    if let Some(total) = args.replicates {
-        merged.replicates.require_all(total)?;
-    }
-    if let Some(out) = &args.out {
-        merged.replicates.write(out)?;
-    }
-    Ok(merged)
+/// What `stats merge` prints for `args`: the library's [`merge`] of FILES.
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    Ok(merge(&Source::Files(args.files.clone()), &settings(args))?)
 }

@@ -215,7 +215,7 @@ fn table_output_and_bad_flags() {
     for (args, needle) in [
         (vec!["--replicates-range", "5..5"], "expected A..B"),
         (vec!["--confidence", "1.5"], "must be between 0 and 1"),
-        (vec!["--design", "10:1:1"], "--design needs --components"),
+        (vec!["--design", "10:1:1"], "--design: needs components"),
         (
             vec!["--components", "--design", "x=3:1:1"],
             "no question count for stratum 'hotpotqa'",

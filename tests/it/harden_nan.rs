@@ -304,7 +304,7 @@ fn consistency_on_its_own_group_column_is_refused_and_a_zero_se_ratio_is_undefin
         2,
     );
     assert!(
-        r.stderr.contains("--metric temperature is the --by column"),
+        r.stderr.contains("--metric: temperature is the by column"),
         "{}",
         r.stderr
     );

@@ -799,6 +799,12 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
     ),
     // for (setting, limit) in [("rpm", rpm), ("tpm", tpm)]
     ("crates/ragstats-agent/src/llm/batch.rs", &["rpm", "tpm"], 1),
+    // for (setting, column) in [("by", &s.by), ("answer_column", &s.answer_column)]
+    (
+        "crates/ragstats-core/src/analyses/consistency.rs",
+        &["by", "answer_column"],
+        1,
+    ),
     // parse_list("planner", …), parse_list("selector", …)
     (
         "crates/ragstats-agent/src/run/setup.rs",

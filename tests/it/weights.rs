@@ -437,7 +437,7 @@ fn consistency_weighs_the_one_read_se_and_reads_mapped_columns() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--by temp: --columns gives that column the role arm",
+            "--by: temp: the column map gives that column the role arm",
         ));
 }
 

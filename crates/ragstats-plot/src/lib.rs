@@ -20,7 +20,7 @@ use ragstats_core::allocation::one_read::OneReadReport;
 use ragstats_core::allocation::subsets::SubsetReport;
 use ragstats_core::compare::CompareReport;
 use ragstats_core::components::consistency::{Disagreement, GroupPrecision, SeRatio};
-use ragstats_core::components::forecast::Forecast;
+use ragstats_core::components::forecast::{Audit, Forecast, ForecastReport};
 use ragstats_core::components::levels::{Level, PerLevel};
 use ragstats_core::components::variance::VarianceReport;
 use ragstats_core::correlate::{Method, PairResult};
@@ -41,6 +41,29 @@ pub struct Caption {
 }
 
 impl Caption {
+    /// The caption of a figure of `panel` read with `settings` (its outcome as the settings
+    /// name it: the metric, the contrast or the arm); `bootstrap` is (seed, replicates).
+    pub fn for_panel(
+        panel: &str,
+        settings: &ragstats_core::import::PanelSettings,
+        bootstrap: Option<(u64, u64)>,
+    ) -> Caption {
+        let mut outcome = settings.metric.clone().unwrap_or_default();
+        for (what, v) in [("contrast", &settings.contrast), ("arm", &settings.arm)] {
+            if let Some(v) = v {
+                if !outcome.is_empty() {
+                    outcome.push_str(", ");
+                }
+                outcome.push_str(&format!("{what} {v}"));
+            }
+        }
+        Caption {
+            panel: panel.to_string(),
+            outcome,
+            bootstrap,
+        }
+    }
+
     /// `PANEL · OUTCOME · seed S, B bootstrap replicates` (or `no resampling`).
     pub fn line(&self) -> String {
         let boot = match self.bootstrap {
@@ -70,6 +93,58 @@ pub fn q_grid(design_q: &[usize], min_q: usize, points: usize) -> Vec<usize> {
         set.insert((a + (b - a) * i as f64 / (n - 1) as f64).round() as usize);
     }
     set.into_iter().collect()
+}
+
+/// Points on each forecast curve (besides the designs' own Q).
+const CURVE_POINTS: usize = 25;
+
+/// The figure of the forecast analysis: [`forecast`] with its curves computed from `audit`
+/// over [`q_grid`] for each design's (T, R), and the report's designs as points.
+///
+/// # Errors
+/// As [`forecast`].
+pub fn forecast_report(
+    audit: &Audit,
+    report: &ForecastReport,
+    caption: &Caption,
+) -> Result<String> {
+    let rows: Vec<(Forecast, Option<f64>)> = report
+        .designs
+        .iter()
+        .map(|r| (r.forecast.clone(), r.se_measured))
+        .collect();
+    forecast_curves(audit, report.pooled, &rows, caption)
+}
+
+/// [`forecast`] of `rows` (a forecast and its measured SE) with the curves of `audit`
+/// (`pooled`: from the pooled components) for each (T, R) among them.
+///
+/// # Errors
+/// As [`forecast`].
+pub fn forecast_curves(
+    audit: &Audit,
+    pooled: bool,
+    rows: &[(Forecast, Option<f64>)],
+    caption: &Caption,
+) -> Result<String> {
+    let qs: Vec<usize> = rows.iter().map(|(f, _)| f.questions).collect();
+    let mut curve = Vec::new();
+    let mut shapes: Vec<(usize, usize)> = Vec::new();
+    for (f, _) in rows {
+        if shapes.contains(&(f.trajectories, f.reads)) {
+            continue;
+        }
+        shapes.push((f.trajectories, f.reads));
+        for q in q_grid(&qs, audit.strata.len(), CURVE_POINTS) {
+            let spec = format!("{q}:{}:{}", f.trajectories, f.reads).parse()?;
+            // A Q too small to give every stratum a question has no forecast: the curve
+            // starts above it.
+            if let Ok(c) = ragstats_core::components::forecast::forecast(audit, &spec, pooled) {
+                curve.push(c);
+            }
+        }
+    }
+    forecast(rows, &curve, caption)
 }
 
 /// `Q:T:R` of a forecast.

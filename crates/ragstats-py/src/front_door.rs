@@ -30,6 +30,10 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("mcq cost", &["ledger", "prices"]),
     ("mcq filter", &["items", "predictions"]),
     ("run-audit", &["dir"]),
+    ("forecast", &["audit", "components"]),
+    ("bootstrap", &["panel"]),
+    ("merge", &["files"]),
+    ("consistency", &["reads"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -175,6 +179,10 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "mcq score" => schemars::schema_for!(analyses::McqScoreSettings),
         "mcq compare" => schemars::schema_for!(analyses::McqCompareSettings),
         "mcq filter" => schemars::schema_for!(analyses::McqFilterSettings),
+        "forecast" => schemars::schema_for!(analyses::ForecastSettings),
+        "bootstrap" => schemars::schema_for!(analyses::BootstrapSettings),
+        "merge" => schemars::schema_for!(analyses::MergeSettings),
+        "consistency" => schemars::schema_for!(analyses::ConsistencySettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -349,6 +357,61 @@ pub fn run(
         "run-audit" => Ok(ragstats_agent::run::audit::run_audit(input(
             inputs, "dir",
         )?)?),
+        "forecast" => {
+            let s: analyses::ForecastSettings = settings(json)?;
+            let (audit, components) = (inputs.get("audit"), inputs.get("components"));
+            let name = audit.or(components).map(|a| a.name().display().to_string());
+            let draw =
+                |a: &ragstats_core::components::forecast::Audit,
+                 r: &ragstats_core::components::forecast::ForecastReport| {
+                    let caption = ragstats_plot::Caption::for_panel(
+                        name.as_deref().unwrap_or_default(),
+                        &s.panel,
+                        None,
+                    );
+                    ragstats_plot::forecast_report(a, r, &caption)
+                };
+            Ok(analyses::forecast(
+                audit,
+                components,
+                &s,
+                plot.then_some(&draw as _),
+            )?)
+        }
+        "bootstrap" => Ok(analyses::bootstrap(
+            input(inputs, "panel")?,
+            &settings::<analyses::BootstrapSettings>(json)?,
+            &engines,
+            &progress,
+        )?),
+        "merge" => Ok(analyses::merge(
+            input(inputs, "files")?,
+            &settings::<analyses::MergeSettings>(json)?,
+        )?),
+        "consistency" => {
+            let s: analyses::ConsistencySettings = settings(json)?;
+            let reads = input(inputs, "reads")?;
+            let draw = |r: &ragstats_core::components::consistency::ConsistencyReport| {
+                let caption = ragstats_plot::Caption::for_panel(
+                    &reads.name().display().to_string(),
+                    &s.panel,
+                    Some((r.seed, u64::from(r.replicates))),
+                );
+                ragstats_plot::consistency(
+                    &r.disagreement,
+                    &r.precision,
+                    r.se_ratio.as_ref(),
+                    &caption,
+                )
+            };
+            Ok(analyses::consistency(
+                reads,
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
             ANALYSES

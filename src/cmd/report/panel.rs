@@ -12,7 +12,7 @@ use ragstats_plot as plot;
 use super::html::{command, figure, h, sh, table, Reproduce};
 use super::Context;
 use crate::cmd::common::{num, undefined_because};
-use crate::cmd::figure::{caption, forecast_figure, panel_caption};
+use crate::cmd::figure::{caption, panel_caption};
 use ragstats_core::components::variance_view::share_cell;
 
 /// The panel summary: the file, the outcome, the estimate and SE, and each stratum's design,
@@ -154,7 +154,7 @@ pub(super) fn forecast_section(cx: &Context, report: &VarianceReport) -> anyhow:
         rows.push((f, None));
     }
     let caption = caption(Some(&cx.panel_path.to_path_buf()), &cx.args.opts, None);
-    let svg = forecast_figure(&audit, false, &rows, &caption)?;
+    let svg = ragstats_plot::forecast_curves(&audit, false, &rows, &caption)?;
     let mut s =
         String::from("<section id=\"forecast\">\n<h2>What other allocations would give</h2>\n");
     s.push_str(&figure("fig-forecast", &svg));

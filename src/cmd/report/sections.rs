@@ -6,16 +6,19 @@
 use std::cell::RefCell;
 use std::path::Path;
 
+use ragstats_core::analyses::{consistency_report, ConsistencySettings};
+use ragstats_core::panel::Source;
 use ragstats_core::resample::summary::Interval;
 
 use super::html::{command, figure, h, sh, table, Reproduce};
 use super::inputs::capability_columns;
 use super::Args;
-use crate::cmd::common::{num, Format, PanelOptions};
+use crate::cmd::common::{num, Format};
 use crate::cmd::mcq::boot::{BootArgs, ClusterByArg, FailuresArg};
 
 mod compare;
 mod mcq;
+use crate::cmd::resample::Bars;
 use crate::cmd::{consistency, correlate};
 
 /// A number as the sections show it: `-` where the command's JSON has `null` (not finite).
@@ -115,18 +118,21 @@ impl<'a> Sections<'a> {
             by.clone(),
         ];
         let build = || {
-            let cargs = consistency::Args {
-                reads: reads.to_path_buf(),
+            let settings = ConsistencySettings {
                 by: by.clone(),
-                answer_column: "answer".into(),
-                compare: None,
-                opts: PanelOptions::default(),
-                resample: self.args.resample.clone(),
-                format: Format::Json,
-                plot: None,
+                resample: self.args.resample.settings(),
+                ..Default::default()
             };
-            let out = consistency::compute(&cargs)?;
-            let svg = consistency::figure(&cargs, &out)?;
+            let bars = Bars::default();
+            let out = consistency_report(
+                &Source::file(reads),
+                &settings,
+                &ragstats_gpu::Engines,
+                &|work, d, t| bars.set(work, d, t),
+            );
+            bars.finish();
+            let out = out?;
+            let svg = consistency::figure(reads, &settings.panel, &out)?;
             let r = &out;
             let rows: Vec<Vec<String>> = r
                 .disagreement

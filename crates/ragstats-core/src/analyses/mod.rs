@@ -15,21 +15,29 @@
 use crate::correlate::permute::PermuteBackend;
 use crate::resample::{Backend, ResampleBackend};
 
+mod bootstrap;
+mod consistency;
 mod correlate;
 mod cost;
+mod forecast;
 mod mcq;
+mod merge;
 mod score_answers;
 mod subsets;
 mod variance;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
+pub use bootstrap::{bootstrap, BootstrapSettings, ReplicateRange};
+pub use consistency::{consistency, consistency_report, ConsistencySettings};
 pub use correlate::{correlate, correlate_report, CorrelateSettings, MAX_PERMUTATIONS};
 pub use cost::{cost, CostSettings, SearchPrices};
+pub use forecast::{forecast, DrawForecast, ForecastSettings};
 pub use mcq::{
     mcq_agree, mcq_compare, mcq_compare_report, mcq_cost, mcq_filter, mcq_score, mcq_score_report,
     mcq_validate, McqAgreeSettings, McqBootSettings, McqCompareSettings, McqFilterSettings,
     McqScoreSettings,
 };
+pub use merge::{merge, MergeSettings};
 pub use score_answers::score_answers;
 pub use subsets::{audit_of, subsets, SubsetsSettings};
 pub use variance::{variance, VarianceSettings};
@@ -101,4 +109,17 @@ pub fn unpaired_cells(panel: &crate::panel::Panel) -> Option<serde_json::Value> 
 /// `(dropped, scored)` unpaired cells as `run.unpaired_cells` says them.
 fn unpaired_json((dropped, scored): (usize, usize)) -> Option<serde_json::Value> {
     (dropped + scored > 0).then(|| serde_json::json!({"dropped": dropped, "scored": scored}))
+}
+
+/// Why the output file `out` may not be written: it is one of `inputs` (in the role
+/// `role`), which writing it would destroy; `None` when it is none of them.
+fn overwrites(out: &std::path::Path, role: &str, inputs: &[std::path::PathBuf]) -> Option<String> {
+    let inputs: Vec<(&str, &std::path::Path)> =
+        inputs.iter().map(|p| (role, p.as_path())).collect();
+    crate::io::refuse_overwriting_inputs(&[("output", out)], &inputs)
+        .err()
+        .map(|e| {
+            let m = e.to_string();
+            m.strip_prefix("output ").unwrap_or(&m).to_string()
+        })
 }

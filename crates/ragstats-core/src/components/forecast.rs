@@ -379,7 +379,7 @@ pub fn forecast(audit: &Audit, design: &DesignSpec, pooled: bool) -> Result<Fore
 
 /// What [`forecast_designs`] forecasts.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ForecastSettings {
+pub struct ForecastJob {
     /// The allocations as given, `Q:T:R` or per stratum `name=Q,name=Q:T:R`, forecast in
     /// this order.
     pub designs: Vec<String>,
@@ -476,7 +476,7 @@ pub struct MeasuredPanel<'a> {
 /// naming a design that cannot be forecast from this audit.
 pub fn forecast_designs(
     audit: &Audit,
-    settings: &ForecastSettings,
+    settings: &ForecastJob,
 ) -> std::result::Result<ForecastReport, ForecastError> {
     let mut designs = Vec::with_capacity(settings.designs.len());
     for d in &settings.designs {
@@ -640,7 +640,7 @@ mod tests {
     fn the_forecast_document_is_the_report_with_a_null_engine() {
         use crate::document::{document, Engine, Inputs};
         use serde_json::{json, Value};
-        let settings = ForecastSettings {
+        let settings = ForecastJob {
             designs: vec!["8:2:1".into()],
             pooled: false,
         };
@@ -675,7 +675,7 @@ mod tests {
 
     #[test]
     fn designs_are_forecast_by_hand_formulas() {
-        let settings = ForecastSettings {
+        let settings = ForecastJob {
             designs: vec!["8:2:1".into(), "a=2,b=8:4:3".into()],
             pooled: false,
         };
@@ -704,7 +704,7 @@ mod tests {
             r.notes
         );
         // Pooled: 0.007/4 + 0.003/8 in both strata.
-        let pooled = ForecastSettings {
+        let pooled = ForecastJob {
             designs: vec!["8:2:1".into()],
             pooled: true,
         };
@@ -718,7 +718,7 @@ mod tests {
 
     #[test]
     fn a_design_that_cannot_be_forecast_is_named() {
-        let settings = |d: &str| ForecastSettings {
+        let settings = |d: &str| ForecastJob {
             designs: vec!["8:2:1".into(), d.into()],
             pooled: false,
         };
@@ -751,7 +751,7 @@ mod tests {
         .unwrap();
         let variance = analyse_panel(&panel).unwrap();
         let audit = Audit::from_report(&variance);
-        let settings = ForecastSettings {
+        let settings = ForecastJob {
             designs: vec!["446:2:1".into(), "446:3:5".into()],
             pooled: false,
         };

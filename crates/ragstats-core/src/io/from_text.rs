@@ -62,6 +62,24 @@ pub fn number_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Err
     }
 }
 
+/// A list of values, or one value as text (`design: "446:2:1"` is `["446:2:1"]`): a
+/// repeatable setting a user often gives once.
+///
+/// # Errors
+/// serde's for anything but text or a list of text.
+pub fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Form {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match Form::deserialize(d)? {
+        Form::One(t) => vec![t],
+        Form::Many(l) => l,
+    })
+}
+
 /// The schema of a setting given as text or as a map (a column map, strata weights).
 #[cfg(feature = "schema")]
 #[derive(schemars::JsonSchema)]

@@ -4,10 +4,12 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 /// How the confidence interval is formed from the replicates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     /// [q(α/2), q(1−α/2)] of the replicates (linear, type-7 quantiles).
+    #[default]
     Percentile,
     /// [2θ̂ − q(1−α/2), 2θ̂ − q(α/2)].
     Basic,
