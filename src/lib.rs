@@ -42,6 +42,14 @@ where
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => 0,
         Err(err) => {
+            // Notes the error came after (a contrast's dropped cells), before the error.
+            for note in err
+                .chain()
+                .filter_map(|e| e.downcast_ref::<ragstats_core::Error>())
+                .flat_map(ragstats_core::Error::notes)
+            {
+                eprintln!("{note}");
+            }
             // Each error of the chain as the command line names it (a setting by its flag).
             let mut chain = err.chain().map(settings::describe);
             let mut shown = chain.next().unwrap_or_default();

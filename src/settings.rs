@@ -22,7 +22,10 @@ pub fn flag(setting: &str) -> String {
 /// How the command line shows one error of a chain: an error about a setting as
 /// `--flag: message`, any other as it displays itself.
 pub fn describe(e: &(dyn StdError + 'static)) -> String {
-    match e.downcast_ref::<ragstats_core::Error>() {
+    match e
+        .downcast_ref::<ragstats_core::Error>()
+        .map(ragstats_core::Error::without_notes)
+    {
         Some(ragstats_core::Error::Setting { setting, msg }) => {
             format!("{}: {msg}", flag(setting))
         }

@@ -28,7 +28,8 @@ const PANEL: &str = "data/demo/panel.csv";
 fn item1_unbounded_sizes_from_flags_are_refused() {
     refused(
         &["cost", LEDGER, "--search-price", "0:1e308:1"],
-        "--search-price is 1e308; expected a finite price between 0 and 1e9 USD",
+        // A settings error: the flag, then the library's words.
+        "--search-price: the search price is 1e308; expected a finite price between 0 and 1e9 USD",
     );
     for sweep in ["0:1:1e-300", "0:1e9:1e-9", "0:20000:1"] {
         refused(

@@ -34,6 +34,14 @@ pub enum Error {
     /// An analysis that cannot be computed from the data given (e.g. too few questions).
     #[error("{0}")]
     Data(String),
+    /// An error that came after notes its user should read with it (a contrast's dropped
+    /// cells, before a fit refuses the questions left): shown as the error itself, the notes
+    /// for a front end to show first.
+    #[error("{error}")]
+    Noted {
+        notes: Vec<String>,
+        error: Box<Error>,
+    },
     /// Reading or writing a file failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -93,9 +101,37 @@ impl Error {
         }
     }
 
+    /// This error with `notes` to show first (itself when there are none).
+    pub fn noted(self, notes: Vec<String>) -> Error {
+        if notes.is_empty() {
+            return self;
+        }
+        Error::Noted {
+            notes,
+            error: Box::new(self),
+        }
+    }
+
+    /// The notes to show before the error (none for most errors).
+    pub fn notes(&self) -> &[String] {
+        match self {
+            Error::Noted { notes, .. } => notes,
+            _ => &[],
+        }
+    }
+
+    /// The error itself, without the notes it carries.
+    pub fn without_notes(&self) -> &Error {
+        match self {
+            Error::Noted { error, .. } => error.without_notes(),
+            e => e,
+        }
+    }
+
     /// The process exit code for this error: 2 for bad input or usage, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
+            Error::Noted { error, .. } => error.exit_code(),
             Error::Input { .. } | Error::Setting { .. } | Error::Usage(_) | Error::Data(_) => 2,
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 2,
             _ => 1,

@@ -38,7 +38,10 @@ pub fn keyword(setting: &str) -> String {
 
 /// One error of a chain as Python shows it: an error about a setting as `keyword: message`.
 fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    match e.downcast_ref::<ragstats_core::Error>() {
+    match e
+        .downcast_ref::<ragstats_core::Error>()
+        .map(ragstats_core::Error::without_notes)
+    {
         Some(ragstats_core::Error::Setting { setting, msg }) => {
             format!("{}: {msg}", keyword(setting))
         }
@@ -48,7 +51,12 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
 
 impl From<ragstats_core::Error> for Failure {
     fn from(e: ragstats_core::Error) -> Failure {
-        let text = describe(&e);
+        let mut text = describe(&e);
+        // The notes the error came after (a contrast's dropped cells) follow it, one a line.
+        for note in e.notes() {
+            text.push('\n');
+            text.push_str(note);
+        }
         if e.exit_code() == 2 {
             Failure::Input(text)
         } else {

@@ -67,14 +67,19 @@ pub fn variance(
             notes.extend(one.loading_notes(&loaded, true));
             let (d, s) = unpaired_counts(&loaded);
             unpaired = (unpaired.0 + d, unpaired.1 + s);
-            Ok::<_, Error>(Box::new(variance_of_panel(&loaded)?) as _)
+            let report = variance_of_panel(&loaded)
+                .map_err(|e| e.noted(one.loading_notes(&loaded, true)))?;
+            Ok::<_, Error>(Box::new(report) as _)
         })?;
         let mut done = Finished::new("variance", inputs, sections).with_notes_after(notes);
         done.unpaired_cells = unpaired_json(unpaired);
         return Ok(done);
     }
     let loaded = settings.panel.load(panel, Balance::Fitted)?;
-    let report = variance_of_panel(&loaded)?;
+    // A fit that refuses what loading left (the questions a contrast's dropped cells leave)
+    // is read with loading's notes.
+    let report = variance_of_panel(&loaded)
+        .map_err(|e| e.noted(settings.panel.loading_notes(&loaded, true)))?;
     let figure = match draw {
         Some(draw) => Some(Figure::new(draw(&report)?, panel.paths())),
         None => None,

@@ -101,7 +101,7 @@ impl PanelSettings {
         if self.failure_score.is_some() && self.contrast.is_none() {
             return Err(Error::setting(
                 "failure_score",
-                "scores a contrast's missing arm; give a contrast B-A too",
+                "scores a contrast's missing arm, so it needs a contrast B-A",
             ));
         }
         Ok(())
@@ -304,7 +304,7 @@ mod tests {
         let e = alone.check().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "failure_score: scores a contrast's missing arm; give a contrast B-A too"
+            "failure_score: scores a contrast's missing arm, so it needs a contrast B-A"
         );
     }
 }
