@@ -222,6 +222,14 @@ impl Bars {
     }
 }
 
+/// Runs `f` with progress bars for the stages it reports ([`Bars`]), cleared when it returns.
+pub fn with_bars<T>(f: impl FnOnce(ragstats_core::analyses::Progress<'_>) -> T) -> T {
+    let bars = Bars::default();
+    let out = f(&|work, done, total| bars.set(work, done, total));
+    bars.finish();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ use ragstats_core::panel::Source;
 use super::boot::BootArgs;
 use crate::cmd::common::Format;
 use crate::cmd::render::Finished;
-use crate::cmd::resample::Bars;
+use crate::cmd::resample::with_bars;
 
 /// Flags of `stats mcq score`.
 #[derive(Debug, clap::Args)]
@@ -51,19 +51,25 @@ pub fn settings(a: &Args) -> McqScoreSettings {
 
 /// The report of `stats mcq score` for `a` (for `stats report`'s section).
 pub fn compute(a: &Args) -> anyhow::Result<ScoreReport> {
-    let items = a.boot.items.as_ref().map(Source::file);
-    let shuffled = a.shuffled.as_ref().map(Source::file);
-    let bars = Bars::default();
-    let report = mcq_score_report(
-        &Source::file(&a.results),
-        items.as_ref(),
-        shuffled.as_ref(),
-        &settings(a),
-        &ragstats_gpu::Engines,
-        &|work, d, t| bars.set(work, d, t),
-    );
-    bars.finish();
-    Ok(report?)
+    let (items, shuffled) = inputs(a);
+    Ok(with_bars(|progress| {
+        mcq_score_report(
+            &Source::file(&a.results),
+            items.as_ref(),
+            shuffled.as_ref(),
+            &settings(a),
+            &ragstats_gpu::Engines,
+            progress,
+        )
+    })?)
+}
+
+/// The items and shuffled results `a` names.
+fn inputs(a: &Args) -> (Option<Source>, Option<Source>) {
+    (
+        a.boot.items.as_ref().map(Source::file),
+        a.shuffled.as_ref().map(Source::file),
+    )
 }
 
 /// What `stats mcq score` prints for `a` (and the figure `--plot` asks for): the library's
@@ -74,20 +80,18 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
         Some(_) => Some(&draw),
         None => None,
     };
-    let items = a.boot.items.as_ref().map(Source::file);
-    let shuffled = a.shuffled.as_ref().map(Source::file);
-    let bars = Bars::default();
-    let done = mcq_score(
-        &Source::file(&a.results),
-        items.as_ref(),
-        shuffled.as_ref(),
-        &settings(a),
-        &ragstats_gpu::Engines,
-        &|work, d, t| bars.set(work, d, t),
-        draw,
-    );
-    bars.finish();
-    Ok(done?)
+    let (items, shuffled) = inputs(a);
+    Ok(with_bars(|progress| {
+        mcq_score(
+            &Source::file(&a.results),
+            items.as_ref(),
+            shuffled.as_ref(),
+            &settings(a),
+            &ragstats_gpu::Engines,
+            progress,
+            draw,
+        )
+    })?)
 }
 
 /// The figure `--plot` draws (and `stats report` shows): EM and F1 per level with their

@@ -132,8 +132,14 @@ pub struct McqBootSettings {
     pub cluster_by: ClusterBy,
 }
 
-/// The items of a results file, checked, with their clusters under `cluster_by`.
-type ItemsAndClusters = (Option<Vec<Item>>, Option<Clusters>);
+/// The items of a results file (named by their source), checked, with their clusters under
+/// `cluster_by`.
+type ItemsAndClusters = (Option<(PathBuf, Vec<Item>)>, Option<Clusters>);
+
+/// The items as the results readers take them: their source's name and the items.
+fn named(items: &Option<(PathBuf, Vec<Item>)>) -> Option<(&std::path::Path, &[Item])> {
+    items.as_ref().map(|(p, its)| (p.as_path(), its.as_slice()))
+}
 
 impl McqBootSettings {
     /// The engine's job: the failure policy and the checked resampling.
@@ -165,7 +171,8 @@ impl McqBootSettings {
         };
         let loaded = load_items_lines_from(source)?;
         let clusters = item_clusters(source.name(), &loaded, self.cluster_by)?;
-        Ok((Some(loaded.into_iter().map(|l| l.item).collect()), clusters))
+        let items = loaded.into_iter().map(|l| l.item).collect();
+        Ok((Some((source.name().to_path_buf(), items)), clusters))
     }
 }
 
@@ -229,10 +236,7 @@ pub fn mcq_score_report(
         ));
     }
     let (items_read, clusters) = settings.boot.items(items)?;
-    let with_items = match (items, &items_read) {
-        (Some(s), Some(its)) => Some((s.name(), its.as_slice())),
-        _ => None,
-    };
+    let with_items = named(&items_read);
     let read = read_one_configuration_from(results, with_items)?;
     let rows = scored_items(&read, boot.failures, &results.name().display().to_string())?;
     let replicates = u64::from(boot.resampling.replicates);
@@ -273,8 +277,8 @@ pub struct McqCompareSettings {
 /// comparison of two files.
 ///
 /// # Errors
-/// [`crate::Error::Setting`] for fewer than two files, or a figure of three or more; those
-/// of reading the inputs and of the comparison.
+/// [`crate::Error::Usage`] for fewer than two files; [`crate::Error::Setting`] for a figure
+/// of three or more; those of reading the inputs and of the comparison.
 pub fn mcq_compare(
     files: &[Source],
     items: Option<&Source>,
@@ -288,9 +292,8 @@ pub fn mcq_compare(
         independent_pairs: settings.mcnemar,
     };
     if files.len() < 2 {
-        return Err(crate::Error::setting(
-            "b",
-            "compare needs two results files or more",
+        return Err(crate::Error::Usage(
+            "mcq compare needs two results files or more".into(),
         ));
     }
     if files.len() > 2 && draw.is_some() {
@@ -312,10 +315,7 @@ pub fn mcq_compare(
         return Ok(Finished::new("mcq compare", inputs, report).with_figure(figure));
     }
     let (items_read, clusters) = settings.boot.items(items)?;
-    let with_items = match (items, &items_read) {
-        (Some(s), Some(its)) => Some((s.name(), its.as_slice())),
-        _ => None,
-    };
+    let with_items = named(&items_read);
     let replicates = u64::from(job.boot.resampling.replicates);
     let bar = |d: u64| progress("bootstrap", d, replicates);
     let mut read = Vec::with_capacity(files.len());
@@ -351,10 +351,7 @@ pub fn mcq_compare_report(
         independent_pairs: settings.mcnemar,
     };
     let (items_read, clusters) = settings.boot.items(items)?;
-    let with_items = match (items, &items_read) {
-        (Some(s), Some(its)) => Some((s.name(), its.as_slice())),
-        _ => None,
-    };
+    let with_items = named(&items_read);
     let replicates = u64::from(job.boot.resampling.replicates);
     let ra = read_one_configuration_from(a, with_items)?;
     let rb = read_one_configuration_from(b, with_items)?;
