@@ -301,8 +301,13 @@ pub fn read_ledger_from(source: &crate::panel::Source) -> Result<Vec<Entry>> {
             Some(table.json_rows().map_err(|m| Error::input(path, None, m))?)
         }
         Source::Records { rows, .. } => Some(rows.clone()),
+        // A data frame the command line's route registered under this name (#47 removes
+        // the registry once every analysis takes its inputs as sources).
         Source::Files(paths) => match paths.as_slice() {
-            [_] => None,
+            [_] => match crate::panel::memory::lookup(path) {
+                Some(table) => Some(table.json_rows().map_err(|m| Error::input(path, None, m))?),
+                None => None,
+            },
             _ => {
                 return Err(Error::input(
                     path,
@@ -313,18 +318,7 @@ pub fn read_ledger_from(source: &crate::panel::Source) -> Result<Vec<Entry>> {
         },
     };
     if let Some(rows) = rows {
-        return rows
-            .into_iter()
-            .zip(1..)
-            .map(|(obj, line)| {
-                let row = parse_row(obj).map_err(|msg| Error::input(path, Some(line), msg))?;
-                Ok(Entry { line, row })
-            })
-            .collect();
-    }
-    if let Some(table) = crate::panel::memory::lookup(path) {
-        // A data frame registered under this name: its rows are the objects, numbered from 1.
-        let rows = table.json_rows().map_err(|m| Error::input(path, None, m))?;
+        // A table's or records' rows are the objects, numbered from 1.
         return rows
             .into_iter()
             .zip(1..)
