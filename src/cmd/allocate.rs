@@ -100,7 +100,7 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let notes = report.notes.clone();
     Ok(crate::cmd::render::finished("allocate", inputs, report)
         .with_figure(figure)
-        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
+        .with_csv_notes(&notes))
 }
 
 /// Loads the panel, ledger and prices `args` names and compares the allocations: the

@@ -11,7 +11,7 @@ use ragstats_core::resample::summary::Method;
 
 use super::common::{By, Format, PanelOptions};
 use super::render::Finished;
-use super::resample::{Bars, ResampleArgs};
+use super::resample::{with_bars, ResampleArgs};
 
 /// Flags of `stats bootstrap`.
 #[derive(Debug, Clone, clap::Args)]
@@ -89,13 +89,13 @@ pub fn settings(args: &Args) -> BootstrapSettings {
 /// What `stats bootstrap` prints for `args`: the library's [`bootstrap`] of PANEL (and the
 /// logs read with it).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
-    let bars = Bars::default();
-    let done = bootstrap(
-        &Source::files(&args.panel, &args.more),
-        &settings(args),
-        &ragstats_gpu::Engines,
-        &|work, d, t| bars.set(work, d, t),
-    );
-    bars.finish();
+    let done = with_bars(|progress| {
+        bootstrap(
+            &Source::files(&args.panel, &args.more),
+            &settings(args),
+            &ragstats_gpu::Engines,
+            progress,
+        )
+    });
     Ok(done?)
 }

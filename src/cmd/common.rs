@@ -382,8 +382,7 @@ pub fn note_unpaired(panel: &Panel) {
 /// The unpaired cells counted since the last call (`None` when there were none), as the
 /// JSON `run.unpaired_cells` says them: `{"dropped": n, "scored": m}`.
 pub fn take_unpaired() -> Option<serde_json::Value> {
-    let (dropped, scored) = UNPAIRED.with(|c| c.replace((0, 0)));
-    (dropped + scored > 0).then(|| serde_json::json!({"dropped": dropped, "scored": scored}))
+    ragstats_core::analyses::unpaired_json(UNPAIRED.with(|c| c.replace((0, 0))))
 }
 
 /// The `--help` heading of the mapping flags. (Each flag names it: a struct's

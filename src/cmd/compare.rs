@@ -132,7 +132,7 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     let notes = out.notes.clone();
     Ok(crate::cmd::render::finished("compare", inputs, out)
         .with_figure(figure)
-        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
+        .with_csv_notes(&notes))
 }
 
 /// Checks the flags, reads the panel once and runs the comparison on the engine the flags

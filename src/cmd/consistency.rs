@@ -12,7 +12,7 @@ use ragstats_core::panel::Source;
 
 use super::common::{Format, PanelOptions};
 use super::render::Finished;
-use super::resample::{Bars, ResampleArgs};
+use super::resample::{with_bars, ResampleArgs};
 
 /// Flags of `stats consistency`.
 #[derive(Debug, clap::Args)]
@@ -66,15 +66,15 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         Some(_) => Some(&draw),
         None => None,
     };
-    let bars = Bars::default();
-    let done = consistency(
-        &Source::file(&args.reads),
-        &settings,
-        &ragstats_gpu::Engines,
-        &|work, d, t| bars.set(work, d, t),
-        draw,
-    );
-    bars.finish();
+    let done = with_bars(|progress| {
+        consistency(
+            &Source::file(&args.reads),
+            &settings,
+            &ragstats_gpu::Engines,
+            progress,
+            draw,
+        )
+    });
     Ok(done?)
 }
 

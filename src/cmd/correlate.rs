@@ -13,7 +13,7 @@ use ragstats_core::panel::Source;
 pub use args::{Args, MethodArg, MissingArg};
 
 use super::render::Finished;
-use super::resample::Bars;
+use super::resample::with_bars;
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
     outcome(&args)?.print(args.plot.as_deref(), args.format)
@@ -42,15 +42,15 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         Some(_) => Some(&draw),
         None => None,
     };
-    let bars = Bars::default();
-    let done = correlate(
-        &table,
-        &settings(args),
-        &ragstats_gpu::Engines,
-        &|work, d, t| bars.set(work, d, t),
-        draw,
-    );
-    bars.finish();
+    let done = with_bars(|progress| {
+        correlate(
+            &table,
+            &settings(args),
+            &ragstats_gpu::Engines,
+            progress,
+            draw,
+        )
+    });
     Ok(done?)
 }
 

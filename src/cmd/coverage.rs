@@ -171,6 +171,5 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     progress.finish();
     let inputs = super::common::panel_input(Inputs::new(), "panel", panel, &[]);
     let notes = report.notes.clone();
-    Ok(crate::cmd::render::finished("coverage", inputs, report)
-        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
+    Ok(crate::cmd::render::finished("coverage", inputs, report).with_csv_notes(&notes))
 }

@@ -146,7 +146,7 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
     Ok(
         crate::cmd::render::finished("efficiency", inputs(args), report)
             .with_figure(figure)
-            .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes),
+            .with_csv_notes(&notes),
     )
 }
 

@@ -39,8 +39,7 @@ fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
         .with_opt("components", args.components.as_ref().map(|p| p.display()))
         .with_opt("ledger", args.ledger.as_ref().map(|p| p.display()))
         .with_opt("prices", args.prices.as_ref().map(|p| p.display()));
-    Ok(crate::cmd::render::finished("plan", inputs, out)
-        .with_notes_for_csv(args.format == crate::cmd::common::Format::Csv, &notes))
+    Ok(crate::cmd::render::finished("plan", inputs, out).with_csv_notes(&notes))
 }
 
 /// Loads the audit (an audit panel, or a components file), prices it, and plans.

@@ -12,7 +12,7 @@ use ragstats_core::panel::Source;
 
 use super::common::{Format, PanelOptions};
 use super::render::Finished;
-use super::resample::{Bars, ResampleArgs};
+use super::resample::{with_bars, ResampleArgs};
 
 /// Flags of `stats subsets`.
 #[derive(Debug, clap::Args)]
@@ -76,15 +76,15 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         Some(_) => Some(&draw),
         None => None,
     };
-    let bars = Bars::default();
-    let done = subsets(
-        &Source::files(&args.panel, &args.more),
-        &Source::file(&args.audit),
-        &settings(args),
-        &ragstats_gpu::Engines,
-        &|work, d, t| bars.set(work, d, t),
-        draw,
-    );
-    bars.finish();
+    let done = with_bars(|progress| {
+        subsets(
+            &Source::files(&args.panel, &args.more),
+            &Source::file(&args.audit),
+            &settings(args),
+            &ragstats_gpu::Engines,
+            progress,
+            draw,
+        )
+    });
     Ok(done?)
 }

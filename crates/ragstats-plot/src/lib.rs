@@ -608,6 +608,24 @@ pub struct McqSide {
     pub scores: Vec<[f64; 2]>,
 }
 
+/// The figure of an `mcq compare` report of two files: each side's EM and F1 per level
+/// (named `A: model, prompt` and `B: …`) and the paired deltas ([`mcq_compare`]).
+///
+/// # Errors
+/// As [`mcq_compare`].
+pub fn mcq_compare_report(
+    r: &ragstats_core::mcq::compare::CompareReport,
+    caption: &Caption,
+) -> Result<String> {
+    let table: Vec<LevelRow> = r.deltas.iter().map(|d| d.delta.clone()).collect();
+    let side = |s: &ragstats_core::mcq::compare::Side, tag: &str, b: bool| McqSide {
+        name: format!("{tag}: {}, {}", s.model, s.prompt),
+        scores: r.deltas.iter().map(|d| if b { d.b } else { d.a }).collect(),
+    };
+    let (sa, sb) = (side(&r.a, "A", false), side(&r.b, "B", true));
+    mcq_compare(&table, [&sa, &sb], caption)
+}
+
 /// MCQ comparison (RAGCap Fig. 3, bare vs informative): the two sides' EM and F1 per task
 /// and overall side by side, and a second panel of the paired deltas B − A with their
 /// bootstrap intervals. `sides[k].scores[i]` belongs to `deltas[i]`.

@@ -310,24 +310,12 @@ pub fn run(
             };
             let files: Vec<Source> = [a.clone(), b.clone()].into_iter().chain(more).collect();
             let draw = |r: &ragstats_core::mcq::compare::CompareReport| {
-                let table: Vec<_> = r.deltas.iter().map(|d| d.delta.clone()).collect();
-                let side = |x: &ragstats_core::mcq::compare::Side, tag: &str, second: bool| {
-                    ragstats_plot::McqSide {
-                        name: format!("{tag}: {}, {}", x.model, x.prompt),
-                        scores: r
-                            .deltas
-                            .iter()
-                            .map(|d| if second { d.b } else { d.a })
-                            .collect(),
-                    }
-                };
-                let (sa, sb) = (side(&r.a, "A", false), side(&r.b, "B", true));
                 let caption = ragstats_plot::Caption {
                     panel: format!("{} vs {}", a.name().display(), b.name().display()),
                     outcome: String::new(),
                     bootstrap: Some((s.boot.resample.seed, u64::from(s.boot.resample.replicates))),
                 };
-                ragstats_plot::mcq_compare(&table, [&sa, &sb], &caption)
+                ragstats_plot::mcq_compare_report(r, &caption)
             };
             Ok(analyses::mcq_compare(
                 &files,

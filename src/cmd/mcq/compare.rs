@@ -7,13 +7,13 @@ use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::analyses::{mcq_compare, mcq_compare_report, Draw, McqCompareSettings};
-use ragstats_core::mcq::compare::{CompareReport, Side};
+use ragstats_core::mcq::compare::CompareReport;
 use ragstats_core::panel::Source;
 
 use super::boot::BootArgs;
 use crate::cmd::common::Format;
 use crate::cmd::render::Finished;
-use crate::cmd::resample::Bars;
+use crate::cmd::resample::with_bars;
 
 /// Flags of `stats mcq compare`.
 #[derive(Debug, clap::Args)]
@@ -52,16 +52,16 @@ pub fn settings(a: &Args) -> McqCompareSettings {
 /// The report of `stats mcq compare A B` for `a` (for `stats report`'s section).
 pub fn compute(a: &Args) -> anyhow::Result<CompareReport> {
     let items = a.boot.items.as_ref().map(Source::file);
-    let bars = Bars::default();
-    let report = mcq_compare_report(
-        &Source::file(&a.a),
-        &Source::file(&a.b),
-        items.as_ref(),
-        &settings(a),
-        &ragstats_gpu::Engines,
-        &|work, d, t| bars.set(work, d, t),
-    );
-    bars.finish();
+    let report = with_bars(|progress| {
+        mcq_compare_report(
+            &Source::file(&a.a),
+            &Source::file(&a.b),
+            items.as_ref(),
+            &settings(a),
+            &ragstats_gpu::Engines,
+            progress,
+        )
+    });
     Ok(report?)
 }
 
@@ -83,32 +83,26 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
         None => None,
     };
     let items = a.boot.items.as_ref().map(Source::file);
-    let bars = Bars::default();
-    let done = mcq_compare(
-        &files,
-        items.as_ref(),
-        &settings(a),
-        &ragstats_gpu::Engines,
-        &|work, d, t| bars.set(work, d, t),
-        draw,
-    );
-    bars.finish();
+    let done = with_bars(|progress| {
+        mcq_compare(
+            &files,
+            items.as_ref(),
+            &settings(a),
+            &ragstats_gpu::Engines,
+            progress,
+            draw,
+        )
+    });
     Ok(done?)
 }
 
 /// The figure `--plot` draws (and `stats report` shows): both sides' scores and the paired
 /// deltas B − A with their intervals.
 pub fn figure(a: &Args, r: &CompareReport) -> ragstats_core::Result<String> {
-    let table: Vec<_> = r.deltas.iter().map(|d| d.delta.clone()).collect();
-    let side = |s: &Side, tag: &str, b: bool| ragstats_plot::McqSide {
-        name: format!("{tag}: {}, {}", s.model, s.prompt),
-        scores: r.deltas.iter().map(|d| if b { d.b } else { d.a }).collect(),
-    };
-    let (sa, sb) = (side(&r.a, "A", false), side(&r.b, "B", true));
     let caption = ragstats_plot::Caption {
         panel: format!("{} vs {}", a.a.display(), a.b.display()),
         outcome: String::new(),
         bootstrap: Some((a.boot.resample.seed, u64::from(a.boot.resample.replicates))),
     };
-    ragstats_plot::mcq_compare(&table, [&sa, &sb], &caption)
+    ragstats_plot::mcq_compare_report(r, &caption)
 }

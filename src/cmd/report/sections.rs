@@ -18,7 +18,7 @@ use crate::cmd::mcq::boot::{BootArgs, ClusterByArg, FailuresArg};
 
 mod compare;
 mod mcq;
-use crate::cmd::resample::Bars;
+use crate::cmd::resample::with_bars;
 use crate::cmd::{consistency, correlate};
 
 /// A number as the sections show it: `-` where the command's JSON has `null` (not finite).
@@ -123,15 +123,14 @@ impl<'a> Sections<'a> {
                 resample: self.args.resample.settings(),
                 ..Default::default()
             };
-            let bars = Bars::default();
-            let out = consistency_report(
-                &Source::file(reads),
-                &settings,
-                &ragstats_gpu::Engines,
-                &|work, d, t| bars.set(work, d, t),
-            );
-            bars.finish();
-            let out = out?;
+            let out = with_bars(|progress| {
+                consistency_report(
+                    &Source::file(reads),
+                    &settings,
+                    &ragstats_gpu::Engines,
+                    progress,
+                )
+            })?;
             let svg = consistency::figure(reads, &settings.panel, &out)?;
             let r = &out;
             let rows: Vec<Vec<String>> = r
@@ -221,14 +220,14 @@ impl<'a> Sections<'a> {
                 format: Format::Json,
                 plot: None,
             };
-            let bars = super::super::resample::Bars::default();
-            let (r, notes) = ragstats_core::analyses::correlate_report(
-                &ragstats_core::panel::Source::file(file),
-                &correlate::settings(&cargs),
-                &ragstats_gpu::Engines,
-                &|work, d, t| bars.set(work, d, t),
-            )?;
-            bars.finish();
+            let (r, notes) = with_bars(|progress| {
+                ragstats_core::analyses::correlate_report(
+                    &ragstats_core::panel::Source::file(file),
+                    &correlate::settings(&cargs),
+                    &ragstats_gpu::Engines,
+                    progress,
+                )
+            })?;
             for n in notes {
                 eprintln!("{n}");
             }

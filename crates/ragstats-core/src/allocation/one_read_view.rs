@@ -104,17 +104,8 @@ fn csv_rows(r: &OneReadReport) -> Vec<Vec<Cell>> {
     }
     let c = &r.combined;
     let e = c.fixed_t.as_ref();
-    let (t, rd) = common_design(r);
-    let mut row = vec![
-        Cell::text("fixed_t"),
-        Cell::text("combined"),
-        Cell::Count(c.questions as u64),
-        t.map_or(Cell::Missing, Cell::Count),
-        rd.map_or(Cell::Missing, Cell::Count),
-        Cell::Missing,
-        Cell::Missing,
-        Cell::Missing,
-    ];
+    let mut row = vec![Cell::text("fixed_t")];
+    row.extend(combined_design(r));
     row.extend(loss_csv(
         e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
         c.loss_ci,
@@ -148,6 +139,21 @@ fn common_design(r: &OneReadReport) -> (Option<u64>, Option<u64>) {
 
 /// The cells of a loss `(R*, best R, loss %)`: R*, best R, loss % (2 decimals), and its
 /// interval (`-` where absent).
+/// The combined row's first cells in text and CSV alike: `combined`, its questions, the
+/// strata's common T and R (empty where they differ), and no unit costs.
+fn combined_design(r: &OneReadReport) -> Vec<Cell> {
+    let (t, reads) = common_design(r);
+    vec![
+        Cell::text("combined"),
+        Cell::Count(r.combined.questions as u64),
+        t.map_or(Cell::Missing, Cell::Count),
+        reads.map_or(Cell::Missing, Cell::Count),
+        Cell::Missing,
+        Cell::Missing,
+        Cell::Missing,
+    ]
+}
+
 fn loss_cells(loss: Option<(f64, u32, f64)>, ci: Option<Interval>) -> [Cell; 4] {
     [
         Cell::opt_num(loss.map(|l| l.0)),
@@ -184,16 +190,7 @@ fn blocks(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str, v:
     }
     let c = &r.combined;
     let e = c.fixed_t.as_ref();
-    let (ct, cr) = common_design(r);
-    let mut row = vec![
-        Cell::text("combined"),
-        Cell::Count(c.questions as u64),
-        ct.map_or(Cell::Missing, Cell::Count),
-        cr.map_or(Cell::Missing, Cell::Count),
-        Cell::Missing,
-        Cell::Missing,
-        Cell::Missing,
-    ];
+    let mut row = combined_design(r);
     row.extend(loss_cells(
         e.map(|e| (e.r_star, e.r_best, e.loss_percent)),
         c.loss_ci,

@@ -3,10 +3,10 @@
 
 use serde::Deserialize;
 
-use super::source_input;
+use super::{source_input, source_input_opt};
 use crate::costs::accounting::{cost_report, ledger_selectors, CostJob, PricedLedger};
 use crate::document::{Finished, Inputs, Rendered, Sections};
-use crate::import::By;
+use crate::import::{selector_choices, By};
 use crate::ledger::{check_price, parse_sweep, read_ledger_from, Prices, MAX_SWEEP_PRICES};
 use crate::panel::{SelectorChoice, Source};
 use crate::{Error, Result};
@@ -87,10 +87,11 @@ pub fn cost(ledger: &Source, prices: Option<&Source>, settings: &CostSettings) -
         };
         cost_report(&priced, &job)
     };
-    let mut inputs = source_input(Inputs::new(), "ledger", ledger);
-    if let Some(p) = prices {
-        inputs = source_input(inputs, "prices", p);
-    }
+    let inputs = source_input_opt(
+        source_input(Inputs::new(), "ledger", ledger),
+        "prices",
+        prices,
+    );
     if settings.by != Some(By::Selector) {
         return Ok(Finished::new("cost", inputs, report(None)?));
     }
@@ -104,16 +105,16 @@ pub fn cost(ledger: &Source, prices: Option<&Source>, settings: &CostSettings) -
             ),
         ));
     }
-    let mut choices: Vec<(String, Option<&str>)> = names
-        .iter()
-        .map(|n| (n.clone(), Some(n.as_str())))
-        .collect();
-    if names.len() > 1 {
-        choices.push((SelectorChoice::AVERAGE.into(), None));
-    }
-    let items = choices
+    // A selector's own rows, or (the average) every row.
+    let items = selector_choices(&names)
         .into_iter()
-        .map(|(name, selector)| Ok((name, Box::new(report(selector)?) as Box<dyn Rendered>)))
+        .map(|(name, choice)| {
+            let selector = match &choice {
+                SelectorChoice::One(s) => Some(s.as_str()),
+                SelectorChoice::Average => None,
+            };
+            Ok((name, Box::new(report(selector)?) as Box<dyn Rendered>))
+        })
         .collect::<Result<_>>()?;
     let sections = Sections {
         by: "selector".into(),

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::{source_input, Draw, Engines, Progress};
+use super::{source_input, source_input_opt, Draw, Engines, Progress};
 use crate::document::{Figure, Finished, Inputs};
 use crate::ledger::{read_ledger_from, Prices};
 use crate::mcq::agree::{agree, read_annotations_from, AgreeSettings};
@@ -111,10 +111,11 @@ pub fn mcq_agree(
         }
         crate::io::write_atomic(p, |w| std::io::Write::write_all(w, s.as_bytes()))?;
     }
-    let mut inputs = source_input(Inputs::new(), "annotations", annotations);
-    if let Some(items) = items {
-        inputs = source_input(inputs, "items", items);
-    }
+    let inputs = source_input_opt(
+        source_input(Inputs::new(), "annotations", annotations),
+        "items",
+        items,
+    );
     Ok(Finished::new("mcq agree", inputs, report))
 }
 
@@ -209,10 +210,11 @@ pub fn mcq_score(
         Some(draw) => Some(Figure::new(draw(&report)?, results.paths())),
         None => None,
     };
-    let mut inputs = source_input(Inputs::new(), "results", results);
-    if let Some(s) = shuffled {
-        inputs = source_input(inputs, "shuffled", s);
-    }
+    let inputs = source_input_opt(
+        source_input(Inputs::new(), "results", results),
+        "shuffled",
+        shuffled,
+    );
     Ok(Finished::new("mcq score", inputs, report).with_figure(figure))
 }
 
@@ -381,10 +383,11 @@ pub fn mcq_cost(ledger: &Source, prices: Option<&Source>) -> Result<Finished> {
             path: source.name(),
         });
     let report = mcq_ledger_costs(&entries, ledger.name(), pricing)?;
-    let mut inputs = source_input(Inputs::new(), "ledger", ledger);
-    if let Some(p) = prices {
-        inputs = source_input(inputs, "prices", p);
-    }
+    let inputs = source_input_opt(
+        source_input(Inputs::new(), "ledger", ledger),
+        "prices",
+        prices,
+    );
     Ok(Finished::new("mcq cost", inputs, report))
 }
 

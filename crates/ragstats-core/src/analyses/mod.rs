@@ -100,6 +100,18 @@ pub fn source_input(
     }
 }
 
+/// [`source_input`] of an optional input: `inputs` unchanged when there is none.
+pub fn source_input_opt(
+    inputs: crate::document::Inputs,
+    role: &str,
+    source: Option<&crate::panel::Source>,
+) -> crate::document::Inputs {
+    match source {
+        Some(s) => source_input(inputs, role, s),
+        None => inputs,
+    }
+}
+
 /// The unpaired cells of `panel` as the document's `run.unpaired_cells` says them
 /// (`{"dropped": n, "scored": m}`; `None` when there are none).
 pub fn unpaired_cells(panel: &crate::panel::Panel) -> Option<serde_json::Value> {
@@ -107,7 +119,7 @@ pub fn unpaired_cells(panel: &crate::panel::Panel) -> Option<serde_json::Value> 
 }
 
 /// `(dropped, scored)` unpaired cells as `run.unpaired_cells` says them.
-fn unpaired_json((dropped, scored): (usize, usize)) -> Option<serde_json::Value> {
+pub fn unpaired_json((dropped, scored): (usize, usize)) -> Option<serde_json::Value> {
     (dropped + scored > 0).then(|| serde_json::json!({"dropped": dropped, "scored": scored}))
 }
 

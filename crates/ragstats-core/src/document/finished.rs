@@ -148,16 +148,6 @@ impl Finished {
         self
     }
 
-    /// With the report's `notes` as `note:` lines after the output when it is CSV
-    /// (`csv`), which has no place for them (text and JSON carry them).
-    pub fn with_notes_for_csv(self, csv: bool, notes: &[String]) -> Finished {
-        if csv {
-            self.with_notes_after(notes.iter().map(|n| format!("note: {n}")).collect())
-        } else {
-            self
-        }
-    }
-
     /// With the report's `notes`, shown after a CSV output ([`Finished::csv_notes`]).
     pub fn with_csv_notes(mut self, notes: &[String]) -> Finished {
         self.csv_notes = notes.iter().map(|n| format!("note: {n}")).collect();

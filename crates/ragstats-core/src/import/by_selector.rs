@@ -50,6 +50,19 @@ pub fn selector_names(source: &Source) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// The sections of `by selector` for the selectors `names`: each one, then their average
+/// when there are several.
+pub fn selector_choices(names: &[String]) -> Vec<(String, SelectorChoice)> {
+    let mut choices: Vec<(String, SelectorChoice)> = names
+        .iter()
+        .map(|n| (n.clone(), SelectorChoice::One(n.clone())))
+        .collect();
+    if names.len() > 1 {
+        choices.push((SelectorChoice::AVERAGE.into(), SelectorChoice::Average));
+    }
+    choices
+}
+
 /// `run` once per selector of `source` and once for their average (when there are
 /// several), each with `settings`' selector set accordingly, as sections under `selector`.
 ///
@@ -77,15 +90,8 @@ pub fn by_selector<E: From<Error>>(
             ),
         )));
     }
-    let mut choices: Vec<(String, SelectorChoice)> = names
-        .iter()
-        .map(|n| (n.clone(), SelectorChoice::One(n.clone())))
-        .collect();
-    if names.len() > 1 {
-        choices.push((SelectorChoice::AVERAGE.into(), SelectorChoice::Average));
-    }
     let mut items = Vec::new();
-    for (name, choice) in choices {
+    for (name, choice) in selector_choices(&names) {
         let one = PanelSettings {
             selector: Some(choice),
             ..settings.clone()

@@ -21,7 +21,7 @@ pub mod parquet;
 mod settings;
 mod view;
 
-pub use by_selector::{by_selector, selector_names, By};
+pub use by_selector::{by_selector, selector_choices, selector_names, By};
 pub use log_set::with_log_set;
 pub use settings::{dropped_notes, unpaired_counts, Balance, PanelSettings};
 
