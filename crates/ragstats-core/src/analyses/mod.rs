@@ -22,6 +22,7 @@ mod cost;
 mod forecast;
 mod mcq;
 mod merge;
+mod priced;
 mod score_answers;
 mod subsets;
 mod variance;
@@ -38,6 +39,7 @@ pub use mcq::{
     McqScoreSettings,
 };
 pub use merge::{merge, MergeSettings};
+pub use priced::{CostUnit, SearchBounds};
 pub use score_answers::score_answers;
 pub use subsets::{audit_of, subsets, SubsetsSettings};
 pub use variance::{variance, VarianceSettings};
