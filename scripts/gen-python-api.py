@@ -210,6 +210,9 @@ def function(spec, fn):
         default = "False" if a["switch"] else ("None" if a["default"] is None or a["repeated"] else literal(a["default"]))
         req = a["required"] and not a["switch"]
         t = input_type(spec, a) if a["name"] in LIBRARY.get(spec["name"], ()) else annotation(a, schema)
+        # A keyword left at None takes the analysis's default, whatever its type.
+        if not req and default == "None" and not t.startswith("Optional[") and t != "Any" and not t.startswith("Union[Any"):
+            t = f"Optional[{t}]"
         params.append(f"{py_name(a)}: {t}" + ("" if req else f" = {default}"))
     if has_plot:
         params.append("plot: bool = False")

@@ -1115,24 +1115,24 @@ def run_audit(
 
 def simulate(
     *,
-    out: Any,
-    datasets: Any = 'hotpotqa=223,musique=223',
-    trajectories: Any = 3,
-    reads: Any = 5,
-    arms: Union[Any, Sequence[Any], None] = None,
-    mean: Any = 0.45,
-    effect: Any = 0.02,
-    sigma_q: Any = 0.55,
-    sigma_t: Any = 0.15,
-    sigma_r: Any = 0.15,
-    contrast_sigma_q: Any = 0.3,
-    contrast_sigma_t: Any = 0.15,
-    contrast_sigma_r: Any = 0.18,
-    seed: Any = 1,
-    metric_name: Any = 'f1',
-    ledger: Any = None,
-    model: Any = 'deepseek-v4.1-flash',
-    planner_calls: Any = 4,
+    out: str,
+    datasets: Union[str, float] = 'hotpotqa=223,musique=223',
+    trajectories: int = 3,
+    reads: int = 5,
+    arms: Optional[Union[str, Sequence[str]]] = None,
+    mean: Union[str, float] = 0.45,
+    effect: float = 0.02,
+    sigma_q: float = 0.55,
+    sigma_t: float = 0.15,
+    sigma_r: float = 0.15,
+    contrast_sigma_q: float = 0.3,
+    contrast_sigma_t: float = 0.15,
+    contrast_sigma_r: float = 0.18,
+    seed: int = 1,
+    metric_name: str = 'f1',
+    ledger: Optional[str] = None,
+    model: str = 'deepseek-v4.1-flash',
+    planner_calls: int = 4,
     gaussian: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -1167,55 +1167,35 @@ def simulate(
     - ``gaussian`` (--gaussian): Write the Gaussian nested panel y = μ + a_q + b_qt + e_qtr instead (one arm named `single`, no clamping; true components are exactly sigma_q², sigma_t², sigma_r²). Uses --mean (one number), --sigma-q/-t/-r; no ledger
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['simulate']
-    tables: dict = {}
-    _flag(argv, tables, '--out', out, False, None)
-    _flag(argv, tables, '--datasets', datasets, False, 'hotpotqa=223,musique=223')
-    _flag(argv, tables, '--trajectories', trajectories, False, 3)
-    _flag(argv, tables, '--reads', reads, False, 5)
-    _flag(argv, tables, '--arms', arms, True, None)
-    _flag(argv, tables, '--mean', mean, False, 0.45)
-    _flag(argv, tables, '--effect', effect, False, 0.02)
-    _flag(argv, tables, '--sigma-q', sigma_q, False, 0.55)
-    _flag(argv, tables, '--sigma-t', sigma_t, False, 0.15)
-    _flag(argv, tables, '--sigma-r', sigma_r, False, 0.15)
-    _flag(argv, tables, '--contrast-sigma-q', contrast_sigma_q, False, 0.3)
-    _flag(argv, tables, '--contrast-sigma-t', contrast_sigma_t, False, 0.15)
-    _flag(argv, tables, '--contrast-sigma-r', contrast_sigma_r, False, 0.18)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--metric-name', metric_name, False, 'f1')
-    _flag(argv, tables, '--ledger', ledger, False, None)
-    _flag(argv, tables, '--model', model, False, 'deepseek-v4.1-flash')
-    _flag(argv, tables, '--planner-calls', planner_calls, False, 4)
-    if gaussian:
-        argv.append('--gaussian')
-    return _run(argv, tables, progress)
+    inputs: dict = {}
+    settings: dict = {'out': out, 'datasets': datasets, 'trajectories': trajectories, 'reads': reads, 'arms': arms, 'mean': mean, 'effect': effect, 'sigma_q': sigma_q, 'sigma_t': sigma_t, 'sigma_r': sigma_r, 'contrast_sigma_q': contrast_sigma_q, 'contrast_sigma_t': contrast_sigma_t, 'contrast_sigma_r': contrast_sigma_r, 'seed': seed, 'metric_name': metric_name, 'ledger': ledger, 'model': model, 'planner_calls': planner_calls, 'gaussian': gaussian}
+    return _analyse('simulate', inputs, settings, False, progress)
 
 
 def slice(
-    panel: Union[Any, Sequence[Any], None],
+    panel: Input,
     *,
-    metric: Any = None,
-    contrast: Any = None,
-    arm: Any = None,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
     drop_incomplete: bool = False,
-    failure_score: Any = None,
-    selector: Any = None,
-    columns: Any = None,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
     common_questions: bool = False,
-    duplicates: Any = 'error',
-    weights: Any = None,
-    dataset_from: Any = None,
-    arm_from: Any = None,
-    score: Union[Any, Sequence[Any], None] = None,
-    cluster_from: Any = None,
-    missing_as: Any = None,
-    filter: Any = None,
-    design: Any,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    design: str,
     per_stratum: bool = False,
-    seed: Any = None,
+    seed: Optional[int] = None,
     first: bool = False,
-    out: Any,
+    out: str,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Write the sub-panel of a design Q:T:R (first or seeded questions, first T trajectories and R reads) as a panel file
@@ -1229,7 +1209,7 @@ def slice(
 
     Arguments:
 
-    - ``panel`` (PANEL): Panel file (CSV or JSONL, one row per read); a list of evaluation logs is read as one panel
+    - ``panel`` (PANEL): Panel file (CSV, JSONL or Parquet, one row per read); a list of evaluation logs is read as one panel
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
@@ -1253,35 +1233,9 @@ def slice(
     - ``out`` (--out): Where to write the sub-panel, in the input's format (CSV, or JSONL for a .jsonl/.json input; the name must say the same)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['slice']
-    tables: dict = {}
-    _positional(argv, tables, panel, True)
-    _flag(argv, tables, '--metric', metric, False, None)
-    _flag(argv, tables, '--contrast', contrast, False, None)
-    _flag(argv, tables, '--arm', arm, False, None)
-    if drop_incomplete:
-        argv.append('--drop-incomplete')
-    _flag(argv, tables, '--failure-score', failure_score, False, None)
-    _flag(argv, tables, '--selector', selector, False, None)
-    _flag(argv, tables, '--columns', columns, False, None)
-    if common_questions:
-        argv.append('--common-questions')
-    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
-    _flag(argv, tables, '--weights', weights, False, None)
-    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
-    _flag(argv, tables, '--arm-from', arm_from, False, None)
-    _flag(argv, tables, '--score', score, True, None)
-    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
-    _flag(argv, tables, '--missing-as', missing_as, False, None)
-    _flag(argv, tables, '--filter', filter, False, None)
-    _flag(argv, tables, '--design', design, False, None)
-    if per_stratum:
-        argv.append('--per-stratum')
-    _flag(argv, tables, '--seed', seed, False, None)
-    if first:
-        argv.append('--first')
-    _flag(argv, tables, '--out', out, False, None)
-    return _run(argv, tables, progress)
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'design': design, 'per_stratum': per_stratum, 'seed': seed, 'first': first, 'out': out}
+    return _analyse('slice', inputs, settings, False, progress)
 
 
 def mcq_validate(

@@ -114,10 +114,10 @@ fn bad_flags_exit_2_with_clear_errors() {
         (&["--datasets", "a=1,a=2"], "listed twice"),
         (&["--datasets", "a=0"], "at least 1"),
         (&["--trajectories", "0"], "--trajectories"),
-        (&["--mean", "nq=0.3"], "--mean names dataset \"nq\""),
+        (&["--mean", "nq=0.3"], "--mean: names dataset \"nq\""),
         (
             &["--mean", "hotpotqa=0.3"],
-            "--mean gives no value for dataset musique",
+            "--mean: gives no value for dataset musique",
         ),
         (&["--mean", "x"], "expected a number or name=VALUE"),
         (

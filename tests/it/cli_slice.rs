@@ -309,6 +309,75 @@ fn arms_with_different_cells_are_refused() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "the arms have different cells (3 and 2 questions in stratum 'd' in arm 'a' and arm 'b'); a slice keeps the same questions, trajectories and reads for every arm: choose them with --contrast B-A (the cells both arms have) or --arm NAME",
+            "the arms have different cells (3 and 2 questions in stratum 'd' in arm 'a' and arm 'b'); a slice keeps the same questions, trajectories and reads for every arm: choose them with a contrast B-A (the cells both arms have) or one arm",
         ));
+}
+
+#[test]
+fn a_parquet_panel_is_sliced_to_csv_like_its_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let (from_csv, from_parquet) = (dir.path().join("c.csv"), dir.path().join("p.csv"));
+    for (input, out) in [
+        (DEMO, &from_csv),
+        (
+            "tests/fixtures/import/parquet/panel-pyarrow.parquet",
+            &from_parquet,
+        ),
+    ] {
+        stats()
+            .args([
+                "slice",
+                input,
+                "--contrast",
+                "adaptive-open",
+                "--design",
+                "24:2:1",
+            ])
+            .args([
+                "--per-stratum",
+                "--seed",
+                "1",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("wrote 192 rows"));
+    }
+    // The same cells (the Parquet file holds the demo panel), so the same analysis.
+    assert_eq!(cells(&from_csv), cells(&from_parquet));
+    let (a, b) = (variance(&from_csv), variance(&from_parquet));
+    assert_eq!(a["estimate"], b["estimate"]);
+    assert_eq!(a["se"], b["se"]);
+}
+
+#[test]
+fn logs_and_the_panel_itself_are_refused_as_what_a_slice_copies_and_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    stats()
+        .args([
+            "slice",
+            "tests/fixtures/import/logs/eval/arith-model-a.eval",
+            "--design",
+            "2:1:1",
+        ])
+        .args(["--out", dir.path().join("o.csv").to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "evaluation logs hold no panel rows for a slice to copy",
+        ));
+    let p = write(
+        &dir,
+        "p.csv",
+        "dataset,question,trajectory,read,f1\nd,q1,0,0,1\nd,q2,0,0,0\nd,q3,0,0,1\n",
+    );
+    let before = std::fs::read(&p).unwrap();
+    stats()
+        .args(["slice", p.to_str().unwrap(), "--design", "2:1:1", "--out"])
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with("error: --out: "));
+    assert_eq!(std::fs::read(&p).unwrap(), before);
 }

@@ -135,7 +135,7 @@ fn an_output_that_is_an_input_is_refused_and_nothing_is_written() {
     let (code, err) = run_in(&["simulate", "--out", x, "--ledger", x, "--datasets", "a=5"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("--ledger") && err.contains("is also the --out"),
+        err.contains("error: --ledger: ") && err.contains("is also the panel's file (out)"),
         "{err}"
     );
     assert!(!std::path::Path::new(x).exists());

@@ -805,6 +805,18 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
         &["by", "answer_column"],
         1,
     ),
+    // for (name, v) in [("trajectories", …), ("reads", …), ("planner_calls", …)]
+    (
+        "crates/ragstats-core/src/analyses/simulate.rs",
+        &["trajectories", "reads", "planner_calls"],
+        1,
+    ),
+    // check("max_questions", …), check("max_trajectories", …), check("max_reads", …)
+    (
+        "crates/ragstats-core/src/analyses/priced.rs",
+        &["max_questions", "max_trajectories", "max_reads"],
+        2,
+    ),
     // parse_list("planner", …), parse_list("selector", …)
     (
         "crates/ragstats-agent/src/run/setup.rs",

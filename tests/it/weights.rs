@@ -510,7 +510,7 @@ fn a_weights_file_lacking_a_stratum_is_refused_by_every_command() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--weights: stats slice copies a sub-panel's rows to a file and combines no strata",
+            "--weights: slice copies a sub-panel's rows to a file and combines no strata",
         ));
 }
 

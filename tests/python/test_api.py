@@ -347,6 +347,29 @@ def test_slice_writes_what_the_cli_writes(tmp_path):
     assert r.text.strip() == out.stderr.strip().replace("cli.csv", "py.csv")
 
 
+def test_slice_of_a_frame_is_written_as_csv_and_analyses_like_the_file_slice(tmp_path):
+    import pandas as pd
+    frame = pd.read_csv(P)
+    kw = dict(contrast="adaptive-open", design="24:2:1", per_stratum=True, seed=1)
+    r = ragstats.slice(frame, out=str(tmp_path / "frame.csv"), **kw)
+    ragstats.slice(P, out=str(tmp_path / "file.csv"), **kw)
+    assert r.to_dict()["rows"] == 192
+    a = ragstats.variance(str(tmp_path / "frame.csv"), contrast="adaptive-open").to_dict()
+    b = ragstats.variance(str(tmp_path / "file.csv"), contrast="adaptive-open").to_dict()
+    assert (a["estimate"], a["se"]) == (b["estimate"], b["se"])
+    # A frame is written as CSV: a JSON-lines name is refused, naming the keyword.
+    with pytest.raises(ragstats.InputError, match="^out: .*give a name ending in .csv"):
+        ragstats.slice(frame, out=str(tmp_path / "frame.jsonl"), **kw)
+
+
+def test_simulate_errors_name_the_keyword(tmp_path):
+    with pytest.raises(ragstats.InputError, match='^mean: names dataset "nq"'):
+        ragstats.simulate(out=str(tmp_path / "s.csv"), mean="nq=0.3")
+    with pytest.raises(ragstats.InputError, match="^ledger: .* is also the panel's file"):
+        ragstats.simulate(out=str(tmp_path / "s.csv"), ledger=str(tmp_path / "s.csv"))
+    assert not (tmp_path / "s.csv").exists()
+
+
 def test_prices_may_be_a_dict():
     import tomllib
 

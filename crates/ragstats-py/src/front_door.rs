@@ -34,6 +34,8 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("bootstrap", &["panel"]),
     ("merge", &["files"]),
     ("consistency", &["reads"]),
+    ("slice", &["panel"]),
+    ("simulate", &[]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -183,6 +185,8 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "bootstrap" => schemars::schema_for!(analyses::BootstrapSettings),
         "merge" => schemars::schema_for!(analyses::MergeSettings),
         "consistency" => schemars::schema_for!(analyses::ConsistencySettings),
+        "slice" => schemars::schema_for!(analyses::SliceSettings),
+        "simulate" => schemars::schema_for!(analyses::SimulateSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -400,6 +404,13 @@ pub fn run(
                 plot.then_some(&draw as _),
             )?)
         }
+        "slice" => Ok(analyses::slice(
+            input(inputs, "panel")?,
+            &settings::<analyses::SliceSettings>(json)?,
+        )?),
+        "simulate" => Ok(analyses::simulate(
+            &settings::<analyses::SimulateSettings>(json)?,
+        )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
             ANALYSES

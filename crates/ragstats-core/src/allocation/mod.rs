@@ -18,6 +18,7 @@ pub mod planner_report;
 mod planner_view;
 pub mod slice;
 pub mod slice_report;
+pub mod slice_rows;
 mod slice_view;
 pub mod subsets;
 pub mod walk;

@@ -14,7 +14,7 @@
 //! panel loader's label order, and then named by the file's labels ([`Slice::bind`]): a panel
 //! whose labels are unique per question (`q1-t0`) slices like one with shared labels.
 //!
-//! [`slice_panel`] is the whole choice for a loaded panel and a design ([`SliceSettings`]).
+//! [`slice_panel`] is the whole choice for a loaded panel and a design ([`SliceJob`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -248,7 +248,7 @@ pub fn select(
 
 /// What [`slice_panel`] keeps of a panel.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SliceSettings {
+pub struct SliceJob {
     /// The design: `Q:T:R` (Q split over the strata in the panel's question shares by
     /// largest remainder, [`split_questions`]) or per-stratum counts with T and R.
     pub design: DesignSpec,
@@ -261,7 +261,7 @@ pub struct SliceSettings {
     pub first: bool,
 }
 
-impl SliceSettings {
+impl SliceJob {
     /// The design's trajectories per question T and reads per trajectory R.
     pub fn trajectories_reads(&self) -> (usize, usize) {
         match &self.design {
@@ -278,7 +278,7 @@ impl SliceSettings {
 /// # Errors
 /// [`Error::Usage`] for per-stratum counts with `per_stratum`, or counts that name a
 /// stratum the panel lacks or miss one it has.
-pub fn stratum_counts(panel: &Panel, settings: &SliceSettings) -> Result<Vec<usize>> {
+pub fn stratum_counts(panel: &Panel, settings: &SliceJob) -> Result<Vec<usize>> {
     Ok(match &settings.design {
         DesignSpec::Total(d) if settings.per_stratum => vec![d.questions; panel.strata.len()],
         DesignSpec::Total(d) => split_questions(
@@ -327,7 +327,7 @@ pub fn stratum_counts(panel: &Panel, settings: &SliceSettings) -> Result<Vec<usi
 ///
 /// # Errors
 /// Those of [`stratum_counts`] and [`select`].
-pub fn slice_panel(panel: &Panel, settings: &SliceSettings) -> Result<Slice> {
+pub fn slice_panel(panel: &Panel, settings: &SliceJob) -> Result<Slice> {
     let q = stratum_counts(panel, settings)?;
     let (t, r) = settings.trajectories_reads();
     select(&panel.strata, &q, t, r, settings.seed, settings.first)
@@ -530,8 +530,8 @@ mod tests {
         .unwrap()
     }
 
-    fn settings(design: &str, per_stratum: bool, seed: Option<u64>) -> SliceSettings {
-        SliceSettings {
+    fn settings(design: &str, per_stratum: bool, seed: Option<u64>) -> SliceJob {
+        SliceJob {
             design: design.parse().unwrap(),
             per_stratum,
             seed,

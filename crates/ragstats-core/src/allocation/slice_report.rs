@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::slice::{Slice, SliceSettings};
+use super::slice::{Slice, SliceJob};
 use crate::document::Report;
 
 /// One stratum of a written sub-panel.
@@ -36,7 +36,7 @@ impl Report for SliceReport {}
 
 impl SliceReport {
     /// The report of `slice`, chosen by `settings`, written to `out` as `rows` rows.
-    pub fn new(settings: &SliceSettings, slice: &Slice, rows: usize, out: &str) -> SliceReport {
+    pub fn new(settings: &SliceJob, slice: &Slice, rows: usize, out: &str) -> SliceReport {
         let (trajectories, reads) = settings.trajectories_reads();
         SliceReport {
             trajectories,

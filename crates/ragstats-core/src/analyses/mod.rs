@@ -24,6 +24,8 @@ mod mcq;
 mod merge;
 mod priced;
 mod score_answers;
+mod simulate;
+mod slice;
 mod subsets;
 mod variance;
 
@@ -41,6 +43,8 @@ pub use mcq::{
 pub use merge::{merge, MergeSettings};
 pub use priced::{CostUnit, SearchBounds};
 pub use score_answers::score_answers;
+pub use simulate::{simulate, Means, SimulateSettings, Strata};
+pub use slice::{slice, SliceSettings};
 pub use subsets::{audit_of, subsets, SubsetsSettings};
 pub use variance::{variance, VarianceSettings};
 

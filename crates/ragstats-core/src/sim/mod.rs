@@ -17,6 +17,6 @@ pub use model::{
     check_rows, simulate_normal_panel, simulate_panel, Sds, SimRow, SimSpec, MAX_ROWS,
 };
 pub use simulate::{
-    simulate, GaussianSpec, SimModel, SimulateReport, SimulateSettings, Simulation, WrittenFile,
+    simulate, GaussianSpec, SimModel, SimulateJob, SimulateReport, Simulation, WrittenFile,
 };
 pub use synthetic_ledger::{simulate_ledger, LedgerSpec};

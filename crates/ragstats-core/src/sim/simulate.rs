@@ -39,7 +39,7 @@ pub enum SimModel {
 /// The settings of `stats simulate`: the model, and for a bounded panel optionally its
 /// ledger.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SimulateSettings {
+pub struct SimulateJob {
     /// The panel's model.
     pub model: SimModel,
     /// The ledger's workflow and token parameters (bounded panels only).
@@ -91,7 +91,7 @@ impl Report for SimulateReport {}
 /// [`Error::Setting`] for a Gaussian panel with a ledger or a Gaussian SD that is negative
 /// or not finite; [`Error::Usage`] for a panel or ledger over [`super::MAX_ROWS`] rows, or a bounded spec that
 /// fails [`SimSpec::validate`].
-pub fn simulate(settings: &SimulateSettings) -> Result<Simulation> {
+pub fn simulate(settings: &SimulateJob) -> Result<Simulation> {
     match &settings.model {
         SimModel::Gaussian(g) => {
             if settings.ledger.is_some() {
@@ -212,7 +212,7 @@ mod tests {
             },
             seed: 1,
         };
-        let s = SimulateSettings {
+        let s = SimulateJob {
             model: SimModel::Gaussian(g.clone()),
             ledger: None,
         };
@@ -231,7 +231,7 @@ mod tests {
         // A negative SD and a ledger are refused.
         let mut bad = g.clone();
         bad.sds.r = -0.5;
-        let e = simulate(&SimulateSettings {
+        let e = simulate(&SimulateJob {
             model: SimModel::Gaussian(bad),
             ledger: None,
         })
@@ -242,7 +242,7 @@ mod tests {
                 if msg == "-0.5 is not a standard deviation (finite and non-negative)"),
             "{e:?}"
         );
-        let e = simulate(&SimulateSettings {
+        let e = simulate(&SimulateJob {
             model: SimModel::Gaussian(g),
             ledger: Some(LedgerSpec::default()),
         })
@@ -277,7 +277,7 @@ mod tests {
                 r: 0.18,
             },
         };
-        let s = SimulateSettings {
+        let s = SimulateJob {
             model: SimModel::Bounded(spec.clone()),
             ledger: Some(LedgerSpec::default()),
         };
