@@ -1,17 +1,20 @@
 //! `stats compare`: every arm of a panel against every other (or against one reference) —
 //! estimates, paired differences with raw, Holm and BH p-values, simultaneous intervals,
-//! rank intervals, best shares and what the next study needs.
+//! rank intervals, best shares and what the next study needs (the analysis:
+//! [`ragstats_core::analyses::compare`]).
 
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::compare::{prepare, CompareReport, CompareSettings, NextCosts};
+use ragstats_core::analyses::{compare, CompareSettings, CostUnit, SearchBounds};
+use ragstats_core::compare::CompareReport;
 use ragstats_core::inference::IntervalRule;
-use ragstats_core::panel::SelectorChoice;
+use ragstats_core::panel::{SelectorChoice, Source};
 
 use super::common::{Format, PanelOptions};
-use super::render::{Figure, Finished};
-use super::resample::{Progress, ResampleArgs};
+use super::efficiency::CurrencyArg;
+use super::render::Finished;
+use super::resample::{with_bars, ResampleArgs};
 use super::UsageError;
 
 /// Flags of `stats compare`.
@@ -104,164 +107,122 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     outcome(&args)?.print(args.plot.as_deref(), args.format)
 }
 
-/// What `stats compare` prints for `args` (and the figure `--plot` asks for).
-pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
-    super::common::with_panel_paths(&args.panel, &args.more, || outcome_of(args))
-}
-
-/// [`outcome`] with PANEL (and the logs read with it) readable by its name.
-fn outcome_of(args: &Args) -> anyhow::Result<Finished> {
-    let out = compute(args)?;
-    let figure = match &args.plot {
-        Some(_) => Some(Figure::new(
-            figure(args, &out)?,
-            &super::common::panel_paths(&args.panel, &args.more),
-        )),
-        None => None,
-    };
-    let inputs = super::common::panel_input(
-        ragstats_core::document::Inputs::new(),
-        "panel",
-        &args.panel,
-        &args.more,
-    )
-    .with_opt("by", args.by.as_deref())
-    .with_opt("arm", args.arm.as_deref())
-    .with_opt("ledger", args.ledger.as_ref().map(|p| p.display()))
-    .with_opt("prices", args.prices.as_ref().map(|p| p.display()));
-    let notes = out.notes.clone();
-    Ok(crate::cmd::render::finished("compare", inputs, out)
-        .with_figure(figure)
-        .with_csv_notes(&notes))
-}
-
-/// Checks the flags, reads the panel once and runs the comparison on the engine the flags
-/// choose.
-pub fn compute(args: &Args) -> anyhow::Result<CompareReport> {
-    if !(args.power > 0.0 && args.power < 1.0) {
-        return Err(UsageError(format!(
-            "--power {}: must be between 0 and 1 (exclusive), e.g. 0.8",
-            args.power
-        ))
-        .into());
+/// The library's settings for `args`.
+pub fn settings(args: &Args) -> CompareSettings {
+    let panel = PanelOptions {
+        metric: args.metric.clone(),
+        arm: args.arm.clone(),
+        drop_incomplete: args.drop_incomplete,
+        selector: args.selector.clone(),
+        failure_score: args.failure_score,
+        shape: args.shape.clone(),
+        import: args.import.clone(),
+        ..Default::default()
     }
+    .settings();
+    CompareSettings {
+        panel,
+        by: args.by.clone(),
+        arms: args.arms.clone(),
+        reference: args.reference.clone(),
+        power: args.power,
+        interval: args.interval.into(),
+        resample: args.resample.settings(),
+        all_pairs: args.all_pairs,
+        currency: args.currency.map(|c| match c {
+            CurrencyArg::Tokens => CostUnit::Tokens,
+            CurrencyArg::Usd => CostUnit::Usd,
+        }),
+        search_price: args.search_price,
+        question_cost: args.question_cost,
+        bounds: SearchBounds {
+            max_questions: args.bounds.max_questions,
+            max_trajectories: args.bounds.max_trajectories,
+            max_reads: args.bounds.max_reads,
+        },
+    }
+}
+
+/// The refusals the command line words its own way, naming its flags as they were typed
+/// (tests/it hold these words): `--by selector` with `--selector`, `--by` of evaluation
+/// logs (which `--arm-from` maps), the search's bounds without `--ledger`, and `--arms`
+/// with an empty name. The library refuses the same settings in its words.
+fn refusals(args: &Args) -> Result<(), UsageError> {
     let by = args.by.as_deref().map(str::trim);
-    if by == Some("") {
-        return Err(
-            UsageError("--by: expected a column name, e.g. model or selector".into()).into(),
-        );
-    }
     if by == Some("selector") && args.selector.is_some() {
         return Err(UsageError(
             "--by selector compares the selectors; --selector picks one of them: give one or the other"
                 .into(),
-        )
-        .into());
+        ));
     }
-    if by.is_some_and(|c| c != "arm") && ragstats_core::import::is_log_input(&args.panel) {
+    if by.is_some_and(|c| !c.is_empty() && c != "arm")
+        && ragstats_core::import::is_log_input(&args.panel)
+    {
         return Err(UsageError(format!(
             "--by reads a column of a panel, and {} holds evaluation logs: choose what the systems are with --arm-from model|task|solver|metadata:KEY",
             args.panel.display()
-        ))
-        .into());
+        )));
     }
     if args.ledger.is_none() && args.bounds != super::plan::BoundsArgs::default() {
         return Err(UsageError(
             "--max-questions, --max-trajectories and --max-reads bound the next step's priced \
              search, which needs --ledger"
                 .into(),
-        )
-        .into());
+        ));
     }
-    let costs = match &args.ledger {
-        Some(ledger) => Some(NextCosts {
-            ledger: ledger.clone(),
-            prices: args.prices.clone(),
-            budget: args
-                .currency
-                .unwrap_or(super::efficiency::CurrencyArg::Tokens)
-                .budget(args.search_price),
-            question_cost: args.question_cost,
-            bounds: args.bounds.bounds()?,
-        }),
-        None => None,
-    };
-    let settings = CompareSettings {
-        reference: args.reference.clone(),
-        resampling: args.resample.resampling()?,
-        power: args.power,
-        intervals: args.interval.rule(),
-        costs,
-    };
-    // `--arms a, b` as typed: names are trimmed; an empty one is a slip, not an arm.
-    let arms: Vec<String> = args.arms.iter().map(|a| a.trim().to_string()).collect();
-    if arms.iter().any(String::is_empty) {
+    if args.arms.iter().any(|a| a.trim().is_empty()) {
         return Err(UsageError(format!(
             "--arms {}: expected the names of two or more systems separated by commas, e.g. --arms a,b,c",
             args.arms.join(",")
-        ))
-        .into());
+        )));
     }
-    let opts = ragstats_core::panel::LoadOptions {
-        arm_column: by.map(str::to_string),
-        within_arm: args.arm.clone(),
-        keep_arms: arms,
-        // Every system and pair combines the strata with `--weights` (in `shape`; equal
-        // without it).
-        ..PanelOptions {
-            metric: args.metric.clone(),
-            drop_incomplete: args.drop_incomplete,
-            selector: args.selector.clone(),
-            failure_score: args.failure_score,
-            shape: args.shape.clone(),
-            ..Default::default()
-        }
-        .load_options(true)
-    };
-    // Parquet and evaluation logs are read once into memory; the arms and pairs are then
-    // assembled from that table.
-    let prepared = ragstats_core::import::with_panel_table(
-        &args.panel,
-        &opts,
-        &args.import.options(None),
-        || prepare(&args.panel, &opts, &settings),
-    )?;
-    let engine = args.resample.engine(prepared.draws())?;
-    let progress = Progress::new(prepared.work(), "compare");
-    let mut report = prepared.run(engine.as_ref(), &|d| progress.set(d))?;
-    progress.finish();
-    report.all_pairs = args.all_pairs;
-    Ok(report)
+    Ok(())
+}
+
+/// What `stats compare` prints for `args` (and the figure `--plot` asks for): the library's
+/// [`compare`] of PANEL (and the logs read with it).
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    refusals(args)?;
+    let s = settings(args);
+    let panel = Source::files(&args.panel, &args.more);
+    let ledger = args.ledger.as_ref().map(Source::file);
+    let prices = args.prices.as_ref().map(Source::file);
+    let draw = |r: &CompareReport| figure(&panel, &s, r);
+    let done = with_bars(|progress| {
+        compare(
+            &panel,
+            ledger.as_ref(),
+            prices.as_ref(),
+            &s,
+            &ragstats_gpu::Engines,
+            progress,
+            args.plot.is_some().then_some(&draw as _),
+        )
+    });
+    Ok(done?)
 }
 
 /// The figure `--plot` draws (and `stats report` shows): the systems' intervals and the
 /// matrix of differences with their Holm-adjusted p-values.
-pub fn figure(args: &Args, report: &CompareReport) -> anyhow::Result<String> {
-    let rs = &args.resample;
-    let caption = super::figure::panel_caption(
-        &args.panel,
-        &report.metric,
-        Some((rs.seed, u64::from(rs.replicates))),
-    );
-    Ok(ragstats_plot::compare(report, &caption)?)
+pub fn figure(
+    panel: &Source,
+    s: &CompareSettings,
+    report: &CompareReport,
+) -> ragstats_core::Result<String> {
+    let caption = ragstats_plot::Caption {
+        panel: panel.name().display().to_string(),
+        outcome: report.metric.clone(),
+        bootstrap: Some((s.resample.seed, u64::from(s.resample.replicates))),
+    };
+    ragstats_plot::compare(report, &caption)
 }
 
-/// `--interval`: the values of [`IntervalRule`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum IntervalArg {
-    Auto,
-    T,
-    Score,
-    ClopperPearson,
-}
-
-impl IntervalArg {
-    pub fn rule(self) -> IntervalRule {
-        match self {
-            IntervalArg::Auto => IntervalRule::Auto,
-            IntervalArg::T => IntervalRule::T,
-            IntervalArg::Score => IntervalRule::Score,
-            IntervalArg::ClopperPearson => IntervalRule::ClopperPearson,
-        }
+flag_enum! {
+    /// `--interval`: the values of [`IntervalRule`].
+    pub enum IntervalArg => IntervalRule {
+        Auto,
+        T,
+        Score,
+        ClopperPearson,
     }
 }

@@ -7,7 +7,7 @@
 
 use ragstats_core::bootstrap::analysis::{bootstrap, BootstrapJob};
 use ragstats_core::bootstrap::stratified::BootstrapSpec;
-use ragstats_core::compare::{compare, CompareSettings};
+use ragstats_core::compare::{compare, CompareJob};
 use ragstats_core::inference::IntervalRule;
 use ragstats_core::panel::{load_panel, LoadOptions};
 use ragstats_core::resample::summary::Method;
@@ -33,7 +33,7 @@ pub fn family_wise_coverage(q: usize, panels: usize, seed: u64) -> f64 {
     let mut normal = normals(seed);
     let dir = tempfile::tempdir().unwrap();
     let arms = 5;
-    let settings = CompareSettings {
+    let settings = CompareJob {
         reference: None,
         resampling: Resampling {
             seed: 7,
@@ -69,7 +69,9 @@ pub fn family_wise_coverage(q: usize, panels: usize, seed: u64) -> f64 {
             allow_unbalanced: true,
             ..Default::default()
         };
-        let r = compare(&path, &opts, &settings, &CpuBackend::new()).unwrap();
+        let source = ragstats_core::panel::Source::file(&path);
+        let import = ragstats_core::import::ImportOptions::default();
+        let r = compare(&source, &opts, &import, &settings, &CpuBackend::new()).unwrap();
         assert_eq!(r.pairs.len(), 10);
         if r.pairs.iter().all(|p| !p.ci_simultaneous.excludes(0.0)) {
             covered += 1;

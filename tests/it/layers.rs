@@ -823,6 +823,26 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
         &["planner", "selector"],
         3,
     ),
+    // check("max_questions", …) for each bound of the least-cost search
+    (
+        "crates/ragstats-core/src/analyses/priced.rs",
+        &["max_questions", "max_trajectories", "max_reads"],
+        2,
+    ),
+    // compare's settings that price the next step: [("max_questions", …), …], then
+    // [("search_price", …), ("question_cost", …)]
+    (
+        "crates/ragstats-core/src/analyses/compare.rs",
+        &[
+            "max_questions",
+            "max_trajectories",
+            "max_reads",
+            "currency",
+            "search_price",
+            "question_cost",
+        ],
+        2,
+    ),
 ];
 
 /// Every setting an error of the library names is a long flag of some `stats` command

@@ -16,6 +16,7 @@ use crate::correlate::permute::PermuteBackend;
 use crate::resample::{Backend, ResampleBackend};
 
 mod bootstrap;
+mod compare;
 mod consistency;
 mod correlate;
 mod cost;
@@ -31,6 +32,7 @@ mod variance;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
 pub use bootstrap::{bootstrap, BootstrapSettings, ReplicateRange};
+pub use compare::{compare, compare_report, CompareSettings};
 pub use consistency::{consistency, consistency_report, ConsistencySettings};
 pub use correlate::{correlate, correlate_report, CorrelateSettings, MAX_PERMUTATIONS};
 pub use cost::{cost, CostSettings, SearchPrices};

@@ -12,7 +12,7 @@
 //! ([`LoadOptions::arm_column`], `stats compare --by COLUMN`), which then plays the arm's
 //! part in every panel assembled here.
 //!
-//! With a cost ledger ([`CompareSettings::costs`]) the next step is priced: the closest
+//! With a cost ledger ([`CompareJob::costs`]) the next step is priced: the closest
 //! unresolved pair's components and the ledger's unit costs go to `stats plan`'s planner
 //! ([`crate::allocation::planner_report::planner`]), which finds the cheapest Q:T:R whose SE
 //! resolves the pair with the chosen power under the test the next step is planned for
@@ -26,13 +26,14 @@ use crate::allocation::planner_report::{planner, unmet_goal, PlanCosts};
 use crate::components::forecast::Audit;
 use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
 use crate::costs::accounting::{Budget, PricedLedger};
+use crate::import::ImportOptions;
 use crate::inference::binary::{clopper_pearson, wilson, PairedCounts};
 use crate::inference::max_t::{family_laws, Combination, MaxAbs};
 use crate::inference::measured::{small_sample_notes, Analysis, Design};
 use crate::inference::t::{t_quantile, two_sided_p};
 use crate::inference::IntervalRule;
-use crate::ledger::{read_ledger, Prices};
-use crate::panel::{LoadOptions, Nested, Panel, PanelRows, Stratum};
+use crate::ledger::{Entry, Prices};
+use crate::panel::{LoadOptions, Nested, Panel, Source, Stratum};
 use crate::resample::columns::CenteredColumns;
 use crate::resample::summary::Interval;
 use crate::resample::summary::{normal_quantile, tail_probability};
@@ -44,9 +45,10 @@ use super::multiplicity::{benjamini_hochberg, holm};
 use super::ranks::{best_share, rank_intervals};
 use super::report::*;
 
-/// What to compare and how.
+/// What to compare and how (checked; the front door's settings are
+/// [`crate::analyses::CompareSettings`]).
 #[derive(Debug, Clone)]
-pub struct CompareSettings {
+pub struct CompareJob {
     /// Compare every arm with this one only (Dunnett's family) instead of every pair.
     pub reference: Option<String>,
     pub resampling: Resampling,
@@ -64,9 +66,12 @@ pub struct CompareSettings {
 /// rows), so the allocation is what running all the compared systems again costs.
 #[derive(Debug, Clone)]
 pub struct NextCosts {
-    pub ledger: PathBuf,
-    /// Prices (TOML); needed for dollars.
-    pub prices: Option<PathBuf>,
+    /// The ledger's entries, read.
+    pub ledger: Arc<Vec<Entry>>,
+    /// What messages call the ledger (its file, or its table's name).
+    pub ledger_name: PathBuf,
+    /// The prices, read, and what messages call them; needed for dollars.
+    pub prices: Option<(Arc<Prices>, PathBuf)>,
     pub budget: Budget,
     /// c_Q, a cost per question whatever its T and R (judging, annotation).
     pub question_cost: f64,
@@ -79,7 +84,7 @@ pub struct NextCosts {
 pub struct PreparedComparison {
     metric: String,
     arms: Vec<String>,
-    settings: CompareSettings,
+    settings: CompareJob,
     arm_reports: Vec<VarianceReport>,
     /// (a, b) arm indices, a < b, in order (0,1), (0,2) … (1,2) …
     pairs: Vec<(usize, usize)>,
@@ -106,7 +111,9 @@ fn cells(p: &Panel) -> usize {
         .sum()
 }
 
-/// Reads the panel at `path` once and analyses every arm and every pair of arms.
+/// Reads the panel `source` holds once ([`crate::import::panel_rows`]: Parquet and
+/// evaluation logs with `import`'s mapping are read once into memory) and analyses every
+/// arm and every pair of arms.
 ///
 /// The rows are read once and each arm's panel assembled once; each pair's panel is then
 /// the cell-by-cell difference of its arms' panels ([`pair_panel`]) when the two arms have
@@ -120,10 +127,12 @@ fn cells(p: &Panel) -> usize {
 /// that make a contrast ambiguous, or an arm without a cell on some question (the systems
 /// must answer the same questions); the errors of loading each arm and pair panel.
 pub fn prepare(
-    path: &Path,
+    source: &Source,
     opts: &LoadOptions,
-    settings: &CompareSettings,
+    import: &ImportOptions,
+    settings: &CompareJob,
 ) -> Result<PreparedComparison> {
+    let path = source.name();
     let column = opts.arm_column.as_deref().unwrap_or("arm");
     // The systems' names as messages call them: arms, or the values of the --by column.
     let (systems, system) = if column == "arm" {
@@ -137,7 +146,7 @@ pub fn prepare(
         same_questions: true,
         ..opts.clone()
     };
-    let rows = PanelRows::read(path, opts)?;
+    let rows = crate::import::panel_rows(source, opts, import)?;
     let arms = rows.arms();
     if arms.len() < 2 {
         return Err(Error::input(
@@ -403,7 +412,7 @@ fn difference(a: &Panel, b: &Panel, ids: bool) -> Vec<Stratum> {
 pub fn prepare_panels(
     arms: Vec<String>,
     arm_panels: Vec<Panel>,
-    settings: &CompareSettings,
+    settings: &CompareJob,
 ) -> Result<PreparedComparison> {
     let source = arm_panels
         .first()
@@ -493,7 +502,7 @@ fn analyse_prepared(
     pairs: Vec<(usize, usize)>,
     arm_panels: Vec<Panel>,
     pair_panels: Vec<Pair>,
-    settings: &CompareSettings,
+    settings: &CompareJob,
 ) -> Result<PreparedComparison> {
     let k = arms.len();
     let panels: Vec<&Panel> = arm_panels
@@ -651,13 +660,11 @@ fn pair_planners(
     panels: &[&Panel],
     reports: &[VarianceReport],
 ) -> Result<Vec<Planner>> {
-    let entries = read_ledger(&nc.ledger)?;
-    let prices = nc.prices.as_deref().map(Prices::read).transpose()?;
     let priced = PricedLedger {
-        entries: &entries,
-        path: &nc.ledger,
-        prices: prices.as_ref(),
-        prices_path: nc.prices.as_deref(),
+        entries: &nc.ledger,
+        path: &nc.ledger_name,
+        prices: nc.prices.as_ref().map(|(p, _)| p.as_ref()),
+        prices_path: nc.prices.as_ref().map(|(_, name)| name.as_path()),
     };
     // Every pair panel is of the same selector choice.
     let selector = panels.first().and_then(|p| p.selector.as_deref());
@@ -666,7 +673,7 @@ fn pair_planners(
         .iter()
         .zip(reports)
         .map(|(p, r)| {
-            let costs = PlanCosts::of_panel(p, &cells, &nc.ledger)?;
+            let costs = PlanCosts::of_panel(p, &cells, &nc.ledger_name)?;
             planner(
                 &Audit::from_report(r),
                 Some(p),
@@ -1432,10 +1439,11 @@ const CLOPPER_PEARSON_METHODS: Methods = Methods {
 /// # Errors
 /// Those of both.
 pub fn compare(
-    path: &Path,
+    source: &Source,
     opts: &LoadOptions,
-    settings: &CompareSettings,
+    import: &ImportOptions,
+    settings: &CompareJob,
     backend: &dyn ResampleBackend,
 ) -> Result<CompareReport> {
-    prepare(path, opts, settings)?.run(backend, &|_| {})
+    prepare(source, opts, import, settings)?.run(backend, &|_| {})
 }

@@ -10,7 +10,7 @@ pub mod report;
 mod view;
 
 pub use analysis::{
-    cell_difference, compare, pair_panel, prepare, prepare_panels, CompareSettings, NextCosts,
+    cell_difference, compare, pair_panel, prepare, prepare_panels, CompareJob, NextCosts,
     PreparedComparison,
 };
 pub use report::CompareReport;

@@ -20,7 +20,7 @@ use super::tally::{Kind, Observation};
 use crate::bootstrap::analysis::{bootstrap, BootstrapJob};
 use crate::bootstrap::report::build_report;
 use crate::bootstrap::stratified::BootstrapSpec;
-use crate::compare::{cell_difference, prepare_panels, CompareSettings};
+use crate::compare::{cell_difference, prepare_panels, CompareJob};
 use crate::components::variance::analyse_panel;
 use crate::inference::t::t_quantile;
 use crate::panel::Panel;
@@ -228,7 +228,7 @@ impl Run<'_> {
         if arms.len() < 2 {
             return Ok(false);
         }
-        let settings = CompareSettings {
+        let settings = CompareJob {
             reference: None,
             resampling: Resampling {
                 seed,

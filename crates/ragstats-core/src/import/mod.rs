@@ -1218,6 +1218,50 @@ pub fn with_panel_table<R>(
     }
 }
 
+/// The rows of the panel `source` holds, read once for analyses that assemble one panel
+/// several times (`compare`): a CSV or JSONL file as it is read; a Parquet file, evaluation
+/// logs (one file or directory, or several read as one set, with `import`'s mapping) or a
+/// table in memory through the Arrow reader. The import's notes are not kept.
+///
+/// # Errors
+/// Those of reading the file, the logs or the table; records are refused (a panel is a
+/// file or a table); with several files, [`Error::Input`] naming the first that is not an
+/// evaluation log.
+pub fn panel_rows(
+    source: &crate::panel::Source,
+    opts: &LoadOptions,
+    import: &ImportOptions,
+) -> Result<crate::panel::PanelRows> {
+    use crate::panel::{PanelRows, Source};
+    let logs = |paths: &[PathBuf]| -> Result<PanelRows> {
+        let imported = import_logs(paths, import)?;
+        let metric = imported.score_column(opts);
+        let (schema, batch, _) = imported.to_batch(metric.as_deref());
+        let table = crate::panel::memory::MemoryTable {
+            schema: std::sync::Arc::new(schema),
+            batches: vec![batch],
+        };
+        PanelRows::from_table(&paths[0].to_string_lossy(), &table, opts)
+    };
+    match source {
+        Source::Table { name, table } => PanelRows::from_table(name, table, opts),
+        Source::Records { .. } => Err(source.records_refused()),
+        Source::Files(paths) => match paths.as_slice() {
+            [one] if is_log_input(one) => logs(paths),
+            [one] if detect(one) == Format::Parquet => {
+                PanelRows::from_table(&one.to_string_lossy(), &parquet::parquet_table(one)?, opts)
+            }
+            [one] => PanelRows::from_file(one, opts),
+            _ => {
+                for p in paths {
+                    log_set::check_member(p)?;
+                }
+                logs(paths)
+            }
+        },
+    }
+}
+
 /// Loads the logs at `path` (a log file, or a directory of logs) as a panel, with
 /// `import`'s mapping: the panel loader's rules and errors apply to the imported rows,
 /// and the import's notes (samples left out) are added to the first stratum's notes.

@@ -12,10 +12,12 @@ pub mod max_t;
 pub mod measured;
 pub mod t;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// Which intervals and tests an analysis gives a binary outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+/// Which intervals and tests an analysis gives a binary outcome: `auto`, `t`, `score` or
+/// `clopper-pearson` in text (settings read from JSON take the same words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum IntervalRule {
     /// Score methods (Wilson for a system, Newcombe and the exact McNemar test for a pair)
@@ -32,4 +34,21 @@ pub enum IntervalRule {
     /// the same error as [`IntervalRule::Score`] when they do not apply.
     #[serde(rename = "clopper-pearson")]
     ClopperPearson,
+}
+
+impl std::str::FromStr for IntervalRule {
+    type Err = String;
+
+    /// Reads `auto`, `t`, `score` or `clopper-pearson` (any case).
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(IntervalRule::Auto),
+            "t" => Ok(IntervalRule::T),
+            "score" => Ok(IntervalRule::Score),
+            "clopper-pearson" => Ok(IntervalRule::ClopperPearson),
+            other => Err(format!(
+                "'{other}': expected auto, t, score or clopper-pearson"
+            )),
+        }
+    }
 }

@@ -67,6 +67,55 @@ impl PanelRows {
         })
     }
 
+    /// Reads the rows of the panel file at `path` (CSV or JSONL), whatever is registered
+    /// under its name.
+    ///
+    /// # Errors
+    /// Those of reading in [`load_panel`] (missing column, bad score, unreadable file).
+    pub fn from_file(path: &Path, opts: &LoadOptions) -> Result<Self> {
+        let (raw, metric) = read_rows(path, opts, PAR_CHUNK_BYTES)?;
+        Self::settled(path, raw, metric, opts)
+    }
+
+    /// Reads the rows of the table `table` in memory, called `name` in messages.
+    ///
+    /// # Errors
+    /// Those of reading the table's rows (missing column, bad score).
+    pub fn from_table(
+        name: &str,
+        table: &super::memory::MemoryTable,
+        opts: &LoadOptions,
+    ) -> Result<Self> {
+        let (raw, metric) = super::arrow::read_arrow_rows(
+            name,
+            &table.schema,
+            table.batches.iter().cloned().map(Ok),
+            opts,
+            super::arrow::CHUNK_ROWS,
+        )?;
+        Self::settled(Path::new(name), raw, metric, opts)
+    }
+
+    /// Rows read from `path`, settled as the loader settles them.
+    fn settled(
+        path: &Path,
+        mut raw: super::raw::RawPanel,
+        metric: String,
+        opts: &LoadOptions,
+    ) -> Result<Self> {
+        super::settle::settle(path, &mut raw, opts)?;
+        Ok(PanelRows {
+            path: path.to_path_buf(),
+            raw,
+            metric,
+        })
+    }
+
+    /// What messages call the panel: its file, or its table's name.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The arm names (values of the arm column) in order of first appearance.
     pub fn arms(&self) -> Vec<String> {
         self.raw.arms.to_vec()

@@ -4,10 +4,14 @@ use std::path::Path;
 
 use ragstats_core::panel::load_outcomes;
 
+use ragstats_core::analyses::{compare_report, CompareSettings};
+use ragstats_core::panel::Source;
+
 use super::super::html::table;
 use super::{ci, n, Sections};
-use crate::cmd::common::{Format, PanelOptions};
+use crate::cmd::common::PanelOptions;
 use crate::cmd::compare;
+use crate::cmd::resample::with_bars;
 
 impl Sections<'_> {
     /// The arms of the panel at `panel` (read with the report's panel options), in order of
@@ -55,44 +59,37 @@ impl Sections<'_> {
             }
         }
         let build = || {
-            let mut cargs = compare::Args {
-                panel: panel.to_path_buf(),
-                more: Vec::new(),
-                by: None,
-                arm: None,
-                arms: Vec::new(),
-                metric: o.metric.clone(),
-                reference: None,
-                drop_incomplete: o.drop_incomplete,
-                failure_score: o.failure_score,
-                selector: o.selector.clone(),
-                power: 0.8,
-                interval: compare::IntervalArg::Auto,
-                ledger: ledger.map(Path::to_path_buf),
-                prices: prices.filter(|_| ledger.is_some()).map(Path::to_path_buf),
-                currency: None,
-                search_price: None,
-                question_cost: 0.0,
-                bounds: Default::default(),
-                shape: o.shape.clone(),
-                import: o.import.clone(),
-                resample: self.args.resample.clone(),
-                all_pairs: false,
-                format: Format::Json,
-                plot: None,
+            let source = Source::file(panel);
+            let mut s = CompareSettings {
+                panel: o.settings(),
+                resample: self.args.resample.settings(),
+                ..Default::default()
+            };
+            s.panel.contrast = None;
+            s.panel.arm = None;
+            let (ledger, prices) = (ledger.map(Source::file), prices.map(Source::file));
+            let run = |ledger: Option<&Source>, prices: Option<&Source>| {
+                with_bars(|progress| {
+                    compare_report(
+                        &source,
+                        ledger,
+                        prices.filter(|_| ledger.is_some()),
+                        &s,
+                        &ragstats_gpu::Engines,
+                        progress,
+                    )
+                })
             };
             let mut unpriced = None;
-            let out = match compare::compute(&cargs) {
+            let out = match run(ledger.as_ref(), prices.as_ref()) {
                 Ok(out) => out,
-                Err(e) if cargs.ledger.is_some() => {
-                    unpriced = Some(format!("{e:#}"));
-                    cargs.ledger = None;
-                    cargs.prices = None;
-                    compare::compute(&cargs)?
+                Err(e) if ledger.is_some() => {
+                    unpriced = Some(format!("{:#}", anyhow::Error::from(e)));
+                    run(None, None)?
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             };
-            let svg = compare::figure(&cargs, &out)?;
+            let svg = compare::figure(&source, &s, &out)?;
             let r = &out;
             let systems: Vec<Vec<String>> = r
                 .systems
