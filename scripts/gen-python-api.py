@@ -197,6 +197,11 @@ def function(spec, fn):
             doc = json.loads(text)
             schema = (doc.get("properties", {}), doc.get("$defs", {}))
     has_plot = any(a["name"] == "plot" for a in spec["args"])
+    if schema is not None:
+        # A flag the settings lack is the command line's own (`stats coverage --out`
+        # writes the text it prints): Python has the result's text instead.
+        roles = LIBRARY[spec["name"]]
+        args = [a for a in args if a["name"] in schema[0] or a["name"] in roles]
     positional = [a for a in args if not a["long"]]
     flags = [a for a in args if a["long"]]
     params = []

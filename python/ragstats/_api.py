@@ -369,33 +369,32 @@ def compare(
 
 
 def coverage(
-    panel: Any = None,
+    panel: Optional[Input] = None,
     *,
-    metric: Any = None,
-    contrast: Any = None,
-    arm: Any = None,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
     drop_incomplete: bool = False,
-    failure_score: Any = None,
-    selector: Any = None,
-    columns: Any = None,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
     common_questions: bool = False,
-    duplicates: Any = 'error',
-    weights: Any = None,
-    dataset_from: Any = None,
-    arm_from: Any = None,
-    score: Union[Any, Sequence[Any], None] = None,
-    cluster_from: Any = None,
-    missing_as: Any = None,
-    filter: Any = None,
-    analysis: Any = 'all',
-    generator: Any = 'all',
-    panels: Any = 200,
-    replicates: Any = 1000,
-    seed: Any = 1,
-    backend: Any = 'auto',
-    confidence: Any = 0.95,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    analysis: Literal['variance', 'bootstrap', 'compare', 'all'] = 'all',
+    generator: Literal['gaussian', 'bounded', 'resample', 'all'] = 'all',
+    panels: int = 200,
+    replicates: int = 1000,
+    seed: int = 1,
+    backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
+    confidence: float = 0.95,
     grid: bool = False,
-    out: Any = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """How often every interval and test of variance, bootstrap and compare holds its level at a panel's own design, on simulated panels (or the grid of docs/COVERAGE.md)
@@ -434,41 +433,11 @@ def coverage(
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals (the tests' level is 1 − it)
     - ``grid`` (--grid): Measure the grid of simulated designs of docs/COVERAGE.md instead of a panel (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults)
-    - ``out`` (--out): With --grid: write the grid as Markdown to FILE (e.g. docs/COVERAGE.md)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['coverage']
-    tables: dict = {}
-    _positional(argv, tables, panel, False)
-    _flag(argv, tables, '--metric', metric, False, None)
-    _flag(argv, tables, '--contrast', contrast, False, None)
-    _flag(argv, tables, '--arm', arm, False, None)
-    if drop_incomplete:
-        argv.append('--drop-incomplete')
-    _flag(argv, tables, '--failure-score', failure_score, False, None)
-    _flag(argv, tables, '--selector', selector, False, None)
-    _flag(argv, tables, '--columns', columns, False, None)
-    if common_questions:
-        argv.append('--common-questions')
-    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
-    _flag(argv, tables, '--weights', weights, False, None)
-    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
-    _flag(argv, tables, '--arm-from', arm_from, False, None)
-    _flag(argv, tables, '--score', score, True, None)
-    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
-    _flag(argv, tables, '--missing-as', missing_as, False, None)
-    _flag(argv, tables, '--filter', filter, False, None)
-    _flag(argv, tables, '--analysis', analysis, False, 'all')
-    _flag(argv, tables, '--generator', generator, False, 'all')
-    _flag(argv, tables, '--panels', panels, False, 200)
-    _flag(argv, tables, '--replicates', replicates, False, 1000)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--backend', backend, False, 'auto')
-    _flag(argv, tables, '--confidence', confidence, False, 0.95)
-    if grid:
-        argv.append('--grid')
-    _flag(argv, tables, '--out', out, False, None)
-    return _run(argv, tables, progress)
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid}
+    return _analyse('coverage', inputs, settings, False, progress)
 
 
 def consistency(

@@ -5,35 +5,31 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::coverage::grid::{designs, grid};
-use ragstats_core::coverage::{
-    coverage_of_file, work, Analysis, CoverageSettings, Generator, OutcomeChoice,
-};
-use ragstats_core::document::Inputs;
-use ragstats_core::table::ToView;
+use ragstats_core::analyses::{coverage, AnalysisChoice, CoverageSettings, GeneratorChoice};
+use ragstats_core::panel::Source;
 
 use super::common::{Format, PanelOptions};
 use super::render::{flag_of, Finished};
-use super::resample::{BackendArg, Confidence, Progress};
-use super::UsageError;
-use ragstats_gpu::select::select_backend_for;
+use super::resample::{with_bars, BackendArg, Confidence};
 
-/// `--analysis`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AnalysisArg {
-    Variance,
-    Bootstrap,
-    Compare,
-    All,
+flag_enum! {
+    /// `--analysis`.
+    pub enum AnalysisArg => AnalysisChoice {
+        Variance,
+        Bootstrap,
+        Compare,
+        All,
+    }
 }
 
-/// `--generator`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GeneratorArg {
-    Gaussian,
-    Bounded,
-    Resample,
-    All,
+flag_enum! {
+    /// `--generator`.
+    pub enum GeneratorArg => GeneratorChoice {
+        Gaussian,
+        Bounded,
+        Resample,
+        All,
+    }
 }
 
 /// Flags of `stats coverage`.
@@ -79,97 +75,40 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    outcome(&args)?.print(None, args.format)
+    let done = outcome(&args)?;
+    if let Some(path) = &args.out {
+        // docs/COVERAGE.md names the command line that made it.
+        let text = done.result.text_with(&flag_of);
+        ragstats_core::io::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
+    }
+    done.print(None, args.format)
 }
 
-fn analyses(a: AnalysisArg) -> Vec<Analysis> {
-    match a {
-        AnalysisArg::Variance => vec![Analysis::Variance],
-        AnalysisArg::Bootstrap => vec![Analysis::Bootstrap],
-        AnalysisArg::Compare => vec![Analysis::Compare],
-        AnalysisArg::All => Analysis::ALL.to_vec(),
-    }
-}
-
-fn generators(g: GeneratorArg) -> Vec<Generator> {
-    match g {
-        GeneratorArg::Gaussian => vec![Generator::Gaussian],
-        GeneratorArg::Bounded => vec![Generator::Bounded],
-        GeneratorArg::Resample => vec![Generator::Resample],
-        GeneratorArg::All => Generator::ALL.to_vec(),
-    }
-}
-
-/// What `stats coverage` prints for `args`.
-pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
-    let backend = || select_backend_for(args.backend.into(), u64::MAX);
-    if args.grid {
-        let all = designs();
-        let progress = Progress::new(
-            all.len() as u64 * u64::from(args.panels) * 2,
-            "coverage grid",
-        );
-        let engine = backend()?;
-        let done = std::sync::atomic::AtomicU64::new(0);
-        let report = grid(
-            &all,
-            args.panels,
-            args.replicates,
-            args.seed,
-            args.confidence.get(),
-            engine.as_ref(),
-            &|_, _| progress.set(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1),
-        )?;
-        progress.finish();
-        if let Some(path) = &args.out {
-            // docs/COVERAGE.md names the command line that made it.
-            let text = report.to_view().to_text_with(&flag_of);
-            ragstats_core::io::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
-        }
-        return Ok(crate::cmd::render::finished(
-            "coverage",
-            Inputs::new(),
-            report,
-        ));
-    }
-    let panel = args
-        .panel
-        .as_ref()
-        .ok_or_else(|| UsageError("coverage needs a PANEL, or --grid".into()))?;
-    let settings = CoverageSettings {
-        analyses: analyses(args.analysis),
-        generators: generators(args.generator),
+/// The library's settings for `args`.
+pub fn settings(args: &Args) -> CoverageSettings {
+    CoverageSettings {
+        panel: args.opts.settings(),
+        analysis: args.analysis.into(),
+        generator: args.generator.into(),
         panels: args.panels,
         replicates: args.replicates,
         seed: args.seed,
+        backend: args.backend.into(),
         confidence: args.confidence.get(),
-    };
-    settings.check()?;
-    let choice = OutcomeChoice {
-        contrast: args.opts.contrast.clone(),
-        arm: args.opts.arm.clone(),
-    };
-    let opts = ragstats_core::panel::LoadOptions {
-        contrast: None,
-        arm: None,
-        ..args.opts.load_options(true)
-    };
-    let engine = backend()?;
-    let progress = Progress::new(work(&settings), "coverage");
-    let report = super::common::with_panel_paths(panel, &[], || {
-        Ok(ragstats_core::import::with_panel_table(
-            panel,
-            &opts,
-            &args.opts.import.options(None),
-            || {
-                coverage_of_file(panel, &opts, &choice, &settings, engine.as_ref(), &|d| {
-                    progress.set(d)
-                })
-            },
-        )?)
-    })?;
-    progress.finish();
-    let inputs = super::common::panel_input(Inputs::new(), "panel", panel, &[]);
-    let notes = report.notes.clone();
-    Ok(crate::cmd::render::finished("coverage", inputs, report).with_csv_notes(&notes))
+        grid: args.grid,
+    }
+}
+
+/// What `stats coverage` prints for `args`: the library's [`coverage`] of PANEL, or of the
+/// grid.
+pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let panel = args.panel.as_ref().map(Source::file);
+    Ok(with_bars(|progress| {
+        coverage(
+            panel.as_ref(),
+            &settings(args),
+            &ragstats_gpu::Engines,
+            progress,
+        )
+    })?)
 }

@@ -36,6 +36,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("consistency", &["reads"]),
     ("slice", &["panel"]),
     ("simulate", &[]),
+    ("coverage", &["panel"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -187,6 +188,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "consistency" => schemars::schema_for!(analyses::ConsistencySettings),
         "slice" => schemars::schema_for!(analyses::SliceSettings),
         "simulate" => schemars::schema_for!(analyses::SimulateSettings),
+        "coverage" => schemars::schema_for!(analyses::CoverageSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -410,6 +412,12 @@ pub fn run(
         )?),
         "simulate" => Ok(analyses::simulate(
             &settings::<analyses::SimulateSettings>(json)?,
+        )?),
+        "coverage" => Ok(analyses::coverage(
+            inputs.get("panel"),
+            &settings::<analyses::CoverageSettings>(json)?,
+            &engines,
+            &progress,
         )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",

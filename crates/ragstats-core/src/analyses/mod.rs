@@ -20,6 +20,7 @@ mod compare;
 mod consistency;
 mod correlate;
 mod cost;
+mod coverage;
 mod forecast;
 mod mcq;
 mod merge;
@@ -36,6 +37,7 @@ pub use compare::{compare, compare_report, CompareSettings};
 pub use consistency::{consistency, consistency_report, ConsistencySettings};
 pub use correlate::{correlate, correlate_report, CorrelateSettings, MAX_PERMUTATIONS};
 pub use cost::{cost, CostSettings, SearchPrices};
+pub use coverage::{coverage, AnalysisChoice, CoverageSettings, GeneratorChoice};
 pub use forecast::{forecast, DrawForecast, ForecastSettings};
 pub use mcq::{
     mcq_agree, mcq_compare, mcq_compare_report, mcq_cost, mcq_filter, mcq_score, mcq_score_report,

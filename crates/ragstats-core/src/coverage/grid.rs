@@ -18,7 +18,7 @@
 use serde::Serialize;
 
 use super::model::{Components, Model, Scale, StratumModel};
-use super::{coverage, Analysis, CoverageReport, CoverageSettings, Generator, Outcome};
+use super::{coverage, Analysis, CoverageJob, CoverageReport, Generator, Outcome};
 use crate::panel::{Panel, Stratum};
 use crate::resample::ResampleBackend;
 use crate::Result;
@@ -263,7 +263,7 @@ pub fn grid(
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<GridReport> {
     let start = std::time::Instant::now();
-    let settings = CoverageSettings {
+    let settings = CoverageJob {
         analyses: Analysis::ALL.to_vec(),
         generators: vec![Generator::Bounded],
         panels,

@@ -42,7 +42,7 @@ use crate::{Error, Result};
 
 /// What a coverage run simulates and measures.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CoverageSettings {
+pub struct CoverageJob {
     pub analyses: Vec<Analysis>,
     pub generators: Vec<Generator>,
     /// Simulated panels per generator (and as many again under the null for tests).
@@ -54,7 +54,7 @@ pub struct CoverageSettings {
     pub confidence: f64,
 }
 
-impl CoverageSettings {
+impl CoverageJob {
     /// Checks the settings' domain.
     ///
     /// # Errors
@@ -165,7 +165,7 @@ fn panel_seed(seed: u64, generator: Generator, null: bool, index: u64) -> u64 {
 
 /// Work units of a run (for a progress bar): panels × generators, twice when a test is
 /// measured.
-pub fn work(settings: &CoverageSettings) -> u64 {
+pub fn work(settings: &CoverageJob) -> u64 {
     let nulls = if settings.analyses.iter().any(|a| a.has_tests()) {
         2
     } else {
@@ -185,7 +185,7 @@ pub fn coverage(
     model: &Model,
     outcome: Option<Outcome>,
     outcome_name: Option<String>,
-    settings: &CoverageSettings,
+    settings: &CoverageJob,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CoverageReport> {
@@ -394,22 +394,39 @@ pub struct OutcomeChoice {
     pub arm: Option<String>,
 }
 
-/// Reads the panel at `path` once, fits the model to every arm and runs [`coverage`].
+/// Reads the panel file at `path` once and runs [`coverage_of_rows`] on its rows.
 ///
 /// # Errors
-/// [`Error::Usage`] for both a contrast and an arm; [`Error::Input`] for an unknown arm or
-/// a contrast that is not two of the panel's arms; the errors of loading the arms' panels
-/// and of fitting (a stratum with fewer than two questions).
+/// Those of reading the file and of [`coverage_of_rows`].
 pub fn coverage_of_file(
     path: &Path,
     opts: &LoadOptions,
     choice: &OutcomeChoice,
-    settings: &CoverageSettings,
+    settings: &CoverageJob,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CoverageReport> {
     settings.check()?;
-    let rows = PanelRows::read(path, opts)?;
+    let rows = PanelRows::from_file(path, opts)?;
+    coverage_of_rows(&rows, opts, choice, settings, backend, progress)
+}
+
+/// Fits the model to every arm of the panel `rows` hold and runs [`coverage`].
+///
+/// # Errors
+/// [`Error::Usage`] for both a contrast and an arm; [`Error::Input`] for an unknown arm or
+/// a contrast that is not two of the panel's arms; the errors of assembling the arms'
+/// panels and of fitting (a stratum with fewer than two questions).
+pub fn coverage_of_rows(
+    rows: &PanelRows,
+    opts: &LoadOptions,
+    choice: &OutcomeChoice,
+    settings: &CoverageJob,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<CoverageReport> {
+    settings.check()?;
+    let path = rows.path();
     let arms = rows.arms();
     let (names, wanted): (Vec<String>, Vec<LoadOptions>) = if arms.is_empty() {
         (vec![rows.metric().to_string()], vec![opts.clone()])
@@ -510,8 +527,8 @@ mod tests {
         }
     }
 
-    fn settings(analyses: Vec<Analysis>, generator: Generator, panels: u32) -> CoverageSettings {
-        CoverageSettings {
+    fn settings(analyses: Vec<Analysis>, generator: Generator, panels: u32) -> CoverageJob {
+        CoverageJob {
             analyses,
             generators: vec![generator],
             panels,
@@ -652,7 +669,7 @@ mod tests {
     fn the_demo_panel_runs_every_generator() {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/demo/panel.csv");
-        let s = CoverageSettings {
+        let s = CoverageJob {
             analyses: Analysis::ALL.to_vec(),
             generators: Generator::ALL.to_vec(),
             panels: 20,
@@ -719,7 +736,7 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("unknown arm 'nope'"), "{e}");
         // Too few panels or replicates: errors about that one setting, in its own words.
-        let few = CoverageSettings {
+        let few = CoverageJob {
             panels: 9,
             ..s.clone()
         };
@@ -738,7 +755,7 @@ mod tests {
             e.to_string(),
             "panels: 9 simulated panels are too few for a coverage estimate; at least 10 are needed"
         );
-        let few = CoverageSettings {
+        let few = CoverageJob {
             replicates: 99,
             ..s.clone()
         };

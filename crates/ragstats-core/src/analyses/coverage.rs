@@ -1,0 +1,203 @@
+//! `coverage`: how often each interval `variance`, `bootstrap` and `compare` print covers
+//! the truth, and how often each test rejects under the null, on panels simulated with the
+//! user's design ([`crate::coverage::coverage_of_rows`]) or on the grid of designs of
+//! docs/COVERAGE.md ([`crate::coverage::grid::grid`]).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Deserialize;
+
+use super::{source_input, Engines, Progress};
+use crate::coverage::grid::{designs, grid};
+use crate::coverage::{coverage_of_rows, work, Analysis, CoverageJob, Generator, OutcomeChoice};
+use crate::document::{Finished, Inputs};
+use crate::import::{panel_rows, Balance, PanelSettings};
+use crate::panel::{LoadOptions, Source};
+use crate::resample::Backend;
+use crate::{Error, Result};
+
+/// Which analysis's intervals and tests a coverage run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum AnalysisChoice {
+    /// The variance analysis's interval of the outcome.
+    Variance,
+    /// The bootstrap's intervals of the outcome.
+    Bootstrap,
+    /// The comparison's intervals and tests of the arms.
+    Compare,
+    /// Every one of them.
+    #[default]
+    All,
+}
+
+/// How a coverage run's panels are simulated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum GeneratorChoice {
+    /// Gaussian, from the fitted model.
+    Gaussian,
+    /// Bounded (Beta/Bernoulli), from the fitted model.
+    Bounded,
+    /// Questions resampled within strata.
+    Resample,
+    /// Every one of them.
+    #[default]
+    All,
+}
+
+/// The settings of [`coverage`] (the defaults are the command line's).
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct CoverageSettings {
+    /// How the panel is read; its contrast or arm is the outcome `variance` and
+    /// `bootstrap` are measured on.
+    #[serde(flatten)]
+    pub panel: PanelSettings,
+    /// Which analysis's intervals and tests to measure.
+    pub analysis: AnalysisChoice,
+    /// How simulated panels are drawn.
+    pub generator: GeneratorChoice,
+    /// Simulated panels per generator (as many again under the null when tests are
+    /// measured), at least 10.
+    pub panels: u32,
+    /// Bootstrap replicates of every simulated panel's analyses, at least 100.
+    pub replicates: u32,
+    /// Seed of the simulated panels and of their bootstraps.
+    pub seed: u64,
+    /// Where the resampling runs.
+    pub backend: Backend,
+    /// Confidence level of the intervals (the tests' level is 1 − it).
+    pub confidence: f64,
+    /// Measure the grid of simulated designs of docs/COVERAGE.md instead of a panel
+    /// (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults).
+    pub grid: bool,
+}
+
+impl Default for CoverageSettings {
+    fn default() -> Self {
+        CoverageSettings {
+            panel: PanelSettings::default(),
+            analysis: AnalysisChoice::All,
+            generator: GeneratorChoice::All,
+            panels: 200,
+            replicates: 1000,
+            seed: 1,
+            backend: Backend::Auto,
+            confidence: 0.95,
+            grid: false,
+        }
+    }
+}
+
+impl CoverageSettings {
+    /// The run these settings ask for, checked ([`CoverageJob::check`]).
+    ///
+    /// # Errors
+    /// [`Error::Setting`] for too few panels or replicates, or a confidence outside (0, 1).
+    pub fn job(&self) -> Result<CoverageJob> {
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Err(Error::setting(
+                "confidence",
+                format!(
+                    "{} must be between 0 and 1 (exclusive), e.g. 0.95",
+                    self.confidence
+                ),
+            ));
+        }
+        let job = CoverageJob {
+            analyses: match self.analysis {
+                AnalysisChoice::Variance => vec![Analysis::Variance],
+                AnalysisChoice::Bootstrap => vec![Analysis::Bootstrap],
+                AnalysisChoice::Compare => vec![Analysis::Compare],
+                AnalysisChoice::All => Analysis::ALL.to_vec(),
+            },
+            generators: match self.generator {
+                GeneratorChoice::Gaussian => vec![Generator::Gaussian],
+                GeneratorChoice::Bounded => vec![Generator::Bounded],
+                GeneratorChoice::Resample => vec![Generator::Resample],
+                GeneratorChoice::All => Generator::ALL.to_vec(),
+            },
+            panels: self.panels,
+            replicates: self.replicates,
+            seed: self.seed,
+            confidence: self.confidence,
+        };
+        job.check()?;
+        Ok(job)
+    }
+}
+
+/// The coverage of every interval and the error rate of every test at the design of the
+/// panel `panel` holds (read once; the model fitted to every arm), or with
+/// `settings.grid` (and no panel) at the grid of simulated designs.
+///
+/// # Errors
+/// [`Error::Usage`] without a panel and without the grid, or with both; those of
+/// [`CoverageSettings::job`], of reading the panel and of the run.
+pub fn coverage(
+    panel: Option<&Source>,
+    settings: &CoverageSettings,
+    engines: &dyn Engines,
+    progress: Progress<'_>,
+) -> Result<Finished> {
+    let engine = || engines.resampler(settings.backend, u64::MAX);
+    if settings.grid {
+        if panel.is_some() {
+            return Err(Error::Usage(
+                "the grid simulates its own designs: give a panel or the grid, not both".into(),
+            ));
+        }
+        settings.job()?;
+        let all = designs();
+        let total = all.len() as u64 * u64::from(settings.panels) * 2;
+        let done = AtomicU64::new(0);
+        let report = grid(
+            &all,
+            settings.panels,
+            settings.replicates,
+            settings.seed,
+            settings.confidence,
+            engine()?.as_ref(),
+            &|_, _| {
+                progress(
+                    "coverage grid",
+                    done.fetch_add(1, Ordering::Relaxed) + 1,
+                    total,
+                )
+            },
+        )?;
+        return Ok(Finished::new("coverage", Inputs::new(), report));
+    }
+    let Some(source) = panel else {
+        return Err(Error::Usage("coverage needs a panel, or the grid".into()));
+    };
+    let job = settings.job()?;
+    settings.panel.check()?;
+    let choice = OutcomeChoice {
+        contrast: settings.panel.contrast.clone(),
+        arm: settings.panel.arm.clone(),
+    };
+    // The arms are assembled one by one from the rows read once; the outcome is chosen
+    // from them, not by the loader.
+    let opts = LoadOptions {
+        contrast: None,
+        arm: None,
+        ..settings.panel.load_options(Balance::Fitted)
+    };
+    let rows = panel_rows(source, &opts, &settings.panel.import_options())?;
+    let total = work(&job);
+    let report = coverage_of_rows(&rows, &opts, &choice, &job, engine()?.as_ref(), &|d| {
+        progress("coverage", d, total)
+    })?;
+    let notes = report.notes.clone();
+    Ok(Finished::new(
+        "coverage",
+        source_input(Inputs::new(), "panel", source),
+        report,
+    )
+    .with_csv_notes(&notes))
+}
