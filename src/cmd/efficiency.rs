@@ -10,7 +10,7 @@ use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
 use ragstats_core::allocation::one_read_ledger::{
-    efficiency_report, EfficiencyReport, EfficiencySettings,
+    efficiency_report, EfficiencyReport, EfficiencyJob,
 };
 
 use super::common::{By, Format, PanelOptions};
@@ -198,7 +198,7 @@ pub fn compute_in(
     let engine = args.resample.engine(draws)?;
     let progress = Progress::new(u64::from(replicates), "efficiency");
     let (entries, prices) = load_ledger(&args.ledger, args.prices.as_deref())?;
-    let settings = EfficiencySettings {
+    let settings = EfficiencyJob {
         budget: currency.budget(args.search_price),
         max_reads: args.max_reads,
         resampling: args.resample.resampling_of(replicates),

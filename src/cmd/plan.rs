@@ -6,7 +6,7 @@
 mod args;
 use crate::cmd::render::Emit as _;
 
-use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanReport, PlanSettings};
+use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanJob, PlanReport};
 use ragstats_core::components::forecast::Audit;
 use ragstats_core::costs::accounting::PricedLedger;
 use ragstats_core::ledger::{read_ledger, Prices};
@@ -98,7 +98,7 @@ pub fn compute(args: &Args) -> anyhow::Result<PlanReport> {
         }
         None => (args.resample.replicates, Box::new(CpuBackend::new())),
     };
-    let settings = PlanSettings {
+    let settings = PlanJob {
         goal,
         unit: match currency {
             CurrencyArg::Tokens => "tokens",

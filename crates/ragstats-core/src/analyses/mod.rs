@@ -12,6 +12,7 @@
 //! [`Source`]: crate::panel::Source
 //! [`Finished`]: crate::document::Finished
 
+use crate::allocation::walk::WalkBackend;
 use crate::correlate::permute::PermuteBackend;
 use crate::resample::{Backend, ResampleBackend};
 
@@ -26,6 +27,7 @@ mod priced;
 mod score_answers;
 mod subsets;
 mod variance;
+mod allocate;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
 pub use bootstrap::{bootstrap, BootstrapSettings, ReplicateRange};
@@ -43,6 +45,7 @@ pub use priced::{CostUnit, SearchBounds};
 pub use score_answers::score_answers;
 pub use subsets::{audit_of, subsets, SubsetsSettings};
 pub use variance::{variance, VarianceSettings};
+pub use allocate::{allocate, AllocateSettings, DrawAllocate, QuestionCosts};
 
 /// Where an analysis gets its engines: the front end's (the CPU, or a GPU through
 /// `ragstats-gpu`), asked with the user's backend choice and the job's size (`auto` keeps
@@ -59,6 +62,13 @@ pub trait Engines: Sync {
     /// # Errors
     /// When `backend` asks for a GPU that cannot be had.
     fn permuter(&self, backend: Backend) -> crate::Result<Option<Box<dyn PermuteBackend>>>;
+
+    /// The engine of the exact-size paired walk (the allocations' bootstrap) for a job of
+    /// `draws` draws on `backend`.
+    ///
+    /// # Errors
+    /// When `backend` asks for a GPU that cannot be had.
+    fn walker(&self, backend: Backend, draws: u64) -> crate::Result<Box<dyn WalkBackend>>;
 }
 
 /// The engines of this crate alone: every job on the CPU, and a GPU asked for is an error.
@@ -78,6 +88,11 @@ impl Engines for CpuEngines {
 
     fn permuter(&self, backend: Backend) -> crate::Result<Option<Box<dyn PermuteBackend>>> {
         self.resampler(backend, 0).map(|_| None)
+    }
+
+    fn walker(&self, backend: Backend, _draws: u64) -> crate::Result<Box<dyn WalkBackend>> {
+        self.resampler(backend, 0)
+            .map(|_| Box::new(crate::allocation::walk::CpuWalk) as _)
     }
 }
 
