@@ -16,10 +16,12 @@ use crate::allocation::walk::WalkBackend;
 use crate::correlate::permute::PermuteBackend;
 use crate::resample::{Backend, ResampleBackend};
 
+mod allocate;
 mod bootstrap;
 mod consistency;
 mod correlate;
 mod cost;
+mod efficiency;
 mod forecast;
 mod mcq;
 mod merge;
@@ -27,13 +29,14 @@ mod priced;
 mod score_answers;
 mod subsets;
 mod variance;
-mod allocate;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
+pub use allocate::{allocate, AllocateSettings, DrawAllocate, QuestionCosts};
 pub use bootstrap::{bootstrap, BootstrapSettings, ReplicateRange};
 pub use consistency::{consistency, consistency_report, ConsistencySettings};
 pub use correlate::{correlate, correlate_report, CorrelateSettings, MAX_PERMUTATIONS};
 pub use cost::{cost, CostSettings, SearchPrices};
+pub use efficiency::{efficiency, DrawEfficiency, EfficiencySettings};
 pub use forecast::{forecast, DrawForecast, ForecastSettings};
 pub use mcq::{
     mcq_agree, mcq_compare, mcq_compare_report, mcq_cost, mcq_filter, mcq_score, mcq_score_report,
@@ -45,7 +48,6 @@ pub use priced::{CostUnit, SearchBounds};
 pub use score_answers::score_answers;
 pub use subsets::{audit_of, subsets, SubsetsSettings};
 pub use variance::{variance, VarianceSettings};
-pub use allocate::{allocate, AllocateSettings, DrawAllocate, QuestionCosts};
 
 /// Where an analysis gets its engines: the front end's (the CPU, or a GPU through
 /// `ragstats-gpu`), asked with the user's backend choice and the job's size (`auto` keeps
