@@ -811,6 +811,28 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
         &["planner", "selector"],
         3,
     ),
+    // check("max_questions", …), check("max_trajectories", …), check("max_reads", …)
+    (
+        "crates/ragstats-core/src/analyses/priced.rs",
+        &["max_questions", "max_trajectories", "max_reads"],
+        2,
+    ),
+    // positive("target_se", …), size("questions", …), probability("alpha", …) and the like
+    (
+        "crates/ragstats-core/src/analyses/plan.rs",
+        &[
+            "target_se",
+            "mde",
+            "budget_tokens",
+            "budget_usd",
+            "questions",
+            "trajectories",
+            "reads",
+            "alpha",
+            "power",
+        ],
+        5,
+    ),
 ];
 
 /// Every setting an error of the library names is a long flag of some `stats` command

@@ -25,6 +25,7 @@ mod efficiency;
 mod forecast;
 mod mcq;
 mod merge;
+mod plan;
 mod priced;
 mod score_answers;
 mod subsets;
@@ -44,6 +45,7 @@ pub use mcq::{
     McqScoreSettings,
 };
 pub use merge::{merge, MergeSettings};
+pub use plan::{plan, GivenUnitCosts, PlanSettings, Shares};
 pub use priced::{CostUnit, SearchBounds};
 pub use score_answers::score_answers;
 pub use subsets::{audit_of, subsets, SubsetsSettings};
