@@ -34,6 +34,9 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("bootstrap", &["panel"]),
     ("merge", &["files"]),
     ("consistency", &["reads"]),
+    ("allocate", &["panel", "ledger", "prices"]),
+    ("efficiency", &["panel", "ledger", "prices"]),
+    ("plan", &["audit", "components", "ledger", "prices"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -183,6 +186,9 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "bootstrap" => schemars::schema_for!(analyses::BootstrapSettings),
         "merge" => schemars::schema_for!(analyses::MergeSettings),
         "consistency" => schemars::schema_for!(analyses::ConsistencySettings),
+        "allocate" => schemars::schema_for!(analyses::AllocateSettings),
+        "efficiency" => schemars::schema_for!(analyses::EfficiencySettings),
+        "plan" => schemars::schema_for!(analyses::PlanSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -400,6 +406,64 @@ pub fn run(
                 plot.then_some(&draw as _),
             )?)
         }
+        "allocate" => {
+            let s: analyses::AllocateSettings = settings(json)?;
+            let panel = input(inputs, "panel")?;
+            let draw = |outcome: &str, r: &ragstats_core::allocation::allocate::AllocateReport| {
+                let e = &r.engine;
+                let caption = ragstats_plot::Caption {
+                    panel: panel.name().display().to_string(),
+                    outcome: outcome.to_string(),
+                    bootstrap: Some((e.seed.unwrap_or_default(), e.replicates.unwrap_or_default())),
+                };
+                ragstats_plot::allocate(r, &caption)
+            };
+            Ok(analyses::allocate(
+                panel,
+                input(inputs, "ledger")?,
+                input(inputs, "prices")?,
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
+        "efficiency" => {
+            let s: analyses::EfficiencySettings = settings(json)?;
+            let panel = input(inputs, "panel")?;
+            let draw =
+                |outcome: &str,
+                 r: &ragstats_core::allocation::one_read_ledger::EfficiencyReport| {
+                    let e = &r.engine;
+                    let caption = ragstats_plot::Caption {
+                        panel: panel.name().display().to_string(),
+                        outcome: outcome.to_string(),
+                        bootstrap: Some((
+                            e.seed.unwrap_or_default(),
+                            e.replicates.unwrap_or_default(),
+                        )),
+                    };
+                    ragstats_plot::efficiency(&r.analysis, &caption)
+                };
+            Ok(analyses::efficiency(
+                panel,
+                input(inputs, "ledger")?,
+                inputs.get("prices"),
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
+        "plan" => Ok(analyses::plan(
+            inputs.get("audit"),
+            inputs.get("components"),
+            inputs.get("ledger"),
+            inputs.get("prices"),
+            &settings::<analyses::PlanSettings>(json)?,
+            &engines,
+            &progress,
+        )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
             ANALYSES

@@ -31,7 +31,7 @@ pub struct EfficiencySettings {
     #[serde(deserialize_with = "units")]
     #[cfg_attr(
         feature = "schema",
-        schemars(with = "crate::io::from_text::TextOrList")
+        schemars(with = "Option<crate::io::from_text::TextOrList>")
     )]
     pub currency: Vec<CostUnit>,
     /// The search price for dollars, USD per 1,000 requests (default: the prices').
@@ -60,9 +60,19 @@ impl Default for EfficiencySettings {
     }
 }
 
-/// Cost units as text (`"usd"`, `"tokens,usd"`) or a list of them.
+/// Cost units as text (`"usd"`, `"tokens,usd"`) or a list of them; `null`: tokens.
 fn units<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<CostUnit>, D::Error> {
-    let words = crate::io::from_text::one_or_many(d)?;
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Form {
+        One(String),
+        Many(Vec<String>),
+    }
+    let words = match Option::<Form>::deserialize(d)? {
+        None => return Ok(vec![CostUnit::Tokens]),
+        Some(Form::One(t)) => vec![t],
+        Some(Form::Many(l)) => l,
+    };
     words
         .iter()
         .flat_map(|w| w.split(','))
