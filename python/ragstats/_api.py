@@ -688,35 +688,35 @@ def cost(
 
 
 def efficiency(
-    panel: Union[Any, Sequence[Any], None],
+    panel: Input,
     *,
-    metric: Any = None,
-    contrast: Any = None,
-    arm: Any = None,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
     drop_incomplete: bool = False,
-    failure_score: Any = None,
-    selector: Any = None,
-    columns: Any = None,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
     common_questions: bool = False,
-    duplicates: Any = 'error',
-    weights: Any = None,
-    dataset_from: Any = None,
-    arm_from: Any = None,
-    score: Union[Any, Sequence[Any], None] = None,
-    cluster_from: Any = None,
-    missing_as: Any = None,
-    filter: Any = None,
-    by: Any = None,
-    ledger: Any,
-    prices: Any = None,
-    currency: Union[Any, Sequence[Any], None] = None,
-    search_price: Any = None,
-    max_reads: Any = 10,
-    question_cost: Any = 0,
-    replicates: Any = 10000,
-    seed: Any = 1,
-    backend: Any = 'auto',
-    confidence: Any = 0.95,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    by: Optional[Literal['selector']] = None,
+    ledger: Input,
+    prices: Optional[Input] = None,
+    currency: Optional[Union[str, Sequence[str]]] = None,
+    search_price: Optional[float] = None,
+    max_reads: int = 10,
+    question_cost: float = 0,
+    replicates: int = 10000,
+    seed: int = 1,
+    backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
+    confidence: float = 0.95,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -761,72 +761,40 @@ def efficiency(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['efficiency']
-    tables: dict = {}
-    _positional(argv, tables, panel, True)
-    _flag(argv, tables, '--metric', metric, False, None)
-    _flag(argv, tables, '--contrast', contrast, False, None)
-    _flag(argv, tables, '--arm', arm, False, None)
-    if drop_incomplete:
-        argv.append('--drop-incomplete')
-    _flag(argv, tables, '--failure-score', failure_score, False, None)
-    _flag(argv, tables, '--selector', selector, False, None)
-    _flag(argv, tables, '--columns', columns, False, None)
-    if common_questions:
-        argv.append('--common-questions')
-    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
-    _flag(argv, tables, '--weights', weights, False, None)
-    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
-    _flag(argv, tables, '--arm-from', arm_from, False, None)
-    _flag(argv, tables, '--score', score, True, None)
-    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
-    _flag(argv, tables, '--missing-as', missing_as, False, None)
-    _flag(argv, tables, '--filter', filter, False, None)
-    _flag(argv, tables, '--by', by, False, None)
-    _flag(argv, tables, '--ledger', ledger, False, None)
-    _flag(argv, tables, '--prices', prices, False, None)
-    _flag(argv, tables, '--currency', currency, True, None)
-    _flag(argv, tables, '--search-price', search_price, False, None)
-    _flag(argv, tables, '--max-reads', max_reads, False, 10)
-    _flag(argv, tables, '--question-cost', question_cost, False, 0)
-    _flag(argv, tables, '--replicates', replicates, False, 10000)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--backend', backend, False, 'auto')
-    _flag(argv, tables, '--confidence', confidence, False, 0.95)
-    if plot:
-        argv += ['--plot', 'figure.svg']
-    return _run(argv, tables, progress)
+    inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'currency': currency, 'search_price': search_price, 'max_reads': max_reads, 'question_cost': question_cost, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    return _analyse('efficiency', inputs, settings, plot, progress)
 
 
 def allocate(
-    panel: Union[Any, Sequence[Any], None],
+    panel: Input,
     *,
-    metric: Any = None,
-    contrast: Any = None,
-    arm: Any = None,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
     drop_incomplete: bool = False,
-    failure_score: Any = None,
-    selector: Any = None,
-    columns: Any = None,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
     common_questions: bool = False,
-    duplicates: Any = 'error',
-    weights: Any = None,
-    dataset_from: Any = None,
-    arm_from: Any = None,
-    score: Union[Any, Sequence[Any], None] = None,
-    cluster_from: Any = None,
-    missing_as: Any = None,
-    filter: Any = None,
-    ledger: Any,
-    prices: Any,
-    allocation: Union[Any, Sequence[Any], None],
-    order_seed: Any = None,
-    search_price: Any = None,
-    question_cost: Any = None,
-    replicates: Any = 10000,
-    seed: Any = 1,
-    backend: Any = 'auto',
-    confidence: Any = 0.95,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    ledger: Input,
+    prices: Input,
+    allocation: Union[str, Sequence[str]],
+    order_seed: Optional[int] = None,
+    search_price: Optional[Union[str, Sequence[float]]] = None,
+    question_cost: Optional[Union[float, str, Sequence[float]]] = None,
+    replicates: int = 10000,
+    seed: int = 1,
+    backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
+    confidence: float = 0.95,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -870,87 +838,56 @@ def allocate(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['allocate']
-    tables: dict = {}
-    _positional(argv, tables, panel, True)
-    _flag(argv, tables, '--metric', metric, False, None)
-    _flag(argv, tables, '--contrast', contrast, False, None)
-    _flag(argv, tables, '--arm', arm, False, None)
-    if drop_incomplete:
-        argv.append('--drop-incomplete')
-    _flag(argv, tables, '--failure-score', failure_score, False, None)
-    _flag(argv, tables, '--selector', selector, False, None)
-    _flag(argv, tables, '--columns', columns, False, None)
-    if common_questions:
-        argv.append('--common-questions')
-    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
-    _flag(argv, tables, '--weights', weights, False, None)
-    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
-    _flag(argv, tables, '--arm-from', arm_from, False, None)
-    _flag(argv, tables, '--score', score, True, None)
-    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
-    _flag(argv, tables, '--missing-as', missing_as, False, None)
-    _flag(argv, tables, '--filter', filter, False, None)
-    _flag(argv, tables, '--ledger', ledger, False, None)
-    _flag(argv, tables, '--prices', prices, False, None)
-    _flag(argv, tables, '--allocation', allocation, True, None)
-    _flag(argv, tables, '--order-seed', order_seed, False, None)
-    _flag(argv, tables, '--search-price', search_price, False, None)
-    _flag(argv, tables, '--question-cost', question_cost, False, None)
-    _flag(argv, tables, '--replicates', replicates, False, 10000)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--backend', backend, False, 'auto')
-    _flag(argv, tables, '--confidence', confidence, False, 0.95)
-    if plot:
-        argv += ['--plot', 'figure.svg']
-    return _run(argv, tables, progress)
+    inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'allocation': allocation, 'order_seed': order_seed, 'search_price': search_price, 'question_cost': question_cost, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    return _analyse('allocate', inputs, settings, plot, progress)
 
 
 def plan(
     *,
-    audit: Union[Any, Sequence[Any], None] = None,
-    components: Any = None,
-    metric: Any = None,
-    contrast: Any = None,
-    arm: Any = None,
+    audit: Optional[Input] = None,
+    components: Optional[Input] = None,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
     drop_incomplete: bool = False,
-    failure_score: Any = None,
-    selector: Any = None,
-    columns: Any = None,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
     common_questions: bool = False,
-    duplicates: Any = 'error',
-    weights: Any = None,
-    dataset_from: Any = None,
-    arm_from: Any = None,
-    score: Union[Any, Sequence[Any], None] = None,
-    cluster_from: Any = None,
-    missing_as: Any = None,
-    filter: Any = None,
-    ledger: Any = None,
-    unit_costs: Any = None,
-    question_cost: Any = 0,
-    prices: Any = None,
-    currency: Any = None,
-    search_price: Any = None,
-    target_se: Any = None,
-    mde: Any = None,
-    budget_tokens: Any = None,
-    budget_usd: Any = None,
-    questions: Any = None,
-    trajectories: Any = None,
-    reads: Any = None,
-    difference: Any = None,
-    alpha: Any = 0.05,
-    power: Any = 0.8,
-    shares: Any = None,
-    max_questions: Any = 100000,
-    max_trajectories: Any = 10,
-    max_reads: Any = 10,
-    runners_up: Any = 5,
-    replicates: Any = 10000,
-    seed: Any = 1,
-    backend: Any = 'auto',
-    confidence: Any = 0.95,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    ledger: Optional[Input] = None,
+    unit_costs: Optional[Union[str, Sequence[float]]] = None,
+    question_cost: float = 0,
+    prices: Optional[Input] = None,
+    currency: Optional[Literal['tokens', 'usd']] = None,
+    search_price: Optional[float] = None,
+    target_se: Optional[float] = None,
+    mde: Optional[float] = None,
+    budget_tokens: Optional[float] = None,
+    budget_usd: Optional[float] = None,
+    questions: Optional[int] = None,
+    trajectories: Optional[int] = None,
+    reads: Optional[int] = None,
+    difference: Optional[float] = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    shares: Optional[Union[str, Mapping[str, int]]] = None,
+    max_questions: int = 100000,
+    max_trajectories: int = 10,
+    max_reads: int = 10,
+    runners_up: int = 5,
+    replicates: int = 10000,
+    seed: int = 1,
+    backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
+    confidence: float = 0.95,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """The cheapest allocation (Q, T, R) for a target SE or minimum detectable difference, the most precise for a budget, or the SE, MDE and power of a design
@@ -1009,54 +946,9 @@ def plan(
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['plan']
-    tables: dict = {}
-    _flag(argv, tables, '--audit', audit, True, None)
-    _flag(argv, tables, '--components', components, False, None)
-    _flag(argv, tables, '--metric', metric, False, None)
-    _flag(argv, tables, '--contrast', contrast, False, None)
-    _flag(argv, tables, '--arm', arm, False, None)
-    if drop_incomplete:
-        argv.append('--drop-incomplete')
-    _flag(argv, tables, '--failure-score', failure_score, False, None)
-    _flag(argv, tables, '--selector', selector, False, None)
-    _flag(argv, tables, '--columns', columns, False, None)
-    if common_questions:
-        argv.append('--common-questions')
-    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
-    _flag(argv, tables, '--weights', weights, False, None)
-    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
-    _flag(argv, tables, '--arm-from', arm_from, False, None)
-    _flag(argv, tables, '--score', score, True, None)
-    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
-    _flag(argv, tables, '--missing-as', missing_as, False, None)
-    _flag(argv, tables, '--filter', filter, False, None)
-    _flag(argv, tables, '--ledger', ledger, False, None)
-    _flag(argv, tables, '--unit-costs', unit_costs, False, None)
-    _flag(argv, tables, '--question-cost', question_cost, False, 0)
-    _flag(argv, tables, '--prices', prices, False, None)
-    _flag(argv, tables, '--currency', currency, False, None)
-    _flag(argv, tables, '--search-price', search_price, False, None)
-    _flag(argv, tables, '--target-se', target_se, False, None)
-    _flag(argv, tables, '--mde', mde, False, None)
-    _flag(argv, tables, '--budget-tokens', budget_tokens, False, None)
-    _flag(argv, tables, '--budget-usd', budget_usd, False, None)
-    _flag(argv, tables, '--questions', questions, False, None)
-    _flag(argv, tables, '--trajectories', trajectories, False, None)
-    _flag(argv, tables, '--reads', reads, False, None)
-    _flag(argv, tables, '--difference', difference, False, None)
-    _flag(argv, tables, '--alpha', alpha, False, 0.05)
-    _flag(argv, tables, '--power', power, False, 0.8)
-    _flag(argv, tables, '--shares', shares, False, None)
-    _flag(argv, tables, '--max-questions', max_questions, False, 100000)
-    _flag(argv, tables, '--max-trajectories', max_trajectories, False, 10)
-    _flag(argv, tables, '--max-reads', max_reads, False, 10)
-    _flag(argv, tables, '--runners-up', runners_up, False, 5)
-    _flag(argv, tables, '--replicates', replicates, False, 10000)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--backend', backend, False, 'auto')
-    _flag(argv, tables, '--confidence', confidence, False, 0.95)
-    return _run(argv, tables, progress)
+    inputs: dict = {'audit': audit, 'components': components, 'ledger': ledger, 'prices': prices}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'unit_costs': unit_costs, 'question_cost': question_cost, 'currency': currency, 'search_price': search_price, 'target_se': target_se, 'mde': mde, 'budget_tokens': budget_tokens, 'budget_usd': budget_usd, 'questions': questions, 'trajectories': trajectories, 'reads': reads, 'difference': difference, 'alpha': alpha, 'power': power, 'shares': shares, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'runners_up': runners_up, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    return _analyse('plan', inputs, settings, False, progress)
 
 
 def run_audit(

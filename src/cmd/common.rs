@@ -212,23 +212,6 @@ impl PanelOptions {
 }
 
 impl PanelOptions {
-    /// `audit`, read from the components file `path`, with its strata weighted by
-    /// `--weights` when given; without the flag the file's own weights stand (those
-    /// `stats variance --weights --format json` wrote, else equal).
-    ///
-    /// # Errors
-    /// An input error naming `path` when the weights do not fit the audit's strata.
-    pub fn weigh_components(
-        &self,
-        audit: ragstats_core::components::forecast::Audit,
-        path: &std::path::Path,
-    ) -> ragstats_core::Result<ragstats_core::components::forecast::Audit> {
-        match &self.shape.weights {
-            Some(w) => audit.weighted(w, path),
-            None => Ok(audit),
-        }
-    }
-
     /// Says on stderr when the selector average was chosen because no `--selector` was given.
     pub fn note_selector(&self, panel: &Panel) {
         if self.selector.is_none() && panel.selectors.len() > 1 {
@@ -266,30 +249,6 @@ pub fn with_panel_paths<R>(
     f: impl FnOnce() -> anyhow::Result<R>,
 ) -> anyhow::Result<R> {
     ragstats_core::import::with_log_set(&panel_paths(panel, more), f)
-}
-
-/// [`with_panel_paths`] for an `--audit PANEL [LOG…]` option: its first path stands for all
-/// of them; with no audit (a components file instead), simply runs `f`.
-///
-/// # Errors
-/// As [`with_panel_paths`].
-pub fn with_audit_paths<R>(
-    audit: &[std::path::PathBuf],
-    f: impl FnOnce() -> anyhow::Result<R>,
-) -> anyhow::Result<R> {
-    match audit.split_first() {
-        Some((first, more)) => with_panel_paths(first, more, f),
-        None => f(),
-    }
-}
-
-/// The envelope's inputs with `--audit`'s paths under `audit` (none when absent).
-pub fn audit_input(audit: &[std::path::PathBuf]) -> ragstats_core::document::Inputs {
-    let inputs = ragstats_core::document::Inputs::new();
-    match audit.split_first() {
-        Some((first, more)) => panel_input(inputs, "audit", first, more),
-        None => inputs,
-    }
 }
 
 /// The envelope's inputs with PANEL in `role`: the one path, or the list when further logs

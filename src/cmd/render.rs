@@ -4,7 +4,7 @@
 use ragstats_core::document::Inputs;
 pub use ragstats_core::document::{document_of as document, Figure, Finished, Rendered, Sections};
 
-use super::common::{print_json, write_table_csv, Format, PanelOptions};
+use super::common::{print_json, write_table_csv, Format};
 
 /// A setting a view's text names, as the command line spells it: its flag, and the value
 /// the text gives it (`--format json`).
@@ -106,24 +106,4 @@ pub fn finished_boxed(
     let mut f = Finished::boxed(command, inputs, result);
     f.unpaired_cells = super::common::take_unpaired();
     f
-}
-
-/// The selector sections of `--by selector`: `run` once per selector of `path` and once for
-/// the selector average (when there are several), with `--selector` set accordingly
-/// ([`ragstats_core::import::by_selector`]).
-///
-/// # Errors
-/// A settings error with `--selector` or without a `selector` column; any run's error.
-pub fn sections_by_selector(
-    path: &std::path::Path,
-    opts: &PanelOptions,
-    mut run: impl FnMut(PanelOptions) -> anyhow::Result<Box<dyn Rendered>>,
-) -> anyhow::Result<Sections> {
-    let source = ragstats_core::panel::Source::file(path);
-    ragstats_core::import::by_selector(&source, &opts.settings(), |settings| {
-        run(PanelOptions {
-            selector: settings.selector,
-            ..opts.clone()
-        })
-    })
 }

@@ -823,12 +823,6 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
         &["planner", "selector"],
         3,
     ),
-    // check("max_questions", …) for each bound of the least-cost search
-    (
-        "crates/ragstats-core/src/analyses/priced.rs",
-        &["max_questions", "max_trajectories", "max_reads"],
-        2,
-    ),
     // compare's settings that price the next step: [("max_questions", …), …], then
     // [("search_price", …), ("question_cost", …)]
     (
@@ -842,6 +836,22 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
             "question_cost",
         ],
         2,
+    ),
+    // positive("target_se", …), size("questions", …), probability("alpha", …) and the like
+    (
+        "crates/ragstats-core/src/analyses/plan.rs",
+        &[
+            "target_se",
+            "mde",
+            "budget_tokens",
+            "budget_usd",
+            "questions",
+            "trajectories",
+            "reads",
+            "alpha",
+            "power",
+        ],
+        5,
     ),
 ];
 

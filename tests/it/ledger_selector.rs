@@ -403,11 +403,11 @@ fn loaded(
 /// (rrf: 600 + 6 × 50 = 900 and 600 + 12 × 50 = 1,200). Dollars need prices.
 #[test]
 fn library_efficiency_prices_the_panel_from_its_ledger() {
-    use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
+    use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencyJob};
     use ragstats_core::costs::accounting::{Budget, PricedLedger};
     use ragstats_core::resample::{CpuBackend, Resampling};
     let dir = tempfile::tempdir().unwrap();
-    let settings = EfficiencySettings {
+    let settings = EfficiencyJob {
         budget: Budget::Tokens,
         max_reads: 10,
         resampling: Resampling {
@@ -450,7 +450,7 @@ fn library_efficiency_prices_the_panel_from_its_ledger() {
         );
         assert_eq!(r.max_reads, 10);
         assert!(!r.unbalanced);
-        let usd = EfficiencySettings {
+        let usd = EfficiencyJob {
             budget: Budget::Usd {
                 search_usd_per_1000: None,
             },
@@ -512,7 +512,7 @@ fn library_cost_report_accounts_one_selector_or_all() {
 /// 3:1:1 takes trajectory 0 with read 0 of each question: 3 × 100 + 3 × 50 for rrf.
 #[test]
 fn library_allocate_prices_each_allocation_from_the_ledger() {
-    use ragstats_core::allocation::allocate::{allocate, AllocateSettings, AllocationSpec};
+    use ragstats_core::allocation::allocate::{allocate, AllocateJob, AllocationSpec};
     use ragstats_core::allocation::walk::CpuWalk;
     use ragstats_core::costs::accounting::PricedLedger;
     use ragstats_core::ledger::Prices;
@@ -524,7 +524,7 @@ fn library_allocate_prices_each_allocation_from_the_ledger() {
         .iter()
         .map(|s| s.parse().unwrap())
         .collect();
-    let settings = AllocateSettings {
+    let settings = AllocateJob {
         order_seed: None,
         search_prices: Some(vec![0.0]),
         resampling: Resampling {
@@ -568,7 +568,7 @@ fn library_allocate_prices_each_allocation_from_the_ledger() {
 #[test]
 fn library_efficiency_says_why_constant_scores_are_undefined() {
     use ragstats_core::allocation::one_read_ledger::{
-        direct_ratio_reason, efficiency_of_panel, EfficiencySettings,
+        direct_ratio_reason, efficiency_of_panel, EfficiencyJob,
     };
     use ragstats_core::costs::accounting::{Budget, PricedLedger};
     use ragstats_core::resample::{CpuBackend, Resampling};
@@ -583,7 +583,7 @@ fn library_efficiency_says_why_constant_scores_are_undefined() {
         prices: None,
         prices_path: None,
     };
-    let settings = EfficiencySettings {
+    let settings = EfficiencyJob {
         budget: Budget::Tokens,
         max_reads: 10,
         resampling: Resampling {

@@ -500,7 +500,7 @@ fn unbalanced_audit_plans_from_reml_components() {
 /// the CPU engine), and the interval brackets the point answer.
 #[test]
 fn library_plan_of_the_demo_audit_is_the_commands() {
-    use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanGoal, PlanSettings};
+    use ragstats_core::allocation::planner_report::{plan, PlanCosts, PlanGoal, PlanJob};
     use ragstats_core::components::forecast::Audit;
     use ragstats_core::components::variance::analyse_panel;
     use ragstats_core::panel::{load_panel, LoadOptions};
@@ -517,7 +517,7 @@ fn library_plan_of_the_demo_audit_is_the_commands() {
     )
     .unwrap();
     let audit = Audit::from_report(&analyse_panel(&panel).unwrap());
-    let settings = PlanSettings {
+    let settings = PlanJob {
         goal: PlanGoal::TargetSe {
             se: 0.01,
             from_mde: None,

@@ -44,6 +44,17 @@ impl ragstats_core::analyses::Engines for Engines {
     ) -> Result<Option<Box<dyn ragstats_core::correlate::permute::PermuteBackend>>> {
         Ok(select_permute(backend)?.map(|g| Box::new(g) as _))
     }
+
+    fn walker(
+        &self,
+        backend: BackendChoice,
+        draws: u64,
+    ) -> Result<Box<dyn ragstats_core::allocation::walk::WalkBackend>> {
+        Ok(match select_walk(backend, draws)? {
+            Some(g) => Box::new(g),
+            None => Box::new(ragstats_core::allocation::walk::CpuWalk),
+        })
+    }
 }
 
 /// Below this many draws (B × Σ q_s), `auto` runs on the CPU without probing for a GPU:

@@ -37,6 +37,9 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("slice", &["panel"]),
     ("simulate", &[]),
     ("coverage", &["panel"]),
+    ("allocate", &["panel", "ledger", "prices"]),
+    ("efficiency", &["panel", "ledger", "prices"]),
+    ("plan", &["audit", "components", "ledger", "prices"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -189,6 +192,9 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "slice" => schemars::schema_for!(analyses::SliceSettings),
         "simulate" => schemars::schema_for!(analyses::SimulateSettings),
         "coverage" => schemars::schema_for!(analyses::CoverageSettings),
+        "allocate" => schemars::schema_for!(analyses::AllocateSettings),
+        "efficiency" => schemars::schema_for!(analyses::EfficiencySettings),
+        "plan" => schemars::schema_for!(analyses::PlanSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -416,6 +422,64 @@ pub fn run(
         "coverage" => Ok(analyses::coverage(
             inputs.get("panel"),
             &settings::<analyses::CoverageSettings>(json)?,
+            &engines,
+            &progress,
+        )?),
+        "allocate" => {
+            let s: analyses::AllocateSettings = settings(json)?;
+            let panel = input(inputs, "panel")?;
+            let draw = |outcome: &str, r: &ragstats_core::allocation::allocate::AllocateReport| {
+                let e = &r.engine;
+                let caption = ragstats_plot::Caption {
+                    panel: panel.name().display().to_string(),
+                    outcome: outcome.to_string(),
+                    bootstrap: Some((e.seed.unwrap_or_default(), e.replicates.unwrap_or_default())),
+                };
+                ragstats_plot::allocate(r, &caption)
+            };
+            Ok(analyses::allocate(
+                panel,
+                input(inputs, "ledger")?,
+                input(inputs, "prices")?,
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
+        "efficiency" => {
+            let s: analyses::EfficiencySettings = settings(json)?;
+            let panel = input(inputs, "panel")?;
+            let draw =
+                |outcome: &str,
+                 r: &ragstats_core::allocation::one_read_ledger::EfficiencyReport| {
+                    let e = &r.engine;
+                    let caption = ragstats_plot::Caption {
+                        panel: panel.name().display().to_string(),
+                        outcome: outcome.to_string(),
+                        bootstrap: Some((
+                            e.seed.unwrap_or_default(),
+                            e.replicates.unwrap_or_default(),
+                        )),
+                    };
+                    ragstats_plot::efficiency(&r.analysis, &caption)
+                };
+            Ok(analyses::efficiency(
+                panel,
+                input(inputs, "ledger")?,
+                inputs.get("prices"),
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
+        "plan" => Ok(analyses::plan(
+            inputs.get("audit"),
+            inputs.get("components"),
+            inputs.get("ledger"),
+            inputs.get("prices"),
+            &settings::<analyses::PlanSettings>(json)?,
             &engines,
             &progress,
         )?),

@@ -1,54 +1,13 @@
-//! The flags of `stats plan` and their value parsers.
+//! The flags of `stats plan` (the settings they stand for, and their checks, are
+//! [`ragstats_core::analyses::PlanSettings`]).
 
 use std::path::PathBuf;
-use std::str::FromStr;
 
-use ragstats_core::allocation::efficiency::UnitCosts;
-use ragstats_core::allocation::planner::mde_multiplier;
-use ragstats_core::allocation::planner_report::PlanGoal;
+use ragstats_core::analyses::SearchBounds;
 
 use super::super::common::{Format, PanelOptions};
 use super::super::efficiency::CurrencyArg;
 use super::super::resample::ResampleArgs;
-use super::super::UsageError;
-
-/// A probability strictly between 0 and 1, refused when the flag is parsed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Probability(f64);
-
-impl Probability {
-    /// The probability as a number.
-    pub fn get(self) -> f64 {
-        self.0
-    }
-}
-
-impl FromStr for Probability {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().parse::<f64>() {
-            Ok(p) if p > 0.0 && p < 1.0 => Ok(Probability(p)),
-            _ => Err("must be between 0 and 1 (exclusive), e.g. 0.05".into()),
-        }
-    }
-}
-
-/// A positive finite number (`30e6` is accepted).
-fn positive(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err("must be a positive number, e.g. 0.01 or 30e6".into()),
-    }
-}
-
-/// A finite number.
-fn finite(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        _ => Err("must be a finite number, e.g. 0.02".into()),
-    }
-}
 
 /// Flags of `stats plan`.
 #[derive(Debug, clap::Args)]
@@ -80,8 +39,8 @@ pub struct Args {
     pub ledger: Option<PathBuf>,
     /// Unit costs C_T,C_R (one trajectory without its reads, one read) for every stratum,
     /// or C_T,C_R1,C_R+ (a trajectory's first read, each later read), instead of --ledger.
-    #[arg(long, value_name = "C_T,C_R", value_parser = unit_costs_flag)]
-    pub unit_costs: Option<UnitCosts>,
+    #[arg(long, value_name = "C_T,C_R")]
+    pub unit_costs: Option<String>,
     /// Cost per question in the plan's currency (judging, annotation, set-up), added to
     /// every question whatever its T and R.
     #[arg(long, value_name = "COST", default_value_t = 0.0, value_parser = super::super::cost::price_flag)]
@@ -96,17 +55,17 @@ pub struct Args {
     #[arg(long, value_name = "USD", value_parser = super::super::cost::price_flag)]
     pub search_price: Option<f64>,
     /// Goal: the cheapest allocation whose SE is at most this.
-    #[arg(long, value_name = "SE", value_parser = positive)]
+    #[arg(long, value_name = "SE")]
     pub target_se: Option<f64>,
     /// Goal: the cheapest allocation whose minimum detectable difference
     /// (z_{1-α/2} + z_power)·SE is at most this.
-    #[arg(long, value_name = "D", value_parser = positive)]
+    #[arg(long, value_name = "D")]
     pub mde: Option<f64>,
     /// Goal: the allocation of least SE costing at most this many model tokens.
-    #[arg(long, value_name = "TOKENS", value_parser = positive)]
+    #[arg(long, value_name = "TOKENS")]
     pub budget_tokens: Option<f64>,
     /// Goal: the allocation of least SE costing at most this many dollars.
-    #[arg(long, value_name = "USD", value_parser = positive)]
+    #[arg(long, value_name = "USD")]
     pub budget_usd: Option<f64>,
     /// Given design: total questions (split as --shares), with --trajectories and --reads.
     #[arg(long, value_name = "Q", requires_all = ["trajectories", "reads"], value_parser = clap::value_parser!(u64).range(1..))]
@@ -118,7 +77,7 @@ pub struct Args {
     #[arg(long, value_name = "R", requires = "questions", value_parser = clap::value_parser!(u64).range(1..))]
     pub reads: Option<u64>,
     /// A true difference to compute each allocation's power against.
-    #[arg(long, value_name = "D", value_parser = finite, allow_negative_numbers = true)]
+    #[arg(long, value_name = "D", allow_negative_numbers = true)]
     pub difference: Option<f64>,
     /// Two-sided significance level.
     #[arg(
@@ -127,7 +86,7 @@ pub struct Args {
         value_name = "ALPHA",
         allow_negative_numbers = true
     )]
-    pub alpha: Probability,
+    pub alpha: f64,
     /// Power the MDE is defined at.
     #[arg(
         long,
@@ -135,7 +94,7 @@ pub struct Args {
         value_name = "P",
         allow_negative_numbers = true
     )]
-    pub power: Probability,
+    pub power: f64,
     /// Question shares name=W,name=W (integer weights; default: the audit's question counts).
     #[arg(long, value_name = "NAME=W,...")]
     pub shares: Option<String>,
@@ -149,92 +108,6 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-}
-
-impl Args {
-    /// The goal the flags ask for (the clap group makes one of them present).
-    pub(super) fn goal(&self) -> anyhow::Result<PlanGoal> {
-        Ok(if let Some(se) = self.target_se {
-            PlanGoal::TargetSe { se, from_mde: None }
-        } else if let Some(m) = self.mde {
-            PlanGoal::TargetSe {
-                se: m / mde_multiplier(self.alpha.get(), self.power.get()),
-                from_mde: Some(m),
-            }
-        } else if let Some(b) = self.budget_tokens.or(self.budget_usd) {
-            PlanGoal::Budget(b)
-        } else {
-            PlanGoal::Design {
-                questions: usize::try_from(self.questions.unwrap_or(1))?,
-                trajectories: usize::try_from(self.trajectories.unwrap_or(1))?,
-                reads: usize::try_from(self.reads.unwrap_or(1))?,
-            }
-        })
-    }
-
-    /// The currency costs are counted in: a budget's own, else `--currency`, else tokens.
-    pub(super) fn cost_currency(&self) -> Result<CurrencyArg, UsageError> {
-        match (self.budget_tokens, self.budget_usd, self.currency) {
-            (Some(_), _, Some(CurrencyArg::Usd)) => Err(UsageError(
-                "--budget-tokens counts tokens, not --currency usd".into(),
-            )),
-            (_, Some(_), Some(CurrencyArg::Tokens)) => Err(UsageError(
-                "--budget-usd counts dollars, not --currency tokens".into(),
-            )),
-            (Some(_), _, _) => Ok(CurrencyArg::Tokens),
-            (_, Some(_), _) => Ok(CurrencyArg::Usd),
-            (_, _, c) => Ok(c.unwrap_or(CurrencyArg::Tokens)),
-        }
-    }
-}
-
-/// `--unit-costs C_T,C_R` (two non-negative finite numbers with a positive sum), or
-/// `C_T,C_R1,C_R+` (first and later reads priced apart).
-fn unit_costs_flag(s: &str) -> Result<UnitCosts, String> {
-    let bad = || {
-        format!(
-            "'{s}': expected C_T,C_R (or C_T,C_R1,C_R+), non-negative numbers with a positive sum"
-        )
-    };
-    let v = s
-        .split(',')
-        .map(|x| x.trim().parse::<f64>().map_err(|_| bad()))
-        .collect::<Result<Vec<f64>, String>>()?;
-    let c = match v[..] {
-        [t, r] => UnitCosts::flat(t, r),
-        [t, r1, r] => UnitCosts {
-            first_read: r1,
-            ..UnitCosts::flat(t, r)
-        },
-        _ => return Err(bad()),
-    };
-    if !(v.iter().all(|x| x.is_finite() && *x >= 0.0) && c.trajectory + c.first_read > 0.0) {
-        return Err(bad());
-    }
-    Ok(c)
-}
-
-/// `--shares name=W,...`: the (name, positive integer weight) pairs as given (the core
-/// matches them to the audit's strata).
-pub(super) fn parse_shares(text: &str) -> Result<Vec<(String, usize)>, UsageError> {
-    let mut given = Vec::new();
-    for item in text.split(',') {
-        let (name, w) = item.split_once('=').ok_or_else(|| {
-            UsageError(format!(
-                "--shares: '{item}' is not name=W (e.g. hotpotqa=1,musique=1)"
-            ))
-        })?;
-        let w: usize = match w.trim().parse() {
-            Ok(w) if w >= 1 => w,
-            _ => {
-                return Err(UsageError(format!(
-                    "--shares: the weight of '{name}' must be a positive integer, got '{w}'"
-                )))
-            }
-        };
-        given.push((name.trim().to_string(), w));
-    }
-    Ok(given)
 }
 
 /// The bounds of the least-cost search over Q:T:R (`stats plan`, and `stats compare
@@ -263,15 +136,20 @@ impl Default for BoundsArgs {
 }
 
 impl BoundsArgs {
+    /// The library's bounds for these flags.
+    pub fn settings(&self) -> SearchBounds {
+        SearchBounds {
+            max_questions: self.max_questions,
+            max_trajectories: self.max_trajectories,
+            max_reads: self.max_reads,
+        }
+    }
+
     /// The search's bounds.
     ///
     /// # Errors
     /// A bound that does not fit this machine's `usize`.
-    pub fn bounds(&self) -> anyhow::Result<ragstats_core::allocation::planner::Bounds> {
-        Ok(ragstats_core::allocation::planner::Bounds {
-            max_questions: usize::try_from(self.max_questions)?,
-            max_trajectories: usize::try_from(self.max_trajectories)?,
-            max_reads: usize::try_from(self.max_reads)?,
-        })
+    pub fn bounds(&self) -> ragstats_core::Result<ragstats_core::allocation::planner::Bounds> {
+        self.settings().bounds()
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use ragstats_agent::run::audit_view;
 use ragstats_core::allocation::fixed_t::FixedTLoss;
 use ragstats_core::allocation::one_read::OneReadReport;
-use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencySettings};
+use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencyJob};
 use ragstats_core::costs::accounting::{cost_report, Budget, CostJob, CostReport, PricedLedger};
 use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::panel::Panel;
@@ -140,7 +140,7 @@ fn efficiency_values(
         prices_path: prices,
     };
     // Tokens, as `stats efficiency` counts by default; R up to 10, as its `--max-reads`.
-    let settings = EfficiencySettings {
+    let settings = EfficiencyJob {
         budget: Budget::Tokens,
         max_reads: 10,
         resampling: args.resample.resampling_of(replicates),

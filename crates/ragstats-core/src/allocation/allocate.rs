@@ -770,7 +770,7 @@ fn correlation(xy: impl Iterator<Item = (f64, f64)>) -> f64 {
 
 /// Settings of [`allocate`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct AllocateSettings {
+pub struct AllocateJob {
     /// Take questions in a seeded shuffled order ([`question_order`]); `None`: file order.
     pub order_seed: Option<u64>,
     /// Search prices (USD per 1,000 requests) to compare fees at; `None`: the prices file's
@@ -796,7 +796,7 @@ pub fn allocate(
     panel: &Panel,
     specs: &[AllocationSpec],
     ledger: &PricedLedger<'_>,
-    settings: &AllocateSettings,
+    settings: &AllocateJob,
     walk: &dyn WalkBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<AllocateReport> {

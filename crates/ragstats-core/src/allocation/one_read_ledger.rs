@@ -18,7 +18,7 @@ use crate::Result;
 
 /// Settings of [`efficiency_of_panel`].
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct EfficiencySettings {
+pub struct EfficiencyJob {
     /// What the budget is counted in.
     pub budget: Budget,
     /// The largest read count R the fixed-T loss minimises over (from 1).
@@ -48,12 +48,12 @@ pub struct EfficiencySettings {
 pub fn efficiency_of_panel(
     panel: &Panel,
     ledger: &PricedLedger<'_>,
-    settings: &EfficiencySettings,
+    settings: &EfficiencyJob,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<OneReadReport> {
     let cells = ledger.cell_costs(panel.selector.as_deref(), settings.budget)?;
-    let EfficiencySettings {
+    let EfficiencyJob {
         max_reads,
         ref resampling,
         question_cost,
@@ -124,7 +124,7 @@ impl Report for EfficiencyReport {
 pub fn efficiency_report(
     panel: &Panel,
     ledger: &PricedLedger<'_>,
-    settings: &EfficiencySettings,
+    settings: &EfficiencyJob,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<EfficiencyReport> {
@@ -369,7 +369,7 @@ mod tests {
             prices: None,
             prices_path: None,
         };
-        let settings = EfficiencySettings {
+        let settings = EfficiencyJob {
             budget: Budget::Tokens,
             max_reads: 4,
             resampling: Resampling {
@@ -441,7 +441,7 @@ mod tests {
             prices: None,
             prices_path: None,
         };
-        let settings = EfficiencySettings {
+        let settings = EfficiencyJob {
             budget: Budget::Tokens,
             max_reads: 4,
             resampling: Resampling {

@@ -140,7 +140,7 @@ impl PlanCosts {
 
 /// Everything `plan` is asked, besides its inputs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlanSettings {
+pub struct PlanJob {
     pub goal: PlanGoal,
     /// The name of the cost unit (`tokens`, `USD`), as messages and the report say it.
     pub unit: String,
@@ -286,7 +286,7 @@ pub fn plan(
     audit: &Audit,
     panel: Option<&Panel>,
     costs: &PlanCosts,
-    settings: &PlanSettings,
+    settings: &PlanJob,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<PlanReport> {
@@ -536,7 +536,7 @@ fn refits(
     p: &Panel,
     costs: &PlanCosts,
     notes: &mut Vec<String>,
-    settings: &PlanSettings,
+    settings: &PlanJob,
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<super::planner::Refit>> {
@@ -594,7 +594,7 @@ fn uncertainty(
     planner: &Planner,
     refits: &[super::planner::Refit],
     chosen: &Allocation,
-    settings: &PlanSettings,
+    settings: &PlanJob,
 ) -> Vec<PlanInterval> {
     let num = |v: f64| format_number(v, Precision::Auto);
     let (conf, alpha) = (settings.resampling.confidence, settings.alpha);
@@ -850,8 +850,8 @@ mod tests {
         }
     }
 
-    fn settings(goal: PlanGoal) -> PlanSettings {
-        PlanSettings {
+    fn settings(goal: PlanGoal) -> PlanJob {
+        PlanJob {
             goal,
             unit: "tokens".into(),
             alpha: 0.05,
@@ -873,7 +873,7 @@ mod tests {
         }
     }
 
-    fn run(costs: &PlanCosts, s: &PlanSettings) -> Result<PlanReport> {
+    fn run(costs: &PlanCosts, s: &PlanJob) -> Result<PlanReport> {
         plan(&audit(), None, costs, s, &CpuBackend::new(), &|_| {})
     }
 

@@ -145,7 +145,7 @@ pub fn forecast(
 /// The audit of a components document `source` (a file, or one record holding the
 /// document), its strata weighted by `settings.weights` when given (else the document's own
 /// weights stand).
-fn components_of(source: &Source, settings: &PanelSettings) -> Result<Audit> {
+pub(super) fn components_of(source: &Source, settings: &PanelSettings) -> Result<Audit> {
     let audit = match source {
         Source::Files(paths) if paths.len() == 1 => Audit::read_components(&paths[0])?,
         Source::Records { name, rows } if rows.len() == 1 => {

@@ -12,18 +12,22 @@
 //! [`Source`]: crate::panel::Source
 //! [`Finished`]: crate::document::Finished
 
+use crate::allocation::walk::WalkBackend;
 use crate::correlate::permute::PermuteBackend;
 use crate::resample::{Backend, ResampleBackend};
 
+mod allocate;
 mod bootstrap;
 mod compare;
 mod consistency;
 mod correlate;
 mod cost;
 mod coverage;
+mod efficiency;
 mod forecast;
 mod mcq;
 mod merge;
+mod plan;
 mod priced;
 mod score_answers;
 mod simulate;
@@ -32,12 +36,14 @@ mod subsets;
 mod variance;
 
 pub use crate::qa_scoring::qa_items::AnswerSettings as ScoreAnswersSettings;
+pub use allocate::{allocate, AllocateSettings, DrawAllocate, QuestionCosts};
 pub use bootstrap::{bootstrap, BootstrapSettings, ReplicateRange};
 pub use compare::{compare, compare_report, CompareSettings};
 pub use consistency::{consistency, consistency_report, ConsistencySettings};
 pub use correlate::{correlate, correlate_report, CorrelateSettings, MAX_PERMUTATIONS};
 pub use cost::{cost, CostSettings, SearchPrices};
 pub use coverage::{coverage, AnalysisChoice, CoverageSettings, GeneratorChoice};
+pub use efficiency::{efficiency, DrawEfficiency, EfficiencySettings};
 pub use forecast::{forecast, DrawForecast, ForecastSettings};
 pub use mcq::{
     mcq_agree, mcq_compare, mcq_compare_report, mcq_cost, mcq_filter, mcq_score, mcq_score_report,
@@ -45,6 +51,7 @@ pub use mcq::{
     McqScoreSettings,
 };
 pub use merge::{merge, MergeSettings};
+pub use plan::{plan, GivenUnitCosts, PlanSettings, Shares};
 pub use priced::{CostUnit, SearchBounds};
 pub use score_answers::score_answers;
 pub use simulate::{simulate, Means, SimulateSettings, Strata};
@@ -67,6 +74,13 @@ pub trait Engines: Sync {
     /// # Errors
     /// When `backend` asks for a GPU that cannot be had.
     fn permuter(&self, backend: Backend) -> crate::Result<Option<Box<dyn PermuteBackend>>>;
+
+    /// The engine of the exact-size paired walk (the allocations' bootstrap) for a job of
+    /// `draws` draws on `backend`.
+    ///
+    /// # Errors
+    /// When `backend` asks for a GPU that cannot be had.
+    fn walker(&self, backend: Backend, draws: u64) -> crate::Result<Box<dyn WalkBackend>>;
 }
 
 /// The engines of this crate alone: every job on the CPU, and a GPU asked for is an error.
@@ -86,6 +100,11 @@ impl Engines for CpuEngines {
 
     fn permuter(&self, backend: Backend) -> crate::Result<Option<Box<dyn PermuteBackend>>> {
         self.resampler(backend, 0).map(|_| None)
+    }
+
+    fn walker(&self, backend: Backend, _draws: u64) -> crate::Result<Box<dyn WalkBackend>> {
+        self.resampler(backend, 0)
+            .map(|_| Box::new(crate::allocation::walk::CpuWalk) as _)
     }
 }
 
