@@ -34,6 +34,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("bootstrap", &["panel"]),
     ("merge", &["files"]),
     ("consistency", &["reads"]),
+    ("compare", &["panel", "ledger", "prices"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -183,6 +184,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "bootstrap" => schemars::schema_for!(analyses::BootstrapSettings),
         "merge" => schemars::schema_for!(analyses::MergeSettings),
         "consistency" => schemars::schema_for!(analyses::ConsistencySettings),
+        "compare" => schemars::schema_for!(analyses::CompareSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -394,6 +396,27 @@ pub fn run(
             };
             Ok(analyses::consistency(
                 reads,
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
+        "compare" => {
+            let s: analyses::CompareSettings = settings(json)?;
+            let panel = input(inputs, "panel")?;
+            let draw = |r: &ragstats_core::compare::CompareReport| {
+                let caption = ragstats_plot::Caption {
+                    panel: panel.name().display().to_string(),
+                    outcome: r.metric.clone(),
+                    bootstrap: Some((s.resample.seed, u64::from(s.resample.replicates))),
+                };
+                ragstats_plot::compare(r, &caption)
+            };
+            Ok(analyses::compare(
+                panel,
+                inputs.get("ledger"),
+                inputs.get("prices"),
                 &s,
                 &engines,
                 &progress,
