@@ -238,40 +238,40 @@ def merge(
 
 
 def compare(
-    panel: Union[Any, Sequence[Any], None],
+    panel: Input,
     *,
-    by: Any = None,
-    arm: Any = None,
-    metric: Any = None,
-    arms: Union[Any, Sequence[Any], None] = None,
-    reference: Any = None,
+    by: Optional[str] = None,
+    arm: Optional[str] = None,
+    metric: Optional[str] = None,
+    arms: Optional[Union[str, Sequence[str]]] = None,
+    reference: Optional[str] = None,
     drop_incomplete: bool = False,
-    failure_score: Any = None,
-    selector: Any = None,
-    power: Any = 0.8,
-    interval: Any = 'auto',
-    ledger: Any = None,
-    prices: Any = None,
-    currency: Any = None,
-    search_price: Any = None,
-    question_cost: Any = 0,
-    max_questions: Any = 100000,
-    max_trajectories: Any = 10,
-    max_reads: Any = 10,
-    replicates: Any = 10000,
-    seed: Any = 1,
-    backend: Any = 'auto',
-    confidence: Any = 0.95,
-    columns: Any = None,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    power: float = 0.8,
+    interval: Literal['auto', 't', 'score', 'clopper-pearson'] = 'auto',
+    ledger: Optional[Input] = None,
+    prices: Optional[Input] = None,
+    currency: Optional[Literal['tokens', 'usd']] = None,
+    search_price: Optional[float] = None,
+    question_cost: float = 0,
+    max_questions: int = 100000,
+    max_trajectories: int = 10,
+    max_reads: int = 10,
+    replicates: int = 10000,
+    seed: int = 1,
+    backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
+    confidence: float = 0.95,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
     common_questions: bool = False,
-    duplicates: Any = 'error',
-    weights: Any = None,
-    dataset_from: Any = None,
-    arm_from: Any = None,
-    score: Union[Any, Sequence[Any], None] = None,
-    cluster_from: Any = None,
-    missing_as: Any = None,
-    filter: Any = None,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
     all_pairs: bool = False,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
@@ -324,48 +324,9 @@ def compare(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    argv: list = ['compare']
-    tables: dict = {}
-    _positional(argv, tables, panel, True)
-    _flag(argv, tables, '--by', by, False, None)
-    _flag(argv, tables, '--arm', arm, False, None)
-    _flag(argv, tables, '--metric', metric, False, None)
-    _flag(argv, tables, '--arms', arms, True, None)
-    _flag(argv, tables, '--reference', reference, False, None)
-    if drop_incomplete:
-        argv.append('--drop-incomplete')
-    _flag(argv, tables, '--failure-score', failure_score, False, None)
-    _flag(argv, tables, '--selector', selector, False, None)
-    _flag(argv, tables, '--power', power, False, 0.8)
-    _flag(argv, tables, '--interval', interval, False, 'auto')
-    _flag(argv, tables, '--ledger', ledger, False, None)
-    _flag(argv, tables, '--prices', prices, False, None)
-    _flag(argv, tables, '--currency', currency, False, None)
-    _flag(argv, tables, '--search-price', search_price, False, None)
-    _flag(argv, tables, '--question-cost', question_cost, False, 0)
-    _flag(argv, tables, '--max-questions', max_questions, False, 100000)
-    _flag(argv, tables, '--max-trajectories', max_trajectories, False, 10)
-    _flag(argv, tables, '--max-reads', max_reads, False, 10)
-    _flag(argv, tables, '--replicates', replicates, False, 10000)
-    _flag(argv, tables, '--seed', seed, False, 1)
-    _flag(argv, tables, '--backend', backend, False, 'auto')
-    _flag(argv, tables, '--confidence', confidence, False, 0.95)
-    _flag(argv, tables, '--columns', columns, False, None)
-    if common_questions:
-        argv.append('--common-questions')
-    _flag(argv, tables, '--duplicates', duplicates, False, 'error')
-    _flag(argv, tables, '--weights', weights, False, None)
-    _flag(argv, tables, '--dataset-from', dataset_from, False, None)
-    _flag(argv, tables, '--arm-from', arm_from, False, None)
-    _flag(argv, tables, '--score', score, True, None)
-    _flag(argv, tables, '--cluster-from', cluster_from, False, None)
-    _flag(argv, tables, '--missing-as', missing_as, False, None)
-    _flag(argv, tables, '--filter', filter, False, None)
-    if all_pairs:
-        argv.append('--all-pairs')
-    if plot:
-        argv += ['--plot', 'figure.svg']
-    return _run(argv, tables, progress)
+    inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
+    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
+    return _analyse('compare', inputs, settings, plot, progress)
 
 
 def coverage(

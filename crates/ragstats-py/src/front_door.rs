@@ -40,6 +40,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("allocate", &["panel", "ledger", "prices"]),
     ("efficiency", &["panel", "ledger", "prices"]),
     ("plan", &["audit", "components", "ledger", "prices"]),
+    ("compare", &["panel", "ledger", "prices"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -195,6 +196,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "allocate" => schemars::schema_for!(analyses::AllocateSettings),
         "efficiency" => schemars::schema_for!(analyses::EfficiencySettings),
         "plan" => schemars::schema_for!(analyses::PlanSettings),
+        "compare" => schemars::schema_for!(analyses::CompareSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -467,6 +469,27 @@ pub fn run(
             Ok(analyses::efficiency(
                 panel,
                 input(inputs, "ledger")?,
+                inputs.get("prices"),
+                &s,
+                &engines,
+                &progress,
+                plot.then_some(&draw as _),
+            )?)
+        }
+        "compare" => {
+            let s: analyses::CompareSettings = settings(json)?;
+            let panel = input(inputs, "panel")?;
+            let draw = |r: &ragstats_core::compare::CompareReport| {
+                let caption = ragstats_plot::Caption {
+                    panel: panel.name().display().to_string(),
+                    outcome: r.metric.clone(),
+                    bootstrap: Some((s.resample.seed, u64::from(s.resample.replicates))),
+                };
+                ragstats_plot::compare(r, &caption)
+            };
+            Ok(analyses::compare(
+                panel,
+                inputs.get("ledger"),
                 inputs.get("prices"),
                 &s,
                 &engines,

@@ -354,6 +354,52 @@ mod tests {
         );
     }
 
+    /// tests/reference/compare.py's estimates of arms4.csv (the mean of the strata's means):
+    /// base 0.492206421875, a − base 0.046549142708; every pair against the reference.
+    #[test]
+    fn the_systems_and_pairs_are_the_reference_scripts() {
+        let s = CompareSettings {
+            reference: Some("base".into()),
+            resample: ResampleSettings {
+                replicates: 200,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let done = compare(
+            &arms4(),
+            None,
+            None,
+            &s,
+            &super::super::CpuEngines,
+            &|_, _, _| {},
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let doc = done.document();
+        let names: Vec<&str> = doc["systems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["base", "a", "b", "c"]);
+        let base = doc["systems"][0]["estimate"].as_f64().unwrap();
+        assert!((base - 0.492206421875).abs() < 1e-12, "{base}");
+        let pairs = doc["pairs"].as_array().unwrap();
+        assert_eq!(pairs.len(), 3);
+        assert_eq!(
+            (pairs[0]["a"].as_str(), pairs[0]["b"].as_str()),
+            (Some("base"), Some("a"))
+        );
+        let d = pairs[0]["estimate"].as_f64().unwrap();
+        assert!((d - 0.046549142708).abs() < 1e-11, "{d}");
+        assert_eq!(
+            doc["run"]["inputs"]["panel"].as_str().unwrap(),
+            arms4().names()[0]
+        );
+    }
+
     #[test]
     fn each_bad_setting_is_named() {
         let panel = arms4();
