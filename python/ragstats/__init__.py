@@ -50,10 +50,25 @@ __version__ = _ragstats.__version__
 
 
 def cli(args: list) -> int:
-    """Runs ``stats ARGS...`` in this process (output on this process's stdout and stderr)
-    and returns its exit code: every command, including those that are not analyses
-    (``run``, ``mcq run``, ``simulate`` …)."""
-    return _ragstats.run_cli(["stats", *[str(a) for a in args]])
+    """Runs ``stats ARGS...`` (output on this process's stdout and stderr) and returns its
+    exit code: every command, including those that are not analyses (``run``, ``mcq run``
+    …). The command line is its own program, not part of this package (the package calls
+    the library, never the command line): it is ``$STATS`` when set, else ``stats`` on the
+    ``PATH`` (``cargo install --path .`` in the repository installs it)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    exe = os.environ.get("STATS") or shutil.which("stats")
+    if exe is None:
+        raise FileNotFoundError(
+            "the `stats` command line is not on the PATH: install it with "
+            "`cargo install --path .` in the ragstats repository, or set STATS to its path"
+        )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return subprocess.run([exe, *[str(a) for a in args]]).returncode
 
 
 __all__ = [

@@ -1,13 +1,12 @@
-"""How a Python call becomes a command run: keyword arguments into the command's flags,
-data frames registered as in-memory tables under names the flags give them, and the
-result wrapped as a :class:`Result`."""
+"""How a Python call reaches the library: its inputs (paths, lists of logs, tables,
+records) and its keywords (the analysis's settings, as JSON) passed to the native module's
+front door (``_ragstats.analyse``), and the result wrapped as a :class:`Result`."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-import tempfile
 from typing import Any, Callable, Optional
 
 from . import _ragstats
@@ -138,55 +137,6 @@ class Result:
     __str__ = __repr__
 
 
-def _is_table(v: Any) -> bool:
-    return hasattr(v, "__arrow_c_stream__") or type(v).__module__.split(".")[0] == "pandas"
-
-
-# The key under which a call's temporary directory (for dict and record inputs) travels
-# with its tables until the call ends; never passed to the extension.
-_TEMP = "\0temp"
-
-
-def _is_records(v: Any) -> bool:
-    return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
-
-
-def _toml(d: dict, table: tuple = ()) -> str:
-    """`d` as TOML: its scalars and arrays, then each sub-table under its dotted header."""
-
-    def key(k: str) -> str:
-        return json.dumps(str(k))
-
-    def scalar(v: Any) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, (int, float)):
-            return repr(v)
-        if isinstance(v, (list, tuple)):
-            return "[" + ", ".join(scalar(x) for x in v) + "]"
-        return json.dumps(str(v))
-
-    out = []
-    if table:
-        out.append("[" + ".".join(key(k) for k in table) + "]")
-    out += [f"{key(k)} = {scalar(v)}" for k, v in d.items() if not isinstance(v, dict)]
-    text = "\n".join(out) + "\n"
-    for k, v in d.items():
-        if isinstance(v, dict):
-            text += "\n" + _toml(v, table + (k,))
-    return text
-
-
-def _temp_file(tables: dict, suffix: str, text: str) -> str:
-    if _TEMP not in tables:
-        tables[_TEMP] = tempfile.TemporaryDirectory(prefix="ragstats-")
-    d = tables[_TEMP].name
-    path = os.path.join(d, f"input{len(os.listdir(d)) + 1}{suffix}")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    return path
-
-
 def _without_null_columns(v: Any) -> Any:
     """A polars frame with its Null-typed (all-missing) columns and fields cast to strings: polars
     exports such a column with a validity buffer that the Arrow C data interface's Null type
@@ -206,70 +156,6 @@ def _without_null_columns(v: Any) -> Any:
 
     changed = {c: fix(t) for c, t in v.schema.items() if fix(t) != t}
     return v.with_columns(pl.col(c).cast(t) for c, t in changed.items()) if changed else v
-
-
-def _value(tables: dict, v: Any) -> str:
-    """A flag's value as the command line gives it; a table is registered under a name; a
-    dict (prices) is written as a TOML file and a list of dicts (records: MCQ items or
-    results, annotations, ledger rows) as a JSON-lines file, for the call's duration."""
-    if isinstance(v, dict):
-        return _temp_file(tables, ".toml", _toml(v))
-    if _is_records(v):
-        return _temp_file(tables, ".jsonl", "".join(json.dumps(r) + "\n" for r in v))
-    if _is_table(v):
-        v = _without_null_columns(v)
-        t = type(v)
-        base = f"{t.__module__.split('.')[0]}.{t.__qualname__}"
-        name, n = f"<{base}>", 2
-        while name in tables:
-            name, n = f"<{base} {n}>", n + 1
-        tables[name] = v
-        return name
-    if isinstance(v, os.PathLike):
-        return os.fspath(v)
-    if isinstance(v, bool):
-        raise TypeError(f"expected a value, got {v!r}")
-    return str(v)
-
-
-def _positional(argv: list, tables: dict, v: Any, repeated: bool) -> None:
-    if v is None:
-        return
-    if repeated and isinstance(v, (list, tuple)) and not _is_records(v):
-        argv.extend(_value(tables, x) for x in v)
-    else:
-        argv.append(_value(tables, v))
-
-
-def _shape_value(tables: dict, long: str, v: Any) -> Any:
-    """A dict given for ``columns`` (role → column) as ``role=column,…``, and for ``weights``
-    (dataset → weight) as a ``dataset,weight`` CSV file for the call's duration; anything
-    else as it is."""
-    if not isinstance(v, dict):
-        return v
-    if long == "--columns":
-        return ",".join(f"{role}={column}" for role, column in v.items())
-    if long == "--weights":
-        import csv
-        import io
-
-        text = io.StringIO()
-        w = csv.writer(text, lineterminator="\n")
-        w.writerow(["dataset", "weight"])
-        for dataset, weight in v.items():
-            w.writerow([dataset, repr(float(weight))])
-        return _temp_file(tables, ".csv", text.getvalue())
-    return v
-
-
-def _flag(argv: list, tables: dict, long: str, v: Any, repeated: bool, default: Any) -> None:
-    # A value equal to the CLI's default is left out, as a user would leave out the flag.
-    if v is None or (default is not None and v == default):
-        return
-    v = _shape_value(tables, long, v)
-    values = v if repeated and isinstance(v, (list, tuple)) and not _is_records(v) else [v]
-    for x in values:
-        argv += [long, _value(tables, x)]
 
 
 def _tqdm_progress() -> Optional[Callable[[int, int], None]]:
@@ -321,12 +207,3 @@ def _analyse(
         given["score"] = [given["score"]]
     outcome = _ragstats.analyse(name, inputs, json.dumps(given), plot, progress or _tqdm_progress())
     return Result(outcome)
-
-
-def _run(argv: list, tables: dict, progress: Optional[Callable[[int, int], Any]]) -> Result:
-    temp = tables.pop(_TEMP, None)
-    try:
-        return Result(_ragstats.call(argv, tables, progress or _tqdm_progress()))
-    finally:
-        if temp is not None:
-            temp.cleanup()

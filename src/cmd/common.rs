@@ -149,120 +149,18 @@ impl PanelOptions {
         }
     }
 
-    /// Loads and validates `path` with these options.
-    /// An unbalanced stratum is refused: the error names the first question that differs
-    /// and says which analyses fit unbalanced panels.
-    pub fn load(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
-        self.load_with(path, Balance::Required)
-    }
-
-    /// Loads `path`, keeping unbalanced strata nested (for commands that fit them by REML).
-    pub fn load_unbalanced(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
-        self.load_with(path, Balance::Fitted)
-    }
-
-    /// Loads `path` (Parquet and evaluation logs too, with the mapping flags); the strata
-    /// carry `--weights` ([`Panel::weights`]) for the analyses that combine them. The
-    /// loader's notes and the unpaired cells go to stderr.
-    fn load_with(&self, path: &std::path::Path, balance: Balance) -> ragstats_core::Result<Panel> {
-        let panel = self.settings().load(&Source::file(path), balance)?;
-        for n in &panel.notes {
-            eprintln!("note: {n}");
+    /// Loads the panel `source` holds, keeping unbalanced strata nested (for analyses that
+    /// fit them by REML), and prints the library's loading notes on stderr
+    /// ([`ragstats_core::import::PanelSettings::loading_notes`]): the loader's notes, unpaired
+    /// cells, the selector average, dropped questions, and the questions that differ from
+    /// their stratum's design.
+    pub fn load_unbalanced_noting(&self, source: &Source) -> ragstats_core::Result<Panel> {
+        let settings = self.settings();
+        let panel = settings.load(source, Balance::Fitted)?;
+        for n in settings.loading_notes(&panel, true) {
+            eprintln!("{n}");
         }
-        note_unpaired(&panel);
         Ok(panel)
-    }
-
-    /// The library's loading options for these flags (`allow_unbalanced`: keep unbalanced
-    /// strata nested).
-    pub fn load_options(&self, allow_unbalanced: bool) -> LoadOptions {
-        let balance = if allow_unbalanced {
-            Balance::Fitted
-        } else {
-            Balance::Required
-        };
-        self.settings().load_options(balance)
-    }
-
-    /// Loads `path` like [`PanelOptions::load`] and says on stderr which questions
-    /// `--drop-incomplete` dropped, if any.
-    pub fn load_noting_drops(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
-        let panel = self.load(path)?;
-        self.note_selector(&panel);
-        note_drops(&panel);
-        Ok(panel)
-    }
-
-    /// Loads `path` like [`PanelOptions::load_unbalanced`] and says on stderr which questions
-    /// were dropped, or which differ from their stratum's design and are fitted as they are.
-    pub fn load_unbalanced_noting(&self, path: &std::path::Path) -> ragstats_core::Result<Panel> {
-        let panel = self.load_unbalanced(path)?;
-        self.note_loaded(&panel);
-        Ok(panel)
-    }
-
-    /// The notes of [`PanelOptions::load_unbalanced_noting`].
-    fn note_loaded(&self, panel: &Panel) {
-        self.note_selector(panel);
-        note_drops(panel);
-        for n in panel.strata.iter().flat_map(|s| &s.notes) {
-            eprintln!("note: {n}");
-        }
-    }
-}
-
-impl PanelOptions {
-    /// Says on stderr when the selector average was chosen because no `--selector` was given.
-    pub fn note_selector(&self, panel: &Panel) {
-        if self.selector.is_none() && panel.selectors.len() > 1 {
-            eprintln!(
-                "note: the panel has {} selectors ({}); analysing their mean per cell \
-                 (--selector average); --selector NAME analyses one, --by selector each",
-                panel.selectors.len(),
-                panel.selectors.join(", ")
-            );
-        }
-    }
-}
-
-/// The paths a panel command reads as one panel: PANEL, then the further evaluation logs
-/// given after it (a shell glob such as `logs/*.eval` expands to several).
-pub fn panel_paths(
-    panel: &std::path::Path,
-    more: &[std::path::PathBuf],
-) -> Vec<std::path::PathBuf> {
-    std::iter::once(panel.to_path_buf())
-        .chain(more.iter().cloned())
-        .collect()
-}
-
-/// Runs `f` with PANEL standing for PANEL and MORE read together as one set of logs, as a
-/// directory holding them is read ([`ragstats_core::import::with_log_set`]); with no MORE,
-/// simply runs `f`.
-///
-/// # Errors
-/// An input error naming the first path that is not an evaluation log when MORE is given
-/// (only logs are read as one set), and whatever `f` returns.
-pub fn with_panel_paths<R>(
-    panel: &std::path::Path,
-    more: &[std::path::PathBuf],
-    f: impl FnOnce() -> anyhow::Result<R>,
-) -> anyhow::Result<R> {
-    ragstats_core::import::with_log_set(&panel_paths(panel, more), f)
-}
-
-/// The envelope's inputs with PANEL in `role`: the one path, or the list when further logs
-/// were read with it.
-pub fn panel_input(
-    inputs: ragstats_core::document::Inputs,
-    role: &str,
-    panel: &std::path::Path,
-    more: &[std::path::PathBuf],
-) -> ragstats_core::document::Inputs {
-    if more.is_empty() {
-        inputs.with(role, panel.display())
-    } else {
-        inputs.with_all(role, panel_paths(panel, more).iter().map(|p| p.display()))
     }
 }
 
@@ -272,13 +170,6 @@ pub enum By {
     /// One section per selector (the panel's `selector` column, or the ledger rows' `selector`
     /// field for `stats cost`), then their average.
     Selector,
-}
-
-/// Says on stderr which questions `--drop-incomplete` dropped, if any.
-fn note_drops(panel: &Panel) {
-    for n in ragstats_core::import::dropped_notes(panel) {
-        eprintln!("{n}");
-    }
 }
 
 /// Formats a number for tables: fixed 6 decimals for ordinary magnitudes, scientific for tiny ones.
@@ -315,33 +206,6 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     text.push('\n');
     super::out::write_bytes(text.as_bytes())?;
     Ok(())
-}
-
-thread_local! {
-    /// Unpaired cells of the panels loaded for the current command on this thread: how
-    /// many were dropped and how many scored with `--failure-score` (for the JSON `run`).
-    static UNPAIRED: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
-}
-
-/// Lists `panel`'s unpaired cells (a contrast's cells with one arm only, dropped or scored
-/// with `--failure-score`) on stderr, and counts them for the document's `run`.
-pub fn note_unpaired(panel: &Panel) {
-    for s in &panel.strata {
-        for m in &s.unpaired_cells {
-            eprintln!("note: {}: {m}", s.name);
-        }
-    }
-    let (dropped, scored) = ragstats_core::import::unpaired_counts(panel);
-    UNPAIRED.with(|c| {
-        let (d, s) = c.get();
-        c.set((d + dropped, s + scored))
-    });
-}
-
-/// The unpaired cells counted since the last call (`None` when there were none), as the
-/// JSON `run.unpaired_cells` says them: `{"dropped": n, "scored": m}`.
-pub fn take_unpaired() -> Option<serde_json::Value> {
-    ragstats_core::analyses::unpaired_json(UNPAIRED.with(|c| c.replace((0, 0))))
 }
 
 /// The `--help` heading of the mapping flags. (Each flag names it: a struct's

@@ -37,30 +37,27 @@ pub fn settings(args: &Args) -> CorrelateSettings {
 /// library's [`correlate`] of FILE.
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let table = Source::file(&args.file);
-    let draw = |r: &CorrelateReport| figure(args, r);
+    let s = settings(args);
+    let draw = |r: &CorrelateReport| figure(&table, &s, r);
     let draw: Draw<'_, CorrelateReport> = match args.plot {
         Some(_) => Some(&draw),
         None => None,
     };
-    let done = with_bars(|progress| {
-        correlate(
-            &table,
-            &settings(args),
-            &ragstats_gpu::Engines,
-            progress,
-            draw,
-        )
-    });
+    let done = with_bars(|progress| correlate(&table, &s, &ragstats_gpu::Engines, progress, draw));
     Ok(done?)
 }
 
 /// The figure of `stats correlate --plot`: the correlation matrix with its intervals.
-pub fn figure(args: &Args, r: &CorrelateReport) -> ragstats_core::Result<String> {
+pub fn figure(
+    table: &Source,
+    s: &CorrelateSettings,
+    r: &CorrelateReport,
+) -> ragstats_core::Result<String> {
     let caption = ragstats_plot::Caption {
-        panel: args.file.display().to_string(),
+        panel: table.name().display().to_string(),
         outcome: String::new(),
-        bootstrap: (args.resample.replicates > 0)
-            .then(|| (args.resample.seed, u64::from(args.resample.replicates))),
+        bootstrap: (s.resample.replicates > 0)
+            .then(|| (s.resample.seed, u64::from(s.resample.replicates))),
     };
     ragstats_plot::correlate(&r.pairs, &r.matrix.x, &r.matrix.y, r.method, &caption)
 }

@@ -87,7 +87,7 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let report = ImportReport::new(&imported, &args.out, args.ledger_out.as_deref());
     let inputs = ragstats_core::document::Inputs::new()
         .with_all("logs", args.logs.iter().map(|p| p.display()));
-    let mut finished = crate::cmd::render::finished("import", inputs, report);
+    let mut finished = Finished::new("import", inputs, report);
     finished.notes_after = imported
         .notes
         .iter()

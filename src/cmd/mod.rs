@@ -212,40 +212,8 @@ pub enum Command {
     Import(import::Args),
 }
 
-/// The result of an analysis command as a value, without printing it (the Python bindings
-/// call this); `None` for the commands that are not analyses of inputs (runs against a
-/// model server, benchmarks, the report). `simulate` and `slice` write their files and
-/// return what they wrote.
-pub fn outcome(command: &Command) -> Option<anyhow::Result<render::Finished>> {
-    // Unpaired-cell counts of an earlier command on this thread (one that failed) are not ours.
-    common::take_unpaired();
-    Some(match command {
-        Command::Variance(a) => variance::outcome(a),
-        Command::Forecast(a) => forecast::outcome(a),
-        Command::Bootstrap(a) => bootstrap::outcome(a),
-        Command::Merge(a) => merge::outcome(a),
-        Command::Compare(a) => compare::outcome(a),
-        Command::Coverage(a) => coverage::outcome(a),
-        Command::Consistency(a) => consistency::outcome(a),
-        Command::ScoreAnswers(a) => score_answers::outcome(a),
-        Command::Correlate(a) => correlate::outcome(a),
-        Command::Subsets(a) => subsets::outcome(a),
-        Command::Cost(a) => cost::outcome(a),
-        Command::Efficiency(a) => efficiency::outcome(a),
-        Command::Allocate(a) => allocate::outcome(a),
-        Command::Plan(a) => plan::outcome(a),
-        Command::RunAudit(a) => run_audit::outcome(a),
-        Command::Simulate(a) => simulate::outcome(a),
-        Command::Slice(a) => slice::outcome(a),
-        Command::Import(a) => import::outcome(a),
-        Command::Mcq(a) => return mcq::outcome(a),
-        _ => return None,
-    })
-}
-
 /// Runs the chosen command; returns the process exit code on success.
 pub fn run(command: Command) -> anyhow::Result<u8> {
-    common::take_unpaired();
     match command {
         Command::Variance(a) => variance::run(a),
         Command::Forecast(a) => forecast::run(a),

@@ -86,24 +86,3 @@ impl Emit for Finished {
         Ok(())
     }
 }
-
-/// `result` of `command` run on `inputs`, with the unpaired cells of the panels the command
-/// loaded ([`super::common::take_unpaired`]).
-pub fn finished(
-    command: &'static str,
-    inputs: Inputs,
-    result: impl Rendered + 'static,
-) -> Finished {
-    finished_boxed(command, inputs, Box::new(result))
-}
-
-/// [`finished`] of a result already boxed (sections).
-pub fn finished_boxed(
-    command: &'static str,
-    inputs: Inputs,
-    result: Box<dyn Rendered>,
-) -> Finished {
-    let mut f = Finished::boxed(command, inputs, result);
-    f.unpaired_cells = super::common::take_unpaired();
-    f
-}

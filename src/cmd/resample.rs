@@ -125,34 +125,12 @@ impl ResampleArgs {
     }
 }
 
-/// Where a front end that is not a terminal wants progress: `(done, total)` of the work.
-/// It may unwind to stop the work (the Python bindings do, on Ctrl-C).
-pub type ProgressSink = std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>;
-
-thread_local! {
-    static SINK: std::cell::RefCell<Option<ProgressSink>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` with the progress of every [`Progress`] made on this thread sent to `sink`
-/// instead of a bar on stderr.
-pub fn with_progress_sink<R>(sink: ProgressSink, f: impl FnOnce() -> R) -> R {
-    struct Reset(Option<ProgressSink>);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            SINK.with(|s| *s.borrow_mut() = self.0.take());
-        }
-    }
-    let _reset = Reset(SINK.with(|s| s.borrow_mut().replace(sink)));
-    f()
-}
-
 /// A progress bar on stderr that appears only on a terminal and only once the work has
-/// taken more than a second — or, under [`with_progress_sink`], the sink's calls.
+/// taken more than a second.
 pub struct Progress {
     bar: ProgressBar,
     start: Instant,
     shown: AtomicBool,
-    sink: Option<ProgressSink>,
 }
 
 impl Progress {
@@ -169,14 +147,10 @@ impl Progress {
             bar,
             start: Instant::now(),
             shown: AtomicBool::new(false),
-            sink: SINK.with(|s| s.borrow().clone()),
         }
     }
 
     pub fn set(&self, done: u64) {
-        if let Some(sink) = &self.sink {
-            return sink(done, self.bar.length().unwrap_or(0));
-        }
         if !self.shown.load(Ordering::Relaxed)
             && self.start.elapsed() > Duration::from_secs(1)
             && !self.shown.swap(true, Ordering::Relaxed)

@@ -113,7 +113,6 @@ fn a_directory_where_a_file_is_expected_is_exit_2_with_its_path() {
     let dir = tempfile::tempdir().unwrap();
     let d = p(dir.path());
     let want = format!("error: {d}: is a directory; expected a file");
-    let cause = format!("caused by: {d}: is a directory; expected a file");
     let out = dir.path().join("out.jsonl");
     for args in [
         vec!["variance", d],
@@ -142,6 +141,6 @@ fn a_directory_where_a_file_is_expected_is_exit_2_with_its_path() {
             "--out",
             d,
         ],
-        &cause,
+        &want,
     );
 }

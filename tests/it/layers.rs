@@ -561,6 +561,47 @@ fn the_core_crate_pulls_in_no_heavy_dependency() {
 /// Formats are a feature (#47): without its default `formats` feature the core reaches no
 /// Parquet, zip or compression crate (zstd-sys is a C build), and the feature is exactly
 /// those two readers, on by default.
+/// The Python bindings call the library, not the command line: `ragstats-py` reaches
+/// neither the CLI crate nor clap (the CLI's parser), directly or through another crate.
+#[test]
+fn the_python_bindings_do_not_depend_on_the_command_line() {
+    let lock = read_toml(&root().join("Cargo.lock"));
+    let manifest = read_toml(&root().join("crates/ragstats-py/Cargo.toml"));
+    let start = declared_normal(&manifest);
+    assert!(start.contains(&"ragstats-core".to_string()), "{start:?}");
+    let reached = reachable(&lock, &start);
+    // The walk reaches the library crates the bindings do use.
+    for used in ["ragstats-core ", "ragstats-gpu ", "pyo3 "] {
+        assert!(reached.iter().any(|p| p.starts_with(used)), "{used}");
+    }
+    let cli: Vec<&String> = reached
+        .iter()
+        .filter(|p| p.starts_with("ragstats-cli ") || p.starts_with("clap "))
+        .collect();
+    assert!(cli.is_empty(), "ragstats-py depends on {cli:?}");
+}
+
+/// No state is hidden in thread-locals between layers: tables, log sets, notes and progress
+/// travel as values (a `Source`, the report, a progress callback). `thread_local!` appears
+/// in no source file of any crate, tests aside.
+#[test]
+fn no_thread_local_state_outside_tests() {
+    let mut found = Vec::new();
+    for krate in CRATES {
+        let mut files = Vec::new();
+        rust_files(&root().join(krate.dir), &mut files);
+        for f in files {
+            // `code_of` stops at a file's unit tests (`#[cfg(test)] mod tests`, last).
+            if code_of(&fs::read_to_string(&f).unwrap()).contains("thread_local!") {
+                found.push(f.display().to_string());
+            }
+        }
+    }
+    assert!(found.is_empty(), "thread_local! in {found:?}");
+    // The check sees one where there is one.
+    assert!(code_of("thread_local! {\n    static X: u8 = 0;\n}\n").contains("thread_local!"));
+}
+
 #[test]
 fn without_its_formats_feature_the_core_reaches_no_parquet_zip_or_compression() {
     let lock = read_toml(&root().join("Cargo.lock"));

@@ -1,9 +1,9 @@
 """Shared fixtures: the repository root (tests run from anywhere) and the CLI's JSON."""
 
 import json
+import os
 import pathlib
 import subprocess
-import sys
 
 import pytest
 
@@ -11,10 +11,21 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 PANEL = str(ROOT / "data" / "demo" / "panel.csv")
 
 
+def stats_exe() -> str:
+    """The `stats` binary the tests compare the package with: `$STATS`, else the debug build
+    in `$CARGO_TARGET_DIR` (or the repository's `target/`), which `cargo test` builds."""
+    if os.environ.get("STATS"):
+        return os.environ["STATS"]
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    exe = target / "debug" / "stats"
+    assert exe.exists(), f"{exe} is missing: build it (cargo build) or set STATS"
+    return str(exe)
+
+
 def stats(*args: str) -> subprocess.CompletedProcess:
-    """The wheel's `stats` entry point (the Rust CLI, in-process in a fresh interpreter)."""
+    """`stats ARGS…`: the Rust CLI, run as its own program."""
     return subprocess.run(
-        [sys.executable, "-m", "ragstats._cli", *args],
+        [stats_exe(), *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

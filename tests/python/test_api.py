@@ -18,7 +18,7 @@ import pyarrow.csv
 import pytest
 
 import ragstats
-from conftest import ROOT, cli_json, stats
+from conftest import ROOT, cli_json, stats, stats_exe
 
 P = "data/demo/panel.csv"
 C = ["--contrast", "adaptive-open"]
@@ -100,7 +100,7 @@ CASES = [
 @pytest.mark.parametrize("call,argv", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_to_dict_is_the_cli_json(call, argv):
     if argv[0] == "run-audit":
-        out = subprocess.run([sys.executable, "-m", "ragstats._cli", *argv], capture_output=True, text=True, cwd=ROOT)
+        out = stats(*argv)
         import json
 
         want = json.loads(out.stdout)
@@ -235,9 +235,15 @@ def test_the_generated_api_is_current():
     assert out.returncode == 0, out.stderr
 
 
-def test_cli_runs_any_command(capsys):
+def test_cli_runs_any_command(monkeypatch):
+    # The command line is its own program, found through $STATS (or the PATH).
+    monkeypatch.setenv("STATS", stats_exe())
     assert ragstats.cli(["variance", P, *C, "--format", "csv"]) == 0
     assert ragstats.cli(["variance", "no-such.csv"]) == 2
+    monkeypatch.delenv("STATS")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(FileNotFoundError, match="cargo install --path ."):
+        ragstats.cli(["variance", P])
 
 
 def test_pandas_without_pyarrow_is_read_through_numpy(monkeypatch):

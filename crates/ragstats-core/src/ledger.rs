@@ -301,13 +301,8 @@ pub fn read_ledger_from(source: &crate::panel::Source) -> Result<Vec<Entry>> {
             Some(table.json_rows().map_err(|m| Error::input(path, None, m))?)
         }
         Source::Records { rows, .. } => Some(rows.clone()),
-        // A data frame the command line's route registered under this name (#47 removes
-        // the registry once every analysis takes its inputs as sources).
         Source::Files(paths) => match paths.as_slice() {
-            [_] => match crate::panel::memory::lookup(path) {
-                Some(table) => Some(table.json_rows().map_err(|m| Error::input(path, None, m))?),
-                None => None,
-            },
+            [_] => None,
             _ => {
                 return Err(Error::input(
                     path,

@@ -27,23 +27,15 @@ pub enum Failure {
     Type(String),
 }
 
-/// The Python keyword of a library setting: the keyword the generated API makes from the
-/// setting's flag (`--failure-score` → `failure_score`; crates/ragstats-py/src/spec.rs), so
-/// a setting whose flag is named otherwise (`ragstats_cli::settings`) is named right here too.
-pub fn keyword(setting: &str) -> String {
-    ragstats_cli::settings::flag(setting)
-        .trim_start_matches('-')
-        .replace('-', "_")
-}
-
-/// One error of a chain as Python shows it: an error about a setting as `keyword: message`.
+/// One error of a chain as Python shows it: an error about a setting as `keyword: message`
+/// (a setting's name is the keyword that fills it).
 fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     match e
         .downcast_ref::<ragstats_core::Error>()
         .map(ragstats_core::Error::without_notes)
     {
         Some(ragstats_core::Error::Setting { setting, msg }) => {
-            format!("{}: {msg}", keyword(setting))
+            format!("{setting}: {msg}")
         }
         _ => e.to_string(),
     }
@@ -58,20 +50,6 @@ impl From<ragstats_core::Error> for Failure {
             text.push_str(note);
         }
         if e.exit_code() == 2 {
-            Failure::Input(text)
-        } else {
-            Failure::Runtime(text)
-        }
-    }
-}
-
-impl From<anyhow::Error> for Failure {
-    /// The CLI layer's errors: the kind is the one the CLI's exit code gives
-    /// ([`ragstats_cli::exit_code`]); the message is the whole chain, as the CLI prints it
-    /// but with a setting named by its keyword.
-    fn from(e: anyhow::Error) -> Failure {
-        let text = e.chain().map(describe).collect::<Vec<_>>().join(": ");
-        if ragstats_cli::exit_code(&e) == 2 {
             Failure::Input(text)
         } else {
             Failure::Runtime(text)

@@ -69,20 +69,6 @@ pub enum Sub {
 }
 
 /// Runs `stats mcq`.
-/// The result of an `mcq` analysis as a value ([`crate::cmd::outcome`]); `None` for `run`
-/// and `generate`, which call a model server.
-pub fn outcome(args: &Args) -> Option<anyhow::Result<crate::cmd::render::Finished>> {
-    Some(match &args.cmd {
-        Sub::Validate(a) => validate::outcome(a),
-        Sub::Score(a) => score::outcome(a),
-        Sub::Cost(a) => cost::outcome(a),
-        Sub::Compare(a) => compare::outcome(a),
-        Sub::Filter(a) => filter::outcome(a),
-        Sub::Agree(a) => agree::outcome(a),
-        Sub::Run(_) | Sub::Generate(_) => return None,
-    })
-}
-
 pub fn run(args: Args) -> anyhow::Result<u8> {
     match args.cmd {
         Sub::Validate(a) => validate::run(a),

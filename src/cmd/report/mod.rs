@@ -88,10 +88,11 @@ struct Context<'a> {
 /// `stats report`: the panel summary, every figure that applies with its table, and the
 /// command behind each, in one HTML file.
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    super::common::with_panel_paths(&args.input, &args.more, || run_of(&args))
+    run_of(&args)
 }
 
-/// [`run`] with INPUT (and the logs read with it) readable by its name.
+/// [`run`]: the panel is INPUT (a panel file, or a log read with the further logs as one
+/// set, a `Source` every section reads).
 fn run_of(args: &Args) -> anyhow::Result<u8> {
     let found = inputs::inputs(args)?;
     let (panel_path, ledger, prices) = (
@@ -108,7 +109,8 @@ fn run_of(args: &Args) -> anyhow::Result<u8> {
         .concat(),
     )?;
     let replicates = args.resample.replicates()?;
-    let panel = args.opts.load_unbalanced_noting(&panel_path)?;
+    let source = ragstats_core::panel::Source::files(&panel_path, &args.more);
+    let panel = args.opts.load_unbalanced_noting(&source)?;
     let report = super::variance::report_for(&panel)?;
     let cx = Context {
         args,
@@ -146,7 +148,7 @@ fn run_of(args: &Args) -> anyhow::Result<u8> {
 
     let sections = Sections::new(args)?;
     // More than two arms: the leaderboard of every arm against every other.
-    if let Some(s) = sections.compare(&panel_path, ledger.as_deref(), prices.as_deref()) {
+    if let Some(s) = sections.compare(&source, ledger.as_deref(), prices.as_deref()) {
         body.push_str(&s);
     }
     match &found.reads {

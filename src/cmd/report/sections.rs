@@ -6,14 +6,14 @@
 use std::cell::RefCell;
 use std::path::Path;
 
-use ragstats_core::analyses::{consistency_report, ConsistencySettings};
+use ragstats_core::analyses::{consistency_report, ConsistencySettings, CorrelateSettings};
 use ragstats_core::panel::Source;
 use ragstats_core::resample::summary::Interval;
 
 use super::html::{command, figure, h, sh, table, Reproduce};
 use super::inputs::capability_columns;
 use super::Args;
-use crate::cmd::common::{num, Format};
+use crate::cmd::common::num;
 use crate::cmd::mcq::boot::{BootArgs, ClusterByArg, FailuresArg};
 
 mod compare;
@@ -207,23 +207,18 @@ impl<'a> Sections<'a> {
             words.extend(["--permutations".into(), args.permutations.to_string()]);
         }
         let build = || {
-            let cargs = correlate::Args {
-                file: file.to_path_buf(),
+            let source = ragstats_core::panel::Source::file(file);
+            let settings = CorrelateSettings {
                 x: x.clone(),
                 y: y.clone(),
-                method: correlate::MethodArg::Pearson,
-                cluster: None,
-                aggregate_by: None,
-                missing: correlate::MissingArg::Error,
                 permutations: args.permutations,
-                resample: args.resample.clone(),
-                format: Format::Json,
-                plot: None,
+                resample: args.resample.settings(),
+                ..Default::default()
             };
             let (r, notes) = with_bars(|progress| {
                 ragstats_core::analyses::correlate_report(
-                    &ragstats_core::panel::Source::file(file),
-                    &correlate::settings(&cargs),
+                    &source,
+                    &settings,
                     &ragstats_gpu::Engines,
                     progress,
                 )
@@ -231,7 +226,7 @@ impl<'a> Sections<'a> {
             for n in notes {
                 eprintln!("{n}");
             }
-            let svg = correlate::figure(&cargs, &r)?;
+            let svg = correlate::figure(&source, &settings, &r)?;
             let rows: Vec<Vec<String>> = r
                 .pairs
                 .iter()

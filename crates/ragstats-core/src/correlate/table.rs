@@ -84,14 +84,11 @@ fn parse_number(s: &str) -> Option<f64> {
 /// a missing cell under [`Missing::Error`]; [`Error::Io`] when the file cannot be read.
 pub fn load(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
     use crate::import::{detect, parquet::parquet_table, Format};
-    use crate::panel::memory::{lookup, with_tables};
-    if lookup(path).is_none() && detect(path) == Format::Parquet {
+    if detect(path) == Format::Parquet {
         let table = parquet_table(path)?;
-        return with_tables(vec![(path.to_string_lossy().into_owned(), table)], || {
-            load_csv(path, spec)
-        });
+        return read_table(path, crate::panel::memory::table_csv(path, &table)?, spec);
     }
-    load_csv(path, spec)
+    read_table(path, crate::io::CsvReader::open(path)?, spec)
 }
 
 /// [`load`] of the table `source` holds (a table in memory as the CSV of its rows).
@@ -114,11 +111,6 @@ pub fn load_source(source: &crate::panel::Source, spec: &LoadSpec) -> Result<Dat
             )),
         },
     }
-}
-
-/// [`load`] of a CSV file or a registered table.
-fn load_csv(path: &Path, spec: &LoadSpec) -> Result<Dataset> {
-    read_table(path, crate::panel::memory::open_csv(path)?, spec)
 }
 
 /// The dataset `rdr` (the table `path`) holds per `spec`.

@@ -22,7 +22,6 @@ mod settings;
 mod view;
 
 pub use by_selector::{by_selector, selector_choices, selector_names, By};
-pub use log_set::with_log_set;
 pub use settings::{dropped_notes, unpaired_counts, Balance, PanelSettings};
 
 use std::collections::{BTreeSet, HashMap};
@@ -444,21 +443,6 @@ pub struct Skipped {
 /// The logs found (each with its format) and the other files of the directories searched.
 type Found = (Vec<(PathBuf, Format)>, Vec<Skipped>);
 
-/// The files a list of paths names: files as given, directories searched recursively for
-/// the logs they hold (sorted by path; other files are skipped and returned with the
-/// reason), a set named by [`with_log_set`] by its members.
-fn expand(paths: &[PathBuf]) -> Result<Found> {
-    let mut out = Vec::new();
-    let mut skipped = Vec::new();
-    for p in paths {
-        let members = log_set::members(p).unwrap_or_else(|| vec![p.clone()]);
-        let (logs, skip) = expand_files(&members)?;
-        out.extend(logs);
-        skipped.extend(skip);
-    }
-    Ok((out, skipped))
-}
-
 /// Every file under `dir`, its subdirectories' included, sorted by path. Links to
 /// directories are not followed (a link loop would never end); they are returned as
 /// skipped.
@@ -564,9 +548,6 @@ fn expand_files(paths: &[PathBuf]) -> Result<Found> {
 /// Whether `path` is read as logs by the panel loader: an evaluation log, or a directory
 /// holding at least one (in it or in a subdirectory).
 pub fn is_log_input(path: &Path) -> bool {
-    if log_set::members(path).is_some() {
-        return true;
-    }
     if path.is_dir() {
         return walk(path).is_ok_and(|(files, _)| files.iter().any(|f| detect(f).is_log()));
     }
@@ -581,7 +562,7 @@ pub fn is_log_input(path: &Path) -> bool {
 /// tasks without [`ImportOptions::dataset_from`], a duplicate (sample, epoch), the same cell
 /// in two logs, a score that cannot be mapped to a number, a missing metadata key asked for.
 pub fn import_logs(paths: &[PathBuf], opts: &ImportOptions) -> Result<Imported> {
-    let (files, skipped) = expand(paths)?;
+    let (files, skipped) = expand_files(paths)?;
     let mut logs = Vec::new();
     for (path, format) in &files {
         logs.push(match format {
@@ -1164,58 +1145,19 @@ impl Imported {
 /// Loads a panel from `path` whatever its format: a Parquet file, an inspect_ai log, an
 /// lm-eval samples file or a directory of logs (told by content, [`detect`]) through this
 /// module with `import`'s mapping; a CSV or JSONL panel, or an in-memory table registered
-/// under that name, through [`crate::panel::load_panel`]. What every panel command of the
+/// through [`crate::panel::load_panel`]. What every panel command of the
 /// CLI loads a path with.
 ///
 /// # Errors
 /// Those of [`import_logs`], [`parquet::load_parquet_panel`] and the panel loader.
 pub fn load_panel(path: &Path, opts: &LoadOptions, import: &ImportOptions) -> Result<Panel> {
-    if crate::panel::memory::lookup(path).is_none() {
-        if is_log_input(path) {
-            return load_logs_panel(path, opts, import);
-        }
-        if detect(path) == Format::Parquet {
-            return parquet::load_parquet_panel(path, opts);
-        }
+    if is_log_input(path) {
+        return load_logs_panel(path, opts, import);
+    }
+    if detect(path) == Format::Parquet {
+        return parquet::load_parquet_panel(path, opts);
     }
     crate::panel::load_panel(path, opts)
-}
-
-/// Runs `f` with the panel at `path` readable by its name: a Parquet file or evaluation logs
-/// (with `import`'s mapping) are read into memory and registered under `path` for `f`
-/// ([`crate::panel::memory`]); a CSV or JSONL file, or a table already registered, is left
-/// to `f` to read. For analyses that assemble one panel several times (`compare`).
-///
-/// # Errors
-/// Those of reading the Parquet file or the logs, and whatever `f` returns.
-pub fn with_panel_table<R>(
-    path: &Path,
-    opts: &LoadOptions,
-    import: &ImportOptions,
-    f: impl FnOnce() -> Result<R>,
-) -> Result<R> {
-    if crate::panel::memory::lookup(path).is_some() {
-        return f();
-    }
-    let table = if is_log_input(path) {
-        let imported = import_logs(&[path.to_path_buf()], import)?;
-        let metric = imported.score_column(opts);
-        let (schema, batch, _) = imported.to_batch(metric.as_deref());
-        Some(crate::panel::memory::MemoryTable {
-            schema: std::sync::Arc::new(schema),
-            batches: vec![batch],
-        })
-    } else if detect(path) == Format::Parquet {
-        Some(parquet::parquet_table(path)?)
-    } else {
-        None
-    };
-    match table {
-        Some(t) => {
-            crate::panel::memory::with_tables(vec![(path.to_string_lossy().into_owned(), t)], f)
-        }
-        None => f(),
-    }
 }
 
 /// The rows of the panel `source` holds, read once for analyses that assemble one panel

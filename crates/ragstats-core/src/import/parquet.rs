@@ -36,7 +36,7 @@ pub fn load_parquet_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
 }
 
 /// The Parquet file at `path` as an in-memory table (every record batch read), for the
-/// analyses that read one panel several times ([`crate::panel::load_outcomes`]).
+/// analyses that read one panel several times ([`super::panel_rows`]).
 ///
 /// # Errors
 /// As [`load_parquet_panel`] for a file Parquet cannot read or decode.

@@ -459,7 +459,7 @@ pub fn read_results_lines(path: &Path) -> Result<Vec<(u64, RunResult)>> {
 pub fn read_results_lines_from(source: &crate::panel::Source) -> Result<Vec<(u64, RunResult)>> {
     let path = source.name();
     let on_disk = matches!(source, crate::panel::Source::Files(_));
-    if on_disk && crate::panel::memory::lookup(path).is_none() {
+    if on_disk {
         if let Some(what) = crate::import::looks_like(path) {
             return Err(Error::input(
                 path,

@@ -502,28 +502,19 @@ mod tests {
         assert_eq!(frame.metric, "f1");
         assert_eq!(frame.strata.len(), csv.strata.len());
 
-        // Registered in memory, the table loads by name through the file loader, on this
-        // thread only, and only while registered.
-        use crate::panel::memory::{lookup, with_tables, MemoryTable};
-        let table = MemoryTable {
-            schema: Arc::new(schema),
-            batches,
-        };
-        let name = Path::new("<frame>");
-        let registered = with_tables(vec![("<frame>".into(), table)], || {
-            assert!(
-                std::thread::spawn(|| lookup(Path::new("<frame>")).is_none())
-                    .join()
-                    .unwrap()
-            );
-            load_panel(name, &contrast()).unwrap()
-        });
-        let c = analyse_panel(&registered).unwrap();
+        // As a source, the table loads through the one loader of sources, named by its name.
+        use crate::panel::memory::MemoryTable;
+        let source = crate::panel::Source::table(
+            "<frame>".to_string(),
+            MemoryTable {
+                schema: Arc::new(schema),
+                batches,
+            },
+        );
+        let loaded = crate::import::load_source(&source, &contrast(), &Default::default()).unwrap();
+        let c = analyse_panel(&loaded).unwrap();
         assert_eq!(c.estimate.to_bits(), b.estimate.to_bits());
-        assert_eq!(registered.source, name);
-        assert!(lookup(name).is_none());
-        let gone = load_panel(name, &contrast()).unwrap_err().to_string();
-        assert!(gone.starts_with("<frame>"), "{gone}");
+        assert_eq!(loaded.source, Path::new("<frame>"));
     }
 
     /// One batch read in pieces of 7 rows on all threads is the panel of one pass: the same

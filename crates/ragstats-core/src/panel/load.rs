@@ -22,19 +22,10 @@ use crate::Result;
 /// or non-finite score, a duplicate cell, an unpaired arm cell, an unknown arm or selector,
 /// a cell lacking one of the selectors to be averaged, an unbalanced question (unless `drop_incomplete` or `allow_unbalanced`); [`Error::Io`](crate::Error::Io) when the file cannot be read.
 pub fn load_panel(path: &Path, opts: &LoadOptions) -> Result<Panel> {
-    if let Some(table) = super::memory::lookup(path) {
-        let name = path.to_string_lossy();
-        return super::arrow::load_panel_arrow(
-            &name,
-            &table.schema,
-            table.batches.into_iter().map(Ok),
-            opts,
-        );
-    }
     load_panel_in_chunks(path, opts, PAR_CHUNK_BYTES)
 }
 
-/// A panel's rows read once (from a file or a registered table), from which the panels of
+/// A panel's rows read once (from a file or a table in memory), from which the panels of
 /// several outcomes (arms, contrasts) are assembled without reading the file again.
 pub struct PanelRows {
     path: std::path::PathBuf,
@@ -43,32 +34,7 @@ pub struct PanelRows {
 }
 
 impl PanelRows {
-    /// Reads the rows of the panel at `path` (or of the table registered under that name).
-    ///
-    /// # Errors
-    /// Those of reading in [`load_panel`] (missing column, bad score, unreadable file).
-    pub fn read(path: &Path, opts: &LoadOptions) -> Result<Self> {
-        let (raw, metric) = match super::memory::lookup(path) {
-            Some(table) => super::arrow::read_arrow_rows(
-                &path.to_string_lossy(),
-                &table.schema,
-                table.batches.into_iter().map(Ok),
-                opts,
-                super::arrow::CHUNK_ROWS,
-            )?,
-            None => read_rows(path, opts, PAR_CHUNK_BYTES)?,
-        };
-        let mut raw = raw;
-        super::settle::settle(path, &mut raw, opts)?;
-        Ok(PanelRows {
-            path: path.to_path_buf(),
-            raw,
-            metric,
-        })
-    }
-
-    /// Reads the rows of the panel file at `path` (CSV or JSONL), whatever is registered
-    /// under its name.
+    /// Reads the rows of the panel file at `path` (CSV or JSONL).
     ///
     /// # Errors
     /// Those of reading in [`load_panel`] (missing column, bad score, unreadable file).
@@ -164,24 +130,6 @@ impl PanelRows {
             .collect();
         panels.into_iter().collect()
     }
-}
-
-/// The panels of several outcomes of one panel (a file, or a registered table), its rows
-/// read once: `choose` gets the panel's arm names in order of first appearance and returns
-/// the options of each panel wanted (`opts` with its own `arm` or `contrast`, typically).
-/// Returns the arm names and the panels in the order `choose` asked for them.
-///
-/// # Errors
-/// Those of [`load_panel`] for each panel asked for, and whatever `choose` returns.
-pub fn load_outcomes(
-    path: &Path,
-    opts: &LoadOptions,
-    choose: impl FnOnce(&[String]) -> Result<Vec<LoadOptions>>,
-) -> Result<(Vec<String>, Vec<Panel>)> {
-    let rows = PanelRows::read(path, opts)?;
-    let arms = rows.arms();
-    let wanted = choose(&arms)?;
-    Ok((arms, rows.assemble(&wanted)?))
 }
 
 /// [`load_panel`], a CSV file read `chunk_bytes` at a time (tests force small pieces).

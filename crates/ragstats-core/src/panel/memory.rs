@@ -1,19 +1,10 @@
-//! Tables held in memory under a name, so that every loader that takes a path also takes a
-//! data frame: the Python bindings register the frames of one call under names such as
-//! `<pandas.DataFrame>` for the duration of that call, on the thread that runs it, and
-//! [`super::load_panel`] reads a registered name from memory instead of from disk.
-//!
-//! A registered table is also readable as JSON objects, one per row ([`MemoryTable::json_rows`]),
-//! so the readers of JSON-lines files (the cost ledger, MCQ items and results, annotations,
-//! answers; [`open_jsonl`]) and of CSV tables (correlate's; [`open_csv`]) take a data frame
-//! too.
-//!
-//! Registrations are per thread: concurrent calls from several Python threads each see only
-//! their own tables, and a name never outlives the call that registered it.
+//! Tables held in memory (a data frame, a Parquet file read whole), as a [`super::Source`]
+//! carries them to the loaders: a table is readable as Arrow record batches, as JSON
+//! objects, one per row ([`MemoryTable::json_rows`]), so the readers of JSON-lines files
+//! (the cost ledger, MCQ items and results, annotations, answers; [`jsonl_of`]) take one,
+//! and as the CSV of its rows ([`table_csv`], correlate's tables).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
@@ -120,31 +111,19 @@ fn elements(a: &dyn Array) -> std::result::Result<Value, DataType> {
         .map(Value::Array)
 }
 
-/// The JSON-lines reader of `path`: a registered table's rows as its lines (row n is line
-/// n), else the file.
+/// The JSON-lines reader of `source`: a table's rows as its lines (row n is line n), or
+/// the file.
 ///
 /// # Errors
 /// [`Error::Input`] naming the table's column no JSON value can hold; [`Error::Io`] when
-/// the file cannot be opened.
-pub fn open_jsonl(path: &Path) -> Result<JsonlReader> {
-    match lookup(path) {
-        Some(table) => jsonl_rows(path, &table),
-        None => JsonlReader::open(path),
-    }
-}
-
-/// The JSON-lines reader of `source`: a table's rows as its lines (row n is line n), or
-/// the file ([`open_jsonl`]).
-///
-/// # Errors
-/// As [`open_jsonl`]; [`Error::Input`] when `source` names several files (only evaluation
+/// the file cannot be opened; [`Error::Input`] when `source` names several files (only evaluation
 /// logs are read as a set).
 pub fn jsonl_of(source: &super::Source) -> Result<JsonlReader> {
     match source {
         super::Source::Table { name, table } => jsonl_rows(Path::new(name), table),
         super::Source::Records { name, rows } => Ok(jsonl_of_rows(Path::new(name), rows)),
         super::Source::Files(paths) => match paths.as_slice() {
-            [one] => open_jsonl(one),
+            [one] => JsonlReader::open(one),
             _ => Err(Error::input(
                 source.name(),
                 None,
@@ -169,18 +148,6 @@ fn jsonl_of_rows(name: &Path, rows: &[Map<String, Value>]) -> JsonlReader {
         text.push('\n');
     }
     JsonlReader::from_reader(name, std::io::Cursor::new(text.into_bytes()))
-}
-
-/// The CSV reader of `path`: a registered table as CSV (its columns the header; a missing
-/// cell empty; row n is line n + 1), else the file.
-///
-/// # Errors
-/// As [`open_jsonl`], and those of [`CsvReader::open`].
-pub fn open_csv(path: &Path) -> Result<CsvReader> {
-    match lookup(path) {
-        Some(table) => table_csv(path, &table),
-        None => CsvReader::open(path),
-    }
 }
 
 /// `table`, called `name`, as a CSV reader: its columns the header, a missing cell empty,
@@ -209,44 +176,6 @@ pub fn table_csv(name: &Path, table: &MemoryTable) -> Result<CsvReader> {
         .into_inner()
         .map_err(|e| Error::input(path, None, e.to_string()))?;
     CsvReader::from_reader(path, std::io::Cursor::new(bytes))
-}
-
-thread_local! {
-    static TABLES: RefCell<HashMap<PathBuf, MemoryTable>> = RefCell::new(HashMap::new());
-}
-
-/// Runs `f` with `tables` readable by name on this thread, and removes them afterwards
-/// (also when `f` panics).
-pub fn with_tables<R>(tables: Vec<(String, MemoryTable)>, f: impl FnOnce() -> R) -> R {
-    struct Unregister(Vec<PathBuf>);
-    impl Drop for Unregister {
-        fn drop(&mut self) {
-            TABLES.with(|t| {
-                let mut t = t.borrow_mut();
-                for name in &self.0 {
-                    t.remove(name);
-                }
-            });
-        }
-    }
-    let names = TABLES.with(|t| {
-        let mut t = t.borrow_mut();
-        tables
-            .into_iter()
-            .map(|(name, table)| {
-                let name = PathBuf::from(name);
-                t.insert(name.clone(), table);
-                name
-            })
-            .collect()
-    });
-    let _unregister = Unregister(names);
-    f()
-}
-
-/// The table registered on this thread as `path`, if any.
-pub fn lookup(path: &Path) -> Option<MemoryTable> {
-    TABLES.with(|t| t.borrow().get(path).cloned())
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ mod strata;
 mod suffstats;
 
 pub use design::Design;
-pub use load::{load_outcomes, load_panel, LoadOptions, PanelRows};
+pub use load::{load_panel, LoadOptions, PanelRows};
 pub use options::{combine_strata, ColumnMap, Duplicates, Weights};
 pub use selectors::SelectorChoice;
 pub use source::Source;

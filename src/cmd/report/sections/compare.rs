@@ -2,9 +2,8 @@
 
 use std::path::Path;
 
-use ragstats_core::panel::load_outcomes;
-
 use ragstats_core::analyses::{compare_report, CompareSettings};
+use ragstats_core::import::panel_rows;
 use ragstats_core::panel::Source;
 
 use super::super::html::table;
@@ -14,16 +13,17 @@ use crate::cmd::compare;
 use crate::cmd::resample::with_bars;
 
 impl Sections<'_> {
-    /// The arms of the panel at `panel` (read with the report's panel options), in order of
-    /// first appearance.
-    fn arms(&self, panel: &Path) -> anyhow::Result<Vec<String>> {
-        let opts = PanelOptions {
+    /// The arms of the panel `panel` holds (read with the report's panel options), in order
+    /// of first appearance.
+    fn arms(&self, panel: &Source) -> anyhow::Result<Vec<String>> {
+        let options = PanelOptions {
             contrast: None,
             arm: None,
             ..self.args.opts.clone()
-        }
-        .load_options(true);
-        Ok(load_outcomes(panel, &opts, |_| Ok(Vec::new()))?.0)
+        };
+        let settings = options.settings();
+        let opts = settings.load_options(ragstats_core::import::Balance::Fitted);
+        Ok(panel_rows(panel, &opts, &settings.import_options())?.arms())
     }
 
     /// `stats compare PANEL` when the panel has more than two arms (with two, the panel
@@ -33,7 +33,7 @@ impl Sections<'_> {
     /// next step unpriced, with a note saying why.
     pub(in crate::cmd::report) fn compare(
         &self,
-        panel: &Path,
+        panel: &Source,
         ledger: Option<&Path>,
         prices: Option<&Path>,
     ) -> Option<String> {
@@ -42,7 +42,7 @@ impl Sections<'_> {
             _ => return None,
         }
         let o = &self.args.opts;
-        let mut words = vec!["compare".to_string(), panel.display().to_string()];
+        let mut words = vec!["compare".to_string(), panel.name().display().to_string()];
         if let Some(m) = &o.metric {
             words.extend(["--metric".into(), m.clone()]);
         }
@@ -59,7 +59,7 @@ impl Sections<'_> {
             }
         }
         let build = || {
-            let source = Source::file(panel);
+            let source = panel;
             let mut s = CompareSettings {
                 panel: o.settings(),
                 resample: self.args.resample.settings(),
@@ -71,7 +71,7 @@ impl Sections<'_> {
             let run = |ledger: Option<&Source>, prices: Option<&Source>| {
                 with_bars(|progress| {
                     compare_report(
-                        &source,
+                        source,
                         ledger,
                         prices.filter(|_| ledger.is_some()),
                         &s,
@@ -89,7 +89,7 @@ impl Sections<'_> {
                 }
                 Err(e) => return Err(e.into()),
             };
-            let svg = compare::figure(&source, &s, &out)?;
+            let svg = compare::figure(source, &s, &out)?;
             let r = &out;
             let systems: Vec<Vec<String>> = r
                 .systems

@@ -1,7 +1,9 @@
-//! The command line's flags as data, for the Python layer: `scripts/gen-python-api.py`
-//! writes one keyword-argument function per command from it (named like the flags, with
-//! the same defaults and help), and a test checks that file is current — so the Python
-//! API cannot drift from the CLI.
+//! The command line's commands as data, printed as JSON: `scripts/gen-python-api.py` runs
+//! this (`cargo run -q --example api_spec`) for each analysis's summary, `--help` examples
+//! and the help of its flags, which become the docstrings of the Python functions (their
+//! keywords and types come from the settings' JSON schemas in the native module). A test
+//! checks the generated file is current, so the Python API cannot drift from the CLI. It
+//! is an example, not a library function: neither the CLI nor the Python bindings need it.
 
 use clap::CommandFactory;
 use serde::Serialize;
@@ -37,11 +39,11 @@ struct CommandSpec {
     args: Vec<ArgSpec>,
 }
 
-/// Every leaf command with its arguments, as JSON.
-pub fn commands_json() -> String {
+/// Prints every leaf command with its arguments, as JSON.
+fn main() {
     let mut out = Vec::new();
     collect(&ragstats_cli::cli::Cli::command(), "", &mut out);
-    serde_json::to_string(&out).expect("specs are JSON")
+    println!("{}", serde_json::to_string(&out).expect("specs are JSON"));
 }
 
 fn collect(cmd: &clap::Command, prefix: &str, out: &mut Vec<CommandSpec>) {
