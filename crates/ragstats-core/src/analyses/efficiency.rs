@@ -270,13 +270,8 @@ impl Run<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyses::test_support::{demo, setting_of};
     use crate::analyses::CpuEngines;
-
-    const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/");
-
-    fn demo(name: &str) -> Source {
-        Source::file(format!("{DEMO}{name}"))
-    }
 
     fn settings() -> EfficiencySettings {
         EfficiencySettings {
@@ -303,13 +298,6 @@ mod tests {
             &|_, _, _| {},
             None,
         )
-    }
-
-    fn setting_of(r: Result<Finished>) -> (&'static str, String) {
-        match r.map(|_| ()) {
-            Err(Error::Setting { setting, msg }) => (setting, msg),
-            other => panic!("expected a setting error, got {other:?}"),
-        }
     }
 
     #[test]

@@ -164,3 +164,28 @@ fn overwrites(out: &std::path::Path, role: &str, inputs: &[std::path::PathBuf]) 
             m.strip_prefix("output ").unwrap_or(&m).to_string()
         })
 }
+
+/// What the front doors' unit tests share: the demo data as sources, and a setting error
+/// taken apart.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::document::Finished;
+    use crate::panel::Source;
+    use crate::{Error, Result};
+
+    /// The shipped demo file `name` (`panel.csv`, `ledger.jsonl`, `prices.toml`).
+    pub fn demo(name: &str) -> Source {
+        Source::file(format!(
+            "{}/../../data/demo/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+    }
+
+    /// The setting and message of a setting error; any other outcome fails the test.
+    pub fn setting_of(r: Result<Finished>) -> (&'static str, String) {
+        match r.map(|_| ()) {
+            Err(Error::Setting { setting, msg }) => (setting, msg),
+            other => panic!("expected a setting error, got {other:?}"),
+        }
+    }
+}

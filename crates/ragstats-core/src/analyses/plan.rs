@@ -463,13 +463,8 @@ pub fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyses::test_support::{demo, setting_of};
     use crate::analyses::CpuEngines;
-
-    const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/demo/");
-
-    fn demo(name: &str) -> Source {
-        Source::file(format!("{DEMO}{name}"))
-    }
 
     fn settings() -> PlanSettings {
         PlanSettings {
@@ -496,13 +491,6 @@ mod tests {
             &CpuEngines,
             &|_, _, _| {},
         )
-    }
-
-    fn setting_of(r: Result<Finished>) -> (&'static str, String) {
-        match r.map(|_| ()) {
-            Err(Error::Setting { setting, msg }) => (setting, msg),
-            other => panic!("expected a setting error, got {other:?}"),
-        }
     }
 
     #[test]
@@ -583,7 +571,7 @@ mod tests {
         assert_eq!(doc["allocations"].as_array().unwrap().len(), 1);
         assert_eq!(
             doc["run"]["inputs"]["ledger"],
-            format!("{DEMO}ledger.jsonl")
+            demo("ledger.jsonl").name().display().to_string()
         );
     }
 }
