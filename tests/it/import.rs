@@ -468,6 +468,23 @@ fn bad_logs_are_refused_naming_the_file_and_entry() {
         err.contains("--out: ") && err.contains("is also the input log: it would be overwritten"),
         "{err}"
     );
+    // Nor are the two outputs one file.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p.csv");
+    let o = stats()
+        .args(["import", &log, "--out"])
+        .arg(&p)
+        .arg("--ledger-out")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--ledger-out: ") && err.contains("p.csv is also the panel's file (out)"),
+        "{err}"
+    );
+    assert!(!p.exists());
 }
 
 /// The library's front door (`ragstats_core::analyses::import`, what `ragstats.read_logs`

@@ -60,15 +60,8 @@ pub fn import(logs: &Source, settings: &ImportSettings) -> Result<Finished> {
     }
     check_output("out", out, paths)?;
     if let Some(ledger) = &settings.ledger_out {
-        if overwrites(ledger, "panel's file (out)", std::slice::from_ref(out)).is_some() {
-            return Err(Error::setting(
-                "ledger_out",
-                format!(
-                    "{} is also the panel's file (out): it would be overwritten; write the \
-                     ledger to another file",
-                    ledger.display()
-                ),
-            ));
+        if let Some(why) = overwrites(ledger, "panel's file (out)", std::slice::from_ref(out)) {
+            return Err(Error::setting("ledger_out", why));
         }
         check_output("ledger_out", ledger, paths)?;
     }
@@ -177,7 +170,7 @@ mod tests {
         };
         let (s, msg) = setting_of(import(&logs, &same));
         assert_eq!(s, "ledger_out");
-        assert!(msg.ends_with("p.csv is also the panel's file (out): it would be overwritten; write the ledger to another file"), "{msg}");
+        assert!(msg.ends_with("p.csv is also the panel's file (out): it would be overwritten; write to another file"), "{msg}");
 
         let onto_log = ImportSettings {
             ledger_out: Some(log.clone()),
