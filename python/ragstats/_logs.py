@@ -1,5 +1,5 @@
 """``ragstats.read_logs``: inspect_ai logs and lm-evaluation-harness samples as a panel
-DataFrame (``stats import``, in process)."""
+DataFrame (``stats import``, in process: the library's ``import`` analysis)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import tempfile
 from typing import Any, Optional, Sequence, Union
 
-from ._call import _flag, _run
+from ._call import _analyse
 
 KEYS = ["dataset", "question", "trajectory", "read", "arm", "cluster"]
 
@@ -50,19 +50,21 @@ def read_logs(
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    logs = [os.fspath(p) for p in paths]
     with tempfile.TemporaryDirectory(prefix="ragstats-") as d:
         out = os.path.join(d, "panel.csv")
-        argv: list = ["import", *[os.fspath(p) for p in paths], "--out", out]
-        tables: dict = {}
-        _flag(argv, tables, "--arm", arm, False, None)
-        _flag(argv, tables, "--dataset-from", dataset_from, False, None)
-        _flag(argv, tables, "--arm-from", arm_from, False, None)
-        _flag(argv, tables, "--score", score, True, None)
-        _flag(argv, tables, "--cluster-from", cluster_from, False, None)
-        _flag(argv, tables, "--missing-as", missing_as, False, None)
-        _flag(argv, tables, "--filter", filter, False, None)
-        _flag(argv, tables, "--ledger-out", ledger_out, False, None)
-        result = _run(argv, tables, None)
+        settings: dict = {
+            "out": out,
+            "ledger_out": ledger_out,
+            "arm": arm,
+            "dataset_from": dataset_from,
+            "arm_from": arm_from,
+            "score": score,
+            "cluster_from": cluster_from,
+            "missing_as": missing_as,
+            "filter": filter,
+        }
+        result = _analyse("import", {"logs": logs}, settings, False, None)
         df = _read_panel(out, frame)
         return (df, result) if report else df
 

@@ -140,12 +140,7 @@ impl PanelOptions {
             common_questions: self.shape.common_questions,
             duplicates: self.shape.duplicates,
             weights: self.shape.weights.clone(),
-            dataset_from: self.import.dataset_from.clone(),
-            arm_from: self.import.arm_from.clone(),
-            score: self.import.scores.clone(),
-            cluster_from: self.import.cluster_from.clone(),
-            missing_as: self.import.missing_as,
-            filter: self.import.lm_filter.clone(),
+            logs: self.import.mapping(),
         }
     }
 
@@ -241,13 +236,12 @@ pub struct ImportFlags {
 }
 
 impl ImportFlags {
-    /// The library's import options for these flags, with a fixed arm label `arm`.
-    pub fn options(&self, arm: Option<String>) -> ragstats_core::import::ImportOptions {
-        ragstats_core::import::ImportOptions {
+    /// The library's log mapping for these flags.
+    pub fn mapping(&self) -> ragstats_core::import::LogMapping {
+        ragstats_core::import::LogMapping {
             dataset_from: self.dataset_from.clone(),
-            arm_from: self.arm_from.clone().unwrap_or_default(),
-            arm,
-            scores: self.scores.clone(),
+            arm_from: self.arm_from.clone(),
+            score: self.scores.clone(),
             cluster_from: self.cluster_from.clone(),
             missing_as: self.missing_as,
             filter: self.lm_filter.clone(),

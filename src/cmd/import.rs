@@ -1,13 +1,13 @@
 //! `stats import`: inspect_ai logs and lm-evaluation-harness samples as a panel CSV (and the
-//! inspect runs' token usage as a cost ledger). The mapping flags ([`ImportFlags`], in
-//! `common.rs`) are also every panel command's, which read such logs directly
-//! (`docs/import.md`).
+//! inspect runs' token usage as a cost ledger; the analysis:
+//! [`ragstats_core::analyses::import`]). The mapping flags ([`ImportFlags`], in `common.rs`)
+//! are also every panel command's, which read such logs directly (`docs/import.md`).
 
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::import::{import_logs, ImportReport};
-use ragstats_core::io::{refuse_overwriting_inputs, write_atomic};
+use ragstats_core::analyses::{import, ImportSettings};
+use ragstats_core::panel::Source;
 
 use super::common::{Format, ImportFlags};
 use super::render::Finished;
@@ -42,56 +42,18 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     outcome(&args)?.emit(args.format)
 }
 
-/// Reads the logs and writes the panel (and ledger): what `stats import` prints, as a value
-/// (`ragstats.read_logs` reads the panel it wrote).
+/// The library's settings for `args`.
+pub fn settings(args: &Args) -> ImportSettings {
+    ImportSettings {
+        out: args.out.clone(),
+        ledger_out: args.ledger_out.clone(),
+        arm: args.arm.clone(),
+        logs: args.map.mapping(),
+    }
+}
+
+/// What `stats import` prints for `args`: the library's [`import`] of LOG…, which wrote
+/// the panel (and ledger).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
-    let mut outputs = vec![("--out", args.out.as_path())];
-    if let Some(l) = &args.ledger_out {
-        outputs.push(("--ledger-out", l.as_path()));
-    }
-    let inputs: Vec<(&str, &std::path::Path)> = args
-        .logs
-        .iter()
-        .map(|p| ("input log", p.as_path()))
-        .collect();
-    refuse_overwriting_inputs(&outputs, &inputs)?;
-    // A directory given as a log may hold the outputs' names too.
-    for (role, out) in &outputs {
-        if let Ok(canon) = std::fs::canonicalize(out) {
-            if args
-                .logs
-                .iter()
-                .filter_map(|l| std::fs::canonicalize(l).ok())
-                .any(|l| {
-                    canon.starts_with(&l)
-                        && canon != l
-                        && ragstats_core::import::detect(&canon).is_log()
-                })
-            {
-                return Err(super::UsageError(format!(
-                    "{role} {} is a log of the input directory: it would be overwritten; write to another file",
-                    out.display()
-                ))
-                .into());
-            }
-        }
-    }
-    let imported = import_logs(&args.logs, &args.map.options(args.arm.clone()))?;
-    // Everything is read before anything is written: a bad log leaves no file behind.
-    let csv = imported.to_csv();
-    let ledger = imported.ledger_jsonl();
-    write_atomic(&args.out, |w| w.write_all(csv.as_bytes()))?;
-    if let Some(l) = &args.ledger_out {
-        write_atomic(l, |w| w.write_all(ledger.as_bytes()))?;
-    }
-    let report = ImportReport::new(&imported, &args.out, args.ledger_out.as_deref());
-    let inputs = ragstats_core::document::Inputs::new()
-        .with_all("logs", args.logs.iter().map(|p| p.display()));
-    let mut finished = Finished::new("import", inputs, report);
-    finished.notes_after = imported
-        .notes
-        .iter()
-        .map(|n| format!("note: {n}"))
-        .collect();
-    Ok(finished)
+    Ok(import(&Source::Files(args.logs.clone()), &settings(args))?)
 }

@@ -463,6 +463,84 @@ fn bad_logs_are_refused_naming_the_file_and_entry() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--out: ") && err.contains("is also the input log: it would be overwritten"),
+        "{err}"
+    );
+    // Nor are the two outputs one file.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("p.csv");
+    let o = stats()
+        .args(["import", &log, "--out"])
+        .arg(&p)
+        .arg("--ledger-out")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--ledger-out: ") && err.contains("p.csv is also the panel's file (out)"),
+        "{err}"
+    );
+    assert!(!p.exists());
+}
+
+/// The library's front door (`ragstats_core::analyses::import`, what `ragstats.read_logs`
+/// calls) writes the panel and ledger `stats import` writes, byte for byte, and reports
+/// the same document.
+#[test]
+fn the_library_call_writes_what_the_command_writes() {
+    use ragstats_core::analyses::{import, ImportSettings};
+    use ragstats_core::panel::Source;
+    let logs = fixture("logs/eval");
+    let tmp = tempfile::tempdir().unwrap();
+    let (cli, lib) = (tmp.path().join("cli"), tmp.path().join("lib"));
+    let o = stats()
+        .args(["import", &logs, "--missing-as", "0", "--out"])
+        .arg(cli.join("p.csv"))
+        .arg("--ledger-out")
+        .arg(cli.join("l.jsonl"))
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let settings = ImportSettings {
+        out: lib.join("p.csv"),
+        ledger_out: Some(lib.join("l.jsonl")),
+        logs: ragstats_core::import::LogMapping {
+            missing_as: Some(0.0),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let done = import(&Source::file(&logs), &settings).unwrap();
+    for f in ["p.csv", "l.jsonl"] {
+        let (a, b) = (
+            std::fs::read(cli.join(f)).unwrap(),
+            std::fs::read(lib.join(f)).unwrap(),
+        );
+        assert!(!a.is_empty() && a == b, "{f} differs");
+    }
+    assert_eq!(
+        std::fs::read_to_string(cli.join("p.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        1 + 2 * 20 * 3
+    );
+    // The same document but for the files' own paths.
+    let mut want: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut got = done.document();
+    for doc in [&mut want, &mut got] {
+        doc["out"] = serde_json::Value::Null;
+        doc["ledger_out"] = serde_json::Value::Null;
+    }
+    assert_eq!(
+        serde_json::to_string(&got).unwrap(),
+        serde_json::to_string(&want).unwrap()
+    );
 }
 
 /// A sample with an error is left out and listed with its id, never scored 0 silently;

@@ -41,6 +41,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("efficiency", &["panel", "ledger", "prices"]),
     ("plan", &["audit", "components", "ledger", "prices"]),
     ("compare", &["panel", "ledger", "prices"]),
+    ("import", &["logs"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -197,6 +198,7 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "efficiency" => schemars::schema_for!(analyses::EfficiencySettings),
         "plan" => schemars::schema_for!(analyses::PlanSettings),
         "compare" => schemars::schema_for!(analyses::CompareSettings),
+        "import" => schemars::schema_for!(analyses::ImportSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -505,6 +507,10 @@ pub fn run(
             &settings::<analyses::PlanSettings>(json)?,
             &engines,
             &progress,
+        )?),
+        "import" => Ok(analyses::import(
+            input(inputs, "logs")?,
+            &settings::<analyses::ImportSettings>(json)?,
         )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",

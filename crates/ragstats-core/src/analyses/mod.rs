@@ -25,6 +25,7 @@ mod cost;
 mod coverage;
 mod efficiency;
 mod forecast;
+mod import;
 mod mcq;
 mod merge;
 mod plan;
@@ -45,6 +46,7 @@ pub use cost::{cost, CostSettings, SearchPrices};
 pub use coverage::{coverage, AnalysisChoice, CoverageSettings, GeneratorChoice};
 pub use efficiency::{efficiency, DrawEfficiency, EfficiencySettings};
 pub use forecast::{forecast, DrawForecast, ForecastSettings};
+pub use import::{import, ImportSettings};
 pub use mcq::{
     mcq_agree, mcq_compare, mcq_compare_report, mcq_cost, mcq_filter, mcq_score, mcq_score_report,
     mcq_validate, McqAgreeSettings, McqBootSettings, McqCompareSettings, McqFilterSettings,

@@ -22,7 +22,7 @@ use crate::{Error, Result};
 pub(crate) const WEIGHTED_ANALYSES: &str = "variance, bootstrap, compare, forecast, plan, \
      allocate, efficiency, subsets and coverage";
 
-/// The settings of [`slice`].
+/// The settings of [`slice()`].
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
@@ -114,7 +114,7 @@ pub fn slice(panel: &Source, settings: &SliceSettings) -> Result<Finished> {
     Ok(done)
 }
 
-/// The panel whose cells the slice chooses from ([`slice`] says how arms are handled), and
+/// The panel whose cells the slice chooses from ([`slice()`] says how arms are handled), and
 /// the notes of loading it.
 fn load(source: &Source, settings: &PanelSettings, notes: &mut Vec<String>) -> Result<Panel> {
     let arms = match (&settings.contrast, &settings.arm) {

@@ -22,7 +22,7 @@ mod settings;
 mod view;
 
 pub use by_selector::{by_selector, selector_choices, selector_names, By};
-pub use settings::{dropped_notes, unpaired_counts, Balance, PanelSettings};
+pub use settings::{dropped_notes, unpaired_counts, Balance, LogMapping, PanelSettings};
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;

@@ -54,25 +54,53 @@ pub struct PanelSettings {
         schemars(with = "Option<crate::io::from_text::TextOrMap<f64>>")
     )]
     pub weights: Option<Weights>,
-    /// Evaluation logs: where `dataset` comes from.
+    /// How evaluation logs map onto the panel (for a panel read from logs).
+    #[serde(flatten)]
+    pub logs: LogMapping,
+}
+
+/// How evaluation logs map onto a panel: where `dataset` and `arm` come from, which score
+/// columns are kept, the `cluster` column, the score of samples without one, lm-eval's
+/// filter (`docs/import.md`). The settings of `import`, and of every panel analysis reading
+/// logs directly.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct LogMapping {
+    /// Where `dataset` comes from.
     #[serde(deserialize_with = "parsed_opt")]
     #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     pub dataset_from: Option<DatasetFrom>,
-    /// Evaluation logs: where `arm` comes from (default: the model).
+    /// Where `arm` comes from (default: the model).
     #[serde(deserialize_with = "parsed_opt")]
     #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
     pub arm_from: Option<ArmFrom>,
-    /// Evaluation logs: keep only these scorers' score columns (default: every score).
+    /// Keep only these scorers' score columns (default: every score).
     pub score: Vec<String>,
-    /// Evaluation logs: write a `cluster` column from this metadata key.
+    /// Write a `cluster` column from this metadata key.
     pub cluster_from: Option<String>,
-    /// Evaluation logs: the score of samples with an error or no score, instead of leaving
-    /// them out.
+    /// The score of samples with an error or no score, instead of leaving them out.
     #[serde(deserialize_with = "number_opt")]
     #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
     pub missing_as: Option<f64>,
     /// lm-eval: the filter whose rows are read.
     pub filter: Option<String>,
+}
+
+impl LogMapping {
+    /// The importer's options for this mapping, every row's arm labelled `arm` when given
+    /// (in place of [`LogMapping::arm_from`]).
+    pub fn import_options(&self, arm: Option<String>) -> ImportOptions {
+        ImportOptions {
+            dataset_from: self.dataset_from.clone(),
+            arm_from: self.arm_from.clone().unwrap_or_default(),
+            arm,
+            scores: self.score.clone(),
+            cluster_from: self.cluster_from.clone(),
+            missing_as: self.missing_as,
+            filter: self.filter.clone(),
+        }
+    }
 }
 
 /// Whether an analysis fits strata whose questions differ from their design (by REML) or
@@ -127,15 +155,7 @@ impl PanelSettings {
 
     /// How evaluation logs map onto a panel under these settings.
     pub fn import_options(&self) -> ImportOptions {
-        ImportOptions {
-            dataset_from: self.dataset_from.clone(),
-            arm_from: self.arm_from.clone().unwrap_or_default(),
-            arm: None,
-            scores: self.score.clone(),
-            cluster_from: self.cluster_from.clone(),
-            missing_as: self.missing_as,
-            filter: self.filter.clone(),
-        }
+        self.logs.import_options(None)
     }
 
     /// What loading `panel` with these settings did that its user should hear of, one line
@@ -259,7 +279,7 @@ mod tests {
                 weights: vec![("hotpotqa".into(), 2.0), ("musique".into(), 1.0)]
             })
         );
-        assert_eq!(s.arm_from, Some(ArmFrom::Metadata("system".into())));
+        assert_eq!(s.logs.arm_from, Some(ArmFrom::Metadata("system".into())));
         assert_eq!(s.import_options().scores, vec!["match".to_string()]);
         // Unset settings are the command line's defaults.
         let d: PanelSettings = serde_json::from_str("{}").unwrap();
