@@ -137,6 +137,11 @@ class Result:
     __str__ = __repr__
 
 
+def _is_records(v: Any) -> bool:
+    """Whether `v` is records: a non-empty list of dicts (a document's table, or an input)."""
+    return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
+
+
 def _without_null_columns(v: Any) -> Any:
     """A polars frame with its Null-typed (all-missing) columns and fields cast to strings: polars
     exports such a column with a validity buffer that the Arrow C data interface's Null type
