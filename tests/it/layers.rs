@@ -858,6 +858,12 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
         &["max_questions", "max_trajectories", "max_reads"],
         2,
     ),
+    // check_output("out", …), check_output("ledger_out", …)
+    (
+        "crates/ragstats-core/src/analyses/import.rs",
+        &["out", "ledger_out"],
+        2,
+    ),
     // parse_list("planner", …), parse_list("selector", …)
     (
         "crates/ragstats-agent/src/run/setup.rs",
