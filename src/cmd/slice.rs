@@ -67,7 +67,7 @@ pub fn settings(args: &Args) -> SliceSettings {
     }
 }
 
-/// What `stats slice` wrote: the library's [`slice`] of PANEL (and the logs read with it).
+/// What `stats slice` wrote: the library's [`slice()`] of PANEL (and the logs read with it).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let source = Source::files(&args.panel, &args.more);
     Ok(slice(&source, &settings(args))?)

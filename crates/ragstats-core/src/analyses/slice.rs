@@ -22,7 +22,7 @@ use crate::{Error, Result};
 pub(crate) const WEIGHTED_ANALYSES: &str = "variance, bootstrap, compare, forecast, plan, \
      allocate, efficiency, subsets and coverage";
 
-/// The settings of [`slice`].
+/// The settings of [`slice()`].
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
