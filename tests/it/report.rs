@@ -133,7 +133,7 @@ fn report_is_self_contained_and_its_figures_are_the_commands_plots() {
             .unwrap();
         check_marks(id, *fig, &v);
     }
-    // The tables show the same numbers as the commands print them (6 decimals).
+    // The tables are the commands' own (the rate as `stats consistency` prints it).
     let v = json(&[
         "consistency",
         "data/demo/reads.csv",
@@ -149,10 +149,10 @@ fn report_is_self_contained_and_its_figures_are_the_commands_plots() {
     let hot = &v["disagreement"][1];
     assert_eq!(hot["group"], "0.7");
     assert!(html.contains(&format!(
-        "<tr><td>0.7</td><td>{}</td><td>{}</td><td>{:.6}</td>",
+        "<tr><td>0.7</td><td>{}</td><td>{}</td><td>{:.2}%</td>",
         hot["cells"],
         hot["disagreeing"],
-        hot["rate"].as_f64().unwrap()
+        100.0 * hot["rate"].as_f64().unwrap()
     )));
     // The panel summary names the outcome and the estimate of `stats variance`.
     assert!(html.contains(

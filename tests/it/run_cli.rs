@@ -530,7 +530,8 @@ fn report_on_a_run_directory_has_audit_and_cost_sections() {
     };
 
     // Cost: every call the server answered, billed once, 10 input and 3 output tokens each;
-    // a search request per distinct search key of the ledger.
+    // a search request per distinct search key of the ledger; no prices, so model USD is 0
+    // (the table is `stats cost`'s own).
     let cost = section("cost");
     let calls = server.count();
     let ledger: Vec<Value> = read(out.join("ledger.jsonl"))
@@ -543,7 +544,7 @@ fn report_on_a_run_directory_has_audit_and_cost_sections() {
         .map(|r| &r["key"])
         .collect();
     let total_row = format!(
-        "<td>{calls}</td><td>{}</td><td>0</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        "<td>{calls}</td><td>{}</td><td>0</td><td>{}</td><td>{}</td><td>0.0000</td><td>{}</td></tr>",
         10 * calls,
         3 * calls,
         13 * calls,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use ragstats_core::table::{Cell, Table};
+use ragstats_core::table::View;
 use ragstats_plot as plot;
 
 use crate::cmd::common::PanelOptions;
@@ -46,13 +46,15 @@ pub(super) fn h(s: &str) -> String {
     plot::chart::esc(s)
 }
 
-/// An HTML table: header cells, then rows (first column left-aligned by the CSS).
-pub(super) fn table<C: Clone + Into<Cell>>(head: &[&str], rows: &[Vec<C>]) -> String {
-    let mut t = Table::new(head);
-    for r in rows {
-        t.row(r.iter().cloned());
-    }
-    t.to_html()
+/// The tables of an analysis's view that a section shows: those named `names`, in the
+/// view's order, each as the one HTML exporter writes it (`Table::to_html`), so the report's
+/// tables are the command's own (first column left-aligned by the CSS).
+pub(super) fn tables(view: &View, names: &[&str]) -> String {
+    view.tables()
+        .into_iter()
+        .filter(|(name, _)| names.contains(name))
+        .map(|(_, t)| t.to_html())
+        .collect()
 }
 
 /// A figure for inline use: the SVG without its XML namespace declaration (HTML knows

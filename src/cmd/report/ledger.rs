@@ -4,25 +4,27 @@
 use std::path::Path;
 
 use ragstats_agent::run::audit_view;
-use ragstats_core::allocation::fixed_t::FixedTLoss;
 use ragstats_core::allocation::one_read::OneReadReport;
-use ragstats_core::allocation::one_read_ledger::{efficiency_of_panel, EfficiencyJob};
+use ragstats_core::allocation::one_read_ledger::{
+    efficiency_report, EfficiencyJob, EfficiencyReport,
+};
 use ragstats_core::costs::accounting::{cost_report, Budget, CostJob, CostReport, PricedLedger};
 use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::panel::Panel;
-use ragstats_core::resample::summary::Interval;
+use ragstats_core::table::ToView;
 use ragstats_plot as plot;
 
-use super::html::{command, figure, h, not_computed, sh, table, Reproduce};
+use super::html::{command, figure, h, not_computed, sh, tables, Reproduce};
 use super::{Args, Context};
-use crate::cmd::common::{fixed, num, undefined_because};
+use crate::cmd::common::undefined_because;
 use crate::cmd::figure::panel_caption;
 use crate::cmd::resample::Progress;
 
 /// The one-read efficiency section: the figure of the fixed-T and fixed-Q losses, their
-/// table, why a loss is undefined (as `stats efficiency` says it; each reason also a warning
-/// of the report) and the `stats efficiency` command; where no loss can be drawn, the reason
-/// in place of the figure; a note when the ledger cannot price the panel.
+/// tables (those of `stats efficiency`), why a loss is undefined (as `stats efficiency` says
+/// it; each reason also a warning of the report) and the `stats efficiency` command; where
+/// no loss can be drawn, the reason in place of the figure; a note when the ledger cannot
+/// price the panel.
 pub(super) fn efficiency_section(
     cx: &Context,
     panel: &Panel,
@@ -37,8 +39,8 @@ pub(super) fn efficiency_section(
         "<section id=\"efficiency\">\n<h2>Is reading each packet once wasteful?</h2>\n",
     );
     match efficiency_values(args, panel, cx.panel_path, ledger, prices, replicates) {
-        Ok((report, svg, rows)) => {
-            let reasons = undefined_reasons(&report);
+        Ok((report, svg)) => {
+            let reasons = undefined_reasons(&report.analysis);
             let drawn = svg.is_ok();
             match svg {
                 Ok(svg) => s.push_str(&figure("fig-efficiency", &svg)),
@@ -55,14 +57,13 @@ pub(super) fn efficiency_section(
                     }
                 }
             }
-            if !rows.is_empty() {
-                s.push_str(&table(
-                    &[
-                        "analysis", "scope", "R*", "R best", "loss %", "CI low", "CI high",
-                    ],
-                    &rows,
-                ));
-            }
+            let view = report.to_view();
+            s.push_str("<p>At fixed T (the headline):</p>\n");
+            s.push_str(&tables(&view, &["fixed_t"]));
+            s.push_str(
+                "<p>At fixed Q (appendix D), the budget anchored at the panel's cost:</p>\n",
+            );
+            s.push_str(&tables(&view, &["fixed_q"]));
             for (fields, why) in &reasons {
                 let line = format!("{fields}: {}", undefined_because(why));
                 s.push_str(&format!("<p class=\"note\">{}</p>\n", h(&line)));
@@ -117,8 +118,8 @@ fn undefined_reasons(report: &OneReadReport) -> Vec<(String, String)> {
     out.into_iter().map(|(f, r)| (f.join(", "), r)).collect()
 }
 
-/// The fixed-T and fixed-Q losses: the report, its figure (or why none can be drawn), and
-/// table rows.
+/// The fixed-T and fixed-Q losses: the report `stats efficiency` prints, and its figure (or
+/// why none can be drawn).
 fn efficiency_values(
     args: &Args,
     panel: &Panel,
@@ -126,7 +127,7 @@ fn efficiency_values(
     ledger: &Path,
     prices: Option<&Path>,
     replicates: u32,
-) -> anyhow::Result<(OneReadReport, anyhow::Result<String>, Vec<Vec<String>>)> {
+) -> anyhow::Result<(EfficiencyReport, anyhow::Result<String>)> {
     let engine = args
         .resample
         .engine(u64::from(replicates) * panel.strata.iter().map(|s| s.q() as u64).sum::<u64>())?;
@@ -146,7 +147,7 @@ fn efficiency_values(
         resampling: args.resample.resampling_of(replicates),
         question_cost: 0.0,
     };
-    let report = efficiency_of_panel(panel, &priced, &settings, engine.as_ref(), &|d| {
+    let report = efficiency_report(panel, &priced, &settings, engine.as_ref(), &|d| {
         progress.set(d)
     })?;
     progress.finish();
@@ -155,44 +156,8 @@ fn efficiency_values(
         &panel.outcome,
         Some((args.resample.seed, u64::from(replicates))),
     );
-    let svg = plot::efficiency(&report, &caption).map_err(anyhow::Error::from);
-    let ci = |c: Option<Interval>, i: usize| c.map(|c| fixed(c[i], 2)).unwrap_or("-".into());
-    let mut rows = Vec::new();
-    let mut t_row = |scope: &str, l: Option<&FixedTLoss>, c: Option<Interval>| {
-        if let Some(l) = l {
-            rows.push(vec![
-                "fixed T".into(),
-                scope.to_string(),
-                num(l.r_star),
-                l.r_best.to_string(),
-                fixed(l.loss_percent, 2),
-                ci(c, 0),
-                ci(c, 1),
-            ]);
-        }
-    };
-    for s in &report.strata {
-        t_row(&s.name, s.fixed_t.as_ref(), s.fixed_t_loss_ci);
-    }
-    t_row(
-        "combined",
-        report.combined.fixed_t.as_ref(),
-        report.combined.loss_ci,
-    );
-    for s in report.strata.iter().chain(&report.pooled) {
-        if let Some(e) = &s.efficiency {
-            rows.push(vec![
-                "fixed Q".into(),
-                s.name.clone(),
-                num(e.r_star),
-                e.r_best.to_string(),
-                fixed(e.loss_percent, 2),
-                ci(s.loss_ci, 0),
-                ci(s.loss_ci, 1),
-            ]);
-        }
-    }
-    Ok((report, svg, rows))
+    let svg = plot::efficiency(&report.analysis, &caption).map_err(anyhow::Error::from);
+    Ok((report, svg))
 }
 
 /// The `run-audit` section: the Appendix C table, the run's search and read counts, and
@@ -265,41 +230,7 @@ pub(super) fn cost_section(
     };
     match report() {
         Ok(r) => {
-            let mut head = vec![
-                "arm",
-                "dataset",
-                "calls",
-                "input tok",
-                "cached tok",
-                "output tok",
-                "model tok",
-                "searches",
-            ];
-            if prices.is_some() {
-                head.push("model USD");
-            }
-            let rows: Vec<Vec<String>> = r
-                .groups
-                .iter()
-                .chain(std::iter::once(&r.total))
-                .map(|g| {
-                    let mut row = vec![
-                        g.arm.clone(),
-                        g.dataset.clone(),
-                        g.model_calls.to_string(),
-                        g.input_tokens.to_string(),
-                        g.cached_input_tokens.to_string(),
-                        g.output_tokens.to_string(),
-                        g.model_tokens.to_string(),
-                        g.search_requests.to_string(),
-                    ];
-                    if prices.is_some() {
-                        row.push(format!("{:.4}", g.model_usd));
-                    }
-                    row
-                })
-                .collect();
-            s.push_str(&table(&head, &rows));
+            s.push_str(&tables(&r.to_view(), &["groups"]));
             let pr = prices
                 .map(|p| format!(" --prices {}", sh(&p.display().to_string())))
                 .unwrap_or_default();

@@ -1,19 +1,18 @@
 //! The report's panel sections: the panel summary, where the variance comes from, and what
 //! other allocations would give (the values of `stats variance` and `stats forecast --audit`).
 
-use ragstats_core::components::forecast::{forecast, Audit};
-use ragstats_core::components::levels::Level;
+use ragstats_core::components::forecast::{forecast_designs, Audit, ForecastJob};
 use ragstats_core::components::variance::{
     VarianceReport, POOLED_SHARES_UNDEFINED, SHARES_UNDEFINED,
 };
-use ragstats_core::table::Cell;
+use ragstats_core::components::variance_view::variance_view;
+use ragstats_core::table::ToView;
 use ragstats_plot as plot;
 
-use super::html::{command, figure, h, sh, table, Reproduce};
+use super::html::{command, figure, h, sh, tables, Reproduce};
 use super::Context;
 use crate::cmd::common::{num, undefined_because};
 use crate::cmd::figure::{caption, panel_caption};
-use ragstats_core::components::variance_view::share_cell;
 
 /// The panel summary: the file, the outcome, the estimate and SE, and each stratum's design,
 /// mean, SE and dropped questions.
@@ -37,25 +36,7 @@ pub(super) fn panel_section(cx: &Context, report: &VarianceReport) -> String {
         .as_deref()
         .unwrap_or(""))
     ));
-    let rows: Vec<Vec<Cell>> = report
-        .strata
-        .iter()
-        .map(|s| {
-            vec![
-                Cell::text(s.name.as_str()),
-                Cell::Count(s.questions as u64),
-                Cell::Count(s.trajectories as u64),
-                Cell::Count(s.reads as u64),
-                Cell::num(s.mean),
-                Cell::num(s.se),
-                Cell::Count(s.dropped as u64),
-            ]
-        })
-        .collect();
-    s.push_str(&table(
-        &["stratum", "Q", "T", "R", "mean", "SE", "dropped"],
-        &rows,
-    ));
+    s.push_str(&tables(&variance_view(report, ""), &["strata"]));
     s.push_str("</section>\n");
     s
 }
@@ -71,45 +52,23 @@ pub(super) fn variance_section(
     let svg = plot::variance(report, &caption)?;
     let mut s = String::from("<section id=\"variance\">\n<h2>Where the variance comes from</h2>\n");
     s.push_str(&figure("fig-variance", &svg));
-    let mut rows = Vec::new();
-    for st in &report.strata {
-        for l in Level::ALL {
-            rows.push(vec![
-                Cell::text(st.name.as_str()),
-                Cell::text(l.name()),
-                Cell::opt_num(st.fit.components.get(l)),
-                share_cell(st.share_single.as_ref(), &st.fit, l),
-                share_cell(st.share_se2.as_ref(), &st.fit, l),
-            ]);
-        }
-    }
+    s.push_str(&tables(&variance_view(report, ""), &["components"]));
     let mut undefined: Vec<String> = report
         .strata
         .iter()
         .filter(|s| s.share_single.is_none() || s.share_se2.is_none())
         .map(|s| format!("{} shares: {}", s.name, undefined_because(SHARES_UNDEFINED)))
         .collect();
-    if let Some(pooled) = &report.pooled {
-        for l in Level::ALL {
-            rows.push(vec![
-                Cell::text("pooled"),
-                Cell::text(l.name()),
-                Cell::opt_num(pooled.fit.components.get(l)),
-                share_cell(pooled.share_single.as_ref(), &pooled.fit, l),
-                Cell::Missing,
-            ]);
-        }
-        if pooled.share_single.is_none() {
-            undefined.push(format!(
-                "pooled shares: {}",
-                undefined_because(POOLED_SHARES_UNDEFINED)
-            ));
-        }
+    if report
+        .pooled
+        .as_ref()
+        .is_some_and(|p| p.share_single.is_none())
+    {
+        undefined.push(format!(
+            "pooled shares: {}",
+            undefined_because(POOLED_SHARES_UNDEFINED)
+        ));
     }
-    s.push_str(&table(
-        &["scope", "level", "component", "share(single)", "share(SE²)"],
-        &rows,
-    ));
     for n in undefined {
         s.push_str(&format!("<p>{}</p>\n", h(&n)));
         warnings.push(("variance".into(), n));
@@ -143,32 +102,21 @@ fn designs(cx: &Context, report: &VarianceReport) -> Vec<String> {
     d
 }
 
-/// The forecasts: the figure and each design's nested and Q-only SE.
+/// The forecasts: the figure and the designs table of `stats forecast --audit`.
 pub(super) fn forecast_section(cx: &Context, report: &VarianceReport) -> anyhow::Result<String> {
     let audit = Audit::from_report(report);
     let designs = designs(cx, report);
-    let mut rows = Vec::new();
-    for d in &designs {
-        let f =
-            forecast(&audit, &d.parse()?, false).map_err(|e| anyhow::anyhow!("design {d}: {e}"))?;
-        rows.push((f, None));
-    }
+    let job = ForecastJob {
+        designs: designs.clone(),
+        pooled: false,
+    };
+    let forecasts = forecast_designs(&audit, &job)?;
     let caption = caption(Some(&cx.panel_path.to_path_buf()), &cx.args.opts, None);
-    let svg = ragstats_plot::forecast_curves(&audit, false, &rows, &caption)?;
+    let svg = plot::forecast_report(&audit, &forecasts, &caption)?;
     let mut s =
         String::from("<section id=\"forecast\">\n<h2>What other allocations would give</h2>\n");
     s.push_str(&figure("fig-forecast", &svg));
-    let trows: Vec<Vec<Cell>> = rows
-        .iter()
-        .map(|(f, _)| {
-            vec![
-                Cell::Text(format!("{}:{}:{}", f.questions, f.trajectories, f.reads)),
-                Cell::num(f.se_nested),
-                Cell::num(f.se_q_only),
-            ]
-        })
-        .collect();
-    s.push_str(&table(&["design", "SE nested", "SE Q-only"], &trows));
+    s.push_str(&tables(&forecasts.to_view(), &["designs"]));
     let dflags: String = designs
         .iter()
         .map(|d| format!(" --design {}", sh(d)))

@@ -1,39 +1,24 @@
 //! The report's sections that are whole analysis commands (consistency, mcq score and
 //! compare, correlate): each calls the command's own `compute` and `figure` on its values and
-//! makes the section's table from the result, so the report shows exactly what the command
-//! prints and draws, and names the command that reproduces it.
+//! shows its report's own view tables, so the report shows exactly what the command prints
+//! and draws, and names the command that reproduces it.
 
 use std::cell::RefCell;
 use std::path::Path;
 
 use ragstats_core::analyses::{consistency_report, ConsistencySettings, CorrelateSettings};
 use ragstats_core::panel::Source;
-use ragstats_core::resample::summary::Interval;
+use ragstats_core::table::{Block, ToView};
 
-use super::html::{command, figure, h, sh, table, Reproduce};
+use super::html::{command, figure, h, sh, tables, Reproduce};
 use super::inputs::capability_columns;
 use super::Args;
-use crate::cmd::common::num;
 use crate::cmd::mcq::boot::{BootArgs, ClusterByArg, FailuresArg};
 
 mod compare;
 mod mcq;
 use crate::cmd::resample::with_bars;
 use crate::cmd::{consistency, correlate};
-
-/// A number as the sections show it: `-` where the command's JSON has `null` (not finite).
-fn n(v: f64) -> String {
-    if v.is_finite() {
-        num(v)
-    } else {
-        "-".into()
-    }
-}
-
-/// An interval as `[low, high]`.
-fn ci(c: Interval) -> String {
-    format!("[{}, {}]", n(c[0]), n(c[1]))
-}
 
 /// The command sections of one report: the bootstrap flags they share, and the sections
 /// that failed.
@@ -132,43 +117,13 @@ impl<'a> Sections<'a> {
                 )
             })?;
             let svg = consistency::figure(reads, &settings.panel, &out)?;
-            let r = &out;
-            let rows: Vec<Vec<String>> = r
-                .disagreement
-                .iter()
-                .map(|d| {
-                    let se = r
-                        .precision
-                        .iter()
-                        .find(|p| p.group == d.group)
-                        .map(|p| n(p.one_read_se))
-                        .unwrap_or_else(|| "-".into());
-                    vec![
-                        d.group.clone(),
-                        d.cells.to_string(),
-                        d.disagreeing.to_string(),
-                        n(d.rate),
-                        se,
-                    ]
-                })
-                .collect();
-            let mut t = table(&[by, "cells", "disagreeing", "rate", "one-read SE"], &rows);
-            if let Some(ratio) = &r.se_ratio {
-                let value = match &ratio.undefined {
-                    Some(why) => format!("undefined: {why}"),
-                    None => format!("{} {}", n(ratio.ratio), ci(ratio.ci)),
-                };
-                t.push_str(&format!(
-                    "<p>One-read SE ratio {}/{} = {} ({}).</p>\n",
-                    h(&ratio.numerator),
-                    h(&ratio.denominator),
-                    h(&value),
-                    if ratio.paired {
-                        "paired on questions"
-                    } else {
-                        "groups hold different questions: unpaired"
-                    }
-                ));
+            let view = out.to_view();
+            let mut t = tables(&view, &["groups"]);
+            // The SE ratio, as `stats consistency` states it under its table.
+            for b in view.blocks() {
+                if let Block::Text(line) = b {
+                    t.push_str(&format!("<p>{}</p>\n", h(line.trim())));
+                }
             }
             Ok((svg, t))
         };
@@ -202,8 +157,7 @@ impl<'a> Sections<'a> {
             "--y".into(),
             y.join(","),
         ];
-        let permuted = args.permutations > 0;
-        if permuted {
+        if args.permutations > 0 {
             words.extend(["--permutations".into(), args.permutations.to_string()]);
         }
         let build = || {
@@ -227,35 +181,12 @@ impl<'a> Sections<'a> {
                 eprintln!("{n}");
             }
             let svg = correlate::figure(&source, &settings, &r)?;
-            let rows: Vec<Vec<String>> = r
-                .pairs
-                .iter()
-                .map(|p| {
-                    let mut row = vec![
-                        p.x.clone(),
-                        p.y.clone(),
-                        p.estimate.n.to_string(),
-                        n(p.estimate.r),
-                        n(p.estimate.p),
-                    ];
-                    if permuted {
-                        row.push(p.permutation.as_ref().map_or("-".into(), |q| n(q.p)));
-                    }
-                    row.push(p.bootstrap.as_ref().map_or("-".into(), |b| ci(b.ci)));
-                    row
-                })
-                .collect();
-            let mut head = vec!["x", "y", "n", "r", "p"];
-            if permuted {
-                head.push("permutation p");
-            }
-            head.push("bootstrap CI");
             Ok((
                 svg,
                 format!(
                     "<p>{} correlation.</p>\n{}",
                     h(r.method.name()),
-                    table(&head, &rows)
+                    tables(&r.to_view(), &["pairs"])
                 ),
             ))
         };

@@ -6,8 +6,10 @@ use ragstats_core::analyses::{compare_report, CompareSettings};
 use ragstats_core::import::panel_rows;
 use ragstats_core::panel::Source;
 
-use super::super::html::table;
-use super::{ci, n, Sections};
+use ragstats_core::table::ToView;
+
+use super::super::html::tables;
+use super::Sections;
 use crate::cmd::common::PanelOptions;
 use crate::cmd::compare;
 use crate::cmd::resample::with_bars;
@@ -91,51 +93,7 @@ impl Sections<'_> {
             };
             let svg = compare::figure(source, &s, &out)?;
             let r = &out;
-            let systems: Vec<Vec<String>> = r
-                .systems
-                .iter()
-                .map(|s| {
-                    vec![
-                        s.name.clone(),
-                        n(s.estimate),
-                        n(s.se),
-                        ci(s.ci),
-                        format!("{}–{}", s.rank_ci[0], s.rank_ci[1]),
-                        n(s.best_share),
-                    ]
-                })
-                .collect();
-            let mut t = table(
-                &["system", "estimate", "SE", "interval", "rank", "best share"],
-                &systems,
-            );
-            let pairs: Vec<Vec<String>> = r
-                .pairs
-                .iter()
-                .map(|p| {
-                    vec![
-                        format!("{} − {}", p.b, p.a),
-                        n(p.estimate),
-                        n(p.se),
-                        ci(p.ci_simultaneous),
-                        n(p.p),
-                        n(p.p_holm),
-                        n(p.q_bh),
-                    ]
-                })
-                .collect();
-            t.push_str(&table(
-                &[
-                    "pair",
-                    "estimate",
-                    "SE",
-                    "simultaneous interval",
-                    "p",
-                    "p(Holm)",
-                    "q(BH)",
-                ],
-                &pairs,
-            ));
+            let mut t = tables(&r.to_view(), &["systems", "pairs"]);
             if let Some(next) = &r.next {
                 t.push_str(&format!("<p>{}</p>\n", super::h(&next.text)));
             }

@@ -3,8 +3,10 @@
 
 use std::path::Path;
 
-use super::super::html::{h, results_word, table};
-use super::{ci, n, Sections};
+use ragstats_core::table::ToView;
+
+use super::super::html::{h, results_word, tables};
+use super::Sections;
 use crate::cmd::common::Format;
 use crate::cmd::mcq;
 
@@ -36,43 +38,7 @@ impl Sections<'_> {
                 r.items,
                 r.runs
             );
-            let rows: Vec<Vec<String>> = r
-                .scores
-                .iter()
-                .map(|l| {
-                    vec![
-                        l.level.to_string(),
-                        l.name.clone(),
-                        l.items.to_string(),
-                        n(l.em.estimate),
-                        ci(l.em.ci),
-                        n(l.f1.estimate),
-                        ci(l.f1.ci),
-                    ]
-                })
-                .collect();
-            t.push_str(&table(
-                &["level", "name", "items", "EM", "EM CI", "F1", "F1 CI"],
-                &rows,
-            ));
-            let rows: Vec<Vec<String>> = r
-                .positions
-                .iter()
-                .flatten()
-                .map(|p| {
-                    vec![
-                        p.position.to_string(),
-                        p.shown.to_string(),
-                        n(p.gold_rate),
-                        n(p.chosen_rate),
-                        n(p.bias),
-                    ]
-                })
-                .collect();
-            t.push_str(&table(
-                &["position", "shown", "gold rate", "chosen rate", "bias"],
-                &rows,
-            ));
+            t.push_str(&tables(&r.to_view(), &["scores", "positions"]));
             Ok((svg, t))
         };
         self.section(
@@ -112,33 +78,7 @@ impl Sections<'_> {
                 h(&r.b.prompt),
                 r.pairs
             );
-            let rows: Vec<Vec<String>> = r
-                .deltas
-                .iter()
-                .map(|d| {
-                    let l = &d.delta;
-                    vec![
-                        l.level.to_string(),
-                        l.name.clone(),
-                        l.items.to_string(),
-                        n(d.a[0]),
-                        n(d.b[0]),
-                        n(l.em.estimate),
-                        ci(l.em.ci),
-                        n(d.a[1]),
-                        n(d.b[1]),
-                        n(l.f1.estimate),
-                        ci(l.f1.ci),
-                    ]
-                })
-                .collect();
-            t.push_str(&table(
-                &[
-                    "level", "name", "items", "EM A", "EM B", "ΔEM", "ΔEM CI", "F1 A", "F1 B",
-                    "ΔF1", "ΔF1 CI",
-                ],
-                &rows,
-            ));
+            t.push_str(&tables(&r.to_view(), &["deltas"]));
             Ok((svg, t))
         };
         self.section(
