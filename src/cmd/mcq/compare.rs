@@ -6,7 +6,7 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::analyses::{mcq_compare, mcq_compare_report, Draw, McqCompareSettings};
+use ragstats_core::analyses::{mcq_compare, Draw, McqCompareSettings};
 use ragstats_core::mcq::compare::CompareReport;
 use ragstats_core::panel::Source;
 
@@ -47,22 +47,6 @@ pub fn settings(a: &Args) -> McqCompareSettings {
         boot: a.boot.settings_of(),
         mcnemar: a.mcnemar,
     }
-}
-
-/// The report of `stats mcq compare A B` for `a` (for `stats report`'s section).
-pub fn compute(a: &Args) -> anyhow::Result<CompareReport> {
-    let items = a.boot.items.as_ref().map(Source::file);
-    let report = with_bars(|progress| {
-        mcq_compare_report(
-            &Source::file(&a.a),
-            &Source::file(&a.b),
-            items.as_ref(),
-            &settings(a),
-            &ragstats_gpu::Engines,
-            progress,
-        )
-    });
-    Ok(report?)
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {

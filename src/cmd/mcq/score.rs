@@ -6,7 +6,7 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::analyses::{mcq_score, mcq_score_report, Draw, McqScoreSettings};
+use ragstats_core::analyses::{mcq_score, Draw, McqScoreSettings};
 use ragstats_core::mcq::score::ScoreReport;
 use ragstats_core::panel::Source;
 
@@ -47,21 +47,6 @@ pub fn settings(a: &Args) -> McqScoreSettings {
         boot: a.boot.settings_of(),
         positions: a.positions,
     }
-}
-
-/// The report of `stats mcq score` for `a` (for `stats report`'s section).
-pub fn compute(a: &Args) -> anyhow::Result<ScoreReport> {
-    let (items, shuffled) = inputs(a);
-    Ok(with_bars(|progress| {
-        mcq_score_report(
-            &Source::file(&a.results),
-            items.as_ref(),
-            shuffled.as_ref(),
-            &settings(a),
-            &ragstats_gpu::Engines,
-            progress,
-        )
-    })?)
 }
 
 /// The items and shuffled results `a` names.

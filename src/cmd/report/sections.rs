@@ -13,7 +13,9 @@ use ragstats_core::table::{Block, ToView};
 use super::html::{command, figure, h, sh, tables, Reproduce};
 use super::inputs::capability_columns;
 use super::Args;
-use crate::cmd::mcq::boot::{BootArgs, ClusterByArg, FailuresArg};
+use ragstats_core::analyses::McqBootSettings;
+use ragstats_core::mcq::cluster::ClusterBy;
+use ragstats_core::mcq::score::FailurePolicy;
 
 mod compare;
 mod mcq;
@@ -49,13 +51,13 @@ impl<'a> Sections<'a> {
         })
     }
 
-    /// The bootstrap flags of an MCQ command: the report's resampling, failures as zero.
-    fn mcq_boot(&self) -> BootArgs {
-        BootArgs {
-            resample: self.args.resample.clone(),
-            failures: FailuresArg::Zero,
-            items: None,
-            cluster_by: ClusterByArg::None,
+    /// The bootstrap settings of an MCQ section: the report's resampling, failures as zero,
+    /// items resampled one by one.
+    fn mcq_boot(&self) -> McqBootSettings {
+        McqBootSettings {
+            resample: self.args.resample.settings(),
+            failures: FailurePolicy::Zero,
+            cluster_by: ClusterBy::None,
         }
     }
 

@@ -3,12 +3,24 @@
 
 use std::path::Path;
 
+use ragstats_core::analyses::{
+    mcq_compare_report, mcq_score_report, McqBootSettings, McqCompareSettings, McqScoreSettings,
+};
+use ragstats_core::panel::Source;
 use ragstats_core::table::ToView;
 
 use super::super::html::{h, results_word, tables};
 use super::Sections;
-use crate::cmd::common::Format;
-use crate::cmd::mcq;
+use crate::cmd::resample::with_bars;
+
+/// The caption of an MCQ section's figure: the file(s), the outcome, the bootstrap.
+fn caption(panel: String, outcome: String, boot: &McqBootSettings) -> ragstats_plot::Caption {
+    ragstats_plot::Caption {
+        panel,
+        outcome,
+        bootstrap: Some((boot.resample.seed, u64::from(boot.resample.replicates))),
+    }
+}
 
 impl Sections<'_> {
     /// `stats mcq score RESULTS --positions`: EM and F1 per level with intervals, and the
@@ -21,16 +33,29 @@ impl Sections<'_> {
             "--positions".into(),
         ];
         let build = || {
-            let margs = mcq::score::Args {
-                results: results.to_path_buf(),
+            let settings = McqScoreSettings {
                 boot: self.mcq_boot(),
                 positions: true,
-                shuffled: None,
-                format: Format::Json,
-                plot: None,
             };
-            let r = mcq::score::compute(&margs)?;
-            let svg = mcq::score::figure(&margs, &r)?;
+            let r = with_bars(|progress| {
+                mcq_score_report(
+                    &Source::file(results),
+                    None,
+                    None,
+                    &settings,
+                    &ragstats_gpu::Engines,
+                    progress,
+                )
+            })?;
+            let svg = ragstats_plot::mcq_score(
+                &r.scores,
+                r.positions.as_deref(),
+                &caption(
+                    results.display().to_string(),
+                    format!("{}, {}", r.model, r.prompt),
+                    &settings.boot,
+                ),
+            )?;
             let mut t = format!(
                 "<p>Model <code>{}</code>, prompt <code>{}</code>, {} items, {} run(s).</p>\n",
                 h(&r.model),
@@ -58,17 +83,28 @@ impl Sections<'_> {
             b.display().to_string(),
         ];
         let build = || {
-            let margs = mcq::compare::Args {
-                a: a.to_path_buf(),
-                b: b.to_path_buf(),
-                more: Vec::new(),
+            let settings = McqCompareSettings {
                 boot: self.mcq_boot(),
-                format: Format::Json,
-                plot: None,
                 mcnemar: false,
             };
-            let out = mcq::compare::compute(&margs)?;
-            let svg = mcq::compare::figure(&margs, &out)?;
+            let out = with_bars(|progress| {
+                mcq_compare_report(
+                    &Source::file(a),
+                    &Source::file(b),
+                    None,
+                    &settings,
+                    &ragstats_gpu::Engines,
+                    progress,
+                )
+            })?;
+            let svg = ragstats_plot::mcq_compare_report(
+                &out,
+                &caption(
+                    format!("{} vs {}", a.display(), b.display()),
+                    String::new(),
+                    &settings.boot,
+                ),
+            )?;
             let r = &out;
             let mut t = format!(
                 "<p>A = <code>{}</code> ({}), B = <code>{}</code> ({}); {} paired (item, run); deltas B − A.</p>\n",
