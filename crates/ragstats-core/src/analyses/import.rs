@@ -225,6 +225,8 @@ mod tests {
         );
     }
 
+    // The fixture is an inspect `.eval` log (a zip): read with the `formats` feature only.
+    #[cfg(feature = "formats")]
     #[test]
     fn the_logs_are_written_as_the_panel_and_the_ledger() {
         let dir = tempfile::tempdir().unwrap();
