@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{source_input, unpaired_json};
+use super::{audit_input, source_input, unpaired_json, AuditInput};
 use crate::components::forecast::{
     forecast_designs, Audit, DesignSpec, ForecastError, ForecastJob, ForecastReport, MeasuredPanel,
 };
@@ -70,26 +70,14 @@ pub fn forecast(
         let (d, s) = unpaired_counts(panel);
         unpaired = (unpaired.0 + d, unpaired.1 + s);
     };
-    let (read, source) = match (audit, components) {
-        (Some(source), None) => {
+    let (read, source) = match audit_input(audit, components)? {
+        AuditInput::Panel(source) => {
             let panel = settings.panel.load(source, Balance::Fitted)?;
             notes.extend(settings.panel.loading_notes(&panel, false));
             count(&panel);
             (Audit::from_report(&analyse_panel(&panel)?), source)
         }
-        (None, Some(source)) => (components_of(source, &settings.panel)?, source),
-        (Some(_), Some(_)) => {
-            return Err(Error::Usage(
-                "give an audit panel or a components document, not both".into(),
-            ))
-        }
-        (None, None) => {
-            return Err(Error::Usage(
-                "give an audit panel or a components document (the variance analysis's \
-                 JSON report)"
-                    .into(),
-            ))
-        }
+        AuditInput::Components(source) => (components_of(source, &settings.panel)?, source),
     };
     let job = ForecastJob {
         designs: settings.design.clone(),

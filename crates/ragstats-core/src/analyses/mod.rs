@@ -154,6 +154,35 @@ pub fn unpaired_json((dropped, scored): (usize, usize)) -> Option<serde_json::Va
     (dropped + scored > 0).then(|| serde_json::json!({"dropped": dropped, "scored": scored}))
 }
 
+/// The audit an analysis was given: a panel (fitted as the variance analysis fits it) or a
+/// components document (the variance analysis's JSON report).
+enum AuditInput<'a> {
+    Panel(&'a crate::panel::Source),
+    Components(&'a crate::panel::Source),
+}
+
+/// Which audit of `audit` and `components` was given: exactly one must be.
+///
+/// # Errors
+/// [`crate::Error::Usage`] for neither or both.
+fn audit_input<'a>(
+    audit: Option<&'a crate::panel::Source>,
+    components: Option<&'a crate::panel::Source>,
+) -> crate::Result<AuditInput<'a>> {
+    match (audit, components) {
+        (Some(a), None) => Ok(AuditInput::Panel(a)),
+        (None, Some(c)) => Ok(AuditInput::Components(c)),
+        (Some(_), Some(_)) => Err(crate::Error::Usage(
+            "give an audit panel or a components document, not both".into(),
+        )),
+        (None, None) => Err(crate::Error::Usage(
+            "give an audit panel or a components document (the variance analysis's JSON \
+             report)"
+                .into(),
+        )),
+    }
+}
+
 /// Why the output file `out` may not be written: it is one of `inputs` (in the role
 /// `role`), which writing it would destroy; `None` when it is none of them.
 fn overwrites(out: &std::path::Path, role: &str, inputs: &[std::path::PathBuf]) -> Option<String> {

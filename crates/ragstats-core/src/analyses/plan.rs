@@ -9,7 +9,10 @@ use serde::Deserialize;
 
 use super::forecast::components_of;
 use super::SearchBounds;
-use super::{source_input, source_input_opt, unpaired_cells, CostUnit, Engines, Progress};
+use super::{
+    audit_input, source_input, source_input_opt, unpaired_cells, AuditInput, CostUnit, Engines,
+    Progress,
+};
 use crate::allocation::efficiency::UnitCosts;
 use crate::allocation::planner::mde_multiplier;
 use crate::allocation::planner_report::{plan as plan_of, PlanCosts, PlanGoal, PlanJob};
@@ -363,14 +366,14 @@ pub fn plan(
         .map(GivenUnitCosts::costs)
         .transpose()?;
     // The audit: components, and the panel when there is one (for costs and the bootstrap).
-    let (read, panel) = match (audit, components) {
-        (Some(source), None) => {
+    let (read, panel) = match audit_input(audit, components)? {
+        AuditInput::Panel(source) => {
             // Ledger costs are matched to each question's own cells, so an unbalanced audit
             // is priced like a balanced one.
             let p = s.panel.load(source, Balance::Fitted)?;
             (Audit::from_report(&analyse_panel(&p)?), Some(p))
         }
-        (None, Some(source)) => {
+        AuditInput::Components(source) => {
             if ledger.is_some() {
                 return Err(Error::setting(
                     "ledger",
@@ -379,18 +382,6 @@ pub fn plan(
                 ));
             }
             (components_of(source, &s.panel)?, None)
-        }
-        (Some(_), Some(_)) => {
-            return Err(Error::Usage(
-                "give an audit panel or a components document, not both".into(),
-            ))
-        }
-        (None, None) => {
-            return Err(Error::Usage(
-                "give an audit panel or a components document (the variance analysis's \
-                 JSON report)"
-                    .into(),
-            ))
         }
     };
     // Per-question costs of a balanced audit, or every trajectory's and read's cost of an
