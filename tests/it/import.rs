@@ -585,6 +585,35 @@ fn samples_with_errors_are_listed_and_left_out() {
         .success();
     let text = std::fs::read_to_string(&out).unwrap();
     assert_eq!(text.lines().count(), 61);
+    // A score of infinity or NaN would poison every mean: refused, naming the flag, for the
+    // import and for a panel command reading the log directly; nothing is written.
+    let other = out.with_extension("nan.csv");
+    for args in [
+        vec![
+            "import".to_string(),
+            p.display().to_string(),
+            "--missing-as".into(),
+            "inf".into(),
+            "--out".into(),
+            other.display().to_string(),
+        ],
+        vec![
+            "variance".to_string(),
+            p.display().to_string(),
+            "--missing-as".into(),
+            "nan".into(),
+        ],
+    ] {
+        stats()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--missing-as: "))
+            .stderr(predicates::str::contains(
+                "is not a score: give a finite number, e.g. 0",
+            ));
+    }
+    assert!(!other.exists());
     let read = epoch - 1;
     assert!(
         text.contains(&format!("arith,{id},0,{read},{MODEL_A},0,0\n")),

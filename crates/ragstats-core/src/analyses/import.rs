@@ -58,6 +58,7 @@ pub fn import(logs: &Source, settings: &ImportSettings) -> Result<Finished> {
     if out.as_os_str().is_empty() {
         return Err(Error::setting("out", "expected the panel file to write"));
     }
+    settings.logs.check()?;
     check_output("out", out, paths)?;
     if let Some(ledger) = &settings.ledger_out {
         if let Some(why) = overwrites(ledger, "panel's file (out)", std::slice::from_ref(out)) {

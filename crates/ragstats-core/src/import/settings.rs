@@ -88,6 +88,21 @@ pub struct LogMapping {
 }
 
 impl LogMapping {
+    /// Checks the mapping's domain.
+    ///
+    /// # Errors
+    /// [`Error::Setting`] naming `missing_as` when it is not a finite number (a score of
+    /// infinity or NaN would poison every mean).
+    pub fn check(&self) -> Result<()> {
+        match self.missing_as {
+            Some(v) if !v.is_finite() => Err(Error::setting(
+                "missing_as",
+                format!("{v} is not a score: give a finite number, e.g. 0"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The importer's options for this mapping, every row's arm labelled `arm` when given
     /// (in place of [`LogMapping::arm_from`]).
     pub fn import_options(&self, arm: Option<String>) -> ImportOptions {
@@ -114,11 +129,13 @@ pub enum Balance {
 }
 
 impl PanelSettings {
-    /// Checks the settings against each other.
+    /// Checks the settings against each other, and the log mapping ([`LogMapping::check`]).
     ///
     /// # Errors
-    /// [`Error::Setting`] for an arm given with a contrast, or a failure score without one.
+    /// [`Error::Setting`] for an arm given with a contrast, a failure score without one, or a
+    /// `missing_as` that is not finite.
     pub fn check(&self) -> Result<()> {
+        self.logs.check()?;
         if self.contrast.is_some() && self.arm.is_some() {
             return Err(Error::setting(
                 "arm",
@@ -259,6 +276,30 @@ pub fn unpaired_counts(panel: &Panel) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_score_must_be_a_finite_number() {
+        let with = |v: f64| PanelSettings {
+            logs: LogMapping {
+                missing_as: Some(v),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(with(0.0).check().is_ok());
+        for bad in [f64::INFINITY, f64::NAN] {
+            match with(bad).check() {
+                Err(Error::Setting { setting, msg }) => {
+                    assert_eq!(setting, "missing_as");
+                    assert_eq!(
+                        msg,
+                        format!("{bad} is not a score: give a finite number, e.g. 0")
+                    );
+                }
+                other => panic!("expected a setting error, got {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn settings_read_from_json_take_the_command_lines_words() {
