@@ -292,3 +292,34 @@ fn gpu_and_cpu_reports_are_identical() {
         }
     }
 }
+
+/// A bootstrap that fails after loading prints the loading notes first, as a success would:
+/// the dropped question is said before the design it then refuses.
+#[test]
+fn a_failure_after_loading_comes_after_the_loading_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p.csv");
+    std::fs::write(
+        &p,
+        "dataset,question,trajectory,read,f1\nd,q1,0,0,1\nd,q1,1,0,0\nd,q2,0,0,1\nd,q3,0,0,0\nd,q3,1,0,1\n",
+    )
+    .unwrap();
+    let out = stats()
+        .args([
+            "bootstrap",
+            p.to_str().unwrap(),
+            "--drop-incomplete",
+            "--replicates",
+            "100",
+        ])
+        .args(["--components", "--design", "x=5:1:1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let note = err.find("note: dropped from d: q2").expect(&err);
+    let error = err
+        .find("error: --design: x=5:1:1: design gives no question count for stratum 'd'")
+        .expect(&err);
+    assert!(note < error, "{err}");
+}

@@ -140,7 +140,8 @@ pub fn bootstrap(
             notes.extend(one.loading_notes(&loaded, true));
             let (d, c) = unpaired_counts(&loaded);
             unpaired = (unpaired.0 + d, unpaired.1 + c);
-            let run = run_on(&loaded, s, replicates.clone(), engines, progress)?;
+            let run = run_on(&loaded, s, replicates.clone(), engines, progress)
+                .map_err(|e| e.noted(one.loading_notes(&loaded, true)))?;
             Ok::<_, Error>(Box::new(run) as _)
         })?;
         let mut done = Finished::new("bootstrap", inputs, sections).with_notes_after(notes);
@@ -155,7 +156,9 @@ pub fn bootstrap(
     // Unbalanced strata are kept nested: the components of every replicate are refitted by
     // REML on its drawn questions.
     let loaded = s.panel.load(panel, Balance::Fitted)?;
-    let run = run_on(&loaded, s, replicates, engines, progress)?;
+    // A failure after loading comes after the loading notes, as a success would.
+    let run = run_on(&loaded, s, replicates, engines, progress)
+        .map_err(|e| e.noted(s.panel.loading_notes(&loaded, true)))?;
     if let Some(path) = &s.replicates_out {
         run.replicates.write(path)?;
     }

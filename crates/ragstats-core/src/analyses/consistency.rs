@@ -163,7 +163,11 @@ fn analyse(
         .map(|s| s.q() as u64)
         .sum();
     let reps = u64::from(resampling.replicates);
-    let engine = engines.resampler(s.resample.backend, 2 * reps * questions)?;
+    // A failure after loading comes after the groups' notes, as a success would.
+    let noted = |e: crate::Error| e.noted(notes.clone());
+    let engine = engines
+        .resampler(s.resample.backend, 2 * reps * questions)
+        .map_err(noted)?;
     let report = crate::components::consistency::consistency(
         &s.by,
         &rows,
@@ -171,7 +175,8 @@ fn analyse(
         &resampling,
         engine.as_ref(),
         &|d| progress("consistency", d, 2 * reps),
-    )?;
+    )
+    .map_err(noted)?;
     Ok((report, notes, unpaired_json(unpaired)))
 }
 

@@ -78,7 +78,9 @@ pub fn subsets(
 ) -> Result<Finished> {
     let resampling = settings.resample.resampling()?;
     let depth = settings.panel.load(panel, Balance::Required)?;
-    let audit_read = audit_of(audit, &settings.panel)?;
+    // A failure after loading comes after the loading notes, as a success would.
+    let noted = |e: crate::Error| e.noted(settings.panel.loading_notes(&depth, false));
+    let audit_read = audit_of(audit, &settings.panel).map_err(noted)?;
     // The depth panel's weights (resolved on its strata) combine both the measured subset
     // SEs and the audit's forecasts.
     let study = SubsetStudy::weighted(
@@ -86,17 +88,21 @@ pub fn subsets(
         &depth.weights,
         &audit_read,
         settings.min_trajectories,
-    )?;
+    )
+    .map_err(noted)?;
     let units = study.work_units(u64::from(resampling.replicates));
     let questions: u64 = depth.strata.iter().map(|s| s.q() as u64).sum();
-    let engine = engines.resampler(settings.resample.backend, units * questions)?;
+    let engine = engines
+        .resampler(settings.resample.backend, units * questions)
+        .map_err(noted)?;
     let job = SubsetJob {
         resampling,
         per_subset: settings.per_subset,
     };
     let analysis = analyse_subsets(&depth.outcome, &study, &job, engine.as_ref(), &|d| {
         progress("subsets", d, units)
-    })?;
+    })
+    .map_err(noted)?;
     let figure = match draw {
         Some(draw) => {
             let files: Vec<_> = panel.paths().iter().chain(audit.paths()).cloned().collect();
