@@ -125,7 +125,13 @@ fn library_consistency_is_the_hand_computed_one() {
 
     let dir = tempfile::tempdir().unwrap();
     let p = write(&dir, "reads.csv", &reads());
-    let rows = read_answers(&p, "temperature", "answer", &Default::default()).unwrap();
+    let rows = read_answers(
+        &ragstats_core::panel::Source::file(&p),
+        "temperature",
+        "answer",
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(rows.len(), 32);
     let groups = groups_of(&rows);
     assert_eq!(groups, ["0.7", "0"]);

@@ -8,7 +8,7 @@ use super::{source_input, unpaired_json, Draw, Engines, Progress};
 use crate::components::consistency::{groups_of, read_answers, ConsistencyReport};
 use crate::document::{Figure, Finished, Inputs};
 use crate::import::{unpaired_counts, Balance, PanelSettings};
-use crate::panel::{load_panel, LoadOptions, Source};
+use crate::panel::{LoadOptions, Source};
 use crate::resample::ResampleSettings;
 use crate::{Error, Result};
 
@@ -93,15 +93,13 @@ fn analyse(
     progress: Progress<'_>,
 ) -> Result<(ConsistencyReport, Vec<String>, Option<serde_json::Value>)> {
     let s = settings;
-    let path = match reads {
-        Source::Files(paths) if paths.len() == 1 => &paths[0],
-        _ => {
-            return Err(Error::Usage(format!(
-                "{}: the reads are read from one file (CSV or JSONL)",
-                reads.name().display()
-            )))
-        }
-    };
+    if matches!(reads, Source::Files(paths) if paths.len() > 1) {
+        return Err(Error::Usage(format!(
+            "{}: the reads are one table (a CSV or JSONL file, or a data frame), not several \
+             files",
+            reads.name().display()
+        )));
+    }
     if s.by.is_empty() {
         return Err(Error::setting(
             "by",
@@ -124,7 +122,7 @@ fn analyse(
         }
     }
     let resampling = s.resample.resampling()?;
-    let rows = read_answers(path, &s.by, &s.answer_column, &columns)?;
+    let rows = read_answers(reads, &s.by, &s.answer_column, &columns)?;
     if s.panel.metric.as_deref() == Some(s.by.as_str()) {
         return Err(Error::setting(
             "metric",
@@ -145,7 +143,7 @@ fn analyse(
             filter: Some((s.by.clone(), g.clone())),
             ..s.panel.load_options(Balance::Required)
         };
-        let panel = load_panel(path, &opts)?;
+        let panel = crate::import::load_source(reads, &opts, &s.panel.import_options())?;
         for st in &panel.strata {
             notes.extend(
                 st.unpaired_cells

@@ -277,7 +277,8 @@ pub fn precision(
     Ok((out, ratio))
 }
 
-/// Reads the answers of a reads file (CSV or JSONL): per row the `by` column's value as the
+/// Reads the answers of a reads table (a CSV or JSONL file, or a table in memory): per row
+/// the `by` column's value as the
 /// group, the (dataset, question, trajectory, arm) cell and the `answer_column` text (an
 /// absent field is empty). The cell's columns are the file's columns that `columns` gives
 /// those roles (`--columns question=question_id`), else the columns named like the roles.
@@ -286,7 +287,7 @@ pub fn precision(
 /// [`Error::Io`] or [`Error::Input`] when the file cannot be read, or a row lacks the `by`,
 /// `question` (or its mapped) or answer column.
 pub fn read_answers(
-    path: &std::path::Path,
+    reads: &crate::panel::Source,
     by: &str,
     answer_column: &str,
     columns: &ColumnMap,
@@ -300,7 +301,8 @@ pub fn read_answers(
         columns.column_of("arm"),
         answer_column,
     ];
-    let records = crate::panel::records::read_records(path, &cols, &[by, question, answer_column])?;
+    let records =
+        crate::panel::records::read_records_from(reads, &cols, &[by, question, answer_column])?;
     Ok(records
         .into_iter()
         .map(|r| {

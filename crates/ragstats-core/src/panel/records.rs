@@ -29,8 +29,45 @@ pub fn read_records(path: &Path, columns: &[&str], required: &[&str]) -> Result<
     }
 }
 
+/// [`read_records`] of the rows `source` holds: one file as [`read_records`] reads it; a
+/// table in memory or records as the JSON lines of their rows (row n is line n).
+///
+/// # Errors
+/// As [`read_records`]; [`Error::Input`] for several files.
+pub fn read_records_from(
+    source: &super::Source,
+    columns: &[&str],
+    required: &[&str],
+) -> Result<Vec<Record>> {
+    match source {
+        super::Source::Files(paths) if paths.len() == 1 => {
+            read_records(&paths[0], columns, required)
+        }
+        super::Source::Files(_) => Err(Error::input(
+            source.name(),
+            None,
+            "one table expected, not several files",
+        )),
+        _ => read_jsonl_rows(
+            super::memory::jsonl_of(source)?,
+            source.name(),
+            columns,
+            required,
+        ),
+    }
+}
+
 fn read_jsonl(path: &Path, columns: &[&str], required: &[&str]) -> Result<Vec<Record>> {
-    let mut rdr = JsonlReader::open(path)?;
+    read_jsonl_rows(JsonlReader::open(path)?, path, columns, required)
+}
+
+/// The records of the JSON lines `rdr` reads (`path` naming them in errors).
+fn read_jsonl_rows(
+    mut rdr: JsonlReader,
+    path: &Path,
+    columns: &[&str],
+    required: &[&str],
+) -> Result<Vec<Record>> {
     let mut out = Vec::new();
     while let Some((line, obj)) = rdr.next_object()? {
         let fields: Vec<Option<String>> = columns
