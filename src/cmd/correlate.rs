@@ -53,11 +53,6 @@ pub fn figure(
     s: &CorrelateSettings,
     r: &CorrelateReport,
 ) -> ragstats_core::Result<String> {
-    let caption = ragstats_plot::Caption {
-        panel: table.name().display().to_string(),
-        outcome: String::new(),
-        bootstrap: (s.resample.replicates > 0)
-            .then(|| (s.resample.seed, u64::from(s.resample.replicates))),
-    };
+    let caption = ragstats_plot::Caption::for_correlate(&table.name().display().to_string(), s);
     ragstats_plot::correlate(&r.pairs, &r.matrix.x, &r.matrix.y, r.method, &caption)
 }

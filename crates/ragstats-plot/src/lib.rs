@@ -41,6 +41,33 @@ pub struct Caption {
 }
 
 impl Caption {
+    /// The caption of an MCQ figure of `panel` (one results file, or `A vs B`): its outcome
+    /// (model and prompt) and the item bootstrap of `boot`.
+    pub fn for_mcq(
+        panel: String,
+        outcome: String,
+        boot: &ragstats_core::analyses::McqBootSettings,
+    ) -> Caption {
+        Caption {
+            panel,
+            outcome,
+            bootstrap: Some((boot.resample.seed, u64::from(boot.resample.replicates))),
+        }
+    }
+
+    /// The caption of a correlate figure of `table`: the bootstrap when `settings` ran one.
+    pub fn for_correlate(
+        table: &str,
+        settings: &ragstats_core::analyses::CorrelateSettings,
+    ) -> Caption {
+        let r = &settings.resample;
+        Caption {
+            panel: table.to_string(),
+            outcome: String::new(),
+            bootstrap: (r.replicates > 0).then(|| (r.seed, u64::from(r.replicates))),
+        }
+    }
+
     /// The caption of a figure of `panel` read with `settings` (its outcome as the settings
     /// name it: the metric, the contrast or the arm); `bootstrap` is (seed, replicates).
     pub fn for_panel(

@@ -244,12 +244,8 @@ pub fn run(
             let s: analyses::CorrelateSettings = settings(json)?;
             let table = input(inputs, "file")?;
             let draw = |r: &ragstats_core::correlate::all_pairs::CorrelateReport| {
-                let caption = ragstats_plot::Caption {
-                    panel: table.name().display().to_string(),
-                    outcome: String::new(),
-                    bootstrap: (s.resample.replicates > 0)
-                        .then(|| (s.resample.seed, u64::from(s.resample.replicates))),
-                };
+                let caption =
+                    ragstats_plot::Caption::for_correlate(&table.name().display().to_string(), &s);
                 ragstats_plot::correlate(&r.pairs, &r.matrix.x, &r.matrix.y, r.method, &caption)
             };
             Ok(analyses::correlate(
@@ -298,11 +294,11 @@ pub fn run(
             let s: analyses::McqScoreSettings = settings(json)?;
             let results = input(inputs, "results")?;
             let draw = |r: &ragstats_core::mcq::score::ScoreReport| {
-                let caption = ragstats_plot::Caption {
-                    panel: results.name().display().to_string(),
-                    outcome: format!("{}, {}", r.model, r.prompt),
-                    bootstrap: Some((s.boot.resample.seed, u64::from(s.boot.resample.replicates))),
-                };
+                let caption = ragstats_plot::Caption::for_mcq(
+                    results.name().display().to_string(),
+                    format!("{}, {}", r.model, r.prompt),
+                    &s.boot,
+                );
                 ragstats_plot::mcq_score(&r.scores, r.positions.as_deref(), &caption)
             };
             Ok(analyses::mcq_score(
@@ -326,11 +322,11 @@ pub fn run(
             };
             let files: Vec<Source> = [a.clone(), b.clone()].into_iter().chain(more).collect();
             let draw = |r: &ragstats_core::mcq::compare::CompareReport| {
-                let caption = ragstats_plot::Caption {
-                    panel: format!("{} vs {}", a.name().display(), b.name().display()),
-                    outcome: String::new(),
-                    bootstrap: Some((s.boot.resample.seed, u64::from(s.boot.resample.replicates))),
-                };
+                let caption = ragstats_plot::Caption::for_mcq(
+                    format!("{} vs {}", a.name().display(), b.name().display()),
+                    String::new(),
+                    &s.boot,
+                );
                 ragstats_plot::mcq_compare_report(r, &caption)
             };
             Ok(analyses::mcq_compare(

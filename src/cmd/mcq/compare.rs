@@ -83,10 +83,10 @@ pub fn outcome(a: &Args) -> anyhow::Result<Finished> {
 /// The figure `--plot` draws (and `stats report` shows): both sides' scores and the paired
 /// deltas B − A with their intervals.
 pub fn figure(a: &Args, r: &CompareReport) -> ragstats_core::Result<String> {
-    let caption = ragstats_plot::Caption {
-        panel: format!("{} vs {}", a.a.display(), a.b.display()),
-        outcome: String::new(),
-        bootstrap: Some((a.boot.resample.seed, u64::from(a.boot.resample.replicates))),
-    };
+    let caption = ragstats_plot::Caption::for_mcq(
+        format!("{} vs {}", a.a.display(), a.b.display()),
+        String::new(),
+        &a.boot.settings_of(),
+    );
     ragstats_plot::mcq_compare_report(r, &caption)
 }

@@ -85,20 +85,10 @@ pub fn figure(a: &Args, r: &ScoreReport) -> ragstats_core::Result<String> {
     ragstats_plot::mcq_score(
         &r.scores,
         r.positions.as_deref(),
-        &mcq_caption(&a.results, &r.model, &r.prompt, &a.boot),
+        &ragstats_plot::Caption::for_mcq(
+            a.results.display().to_string(),
+            format!("{}, {}", r.model, r.prompt),
+            &a.boot.settings_of(),
+        ),
     )
-}
-
-/// The caption of an MCQ figure: the results file, its model and prompt, and the bootstrap.
-pub(super) fn mcq_caption(
-    file: &std::path::Path,
-    model: &str,
-    prompt: &str,
-    boot: &BootArgs,
-) -> ragstats_plot::Caption {
-    ragstats_plot::Caption {
-        panel: file.display().to_string(),
-        outcome: format!("{model}, {prompt}"),
-        bootstrap: Some((boot.resample.seed, u64::from(boot.resample.replicates))),
-    }
 }

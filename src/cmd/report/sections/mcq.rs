@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use ragstats_core::analyses::{
-    mcq_compare_report, mcq_score_report, McqBootSettings, McqCompareSettings, McqScoreSettings,
+    mcq_compare_report, mcq_score_report, McqCompareSettings, McqScoreSettings,
 };
 use ragstats_core::panel::Source;
 use ragstats_core::table::ToView;
@@ -12,15 +12,6 @@ use ragstats_core::table::ToView;
 use super::super::html::{h, results_word, tables};
 use super::Sections;
 use crate::cmd::resample::with_bars;
-
-/// The caption of an MCQ section's figure: the file(s), the outcome, the bootstrap.
-fn caption(panel: String, outcome: String, boot: &McqBootSettings) -> ragstats_plot::Caption {
-    ragstats_plot::Caption {
-        panel,
-        outcome,
-        bootstrap: Some((boot.resample.seed, u64::from(boot.resample.replicates))),
-    }
-}
 
 impl Sections<'_> {
     /// `stats mcq score RESULTS --positions`: EM and F1 per level with intervals, and the
@@ -50,7 +41,7 @@ impl Sections<'_> {
             let svg = ragstats_plot::mcq_score(
                 &r.scores,
                 r.positions.as_deref(),
-                &caption(
+                &ragstats_plot::Caption::for_mcq(
                     results.display().to_string(),
                     format!("{}, {}", r.model, r.prompt),
                     &settings.boot,
@@ -99,7 +90,7 @@ impl Sections<'_> {
             })?;
             let svg = ragstats_plot::mcq_compare_report(
                 &out,
-                &caption(
+                &ragstats_plot::Caption::for_mcq(
                     format!("{} vs {}", a.display(), b.display()),
                     String::new(),
                     &settings.boot,
