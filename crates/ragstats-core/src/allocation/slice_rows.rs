@@ -22,12 +22,48 @@ pub enum RowReader {
     Jsonl(JsonlReader),
 }
 
-/// The format a slice of `source` is written in: `true` for JSON lines.
+/// Where a slice's rows come from, told without reading them.
+enum Origin<'a> {
+    CsvFile(&'a Path),
+    JsonlFile(&'a Path),
+    /// A Parquet file, read whole and copied as the CSV of its rows.
+    Parquet(&'a Path),
+    /// A table in memory, copied as the CSV of its rows.
+    Table(&'a Path, &'a crate::panel::memory::MemoryTable),
+    /// Records, copied as the JSON lines they stand for.
+    Records,
+}
+
+/// The [`Origin`] of `source`.
+///
+/// # Errors
+/// [`Error::Input`] for evaluation logs or several files (they hold no panel rows to copy).
+fn origin(source: &Source) -> Result<Origin<'_>> {
+    Ok(match source {
+        Source::Table { name, table } => Origin::Table(Path::new(name), table),
+        Source::Records { .. } => Origin::Records,
+        Source::Files(paths) => match paths.as_slice() {
+            [one] if crate::import::is_log_input(one) => return Err(no_rows(one)),
+            [one] if crate::import::detect(one) == crate::import::Format::Parquet => {
+                Origin::Parquet(one)
+            }
+            [one] if is_jsonl(one) => Origin::JsonlFile(one),
+            [one] => Origin::CsvFile(one),
+            _ => return Err(no_rows(source.name())),
+        },
+    })
+}
+
+/// The format a slice of `source` is written in: `true` for JSON lines (told without
+/// reading the rows).
 ///
 /// # Errors
 /// As [`rows_of`] for a source a slice cannot copy.
 pub fn writes_jsonl(source: &Source) -> Result<bool> {
-    Ok(matches!(rows_of(source)?, RowReader::Jsonl(_)))
+    Ok(matches!(
+        origin(source)?,
+        Origin::JsonlFile(_) | Origin::Records
+    ))
 }
 
 /// The rows of `source`, opened from the start.
@@ -36,24 +72,17 @@ pub fn writes_jsonl(source: &Source) -> Result<bool> {
 /// [`Error::Input`] for evaluation logs or several files (they hold no panel rows to copy:
 /// `stats import` writes the panel first), and those of opening the file.
 pub fn rows_of(source: &Source) -> Result<RowReader> {
-    match source {
-        Source::Table { name, table } => Ok(RowReader::Csv(Box::new(
-            crate::panel::memory::table_csv(Path::new(name), table)?,
-        ))),
-        Source::Records { .. } => Ok(RowReader::Jsonl(crate::panel::memory::jsonl_of(source)?)),
-        Source::Files(paths) => match paths.as_slice() {
-            [one] if crate::import::is_log_input(one) => Err(no_rows(one)),
-            [one] if crate::import::detect(one) == crate::import::Format::Parquet => {
-                let table = crate::import::parquet::parquet_table(one)?;
-                Ok(RowReader::Csv(Box::new(crate::panel::memory::table_csv(
-                    one, &table,
-                )?)))
-            }
-            [one] if is_jsonl(one) => Ok(RowReader::Jsonl(JsonlReader::open(one)?)),
-            [one] => Ok(RowReader::Csv(Box::new(CsvReader::open(one)?))),
-            _ => Err(no_rows(source.name())),
-        },
-    }
+    let csv = |r: CsvReader| RowReader::Csv(Box::new(r));
+    Ok(match origin(source)? {
+        Origin::CsvFile(path) => csv(CsvReader::open(path)?),
+        Origin::JsonlFile(path) => RowReader::Jsonl(JsonlReader::open(path)?),
+        Origin::Parquet(path) => {
+            let table = crate::import::parquet::parquet_table(path)?;
+            csv(crate::panel::memory::table_csv(path, &table)?)
+        }
+        Origin::Table(name, table) => csv(crate::panel::memory::table_csv(name, table)?),
+        Origin::Records => RowReader::Jsonl(crate::panel::memory::jsonl_of(source)?),
+    })
 }
 
 /// Why evaluation logs cannot be sliced.
@@ -62,7 +91,7 @@ fn no_rows(path: &Path) -> Error {
         path,
         None,
         "evaluation logs hold no panel rows for a slice to copy: write the panel with \
-         `stats import` (or `ragstats.import_logs`) and slice that",
+         `stats import` (or `ragstats.read_logs`) and slice that",
     )
 }
 
