@@ -29,7 +29,8 @@ pub struct ConvertArgs {
     /// Question files, read together (paragraph ids are assigned over all of them).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Questions JSONL to write (`id`, `dataset`, `question`, `answers`, `supporting`).
+    /// Questions JSONL to write (`id`, `dataset`, `question`, `answers`, `supporting`,
+    /// `cluster`: the first supporting title).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// Corpus JSONL to write (`id`, `url`, `title`, `text`): every distinct paragraph.

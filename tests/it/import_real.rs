@@ -389,3 +389,55 @@ fn mcq_score_on_a_foreign_file_says_what_it_looks_like() {
         );
     }
 }
+
+/// lm-eval's clusters come from a doc field (#48 item 5): KoBEST WiC asks about one `word` in
+/// two contexts, often more than once, so `--cluster-from word` groups its 1,260 documents
+/// into the 778 words. Reference (the samples file as published):
+/// python3 -c "import json,collections; f='samples_kobest_wic_2024-11-28T18-09-15.647260.jsonl';
+///   r=[json.loads(l) for l in open(f)]; c=collections.Counter(x['doc']['word'] for x in r);
+///   print(len(r), len(c), sorted(collections.Counter(c.values()).items()),
+///   r[0]['doc_id'], r[0]['doc']['word'])"
+/// prints `1260 778 [(1, 296), (2, 482)] 0 …` (the first document's word is the first
+/// cluster below).
+#[test]
+fn lm_eval_docs_are_clustered_by_a_doc_field() {
+    let dir = real("lmeval/gpt4o_kobest");
+    let file = format!("{dir}/samples_kobest_wic_2024-11-28T18-09-15.647260.jsonl");
+    let (_, lines) = import(&[&file, "--cluster-from", "word"]);
+    let text = lines.join("\n");
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let (q, c) = (col("question"), col("cluster"));
+    let mut per_cluster: std::collections::HashMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    let mut n = 0;
+    for r in rows.records() {
+        let r = r.unwrap();
+        per_cluster
+            .entry(r[c].to_string())
+            .or_default()
+            .insert(r[q].to_string());
+        n += 1;
+    }
+    assert_eq!(n, 1260);
+    assert_eq!(per_cluster.len(), 778);
+    let mut sizes = std::collections::BTreeMap::new();
+    for qs in per_cluster.values() {
+        *sizes.entry(qs.len()).or_insert(0) += 1;
+    }
+    assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [(1, 296), (2, 482)]);
+
+    // A field the docs do not have is refused by name, with the document.
+    let o = stats()
+        .args(["import", &file, "--cluster-from", "passage", "--out"])
+        .arg(tempfile::tempdir().unwrap().path().join("p.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("has no doc field 'passage' (a string or number) for the cluster"),
+        "{err}"
+    );
+}

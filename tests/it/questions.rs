@@ -46,6 +46,12 @@ fn hotpotqa_alone_uses_titles_as_ids() {
         l.questions[1].supporting,
         ["Radio City (Indian radio station)"]
     );
+    // The cluster: the first supporting title, whatever corpus id its paragraph gets.
+    assert_eq!(h1.cluster.as_deref(), Some("Arthur's Magazine"));
+    assert_eq!(
+        l.questions[1].cluster.as_deref(),
+        Some("Radio City (Indian radio station)")
+    );
     // Radio City is in both questions with one text: one document.
     let ids: Vec<_> = l.documents.iter().map(|d| d.id.as_str()).collect();
     assert_eq!(
@@ -105,10 +111,44 @@ fn titles_with_several_texts_get_hashed_ids_across_files() {
             "Bangalore#56f75292"
         ]
     );
-    // Our JSONL: as written, supporting optional.
+    // MuSiQue's cluster: the title of its first `is_supporting` paragraph, not the hashed id.
+    assert_eq!(
+        m.cluster.as_deref(),
+        Some("Radio City (Indian radio station)")
+    );
+    // Our JSONL: as written, supporting and cluster optional.
     assert_eq!(l.questions[3].supporting, ["Arthur's Magazine"]);
     assert_eq!(l.questions[4].answers, ["Paris", "City of Paris"]);
     assert!(l.questions[4].supporting.is_empty());
+    assert_eq!(l.questions[3].cluster.as_deref(), Some("Magazines"));
+    assert_eq!(l.questions[4].cluster, None);
+}
+
+/// A HotpotQA file without `supporting_facts` (the test set's shape) gives questions with no
+/// cluster, and our JSONL keeps the field through a write and a read.
+#[test]
+fn clusters_are_absent_without_supporting_facts_and_survive_our_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path().join("test.json");
+    std::fs::write(
+        &h,
+        r#"[{"_id": "t1", "question": "q", "answer": "a", "context": [["Here", ["x"]]]}]"#,
+    )
+    .unwrap();
+    let l = read_questions(&[&h]).unwrap();
+    assert_eq!(l.questions[0].cluster, None);
+    let ours = dir.path().join("ours.jsonl");
+    ragstats_core::questions::write_questions(&ours, &l.questions).unwrap();
+    // No `cluster` key is written for a question without one.
+    assert_eq!(
+        std::fs::read_to_string(&ours).unwrap(),
+        "{\"id\":\"t1\",\"dataset\":\"hotpotqa\",\"question\":\"q\",\"answers\":[\"a\"],\"supporting\":[]}\n"
+    );
+    let both = read_questions(&[fx("hotpotqa.json")]).unwrap();
+    let again = dir.path().join("again.jsonl");
+    ragstats_core::questions::write_questions(&again, &both.questions).unwrap();
+    let back = read_questions(&[&again]).unwrap();
+    assert_eq!(back.questions, both.questions);
 }
 
 /// Writes `text` to a file named `name` in a temporary directory and reads it.
@@ -202,6 +242,22 @@ fn each_error_names_file_and_line_or_record() {
 }
 
 #[test]
+fn an_empty_cluster_is_refused_with_its_line() {
+    let (msg, path, _d) = read_err(
+        "q.jsonl",
+        "{\"id\": \"o1\", \"dataset\": \"hotpotqa\", \"question\": \"q\", \"answers\": [\"a\"]}\n\
+         {\"id\": \"o2\", \"dataset\": \"hotpotqa\", \"question\": \"q\", \"answers\": [\"a\"], \"cluster\": \" \"}\n",
+    );
+    assert_eq!(
+        msg,
+        format!(
+            "{}:2: `cluster` is empty; give the cluster's name or leave the field out",
+            path.display()
+        )
+    );
+}
+
+#[test]
 fn question_ids_are_unique_across_files() {
     let e = read_questions(&[fx("ours.jsonl"), fx("ours.jsonl")]).unwrap_err();
     assert_eq!(
@@ -261,4 +317,28 @@ fn shipped_sample_is_what_convert_writes() {
         .map(|d| d.title.as_str())
         .collect();
     assert_eq!(hashed_titles.len(), 85);
+    // The clusters are the first supporting titles of the published files. In this sample
+    // they are nearly all distinct, so clustering changes little here; reference:
+    // python3 -c "import json,collections; h=json.load(open('data/qa/hotpotqa.json'));
+    //   m=json.load(open('data/qa/musique.json')); print(len({q['supporting_facts'][0][0] for q in h}),
+    //   collections.Counter([p['title'] for p in q['paragraphs'] if p['is_supporting']][0]
+    //   for q in m).most_common(1), h[0]['_id'], h[0]['supporting_facts'][0][0])"
+    // prints: 100 [('Tennessee', 2)] 5a77ec115542992a6e59dff7 Alû
+    let clusters = |d: Dataset| {
+        let mut n = std::collections::BTreeMap::new();
+        for x in l.questions.iter().filter(|x| x.dataset == d) {
+            *n.entry(x.cluster.clone().unwrap()).or_insert(0) += 1;
+        }
+        n
+    };
+    assert_eq!(clusters(Dataset::Hotpotqa).len(), 100);
+    let musique = clusters(Dataset::Musique);
+    assert_eq!(musique.len(), 99);
+    assert_eq!(musique["Tennessee"], 2);
+    let first = l
+        .questions
+        .iter()
+        .find(|x| x.id == "5a77ec115542992a6e59dff7")
+        .unwrap();
+    assert_eq!(first.cluster.as_deref(), Some("Alû"));
 }

@@ -196,9 +196,11 @@ fn run_end_to_end_then_kill_and_resume() {
 
     // Panel shape: 3 questions per dataset × 2 arms × 2 trajectories × 2 selectors × 2 reads.
     let mut lines = panel.lines();
+    // The questions have clusters (their first supporting titles), so the panel has the
+    // column, after `arm` as `stats import` writes it.
     assert_eq!(
         lines.next(),
-        Some("dataset,question,trajectory,read,arm,selector,f1,em,answer")
+        Some("dataset,question,trajectory,read,arm,cluster,selector,f1,em,answer")
     );
     let rows: Vec<Vec<String>> = {
         let mut r = csv::Reader::from_reader(panel.as_bytes());
@@ -207,6 +209,17 @@ fn run_end_to_end_then_kill_and_resume() {
             .collect()
     };
     assert_eq!(rows.len(), 6 * 2 * 2 * 2 * 2);
+    let clusters: HashMap<String, String> = read(PathBuf::from("data/qa/questions.jsonl"))
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let s = |k: &str| v[k].as_str().unwrap().to_string();
+            (s("id"), s("cluster"))
+        })
+        .collect();
+    for r in &rows {
+        assert_eq!(r[5], clusters[&r[1]], "{r:?}");
+    }
     let datasets: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     assert!(datasets[..48].iter().all(|d| *d == "hotpotqa"));
     assert!(datasets[48..].iter().all(|d| *d == "musique"));
@@ -225,10 +238,10 @@ fn run_end_to_end_then_kill_and_resume() {
                 r[1].clone(),
                 r[4].clone(),
                 r[2].parse().unwrap(),
-                r[5].clone(),
+                r[6].clone(),
                 r[3].parse().unwrap(),
             ),
-            (r[6].parse().unwrap(), r[7].parse().unwrap(), r[8].clone()),
+            (r[7].parse().unwrap(), r[8].parse().unwrap(), r[9].clone()),
         );
     }
     let (mut right, mut unknown, mut failed_open) = (0, 0, 0);

@@ -52,6 +52,10 @@ pub struct Trajectory {
     /// Corpus ids of the gold supporting paragraphs.
     #[serde(default)]
     pub supporting: Vec<String>,
+    /// The question's cluster ([`crate::questions::Question::cluster`]); absent when the
+    /// question has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     /// The planner arm: `open` or `adaptive`.
     pub arm: String,
     /// 0-based index within (question, arm).
@@ -342,6 +346,7 @@ mod tests {
             question: "Who?".into(),
             answers: vec!["X".into(), "x".into()],
             supporting: vec!["d1".into()],
+            cluster: Some("Alû".into()),
             arm: "adaptive".into(),
             trajectory: 0,
             model: "M".into(),

@@ -297,6 +297,7 @@ mod tests {
             question: "Why?".into(),
             answers: vec!["x".into()],
             supporting: vec![],
+            cluster: None,
         }
     }
 

@@ -429,6 +429,7 @@ impl<S: Searcher> Ctx<S> {
             question: q.question.clone(),
             answers: q.answers.clone(),
             supporting: q.supporting.clone(),
+            cluster: q.cluster.clone(),
             arm: arm.as_str().into(),
             trajectory: t,
             model: spec.model.clone(),

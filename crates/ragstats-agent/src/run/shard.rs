@@ -633,6 +633,7 @@ mod tests {
                 question: text.into(),
                 answers: vec!["x".into()],
                 supporting: vec![],
+                cluster: None,
             },
             trajectories: 1,
             reads: 1,

@@ -35,6 +35,13 @@ pub struct Question {
     pub answers: Vec<String>,
     /// Corpus document ids of the gold supporting paragraphs (may be empty for our own JSONL).
     pub supporting: Vec<String>,
+    /// The cluster the question belongs to (questions of one cluster are not independent):
+    /// for HotpotQA and MuSiQue the title of the first supporting paragraph, the Wikipedia
+    /// article the question was written from; in our JSONL, the `cluster` field if given.
+    /// `None` when the file names no supporting paragraph (HotpotQA's test set) and no
+    /// cluster. A run writes it as the panel's `cluster` column (`--cluster cluster`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
 }
 
 /// One paragraph of a corpus: the unit a search backend returns and a reader is shown.

@@ -5,12 +5,15 @@
 //!   (`[title, sentence index]` pairs; may be absent, as in the test set), `context`
 //!   (`[title, [sentences]]` pairs). A paragraph's text is its sentences concatenated (they
 //!   carry their own leading spaces). The supporting paragraphs are the context paragraphs
-//!   named by `supporting_facts`, in order of first mention.
+//!   named by `supporting_facts`, in order of first mention; the question's cluster is the
+//!   first of their titles (the article the question starts from).
 //! * MuSiQue (a JSON array or JSONL): `id`, `question`, `answer`, `answer_aliases`,
 //!   `paragraphs` (`title`, `paragraph_text`, `is_supporting`). Answers: `answer`, then the
-//!   aliases that differ from it, in order.
+//!   aliases that differ from it, in order. The supporting paragraphs are those with
+//!   `is_supporting`, in the file's paragraph order; the cluster is the first one's title.
 //! * Ours (JSONL, or a JSON array of the same objects): `id`, `dataset` (`hotpotqa` |
-//!   `musique`), `question`, `answers` (non-empty), optional `supporting` (corpus ids).
+//!   `musique`), `question`, `answers` (non-empty), optional `supporting` (corpus ids),
+//!   optional `cluster` (a non-empty string).
 //!
 //! Detection: a file whose first non-blank character (after a byte-order mark) is `[` is a
 //! JSON array, else JSONL. The format is then decided by the first record's keys: `_id` and
@@ -99,6 +102,8 @@ struct OursRaw {
     answers: Vec<String>,
     #[serde(default)]
     supporting: Vec<String>,
+    #[serde(default)]
+    cluster: Option<String>,
 }
 
 /// A question before its paragraphs have ids.
@@ -268,6 +273,7 @@ fn pending(at: &At, v: Value, format: Format) -> Result<Pending> {
                     question: r.question,
                     answers: vec![r.answer],
                     supporting: Vec::new(),
+                    cluster: supporting.first().map(|p: &Paragraph| p.title.clone()),
                 },
                 supporting,
                 paragraphs,
@@ -288,6 +294,11 @@ fn pending(at: &At, v: Value, format: Format) -> Result<Pending> {
                 title: p.title.clone(),
                 text: p.paragraph_text.clone(),
             };
+            let cluster = r
+                .paragraphs
+                .iter()
+                .find(|p| p.is_supporting)
+                .map(|p| p.title.clone());
             Ok(Pending {
                 q: Question {
                     id: r.id,
@@ -295,6 +306,7 @@ fn pending(at: &At, v: Value, format: Format) -> Result<Pending> {
                     question: r.question,
                     answers,
                     supporting: Vec::new(),
+                    cluster,
                 },
                 supporting: r
                     .paragraphs
@@ -313,6 +325,12 @@ fn pending(at: &At, v: Value, format: Format) -> Result<Pending> {
                     "`answers` must hold at least one non-empty answer",
                 ));
             }
+            if r.cluster.as_deref().is_some_and(|c| c.trim().is_empty()) {
+                return Err(at.err(
+                    Some(&r.id),
+                    "`cluster` is empty; give the cluster's name or leave the field out",
+                ));
+            }
             Ok(Pending {
                 q: Question {
                     id: r.id,
@@ -320,6 +338,7 @@ fn pending(at: &At, v: Value, format: Format) -> Result<Pending> {
                     question: r.question,
                     answers: r.answers,
                     supporting: r.supporting,
+                    cluster: r.cluster,
                 },
                 supporting: Vec::new(),
                 paragraphs: Vec::new(),
