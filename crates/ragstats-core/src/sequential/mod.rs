@@ -34,7 +34,9 @@
 //! (the arrival order carries no information about the scores), and the observation is the
 //! question's mean, so trajectories and reads enter only through it.
 
+pub mod gate;
 pub mod monitor;
+pub mod report;
 
 use serde::{Deserialize, Serialize};
 

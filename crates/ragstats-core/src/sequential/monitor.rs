@@ -84,7 +84,7 @@ pub fn monitoring_error(design: &MonitoringDesign) -> Result<MonitoringError> {
                 seq.observe(0, x)?;
                 sum += x;
                 sum_sq += x * x;
-                if n % d.look_every == 0 || n == d.questions {
+                if n.is_multiple_of(d.look_every) || n == d.questions {
                     if seq_stop.is_none() && seq.interval().excludes(0.0) {
                         seq_stop = Some(n);
                     }
