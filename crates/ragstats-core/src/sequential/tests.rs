@@ -222,3 +222,41 @@ fn with_a_real_effect_the_sequence_stops_early() {
     assert!(r.sequence_resolved > 0.95, "{r:?}");
     assert!(r.sequence_mean_stop < 300.0, "{r:?}");
 }
+
+/// The table of docs/COVERAGE.md, "Sequential monitoring": 10,000 simulated panels of 600
+/// questions per row (`cargo test -p ragstats-core --lib sequential::tests::monitoring_table
+/// -- --ignored --nocapture`; a few seconds).
+#[test]
+#[ignore = "prints docs/COVERAGE.md's table; run by hand"]
+fn monitoring_table() {
+    println!(
+        "| look every | reads | effect | sequence resolved | Wald resolved | MC SE | mean stop |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (k, reads, effect) in [
+        (1, 1, 0.0),
+        (5, 1, 0.0),
+        (25, 1, 0.0),
+        (100, 1, 0.0),
+        (600, 1, 0.0),
+        (25, 4, 0.0),
+        (25, 1, 0.05),
+        (25, 1, 0.1),
+        (25, 1, 0.2),
+    ] {
+        let r = monitoring_error(&MonitoringDesign {
+            questions: 600,
+            look_every: k,
+            reads,
+            level: 0.95,
+            effect,
+            panels: 10_000,
+            seed: 50,
+        })
+        .unwrap();
+        println!(
+            "| {k} | {reads} | {effect} | {:.4} | {:.4} | {:.4} | {:.1} |",
+            r.sequence_resolved, r.wald_resolved, r.monte_carlo_se, r.sequence_mean_stop
+        );
+    }
+}
