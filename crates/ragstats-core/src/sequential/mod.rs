@@ -174,12 +174,12 @@ impl Sequence {
     /// sum to 1), before any observation.
     ///
     /// # Errors
-    /// [`Error::Setting`] for a level outside (0, 1) (`level`), a bad bound, no strata or
+    /// [`Error::Setting`] for a level outside (0, 1) (`confidence`), a bad bound, no strata or
     /// weights that are not positive or do not sum to 1 (`weights`).
     pub fn new(strata: &[(String, f64)], bound: Bound, level: f64) -> Result<Sequence> {
         if !(level > 0.0 && level < 1.0) {
             return Err(Error::setting(
-                "level",
+                "confidence",
                 format!("{level} must be between 0 and 1 (exclusive), e.g. 0.95"),
             ));
         }

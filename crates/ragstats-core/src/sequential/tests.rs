@@ -102,7 +102,7 @@ fn bad_settings_and_observations_are_refused() {
     let e = Sequence::new(&[("a".into(), 1.0)], range, 1.0).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "level: 1 must be between 0 and 1 (exclusive), e.g. 0.95"
+        "confidence: 1 must be between 0 and 1 (exclusive), e.g. 0.95"
     );
     let e = Sequence::new(&[("a".into(), 0.7)], range, 0.95).unwrap_err();
     assert_eq!(
