@@ -47,8 +47,8 @@ pub struct Args {
     #[arg(long, value_name = "M", default_value_t = 0.0)]
     pub margin: f64,
     /// Confidence level of the interval.
-    #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
-    pub confidence: f64,
+    #[arg(long, value_name = "LEVEL", default_value = "0.95")]
+    pub confidence: super::resample::Confidence,
     /// Use the anytime-valid confidence sequence (for a pipeline that re-runs the gate as
     /// data accumulate) instead of compare's fixed-n interval.
     #[arg(long)]
@@ -85,7 +85,7 @@ pub fn settings(args: &Args) -> GateSettings {
     GateSettings {
         panel: args.opts.settings(),
         margin: args.margin,
-        confidence: args.confidence,
+        confidence: args.confidence.get(),
         sequential: args.sequential,
         interval: args.interval.into(),
         order_by: args.order_by.clone(),

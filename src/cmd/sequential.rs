@@ -30,8 +30,8 @@ pub struct Args {
     #[arg(long, value_name = "K", default_value_t = 25)]
     pub look_every: u64,
     /// Confidence level of the sequence, simultaneous over every look.
-    #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
-    pub confidence: f64,
+    #[arg(long, value_name = "LEVEL", default_value = "0.95")]
+    pub confidence: super::resample::Confidence,
     /// Resolved means a difference larger than M shown: the sequence wholly above M or below
     /// -M (default 0: it excludes 0).
     #[arg(long, value_name = "M", default_value_t = 0.0)]
@@ -63,7 +63,7 @@ pub fn settings(args: &Args) -> SequentialSettings {
         panel: args.opts.settings(),
         order_by: args.order_by.clone(),
         look_every: args.look_every,
-        confidence: args.confidence,
+        confidence: args.confidence.get(),
         margin: args.margin,
         until_se: args.until_se,
         range: args.range,

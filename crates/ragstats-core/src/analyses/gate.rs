@@ -326,6 +326,22 @@ mod tests {
         )
         .unwrap();
         assert!((r.estimate + g.estimate).abs() < 1e-12);
+        // The sequential gate on the same panel: the same estimate (the fixed-n one), inside
+        // an interval never narrower than compare's.
+        let (q, _) = gate_report(
+            &demo("panel.csv"),
+            &GateSettings {
+                sequential: true,
+                ..settings("adaptive-open", 0.02)
+            },
+            &CpuEngines,
+            &|_, _, _| {},
+        )
+        .unwrap();
+        assert!((q.estimate - g.estimate).abs() < 1e-12);
+        assert!(q.interval[0] <= q.estimate && q.estimate <= q.interval[1]);
+        assert!(q.interval[1] - q.interval[0] >= g.interval[1] - g.interval[0]);
+        assert!(q.sequential && q.method == "prpl-eb");
     }
 
     #[test]
