@@ -349,7 +349,7 @@ def coverage(
     cluster_from: Optional[str] = None,
     missing_as: Optional[float] = None,
     filter: Optional[str] = None,
-    analysis: Literal['variance', 'bootstrap', 'compare', 'all'] = 'all',
+    analysis: Literal['variance', 'bootstrap', 'compare', 'sequential', 'all'] = 'all',
     generator: Literal['gaussian', 'bounded', 'resample', 'all'] = 'all',
     panels: int = 200,
     replicates: int = 1000,
@@ -357,6 +357,7 @@ def coverage(
     backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
     confidence: float = 0.95,
     grid: bool = False,
+    look_every: int = 25,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """How often every interval and test of variance, bootstrap and compare holds its level at a panel's own design, on simulated panels (or the grid of docs/COVERAGE.md)
@@ -387,7 +388,7 @@ def coverage(
     - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
     - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
     - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
-    - ``analysis`` (--analysis) [variance, bootstrap, compare, all] (default all): Which analysis's intervals and tests to measure
+    - ``analysis`` (--analysis) [variance, bootstrap, compare, sequential, all] (default all): Which analysis's intervals and tests to measure
     - ``generator`` (--generator) [gaussian, bounded, resample, all] (default all): How simulated panels are drawn: Gaussian or bounded (Beta/Bernoulli) from the fitted model, or questions resampled within strata
     - ``panels`` (--panels) (default 200): Simulated panels per generator (as many again under the null when tests are measured)
     - ``replicates`` (--replicates) (default 1000): Bootstrap replicates of every simulated panel's analyses
@@ -395,10 +396,11 @@ def coverage(
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals (the tests' level is 1 − it)
     - ``grid`` (--grid): Measure the grid of simulated designs of docs/COVERAGE.md instead of a panel (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults)
+    - ``look_every`` (--look-every) (default 25): With --analysis sequential: look at the sequence (and the Wald interval) every K questions, the monitoring design measured
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid, 'look_every': look_every}
     return _analyse('coverage', inputs, settings, False, progress)
 
 
@@ -1254,3 +1256,143 @@ def mcq_agree(
     inputs: dict = {'annotations': annotations, 'items': items}
     settings: dict = {'per_option': per_option, 'gold_out': gold_out}
     return _analyse('mcq agree', inputs, settings, False, progress)
+
+
+def sequential(
+    panel: Input,
+    *,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
+    drop_incomplete: bool = False,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
+    common_questions: bool = False,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    order_by: Optional[str] = None,
+    look_every: int = 25,
+    confidence: float = 0.95,
+    margin: float = 0,
+    until_se: Optional[float] = None,
+    range: Optional[str] = None,
+    sigma: Optional[float] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Anytime-valid monitoring: the panel's questions in arrival order, a confidence sequence for the contrast at every look, when it resolves and the questions stopping there saves
+
+    The analysis of ``stats sequential``; keywords are its flags.
+
+    Example::
+
+        ragstats.sequential('data/demo/panel.csv', contrast='adaptive-open', look_every=25)
+        ragstats.sequential('runs/panel.csv', contrast='b-a', order_by='timestamp', margin=0.02)
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel (CSV, JSONL, Parquet, or inspect_ai / lm-eval logs); its questions arrive in file order (the order of each question's first row) unless --order-by; a list of evaluation logs is read as one panel
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``order_by`` (--order-by): A numeric column giving the questions' arrival order (a time or an index; a question arrives at its smallest value)
+    - ``look_every`` (--look-every) (default 25): Look at the sequence every K questions (and after the last)
+    - ``confidence`` (--confidence) (default 0.95): Confidence level of the sequence, simultaneous over every look
+    - ``margin`` (--margin) (default 0): Resolved means a difference larger than M shown: the sequence wholly above M or below -M (default 0: it excludes 0)
+    - ``until_se`` (--until-se): Stop when the sequence is as narrow as a fixed-n interval with this SE, instead of when it resolves the comparison
+    - ``range`` (--range): The range every score lies in (default 0,1 when the question means fit; a contrast's is then -1,1)
+    - ``sigma`` (--sigma): For unbounded scores: a sub-Gaussian scale of the question means (the normal-mixture sequence instead of the betting one)
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'order_by': order_by, 'look_every': look_every, 'confidence': confidence, 'margin': margin, 'until_se': until_se, 'range': range, 'sigma': sigma}
+    return _analyse('sequential', inputs, settings, False, progress)
+
+
+def gate(
+    panel: Input,
+    *,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
+    drop_incomplete: bool = False,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
+    common_questions: bool = False,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    margin: float = 0,
+    confidence: float = 0.95,
+    sequential: bool = False,
+    interval: Literal['auto', 't', 'score', 'clopper-pearson'] = 'auto',
+    order_by: Optional[str] = None,
+    range: Optional[str] = None,
+    sigma: Optional[float] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Release gate for CI: pass (exit 0), fail (exit 3: a regression beyond the margin) or inconclusive (exit 4: not enough data) for CAND-BASE
+
+    The analysis of ``stats gate``; keywords are its flags.
+
+    Example::
+
+        ragstats.gate('data/demo/panel.csv', contrast='adaptive-open', margin=0.02)
+        ragstats.gate(['runs/panel.csv', '>', 'comment.md'], contrast='cand-base', margin=0.01, sequential=True)
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel (CSV, JSONL, Parquet, or inspect_ai / lm-eval logs) with the candidate and baseline arms; a list of evaluation logs is read as one panel
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``margin`` (--margin) (default 0): The regression tolerated, in score units: pass when the interval for CAND-BASE lies above -M, fail when it lies below
+    - ``confidence`` (--confidence) (default 0.95): Confidence level of the interval
+    - ``sequential`` (--sequential): Use the anytime-valid confidence sequence (for a pipeline that re-runs the gate as data accumulate) instead of compare's fixed-n interval
+    - ``interval`` (--interval) [auto, t, score, clopper-pearson] (default auto): Fixed-n intervals, as `stats compare --interval`
+    - ``order_by`` (--order-by): With --sequential: a numeric column giving the questions' arrival order
+    - ``range`` (--range): With --sequential: the range every score lies in (default 0,1 when it fits)
+    - ``sigma`` (--sigma): With --sequential, for unbounded scores: a sub-Gaussian scale of the question means
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'margin': margin, 'confidence': confidence, 'sequential': sequential, 'interval': interval, 'order_by': order_by, 'range': range, 'sigma': sigma}
+    return _analyse('gate', inputs, settings, False, progress)

@@ -18,6 +18,7 @@ flag_enum! {
         Variance,
         Bootstrap,
         Compare,
+        Sequential,
         All,
     }
 }
@@ -66,6 +67,10 @@ pub struct Args {
     /// (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults).
     #[arg(long, conflicts_with = "panel")]
     pub grid: bool,
+    /// With --analysis sequential: look at the sequence (and the Wald interval) every K
+    /// questions, the monitoring design measured.
+    #[arg(long, default_value_t = 25, value_name = "K")]
+    pub look_every: u64,
     /// With --grid: write the grid as Markdown to FILE (e.g. docs/COVERAGE.md).
     #[arg(long, value_name = "FILE", requires = "grid")]
     pub out: Option<PathBuf>,
@@ -96,6 +101,7 @@ pub fn settings(args: &Args) -> CoverageSettings {
         backend: args.backend.into(),
         confidence: args.confidence.get(),
         grid: args.grid,
+        look_every: args.look_every,
     }
 }
 

@@ -57,6 +57,7 @@ pub mod efficiency;
 pub mod endpoint;
 pub mod figure;
 pub mod forecast;
+pub mod gate;
 pub mod import;
 pub mod index;
 pub mod judge;
@@ -72,6 +73,7 @@ pub mod resample;
 pub mod run;
 pub mod run_audit;
 pub mod score_answers;
+pub mod sequential;
 pub mod simulate;
 pub mod slice;
 pub mod subsets;
@@ -129,6 +131,16 @@ pub enum Command {
         after_help = "Examples:\n  stats coverage data/demo/panel.csv --contrast adaptive-open\n  stats coverage data/demo/panel.csv --contrast adaptive-open --analysis bootstrap --generator resample --panels 1000\n  stats coverage --grid --out docs/COVERAGE.md"
     )]
     Coverage(coverage::Args),
+    /// Anytime-valid monitoring: the panel's questions in arrival order, a confidence sequence for the contrast at every look, when it resolves and the questions stopping there saves.
+    #[command(
+        after_help = "Examples:\n  stats sequential data/demo/panel.csv --contrast adaptive-open --look-every 25\n  stats sequential runs/panel.csv --contrast b-a --order-by timestamp --margin 0.02 --format json\n  stats sequential runs/panel.csv --contrast b-a --until-se 0.01"
+    )]
+    Sequential(sequential::Args),
+    /// Release gate for CI: pass (exit 0), fail (exit 3: a regression beyond the margin) or inconclusive (exit 4: not enough data) for CAND-BASE.
+    #[command(
+        after_help = "Examples:\n  stats gate data/demo/panel.csv --contrast adaptive-open --margin 0.02\n  stats gate runs/panel.csv --contrast cand-base --margin 0.01 --sequential --format markdown > comment.md"
+    )]
+    Gate(gate::Args),
     /// Answer disagreement across repeated reads by group, and the ratio of one-read SEs.
     #[command(
         after_help = "Example:\n  stats consistency reads.jsonl --by temperature --contrast adaptive-open"
@@ -226,6 +238,8 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Allocate(a) => allocate::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Coverage(a) => coverage::run(a),
+        Command::Sequential(a) => sequential::run(a),
+        Command::Gate(a) => gate::run(a),
         Command::Consistency(a) => consistency::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Llm(a) => llm::run(a),

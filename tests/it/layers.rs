@@ -49,6 +49,7 @@ const CRATES: &[Crate] = &[
             ("mcq", 3),
             ("qa_scoring", 3),
             ("sim", 3),
+            ("sequential", 3),
             ("coverage", 4),
             ("analyses", 4),
             ("import", 2),
@@ -836,6 +837,12 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
     (
         "crates/ragstats-core/src/sim/simulate.rs",
         &["sigma_q", "sigma_t", "sigma_r"],
+        1,
+    ),
+    // for (name, set) in [("order_by", …), ("range", …), ("sigma", …)]
+    (
+        "crates/ragstats-core/src/analyses/gate.rs",
+        &["order_by", "range", "sigma"],
         1,
     ),
     // for (setting, limit) in [("rpm", rpm), ("tpm", tpm)]

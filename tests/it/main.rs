@@ -79,6 +79,7 @@ mod run_shard;
 mod search_http;
 mod search_local;
 mod selectors;
+mod sequential;
 mod sim_ledger;
 mod sim_model;
 mod subsets;

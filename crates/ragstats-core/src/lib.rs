@@ -76,6 +76,7 @@ pub mod qa_scoring;
 pub mod questions;
 pub mod resample;
 pub mod rng;
+pub mod sequential;
 pub mod sim;
 pub mod table;
 pub mod trajlog;

@@ -42,6 +42,8 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("plan", &["audit", "components", "ledger", "prices"]),
     ("compare", &["panel", "ledger", "prices"]),
     ("import", &["logs"]),
+    ("sequential", &["panel"]),
+    ("gate", &["panel"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -199,6 +201,8 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "plan" => schemars::schema_for!(analyses::PlanSettings),
         "compare" => schemars::schema_for!(analyses::CompareSettings),
         "import" => schemars::schema_for!(analyses::ImportSettings),
+        "sequential" => schemars::schema_for!(analyses::SequentialSettings),
+        "gate" => schemars::schema_for!(analyses::GateSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -507,6 +511,16 @@ pub fn run(
         "import" => Ok(analyses::import(
             input(inputs, "logs")?,
             &settings::<analyses::ImportSettings>(json)?,
+        )?),
+        "sequential" => Ok(analyses::sequential(
+            input(inputs, "panel")?,
+            &settings::<analyses::SequentialSettings>(json)?,
+        )?),
+        "gate" => Ok(analyses::gate(
+            input(inputs, "panel")?,
+            &settings::<analyses::GateSettings>(json)?,
+            &engines,
+            &progress,
         )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",

@@ -27,6 +27,9 @@ pub enum AnalysisChoice {
     Bootstrap,
     /// The comparison's intervals and tests of the arms.
     Compare,
+    /// The confidence sequence of the outcome looked at every `look_every` questions, and
+    /// the Wald interval checked at the same looks (not part of `all`).
+    Sequential,
     /// Every one of them.
     #[default]
     All,
@@ -75,6 +78,9 @@ pub struct CoverageSettings {
     /// Measure the grid of simulated designs of docs/COVERAGE.md instead of a panel
     /// (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults).
     pub grid: bool,
+    /// With the sequential analysis: a look every this many questions (the user's
+    /// monitoring design).
+    pub look_every: u64,
 }
 
 impl Default for CoverageSettings {
@@ -89,6 +95,7 @@ impl Default for CoverageSettings {
             backend: Backend::Auto,
             confidence: 0.95,
             grid: false,
+            look_every: 25,
         }
     }
 }
@@ -113,6 +120,7 @@ impl CoverageSettings {
                 AnalysisChoice::Variance => vec![Analysis::Variance],
                 AnalysisChoice::Bootstrap => vec![Analysis::Bootstrap],
                 AnalysisChoice::Compare => vec![Analysis::Compare],
+                AnalysisChoice::Sequential => vec![Analysis::Sequential],
                 AnalysisChoice::All => Analysis::ALL.to_vec(),
             },
             generators: match self.generator {
@@ -125,7 +133,14 @@ impl CoverageSettings {
             replicates: self.replicates,
             seed: self.seed,
             confidence: self.confidence,
+            look_every: self.look_every,
         };
+        if self.look_every == 0 {
+            return Err(Error::setting(
+                "look_every",
+                "must be at least 1 question, e.g. 25",
+            ));
+        }
         job.check()?;
         Ok(job)
     }

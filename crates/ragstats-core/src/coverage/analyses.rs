@@ -13,6 +13,11 @@
 //!   pairs covered at once) and the rank intervals (all systems at once); under the null,
 //!   each pair's Wald p, Holm's and Benjamini–Hochberg's family-wise rejection (any adjusted
 //!   p ≤ α) and the per-stratum tests.
+//! * `sequential` ([`crate::sequential::Sequence`], not in `all`: asked for by name): the
+//!   panel's questions arriving one stratum after another in turn, looked at every K
+//!   questions; the sequence covers the truth at every look at once, and under the null
+//!   how often it, and a fixed-n Wald interval checked at every look, declare the
+//!   comparison resolved at some look (the error of continuous monitoring).
 
 use serde::Serialize;
 
@@ -35,6 +40,7 @@ pub enum Analysis {
     Variance,
     Bootstrap,
     Compare,
+    Sequential,
 }
 
 impl Analysis {
@@ -45,12 +51,13 @@ impl Analysis {
             Analysis::Variance => "variance",
             Analysis::Bootstrap => "bootstrap",
             Analysis::Compare => "compare",
+            Analysis::Sequential => "sequential",
         }
     }
 
     /// Whether the analysis prints tests (then null panels are simulated too).
     pub fn has_tests(self) -> bool {
-        self == Analysis::Compare
+        matches!(self, Analysis::Compare | Analysis::Sequential)
     }
 }
 
@@ -90,6 +97,8 @@ pub struct Run<'a> {
     pub arm_names: &'a [String],
     pub replicates: u32,
     pub confidence: f64,
+    /// The sequential analysis looks every this many questions.
+    pub look_every: u64,
     pub backend: &'a dyn ResampleBackend,
 }
 
@@ -131,6 +140,7 @@ impl Run<'_> {
                 Analysis::Variance => self.variance(arms, truth, &mut obs),
                 Analysis::Bootstrap => self.bootstrap(arms, truth, seed, &mut obs),
                 Analysis::Compare => self.compare(arms, truth, null, seed, &mut obs),
+                Analysis::Sequential => self.sequential(arms, truth, null, &mut obs),
             };
             match result {
                 Ok(true) => {}
@@ -139,6 +149,114 @@ impl Run<'_> {
             }
         }
         (obs, errors)
+    }
+
+    /// The sequence over the outcome panel's questions (strata in turn: the first question
+    /// of each, then the second, …), looked at every `look_every` questions and at the last.
+    /// Not null: whether it covered the truth at every look. Null: whether it, and the
+    /// stratified Wald interval (estimate ± z·√(Σ w_d² s_d²/n_d)) checked at the same looks,
+    /// excluded 0 at some look. The range is [0, 1] (a contrast's [−1, 1]); a panel whose
+    /// question means leave it is an error of the analysis (counted, not observed).
+    fn sequential(
+        &self,
+        arms: &[Panel],
+        truth: &Truth,
+        null: bool,
+        obs: &mut Vec<Observation>,
+    ) -> Result<bool> {
+        use crate::resample::summary::{normal_quantile, tail_probability};
+        use crate::sequential::{Bound, Sequence};
+        let Some(o) = self.outcome else {
+            return Ok(false);
+        };
+        let Some(panel) = outcome_panel(arms, o) else {
+            return Ok(false);
+        };
+        let bound = match o {
+            Outcome::Arm(_) => Bound::Range { lo: 0.0, hi: 1.0 },
+            Outcome::Contrast { .. } => Bound::Range { lo: -1.0, hi: 1.0 },
+        };
+        let weights = panel.stratum_weights();
+        let strata: Vec<(String, f64)> = panel
+            .strata
+            .iter()
+            .zip(&weights)
+            .map(|(s, w)| (s.name.clone(), *w))
+            .collect();
+        let mut seq = Sequence::new(&strata, bound, self.confidence)?;
+        let means: Vec<Vec<f64>> = panel
+            .strata
+            .iter()
+            .map(|s| {
+                (0..s.q())
+                    .map(|q| {
+                        let t = s.trajectories_of(q);
+                        t.iter()
+                            .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+                            .sum::<f64>()
+                            / t.len() as f64
+                    })
+                    .collect()
+            })
+            .collect();
+        let total: usize = means.iter().map(Vec::len).sum();
+        let z = normal_quantile(1.0 - tail_probability(self.confidence));
+        let (t, _) = truth.outcome(o);
+        let mut sums = vec![(0.0f64, 0.0f64, 0usize); means.len()];
+        let (mut covered, mut seq_resolved, mut wald_resolved) = (true, false, false);
+        let mut seen = 0usize;
+        let longest = means.iter().map(Vec::len).max().unwrap_or(0);
+        for q in 0..longest {
+            for (d, m) in means.iter().enumerate() {
+                let Some(&x) = m.get(q) else { continue };
+                seq.observe(d, x)?;
+                let s = &mut sums[d];
+                s.0 += x;
+                s.1 += x * x;
+                s.2 += 1;
+                seen += 1;
+                if !(seen as u64).is_multiple_of(self.look_every.max(1)) && seen != total {
+                    continue;
+                }
+                let i = seq.interval();
+                covered &= i.lower.is_none_or(|l| l <= t) && i.upper.is_none_or(|u| t <= u);
+                seq_resolved |= i.excludes(0.0);
+                if sums.iter().all(|s| s.2 >= 2) {
+                    let (mut est, mut var) = (0.0, 0.0);
+                    for (s, w) in sums.iter().zip(&weights) {
+                        let n = s.2 as f64;
+                        let mean = s.0 / n;
+                        est += w * mean;
+                        var += w * w * ((s.1 - n * mean * mean) / (n - 1.0)).max(0.0) / n;
+                    }
+                    let half = z * var.sqrt();
+                    wald_resolved |= half > 0.0 && est.abs() > half;
+                }
+            }
+        }
+        let k = self.look_every;
+        if null {
+            obs.push(Observation {
+                analysis: "sequential",
+                statistic: format!("sequence excludes 0 at some look (every {k})"),
+                kind: Kind::Test,
+                hit: seq_resolved,
+            });
+            obs.push(Observation {
+                analysis: "sequential",
+                statistic: format!("Wald interval excludes 0 at some look (every {k})"),
+                kind: Kind::Test,
+                hit: wald_resolved,
+            });
+        } else {
+            obs.push(Observation {
+                analysis: "sequential",
+                statistic: format!("sequence covers at every look (every {k})"),
+                kind: Kind::Interval,
+                hit: covered,
+            });
+        }
+        Ok(true)
     }
 
     fn variance(&self, arms: &[Panel], truth: &Truth, obs: &mut Vec<Observation>) -> Result<bool> {

@@ -270,6 +270,7 @@ pub fn grid(
         replicates,
         seed,
         confidence,
+        look_every: 25,
     };
     let mut cells = Vec::with_capacity(designs.len());
     for (i, d) in designs.iter().enumerate() {

@@ -52,6 +52,8 @@ pub struct CoverageJob {
     pub seed: u64,
     /// Confidence level of the intervals (the tests' α is 1 − confidence).
     pub confidence: f64,
+    /// The sequential analysis looks every this many questions.
+    pub look_every: u64,
 }
 
 impl CoverageJob {
@@ -249,6 +251,7 @@ pub fn coverage(
         arm_names: &model.arms,
         replicates: settings.replicates,
         confidence: settings.confidence,
+        look_every: settings.look_every,
         backend,
     };
     let tests = analyses.iter().any(|a| a.has_tests());
@@ -535,6 +538,7 @@ mod tests {
             replicates: 200,
             seed: 7,
             confidence: 0.95,
+            look_every: 25,
         }
     }
 
@@ -662,6 +666,33 @@ mod tests {
         assert_eq!(row(&r, "pairs: Wald").n, 900);
     }
 
+    /// The sequential analysis at a design of the size (one stratum of 600 binary
+    /// questions, two arms, a look every 25): the sequence covers at every look and rarely
+    /// resolves a null comparison, while the Wald interval checked at every look resolves
+    /// far more often than α.
+    #[test]
+    fn the_sequence_holds_its_level_under_continuous_monitoring() {
+        let model = Design {
+            score: Score::Em,
+            ..design(vec![600], 1, 1, 2)
+        }
+        .model();
+        let s = settings(vec![Analysis::Sequential], Generator::Bounded, 200);
+        let outcome = Some(Outcome::Contrast { b: 1, a: 0 });
+        let r = coverage(&model, outcome, None, &s, &CpuBackend::new(), &|_| {}).unwrap();
+        println!("{:#?}", r.rows);
+        let covers = row(&r, "sequence covers at every look (every 25)");
+        let seq = row(&r, "sequence excludes 0 at some look (every 25)");
+        let wald = row(&r, "Wald interval excludes 0 at some look (every 25)");
+        assert_eq!((covers.n, seq.n, wald.n), (200, 200, 200));
+        assert_eq!(covers.errors + seq.errors, 0);
+        // 200 panels: SE 0.015 at 0.05.
+        assert!(covers.rate.unwrap() >= 0.95, "{covers:?}");
+        assert!(seq.rate.unwrap() <= 0.05 + 0.03, "{seq:?}");
+        assert!(wald.rate.unwrap() > 0.15, "{wald:?}");
+        assert_eq!(wald.verdict, "above target");
+    }
+
     /// The demo panel (2 arms, 446 questions): every generator and analysis runs, with
     /// truths from the fitted model; the resample generator's contrast covers its truth
     /// (the panel's own estimate) about as often as nominal.
@@ -676,6 +707,7 @@ mod tests {
             replicates: 100,
             seed: 1,
             confidence: 0.95,
+            look_every: 25,
         };
         let choice = OutcomeChoice {
             contrast: Some("adaptive-open".into()),

@@ -92,6 +92,36 @@ impl PanelRows {
         &self.metric
     }
 
+    /// Each question of the rows, (stratum, question, the line of its first row, the
+    /// smallest value of the score column read in its rows), in order of first appearance:
+    /// the arrival order a sequential analysis takes as the file's order (or, read with
+    /// another numeric column as the metric, the order by that column's value).
+    pub fn question_arrival(&self) -> Vec<(String, String, u32, f64)> {
+        let mut index: std::collections::HashMap<(u32, u32), usize> =
+            std::collections::HashMap::new();
+        let mut out: Vec<(String, String, u32, f64)> = Vec::new();
+        for r in &self.raw.rows {
+            match index.get(&(r.dataset, r.question)) {
+                Some(&i) => {
+                    let e = &mut out[i];
+                    e.2 = e.2.min(r.line);
+                    e.3 = e.3.min(r.value);
+                }
+                None => {
+                    index.insert((r.dataset, r.question), out.len());
+                    out.push((
+                        self.raw.datasets.name(r.dataset).to_string(),
+                        self.raw.questions.name(r.question).to_string(),
+                        r.line,
+                        r.value,
+                    ));
+                }
+            }
+        }
+        out.sort_by_key(|e| e.2);
+        out
+    }
+
     /// The panels of `wanted` (each `opts` with its own `arm` or `contrast`, typically), in
     /// that order, assembled on all threads. The first failing panel in the order asked for
     /// is the error, on any number of threads.
