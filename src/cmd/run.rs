@@ -17,13 +17,14 @@ use ragstats_agent::run::setup::{
     dry_run_report, output_cap, run_cells, CallCounts, OutputCounts, RunShape,
 };
 use ragstats_agent::run::shard::{self, RunConfig, ShardManifest};
+use ragstats_agent::run::until::run_until;
 use ragstats_agent::run::{Progress, RunSpec};
 use ragstats_agent::search::{http, mask, Search, SearchOptions};
 use ragstats_core::ledger::Prices;
 use ragstats_core::questions::read::read_questions;
 
 pub use args::{Args, Cli, MergeArgs};
-use render::{calls_line, dry_run_text, merge_lines, outputs_line, shard_line, Bar};
+use render::{calls_line, dry_run_text, merge_lines, outputs_line, shard_line, until_line, Bar};
 
 use super::batch::{block_on, warn_cut};
 use super::common::print_json;
@@ -79,6 +80,11 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         }
         return Ok(0);
     }
+    let until = a.until();
+    if let Some(u) = &until {
+        let arms: Vec<&str> = shape.arms.iter().map(|x| x.as_str()).collect();
+        u.check(&arms, a.prices.is_some())?;
+    }
     let cache = a.cache();
     if a.rpm == Some(0) || a.tpm == Some(0) {
         return Err(UsageError("--rpm and --tpm must be at least 1".into()).into());
@@ -93,6 +99,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         reader_params.temperature = Some(t);
     }
     let prices = a.prices.as_deref().map(Prices::read).transpose()?;
+    let prices_for_until = prices.clone();
     let mut patterns = Vec::new();
     for f in &a.mask {
         patterns.extend(mask::read_patterns(f)?);
@@ -153,16 +160,38 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         a.progress_every,
     );
     super::batch::spawn_signal_watch(cancel.clone(), bar.pb.clone());
-    let n_cells = cells.len();
-    let result = run_pipeline(
-        &client,
-        Arc::new(search),
-        Arc::new(spec),
-        cells,
-        progress.clone(),
-        &cancel,
-    )
-    .await;
+    let mut n_cells = cells.len();
+    let mut stopped = None;
+    let result = match &until {
+        Some(u) => run_until(
+            &client,
+            Arc::new(search),
+            Arc::new(spec),
+            cells,
+            progress.clone(),
+            &cancel,
+            u,
+            prices_for_until.as_ref(),
+            &a.out,
+        )
+        .await
+        .map(|(out, record)| {
+            n_cells = record.questions;
+            stopped = Some(record);
+            out
+        }),
+        None => {
+            run_pipeline(
+                &client,
+                Arc::new(search),
+                Arc::new(spec),
+                cells,
+                progress.clone(),
+                &cancel,
+            )
+            .await
+        }
+    };
     bar.finish();
     let summary = calls_line(&CallCounts::of(&progress, client.stats().requests));
     let out = match result {
@@ -192,6 +221,9 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     outln!("{}", outputs_line(&OutputCounts::of(n_cells, &out), &a.out));
     if let Some(m) = &manifest {
         outln!("{}", shard_line(m, &a.out));
+    }
+    if let Some(r) = &stopped {
+        outln!("{}", until_line(r, &a.out));
     }
     warn(&tot.warnings());
     // Counted over the run's calls (cache hits included), as the summary's model calls; a

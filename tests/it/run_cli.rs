@@ -748,3 +748,207 @@ fn report_on_an_all_zero_run_puts_the_audit_warning_first() {
         assert!(html.contains(rule), "{rule}");
     }
 }
+
+/// The replies of an `--until` test: step 0 searches the question; after it the adaptive
+/// planner searches the gold answer when `differ` (so its packet holds it) and the open one
+/// gives up, and without `differ` both give up, so both arms read the same packet and score
+/// the same. The reader answers the gold answer when the documents hold it.
+fn until_reply(qs: &HashMap<String, Q>, seen: &Seen, differ: bool) -> String {
+    let msgs = seen.body["messages"].as_array().unwrap();
+    let (system, user) = (
+        msgs[0]["content"].as_str().unwrap(),
+        msgs[1]["content"].as_str().unwrap(),
+    );
+    if system.starts_with("You plan web searches") {
+        let question = between(user, "Question: ", "\n\nQuery history:\n");
+        let first = between(user, "Query history:\n", "\n\nObservations:") == "(none)";
+        let adaptive = !user.contains("Observations:\n(none)");
+        if first {
+            serde_json::json!({ "query": question }).to_string()
+        } else if adaptive && differ {
+            serde_json::json!({ "query": qs[question].answer }).to_string()
+        } else {
+            "I am not sure what to search.".into()
+        }
+    } else {
+        let question = between(user, "Question: ", "\n\nDocuments:\n");
+        let docs = between(user, "Documents:\n", "\n\nAnswer as").to_lowercase();
+        let gold = &qs[question].answer;
+        let answer = if docs.contains(&gold.to_lowercase()) {
+            gold.as_str()
+        } else {
+            "UNKNOWN"
+        };
+        serde_json::json!({ "answer": answer }).to_string()
+    }
+}
+
+fn until_server(differ: bool, stall_at: Option<usize>) -> Server {
+    let qs = Arc::new(questions());
+    let n = Arc::new(AtomicUsize::new(0));
+    Server::start(move |seen, _| {
+        let i = n.fetch_add(1, Ordering::SeqCst);
+        let r = ok_reply(&until_reply(&qs, seen, differ));
+        if Some(i) == stall_at {
+            r.delayed(Duration::from_secs(60))
+        } else {
+            r
+        }
+    })
+}
+
+fn until_args(search: &str, base: &str, out: &Path) -> Vec<String> {
+    [
+        "run",
+        "data/qa/questions.jsonl",
+        "--search",
+        search,
+        "--base-url",
+        base,
+        "--model",
+        "m",
+        "--seed",
+        "1",
+        "--selector",
+        "rrf",
+        "--trajectories",
+        "1",
+        "--reads",
+        "1",
+        "--steps",
+        "2",
+        "--concurrency",
+        "1",
+        "--until",
+        "resolved",
+        "--wave",
+        "20",
+        "--max-questions",
+        "160",
+        "--out",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([out.display().to_string()])
+    .collect()
+}
+
+/// `run --until resolved` (#50 item 2): arms that differ stop before `--max-questions`, at
+/// the first wave whose sequence excludes 0, and the panel holds exactly the questions run;
+/// arms that score the same run to the end. A run killed (SIGKILL) in its second wave and
+/// run again replays the finished calls and writes what the uninterrupted run wrote.
+#[test]
+fn run_until_resolved_stops_when_the_arms_differ_and_resumes_after_kill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let search = index(tmp.path());
+    let record =
+        |dir: &Path| -> Value { serde_json::from_str(&read(dir.join("until.json"))).unwrap() };
+    let questions_in = |panel: &str| -> HashSet<String> {
+        let mut r = csv::Reader::from_reader(panel.as_bytes());
+        r.records().map(|x| x.unwrap()[1].to_string()).collect()
+    };
+
+    // Arms that differ: resolved early.
+    let server = until_server(true, None);
+    // The same directory name, so the run's name in the trajectory log is the same.
+    let out_a = tmp.path().join("a").join("until");
+    let o = common::stats()
+        .args(until_args(&search, &server.base, &out_a))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let rec = record(&out_a);
+    assert_eq!(rec["stopped"], "resolved", "{rec}");
+    let done = rec["questions"].as_u64().unwrap();
+    assert!(done < 160 && done % 20 == 0, "{rec}");
+    assert_eq!(rec["planned"], 160);
+    assert_eq!(rec["saved"].as_u64().unwrap(), 160 - done);
+    let waves = rec["waves"].as_array().unwrap();
+    assert_eq!(waves.len() as u64, done / 20);
+    // Only the last look resolves: every earlier one's interval holds 0.
+    for w in &waves[..waves.len() - 1] {
+        let lo = w["look"]["interval"][0].as_f64().unwrap();
+        assert!(lo <= 0.0, "{w}");
+        assert_eq!(w["look"]["resolved"], false, "{w}");
+    }
+    let last = &waves[waves.len() - 1]["look"];
+    assert!(last["interval"][0].as_f64().unwrap() > 0.0, "{last}");
+    assert_eq!(rec["sequence"]["decision"], "resolved");
+    assert_eq!(rec["sequence"]["stopped_at"], done);
+    let [panel, trajectories, ledger] = outputs(&out_a);
+    assert_eq!(questions_in(&panel).len() as u64, done);
+    assert!(
+        stdout.contains(&format!(
+            "stopped after {done} of 160 planned question(s) ({} saved): the confidence sequence resolved the contrast",
+            160 - done
+        )),
+        "{stdout}"
+    );
+    // `stats sequential` over the run's panel, looking every wave, takes the same looks.
+    let seq = common::json(&[
+        "sequential",
+        out_a.join("panel.csv").to_str().unwrap(),
+        "--contrast",
+        "adaptive-open",
+        "--look-every",
+        "20",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(seq["looks"], rec["sequence"]["looks"], "{seq}");
+
+    // Arms that score the same: never resolved, so the run goes to --max-questions.
+    let same = until_server(false, None);
+    let out_s = tmp.path().join("same");
+    common::stats()
+        .args(until_args(&search, &same.base, &out_s))
+        .assert()
+        .success();
+    let rec_s = record(&out_s);
+    assert_eq!(rec_s["stopped"], "max_questions", "{rec_s}");
+    assert_eq!(rec_s["questions"], 160);
+    assert_eq!(rec_s["waves"].as_array().unwrap().len(), 8);
+    assert_eq!(questions_in(&read(out_s.join("panel.csv"))).len(), 160);
+
+    // Killed while a request of the second wave is in flight, then run again.
+    let sent_a = server.count();
+    let stalled = sent_a / waves.len() + 3;
+    let server_b = until_server(true, Some(stalled));
+    let out_b = tmp.path().join("b").join("until");
+    let mut child = crate::support::cli::stats()
+        .args(until_args(&search, &server_b.base, &out_b))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while server_b.count() <= stalled {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run stopped early"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The first wave was written, with its look and no stop.
+    let partial = record(&out_b);
+    assert_eq!(partial["stopped"], Value::Null, "{partial}");
+    assert_eq!(partial["waves"].as_array().unwrap().len(), 1);
+    common::stats()
+        .args(until_args(&search, &server_b.base, &out_b))
+        .assert()
+        .success();
+    assert!(
+        outputs(&out_b) == [panel, trajectories, ledger],
+        "outputs differ after resume"
+    );
+    assert_eq!(record(&out_b), rec);
+    // Only the request killed in flight was asked again.
+    assert_eq!(server_b.count(), sent_a + 1);
+}

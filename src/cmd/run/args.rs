@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use ragstats_agent::run::setup::{CellSettings, ShapeSettings};
 use ragstats_agent::run::shard::Shard;
+use ragstats_agent::run::until::{Target, UntilSettings};
 
 use crate::cmd::endpoint::Endpoint;
 
@@ -90,6 +91,36 @@ pub struct Args {
     /// shard.json when it has finished (docs/scale.md). `stats run merge` joins the shards.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
+    /// Stop early: `resolved` when the anytime-valid confidence sequence of --until-contrast
+    /// excludes 0 (or --until-margin), `se=X` when it is as narrow as a fixed-n interval of SE X.
+    /// The questions run in waves of --wave, the datasets interleaved (docs/sequential.md).
+    #[arg(long, value_name = "resolved|se=X", value_parser = parse_until, conflicts_with = "shard")]
+    pub until: Option<Target>,
+    /// Questions per wave of an --until run (and between the sequence's looks).
+    #[arg(long, value_name = "W", default_value_t = 25, requires = "until")]
+    pub wave: usize,
+    /// With --until: at most this many questions in all, over the datasets.
+    #[arg(long, value_name = "N", requires = "until")]
+    pub max_questions: Option<usize>,
+    /// With --until: stop once the run's cost, its ledger billed at --prices, reaches this.
+    #[arg(long, value_name = "USD", requires_all = ["until", "prices"])]
+    pub max_usd: Option<f64>,
+    /// The contrast B-A (or one planner) an --until run monitors [default: adaptive-open].
+    #[arg(long, value_name = "B-A", requires = "until")]
+    pub until_contrast: Option<String>,
+    /// The panel's score an --until run monitors [default: f1].
+    #[arg(long, value_name = "NAME", requires = "until")]
+    pub until_metric: Option<String>,
+    /// With --until resolved: a difference larger than this (in score units) resolves it.
+    #[arg(long, value_name = "M", default_value_t = 0.0, requires = "until")]
+    pub until_margin: f64,
+    /// The confidence level of the --until sequence, simultaneous over every look.
+    #[arg(long, value_name = "LEVEL", default_value_t = 0.95, requires = "until")]
+    pub until_confidence: f64,
+}
+
+fn parse_until(s: &str) -> Result<Target, String> {
+    s.parse().map_err(|e: ragstats_core::Error| e.to_string())
 }
 
 /// `stats run`: a run (its flags, [`Args`]), or `stats run merge` ([`MergeArgs`]). The
@@ -155,6 +186,23 @@ impl Args {
     /// The run's name: the last component of `--out` (`run` when it has none).
     pub fn run_name(&self) -> String {
         ragstats_agent::run::shard::run_name(&self.out)
+    }
+
+    /// The settings of `--until` (`None` without it).
+    pub fn until(&self) -> Option<UntilSettings> {
+        Some(UntilSettings {
+            target: self.until?,
+            wave: self.wave,
+            max_questions: self.max_questions,
+            max_usd: self.max_usd,
+            contrast: self
+                .until_contrast
+                .clone()
+                .unwrap_or_else(|| "adaptive-open".into()),
+            metric: self.until_metric.clone(),
+            margin: self.until_margin,
+            confidence: self.until_confidence,
+        })
     }
 
     /// The cache directory: `--cache-dir`, else `OUT/cache`.

@@ -13,6 +13,7 @@ use ragstats_agent::llm::Client;
 use ragstats_agent::run::cells::DryRun;
 use ragstats_agent::run::setup::{tokens_cost_usd, CallCounts, OutputCounts, RunShape};
 use ragstats_agent::run::shard::{MergeReport, ShardManifest, MANIFEST};
+use ragstats_agent::run::until::UntilRecord;
 use ragstats_agent::run::Progress;
 use ragstats_core::ledger::Prices;
 
@@ -92,6 +93,30 @@ pub fn shard_line(m: &ShardManifest, dir: &Path) -> String {
         m.shard,
         m.cells.len(),
         dir.join(MANIFEST).display()
+    )
+}
+
+/// The last line of an `--until` run: why it stopped, after how many questions, the
+/// sequence's last interval, and where the looks are.
+pub fn until_line(r: &UntilRecord, dir: &Path) -> String {
+    let why = r.stopped.map_or("it was stopped", |s| s.words());
+    let interval = match r.waves.last().map(|w| w.look) {
+        Some(l) => match (l.estimate, l.interval) {
+            (Some(e), [Some(lo), Some(hi)]) => format!(
+                "; {} {e:.4}, {:.0}% sequence [{lo:.4}, {hi:.4}]",
+                r.contrast,
+                r.sequence.as_ref().map_or(95.0, |s| s.confidence * 100.0)
+            ),
+            _ => String::new(),
+        },
+        None => String::new(),
+    };
+    format!(
+        "stopped after {} of {} planned question(s) ({} saved): {why}{interval} -> {}",
+        r.questions,
+        r.planned,
+        r.saved,
+        dir.join("until.json").display()
     )
 }
 

@@ -16,6 +16,7 @@
 //! * [`audit`]: `stats run-audit`.
 //! * [`setup`]: the checks, dry-run report and end counts around the pipeline.
 //! * [`shard`]: `--shard K/N` and `stats run merge` (docs/scale.md).
+//! * [`until`]: `--until`: waves, the confidence sequence after each, and the stop.
 
 pub mod audit;
 pub mod audit_view;
@@ -26,6 +27,7 @@ pub mod pipeline;
 pub mod prompt;
 pub mod setup;
 pub mod shard;
+pub mod until;
 
 pub use packets::Selector;
 pub use pipeline::{Arm, Progress, RunSpec, Searched, Searcher};
