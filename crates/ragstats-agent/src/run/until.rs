@@ -350,7 +350,7 @@ pub async fn run_until<S: Searcher>(
             wave: n,
             questions: next,
             usd,
-            look: report.last.clone(),
+            look: report.last,
         });
         record.stopped = if report.stopped_at.is_some() {
             Some(match until.target {
