@@ -446,7 +446,7 @@ mod tests {
             wave: 0,
             ..s.clone()
         })
-        .contains("--wave"));
+        .contains("wave: must be at least 1 question"));
         assert!(err(UntilSettings {
             max_usd: Some(5.0),
             ..s.clone()
