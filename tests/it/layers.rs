@@ -49,6 +49,7 @@ const CRATES: &[Crate] = &[
             ("mcq", 3),
             ("qa_scoring", 3),
             ("sim", 3),
+            ("judges", 3),
             ("coverage", 4),
             ("analyses", 4),
             ("import", 2),

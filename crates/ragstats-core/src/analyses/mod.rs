@@ -26,6 +26,7 @@ mod coverage;
 mod efficiency;
 mod forecast;
 mod import;
+mod labels;
 mod mcq;
 mod merge;
 mod plan;
@@ -47,6 +48,10 @@ pub use coverage::{coverage, AnalysisChoice, CoverageSettings, GeneratorChoice};
 pub use efficiency::{efficiency, DrawEfficiency, EfficiencySettings};
 pub use forecast::{forecast, DrawForecast, ForecastSettings};
 pub use import::{import, ImportSettings};
+pub use labels::{
+    judged, labelled_units, labels_agreement, labels_sample, LabelSettings,
+    LabelsAgreementSettings, LabelsSampleSettings,
+};
 pub use mcq::{
     mcq_agree, mcq_compare, mcq_compare_report, mcq_cost, mcq_filter, mcq_score, mcq_score_report,
     mcq_validate, McqAgreeSettings, McqBootSettings, McqCompareSettings, McqFilterSettings,
