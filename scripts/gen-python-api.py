@@ -69,6 +69,8 @@ COMMANDS = {
     "mcq compare": "mcq_compare",
     "mcq filter": "mcq_filter",
     "mcq agree": "mcq_agree",
+    "labels sample": "labels_sample",
+    "labels agreement": "labels_agreement",
 }
 # Flags the Python layer sets itself: the result carries every format, and `plot=True`
 # asks for the figure.

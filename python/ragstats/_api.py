@@ -29,6 +29,9 @@ def variance(
     missing_as: Optional[float] = None,
     filter: Optional[str] = None,
     by: Optional[Literal['selector']] = None,
+    labels: Optional[Input] = None,
+    label_metric: Optional[str] = None,
+    ppi_lambda: Optional[float] = None,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -60,11 +63,14 @@ def variance(
     - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
     - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``by`` (--by) [selector]: Report each selector of the panel's `selector` column, then their average
+    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
+    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
+    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by}
+    inputs: dict = {'panel': panel, 'labels': labels}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda}
     return _analyse('variance', inputs, settings, plot, progress)
 
 
@@ -1254,3 +1260,128 @@ def mcq_agree(
     inputs: dict = {'annotations': annotations, 'items': items}
     settings: dict = {'per_option': per_option, 'gold_out': gold_out}
     return _analyse('mcq agree', inputs, settings, False, progress)
+
+
+def labels_sample(
+    panel: Input,
+    *,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
+    drop_incomplete: bool = False,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
+    common_questions: bool = False,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    n: int,
+    per_stratum: bool = False,
+    seed: int,
+    label_metric: Optional[str] = None,
+    out: Union[str, "os.PathLike[str]"],
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Choose N questions uniformly at random (stratified) and write their cells as a labelling sheet with an empty score column
+
+    The analysis of ``stats labels sample``; keywords are its flags.
+
+    Example::
+
+        ragstats.labels_sample('data/demo/judged.csv', metric='judge_score', n=15, seed=1, label_metric='correct', out='sheet.csv')
+        ragstats.labels_sample('data/demo/panel.csv', contrast='adaptive-open', n=10, per_stratum=True, seed=7, out='sheet.jsonl')
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel file (CSV, JSONL or Parquet, one row per read)
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``n`` (--n): Questions to label: in all, split over the strata in their question shares
+    - ``per_stratum`` (--per-stratum): N is the count in every stratum, not the total
+    - ``seed`` (--seed): The seed of the random choice
+    - ``label_metric`` (--label-metric): The sheet's empty score column (default: the panel's metric)
+    - ``out`` (--out): Where to write the sheet: CSV, or JSONL for a .jsonl/.json name
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'n': n, 'per_stratum': per_stratum, 'seed': seed, 'label_metric': label_metric, 'out': out}
+    return _analyse('labels sample', inputs, settings, False, progress)
+
+
+def labels_agreement(
+    panel: Input,
+    *,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
+    drop_incomplete: bool = False,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
+    common_questions: bool = False,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    labels: Input,
+    label_metric: Optional[str] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Judge–human agreement on the labelled cells: correlation, Cohen's kappa, the judge's bias with its interval, and the variance reduction PPI++ buys (effective labels)
+
+    The analysis of ``stats labels agreement``; keywords are its flags.
+
+    Example::
+
+        ragstats.labels_agreement('data/demo/judged.csv', metric='judge_score', labels='data/demo/judged-labels.csv', label_metric='correct')
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel file (CSV, JSONL or Parquet, one row per read): the judge's scores
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``labels`` (--labels): Human labels (CSV or JSONL: the panel's key columns and a score column)
+    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    inputs: dict = {'panel': panel, 'labels': labels}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'label_metric': label_metric}
+    return _analyse('labels agreement', inputs, settings, False, progress)

@@ -25,12 +25,12 @@ pub struct Args {
 pub enum Sub {
     /// Choose N questions uniformly at random (stratified) and write their cells as a labelling sheet with an empty score column.
     #[command(
-        after_help = "Examples:\n  stats labels sample data/demo/judged.csv --metric judge_score --n 40 --seed 1 --out sheet.csv\n  stats labels sample data/demo/panel.csv --contrast adaptive-open --n 10 --per-stratum --seed 7 --out sheet.jsonl\n\nThe subset must be random: a hand-picked one biases every correction (docs/judges.md)."
+        after_help = "Examples:\n  stats labels sample data/demo/judged.csv --metric judge_score --n 15 --seed 1 --label-metric correct --out sheet.csv\n  stats labels sample data/demo/panel.csv --contrast adaptive-open --n 10 --per-stratum --seed 7 --out sheet.jsonl\n\nThe subset must be random: a hand-picked one biases every correction (docs/judges.md)."
     )]
     Sample(SampleArgs),
     /// Judge–human agreement on the labelled cells: correlation, Cohen's kappa, the judge's bias with its interval, and the variance reduction PPI++ buys (effective labels).
     #[command(
-        after_help = "Example:\n  stats labels agreement data/demo/judged.csv --metric judge --labels data/demo/judged-labels.csv --label-metric human"
+        after_help = "Example:\n  stats labels agreement data/demo/judged.csv --metric judge_score --labels data/demo/judged-labels.csv --label-metric correct"
     )]
     Agreement(AgreementArgs),
 }

@@ -200,7 +200,7 @@ pub enum Command {
     Judge(Box<judge::Args>),
     /// Human labels of a judged panel: a uniformly random labelling sheet, and judge–human agreement with the variance PPI++ saves (docs/judges.md).
     #[command(
-        after_help = "Examples:\n  stats labels sample data/demo/judged.csv --metric judge --n 40 --seed 1 --out sheet.csv\n  stats labels agreement data/demo/judged.csv --metric judge --labels data/demo/judged-labels.csv --label-metric human\n  stats variance data/demo/judged.csv --metric judge --labels data/demo/judged-labels.csv --label-metric human"
+        after_help = "Examples:\n  stats labels sample data/demo/judged.csv --metric judge_score --n 15 --seed 1 --label-metric correct --out sheet.csv\n  stats labels agreement data/demo/judged.csv --metric judge_score --labels data/demo/judged-labels.csv --label-metric correct\n  stats variance data/demo/judged.csv --metric judge_score --labels data/demo/judged-labels.csv --label-metric correct"
     )]
     Labels(labels::Args),
     /// Run the agentic RAG pipeline (planner, search, selectors, reader) into a panel, a trajectory log and a cost ledger.

@@ -18,7 +18,7 @@ use crate::errors::{Failure, InputError};
 /// The analyses [`run`] knows (the others still go through the command line), each with
 /// its inputs' roles (the Python keywords that take a path, a table or records).
 pub const ANALYSES: &[(&str, &[&str])] = &[
-    ("variance", &["panel"]),
+    ("variance", &["panel", "labels"]),
     ("score-answers", &["input"]),
     ("correlate", &["file"]),
     ("mcq validate", &["items"]),
@@ -42,6 +42,8 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("plan", &["audit", "components", "ledger", "prices"]),
     ("compare", &["panel", "ledger", "prices"]),
     ("import", &["logs"]),
+    ("labels sample", &["panel"]),
+    ("labels agreement", &["panel", "labels"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -199,6 +201,8 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "plan" => schemars::schema_for!(analyses::PlanSettings),
         "compare" => schemars::schema_for!(analyses::CompareSettings),
         "import" => schemars::schema_for!(analyses::ImportSettings),
+        "labels sample" => schemars::schema_for!(analyses::LabelsSampleSettings),
+        "labels agreement" => schemars::schema_for!(analyses::LabelsAgreementSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -234,7 +238,12 @@ pub fn run(
             let draw = |v: &ragstats_core::components::variance::PanelVariance| {
                 ragstats_plot::variance(&v.variance, &caption(&v.variance.outcome))
             };
-            Ok(analyses::variance(panel, &s, plot.then_some(&draw as _))?)
+            Ok(analyses::variance(
+                panel,
+                inputs.get("labels"),
+                &s,
+                plot.then_some(&draw as _),
+            )?)
         }
         "score-answers" => Ok(analyses::score_answers(
             input(inputs, "input")?,
@@ -507,6 +516,15 @@ pub fn run(
         "import" => Ok(analyses::import(
             input(inputs, "logs")?,
             &settings::<analyses::ImportSettings>(json)?,
+        )?),
+        "labels sample" => Ok(analyses::labels_sample(
+            input(inputs, "panel")?,
+            &settings::<analyses::LabelsSampleSettings>(json)?,
+        )?),
+        "labels agreement" => Ok(analyses::labels_agreement(
+            input(inputs, "panel")?,
+            input(inputs, "labels")?,
+            &settings::<analyses::LabelsAgreementSettings>(json)?,
         )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",
