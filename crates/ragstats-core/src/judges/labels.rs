@@ -34,6 +34,21 @@ pub struct LabelRow {
     pub score: f64,
 }
 
+/// A label's key as the file gives it: dataset, question, trajectory, read, arm.
+type LabelKey = (
+    Option<String>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// A cell of the panel: (stratum, question, trajectory, read) indices.
+type CellAt = (usize, usize, usize, usize);
+
+/// A labelled cell of a question: (trajectory, read, human score).
+type LabelledCell = (usize, usize, f64);
+
 /// A labels file as read.
 #[derive(Debug, Clone)]
 pub struct Labels {
@@ -64,16 +79,7 @@ pub fn read_labels(source: &Source, metric: &str) -> Result<Labels> {
         _ => read_jsonl(source)?,
     };
     let mut rows = Vec::with_capacity(raw.len());
-    let mut seen: HashMap<
-        (
-            Option<String>,
-            String,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-        ),
-        u64,
-    > = HashMap::new();
+    let mut seen: HashMap<LabelKey, u64> = HashMap::new();
     let text =
         |m: &Map<String, Value>, k: &str| m.get(k).and_then(scalar_text).filter(|s| !s.is_empty());
     for (line, m) in raw {
@@ -287,9 +293,8 @@ pub fn units(
         })
         .collect();
     // (stratum, question, trajectory, read) → (B or the one arm's score, A's score).
-    let mut cells: HashMap<(usize, usize, usize, usize), (Option<f64>, Option<f64>)> =
-        HashMap::new();
-    let mut order: Vec<(usize, usize, usize, usize)> = Vec::new();
+    let mut cells: HashMap<CellAt, (Option<f64>, Option<f64>)> = HashMap::new();
+    let mut order: Vec<CellAt> = Vec::new();
     let mut other_arms = 0usize;
     for r in &labels.rows {
         let slot = match (arms, &r.arm) {
@@ -433,8 +438,7 @@ pub fn units(
             ));
         }
     }
-    let mut per: Vec<HashMap<usize, Vec<(usize, usize, f64)>>> =
-        vec![HashMap::new(); panel.strata.len()];
+    let mut per: Vec<HashMap<usize, Vec<LabelledCell>>> = vec![HashMap::new(); panel.strata.len()];
     let mut one_armed = 0usize;
     for key in order {
         let (d, q, t, rd) = key;

@@ -80,7 +80,8 @@ pub fn power_lambda(y: &[f64], yhat: &[f64], yhat_unlabelled: &[f64]) -> f64 {
     let ma = mean(&all);
     let var = all.iter().map(|v| (v - ma) * (v - ma)).sum::<f64>() / (all.len() - 1) as f64;
     let denom = (1.0 + n as f64 / big_n as f64) * var;
-    if !(denom > 0.0) {
+    // NaN (a NaN score cannot reach here) or 0: no spread to borrow.
+    if denom.is_nan() || denom <= 0.0 {
         return 0.0;
     }
     (cov / denom).clamp(0.0, 1.0)
