@@ -252,6 +252,9 @@ def compare(
     metric: Optional[str] = None,
     arms: Optional[Union[str, Sequence[str]]] = None,
     reference: Optional[str] = None,
+    labels: Optional[Input] = None,
+    label_metric: Optional[str] = None,
+    ppi_lambda: Optional[float] = None,
     drop_incomplete: bool = False,
     failure_score: Optional[float] = None,
     selector: Optional[str] = None,
@@ -300,6 +303,9 @@ def compare(
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``arms`` (--arms): Compare only these systems (comma-separated names of the arm, or --by, column): the other systems' rows are left out before anything is checked, so their duplicates and missing questions do not stop the comparison
     - ``reference`` (--reference): Compare every arm with this one only (a Dunnett-style family) instead of every pair
+    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
+    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
+    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design instead of fitting them by REML
     - ``failure_score`` (--failure-score): Score a cell one arm of a pair lacks as X for that pair (the reader never answered) instead of leaving the cell out of the pair's difference
     - ``selector`` (--selector): With a `selector` column: one selector's rows, or `average` (the default)
@@ -331,8 +337,8 @@ def compare(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
+    inputs: dict = {'panel': panel, 'labels': labels, 'ledger': ledger, 'prices': prices}
+    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
     return _analyse('compare', inputs, settings, plot, progress)
 
 

@@ -312,3 +312,53 @@ fn agreement_reports_correlation_bias_and_effective_labels() {
 
 const AGREE_R: f64 = 0.5933989012246782;
 const AGREE_BIAS: f64 = 0.0856;
+
+/// `compare --labels`: each arm's PPI++ estimate and the pair's paired difference equal
+/// ppi_py's (the numbers of `one_level_estimates_equal_ppi_py`), and the pair's Wald p is
+/// scipy's 2·norm.sf(|θ̂/SE|) = 0.6434168403410432 (`python3 tests/reference/ppi_reference.py`);
+/// Holm and BH of one pair are p itself.
+#[test]
+fn compare_with_labels_is_ppi_per_arm_and_per_pair() {
+    let doc = json(&[
+        "compare",
+        PANEL,
+        "--metric",
+        "judge",
+        "--labels",
+        LABELS,
+        "--label-metric",
+        "human",
+        "--format",
+        "json",
+    ]);
+    let b = &doc["systems"][1];
+    assert_eq!(b["name"], "b");
+    assert!((b["estimate"].as_f64().unwrap() - 0.5201461118352966).abs() < 1e-9);
+    assert!((b["ci"][0].as_f64().unwrap() - 0.38831220070185274).abs() < 1e-6);
+    let pair = &doc["pairs"][0];
+    assert_eq!(
+        (pair["a"].as_str(), pair["b"].as_str()),
+        (Some("a"), Some("b"))
+    );
+    assert!((pair["estimate"].as_f64().unwrap() - 0.0372367329488554).abs() < 1e-9);
+    assert!((pair["ci"][1].as_f64().unwrap() - 0.1948915851893131).abs() < 1e-6);
+    assert!((pair["p"].as_f64().unwrap() - 0.6434168403410432).abs() < 1e-9);
+    assert_eq!(pair["p_holm"], pair["p"]);
+    assert_eq!(pair["labelled"], 40);
+    stats()
+        .args([
+            "compare",
+            PANEL,
+            "--metric",
+            "judge",
+            "--labels",
+            LABELS,
+            "--label-metric",
+        ])
+        .args(["human", "--ledger", "data/demo/ledger.jsonl"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--ledger: cannot be used with labels yet",
+        ));
+}

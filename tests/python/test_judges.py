@@ -77,3 +77,18 @@ def test_sample_and_agreement_are_the_cli(tmp_path):
     assert got == want
     with pytest.raises(ragstats.InputError, match="the panel has 200"):
         ragstats.labels_sample(PANEL, metric="judge", arm="b", n=201, seed=3, out=str(a))
+
+
+def test_compare_with_labels_is_ppi_py_per_pair():
+    judge, human = fixture()
+    labelled = [q for q in judge["a"] if q in human["a"]]
+    rest = [q for q in judge["a"] if q not in human["a"]]
+    d = lambda q: judge["b"][q] - judge["a"][q]  # noqa: E731
+    y = np.array([human["b"][q] - human["a"][q] for q in labelled])
+    lo, hi = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, np.array([d(q) for q in labelled]), np.array([d(q) for q in rest]), alpha=0.05))
+    got = ragstats.compare(PANEL, metric="judge", labels=LABELS, label_metric="human").to_dict()
+    assert abs(got["pairs"][0]["ci"][0] - lo) < 1e-6 and abs(got["pairs"][0]["ci"][1] - hi) < 1e-6
+    del got["run"]
+    want = cli_json("compare", PANEL, "--metric", "judge", "--labels", LABELS, "--label-metric", "human")
+    del want["run"]
+    assert got == want

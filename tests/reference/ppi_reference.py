@@ -6,7 +6,7 @@ Builds (with --write) the committed fixture tests/fixtures/judges/: a one-level 
 (T = R = 1, one stratum, arms a and b; the judge's score in column `judge`) and the human
 labels of 40 of its 200 questions (both arms; column `human`), then prints ppi_py's point
 estimate and 95% interval (alpha=0.05) for arm b's mean and for the paired difference b − a,
-power-tuned, lam=1 and lam=0. The labelled questions are the rectifier's (Y, Yhat); the
+power-tuned, lam=1 and lam=0, and the pair's two-sided Wald p (scipy). The labelled questions are the rectifier's (Y, Yhat); the
 judge on the other 160 questions is Yhat_unlabeled (ppi_py's convention).
 
     python3 tests/reference/ppi_reference.py [--write]
@@ -18,6 +18,7 @@ import sys
 
 import numpy as np
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+from scipy.stats import norm
 
 DIR = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "judges"
 Q, N_LABELLED = 200, 40
@@ -87,6 +88,10 @@ def main():
             est = float(np.asarray(ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam)).ravel()[0])
             lo, hi = (float(np.asarray(v).ravel()[0]) for v in ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=lam))
             print(f"{name} lam={lam}: estimate {est!r} ci [{lo!r}, {hi!r}]")
+            if name == "b-a" and lam is None:
+                # compare's Wald test of the pair: p = 2 Φ(−|θ̂/SE|), SE from the interval.
+                se = (hi - lo) / (2 * norm.ppf(0.975))
+                print(f"b-a p {float(2 * norm.sf(abs(est / se)))!r}")
 
 
 if __name__ == "__main__":

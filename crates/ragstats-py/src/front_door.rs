@@ -40,7 +40,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("allocate", &["panel", "ledger", "prices"]),
     ("efficiency", &["panel", "ledger", "prices"]),
     ("plan", &["audit", "components", "ledger", "prices"]),
-    ("compare", &["panel", "ledger", "prices"]),
+    ("compare", &["panel", "labels", "ledger", "prices"]),
     ("import", &["logs"]),
     ("labels sample", &["panel"]),
     ("labels agreement", &["panel", "labels"]),
@@ -496,6 +496,7 @@ pub fn run(
             };
             Ok(analyses::compare(
                 panel,
+                inputs.get("labels"),
                 inputs.get("ledger"),
                 inputs.get("prices"),
                 &s,

@@ -61,9 +61,11 @@ pub fn labelled_units(
 ) -> Result<(Vec<StratumUnits>, String, Vec<String>)> {
     let metric = label_metric.unwrap_or(&panel.metric).to_string();
     let read = read_labels(labels, &metric)?;
+    let known: Vec<&str> = read.rows.iter().filter_map(|r| r.arm.as_deref()).collect();
     let arms = ArmsOf::of(
         panel_settings.contrast.as_deref(),
         panel_settings.arm.as_deref(),
+        &known,
     );
     let (u, notes) = units(panel, &read, &arms)?;
     Ok((u, metric, notes))
@@ -100,6 +102,80 @@ pub fn judged(
     )?;
     r.notes = notes;
     Ok(r)
+}
+
+/// `compare` with labels ([`crate::judges::compare`]): each system's (arm's) PPI++ estimate
+/// and each pair's PPI++ paired difference, the systems the panel's arms (or `arms`), the
+/// pairs every pair or each against `reference`.
+///
+/// # Errors
+/// Fewer than two systems, an unknown reference; those of loading each arm and contrast and
+/// of [`judged`].
+pub fn judged_compare(
+    panel: &Source,
+    labels: &Source,
+    panel_settings: &PanelSettings,
+    settings: &LabelSettings,
+    arms: &[String],
+    reference: Option<&str>,
+) -> Result<crate::judges::compare::PpiCompareReport> {
+    let all = crate::allocation::slice_rows::arms(panel)?;
+    let systems: Vec<String> = if arms.is_empty() {
+        all
+    } else {
+        arms.iter().map(|a| a.trim().to_string()).collect()
+    };
+    if systems.len() < 2 {
+        return Err(Error::input(
+            panel.name(),
+            None,
+            format!(
+                "compare needs two or more systems (arms), found {}",
+                systems.len()
+            ),
+        ));
+    }
+    if let Some(r) = reference {
+        if !systems.iter().any(|s| s == r) {
+            return Err(Error::setting(
+                "reference",
+                format!("'{r}' is not one of the systems ({})", systems.join(", ")),
+            ));
+        }
+    }
+    let one = |arm: Option<&str>, contrast: Option<String>| PanelSettings {
+        arm: arm.map(str::to_string),
+        contrast,
+        ..panel_settings.clone()
+    };
+    let mut estimates = Vec::new();
+    let mut metric = String::new();
+    for s in &systems {
+        let ps = one(Some(s), None);
+        let loaded = ps.load(panel, Balance::Fitted)?;
+        metric = loaded.metric.clone();
+        estimates.push((s.clone(), judged(&loaded, labels, &ps, settings)?));
+    }
+    let mut pairs = Vec::new();
+    for (i, a) in systems.iter().enumerate() {
+        for b in &systems[i + 1..] {
+            let (a, b) = match reference {
+                Some(r) if b == r => (b, a),
+                Some(r) if a != r => continue,
+                _ => (a, b),
+            };
+            let ps = one(None, Some(format!("{b}-{a}")));
+            let loaded = ps.load(panel, Balance::Fitted)?;
+            pairs.push((
+                a.clone(),
+                b.clone(),
+                judged(&loaded, labels, &ps, settings)?,
+            ));
+        }
+    }
+    Ok(crate::judges::compare::ppi_compare(
+        &metric, estimates, pairs,
+    ))
 }
 
 /// The settings of [`labels_sample`].
@@ -149,9 +225,12 @@ pub fn labels_sample(panel: &Source, settings: &LabelsSampleSettings) -> Result<
     }
     let loaded = settings.panel.load(panel, Balance::Fitted)?;
     let chosen = choose(&loaded, settings.n, settings.per_stratum, settings.seed)?;
+    let names = crate::allocation::slice_rows::arms(panel).unwrap_or_default();
+    let known: Vec<&str> = names.iter().map(String::as_str).collect();
     let arms = ArmsOf::of(
         settings.panel.contrast.as_deref(),
         settings.panel.arm.as_deref(),
+        &known,
     );
     let column = settings
         .label_metric

@@ -49,7 +49,7 @@ pub use efficiency::{efficiency, DrawEfficiency, EfficiencySettings};
 pub use forecast::{forecast, DrawForecast, ForecastSettings};
 pub use import::{import, ImportSettings};
 pub use labels::{
-    judged, labelled_units, labels_agreement, labels_sample, LabelSettings,
+    judged, judged_compare, labelled_units, labels_agreement, labels_sample, LabelSettings,
     LabelsAgreementSettings, LabelsSampleSettings,
 };
 pub use mcq::{

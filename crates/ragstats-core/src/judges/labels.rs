@@ -218,10 +218,23 @@ pub enum ArmsOf {
 }
 
 impl ArmsOf {
-    /// The arms of a panel read with `contrast` (`B-A`) or `arm`.
-    pub fn of(contrast: Option<&str>, arm: Option<&str>) -> ArmsOf {
-        match contrast.and_then(|c| c.split_once('-')) {
-            Some((b, a)) => ArmsOf::Contrast(b.trim().to_string(), a.trim().to_string()),
+    /// The arms of a panel read with `contrast` (`B-A`) or `arm`. Arm names may hold `-`
+    /// (`qwen3-8b`): the contrast is split at the `-` whose two sides are both in `known`
+    /// (the arms the labels name), else at the first.
+    pub fn of(contrast: Option<&str>, arm: Option<&str>, known: &[&str]) -> ArmsOf {
+        let Some(c) = contrast else {
+            return ArmsOf::One(arm.map(str::to_string));
+        };
+        let splits: Vec<(&str, &str)> = c
+            .match_indices('-')
+            .map(|(i, _)| (c[..i].trim(), c[i + 1..].trim()))
+            .collect();
+        let chosen = splits
+            .iter()
+            .find(|(b, a)| known.contains(b) && known.contains(a))
+            .or(splits.first());
+        match chosen {
+            Some((b, a)) => ArmsOf::Contrast(b.to_string(), a.to_string()),
             None => ArmsOf::One(arm.map(str::to_string)),
         }
     }
