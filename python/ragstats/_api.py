@@ -169,6 +169,9 @@ def bootstrap(
     design: Optional[Union[str, Sequence[str]]] = None,
     pooled: bool = False,
     replicates_out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    labels: Optional[Input] = None,
+    label_metric: Optional[str] = None,
+    ppi_lambda: Optional[float] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Stratified question bootstrap of the equal-weight estimate (CPU or GPU), 10,000 replicates by default
@@ -210,10 +213,13 @@ def bootstrap(
     - ``design`` (--design): With --components: the forecast nested SE of this design (Q:T:R) in every replicate. Repeatable
     - ``pooled`` (--pooled): Forecast designs from the pooled components instead of each stratum's
     - ``replicates_out`` (--replicates-out): Write every replicate's statistics to FILE (merge shards with `stats merge`)
+    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
+    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
+    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'replicates_range': replicates_range, 'method': method, 'components': components, 'design': design, 'pooled': pooled, 'replicates_out': replicates_out}
+    inputs: dict = {'panel': panel, 'labels': labels}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'replicates_range': replicates_range, 'method': method, 'components': components, 'design': design, 'pooled': pooled, 'replicates_out': replicates_out, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda}
     return _analyse('bootstrap', inputs, settings, False, progress)
 
 

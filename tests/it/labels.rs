@@ -362,3 +362,68 @@ fn compare_with_labels_is_ppi_per_arm_and_per_pair() {
             "--ledger: cannot be used with labels yet",
         ));
 }
+
+/// `bootstrap --labels`: the PPI++ bootstrap on the CPU and the GPU give the same replicates
+/// (the same interval and SE, bit for bit); its estimate is the analytic one (ppi_py's) and
+/// its SE near the analytic SE. Without an adapter the GPU half skips (unless
+/// `STATS_REQUIRE_GPU=1`).
+#[test]
+fn the_ppi_bootstrap_is_the_same_on_cpu_and_gpu() {
+    let run = |backend: &str| {
+        stats()
+            .args([
+                "bootstrap",
+                PANEL,
+                "--metric",
+                "judge",
+                "--contrast",
+                "b-a",
+                "--labels",
+            ])
+            .args([
+                LABELS,
+                "--label-metric",
+                "human",
+                "--replicates",
+                "2000",
+                "--backend",
+            ])
+            .args([backend, "--format", "json"])
+            .output()
+            .unwrap()
+    };
+    let cpu: serde_json::Value = serde_json::from_slice(&run("cpu").stdout).unwrap();
+    assert!((cpu["estimate"].as_f64().unwrap() - 0.0372367329488554).abs() < 1e-9);
+    let (se, analytic) = (
+        cpu["se"].as_f64().unwrap(),
+        cpu["analytic_se"].as_f64().unwrap(),
+    );
+    assert!(
+        (se / analytic - 1.0).abs() < 0.15,
+        "bootstrap SE {se}, analytic {analytic}"
+    );
+    let gpu = run("gpu");
+    if common::gpu_ran(&gpu) {
+        let gpu: serde_json::Value = serde_json::from_slice(&gpu.stdout).unwrap();
+        assert_eq!(gpu["backend"], "gpu");
+        assert_eq!(gpu["ci"], cpu["ci"]);
+        assert_eq!(gpu["se"], cpu["se"]);
+    }
+    stats()
+        .args([
+            "bootstrap",
+            PANEL,
+            "--metric",
+            "judge",
+            "--arm",
+            "b",
+            "--labels",
+            LABELS,
+        ])
+        .args(["--label-metric", "human", "--method", "bca"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--method: bca cannot be used with labels",
+        ));
+}

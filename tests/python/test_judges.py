@@ -92,3 +92,11 @@ def test_compare_with_labels_is_ppi_py_per_pair():
     want = cli_json("compare", PANEL, "--metric", "judge", "--labels", LABELS, "--label-metric", "human")
     del want["run"]
     assert got == want
+
+
+def test_bootstrap_with_labels_is_the_cli():
+    got = ragstats.bootstrap(PANEL, metric="judge", contrast="b-a", labels=LABELS, label_metric="human", replicates=500, backend="cpu").to_dict()
+    want = cli_json("bootstrap", PANEL, "--metric", "judge", "--contrast", "b-a", "--labels", LABELS, "--label-metric", "human", "--replicates", "500", "--backend", "cpu")
+    del got["run"], want["run"]
+    assert got == want
+    assert got["ci"][0] < got["estimate"] < got["ci"][1]

@@ -31,7 +31,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("mcq filter", &["items", "predictions"]),
     ("run-audit", &["dir"]),
     ("forecast", &["audit", "components"]),
-    ("bootstrap", &["panel"]),
+    ("bootstrap", &["panel", "labels"]),
     ("merge", &["files"]),
     ("consistency", &["reads"]),
     ("slice", &["panel"]),
@@ -389,6 +389,7 @@ pub fn run(
         }
         "bootstrap" => Ok(analyses::bootstrap(
             input(inputs, "panel")?,
+            inputs.get("labels"),
             &settings::<analyses::BootstrapSettings>(json)?,
             &engines,
             &progress,

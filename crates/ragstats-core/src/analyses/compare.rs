@@ -425,6 +425,7 @@ mod tests {
             &arms4(),
             None,
             None,
+            None,
             &s,
             &super::super::CpuEngines,
             &|_, _, _| {},
@@ -554,6 +555,7 @@ mod tests {
         // The library call checks before it reads anything.
         let e = match compare(
             &panel,
+            None,
             None,
             None,
             &CompareSettings {

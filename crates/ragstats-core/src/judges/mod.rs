@@ -4,6 +4,7 @@
 //! random labelling sheet ([`sample`]), and judge–human agreement ([`agreement`]).
 
 pub mod agreement;
+pub mod boot;
 pub mod compare;
 pub mod estimate;
 pub mod labels;
