@@ -10,7 +10,7 @@
 //! at the labels' mean and every ŷ, ŷᵘ at the judge's mean over the stratum (centring keeps
 //! the f32 sums from cancelling; θ̂ and λ̂ are shift-invariant up to adding the centre back).
 //! From the sums: cov₀ = S_yŷ/n − ȳŷ̄, var₁ = (S_ŷŷ + S_uu − (S_ŷ + S_u)²/(n + N))/(n + N − 1),
-//! λ* = clip[0,1] cov₀/((1 + n/N) var₁), θ̂*_d = c_y + λ*·S_u/N + ȳ − λ*·ŷ̄.
+//! λ* = cov₀/((1 + n/N) var₁) clipped to 0 … 1, θ̂*_d = c_y + λ*·S_u/N + ȳ − λ*·ŷ̄.
 
 use serde::Serialize;
 
