@@ -71,6 +71,8 @@ COMMANDS = {
     "mcq agree": "mcq_agree",
     "sequential": "sequential",
     "gate": "gate",
+    "labels sample": "labels_sample",
+    "labels agreement": "labels_agreement",
 }
 # Flags the Python layer sets itself: the result carries every format, and `plot=True`
 # asks for the figure.

@@ -50,6 +50,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    #[command(flatten)]
+    pub labels: super::common::LabelOptions,
 }
 
 flag_enum! {
@@ -83,15 +85,18 @@ pub fn settings(args: &Args) -> BootstrapSettings {
         design: args.designs.clone(),
         pooled: args.pooled,
         replicates_out: args.replicates_out.clone(),
+        judged: args.labels.settings(),
     }
 }
 
 /// What `stats bootstrap` prints for `args`: the library's [`bootstrap`] of PANEL (and the
 /// logs read with it).
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
+    let labels = args.labels.labels.as_ref().map(Source::file);
     let done = with_bars(|progress| {
         bootstrap(
             &Source::files(&args.panel, &args.more),
+            labels.as_ref(),
             &settings(args),
             &ragstats_gpu::Engines,
             progress,

@@ -6,6 +6,7 @@ use ragstats_core::import::{Balance, PanelSettings};
 use ragstats_core::panel::{LoadOptions, Panel, SelectorChoice, Source};
 use ragstats_core::table::{format_number, Cell, Precision, Table as CoreTable};
 pub use ragstats_core::table::{Table, UNDEFINED};
+use std::path::PathBuf;
 
 /// Output format of a command's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -245,6 +246,33 @@ impl ImportFlags {
             cluster_from: self.cluster_from.clone(),
             missing_as: self.missing_as,
             filter: self.lm_filter.clone(),
+        }
+    }
+}
+
+/// Human labels of a judged panel (`--labels`), and how PPI++ uses them (docs/judges.md).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LabelOptions {
+    /// Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the
+    /// panel's key columns and a score column, e.g. from `stats labels sample`); the panel's
+    /// metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean.
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
+    /// The labels' score column (default: the panel's metric).
+    #[arg(long, value_name = "COLUMN")]
+    pub label_metric: Option<String>,
+    /// The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default:
+    /// power-tuned, PPI++).
+    #[arg(long, value_name = "X")]
+    pub ppi_lambda: Option<f64>,
+}
+
+impl LabelOptions {
+    /// The library's label settings for these flags.
+    pub fn settings(&self) -> ragstats_core::analyses::LabelSettings {
+        ragstats_core::analyses::LabelSettings {
+            label_metric: self.label_metric.clone(),
+            ppi_lambda: self.ppi_lambda,
         }
     }
 }

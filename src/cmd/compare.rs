@@ -46,6 +46,8 @@ pub struct Args {
     /// Compare every arm with this one only (a Dunnett-style family) instead of every pair.
     #[arg(long, value_name = "ARM")]
     pub reference: Option<String>,
+    #[command(flatten)]
+    pub labels: super::common::LabelOptions,
     /// Drop questions that differ from their stratum's design instead of fitting them by REML.
     #[arg(long)]
     pub drop_incomplete: bool,
@@ -140,6 +142,7 @@ pub fn settings(args: &Args) -> CompareSettings {
             max_trajectories: args.bounds.max_trajectories,
             max_reads: args.bounds.max_reads,
         },
+        judged: args.labels.settings(),
     }
 }
 
@@ -187,10 +190,12 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let panel = Source::files(&args.panel, &args.more);
     let ledger = args.ledger.as_ref().map(Source::file);
     let prices = args.prices.as_ref().map(Source::file);
+    let labels = args.labels.labels.as_ref().map(Source::file);
     let draw = |r: &CompareReport| figure(&panel, &s, r);
     let done = with_bars(|progress| {
         compare(
             &panel,
+            labels.as_ref(),
             ledger.as_ref(),
             prices.as_ref(),
             &s,

@@ -61,6 +61,7 @@ pub mod gate;
 pub mod import;
 pub mod index;
 pub mod judge;
+pub mod labels;
 pub mod llm;
 pub mod mcq;
 pub mod merge;
@@ -209,6 +210,11 @@ pub enum Command {
         after_help = "Example:\n  stats judge runs/demo/trajectories.jsonl --model qwen3-32b --out judged.jsonl\n  stats correlate judged.csv --x judge_score --y correct --method pointbiserial --aggregate-by trajectory\n\nJudge replies go to <out stem>.responses.jsonl (the resume state). See docs/mcqgen.md."
     )]
     Judge(Box<judge::Args>),
+    /// Human labels of a judged panel: a uniformly random labelling sheet, and judge–human agreement with the variance PPI++ saves (docs/judges.md).
+    #[command(
+        after_help = "Examples:\n  stats labels sample data/demo/judged.csv --metric judge_score --n 15 --seed 1 --label-metric correct --out sheet.csv\n  stats labels agreement data/demo/judged.csv --metric judge_score --labels data/demo/judged-labels.csv --label-metric correct\n  stats variance data/demo/judged.csv --metric judge_score --labels data/demo/judged-labels.csv --label-metric correct"
+    )]
+    Labels(labels::Args),
     /// Run the agentic RAG pipeline (planner, search, selectors, reader) into a panel, a trajectory log and a cost ledger.
     #[command(
         after_help = "Examples:\n  stats index build data/qa/corpus.jsonl --out idx/\n  stats run data/qa/questions.jsonl --search local:idx/ --model qwen3-8b --base-url http://127.0.0.1:8000/v1 \\\n      --planner open,adaptive --selector rrf,rr --trajectories 2 --reads 2 --questions 40 --out runs/demo/\n  stats run data/qa/questions.jsonl --search local:idx/ --model m --questions 40 --out runs/demo/ --dry-run\n\nA run stopped anywhere (Ctrl-C, kill) resumes from its caches: run the same command again."
@@ -252,6 +258,7 @@ pub fn run(command: Command) -> anyhow::Result<u8> {
         Command::Index(a) => index::run(a),
         Command::Questions(a) => questions::run(a),
         Command::Judge(a) => judge::run(*a),
+        Command::Labels(a) => labels::run(a),
         Command::Run(a) => run::dispatch(a),
         Command::RunAudit(a) => run_audit::run(a),
         Command::Import(a) => import::run(a),

@@ -7,7 +7,7 @@ use ragstats_core::analyses::{variance, Draw, VarianceSettings};
 use ragstats_core::components::variance::{analyse_panel, PanelVariance, VarianceReport};
 use ragstats_core::panel::{Panel, Source};
 
-use super::common::{By, Format, PanelOptions};
+use super::common::{By, Format, LabelOptions, PanelOptions};
 use super::render::Finished;
 
 /// Flags of `stats variance`.
@@ -30,6 +30,8 @@ pub struct Args {
     /// Also draw the component shares (per stratum, pooled, of SE²) as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub labels: LabelOptions,
 }
 
 /// Runs the variance analysis of a loaded panel: ANOVA for balanced strata, REML for
@@ -49,6 +51,7 @@ pub fn settings(args: &Args) -> VarianceSettings {
         by: args
             .by
             .map(|By::Selector| ragstats_core::import::By::Selector),
+        judged: args.labels.settings(),
     }
 }
 
@@ -64,5 +67,6 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         Some(_) => Some(&draw),
         None => None,
     };
-    Ok(variance(&source, &settings(args), draw)?)
+    let labels = args.labels.labels.as_ref().map(Source::file);
+    Ok(variance(&source, labels.as_ref(), &settings(args), draw)?)
 }

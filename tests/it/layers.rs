@@ -50,6 +50,7 @@ const CRATES: &[Crate] = &[
             ("qa_scoring", 3),
             ("sim", 3),
             ("sequential", 3),
+            ("judges", 3),
             ("coverage", 4),
             ("analyses", 4),
             ("import", 2),
@@ -833,6 +834,21 @@ fn setting_names(text: &str) -> (BTreeSet<String>, usize) {
 /// The settings a call names through a variable, by file: the names it can take, each a
 /// string literal of that file (checked), and how many such calls the file has.
 const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
+    // labels refuse what they cannot be used with: for (name, given) in [("by", …), …],
+    // and a label setting without labels names whichever was given
+    (
+        "crates/ragstats-core/src/analyses/bootstrap.rs",
+        &[
+            "by",
+            "components",
+            "design",
+            "replicates_range",
+            "replicates_out",
+            "ppi_lambda",
+            "label_metric",
+        ],
+        2,
+    ),
     // for (setting, sd) in [("sigma_q", q), …]
     (
         "crates/ragstats-core/src/sim/simulate.rs",
@@ -878,7 +894,8 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
         3,
     ),
     // compare's settings that price the next step: [("max_questions", …), …], then
-    // [("search_price", …), ("question_cost", …)]
+    // [("search_price", …), ("question_cost", …)]; with labels (#49) for (name, given) in
+    // [("by", …), ("ledger", …), ("plot", …)] and ppi_lambda or label_metric without labels
     (
         "crates/ragstats-core/src/analyses/compare.rs",
         &[
@@ -888,8 +905,13 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
             "currency",
             "search_price",
             "question_cost",
+            "by",
+            "ledger",
+            "plot",
+            "ppi_lambda",
+            "label_metric",
         ],
-        2,
+        4,
     ),
     // positive("target_se", …), size("questions", …), probability("alpha", …) and the like
     (

@@ -42,6 +42,7 @@ mod input_limits;
 mod io_rules;
 mod judge;
 mod judge_real;
+mod labels;
 mod layers;
 mod ledger_selector;
 mod livebench;

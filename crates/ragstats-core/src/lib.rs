@@ -69,6 +69,7 @@ pub mod error;
 pub mod import;
 pub mod inference;
 pub mod io;
+pub mod judges;
 pub mod ledger;
 pub mod mcq;
 pub mod panel;

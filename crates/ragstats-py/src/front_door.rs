@@ -18,7 +18,7 @@ use crate::errors::{Failure, InputError};
 /// The analyses [`run`] knows (the others still go through the command line), each with
 /// its inputs' roles (the Python keywords that take a path, a table or records).
 pub const ANALYSES: &[(&str, &[&str])] = &[
-    ("variance", &["panel"]),
+    ("variance", &["panel", "labels"]),
     ("score-answers", &["input"]),
     ("correlate", &["file"]),
     ("mcq validate", &["items"]),
@@ -31,7 +31,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("mcq filter", &["items", "predictions"]),
     ("run-audit", &["dir"]),
     ("forecast", &["audit", "components"]),
-    ("bootstrap", &["panel"]),
+    ("bootstrap", &["panel", "labels"]),
     ("merge", &["files"]),
     ("consistency", &["reads"]),
     ("slice", &["panel"]),
@@ -40,10 +40,12 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("allocate", &["panel", "ledger", "prices"]),
     ("efficiency", &["panel", "ledger", "prices"]),
     ("plan", &["audit", "components", "ledger", "prices"]),
-    ("compare", &["panel", "ledger", "prices"]),
+    ("compare", &["panel", "labels", "ledger", "prices"]),
     ("import", &["logs"]),
     ("sequential", &["panel"]),
     ("gate", &["panel"]),
+    ("labels sample", &["panel"]),
+    ("labels agreement", &["panel", "labels"]),
 ];
 
 /// The input `value` of `role` as a source: a path (`str` or `os.PathLike`), a list of
@@ -203,6 +205,8 @@ pub fn settings_schema(name: &str) -> Option<String> {
         "import" => schemars::schema_for!(analyses::ImportSettings),
         "sequential" => schemars::schema_for!(analyses::SequentialSettings),
         "gate" => schemars::schema_for!(analyses::GateSettings),
+        "labels sample" => schemars::schema_for!(analyses::LabelsSampleSettings),
+        "labels agreement" => schemars::schema_for!(analyses::LabelsAgreementSettings),
         _ => return None,
     };
     serde_json::to_string(&schema).ok()
@@ -238,7 +242,12 @@ pub fn run(
             let draw = |v: &ragstats_core::components::variance::PanelVariance| {
                 ragstats_plot::variance(&v.variance, &caption(&v.variance.outcome))
             };
-            Ok(analyses::variance(panel, &s, plot.then_some(&draw as _))?)
+            Ok(analyses::variance(
+                panel,
+                inputs.get("labels"),
+                &s,
+                plot.then_some(&draw as _),
+            )?)
         }
         "score-answers" => Ok(analyses::score_answers(
             input(inputs, "input")?,
@@ -384,6 +393,7 @@ pub fn run(
         }
         "bootstrap" => Ok(analyses::bootstrap(
             input(inputs, "panel")?,
+            inputs.get("labels"),
             &settings::<analyses::BootstrapSettings>(json)?,
             &engines,
             &progress,
@@ -491,6 +501,7 @@ pub fn run(
             };
             Ok(analyses::compare(
                 panel,
+                inputs.get("labels"),
                 inputs.get("ledger"),
                 inputs.get("prices"),
                 &s,
@@ -521,6 +532,15 @@ pub fn run(
             &settings::<analyses::GateSettings>(json)?,
             &engines,
             &progress,
+        )?),
+        "labels sample" => Ok(analyses::labels_sample(
+            input(inputs, "panel")?,
+            &settings::<analyses::LabelsSampleSettings>(json)?,
+        )?),
+        "labels agreement" => Ok(analyses::labels_agreement(
+            input(inputs, "panel")?,
+            input(inputs, "labels")?,
+            &settings::<analyses::LabelsAgreementSettings>(json)?,
         )?),
         other => Err(Failure::Input(format!(
             "`{other}` is not an analysis of the library's front door (these are: {})",

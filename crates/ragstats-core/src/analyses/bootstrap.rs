@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use super::{labelled_units, LabelSettings};
 use super::{overwrites, source_input, unpaired_cells, unpaired_json, Engines, Progress};
 use crate::bootstrap::analysis::{prepare, BootstrapJob, BootstrapRun};
 use crate::bootstrap::stratified::BootstrapSpec;
@@ -79,6 +80,9 @@ pub struct BootstrapSettings {
     /// Write every replicate's statistics to this file (a shard to merge).
     #[cfg_attr(feature = "schema", schemars(extend("format" = "path")))]
     pub replicates_out: Option<PathBuf>,
+    /// With labels: their score column and the judge's weight λ.
+    #[serde(flatten)]
+    pub judged: LabelSettings,
 }
 
 impl Default for BootstrapSettings {
@@ -93,6 +97,7 @@ impl Default for BootstrapSettings {
             design: Vec::new(),
             pooled: false,
             replicates_out: None,
+            judged: LabelSettings::default(),
         }
     }
 }
@@ -101,17 +106,36 @@ impl Default for BootstrapSettings {
 /// each replicate's components are refitted by REML), writing `settings.replicates_out`;
 /// with `settings.by`, one section per selector.
 ///
+/// With `labels` (human scores of some cells, the metric being a judge's) it is the
+/// bootstrap of the PPI++ estimate ([`crate::judges::boot`]): labelled and unlabelled
+/// questions resampled within strata on the engine, λ re-tuned in every replicate.
+///
 /// # Errors
 /// [`Error::Setting`] for designs without components, a replicates file with selector
 /// sections or that is the panel, and the resampling settings' errors; those of loading the
-/// panel and of the bootstrap.
+/// panel and of the bootstrap; with labels, [`Error::Setting`] for `by`, components,
+/// designs, a replicates range or file and BCa, and those of reading the labels.
 pub fn bootstrap(
     panel: &Source,
+    labels: Option<&Source>,
     settings: &BootstrapSettings,
     engines: &dyn Engines,
     progress: Progress<'_>,
 ) -> Result<Finished> {
     let s = settings;
+    if let Some(labels) = labels {
+        return judged_bootstrap(panel, labels, s, engines, progress);
+    }
+    if s.judged.ppi_lambda.is_some() || s.judged.label_metric.is_some() {
+        return Err(Error::setting(
+            if s.judged.ppi_lambda.is_some() {
+                "ppi_lambda"
+            } else {
+                "label_metric"
+            },
+            "is a setting of labels: give labels",
+        ));
+    }
     if !s.design.is_empty() && !s.components {
         return Err(Error::setting(
             "design",
@@ -195,4 +219,66 @@ fn run_on(
     let engine = engines.resampler(settings.resample.backend, boot.draws())?;
     let total = job.replicates.len() as u64;
     boot.run(engine.as_ref(), &|d| progress("bootstrap", d, total))
+}
+
+/// [`bootstrap`] with labels: the bootstrap of the PPI++ estimate.
+fn judged_bootstrap(
+    panel: &Source,
+    labels: &Source,
+    s: &BootstrapSettings,
+    engines: &dyn Engines,
+    progress: Progress<'_>,
+) -> Result<Finished> {
+    for (name, given) in [
+        ("by", s.by.is_some()),
+        ("components", s.components),
+        ("design", !s.design.is_empty()),
+        ("replicates_range", s.replicates_range.is_some()),
+        ("replicates_out", s.replicates_out.is_some()),
+    ] {
+        if given {
+            return Err(Error::setting(
+                name,
+                "cannot be used with labels: with labels, bootstrap resamples the PPI++ \
+                 estimate (docs/judges.md)",
+            ));
+        }
+    }
+    s.judged.check()?;
+    let replicates = s.resample.resampling()?.replicates;
+    let loaded = s.panel.load(panel, Balance::Fitted)?;
+    let notes = s.panel.loading_notes(&loaded, true);
+    let (units, metric, pairing) =
+        labelled_units(&loaded, labels, &s.panel, s.judged.label_metric.as_deref())
+            .map_err(|e| e.noted(notes.clone()))?;
+    let draws: u64 = units
+        .iter()
+        .map(|u| (u.y.len() + u.yhat_unlabelled.len()) as u64)
+        .sum::<u64>()
+        * u64::from(replicates);
+    let engine = engines.resampler(s.resample.backend, draws)?;
+    let total = u64::from(replicates);
+    let label_name = labels.name().display().to_string();
+    let mut report = crate::judges::boot::ppi_bootstrap(
+        (&loaded.outcome, &label_name, &metric),
+        &units,
+        &loaded.stratum_weights(),
+        s.judged.ppi_lambda,
+        engine.as_ref(),
+        s.resample.seed,
+        replicates,
+        s.method,
+        s.resample.confidence,
+        &|d| progress("bootstrap", d, total),
+    )
+    .map_err(|e| e.noted(notes.clone()))?;
+    report.notes.extend(pairing);
+    let inputs = source_input(
+        source_input(Inputs::new(), "panel", panel),
+        "labels",
+        labels,
+    );
+    let mut done = Finished::new("bootstrap", inputs, report).with_notes_after(notes);
+    done.unpaired_cells = unpaired_cells(&loaded);
+    Ok(done)
 }

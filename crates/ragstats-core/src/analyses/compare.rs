@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer};
 
+use super::{judged_compare, LabelSettings};
 use super::{source_input, source_input_opt, CostUnit, Draw, Engines, Progress, SearchBounds};
 use crate::compare::{prepare, CompareJob, CompareReport, NextCosts};
 use crate::document::{Figure, Finished, Inputs};
@@ -67,6 +68,9 @@ pub struct CompareSettings {
     /// With a ledger: the bounds of the next step's least-cost search.
     #[serde(flatten)]
     pub bounds: SearchBounds,
+    /// With labels: their score column and the judge's weight λ.
+    #[serde(flatten)]
+    pub judged: LabelSettings,
 }
 
 impl Default for CompareSettings {
@@ -84,6 +88,7 @@ impl Default for CompareSettings {
             search_price: None,
             question_cost: 0.0,
             bounds: SearchBounds::default(),
+            judged: LabelSettings::default(),
         }
     }
 }
@@ -230,12 +235,21 @@ impl CompareSettings {
 /// and its cost. `draw` adds the figure of the systems' intervals and the pairs' adjusted
 /// p-values. The report's notes follow a CSV.
 ///
+/// With `labels` (human scores of some of the panel's cells, the metric being a judge's)
+/// every system's estimate and every pair's difference is the PPI++ estimate
+/// ([`crate::judges::compare`]), with normal intervals and Wald tests adjusted by Holm and
+/// BH; the bootstrap's simultaneous and rank intervals, `by` and the ledger's next step are
+/// not made with labels (refused).
+///
 /// # Errors
 /// Those of [`CompareSettings::check`], of reading the ledger and the prices, of loading
 /// the panel (fewer than two systems, an unknown reference, systems not on the same
-/// questions) and of the comparison.
+/// questions) and of the comparison; with labels, [`Error::Setting`] for `by`, a ledger or a
+/// figure, and those of reading and pairing the labels.
+#[allow(clippy::too_many_arguments)]
 pub fn compare(
     panel: &Source,
+    labels: Option<&Source>,
     ledger: Option<&Source>,
     prices: Option<&Source>,
     settings: &CompareSettings,
@@ -243,6 +257,47 @@ pub fn compare(
     progress: Progress<'_>,
     draw: Draw<'_, CompareReport>,
 ) -> Result<Finished> {
+    if let Some(labels) = labels {
+        settings.check(panel, ledger.is_some())?;
+        for (name, given) in [
+            ("by", settings.by.is_some()),
+            ("ledger", ledger.is_some()),
+            ("plot", draw.is_some()),
+        ] {
+            if given {
+                return Err(Error::setting(
+                    name,
+                    "cannot be used with labels yet: with labels, compare reports each \
+                     system's and pair's PPI++ estimate of the arms (docs/judges.md)",
+                ));
+            }
+        }
+        let report = judged_compare(
+            panel,
+            labels,
+            &settings.panel,
+            &settings.judged,
+            &settings.arms,
+            settings.reference.as_deref(),
+        )?;
+        let inputs = source_input(Inputs::new(), "panel", panel)
+            .with_opt("arm", settings.panel.arm.as_deref());
+        return Ok(Finished::new(
+            "compare",
+            source_input(inputs, "labels", labels),
+            report,
+        ));
+    }
+    if settings.judged.ppi_lambda.is_some() || settings.judged.label_metric.is_some() {
+        return Err(Error::setting(
+            if settings.judged.ppi_lambda.is_some() {
+                "ppi_lambda"
+            } else {
+                "label_metric"
+            },
+            "is a setting of labels: give labels",
+        ));
+    }
     let report = compare_report(panel, ledger, prices, settings, engines, progress)?;
     let figure = match draw {
         Some(draw) => Some(Figure::new(draw(&report)?, panel.paths())),
@@ -368,6 +423,7 @@ mod tests {
         };
         let done = compare(
             &arms4(),
+            None,
             None,
             None,
             &s,
@@ -499,6 +555,7 @@ mod tests {
         // The library call checks before it reads anything.
         let e = match compare(
             &panel,
+            None,
             None,
             None,
             &CompareSettings {

@@ -27,6 +27,7 @@ mod efficiency;
 mod forecast;
 mod gate;
 mod import;
+mod labels;
 mod mcq;
 mod merge;
 mod plan;
@@ -50,6 +51,10 @@ pub use efficiency::{efficiency, DrawEfficiency, EfficiencySettings};
 pub use forecast::{forecast, DrawForecast, ForecastSettings};
 pub use gate::{gate, gate_report, GateSettings};
 pub use import::{import, ImportSettings};
+pub use labels::{
+    judged, judged_compare, labelled_units, labels_agreement, labels_sample, LabelSettings,
+    LabelsAgreementSettings, LabelsSampleSettings,
+};
 pub use mcq::{
     mcq_agree, mcq_compare, mcq_compare_report, mcq_cost, mcq_filter, mcq_score, mcq_score_report,
     mcq_validate, McqAgreeSettings, McqBootSettings, McqCompareSettings, McqFilterSettings,

@@ -1,0 +1,210 @@
+//! `compare` with labels: every system's PPI++ estimate of its human-scale mean, and every
+//! pair's PPI++ estimate of the paired difference b − a (the labelled questions of both
+//! arms; [`super::estimate`]), with the normal interval, the Wald z test's two-sided p,
+//! and Holm and Benjamini–Hochberg adjustments over the family of pairs.
+
+use serde::Serialize;
+
+use super::estimate::PpiReport;
+use crate::compare::multiplicity::{benjamini_hochberg, holm};
+use crate::document::Report;
+use crate::resample::summary::normal_cdf;
+use crate::table::{Cell, Table, ToView, View};
+
+/// One system (arm): its PPI estimate.
+#[derive(Debug, Clone, Serialize)]
+pub struct PpiSystem {
+    pub name: String,
+    pub estimate: f64,
+    pub se: f64,
+    pub ci: [f64; 2],
+    /// The judge's estimate alone.
+    pub judge_estimate: f64,
+    /// Labelled and unlabelled questions over the strata.
+    pub labelled: usize,
+    pub unlabelled: usize,
+}
+
+/// One pair b − a: the PPI estimate of the paired difference and its tests.
+#[derive(Debug, Clone, Serialize)]
+pub struct PpiPair {
+    pub a: String,
+    pub b: String,
+    pub estimate: f64,
+    pub se: f64,
+    pub ci: [f64; 2],
+    pub judge_estimate: f64,
+    pub labelled: usize,
+    /// Two-sided p of z = estimate / SE (1 when the SE is 0 and the estimate 0).
+    pub p: f64,
+    pub p_holm: f64,
+    pub q_bh: f64,
+}
+
+/// `compare` with labels.
+#[derive(Debug, Clone, Serialize)]
+pub struct PpiCompareReport {
+    pub metric: String,
+    pub labels: String,
+    pub label_metric: String,
+    pub lambda: String,
+    pub confidence: f64,
+    pub systems: Vec<PpiSystem>,
+    pub pairs: Vec<PpiPair>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Report for PpiCompareReport {}
+
+/// Two-sided normal p of `est / se`.
+fn p_value(est: f64, se: f64) -> f64 {
+    if se > 0.0 {
+        2.0 * normal_cdf(-(est / se).abs())
+    } else if est == 0.0 {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+fn counts(r: &PpiReport) -> (usize, usize) {
+    r.strata.iter().fold((0, 0), |(l, u), s| {
+        (l + s.ppi.labelled, u + s.ppi.unlabelled)
+    })
+}
+
+/// The report of the systems' PPI reports `systems` and the pairs' `pairs` ((a, b, the
+/// report of b − a)).
+pub fn ppi_compare(
+    metric: &str,
+    systems: Vec<(String, PpiReport)>,
+    pairs: Vec<(String, String, PpiReport)>,
+) -> PpiCompareReport {
+    let first = systems.first().map(|s| &s.1);
+    let p: Vec<f64> = pairs
+        .iter()
+        .map(|(_, _, r)| p_value(r.estimate, r.se))
+        .collect();
+    let (h, bh) = (holm(&p), benjamini_hochberg(&p));
+    let mut notes: Vec<String> = Vec::new();
+    for n in systems
+        .iter()
+        .flat_map(|s| &s.1.notes)
+        .chain(pairs.iter().flat_map(|p| &p.2.notes))
+    {
+        // Each arm's estimate leaves the other arms' labels out by design: not news here.
+        if !n.contains("of other arms than") && !notes.contains(n) {
+            notes.push(n.clone());
+        }
+    }
+    PpiCompareReport {
+        metric: metric.to_string(),
+        labels: first.map(|r| r.labels.clone()).unwrap_or_default(),
+        label_metric: first.map(|r| r.label_metric.clone()).unwrap_or_default(),
+        lambda: first.map(|r| r.lambda.clone()).unwrap_or_default(),
+        confidence: first.map_or(0.95, |r| r.confidence),
+        systems: systems
+            .iter()
+            .map(|(name, r)| {
+                let (labelled, unlabelled) = counts(r);
+                PpiSystem {
+                    name: name.clone(),
+                    estimate: r.estimate,
+                    se: r.se,
+                    ci: r.ci,
+                    judge_estimate: r.judge_estimate,
+                    labelled,
+                    unlabelled,
+                }
+            })
+            .collect(),
+        pairs: pairs
+            .iter()
+            .enumerate()
+            .map(|(i, (a, b, r))| PpiPair {
+                a: a.clone(),
+                b: b.clone(),
+                estimate: r.estimate,
+                se: r.se,
+                ci: r.ci,
+                judge_estimate: r.judge_estimate,
+                labelled: counts(r).0,
+                p: p[i],
+                p_holm: h[i],
+                q_bh: bh[i],
+            })
+            .collect(),
+        notes,
+    }
+}
+
+impl ToView for PpiCompareReport {
+    fn to_view(&self) -> View {
+        let mut systems = Table::new(&[
+            "system",
+            "estimate",
+            "se",
+            "lower",
+            "upper",
+            "judge",
+            "labelled",
+            "unlabelled",
+        ]);
+        for s in &self.systems {
+            systems.row([
+                Cell::text(&s.name),
+                Cell::num(s.estimate),
+                Cell::num(s.se),
+                Cell::num(s.ci[0]),
+                Cell::num(s.ci[1]),
+                Cell::num(s.judge_estimate),
+                Cell::Count(s.labelled as u64),
+                Cell::Count(s.unlabelled as u64),
+            ]);
+        }
+        let mut pairs = Table::new(&[
+            "pair",
+            "difference",
+            "se",
+            "lower",
+            "upper",
+            "judge",
+            "labelled",
+            "p",
+            "p_holm",
+            "q_bh",
+        ]);
+        for p in &self.pairs {
+            pairs.row([
+                Cell::text(format!("{} - {}", p.b, p.a)),
+                Cell::num(p.estimate),
+                Cell::num(p.se),
+                Cell::num(p.ci[0]),
+                Cell::num(p.ci[1]),
+                Cell::num(p.judge_estimate),
+                Cell::Count(p.labelled as u64),
+                Cell::num(p.p),
+                Cell::num(p.p_holm),
+                Cell::num(p.q_bh),
+            ]);
+        }
+        let mut v = View::new(pairs.clone());
+        v.text(format!(
+            "{}: human-scale estimates (PPI++, labels {} [{}], lambda {}, labelled questions; \
+             {} normal intervals, Wald z tests)\n",
+            self.metric,
+            self.labels,
+            self.label_metric,
+            self.lambda,
+            crate::table::percent(self.confidence)
+        ));
+        v.table("systems", systems);
+        v.text("\n");
+        v.table("pairs", pairs);
+        for n in &self.notes {
+            v.text(format!("{n}\n"));
+        }
+        v
+    }
+}

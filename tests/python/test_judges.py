@@ -1,0 +1,102 @@
+"""ragstats.variance(labels=...) against ppi_py 0.2.3 called directly (#49): the PPI++,
+PPI and labels-only estimates and 95% intervals of a mean and a paired difference; the
+labelling sheet and agreement against the command line."""
+
+import csv
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ragstats
+from conftest import ROOT, cli_json, stats
+
+ppi_py = pytest.importorskip("ppi_py")
+
+PANEL = str(ROOT / "tests/fixtures/judges/panel.csv")
+LABELS = str(ROOT / "tests/fixtures/judges/labels.csv")
+
+
+def fixture():
+    judge = {"a": {}, "b": {}}
+    with open(PANEL, newline="") as f:
+        for r in csv.DictReader(f):
+            judge[r["arm"]][r["question"]] = float(r["judge"])
+    human = {"a": {}, "b": {}}
+    with open(LABELS, newline="") as f:
+        for r in csv.DictReader(f):
+            human[r["arm"]][r["question"]] = float(r["human"])
+    return judge, human
+
+
+@pytest.mark.parametrize("lam", [None, 1.0, 0.0])
+@pytest.mark.parametrize("outcome", ["b", "b-a"])
+def test_ppi_equals_ppi_py(outcome, lam):
+    judge, human = fixture()
+    questions = list(judge["a"])
+    labelled = [q for q in questions if q in human["a"]]
+    rest = [q for q in questions if q not in human["a"]]
+    if outcome == "b":
+        y = np.array([human["b"][q] for q in labelled])
+        f = lambda q: judge["b"][q]  # noqa: E731
+        kw = {"arm": "b"}
+    else:
+        y = np.array([human["b"][q] - human["a"][q] for q in labelled])
+        f = lambda q: judge["b"][q] - judge["a"][q]  # noqa: E731
+        kw = {"contrast": "b-a"}
+    yhat = np.array([f(q) for q in labelled])
+    yhat_u = np.array([f(q) for q in rest])
+    est = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam))[0])
+    lo, hi = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=lam))
+    got = ragstats.variance(
+        PANEL, metric="judge", labels=LABELS, label_metric="human", ppi_lambda=lam, **kw
+    ).to_dict()["ppi"]
+    assert abs(got["estimate"] - est) < 1e-9
+    assert abs(got["ci"][0] - lo) < 1e-6 and abs(got["ci"][1] - hi) < 1e-6
+
+
+def test_labels_may_be_a_data_frame():
+    want = ragstats.variance(PANEL, metric="judge", arm="b", labels=LABELS, label_metric="human").to_dict()
+    got = ragstats.variance(
+        PANEL, metric="judge", arm="b", labels=pd.read_csv(LABELS), label_metric="human"
+    ).to_dict()
+    assert got["ppi"]["estimate"] == want["ppi"]["estimate"]
+    assert got["ppi"]["ci"] == want["ppi"]["ci"]
+
+
+def test_sample_and_agreement_are_the_cli(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    ragstats.labels_sample(PANEL, metric="judge", arm="b", n=25, seed=3, out=str(a))
+    out = stats("labels", "sample", PANEL, "--metric", "judge", "--arm", "b", "--n", "25", "--seed", "3", "--out", str(b))
+    assert out.returncode == 0, out.stderr
+    assert a.read_text() == b.read_text()
+    assert len(a.read_text().splitlines()) == 26
+    got = ragstats.labels_agreement(PANEL, metric="judge", arm="b", labels=LABELS, label_metric="human").to_dict()
+    want = cli_json("labels", "agreement", PANEL, "--metric", "judge", "--arm", "b", "--labels", LABELS, "--label-metric", "human")
+    del got["run"], want["run"]
+    assert got == want
+    with pytest.raises(ragstats.InputError, match="the panel has 200"):
+        ragstats.labels_sample(PANEL, metric="judge", arm="b", n=201, seed=3, out=str(a))
+
+
+def test_compare_with_labels_is_ppi_py_per_pair():
+    judge, human = fixture()
+    labelled = [q for q in judge["a"] if q in human["a"]]
+    rest = [q for q in judge["a"] if q not in human["a"]]
+    d = lambda q: judge["b"][q] - judge["a"][q]  # noqa: E731
+    y = np.array([human["b"][q] - human["a"][q] for q in labelled])
+    lo, hi = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, np.array([d(q) for q in labelled]), np.array([d(q) for q in rest]), alpha=0.05))
+    got = ragstats.compare(PANEL, metric="judge", labels=LABELS, label_metric="human").to_dict()
+    assert abs(got["pairs"][0]["ci"][0] - lo) < 1e-6 and abs(got["pairs"][0]["ci"][1] - hi) < 1e-6
+    del got["run"]
+    want = cli_json("compare", PANEL, "--metric", "judge", "--labels", LABELS, "--label-metric", "human")
+    del want["run"]
+    assert got == want
+
+
+def test_bootstrap_with_labels_is_the_cli():
+    got = ragstats.bootstrap(PANEL, metric="judge", contrast="b-a", labels=LABELS, label_metric="human", replicates=500, backend="cpu").to_dict()
+    want = cli_json("bootstrap", PANEL, "--metric", "judge", "--contrast", "b-a", "--labels", LABELS, "--label-metric", "human", "--replicates", "500", "--backend", "cpu")
+    del got["run"], want["run"]
+    assert got == want
+    assert got["ci"][0] < got["estimate"] < got["ci"][1]
