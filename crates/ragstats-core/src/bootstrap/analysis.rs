@@ -87,6 +87,20 @@ pub struct PreparedBootstrap {
 /// [`Error::Usage`] for an empty replicate range, a design that does not parse or fit the
 /// strata, or a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without questions.
 pub fn prepare(panel: &Panel, settings: &BootstrapJob) -> Result<PreparedBootstrap> {
+    prepare_clustered::<String>(panel, None, settings)
+}
+
+/// [`prepare`], drawing whole clusters of questions within strata when `clusters` is given
+/// (`clusters[d][q]`: the cluster of question q of stratum d; [`Bootstrap::clustered`]),
+/// else questions.
+///
+/// # Errors
+/// Those of [`prepare`], and of [`Bootstrap::clustered`].
+pub fn prepare_clustered<K: Eq + std::hash::Hash + Clone>(
+    panel: &Panel,
+    clusters: Option<&[Vec<K>]>,
+    settings: &BootstrapJob,
+) -> Result<PreparedBootstrap> {
     if settings.replicates.is_empty() {
         return Err(Error::Usage(format!(
             "replicates {}..{}: the range holds no replicate",
@@ -94,23 +108,25 @@ pub fn prepare(panel: &Panel, settings: &BootstrapJob) -> Result<PreparedBootstr
         )));
     }
     Ok(PreparedBootstrap {
-        boot: Bootstrap::from_panel(panel, settings.spec.clone())?,
+        boot: match clusters {
+            None => Bootstrap::from_panel(panel, settings.spec.clone())?,
+            Some(c) => Bootstrap::clustered(panel, c, settings.spec.clone())?,
+        },
         settings: settings.clone(),
         design: Design::of_panel(panel),
     })
 }
 
 impl PreparedBootstrap {
-    /// Questions drawn by the whole run: replicates × Σ_d Q_d (the job size an engine
-    /// choice weighs).
+    /// Questions (with clusters, clusters) drawn by the whole run: replicates × Σ_d Q_d
+    /// (or Σ_d G_d), the job size an engine choice weighs.
     pub fn draws(&self) -> u64 {
-        let questions: u64 = self
-            .boot
-            .plan
-            .strata
-            .iter()
-            .map(|s| s.questions as u64)
-            .sum();
+        let plan = &self.boot.plan;
+        let questions: u64 = if plan.clusters.is_empty() {
+            plan.strata.iter().map(|s| s.questions as u64).sum()
+        } else {
+            plan.clusters.iter().map(|&g| g as u64).sum()
+        };
         self.settings.replicates.len() as u64 * questions
     }
 

@@ -1,0 +1,222 @@
+//! The cluster bootstrap of a panel (issue #48, item 3): whole clusters of questions drawn
+//! within strata by the shared cluster draw (`resample::clusters`).
+//!
+//! Fixtures and numpy reference: `python3 tests/reference/cluster_bootstrap.py` (writes
+//! tests/fixtures/cluster/{balanced,copied}.csv: 2 strata × 24 clusters × 4 questions ×
+//! T = R = 2, and the same with every question copied 3 times inside its cluster). Its
+//! output, recorded here:
+//!
+//! ```text
+//! balanced hotpot: mean 0.539434606771 cluster se ddof0 0.027516506424 ddof1 0.028108326956 question se ddof0 0.016888925839
+//! balanced musique: mean 0.439189919271 cluster se ddof0 0.029770552489 ddof1 0.030410852677 question se ddof0 0.018723665118
+//! balanced estimate: cluster se ddof0 0.020269705975 ddof1 0.020705663505 question se ddof0 0.012607650965
+//! copied estimate: cluster se ddof0 0.020269705975 ddof1 0.020705663505 question se ddof0 0.007279030679
+//! ```
+//!
+//! `cluster se ddof0` = sqrt(var(cluster means, ddof 0) / G) is the exact SD of the mean
+//! of G clusters drawn with replacement: the bootstrap SE estimates it, within Monte Carlo
+//! error sd(SE*) ≈ SE / sqrt(2(B − 1)).
+
+use std::path::{Path, PathBuf};
+
+use ragstats_core::bootstrap::analysis::{prepare, prepare_clustered, BootstrapJob, BootstrapRun};
+use ragstats_core::bootstrap::stratified::BootstrapSpec;
+use ragstats_core::panel::{load_panel, LoadOptions, Panel};
+use ragstats_core::resample::summary::Method;
+use ragstats_core::resample::{CpuBackend, ResampleBackend};
+use ragstats_gpu::{AdapterPolicy, GpuBackend};
+
+use crate::common;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cluster")
+        .join(name)
+}
+
+fn load(name: &str) -> Panel {
+    load_panel(
+        &fixture(name),
+        &LoadOptions {
+            metric: Some("score".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Each question's cluster, from its id `<cluster>-q<m>[-copy<k>]` (the fixture's
+/// `cluster` column holds the same labels).
+fn clusters_of(panel: &Panel) -> Vec<Vec<String>> {
+    panel
+        .strata
+        .iter()
+        .map(|s| {
+            s.questions
+                .iter()
+                .map(|q| q.split("-q").next().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+fn job(replicates: u32) -> BootstrapJob {
+    BootstrapJob {
+        spec: BootstrapSpec::default(),
+        seed: 48,
+        replicates: 0..replicates,
+        method: Method::Percentile,
+        confidence: 0.95,
+    }
+}
+
+fn clustered(panel: &Panel, replicates: u32, backend: &dyn ResampleBackend) -> BootstrapRun {
+    prepare_clustered(panel, Some(&clusters_of(panel)), &job(replicates))
+        .unwrap()
+        .run(backend, &|_| {})
+        .unwrap()
+}
+
+/// Within `k` Monte Carlo SDs of an SE estimated from `b` replicates.
+fn within_mc(got: f64, want: f64, b: u32, k: f64) {
+    let mc = want / (2.0 * (f64::from(b) - 1.0)).sqrt();
+    assert!(
+        (got - want).abs() <= k * mc,
+        "bootstrap SE {got} against {want}: off by {} Monte Carlo SDs",
+        (got - want).abs() / mc
+    );
+}
+
+#[test]
+fn the_cluster_bootstrap_se_is_numpys_cluster_se() {
+    let panel = load("balanced.csv");
+    let b = 4000;
+    let run = clustered(&panel, b, &CpuBackend::new());
+    let r = &run.report;
+    // The point estimates are the data's means (numpy, to 1e-9).
+    assert!((r.strata[0].summary.estimate - 0.539434606771).abs() < 1e-9);
+    assert!((r.strata[1].summary.estimate - 0.439189919271).abs() < 1e-9);
+    assert!((r.summary.estimate - (0.539434606771 + 0.439189919271) / 2.0).abs() < 1e-9);
+    assert_eq!(r.strata[0].clusters, Some(24));
+    assert_eq!(run.replicates.header.plan.clusters, [24, 24]);
+    within_mc(r.strata[0].summary.se, 0.027516506424, b, 4.0);
+    within_mc(r.strata[1].summary.se, 0.029770552489, b, 4.0);
+    within_mc(r.summary.se, 0.020269705975, b, 4.0);
+    // The question bootstrap of the same panel sees only the question-level spread.
+    let q = prepare(&panel, &job(b))
+        .unwrap()
+        .run(&CpuBackend::new(), &|_| {})
+        .unwrap();
+    within_mc(q.report.summary.se, 0.012607650965, b, 4.0);
+    // The expansion counts clusters: f = sqrt(G / (G - 1)) on G - 1 df per stratum.
+    let e = r.expansion.unwrap();
+    assert!((e.df - 46.0).abs() < 0.5, "df {}", e.df);
+    assert!((e.factor - (24.0f64 / 23.0).sqrt()).abs() < 1e-3);
+}
+
+#[test]
+fn copying_questions_inside_clusters_does_not_shrink_the_cluster_se() {
+    let b = 2000;
+    let orig = clustered(&load("balanced.csv"), b, &CpuBackend::new());
+    let copied = clustered(&load("copied.csv"), b, &CpuBackend::new());
+    // The clusters' rows are 3 times the originals' (sums and sizes alike), drawn by the
+    // same words: every replicate's ratio is the same up to f32 rounding.
+    let (a, c) = (&orig.report, &copied.report);
+    assert!((a.summary.se - c.summary.se).abs() < 1e-6 * a.summary.se);
+    assert!((a.summary.ci[0] - c.summary.ci[0]).abs() < 1e-6);
+    assert!((a.summary.ci[1] - c.summary.ci[1]).abs() < 1e-6);
+    // The question bootstrap takes the copies for new questions: its SE shrinks by about
+    // sqrt(3) (numpy: 0.012607650965 -> 0.007279030679).
+    let q = |name: &str| {
+        prepare(&load(name), &job(b))
+            .unwrap()
+            .run(&CpuBackend::new(), &|_| {})
+            .unwrap()
+            .report
+            .summary
+            .se
+    };
+    let ratio = q("copied.csv") / q("balanced.csv");
+    assert!(
+        (ratio - 0.577).abs() < 0.05,
+        "question-level SE ratio {ratio}"
+    );
+    within_mc(q("copied.csv"), 0.007279030679, b, 4.0);
+}
+
+#[test]
+fn singleton_clusters_are_the_question_bootstrap() {
+    // Every question its own cluster: the same draws as the question bootstrap, so the
+    // same stratum means up to the f32 rounding of the ratio's denominator (exact here).
+    let panel = load("balanced.csv");
+    let ids: Vec<Vec<String>> = panel.strata.iter().map(|s| s.questions.clone()).collect();
+    let one = prepare_clustered(&panel, Some(&ids), &job(200))
+        .unwrap()
+        .run(&CpuBackend::new(), &|_| {})
+        .unwrap();
+    let q = prepare(&panel, &job(200))
+        .unwrap()
+        .run(&CpuBackend::new(), &|_| {})
+        .unwrap();
+    for (a, b) in one.replicates.values.iter().zip(&q.replicates.values) {
+        assert!((a - b).abs() < 1e-12, "{a} against {b}");
+    }
+}
+
+#[test]
+fn too_few_clusters_or_components_are_refused_naming_cluster() {
+    let panel = load("balanced.csv");
+    let one: Vec<Vec<String>> = panel
+        .strata
+        .iter()
+        .map(|s| vec!["all".to_string(); s.q()])
+        .collect();
+    let e = prepare_clustered(&panel, Some(&one), &job(10)).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().contains("at least 2 clusters"), "{e}");
+    let mut j = job(10);
+    j.spec.components = true;
+    let e = prepare_clustered(&panel, Some(&clusters_of(&panel)), &j).unwrap_err();
+    assert!(e.to_string().contains("cluster"), "{e}");
+}
+
+#[test]
+fn few_clusters_are_noted() {
+    // 6 clusters of 4 questions per stratum: the first 24 questions of each stratum.
+    let panel = load("balanced.csv");
+    let few: Vec<Vec<String>> = panel
+        .strata
+        .iter()
+        .map(|s| {
+            s.questions
+                .iter()
+                .enumerate()
+                .map(|(i, _)| format!("c{}", (i / 4) % 6))
+                .collect()
+        })
+        .collect();
+    let run = prepare_clustered(&panel, Some(&few), &job(100))
+        .unwrap()
+        .run(&CpuBackend::new(), &|_| {})
+        .unwrap();
+    assert!(
+        run.report
+            .notes
+            .iter()
+            .any(|n| n.contains("only 6 cluster")),
+        "{:?}",
+        run.report.notes
+    );
+}
+
+#[test]
+fn the_gpu_draws_the_same_clusters_bit_for_bit() {
+    let Some(gpu) = common::gpu_or_skip(GpuBackend::new(AdapterPolicy::Any)) else {
+        return;
+    };
+    let panel = load("balanced.csv");
+    let cpu = clustered(&panel, 500, &CpuBackend::new());
+    let gpu = clustered(&panel, 500, &gpu);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&cpu.replicates.values), bits(&gpu.replicates.values));
+}
