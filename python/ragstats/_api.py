@@ -22,6 +22,7 @@ def variance(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -53,6 +54,7 @@ def variance(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -64,7 +66,7 @@ def variance(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by}
     return _analyse('variance', inputs, settings, plot, progress)
 
 
@@ -85,6 +87,7 @@ def forecast(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -119,6 +122,7 @@ def forecast(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -129,7 +133,7 @@ def forecast(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'audit': audit, 'components': components}
-    settings: dict = {'design': design, 'measured': measured, 'pooled': pooled, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter}
+    settings: dict = {'design': design, 'measured': measured, 'pooled': pooled, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter}
     return _analyse('forecast', inputs, settings, plot, progress)
 
 
@@ -146,6 +150,7 @@ def bootstrap(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -187,6 +192,7 @@ def bootstrap(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -207,7 +213,7 @@ def bootstrap(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'replicates_range': replicates_range, 'method': method, 'components': components, 'design': design, 'pooled': pooled, 'replicates_out': replicates_out}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'replicates_range': replicates_range, 'method': method, 'components': components, 'design': design, 'pooled': pooled, 'replicates_out': replicates_out}
     return _analyse('bootstrap', inputs, settings, False, progress)
 
 
@@ -267,6 +273,7 @@ def compare(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -315,6 +322,7 @@ def compare(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -326,7 +334,7 @@ def compare(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
+    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
     return _analyse('compare', inputs, settings, plot, progress)
 
 
@@ -343,6 +351,7 @@ def coverage(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -381,6 +390,7 @@ def coverage(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -398,7 +408,7 @@ def coverage(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid}
     return _analyse('coverage', inputs, settings, False, progress)
 
 
@@ -418,6 +428,7 @@ def consistency(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -455,6 +466,7 @@ def consistency(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -469,7 +481,7 @@ def consistency(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'reads': reads}
-    settings: dict = {'by': by, 'answer_column': answer_column, 'compare': compare, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    settings: dict = {'by': by, 'answer_column': answer_column, 'compare': compare, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
     return _analyse('consistency', inputs, settings, plot, progress)
 
 
@@ -563,6 +575,7 @@ def subsets(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -601,6 +614,7 @@ def subsets(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -616,7 +630,7 @@ def subsets(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel, 'audit': audit}
-    settings: dict = {'min_trajectories': min_trajectories, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'per_subset': per_subset}
+    settings: dict = {'min_trajectories': min_trajectories, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'per_subset': per_subset}
     return _analyse('subsets', inputs, settings, plot, progress)
 
 
@@ -662,6 +676,7 @@ def efficiency(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -703,6 +718,7 @@ def efficiency(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -724,7 +740,7 @@ def efficiency(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'currency': currency, 'search_price': search_price, 'max_reads': max_reads, 'question_cost': question_cost, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'currency': currency, 'search_price': search_price, 'max_reads': max_reads, 'question_cost': question_cost, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
     return _analyse('efficiency', inputs, settings, plot, progress)
 
 
@@ -741,6 +757,7 @@ def allocate(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -781,6 +798,7 @@ def allocate(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -801,7 +819,7 @@ def allocate(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'allocation': allocation, 'order_seed': order_seed, 'search_price': search_price, 'question_cost': question_cost, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'allocation': allocation, 'order_seed': order_seed, 'search_price': search_price, 'question_cost': question_cost, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
     return _analyse('allocate', inputs, settings, plot, progress)
 
 
@@ -819,6 +837,7 @@ def plan(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -875,6 +894,7 @@ def plan(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -909,7 +929,7 @@ def plan(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'audit': audit, 'components': components, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'unit_costs': unit_costs, 'question_cost': question_cost, 'currency': currency, 'search_price': search_price, 'target_se': target_se, 'mde': mde, 'budget_tokens': budget_tokens, 'budget_usd': budget_usd, 'questions': questions, 'trajectories': trajectories, 'reads': reads, 'difference': difference, 'alpha': alpha, 'power': power, 'shares': shares, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'runners_up': runners_up, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'unit_costs': unit_costs, 'question_cost': question_cost, 'currency': currency, 'search_price': search_price, 'target_se': target_se, 'mde': mde, 'budget_tokens': budget_tokens, 'budget_usd': budget_usd, 'questions': questions, 'trajectories': trajectories, 'reads': reads, 'difference': difference, 'alpha': alpha, 'power': power, 'shares': shares, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'runners_up': runners_up, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
     return _analyse('plan', inputs, settings, False, progress)
 
 
@@ -1008,6 +1028,7 @@ def slice(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -1043,6 +1064,7 @@ def slice(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -1057,7 +1079,7 @@ def slice(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'design': design, 'per_stratum': per_stratum, 'seed': seed, 'first': first, 'out': out}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'design': design, 'per_stratum': per_stratum, 'seed': seed, 'first': first, 'out': out}
     return _analyse('slice', inputs, settings, False, progress)
 
 

@@ -397,6 +397,7 @@ fn difference(a: &Panel, b: &Panel, ids: bool) -> Vec<Stratum> {
             notes: x.notes.clone(),
             unpaired_cells: x.unpaired_cells.clone(),
             labels: if ids { x.labels.clone() } else { None },
+            clusters: x.clusters.clone(),
         })
         .collect()
 }

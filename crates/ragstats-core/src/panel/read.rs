@@ -196,9 +196,39 @@ pub(super) fn read_rows(
 /// `f1` column.
 pub const SCORE_NAMES: [&str; 6] = ["score", "f1", "em", "correct", "acc", "exact_match"];
 
-/// The columns that are never the score: the keys, `cluster` and the arms' column.
+/// The columns that are never the score: the keys, `cluster`, the cluster column asked
+/// for and the arms' column.
 fn is_key(h: &str, opts: &LoadOptions) -> bool {
-    KEY_COLUMNS.contains(&h) || h == "cluster" || opts.arm_column.as_deref() == Some(h)
+    KEY_COLUMNS.contains(&h)
+        || h == "cluster"
+        || opts.cluster.as_deref() == Some(h)
+        || opts.arm_column.as_deref() == Some(h)
+}
+
+/// The cluster column `opts` asks for ([`LoadOptions::cluster`]), checked against the
+/// chosen score column `metric`.
+///
+/// # Errors
+/// [`Error::Setting`] (`cluster`) when it is the score column or a key below the question
+/// (trajectory, read), whose values are not clusters of questions.
+pub(super) fn cluster_column<'a>(opts: &'a LoadOptions, metric: &str) -> Result<Option<&'a str>> {
+    match opts.cluster.as_deref() {
+        Some(c) if c == metric => Err(Error::setting(
+            "cluster",
+            format!(
+                "'{}' is the score column; choose the column naming each question's cluster",
+                clip(c)
+            ),
+        )),
+        Some(c @ ("trajectory" | "read")) => Err(Error::setting(
+            "cluster",
+            format!(
+                "'{c}' labels cells within a question, not clusters of questions; choose the \
+                 column naming each question's cluster (e.g. its source article)"
+            ),
+        )),
+        other => Ok(other),
+    }
 }
 
 /// The score column and, when it was chosen rather than named, a note saying so:
@@ -278,6 +308,8 @@ struct Columns {
     selector: Option<usize>,
     /// The panel's own `arm` column, when another column is the arms.
     outer_arm: Option<usize>,
+    /// The cluster column ([`LoadOptions::cluster`]).
+    cluster: Option<usize>,
     metric: usize,
 }
 
@@ -358,6 +390,10 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
         arm: rdr.column(arms.arm),
         selector: rdr.column("selector").filter(|_| arms.selector),
         outer_arm: rdr.column("arm").filter(|_| arms.outer),
+        cluster: match cluster_column(opts, &metric)? {
+            Some(c) => Some(required_column(&rdr, c)?),
+            None => None,
+        },
         metric: rdr.column(&metric).expect("metric chosen from header"),
     };
     let filter = match &opts.filter {
@@ -387,6 +423,7 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
             read: get(cols.read),
             arm: get(cols.arm),
             selector: get(cols.selector),
+            cluster: get(cols.cluster),
         };
         raw.push(path, line, keys, value)
     })?;
@@ -467,6 +504,7 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
                 raw.notes.extend(note);
                 raw.has_dataset = obj.contains_key("dataset");
                 let cols = arm_columns(path, Some(lineno), &header, &m, opts, "field")?;
+                cluster_column(opts, &m)?;
                 raw.arm_column = cols.renamed();
                 arms = Some(cols);
                 metric = Some(m.clone());
@@ -529,6 +567,11 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
         } else {
             None
         };
+        // A row without the cluster field has an empty cluster, which `push` refuses.
+        let cluster = match &opts.cluster {
+            Some(c) => Some(key(c)?.unwrap_or_default()),
+            None => None,
+        };
         let keys = RowKeys {
             dataset: d.as_deref(),
             question: &question,
@@ -536,6 +579,7 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
             read: r.as_deref(),
             arm: a.as_deref(),
             selector: sel.as_deref(),
+            cluster: cluster.as_deref(),
         };
         raw.push(path, lineno, keys, value)?;
     }
