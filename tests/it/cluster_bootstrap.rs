@@ -220,3 +220,159 @@ fn the_gpu_draws_the_same_clusters_bit_for_bit() {
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&cpu.replicates.values), bits(&gpu.replicates.values));
 }
+
+#[test]
+fn the_panels_cluster_column_drives_the_bootstrap() {
+    // `--cluster cluster`: the loader's question -> cluster map, the same clusters as the
+    // ids name, so the same replicates bit for bit.
+    let panel = load_panel(
+        &fixture("balanced.csv"),
+        &LoadOptions {
+            metric: Some("score".into()),
+            cluster: Some("cluster".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let auto = prepare(&panel, &job(300))
+        .unwrap()
+        .run(&CpuBackend::new(), &|_| {})
+        .unwrap();
+    let by_ids = clustered(&panel, 300, &CpuBackend::new());
+    assert_eq!(auto.replicates.header.plan.clusters, [24, 24]);
+    assert_eq!(auto.replicates.values, by_ids.replicates.values);
+}
+
+fn cluster_path(name: &str) -> String {
+    fixture(name).display().to_string()
+}
+
+#[test]
+fn stats_bootstrap_with_cluster_says_it_drew_clusters() {
+    let f = cluster_path("balanced.csv");
+    let args = [
+        "bootstrap",
+        &f,
+        "--metric",
+        "score",
+        "--cluster",
+        "cluster",
+        "--backend",
+        "cpu",
+        "--replicates",
+        "400",
+    ];
+    let out = common::stats().args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with(
+            "stratified cluster bootstrap (24 + 24 clusters of questions drawn whole) of score"
+        ),
+        "{text}"
+    );
+    let doc = common::json(&[&args[..], &["--format", "json"]].concat());
+    let body = common::body(doc);
+    assert_eq!(body["strata"][0]["clusters"], 24);
+    // Components are not refitted from cluster draws: refused, naming the flag.
+    let out = common::stats()
+        .args([&args[..], &["--components"]].concat())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cluster"));
+}
+
+fn compare_doc(extra: &[&str]) -> serde_json::Value {
+    let f = cluster_path("arms.csv");
+    let base = [
+        "compare",
+        &f,
+        "--metric",
+        "score",
+        "--format",
+        "json",
+        "--replicates",
+        "1000",
+    ];
+    common::body(common::json(&[&base[..], extra].concat()))
+}
+
+#[test]
+fn compare_draws_clusters_and_singletons_are_its_question_draw() {
+    let plain = compare_doc(&["--backend", "cpu"]);
+    // Every question its own cluster: the engine sums the same columns by the same words,
+    // so the bootstrap's critical values and best shares are the question draw's.
+    let single = compare_doc(&["--backend", "cpu", "--cluster", "qcluster"]);
+    assert_eq!(
+        plain["critical_values"]["max_t"],
+        single["critical_values"]["max_t"]
+    );
+    let shares = |d: &serde_json::Value| -> Vec<serde_json::Value> {
+        d["systems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["best_share"].clone())
+            .collect()
+    };
+    assert_eq!(shares(&plain), shares(&single));
+    let clustered = compare_doc(&["--backend", "cpu", "--cluster", "cluster"]);
+    let notes = clustered["notes"].to_string();
+    assert!(
+        notes.contains("drew whole clusters of questions within strata (10 + 10 clusters)"),
+        "{notes}"
+    );
+    assert!(notes.contains("only 10 cluster"), "{notes}");
+    // The draw is the shared one, on the GPU too.
+    if common::gpu_or_skip(GpuBackend::new(AdapterPolicy::Any)).is_some() {
+        let gpu = compare_doc(&["--backend", "gpu", "--cluster", "cluster"]);
+        assert_eq!(shares(&gpu), shares(&clustered));
+        assert_eq!(gpu["critical_values"], clustered["critical_values"]);
+    }
+}
+
+#[test]
+fn allocate_and_efficiency_refuse_clusters_they_do_not_draw() {
+    let f = cluster_path("balanced.csv");
+    for cmd in [
+        vec![
+            "efficiency",
+            &f,
+            "--ledger",
+            &f,
+            "--metric",
+            "score",
+            "--cluster",
+            "cluster",
+        ],
+        vec![
+            "allocate",
+            &f,
+            "--ledger",
+            &f,
+            "--prices",
+            &f,
+            "--metric",
+            "score",
+            "--cluster",
+            "cluster",
+            "--allocation",
+            "24:2:2",
+            "--allocation",
+            "12:2:2",
+        ],
+    ] {
+        let out = common::stats().args(&cmd).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(
+            err.contains("does not resample clusters yet"),
+            "{cmd:?}: {err}"
+        );
+    }
+}

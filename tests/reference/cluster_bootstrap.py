@@ -3,8 +3,11 @@
 Writes tests/fixtures/cluster/balanced.csv: 2 strata x 24 clusters x 4 questions x T = 2
 trajectories x R = 2 reads, y = mu_d + a_c + b_q + c_t + e (normal effects, SDs 0.15,
 0.10, 0.08, 0.05; numpy RandomState(48)), printed to 6 decimals, with a `cluster` column;
-and tests/fixtures/cluster/copied.csv: the same panel with every question copied 3 times
-inside its cluster (new question ids, same outcomes).
+tests/fixtures/cluster/copied.csv: the same panel with every question copied 3 times
+inside its cluster (new question ids, same outcomes); and tests/fixtures/cluster/arms.csv:
+3 arms on 2 strata x 10 clusters x 4 questions x T = R = 1 (a shared cluster effect, SD
+0.15, question SD 0.10, arm shifts 0, 0.03, 0.06 and arm noise SD 0.05), with a `cluster`
+column and a `qcluster` column naming each question its own cluster (for `compare`).
 
 Prints the numpy reference the tests record: per stratum the mean and the cluster-level
 SE of the mean, sqrt(var(cluster means, ddof=0) / G) (the exact SD of the mean of G
@@ -72,6 +75,22 @@ def report(rows, label):
         vq.append(sq**2)
     print(f"{label} estimate: cluster se ddof0 {np.sqrt(sum(v0)) / 2:.12f} ddof1 {np.sqrt(sum(v1)) / 2:.12f} question se ddof0 {np.sqrt(sum(vq)) / 2:.12f}")
 
+
+arms = []
+for d, name in enumerate(["hotpot", "musique"]):
+    for c in range(10):
+        a = rng.normal(0, 0.15)
+        for m in range(4):
+            b = rng.normal(0, 0.10)
+            q = f"{name}-c{c}-q{m}"
+            for k, arm in enumerate(["base", "mid", "top"]):
+                y = round(0.5 + 0.03 * k + a + b + rng.normal(0, 0.05), 6)
+                arms.append((name, f"{name}-c{c}", q, arm, y))
+with open(os.path.join(here, "arms.csv"), "w", newline="") as f:
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(["dataset", "cluster", "qcluster", "question", "trajectory", "read", "arm", "score"])
+    for d, c, q, arm, y in arms:
+        w.writerow([d, c, q, q, 0, 0, arm, f"{y:.6f}"])
 
 report(rows, "balanced")
 report(copied, "copied")

@@ -16,6 +16,7 @@ use super::stratified::{Bootstrap, BootstrapSpec};
 use crate::document::{Engine, Report};
 use crate::inference::measured::{small_sample_notes, Analysis, Design};
 use crate::panel::Panel;
+use crate::resample::clusters::ClusterDraw;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::Method;
 use crate::{Error, Result};
@@ -81,13 +82,53 @@ pub struct PreparedBootstrap {
 
 /// Prepares the bootstrap of `panel`: the engine rows and the statistics' layout
 /// ([`Bootstrap::from_panel`]; unbalanced strata keep their nesting and are refitted by
-/// REML in every replicate).
+/// REML in every replicate). A panel read with a cluster column draws whole clusters of
+/// questions within strata instead ([`Bootstrap::clustered`]).
 ///
 /// # Errors
 /// [`Error::Usage`] for an empty replicate range, a design that does not parse or fit the
 /// strata, or a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without questions.
 pub fn prepare(panel: &Panel, settings: &BootstrapJob) -> Result<PreparedBootstrap> {
-    prepare_clustered::<String>(panel, None, settings)
+    match panel_clusters(panel) {
+        Some(c) => prepare_clustered(panel, Some(&c), settings),
+        None => prepare_clustered::<u32>(panel, None, settings),
+    }
+}
+
+/// The shared cluster draw ([`crate::resample::clusters`]) of a panel read with a cluster
+/// column, its units the questions of each stratum in panel order; `None` without clusters.
+///
+/// # Errors
+/// [`Error::Data`] for a stratum without questions.
+pub fn panel_cluster_draw(panel: &Panel) -> Result<Option<ClusterDraw>> {
+    panel_clusters(panel)
+        .map(|c| ClusterDraw::new(&c))
+        .transpose()
+}
+
+/// What a report says of a bootstrap that drew whole clusters: how many per stratum.
+pub fn cluster_draw_note(clusters: &[usize]) -> String {
+    format!(
+        "the bootstrap drew whole clusters of questions within strata ({} clusters), each \
+         with all its questions, trajectories and reads",
+        clusters
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(" + ")
+    )
+}
+
+/// The cluster of every question of every stratum (`[d][q]`) of a panel read with a
+/// cluster column (`--cluster`); `None` for a panel without clusters.
+pub fn panel_clusters(panel: &Panel) -> Option<Vec<Vec<u32>>> {
+    panel.is_clustered().then(|| {
+        panel
+            .strata
+            .iter()
+            .filter_map(|s| s.clusters.as_ref().map(|c| c.of_question.clone()))
+            .collect()
+    })
 }
 
 /// [`prepare`], drawing whole clusters of questions within strata when `clusters` is given
