@@ -94,3 +94,32 @@ with open(os.path.join(here, "arms.csv"), "w", newline="") as f:
 
 report(rows, "balanced")
 report(copied, "copied")
+
+
+def acceleration(rows):
+    """BCa acceleration of the equal-weight estimate by the stratified delete-one-cluster
+    jackknife: theta_(dc) with cluster c of stratum d left out (ratio mean of the rest),
+    U_dc = (G_d - 1)(mean_c theta_(dc) - theta_(dc)), l = U / G_d,
+    a = sum l^3 / (6 (sum l^2)^1.5)."""
+    arr = {}
+    for d, c, q, t, r, y in rows:
+        arr.setdefault(d, {}).setdefault(c, {}).setdefault(q, []).append(y)
+    strata = list(arr)
+    qm = {d: {c: [np.mean(v) for v in qs.values()] for c, qs in arr[d].items()} for d in strata}
+    means = {d: np.mean(np.concatenate([np.array(v) for v in qm[d].values()])) for d in strata}
+    ls = []
+    for d in strata:
+        thetas = []
+        for c in qm[d]:
+            rest = np.concatenate([np.array(v) for k, v in qm[d].items() if k != c])
+            m = dict(means)
+            m[d] = rest.mean()
+            thetas.append(np.mean([m[s] for s in strata]))
+        thetas = np.array(thetas)
+        g = len(thetas)
+        ls.extend((g - 1) * (thetas.mean() - thetas) / g)
+    ls = np.array(ls)
+    return (ls**3).sum() / (6 * (ls**2).sum() ** 1.5)
+
+
+print(f"balanced estimate: BCa acceleration (delete-one-cluster jackknife) {acceleration(rows):.12f}")

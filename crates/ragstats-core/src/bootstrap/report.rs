@@ -269,7 +269,7 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
 /// Fewest clusters per stratum at which the cluster bootstrap's expanded percentile
 /// interval of a stratum mean holds its level within Monte Carlo error in the simulation
 /// of docs/COVERAGE.md ("Cluster bootstrap"); below it the interval undercovers.
-pub const FEW_CLUSTERS: usize = 12;
+pub const FEW_CLUSTERS: usize = 6;
 
 /// The note of a cluster bootstrap with fewer than [`FEW_CLUSTERS`] clusters in some
 /// stratum; `None` for the question bootstrap or enough clusters.
