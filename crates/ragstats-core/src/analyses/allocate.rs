@@ -125,9 +125,9 @@ pub fn allocate(
         // report intervals that ignore the clusters.
         return Err(Error::setting(
             "cluster",
-            "allocate does not resample clusters yet (its bootstrap draws questions); run it \
-             without --cluster to get question-level intervals, or use bootstrap or compare, \
-             which draw whole clusters",
+            "allocate does not resample clusters yet (its bootstrap draws questions); read the \
+             panel without its clusters for question-level intervals, or use bootstrap or \
+             compare, which draw whole clusters",
         ));
     }
     let resampling = s.resample.resampling()?;

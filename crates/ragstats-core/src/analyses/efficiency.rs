@@ -110,9 +110,9 @@ pub fn efficiency(
         // report intervals that ignore the clusters.
         return Err(Error::setting(
             "cluster",
-            "efficiency does not resample clusters yet (its bootstrap draws questions); run it \
-             without --cluster to get question-level intervals, or use bootstrap or compare, \
-             which draw whole clusters",
+            "efficiency does not resample clusters yet (its bootstrap draws questions); read the \
+             panel without its clusters for question-level intervals, or use bootstrap or \
+             compare, which draw whole clusters",
         ));
     }
     let mut currencies = s.currency.clone();

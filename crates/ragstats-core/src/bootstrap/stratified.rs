@@ -761,8 +761,8 @@ impl Bootstrap {
             return Err(Error::setting(
                 "cluster",
                 "the cluster bootstrap resamples the estimate and the stratum means; it does \
-                 not refit variance components or forecasts (drop --components and --design, \
-                 or --cluster)",
+                 not refit variance components or forecast designs (ask for neither, or read the \
+                 panel without its clusters)",
             ));
         }
         if clusters.len() != panel.strata.len()
