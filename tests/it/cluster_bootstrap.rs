@@ -2,7 +2,7 @@
 //! within strata by the shared cluster draw (`resample::clusters`).
 //!
 //! Fixtures and numpy reference: `python3 tests/reference/cluster_bootstrap.py` (writes
-//! tests/fixtures/cluster/{balanced,copied}.csv: 2 strata × 24 clusters × 4 questions ×
+//! tests/fixtures/cluster_boot/{balanced,copied}.csv: 2 strata × 24 clusters × 4 questions ×
 //! T = R = 2, and the same with every question copied 3 times inside its cluster). Its
 //! output, recorded here:
 //!
@@ -31,7 +31,7 @@ use crate::common;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/cluster")
+        .join("tests/fixtures/cluster_boot")
         .join(name)
 }
 

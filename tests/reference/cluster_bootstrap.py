@@ -1,10 +1,10 @@
 """Fixture and independent reference for the cluster bootstrap (issue #48, item 3).
 
-Writes tests/fixtures/cluster/balanced.csv: 2 strata x 24 clusters x 4 questions x T = 2
+Writes tests/fixtures/cluster_boot/balanced.csv: 2 strata x 24 clusters x 4 questions x T = 2
 trajectories x R = 2 reads, y = mu_d + a_c + b_q + c_t + e (normal effects, SDs 0.15,
 0.10, 0.08, 0.05; numpy RandomState(48)), printed to 6 decimals, with a `cluster` column;
-tests/fixtures/cluster/copied.csv: the same panel with every question copied 3 times
-inside its cluster (new question ids, same outcomes); and tests/fixtures/cluster/arms.csv:
+tests/fixtures/cluster_boot/copied.csv: the same panel with every question copied 3 times
+inside its cluster (new question ids, same outcomes); and tests/fixtures/cluster_boot/arms.csv:
 3 arms on 2 strata x 10 clusters x 4 questions x T = R = 1 (a shared cluster effect, SD
 0.15, question SD 0.10, arm shifts 0, 0.03, 0.06 and arm noise SD 0.05), with a `cluster`
 column and a `qcluster` column naming each question its own cluster (for `compare`).
@@ -25,7 +25,7 @@ import numpy as np
 
 rng = np.random.RandomState(48)
 D, G, M, T, R = 2, 24, 4, 2, 2
-here = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cluster")
+here = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cluster_boot")
 rows = []
 for d, name in enumerate(["hotpot", "musique"]):
     mu = [0.55, 0.40][d]
