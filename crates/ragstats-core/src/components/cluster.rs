@@ -1060,4 +1060,108 @@ mod tests {
         assert!(close(s.mean, 0.3958333333333333, 1e-12));
         assert!(close(s.se, 0.06495190528383289, 1e-12), "{}", s.se);
     }
+
+    /// One clustered stratum's audit: σ²_c, σ²_q, σ²_t, σ²_r = 0.2, 0.1, 0.05, 0.04 with
+    /// G = 10 clusters of M = 4 questions, SE 0.15.
+    fn audit_stratum(name: &str, g: usize) -> crate::components::forecast::AuditStratum {
+        use crate::components::forecast::{AuditCluster, AuditStratum};
+        AuditStratum {
+            name: name.into(),
+            questions: g * 4,
+            trajectories: 2,
+            reads: 2,
+            se: 0.15,
+            components: PerLevel {
+                question: 0.1,
+                trajectory: Some(0.05),
+                read: Some(0.04),
+            },
+            cluster: Some(AuditCluster {
+                clusters: g,
+                questions_per_cluster: 4.0,
+                component: 0.2,
+            }),
+        }
+    }
+
+    #[test]
+    fn clustered_designs_are_forecast_by_hand() {
+        use crate::components::forecast::{forecast, Audit, DesignSpec};
+        let audit = Audit {
+            strata: vec![audit_stratum("a", 10), audit_stratum("b", 20)],
+            pooled: None,
+            pooled_cluster: None,
+            weights: Vec::new(),
+        };
+        let spec: DesignSpec = "30x3:2:2".parse().unwrap();
+        assert_eq!(
+            spec,
+            DesignSpec::Clustered {
+                clusters: 30,
+                per_cluster: 3,
+                t: 2,
+                r: 2
+            }
+        );
+        let f = forecast(&audit, &spec, false).unwrap();
+        // 30 clusters split 10 : 20 as the audit's. Stratum a, G = 10, M = 3, T = R = 2:
+        // 0.2/10 + 0.1/30 + 0.05/60 + 0.04/120 = 0.02 + 0.00333… + 0.000833… + 0.000333…
+        // = 0.0245; stratum b, G = 20: 0.01 + 0.001666… + 0.000416… + 0.000166… = 0.01225.
+        // Combined (equal weights): sqrt(0.0245 + 0.01225) / 2 = 0.0958514…
+        assert_eq!(f.clusters_per_stratum, [("a".into(), 10), ("b".into(), 20)]);
+        assert_eq!(f.per_stratum, [("a".into(), 30), ("b".into(), 60)]);
+        assert_eq!(f.questions, 90);
+        let want = (0.0245f64 + 0.01225).sqrt() / 2.0;
+        assert!(close(f.se_nested, want, 1e-12), "{} vs {want}", f.se_nested);
+        // Cluster-count scaling of the audit's SE: 0.15² · 10/10 and 0.15² · 20/20.
+        assert!(close(f.se_q_only, (2.0f64 * 0.0225).sqrt() / 2.0, 1e-12));
+        // More questions per cluster barely help once σ²_c dominates: 30x30:2:2 gives
+        // a: 0.02 + 0.1/300 + 0.05/600 + 0.04/1200 = 0.02045, b: 0.010225.
+        let f = forecast(&audit, &"30x30:2:2".parse().unwrap(), false).unwrap();
+        let want = (0.02045f64 + 0.010225).sqrt() / 2.0;
+        assert!(close(f.se_nested, want, 1e-12));
+        // Q:T:R with a clustered audit: every question its own cluster, Q = 90 split 30 : 60:
+        // a: (0.2 + 0.1)/30 + 0.05/60 + 0.04/120 = 0.011166…, b: 0.3/60 + 0.05/120 + 0.04/240
+        // = 0.0055833….
+        let f = forecast(&audit, &"90:2:2".parse().unwrap(), false).unwrap();
+        let want =
+            (0.3f64 / 30.0 + 0.05 / 60.0 + 0.04 / 120.0 + 0.3 / 60.0 + 0.05 / 120.0 + 0.04 / 240.0)
+                .sqrt()
+                / 2.0;
+        assert!(close(f.se_nested, want, 1e-12));
+        // Without clusters in the audit, a clustered design is refused by name.
+        let mut flat = audit.clone();
+        for s in &mut flat.strata {
+            s.cluster = None;
+        }
+        let e = forecast(&flat, &spec, false).unwrap_err();
+        assert!(e.to_string().contains("--cluster COLUMN"), "{e}");
+        // Bad clustered designs.
+        for bad in ["0x3:2:2", "3x:2:2", "3x4:0:1"] {
+            assert!(bad.parse::<DesignSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_forecast_at_the_audits_own_design_is_the_measured_se() {
+        use crate::components::forecast::{forecast, Audit};
+        let p = load("balanced.csv", Some("article"));
+        let v = analyse_panel(&p).unwrap();
+        // Through the JSON the variance report writes, as `stats forecast --components` reads it.
+        let json = serde_json::to_string(&v).unwrap();
+        let from_json = Audit::from_variance_json(&json, Path::new("v.json")).unwrap();
+        let audit = Audit::from_report(&v);
+        assert_eq!(audit, from_json);
+        assert!(audit.pooled_cluster.is_some());
+        // Nothing was truncated, so the components telescope to MS_c/(GMTR) per stratum.
+        let f = forecast(&audit, &"48x4:2:2".parse().unwrap(), false).unwrap();
+        assert_eq!(f.clusters_per_stratum[0].1, 24);
+        assert!(
+            close(f.se_nested, v.se, 1e-12),
+            "{} vs {}",
+            f.se_nested,
+            v.se
+        );
+        assert!(close(f.se_q_only, v.se, 1e-12));
+    }
 }
