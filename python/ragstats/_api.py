@@ -366,6 +366,7 @@ def coverage(
     backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
     confidence: float = 0.95,
     grid: bool = False,
+    clustered: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """How often every interval and test of variance, bootstrap and compare holds its level at a panel's own design, on simulated panels (or the grid of docs/COVERAGE.md)
@@ -405,10 +406,11 @@ def coverage(
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals (the tests' level is 1 − it)
     - ``grid`` (--grid): Measure the grid of simulated designs of docs/COVERAGE.md instead of a panel (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults)
+    - ``clustered`` (--clustered): Measure the clustered designs of docs/COVERAGE.md (two strata of G clusters of 4 binary questions, G from 6 to 48): the intervals of variance with --cluster, and of the same panels without it
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid, 'clustered': clustered}
     return _analyse('coverage', inputs, settings, False, progress)
 
 

@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::planner::Planner;
 use crate::components::forecast::{clustered_se2, combined_se2, split_questions, Audit};
 use crate::document::Report;
-use crate::table::{Cell, Table, ToView, View};
+use crate::table::{Cell, Precision, Table, ToView, View};
 use crate::{Error, Result};
 
 /// What a clustered plan is asked.
@@ -278,6 +278,7 @@ impl ToView for ClusterPlanReport {
             "cost",
             "of which clusters",
         ]);
+        let whole = if self.unit == "USD" { 2 } else { 0 };
         for (i, a) in self.designs.iter().enumerate() {
             csv.row([
                 Cell::Count(i as u64 + 1),
@@ -300,8 +301,9 @@ impl ToView for ClusterPlanReport {
                 Cell::text(per(a)),
                 Cell::Count(a.questions as u64),
                 Cell::num(a.se),
-                Cell::num(a.cost),
-                Cell::num(a.cluster_cost),
+                // Costs in whole units (tokens, or dollars to the cent).
+                Cell::Num(a.cost, Precision::Fixed(whole)),
+                Cell::Num(a.cluster_cost, Precision::Fixed(whole)),
             ]);
         }
         let mut v = View::new(csv);
@@ -315,7 +317,7 @@ impl ToView for ClusterPlanReport {
         };
         v.text(format!(
             "{goal}; clusters cost {} {} each beyond their questions\n\n",
-            crate::table::number(self.cluster_cost),
+            crate::table::format_number(self.cluster_cost, Precision::Shortest),
             self.unit
         ));
         v.table("designs", t);
