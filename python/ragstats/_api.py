@@ -109,7 +109,7 @@ def forecast(
 
     - ``audit`` (--audit): Audit panel the components are estimated from. Several evaluation logs are read as one audit (`--audit logs/*.eval`)
     - ``components`` (--components): Components file written by `stats variance --format json`, instead of --audit
-    - ``design`` (--design): Allocation to forecast: Q:T:R (total Q split over strata in the audit's proportions) or per stratum, e.g. hotpotqa=300,musique=146:2:1. Repeat for several
+    - ``design`` (--design): Allocation to forecast: Q:T:R (total Q split over strata in the audit's proportions) or per stratum, e.g. hotpotqa=300,musique=146:2:1; with an audit read with --cluster, also GxM:T:R (G clusters of M questions, e.g. 100x4:2:1). Repeat for several
     - ``measured`` (--measured): A measured panel for one design, DESIGN=PANEL (e.g. 446:2:1=a.csv): its SE is compared with that design's forecasts, after checking that the panel has that design. A bare PANEL is matched to the --design with its shape. Repeat for several designs
     - ``pooled`` (--pooled): Use the pooled (dataset-adjusted) components for every stratum
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
@@ -366,6 +366,7 @@ def coverage(
     backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
     confidence: float = 0.95,
     grid: bool = False,
+    clustered: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """How often every interval and test of variance, bootstrap and compare holds its level at a panel's own design, on simulated panels (or the grid of docs/COVERAGE.md)
@@ -379,7 +380,7 @@ def coverage(
 
     Arguments:
 
-    - ``panel`` (PANEL): Panel whose design and fitted model are simulated (not with --grid)
+    - ``panel`` (PANEL): Panel whose design and fitted model are simulated (not with --grid or --clustered)
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
@@ -405,10 +406,11 @@ def coverage(
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals (the tests' level is 1 − it)
     - ``grid`` (--grid): Measure the grid of simulated designs of docs/COVERAGE.md instead of a panel (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults)
+    - ``clustered`` (--clustered): Measure the clustered designs of docs/COVERAGE.md (two strata of G clusters of 4 binary questions, G from 6 to 48): the intervals of variance with --cluster, and of the same panels without it
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid, 'clustered': clustered}
     return _analyse('coverage', inputs, settings, False, progress)
 
 
@@ -847,6 +849,8 @@ def plan(
     ledger: Optional[Input] = None,
     unit_costs: Optional[Union[str, Sequence[float]]] = None,
     question_cost: float = 0,
+    cluster_cost: Optional[float] = None,
+    max_per_cluster: int = 20,
     prices: Optional[Input] = None,
     currency: Optional[Literal['tokens', 'usd']] = None,
     search_price: Optional[float] = None,
@@ -904,6 +908,8 @@ def plan(
     - ``ledger`` (--ledger): Cost ledger of the audit panel (JSONL): unit costs c_T and c_R per stratum as `stats efficiency` computes them
     - ``unit_costs`` (--unit-costs): Unit costs C_T,C_R (one trajectory without its reads, one read) for every stratum, or C_T,C_R1,C_R+ (a trajectory's first read, each later read), instead of --ledger
     - ``question_cost`` (--question-cost) (default 0): Cost per question in the plan's currency (judging, annotation, set-up), added to every question whatever its T and R
+    - ``cluster_cost`` (--cluster-cost): With an audit read with --cluster: the cost of one cluster itself in the plan's currency (retrieving and reading its passage), paid once however many of its questions are asked; the plan is then the cheapest G×M:T:R design
+    - ``max_per_cluster`` (--max-per-cluster) (default 20): With --cluster: the most questions per cluster the search tries
     - ``prices`` (--prices): Prices (TOML); needed for dollars with --ledger
     - ``currency`` (--currency) [tokens, usd]: What costs are counted in (--budget-usd implies usd, --budget-tokens tokens)
     - ``search_price`` (--search-price): Search price in USD per 1,000 requests for dollars (default: the prices file's)
@@ -929,7 +935,7 @@ def plan(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'audit': audit, 'components': components, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'unit_costs': unit_costs, 'question_cost': question_cost, 'currency': currency, 'search_price': search_price, 'target_se': target_se, 'mde': mde, 'budget_tokens': budget_tokens, 'budget_usd': budget_usd, 'questions': questions, 'trajectories': trajectories, 'reads': reads, 'difference': difference, 'alpha': alpha, 'power': power, 'shares': shares, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'runners_up': runners_up, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'unit_costs': unit_costs, 'question_cost': question_cost, 'cluster_cost': cluster_cost, 'max_per_cluster': max_per_cluster, 'currency': currency, 'search_price': search_price, 'target_se': target_se, 'mde': mde, 'budget_tokens': budget_tokens, 'budget_usd': budget_usd, 'questions': questions, 'trajectories': trajectories, 'reads': reads, 'difference': difference, 'alpha': alpha, 'power': power, 'shares': shares, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'runners_up': runners_up, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
     return _analyse('plan', inputs, settings, False, progress)
 
 

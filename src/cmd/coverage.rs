@@ -35,8 +35,8 @@ flag_enum! {
 /// Flags of `stats coverage`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Panel whose design and fitted model are simulated (not with --grid).
-    #[arg(required_unless_present = "grid")]
+    /// Panel whose design and fitted model are simulated (not with --grid or --clustered).
+    #[arg(required_unless_present_any = ["grid", "clustered"])]
     pub panel: Option<PathBuf>,
     #[command(flatten)]
     pub opts: PanelOptions,
@@ -66,6 +66,11 @@ pub struct Args {
     /// (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults).
     #[arg(long, conflicts_with = "panel")]
     pub grid: bool,
+    /// Measure the clustered designs of docs/COVERAGE.md (two strata of G clusters of 4
+    /// binary questions, G from 6 to 48): the intervals of variance with --cluster, and of
+    /// the same panels without it.
+    #[arg(long, conflicts_with_all = ["panel", "grid"])]
+    pub clustered: bool,
     /// With --grid: write the grid as Markdown to FILE (e.g. docs/COVERAGE.md).
     #[arg(long, value_name = "FILE", requires = "grid")]
     pub out: Option<PathBuf>,
@@ -96,6 +101,7 @@ pub fn settings(args: &Args) -> CoverageSettings {
         backend: args.backend.into(),
         confidence: args.confidence.get(),
         grid: args.grid,
+        clustered: args.clustered,
     }
 }
 

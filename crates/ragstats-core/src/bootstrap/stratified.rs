@@ -263,6 +263,7 @@ impl BootstrapPlan {
                         reads: a.r,
                         se: (f.ms.question / (a.questions * a.t * a.r) as f64).sqrt(),
                         components: f.components,
+                        cluster: None,
                     })
                 });
             let audit: Option<Vec<AuditStratum>> = audit.collect();
@@ -274,6 +275,7 @@ impl BootstrapPlan {
                             strata: strata.clone(),
                             pooled: pooled.as_ref().map(|p| p.components),
                             weights: self.weights.clone(),
+                            pooled_cluster: None,
                         };
                         forecast(&a, d, self.spec.pooled_forecast).ok()
                     })
@@ -907,6 +909,7 @@ impl Bootstrap {
                 reads: st.reads,
                 se,
                 components,
+                cluster: None,
             }));
         }
         let refs: Vec<&NestedStratum> = u.nested.iter().collect();
@@ -929,6 +932,7 @@ impl Bootstrap {
                         strata: strata.clone(),
                         pooled,
                         weights: self.plan.weights.clone(),
+                        pooled_cluster: None,
                     };
                     forecast(&a, d, self.plan.spec.pooled_forecast).ok()
                 })
@@ -1110,10 +1114,12 @@ fn check_design(strata: &[StratumShape], d: &DesignSpec) -> Result<()> {
                 reads: s.reads,
                 se: 0.0,
                 components: zero,
+                cluster: None,
             })
             .collect(),
         pooled: Some(zero),
         weights: Vec::new(),
+        pooled_cluster: None,
     };
     forecast(&audit, d, false).map(|_| ())
 }

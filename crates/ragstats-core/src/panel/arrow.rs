@@ -194,6 +194,8 @@ pub(super) fn read_arrow_rows(
     });
     check_outer_arms(path, &raw, &arms)?;
     raw.notes.extend(note);
+    raw.notes
+        .extend(super::read::unused_cluster_note(&header, opts));
     Ok((raw, metric))
 }
 

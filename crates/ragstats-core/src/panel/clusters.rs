@@ -236,6 +236,17 @@ mod tests {
             // Without a cluster column asked for, nothing changes.
             let p = load(name, &text, None).unwrap();
             assert!(!p.is_clustered() && p.strata[0].clusters.is_none());
+            assert!(p.notes.is_empty());
+            // A column named `cluster` left unused is noted, with what ignoring it costs.
+            let named = text.replace("article", "cluster");
+            let p = load(name, &named, None).unwrap();
+            assert_eq!(p.notes.len(), 1, "{name}");
+            assert!(p.notes[0].starts_with("the panel has a 'cluster' column, which is not used"));
+            assert!(p.notes[0].contains("0.842–0.899"));
+            assert!(load(name, &named, Some("cluster"))
+                .unwrap()
+                .notes
+                .is_empty());
         }
     }
 

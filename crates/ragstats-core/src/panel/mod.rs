@@ -34,6 +34,7 @@ pub use clusters::Clusters;
 pub use design::Design;
 pub use load::{load_panel, LoadOptions, PanelRows};
 pub use options::{combine_strata, ColumnMap, Duplicates, Weights};
+pub use read::IGNORED_CLUSTERS_COVERAGE;
 pub use selectors::SelectorChoice;
 pub use source::Source;
 pub use suffstats::{QuestionStats, StratumStats};
