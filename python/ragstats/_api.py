@@ -22,6 +22,7 @@ def variance(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -29,9 +30,6 @@ def variance(
     missing_as: Optional[float] = None,
     filter: Optional[str] = None,
     by: Optional[Literal['selector']] = None,
-    labels: Optional[Input] = None,
-    label_metric: Optional[str] = None,
-    ppi_lambda: Optional[float] = None,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -56,6 +54,7 @@ def variance(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -63,14 +62,11 @@ def variance(
     - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
     - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``by`` (--by) [selector]: Report each selector of the panel's `selector` column, then their average
-    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
-    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
-    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'panel': panel, 'labels': labels}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda}
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by}
     return _analyse('variance', inputs, settings, plot, progress)
 
 
@@ -91,6 +87,7 @@ def forecast(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -112,7 +109,7 @@ def forecast(
 
     - ``audit`` (--audit): Audit panel the components are estimated from. Several evaluation logs are read as one audit (`--audit logs/*.eval`)
     - ``components`` (--components): Components file written by `stats variance --format json`, instead of --audit
-    - ``design`` (--design): Allocation to forecast: Q:T:R (total Q split over strata in the audit's proportions) or per stratum, e.g. hotpotqa=300,musique=146:2:1. Repeat for several
+    - ``design`` (--design): Allocation to forecast: Q:T:R (total Q split over strata in the audit's proportions) or per stratum, e.g. hotpotqa=300,musique=146:2:1; with an audit read with --cluster, also GxM:T:R (G clusters of M questions, e.g. 100x4:2:1). Repeat for several
     - ``measured`` (--measured): A measured panel for one design, DESIGN=PANEL (e.g. 446:2:1=a.csv): its SE is compared with that design's forecasts, after checking that the panel has that design. A bare PANEL is matched to the --design with its shape. Repeat for several designs
     - ``pooled`` (--pooled): Use the pooled (dataset-adjusted) components for every stratum
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
@@ -125,6 +122,7 @@ def forecast(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -135,7 +133,7 @@ def forecast(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'audit': audit, 'components': components}
-    settings: dict = {'design': design, 'measured': measured, 'pooled': pooled, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter}
+    settings: dict = {'design': design, 'measured': measured, 'pooled': pooled, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter}
     return _analyse('forecast', inputs, settings, plot, progress)
 
 
@@ -152,6 +150,7 @@ def bootstrap(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -169,9 +168,6 @@ def bootstrap(
     design: Optional[Union[str, Sequence[str]]] = None,
     pooled: bool = False,
     replicates_out: Optional[Union[str, "os.PathLike[str]"]] = None,
-    labels: Optional[Input] = None,
-    label_metric: Optional[str] = None,
-    ppi_lambda: Optional[float] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Stratified question bootstrap of the equal-weight estimate (CPU or GPU), 10,000 replicates by default
@@ -196,6 +192,7 @@ def bootstrap(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -213,13 +210,10 @@ def bootstrap(
     - ``design`` (--design): With --components: the forecast nested SE of this design (Q:T:R) in every replicate. Repeatable
     - ``pooled`` (--pooled): Forecast designs from the pooled components instead of each stratum's
     - ``replicates_out`` (--replicates-out): Write every replicate's statistics to FILE (merge shards with `stats merge`)
-    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
-    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
-    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'panel': panel, 'labels': labels}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'replicates_range': replicates_range, 'method': method, 'components': components, 'design': design, 'pooled': pooled, 'replicates_out': replicates_out, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda}
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'replicates_range': replicates_range, 'method': method, 'components': components, 'design': design, 'pooled': pooled, 'replicates_out': replicates_out}
     return _analyse('bootstrap', inputs, settings, False, progress)
 
 
@@ -258,9 +252,6 @@ def compare(
     metric: Optional[str] = None,
     arms: Optional[Union[str, Sequence[str]]] = None,
     reference: Optional[str] = None,
-    labels: Optional[Input] = None,
-    label_metric: Optional[str] = None,
-    ppi_lambda: Optional[float] = None,
     drop_incomplete: bool = False,
     failure_score: Optional[float] = None,
     selector: Optional[str] = None,
@@ -282,6 +273,7 @@ def compare(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -309,9 +301,6 @@ def compare(
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``arms`` (--arms): Compare only these systems (comma-separated names of the arm, or --by, column): the other systems' rows are left out before anything is checked, so their duplicates and missing questions do not stop the comparison
     - ``reference`` (--reference): Compare every arm with this one only (a Dunnett-style family) instead of every pair
-    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
-    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
-    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design instead of fitting them by REML
     - ``failure_score`` (--failure-score): Score a cell one arm of a pair lacks as X for that pair (the reader never answered) instead of leaving the cell out of the pair's difference
     - ``selector`` (--selector): With a `selector` column: one selector's rows, or `average` (the default)
@@ -333,6 +322,7 @@ def compare(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -343,8 +333,8 @@ def compare(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'panel': panel, 'labels': labels, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
+    inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
+    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
     return _analyse('compare', inputs, settings, plot, progress)
 
 
@@ -361,6 +351,7 @@ def coverage(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -375,6 +366,7 @@ def coverage(
     backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
     confidence: float = 0.95,
     grid: bool = False,
+    clustered: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """How often every interval and test of variance, bootstrap and compare holds its level at a panel's own design, on simulated panels (or the grid of docs/COVERAGE.md)
@@ -388,7 +380,7 @@ def coverage(
 
     Arguments:
 
-    - ``panel`` (PANEL): Panel whose design and fitted model are simulated (not with --grid)
+    - ``panel`` (PANEL): Panel whose design and fitted model are simulated (not with --grid or --clustered)
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
     - ``arm`` (--arm): Analyse one arm of a multi-arm panel
@@ -399,6 +391,7 @@ def coverage(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -413,10 +406,11 @@ def coverage(
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals (the tests' level is 1 − it)
     - ``grid`` (--grid): Measure the grid of simulated designs of docs/COVERAGE.md instead of a panel (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults)
+    - ``clustered`` (--clustered): Measure the clustered designs of docs/COVERAGE.md (two strata of G clusters of 4 binary questions, G from 6 to 48): the intervals of variance with --cluster, and of the same panels without it
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid, 'clustered': clustered}
     return _analyse('coverage', inputs, settings, False, progress)
 
 
@@ -436,6 +430,7 @@ def consistency(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -473,6 +468,7 @@ def consistency(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -487,7 +483,7 @@ def consistency(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'reads': reads}
-    settings: dict = {'by': by, 'answer_column': answer_column, 'compare': compare, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    settings: dict = {'by': by, 'answer_column': answer_column, 'compare': compare, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
     return _analyse('consistency', inputs, settings, plot, progress)
 
 
@@ -581,6 +577,7 @@ def subsets(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -619,6 +616,7 @@ def subsets(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -634,7 +632,7 @@ def subsets(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel, 'audit': audit}
-    settings: dict = {'min_trajectories': min_trajectories, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'per_subset': per_subset}
+    settings: dict = {'min_trajectories': min_trajectories, 'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'per_subset': per_subset}
     return _analyse('subsets', inputs, settings, plot, progress)
 
 
@@ -680,6 +678,7 @@ def efficiency(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -721,6 +720,7 @@ def efficiency(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -742,7 +742,7 @@ def efficiency(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'currency': currency, 'search_price': search_price, 'max_reads': max_reads, 'question_cost': question_cost, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'currency': currency, 'search_price': search_price, 'max_reads': max_reads, 'question_cost': question_cost, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
     return _analyse('efficiency', inputs, settings, plot, progress)
 
 
@@ -759,6 +759,7 @@ def allocate(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -799,6 +800,7 @@ def allocate(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -819,7 +821,7 @@ def allocate(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'allocation': allocation, 'order_seed': order_seed, 'search_price': search_price, 'question_cost': question_cost, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'allocation': allocation, 'order_seed': order_seed, 'search_price': search_price, 'question_cost': question_cost, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
     return _analyse('allocate', inputs, settings, plot, progress)
 
 
@@ -837,6 +839,7 @@ def plan(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -846,6 +849,8 @@ def plan(
     ledger: Optional[Input] = None,
     unit_costs: Optional[Union[str, Sequence[float]]] = None,
     question_cost: float = 0,
+    cluster_cost: Optional[float] = None,
+    max_per_cluster: int = 20,
     prices: Optional[Input] = None,
     currency: Optional[Literal['tokens', 'usd']] = None,
     search_price: Optional[float] = None,
@@ -893,6 +898,7 @@ def plan(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -902,6 +908,8 @@ def plan(
     - ``ledger`` (--ledger): Cost ledger of the audit panel (JSONL): unit costs c_T and c_R per stratum as `stats efficiency` computes them
     - ``unit_costs`` (--unit-costs): Unit costs C_T,C_R (one trajectory without its reads, one read) for every stratum, or C_T,C_R1,C_R+ (a trajectory's first read, each later read), instead of --ledger
     - ``question_cost`` (--question-cost) (default 0): Cost per question in the plan's currency (judging, annotation, set-up), added to every question whatever its T and R
+    - ``cluster_cost`` (--cluster-cost): With an audit read with --cluster: the cost of one cluster itself in the plan's currency (retrieving and reading its passage), paid once however many of its questions are asked; the plan is then the cheapest G×M:T:R design
+    - ``max_per_cluster`` (--max-per-cluster) (default 20): With --cluster: the most questions per cluster the search tries
     - ``prices`` (--prices): Prices (TOML); needed for dollars with --ledger
     - ``currency`` (--currency) [tokens, usd]: What costs are counted in (--budget-usd implies usd, --budget-tokens tokens)
     - ``search_price`` (--search-price): Search price in USD per 1,000 requests for dollars (default: the prices file's)
@@ -927,7 +935,7 @@ def plan(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'audit': audit, 'components': components, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'unit_costs': unit_costs, 'question_cost': question_cost, 'currency': currency, 'search_price': search_price, 'target_se': target_se, 'mde': mde, 'budget_tokens': budget_tokens, 'budget_usd': budget_usd, 'questions': questions, 'trajectories': trajectories, 'reads': reads, 'difference': difference, 'alpha': alpha, 'power': power, 'shares': shares, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'runners_up': runners_up, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'unit_costs': unit_costs, 'question_cost': question_cost, 'cluster_cost': cluster_cost, 'max_per_cluster': max_per_cluster, 'currency': currency, 'search_price': search_price, 'target_se': target_se, 'mde': mde, 'budget_tokens': budget_tokens, 'budget_usd': budget_usd, 'questions': questions, 'trajectories': trajectories, 'reads': reads, 'difference': difference, 'alpha': alpha, 'power': power, 'shares': shares, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'runners_up': runners_up, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
     return _analyse('plan', inputs, settings, False, progress)
 
 
@@ -1026,6 +1034,7 @@ def slice(
     common_questions: bool = False,
     duplicates: Literal['error', 'mean', 'first'] = 'error',
     weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
     dataset_from: Optional[str] = None,
     arm_from: Optional[str] = None,
     score: Optional[Sequence[str]] = None,
@@ -1061,6 +1070,7 @@ def slice(
     - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
     - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
     - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
     - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
     - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
     - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
@@ -1075,7 +1085,7 @@ def slice(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'design': design, 'per_stratum': per_stratum, 'seed': seed, 'first': first, 'out': out}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'design': design, 'per_stratum': per_stratum, 'seed': seed, 'first': first, 'out': out}
     return _analyse('slice', inputs, settings, False, progress)
 
 
@@ -1272,128 +1282,3 @@ def mcq_agree(
     inputs: dict = {'annotations': annotations, 'items': items}
     settings: dict = {'per_option': per_option, 'gold_out': gold_out}
     return _analyse('mcq agree', inputs, settings, False, progress)
-
-
-def labels_sample(
-    panel: Input,
-    *,
-    metric: Optional[str] = None,
-    contrast: Optional[str] = None,
-    arm: Optional[str] = None,
-    drop_incomplete: bool = False,
-    failure_score: Optional[float] = None,
-    selector: Optional[str] = None,
-    columns: Optional[Union[str, Mapping[str, str]]] = None,
-    common_questions: bool = False,
-    duplicates: Literal['error', 'mean', 'first'] = 'error',
-    weights: Optional[Union[str, Mapping[str, float]]] = None,
-    dataset_from: Optional[str] = None,
-    arm_from: Optional[str] = None,
-    score: Optional[Sequence[str]] = None,
-    cluster_from: Optional[str] = None,
-    missing_as: Optional[float] = None,
-    filter: Optional[str] = None,
-    n: int,
-    per_stratum: bool = False,
-    seed: int,
-    label_metric: Optional[str] = None,
-    out: Union[str, "os.PathLike[str]"],
-    progress: Optional[Callable[[int, int], Any]] = None,
-) -> Result:
-    """Choose N questions uniformly at random (stratified) and write their cells as a labelling sheet with an empty score column
-
-    The analysis of ``stats labels sample``; keywords are its flags.
-
-    Example::
-
-        ragstats.labels_sample('data/demo/judged.csv', metric='judge_score', n=15, seed=1, label_metric='correct', out='sheet.csv')
-        ragstats.labels_sample('data/demo/panel.csv', contrast='adaptive-open', n=10, per_stratum=True, seed=7, out='sheet.jsonl')
-
-    Arguments:
-
-    - ``panel`` (PANEL): Panel file (CSV, JSONL or Parquet, one row per read)
-    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
-    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
-    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
-    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
-    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
-    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
-    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
-    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
-    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
-    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
-    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
-    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
-    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
-    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
-    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
-    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
-    - ``n`` (--n): Questions to label: in all, split over the strata in their question shares
-    - ``per_stratum`` (--per-stratum): N is the count in every stratum, not the total
-    - ``seed`` (--seed): The seed of the random choice
-    - ``label_metric`` (--label-metric): The sheet's empty score column (default: the panel's metric)
-    - ``out`` (--out): Where to write the sheet: CSV, or JSONL for a .jsonl/.json name
-    - ``progress``: called as ``progress(done, total)`` while a long call runs.
-    """
-    inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'n': n, 'per_stratum': per_stratum, 'seed': seed, 'label_metric': label_metric, 'out': out}
-    return _analyse('labels sample', inputs, settings, False, progress)
-
-
-def labels_agreement(
-    panel: Input,
-    *,
-    metric: Optional[str] = None,
-    contrast: Optional[str] = None,
-    arm: Optional[str] = None,
-    drop_incomplete: bool = False,
-    failure_score: Optional[float] = None,
-    selector: Optional[str] = None,
-    columns: Optional[Union[str, Mapping[str, str]]] = None,
-    common_questions: bool = False,
-    duplicates: Literal['error', 'mean', 'first'] = 'error',
-    weights: Optional[Union[str, Mapping[str, float]]] = None,
-    dataset_from: Optional[str] = None,
-    arm_from: Optional[str] = None,
-    score: Optional[Sequence[str]] = None,
-    cluster_from: Optional[str] = None,
-    missing_as: Optional[float] = None,
-    filter: Optional[str] = None,
-    labels: Input,
-    label_metric: Optional[str] = None,
-    progress: Optional[Callable[[int, int], Any]] = None,
-) -> Result:
-    """Judge–human agreement on the labelled cells: correlation, Cohen's kappa, the judge's bias with its interval, and the variance reduction PPI++ buys (effective labels)
-
-    The analysis of ``stats labels agreement``; keywords are its flags.
-
-    Example::
-
-        ragstats.labels_agreement('data/demo/judged.csv', metric='judge_score', labels='data/demo/judged-labels.csv', label_metric='correct')
-
-    Arguments:
-
-    - ``panel`` (PANEL): Panel file (CSV, JSONL or Parquet, one row per read): the judge's scores
-    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
-    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
-    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
-    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
-    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
-    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
-    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
-    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
-    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
-    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
-    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
-    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
-    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
-    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
-    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
-    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
-    - ``labels`` (--labels): Human labels (CSV or JSONL: the panel's key columns and a score column)
-    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
-    - ``progress``: called as ``progress(done, total)`` while a long call runs.
-    """
-    inputs: dict = {'panel': panel, 'labels': labels}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'label_metric': label_metric}
-    return _analyse('labels agreement', inputs, settings, False, progress)

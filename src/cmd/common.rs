@@ -95,6 +95,11 @@ pub struct ShapeFlags {
     /// stratum's share of the questions: the pooled mean). Default: equal.
     #[arg(long, value_name = "FILE|size")]
     pub weights: Option<ragstats_core::panel::Weights>,
+    /// The column naming each question's cluster (e.g. its source article): questions are
+    /// nested in clusters within strata, and the cluster is the unit sampled. A question in
+    /// two clusters, or a cluster in two strata, is an error.
+    #[arg(long, value_name = "COLUMN")]
+    pub cluster: Option<String>,
 }
 
 /// The commands whose estimate combines strata, and so take `--weights` (docs/panels.md
@@ -122,6 +127,7 @@ impl ShapeFlags {
             columns: self.columns.clone().unwrap_or_default(),
             common_questions: self.common_questions,
             duplicates: self.duplicates,
+            cluster: self.cluster.clone(),
             ..opts
         }
     }
@@ -141,6 +147,7 @@ impl PanelOptions {
             common_questions: self.shape.common_questions,
             duplicates: self.shape.duplicates,
             weights: self.shape.weights.clone(),
+            cluster: self.shape.cluster.clone(),
             logs: self.import.mapping(),
         }
     }

@@ -36,8 +36,8 @@ flag_enum! {
 /// Flags of `stats coverage`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Panel whose design and fitted model are simulated (not with --grid).
-    #[arg(required_unless_present = "grid")]
+    /// Panel whose design and fitted model are simulated (not with --grid or --clustered).
+    #[arg(required_unless_present_any = ["grid", "clustered"])]
     pub panel: Option<PathBuf>,
     #[command(flatten)]
     pub opts: PanelOptions,
@@ -71,6 +71,11 @@ pub struct Args {
     /// questions, the monitoring design measured.
     #[arg(long, default_value_t = 25, value_name = "K")]
     pub look_every: u64,
+    /// Measure the clustered designs of docs/COVERAGE.md (two strata of G clusters of 4
+    /// binary questions, G from 6 to 48): the intervals of variance with --cluster, and of
+    /// the same panels without it.
+    #[arg(long, conflicts_with_all = ["panel", "grid"])]
+    pub clustered: bool,
     /// With --grid: write the grid as Markdown to FILE (e.g. docs/COVERAGE.md).
     #[arg(long, value_name = "FILE", requires = "grid")]
     pub out: Option<PathBuf>,
@@ -102,6 +107,7 @@ pub fn settings(args: &Args) -> CoverageSettings {
         confidence: args.confidence.get(),
         grid: args.grid,
         look_every: args.look_every,
+        clustered: args.clustered,
     }
 }
 

@@ -28,7 +28,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub components: Option<PathBuf>,
     /// Allocation to forecast: Q:T:R (total Q split over strata in the audit's proportions)
-    /// or per stratum, e.g. hotpotqa=300,musique=146:2:1. Repeat for several.
+    /// or per stratum, e.g. hotpotqa=300,musique=146:2:1; with an audit read with --cluster,
+    /// also GxM:T:R (G clusters of M questions, e.g. 100x4:2:1). Repeat for several.
     #[arg(long = "design", value_name = "Q:T:R", required = true)]
     pub designs: Vec<String>,
     /// A measured panel for one design, DESIGN=PANEL (e.g. 446:2:1=a.csv): its SE is compared

@@ -31,6 +31,8 @@ pub fn settings(args: &Args) -> PlanSettings {
         reads: args.reads,
         unit_costs: args.unit_costs.clone().map(GivenUnitCosts::Text),
         question_cost: args.question_cost,
+        cluster_cost: args.cluster_cost,
+        max_per_cluster: args.max_per_cluster,
         currency: args.currency.map(Into::into),
         search_price: args.search_price,
         difference: args.difference,

@@ -60,9 +60,11 @@ fn audit(names: &[&str]) -> Audit {
                     trajectory: Some(0.03 + 0.01 * i as f64),
                     read: Some(0.02),
                 },
+                cluster: None,
             })
             .collect(),
         pooled: None,
+        pooled_cluster: None,
         weights: Vec::new(),
     }
 }
@@ -243,6 +245,7 @@ fn report_forecasts_and_maes_follow_their_definitions() {
             &Audit {
                 strata: vec![aud.strata[1].clone(), aud.strata[0].clone()],
                 pooled: None,
+                pooled_cluster: None,
                 weights: Vec::new(),
             },
             &DesignSpec::PerStratum {

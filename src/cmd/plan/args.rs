@@ -45,6 +45,14 @@ pub struct Args {
     /// every question whatever its T and R.
     #[arg(long, value_name = "COST", default_value_t = 0.0, value_parser = super::super::cost::price_flag)]
     pub question_cost: f64,
+    /// With an audit read with --cluster: the cost of one cluster itself in the plan's
+    /// currency (retrieving and reading its passage), paid once however many of its
+    /// questions are asked; the plan is then the cheapest G×M:T:R design.
+    #[arg(long, value_name = "COST", value_parser = super::super::cost::price_flag)]
+    pub cluster_cost: Option<f64>,
+    /// With --cluster: the most questions per cluster the search tries.
+    #[arg(long, value_name = "M", default_value_t = 20)]
+    pub max_per_cluster: usize,
     /// Prices (TOML); needed for dollars with --ledger.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,

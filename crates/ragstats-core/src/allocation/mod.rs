@@ -8,6 +8,7 @@
 
 pub mod allocate;
 mod allocate_view;
+pub mod cluster_plan;
 pub mod efficiency;
 pub mod fixed_t;
 pub mod one_read;

@@ -844,9 +844,11 @@ mod tests {
                     trajectory: Some(0.01),
                     read: Some(0.02),
                 },
+                cluster: None,
             }],
             pooled: None,
             weights: Vec::new(),
+            pooled_cluster: None,
         }
     }
 

@@ -266,7 +266,7 @@ impl SliceJob {
     pub fn trajectories_reads(&self) -> (usize, usize) {
         match &self.design {
             DesignSpec::Total(d) => (d.trajectories, d.reads),
-            DesignSpec::PerStratum { t, r, .. } => (*t, *r),
+            DesignSpec::PerStratum { t, r, .. } | DesignSpec::Clustered { t, r, .. } => (*t, *r),
         }
     }
 }
@@ -280,6 +280,13 @@ impl SliceJob {
 /// stratum the panel lacks or miss one it has.
 pub fn stratum_counts(panel: &Panel, settings: &SliceJob) -> Result<Vec<usize>> {
     Ok(match &settings.design {
+        DesignSpec::Clustered { .. } => {
+            return Err(Error::Usage(
+                "slice takes a Q:T:R design or per-stratum counts; a clustered design \
+                 GxM:T:R is for forecast and plan"
+                    .into(),
+            ))
+        }
         DesignSpec::Total(d) if settings.per_stratum => vec![d.questions; panel.strata.len()],
         DesignSpec::Total(d) => split_questions(
             d.questions,

@@ -81,6 +81,10 @@ pub struct CoverageSettings {
     /// With the sequential analysis: a look every this many questions (the user's
     /// monitoring design).
     pub look_every: u64,
+    /// Measure the clustered designs of docs/COVERAGE.md ("Clustered designs": G clusters
+    /// of 4 binary questions, G from 6 to 48) instead of a panel: the intervals of the
+    /// analysis with `--cluster`, and of the same panels without it.
+    pub clustered: bool,
 }
 
 impl Default for CoverageSettings {
@@ -96,6 +100,7 @@ impl Default for CoverageSettings {
             confidence: 0.95,
             grid: false,
             look_every: 25,
+            clustered: false,
         }
     }
 }
@@ -160,6 +165,32 @@ pub fn coverage(
     progress: Progress<'_>,
 ) -> Result<Finished> {
     let engine = || engines.resampler(settings.backend, u64::MAX);
+    if settings.clustered {
+        if panel.is_some() || settings.grid {
+            return Err(Error::Usage(
+                "the clustered designs are simulated on their own: give a panel, the grid or \
+                 the clustered designs, one of them"
+                    .into(),
+            ));
+        }
+        settings.job()?;
+        let designs = crate::coverage::clustered::ClusteredDesign::all().len() as u64;
+        let total = designs * u64::from(settings.panels);
+        let done = AtomicU64::new(0);
+        let report = crate::coverage::clustered::clustered_coverage(
+            settings.panels,
+            settings.seed,
+            settings.confidence,
+            &|| {
+                progress(
+                    "coverage clustered",
+                    done.fetch_add(1, Ordering::Relaxed) + 1,
+                    total,
+                )
+            },
+        )?;
+        return Ok(Finished::new("coverage", Inputs::new(), report));
+    }
     if settings.grid {
         if panel.is_some() {
             return Err(Error::Usage(

@@ -28,7 +28,8 @@ pub struct ForecastSettings {
     #[serde(flatten)]
     pub panel: PanelSettings,
     /// The allocations to forecast, in this order: `Q:T:R` (Q split over the strata in the
-    /// audit's proportions) or per stratum, `hotpotqa=300,musique=146:2:1`.
+    /// audit's proportions) or per stratum, `hotpotqa=300,musique=146:2:1`; with a clustered
+    /// audit also `GxM:T:R`, G clusters of M questions (G split in the audit's proportions).
     #[serde(deserialize_with = "one_or_many")]
     #[cfg_attr(
         feature = "schema",

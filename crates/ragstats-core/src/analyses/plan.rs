@@ -157,6 +157,12 @@ pub struct PlanSettings {
     /// A cost per question in the plan's unit (judging, annotation, set-up), added to every
     /// question whatever its T and R.
     pub question_cost: f64,
+    /// With an audit read with its cluster column: the cost of one cluster itself in the
+    /// plan's unit (retrieving and reading its passage), paid once however many of its
+    /// questions are asked. The plan is then the cheapest G×M:T:R design.
+    pub cluster_cost: Option<f64>,
+    /// With clusters: the most questions per cluster the search tries.
+    pub max_per_cluster: usize,
     /// What costs are counted in (a budget in tokens or dollars implies its own).
     pub currency: Option<CostUnit>,
     /// The search price for dollars, USD per 1,000 requests (default: the prices').
@@ -194,6 +200,8 @@ impl Default for PlanSettings {
             reads: None,
             unit_costs: None,
             question_cost: 0.0,
+            cluster_cost: None,
+            max_per_cluster: 20,
             currency: None,
             search_price: None,
             difference: None,
@@ -322,6 +330,12 @@ impl PlanSettings {
         }
         check_price("the price", self.question_cost)
             .map_err(|m| Error::setting("question_cost", m))?;
+        if let Some(c) = self.cluster_cost {
+            check_price("the price", c).map_err(|m| Error::setting("cluster_cost", m))?;
+        }
+        if self.max_per_cluster == 0 {
+            return Err(Error::setting("max_per_cluster", "must be at least 1"));
+        }
         if let Some(p) = self.search_price {
             check_price("the price", p).map_err(|m| Error::setting("search_price", m))?;
         }
@@ -384,6 +398,13 @@ pub fn plan(
             (components_of(source, &s.panel)?, None)
         }
     };
+    let clustered = crate::components::forecast::audit_is_clustered(&read);
+    if s.cluster_cost.is_some() && !clustered {
+        return Err(Error::setting(
+            "cluster_cost",
+            "prices the clusters of an audit read with its cluster column (--cluster COLUMN)",
+        ));
+    }
     // Per-question costs of a balanced audit, or every trajectory's and read's cost of an
     // unbalanced one.
     let costs = match (ledger, &panel) {
@@ -401,6 +422,32 @@ pub fn plan(
         }
         _ => given.map_or(PlanCosts::None, PlanCosts::Given),
     };
+    if clustered {
+        return plan_clustered(
+            s,
+            &goal,
+            unit,
+            &read,
+            panel.as_ref(),
+            &costs,
+            bounds,
+            shares,
+        )
+        .map(|report| {
+            let inputs = match (audit, components) {
+                (Some(a), _) => source_input(Inputs::new(), "audit", a),
+                (None, Some(c)) => source_input(Inputs::new(), "components", c),
+                (None, None) => Inputs::new(),
+            };
+            let inputs =
+                source_input_opt(source_input_opt(inputs, "ledger", ledger), "prices", prices);
+            let mut done = Finished::new("plan", inputs, report);
+            if let Some(p) = &panel {
+                done = done.with_notes_after(s.panel.loading_notes(p, true));
+            }
+            done
+        });
+    }
     // The engine resamples only an audit panel; a components document plans without one.
     let (resampling, engine): (Resampling, Box<dyn ResampleBackend>) = match &panel {
         Some(p) => {
@@ -449,6 +496,53 @@ pub fn plan(
         done.unpaired_cells = unpaired_cells(p);
     }
     Ok(done)
+}
+
+/// The cheapest G×M:T:R design for a clustered audit
+/// ([`crate::allocation::cluster_plan::plan_clusters`]): the goal must be a target SE or
+/// an MDE; G is bounded by `max_questions`, M by `max_per_cluster`.
+///
+/// # Errors
+/// [`Error::Usage`] for a budget or a given design (forecast a clustered design with
+/// `stats forecast` instead), or unit costs that cannot price the plan.
+#[allow(clippy::too_many_arguments)]
+fn plan_clustered(
+    s: &PlanSettings,
+    goal: &PlanGoal,
+    unit: CostUnit,
+    audit: &Audit,
+    panel: Option<&crate::panel::Panel>,
+    costs: &PlanCosts,
+    bounds: crate::allocation::planner::Bounds,
+    shares: Option<Vec<(String, usize)>>,
+) -> Result<crate::allocation::cluster_plan::ClusterPlanReport> {
+    use crate::allocation::cluster_plan::{plan_clusters, ClusterPlanJob};
+    let PlanGoal::TargetSe { se, from_mde } = *goal else {
+        return Err(Error::Usage(
+            "with clusters, plan finds the cheapest G×M:T:R design for a target SE or an MDE; \
+             forecast a given clustered design with stats forecast (--design GxM:T:R)"
+                .into(),
+        ));
+    };
+    let planner = crate::allocation::planner_report::planner(
+        audit,
+        panel,
+        costs,
+        s.question_cost,
+        shares.as_deref(),
+        bounds,
+    )?;
+    let job = ClusterPlanJob {
+        target_se: se,
+        from_mde,
+        cluster_cost: s.cluster_cost.unwrap_or(0.0),
+        max_clusters: bounds.max_questions,
+        max_per_cluster: s.max_per_cluster,
+        max_trajectories: bounds.max_trajectories,
+        max_reads: bounds.max_reads,
+        runners_up: s.runners_up,
+    };
+    plan_clusters(audit, &planner, unit.unit(), &job)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use super::stratified::{Bootstrap, BootstrapSpec};
 use crate::document::{Engine, Report};
 use crate::inference::measured::{small_sample_notes, Analysis, Design};
 use crate::panel::Panel;
+use crate::resample::clusters::ClusterDraw;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::summary::Method;
 use crate::{Error, Result};
@@ -81,12 +82,66 @@ pub struct PreparedBootstrap {
 
 /// Prepares the bootstrap of `panel`: the engine rows and the statistics' layout
 /// ([`Bootstrap::from_panel`]; unbalanced strata keep their nesting and are refitted by
-/// REML in every replicate).
+/// REML in every replicate). A panel read with a cluster column draws whole clusters of
+/// questions within strata instead ([`Bootstrap::clustered`]).
 ///
 /// # Errors
 /// [`Error::Usage`] for an empty replicate range, a design that does not parse or fit the
 /// strata, or a bad `STATS_CPU_RNG`; [`Error::Data`] for a stratum without questions.
 pub fn prepare(panel: &Panel, settings: &BootstrapJob) -> Result<PreparedBootstrap> {
+    match panel_clusters(panel) {
+        Some(c) => prepare_clustered(panel, Some(&c), settings),
+        None => prepare_clustered::<u32>(panel, None, settings),
+    }
+}
+
+/// The shared cluster draw ([`crate::resample::clusters`]) of a panel read with a cluster
+/// column, its units the questions of each stratum in panel order; `None` without clusters.
+///
+/// # Errors
+/// [`Error::Data`] for a stratum without questions.
+pub fn panel_cluster_draw(panel: &Panel) -> Result<Option<ClusterDraw>> {
+    panel_clusters(panel)
+        .map(|c| ClusterDraw::new(&c))
+        .transpose()
+}
+
+/// What a report says of a bootstrap that drew whole clusters: how many per stratum.
+pub fn cluster_draw_note(clusters: &[usize]) -> String {
+    format!(
+        "the bootstrap drew whole clusters of questions within strata ({} clusters), each \
+         with all its questions, trajectories and reads",
+        clusters
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(" + ")
+    )
+}
+
+/// The cluster of every question of every stratum (`[d][q]`) of a panel read with a
+/// cluster column (`--cluster`); `None` for a panel without clusters.
+pub fn panel_clusters(panel: &Panel) -> Option<Vec<Vec<u32>>> {
+    panel.is_clustered().then(|| {
+        panel
+            .strata
+            .iter()
+            .filter_map(|s| s.clusters.as_ref().map(|c| c.of_question.clone()))
+            .collect()
+    })
+}
+
+/// [`prepare`], drawing whole clusters of questions within strata when `clusters` is given
+/// (`clusters[d][q]`: the cluster of question q of stratum d; [`Bootstrap::clustered`]),
+/// else questions.
+///
+/// # Errors
+/// Those of [`prepare`], and of [`Bootstrap::clustered`].
+pub fn prepare_clustered<K: Eq + std::hash::Hash + Clone>(
+    panel: &Panel,
+    clusters: Option<&[Vec<K>]>,
+    settings: &BootstrapJob,
+) -> Result<PreparedBootstrap> {
     if settings.replicates.is_empty() {
         return Err(Error::Usage(format!(
             "replicates {}..{}: the range holds no replicate",
@@ -94,23 +149,25 @@ pub fn prepare(panel: &Panel, settings: &BootstrapJob) -> Result<PreparedBootstr
         )));
     }
     Ok(PreparedBootstrap {
-        boot: Bootstrap::from_panel(panel, settings.spec.clone())?,
+        boot: match clusters {
+            None => Bootstrap::from_panel(panel, settings.spec.clone())?,
+            Some(c) => Bootstrap::clustered(panel, c, settings.spec.clone())?,
+        },
         settings: settings.clone(),
         design: Design::of_panel(panel),
     })
 }
 
 impl PreparedBootstrap {
-    /// Questions drawn by the whole run: replicates × Σ_d Q_d (the job size an engine
-    /// choice weighs).
+    /// Questions (with clusters, clusters) drawn by the whole run: replicates × Σ_d Q_d
+    /// (or Σ_d G_d), the job size an engine choice weighs.
     pub fn draws(&self) -> u64 {
-        let questions: u64 = self
-            .boot
-            .plan
-            .strata
-            .iter()
-            .map(|s| s.questions as u64)
-            .sum();
+        let plan = &self.boot.plan;
+        let questions: u64 = if plan.clusters.is_empty() {
+            plan.strata.iter().map(|s| s.questions as u64).sum()
+        } else {
+            plan.clusters.iter().map(|&g| g as u64).sum()
+        };
         self.settings.replicates.len() as u64 * questions
     }
 

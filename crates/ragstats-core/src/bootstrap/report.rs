@@ -25,6 +25,9 @@ pub struct StratumSummary {
     /// the rounded means).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shape: Option<Shape>,
+    /// Clusters G the cluster bootstrap drew from (absent for the question bootstrap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<usize>,
     #[serde(flatten)]
     pub summary: Summary,
 }
@@ -127,7 +130,14 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
     let summary = |i: usize| summary_at(i, h.confidence);
     let nan = Summary::NAN;
     let d = h.plan.strata.len();
-    let questions: Vec<usize> = h.plan.strata.iter().map(|s| s.questions).collect();
+    // The resampled units: questions, or with clusters the clusters, whose number sets the
+    // bootstrap's (n − 1)/n variance and the t's df that the expansion undoes.
+    let clustered = !h.plan.clusters.is_empty();
+    let questions: Vec<usize> = if clustered {
+        h.plan.clusters.clone()
+    } else {
+        h.plan.strata.iter().map(|s| s.questions).collect()
+    };
     // Each stratum's share of the estimate's variance: w_d²·v_d (equal weights scale every
     // share alike, which changes neither f nor ν, so they are left unscaled).
     let w = &h.plan.weights;
@@ -148,9 +158,10 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
             trajectories: s.trajectories,
             reads: s.reads,
             shape: s.shape,
+            clusters: h.plan.clusters.get(i).copied(),
             summary: summary_at(
                 1 + i,
-                Expansion::of_stratum(s.questions, h.confidence)
+                Expansion::of_stratum(questions[i], h.confidence)
                     .map_or(h.confidence, |e| e.confidence),
             )
             .unwrap_or(nan),
@@ -247,8 +258,30 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
         strata,
         weights: h.plan.weights.clone(),
         components,
-        notes: no_spread_notes(no_spread(h.point[0], &column(0))),
+        notes: {
+            let mut notes = no_spread_notes(no_spread(h.point[0], &column(0)));
+            notes.extend(few_clusters_note(&h.plan.clusters));
+            notes
+        },
     }
+}
+
+/// Fewest clusters per stratum at which the cluster bootstrap's expanded percentile
+/// interval of a stratum mean holds its level within Monte Carlo error in the simulation
+/// of docs/COVERAGE.md ("Cluster bootstrap"); below it the interval undercovers.
+pub const FEW_CLUSTERS: usize = 6;
+
+/// The note of a cluster bootstrap with fewer than [`FEW_CLUSTERS`] clusters in some
+/// stratum; `None` for the question bootstrap or enough clusters.
+pub fn few_clusters_note(clusters: &[usize]) -> Option<String> {
+    let least = clusters.iter().copied().min()?;
+    (least < FEW_CLUSTERS).then(|| {
+        format!(
+            "only {least} cluster(s) in a stratum: the cluster bootstrap interval undercovers \
+             below {FEW_CLUSTERS} clusters (docs/COVERAGE.md, \"Cluster bootstrap\"); read it \
+             as too narrow"
+        )
+    })
 }
 
 /// The small-sample expansion of a mean's bootstrap interval (Hesterberg 2015, "What

@@ -37,6 +37,7 @@ use crate::components::forecast::{forecast, Audit, AuditStratum, DesignSpec};
 use crate::components::reml::{self, NestedStratum, Shape, Theta};
 use crate::components::variance::{fit, nested_stratum, AnovaSums, Fit, PerLevel};
 use crate::panel::{Panel, Stratum, StratumStats};
+use crate::resample::clusters::ClusterDraw;
 use crate::resample::counts::draw_counts;
 use crate::resample::engine::{ResampleBackend, ResampleJob};
 use crate::resample::summary::acceleration;
@@ -93,6 +94,12 @@ pub struct BootstrapPlan {
     /// replicates file with equal weights.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub weights: Vec<f64>,
+    /// Clusters per stratum, G_d, when every replicate draws whole clusters of questions
+    /// ([`Bootstrap::clustered`], the shared cluster draw of
+    /// [`crate::resample::clusters`]); empty, and absent from a replicates file's header,
+    /// for the question bootstrap.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<usize>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -157,7 +164,10 @@ const REFIT_BATCH: usize = 256;
 impl BootstrapPlan {
     /// Columns per question row: 1 for the estimate alone, 4 with components.
     pub fn k(&self) -> usize {
-        if self.spec.components && !self.unbalanced {
+        if !self.clusters.is_empty() {
+            // Per cluster: Σ_{q ∈ c} (ȳ_q − ȳ_d) and the cluster's questions M_c.
+            2
+        } else if self.spec.components && !self.unbalanced {
             4
         } else {
             1
@@ -253,6 +263,7 @@ impl BootstrapPlan {
                         reads: a.r,
                         se: (f.ms.question / (a.questions * a.t * a.r) as f64).sqrt(),
                         components: f.components,
+                        cluster: None,
                     })
                 });
             let audit: Option<Vec<AuditStratum>> = audit.collect();
@@ -264,6 +275,7 @@ impl BootstrapPlan {
                             strata: strata.clone(),
                             pooled: pooled.as_ref().map(|p| p.components),
                             weights: self.weights.clone(),
+                            pooled_cluster: None,
                         };
                         forecast(&a, d, self.spec.pooled_forecast).ok()
                     })
@@ -343,6 +355,7 @@ impl Bootstrap {
             spec,
             unbalanced: false,
             weights: Vec::new(),
+            clusters: Vec::new(),
         };
         let k = plan.k();
         let rows32 = rows64
@@ -389,7 +402,12 @@ impl Bootstrap {
                     }
                 }
                 ColumnSums {
-                    q: rows.len() as f64,
+                    // Questions in the sample: with clusters, Σ M_c of the rows (column 1).
+                    q: if self.plan.clusters.is_empty() {
+                        rows.len() as f64
+                    } else {
+                        s[1]
+                    },
                     s,
                 }
             })
@@ -431,10 +449,16 @@ impl Bootstrap {
         ];
         for rep in sums.chunks_exact(s_n * k) {
             for (s, c) in cs.iter_mut().enumerate() {
-                c.q = self.plan.strata[s].questions as f64;
                 for j in 0..k {
                     c.s[j] = rep[s * k + j] as f64;
                 }
+                // With clusters the drawn questions Σ M_c (an integer sum, exact in f32
+                // below 2^24), so the stratum mean is the ratio ȳ_d + Σ S₀ / Σ M_c.
+                c.q = if self.plan.clusters.is_empty() {
+                    self.plan.strata[s].questions as f64
+                } else {
+                    c.s[1]
+                };
             }
             out.extend(self.plan.statistics(&cs, &self.designs));
         }
@@ -527,7 +551,12 @@ impl Bootstrap {
             }
             let leave_out = |r: &[f64; 4]| {
                 let mut sums = full.clone();
-                sums[d].q = q - 1.0;
+                // A cluster left out takes its M_c questions with it.
+                sums[d].q = if self.plan.clusters.is_empty() {
+                    q - 1.0
+                } else {
+                    full[d].q - r[1]
+                };
                 sums[d].s = std::array::from_fn(|j| full[d].s[j] - r[j]);
                 sums
             };
@@ -686,6 +715,7 @@ impl Bootstrap {
             spec,
             unbalanced: true,
             weights: panel.weights.clone(),
+            clusters: Vec::new(),
         };
         let boot = Bootstrap {
             plan,
@@ -707,6 +737,129 @@ impl Bootstrap {
                 .map_err(|e| Error::setting("design", format!("{text}: {e}")))?;
         }
         Ok(boot)
+    }
+
+    /// Prepares the cluster bootstrap of a loaded panel: `clusters[d][q]` is the cluster of
+    /// question `q` (panel order) of stratum `d`. Every replicate draws, within each stratum,
+    /// G_d clusters with replacement by the shared cluster draw
+    /// ([`crate::resample::clusters`]), and a drawn cluster's questions come along with all
+    /// their trajectories and reads. The engine gets one row per cluster c,
+    /// `[Σ_{q ∈ c} (ȳ_q − ȳ_d), M_c]` (ȳ_q the mean of question q's trajectory means, as for
+    /// the question bootstrap), and a replicate's stratum mean is the ratio
+    /// `ȳ*_d = ȳ_d + Σ_drawn S_c / Σ_drawn M_c` (with equal cluster sizes, the mean of the
+    /// drawn clusters' means); the estimate combines them as always. Balanced and
+    /// unbalanced strata are drawn alike.
+    ///
+    /// # Errors
+    /// [`Error::Setting`] (`cluster`) for components or designs (not refitted by the
+    /// cluster bootstrap), or a stratum with fewer than 2 clusters; [`Error::Data`] when
+    /// `clusters` does not give one cluster per question of every stratum.
+    pub fn clustered<K: Eq + std::hash::Hash + Clone>(
+        panel: &Panel,
+        clusters: &[Vec<K>],
+        spec: BootstrapSpec,
+    ) -> Result<Self> {
+        if spec.components || !spec.designs.is_empty() {
+            return Err(Error::setting(
+                "cluster",
+                "the cluster bootstrap resamples the estimate and the stratum means; it does \
+                 not refit variance components or forecast designs (ask for neither, or read the \
+                 panel without its clusters)",
+            ));
+        }
+        if clusters.len() != panel.strata.len()
+            || panel
+                .strata
+                .iter()
+                .zip(clusters)
+                .any(|(s, c)| c.len() != s.q())
+        {
+            return Err(Error::Data(
+                "cluster bootstrap: one cluster per question of every stratum is needed".into(),
+            ));
+        }
+        let draw = ClusterDraw::new(clusters)?;
+        let n_s = panel.strata.len();
+        let (mut shapes, mut rows64) = (Vec::with_capacity(n_s), Vec::with_capacity(n_s));
+        for (d, s) in panel.strata.iter().enumerate() {
+            let g = draw.strata()[d].count();
+            if g < 2 {
+                return Err(Error::setting(
+                    "cluster",
+                    format!(
+                        "stratum '{}' has {g} cluster; the cluster bootstrap needs at least 2 \
+                         clusters in every stratum",
+                        s.name
+                    ),
+                ));
+            }
+            let stats = s.is_balanced().then(|| StratumStats::from_stratum(s));
+            let means: Vec<f64> = match &stats {
+                Some(st) => st.questions.iter().map(|x| x.mean).collect(),
+                None => (0..s.q())
+                    .map(|q| {
+                        let t = s.trajectories_of(q);
+                        t.iter()
+                            .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+                            .sum::<f64>()
+                            / t.len() as f64
+                    })
+                    .collect(),
+            };
+            let mean = means.iter().sum::<f64>() / means.len() as f64;
+            let rows = draw.cluster_rows(d, 2, |q, j| if j == 0 { means[q] - mean } else { 1.0 });
+            rows64.push(
+                rows.chunks_exact(2)
+                    .map(|r| [r[0], r[1], 0.0, 0.0])
+                    .collect(),
+            );
+            let (t, r, shape) = match &stats {
+                Some(st) => (st.t, st.r, None),
+                None => {
+                    let shape = nested_stratum(s)?.shape();
+                    (
+                        shape.trajectories.mean.round() as usize,
+                        shape.reads.mean.round() as usize,
+                        Some(shape),
+                    )
+                }
+            };
+            shapes.push(StratumShape {
+                name: s.name.clone(),
+                questions: s.q(),
+                trajectories: t,
+                reads: r,
+                mean,
+                centres: [0.0; 3],
+                shape,
+            });
+        }
+        let plan = BootstrapPlan {
+            outcome: panel.outcome.clone(),
+            statistics: BootstrapPlan::names(&shapes, &spec),
+            strata: shapes,
+            spec,
+            unbalanced: false,
+            weights: panel.weights.clone(),
+            clusters: draw.counts(),
+        };
+        let k = plan.k();
+        let rows32 = rows64
+            .iter()
+            .map(|rows: &Vec<[f64; 4]>| {
+                table_from(
+                    rows.len() * k,
+                    rows.iter().flat_map(|r| r[..k].iter().map(|&v| v as f32)),
+                )
+            })
+            .collect();
+        Ok(Bootstrap {
+            plan,
+            designs: Vec::new(),
+            rows64,
+            rows32,
+            unbalanced: None,
+        })
     }
 
     /// The statistic vector of an unbalanced panel from the stratum means and the question
@@ -756,6 +909,7 @@ impl Bootstrap {
                 reads: st.reads,
                 se,
                 components,
+                cluster: None,
             }));
         }
         let refs: Vec<&NestedStratum> = u.nested.iter().collect();
@@ -778,6 +932,7 @@ impl Bootstrap {
                         strata: strata.clone(),
                         pooled,
                         weights: self.plan.weights.clone(),
+                        pooled_cluster: None,
                     };
                     forecast(&a, d, self.plan.spec.pooled_forecast).ok()
                 })
@@ -959,10 +1114,12 @@ fn check_design(strata: &[StratumShape], d: &DesignSpec) -> Result<()> {
                 reads: s.reads,
                 se: 0.0,
                 components: zero,
+                cluster: None,
             })
             .collect(),
         pooled: Some(zero),
         weights: Vec::new(),
+        pooled_cluster: None,
     };
     forecast(&audit, d, false).map(|_| ())
 }

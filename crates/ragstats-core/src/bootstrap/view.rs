@@ -93,8 +93,23 @@ fn blocks(r: &BootstrapReport, backend: &str, adapter: &str, v: &mut View) {
             e.tail, e.factor, e.df
         )
     });
+    let what = match r
+        .strata
+        .iter()
+        .map(|s| s.clusters)
+        .collect::<Option<Vec<usize>>>()
+    {
+        Some(g) if !g.is_empty() => format!(
+            "stratified cluster bootstrap ({} clusters of questions drawn whole) of",
+            g.iter()
+                .map(|g| g.to_string())
+                .collect::<Vec<_>>()
+                .join(" + ")
+        ),
+        _ => "stratified question bootstrap of".to_string(),
+    };
     let mut out = format!(
-        "stratified question bootstrap of {}\n\
+        "{what} {}\n\
          backend: {backend} ({adapter}); replicates {} ({}..{}); seed {}; {} interval {pct}{expanded}\n\
          estimate {}  SE {}  {pct} CI [{}, {}]\n",
         r.outcome,

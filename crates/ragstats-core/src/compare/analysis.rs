@@ -23,6 +23,8 @@ use std::sync::Arc;
 
 use crate::allocation::planner::{power_at, predictive_power, Bounds, Goal, Planner};
 use crate::allocation::planner_report::{planner, unmet_goal, PlanCosts};
+use crate::bootstrap::analysis::{cluster_draw_note, panel_cluster_draw};
+use crate::bootstrap::report::few_clusters_note;
 use crate::components::forecast::Audit;
 use crate::components::variance::{analyse_panel, question_mean, VarianceReport};
 use crate::costs::accounting::{Budget, PricedLedger};
@@ -34,6 +36,7 @@ use crate::inference::t::{t_quantile, two_sided_p};
 use crate::inference::IntervalRule;
 use crate::ledger::{Entry, Prices};
 use crate::panel::{LoadOptions, Nested, Panel, Source, Stratum};
+use crate::resample::clusters::ClusterDraw;
 use crate::resample::columns::CenteredColumns;
 use crate::resample::summary::Interval;
 use crate::resample::summary::{normal_quantile, tail_probability};
@@ -99,6 +102,9 @@ pub struct PreparedComparison {
     /// then the pairs with unpaired cells).
     columns: Vec<Vec<Vec<f64>>>,
     questions: Vec<usize>,
+    /// With a cluster column, the clusters of the first system's questions (the master
+    /// order of `columns`): the bootstrap then draws whole clusters within strata.
+    clusters: Option<ClusterDraw>,
     /// Every system's outcome is constant (then every SE and interval is 0 by arithmetic).
     constant: bool,
 }
@@ -397,6 +403,7 @@ fn difference(a: &Panel, b: &Panel, ids: bool) -> Vec<Stratum> {
             notes: x.notes.clone(),
             unpaired_cells: x.unpaired_cells.clone(),
             labels: if ids { x.labels.clone() } else { None },
+            clusters: x.clusters.clone(),
         })
         .collect()
 }
@@ -640,6 +647,7 @@ fn analyse_prepared(
         constant: arm_panels.iter().all(Panel::outcome_is_constant),
         metric: arm_panels[0].metric.clone(),
         questions: master.iter().map(|(_, q)| q.len()).collect(),
+        clusters: panel_cluster_draw(&arm_panels[0])?,
         arms,
         settings: settings.clone(),
         arm_reports,
@@ -705,12 +713,24 @@ fn t_or_z(p: f64, df: Option<f64>) -> f64 {
 }
 
 impl PreparedComparison {
-    /// Draws the engine makes: Σ Q_s per replicate, per group of at most 16 columns.
+    /// Columns per engine job: 16, or with clusters 15 and the clusters' question counts.
+    fn group_width(&self) -> usize {
+        if self.clusters.is_some() {
+            MAX_K - 1
+        } else {
+            MAX_K
+        }
+    }
+
+    /// Draws the engine makes: Σ Q_s (with clusters Σ G_s) per replicate, per group of
+    /// columns.
     pub fn draws(&self) -> u64 {
-        let groups = self.columns.len().div_ceil(MAX_K) as u64;
-        groups
-            * u64::from(self.settings.resampling.replicates)
-            * self.questions.iter().sum::<usize>() as u64
+        let groups = self.columns.len().div_ceil(self.group_width()) as u64;
+        let units: usize = match &self.clusters {
+            Some(d) => d.counts().iter().sum(),
+            None => self.questions.iter().sum(),
+        };
+        groups * u64::from(self.settings.resampling.replicates) * units as u64
     }
 
     /// Replicates of every column: the mean over strata of the mean of the drawn questions'
@@ -724,14 +744,22 @@ impl PreparedComparison {
         let rs = &self.settings.resampling;
         let b = rs.replicates;
         let weights = &self.arm_reports[0].weights;
-        let groups: Vec<&[Vec<Vec<f64>>]> = self.columns.chunks(MAX_K).collect();
+        let groups: Vec<&[Vec<Vec<f64>>]> = self.columns.chunks(self.group_width()).collect();
         let mut out = Vec::with_capacity(self.columns.len());
         for (g, cols) in groups.iter().enumerate() {
+            let n = cols.len();
             let strata: Vec<Vec<Vec<f64>>> = (0..self.questions.len())
-                .map(|s| {
-                    (0..self.questions[s])
+                .map(|s| match &self.clusters {
+                    None => (0..self.questions[s])
                         .map(|q| cols.iter().map(|c| c[s][q]).collect())
-                        .collect()
+                        .collect(),
+                    // One row per cluster (the shared cluster draw): its questions' sums of
+                    // every column, and last its question count M_c.
+                    Some(d) => d
+                        .cluster_rows(s, n + 1, |q, j| if j < n { cols[j][s][q] } else { 1.0 })
+                        .chunks_exact(n + 1)
+                        .map(<[f64]>::to_vec)
+                        .collect(),
                 })
                 .collect();
             let centred = CenteredColumns::new(&strata)?;
@@ -741,10 +769,14 @@ impl PreparedComparison {
                 out.push(
                     sums.iter()
                         .map(|rep| {
-                            let means = rep
-                                .iter()
-                                .zip(&self.questions)
-                                .map(|(s, &q)| s[j] / q as f64);
+                            // With clusters the drawn questions Σ M_c: the ratio mean.
+                            let means = rep.iter().zip(&self.questions).map(|(s, &q)| {
+                                s[j] / if self.clusters.is_some() {
+                                    s[n]
+                                } else {
+                                    q as f64
+                                }
+                            });
                             crate::panel::combine_strata(means, weights)
                         })
                         .collect(),
@@ -756,7 +788,8 @@ impl PreparedComparison {
 
     /// Total replicate work for a progress bar: replicates × column groups.
     pub fn work(&self) -> u64 {
-        u64::from(self.settings.resampling.replicates) * self.columns.len().div_ceil(MAX_K) as u64
+        u64::from(self.settings.resampling.replicates)
+            * self.columns.len().div_ceil(self.group_width()) as u64
     }
 
     /// Runs the bootstrap on `backend` and builds the report.
@@ -986,6 +1019,10 @@ impl PreparedComparison {
                     binary_single_cell: single_cell && binary,
                 };
                 notes.extend(small_sample_notes(Analysis::Compare, &design));
+                if let Some(d) = &self.clusters {
+                    notes.push(cluster_draw_note(&d.counts()));
+                    notes.extend(few_clusters_note(&d.counts()));
+                }
                 notes
             },
             engine: crate::document::Engine {

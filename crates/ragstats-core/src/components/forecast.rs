@@ -35,6 +35,31 @@ pub struct AuditStratum {
     pub se: f64,
     /// Raw components (truncated when used).
     pub components: PerLevel,
+    /// With clusters: the cluster level of the audit (`components` are then the lower
+    /// levels, questions within clusters). Absent (`null` or missing) without clusters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<AuditCluster>,
+}
+
+/// What a forecast needs of an audited stratum's cluster level: G, the mean questions per
+/// cluster and σ²_c (raw; truncated when used). Read from the `cluster` object of a
+/// clustered variance report.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AuditCluster {
+    pub clusters: usize,
+    pub questions_per_cluster: f64,
+    pub component: f64,
+}
+
+impl AuditCluster {
+    /// The forecast's view of a fitted cluster level.
+    pub fn of(c: &super::cluster::ClusterLevel) -> Self {
+        AuditCluster {
+            clusters: c.clusters,
+            questions_per_cluster: c.questions_per_cluster,
+            component: c.component,
+        }
+    }
 }
 
 /// The audit a forecast is calibrated on.
@@ -43,6 +68,8 @@ pub struct Audit {
     pub strata: Vec<AuditStratum>,
     /// Pooled (dataset-adjusted) components, when the audit had them.
     pub pooled: Option<PerLevel>,
+    /// With clusters: the pooled σ²_c (raw), when the audit had a pooled fit.
+    pub pooled_cluster: Option<f64>,
     /// The strata's weights w_d in the combined estimate Σ_d w_d·ȳ_d (Σ w_d = 1, in
     /// `strata`'s order), which every forecast's SE² = Σ_d w_d² SE²_d follows; empty for
     /// equal weights (1/D, computed as before weights existed, to the last bit).
@@ -85,9 +112,15 @@ impl Audit {
                     reads: s.reads,
                     se: s.se,
                     components: s.fit.components,
+                    cluster: s.cluster.as_ref().map(AuditCluster::of),
                 })
                 .collect(),
             pooled: r.pooled.as_ref().map(|p| p.fit.components),
+            pooled_cluster: r
+                .pooled
+                .as_ref()
+                .and_then(|p| p.cluster.as_ref())
+                .map(|c| c.component),
             weights: r.weights.clone(),
         }
     }
@@ -122,8 +155,14 @@ impl Audit {
     /// key twice).
     pub fn from_variance_json(text: &str, source: &std::path::Path) -> Result<Self> {
         #[derive(Deserialize)]
+        struct PooledCluster {
+            component: f64,
+        }
+        #[derive(Deserialize)]
         struct Pooled {
             components: PerLevel,
+            #[serde(default)]
+            cluster: Option<PooledCluster>,
         }
         #[derive(Deserialize)]
         struct Doc {
@@ -159,6 +198,11 @@ impl Audit {
         }
         Ok(Audit {
             strata: doc.strata,
+            pooled_cluster: doc
+                .pooled
+                .as_ref()
+                .and_then(|p| p.cluster.as_ref())
+                .map(|c| c.component),
             pooled: doc.pooled.map(|p| p.components),
             weights: doc.weights,
         })
@@ -177,6 +221,19 @@ pub enum DesignSpec {
         t: usize,
         r: usize,
     },
+    /// `GxM:T:R`: G clusters in all (split over strata in the audit's proportions of
+    /// clusters), M questions in each; the audit must have a cluster level.
+    Clustered {
+        clusters: usize,
+        per_cluster: usize,
+        t: usize,
+        r: usize,
+    },
+}
+
+/// `G x M` (`x`, `X` or `×`) of a clustered design's first field, when it is one.
+fn clusters_by_size(q: &str) -> Option<(&str, &str)> {
+    q.split_once(['x', 'X', '×'])
 }
 
 impl std::str::FromStr for DesignSpec {
@@ -186,7 +243,7 @@ impl std::str::FromStr for DesignSpec {
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| {
             Error::Usage(format!(
-                "bad design '{s}': {why}; expected Q:T:R (e.g. 446:2:1) or per-stratum counts (e.g. hotpotqa=300,musique=146:2:1)"
+                "bad design '{s}': {why}; expected Q:T:R (e.g. 446:2:1), per-stratum counts (e.g. hotpotqa=300,musique=146:2:1) or G clusters of M questions GxM:T:R (e.g. 100x4:2:1)"
             ))
         };
         let why = |e: DesignError| match e {
@@ -196,6 +253,22 @@ impl std::str::FromStr for DesignSpec {
             }
         };
         let (q, t, r) = split_fields(s).map_err(why)?;
+        if let Some((g, m)) = clusters_by_size(q).filter(|_| !q.contains('=')) {
+            let count = |text: &str, field| {
+                positive_count(text).ok_or_else(|| {
+                    why(DesignError::NotPositive {
+                        field,
+                        text: text.trim().to_string(),
+                    })
+                })
+            };
+            return Ok(DesignSpec::Clustered {
+                clusters: count(g, "G")?,
+                per_cluster: count(m, "M")?,
+                t,
+                r,
+            });
+        }
         if q.contains('=') {
             let mut questions = Vec::new();
             for item in q.split(',') {
@@ -228,7 +301,18 @@ pub struct Forecast {
     pub per_stratum: Vec<(String, usize)>,
     pub trajectories: usize,
     pub reads: usize,
+    /// A clustered design (`GxM:T:R`): G clusters in all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<usize>,
+    /// A clustered design: M questions per cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub questions_per_cluster: Option<usize>,
+    /// A clustered design: clusters per stratum (audit order).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clusters_per_stratum: Vec<(String, usize)>,
     pub se_nested: f64,
+    /// The audit's SE scaled by its questions (clustered designs: by its clusters,
+    /// SE_audit · sqrt(G_audit / G′)).
     pub se_q_only: f64,
 }
 
@@ -300,14 +384,101 @@ pub fn nested_se2(c: &PerLevel, q: f64, t: f64, r: f64) -> f64 {
     c.question / q + c.trajectory.unwrap_or(0.0) / (q * t) + c.read.unwrap_or(0.0) / (q * t * r)
 }
 
+/// Clustered D-study SE² of one stratum with G clusters of M questions at (T, R): σ²_c/G +
+/// σ²_q/(GM) + σ²_t/(GMT) + σ²_r/(GMTR), components truncated at zero (`cluster` raw σ²_c).
+pub fn clustered_se2(cluster: f64, c: &PerLevel, g: f64, m: f64, t: f64, r: f64) -> f64 {
+    cluster.max(0.0) / g + nested_se2(c, g * m, t, r)
+}
+
+/// Whether the audit's strata have a cluster level.
+pub fn audit_is_clustered(audit: &Audit) -> bool {
+    !audit.strata.is_empty() && audit.strata.iter().all(|s| s.cluster.is_some())
+}
+
+/// Forecasts a clustered design (`GxM:T:R`): G split over strata in proportion to the
+/// audit's clusters, SE²_d from [`clustered_se2`], the "Q-only" SE scaled by clusters.
+fn forecast_clustered(
+    audit: &Audit,
+    (g, m, t, r): (usize, usize, usize, usize),
+    pooled: bool,
+) -> Result<Forecast> {
+    let clusters: Vec<&AuditCluster> = audit
+        .strata
+        .iter()
+        .map(|s| s.cluster.as_ref())
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            Error::Usage(
+                "a clustered design GxM:T:R needs an audit with a cluster level: fit the \
+                 audit with the cluster column (--cluster COLUMN)"
+                    .into(),
+            )
+        })?;
+    let w: Vec<usize> = clusters.iter().map(|c| c.clusters).collect();
+    let counts = split_questions(g, &w);
+    if let Some(i) = counts.iter().position(|&n| n == 0) {
+        return Err(Error::Usage(format!(
+            "the design leaves stratum '{}' with no clusters; ask for more clusters",
+            audit.strata[i].name
+        )));
+    }
+    let pooled_c = if pooled {
+        Some((
+            audit
+                .pooled
+                .ok_or_else(|| Error::Usage("the audit has no pooled components".into()))?,
+            audit
+                .pooled_cluster
+                .ok_or_else(|| Error::Usage("the audit has no pooled components".into()))?,
+        ))
+    } else {
+        None
+    };
+    let mut nested = Vec::new();
+    let mut q_only = Vec::new();
+    for ((s, c), &gd) in audit.strata.iter().zip(&clusters).zip(&counts) {
+        let (lower, sc) = pooled_c.unwrap_or((s.components, c.component));
+        let gf = gd as f64;
+        nested.push(clustered_se2(sc, &lower, gf, m as f64, t as f64, r as f64));
+        q_only.push(s.se * s.se * c.clusters as f64 / gf);
+    }
+    let names = audit.strata.iter().map(|s| s.name.clone());
+    Ok(Forecast {
+        questions: g * m,
+        per_stratum: names.clone().zip(counts.iter().map(|&n| n * m)).collect(),
+        trajectories: t,
+        reads: r,
+        clusters: Some(g),
+        questions_per_cluster: Some(m),
+        clusters_per_stratum: names.zip(counts.iter().copied()).collect(),
+        se_nested: combined_se(&nested, &audit.weights),
+        se_q_only: combined_se(&q_only, &audit.weights),
+    })
+}
+
 /// Forecasts one design from an audit. With `pooled`, every stratum uses the pooled
 /// components for the nested forecast (the Q-only forecast always uses each stratum's SE).
 ///
+/// With a clustered audit, `GxM:T:R` designs are forecast by [`clustered_se2`]; an
+/// unclustered design (`Q:T:R`, or per stratum) keeps meaning independent questions: each
+/// question its own cluster (G = Q, M = 1), SE²_d = (σ²_c + σ²_q)/Q + σ²_t/(QT) + σ²_r/(QTR).
+///
 /// # Errors
 /// [`Error::Usage`] when a per-stratum design names an unknown stratum or misses one, when
-/// a stratum would get zero questions, or when `pooled` is asked of an audit without it.
+/// a stratum would get zero questions (clusters), when `pooled` is asked of an audit
+/// without it, or a clustered design of an audit without clusters.
 pub fn forecast(audit: &Audit, design: &DesignSpec, pooled: bool) -> Result<Forecast> {
+    if let DesignSpec::Clustered {
+        clusters,
+        per_cluster,
+        t,
+        r,
+    } = design
+    {
+        return forecast_clustered(audit, (*clusters, *per_cluster, *t, *r), pooled);
+    }
     let (counts, t, r) = match design {
+        DesignSpec::Clustered { .. } => unreachable!("forecast above"),
         DesignSpec::Total(d) => {
             let w: Vec<usize> = audit.strata.iter().map(|s| s.questions).collect();
             (split_questions(d.questions, &w), d.trajectories, d.reads)
@@ -359,7 +530,13 @@ pub fn forecast(audit: &Audit, design: &DesignSpec, pooled: bool) -> Result<Fore
     let mut q_only = Vec::new();
     for (s, &q) in audit.strata.iter().zip(&counts) {
         let c = pooled_c.unwrap_or(s.components);
-        nested.push(nested_se2(&c, q as f64, t as f64, r as f64));
+        // A clustered audit: each question of the design its own cluster.
+        let sc = match (pooled, &s.cluster) {
+            (_, None) => 0.0,
+            (true, Some(_)) => audit.pooled_cluster.unwrap_or(0.0),
+            (false, Some(cl)) => cl.component,
+        };
+        nested.push(sc.max(0.0) / q as f64 + nested_se2(&c, q as f64, t as f64, r as f64));
         q_only.push(s.se * s.se * s.questions as f64 / q as f64);
     }
     Ok(Forecast {
@@ -372,6 +549,9 @@ pub fn forecast(audit: &Audit, design: &DesignSpec, pooled: bool) -> Result<Fore
             .collect(),
         trajectories: t,
         reads: r,
+        clusters: None,
+        questions_per_cluster: None,
+        clusters_per_stratum: Vec::new(),
         se_nested: combined_se(&nested, &audit.weights),
         se_q_only: combined_se(&q_only, &audit.weights),
     })
@@ -495,7 +675,17 @@ pub fn forecast_designs(
             "per-stratum"
         },
         designs,
-        notes: folded_notes(audit, settings.pooled),
+        notes: {
+            let mut notes = folded_notes(audit, settings.pooled);
+            if audit_is_clustered(audit) {
+                notes.push(
+                    "the audit has clusters: a design GxM:T:R is G clusters of M questions; a \
+                     design Q:T:R has every question in its own cluster (G = Q, M = 1)"
+                        .into(),
+                );
+            }
+            notes
+        },
         weights: audit.weights.clone(),
         pooled: settings.pooled,
         strata: audit.strata.iter().map(|s| s.name.clone()).collect(),
@@ -621,6 +811,7 @@ mod tests {
                 trajectory: Some(t),
                 read: None,
             },
+            cluster: None,
         };
         Audit {
             strata: vec![
@@ -633,6 +824,7 @@ mod tests {
                 read: None,
             }),
             weights: Vec::new(),
+            pooled_cluster: None,
         }
     }
 

@@ -33,7 +33,7 @@ fn designs(r: &ForecastReport) -> Table {
     for d in &r.designs {
         let f = &d.forecast;
         let mut cells = vec![
-            Cell::text(format!("{}:{}:{}", f.questions, f.trajectories, f.reads)),
+            Cell::text(design_label(f)),
             Cell::text(per_stratum(f)),
             Cell::num(f.se_nested),
             Cell::num(f.se_q_only),
@@ -52,9 +52,19 @@ fn designs(r: &ForecastReport) -> Table {
     t
 }
 
-/// One row per design; the notes are not in it (the CLI prints them on stderr).
+/// `Q:T:R`, or `GxM:T:R` for a clustered design.
+fn design_label(f: &Forecast) -> String {
+    match (f.clusters, f.questions_per_cluster) {
+        (Some(g), Some(m)) => format!("{g}x{m}:{}:{}", f.trajectories, f.reads),
+        _ => format!("{}:{}:{}", f.questions, f.trajectories, f.reads),
+    }
+}
+
+/// One row per design; the notes are not in it (the CLI prints them on stderr). With a
+/// clustered design, the columns `clusters` and `questions_per_cluster` follow.
 fn csv(r: &ForecastReport) -> Table {
-    let mut t = Table::new(&[
+    let clustered = r.designs.iter().any(|d| d.forecast.clusters.is_some());
+    let mut head = vec![
         "questions",
         "per_stratum",
         "trajectories",
@@ -65,7 +75,11 @@ fn csv(r: &ForecastReport) -> Table {
         "se_measured",
         "rel_error_nested",
         "rel_error_q_only",
-    ]);
+    ];
+    if clustered {
+        head.extend(["clusters", "questions_per_cluster"]);
+    }
+    let mut t = Table::new(&head);
     // Every digit as Rust prints it, as this CSV always has: a finite number is a typed
     // cell (its CSV form is those digits); a 0/0 relative error of a measured SE of 0
     // stays `NaN`, which a typed cell would leave empty.
@@ -79,7 +93,8 @@ fn csv(r: &ForecastReport) -> Table {
     let o = |v: Option<f64>| v.map_or(Cell::Missing, all);
     for d in &r.designs {
         let f = &d.forecast;
-        t.row([
+        let count = |v: Option<usize>| v.map_or(Cell::Missing, |n| Cell::Count(n as u64));
+        let mut row = vec![
             Cell::Count(f.questions as u64),
             Cell::text(per_stratum(f)),
             Cell::Count(f.trajectories as u64),
@@ -92,13 +107,25 @@ fn csv(r: &ForecastReport) -> Table {
             o(d.se_measured),
             o(d.rel_error_nested),
             o(d.rel_error_q_only),
-        ]);
+        ];
+        if clustered {
+            row.extend([count(f.clusters), count(f.questions_per_cluster)]);
+        }
+        t.row(row);
     }
     t
 }
 
-/// `name=Q,name=Q` of a forecast's questions per stratum.
+/// `name=Q,name=Q` of a forecast's questions per stratum (`name=GxM` for a clustered one).
 fn per_stratum(f: &Forecast) -> String {
+    if let (false, Some(m)) = (f.clusters_per_stratum.is_empty(), f.questions_per_cluster) {
+        return f
+            .clusters_per_stratum
+            .iter()
+            .map(|(n, g)| format!("{n}={g}x{m}"))
+            .collect::<Vec<_>>()
+            .join(",");
+    }
     f.per_stratum
         .iter()
         .map(|(n, q)| format!("{n}={q}"))

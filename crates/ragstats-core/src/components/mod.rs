@@ -1,6 +1,7 @@
-//! Nested variance components (question > trajectory > read) and the D-study and Q-only
+//! Nested variance components ([cluster >] question > trajectory > read) and the D-study and Q-only
 //! forecasts made from them.
 
+pub mod cluster;
 pub mod consistency;
 mod consistency_view;
 pub mod forecast;

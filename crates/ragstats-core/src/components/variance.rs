@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::cluster::ClusterLevel;
 pub use super::levels::{Level, PerLevel};
 use super::reml::{self, NestedBuilder, NestedStratum, Shape};
 use crate::document::Report;
@@ -269,10 +270,16 @@ pub struct StratumReport {
     /// REML only: lme4's θ, the REML criterion, and the levels at the boundary 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reml: Option<RemlSummary>,
+    /// With clusters (`--cluster`): the cluster level (G, MS_c, σ²_c, its shares). `fit`
+    /// then holds the lower levels with questions counted within clusters, the shares are
+    /// of the four-level totals, and `se` is the cluster-level SE
+    /// ([`super::cluster`]). Absent (not serialised) without clusters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterLevel>,
     #[serde(flatten)]
     pub fit: Fit,
     /// Shares of the single-observation variance σ²_q + σ²_t + σ²_r (truncated
-    /// components); `None` (JSON `null`) when every component is 0 ([`SHARES_UNDEFINED`]).
+    /// components; with clusters, of σ²_c + σ²_q + σ²_t + σ²_r); `None` (JSON `null`) when every component is 0 ([`SHARES_UNDEFINED`]).
     pub share_single: Option<PerLevel>,
     /// Shares of SE² at the observed design (truncated components); `None` as
     /// `share_single`.
@@ -301,6 +308,10 @@ pub struct PooledReport {
     pub strata: usize,
     pub trajectories: usize,
     pub reads: usize,
+    /// With clusters: the pooled cluster level ([`StratumReport::cluster`]); boxed, as
+    /// the report is held by value in enums of results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<Box<ClusterLevel>>,
     #[serde(flatten)]
     pub fit: Fit,
     /// `None` when every component is 0 ([`POOLED_SHARES_UNDEFINED`]).
@@ -337,7 +348,8 @@ impl VarianceReport {
     /// The Welch–Satterthwaite degrees of freedom of [`Self::se`]:
     /// ν = (Σₛ aₛ)² / Σₛ aₛ² / (Qₛ − 1) with aₛ = wₛ²·SEₛ² (wₛ = 1/D with equal weights),
     /// each stratum's SE resting on its question mean square (Qₛ − 1 df; the same count is
-    /// used for a REML stratum). `None` when the SE is 0.
+    /// used for a REML stratum), or with clusters on its cluster mean square (Gₛ − 1 df).
+    /// `None` when the SE is 0.
     pub fn df(&self) -> Option<f64> {
         let d = self.strata.len() as f64;
         let w = |i: usize| self.weights.get(i).copied();
@@ -346,7 +358,8 @@ impl VarianceReport {
                 Some(w) => (w * s.se).powi(2),
                 None => (s.se / d).powi(2),
             };
-            (a, s.questions as f64 - 1.0)
+            let units = s.cluster.as_ref().map_or(s.questions, |c| c.clusters);
+            (a, units as f64 - 1.0)
         }))
     }
 
@@ -485,6 +498,7 @@ pub fn analyse(
             mean: s.mean(),
             se: (f.ms.question / (q * t * r)).sqrt(),
             reml: None,
+            cluster: None,
             share_single: shares(&trunc),
             share_se2: shares(&se2_terms(&trunc, q, t, r)),
             undefined: BTreeMap::new(),
@@ -504,6 +518,7 @@ pub fn analyse(
                     strata: strata.len(),
                     trajectories: p.t,
                     reads: p.r,
+                    cluster: None,
                     share_single: shares(&f.truncated()),
                     undefined: BTreeMap::new(),
                     fit: f,
@@ -602,6 +617,9 @@ pub fn analyse_panel(panel: &Panel) -> Result<VarianceReport> {
 
 /// [`analyse_panel`] with equal weights.
 fn analyse_strata(panel: &Panel) -> Result<VarianceReport> {
+    if panel.is_clustered() {
+        return analyse_clustered(panel);
+    }
     if panel.strata.iter().all(Stratum::is_balanced) {
         let stats: Vec<StratumStats> = panel
             .strata
@@ -653,6 +671,7 @@ fn analyse_strata(panel: &Panel) -> Result<VarianceReport> {
             mean,
             se,
             reml: Some(summary),
+            cluster: None,
             share_single: shares(&trunc),
             share_se2: shares(&se2_terms(&trunc, q, t, r)),
             undefined: BTreeMap::new(),
@@ -677,6 +696,7 @@ fn analyse_strata(panel: &Panel) -> Result<VarianceReport> {
                     strata: nested.len(),
                     trajectories: (trajectories as f64 / questions as f64).round() as usize,
                     reads: (rows as f64 / trajectories as f64).round() as usize,
+                    cluster: None,
                     share_single: shares(&fit.truncated()),
                     undefined: BTreeMap::new(),
                     fit,
@@ -684,6 +704,136 @@ fn analyse_strata(panel: &Panel) -> Result<VarianceReport> {
                 None,
             )
         }
+        Err(e) => (None, Some(e.to_string())),
+    };
+    Ok(with_reasons(VarianceReport {
+        weights: Vec::new(),
+        outcome: panel.outcome.clone(),
+        estimate,
+        se,
+        strata: reports,
+        pooled,
+        pooled_unavailable,
+    }))
+}
+
+/// The four-level analysis of a panel with clusters ([`super::cluster`]): a stratum whose
+/// clusters all have M questions of T trajectories of R reads by the nested ANOVA, any
+/// other by REML; the pooled fit by ANOVA when every stratum is balanced with a common M,
+/// T and R, else by REML with a fixed mean per stratum. Each stratum's SE is the
+/// cluster-level SE.
+///
+/// # Errors
+/// [`Error::Data`] when a stratum has fewer than two clusters, or a REML fit fails.
+fn analyse_clustered(panel: &Panel) -> Result<VarianceReport> {
+    use super::cluster::{anova_pooled, anova_stratum, clustered_mean_se, reml_fit};
+    let mut reports = Vec::with_capacity(panel.strata.len());
+    let mut anovas = Vec::new();
+    let mut sizes = Vec::new();
+    let mut pairs = Vec::new();
+    let (mut t_sum, mut r_sum, mut n_t, mut n_q) = (0.0, 0.0, 0.0, 0.0);
+    for s in &panel.strata {
+        let c = s
+            .clusters
+            .as_ref()
+            .expect("a clustered panel's strata have clusters");
+        let named = |e: Error| Error::Data(format!("stratum '{}': {e}", s.name));
+        let (mean, robust_se) = clustered_mean_se(s, c).ok_or_else(|| {
+            Error::Data(format!(
+                "stratum '{}': need at least 2 clusters per stratum to estimate the cluster \
+                 variance (have {})",
+                s.name,
+                c.g()
+            ))
+        })?;
+        sizes.extend(c.sizes());
+        pairs.push((s, c));
+        let m = c.common_size().filter(|_| s.is_balanced());
+        let report = match m {
+            Some(m) => {
+                let (cf, a) = anova_stratum(s, c, m).map_err(named)?;
+                anovas.push(a);
+                let n = (s.q() * s.t() * s.r()) as f64;
+                t_sum += (s.q() * s.t()) as f64;
+                r_sum += n;
+                n_q += s.q() as f64;
+                n_t += (s.q() * s.t()) as f64;
+                StratumReport {
+                    name: s.name.clone(),
+                    method: Method::Anova,
+                    questions: s.q(),
+                    trajectories: s.t(),
+                    reads: s.r(),
+                    shape: None,
+                    dropped: s.dropped,
+                    mean,
+                    se: (cf.cluster.ms.unwrap_or(f64::NAN) / n).sqrt(),
+                    reml: None,
+                    cluster: Some(cf.cluster),
+                    share_single: cf.share_single,
+                    share_se2: cf.share_se2,
+                    undefined: BTreeMap::new(),
+                    fit: cf.fit,
+                }
+            }
+            None => {
+                let shape = nested_stratum(s)?.shape();
+                t_sum += shape.trajectories.total as f64;
+                r_sum += shape.reads.total as f64;
+                n_q += shape.questions as f64;
+                n_t += shape.trajectories.total as f64;
+                let cf = reml_fit(&[(s, c)], shape.trajectories.mean, shape.reads.mean, true)
+                    .map_err(named)?;
+                StratumReport {
+                    name: s.name.clone(),
+                    method: Method::Reml,
+                    questions: shape.questions,
+                    trajectories: shape.trajectories.mean.round() as usize,
+                    reads: shape.reads.mean.round() as usize,
+                    shape: Some(shape),
+                    dropped: s.dropped,
+                    mean,
+                    se: robust_se,
+                    reml: None,
+                    cluster: Some(cf.cluster),
+                    share_single: cf.share_single,
+                    share_se2: cf.share_se2,
+                    undefined: BTreeMap::new(),
+                    fit: cf.fit,
+                }
+            }
+        };
+        reports.push(report);
+    }
+    let means: Vec<f64> = reports.iter().map(|s| s.mean).collect();
+    let se2: Vec<f64> = reports.iter().map(|s| s.se * s.se).collect();
+    let (estimate, se) = combine(&means, &se2);
+    let all_anova = anovas.len() == panel.strata.len();
+    let (t_mean, r_mean) = (t_sum / n_q, r_sum / n_t);
+    let pooled_fit = if all_anova {
+        anova_pooled(&anovas, &sizes)
+    } else {
+        reml_fit(&pairs, t_mean, r_mean, false)
+    };
+    let (pooled, pooled_unavailable) = match pooled_fit {
+        Ok(cf) => (
+            Some(PooledReport {
+                method: if all_anova {
+                    Method::Anova
+                } else {
+                    Method::Reml
+                },
+                questions: n_q as usize,
+                strata: panel.strata.len(),
+                trajectories: t_mean.round() as usize,
+                reads: r_mean.round() as usize,
+                cluster: Some(Box::new(cf.cluster)),
+                share_single: cf.share_single,
+                undefined: BTreeMap::new(),
+                fit: cf.fit,
+            }),
+            None,
+        ),
         Err(e) => (None, Some(e.to_string())),
     };
     Ok(with_reasons(VarianceReport {

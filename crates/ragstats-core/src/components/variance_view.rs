@@ -2,6 +2,7 @@
 //! estimate and its interval, the strata, the components with their shares, the notes; and
 //! the long CSV table (one row per scope and level).
 
+use super::cluster::ClusterLevel;
 use super::reml::{Shape, Spread};
 use super::variance::{
     Fit, Level, Method, PanelVariance, PerLevel, StratumReport, VarianceReport,
@@ -72,6 +73,11 @@ pub fn share_cell(shares: Option<&PerLevel>, f: &Fit, l: Level) -> Cell {
     }
 }
 
+/// Whether the strata have a cluster level (`--cluster`): then tables and CSV show it.
+fn is_clustered(r: &VarianceReport) -> bool {
+    r.strata.iter().any(|s| s.cluster.is_some())
+}
+
 /// Whether any stratum was fitted by REML (then tables and CSV name the method).
 fn any_reml(r: &VarianceReport) -> bool {
     r.strata.iter().any(|s| s.method == Method::Reml)
@@ -127,7 +133,32 @@ fn csv(r: &VarianceReport) -> Table {
     if reml {
         header.push("method");
     }
+    let clustered = is_clustered(r);
+    if clustered {
+        header.push("clusters");
+    }
     let mut t = Table::new(&header);
+    // The cluster row of a scope: its level's MS, df, component and shares.
+    let cluster_row = |mut row: Vec<Cell>, c: &ClusterLevel, method: Method, se2: bool| {
+        row.extend([
+            Cell::text("cluster"),
+            exact_opt(c.ms),
+            exact_opt(c.df),
+            exact(c.component),
+            Cell::text(c.truncated.to_string()),
+            exact_opt(c.share_single),
+            if se2 {
+                exact_opt(c.share_se2)
+            } else {
+                Cell::Missing
+            },
+        ]);
+        if reml {
+            row.push(Cell::text(method.name()));
+        }
+        row.push(Cell::Count(c.clusters as u64));
+        row
+    };
     // MS, df, component and truncation of one level of a fit.
     let fit_cells = |f: &Fit, l: Level| {
         [
@@ -138,6 +169,11 @@ fn csv(r: &VarianceReport) -> Table {
         ]
     };
     for s in &r.strata {
+        if let Some(c) = &s.cluster {
+            let mut row = stratum_design(s);
+            row.extend([exact(s.mean), exact(s.se)]);
+            t.row(cluster_row(row, c, s.method, true));
+        }
         for l in Level::ALL {
             let mut row = stratum_design(s);
             row.extend([exact(s.mean), exact(s.se), Cell::text(l.name())]);
@@ -147,10 +183,18 @@ fn csv(r: &VarianceReport) -> Table {
             if reml {
                 row.push(Cell::text(s.method.name()));
             }
+            if let Some(c) = &s.cluster {
+                row.push(Cell::Count(c.clusters as u64));
+            }
             t.row(row);
         }
     }
     if let Some(p) = &r.pooled {
+        if let Some(c) = &p.cluster {
+            let mut row = design("pooled", p.questions, p.trajectories, p.reads, None);
+            row.extend([Cell::Missing, Cell::Missing]);
+            t.row(cluster_row(row, c, p.method, false));
+        }
         for l in Level::ALL {
             let mut row = design("pooled", p.questions, p.trajectories, p.reads, None);
             row.extend([Cell::Missing, Cell::Missing, Cell::text(l.name())]);
@@ -161,6 +205,9 @@ fn csv(r: &VarianceReport) -> Table {
             ]);
             if reml {
                 row.push(Cell::text(p.method.name()));
+            }
+            if let Some(c) = &p.cluster {
+                row.push(Cell::Count(c.clusters as u64));
             }
             t.row(row);
         }
@@ -203,9 +250,14 @@ pub fn variance_view(r: &VarianceReport, interval: &str) -> View {
         weights_line(r.strata.iter().map(|s| s.name.as_str()), &r.weights)
     ));
     let reml = any_reml(r);
+    let clustered = is_clustered(r);
     let mut head = vec!["stratum", "Q", "T", "R", "mean", "SE", "dropped"];
     if reml {
         head.push("method");
+    }
+    if clustered {
+        head.push("G");
+        head.push("M");
     }
     let mut t = Table::new(&head);
     for s in &r.strata {
@@ -217,6 +269,17 @@ pub fn variance_view(r: &VarianceReport, interval: &str) -> View {
         ]);
         if reml {
             row.push(Cell::text(s.method.name()));
+        }
+        if let Some(c) = &s.cluster {
+            row.push(Cell::Count(c.clusters as u64));
+            row.push(if c.min_questions == c.max_questions {
+                Cell::Count(c.min_questions as u64)
+            } else {
+                Cell::Raw(format!(
+                    "{}/{:.2}/{}",
+                    c.min_questions, c.questions_per_cluster, c.max_questions
+                ))
+            });
         }
         t.row(row);
     }
@@ -235,8 +298,28 @@ pub fn variance_view(r: &VarianceReport, interval: &str) -> View {
     let mut add = |t: &mut Table,
                    scope: &str,
                    f: &Fit,
+                   cluster: Option<&ClusterLevel>,
                    single: Option<&PerLevel>,
                    se2: Option<Option<&PerLevel>>| {
+        if let Some(c) = cluster {
+            let share = |v: Option<f64>| match v {
+                Some(v) => Cell::num(v),
+                None => Cell::Undefined(None),
+            };
+            t.row([
+                Cell::Raw(scope.to_string()),
+                Cell::text("cluster"),
+                Cell::opt_num(c.ms),
+                c.df.map_or(Cell::Missing, |d| Cell::Num(d, Precision::Shortest)),
+                if c.truncated {
+                    Cell::text(format!("{} (truncated to 0)", num(c.component)))
+                } else {
+                    Cell::num(c.component)
+                },
+                share(c.share_single),
+                se2.map_or(Cell::Missing, |_| share(c.share_se2)),
+            ]);
+        }
         for l in Level::ALL {
             t.row([
                 // Raw: a numeric stratum name stays right-aligned (see `design`).
@@ -267,6 +350,7 @@ pub fn variance_view(r: &VarianceReport, interval: &str) -> View {
             &mut t,
             &s.name,
             &s.fit,
+            s.cluster.as_ref(),
             s.share_single.as_ref(),
             Some(s.share_se2.as_ref()),
         );
@@ -275,7 +359,14 @@ pub fn variance_view(r: &VarianceReport, interval: &str) -> View {
         }
     }
     if let Some(p) = &r.pooled {
-        add(&mut t, "pooled", &p.fit, p.share_single.as_ref(), None);
+        add(
+            &mut t,
+            "pooled",
+            &p.fit,
+            p.cluster.as_deref(),
+            p.share_single.as_ref(),
+            None,
+        );
         if p.share_single.is_none() {
             undefined.push(("pooled", POOLED_SHARES_UNDEFINED));
         }
@@ -298,6 +389,22 @@ pub fn variance_view(r: &VarianceReport, interval: &str) -> View {
                 "pooled: {} over all strata with a fixed mean per stratum",
                 p.method.name()
             ));
+        }
+    }
+    if clustered {
+        notes.push(
+            "clusters: questions are nested in clusters; the question level is within \
+             clusters, the shares are of cluster + question + trajectory + read, and each SE \
+             is the cluster-level SE (G − 1 df)"
+                .into(),
+        );
+        if r.strata.iter().any(|s| s.method == Method::Reml) {
+            notes.push(
+                "clusters: REML strata are fitted as lme4's y ~ 1 + (1|cluster) + \
+                 (1|cluster:question) + (1|cluster:question:trajectory); their SE is \
+                 cluster-robust over question means, G/(G − 1) Σ_g (S_g − M_g ȳ)² / Q²"
+                    .into(),
+            );
         }
     }
     if let Some(why) = &r.pooled_unavailable {

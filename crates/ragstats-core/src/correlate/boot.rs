@@ -17,6 +17,7 @@
 
 use std::ops::Range;
 
+use crate::resample::clusters::ClusterDraw;
 use crate::resample::engine::{ResampleBackend, ResampleJob, MAX_K};
 use crate::resample::table::table_from;
 use crate::Result;
@@ -93,6 +94,11 @@ impl PairBootstrap<'_> {
         let cols = self.columns();
         let n_reps = (replicates.end - replicates.start) as usize;
         let units = self.clusters.map_or(n, |(_, c)| c);
+        // The clusters (numbered by first appearance, as the table already numbers them).
+        let draw = match self.clusters {
+            Some((ids, _)) => Some(ClusterDraw::new(&[ids.to_vec()])?),
+            None => None,
+        };
         // The columns, standardised once.
         let xs: Vec<Vec<f64>> = self.xs.iter().map(|c| standardise(c)).collect();
         let ys: Vec<Vec<f64>> = self.ys.iter().map(|c| standardise(c)).collect();
@@ -114,23 +120,19 @@ impl PairBootstrap<'_> {
         let n_groups = groups.len() as u64;
         for (g, group) in groups.iter().enumerate() {
             let k = group.len();
-            let mut table = vec![0f64; units * k];
-            match self.clusters {
+            let table = match &draw {
                 None => {
+                    let mut table = vec![0f64; units * k];
                     for i in 0..n {
                         for (j, &c) in group.iter().enumerate() {
                             table[i * k + j] = value(c, i);
                         }
                     }
+                    table
                 }
-                Some((ids, _)) => {
-                    for (i, &u) in ids.iter().enumerate() {
-                        for (j, &c) in group.iter().enumerate() {
-                            table[u as usize * k + j] += value(c, i);
-                        }
-                    }
-                }
-            }
+                // One engine row per cluster: the shared cluster draw's rows.
+                Some(d) => d.cluster_rows(0, k, |i, j| value(group[j], i)),
+            };
             let mut centre = vec![0f64; k];
             for row in table.chunks_exact(k) {
                 for (c, v) in centre.iter_mut().zip(row) {

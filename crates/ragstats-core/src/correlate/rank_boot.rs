@@ -28,6 +28,7 @@ use rayon::prelude::*;
 
 use super::estimate::Method;
 use super::Prepared;
+use crate::resample::clusters::ClusterDraw;
 use crate::resample::counts::draw_counts;
 use crate::resample::Resampling;
 use crate::rng::blocks::Generator;
@@ -167,6 +168,10 @@ pub fn rank_bootstrap(
     let generator = Generator::from_env()?;
     let n = prep.n();
     let units = clusters.map_or(n, |c| c.1);
+    let draw = match clusters {
+        Some((ids, _)) => Some(ClusterDraw::new(&[ids.to_vec()])?),
+        None => None,
+    };
     let np = prep.n_pairs();
     let xg: Vec<Vec<Vec<u32>>> = prep.xs.iter().map(|c| tie_groups(c)).collect();
     let yg: Vec<Vec<Vec<u32>>> = prep.ys.iter().map(|c| tie_groups(c)).collect();
@@ -191,13 +196,12 @@ pub fn rank_bootstrap(
             },
             |(counts, w, rx, ry, tree), (j, row)| {
                 let r = (first + j) as u32;
-                draw_counts(generator, seed, r, 0, counts);
-                match clusters {
-                    None => w.copy_from_slice(counts),
-                    Some((ids, _)) => {
-                        for (wi, &c) in w.iter_mut().zip(ids) {
-                            *wi = counts[c as usize];
-                        }
+                match &draw {
+                    None => draw_counts(generator, seed, r, 0, w),
+                    // The shared cluster draw: counts per cluster, repeated over its rows.
+                    Some(d) => {
+                        d.draw_counts(generator, seed, r, 0, counts);
+                        d.unit_weights(0, counts, w);
                     }
                 }
                 let total: u64 = w.iter().map(|&k| u64::from(k)).sum();

@@ -17,6 +17,7 @@
 //! questions between them and bypass the analyses' own code, so it is not done.
 
 pub mod analyses;
+pub mod clustered;
 pub mod generate;
 pub mod grid;
 mod grid_view;

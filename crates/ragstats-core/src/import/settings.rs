@@ -54,6 +54,9 @@ pub struct PanelSettings {
         schemars(with = "Option<crate::io::from_text::TextOrMap<f64>>")
     )]
     pub weights: Option<Weights>,
+    /// The column naming each question's cluster (an article, a document): questions are
+    /// then nested in clusters within strata, and the cluster is the unit sampled.
+    pub cluster: Option<String>,
     /// How evaluation logs map onto the panel (for a panel read from logs).
     #[serde(flatten)]
     pub logs: LogMapping,
@@ -166,6 +169,7 @@ impl PanelSettings {
             common_questions: self.common_questions,
             duplicates: self.duplicates,
             weights: self.weights.clone().unwrap_or_default(),
+            cluster: self.cluster.clone(),
             ..LoadOptions::default()
         }
     }

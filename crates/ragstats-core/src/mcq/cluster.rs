@@ -25,6 +25,7 @@ use super::item::Group;
 use super::validate::Loaded;
 use crate::error::{Error, Result};
 use crate::io::jsonl::kind;
+use crate::resample::clusters::number_by_first_appearance;
 
 /// Which provenance makes items one cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
@@ -83,14 +84,13 @@ impl Clusters {
     }
 
     /// Dense cluster indices of `ids`, numbered in order of first appearance.
+    /// (The numbering of the shared cluster draw,
+    /// [`crate::resample::clusters::number_by_first_appearance`].)
     pub fn indices<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> Vec<usize> {
-        let mut seen: HashMap<&str, usize> = HashMap::new();
-        ids.into_iter()
-            .map(|id| {
-                let k = self.key(id);
-                let n = seen.len();
-                *seen.entry(k).or_insert(n)
-            })
+        number_by_first_appearance(ids.into_iter().map(|id| self.key(id)))
+            .0
+            .into_iter()
+            .map(|c| c as usize)
             .collect()
     }
 }

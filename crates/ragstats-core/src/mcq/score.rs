@@ -29,6 +29,7 @@ use super::metrics::{exact_match, f1};
 use super::results::{Outcome, RunResult};
 use crate::document::{Engine, Report};
 use crate::error::{Error, Result};
+use crate::resample::clusters::ClusterDraw;
 use crate::resample::engine::{ResampleBackend, ResampleJob};
 use crate::resample::summary::{sd, summarize, Interval, Method};
 use crate::resample::Resampling;
@@ -338,26 +339,25 @@ fn joint_cluster_means(
     for (j, g) in present.iter().enumerate() {
         col[g.index()] = j;
     }
-    let mut at: HashMap<usize, usize> = HashMap::new();
-    let mut units: Vec<Vec<[f64; 3]>> = Vec::new();
-    for ((g, v), cl) in rows.iter().zip(clusters) {
-        let u = *at.entry(*cl).or_insert_with(|| {
-            units.push(vec![[0.0; 3]; p]);
-            units.len() - 1
-        });
+    // The clusters numbered by first appearance, one engine row each: the shared cluster
+    // draw (crate::resample::clusters), in its single stratum.
+    let draw = ClusterDraw::new(std::slice::from_ref(&clusters.to_vec()))?;
+    let cells = draw.cluster_rows(0, 3 * p, |i, j| {
+        let (g, v) = &rows[i];
+        if col[g.index()] != j / 3 {
+            return 0.0;
+        }
         let c = centres[g.index()].unwrap_or([0.0, 0.0]);
-        let cell = &mut units[u][col[g.index()]];
-        cell[0] += v[0] - c[0];
-        cell[1] += v[1] - c[1];
-        cell[2] += 1.0;
-    }
+        match j % 3 {
+            0 => v[0] - c[0],
+            1 => v[1] - c[1],
+            _ => 1.0,
+        }
+    });
     let table = |m: usize| -> Vec<f32> {
-        units
-            .iter()
-            .flat_map(|u| {
-                u.iter()
-                    .flat_map(move |cell| [cell[m] as f32, cell[2] as f32])
-            })
+        cells
+            .chunks_exact(3)
+            .flat_map(|cell| [cell[m] as f32, cell[2] as f32])
             .collect()
     };
     let (em, f1) = (table(0), table(1));

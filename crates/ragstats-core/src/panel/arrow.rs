@@ -107,6 +107,10 @@ pub(super) fn read_arrow_rows(
         index(arms.arm),
         index("selector").filter(|_| arms.selector),
         index("arm").filter(|_| arms.outer),
+        match super::read::cluster_column(opts, &metric)? {
+            Some(c) => Some(required(c)?),
+            None => None,
+        },
     ];
     let arm_column = arms.renamed();
     let score_at = index(&metric).expect("metric chosen from the header");
@@ -150,10 +154,10 @@ pub(super) fn read_arrow_rows(
                     arm_column: arm_column.clone(),
                     ..Default::default()
                 };
-                let mut bufs: [String; 8] = Default::default();
+                let mut bufs: [String; 9] = Default::default();
                 for r in range {
                     let row = first_row + r as u64;
-                    let [b0, b1, b2, b3, b4, b5, b6, b7] = &mut bufs;
+                    let [b0, b1, b2, b3, b4, b5, b6, b7, b8] = &mut bufs;
                     if let Some((col, want)) = &filter_col {
                         if col.get(r, b6) != *want {
                             continue;
@@ -169,6 +173,8 @@ pub(super) fn read_arrow_rows(
                         read: key(&keys[3], r, b3),
                         arm: key(&keys[4], r, b4),
                         selector: key(&keys[5], r, b5),
+                        // A null cluster is empty, which `push` refuses.
+                        cluster: keys[7].as_ref().map(|t| t.get(r, b8)),
                     };
                     let value = score.get(path, row, &metric, r)?;
                     raw.push(path, row, keys, value)?;
@@ -188,6 +194,8 @@ pub(super) fn read_arrow_rows(
     });
     check_outer_arms(path, &raw, &arms)?;
     raw.notes.extend(note);
+    raw.notes
+        .extend(super::read::unused_cluster_note(&header, opts));
     Ok((raw, metric))
 }
 

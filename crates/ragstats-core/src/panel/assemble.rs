@@ -46,6 +46,8 @@ pub(super) fn assemble(
             format!("{x} is not a finite score"),
         ));
     }
+    // Pairing empties the rows: each question's cluster is taken first.
+    let of = super::clusters::question_clusters(&raw);
     let mut cells = pair_cells(
         path,
         &mut raw,
@@ -70,7 +72,10 @@ pub(super) fn assemble(
             fill_stratum(path, &raw, d, &groups, &cells, &labels, &texts, &policy)
         })
         .collect();
-    let strata = strata.into_iter().collect::<Result<Vec<_>>>()?;
+    let mut strata = strata.into_iter().collect::<Result<Vec<_>>>()?;
+    for s in &mut strata {
+        s.clusters = super::clusters::stratum_clusters(&raw, &of, &s.name, &s.questions);
+    }
     let names: Vec<&str> = strata.iter().map(|s| s.name.as_str()).collect();
     let questions: Vec<usize> = strata.iter().map(|s| s.q()).collect();
     let weights = opts.weights.resolve(path, &names, &questions)?;

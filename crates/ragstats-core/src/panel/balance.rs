@@ -226,6 +226,7 @@ pub(super) fn fill_stratum(
         nested: None,
         notes: Vec::new(),
         labels: Some(texts.empty_labels()),
+        clusters: None,
         unpaired_cells: cells
             .unpaired_cells
             .iter()

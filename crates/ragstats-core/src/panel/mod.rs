@@ -15,6 +15,7 @@
 pub mod arrow;
 mod assemble;
 mod balance;
+mod clusters;
 pub mod design;
 mod load;
 pub mod memory;
@@ -29,9 +30,11 @@ mod source;
 mod strata;
 mod suffstats;
 
+pub use clusters::Clusters;
 pub use design::Design;
 pub use load::{load_panel, LoadOptions, PanelRows};
 pub use options::{combine_strata, ColumnMap, Duplicates, Weights};
+pub use read::IGNORED_CLUSTERS_COVERAGE;
 pub use selectors::SelectorChoice;
 pub use source::Source;
 pub use suffstats::{QuestionStats, StratumStats};
@@ -84,6 +87,12 @@ impl Panel {
             None => s.y.iter(),
         }))
     }
+
+    /// Whether the panel was read with a cluster column ([`LoadOptions::cluster`]): every
+    /// stratum then has [`Stratum::clusters`].
+    pub fn is_clustered(&self) -> bool {
+        !self.strata.is_empty() && self.strata.iter().all(|s| s.clusters.is_some())
+    }
 }
 
 /// One stratum (dataset): a balanced Q × T × R array of outcomes, or (`nested`) its
@@ -118,6 +127,9 @@ pub struct Stratum {
     /// The file's labels of every cell, for matching a cost ledger (`None` for a stratum
     /// built in code: then `trajectories` and `reads` name a balanced array's cells).
     pub labels: Option<CellLabels>,
+    /// With a cluster column ([`LoadOptions::cluster`]): the cluster of each of
+    /// `questions` (clusters are nested in strata). `None` without one.
+    pub clusters: Option<Clusters>,
 }
 
 /// The file's labels of a stratum's cells in outcome order: `trajectory` has one entry per

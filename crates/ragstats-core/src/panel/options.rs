@@ -57,6 +57,12 @@ pub struct LoadOptions {
     /// the other arms' duplicates and missing questions are then not the panel's problem.
     /// Empty: every arm.
     pub keep_arms: Vec<String>,
+    /// The column naming each row's cluster (`--cluster COLUMN`): questions are then nested
+    /// in clusters within strata, and each stratum carries its question → cluster map
+    /// ([`super::Stratum::clusters`]). A question in two clusters, a cluster in two strata
+    /// or a row without a cluster is an error. `None`: no clusters (the column, if any, is
+    /// ignored).
+    pub cluster: Option<String>,
     /// How the strata are weighted when an analysis combines them ([`Panel::weights`]).
     ///
     /// [`Panel::weights`]: super::Panel::weights

@@ -19,6 +19,9 @@ pub(super) const NO_ARM: u32 = u32::MAX;
 /// The selector id of a row without a selector (or of a row averaged over selectors).
 pub(super) const NO_SELECTOR: u32 = u32::MAX;
 
+/// The cluster id of a row of a panel read without a cluster column.
+pub(super) const NO_CLUSTER: u32 = u32::MAX;
+
 /// One row reduced to interned keys: 40 bytes whatever the text looked like.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RawRow {
@@ -28,6 +31,9 @@ pub(super) struct RawRow {
     pub read: u32,
     pub arm: u32,
     pub selector: u32,
+    /// The row's cluster ([`RawPanel::clusters`]), or [`NO_CLUSTER`]; it fits in what was
+    /// the record's padding, so a row is still 40 bytes.
+    pub cluster: u32,
     pub line: u32,
     pub value: f64,
 }
@@ -188,6 +194,7 @@ struct IdMap {
     reads: Vec<u32>,
     arms: Vec<u32>,
     selectors: Vec<u32>,
+    clusters: Vec<u32>,
 }
 
 impl IdMap {
@@ -206,6 +213,10 @@ impl IdMap {
                 NO_SELECTOR => NO_SELECTOR,
                 s => self.selectors[s as usize],
             },
+            cluster: match r.cluster {
+                NO_CLUSTER => NO_CLUSTER,
+                c => self.clusters[c as usize],
+            },
             ..r
         }
     }
@@ -220,6 +231,9 @@ pub(super) struct RowKeys<'a> {
     pub arm: Option<&'a str>,
     /// `None` also when the value is empty.
     pub selector: Option<&'a str>,
+    /// The cluster column's value, when one is read ([`super::LoadOptions::cluster`]):
+    /// `Some("")` (an empty or missing value) is an error.
+    pub cluster: Option<&'a str>,
 }
 
 /// Interned keys plus rows, as read from the file.
@@ -231,6 +245,8 @@ pub(super) struct RawPanel {
     pub reads: Interner,
     pub arms: Interner,
     pub selectors: Interner,
+    /// The cluster column's values ([`super::LoadOptions::cluster`]); empty without one.
+    pub clusters: Interner,
     pub rows: Vec<RawRow>,
     pub has_dataset: bool,
     /// The column the arms were read from, when not `arm` ([`super::LoadOptions::arm_column`]).
@@ -253,6 +269,7 @@ impl RawPanel {
             reads: self.reads.clone(),
             arms: self.arms.clone(),
             selectors: self.selectors.clone(),
+            clusters: self.clusters.clone(),
             rows,
             has_dataset: self.has_dataset,
             arm_column: self.arm_column.clone(),
@@ -265,10 +282,18 @@ impl RawPanel {
     /// or read `0`.
     ///
     /// # Errors
-    /// [`Error::Input`] for an empty question id, or a line past `u32::MAX`.
+    /// [`Error::Input`] for an empty question id, an empty cluster (when a cluster column
+    /// is read), or a line past `u32::MAX`.
     pub fn push(&mut self, path: &Path, line: u64, keys: RowKeys, value: f64) -> Result<()> {
         if keys.question.is_empty() {
             return Err(Error::input(path, Some(line), "empty question id"));
+        }
+        if keys.cluster.is_some_and(|c| c.trim().is_empty()) {
+            return Err(Error::input(
+                path,
+                Some(line),
+                "missing cluster: every row needs a value in the cluster column",
+            ));
         }
         let line32 = u32::try_from(line)
             .map_err(|_| Error::input(path, Some(line), "panels are limited to 4 billion lines"))?;
@@ -283,6 +308,10 @@ impl RawPanel {
                 .filter(|s| !s.is_empty())
                 .map(|s| self.selectors.id(s))
                 .unwrap_or(NO_SELECTOR),
+            cluster: keys
+                .cluster
+                .map(|c| self.clusters.id(c.trim()))
+                .unwrap_or(NO_CLUSTER),
             line: line32,
             value,
         };
@@ -342,6 +371,7 @@ impl RawPanel {
         reserve(&mut self.reads, |p| &p.reads);
         reserve(&mut self.arms, |p| &p.arms);
         reserve(&mut self.selectors, |p| &p.selectors);
+        reserve(&mut self.clusters, |p| &p.clusters);
         reserve(&mut self.outer_arms, |p| &p.outer_arms);
     }
 
@@ -357,6 +387,7 @@ impl RawPanel {
             reads: self.reads.absorb(&other.reads),
             arms: self.arms.absorb(&other.arms),
             selectors: self.selectors.absorb(&other.selectors),
+            clusters: self.clusters.absorb(&other.clusters),
         }
     }
 
@@ -418,6 +449,7 @@ mod tests {
             read: r,
             arm: a,
             selector: s,
+            cluster: None,
         };
         raw.push(Path::new("p.csv"), line, keys, line as f64)
             .unwrap();

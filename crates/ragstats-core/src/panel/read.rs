@@ -196,9 +196,59 @@ pub(super) fn read_rows(
 /// `f1` column.
 pub const SCORE_NAMES: [&str; 6] = ["score", "f1", "em", "correct", "acc", "exact_match"];
 
-/// The columns that are never the score: the keys, `cluster` and the arms' column.
+/// The columns that are never the score: the keys, `cluster`, the cluster column asked
+/// for and the arms' column.
 fn is_key(h: &str, opts: &LoadOptions) -> bool {
-    KEY_COLUMNS.contains(&h) || h == "cluster" || opts.arm_column.as_deref() == Some(h)
+    KEY_COLUMNS.contains(&h)
+        || h == "cluster"
+        || opts.cluster.as_deref() == Some(h)
+        || opts.arm_column.as_deref() == Some(h)
+}
+
+/// Where docs/COVERAGE.md ("Clustered designs") measured the printed interval of panels
+/// with clusters analysed as if their questions were independent: the range of its
+/// coverage over the designs measured (G from 6 to 48 clusters of 4 binary questions).
+pub const IGNORED_CLUSTERS_COVERAGE: (f64, f64) = (0.842, 0.899);
+
+/// The note for a panel with a `cluster` column read without asking for clusters
+/// ([`LoadOptions::cluster`]): its questions are analysed as independent, which
+/// docs/COVERAGE.md measured short.
+pub(super) fn unused_cluster_note(header: &[String], opts: &LoadOptions) -> Option<String> {
+    (opts.cluster.is_none() && header.iter().any(|h| h == "cluster")).then(|| {
+        format!(
+            "the panel has a 'cluster' column, which is not used: questions are analysed as \
+             independent; nest them in their clusters with the cluster column (--cluster \
+             cluster). On clustered panels an interval ignoring the clusters covered only \
+             {:.3}–{:.3} of the time at 95% (docs/COVERAGE.md, Clustered designs)",
+            IGNORED_CLUSTERS_COVERAGE.0, IGNORED_CLUSTERS_COVERAGE.1
+        )
+    })
+}
+
+/// The cluster column `opts` asks for ([`LoadOptions::cluster`]), checked against the
+/// chosen score column `metric`.
+///
+/// # Errors
+/// [`Error::Setting`] (`cluster`) when it is the score column or a key below the question
+/// (trajectory, read), whose values are not clusters of questions.
+pub(super) fn cluster_column<'a>(opts: &'a LoadOptions, metric: &str) -> Result<Option<&'a str>> {
+    match opts.cluster.as_deref() {
+        Some(c) if c == metric => Err(Error::setting(
+            "cluster",
+            format!(
+                "'{}' is the score column; choose the column naming each question's cluster",
+                clip(c)
+            ),
+        )),
+        Some(c @ ("trajectory" | "read")) => Err(Error::setting(
+            "cluster",
+            format!(
+                "'{c}' labels cells within a question, not clusters of questions; choose the \
+                 column naming each question's cluster (e.g. its source article)"
+            ),
+        )),
+        other => Ok(other),
+    }
 }
 
 /// The score column and, when it was chosen rather than named, a note saying so:
@@ -278,6 +328,8 @@ struct Columns {
     selector: Option<usize>,
     /// The panel's own `arm` column, when another column is the arms.
     outer_arm: Option<usize>,
+    /// The cluster column ([`LoadOptions::cluster`]).
+    cluster: Option<usize>,
     metric: usize,
 }
 
@@ -358,6 +410,10 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
         arm: rdr.column(arms.arm),
         selector: rdr.column("selector").filter(|_| arms.selector),
         outer_arm: rdr.column("arm").filter(|_| arms.outer),
+        cluster: match cluster_column(opts, &metric)? {
+            Some(c) => Some(required_column(&rdr, c)?),
+            None => None,
+        },
         metric: rdr.column(&metric).expect("metric chosen from header"),
     };
     let filter = match &opts.filter {
@@ -369,6 +425,7 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
         arm_column: arms.renamed(),
         ..Default::default()
     };
+    let unused_cluster = unused_cluster_note(rdr.headers(), opts);
     let pieces = rdr.par_fold(chunk_bytes, init, |raw, line, rec| {
         if let Some((i, value)) = filter {
             if rec.get(i) != Some(value) {
@@ -387,6 +444,7 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
             read: get(cols.read),
             arm: get(cols.arm),
             selector: get(cols.selector),
+            cluster: get(cols.cluster),
         };
         raw.push(path, line, keys, value)
     })?;
@@ -395,6 +453,7 @@ fn read_csv(path: &Path, opts: &LoadOptions, chunk_bytes: usize) -> Result<(RawP
     let mut raw = RawPanel::concat(pieces).unwrap_or_else(init);
     check_outer_arms(path, &raw, &arms)?;
     raw.notes.extend(note);
+    raw.notes.extend(unused_cluster);
     Ok((raw, metric))
 }
 
@@ -465,8 +524,10 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
                     )
                 })?;
                 raw.notes.extend(note);
+                raw.notes.extend(unused_cluster_note(&header, opts));
                 raw.has_dataset = obj.contains_key("dataset");
                 let cols = arm_columns(path, Some(lineno), &header, &m, opts, "field")?;
+                cluster_column(opts, &m)?;
                 raw.arm_column = cols.renamed();
                 arms = Some(cols);
                 metric = Some(m.clone());
@@ -529,6 +590,11 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
         } else {
             None
         };
+        // A row without the cluster field has an empty cluster, which `push` refuses.
+        let cluster = match &opts.cluster {
+            Some(c) => Some(key(c)?.unwrap_or_default()),
+            None => None,
+        };
         let keys = RowKeys {
             dataset: d.as_deref(),
             question: &question,
@@ -536,6 +602,7 @@ fn read_jsonl(path: &Path, opts: &LoadOptions) -> Result<(RawPanel, String)> {
             read: r.as_deref(),
             arm: a.as_deref(),
             selector: sel.as_deref(),
+            cluster: cluster.as_deref(),
         };
         raw.push(path, lineno, keys, value)?;
     }

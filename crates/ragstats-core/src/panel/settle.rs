@@ -20,10 +20,12 @@ const EXAMPLES: usize = 3;
 /// merged or dropped.
 ///
 /// # Errors
-/// One [`Error::Input`] naming every class of problem found, when there are duplicate rows
+/// [`Error::Input`] for questions not nested in clusters or clusters not nested in strata
+/// ([`super::clusters::check_nesting`]); one [`Error::Input`] naming every class of problem found, when there are duplicate rows
 /// (with [`Duplicates::Error`]) or, with [`LoadOptions::same_questions`], arms lacking
 /// questions other arms have; [`Error::Input`] when no question is common to every arm.
 pub(super) fn settle(path: &Path, raw: &mut RawPanel, opts: &LoadOptions) -> Result<()> {
+    super::clusters::check_nesting(path, raw)?;
     if !opts.keep_arms.is_empty() {
         keep_arms(path, raw, &opts.keep_arms)?;
     }

@@ -138,6 +138,7 @@ pub fn matching_audit(audit: &Audit, names: &[String]) -> Result<Audit> {
         strata,
         pooled: None,
         weights: Vec::new(),
+        pooled_cluster: None,
     })
 }
 
@@ -540,9 +541,11 @@ mod tests {
                     trajectory: Some(0.03),
                     read: None,
                 },
+                cluster: None,
             }],
             pooled: None,
             weights: Vec::new(),
+            pooled_cluster: None,
         };
         let study = SubsetStudy::new(&[s], &audit, 1).unwrap();
         let settings = SubsetJob {

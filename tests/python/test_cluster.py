@@ -1,0 +1,28 @@
+"""`cluster=` (issue 48) in Python against `--cluster` of the CLI, on the clustered demo panel."""
+
+import ragstats
+from conftest import cli_json
+
+REL = "data/demo/clustered.csv"
+
+
+def test_cluster_is_the_cli_flag():
+    got = ragstats.variance(REL, cluster="article").to_dict()
+    want = cli_json("variance", REL, "--cluster", "article")
+    assert got == want
+    s = got["strata"][0]
+    assert s["cluster"]["clusters"] == 40 and s["cluster"]["questions_per_cluster"] == 3
+    # The article-level SE is larger than the SE that ignores the articles.
+    flat = ragstats.variance(REL).to_dict()
+    assert got["se"] > 1.2 * flat["se"]
+    assert "cluster" not in flat["strata"][0]
+
+
+def test_clustered_designs_are_forecast_and_planned():
+    f = ragstats.forecast(audit=REL, cluster="article", design=["80x3:2:2", "160x3:2:2"]).to_dict()
+    assert f == cli_json("forecast", "--audit", REL, "--cluster", "article", "--design", "80x3:2:2", "--design", "160x3:2:2")
+    own, double = f["designs"]
+    assert own["clusters"] == 80 and abs(own["se_nested"] - ragstats.variance(REL, cluster="article").to_dict()["se"]) < 1e-12
+    assert double["se_nested"] < own["se_nested"]
+    p = ragstats.plan(audit=REL, cluster="article", unit_costs="2000,1000", cluster_cost=8000, target_se=0.02).to_dict()
+    assert p["designs"][0]["se"] <= 0.02 and p["cluster_cost"] == 8000
