@@ -1,7 +1,11 @@
 """`cluster=` (issue 48) in Python against `--cluster` of the CLI, on the clustered demo panel."""
 
+import pathlib
+
+import pytest
+
 import ragstats
-from conftest import cli_json
+from conftest import ROOT, cli_json
 
 REL = "data/demo/clustered.csv"
 
@@ -26,3 +30,20 @@ def test_clustered_designs_are_forecast_and_planned():
     assert double["se_nested"] < own["se_nested"]
     p = ragstats.plan(audit=REL, cluster="article", unit_costs="2000,1000", cluster_cost=8000, target_se=0.02).to_dict()
     assert p["designs"][0]["se"] <= 0.02 and p["cluster_cost"] == 8000
+
+
+def test_a_question_in_two_clusters_is_refused_by_the_cli_and_python(tmp_path):
+    from conftest import stats
+
+    bad = tmp_path / "bad.csv"
+    lines = (pathlib.Path(ROOT) / REL).read_text().splitlines()
+    # Line 3 (the question's second row) in another article.
+    fields = lines[2].split(",")
+    fields[2] = "Hot article 99"
+    lines[2] = ",".join(fields)
+    bad.write_text("\n".join(lines) + "\n")
+    r = stats("variance", str(bad), "--cluster", "article")
+    assert r.returncode == 2
+    assert f"{bad}:3: question 'ho000' of dataset 'hotpotqa' is in two clusters: 'Hot article 01' (line 2) and 'Hot article 99'" in r.stderr
+    with pytest.raises(ragstats.InputError, match="is in two clusters"):
+        ragstats.variance(str(bad), cluster="article")

@@ -141,10 +141,9 @@ pub fn plan_clusters(
     job: &ClusterPlanJob,
 ) -> Result<ClusterPlanReport> {
     if !crate::components::forecast::audit_is_clustered(audit) {
-        return Err(Error::Usage(
-            "planning over clusters needs an audit read with its cluster column (--cluster \
-             COLUMN)"
-                .into(),
+        return Err(Error::setting(
+            "cluster",
+            "planning over clusters needs an audit read with its cluster column",
         ));
     }
     if planner.strata.iter().any(|s| s.costs.is_none()) {
@@ -495,6 +494,6 @@ mod tests {
         assert!(r.designs.is_empty() && r.notes[0].starts_with("no design"));
         a.strata[0].cluster = None;
         let e = plan_clusters(&a, &p, "tokens", &job).unwrap_err();
-        assert!(e.to_string().contains("--cluster"), "{e}");
+        assert!(e.to_string().contains("its cluster column"), "{e}");
     }
 }

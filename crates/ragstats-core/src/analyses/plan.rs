@@ -402,7 +402,7 @@ pub fn plan(
     if s.cluster_cost.is_some() && !clustered {
         return Err(Error::setting(
             "cluster_cost",
-            "prices the clusters of an audit read with its cluster column (--cluster COLUMN)",
+            "prices the clusters of an audit read with its cluster column (the cluster setting)",
         ));
     }
     // Per-question costs of a balanced audit, or every trajectory's and read's cost of an
@@ -520,7 +520,7 @@ fn plan_clustered(
     let PlanGoal::TargetSe { se, from_mde } = *goal else {
         return Err(Error::Usage(
             "with clusters, plan finds the cheapest G×M:T:R design for a target SE or an MDE; \
-             forecast a given clustered design with stats forecast (--design GxM:T:R)"
+             forecast a given clustered design GxM:T:R instead"
                 .into(),
         ));
     };

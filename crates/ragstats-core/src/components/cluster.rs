@@ -33,8 +33,7 @@
 
 use serde::Serialize;
 
-use super::levels::{Level, PerLevel};
-use super::variance::Fit;
+use super::levels::{question_mean, se2_terms, Fit, Level, PerLevel};
 use crate::panel::{Clusters, Stratum};
 use crate::{Error, Result};
 
@@ -87,7 +86,7 @@ impl Components4 {
     fn se2_terms(&self, g: f64, q: f64, t: f64, r: f64) -> (f64, PerLevel) {
         (
             self.cluster.max(0.0) / g,
-            super::variance::se2_terms(&self.lower.truncated(), q, t, r),
+            se2_terms(&self.lower.truncated(), q, t, r),
         )
     }
 }
@@ -127,9 +126,7 @@ pub fn clustered_mean_se(s: &Stratum, c: &Clusters) -> Option<(f64, f64)> {
     if g < 2 {
         return None;
     }
-    let means: Vec<f64> = (0..s.q())
-        .map(|q| super::variance::question_mean(s, q))
-        .collect();
+    let means: Vec<f64> = (0..s.q()).map(|q| question_mean(s, q)).collect();
     let q = means.len() as f64;
     let mean = means.iter().sum::<f64>() / q;
     let mut dev = vec![0.0; g];
@@ -1135,7 +1132,11 @@ mod tests {
             s.cluster = None;
         }
         let e = forecast(&flat, &spec, false).unwrap_err();
-        assert!(e.to_string().contains("--cluster COLUMN"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("read the audit with its cluster column"),
+            "{e}"
+        );
         // Bad clustered designs.
         for bad in ["0x3:2:2", "3x:2:2", "3x4:0:1"] {
             assert!(bad.parse::<DesignSpec>().is_err(), "{bad}");

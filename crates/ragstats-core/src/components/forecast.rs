@@ -409,8 +409,8 @@ fn forecast_clustered(
         .collect::<Option<_>>()
         .ok_or_else(|| {
             Error::Usage(
-                "a clustered design GxM:T:R needs an audit with a cluster level: fit the \
-                 audit with the cluster column (--cluster COLUMN)"
+                "a clustered design GxM:T:R needs an audit with a cluster level: read the \
+                 audit with its cluster column"
                     .into(),
             )
         })?;

@@ -1,7 +1,10 @@
-//! The three levels of the nested design and one number per level: shared by the ANOVA
-//! fit ([`super::variance`]) and the REML fit ([`super::reml`]).
+//! The three levels of the nested design and one number per level, a fit's record of them
+//! ([`Fit`]) and the SE² terms of a design: shared by the ANOVA fit ([`super::variance`]),
+//! the REML fit ([`super::reml`]) and the four-level fit ([`super::cluster`]).
 
 use serde::{Deserialize, Serialize};
+
+use crate::panel::Stratum;
 
 /// The three levels of the nested design.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,4 +67,48 @@ impl PerLevel {
             read: self.read.map(|v| v.max(0.0)),
         }
     }
+}
+
+/// Mean squares, raw components and what was truncated or not estimable.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fit {
+    /// Mean squares (ANOVA; a REML fit has none: [`PerLevel::NONE`], not serialised).
+    #[serde(skip_serializing_if = "PerLevel::is_none")]
+    pub ms: PerLevel,
+    /// Degrees of freedom (ANOVA; [`PerLevel::NONE`] for REML).
+    #[serde(skip_serializing_if = "PerLevel::is_none")]
+    pub df: PerLevel,
+    /// Raw (untruncated) moment estimates.
+    pub components: PerLevel,
+    /// Levels whose raw estimate is negative (set to zero in [`Fit::truncated`]).
+    pub truncated: Vec<Level>,
+    /// Human-readable caveats: levels not estimable, and which level absorbed them.
+    pub notes: Vec<String>,
+}
+
+impl Fit {
+    /// Components with negative estimates set to zero, as used by forecasts.
+    pub fn truncated(&self) -> PerLevel {
+        self.components.truncated()
+    }
+}
+
+/// Per-level contributions to SE² at design (Q, T, R): σ²_q/Q, σ²_t/(QT), σ²_r/(QTR).
+/// Their sum is the D-study SE²; with untruncated components at the observed design it
+/// equals the measured SE² = MS_q/(QTR).
+pub fn se2_terms(c: &PerLevel, q: f64, t: f64, r: f64) -> PerLevel {
+    PerLevel {
+        question: c.question / q,
+        trajectory: c.trajectory.map(|v| v / (q * t)),
+        read: c.read.map(|v| v / (q * t * r)),
+    }
+}
+
+/// The mean of question `q` of a stratum, balanced or not: the mean of its trajectory means.
+pub fn question_mean(s: &Stratum, q: usize) -> f64 {
+    let t = s.trajectories_of(q);
+    t.iter()
+        .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+        .sum::<f64>()
+        / t.len() as f64
 }

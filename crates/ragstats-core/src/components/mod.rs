@@ -1,5 +1,5 @@
-//! Nested variance components ([cluster >] question > trajectory > read) and the D-study and Q-only
-//! forecasts made from them.
+//! Nested variance components (cluster > question > trajectory > read, the cluster level
+//! with `--cluster`) and the D-study and Q-only forecasts made from them.
 
 pub mod cluster;
 pub mod consistency;

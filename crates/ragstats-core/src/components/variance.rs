@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::cluster::ClusterLevel;
-pub use super::levels::{Level, PerLevel};
+pub use super::levels::{question_mean, se2_terms, Fit, Level, PerLevel};
 use super::reml::{self, NestedBuilder, NestedStratum, Shape};
 use crate::document::Report;
 use crate::inference::measured::{small_sample_notes, Analysis, Design};
@@ -115,30 +115,6 @@ impl AnovaSums {
     }
 }
 
-/// Mean squares, raw components and what was truncated or not estimable.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Fit {
-    /// Mean squares (ANOVA; a REML fit has none: [`PerLevel::NONE`], not serialised).
-    #[serde(skip_serializing_if = "PerLevel::is_none")]
-    pub ms: PerLevel,
-    /// Degrees of freedom (ANOVA; [`PerLevel::NONE`] for REML).
-    #[serde(skip_serializing_if = "PerLevel::is_none")]
-    pub df: PerLevel,
-    /// Raw (untruncated) moment estimates.
-    pub components: PerLevel,
-    /// Levels whose raw estimate is negative (set to zero in [`Fit::truncated`]).
-    pub truncated: Vec<Level>,
-    /// Human-readable caveats: levels not estimable, and which level absorbed them.
-    pub notes: Vec<String>,
-}
-
-impl Fit {
-    /// Components with negative estimates set to zero, as used by forecasts.
-    pub fn truncated(&self) -> PerLevel {
-        self.components.truncated()
-    }
-}
-
 /// Fits the nested components from sums of squares (see the module docs for the formulas).
 ///
 /// # Errors
@@ -207,17 +183,6 @@ pub fn fit(s: &AnovaSums) -> Result<Fit> {
         truncated,
         notes,
     })
-}
-
-/// Per-level contributions to SE² at design (Q, T, R): σ²_q/Q, σ²_t/(QT), σ²_r/(QTR).
-/// Their sum is the D-study SE²; with untruncated components at the observed design it
-/// equals the measured SE² = MS_q/(QTR).
-pub fn se2_terms(c: &PerLevel, q: f64, t: f64, r: f64) -> PerLevel {
-    PerLevel {
-        question: c.question / q,
-        trajectory: c.trajectory.map(|v| v / (q * t)),
-        read: c.read.map(|v| v / (q * t * r)),
-    }
 }
 
 /// Sum of the present levels.
@@ -578,15 +543,6 @@ fn reml_fit(f: &reml::RemlFit) -> (Fit, RemlSummary) {
             boundary: f.boundary.clone(),
         },
     )
-}
-
-/// The mean of question `q` of a stratum, balanced or not: the mean of its trajectory means.
-pub fn question_mean(s: &Stratum, q: usize) -> f64 {
-    let t = s.trajectories_of(q);
-    t.iter()
-        .map(|r| r.iter().sum::<f64>() / r.len() as f64)
-        .sum::<f64>()
-        / t.len() as f64
 }
 
 /// The equal-weight mean of question means (each the mean of its trajectory means) and its

@@ -196,12 +196,12 @@ pub fn clustered_coverage(
             d.name(),
             vec![
                 row(
-                    "estimate: printed interval with --cluster (t on Satterthwaite df)",
+                    "estimate: printed interval with clusters (t on Satterthwaite df)",
                     count(&|o| u64::from(o.0)),
                     n,
                 ),
                 row(
-                    "stratum means with --cluster: mean ± t(G − 1)·SE",
+                    "stratum means with clusters: mean ± t(G − 1)·SE",
                     count(&|o| o.1 as u64),
                     2 * n,
                 ),

@@ -217,8 +217,8 @@ pub(super) fn unused_cluster_note(header: &[String], opts: &LoadOptions) -> Opti
     (opts.cluster.is_none() && header.iter().any(|h| h == "cluster")).then(|| {
         format!(
             "the panel has a 'cluster' column, which is not used: questions are analysed as \
-             independent; nest them in their clusters with the cluster column (--cluster \
-             cluster). On clustered panels an interval ignoring the clusters covered only \
+             independent; name 'cluster' as the cluster column to nest them in their \
+             clusters. On clustered panels an interval ignoring the clusters covered only \
              {:.3}–{:.3} of the time at 95% (docs/COVERAGE.md, Clustered designs)",
             IGNORED_CLUSTERS_COVERAGE.0, IGNORED_CLUSTERS_COVERAGE.1
         )
