@@ -30,6 +30,9 @@ def variance(
     missing_as: Optional[float] = None,
     filter: Optional[str] = None,
     by: Optional[Literal['selector']] = None,
+    labels: Optional[Input] = None,
+    label_metric: Optional[str] = None,
+    ppi_lambda: Optional[float] = None,
     plot: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -62,11 +65,14 @@ def variance(
     - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
     - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
     - ``by`` (--by) [selector]: Report each selector of the panel's `selector` column, then their average
+    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
+    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
+    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by}
+    inputs: dict = {'panel': panel, 'labels': labels}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda}
     return _analyse('variance', inputs, settings, plot, progress)
 
 
@@ -168,6 +174,9 @@ def bootstrap(
     design: Optional[Union[str, Sequence[str]]] = None,
     pooled: bool = False,
     replicates_out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    labels: Optional[Input] = None,
+    label_metric: Optional[str] = None,
+    ppi_lambda: Optional[float] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Stratified question bootstrap of the equal-weight estimate (CPU or GPU), 10,000 replicates by default
@@ -210,10 +219,13 @@ def bootstrap(
     - ``design`` (--design): With --components: the forecast nested SE of this design (Q:T:R) in every replicate. Repeatable
     - ``pooled`` (--pooled): Forecast designs from the pooled components instead of each stratum's
     - ``replicates_out`` (--replicates-out): Write every replicate's statistics to FILE (merge shards with `stats merge`)
+    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
+    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
+    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'replicates_range': replicates_range, 'method': method, 'components': components, 'design': design, 'pooled': pooled, 'replicates_out': replicates_out}
+    inputs: dict = {'panel': panel, 'labels': labels}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'by': by, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'replicates_range': replicates_range, 'method': method, 'components': components, 'design': design, 'pooled': pooled, 'replicates_out': replicates_out, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda}
     return _analyse('bootstrap', inputs, settings, False, progress)
 
 
@@ -252,6 +264,9 @@ def compare(
     metric: Optional[str] = None,
     arms: Optional[Union[str, Sequence[str]]] = None,
     reference: Optional[str] = None,
+    labels: Optional[Input] = None,
+    label_metric: Optional[str] = None,
+    ppi_lambda: Optional[float] = None,
     drop_incomplete: bool = False,
     failure_score: Optional[float] = None,
     selector: Optional[str] = None,
@@ -301,6 +316,9 @@ def compare(
     - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
     - ``arms`` (--arms): Compare only these systems (comma-separated names of the arm, or --by, column): the other systems' rows are left out before anything is checked, so their duplicates and missing questions do not stop the comparison
     - ``reference`` (--reference): Compare every arm with this one only (a Dunnett-style family) instead of every pair
+    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
+    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
+    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design instead of fitting them by REML
     - ``failure_score`` (--failure-score): Score a cell one arm of a pair lacks as X for that pair (the reader never answered) instead of leaving the cell out of the pair's difference
     - ``selector`` (--selector): With a `selector` column: one selector's rows, or `average` (the default)
@@ -333,8 +351,8 @@ def compare(
     - ``plot``: also draw the command's figure; ``Result.figure()`` returns its SVG.
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'panel': panel, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
+    inputs: dict = {'panel': panel, 'labels': labels, 'ledger': ledger, 'prices': prices}
+    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
     return _analyse('compare', inputs, settings, plot, progress)
 
 
@@ -358,7 +376,7 @@ def coverage(
     cluster_from: Optional[str] = None,
     missing_as: Optional[float] = None,
     filter: Optional[str] = None,
-    analysis: Literal['variance', 'bootstrap', 'compare', 'all'] = 'all',
+    analysis: Literal['variance', 'bootstrap', 'compare', 'sequential', 'all'] = 'all',
     generator: Literal['gaussian', 'bounded', 'resample', 'all'] = 'all',
     panels: int = 200,
     replicates: int = 1000,
@@ -366,6 +384,7 @@ def coverage(
     backend: Literal['auto', 'cpu', 'gpu'] = 'auto',
     confidence: float = 0.95,
     grid: bool = False,
+    look_every: int = 25,
     clustered: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
@@ -398,7 +417,7 @@ def coverage(
     - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
     - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
     - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
-    - ``analysis`` (--analysis) [variance, bootstrap, compare, all] (default all): Which analysis's intervals and tests to measure
+    - ``analysis`` (--analysis) [variance, bootstrap, compare, sequential, all] (default all): Which analysis's intervals and tests to measure
     - ``generator`` (--generator) [gaussian, bounded, resample, all] (default all): How simulated panels are drawn: Gaussian or bounded (Beta/Bernoulli) from the fitted model, or questions resampled within strata
     - ``panels`` (--panels) (default 200): Simulated panels per generator (as many again under the null when tests are measured)
     - ``replicates`` (--replicates) (default 1000): Bootstrap replicates of every simulated panel's analyses
@@ -406,11 +425,12 @@ def coverage(
     - ``backend`` (--backend) [auto, cpu, gpu] (default auto): Where the resampling runs: auto picks a hardware GPU when wgpu finds one, else the CPU
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals (the tests' level is 1 − it)
     - ``grid`` (--grid): Measure the grid of simulated designs of docs/COVERAGE.md instead of a panel (bounded generator, every analysis; about 10 minutes on 2 cores at the defaults)
+    - ``look_every`` (--look-every) (default 25): With --analysis sequential: look at the sequence (and the Wald interval) every K questions, the monitoring design measured
     - ``clustered`` (--clustered): Measure the clustered designs of docs/COVERAGE.md (two strata of G clusters of 4 binary questions, G from 6 to 48): the intervals of variance with --cluster, and of the same panels without it
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid, 'clustered': clustered}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid, 'look_every': look_every, 'clustered': clustered}
     return _analyse('coverage', inputs, settings, False, progress)
 
 
@@ -1282,3 +1302,276 @@ def mcq_agree(
     inputs: dict = {'annotations': annotations, 'items': items}
     settings: dict = {'per_option': per_option, 'gold_out': gold_out}
     return _analyse('mcq agree', inputs, settings, False, progress)
+
+
+def sequential(
+    panel: Input,
+    *,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
+    drop_incomplete: bool = False,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
+    common_questions: bool = False,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    order_by: Optional[str] = None,
+    look_every: int = 25,
+    confidence: float = 0.95,
+    margin: float = 0,
+    until_se: Optional[float] = None,
+    range: Optional[str] = None,
+    sigma: Optional[float] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Anytime-valid monitoring: the panel's questions in arrival order, a confidence sequence for the contrast at every look, when it resolves and the questions stopping there saves
+
+    The analysis of ``stats sequential``; keywords are its flags.
+
+    Example::
+
+        ragstats.sequential('data/demo/panel.csv', contrast='adaptive-open', look_every=25)
+        ragstats.sequential('runs/panel.csv', contrast='b-a', order_by='timestamp', margin=0.02)
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel (CSV, JSONL, Parquet, or inspect_ai / lm-eval logs); its questions arrive in file order (the order of each question's first row) unless --order-by; a list of evaluation logs is read as one panel
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``order_by`` (--order-by): A numeric column giving the questions' arrival order (a time or an index; a question arrives at its smallest value)
+    - ``look_every`` (--look-every) (default 25): Look at the sequence every K questions (and after the last)
+    - ``confidence`` (--confidence) (default 0.95): Confidence level of the sequence, simultaneous over every look
+    - ``margin`` (--margin) (default 0): Resolved means a difference larger than M shown: the sequence wholly above M or below -M (default 0: it excludes 0)
+    - ``until_se`` (--until-se): Stop when the sequence is as narrow as a fixed-n interval with this SE, instead of when it resolves the comparison
+    - ``range`` (--range): The range every score lies in (default 0,1 when the question means fit; a contrast's is then -1,1)
+    - ``sigma`` (--sigma): For unbounded scores: a sub-Gaussian scale of the question means (the normal-mixture sequence instead of the betting one)
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'order_by': order_by, 'look_every': look_every, 'confidence': confidence, 'margin': margin, 'until_se': until_se, 'range': range, 'sigma': sigma}
+    return _analyse('sequential', inputs, settings, False, progress)
+
+
+def gate(
+    panel: Input,
+    *,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
+    drop_incomplete: bool = False,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
+    common_questions: bool = False,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    margin: float = 0,
+    confidence: float = 0.95,
+    sequential: bool = False,
+    interval: Literal['auto', 't', 'score', 'clopper-pearson'] = 'auto',
+    order_by: Optional[str] = None,
+    range: Optional[str] = None,
+    sigma: Optional[float] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Release gate for CI: pass (exit 0), fail (exit 3: a regression beyond the margin) or inconclusive (exit 4: not enough data) for CAND-BASE
+
+    The analysis of ``stats gate``; keywords are its flags.
+
+    Example::
+
+        ragstats.gate('data/demo/panel.csv', contrast='adaptive-open', margin=0.02)
+        ragstats.gate(['runs/panel.csv', '>', 'comment.md'], contrast='cand-base', margin=0.01, sequential=True)
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel (CSV, JSONL, Parquet, or inspect_ai / lm-eval logs) with the candidate and baseline arms; a list of evaluation logs is read as one panel
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``margin`` (--margin) (default 0): The regression tolerated, in score units: pass when the interval for CAND-BASE lies above -M, fail when it lies below
+    - ``confidence`` (--confidence) (default 0.95): Confidence level of the interval
+    - ``sequential`` (--sequential): Use the anytime-valid confidence sequence (for a pipeline that re-runs the gate as data accumulate) instead of compare's fixed-n interval
+    - ``interval`` (--interval) [auto, t, score, clopper-pearson] (default auto): Fixed-n intervals, as `stats compare --interval`
+    - ``order_by`` (--order-by): With --sequential: a numeric column giving the questions' arrival order
+    - ``range`` (--range): With --sequential: the range every score lies in (default 0,1 when it fits)
+    - ``sigma`` (--sigma): With --sequential, for unbounded scores: a sub-Gaussian scale of the question means
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'margin': margin, 'confidence': confidence, 'sequential': sequential, 'interval': interval, 'order_by': order_by, 'range': range, 'sigma': sigma}
+    return _analyse('gate', inputs, settings, False, progress)
+
+
+def labels_sample(
+    panel: Input,
+    *,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
+    drop_incomplete: bool = False,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
+    common_questions: bool = False,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    n: int,
+    per_stratum: bool = False,
+    seed: int,
+    label_metric: Optional[str] = None,
+    out: Union[str, "os.PathLike[str]"],
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Choose N questions uniformly at random (stratified) and write their cells as a labelling sheet with an empty score column
+
+    The analysis of ``stats labels sample``; keywords are its flags.
+
+    Example::
+
+        ragstats.labels_sample('data/demo/judged.csv', metric='judge_score', n=15, seed=1, label_metric='correct', out='sheet.csv')
+        ragstats.labels_sample('data/demo/panel.csv', contrast='adaptive-open', n=10, per_stratum=True, seed=7, out='sheet.jsonl')
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel file (CSV, JSONL or Parquet, one row per read)
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``n`` (--n): Questions to label: in all, split over the strata in their question shares
+    - ``per_stratum`` (--per-stratum): N is the count in every stratum, not the total
+    - ``seed`` (--seed): The seed of the random choice
+    - ``label_metric`` (--label-metric): The sheet's empty score column (default: the panel's metric)
+    - ``out`` (--out): Where to write the sheet: CSV, or JSONL for a .jsonl/.json name
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    inputs: dict = {'panel': panel}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'n': n, 'per_stratum': per_stratum, 'seed': seed, 'label_metric': label_metric, 'out': out}
+    return _analyse('labels sample', inputs, settings, False, progress)
+
+
+def labels_agreement(
+    panel: Input,
+    *,
+    metric: Optional[str] = None,
+    contrast: Optional[str] = None,
+    arm: Optional[str] = None,
+    drop_incomplete: bool = False,
+    failure_score: Optional[float] = None,
+    selector: Optional[str] = None,
+    columns: Optional[Union[str, Mapping[str, str]]] = None,
+    common_questions: bool = False,
+    duplicates: Literal['error', 'mean', 'first'] = 'error',
+    weights: Optional[Union[str, Mapping[str, float]]] = None,
+    cluster: Optional[str] = None,
+    dataset_from: Optional[str] = None,
+    arm_from: Optional[str] = None,
+    score: Optional[Sequence[str]] = None,
+    cluster_from: Optional[str] = None,
+    missing_as: Optional[float] = None,
+    filter: Optional[str] = None,
+    labels: Input,
+    label_metric: Optional[str] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Result:
+    """Judge–human agreement on the labelled cells: correlation, Cohen's kappa, the judge's bias with its interval, and the variance reduction PPI++ buys (effective labels)
+
+    The analysis of ``stats labels agreement``; keywords are its flags.
+
+    Example::
+
+        ragstats.labels_agreement('data/demo/judged.csv', metric='judge_score', labels='data/demo/judged-labels.csv', label_metric='correct')
+
+    Arguments:
+
+    - ``panel`` (PANEL): Panel file (CSV, JSONL or Parquet, one row per read): the judge's scores
+    - ``metric`` (--metric): Score column to analyse (default: `f1` if present, else the only non-key column)
+    - ``contrast`` (--contrast): Analyse the paired contrast score(B) − score(A), e.g. `adaptive-open`
+    - ``arm`` (--arm): Analyse one arm of a multi-arm panel
+    - ``drop_incomplete`` (--drop-incomplete): Drop questions that differ from their stratum's design (missing, extra or unpaired cells; each listed on stderr) instead of fitting them by REML or failing
+    - ``failure_score`` (--failure-score): With --contrast: score a cell's missing arm as X (the reader never answered) instead of dropping the cell (the default: only the unpaired cell is dropped, and the unbalanced panel is fitted by REML)
+    - ``selector`` (--selector): With a `selector` column: analyse one selector's rows, or `average`: per question × trajectory × read cell the mean over the panel's selectors (then arms are contrasted). The default when the panel has several selectors is `average`
+    - ``columns`` (--columns): The file's columns that play the panel's roles, e.g. `question=question_id,arm=model,dataset=task` (roles: question, arm, dataset, trajectory, read, cluster)
+    - ``common_questions`` (--common-questions): Keep, in each stratum, only the questions every arm has (each arm's dropped count is noted): for arms evaluated on different question pools
+    - ``duplicates`` (--duplicates) (default error): Several rows for one cell: `error` (the default) lists them; `mean` averages them; `first` keeps the first in file order
+    - ``weights`` (--weights): Weights of the strata in the combined estimate Σ w_d·ȳ_d: a CSV file `dataset,weight` (normalised to sum 1; every stratum needs one), or `size` (each stratum's share of the questions: the pooled mean). Default: equal
+    - ``cluster`` (--cluster): The column naming each question's cluster (e.g. its source article): questions are nested in clusters within strata, and the cluster is the unit sampled. A question in two clusters, or a cluster in two strata, is an error
+    - ``dataset_from`` (--dataset-from): Where `dataset` comes from: `task`, or `metadata:KEY` (a sample's metadata field; lm-eval: a field of `doc`). Default: the task, when every log is of one task
+    - ``arm_from`` (--arm-from): Where `arm` comes from: the model (default), the task, the solver chain, or a metadata field
+    - ``score`` (--score): Keep only this scorer's score column(s) (inspect: a scorer name, or `scorer.key` of a dict-valued score; lm-eval: a metric). Repeatable; default: every score
+    - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
+    - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
+    - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``labels`` (--labels): Human labels (CSV or JSONL: the panel's key columns and a score column)
+    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
+    - ``progress``: called as ``progress(done, total)`` while a long call runs.
+    """
+    inputs: dict = {'panel': panel, 'labels': labels}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'label_metric': label_metric}
+    return _analyse('labels agreement', inputs, settings, False, progress)
