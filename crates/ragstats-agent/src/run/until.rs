@@ -131,7 +131,7 @@ impl UntilSettings {
             if !has_prices {
                 return Err(Error::setting(
                     "max_usd",
-                    "needs --prices (the run's cost in dollars is its ledger billed at them)",
+                    "needs prices (the run's cost in dollars is its ledger billed at them)",
                 ));
             }
         }
@@ -142,7 +142,7 @@ impl UntilSettings {
                 Target::Resolved => Err(Error::setting(
                     "until_contrast",
                     format!(
-                        "'{}' is one arm; `--until resolved` compares two: give B-A of the run's planners ({names})",
+                        "'{}' is one arm, and a resolved contrast compares two: give B-A of the run's planners ({names})",
                         self.contrast
                     ),
                 )),
@@ -202,8 +202,8 @@ impl StopReason {
         match self {
             StopReason::Resolved => "the confidence sequence resolved the contrast",
             StopReason::SeReached => "the confidence sequence reached the target width",
-            StopReason::MaxUsd => "the run's cost reached --max-usd",
-            StopReason::MaxQuestions => "--max-questions questions were done",
+            StopReason::MaxUsd => "the run's cost reached its dollar limit",
+            StopReason::MaxQuestions => "the question limit was reached",
             StopReason::AllQuestions => "every question was done before the sequence resolved",
         }
     }
@@ -451,7 +451,7 @@ mod tests {
             max_usd: Some(5.0),
             ..s.clone()
         })
-        .contains("needs --prices"));
+        .contains("max_usd: needs prices"));
         assert!(err(UntilSettings {
             contrast: "open".into(),
             ..s.clone()
