@@ -835,8 +835,8 @@ fn until_args(search: &str, base: &str, out: &Path) -> Vec<String> {
 
 /// `run --until resolved` (#50 item 2): arms that differ stop before `--max-questions`, at
 /// the first wave whose sequence excludes 0, and the panel holds exactly the questions run;
-/// arms that score the same run to the end. A run killed (SIGKILL) in its second wave and
-/// run again replays the finished calls and writes what the uninterrupted run wrote.
+/// arms that score the same run to the end. Each, killed (SIGKILL) in a wave and run again,
+/// replays the finished calls and writes what the uninterrupted run wrote, `until.json` too.
 #[test]
 fn run_until_resolved_stops_when_the_arms_differ_and_resumes_after_kill() {
     let tmp = tempfile::tempdir().unwrap();
@@ -904,7 +904,7 @@ fn run_until_resolved_stops_when_the_arms_differ_and_resumes_after_kill() {
 
     // Arms that score the same: never resolved, so the run goes to --max-questions.
     let same = until_server(false, None);
-    let out_s = tmp.path().join("same");
+    let out_s = tmp.path().join("same-a").join("same");
     common::stats()
         .args(until_args(&search, &same.base, &out_s))
         .assert()
@@ -914,6 +914,37 @@ fn run_until_resolved_stops_when_the_arms_differ_and_resumes_after_kill() {
     assert_eq!(rec_s["questions"], 160);
     assert_eq!(rec_s["waves"].as_array().unwrap().len(), 8);
     assert_eq!(questions_in(&read(out_s.join("panel.csv"))).len(), 160);
+    let outputs_s = outputs(&out_s);
+
+    // The run to the end, killed in its fourth wave and run again, ends as it did.
+    let sent_s = same.count();
+    let stalled_s = sent_s / 8 * 3 + 5;
+    let same_b = until_server(false, Some(stalled_s));
+    let out_sb = tmp.path().join("same-b").join("same");
+    let mut child = crate::support::cli::stats()
+        .args(until_args(&search, &same_b.base, &out_sb))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while same_b.count() <= stalled_s {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run stopped early"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(record(&out_sb)["stopped"], Value::Null);
+    common::stats()
+        .args(until_args(&search, &same_b.base, &out_sb))
+        .assert()
+        .success();
+    assert!(outputs(&out_sb) == outputs_s, "outputs differ after resume");
+    assert_eq!(record(&out_sb), rec_s);
+    assert_eq!(same_b.count(), sent_s + 1);
 
     // Killed while a request of the second wave is in flight, then run again.
     let sent_a = server.count();
