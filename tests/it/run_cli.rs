@@ -833,6 +833,29 @@ fn until_args(search: &str, base: &str, out: &Path) -> Vec<String> {
     .collect()
 }
 
+/// An `--until` run into `out` against a server whose request `stalled` never returns in
+/// time, killed (SIGKILL) once that request is in flight: the server and `out`.
+fn killed_until_run(search: &str, differ: bool, stalled: usize, out: &Path) -> (Server, PathBuf) {
+    let server = until_server(differ, Some(stalled));
+    let mut child = crate::support::cli::stats()
+        .args(until_args(search, &server.base, out))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while server.count() <= stalled {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run stopped early"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    (server, out.to_path_buf())
+}
+
 /// `run --until resolved` (#50 item 2): arms that differ stop before `--max-questions`, at
 /// the first wave whose sequence excludes 0, and the panel holds exactly the questions run;
 /// arms that score the same run to the end. Each, killed (SIGKILL) in a wave and run again,
@@ -918,25 +941,12 @@ fn run_until_resolved_stops_when_the_arms_differ_and_resumes_after_kill() {
 
     // The run to the end, killed in its fourth wave and run again, ends as it did.
     let sent_s = same.count();
-    let stalled_s = sent_s / 8 * 3 + 5;
-    let same_b = until_server(false, Some(stalled_s));
-    let out_sb = tmp.path().join("same-b").join("same");
-    let mut child = crate::support::cli::stats()
-        .args(until_args(&search, &same_b.base, &out_sb))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while same_b.count() <= stalled_s {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the run stopped early"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let (same_b, out_sb) = killed_until_run(
+        &search,
+        false,
+        sent_s / 8 * 3 + 5,
+        &tmp.path().join("same-b").join("same"),
+    );
     assert_eq!(record(&out_sb)["stopped"], Value::Null);
     common::stats()
         .args(until_args(&search, &same_b.base, &out_sb))
@@ -948,25 +958,12 @@ fn run_until_resolved_stops_when_the_arms_differ_and_resumes_after_kill() {
 
     // Killed while a request of the second wave is in flight, then run again.
     let sent_a = server.count();
-    let stalled = sent_a / waves.len() + 3;
-    let server_b = until_server(true, Some(stalled));
-    let out_b = tmp.path().join("b").join("until");
-    let mut child = crate::support::cli::stats()
-        .args(until_args(&search, &server_b.base, &out_b))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while server_b.count() <= stalled {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the run stopped early"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let (server_b, out_b) = killed_until_run(
+        &search,
+        true,
+        sent_a / waves.len() + 3,
+        &tmp.path().join("b").join("until"),
+    );
     // The first wave was written, with its look and no stop.
     let partial = record(&out_b);
     assert_eq!(partial["stopped"], Value::Null, "{partial}");
