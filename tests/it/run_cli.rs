@@ -858,7 +858,7 @@ fn killed_until_run(search: &str, differ: bool, stalled: usize, out: &Path) -> (
 
 /// `run --until resolved` (#50 item 2): arms that differ stop before `--max-questions`, at
 /// the first wave whose sequence excludes 0, and the panel holds exactly the questions run;
-/// arms that score the same run to the end. Each, killed (SIGKILL) in a wave and run again,
+/// arms that score the same run to the end, or to the first wave that spends `--max-usd`. Each, killed (SIGKILL) in a wave and run again,
 /// replays the finished calls and writes what the uninterrupted run wrote, `until.json` too.
 #[test]
 fn run_until_resolved_stops_when_the_arms_differ_and_resumes_after_kill() {
@@ -938,6 +938,51 @@ fn run_until_resolved_stops_when_the_arms_differ_and_resumes_after_kill() {
     assert_eq!(rec_s["waves"].as_array().unwrap().len(), 8);
     assert_eq!(questions_in(&read(out_s.join("panel.csv"))).len(), 160);
     let outputs_s = outputs(&out_s);
+
+    // A budget: at $0.10 a token each call (10 prompt + 3 completion tokens) costs $1.30, and
+    // the run stops after the first wave whose ledger bills $150 or more, as `stats cost`
+    // bills it.
+    let prices = tmp.path().join("prices.toml");
+    std::fs::write(
+        &prices,
+        "[models.m]\ninput = 100000\noutput = 100000\n[search]\nusd_per_1000 = 0\n",
+    )
+    .unwrap();
+    let budget = until_server(false, None);
+    let out_u = tmp.path().join("usd").join("same");
+    let mut args = until_args(&search, &budget.base, &out_u);
+    args.extend(["--prices", prices.to_str().unwrap(), "--max-usd", "150"].map(String::from));
+    common::stats().args(&args).assert().success();
+    let rec_u = record(&out_u);
+    assert_eq!(rec_u["stopped"], "max_usd", "{rec_u}");
+    let spent: Vec<f64> = rec_u["waves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["usd"].as_f64().unwrap())
+        .collect();
+    let (last, before) = (spent[spent.len() - 1], &spent[..spent.len() - 1]);
+    assert!(
+        last >= 150.0 && before.iter().all(|u| *u < 150.0),
+        "{spent:?}"
+    );
+    let cost = common::json(&[
+        "cost",
+        out_u.join("ledger.jsonl").to_str().unwrap(),
+        "--prices",
+        prices.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let calls = cost["total"]["model_calls"].as_f64().unwrap();
+    assert!(
+        (last - cost["total"]["model_usd"].as_f64().unwrap()).abs() < 1e-9,
+        "{cost}"
+    );
+    assert!(
+        (last - 1.3 * calls).abs() < 1e-9,
+        "{last} for {calls} calls"
+    );
 
     // The run to the end, killed in its fourth wave and run again, ends as it did.
     let sent_s = same.count();
