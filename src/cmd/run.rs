@@ -17,7 +17,7 @@ use ragstats_agent::run::setup::{
     dry_run_report, output_cap, run_cells, CallCounts, OutputCounts, RunShape,
 };
 use ragstats_agent::run::shard::{self, RunConfig, ShardManifest};
-use ragstats_agent::run::until::run_until;
+use ragstats_agent::run::until::{run_until, wave_order};
 use ragstats_agent::run::{Progress, RunSpec};
 use ragstats_agent::search::{http, mask, Search, SearchOptions};
 use ragstats_core::ledger::Prices;
@@ -63,6 +63,16 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
         Some(s) => shard::shard_cells(&all_cells, s),
         None => all_cells.clone(),
     };
+    // An --until run asks at most its planned questions, in wave order: the dry run and the
+    // progress bar count those.
+    let counted = match a.until().and_then(|u| u.max_questions) {
+        Some(max) => {
+            let mut c = wave_order(cells.clone());
+            c.truncate(max);
+            c
+        }
+        None => cells.clone(),
+    };
     let templates = match &a.prompt_dir {
         Some(d) => Templates::with_dir(d)?,
         None => Templates::builtin(),
@@ -72,7 +82,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     let max_tokens = output_cap(a.endpoint.max_tokens.unwrap_or_default())?;
     let temperature = a.endpoint.temperature.unwrap_or(0.7);
     if a.dry_run {
-        let d = dry_run_report(&cells, &shape, &templates, max_tokens, &a.search)?;
+        let d = dry_run_report(&counted, &shape, &templates, max_tokens, &a.search)?;
         if a.json {
             print_json(&d)?;
         } else {
@@ -120,7 +130,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     let client = client(endpoint_cfg.config)?;
     // Every call the pipeline makes, cache hits included, is counted: exactly the dry
     // run's planner and reader calls.
-    let calls = shape.model_calls(&cells);
+    let calls = shape.model_calls(&counted);
     let spec = RunSpec {
         run: a.run_name(),
         model: a.endpoint.model.clone(),
@@ -152,7 +162,7 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
     let cancel = Cancel::new();
     let bar = Bar::start(
         calls,
-        cells.len() as u64,
+        counted.len() as u64,
         progress.clone(),
         prices,
         a.endpoint.model.clone(),

@@ -871,6 +871,18 @@ fn run_until_resolved_stops_when_the_arms_differ_and_resumes_after_kill() {
         r.records().map(|x| x.unwrap()[1].to_string()).collect()
     };
 
+    // The dry run of an --until run counts the questions it may ask: --max-questions of them,
+    // here 160 of 200 at 1 trajectory: 160 × (step 0 + one step per arm) planner calls.
+    let mut dry = until_args(&search, "http://127.0.0.1:9", &tmp.path().join("dry"));
+    dry.extend(["--dry-run", "--json"].map(String::from));
+    let d: Value =
+        serde_json::from_slice(&common::stats().args(&dry).output().unwrap().stdout).unwrap();
+    assert_eq!(
+        (d["questions"].as_u64(), d["planner_calls"].as_u64()),
+        (Some(160), Some(480)),
+        "{d}"
+    );
+
     // Arms that differ: resolved early.
     let server = until_server(true, None);
     // The same directory name, so the run's name in the trajectory log is the same.
