@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use ragstats_core::analyses::{gate_report, CpuEngines, GateSettings, ScoreRange};
+use ragstats_core::analyses::{gate_report, CpuEngines, GateSettings, ScoreRange, SequenceShape};
 use ragstats_core::document::Inputs;
 use ragstats_core::panel::Source;
 use ragstats_core::sequential::gate::Verdict;
@@ -88,9 +88,11 @@ pub fn settings(args: &Args) -> GateSettings {
         confidence: args.confidence.get(),
         sequential: args.sequential,
         interval: args.interval.into(),
-        order_by: args.order_by.clone(),
-        range: args.range,
-        sigma: args.sigma,
+        shape: SequenceShape {
+            order_by: args.order_by.clone(),
+            range: args.range,
+            sigma: args.sigma,
+        },
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::cmd::render::Emit as _;
 use std::path::PathBuf;
 
-use ragstats_core::analyses::{sequential, ScoreRange, SequentialSettings};
+use ragstats_core::analyses::{sequential, ScoreRange, SequenceShape, SequentialSettings};
 use ragstats_core::panel::Source;
 
 use super::common::{Format, PanelOptions};
@@ -61,13 +61,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 pub fn settings(args: &Args) -> SequentialSettings {
     SequentialSettings {
         panel: args.opts.settings(),
-        order_by: args.order_by.clone(),
+        shape: SequenceShape {
+            order_by: args.order_by.clone(),
+            range: args.range,
+            sigma: args.sigma,
+        },
         look_every: args.look_every,
         confidence: args.confidence.get(),
         margin: args.margin,
         until_se: args.until_se,
-        range: args.range,
-        sigma: args.sigma,
     }
 }
 

@@ -857,7 +857,7 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
     ),
     // for (name, set) in [("order_by", …), ("range", …), ("sigma", …)]
     (
-        "crates/ragstats-core/src/analyses/gate.rs",
+        "crates/ragstats-core/src/analyses/sequential.rs",
         &["order_by", "range", "sigma"],
         1,
     ),

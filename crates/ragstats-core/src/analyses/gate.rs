@@ -7,12 +7,12 @@
 
 use serde::Deserialize;
 
-use super::sequential::{sequential_report, ScoreRange, SequentialSettings};
+use super::sequential::{sequential_report, SequenceShape, SequentialSettings};
 use super::{compare_report, source_input, CompareSettings, Engines, Progress};
 use crate::document::{Finished, Inputs};
 use crate::import::PanelSettings;
 use crate::inference::IntervalRule;
-use crate::io::from_text::{number_opt, parsed, parsed_opt};
+use crate::io::from_text::parsed;
 use crate::panel::Source;
 use crate::resample::ResampleSettings;
 use crate::sequential::gate::GateReport;
@@ -38,17 +38,9 @@ pub struct GateSettings {
     /// Fixed-n intervals: `auto`, `t`, `score` or `clopper-pearson` (as compare).
     #[serde(deserialize_with = "parsed")]
     pub interval: IntervalRule,
-    /// With sequential: the numeric column giving the questions' arrival order.
-    pub order_by: Option<String>,
-    /// With sequential: the range `LO,HI` every score lies in (default 0,1 when the
-    /// question means fit).
-    #[serde(deserialize_with = "parsed_opt")]
-    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
-    pub range: Option<ScoreRange>,
-    /// With sequential, for unbounded scores: a sub-Gaussian scale of the question means.
-    #[serde(deserialize_with = "number_opt")]
-    #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
-    pub sigma: Option<f64>,
+    /// With sequential: the questions' arrival order and what bounds their scores.
+    #[serde(flatten)]
+    pub shape: SequenceShape,
 }
 
 impl Default for GateSettings {
@@ -59,9 +51,7 @@ impl Default for GateSettings {
             confidence: 0.95,
             sequential: false,
             interval: IntervalRule::Auto,
-            order_by: None,
-            range: None,
-            sigma: None,
+            shape: SequenceShape::default(),
         }
     }
 }
@@ -100,20 +90,9 @@ impl GateSettings {
             ));
         }
         if !self.sequential {
-            for (name, set) in [
-                ("order_by", self.order_by.is_some()),
-                ("range", self.range.is_some()),
-                ("sigma", self.sigma.is_some()),
-            ] {
-                if set {
-                    return Err(Error::setting(
-                        name,
-                        "sets up the confidence sequence, which needs sequential",
-                    ));
-                }
-            }
+            self.shape.refuse_without_sequence()?;
         }
-        Ok(())
+        self.shape.check()
     }
 }
 
@@ -154,11 +133,9 @@ pub fn gate_report(
             panel,
             &SequentialSettings {
                 panel: s.panel.clone(),
-                order_by: s.order_by.clone(),
+                shape: s.shape.clone(),
                 confidence: s.confidence,
                 margin: s.margin,
-                range: s.range,
-                sigma: s.sigma,
                 ..Default::default()
             },
         )?;
@@ -352,7 +329,7 @@ mod tests {
             "contrast: the gate needs the contrast CAND-BASE: the candidate arm, then the baseline"
         );
         s = settings("adaptive-open", 0.0);
-        s.order_by = Some("t".into());
+        s.shape.order_by = Some("t".into());
         assert_eq!(
             s.check().unwrap_err().to_string(),
             "order_by: sets up the confidence sequence, which needs sequential"

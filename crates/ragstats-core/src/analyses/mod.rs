@@ -64,7 +64,9 @@ pub use merge::{merge, MergeSettings};
 pub use plan::{plan, GivenUnitCosts, PlanSettings, Shares};
 pub use priced::{CostUnit, SearchBounds};
 pub use score_answers::score_answers;
-pub use sequential::{sequential, sequential_report, ScoreRange, SequentialSettings};
+pub use sequential::{
+    sequential, sequential_report, ScoreRange, SequenceShape, SequentialSettings,
+};
 pub use simulate::{simulate, Means, SimulateSettings, Strata};
 pub use slice::{slice, SliceSettings};
 pub use subsets::{audit_of, subsets, SubsetsSettings};

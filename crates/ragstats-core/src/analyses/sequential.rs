@@ -46,10 +46,9 @@ pub struct SequentialSettings {
     /// How the panel is read; a contrast `B-A` (or one arm) is the outcome monitored.
     #[serde(flatten)]
     pub panel: PanelSettings,
-    /// The numeric column giving the questions' arrival order (a time or an index; a
-    /// question arrives at its smallest value); default: the order of the questions' first
-    /// rows in the file.
-    pub order_by: Option<String>,
+    /// The questions' arrival order and what bounds their scores.
+    #[serde(flatten)]
+    pub shape: SequenceShape,
     /// Questions between looks.
     pub look_every: u64,
     /// The sequence's confidence level, simultaneous over every look.
@@ -62,6 +61,18 @@ pub struct SequentialSettings {
     #[serde(deserialize_with = "number_opt")]
     #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
     pub until_se: Option<f64>,
+}
+
+/// How a confidence sequence is set up beyond its level: the order the questions arrive in
+/// and what bounds their scores (the settings `sequential` and `gate`'s sequence share).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct SequenceShape {
+    /// The numeric column giving the questions' arrival order (a time or an index; a
+    /// question arrives at its smallest value); default: the order of the questions' first
+    /// rows in the file.
+    pub order_by: Option<String>,
     /// The range `LO,HI` every score lies in (default: 0,1, a contrast's −1,1, when the
     /// question means lie there); the betting sequence needs bounded scores.
     #[serde(deserialize_with = "parsed_opt")]
@@ -74,17 +85,71 @@ pub struct SequentialSettings {
     pub sigma: Option<f64>,
 }
 
+impl SequenceShape {
+    /// Refuses any of these settings for an interval that is not a sequence (`gate`
+    /// without `sequential`).
+    ///
+    /// # Errors
+    /// [`Error::Setting`] naming the first setting given.
+    pub fn refuse_without_sequence(&self) -> Result<()> {
+        for (name, set) in [
+            ("order_by", self.order_by.is_some()),
+            ("range", self.range.is_some()),
+            ("sigma", self.sigma.is_some()),
+        ] {
+            if set {
+                return Err(Error::setting(
+                    name,
+                    "sets up the confidence sequence, which needs sequential",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the settings.
+    ///
+    /// # Errors
+    /// [`Error::Setting`] naming the setting: both a range and a sigma, a sigma that is not
+    /// positive, an empty `order_by`.
+    pub fn check(&self) -> Result<()> {
+        if let Some(sigma) = self.sigma {
+            if self.range.is_some() {
+                return Err(Error::setting(
+                    "sigma",
+                    "bounds unbounded scores, and range bounds them: give one or the other",
+                ));
+            }
+            if !(sigma.is_finite() && sigma > 0.0) {
+                return Err(Error::setting(
+                    "sigma",
+                    format!("{sigma}: expected a positive sub-Gaussian scale, e.g. 0.5"),
+                ));
+            }
+        }
+        if self
+            .order_by
+            .as_deref()
+            .is_some_and(|c| c.trim().is_empty())
+        {
+            return Err(Error::setting(
+                "order_by",
+                "expected a numeric column, e.g. timestamp",
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for SequentialSettings {
     fn default() -> Self {
         SequentialSettings {
             panel: PanelSettings::default(),
-            order_by: None,
+            shape: SequenceShape::default(),
             look_every: 25,
             confidence: 0.95,
             margin: 0.0,
             until_se: None,
-            range: None,
-            sigma: None,
         }
     }
 }
@@ -131,31 +196,7 @@ impl SequentialSettings {
                 ));
             }
         }
-        if let Some(sigma) = self.sigma {
-            if self.range.is_some() {
-                return Err(Error::setting(
-                    "sigma",
-                    "bounds unbounded scores, and range bounds them: give one or the other",
-                ));
-            }
-            if !(sigma.is_finite() && sigma > 0.0) {
-                return Err(Error::setting(
-                    "sigma",
-                    format!("{sigma}: expected a positive sub-Gaussian scale, e.g. 0.5"),
-                ));
-            }
-        }
-        if self
-            .order_by
-            .as_deref()
-            .is_some_and(|c| c.trim().is_empty())
-        {
-            return Err(Error::setting(
-                "order_by",
-                "expected a numeric column, e.g. timestamp",
-            ));
-        }
-        Ok(())
+        self.shape.check()
     }
 }
 
@@ -211,7 +252,7 @@ fn sequential_run(
             MonitorSpec {
                 outcome: loaded.outcome.clone(),
                 metric: loaded.metric.clone(),
-                order: s.order_by.clone().unwrap_or_else(|| "file".into()),
+                order: s.shape.order_by.clone().unwrap_or_else(|| "file".into()),
                 confidence: s.confidence,
                 bound,
                 look_every: s.look_every,
@@ -240,12 +281,12 @@ fn question_mean(trajectories: &[&[f64]]) -> f64 {
 /// follow in the panel's order.
 fn arrivals(panel: &Source, s: &SequentialSettings, loaded: &Panel) -> Result<Vec<(usize, f64)>> {
     let mut opts = s.panel.load_options(Balance::Fitted);
-    if let Some(column) = &s.order_by {
+    if let Some(column) = &s.shape.order_by {
         opts.metric = Some(column.trim().to_string());
     }
     let rows = crate::import::panel_rows(panel, &opts, &s.panel.import_options())?;
     let mut order = rows.question_arrival();
-    if s.order_by.is_some() {
+    if s.shape.order_by.is_some() {
         order.sort_by(|a, b| a.3.total_cmp(&b.3).then(a.2.cmp(&b.2)));
     }
     let mut index: HashMap<(&str, &str), (usize, usize)> = HashMap::new();
@@ -283,7 +324,7 @@ fn bound(
     arrivals: &[(usize, f64)],
     notes: &mut Vec<String>,
 ) -> Result<Bound> {
-    if let Some(ScoreRange(lo, hi)) = s.range {
+    if let Some(ScoreRange(lo, hi)) = s.shape.range {
         let (lo, hi) = if s.panel.contrast.is_some() {
             (lo - hi, hi - lo)
         } else {
@@ -291,7 +332,7 @@ fn bound(
         };
         return Ok(Bound::Range { lo, hi });
     }
-    if let Some(sigma) = s.sigma {
+    if let Some(sigma) = s.shape.sigma {
         let horizon = loaded.strata.iter().map(|st| st.q()).max().unwrap_or(1) as u64;
         return Ok(Bound::SubGaussian {
             sigma,
@@ -420,8 +461,11 @@ mod tests {
             ),
             (
                 SequentialSettings {
-                    sigma: Some(1.0),
-                    range: Some(ScoreRange(0.0, 1.0)),
+                    shape: SequenceShape {
+                        sigma: Some(1.0),
+                        range: Some(ScoreRange(0.0, 1.0)),
+                        ..Default::default()
+                    },
                     ..contrast()
                 },
                 "sigma",
