@@ -438,22 +438,11 @@ fn run_end_to_end_then_kill_and_resume() {
     let stalled = 40;
     let server_b = model_server(Some(stalled));
     let out_b = tmp.path().join("b").join("demo");
-    let mut child = crate::support::cli::stats()
-        .args(run_args(&search, &server_b.base, &out_b, "1"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while server_b.count() <= stalled {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the run stopped early"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap(); // SIGKILL on Unix
-    child.wait().unwrap();
+    kill_in_flight(
+        run_args(&search, &server_b.base, &out_b, "1"),
+        &server_b,
+        stalled,
+    );
     assert!(!out_b.join("panel.csv").exists());
     common::stats()
         .args(run_args(&search, &server_b.base, &out_b, "1"))
@@ -837,8 +826,15 @@ fn until_args(search: &str, base: &str, out: &Path) -> Vec<String> {
 /// time, killed (SIGKILL) once that request is in flight: the server and `out`.
 fn killed_until_run(search: &str, differ: bool, stalled: usize, out: &Path) -> (Server, PathBuf) {
     let server = until_server(differ, Some(stalled));
+    kill_in_flight(until_args(search, &server.base, out), &server, stalled);
+    (server, out.to_path_buf())
+}
+
+/// Runs `stats ARGS` and kills it (SIGKILL on Unix) once `server` has seen request `stalled`,
+/// which its script holds back.
+fn kill_in_flight(args: Vec<String>, server: &Server, stalled: usize) {
     let mut child = crate::support::cli::stats()
-        .args(until_args(search, &server.base, out))
+        .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -853,7 +849,6 @@ fn killed_until_run(search: &str, differ: bool, stalled: usize, out: &Path) -> (
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    (server, out.to_path_buf())
 }
 
 /// `run --until resolved` (#50 item 2): arms that differ stop before `--max-questions`, at
