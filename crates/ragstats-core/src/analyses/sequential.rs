@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 
 use super::source_input;
+use crate::components::levels::question_mean;
 use crate::document::{Finished, Inputs};
 use crate::import::{Balance, PanelSettings};
 use crate::io::from_text::{number_opt, parsed_opt};
@@ -266,15 +267,6 @@ fn sequential_run(
     Ok((report, loading_notes))
 }
 
-/// Question q's mean: the mean over its trajectories of each trajectory's mean read.
-fn question_mean(trajectories: &[&[f64]]) -> f64 {
-    trajectories
-        .iter()
-        .map(|t| t.iter().sum::<f64>() / t.len() as f64)
-        .sum::<f64>()
-        / trajectories.len() as f64
-}
-
 /// The loaded panel's questions as (stratum index, question mean) in arrival order: the
 /// order of each question's first row in the rows read, or by its smallest value of
 /// `order_by` (ties by the first row). Questions the rows do not name (none, normally)
@@ -300,7 +292,7 @@ fn arrivals(panel: &Source, s: &SequentialSettings, loaded: &Panel) -> Result<Ve
     let mut push = |d: usize, q: usize, out: &mut Vec<(usize, f64)>| {
         if !seen[d][q] {
             seen[d][q] = true;
-            out.push((d, question_mean(&loaded.strata[d].trajectories_of(q))));
+            out.push((d, question_mean(&loaded.strata[d], q)));
         }
     };
     for (stratum, question, _, _) in &order {

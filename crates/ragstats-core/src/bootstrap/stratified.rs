@@ -35,7 +35,7 @@ use sha2::{Digest, Sha256};
 
 use crate::components::forecast::{forecast, Audit, AuditStratum, DesignSpec};
 use crate::components::reml::{self, NestedStratum, Shape, Theta};
-use crate::components::variance::{fit, nested_stratum, AnovaSums, Fit, PerLevel};
+use crate::components::variance::{fit, nested_stratum, question_mean, AnovaSums, Fit, PerLevel};
 use crate::panel::{Panel, Stratum, StratumStats};
 use crate::resample::clusters::ClusterDraw;
 use crate::resample::counts::draw_counts;
@@ -637,15 +637,7 @@ impl Bootstrap {
             // ȳ_q as `stats variance` computes it: the mean of the trajectory means.
             let means: Vec<f64> = match &stats {
                 Some(st) => st.questions.iter().map(|x| x.mean).collect(),
-                None => (0..s.q())
-                    .map(|q| {
-                        let t = s.trajectories_of(q);
-                        t.iter()
-                            .map(|r| r.iter().sum::<f64>() / r.len() as f64)
-                            .sum::<f64>()
-                            / t.len() as f64
-                    })
-                    .collect(),
+                None => (0..s.q()).map(|q| question_mean(s, q)).collect(),
             };
             let mean = means.iter().sum::<f64>() / means.len() as f64;
             rows64.push(means.iter().map(|m| [m - mean, 0.0, 0.0, 0.0]).collect());
@@ -796,15 +788,7 @@ impl Bootstrap {
             let stats = s.is_balanced().then(|| StratumStats::from_stratum(s));
             let means: Vec<f64> = match &stats {
                 Some(st) => st.questions.iter().map(|x| x.mean).collect(),
-                None => (0..s.q())
-                    .map(|q| {
-                        let t = s.trajectories_of(q);
-                        t.iter()
-                            .map(|r| r.iter().sum::<f64>() / r.len() as f64)
-                            .sum::<f64>()
-                            / t.len() as f64
-                    })
-                    .collect(),
+                None => (0..s.q()).map(|q| question_mean(s, q)).collect(),
             };
             let mean = means.iter().sum::<f64>() / means.len() as f64;
             let rows = draw.cluster_rows(d, 2, |q, j| if j == 0 { means[q] - mean } else { 1.0 });

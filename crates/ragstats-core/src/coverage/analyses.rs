@@ -26,6 +26,7 @@ use crate::bootstrap::analysis::{bootstrap, BootstrapJob};
 use crate::bootstrap::report::build_report;
 use crate::bootstrap::stratified::BootstrapSpec;
 use crate::compare::{cell_difference, prepare_panels, CompareJob};
+use crate::components::levels::question_mean;
 use crate::components::variance::analyse_panel;
 use crate::inference::t::t_quantile;
 use crate::panel::Panel;
@@ -187,17 +188,7 @@ impl Run<'_> {
         let means: Vec<Vec<f64>> = panel
             .strata
             .iter()
-            .map(|s| {
-                (0..s.q())
-                    .map(|q| {
-                        let t = s.trajectories_of(q);
-                        t.iter()
-                            .map(|r| r.iter().sum::<f64>() / r.len() as f64)
-                            .sum::<f64>()
-                            / t.len() as f64
-                    })
-                    .collect()
-            })
+            .map(|s| (0..s.q()).map(|q| question_mean(s, q)).collect())
             .collect();
         let total: usize = means.iter().map(Vec::len).sum();
         let z = normal_quantile(1.0 - tail_probability(self.confidence));
