@@ -88,16 +88,21 @@ fn reply(qs: &HashMap<String, Q>, seen: &Seen) -> String {
         };
         serde_json::json!({ "query": query }).to_string()
     } else {
-        let question = between(user, "Question: ", "\n\nDocuments:\n");
-        let docs = between(user, "Documents:\n", "\n\nAnswer as").to_lowercase();
-        let gold = &qs[question].answer;
-        let answer = if docs.contains(&gold.to_lowercase()) {
-            gold.as_str()
-        } else {
-            "UNKNOWN"
-        };
-        serde_json::json!({ "answer": answer }).to_string()
+        reader_reply(qs, user)
     }
+}
+
+/// The scripted reader: the gold answer when the documents hold it, else `UNKNOWN`.
+fn reader_reply(qs: &HashMap<String, Q>, user: &str) -> String {
+    let question = between(user, "Question: ", "\n\nDocuments:\n");
+    let docs = between(user, "Documents:\n", "\n\nAnswer as").to_lowercase();
+    let gold = &qs[question].answer;
+    let answer = if docs.contains(&gold.to_lowercase()) {
+        gold.as_str()
+    } else {
+        "UNKNOWN"
+    };
+    serde_json::json!({ "answer": answer }).to_string()
 }
 
 /// A scripted model server; with `stall_at = Some(n)`, the n-th request (0-based) is
@@ -760,15 +765,7 @@ fn until_reply(qs: &HashMap<String, Q>, seen: &Seen, differ: bool) -> String {
             "I am not sure what to search.".into()
         }
     } else {
-        let question = between(user, "Question: ", "\n\nDocuments:\n");
-        let docs = between(user, "Documents:\n", "\n\nAnswer as").to_lowercase();
-        let gold = &qs[question].answer;
-        let answer = if docs.contains(&gold.to_lowercase()) {
-            gold.as_str()
-        } else {
-            "UNKNOWN"
-        };
-        serde_json::json!({ "answer": answer }).to_string()
+        reader_reply(qs, user)
     }
 }
 
