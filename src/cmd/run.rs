@@ -217,7 +217,10 @@ async fn run_async(a: Args) -> anyhow::Result<u8> {
             ));
         }
     };
-    write_outputs(&a.out, &out)?;
+    // An --until run wrote its outputs after every wave, the last one included.
+    if stopped.is_none() {
+        write_outputs(&a.out, &out)?;
+    }
     // Last, so that a shard directory with a manifest is a finished shard.
     if let Some(m) = &manifest {
         m.write(&a.out)?;
