@@ -36,7 +36,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("consistency", &["reads"]),
     ("slice", &["panel"]),
     ("simulate", &[]),
-    ("coverage", &["panel"]),
+    ("coverage", &["panel", "labels"]),
     ("allocate", &["panel", "ledger", "prices"]),
     ("efficiency", &["panel", "ledger", "prices"]),
     ("plan", &["audit", "components", "ledger", "prices"]),
@@ -435,6 +435,7 @@ pub fn run(
         )?),
         "coverage" => Ok(analyses::coverage(
             inputs.get("panel"),
+            inputs.get("labels"),
             &settings::<analyses::CoverageSettings>(json)?,
             &engines,
             &progress,

@@ -238,8 +238,9 @@ impl CompareSettings {
 /// With `labels` (human scores of some of the panel's cells, the metric being a judge's)
 /// every system's estimate and every pair's difference is the PPI++ estimate
 /// ([`crate::judges::compare`]), with normal intervals and Wald tests adjusted by Holm and
-/// BH; the bootstrap's simultaneous and rank intervals, `by` and the ledger's next step are
-/// not made with labels (refused).
+/// BH, and simultaneous and rank intervals from the PPI++ bootstrap of every pair on one
+/// shared draw of questions ([`crate::judges::simultaneous`]); `by` and the ledger's next
+/// step are not made with labels (refused).
 ///
 /// # Errors
 /// Those of [`CompareSettings::check`], of reading the ledger and the prices, of loading
@@ -272,13 +273,23 @@ pub fn compare(
                 ));
             }
         }
-        let report = judged_compare(
+        let mut report = judged_compare(
             panel,
             labels,
             &settings.panel,
             &settings.judged,
             &settings.arms,
             settings.reference.as_deref(),
+        )?;
+        super::ppi_family::add_simultaneous(
+            &mut report,
+            panel,
+            labels,
+            &settings.panel,
+            &settings.judged,
+            &settings.resample,
+            engines,
+            progress,
         )?;
         let inputs = source_input(Inputs::new(), "panel", panel)
             .with_opt("arm", settings.panel.arm.as_deref());

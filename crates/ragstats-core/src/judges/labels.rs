@@ -252,6 +252,9 @@ pub struct StratumUnits {
     pub yhat_unlabelled: Vec<f64>,
     /// The labelled questions' ids, in panel order.
     pub labelled_questions: Vec<String>,
+    /// The unlabelled questions' ids, in panel order (what matches a question across the
+    /// arms and pairs of `compare`'s shared bootstrap draws).
+    pub unlabelled_questions: Vec<String>,
     /// The labelled cells' (judge, human) scores.
     pub pairs: Vec<(f64, f64)>,
 }
@@ -480,6 +483,7 @@ pub fn units(
             yhat: Vec::new(),
             yhat_unlabelled: Vec::new(),
             labelled_questions: Vec::new(),
+            unlabelled_questions: Vec::new(),
             pairs: Vec::new(),
         };
         for q in 0..s.q() {
@@ -501,6 +505,7 @@ pub fn units(
                         .flat_map(|(t, reads)| reads.iter().map(move |v| (t, *v)))
                         .collect();
                     u.yhat_unlabelled.push(nested_mean(&all));
+                    u.unlabelled_questions.push(s.questions[q].clone());
                 }
             }
         }

@@ -10,3 +10,4 @@ pub mod estimate;
 pub mod labels;
 pub mod ppi;
 pub mod sample;
+pub mod simultaneous;
