@@ -44,6 +44,7 @@ mod io_rules;
 mod judge;
 mod judge_real;
 mod labels;
+mod labels_family;
 mod layers;
 mod ledger_selector;
 mod livebench;
