@@ -297,3 +297,172 @@ pub fn ppi_simultaneous(
         method: METHOD,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judges::boot::ppi_bootstrap;
+    use crate::resample::summary::{summarize, Method};
+    use crate::resample::CpuBackend;
+    use crate::rng::keyed::KeyedStream;
+
+    /// A stratum of `n` labelled and `big_n` unlabelled questions (ids `q0`, `q1`, …; the
+    /// first n labelled), a judge 0.4·Y + 0.3 + U(0, 0.2) of a 0/1 human score.
+    fn units(name: &str, seed: u64, n: usize, big_n: usize) -> StratumUnits {
+        let mut s = KeyedStream::new(seed, &[]);
+        let mut judge = |h: f64| 0.4 * h + 0.3 + 0.2 * s.uniform();
+        let y: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i % 3 != 0))).collect();
+        StratumUnits {
+            name: name.into(),
+            yhat: y.iter().map(|&h| judge(h)).collect(),
+            y,
+            yhat_unlabelled: (0..big_n)
+                .map(|i| judge(f64::from(u8::from(i % 2 == 0))))
+                .collect(),
+            labelled_questions: (0..n).map(|i| format!("q{i}")).collect(),
+            unlabelled_questions: (n..n + big_n).map(|i| format!("q{i}")).collect(),
+            pairs: Vec::new(),
+        }
+    }
+
+    /// One column whose labelled questions are one class: the shared draw is `bootstrap
+    /// --labels`' own (engine strata: each stratum's labelled questions, then its
+    /// unlabelled ones), so the replicates summarise to its SE and interval bit for bit.
+    #[test]
+    fn one_column_is_the_ppi_bootstrap() {
+        let u = [units("a", 1, 13, 37), units("b", 2, 9, 21)];
+        let w = [0.7, 0.3];
+        let engine = CpuBackend::new();
+        let draw = SharedDraw {
+            engine: &engine,
+            seed: 11,
+            replicates: 300,
+            lambda: None,
+            progress: &|_| {},
+        };
+        let reps = shared_replicates(&[&u[..]], &w, &draw).unwrap().unwrap();
+        let boot = ppi_bootstrap(
+            ("x", "l", "m"),
+            &u,
+            &w,
+            None,
+            &engine,
+            11,
+            300,
+            Method::Percentile,
+            0.95,
+            &|_| {},
+        )
+        .unwrap();
+        let mine = summarize(
+            boot.summary.estimate,
+            &reps[0],
+            Method::Percentile,
+            0.95,
+            0.0,
+        );
+        assert_eq!(mine.se, boot.summary.se);
+        assert_eq!(mine.ci.0, boot.summary.ci.0);
+    }
+
+    /// Two columns labelled on different questions (q0–q9 in the first, q0–q4 and q10–q14
+    /// in the second) share one draw of four classes, and each column's replicates are the
+    /// PPI++ estimates (f64, by hand) of the questions its classes drew: class c is engine
+    /// stratum c, classes ordered labelled-in-both, first only, second only, neither.
+    #[test]
+    fn columns_labelled_on_different_questions_share_the_draws_of_their_classes() {
+        let base = units("all", 5, 20, 40);
+        let all: Vec<(String, f64, f64)> = (0..60)
+            .map(|i| {
+                let h = if i < 20 {
+                    base.yhat[i]
+                } else {
+                    base.yhat_unlabelled[i - 20]
+                };
+                let y = if i < 20 {
+                    base.y[i]
+                } else {
+                    f64::from(u8::from(i % 2 == 0))
+                };
+                (format!("q{i}"), y, h)
+            })
+            .collect();
+        let column = |labelled: &dyn Fn(usize) -> bool| {
+            let mut u = StratumUnits {
+                name: "all".into(),
+                y: Vec::new(),
+                yhat: Vec::new(),
+                yhat_unlabelled: Vec::new(),
+                labelled_questions: Vec::new(),
+                unlabelled_questions: Vec::new(),
+                pairs: Vec::new(),
+            };
+            for (i, (q, y, h)) in all.iter().enumerate() {
+                if labelled(i) {
+                    u.y.push(*y);
+                    u.yhat.push(*h);
+                    u.labelled_questions.push(q.clone());
+                } else {
+                    u.yhat_unlabelled.push(*h);
+                    u.unlabelled_questions.push(q.clone());
+                }
+            }
+            vec![u]
+        };
+        let first = column(&|i| i < 10);
+        let second = column(&|i| i < 5 || (10..15).contains(&i));
+        let engine = CpuBackend::new();
+        let (seed, b) = (3, 40);
+        let draw = SharedDraw {
+            engine: &engine,
+            seed,
+            replicates: b,
+            lambda: None,
+            progress: &|_| {},
+        };
+        let reps = shared_replicates(&[&first[..], &second[..]], &[1.0], &draw)
+            .unwrap()
+            .unwrap();
+        let classes: [Vec<usize>; 4] = [
+            (0..5).collect(),
+            (5..10).collect(),
+            (10..15).collect(),
+            (15..60).collect(),
+        ];
+        for r in 0..u64::from(b) {
+            let drawn: Vec<Vec<usize>> = classes
+                .iter()
+                .enumerate()
+                .map(|(c, members)| {
+                    let q = members.len() as u32;
+                    (0..u64::from(q))
+                        .map(|i| {
+                            members[crate::rng::draw_index(seed, r as u32, c as u32, i, q) as usize]
+                        })
+                        .collect()
+                })
+                .collect();
+            for (col, labelled) in [(0usize, [0usize, 1]), (1, [0, 2])] {
+                let (mut y, mut h, mut hu) = (Vec::new(), Vec::new(), Vec::new());
+                for (c, qs) in drawn.iter().enumerate() {
+                    for &q in qs {
+                        if labelled.contains(&c) {
+                            y.push(all[q].1);
+                            h.push(all[q].2);
+                        } else {
+                            hu.push(all[q].2);
+                        }
+                    }
+                }
+                let want = crate::judges::ppi::ppi_mean(&y, &h, &hu, None)
+                    .unwrap()
+                    .estimate;
+                let got = reps[col][r as usize];
+                assert!(
+                    (got - want).abs() < 1e-5,
+                    "column {col} replicate {r}: {got} vs {want}"
+                );
+            }
+        }
+    }
+}
