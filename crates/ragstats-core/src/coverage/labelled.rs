@@ -135,11 +135,13 @@ impl HumanModel {
         for sm in &model.strata {
             let mut arms = Vec::new();
             let mut residuals: Vec<HashMap<&str, f64>> = Vec::new();
+            let mut units_of: Vec<&StratumUnits> = Vec::new();
             for (a, name) in model.arms.iter().enumerate() {
                 let u = units[a]
                     .iter()
                     .find(|u| u.name == sm.name)
                     .ok_or_else(|| Error::Data(format!("stratum '{}': no labels", sm.name)))?;
+                units_of.push(u);
                 let n = u.y.len();
                 if n < 2 {
                     return Err(Error::Data(format!(
@@ -194,9 +196,15 @@ impl HumanModel {
             for a in 0..k {
                 cov[a * k + a] = arms[a].residual_variance;
                 for b in a + 1..k {
-                    let (x, y): (Vec<f64>, Vec<f64>) = residuals[a]
+                    // In arm a's order of questions (a map's order would change the sum's
+                    // rounding from run to run).
+                    let (x, y): (Vec<f64>, Vec<f64>) = units_of[a]
+                        .labelled_questions
                         .iter()
-                        .filter_map(|(q, r)| residuals[b].get(q).map(|s| (*r, *s)))
+                        .filter_map(|q| {
+                            let q = q.as_str();
+                            Some((residuals[a][q], *residuals[b].get(q)?))
+                        })
                         .unzip();
                     let c = cov1(&x, &y);
                     cov[a * k + b] = c;
