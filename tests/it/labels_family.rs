@@ -12,7 +12,7 @@ use predicates::prelude::*;
 /// them in every arm: human correctness Y ~ Bernoulli(p_arm + ease), a biased judge
 /// 0.3 + 0.5·Y + noise on a 0.01 grid.
 fn three_arms(dir: &tempfile::TempDir) -> (String, String) {
-    let mut rng = XorShift(0x5EED_49);
+    let mut rng = XorShift(0x005E_ED49);
     let mut panel = String::from("question,arm,judge\n");
     let mut labels = String::from("question,arm,human\n");
     for q in 0..150 {

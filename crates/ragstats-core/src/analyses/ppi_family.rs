@@ -21,6 +21,7 @@ use crate::Result;
 /// # Errors
 /// Those of loading a pair's contrast, pairing its labels, its PPI++ estimate and the
 /// engine's.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn add_simultaneous(
     report: &mut PpiCompareReport,
     panel: &Source,

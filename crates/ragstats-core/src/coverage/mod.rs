@@ -342,7 +342,7 @@ fn tally_rows(
             hits,
             n,
             e,
-            &target,
+            target,
         ));
     }
     for (analysis, e) in errors {
