@@ -8,5 +8,6 @@ pub mod boot;
 pub mod compare;
 pub mod estimate;
 pub mod labels;
+pub mod plan;
 pub mod ppi;
 pub mod sample;
