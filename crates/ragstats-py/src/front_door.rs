@@ -39,7 +39,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("coverage", &["panel"]),
     ("allocate", &["panel", "ledger", "prices"]),
     ("efficiency", &["panel", "ledger", "prices"]),
-    ("plan", &["audit", "components", "ledger", "prices"]),
+    ("plan", &["audit", "components", "labels", "ledger", "prices"]),
     ("compare", &["panel", "labels", "ledger", "prices"]),
     ("import", &["logs"]),
     ("sequential", &["panel"]),
@@ -513,6 +513,7 @@ pub fn run(
         "plan" => Ok(analyses::plan(
             inputs.get("audit"),
             inputs.get("components"),
+            inputs.get("labels"),
             inputs.get("ledger"),
             inputs.get("prices"),
             &settings::<analyses::PlanSettings>(json)?,

@@ -128,6 +128,8 @@ pub struct LabelPlanner {
     pub label_cost: f64,
     /// A fixed λ (`None`: power-tuned, λ*).
     pub lambda: Option<f64>,
+    /// The fewest labels a stratum may have (at least 2).
+    pub min_labels: usize,
 }
 
 /// One design: n labels, Q questions, T, R, with its SE and cost.
@@ -163,6 +165,7 @@ impl LabelPlanner {
         units: &[StratumUnits],
         label_cost: f64,
         lambda: Option<f64>,
+        min_labels: usize,
     ) -> Result<LabelPlanner> {
         let mut strata = Vec::new();
         for (s, u) in planner.strata.iter().zip(units) {
@@ -202,7 +205,13 @@ impl LabelPlanner {
             bounds: planner.bounds,
             label_cost,
             lambda,
+            min_labels: min_labels.max(2),
         })
+    }
+
+    /// The fewest labels in all that can give every stratum its least.
+    fn first_n(&self) -> usize {
+        self.min_labels.max(2) * self.strata.len().max(1)
     }
 
     fn split_weights(&self) -> Vec<usize> {
@@ -210,8 +219,8 @@ impl LabelPlanner {
     }
 
     /// The design of n labels per stratum `labels` and Q_d questions `questions` at
-    /// (T, R): its SE and cost (`None` when a stratum has fewer than 2 labels or more labels
-    /// than questions).
+    /// (T, R): its SE and cost (`None` when a stratum has fewer labels than `min_labels`
+    /// (and 2), or more labels than questions).
     pub fn evaluate_parts(
         &self,
         labels: &[usize],
@@ -219,7 +228,8 @@ impl LabelPlanner {
         t: usize,
         r: usize,
     ) -> Option<LabelDesign> {
-        if labels.iter().zip(questions).any(|(&n, &q)| n < 2 || n > q) {
+        let least = self.min_labels.max(2);
+        if labels.iter().zip(questions).any(|(&n, &q)| n < least || n > q) {
             return None;
         }
         let (var, lambda): (Vec<f64>, Vec<f64>) = self
@@ -278,7 +288,7 @@ impl LabelPlanner {
         let per_label = self.label_cost + min_k;
         let meets = |n: usize, q: usize| self.evaluate(n, q, t, r).filter(|d| d.se <= target);
         let mut best: Option<LabelDesign> = None;
-        for n in (2 * self.strata.len()).max(2)..=max_q {
+        for n in self.first_n()..=max_q {
             if let Some(b) = &best {
                 if n as f64 * per_label > b.cost {
                     break;
@@ -348,7 +358,7 @@ impl LabelPlanner {
         let max_q = self.bounds.max_questions;
         let meets = |n: usize| self.evaluate(n, n, 1, 1).filter(|d| d.se <= target);
         meets(max_q)?;
-        let (mut lo, mut hi) = ((2 * self.strata.len()).max(2), max_q);
+        let (mut lo, mut hi) = (self.first_n(), max_q);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if meets(mid).is_some() {
@@ -370,6 +380,10 @@ fn better(a: &LabelDesign, b: &LabelDesign) -> bool {
         .then(a.labels.cmp(&b.labels))
         .is_lt()
 }
+
+/// Below this many labels in a stratum the planned design's interval is flagged (its
+/// coverage, docs/COVERAGE.md).
+pub const FEW_LABELS: usize = 30;
 
 /// The PPI SE the plan predicts at the audit's own design, beside the one measured there.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -488,6 +502,16 @@ pub fn plan_labels(planner: &LabelPlanner, job: &LabelPlanJob) -> LabelPlanRepor
                 "σ²_Y and c were measured on the labels at T = {}, R = {} and are held \
                  constant at the planned T = {}, R = {} (docs/judges.md)",
                 s[0].trajectories, s[0].reads, d.trajectories, d.reads
+            ));
+        }
+    }
+    if let Some(d) = designs.first() {
+        if d.labels_per_stratum.iter().any(|&n| n < FEW_LABELS) {
+            notes.push(format!(
+                "the best design has fewer than {FEW_LABELS} labels in a stratum: there the \
+                 PPI++ interval rests on λ̂ and a variance estimated from few labels, and its \
+                 coverage falls short of 95% (docs/COVERAGE.md, \"Labels in the plan\"); \
+                 raise min_labels"
             ));
         }
     }
@@ -676,6 +700,7 @@ mod tests {
             },
             label_cost,
             lambda: None,
+            min_labels: 2,
         }
     }
 
