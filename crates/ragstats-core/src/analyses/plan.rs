@@ -568,7 +568,7 @@ pub fn plan(
 ///
 /// # Errors
 /// Those of reading the ledger and the prices and of pricing the panel's cells.
-fn plan_costs(
+pub(super) fn plan_costs(
     ledger: Option<&Source>,
     prices: Option<&Source>,
     panel: &crate::panel::Panel,
