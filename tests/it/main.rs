@@ -43,6 +43,7 @@ mod input_limits;
 mod io_rules;
 mod judge;
 mod judge_real;
+mod label_plan;
 mod labels;
 mod layers;
 mod ledger_selector;
