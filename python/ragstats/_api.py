@@ -278,7 +278,7 @@ def compare(
     search_price: Optional[float] = None,
     question_cost: float = 0,
     label_cost: Optional[float] = None,
-    min_labels: int = 30,
+    min_labels: int = 40,
     max_questions: int = 100000,
     max_trajectories: int = 10,
     max_reads: int = 10,
@@ -332,7 +332,7 @@ def compare(
     - ``search_price`` (--search-price): Search price in USD per 1,000 requests for dollars (default: the prices file's)
     - ``question_cost`` (--question-cost) (default 0): Cost per question in the next step's currency (judging, annotation, set-up)
     - ``label_cost`` (--label-cost): With --labels and --ledger: the cost of one label (one labelled question's human score) in the next step's currency; the next step then names the cheapest labels and Q:T:R that resolve the closest unresolved pair
-    - ``min_labels`` (--min-labels) (default 30): With --label-cost: the fewest labels the next step gives a stratum (at least 2)
+    - ``min_labels`` (--min-labels) (default 40): With --label-cost: the fewest labels the next step gives a stratum (at least 2)
     - ``max_questions`` (--max-questions) (default 100000): Largest total Q searched
     - ``max_trajectories`` (--max-trajectories) (default 10): Largest T searched
     - ``max_reads`` (--max-reads) (default 10): Largest R searched
@@ -878,7 +878,7 @@ def plan(
     label_metric: Optional[str] = None,
     ppi_lambda: Optional[float] = None,
     label_cost: Optional[float] = None,
-    min_labels: int = 30,
+    min_labels: int = 40,
     max_per_cluster: int = 20,
     prices: Optional[Input] = None,
     currency: Optional[Literal['tokens', 'usd']] = None,
@@ -942,7 +942,7 @@ def plan(
     - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
     - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``label_cost`` (--label-cost): With --labels: the cost of one label (one labelled question's human score) in the plan's currency
-    - ``min_labels`` (--min-labels) (default 30): With --labels: the fewest labels the plan gives a stratum (at least 2; below 30 the PPI++ interval's coverage falls short, docs/COVERAGE.md)
+    - ``min_labels`` (--min-labels) (default 40): With --labels: the fewest labels the plan gives a stratum (at least 2; below 40 the PPI++ interval's coverage falls short, docs/COVERAGE.md)
     - ``max_per_cluster`` (--max-per-cluster) (default 20): With --cluster: the most questions per cluster the search tries
     - ``prices`` (--prices): Prices (TOML); needed for dollars with --ledger
     - ``currency`` (--currency) [tokens, usd]: What costs are counted in (--budget-usd implies usd, --budget-tokens tokens)

@@ -89,7 +89,7 @@ pub struct Args {
     #[arg(long, value_name = "COST", requires_all = ["labels", "ledger"], value_parser = super::cost::price_flag)]
     pub label_cost: Option<f64>,
     /// With --label-cost: the fewest labels the next step gives a stratum (at least 2).
-    #[arg(long, value_name = "N", default_value_t = 30, requires = "label_cost")]
+    #[arg(long, value_name = "N", default_value_t = 40, requires = "label_cost")]
     pub min_labels: usize,
     /// With --ledger: the bounds of the next step's least-cost search.
     #[command(flatten)]

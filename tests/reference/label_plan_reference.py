@@ -7,11 +7,11 @@ ragstats-core's judges::plan tests), computed independently with numpy and exact
    (exact rational arithmetic).
 2. The demo: data/demo/judged.csv (judge_score, 60 questions × 4 trajectories, R = 1) with
    data/demo/judged-labels.csv (`correct` of 15 questions), unit costs C_T = 1000, C_R = 500,
-   a label at 20000, at least 30 labels, target SE 0.04. The judge's components by the
+   a label at 20000, at least 40 labels, target SE 0.04. The judge's components by the
    one-way ANOVA (σ²_t = MS_within, σ²_q = (MS_q − MS_t)/T), σ²_Y and c of the labelled
    question means (ddof 1), the plan's variance formula
        Var(λ) = (σ²_Y − 2λc + λ²σ²_f)/n + λ²σ²_f/N,  λ = clip(c/(σ²_f(1 + n/N)), 0, 1),
-   |c| ≤ σ_Y σ_f, at every T ≤ 10, 30 ≤ n ≤ Q ≤ 1000 (a cheaper design would need Q > 1000,
+   |c| ≤ σ_Y σ_f, at every T ≤ 10, 40 ≤ n ≤ Q ≤ 1000 (a cheaper design would need Q > 1000,
    whose questions alone cost more than the best), then the best design per T; and the
    plan's SE at the audit's own design (15 labels of 60 at T = 4).
 
@@ -89,7 +89,7 @@ def demo():
         sf = s2q + s2t / t
         k = t * (1000 + 500)
         best = None
-        for n in range(30, 1001):
+        for n in range(40, 1001):
             q = np.arange(n, 1001)
             v = var(float(n), (q - n).astype(float), sf)
             ok = np.nonzero(v <= target2)[0]

@@ -59,9 +59,9 @@ pub struct Args {
     /// plan's currency.
     #[arg(long, value_name = "COST", requires = "labels", value_parser = super::super::cost::price_flag)]
     pub label_cost: Option<f64>,
-    /// With --labels: the fewest labels the plan gives a stratum (at least 2; below 30 the
+    /// With --labels: the fewest labels the plan gives a stratum (at least 2; below 40 the
     /// PPI++ interval's coverage falls short, docs/COVERAGE.md).
-    #[arg(long, value_name = "N", default_value_t = 30, requires = "labels")]
+    #[arg(long, value_name = "N", default_value_t = 40, requires = "labels")]
     pub min_labels: usize,
     /// With --cluster: the most questions per cluster the search tries.
     #[arg(long, value_name = "M", default_value_t = 20)]

@@ -383,7 +383,7 @@ fn better(a: &LabelDesign, b: &LabelDesign) -> bool {
 
 /// Below this many labels in a stratum the planned design's interval is flagged (its
 /// coverage, docs/COVERAGE.md).
-pub const FEW_LABELS: usize = 30;
+pub const FEW_LABELS: usize = 40;
 
 /// The PPI SE the plan predicts at the audit's own design, beside the one measured there.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -862,5 +862,95 @@ mod tests {
         // λ = 1 fixed: plain PPI, (σ²_Y − 2c + σ²_f)/n + σ²_f/N.
         let (v, _) = ppi_variance(0.3, 0.2, 0.5, 10, 50, Some(1.0));
         assert!((v - (0.4 / 10.0 + 0.5 / 50.0)).abs() < 1e-15);
+    }
+
+    /// The demo's fitted model (tests/reference/label_plan_reference.py): the judge's
+    /// σ²_q, σ²_t (T = 4, R = 1), the labels' σ²_Y and c; C_T = 1000, C_R = 500 tokens, a
+    /// label 20000, target SE 0.04.
+    fn demo_planner(min_labels: usize) -> LabelPlanner {
+        let mut s = stratum(
+            "all",
+            1,
+            PerLevel {
+                question: 3.663_323_917_137_476_3,
+                trajectory: Some(3.215_277_777_777_777_7),
+                read: None,
+            },
+            UnitCosts::flat(1000.0, 500.0),
+            (0.132_738_095_238_095_24, 0.755_357_142_857_142_8),
+        );
+        s.trajectories = 4;
+        LabelPlanner {
+            min_labels,
+            bounds: Bounds {
+                max_questions: 100_000,
+                max_trajectories: 10,
+                max_reads: 1,
+            },
+            ..planner(vec![s], 20000.0, 100_000)
+        }
+    }
+
+    /// Whether the SE the plan promises is achieved (docs/COVERAGE.md, "Labels in the
+    /// plan"): 2,000 studies simulated at each planned design from the fitted model at that
+    /// design — judge cells f_it = μ_i + e_it (μ ~ N(5, σ²_q), e ~ N(0, σ²_t)), the human
+    /// question score Y_i = 0.43 + (c/σ²_f)(F_i − 5) + N(0, σ²_Y − c²/σ²_f) with F_i the
+    /// judge's mean over the T cells (so cov(Y, F) = c, var Y = σ²_Y at the planned T), the
+    /// first n questions labelled (an i.i.d. sample) — each estimated by PPI++ (ppi_py's
+    /// formulas, `ppi_mean`). Reported: the SD of the estimates over the promised SE
+    /// (realized/promised), the mean reported SE over it, and the coverage of the 95% normal
+    /// interval of θ = 0.43. `cargo test -p ragstats-core --lib judges::plan -- --nocapture`.
+    #[test]
+    fn the_promised_se_is_achieved_at_the_planned_design() {
+        use crate::judges::ppi::ppi_mean;
+        use crate::rng::keyed::KeyedStream;
+        let studies = 2000u64;
+        for min_labels in [60, 40, 30, 10, 2] {
+            let p = demo_planner(min_labels);
+            let d = p.search(0.04).into_iter().next().unwrap();
+            let (n, q, t) = (d.labels, d.questions, d.trajectories);
+            let s = &p.strata[0];
+            let sq = s.components.question;
+            let st = s.components.trajectory.unwrap();
+            let sf = sq + st / t as f64;
+            let slope = s.covariance / sf;
+            let resid = (s.human_variance - s.covariance * slope).max(0.0).sqrt();
+            let (mut est, mut se, mut hits) = (Vec::new(), Vec::new(), 0usize);
+            for study in 0..studies {
+                let mut g = KeyedStream::new(study, &[49, 5, min_labels as u64]);
+                let (mut y, mut h, mut u) = (Vec::new(), Vec::new(), Vec::new());
+                for i in 0..q {
+                    let mu = 5.0 + sq.sqrt() * g.normal();
+                    let f = (0..t).map(|_| mu + st.sqrt() * g.normal()).sum::<f64>() / t as f64;
+                    let human = 0.43 + slope * (f - 5.0) + resid * g.normal();
+                    if i < n {
+                        y.push(human);
+                        h.push(f);
+                    } else {
+                        u.push(f);
+                    }
+                }
+                let m = ppi_mean(&y, &h, &u, None).unwrap();
+                let (lo, hi) = m.interval(0.95);
+                hits += usize::from(lo <= 0.43 && 0.43 <= hi);
+                est.push(m.estimate);
+                se.push(m.se);
+            }
+            let k = studies as f64;
+            let mean = est.iter().sum::<f64>() / k;
+            let sd = (est.iter().map(|e| (e - mean) * (e - mean)).sum::<f64>() / (k - 1.0)).sqrt();
+            let (realized, reported) = (sd / d.se, se.iter().sum::<f64>() / k / d.se);
+            let coverage = hits as f64 / k;
+            eprintln!(
+                "label plan, min_labels {min_labels}: n {n} of {q}:{t}:1, promised SE {:.5}; \
+                 over {studies} studies realized/promised {realized:.3}, mean reported/promised \
+                 {reported:.3}, coverage {coverage:.3}",
+                d.se
+            );
+            if min_labels == FEW_LABELS {
+                assert!((0.9..1.1).contains(&realized), "{realized}");
+                assert!(coverage >= 0.935, "{coverage}");
+            }
+        }
     }
 }
