@@ -53,7 +53,9 @@ fn the_demo_plan_is_numpys_brute_force_optimum() {
     let s = &doc["strata"][0];
     assert!((num(&s["human_variance"]) - 0.13273809523809524).abs() < 1e-12);
     assert!((num(&s["covariance"]) - 0.7553571428571428).abs() < 1e-12);
-    assert!((num(&s["judge_variance"]) - (3.6633239171374763 + 3.2152777777777777 / 4.0)).abs() < 1e-9);
+    assert!(
+        (num(&s["judge_variance"]) - (3.6633239171374763 + 3.2152777777777777 / 4.0)).abs() < 1e-9
+    );
     let want = [
         (40, 110, 2, 0.03995429310406067, 1_130_000.0),
         (42, 201, 1, 0.03997699480247429, 1_141_500.0),
@@ -63,7 +65,11 @@ fn the_demo_plan_is_numpys_brute_force_optimum() {
     assert_eq!(designs.len(), 3);
     for (d, (n, q, t, se, cost)) in designs.iter().zip(want) {
         assert_eq!(
-            (d["labels"].as_u64(), d["questions"].as_u64(), d["trajectories"].as_u64()),
+            (
+                d["labels"].as_u64(),
+                d["questions"].as_u64(),
+                d["trajectories"].as_u64()
+            ),
             (Some(n), Some(q), Some(t)),
             "{d}"
         );
@@ -73,7 +79,10 @@ fn the_demo_plan_is_numpys_brute_force_optimum() {
         assert_eq!(num(&d["labels_cost"]), n as f64 * 20000.0);
     }
     let all = &doc["labels_only"];
-    assert_eq!((all["labels"].as_u64(), all["questions"].as_u64()), (Some(83), Some(83)));
+    assert_eq!(
+        (all["labels"].as_u64(), all["questions"].as_u64()),
+        (Some(83), Some(83))
+    );
     assert_eq!(num(&all["cost"]), 1_784_500.0);
     // At the audit's own design: the formula's SE (numpy) beside `variance --labels`'
     // measured SE. They differ by the sample λ̂ against λ* and by the judge's sample
@@ -101,12 +110,21 @@ fn the_demo_plan_is_numpys_brute_force_optimum() {
     let mde = planned(&["--mde", "0.112", "--runners-up", "0"]);
     assert_eq!(mde["goal"], "mde");
     assert!((num(&mde["target_se"]) - 0.112 / 2.8015852181129683).abs() < 1e-9);
-    let few = planned(&["--target-se", "0.04", "--min-labels", "2", "--runners-up", "0"]);
+    let few = planned(&[
+        "--target-se",
+        "0.04",
+        "--min-labels",
+        "2",
+        "--runners-up",
+        "0",
+    ]);
     assert!(few["designs"][0]["labels"].as_u64().unwrap() < 40);
     assert!(num(&few["designs"][0]["cost"]) < 1_130_000.0);
     let notes = few["notes"].as_array().unwrap();
     assert!(
-        notes.iter().any(|n| n.as_str().unwrap().contains("fewer than 40 labels")),
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("fewer than 40 labels")),
         "{few}"
     );
 }
@@ -116,15 +134,20 @@ fn the_demo_plan_is_numpys_brute_force_optimum() {
 fn bad_label_plans_are_refused_with_exit_2() {
     let base = |extra: &[&str]| {
         let mut c = stats();
-        c.arg("plan").args(JUDGED).args(["--unit-costs", "1000,500"]).args(extra);
+        c.arg("plan")
+            .args(JUDGED)
+            .args(["--unit-costs", "1000,500"])
+            .args(extra);
         c
     };
     base(&["--label-cost=-3", "--target-se", "0.04"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--label-cost").and(predicate::str::contains(
-            "the price is -3; expected a finite price",
-        )));
+        .stderr(
+            predicate::str::contains("--label-cost").and(predicate::str::contains(
+                "the price is -3; expected a finite price",
+            )),
+        );
     base(&["--target-se", "0.04"])
         .assert()
         .code(2)
@@ -137,13 +160,35 @@ fn bad_label_plans_are_refused_with_exit_2() {
         .stderr(predicate::str::contains(
             "with labels, plan finds the cheapest labels and Q:T:R for a target SE or an MDE",
         ));
-    base(&["--label-cost", "100", "--target-se", "0.04", "--min-labels", "1"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--min-labels: 1: a stratum needs at least 2 labels"));
+    base(&[
+        "--label-cost",
+        "100",
+        "--target-se",
+        "0.04",
+        "--min-labels",
+        "1",
+    ])
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains(
+        "--min-labels: 1: a stratum needs at least 2 labels",
+    ));
     stats()
-        .args(["plan", "--audit", "data/demo/judged.csv", "--metric", "judge_score"])
-        .args(["--unit-costs", "1000,500", "--label-cost", "100", "--target-se", "0.04"])
+        .args([
+            "plan",
+            "--audit",
+            "data/demo/judged.csv",
+            "--metric",
+            "judge_score",
+        ])
+        .args([
+            "--unit-costs",
+            "1000,500",
+            "--label-cost",
+            "100",
+            "--target-se",
+            "0.04",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--labels"));
@@ -155,7 +200,13 @@ fn bad_label_plans_are_refused_with_exit_2() {
 fn demo_labels(dir: &tempfile::TempDir) -> std::path::PathBuf {
     let sheet = dir.path().join("sheet.csv");
     stats()
-        .args(["labels", "sample", "data/demo/panel.csv", "--contrast", "adaptive-open"])
+        .args([
+            "labels",
+            "sample",
+            "data/demo/panel.csv",
+            "--contrast",
+            "adaptive-open",
+        ])
         .args(["--n", "40", "--seed", "1", "--label-metric", "em", "--out"])
         .arg(&sheet)
         .assert()
@@ -201,7 +252,10 @@ fn compares_next_step_with_labels_is_the_pairs_label_plan() {
         "json",
     ]);
     let next = &doc["next"];
-    assert_eq!((next["a"].as_str(), next["b"].as_str()), (Some("open"), Some("adaptive")));
+    assert_eq!(
+        (next["a"].as_str(), next["b"].as_str()),
+        (Some("open"), Some("adaptive"))
+    );
     let pair = &doc["pairs"][0];
     assert_eq!(next["estimate"], pair["estimate"]);
     // One pair: the two-sided Wald test at 0.05, s₁ = |d̂| / (z_0.975 + z_0.8) (scipy:
@@ -240,7 +294,12 @@ fn compares_next_step_with_labels_is_the_pairs_label_plan() {
     // Without a label cost the ledger's next step is refused; a label cost without labels
     // too.
     stats()
-        .args(["compare", "data/demo/panel.csv", "--ledger", "data/demo/ledger.jsonl"])
+        .args([
+            "compare",
+            "data/demo/panel.csv",
+            "--ledger",
+            "data/demo/ledger.jsonl",
+        ])
         .args(["--label-cost", "5"])
         .assert()
         .code(2)

@@ -39,7 +39,10 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("coverage", &["panel"]),
     ("allocate", &["panel", "ledger", "prices"]),
     ("efficiency", &["panel", "ledger", "prices"]),
-    ("plan", &["audit", "components", "labels", "ledger", "prices"]),
+    (
+        "plan",
+        &["audit", "components", "labels", "ledger", "prices"],
+    ),
     ("compare", &["panel", "labels", "ledger", "prices"]),
     ("import", &["logs"]),
     ("sequential", &["panel"]),

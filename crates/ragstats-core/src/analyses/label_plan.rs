@@ -5,20 +5,20 @@
 use super::labels::{labelled_units, LabelSettings};
 use super::plan::plan_costs;
 use super::CompareSettings;
-use crate::compare::report::PlannedTest;
-use crate::components::variance::analyse_panel;
-use crate::import::Balance;
-use crate::judges::compare::{PpiCompareReport, PpiNextStep, PpiPair};
-use crate::resample::summary::normal_quantile;
-use crate::table::{format_number, Precision};
 use crate::allocation::planner::Bounds;
 use crate::allocation::planner_report::{planner, PlanCosts};
+use crate::compare::report::PlannedTest;
 use crate::components::forecast::Audit;
+use crate::components::variance::analyse_panel;
+use crate::import::Balance;
 use crate::import::PanelSettings;
+use crate::judges::compare::{PpiCompareReport, PpiNextStep, PpiPair};
 use crate::judges::estimate::ppi_report;
 use crate::judges::plan::{plan_labels, LabelPlanJob, LabelPlanReport, LabelPlanner};
 use crate::ledger::check_price;
 use crate::panel::{Panel, Source};
+use crate::resample::summary::normal_quantile;
+use crate::table::{format_number, Precision};
 use crate::{Error, Result};
 
 /// What a label plan prices and searches with.
@@ -109,9 +109,11 @@ pub(crate) fn label_plan(
         },
     );
     // Pairing notes carry their own prefix; the plan's view adds one.
-    report
-        .notes
-        .extend(pairing.iter().map(|n| n.trim_start_matches("note: ").to_string()));
+    report.notes.extend(
+        pairing
+            .iter()
+            .map(|n| n.trim_start_matches("note: ").to_string()),
+    );
     Ok(report)
 }
 
@@ -143,7 +145,11 @@ pub(crate) fn ppi_next_step(
     let Some(p) = open
         .iter()
         .filter(|p| p.se > 0.0 && p.estimate != 0.0)
-        .max_by(|x, y| (x.estimate / x.se).abs().total_cmp(&(y.estimate / y.se).abs()))
+        .max_by(|x, y| {
+            (x.estimate / x.se)
+                .abs()
+                .total_cmp(&(y.estimate / y.se).abs())
+        })
     else {
         return Ok((
             None,

@@ -408,7 +408,10 @@ pub fn plan(
             ));
         }
         if s.judged.ppi_lambda.is_some() {
-            return Err(Error::setting("ppi_lambda", "is a setting of labels: give labels"));
+            return Err(Error::setting(
+                "ppi_lambda",
+                "is a setting of labels: give labels",
+            ));
         }
         if s.judged.label_metric.is_some() {
             return Err(Error::setting(
@@ -473,8 +476,9 @@ pub fn plan(
             labels,
         );
         let inputs = source_input_opt(source_input_opt(inputs, "ledger", ledger), "prices", prices);
-        return Ok(Finished::new("plan", inputs, report)
-            .with_notes_after(s.panel.loading_notes(p, true)));
+        return Ok(
+            Finished::new("plan", inputs, report).with_notes_after(s.panel.loading_notes(p, true))
+        );
     }
     if s.cluster_cost.is_some() && !clustered {
         return Err(Error::setting(

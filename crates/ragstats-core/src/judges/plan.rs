@@ -229,7 +229,11 @@ impl LabelPlanner {
         r: usize,
     ) -> Option<LabelDesign> {
         let least = self.min_labels.max(2);
-        if labels.iter().zip(questions).any(|(&n, &q)| n < least || n > q) {
+        if labels
+            .iter()
+            .zip(questions)
+            .any(|(&n, &q)| n < least || n > q)
+        {
             return None;
         }
         let (var, lambda): (Vec<f64>, Vec<f64>) = self
@@ -238,14 +242,7 @@ impl LabelPlanner {
             .zip(labels.iter().zip(questions))
             .map(|(s, (&n, &q))| {
                 let judge = variance_per_question(&s.components, t, r);
-                ppi_variance(
-                    s.human_variance,
-                    s.covariance,
-                    judge,
-                    n,
-                    q - n,
-                    self.lambda,
-                )
+                ppi_variance(s.human_variance, s.covariance, judge, n, q - n, self.lambda)
             })
             .unzip();
         let n: usize = labels.iter().sum();
@@ -319,7 +316,11 @@ impl LabelPlanner {
     /// The largest T and R worth searching: 1 where no stratum has that level's component
     /// (more of it would only cost), else the bound.
     fn levels(&self) -> (usize, usize) {
-        let t = if self.strata.iter().all(|s| s.components.trajectory.is_none()) {
+        let t = if self
+            .strata
+            .iter()
+            .all(|s| s.components.trajectory.is_none())
+        {
             1
         } else {
             self.bounds.max_trajectories
@@ -517,8 +518,7 @@ pub fn plan_labels(planner: &LabelPlanner, job: &LabelPlanJob) -> LabelPlanRepor
     }
     if planner.label_cost == 0.0 {
         notes.push(
-            "the label cost is 0: labels are then free, and the plan labels every question"
-                .into(),
+            "the label cost is 0: labels are then free, and the plan labels every question".into(),
         );
     }
     LabelPlanReport {
@@ -672,7 +672,13 @@ mod tests {
     use super::*;
     use crate::allocation::efficiency::UnitCosts;
 
-    fn stratum(name: &str, weight: usize, c: PerLevel, k: UnitCosts, y: (f64, f64)) -> LabelStratum {
+    fn stratum(
+        name: &str,
+        weight: usize,
+        c: PerLevel,
+        k: UnitCosts,
+        y: (f64, f64),
+    ) -> LabelStratum {
         LabelStratum {
             name: name.into(),
             components: c,
@@ -727,7 +733,13 @@ mod tests {
             read: None,
         };
         let p = planner(
-            vec![stratum("all", 1, one, UnitCosts::flat(0.5, 0.5), (0.25, 0.4))],
+            vec![stratum(
+                "all",
+                1,
+                one,
+                UnitCosts::flat(0.5, 0.5),
+                (0.25, 0.4),
+            )],
             10.0,
             100_000,
         );
@@ -807,7 +819,11 @@ mod tests {
                                     (cc / (judge[i] * (1.0 + n / big_n))).clamp(0.0, 1.0)
                                 };
                                 var += (sy[i] - 2.0 * lam * cc + lam * lam * judge[i]) / n
-                                    + if big_n == 0.0 { 0.0 } else { lam * lam * judge[i] / big_n };
+                                    + if big_n == 0.0 {
+                                        0.0
+                                    } else {
+                                        lam * lam * judge[i] / big_n
+                                    };
                             }
                             let se = (var / 4.0).sqrt();
                             assert!((se - d.se).abs() < 1e-12);
@@ -815,8 +831,7 @@ mod tests {
                                 + qd[1] as f64 * (2.0 + r as f64) * t as f64
                                 + n as f64 * label_cost;
                             assert!((cost - d.cost).abs() < 1e-9);
-                            if se <= target && brute.as_ref().is_none_or(|b| cost < b.cost - 1e-9)
-                            {
+                            if se <= target && brute.as_ref().is_none_or(|b| cost < b.cost - 1e-9) {
                                 brute = Some(d);
                             }
                         }
