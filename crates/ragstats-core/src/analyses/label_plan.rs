@@ -3,7 +3,7 @@
 //! next step with labels and a ledger both run.
 
 use super::labels::{labelled_units, LabelSettings};
-use super::plan::plan_costs;
+use super::priced::plan_costs;
 use super::CompareSettings;
 use crate::allocation::planner::Bounds;
 use crate::allocation::planner_report::{planner, PlanCosts};
@@ -216,7 +216,7 @@ pub(crate) fn ppi_next_step(
             text.push_str(&format!(
                 " With the ledger's unit costs and a label at {lc} {u}, the cheapest design \
                  that does it labels {n} of Q:T:R = {q}:{t}:{r} (SE {se:.4}), costing {cost} \
-                 {u}, of which {labels} for the labels (`stats plan --labels`' search).",
+                 {u}, of which {labels} for the labels (`stats plan`'s search with labels).",
                 lc = format_number(label_cost, Precision::Shortest),
                 u = unit.unit(),
                 n = d.labels,

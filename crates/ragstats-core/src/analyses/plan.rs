@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::forecast::components_of;
 use super::label_plan::{checked_label_cost, label_plan, LabelPricing};
+use super::priced::plan_costs;
 use super::LabelSettings;
 use super::SearchBounds;
 use super::{
@@ -20,10 +21,9 @@ use crate::allocation::planner::mde_multiplier;
 use crate::allocation::planner_report::{plan as plan_of, PlanCosts, PlanGoal, PlanJob};
 use crate::components::forecast::Audit;
 use crate::components::variance::analyse_panel;
-use crate::costs::accounting::PricedLedger;
 use crate::document::{Finished, Inputs};
 use crate::import::{Balance, PanelSettings};
-use crate::ledger::{check_price, read_ledger_from, Prices};
+use crate::ledger::check_price;
 use crate::panel::Source;
 use crate::resample::{CpuBackend, ResampleBackend, ResampleSettings, Resampling};
 use crate::{Error, Result};
@@ -564,35 +564,6 @@ pub fn plan(
         done.unpaired_cells = unpaired_cells(p);
     }
     Ok(done)
-}
-
-/// Per-question costs of a balanced audit `panel`, or every trajectory's and read's cost of
-/// an unbalanced one, from `ledger` (with `prices` for dollars); else the `given` unit
-/// costs, or none.
-///
-/// # Errors
-/// Those of reading the ledger and the prices and of pricing the panel's cells.
-pub(super) fn plan_costs(
-    ledger: Option<&Source>,
-    prices: Option<&Source>,
-    panel: &crate::panel::Panel,
-    unit: CostUnit,
-    search_price: Option<f64>,
-    given: Option<UnitCosts>,
-) -> Result<PlanCosts> {
-    let Some(ledger) = ledger else {
-        return Ok(given.map_or(PlanCosts::None, PlanCosts::Given));
-    };
-    let entries = read_ledger_from(ledger)?;
-    let prices_read = prices.map(Prices::from_source).transpose()?;
-    let priced = PricedLedger {
-        entries: &entries,
-        path: ledger.name(),
-        prices: prices_read.as_ref(),
-        prices_path: prices.map(Source::name),
-    };
-    let cells = priced.cell_costs(panel.selector.as_deref(), unit.budget(search_price))?;
-    PlanCosts::of_panel(panel, &cells, ledger.name())
 }
 
 /// The cheapest labels n and Q:T:R for a judged audit `panel` with `labels`
