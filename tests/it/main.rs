@@ -19,6 +19,7 @@ mod cli_score_answers;
 mod cli_simulate;
 mod cli_slice;
 mod cli_subsets;
+mod cluster_allocate;
 mod cluster_bootstrap;
 mod compare;
 mod compare_by;
