@@ -319,3 +319,117 @@ fn an_unbalanced_clustered_panel_is_refused() {
     assert!(err.contains("balanced panel only"), "{err}");
     assert!(err.contains("cluster"), "{err}");
 }
+
+/// The generator's variance of a stratum mean of G clusters of M questions at T, R
+/// (coverage/clustered.rs: σ²_c, σ²_q, σ²_t = 0.04, 0.06, 0.02, σ²_r = 0.4 · 0.6 − 0.12).
+fn design_variance(g: f64, m: f64, t: f64, r: f64) -> f64 {
+    let (c, q, tr) = (0.04, 0.06, 0.02);
+    let rd = 0.4 * 0.6 - c - q - tr;
+    c / g + q / (g * m) + tr / (g * m * t) + rd / (g * m * t * r)
+}
+
+/// Coverage of `efficiency --cluster`'s direct-check interval (the one-read against
+/// two-read variance × cost ratio, central percentile, 95%) on simulated clustered panels
+/// (coverage/clustered.rs's generator: 2 strata × G clusters × 4 binary questions ×
+/// T = R = 2), for docs/COVERAGE.md ("Cluster bootstrap"). Costs are constant (a trajectory
+/// 3, each read 1), so C₁/C₂ = 4/5 and the truth is V(T, R = 1)/V(T, R = 2) · 4/5 with V
+/// the generator's variance of a stratum mean; beside it the same panels read without
+/// their clusters.
+///
+/// `cargo test --test it cluster_efficiency_coverage -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn cluster_efficiency_coverage() {
+    use ragstats_core::coverage::clustered::{simulate, ClusteredDesign};
+    use rayon::prelude::*;
+    let (panels, b) = (1000u64, 1000u32);
+    let started = std::time::Instant::now();
+    println!("| G per stratum | interval | bootstrap | covers | MC SE | n |");
+    println!("|---|---|---|---|---|---|");
+    for g in [6usize, 12, 24] {
+        let gf = g as f64;
+        let truth = design_variance(gf, 4.0, 2.0, 1.0) / design_variance(gf, 4.0, 2.0, 2.0) * 0.8;
+        let d = ClusteredDesign {
+            clusters: g,
+            per_cluster: 4,
+            trajectories: 2,
+            reads: 2,
+        };
+        let hits: Vec<[u32; 2]> = (0..panels)
+            .into_par_iter()
+            .map(|i| {
+                let p = simulate(&d, 4900, i);
+                let c: Vec<Vec<QuestionCost>> = p
+                    .strata
+                    .iter()
+                    .map(|s| {
+                        vec![
+                            QuestionCost {
+                                trajectories: 6.0,
+                                reads: 4.0,
+                                first_reads: 2.0,
+                            };
+                            s.q()
+                        ]
+                    })
+                    .collect();
+                let r: Vec<Vec<ReadCosts>> = p
+                    .strata
+                    .iter()
+                    .map(|s| vec![ReadCosts { one: 2.0, two: 4.0 }; s.q()])
+                    .collect();
+                let rs = Resampling {
+                    seed: 2000 + i,
+                    replicates: b,
+                    confidence: 0.95,
+                };
+                let backend = CpuBackend::new();
+                let draw = draw_of(&p.strata);
+                let covers = |rep: ragstats_core::Result<OneReadReport>| {
+                    let ci = rep.ok().and_then(|r| r.direct).and_then(|d| d.ci);
+                    u32::from(ci.is_some_and(|ci| ci.0[0] <= truth && truth <= ci.0[1]))
+                };
+                [
+                    covers(analyse_clustered(
+                        &p.strata,
+                        &[],
+                        &c,
+                        &r,
+                        &draw,
+                        &rs,
+                        10,
+                        0.0,
+                        &backend,
+                        &|_| {},
+                    )),
+                    covers(analyse(
+                        &p.strata,
+                        &[],
+                        &c,
+                        &r,
+                        &rs,
+                        10,
+                        0.0,
+                        &backend,
+                        &|_| {},
+                    )),
+                ]
+            })
+            .collect();
+        for (k, name) in ["cluster", "question (ignores clusters)"]
+            .iter()
+            .enumerate()
+        {
+            let c: u32 = hits.iter().map(|h| h[k]).sum();
+            let p = f64::from(c) / panels as f64;
+            let se = (p * (1.0 - p) / panels as f64).sqrt();
+            println!(
+                "| {g} | direct check ratio (truth {truth:.4}) | {name} | {p:.3} | {se:.3} | {panels} |"
+            );
+        }
+    }
+    println!(
+        "({panels} panels a size, B = {b}, {:.0} s)",
+        started.elapsed().as_secs_f64()
+    );
+}

@@ -754,7 +754,12 @@ pub fn compare(
             .flat_map(|r| r.clusters.iter().flatten().map(|x| x.1))
             .collect();
         notes.extend(few_clusters_note(&least));
-        if let Some(g) = c.counts().into_iter().min().filter(|&g| g < FEW_MASTER_CLUSTERS) {
+        if let Some(g) = c
+            .counts()
+            .into_iter()
+            .min()
+            .filter(|&g| g < FEW_MASTER_CLUSTERS)
+        {
             notes.push(format!(
                 "only {g} clusters in a stratum of the master panel: the clustered pair \
                  intervals undercover below {FEW_MASTER_CLUSTERS} (0.925 and 0.931 at 6; \
