@@ -265,6 +265,10 @@ fn cluster_rows(question_rows: &[Vec<f64>], of: &[u32], g: usize) -> Vec<Vec<f64
     out
 }
 
+/// SE, tokens, model dollars and searches of an allocation from its per-stratum sums
+/// ([`measure`] for questions, [`measure_clustered`] for clusters).
+type Measure = fn(&[Vec<f64>], &[f64]) -> (f64, f64, f64, f64);
+
 /// Fewest clusters per stratum of a clustered master panel at which allocate's pair
 /// intervals held their level in the simulation of docs/COVERAGE.md ("Cluster
 /// bootstrap": 0.937 and 0.948 at 12 clusters, 0.925 and 0.931 at 6); below it the output
@@ -662,11 +666,10 @@ pub fn compare(
             }),
         });
     }
-    let (columns, measured): (usize, fn(&[Vec<f64>], &[f64]) -> (f64, f64, f64, f64)) =
-        match clusters {
-            Some(_) => (CLUSTER_WALK_COLUMNS, measure_clustered),
-            None => (WALK_COLUMNS, measure),
-        };
+    let (columns, measured): (usize, Measure) = match clusters {
+        Some(_) => (CLUSTER_WALK_COLUMNS, measure_clustered),
+        None => (WALK_COLUMNS, measure),
+    };
     let reps_per_alloc: Vec<Vec<(f64, f64, f64, f64)>> =
         exact_size_replicates(&rows_per_alloc, columns, seed, replicates, walk, progress)?
             .into_iter()
