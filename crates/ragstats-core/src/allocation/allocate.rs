@@ -24,7 +24,7 @@
 //! With clusters (`--cluster`) the walk's units are the master stratum's clusters instead of
 //! its questions ([`super::walk`], "Units"): allocation a takes as many cluster draws as its
 //! sub-panel touches clusters, a drawn cluster brings its sub-panel questions along, and the
-//! replicate's SE is the cluster-level SE of the drawn clusters ([`measure_clustered`];
+//! replicate's SE is the cluster-level SE of the drawn clusters (`measure_clustered`;
 //! docs/METHODS.md, "Clustered allocations").
 //!
 //! In an unbalanced stratum the sub-panel takes trajectories and reads by label: the
@@ -493,7 +493,7 @@ pub struct AllocationCosts<'a> {
 /// with the strata's `stratum_weights` ([`crate::panel::Panel::weights`]; empty: equal, 1/D).
 ///
 /// With `clusters` (the master questions' clusters, the shared cluster draw's numbering)
-/// each SE is the cluster-level SE of the sub-panel ([`measure_clustered`]) and the paired
+/// each SE is the cluster-level SE of the sub-panel (`measure_clustered`) and the paired
 /// bootstrap walks clusters: each allocation takes as many cluster draws as its sub-panel
 /// has clusters, a drawn cluster bringing its sub-panel questions along. The estimates and
 /// costs are the same with and without clusters.

@@ -901,7 +901,7 @@ pub fn analyse(
 /// the components by ANOVA from the drawn questions, a question drawn twice counting as two
 /// questions (Q*_d = Σ M_c over the draws), as the question bootstrap counts it. The point
 /// estimates (components, unit costs, losses) are the question analysis's; the direct
-/// check's SEs are cluster-robust ([`ScopeSums::se2`]), at the data and in every replicate.
+/// check's SEs are cluster-robust (`ScopeSums::se2`), at the data and in every replicate.
 ///
 /// # Errors
 /// Those of [`analyse`]; [`Error::Usage`] for a stratum with fewer than 2 clusters;
