@@ -111,6 +111,17 @@ fn clustered_allocations_are_the_same_on_cpu_and_gpu() {
     assert!(se_c > se_q, "cluster SE {se_c} vs question SE {se_q}");
     assert_eq!(a["estimate"], q["allocations"][0]["estimate"]);
     assert_eq!(a["model_tokens"], q["allocations"][0]["model_tokens"]);
+    // The table says what the walk redrew.
+    let mut text = allocate_args(panel, "cpu");
+    text.truncate(text.len() - 4);
+    let last = text.len() - 1;
+    text[last] = "200";
+    let out = stats().args(&text).output().unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        t.contains("each sub-panel's clusters redrawn at its size"),
+        "{t}"
+    );
     let out = run("gpu");
     if common::gpu_ran(&out) {
         let gpu: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
