@@ -277,6 +277,8 @@ def compare(
     currency: Optional[Literal['tokens', 'usd']] = None,
     search_price: Optional[float] = None,
     question_cost: float = 0,
+    label_cost: Optional[float] = None,
+    min_labels: int = 40,
     max_questions: int = 100000,
     max_trajectories: int = 10,
     max_reads: int = 10,
@@ -329,6 +331,8 @@ def compare(
     - ``currency`` (--currency) [tokens, usd]: What the next step's cost is counted in (default: tokens)
     - ``search_price`` (--search-price): Search price in USD per 1,000 requests for dollars (default: the prices file's)
     - ``question_cost`` (--question-cost) (default 0): Cost per question in the next step's currency (judging, annotation, set-up)
+    - ``label_cost`` (--label-cost): With --labels and --ledger: the cost of one label (one labelled question's human score) in the next step's currency; the next step then names the cheapest labels and Q:T:R that resolve the closest unresolved pair
+    - ``min_labels`` (--min-labels) (default 40): With --label-cost: the fewest labels the next step gives a stratum (at least 2)
     - ``max_questions`` (--max-questions) (default 100000): Largest total Q searched
     - ``max_trajectories`` (--max-trajectories) (default 10): Largest T searched
     - ``max_reads`` (--max-reads) (default 10): Largest R searched
@@ -352,7 +356,7 @@ def compare(
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel, 'labels': labels, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
+    settings: dict = {'by': by, 'arm': arm, 'metric': metric, 'arms': arms, 'reference': reference, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'power': power, 'interval': interval, 'currency': currency, 'search_price': search_price, 'question_cost': question_cost, 'label_cost': label_cost, 'min_labels': min_labels, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'all_pairs': all_pairs}
     return _analyse('compare', inputs, settings, plot, progress)
 
 
@@ -876,6 +880,11 @@ def plan(
     unit_costs: Optional[Union[str, Sequence[float]]] = None,
     question_cost: float = 0,
     cluster_cost: Optional[float] = None,
+    labels: Optional[Input] = None,
+    label_metric: Optional[str] = None,
+    ppi_lambda: Optional[float] = None,
+    label_cost: Optional[float] = None,
+    min_labels: int = 40,
     max_per_cluster: int = 20,
     prices: Optional[Input] = None,
     currency: Optional[Literal['tokens', 'usd']] = None,
@@ -935,6 +944,11 @@ def plan(
     - ``unit_costs`` (--unit-costs): Unit costs C_T,C_R (one trajectory without its reads, one read) for every stratum, or C_T,C_R1,C_R+ (a trajectory's first read, each later read), instead of --ledger
     - ``question_cost`` (--question-cost) (default 0): Cost per question in the plan's currency (judging, annotation, set-up), added to every question whatever its T and R
     - ``cluster_cost`` (--cluster-cost): With an audit read with --cluster: the cost of one cluster itself in the plan's currency (retrieving and reading its passage), paid once however many of its questions are asked; the plan is then the cheapest G×M:T:R design
+    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
+    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
+    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
+    - ``label_cost`` (--label-cost): With --labels: the cost of one label (one labelled question's human score) in the plan's currency
+    - ``min_labels`` (--min-labels) (default 40): With --labels: the fewest labels the plan gives a stratum (at least 2; below 40 the PPI++ interval's coverage falls short, docs/COVERAGE.md)
     - ``max_per_cluster`` (--max-per-cluster) (default 20): With --cluster: the most questions per cluster the search tries
     - ``prices`` (--prices): Prices (TOML); needed for dollars with --ledger
     - ``currency`` (--currency) [tokens, usd]: What costs are counted in (--budget-usd implies usd, --budget-tokens tokens)
@@ -960,8 +974,8 @@ def plan(
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'audit': audit, 'components': components, 'ledger': ledger, 'prices': prices}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'unit_costs': unit_costs, 'question_cost': question_cost, 'cluster_cost': cluster_cost, 'max_per_cluster': max_per_cluster, 'currency': currency, 'search_price': search_price, 'target_se': target_se, 'mde': mde, 'budget_tokens': budget_tokens, 'budget_usd': budget_usd, 'questions': questions, 'trajectories': trajectories, 'reads': reads, 'difference': difference, 'alpha': alpha, 'power': power, 'shares': shares, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'runners_up': runners_up, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
+    inputs: dict = {'audit': audit, 'components': components, 'ledger': ledger, 'labels': labels, 'prices': prices}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'unit_costs': unit_costs, 'question_cost': question_cost, 'cluster_cost': cluster_cost, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda, 'label_cost': label_cost, 'min_labels': min_labels, 'max_per_cluster': max_per_cluster, 'currency': currency, 'search_price': search_price, 'target_se': target_se, 'mde': mde, 'budget_tokens': budget_tokens, 'budget_usd': budget_usd, 'questions': questions, 'trajectories': trajectories, 'reads': reads, 'difference': difference, 'alpha': alpha, 'power': power, 'shares': shares, 'max_questions': max_questions, 'max_trajectories': max_trajectories, 'max_reads': max_reads, 'runners_up': runners_up, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence}
     return _analyse('plan', inputs, settings, False, progress)
 
 

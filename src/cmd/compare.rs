@@ -83,6 +83,14 @@ pub struct Args {
     /// Cost per question in the next step's currency (judging, annotation, set-up).
     #[arg(long, value_name = "COST", default_value_t = 0.0, requires = "ledger", value_parser = super::cost::price_flag)]
     pub question_cost: f64,
+    /// With --labels and --ledger: the cost of one label (one labelled question's human
+    /// score) in the next step's currency; the next step then names the cheapest labels and
+    /// Q:T:R that resolve the closest unresolved pair.
+    #[arg(long, value_name = "COST", requires_all = ["labels", "ledger"], value_parser = super::cost::price_flag)]
+    pub label_cost: Option<f64>,
+    /// With --label-cost: the fewest labels the next step gives a stratum (at least 2).
+    #[arg(long, value_name = "N", default_value_t = 40, requires = "label_cost")]
+    pub min_labels: usize,
     /// With --ledger: the bounds of the next step's least-cost search.
     #[command(flatten)]
     pub bounds: super::plan::BoundsArgs,
@@ -143,6 +151,8 @@ pub fn settings(args: &Args) -> CompareSettings {
             max_reads: args.bounds.max_reads,
         },
         judged: args.labels.settings(),
+        label_cost: args.label_cost,
+        min_labels: args.min_labels,
     }
 }
 

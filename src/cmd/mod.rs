@@ -192,7 +192,7 @@ pub enum Command {
     Slice(slice::Args),
     /// The cheapest allocation (Q, T, R) for a target SE or minimum detectable difference, the most precise for a budget, or the SE, MDE and power of a design.
     #[command(
-        after_help = "Examples:\n  stats plan --audit data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --mde 0.02\n  stats plan --audit pilot.csv --contrast adaptive-open --ledger pilot-ledger.jsonl --prices prices.toml --target-se 0.008 --max-reads 5 --currency usd\n  stats plan --audit pilot.csv --contrast adaptive-open --ledger pilot-ledger.jsonl --budget-tokens 30e6\n  stats plan --audit pilot.csv --contrast adaptive-open --questions 300 --trajectories 2 --reads 1 --difference 0.02"
+        after_help = "Examples:\n  stats plan --audit data/demo/panel.csv --contrast adaptive-open --ledger data/demo/ledger.jsonl --mde 0.02\n  stats plan --audit pilot.csv --contrast adaptive-open --ledger pilot-ledger.jsonl --prices prices.toml --target-se 0.008 --max-reads 5 --currency usd\n  stats plan --audit pilot.csv --contrast adaptive-open --ledger pilot-ledger.jsonl --budget-tokens 30e6\n  stats plan --audit pilot.csv --contrast adaptive-open --questions 300 --trajectories 2 --reads 1 --difference 0.02\n  stats plan --audit data/demo/judged.csv --metric judge_score --labels data/demo/judged-labels.csv --label-metric correct --unit-costs 1000,500 --label-cost 20000 --target-se 0.04"
     )]
     Plan(plan::Args),
     /// Build a local BM25 search index (tantivy) from a corpus JSONL, or search a backend.

@@ -42,6 +42,9 @@ pub fn settings(args: &Args) -> PlanSettings {
         bounds: args.bounds.settings(),
         runners_up: args.runners_up,
         resample: args.resample.settings(),
+        label_cost: args.label_cost,
+        min_labels: args.min_labels,
+        judged: args.labels.settings(),
     }
 }
 
@@ -53,12 +56,14 @@ pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
         .split_first()
         .map(|(first, more)| Source::files(first, more));
     let components = args.components.as_ref().map(Source::file);
+    let labels = args.labels.labels.as_ref().map(Source::file);
     let ledger = args.ledger.as_ref().map(Source::file);
     let prices = args.prices.as_ref().map(Source::file);
     let done = with_bars(|progress| {
         plan(
             audit.as_ref(),
             components.as_ref(),
+            labels.as_ref(),
             ledger.as_ref(),
             prices.as_ref(),
             &settings(args),

@@ -359,7 +359,7 @@ fn compare_with_labels_is_ppi_per_arm_and_per_pair() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--ledger: cannot be used with labels yet",
+            "--label-cost: with labels, the ledger's next step prices the labels too",
         ));
 }
 

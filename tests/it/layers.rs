@@ -900,8 +900,9 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
         3,
     ),
     // compare's settings that price the next step: [("max_questions", …), …], then
-    // [("search_price", …), ("question_cost", …)]; with labels (#49) for (name, given) in
-    // [("by", …), ("ledger", …), ("plot", …)] and ppi_lambda or label_metric without labels
+    // [("search_price", …), ("question_cost", …)], with label_cost and min_labels; with
+    // labels (#49) for (name, given) in [("by", …), ("plot", …)] and ppi_lambda or
+    // label_metric without labels
     (
         "crates/ragstats-core/src/analyses/compare.rs",
         &[
@@ -911,8 +912,9 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
             "currency",
             "search_price",
             "question_cost",
+            "label_cost",
+            "min_labels",
             "by",
-            "ledger",
             "plot",
             "ppi_lambda",
             "label_metric",

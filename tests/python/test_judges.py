@@ -126,3 +126,49 @@ def test_coverage_with_labels_is_the_cli():
     assert ("gaussian", "estimate: PPI++ normal interval (labels)") in rows
     with pytest.raises(ragstats.InputError, match="^ppi_lambda: is a setting of labels"):
         ragstats.coverage(PANEL, metric="judge", arm="b", ppi_lambda=0.5)
+
+def test_plan_with_labels_is_the_cli_and_numpys_optimum():
+    """ragstats.plan(labels=..., label_cost=...): the command line's plan, whose best design
+    is numpy's brute-force optimum (tests/reference/label_plan_reference.py: n 40 of
+    110:2:1, SE 0.03995429310406067, 1,130,000 tokens)."""
+    judged, labels = str(ROOT / "data/demo/judged.csv"), str(ROOT / "data/demo/judged-labels.csv")
+    got = ragstats.plan(
+        audit=judged, metric="judge_score", labels=labels, label_metric="correct",
+        unit_costs="1000,500", label_cost=20000, target_se=0.04,
+    ).to_dict()
+    best = got["designs"][0]
+    assert (best["labels"], best["questions"], best["trajectories"], best["reads"]) == (40, 110, 2, 1)
+    assert abs(best["se"] - 0.03995429310406067) < 1e-12 and best["cost"] == 1130000
+    want = cli_json(
+        "plan", "--audit", judged, "--metric", "judge_score", "--labels", labels,
+        "--label-metric", "correct", "--unit-costs", "1000,500", "--label-cost", "20000",
+        "--target-se", "0.04",
+    )
+    del got["run"], want["run"]
+    assert got == want
+    with pytest.raises(ragstats.InputError, match="^label_cost: the label cost is -1"):
+        ragstats.plan(audit=judged, metric="judge_score", labels=labels, label_metric="correct",
+                      unit_costs="1000,500", label_cost=-1, target_se=0.04)
+    with pytest.raises(ragstats.InputError, match="^label_cost: prices human labels"):
+        ragstats.plan(audit=judged, metric="judge_score", unit_costs="1000,500", label_cost=5, target_se=0.04)
+
+
+def test_compare_with_labels_and_a_ledger_names_the_labels_it_needs(tmp_path):
+    """ragstats.compare(labels=..., ledger=..., label_cost=...): the command line's next step
+    (the demo panel's `em` standing in for human labels of 40 questions of both arms)."""
+    panel, ledger = str(ROOT / "data/demo/panel.csv"), str(ROOT / "data/demo/ledger.jsonl")
+    sheet = tmp_path / "sheet.csv"
+    ragstats.labels_sample(panel, contrast="adaptive-open", n=40, seed=1, label_metric="em", out=str(sheet))
+    keys = ["dataset", "question", "trajectory", "read", "arm"]
+    em = pd.read_csv(panel)[keys + ["em"]]
+    labels = pd.read_csv(sheet)[keys].merge(em, on=keys, how="left")
+    path = tmp_path / "labels.csv"
+    labels.to_csv(path, index=False)
+    got = ragstats.compare(panel, labels=str(path), label_metric="em", ledger=ledger, label_cost=20000).to_dict()
+    want = cli_json("compare", panel, "--labels", str(path), "--label-metric", "em", "--ledger", ledger, "--label-cost", "20000")
+    del got["run"], want["run"]
+    assert got == want
+    nxt = got["next"]
+    assert nxt["plan"]["se"] <= nxt["target_se"] and nxt["label_cost"] == 20000
+    with pytest.raises(ragstats.InputError, match="^label_cost: with labels, the ledger's next step"):
+        ragstats.compare(panel, labels=str(path), label_metric="em", ledger=ledger)

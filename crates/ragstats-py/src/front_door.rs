@@ -39,7 +39,10 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("coverage", &["panel", "labels"]),
     ("allocate", &["panel", "ledger", "prices"]),
     ("efficiency", &["panel", "ledger", "prices"]),
-    ("plan", &["audit", "components", "ledger", "prices"]),
+    (
+        "plan",
+        &["audit", "components", "labels", "ledger", "prices"],
+    ),
     ("compare", &["panel", "labels", "ledger", "prices"]),
     ("import", &["logs"]),
     ("sequential", &["panel"]),
@@ -514,6 +517,7 @@ pub fn run(
         "plan" => Ok(analyses::plan(
             inputs.get("audit"),
             inputs.get("components"),
+            inputs.get("labels"),
             inputs.get("ledger"),
             inputs.get("prices"),
             &settings::<analyses::PlanSettings>(json)?,

@@ -50,6 +50,19 @@ pub struct Args {
     /// questions are asked; the plan is then the cheapest G×M:T:R design.
     #[arg(long, value_name = "COST", value_parser = super::super::cost::price_flag)]
     pub cluster_cost: Option<f64>,
+    /// Human labels of some of the judged audit's questions (with --label-metric and
+    /// --ppi-lambda as `variance --labels` takes them): with --label-cost the plan is the
+    /// cheapest labels n and Q:T:R for the PPI++ estimate's target SE or MDE.
+    #[command(flatten)]
+    pub labels: super::super::common::LabelOptions,
+    /// With --labels: the cost of one label (one labelled question's human score) in the
+    /// plan's currency.
+    #[arg(long, value_name = "COST", requires = "labels", value_parser = super::super::cost::price_flag)]
+    pub label_cost: Option<f64>,
+    /// With --labels: the fewest labels the plan gives a stratum (at least 2; below 40 the
+    /// PPI++ interval's coverage falls short, docs/COVERAGE.md).
+    #[arg(long, value_name = "N", default_value_t = 40, requires = "labels")]
+    pub min_labels: usize,
     /// With --cluster: the most questions per cluster the search tries.
     #[arg(long, value_name = "M", default_value_t = 20)]
     pub max_per_cluster: usize,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer};
 
+use super::label_plan::{checked_label_cost, ppi_next_step};
 use super::{judged_compare, LabelSettings};
 use super::{source_input, source_input_opt, CostUnit, Draw, Engines, Progress, SearchBounds};
 use crate::compare::{prepare, CompareJob, CompareReport, NextCosts};
@@ -71,6 +72,15 @@ pub struct CompareSettings {
     /// With labels: their score column and the judge's weight λ.
     #[serde(flatten)]
     pub judged: LabelSettings,
+    /// With labels and a ledger: the cost of one label (one labelled question's human
+    /// score) in the next step's unit; the next step then names the cheapest labels and
+    /// Q:T:R that resolve the closest unresolved pair.
+    #[serde(deserialize_with = "number_opt")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
+    pub label_cost: Option<f64>,
+    /// With labels and a ledger: the fewest labels the next step gives a stratum (at
+    /// least 2).
+    pub min_labels: usize,
 }
 
 impl Default for CompareSettings {
@@ -89,6 +99,8 @@ impl Default for CompareSettings {
             question_cost: 0.0,
             bounds: SearchBounds::default(),
             judged: LabelSettings::default(),
+            label_cost: None,
+            min_labels: crate::judges::plan::FEW_LABELS,
         }
     }
 }
@@ -181,6 +193,11 @@ impl CompareSettings {
                 ("currency", self.currency.is_some()),
                 ("search_price", self.search_price.is_some()),
                 ("question_cost", self.question_cost != 0.0),
+                ("label_cost", self.label_cost.is_some()),
+                (
+                    "min_labels",
+                    self.min_labels != crate::judges::plan::FEW_LABELS,
+                ),
             ];
             if let Some((name, _)) = unpriced.iter().find(|(_, set)| *set) {
                 return Err(Error::setting(
@@ -197,6 +214,18 @@ impl CompareSettings {
             if let Some(v) = price {
                 check_price("the price", v).map_err(|m| Error::setting(name, m))?;
             }
+        }
+        if let Some(c) = self.label_cost {
+            checked_label_cost(c)?;
+        }
+        if self.min_labels < 2 {
+            return Err(Error::setting(
+                "min_labels",
+                format!(
+                    "{}: a stratum needs at least 2 labels (the rectifier's variance)",
+                    self.min_labels
+                ),
+            ));
         }
         self.resample.resampling()?;
         if self.arms.iter().any(|a| a.trim().is_empty()) {
@@ -260,11 +289,7 @@ pub fn compare(
 ) -> Result<Finished> {
     if let Some(labels) = labels {
         settings.check(panel, ledger.is_some())?;
-        for (name, given) in [
-            ("by", settings.by.is_some()),
-            ("ledger", ledger.is_some()),
-            ("plot", draw.is_some()),
-        ] {
+        for (name, given) in [("by", settings.by.is_some()), ("plot", draw.is_some())] {
             if given {
                 return Err(Error::setting(
                     name,
@@ -272,6 +297,19 @@ pub fn compare(
                      system's and pair's PPI++ estimate of the arms (docs/judges.md)",
                 ));
             }
+        }
+        if prices.is_some() && ledger.is_none() {
+            return Err(Error::Usage(
+                "prices price the next step from a cost ledger: give the ledger with them".into(),
+            ));
+        }
+        // Refused before the PPI++ bootstrap, which takes a while.
+        if ledger.is_some() && settings.label_cost.is_none() {
+            return Err(Error::setting(
+                "label_cost",
+                "with labels, the ledger's next step prices the labels too: give the \
+                 cost of one label (one labelled question's human score)",
+            ));
         }
         let mut report = judged_compare(
             panel,
@@ -291,12 +329,22 @@ pub fn compare(
             engines,
             progress,
         )?;
+        if let (Some(ledger), Some(label_cost)) = (ledger, settings.label_cost) {
+            let (next, why) =
+                ppi_next_step(&report, panel, labels, ledger, prices, settings, label_cost)?;
+            report.next = next;
+            report.next_undefined = why;
+        }
         let inputs = source_input(Inputs::new(), "panel", panel)
             .with_opt("arm", settings.panel.arm.as_deref());
-        return Ok(Finished::new(
-            "compare",
-            source_input(inputs, "labels", labels),
-            report,
+        let inputs = source_input(inputs, "labels", labels);
+        let inputs = source_input_opt(source_input_opt(inputs, "ledger", ledger), "prices", prices);
+        return Ok(Finished::new("compare", inputs, report));
+    }
+    if settings.label_cost.is_some() {
+        return Err(Error::setting(
+            "label_cost",
+            "prices human labels in the next step: give labels",
         ));
     }
     if settings.judged.ppi_lambda.is_some() || settings.judged.label_metric.is_some() {

@@ -27,6 +27,7 @@ mod efficiency;
 mod forecast;
 mod gate;
 mod import;
+mod label_plan;
 mod labels;
 mod mcq;
 mod merge;

@@ -8,6 +8,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::forecast::components_of;
+use super::label_plan::{checked_label_cost, label_plan, LabelPricing};
+use super::priced::plan_costs;
+use super::LabelSettings;
 use super::SearchBounds;
 use super::{
     audit_input, source_input, source_input_opt, unpaired_cells, AuditInput, CostUnit, Engines,
@@ -18,10 +21,9 @@ use crate::allocation::planner::mde_multiplier;
 use crate::allocation::planner_report::{plan as plan_of, PlanCosts, PlanGoal, PlanJob};
 use crate::components::forecast::Audit;
 use crate::components::variance::analyse_panel;
-use crate::costs::accounting::PricedLedger;
 use crate::document::{Finished, Inputs};
 use crate::import::{Balance, PanelSettings};
-use crate::ledger::{check_price, read_ledger_from, Prices};
+use crate::ledger::check_price;
 use crate::panel::Source;
 use crate::resample::{CpuBackend, ResampleBackend, ResampleSettings, Resampling};
 use crate::{Error, Result};
@@ -185,6 +187,15 @@ pub struct PlanSettings {
     /// an audit panel).
     #[serde(flatten)]
     pub resample: ResampleSettings,
+    /// With labels: the cost of one label (one labelled question's human score) in the
+    /// plan's unit; the plan is then the cheapest labels n and Q:T:R for the PPI++
+    /// estimate (docs/judges.md, "Labels in the plan").
+    pub label_cost: Option<f64>,
+    /// With labels: the fewest labels the plan gives a stratum (at least 2).
+    pub min_labels: usize,
+    /// With labels: their score column and the judge's weight λ.
+    #[serde(flatten)]
+    pub judged: LabelSettings,
 }
 
 impl Default for PlanSettings {
@@ -211,6 +222,9 @@ impl Default for PlanSettings {
             bounds: SearchBounds::default(),
             runners_up: 5,
             resample: ResampleSettings::default(),
+            label_cost: None,
+            min_labels: crate::judges::plan::FEW_LABELS,
+            judged: LabelSettings::default(),
         }
     }
 }
@@ -339,6 +353,18 @@ impl PlanSettings {
         if let Some(p) = self.search_price {
             check_price("the price", p).map_err(|m| Error::setting("search_price", m))?;
         }
+        if let Some(c) = self.label_cost {
+            checked_label_cost(c)?;
+        }
+        if self.min_labels < 2 {
+            return Err(Error::setting(
+                "min_labels",
+                format!(
+                    "{}: a stratum needs at least 2 labels (the rectifier's variance)",
+                    self.min_labels
+                ),
+            ));
+        }
         Ok(())
     }
 }
@@ -348,14 +374,22 @@ impl PlanSettings {
 /// unit costs priced from the audit's ledger `ledger` (with `prices` for dollars) or given
 /// as `settings.unit_costs`.
 ///
+/// With `labels` (human scores of some of a judged audit's questions) and
+/// `settings.label_cost`, the plan is the cheapest labels n and Q:T:R whose PPI++ estimate
+/// reaches the target SE or MDE ([`crate::judges::plan`]); no bootstrap of it is made.
+///
 /// # Errors
 /// [`Error::Usage`] without an audit or with both, or without a goal or with several;
 /// [`Error::Setting`] for a setting out of its range, unit costs with a ledger, a ledger
 /// with a components document, shares or unit costs that do not parse, and the
-/// resampling settings' errors; those of loading the inputs and of the plan.
+/// resampling settings' errors; with labels, a missing label cost, a components document,
+/// clusters, or a goal other than a target SE or an MDE, and the label settings without
+/// labels; those of loading the inputs and of the plan.
+#[allow(clippy::too_many_arguments)]
 pub fn plan(
     audit: Option<&Source>,
     components: Option<&Source>,
+    labels: Option<&Source>,
     ledger: Option<&Source>,
     prices: Option<&Source>,
     settings: &PlanSettings,
@@ -366,6 +400,26 @@ pub fn plan(
     s.check()?;
     let goal = s.goal()?;
     let unit = s.cost_unit()?;
+    if labels.is_none() {
+        if s.label_cost.is_some() {
+            return Err(Error::setting(
+                "label_cost",
+                "prices human labels: give the labels file too",
+            ));
+        }
+        if s.judged.ppi_lambda.is_some() {
+            return Err(Error::setting(
+                "ppi_lambda",
+                "is a setting of labels: give labels",
+            ));
+        }
+        if s.judged.label_metric.is_some() {
+            return Err(Error::setting(
+                "label_metric",
+                "is a setting of labels: give labels",
+            ));
+        }
+    }
     if ledger.is_some() && s.unit_costs.is_some() {
         return Err(Error::setting(
             "unit_costs",
@@ -399,28 +453,42 @@ pub fn plan(
         }
     };
     let clustered = crate::components::forecast::audit_is_clustered(&read);
+    if let Some(labels) = labels {
+        if clustered {
+            return Err(Error::setting(
+                "cluster",
+                "plans with labels are not made over clusters yet: leave the cluster column \
+                 out of the audit",
+            ));
+        }
+        let Some(p) = &panel else {
+            return Err(Error::setting(
+                "components",
+                "labels are paired with the audit panel's cells: give the audit panel, not a \
+                 components document",
+            ));
+        };
+        let costs = plan_costs(ledger, prices, p, unit, s.search_price, given)?;
+        let report = plan_with_labels(s, &goal, unit, &read, p, labels, &costs, bounds, shares)?;
+        let inputs = source_input(
+            source_input(Inputs::new(), "audit", audit.expect("a panel is an audit")),
+            "labels",
+            labels,
+        );
+        let inputs = source_input_opt(source_input_opt(inputs, "ledger", ledger), "prices", prices);
+        return Ok(
+            Finished::new("plan", inputs, report).with_notes_after(s.panel.loading_notes(p, true))
+        );
+    }
     if s.cluster_cost.is_some() && !clustered {
         return Err(Error::setting(
             "cluster_cost",
             "prices the clusters of an audit read with its cluster column (the cluster setting)",
         ));
     }
-    // Per-question costs of a balanced audit, or every trajectory's and read's cost of an
-    // unbalanced one.
-    let costs = match (ledger, &panel) {
-        (Some(ledger), Some(p)) => {
-            let entries = read_ledger_from(ledger)?;
-            let prices_read = prices.map(Prices::from_source).transpose()?;
-            let priced = PricedLedger {
-                entries: &entries,
-                path: ledger.name(),
-                prices: prices_read.as_ref(),
-                prices_path: prices.map(Source::name),
-            };
-            let cells = priced.cell_costs(p.selector.as_deref(), unit.budget(s.search_price))?;
-            PlanCosts::of_panel(p, &cells, ledger.name())?
-        }
-        _ => given.map_or(PlanCosts::None, PlanCosts::Given),
+    let costs = match &panel {
+        Some(p) => plan_costs(ledger, prices, p, unit, s.search_price, given)?,
+        None => given.map_or(PlanCosts::None, PlanCosts::Given),
     };
     if clustered {
         return plan_clustered(
@@ -498,6 +566,59 @@ pub fn plan(
     Ok(done)
 }
 
+/// The cheapest labels n and Q:T:R for a judged audit `panel` with `labels`
+/// ([`crate::judges::plan`]): the goal must be a target SE or an MDE, and a label cost given.
+///
+/// # Errors
+/// [`Error::Setting`] naming `label_cost` when it is missing; [`Error::Usage`] for a budget
+/// or a given design; those of [`label_plan`].
+#[allow(clippy::too_many_arguments)]
+fn plan_with_labels(
+    s: &PlanSettings,
+    goal: &PlanGoal,
+    unit: CostUnit,
+    audit: &Audit,
+    panel: &crate::panel::Panel,
+    labels: &Source,
+    costs: &PlanCosts,
+    bounds: crate::allocation::planner::Bounds,
+    shares: Option<Vec<(String, usize)>>,
+) -> Result<crate::judges::plan::LabelPlanReport> {
+    let Some(label_cost) = s.label_cost else {
+        return Err(Error::setting(
+            "label_cost",
+            "labels in the plan need the cost of one label (one labelled question's human \
+             score) in the plan's unit, e.g. 0.5 in dollars or 20000 in tokens",
+        ));
+    };
+    let PlanGoal::TargetSe { se, from_mde } = *goal else {
+        return Err(Error::Usage(
+            "with labels, plan finds the cheapest labels and Q:T:R for a target SE or an MDE; \
+             a budget or a given design is not planned with labels yet"
+                .into(),
+        ));
+    };
+    label_plan(
+        panel,
+        audit,
+        &s.panel,
+        labels,
+        &s.judged,
+        &LabelPricing {
+            costs,
+            question_cost: s.question_cost,
+            label_cost,
+            min_labels: s.min_labels,
+            shares: shares.as_deref(),
+            bounds,
+            unit: unit.unit(),
+        },
+        se,
+        from_mde,
+        s.runners_up,
+    )
+}
+
 /// The cheapest G×M:T:R design for a clustered audit
 /// ([`crate::allocation::cluster_plan::plan_clusters`]): the goal must be a target SE or
 /// an MDE; G is bounded by `max_questions`, M by `max_per_cluster`.
@@ -569,6 +690,7 @@ mod tests {
         let l = demo("ledger.jsonl");
         plan(
             Some(&demo("panel.csv")),
+            None,
             None,
             ledger.then_some(&l),
             None,

@@ -1,10 +1,15 @@
 //! Settings the priced analyses share (`compare` with a ledger, `plan`, `efficiency`): the
-//! unit a cost is counted in, and the bounds of the least-cost search over Q:T:R.
+//! unit a cost is counted in, and the bounds of the least-cost search over Q:T:R; and the
+//! audit's costs a plan prices with ([`plan_costs`]).
 
 use serde::Deserialize;
 
+use crate::allocation::efficiency::UnitCosts;
 use crate::allocation::planner::Bounds;
-use crate::costs::accounting::Budget;
+use crate::allocation::planner_report::PlanCosts;
+use crate::costs::accounting::{Budget, PricedLedger};
+use crate::ledger::{read_ledger_from, Prices};
+use crate::panel::{Panel, Source};
 use crate::{Error, Result};
 
 /// What a cost is counted in.
@@ -92,6 +97,35 @@ impl SearchBounds {
             max_reads: check("max_reads", self.max_reads, 1000)?,
         })
     }
+}
+
+/// Per-question costs of a balanced audit `panel`, or every trajectory's and read's cost of
+/// an unbalanced one, from `ledger` (with `prices` for dollars); else the `given` unit
+/// costs, or none.
+///
+/// # Errors
+/// Those of reading the ledger and the prices and of pricing the panel's cells.
+pub(super) fn plan_costs(
+    ledger: Option<&Source>,
+    prices: Option<&Source>,
+    panel: &Panel,
+    unit: CostUnit,
+    search_price: Option<f64>,
+    given: Option<UnitCosts>,
+) -> Result<PlanCosts> {
+    let Some(ledger) = ledger else {
+        return Ok(given.map_or(PlanCosts::None, PlanCosts::Given));
+    };
+    let entries = read_ledger_from(ledger)?;
+    let prices_read = prices.map(Prices::from_source).transpose()?;
+    let priced = PricedLedger {
+        entries: &entries,
+        path: ledger.name(),
+        prices: prices_read.as_ref(),
+        prices_path: prices.map(Source::name),
+    };
+    let cells = priced.cell_costs(panel.selector.as_deref(), unit.budget(search_price))?;
+    PlanCosts::of_panel(panel, &cells, ledger.name())
 }
 
 #[cfg(test)]

@@ -62,6 +62,14 @@ pub struct PpiCompareReport {
     /// The simultaneous intervals' critical values and bootstrap (`None`: not made).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub simultaneous: Option<PpiSimultaneous>,
+    /// With a ledger and a label cost: what the next study needs to resolve the closest
+    /// unresolved pair, labels included; absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<PpiNextStep>,
+    /// Why there is no next step (every pair resolved, or none with a difference), with a
+    /// ledger; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_undefined: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
@@ -80,6 +88,35 @@ impl PpiCompareReport {
         }
         self.simultaneous = Some(s);
     }
+}
+
+/// The next study of `compare --labels --ledger`: the closest unresolved pair (largest
+/// |z| among the pairs Holm leaves unresolved) and the cheapest labels n and Q:T:R whose
+/// PPI++ SE of the pair's paired difference reaches |estimate| / (c + z_power)
+/// ([`super::plan`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct PpiNextStep {
+    pub a: String,
+    pub b: String,
+    pub estimate: f64,
+    pub se: f64,
+    /// The power asked for, at the difference as estimated.
+    pub power: f64,
+    /// The test planned for, in words: Holm's first step (Bonferroni) over the family.
+    pub test: String,
+    /// Its critical value z_{1−α/(2m)}.
+    pub critical_value: f64,
+    /// s₁ = |estimate| / (critical_value + z_power).
+    pub target_se: f64,
+    /// The cheapest design reaching s₁ (`null` when none within the bounds does:
+    /// `plan_undefined` says why).
+    pub plan: Option<super::plan::LabelDesign>,
+    pub plan_undefined: Option<String>,
+    /// The cost unit (`tokens`, `USD`) and one label's cost.
+    pub currency: String,
+    pub label_cost: f64,
+    /// The advice in one paragraph.
+    pub text: String,
 }
 
 /// Two-sided normal p of `est / se`.
@@ -163,6 +200,8 @@ pub fn ppi_compare(
             })
             .collect(),
         simultaneous: None,
+        next: None,
+        next_undefined: None,
         notes,
     }
 }
@@ -261,6 +300,11 @@ impl ToView for PpiCompareReport {
                 s.seed,
                 s.backend
             ));
+        }
+        if let Some(n) = &self.next {
+            v.text(format!("\nnext step: {}\n", n.text));
+        } else if let Some(why) = &self.next_undefined {
+            v.text(format!("\nnext step: none ({why})\n"));
         }
         for n in &self.notes {
             v.text(format!("{n}\n"));

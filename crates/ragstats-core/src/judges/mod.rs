@@ -8,6 +8,7 @@ pub mod boot;
 pub mod compare;
 pub mod estimate;
 pub mod labels;
+pub mod plan;
 pub mod ppi;
 pub mod sample;
 pub mod simultaneous;
