@@ -36,7 +36,6 @@
 
 use std::collections::HashMap;
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use super::analyses::{Analysis, Outcome};
@@ -267,15 +266,7 @@ fn human_units(
             })
             .collect();
         let mut units: Vec<StratumUnits> = (0..k)
-            .map(|_| StratumUnits {
-                name: hs.name.clone(),
-                y: Vec::new(),
-                yhat: Vec::new(),
-                yhat_unlabelled: Vec::new(),
-                labelled_questions: Vec::new(),
-                unlabelled_questions: Vec::new(),
-                pairs: Vec::new(),
-            })
+            .map(|_| StratumUnits::empty(hs.name.clone()))
             .collect();
         let q_max = strata.iter().map(|s| s.q()).max().unwrap_or(0);
         for q in 0..q_max {
@@ -334,15 +325,7 @@ fn contrast_units(units: &[Vec<StratumUnits>], b: usize, a: usize) -> Vec<Stratu
             };
             let (ib, ia) = (index(ub), index(ua));
             let value = |i: &HashMap<String, (Option<f64>, f64)>, q: &str| i[q];
-            let mut out = StratumUnits {
-                name: ub.name.clone(),
-                y: Vec::new(),
-                yhat: Vec::new(),
-                yhat_unlabelled: Vec::new(),
-                labelled_questions: Vec::new(),
-                unlabelled_questions: Vec::new(),
-                pairs: Vec::new(),
-            };
+            let mut out = StratumUnits::empty(ub.name.clone());
             let mut ids: Vec<&String> = ub
                 .labelled_questions
                 .iter()
@@ -634,32 +617,25 @@ pub fn coverage_with_labels(
         |m: &Model| -> Vec<Vec<f64>> { m.strata.iter().map(|s| s.means.clone()).collect() };
     let (judge, judge_null) = (judge_means(model), judge_means(&model.null()));
     let tests = analyses.iter().any(|a| a.has_tests());
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let mut rows = Vec::new();
-    for &g in &generators {
-        let jobs: Vec<(bool, u64)> = [false, true]
-            .into_iter()
-            .filter(|&null| !null || tests)
-            .flat_map(|null| (0..u64::from(settings.panels)).map(move |i| (null, i)))
-            .collect();
-        let results: Vec<_> = jobs
-            .par_iter()
-            .map(|&(null, i)| {
-                let arms = generate::simulate(model, g, null, settings.seed, i);
-                let (t, j) = if null {
-                    (&truth_null, &judge_null)
-                } else {
-                    (&truth, &judge)
-                };
-                let key = [COVERAGE, g as u64 + 1, u64::from(null), i];
-                let units = human_units(&human, &arms, t, j, settings.seed, key);
-                let out = run.observe(&units, t, null, panel_seed(settings.seed, g, null, i));
-                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
-                out
-            })
-            .collect();
-        super::tally_rows(g, &results, settings, &target, &mut rows, &mut notes);
-    }
+    let rows = super::study(
+        &generators,
+        tests,
+        settings,
+        &target,
+        &mut notes,
+        progress,
+        |g, null, i| {
+            let arms = generate::simulate(model, g, null, settings.seed, i);
+            let (t, j) = if null {
+                (&truth_null, &judge_null)
+            } else {
+                (&truth, &judge)
+            };
+            let key = [COVERAGE, g as u64 + 1, u64::from(null), i];
+            let units = human_units(&human, &arms, t, j, settings.seed, key);
+            run.observe(&units, t, null, panel_seed(settings.seed, g, null, i))
+        },
+    );
     let mut report = super::report(model, outcome_name, settings, target, rows, notes, backend);
     report.labels = Some(human);
     Ok(report)

@@ -214,28 +214,57 @@ pub fn coverage(
         backend,
     };
     let tests = analyses.iter().any(|a| a.has_tests());
+    let rows = study(
+        &generators,
+        tests,
+        settings,
+        &target,
+        &mut notes,
+        progress,
+        |g, null, i| {
+            let arms = generate::simulate(model, g, null, settings.seed, i);
+            let truth = if null { &truth_null } else { &truth };
+            run.observe(&arms, truth, null, panel_seed(settings.seed, g, null, i))
+        },
+    );
+    let report = report(model, outcome_name, settings, target, rows, notes, backend);
+    Ok(report)
+}
+
+/// What one simulated panel gives: its observations and the analyses that failed on it.
+type Observed = (Vec<tally::Observation>, Vec<&'static str>);
+
+/// The rows of a study: `observe(g, null, i)` on simulated panel i of every generator g —
+/// `settings.panels` panels, and as many under the null when `tests` — in parallel,
+/// calling `progress` with the panels done; each generator's results tallied in panel order.
+fn study(
+    generators: &[Generator],
+    tests: bool,
+    settings: &CoverageJob,
+    target: &Target,
+    notes: &mut Vec<String>,
+    progress: &(dyn Fn(u64) + Sync),
+    observe: impl Fn(Generator, bool, u64) -> Observed + Sync,
+) -> Vec<Row> {
     let done = std::sync::atomic::AtomicU64::new(0);
     let mut rows = Vec::new();
-    for &g in &generators {
+    for &g in generators {
         let jobs: Vec<(bool, u64)> = [false, true]
             .into_iter()
             .filter(|&null| !null || tests)
             .flat_map(|null| (0..u64::from(settings.panels)).map(move |i| (null, i)))
             .collect();
-        let results: Vec<_> = jobs
+        let results: Vec<Observed> = jobs
             .par_iter()
             .map(|&(null, i)| {
-                let arms = generate::simulate(model, g, null, settings.seed, i);
-                let truth = if null { &truth_null } else { &truth };
-                let out = run.observe(&arms, truth, null, panel_seed(settings.seed, g, null, i));
+                let out = observe(g, null, i);
                 progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
                 out
             })
             .collect();
-        tally_rows(g, &results, settings, &target, &mut rows, &mut notes);
+        tally_rows(g, &results, settings, target, &mut rows, notes);
     }
-    let report = report(model, outcome_name, settings, target, rows, notes, backend);
-    Ok(report)
+    rows
 }
 
 /// The generators and analyses that apply to `model` and `outcome` of those `settings`
@@ -299,7 +328,7 @@ fn applicable(
 /// that failed), and a note for an analysis that failed on every study.
 fn tally_rows(
     g: Generator,
-    results: &[(Vec<tally::Observation>, Vec<&'static str>)],
+    results: &[Observed],
     settings: &CoverageJob,
     target: &Target,
     rows: &mut Vec<Row>,

@@ -268,13 +268,15 @@ impl ToView for PpiBootstrap {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::resample::CpuBackend;
     use crate::rng::draw_index;
     use crate::rng::keyed::KeyedStream;
 
-    fn units(name: &str, seed: u64, n: usize, big_n: usize) -> StratumUnits {
+    /// A stratum of `n` labelled and `big_n` unlabelled questions (ids `q0`, `q1`, …; the
+    /// first n labelled), a judge 0.4·Y + 0.3 + U(0, 0.2) of a 0/1 human score.
+    pub(crate) fn units(name: &str, seed: u64, n: usize, big_n: usize) -> StratumUnits {
         let mut s = KeyedStream::new(seed, &[]);
         let mut judge = |h: f64| 0.4 * h + 0.3 + 0.2 * s.uniform();
         let y: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i % 3 != 0))).collect();
@@ -287,8 +289,8 @@ mod tests {
             y,
             yhat,
             yhat_unlabelled,
-            labelled_questions: Vec::new(),
-            unlabelled_questions: Vec::new(),
+            labelled_questions: (0..n).map(|i| format!("q{i}")).collect(),
+            unlabelled_questions: (n..n + big_n).map(|i| format!("q{i}")).collect(),
             pairs: Vec::new(),
         }
     }
@@ -387,15 +389,7 @@ mod tests {
         let mut hits = 0;
         for seed in 0..studies {
             let mut s = KeyedStream::new(seed, &[4949]);
-            let mut u = StratumUnits {
-                name: "all".into(),
-                y: Vec::new(),
-                yhat: Vec::new(),
-                yhat_unlabelled: Vec::new(),
-                labelled_questions: Vec::new(),
-                unlabelled_questions: Vec::new(),
-                pairs: Vec::new(),
-            };
+            let mut u = StratumUnits::empty("all");
             for i in 0..600 {
                 let x = s.uniform();
                 let human = f64::from(u8::from(s.uniform() < x));

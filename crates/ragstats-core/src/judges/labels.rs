@@ -259,6 +259,21 @@ pub struct StratumUnits {
     pub pairs: Vec<(f64, f64)>,
 }
 
+impl StratumUnits {
+    /// A stratum named `name` with no question yet.
+    pub fn empty(name: impl Into<String>) -> Self {
+        StratumUnits {
+            name: name.into(),
+            y: Vec::new(),
+            yhat: Vec::new(),
+            yhat_unlabelled: Vec::new(),
+            labelled_questions: Vec::new(),
+            unlabelled_questions: Vec::new(),
+            pairs: Vec::new(),
+        }
+    }
+}
+
 /// Nested mean of `(trajectory, value)` pairs: the mean over trajectories of the mean of
 /// each trajectory's values.
 fn nested_mean(cells: &[(usize, f64)]) -> f64 {
@@ -480,15 +495,7 @@ pub fn units(
     }
     let mut out = Vec::new();
     for (d, s) in panel.strata.iter().enumerate() {
-        let mut u = StratumUnits {
-            name: s.name.clone(),
-            y: Vec::new(),
-            yhat: Vec::new(),
-            yhat_unlabelled: Vec::new(),
-            labelled_questions: Vec::new(),
-            unlabelled_questions: Vec::new(),
-            pairs: Vec::new(),
-        };
+        let mut u = StratumUnits::empty(s.name.clone());
         for q in 0..s.q() {
             let trajs = s.trajectories_of(q);
             match per[d].get(&q) {

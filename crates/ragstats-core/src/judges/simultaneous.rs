@@ -302,28 +302,9 @@ pub fn ppi_simultaneous(
 mod tests {
     use super::*;
     use crate::judges::boot::ppi_bootstrap;
+    use crate::judges::boot::tests::units;
     use crate::resample::summary::{summarize, Method};
     use crate::resample::CpuBackend;
-    use crate::rng::keyed::KeyedStream;
-
-    /// A stratum of `n` labelled and `big_n` unlabelled questions (ids `q0`, `q1`, …; the
-    /// first n labelled), a judge 0.4·Y + 0.3 + U(0, 0.2) of a 0/1 human score.
-    fn units(name: &str, seed: u64, n: usize, big_n: usize) -> StratumUnits {
-        let mut s = KeyedStream::new(seed, &[]);
-        let mut judge = |h: f64| 0.4 * h + 0.3 + 0.2 * s.uniform();
-        let y: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i % 3 != 0))).collect();
-        StratumUnits {
-            name: name.into(),
-            yhat: y.iter().map(|&h| judge(h)).collect(),
-            y,
-            yhat_unlabelled: (0..big_n)
-                .map(|i| judge(f64::from(u8::from(i % 2 == 0))))
-                .collect(),
-            labelled_questions: (0..n).map(|i| format!("q{i}")).collect(),
-            unlabelled_questions: (n..n + big_n).map(|i| format!("q{i}")).collect(),
-            pairs: Vec::new(),
-        }
-    }
 
     /// One column whose labelled questions are one class: the shared draw is `bootstrap
     /// --labels`' own (engine strata: each stratum's labelled questions, then its
@@ -388,15 +369,7 @@ mod tests {
             })
             .collect();
         let column = |labelled: &dyn Fn(usize) -> bool| {
-            let mut u = StratumUnits {
-                name: "all".into(),
-                y: Vec::new(),
-                yhat: Vec::new(),
-                yhat_unlabelled: Vec::new(),
-                labelled_questions: Vec::new(),
-                unlabelled_questions: Vec::new(),
-                pairs: Vec::new(),
-            };
+            let mut u = StratumUnits::empty("all");
             for (i, (q, y, h)) in all.iter().enumerate() {
                 if labelled(i) {
                     u.y.push(*y);
