@@ -78,6 +78,151 @@ fn the_sequences_are_the_reference_scripts() {
     assert!(close(i.upper.unwrap(), 1.96282568369041, 1e-12), "{i:?}");
 }
 
+/// The rounds panel of tests/reference/sequential_cs.py: stratum a (weight 1/4) the 40
+/// values of the stream, b (weight 3/4) the stream then the stream reversed, halved (80).
+fn rounds_panel() -> (Vec<f64>, Vec<f64>) {
+    let xs = stream();
+    let mut b: Vec<f64> = xs.iter().chain(xs.iter().rev()).map(|x| x / 2.0).collect();
+    b.shrink_to_fit();
+    (xs, b)
+}
+
+fn in_rounds(bound: Bound) -> Sequence {
+    Sequence::in_rounds(
+        &[("a".into(), 0.25), ("b".into(), 0.75)],
+        bound,
+        0.95,
+        &[1, 2],
+        40,
+    )
+    .unwrap()
+}
+
+/// `python3 tests/reference/sequential_cs.py` (numpy, PrPl-EB on the round means
+/// Y_k = w_a a_k + w_b (b_{2k−1} + b_{2k})/2 at α = 0.05, no union bound):
+/// k=20: mean 0.203125, [-0.539113614396347, 0.945363614396347];
+/// k=30: [-0.293272508676147, 0.699522508676147];
+/// k=40: [-0.170338034386006, 0.576588034386006];
+/// sub-Gaussian σ 2 per question mean (σ_Y = 1.17260393995586), 3·x, tuned to K = 40, k=40:
+/// mean 0.609375, [0.046632191938812, 1.17211780806119].
+/// The arrival b, a, b per round puts a look mid-round after a: it shows the last complete
+/// round; arriving stratum by stratum (all of a, then all of b) gives the same rounds.
+#[test]
+fn rounds_are_the_reference_script() {
+    let (a, b) = rounds_panel();
+    let want = [
+        (20, -0.539113614396347, 0.945363614396347),
+        (30, -0.293272508676147, 0.699522508676147),
+        (40, -0.170338034386006, 0.576588034386006),
+    ];
+    let mut s = in_rounds(Bound::Range { lo: -1.0, hi: 1.0 });
+    let mut before = s.interval();
+    assert_eq!(before.rounds, Some(0));
+    assert_eq!(before.estimate, None);
+    assert_eq!((before.lower, before.upper), (Some(-1.0), Some(1.0)));
+    for k in 0..40 {
+        s.observe(1, b[2 * k]).unwrap();
+        s.observe(0, a[k]).unwrap();
+        // Mid-round: the interval is still the last complete round's.
+        let mid = s.interval();
+        assert_eq!(mid.rounds, Some(k as u64));
+        assert_eq!(mid.questions, 3 * k as u64 + 2);
+        assert_eq!(
+            (mid.lower, mid.upper, mid.estimate),
+            (before.lower, before.upper, before.estimate)
+        );
+        s.observe(1, b[2 * k + 1]).unwrap();
+        before = s.interval();
+        assert_eq!(before.rounds, Some(k as u64 + 1));
+        if let Some(&(_, l, u)) = want.iter().find(|w| w.0 == k + 1) {
+            assert!(
+                close(before.estimate.unwrap(), 0.203125, 1e-12),
+                "{before:?}"
+            );
+            assert!(
+                close(before.lower.unwrap(), l, 1e-9),
+                "k {}: {before:?}",
+                k + 1
+            );
+            assert!(
+                close(before.upper.unwrap(), u, 1e-9),
+                "k {}: {before:?}",
+                k + 1
+            );
+        }
+    }
+    let mut by_stratum = in_rounds(Bound::Range { lo: -1.0, hi: 1.0 });
+    for &x in &a {
+        by_stratum.observe(0, x).unwrap();
+    }
+    assert_eq!(by_stratum.interval().rounds, Some(0));
+    for &x in &b {
+        by_stratum.observe(1, x).unwrap();
+    }
+    let i = by_stratum.interval();
+    assert_eq!(
+        (i.lower, i.upper, i.rounds),
+        (before.lower, before.upper, Some(40))
+    );
+    assert!(close(i.estimate.unwrap(), before.estimate.unwrap(), 1e-15));
+
+    let mut g = in_rounds(Bound::SubGaussian {
+        sigma: 2.0,
+        horizon: 80,
+    });
+    assert_eq!(g.interval().lower, None);
+    for k in 0..40 {
+        g.observe(0, 3.0 * a[k]).unwrap();
+        g.observe(1, 3.0 * b[2 * k]).unwrap();
+        g.observe(1, 3.0 * b[2 * k + 1]).unwrap();
+    }
+    let i = g.interval();
+    assert!(close(i.estimate.unwrap(), 0.609375, 1e-12), "{i:?}");
+    assert!(close(i.lower.unwrap(), 0.046632191938812, 1e-9), "{i:?}");
+    assert!(close(i.upper.unwrap(), 1.17211780806119, 1e-9), "{i:?}");
+    // Questions beyond the K rounds a stratum's size allows never complete a round.
+    s.observe(0, 0.5).unwrap();
+    assert_eq!(s.interval().rounds, Some(40));
+    assert_eq!(
+        Sequence::in_rounds(&[("a".into(), 1.0)], Bound::Range { lo: 0.0, hi: 1.0 }, 0.95, &[0], 3)
+            .unwrap_err()
+            .to_string(),
+        "strata: rounds of [0] questions do not fit 1 strata: expected one positive number per stratum"
+    );
+}
+
+/// One stratum in rounds of one question is today's sequence, bit for bit, at every n (the
+/// round mean of one question with weight 1 is the question's mean).
+#[test]
+fn one_stratum_in_rounds_is_the_union_sequence_bit_for_bit() {
+    for bound in [
+        Bound::Range { lo: -1.0, hi: 1.0 },
+        Bound::SubGaussian {
+            sigma: 0.7,
+            horizon: 600,
+        },
+    ] {
+        let mut rng = crate::rng::KeyedStream::new(9, &[1]);
+        let mut union = one_stratum(bound);
+        let mut rounds =
+            Sequence::in_rounds(&[("all".into(), 1.0)], bound, 0.95, &[1], 600).unwrap();
+        for n in 1..=600u64 {
+            let x =
+                f64::from(u8::from(rng.uniform() < 0.6)) - f64::from(u8::from(rng.uniform() < 0.4));
+            union.observe(0, x).unwrap();
+            rounds.observe(0, x).unwrap();
+            let (u, r) = (union.interval(), rounds.interval());
+            assert_eq!(r.rounds, Some(n));
+            let bits = |v: Option<f64>| v.map(f64::to_bits);
+            assert_eq!(
+                (bits(u.estimate), bits(u.lower), bits(u.upper), u.questions),
+                (bits(r.estimate), bits(r.lower), bits(r.upper), r.questions),
+                "{bound:?}, n {n}"
+            );
+        }
+    }
+}
+
 /// The state saved after some questions and restored goes on exactly as one never saved.
 #[test]
 fn a_saved_sequence_resumes_where_it_stopped() {

@@ -1,0 +1,129 @@
+//! Rounds: how a confidence sequence over D strata avoids the union bound.
+//!
+//! Round k holds the next m_d questions of every stratum d (the k-th block of m_d questions
+//! in d's arrival order). Its weighted mean Y_k = Σ_d w_d · (mean of round k's questions in
+//! d) lies in the scores' range, the Y_k are independent with mean θ = Σ_d w_d μ_d
+//! (questions exchangeable within a stratum, the assumption of the sequence itself), so one
+//! sequence on Y_1, Y_2, … at level α, with no union bound, is a confidence sequence for θ
+//! at round boundaries. Its width scales like √(Σ_d w_d² σ_d² / n_d), the strata's
+//! variances added in quadrature, where the union bound adds the widths themselves at α/D.
+//!
+//! The round sizes are fixed by the design (the strata's sizes), never by the scores
+//! ([`RoundPlan::of_sizes`]): with n_min the smallest stratum,
+//! m_d = max(1, n_d / n_min rounded to the nearest integer, halves down) and K = min_d ⌊n_d / m_d⌋
+//! rounds; stratum d's last n_d − K·m_d questions complete no round and are left out.
+
+use serde::{Deserialize, Serialize};
+
+/// Rounds are the default when the design gives at least this many (a rule on the strata's
+/// sizes alone): with fewer, a sequence on K round means is wide for want of observations,
+/// and the union bound over the strata's own sequences is used.
+pub const MIN_ROUNDS: u64 = 20;
+
+/// How the strata's sequences are combined: `rounds` or `union` (settings read from JSON
+/// take the same words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum StrataRule {
+    /// One sequence on the rounds' weighted means, at level α.
+    Rounds,
+    /// Each stratum's own sequence at α/D, the ends added with the strata's weights.
+    Union,
+}
+
+impl StrataRule {
+    /// The rule's word.
+    pub fn word(self) -> &'static str {
+        match self {
+            StrataRule::Rounds => "rounds",
+            StrataRule::Union => "union",
+        }
+    }
+}
+
+impl std::str::FromStr for StrataRule {
+    type Err = String;
+
+    /// Reads `rounds` or `union` (any case).
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "rounds" => Ok(StrataRule::Rounds),
+            "union" => Ok(StrataRule::Union),
+            _ => Err(format!("{s}: expected rounds or union")),
+        }
+    }
+}
+
+/// The rounds a design gives: m_d questions of stratum d per round, K rounds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundPlan {
+    /// m_d, in the strata's order.
+    pub sizes: Vec<u64>,
+    /// K = min_d ⌊n_d / m_d⌋, the rounds the design completes.
+    pub rounds: u64,
+    /// n_d − K·m_d: the questions of each stratum no complete round holds.
+    pub left_out: Vec<u64>,
+}
+
+impl RoundPlan {
+    /// The plan for strata of `sizes` questions: m_d = max(1, ⌈n_d/n_min − 1/2⌉) (n_d/n_min
+    /// rounded to the nearest integer, halves down, so that strata whose sizes differ by one
+    /// question, as interleaved waves leave them, get rounds of one question each), and
+    /// K = min_d ⌊n_d / m_d⌋. `None` when there is no stratum or one has no question.
+    pub fn of_sizes(sizes: &[u64]) -> Option<RoundPlan> {
+        let n_min = *sizes.iter().min()?;
+        if n_min == 0 {
+            return None;
+        }
+        // ⌈a/b − 1/2⌉ = ⌊(2a + b − 1) / 2b⌋ in integers.
+        let m: Vec<u64> = sizes
+            .iter()
+            .map(|&n| ((2 * n + n_min - 1) / (2 * n_min)).max(1))
+            .collect();
+        let rounds = sizes.iter().zip(&m).map(|(n, m)| n / m).min()?;
+        let left_out = sizes.iter().zip(&m).map(|(n, m)| n - rounds * m).collect();
+        Some(RoundPlan {
+            sizes: m,
+            rounds,
+            left_out,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-computed plans: equal strata give rounds of one question each; proportional
+    /// ones rounds in proportion; 100 + 250 rounds 2.5 down to 2 (50 left out); 2 + 3
+    /// (interleaved waves) one each; 100 + 199 rounds 1.99 to 2 (K 99: one of each left out).
+    #[test]
+    fn plans_follow_the_strata_sizes() {
+        let p = |s: &[u64]| RoundPlan::of_sizes(s).unwrap();
+        assert_eq!(p(&[223, 223]).sizes, [1, 1]);
+        assert_eq!(p(&[223, 223]).rounds, 223);
+        assert_eq!(p(&[100, 300]).sizes, [1, 3]);
+        assert_eq!(p(&[100, 300]).left_out, [0, 0]);
+        let q = p(&[100, 250]);
+        assert_eq!(
+            (q.sizes, q.rounds, q.left_out),
+            (vec![1, 2], 100, vec![0, 50])
+        );
+        assert_eq!(p(&[2, 3]).sizes, [1, 1]);
+        assert_eq!(p(&[2, 3]).left_out, [0, 1]);
+        let q = p(&[100, 199]);
+        assert_eq!(
+            (q.sizes, q.rounds, q.left_out),
+            (vec![1, 2], 99, vec![1, 1])
+        );
+        assert_eq!(p(&[7]).sizes, [1]);
+        assert_eq!(RoundPlan::of_sizes(&[]), None);
+        assert_eq!(RoundPlan::of_sizes(&[3, 0]), None);
+        assert_eq!("Rounds".parse::<StrataRule>(), Ok(StrataRule::Rounds));
+        assert_eq!(
+            "both".parse::<StrataRule>().unwrap_err(),
+            "both: expected rounds or union"
+        );
+    }
+}
