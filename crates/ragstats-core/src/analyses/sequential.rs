@@ -284,7 +284,11 @@ fn sequential_run(
             s.shape.strata,
             &strata,
             &sizes,
-            planned.is_some(),
+            (
+                planned.is_some(),
+                matches!(bound, Bound::Range { .. }),
+                1.0 - s.confidence,
+            ),
             &mut notes,
         );
         monitor(
@@ -350,30 +354,40 @@ fn arrivals(panel: &Source, s: &SequentialSettings, loaded: &Panel) -> Result<Ve
 }
 
 /// The rounds the strata are combined in (`None`: the union bound), by the `strata` setting
-/// or, without it, rounds when the design's sizes `sizes` give at least [`MIN_ROUNDS`]; the
+/// or, without it, by the design alone: rounds when the sizes `sizes` give at least
+/// [`MIN_ROUNDS`] and, for the betting sequence (`range`), [`RoundPlan::beats_union`]. The
 /// notes say which and what it leaves out (`planned`: the sizes are a run's plan, and the
 /// questions left out are only known at the end).
 fn round_plan(
     rule: Option<StrataRule>,
     strata: &[(String, f64)],
     sizes: &[u64],
-    planned: bool,
+    (planned, range, alpha): (bool, bool, f64),
     notes: &mut Vec<String>,
 ) -> Option<RoundPlan> {
     let plan = RoundPlan::of_sizes(sizes)?;
     let several = strata.len() > 1;
+    let weights: Vec<f64> = strata.iter().map(|s| s.1).collect();
     let chosen = match rule {
         Some(StrataRule::Union) => return None,
         Some(StrataRule::Rounds) => true,
-        None => plan.rounds >= MIN_ROUNDS,
+        None => plan.rounds >= MIN_ROUNDS && (!range || plan.beats_union(sizes, &weights, alpha)),
     };
     if !chosen {
         if several {
+            let why = if plan.rounds < MIN_ROUNDS {
+                format!("give only {} rounds (fewer than {MIN_ROUNDS})", plan.rounds)
+            } else {
+                format!(
+                    "give {} rounds, fewer observations than the large strata's questions, so \
+                     rounds would be wider",
+                    plan.rounds
+                )
+            };
             notes.push(format!(
-                "note: the strata's sizes give only {} rounds (fewer than {MIN_ROUNDS}), so each \
-                 stratum keeps its own sequence at alpha/{} and the ends are added (the union \
-                 bound, wider); strata rounds asks for rounds anyway",
-                plan.rounds,
+                "note: the strata's sizes {why}: each stratum keeps its own sequence at \
+                 alpha/{} and the ends are added (the union bound); strata rounds asks for \
+                 rounds anyway",
                 strata.len()
             ));
         }

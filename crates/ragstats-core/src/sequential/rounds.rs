@@ -12,6 +12,13 @@
 //! ([`RoundPlan::of_sizes`]): with n_min the smallest stratum,
 //! m_d = max(1, n_d / n_min rounded to the nearest integer, halves down) and K = min_d ⌊n_d / m_d⌋
 //! rounds; stratum d's last n_d − K·m_d questions complete no round and are left out.
+//!
+//! The catch: the betting sequence's bets are capped (λ ≤ 1/2), and question means whose
+//! spread is small against their range (a contrast of F1 scores in [−1, 1]) bet at the cap,
+//! where the width shrinks like 1/t in the number t of observations rather than with the
+//! variance. Rounds then gain only log(2D/α)/log(2/α) when the strata are equal, and lose
+//! when they are not (K rounds are fewer observations than the large strata's questions):
+//! [`RoundPlan::beats_union`] decides on the design alone.
 
 use serde::{Deserialize, Serialize};
 
@@ -91,6 +98,24 @@ impl RoundPlan {
     }
 }
 
+impl RoundPlan {
+    /// Whether the betting sequence in these rounds can be narrower than the union bound,
+    /// judged on the design alone: at the bet cap λ = 1/2 (where the question means' small
+    /// variance on their range puts PrPl-EB) a sequence's width is about 4 log(2/α′)/t on the
+    /// unit scale, so rounds win when log(2/α)/K ≤ Σ_d w_d log(2D/α)/n_d. Equal strata
+    /// (K = n_d) always do; unequal ones, whose rounds are fewer than the large strata's
+    /// questions, often do not (docs/COVERAGE.md, "Sequential monitoring").
+    pub fn beats_union(&self, sizes: &[u64], weights: &[f64], alpha: f64) -> bool {
+        let d = sizes.len() as f64;
+        let union: f64 = sizes
+            .iter()
+            .zip(weights)
+            .map(|(&n, w)| w * (2.0 * d / alpha).ln() / n as f64)
+            .sum();
+        (2.0 / alpha).ln() / self.rounds as f64 <= union
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +143,13 @@ mod tests {
             (vec![1, 2], 99, vec![1, 1])
         );
         assert_eq!(p(&[7]).sizes, [1]);
+        // At the bet cap: equal strata gain log(4/α)/log(2/α); 60 + … + 240 (K = 60) and
+        // 200 + 400 (K = 200) lose to the union bound: log(40)/60 = 0.0615 > 0.0441 and
+        // log(40)/200 = 0.0184 > 0.0164.
+        assert!(p(&[223, 223]).beats_union(&[223, 223], &[0.5, 0.5], 0.05));
+        let four = [60, 120, 180, 240];
+        assert!(!p(&four).beats_union(&four, &[0.25; 4], 0.05));
+        assert!(!p(&[200, 400]).beats_union(&[200, 400], &[0.5, 0.5], 0.05));
         assert_eq!(RoundPlan::of_sizes(&[]), None);
         assert_eq!(RoundPlan::of_sizes(&[3, 0]), None);
         assert_eq!("Rounds".parse::<StrataRule>(), Ok(StrataRule::Rounds));

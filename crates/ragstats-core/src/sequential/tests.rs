@@ -336,6 +336,9 @@ fn monitoring_a_null_comparison_keeps_the_error_below_alpha() {
         effect: 0.0,
         panels: 400,
         seed: 50,
+        strata: 1,
+        unequal: false,
+        rule: StrataRule::Union,
     };
     let r = monitoring_error(&d).unwrap();
     println!("{r:?}");
@@ -361,6 +364,9 @@ fn with_a_real_effect_the_sequence_stops_early() {
         effect: 0.2,
         panels: 100,
         seed: 51,
+        strata: 1,
+        unequal: false,
+        rule: StrataRule::Union,
     };
     let r = monitoring_error(&d).unwrap();
     println!("{r:?}");
@@ -397,11 +403,132 @@ fn monitoring_table() {
             effect,
             panels: 10_000,
             seed: 50,
+            strata: 1,
+            unequal: false,
+            rule: StrataRule::Union,
         })
         .unwrap();
         println!(
             "| {k} | {reads} | {effect} | {:.4} | {:.4} | {:.4} | {:.1} |",
             r.sequence_resolved, r.wald_resolved, r.monte_carlo_se, r.sequence_mean_stop
         );
+    }
+}
+
+fn strata_design(
+    strata: u32,
+    unequal: bool,
+    rule: StrataRule,
+    effect: f64,
+    panels: u32,
+) -> MonitoringDesign {
+    MonitoringDesign {
+        questions: 600,
+        look_every: 25,
+        reads: 1,
+        level: 0.95,
+        effect,
+        panels,
+        seed: 52,
+        strata,
+        unequal,
+        rule,
+    }
+}
+
+/// Null panels of 600 questions in 2 equal and 4 unequal strata (sizes 60, 120, 180, 240:
+/// rounds of 1, 2, 3, 4 questions), arriving randomly interleaved and looked at every 25:
+/// the sequence in rounds declares at most α + 3 Monte Carlo SEs resolved, as the union
+/// bound does. With an effect of 0.2, equal strata's rounds stop sooner than the union
+/// bound and are narrower at the last look (the width ratio to the stratified Wald
+/// interval); the unequal strata's 60 rounds are wider than the union bound, as the design
+/// rule [`RoundPlan::beats_union`] predicts (the default then keeps the union bound).
+#[test]
+fn rounds_keep_the_error_below_alpha_and_stop_sooner_than_the_union_bound() {
+    for (strata, unequal) in [(2, false), (4, true)] {
+        assert_eq!(
+            strata_design(4, true, StrataRule::Rounds, 0.0, 1).sizes(),
+            [60, 120, 180, 240]
+        );
+        let r = monitoring_error(&strata_design(
+            strata,
+            unequal,
+            StrataRule::Rounds,
+            0.0,
+            400,
+        ))
+        .unwrap();
+        println!("{strata} strata, rounds, null: {r:?}");
+        assert!(
+            r.sequence_resolved <= 0.05 + 3.0 * r.monte_carlo_se,
+            "{r:?}"
+        );
+        assert!(r.wald_resolved > 0.05 + 3.0 * r.monte_carlo_se, "{r:?}");
+        let rounds = monitoring_error(&strata_design(
+            strata,
+            unequal,
+            StrataRule::Rounds,
+            0.2,
+            100,
+        ))
+        .unwrap();
+        let union =
+            monitoring_error(&strata_design(strata, unequal, StrataRule::Union, 0.2, 100)).unwrap();
+        println!("{strata} strata, effect 0.2: rounds {rounds:?}\nunion {union:?}");
+        // The design rule (RoundPlan::beats_union) predicts which is narrower.
+        let sizes = strata_design(strata, unequal, StrataRule::Rounds, 0.0, 1).sizes();
+        let w = vec![1.0 / f64::from(strata); sizes.len()];
+        let plan = RoundPlan::of_sizes(&sizes).unwrap();
+        if plan.beats_union(&sizes, &w, 0.05) {
+            assert!(
+                rounds.sequence_mean_stop < union.sequence_mean_stop,
+                "{rounds:?} {union:?}"
+            );
+            assert!(
+                rounds.width_ratio < union.width_ratio,
+                "{rounds:?} {union:?}"
+            );
+        } else {
+            assert!(
+                rounds.width_ratio > union.width_ratio,
+                "{rounds:?} {union:?}"
+            );
+        }
+        assert!(rounds.width_ratio > 1.0, "{rounds:?}");
+    }
+}
+
+/// The strata rows of docs/COVERAGE.md, "Sequential monitoring": 10,000 simulated panels
+/// of 600 questions per row (`cargo test -p ragstats-core --lib
+/// sequential::tests::strata_monitoring_table -- --ignored --nocapture`).
+#[test]
+#[ignore = "prints docs/COVERAGE.md's strata table; run by hand"]
+fn strata_monitoring_table() {
+    println!(
+        "| strata | sizes | combined | effect | sequence resolved | Wald resolved | MC SE | mean stop | width / Wald |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (strata, unequal) in [(2, false), (2, true), (4, false), (4, true)] {
+        for effect in [0.0, 0.1, 0.2] {
+            for rule in [StrataRule::Rounds, StrataRule::Union] {
+                let d = MonitoringDesign {
+                    panels: 10_000,
+                    seed: 50,
+                    ..strata_design(strata, unequal, rule, effect, 1)
+                };
+                let r = monitoring_error(&d).unwrap();
+                let sizes: Vec<String> = d.sizes().iter().map(u64::to_string).collect();
+                println!(
+                    "| {strata} | {} | {} | {effect} | {:.4} | {:.4} | {:.4} | {:.1} | {:.2} |",
+                    sizes.join(" + "),
+                    rule.word(),
+                    r.sequence_resolved,
+                    r.wald_resolved,
+                    r.monte_carlo_se,
+                    r.sequence_mean_stop,
+                    r.width_ratio
+                );
+            }
+        }
     }
 }
