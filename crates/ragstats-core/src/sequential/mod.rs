@@ -52,7 +52,7 @@ pub use monitor::{monitoring_error, MonitoringDesign, MonitoringError};
 pub use rounds::{RoundPlan, StrataRule, MIN_ROUNDS};
 
 /// The largest PrPl-EB bet λ (Waudby-Smith & Ramdas's truncation c = 1/2).
-const MAX_BET: f64 = 0.5;
+pub(crate) const MAX_BET: f64 = 0.5;
 
 /// What is known about the observations before they arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -480,7 +480,7 @@ fn bet(alpha: f64, var_before: f64, t: f64) -> f64 {
 }
 
 /// ψ_E(λ) = (−log(1 − λ) − λ)/4, the empirical-Bernstein penalty of a bet λ ∈ [0, 1).
-fn psi_e(lambda: f64) -> f64 {
+pub(crate) fn psi_e(lambda: f64) -> f64 {
     (-(-lambda).ln_1p() - lambda) / 4.0
 }
 
