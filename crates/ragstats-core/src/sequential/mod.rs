@@ -195,6 +195,9 @@ pub struct Rounds {
     pub pending: Vec<Vec<f64>>,
     /// Rounds complete, k.
     pub complete: u64,
+    /// The sum of each stratum's questions in the complete rounds, for the estimate
+    /// Σ_d w_d · counted_d / (k m_d) (the fixed-n estimate of the questions counted).
+    pub counted: Vec<f64>,
     /// The sequence's sums over Y_1 … Y_k (name `rounds`, weight 1).
     pub means: StratumSums,
 }
@@ -279,6 +282,7 @@ impl Sequence {
             bound: round_bound,
             pending: vec![Vec::new(); strata.len()],
             complete: 0,
+            counted: vec![0.0; strata.len()],
             means: StratumSums::empty("rounds", 1.0),
         });
         Ok(seq)
@@ -353,9 +357,9 @@ impl Sequence {
             .all(|(s, &m)| s.n >= (r.complete + 1) * m)
         {
             let mut y = 0.0;
-            for ((s, p), &m) in self.strata.iter().zip(&mut r.pending).zip(&r.sizes) {
-                y += s.weight * (p[0] / m as f64);
-                p.remove(0);
+            for (d, (s, p)) in self.strata.iter().zip(&mut r.pending).enumerate() {
+                y += s.weight * (p[0] / r.sizes[d] as f64);
+                r.counted[d] += p.remove(0);
             }
             r.means.update(r.bound, alpha, y);
             r.complete += 1;
@@ -377,7 +381,13 @@ impl Sequence {
             let (lower, upper) = r.means.ends(r.bound, self.stratum_alpha());
             return Interval {
                 questions: self.questions(),
-                estimate: (k > 0).then(|| r.means.sum / k as f64),
+                estimate: (k > 0).then(|| {
+                    self.strata
+                        .iter()
+                        .zip(&r.counted)
+                        .zip(&r.sizes)
+                        .fold(0.0, |a, ((s, c), &m)| a + s.weight * (c / (k * m) as f64))
+                }),
                 lower,
                 upper,
                 rounds: Some(k),
