@@ -397,10 +397,10 @@ fn round_plan(
         let per: Vec<String> = strata
             .iter()
             .zip(&plan.sizes)
-            .map(|((name, _), m)| format!("{m} of {name}"))
+            .map(|((name, _), m)| format!("{m} from {name}"))
             .collect();
         notes.push(format!(
-            "note: the strata are combined in {} rounds of {} questions: one sequence on the \
+            "note: the strata are combined in {} rounds of {} (questions): one sequence on the \
              rounds' weighted means at the full level (no union bound); a look mid-round \
              shows the last complete round",
             plan.rounds,

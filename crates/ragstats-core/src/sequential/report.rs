@@ -321,19 +321,24 @@ impl ToView for SequentialReport {
                     s.name,
                     crate::table::number(s.weight),
                     s.questions,
-                    s.round_size
-                        .map_or(String::new(), |m| format!(", {m} a round"))
+                    match (self.strata.len(), s.round_size) {
+                        (2.., Some(m)) => format!(", {m} a round"),
+                        _ => String::new(),
+                    }
                 )
             })
             .collect();
-        let combined = match self.rounds {
-            Some(k) => format!("combined in {k} rounds (one sequence on the rounds' means)"),
-            None => "combined by the union bound (each stratum's sequence at alpha/D)".into(),
+        let combined = match (self.strata.len(), self.rounds) {
+            (0 | 1, _) => String::new(),
+            (_, Some(k)) => format!("; combined in {k} rounds (one sequence on the rounds' means)"),
+            (_, None) => {
+                "; combined by the union bound (each stratum's sequence at alpha/D)".into()
+            }
         };
         let mut view = View::new(table.clone());
         view.text(format!(
             "sequential: {}, {} confidence sequence ({}, {bound}), a look every {} \
-             questions {order}\nstrata: {}; {combined}\n\n",
+             questions {order}\nstrata: {}{combined}\n\n",
             self.outcome,
             percent(self.confidence),
             self.method,
