@@ -77,8 +77,8 @@ pub struct Args {
     )]
     pub sigma: Option<f64>,
     /// With --sequential: how the strata are combined, rounds (one sequence on rounds of
-    /// every stratum; the default when the strata give 20 rounds or more) or union (each
-    /// stratum's sequence at alpha/D).
+    /// every stratum; the default when the strata give 20 rounds or more and are predicted
+    /// narrower) or union (each stratum's sequence at alpha/D).
     #[arg(long, value_name = "RULE", requires = "sequential")]
     pub strata: Option<StrataRule>,
     /// Output format.

@@ -50,8 +50,9 @@ pub struct Args {
     #[arg(long, value_name = "SIGMA", conflicts_with = "range")]
     pub sigma: Option<f64>,
     /// How the strata are combined: rounds (one sequence on rounds of m_d questions of every
-    /// stratum, in proportion to their sizes; the default when they give 20 rounds or more)
-    /// or union (each stratum's own sequence at alpha/D, the ends added; wider).
+    /// stratum, in proportion to their sizes; the default when they give 20 rounds or more
+    /// and are predicted narrower, docs/sequential.md) or union (each stratum's own sequence
+    /// at alpha/D, the ends added).
     #[arg(long, value_name = "RULE")]
     pub strata: Option<StrataRule>,
     /// Output format.
