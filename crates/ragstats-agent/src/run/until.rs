@@ -183,7 +183,6 @@ impl UntilSettings {
                 strata: self.strata,
                 ..SequenceShape::default()
             },
-            ..SequentialSettings::default()
         }
     }
 }
@@ -458,6 +457,7 @@ mod tests {
             metric: None,
             margin: 0.0,
             confidence: 0.95,
+            strata: None,
         };
         let arms = ["open", "adaptive"];
         assert!(s.check(&arms, false).is_ok());

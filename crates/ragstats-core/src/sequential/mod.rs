@@ -191,7 +191,7 @@ pub struct Rounds {
     /// What bounds a round mean Y_k: the scores' range, or the sub-Gaussian scale
     /// σ·√(Σ_d w_d²/m_d) tuned to the planned rounds.
     pub bound: Bound,
-    /// pending[d][j]: the sum of stratum d's questions in round `complete + j`.
+    /// `pending[d][j]`: the sum of stratum d's questions in round `complete + j`.
     pub pending: Vec<Vec<f64>>,
     /// Rounds complete, k.
     pub complete: u64,
