@@ -380,6 +380,9 @@ def coverage(
     cluster_from: Optional[str] = None,
     missing_as: Optional[float] = None,
     filter: Optional[str] = None,
+    labels: Optional[Input] = None,
+    label_metric: Optional[str] = None,
+    ppi_lambda: Optional[float] = None,
     analysis: Literal['variance', 'bootstrap', 'compare', 'sequential', 'all'] = 'all',
     generator: Literal['gaussian', 'bounded', 'resample', 'all'] = 'all',
     panels: int = 200,
@@ -421,6 +424,9 @@ def coverage(
     - ``cluster_from`` (--cluster-from): Write a `cluster` column from this metadata key
     - ``missing_as`` (--missing-as): Score samples that have an error or no score as X (e.g. 0) instead of leaving them out (they are listed either way)
     - ``filter`` (--filter): lm-eval: read the rows of this filter (e.g. `strict-match`); needed when a samples file holds several
+    - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean
+    - ``label_metric`` (--label-metric): The labels' score column (default: the panel's metric)
+    - ``ppi_lambda`` (--ppi-lambda): The judge's weight λ in [0, 1] (1: plain PPI, 0: the labels alone; default: power-tuned, PPI++)
     - ``analysis`` (--analysis) [variance, bootstrap, compare, sequential, all] (default all): Which analysis's intervals and tests to measure
     - ``generator`` (--generator) [gaussian, bounded, resample, all] (default all): How simulated panels are drawn: Gaussian or bounded (Beta/Bernoulli) from the fitted model, or questions resampled within strata
     - ``panels`` (--panels) (default 200): Simulated panels per generator (as many again under the null when tests are measured)
@@ -433,8 +439,8 @@ def coverage(
     - ``clustered`` (--clustered): Measure the clustered designs of docs/COVERAGE.md (two strata of G clusters of 4 binary questions, G from 6 to 48): the intervals of variance with --cluster, and of the same panels without it
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
-    inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid, 'look_every': look_every, 'clustered': clustered}
+    inputs: dict = {'panel': panel, 'labels': labels}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'label_metric': label_metric, 'ppi_lambda': ppi_lambda, 'analysis': analysis, 'generator': generator, 'panels': panels, 'replicates': replicates, 'seed': seed, 'backend': backend, 'confidence': confidence, 'grid': grid, 'look_every': look_every, 'clustered': clustered}
     return _analyse('coverage', inputs, settings, False, progress)
 
 

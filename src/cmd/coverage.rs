@@ -41,6 +41,8 @@ pub struct Args {
     pub panel: Option<PathBuf>,
     #[command(flatten)]
     pub opts: PanelOptions,
+    #[command(flatten)]
+    pub labels: super::common::LabelOptions,
     /// Which analysis's intervals and tests to measure.
     #[arg(long, value_enum, default_value_t = AnalysisArg::All)]
     pub analysis: AnalysisArg,
@@ -108,6 +110,7 @@ pub fn settings(args: &Args) -> CoverageSettings {
         grid: args.grid,
         look_every: args.look_every,
         clustered: args.clustered,
+        judged: args.labels.settings(),
     }
 }
 
@@ -115,9 +118,11 @@ pub fn settings(args: &Args) -> CoverageSettings {
 /// grid.
 pub fn outcome(args: &Args) -> anyhow::Result<Finished> {
     let panel = args.panel.as_ref().map(Source::file);
+    let labels = args.labels.labels.as_ref().map(Source::file);
     Ok(with_bars(|progress| {
         coverage(
             panel.as_ref(),
+            labels.as_ref(),
             &settings(args),
             &ragstats_gpu::Engines,
             progress,

@@ -8,7 +8,7 @@
 //! case they fail. Mesa lavapipe counts as an adapter here.
 
 use ragstats_core::allocation::walk::{
-    CpuWalk, WalkBackend, WalkJob, WalkStratum, MAX_ALLOCATIONS, WALK_COLUMNS,
+    CpuWalk, WalkBackend, WalkJob, WalkStratum, CLUSTER_WALK_COLUMNS, MAX_ALLOCATIONS, WALK_COLUMNS,
 };
 use ragstats_core::rng::draw_index;
 use ragstats_gpu::{AdapterPolicy, GpuOptions, GpuWalk};
@@ -59,6 +59,7 @@ fn the_gpu_walk_takes_the_first_draws_landing_in_each_sub_panel() {
             rows,
         }],
         allocations: 2,
+        columns: WALK_COLUMNS,
         seed: 7,
         replicates: 3..40,
     };
@@ -92,6 +93,7 @@ fn the_gpu_walk_takes_the_first_draws_landing_in_each_sub_panel() {
 fn awkward(
     q: &[usize],
     allocations: usize,
+    columns: usize,
     seed: u64,
     replicates: std::ops::Range<u32>,
 ) -> WalkJob {
@@ -115,7 +117,7 @@ fn awkward(
                     }
                 }
             }
-            let rows = (0..q * allocations * WALK_COLUMNS)
+            let rows = (0..q * allocations * columns)
                 .map(|i| ((i as f32 * 0.618_034 + d as f32).sin() * 0.37) / (1.0 + (i % 7) as f32))
                 .collect();
             WalkStratum {
@@ -128,6 +130,7 @@ fn awkward(
     WalkJob {
         strata,
         allocations,
+        columns,
         seed,
         replicates,
     }
@@ -136,11 +139,23 @@ fn awkward(
 /// CPU and GPU sums are bit-identical: three strata of 5, 223 and 1,001 questions with 3
 /// allocations (one window), and one stratum of 3,001 with 32 allocations, whose walks span
 /// several windows of the kernel (221 blocks each); replicate ranges that do not start at 0.
+/// The same with the cluster walk's 8 columns (`--cluster`: the units are clusters, 24 and
+/// 7 of them, and 1,001 in a multi-window walk) and with 1 column (every width the kernel
+/// reads from its header).
 #[test]
 fn cpu_and_gpu_walks_are_bit_identical() {
     let jobs = [
-        awkward(&[5, 223, 1001], 3, 0x0123_4567_89ab_cdef, 0..300),
-        awkward(&[3001], MAX_ALLOCATIONS, 11, 17..81),
+        awkward(
+            &[5, 223, 1001],
+            3,
+            WALK_COLUMNS,
+            0x0123_4567_89ab_cdef,
+            0..300,
+        ),
+        awkward(&[3001], MAX_ALLOCATIONS, WALK_COLUMNS, 11, 17..81),
+        awkward(&[24, 7], 4, CLUSTER_WALK_COLUMNS, 48, 5..405),
+        awkward(&[1001], MAX_ALLOCATIONS, CLUSTER_WALK_COLUMNS, 3, 0..40),
+        awkward(&[24, 7], 3, 1, 9, 0..100),
     ];
     let gpus = variants();
     for job in &jobs {

@@ -350,47 +350,6 @@ fn compare_draws_clusters_and_singletons_are_its_question_draw() {
     }
 }
 
-#[test]
-fn allocate_and_efficiency_refuse_clusters_they_do_not_draw() {
-    let f = cluster_path("balanced.csv");
-    for cmd in [
-        vec![
-            "efficiency",
-            &f,
-            "--ledger",
-            &f,
-            "--metric",
-            "score",
-            "--cluster",
-            "cluster",
-        ],
-        vec![
-            "allocate",
-            &f,
-            "--ledger",
-            &f,
-            "--prices",
-            &f,
-            "--metric",
-            "score",
-            "--cluster",
-            "cluster",
-            "--allocation",
-            "24:2:2",
-            "--allocation",
-            "12:2:2",
-        ],
-    ] {
-        let out = common::stats().args(&cmd).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
-        assert!(
-            err.contains("does not resample clusters yet"),
-            "{cmd:?}: {err}"
-        );
-    }
-}
-
 /// A simulated binary panel: 2 strata of G clusters × M questions, T = R = 1; stratum d's
 /// cluster probabilities p_c ~ Beta(μ_d, ρ = 0.15), its questions' p_q ~ Beta(p_c, ρ = 0.10)
 /// and y ~ Bernoulli(p_q) (Beta(μ, ρ): mean μ, variance ρμ(1 − μ)), μ = (0.5, 0.35).

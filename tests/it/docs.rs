@@ -46,7 +46,7 @@ const DOCS: &[(&str, usize, usize)] = &[
     ("coverage.md", 1, 1),
     ("import.md", 2, 0),
     ("json.md", 1, 0),
-    ("judges.md", 4, 0),
+    ("judges.md", 4, 1),
     ("ledger.md", 0, 0),
     ("library.md", 0, 0),
     ("llm.md", 0, 1),

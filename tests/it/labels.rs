@@ -242,9 +242,9 @@ fn a_bad_label_is_refused_naming_the_file_and_line() {
             "no human score",
         ),
         (
-            "question,arm,human\nq003,b,1\nq003,t,1\n",
+            "question,arm,human\nq003,b,1\nq004,b,x\n",
             "l4.csv:3:",
-            "a label of arm 't'",
+            "score 'x' is not a number",
         ),
     ];
     for (i, (text, line, what)) in cases.iter().enumerate() {

@@ -849,6 +849,12 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
         ],
         2,
     ),
+    // a label setting without labels names whichever was given
+    (
+        "crates/ragstats-core/src/analyses/coverage.rs",
+        &["ppi_lambda", "label_metric"],
+        1,
+    ),
     // for (setting, sd) in [("sigma_q", q), …]
     (
         "crates/ragstats-core/src/sim/simulate.rs",

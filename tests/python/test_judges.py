@@ -102,6 +102,31 @@ def test_bootstrap_with_labels_is_the_cli():
     assert got["ci"][0] < got["estimate"] < got["ci"][1]
 
 
+def test_coverage_with_labels_is_the_cli():
+    """ragstats.coverage(labels=...) is `stats coverage --labels` (the same document), and
+    its human model is numpy's least-squares fit of the labelled questions' human means on
+    the judge's (tests/reference/coverage_labels_reference.py does the same on the demo)."""
+    kw = dict(metric="judge", arm="b", label_metric="human", panels=20, replicates=100, backend="cpu")
+    got = ragstats.coverage(PANEL, labels=LABELS, **kw).to_dict()
+    want = cli_json(
+        "coverage", PANEL, "--metric", "judge", "--arm", "b", "--labels", LABELS, "--label-metric", "human",
+        "--panels", "20", "--replicates", "100", "--backend", "cpu",
+    )
+    del got["run"], want["run"]
+    assert got == want
+    judge, human = fixture()
+    labelled = [q for q in judge["b"] if q in human["b"]]
+    y = np.array([human["b"][q] for q in labelled])
+    x = np.array([judge["b"][q] for q in labelled])
+    slope, intercept = np.polyfit(x, y, 1)
+    arm = next(a for a in got["labels"]["strata"][0]["arms"] if a["arm"] == "b")
+    assert arm["labelled"] == 40
+    assert abs(arm["slope"] - slope) < 1e-12 and abs(arm["intercept"] - intercept) < 1e-12
+    rows = {(r["generator"], r["statistic"]) for r in got["rows"]}
+    assert ("gaussian", "estimate: PPI++ normal interval (labels)") in rows
+    with pytest.raises(ragstats.InputError, match="^ppi_lambda: is a setting of labels"):
+        ragstats.coverage(PANEL, metric="judge", arm="b", ppi_lambda=0.5)
+
 def test_plan_with_labels_is_the_cli_and_numpys_optimum():
     """ragstats.plan(labels=..., label_cost=...): the command line's plan, whose best design
     is numpy's brute-force optimum (tests/reference/label_plan_reference.py: n 40 of

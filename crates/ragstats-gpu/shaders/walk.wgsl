@@ -12,7 +12,9 @@
 // still open at the end of a window adds 1 to state[0]; the host dispatches windows until
 // a window ends with none open.
 
-const COLUMNS: u32 = 5u;
+// Columns per unit and allocation: header.columns, 1 to 8 (5 for questions, 8 for
+// clusters). The adds are written out, each behind its column test, rather than looped:
+// a loop would spend llvmpipe's per-invocation iteration budget per column.
 
 struct Header {
     seed_lo: u32,
@@ -23,15 +25,19 @@ struct Header {
     n_pairs: u32,     // replicates of the batch x n_strata
     blk_lo: u32,      // this window: blocks [blk_lo, blk_hi)
     blk_hi: u32,
+    columns: u32,     // per unit and allocation, 1 to 8
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> header: Header;
 // Per stratum 4 words (q, 2^32 mod q, offset of its members in `info`, offset of its rows
 // in `rows` in f32), then n_strata x n_alloc needs, then every stratum's member masks.
 @group(0) @binding(1) var<storage, read> info: array<u32>;
-// Per stratum, per question, per allocation: COLUMNS centred f32 values.
+// Per stratum, per unit (question or cluster), per allocation: `columns` centred f32 values.
 @group(0) @binding(2) var<storage, read> rows: array<f32>;
-// Per pair, per allocation: COLUMNS sums.
+// Per pair, per allocation: `columns` sums.
 @group(0) @binding(3) var<storage, read_write> sums: array<f32>;
 // Word 0: pairs still open after this window; then per pair, per allocation: draws taken.
 @group(0) @binding(4) var<storage, read_write> state: array<atomic<u32>>;
@@ -66,7 +72,8 @@ fn walk_sums(
     if (open == 0u) {
         return; // finished in an earlier window
     }
-    let out = pair * n_alloc * COLUMNS;
+    let k = header.columns;
+    let out = pair * n_alloc * k;
     for (var j = header.blk_lo; j < header.blk_hi; j = j + 1u) {
         // The bootstrap stream domain: rng::domain::bootstrap in src/rng/domain.rs.
         let b = philox4x32_10(vec4<u32>(r, d, j, 0u), key);
@@ -85,13 +92,16 @@ fn walk_sums(
                 }
                 let a = firstTrailingBit(hit);
                 hit = hit & (hit - 1u);
-                let src = row_base + (x * n_alloc + a) * COLUMNS;
-                let dst = out + a * COLUMNS;
+                let src = row_base + (x * n_alloc + a) * k;
+                let dst = out + a * k;
                 sums[dst] = sums[dst] + rows[src];
-                sums[dst + 1u] = sums[dst + 1u] + rows[src + 1u];
-                sums[dst + 2u] = sums[dst + 2u] + rows[src + 2u];
-                sums[dst + 3u] = sums[dst + 3u] + rows[src + 3u];
-                sums[dst + 4u] = sums[dst + 4u] + rows[src + 4u];
+                if (k > 1u) { sums[dst + 1u] = sums[dst + 1u] + rows[src + 1u]; }
+                if (k > 2u) { sums[dst + 2u] = sums[dst + 2u] + rows[src + 2u]; }
+                if (k > 3u) { sums[dst + 3u] = sums[dst + 3u] + rows[src + 3u]; }
+                if (k > 4u) { sums[dst + 4u] = sums[dst + 4u] + rows[src + 4u]; }
+                if (k > 5u) { sums[dst + 5u] = sums[dst + 5u] + rows[src + 5u]; }
+                if (k > 6u) { sums[dst + 6u] = sums[dst + 6u] + rows[src + 6u]; }
+                if (k > 7u) { sums[dst + 7u] = sums[dst + 7u] + rows[src + 7u]; }
                 taken[a] = taken[a] + 1u;
                 if (taken[a] == info[need_base + a]) {
                     open = open & ~(1u << a);

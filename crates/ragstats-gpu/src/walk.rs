@@ -5,11 +5,11 @@
 
 use crate::pipelines::{bind_group_layout, compute_pipeline, shader_module, storage_entry, Range};
 use crate::{shaders, AdapterPolicy, GpuContext, GpuOptions};
-use ragstats_core::allocation::walk::{WalkBackend, WalkJob, WALK_COLUMNS};
+use ragstats_core::allocation::walk::{WalkBackend, WalkJob};
 use ragstats_core::Result;
 
-/// Bytes of the kernel's uniform header (8 words).
-const HEADER_BYTES: u64 = 32;
+/// Bytes of the kernel's uniform header (12 words: 9 used, padded to 16 bytes).
+const HEADER_BYTES: u64 = 48;
 /// Loop iterations one invocation may spend in a window: Mesa's llvmpipe stops an invocation
 /// after 65535 in total, so windows stay at half that.
 const ITERATIONS_PER_WINDOW: u64 = 32_768;
@@ -147,7 +147,7 @@ impl WalkBackend for GpuWalk {
         }
         // Replicates per batch: sums and counts within one binding, at most 65535 × 65535
         // workgroups of 64, and about 2^22 pairs per submit.
-        let per_rep_sums = s_n * a_n * WALK_COLUMNS as u64 * 4;
+        let per_rep_sums = s_n * a_n * job.columns as u64 * 4;
         let batch = (limit / per_rep_sums)
             .min((limit - 4) / (s_n * a_n * 4))
             .min((1 << 22) / s_n)
@@ -210,6 +210,10 @@ impl WalkBackend for GpuWalk {
                     pairs,
                     blk_lo,
                     blk_hi,
+                    job.columns as u32,
+                    0,
+                    0,
+                    0,
                 ];
                 self.ctx.scoped(
                     || {

@@ -36,7 +36,7 @@ pub const ANALYSES: &[(&str, &[&str])] = &[
     ("consistency", &["reads"]),
     ("slice", &["panel"]),
     ("simulate", &[]),
-    ("coverage", &["panel"]),
+    ("coverage", &["panel", "labels"]),
     ("allocate", &["panel", "ledger", "prices"]),
     ("efficiency", &["panel", "ledger", "prices"]),
     (
@@ -438,6 +438,7 @@ pub fn run(
         )?),
         "coverage" => Ok(analyses::coverage(
             inputs.get("panel"),
+            inputs.get("labels"),
             &settings::<analyses::CoverageSettings>(json)?,
             &engines,
             &progress,

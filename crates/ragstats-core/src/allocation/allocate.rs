@@ -21,6 +21,12 @@
 //! engine sums whole strata and cannot stop an allocation at its size, so the walk has a
 //! CPU backend and a GPU twin (`--backend gpu`) that draw and add exactly alike.
 //!
+//! With clusters (`--cluster`) the walk's units are the master stratum's clusters instead of
+//! its questions ([`super::walk`], "Units"): allocation a takes as many cluster draws as its
+//! sub-panel touches clusters, a drawn cluster brings its sub-panel questions along, and the
+//! replicate's SE is the cluster-level SE of the drawn clusters (`measure_clustered`;
+//! docs/METHODS.md, "Clustered allocations").
+//!
 //! In an unbalanced stratum the sub-panel takes trajectories and reads by label: the
 //! stratum's first T trajectory labels and first R read labels (in label order), as each
 //! question has them. A question lacking one (a failed trajectory 0 is not replaced by
@@ -31,7 +37,11 @@
 
 use serde::Serialize;
 
-use super::walk::{WalkBackend, WalkJob, WalkStratum, MAX_ALLOCATIONS, WALK_COLUMNS};
+use super::walk::{
+    WalkBackend, WalkJob, WalkStratum, CLUSTER_WALK_COLUMNS, MAX_ALLOCATIONS, WALK_COLUMNS,
+};
+use crate::bootstrap::analysis::{cluster_draw_note, panel_clusters};
+use crate::bootstrap::report::few_clusters_note;
 use crate::components::forecast::split_questions;
 use crate::components::reml::Shape;
 use crate::components::variance::nested_stratum;
@@ -39,6 +49,7 @@ use crate::costs::accounting::{CellCosts, Currency, PricedLedger};
 use crate::costs::panel_costs::question_costs;
 use crate::document::{Engine, Report};
 use crate::panel::{Design, Panel, Stratum, StratumStats};
+use crate::resample::clusters::ClusterDraw;
 use crate::resample::columns::CenteredColumns;
 use crate::resample::summary::{percentile_interval, Interval, NO_SPREAD_NOTE};
 use crate::resample::Resampling;
@@ -107,6 +118,10 @@ pub struct AllocationResult {
     pub per_stratum: Vec<(String, usize)>,
     pub trajectories: usize,
     pub reads: usize,
+    /// With clusters (`--cluster`): per stratum, the clusters the sub-panel's questions
+    /// belong to (the units its SE and its bootstrap count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<Vec<(String, usize)>>,
     pub estimate: f64,
     pub se: f64,
     pub model_tokens: f64,
@@ -206,6 +221,84 @@ const SEARCHES: usize = 4;
 /// 1 for a master question in the allocation's sub-panel, else 0 (then every column is 0).
 const MEMBER: usize = 5;
 const COLUMNS: usize = 6;
+
+/// Per-cluster columns of every allocation with clusters (one row per master cluster,
+/// zeros for a cluster without a question of the sub-panel), summed over each replicate's
+/// cluster draws: S_g = Σ_{q ∈ g} (ȳ_q − m_ad) over the sub-panel's questions of cluster g,
+/// S_g², M_g (those questions), S_g·M_g, M_g², and the questions' tokens, model dollars and
+/// searches.
+const C_S: usize = 0;
+const C_S2: usize = 1;
+const C_M: usize = 2;
+const C_SM: usize = 3;
+const C_M2: usize = 4;
+const C_TOKENS: usize = 5;
+const C_MODEL_USD: usize = 6;
+const C_SEARCHES: usize = 7;
+/// 1 for a cluster holding a question of the sub-panel (summed: the clusters drawn).
+const C_MEMBER: usize = 8;
+const CLUSTER_COLUMNS: usize = 9;
+
+/// The cluster rows of one allocation in one stratum from its question rows: cluster
+/// `of[q]` of every master question q (numbered `0..g` as the shared cluster draw numbers
+/// them, [`ClusterDraw`]); a cluster's row sums its member questions' columns.
+fn cluster_rows(question_rows: &[Vec<f64>], of: &[u32], g: usize) -> Vec<Vec<f64>> {
+    let mut out = vec![vec![0.0; CLUSTER_COLUMNS]; g];
+    for (row, &c) in question_rows.iter().zip(of) {
+        if row[MEMBER] == 1.0 {
+            let o = &mut out[c as usize];
+            o[C_S] += row[DEV];
+            o[C_M] += 1.0;
+            o[C_TOKENS] += row[TOKENS];
+            o[C_MODEL_USD] += row[MODEL_USD];
+            o[C_SEARCHES] += row[SEARCHES];
+        }
+    }
+    for o in &mut out {
+        if o[C_M] > 0.0 {
+            o[C_S2] = o[C_S] * o[C_S];
+            o[C_SM] = o[C_S] * o[C_M];
+            o[C_M2] = o[C_M] * o[C_M];
+            o[C_MEMBER] = 1.0;
+        }
+    }
+    out
+}
+
+/// SE, tokens, model dollars and searches of an allocation from its per-stratum sums
+/// ([`measure`] for questions, [`measure_clustered`] for clusters).
+type Measure = fn(&[Vec<f64>], &[f64]) -> (f64, f64, f64, f64);
+
+/// Fewest clusters per stratum of a clustered master panel at which allocate's pair
+/// intervals held their level in the simulation of docs/COVERAGE.md ("Cluster
+/// bootstrap": 0.937 and 0.948 at 12 clusters, 0.925 and 0.931 at 6); below it the output
+/// says they undercover.
+pub const FEW_MASTER_CLUSTERS: usize = 12;
+
+/// SE, tokens and fee parts of one allocation from per-stratum sums of its cluster rows
+/// ([`cluster_rows`]) over g_d drawn clusters (the C_MEMBER sum; at the data each of the
+/// sub-panel's clusters once): with Q*_d = Σ M_g questions and ē = Σ S_g / Q*_d,
+/// SE²_d = g_d/(g_d − 1) · Σ (S_g − M_g ē)² / Q*_d², the cluster-robust SE of the
+/// stratum's mean of question means (as `variance --cluster` gives it; the square expanded
+/// as Σ S² − 2ē Σ S·M + ē² Σ M²), combined as SE² = Σ_d w_d² SE²_d.
+fn measure_clustered(sums: &[Vec<f64>], weights: &[f64]) -> (f64, f64, f64, f64) {
+    let d2 = (sums.len() * sums.len()) as f64;
+    let mut se2 = 0.0;
+    let (mut tok, mut usd, mut searches) = (0.0, 0.0, 0.0);
+    for (d, s) in sums.iter().enumerate() {
+        // Counts are sums of integers: round them (exact in f64, kept as a guard).
+        let (g, q) = (s[C_MEMBER].round(), s[C_M].round());
+        let e = s[C_S] / q;
+        let ss = (s[C_S2] - 2.0 * e * s[C_SM] + e * e * s[C_M2]).max(0.0);
+        let v = g / (g - 1.0) * ss / (q * q);
+        se2 += weights.get(d).map_or(v, |w| w * w * v);
+        tok += s[C_TOKENS];
+        usd += s[C_MODEL_USD];
+        searches += s[C_SEARCHES];
+    }
+    let se2 = if weights.is_empty() { se2 / d2 } else { se2 };
+    (se2.sqrt(), tok, usd, searches)
+}
 
 /// SE, tokens and fee parts of one allocation from per-stratum sums: per stratum d with
 /// n_d sub-panel questions (in a replicate: its n_d draws, the MEMBER column's sum),
@@ -399,15 +492,23 @@ pub struct AllocationCosts<'a> {
 /// sums bit for bit). Each allocation's estimate is Σ_d w_d ȳ_d and its SE² Σ_d w_d² SE²_d
 /// with the strata's `stratum_weights` ([`crate::panel::Panel::weights`]; empty: equal, 1/D).
 ///
+/// With `clusters` (the master questions' clusters, the shared cluster draw's numbering)
+/// each SE is the cluster-level SE of the sub-panel (`measure_clustered`) and the paired
+/// bootstrap walks clusters: each allocation takes as many cluster draws as its sub-panel
+/// has clusters, a drawn cluster bringing its sub-panel questions along. The estimates and
+/// costs are the same with and without clusters.
+///
 /// # Errors
 /// [`Error::Usage`] when an allocation asks for more questions, trajectories or reads than
-/// the master panel has, or leaves a stratum with fewer than 2 questions; ledger mismatches.
+/// the master panel has, or leaves a stratum with fewer than 2 questions (with clusters,
+/// fewer than 2 clusters); ledger mismatches.
 #[allow(clippy::too_many_arguments)] // the master panel's strata and their weights go together
 pub fn compare(
     strata: &[Stratum],
     stratum_weights: &[f64],
     specs: &[AllocationSpec],
     order: &[Vec<usize>],
+    clusters: Option<&ClusterDraw>,
     costs: &AllocationCosts<'_>,
     resampling: &Resampling,
     walk: &dyn WalkBackend,
@@ -432,6 +533,8 @@ pub fn compare(
         let mut rows = Vec::with_capacity(strata.len());
         let mut estimate = 0.0;
         let mut short = Vec::new();
+        let mut touched = Vec::new();
+        let mut crows = Vec::new();
         for (d, ((s, &qn), ord)) in strata.iter().zip(&counts).zip(order).enumerate() {
             let (max_t, max_r) = if s.is_balanced() {
                 (s.t(), s.r())
@@ -510,12 +613,31 @@ pub fn compare(
                     ];
                 }
             }
+            if let Some(c) = clusters {
+                // The units are clusters: those holding a question of the sub-panel.
+                let st = &c.strata()[d];
+                let r = cluster_rows(&stratum_rows, st.of(), st.count());
+                let g = r.iter().filter(|x| x[C_MEMBER] == 1.0).count();
+                if g < 2 {
+                    return Err(Error::Usage(format!(
+                        "allocation {} leaves stratum '{}' with {g} cluster(s) with scores; \
+                         the cluster-level SE and the cluster bootstrap need at least 2",
+                        a.name, s.name
+                    )));
+                }
+                touched.push((s.name.clone(), g));
+                crows.push(r);
+            }
             rows.push(stratum_rows);
         }
-        let cols = CenteredColumns::new(&rows)?;
-        let (se, tok, usd, searches) = measure(cols.exact_sums(), stratum_weights);
+        let (se, tok, usd, searches) = if clusters.is_some() {
+            let cols = CenteredColumns::new(&crows)?;
+            measure_clustered(cols.exact_sums(), stratum_weights)
+        } else {
+            measure(CenteredColumns::new(&rows)?.exact_sums(), stratum_weights)
+        };
         let fees: Vec<f64> = sweep.iter().map(|p| usd + searches * p / 1000.0).collect();
-        rows_per_alloc.push(rows);
+        rows_per_alloc.push(if clusters.is_some() { crows } else { rows });
         results.push(AllocationResult {
             name: a.name.clone(),
             questions: counts.iter().sum(),
@@ -526,6 +648,7 @@ pub fn compare(
                 .collect(),
             trajectories: a.design.trajectories,
             reads: a.design.reads,
+            clusters: clusters.is_some().then_some(touched),
             estimate,
             se,
             model_tokens: tok,
@@ -543,10 +666,14 @@ pub fn compare(
             }),
         });
     }
+    let (columns, measured): (usize, Measure) = match clusters {
+        Some(_) => (CLUSTER_WALK_COLUMNS, measure_clustered),
+        None => (WALK_COLUMNS, measure),
+    };
     let reps_per_alloc: Vec<Vec<(f64, f64, f64, f64)>> =
-        exact_size_replicates(&rows_per_alloc, seed, replicates, walk, progress)?
+        exact_size_replicates(&rows_per_alloc, columns, seed, replicates, walk, progress)?
             .into_iter()
-            .map(|reps| reps.iter().map(|r| measure(r, stratum_weights)).collect())
+            .map(|reps| reps.iter().map(|r| measured(r, stratum_weights)).collect())
             .collect();
     let interval = |v: Vec<f64>, value: f64, null: f64| {
         let mut v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
@@ -618,7 +745,31 @@ pub fn compare(
             })
             .collect()
     });
-    let notes = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(c) = clusters {
+        notes.push(format!(
+            "{}; each allocation's SE is the cluster-level SE of its sub-panel, and its \
+             replicates take as many cluster draws as it has clusters",
+            cluster_draw_note(&c.counts()).replacen("the bootstrap", "the paired bootstrap", 1)
+        ));
+        let least: Vec<usize> = results
+            .iter()
+            .flat_map(|r| r.clusters.iter().flatten().map(|x| x.1))
+            .collect();
+        notes.extend(few_clusters_note(&least));
+        if let Some(g) = c
+            .counts()
+            .into_iter()
+            .min()
+            .filter(|&g| g < FEW_MASTER_CLUSTERS)
+        {
+            notes.push(format!(
+                "only {g} clusters in a stratum of the master panel: the clustered pair \
+                 intervals undercover below {FEW_MASTER_CLUSTERS} (0.925 and 0.931 at 6; \
+                 docs/COVERAGE.md, \"Cluster bootstrap\"); read them as too narrow"
+            ));
+        }
+    }
     Ok(AllocateReport {
         search_prices: sweep.to_vec(),
         allocations: results,
@@ -639,8 +790,11 @@ pub fn compare(
 /// the column sums over the allocation's draws, `[allocation][replicate][stratum][column]`,
 /// walked on `walk` ([`super::walk`], whose contract fixes every draw and every add).
 ///
-/// `rows[a][d][q]` is master question q's row for allocation a in stratum d (MEMBER 1 for
-/// a question of its sub-panel with a score, else a row of zeros). Replicate b walks the
+/// `rows[a][d][q]` is master unit q's row for allocation a in stratum d: `columns` values
+/// walked, then a member flag (1 for a unit of its sub-panel with a score, else a row of
+/// zeros). The units are questions ([`WALK_COLUMNS`], the flag MEMBER) or, with clusters,
+/// the master stratum's clusters ([`CLUSTER_WALK_COLUMNS`], the flag C_MEMBER; Q_d then
+/// reads G_d, the draws are cluster draws and "question" reads "cluster" below). Replicate b walks the
 /// draws x_0, x_1, … of stratum d: x_j = draw_index(seed, b, d, j, Q_d), uniform on the
 /// master's Q_d questions and, for j < Q_d, exactly the draws every engine job over the
 /// master rows makes. Allocation a takes x_j when it is one of its n_ad members and it has
@@ -663,6 +817,7 @@ pub fn compare(
 /// failures).
 fn exact_size_replicates(
     rows: &[Vec<Vec<Vec<f64>>>],
+    columns: usize,
     seed: u64,
     replicates: u32,
     walk: &dyn WalkBackend,
@@ -676,16 +831,16 @@ fn exact_size_replicates(
         )));
     }
     // Per stratum, per allocation: the columns' centres over its members.
-    let mut centres = vec![vec![[0.0f64; WALK_COLUMNS]; n_alloc]; n_strata];
+    let mut centres = vec![vec![vec![0.0f64; columns]; n_alloc]; n_strata];
     let mut strata = Vec::with_capacity(n_strata);
     for d in 0..n_strata {
         let q = rows[0][d].len();
         let mut members = vec![0u32; q];
         let mut need = vec![0u32; n_alloc];
         for a in 0..n_alloc {
-            let mut sum = [0.0f64; WALK_COLUMNS];
+            let mut sum = vec![0.0f64; columns];
             for (x, row) in rows[a][d].iter().enumerate() {
-                if row[MEMBER] == 1.0 {
+                if row[columns] == 1.0 {
                     members[x] |= 1 << a;
                     need[a] += 1;
                     for (s, v) in sum.iter_mut().zip(row) {
@@ -693,7 +848,7 @@ fn exact_size_replicates(
                     }
                 }
             }
-            for (c, s) in centres[d][a].iter_mut().zip(sum) {
+            for (c, s) in centres[d][a].iter_mut().zip(&sum) {
                 *c = if need[a] > 0 {
                     s / f64::from(need[a])
                 } else {
@@ -701,12 +856,12 @@ fn exact_size_replicates(
                 };
             }
         }
-        let mut values = vec![0.0f32; q * n_alloc * WALK_COLUMNS];
-        for (x, v) in values.chunks_exact_mut(n_alloc * WALK_COLUMNS).enumerate() {
+        let mut values = vec![0.0f32; q * n_alloc * columns];
+        for (x, v) in values.chunks_exact_mut(n_alloc * columns).enumerate() {
             for a in 0..n_alloc {
                 if members[x] >> a & 1 == 1 {
-                    for c in 0..WALK_COLUMNS {
-                        v[a * WALK_COLUMNS + c] = (rows[a][d][x][c] - centres[d][a][c]) as f32;
+                    for c in 0..columns {
+                        v[a * columns + c] = (rows[a][d][x][c] - centres[d][a][c]) as f32;
                     }
                 }
             }
@@ -720,11 +875,12 @@ fn exact_size_replicates(
     let job = WalkJob {
         strata,
         allocations: n_alloc,
+        columns,
         seed,
         replicates: 0..replicates,
     };
     let sums = walk.walk(&job, &|r| progress(r * n_alloc as u64))?;
-    let per = n_strata * n_alloc * WALK_COLUMNS;
+    let per = n_strata * n_alloc * columns;
     Ok((0..n_alloc)
         .map(|a| {
             sums.chunks_exact(per)
@@ -732,7 +888,7 @@ fn exact_size_replicates(
                     (0..n_strata)
                         .map(|d| {
                             let n = f64::from(job.strata[d].need[a]);
-                            let s = &rep[(d * n_alloc + a) * WALK_COLUMNS..][..WALK_COLUMNS];
+                            let s = &rep[(d * n_alloc + a) * columns..][..columns];
                             let mut v: Vec<f64> = s
                                 .iter()
                                 .zip(&centres[d][a])
@@ -822,11 +978,15 @@ pub fn allocate(
         cells(Currency::Searches)?,
     );
     let order = question_order(&panel.strata, settings.order_seed);
+    let clusters = panel_clusters(panel)
+        .map(|c| ClusterDraw::new(&c))
+        .transpose()?;
     let mut report = compare(
         &panel.strata,
         &panel.weights,
         specs,
         &order,
+        clusters.as_ref(),
         &AllocationCosts {
             cells: [&tok, &usd, &searches],
             sweep: &sweep,
@@ -901,7 +1061,7 @@ mod tests {
             .map(|n| (0..2).map(|d| member_rows(q[d], n[d])).collect())
             .collect();
         let reps = 300u32;
-        let out = exact_size_replicates(&rows, 7, reps, &CpuWalk, &|_| {}).unwrap();
+        let out = exact_size_replicates(&rows, WALK_COLUMNS, 7, reps, &CpuWalk, &|_| {}).unwrap();
         assert_eq!(out.len(), sizes.len());
         for (a, n) in sizes.iter().enumerate() {
             assert_eq!(out[a].len(), reps as usize);
@@ -936,10 +1096,12 @@ mod tests {
             .num_threads(1)
             .build()
             .unwrap()
-            .install(|| exact_size_replicates(&rows, 7, reps, &CpuWalk, &|_| {}).unwrap());
+            .install(|| {
+                exact_size_replicates(&rows, WALK_COLUMNS, 7, reps, &CpuWalk, &|_| {}).unwrap()
+            });
         assert_eq!(one_thread, out);
         let seen = std::sync::atomic::AtomicU64::new(0);
-        exact_size_replicates(&rows, 7, 1000, &CpuWalk, &|d| {
+        exact_size_replicates(&rows, WALK_COLUMNS, 7, 1000, &CpuWalk, &|d| {
             let before = seen.swap(d, std::sync::atomic::Ordering::Relaxed);
             assert!(d > before && d <= 1000 * 4);
         })
@@ -998,6 +1160,7 @@ mod tests {
             &[],
             &specs,
             &order,
+            None,
             &costs,
             &resampling,
             &cpu,
@@ -1015,6 +1178,7 @@ mod tests {
             &[],
             &specs,
             &order,
+            None,
             &with_q,
             &resampling,
             &cpu,
@@ -1064,5 +1228,336 @@ mod tests {
         close(&p[1]["se_reduction"]["value"], 1.0 - 6.0 / 24.0f64.sqrt());
         close(&p[1]["var_x_tokens_ratio"]["value"], 2.0);
         assert!(p[1].get("undefined").is_none() && p[2].get("undefined").is_none());
+    }
+
+    /// The clustered fixture of tests/reference/cluster_anova.py: 2 strata × 24 clusters
+    /// (`article`) × 4 questions × T = R = 2, questions in cluster order.
+    fn clustered_fixture() -> crate::panel::Panel {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/cluster/balanced.csv");
+        crate::panel::load_panel(
+            &path,
+            &crate::panel::LoadOptions {
+                metric: Some("f1".into()),
+                cluster: Some("article".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    }
+
+    /// Cell costs for every cell of `strata`: a trajectory 100 + q mod 3 tokens ($0.01,
+    /// 2 searches), a read 50 tokens ($0.005).
+    fn every_cell(strata: &[Stratum]) -> [CellCosts; 3] {
+        let mut out = [
+            CellCosts::default(),
+            CellCosts::default(),
+            CellCosts::default(),
+        ];
+        for s in strata {
+            for q in 0..s.q() {
+                for (t, reads) in s.trajectories_of(q).iter().enumerate() {
+                    for r in 0..reads.len() {
+                        let (tl, rl) = s.cell_label(q, t, r).unwrap();
+                        let key = (s.name.clone(), s.questions[q].clone(), tl.to_string());
+                        let per = [(100.0 + (q % 3) as f64, 50.0), (0.01, 0.005), (2.0, 0.0)];
+                        for (c, (tc, rc)) in out.iter_mut().zip(per) {
+                            c.trajectory.insert(key.clone(), tc);
+                            c.read.insert(
+                                (key.0.clone(), key.1.clone(), key.2.clone(), rl.into()),
+                                rc,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn run_compare(
+        strata: &[Stratum],
+        specs: &[&str],
+        clusters: Option<&ClusterDraw>,
+        replicates: u32,
+        walk: &dyn WalkBackend,
+    ) -> AllocateReport {
+        let specs: Vec<AllocationSpec> = specs.iter().map(|s| s.parse().unwrap()).collect();
+        let [tok, usd, searches] = every_cell(strata);
+        let costs = AllocationCosts {
+            cells: [&tok, &usd, &searches],
+            sweep: &[0.0, 5.0],
+            ledger: std::path::Path::new("l.jsonl"),
+            question: [0.0, 0.0],
+        };
+        let resampling = Resampling {
+            seed: 48,
+            replicates,
+            confidence: 0.95,
+        };
+        compare(
+            strata,
+            &[],
+            &specs,
+            &question_order(strata, None),
+            clusters,
+            &costs,
+            &resampling,
+            walk,
+            &|_| {},
+        )
+        .unwrap()
+    }
+
+    fn cluster_draw(panel: &crate::panel::Panel) -> ClusterDraw {
+        ClusterDraw::new(&panel_clusters(panel).unwrap()).unwrap()
+    }
+
+    fn rel(a: f64, b: f64) -> f64 {
+        (a - b).abs() / b.abs().max(1e-300)
+    }
+
+    /// Every question its own cluster: the clustered allocation is the question allocation,
+    /// number for number (the same draws, the same f32 sums of S and S²; the cluster-robust
+    /// formula equals s²/n up to f64 rounding).
+    #[test]
+    fn singleton_clusters_give_the_question_bootstraps_numbers() {
+        let panel = clustered_fixture();
+        let specs = ["A=192:2:2", "B=96:2:1", "C=150:1:2"];
+        let q = run_compare(&panel.strata, &specs, None, 500, &CpuWalk);
+        let units: Vec<usize> = panel.strata.iter().map(Stratum::q).collect();
+        let c = run_compare(
+            &panel.strata,
+            &specs,
+            Some(&ClusterDraw::singletons(&units)),
+            500,
+            &CpuWalk,
+        );
+        for (a, b) in q.allocations.iter().zip(&c.allocations) {
+            assert_eq!(a.estimate, b.estimate);
+            assert_eq!((a.model_tokens, &a.fees_usd), (b.model_tokens, &b.fees_usd));
+            assert!(rel(a.se, b.se) < 1e-12, "{} {}", a.se, b.se);
+        }
+        for (a, b) in q.pairs.iter().zip(&c.pairs) {
+            for (x, y) in [
+                (a.se_reduction, b.se_reduction),
+                (a.var_x_tokens_ratio, b.var_x_tokens_ratio),
+                (a.var_x_fees_ratio[1], b.var_x_fees_ratio[1]),
+            ] {
+                assert!(rel(x.value, y.value) < 1e-12);
+                assert!(rel(x.ci.0[0], y.ci.0[0]) < 1e-10, "{:?} {:?}", x.ci, y.ci);
+                assert!(rel(x.ci.0[1], y.ci.0[1]) < 1e-10, "{:?} {:?}", x.ci, y.ci);
+            }
+            assert!((a.se_correlation - b.se_correlation).abs() < 1e-10);
+        }
+    }
+
+    /// The clustered SE of an allocation holding the whole master is `variance --cluster`'s
+    /// (numpy, tests/reference/cluster_anova.py: per stratum sd(cluster means, ddof 1)/√G =
+    /// 0.11148313505196708 and 0.1208291131069067; combined √(Σ SE²_d)/2); the SD of its
+    /// replicate means is the cluster bootstrap's, √((G − 1)/G) times that, within Monte
+    /// Carlo error; its draws are the shared cluster draw's.
+    #[test]
+    fn the_clustered_se_and_bootstrap_are_the_cluster_level_ones() {
+        let panel = clustered_fixture();
+        let draw = cluster_draw(&panel);
+        assert_eq!(draw.counts(), [24, 24]);
+        let (se1, se2) = (0.11148313505196708f64, 0.1208291131069067f64);
+        let want = (se1 * se1 + se2 * se2).sqrt() / 2.0;
+        let r = run_compare(
+            &panel.strata,
+            &["A=192:2:2", "B=96:2:2"],
+            Some(&draw),
+            10,
+            &CpuWalk,
+        );
+        assert!(
+            rel(r.allocations[0].se, want) < 1e-9,
+            "{}",
+            r.allocations[0].se
+        );
+        assert_eq!(
+            r.allocations[0].clusters,
+            Some(vec![("hotpotqa".into(), 24), ("musique".into(), 24)])
+        );
+        // B: the first 48 questions of each stratum, the first 12 clusters.
+        assert_eq!(r.allocations[1].clusters.as_ref().unwrap()[1].1, 12);
+        assert!(r.notes[0].contains("whole clusters"), "{:?}", r.notes);
+        // The replicates of A: mean m_d + Σ S / Σ M per stratum, equal weights.
+        let rows: Vec<Vec<Vec<Vec<f64>>>> = {
+            let specs: Vec<AllocationSpec> =
+                ["A=192:2:2"].iter().map(|s| s.parse().unwrap()).collect();
+            let _ = specs;
+            let a: Vec<Vec<Vec<f64>>> = panel
+                .strata
+                .iter()
+                .enumerate()
+                .map(|(d, s)| {
+                    let st = StratumStats::from_subset(s, 0..s.q(), &[0, 1], &[0, 1]);
+                    let m = st.questions.iter().map(|x| x.mean).sum::<f64>() / s.q() as f64;
+                    let q_rows: Vec<Vec<f64>> = st
+                        .questions
+                        .iter()
+                        .map(|x| {
+                            let dv = x.mean - m;
+                            vec![dv, dv * dv, 0.0, 0.0, 0.0, 1.0]
+                        })
+                        .collect();
+                    let c = &draw.strata()[d];
+                    cluster_rows(&q_rows, c.of(), c.count())
+                })
+                .collect();
+            vec![a]
+        };
+        let b = 4000u32;
+        let out =
+            exact_size_replicates(&rows, CLUSTER_WALK_COLUMNS, 48, b, &CpuWalk, &|_| {}).unwrap();
+        let means: Vec<f64> = out[0]
+            .iter()
+            .map(|rep| rep.iter().map(|s| s[C_S] / s[C_M]).sum::<f64>() / 2.0)
+            .collect();
+        let mu = means.iter().sum::<f64>() / f64::from(b);
+        let sd = (means.iter().map(|x| (x - mu) * (x - mu)).sum::<f64>() / f64::from(b - 1)).sqrt();
+        let target = want * (23.0f64 / 24.0).sqrt();
+        let mc = target / (2.0 * f64::from(b - 1)).sqrt();
+        assert!(
+            (sd - target).abs() < 4.0 * mc,
+            "bootstrap SE {sd} vs {target}"
+        );
+        // The draws are the cluster draw's: C_M sums to Σ_c counts_c · M_c = 4 Σ counts_c.
+        for rep in [0u32, 7, 3999] {
+            for d in 0..2 {
+                let mut counts = Vec::new();
+                draw.draw_counts(Generator::Scalar, 48, rep, d as u32, &mut counts);
+                let want_s: f64 = counts
+                    .iter()
+                    .enumerate()
+                    .map(|(c, &k)| f64::from(k) * rows[0][d][c][C_S])
+                    .sum();
+                let got = &out[0][rep as usize][d];
+                assert_eq!(got[C_M], 4.0 * 24.0);
+                assert!((got[C_S] - want_s).abs() < 1e-4, "{} vs {want_s}", got[C_S]);
+            }
+        }
+    }
+
+    /// Every question copied inside its cluster (the copy next to it): the clustered SEs,
+    /// intervals and correlations are the original's (the rows of a cluster double, the
+    /// same cluster draws are taken); analysed question by question the SE falls by √2.
+    #[test]
+    fn copied_questions_inside_clusters_do_not_shrink_the_clustered_se() {
+        let panel = clustered_fixture();
+        let copied: Vec<Stratum> = panel
+            .strata
+            .iter()
+            .map(|s| {
+                let mut c = s.clone();
+                let per = s.t() * s.r();
+                c.questions = s
+                    .questions
+                    .iter()
+                    .flat_map(|q| [q.clone(), format!("{q}-copy")])
+                    .collect();
+                c.y =
+                    s.y.chunks_exact(per)
+                        .flat_map(|y| y.iter().chain(y).copied().collect::<Vec<_>>())
+                        .collect();
+                c.labels = None;
+                let names: Vec<String> =
+                    c.questions.iter().map(|q| q.replace("-copy", "")).collect();
+                let of = s.clusters.as_ref().unwrap();
+                c.clusters = Some(crate::panel::Clusters::from_names(
+                    &names
+                        .iter()
+                        .map(|q| {
+                            let i = s.questions.iter().position(|x| x == q).unwrap();
+                            of.names[of.of_question[i] as usize].clone()
+                        })
+                        .collect::<Vec<_>>(),
+                ));
+                c
+            })
+            .collect();
+        let copied_draw = ClusterDraw::new(
+            &copied
+                .iter()
+                .map(|s| s.clusters.as_ref().unwrap().of_question.clone())
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let strata: Vec<Stratum> = panel
+            .strata
+            .iter()
+            .map(|s| Stratum {
+                labels: None,
+                ..s.clone()
+            })
+            .collect();
+        let orig = run_compare(
+            &strata,
+            &["A=192:2:2", "B=96:2:1"],
+            Some(&cluster_draw(&panel)),
+            800,
+            &CpuWalk,
+        );
+        let copy = run_compare(
+            &copied,
+            &["A=384:2:2", "B=192:2:1"],
+            Some(&copied_draw),
+            800,
+            &CpuWalk,
+        );
+        for (a, b) in orig.allocations.iter().zip(&copy.allocations) {
+            assert!(rel(a.se, b.se) < 1e-12, "{} vs {}", a.se, b.se);
+            assert!(rel(a.estimate, b.estimate) < 1e-12);
+        }
+        let (a, b) = (&orig.pairs[0], &copy.pairs[0]);
+        assert!(rel(a.se_reduction.ci.0[0], b.se_reduction.ci.0[0]) < 1e-9);
+        assert!(rel(a.se_reduction.ci.0[1], b.se_reduction.ci.0[1]) < 1e-9);
+        assert!((a.se_correlation - b.se_correlation).abs() < 1e-9);
+        // Question by question the copies count as new questions: the SE shrinks by about √2.
+        let q = run_compare(&copied, &["A=384:2:2", "B=192:2:1"], None, 20, &CpuWalk);
+        let ratio = orig.allocations[0].se / q.allocations[0].se;
+        assert!(
+            ratio > 2.0,
+            "cluster SE / question SE of the copies: {ratio}"
+        );
+    }
+
+    /// An allocation that leaves a stratum with one cluster is refused, naming it.
+    #[test]
+    fn one_cluster_in_a_stratum_is_refused() {
+        let panel = clustered_fixture();
+        let [tok, usd, searches] = every_cell(&panel.strata);
+        let specs: Vec<AllocationSpec> = ["A=192:2:2", "B=8:1:1"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let e = compare(
+            &panel.strata,
+            &[],
+            &specs,
+            &question_order(&panel.strata, None),
+            Some(&cluster_draw(&panel)),
+            &AllocationCosts {
+                cells: [&tok, &usd, &searches],
+                sweep: &[0.0],
+                ledger: std::path::Path::new("l.jsonl"),
+                question: [0.0, 0.0],
+            },
+            &Resampling {
+                seed: 1,
+                replicates: 10,
+                confidence: 0.95,
+            },
+            &CpuWalk,
+            &|_| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("allocation B leaves stratum 'hotpotqa' with 1 cluster(s)"),
+            "{e}"
+        );
     }
 }

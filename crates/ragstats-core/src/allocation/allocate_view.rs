@@ -102,8 +102,14 @@ fn blocks(r: &AllocateReport, pct: &str, reps: u64, adapter: &str, v: &mut View)
         t.row(row);
     }
     v.table("allocations", t);
+    // With clusters the walk's units are clusters (docs/METHODS.md, "Clustered allocations").
+    let units = if r.allocations.iter().any(|a| a.clusters.is_some()) {
+        "clusters"
+    } else {
+        "questions"
+    };
     let mut out = format!(
-        "\npairs ({pct} bootstrap intervals, {reps} paired replicates (each sub-panel's questions redrawn at its size, from one sequence of the master panel's draws per stratum) on {adapter}):\n"
+        "\npairs ({pct} bootstrap intervals, {reps} paired replicates (each sub-panel's {units} redrawn at its size, from one sequence of the master panel's draws per stratum) on {adapter}):\n"
     );
     let fmt = |c: &Compared, pct: bool| {
         if !c.value.is_finite() {

@@ -35,6 +35,7 @@ use crate::components::reml::{Shape, Spread};
 use crate::components::variance::{fit, nested_stratum, AnovaSums, Method, PerLevel};
 use crate::costs::panel_costs::{QuestionCost, TrajectoryCost};
 use crate::panel::{Panel, QuestionStats, Stratum, StratumStats};
+use crate::resample::clusters::ClusterDraw;
 use crate::resample::columns::CenteredColumns;
 use crate::resample::engine::ResampleBackend;
 use crate::resample::engine::MAX_K;
@@ -176,6 +177,10 @@ pub struct OneReadReport {
     /// reads, only the trajectories that have both reads (see [`analyse_unbalanced`]).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub unbalanced: bool,
+    /// With clusters (`--cluster`): each stratum's clusters G_d, the units the bootstrap
+    /// drew ([`analyse_clustered`]); absent without.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub clusters: Option<Vec<usize>>,
     /// Ledger rows billed to cells of the panel's questions that the panel does not hold
     /// (failed trajectories and reads); their cost is in the unit costs
     /// ([`crate::costs::panel_costs::absent_cells`]).
@@ -282,10 +287,17 @@ enum PairMean {
 /// the [`Col`] block (its direct-check costs only with pairs), then per pair of reads the
 /// pair's question indicator (1 when the question has a trajectory with both reads) and
 /// its three [`PairMean`]s.
+///
+/// With clusters (`clustered`) a row is a cluster's, the sums of its questions' rows, and
+/// each pair's block is wider, for the cluster-robust SE of its means: the indicator H
+/// that the cluster has a question with the pair (1 or 0), its questions with the pair M,
+/// M², then per mean S (the sum of its questions' deviations), S² and S·M (squares of the
+/// cluster's sums, not sums of squares).
 #[derive(Debug, Clone, Copy)]
 struct Layout {
     anova: bool,
     pairs: usize,
+    clustered: bool,
 }
 
 impl Layout {
@@ -304,27 +316,56 @@ impl Layout {
         debug_assert!(self.pairs > 0 || (c as usize) < Col::PairedTrajectoryCost as usize);
         self.base() + c as usize
     }
-    /// Pair p's question indicator (its three means follow, each deviation then square).
+    /// Columns of one pair's block: the indicator and three (deviation, square) means, or
+    /// with clusters H, M, M² and three (S, S², S·M).
+    fn pair_width(self) -> usize {
+        if self.clustered {
+            12
+        } else {
+            7
+        }
+    }
+    /// The first column of pair p's block.
+    fn pair_start(self, p: usize) -> usize {
+        self.base() + Col::TwoReadCost as usize + 1 + self.pair_width() * p
+    }
+    /// Pair p's question indicator (its three means follow, each deviation then square);
+    /// with clusters its question count M (after H, before M²).
     fn pair_questions(self, p: usize) -> usize {
         debug_assert!(p < self.pairs);
-        self.base() + Col::TwoReadCost as usize + 1 + 7 * p
+        self.pair_start(p) + usize::from(self.clustered)
     }
-    /// The deviation column of pair p's mean `m` (its square follows).
+    /// With clusters: pair p's cluster indicator H (1 for a cluster with the pair).
+    fn pair_clusters(self, p: usize) -> usize {
+        debug_assert!(self.clustered && p < self.pairs);
+        self.pair_start(p)
+    }
+    /// The deviation column of pair p's mean `m` (its square follows; with clusters the
+    /// cluster's S, then S², then S·M).
     fn pair_mean(self, p: usize, m: PairMean) -> usize {
-        self.pair_questions(p) + 1 + 2 * m as usize
+        if self.clustered {
+            self.pair_start(p) + 3 + 3 * m as usize
+        } else {
+            self.pair_questions(p) + 1 + 2 * m as usize
+        }
     }
     /// Columns per row.
     fn k(self) -> usize {
         match self.pairs {
             0 => self.base() + Col::FirstReadCost as usize + 1,
-            p => self.pair_mean(p - 1, PairMean::Both) + 2,
+            p => self.pair_start(p),
         }
     }
     /// The columns a balanced panel resamples on the engine, in row order: all but those
     /// that are the same for every question (T_q = T, N_q = T·R, every pair's indicator 1)
     /// or repeat another (with pairs every trajectory has R ≥ 2 reads, so the paired
     /// trajectory cost is the trajectory cost).
+    /// With clusters every column goes: a cluster's sizes, and so its trajectory and read
+    /// counts, differ.
     fn balanced_engine_columns(self) -> Vec<usize> {
+        if self.clustered {
+            return (0..self.k()).collect();
+        }
         let derived = |j: usize| {
             j == self.at(Col::Trajectories)
                 || j == self.at(Col::Reads)
@@ -352,10 +393,21 @@ impl ScopeSums<'_> {
     }
 
     /// SE² of the stratum mean of pair p's mean `m` over the n questions that have the
-    /// pair: (Σ d² − (Σ d)²/n)/(n − 1)/n.
+    /// pair: (Σ d² − (Σ d)²/n)/(n − 1)/n. With clusters the cluster-robust SE² over the g
+    /// clusters (drawn) with the pair, as `variance --cluster` gives it:
+    /// g/(g − 1) · Σ_c (S_c − M_c ē)² / n², ē = Σ S / n, the square expanded as
+    /// Σ S² − 2ē Σ S·M + ē² Σ M².
     fn se2(&self, p: usize, m: PairMean) -> f64 {
         let n = self.s[self.layout.pair_questions(p)];
         let c = self.layout.pair_mean(p, m);
+        if self.layout.clustered {
+            // Counts are sums of integers: round them (exact, kept as a guard).
+            let (g, n) = (self.s[self.layout.pair_clusters(p)].round(), n.round());
+            let m2 = self.s[self.layout.pair_questions(p) + 1];
+            let e = self.s[c] / n;
+            let ss = (self.s[c + 1] - 2.0 * e * self.s[c + 2] + e * e * m2).max(0.0);
+            return g / (g - 1.0) * ss / (n * n);
+        }
         (self.s[c + 1] - self.s[c] * self.s[c] / n) / (n - 1.0) / n
     }
 
@@ -656,6 +708,7 @@ fn report(
         pooled,
         direct,
         unbalanced,
+        clusters: None,
         absent_rows: 0,
         warnings: Vec::new(),
     };
@@ -667,13 +720,44 @@ fn report(
 // Balanced panels
 // ---------------------------------------------------------------------------------------
 
-/// The ANOVA sums of a balanced stratum from its column sums.
+/// The questions a balanced stratum's column sums hold: Σ T_q / T, which is Q (exactly:
+/// the sum is Q·T) or, with clusters, Q* = Σ M_c over the drawn clusters.
+fn drawn_questions(layout: Layout, shape: &StratumStats, s: &[f64]) -> f64 {
+    (s[layout.at(Col::Trajectories)] / shape.t as f64).round()
+}
+
+/// A balanced stratum's cluster rows from its question rows `cols` (stratum `d` of
+/// `draw`): per cluster the sums of its questions' columns ([`ClusterDraw::cluster_rows`]),
+/// with each pair's H, M² and the means' S², S·M then set from the cluster's sums.
+fn cluster_rows(layout: Layout, draw: &ClusterDraw, d: usize, cols: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let k = layout.k();
+    let flat = draw.cluster_rows(d, k, |q, j| cols[q][j]);
+    flat.chunks_exact(k)
+        .map(|row| {
+            let mut row = row.to_vec();
+            for p in 0..layout.pairs {
+                let m = row[layout.pair_questions(p)];
+                row[layout.pair_clusters(p)] = if m > 0.0 { 1.0 } else { 0.0 };
+                row[layout.pair_questions(p) + 1] = m * m;
+                for pm in [PairMean::A, PairMean::B, PairMean::Both] {
+                    let c = layout.pair_mean(p, pm);
+                    row[c + 1] = row[c] * row[c];
+                    row[c + 2] = row[c] * m;
+                }
+            }
+            row
+        })
+        .collect()
+}
+
+/// The ANOVA sums of a balanced stratum from its column sums (Q from the sums: with
+/// clusters a replicate's Q*, every drawn copy of a question counted as a question).
 fn anova_sums(layout: Layout, shape: &StratumStats, s: &[f64]) -> AnovaSums {
     let (t, r) = (shape.t, shape.r);
-    let q = shape.q() as f64;
+    let q = drawn_questions(layout, shape, s);
     let col = |c| s[layout.anova(c)];
     AnovaSums {
-        questions: shape.q(),
+        questions: q as usize,
         t,
         r,
         ss_question: (t * r) as f64 * (col(Anova::Dev2) - col(Anova::Dev) * col(Anova::Dev) / q),
@@ -713,7 +797,8 @@ fn anova_components(
 /// engine, in groups of at most [`MAX_K`]: the draws depend on the seed and the question
 /// counts only, not on the columns, so every group sees the same resample. Every replicate
 /// draws Q questions, so the other columns' sums are Q·T, Q·T·R, Q and the trajectory-cost
-/// sum there as in the data, exactly.
+/// sum there as in the data, exactly. With clusters the rows are clusters and every column
+/// goes to the engine (a replicate's questions vary with the drawn clusters' sizes).
 fn balanced_sums(
     layout: Layout,
     shapes: &[StratumStats],
@@ -795,6 +880,96 @@ pub fn analyse(
     backend: &dyn ResampleBackend,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<OneReadReport> {
+    analyse_with(
+        strata,
+        weights,
+        costs,
+        read_costs,
+        None,
+        resampling,
+        max_reads,
+        question_cost,
+        backend,
+        progress,
+    )
+}
+
+/// [`analyse`] of a balanced panel whose questions are nested in `clusters` (the shared
+/// cluster draw, [`crate::resample::clusters`]): the bootstrap draws G_d whole clusters
+/// per stratum, a cluster bringing its questions (the engine's rows are the clusters' sums
+/// of the question rows, so its CPU and GPU backends draw the same clusters), and refits
+/// the components by ANOVA from the drawn questions, a question drawn twice counting as two
+/// questions (Q*_d = Σ M_c over the draws), as the question bootstrap counts it. The point
+/// estimates (components, unit costs, losses) are the question analysis's; the direct
+/// check's SEs are cluster-robust (`ScopeSums::se2`), at the data and in every replicate.
+///
+/// # Errors
+/// Those of [`analyse`]; [`Error::Usage`] for a stratum with fewer than 2 clusters;
+/// [`Error::Data`] when `clusters` does not have a cluster for every question.
+#[allow(clippy::too_many_arguments)]
+pub fn analyse_clustered(
+    strata: &[Stratum],
+    weights: &[f64],
+    costs: &[Vec<QuestionCost>],
+    read_costs: &[Vec<ReadCosts>],
+    clusters: &ClusterDraw,
+    resampling: &Resampling,
+    max_reads: u32,
+    question_cost: f64,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<OneReadReport> {
+    if clusters.strata().len() != strata.len()
+        || clusters
+            .strata()
+            .iter()
+            .zip(strata)
+            .any(|(c, s)| c.units() != s.q())
+    {
+        return Err(Error::Data(
+            "efficiency: one cluster per question of every stratum is needed".into(),
+        ));
+    }
+    for (c, s) in clusters.strata().iter().zip(strata) {
+        if c.count() < 2 {
+            return Err(Error::Usage(format!(
+                "stratum '{}' has {} cluster; the cluster bootstrap needs at least 2 clusters \
+                 in every stratum",
+                s.name,
+                c.count()
+            )));
+        }
+    }
+    let mut r = analyse_with(
+        strata,
+        weights,
+        costs,
+        read_costs,
+        Some(clusters),
+        resampling,
+        max_reads,
+        question_cost,
+        backend,
+        progress,
+    )?;
+    r.clusters = Some(clusters.counts());
+    Ok(r)
+}
+
+/// [`analyse`], drawing whole clusters when `clusters` is given ([`analyse_clustered`]).
+#[allow(clippy::too_many_arguments)]
+fn analyse_with(
+    strata: &[Stratum],
+    weights: &[f64],
+    costs: &[Vec<QuestionCost>],
+    read_costs: &[Vec<ReadCosts>],
+    clusters: Option<&ClusterDraw>,
+    resampling: &Resampling,
+    max_reads: u32,
+    question_cost: f64,
+    backend: &dyn ResampleBackend,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<OneReadReport> {
     let confidence = resampling.confidence;
     let shapes: Vec<StratumStats> = strata.iter().map(StratumStats::from_stratum).collect();
     let pairs = pair_count(strata.iter().map(|s| s.r()).min().unwrap_or(0));
@@ -806,7 +981,11 @@ pub fn analyse(
             "the direct check needs one-read and two-read costs for every question".into(),
         ));
     }
-    let layout = Layout { anova: true, pairs };
+    let layout = Layout {
+        anova: true,
+        pairs,
+        clustered: clusters.is_some(),
+    };
     let mut rows = Vec::with_capacity(strata.len());
     for (d, ((st, shape), cost)) in strata.iter().zip(&shapes).zip(costs).enumerate() {
         if shape.q() < 2 {
@@ -862,12 +1041,20 @@ pub fn analyse(
                 }
             }
         }
-        rows.push(cols);
+        rows.push(match clusters {
+            Some(draw) => cluster_rows(layout, draw, d, &cols),
+            None => cols,
+        });
     }
     let (exact, reps) = balanced_sums(layout, &shapes, &rows, resampling, backend, progress)?;
-    let q: Vec<f64> = shapes.iter().map(|s| s.q() as f64).collect();
     let stats_of = |sums: &[Vec<f64>]| {
         let (comps, pooled) = anova_components(layout, &shapes, sums);
+        // The questions of the sample: Q, or with clusters Q* = Σ M_c over the draws.
+        let q: Vec<f64> = shapes
+            .iter()
+            .zip(sums)
+            .map(|(shape, s)| drawn_questions(layout, shape, s))
+            .collect();
         statistics(
             layout,
             weights,
@@ -990,6 +1177,7 @@ pub fn analyse_unbalanced(
     let layout = Layout {
         anova: false,
         pairs,
+        clustered: false,
     };
     let k = layout.k();
     let mut rows: Vec<Vec<Vec<f64>>> = Vec::with_capacity(strata.len());
@@ -1173,12 +1361,14 @@ mod tests {
         let b0 = Layout {
             anova: true,
             pairs: 0,
+            clustered: false,
         };
         assert_eq!(b0.k(), 9);
         assert_eq!(b0.balanced_engine_columns(), [0, 1, 2, 3, 4, 5, 8]);
         let b2 = Layout {
             anova: true,
             pairs: 2,
+            clustered: false,
         };
         assert_eq!(b2.k(), 26);
         let mut want: Vec<usize> = (0..6).chain([8, 10, 11]).collect();
@@ -1187,6 +1377,7 @@ mod tests {
         let u1 = Layout {
             anova: false,
             pairs: 1,
+            clustered: false,
         };
         assert_eq!(u1.k(), 15);
         assert_eq!(u1.at(Col::TrajectoryCost), 0);
@@ -1222,6 +1413,7 @@ mod tests {
         let layout = Layout {
             anova: false,
             pairs: 1,
+            clustered: false,
         };
         let mut s = vec![0.0; layout.k()];
         s[layout.pair_questions(0)] = 3.0;

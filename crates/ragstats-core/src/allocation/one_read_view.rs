@@ -266,6 +266,12 @@ fn blocks(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str, v:
     if r.unbalanced {
         out.push_str(UNBALANCED_NOTE);
     }
+    if let Some(g) = &r.clusters {
+        out.push_str(&format!(
+            "\nnote: {}; the components are refitted from the drawn questions (a question drawn twice counts twice) and the direct check's SEs are cluster-level\n",
+            crate::bootstrap::analysis::cluster_draw_note(g)
+        ));
+    }
     for w in &r.warnings {
         out.push_str(&format!("warning: {w}\n"));
     }

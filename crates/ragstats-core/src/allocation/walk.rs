@@ -6,13 +6,13 @@
 //! # The walk (per replicate r and stratum d, independently)
 //!
 //! 1. The draws x_0, x_1, … are the bootstrap stream of (seed, r, d) over the stratum's
-//!    q_d master questions ([`crate::rng::stream`]: draw j is word j mod 4 of block j / 4,
+//!    q_d master units ([`crate::rng::stream`]: draw j is word j mod 4 of block j / 4,
 //!    Lemire's bounded draw with retries), continued past draw q_d as long as needed.
 //! 2. Allocation a is *open* while it has taken fewer than n_ad draws (its members, the
-//!    sub-panel's questions with a score); the walk stops when none is open.
+//!    sub-panel's units with a score); the walk stops when none is open.
 //! 3. For each draw x_j in order, for each open allocation a in increasing a whose sub-panel
-//!    holds x_j: its [`WALK_COLUMNS`] f32 accumulators (starting at 0.0) each get the
-//!    question's value added (`acc[c] = acc[c] + row[c]`, one IEEE f32 add, column order),
+//!    holds x_j: its [`WalkJob::columns`] f32 accumulators (starting at 0.0) each get the
+//!    unit's value added (`acc[c] = acc[c] + row[c]`, one IEEE f32 add, column order),
 //!    and its count goes up by one.
 //!
 //! The values are the allocation's columns centred on their mean over its members, in f32
@@ -20,6 +20,19 @@
 //! cancel, as the resample engine's columns are ([`crate::resample::columns`]). Only adds,
 //! no multiplies, so no FMA contraction can differ. Nothing refers to threads, batches or
 //! device limits.
+//!
+//! # Units: questions or clusters
+//!
+//! The units are whatever rows the job holds. `stats allocate` walks the master panel's
+//! questions ([`WALK_COLUMNS`] columns each); with `--cluster` it walks the master
+//! stratum's **clusters** (numbered by first appearance, as the shared cluster draw
+//! [`crate::resample::clusters`] numbers them), [`CLUSTER_WALK_COLUMNS`] columns each: a
+//! cluster is a member of allocation a when it holds at least one of a's questions, n_ad is
+//! the number of such clusters, and its row sums its a-questions' values. So x_j for
+//! j < G_d is exactly the cluster draw `draw_index(seed, r, d, j, G_d)` of `bootstrap
+//! --cluster`, and an allocation takes its own clusters' count of cluster draws: the
+//! cluster bootstrap of its sub-panel, a cluster's questions coming along. The contract
+//! above is unchanged; only the row width differs (1 to [`MAX_WALK_COLUMNS`]).
 
 use std::ops::Range;
 
@@ -31,6 +44,12 @@ use crate::{Error, Result};
 /// Columns walked per allocation: the deviation, its square, tokens, model dollars and
 /// searches (the count of draws is n_ad by construction and is not summed).
 pub const WALK_COLUMNS: usize = 5;
+/// Columns walked per allocation when the units are clusters: the cluster's sum of
+/// deviations S, S², its questions M, S·M, M², tokens, model dollars and searches (the
+/// clustered SE needs Σ S², Σ S·M and Σ M² over the drawn clusters).
+pub const CLUSTER_WALK_COLUMNS: usize = 8;
+/// Most columns a walk carries per allocation (the GPU kernel adds at most this many).
+pub const MAX_WALK_COLUMNS: usize = 8;
 /// Most allocations one walk carries (a 32-bit membership mask per question).
 pub const MAX_ALLOCATIONS: usize = 32;
 
@@ -41,22 +60,27 @@ pub struct WalkStratum {
     pub members: Vec<u32>,
     /// Per allocation, n_ad: its members (draws it takes).
     pub need: Vec<u32>,
-    /// `rows[(q * allocations + a) * WALK_COLUMNS + c]`: question q's centred column c for
+    /// `rows[(q * allocations + a) * columns + c]`: unit q's centred column c for
     /// allocation a (0 outside its sub-panel, never read).
     pub rows: Vec<f32>,
 }
 
-/// A walk: the strata, the allocations' count, the seed and the replicates.
+/// A walk: the strata, the allocations' count, the columns per allocation, the seed and
+/// the replicates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WalkJob {
     pub strata: Vec<WalkStratum>,
     pub allocations: usize,
+    /// Columns per unit and allocation: [`WALK_COLUMNS`] for questions,
+    /// [`CLUSTER_WALK_COLUMNS`] for clusters (1 to [`MAX_WALK_COLUMNS`]).
+    pub columns: usize,
     pub seed: u64,
     pub replicates: Range<u32>,
 }
 
 impl WalkJob {
-    /// Checks the shape: 1 to [`MAX_ALLOCATIONS`] allocations, every stratum with 1 to
+    /// Checks the shape: 1 to [`MAX_ALLOCATIONS`] allocations, 1 to [`MAX_WALK_COLUMNS`]
+    /// columns, every stratum with 1 to
     /// 2^32 − 1 questions, its `need` and `rows` of the right lengths, each need at most its
     /// members and each member bit a real allocation.
     ///
@@ -69,13 +93,19 @@ impl WalkJob {
                 self.allocations
             )));
         }
+        if self.columns == 0 || self.columns > MAX_WALK_COLUMNS {
+            return Err(Error::Usage(format!(
+                "the paired allocation bootstrap walks 1 to {MAX_WALK_COLUMNS} columns, got {}",
+                self.columns
+            )));
+        }
         let a = self.allocations;
         for (d, s) in self.strata.iter().enumerate() {
             let q = s.members.len();
             let ok = q > 0
                 && q < u32::MAX as usize
                 && s.need.len() == a
-                && s.rows.len() == q * a * WALK_COLUMNS
+                && s.rows.len() == q * a * self.columns
                 && (a == 32 || s.members.iter().all(|&m| m >> a == 0))
                 && (0..a).all(|i| {
                     s.need[i] as usize <= s.members.iter().filter(|&&m| m >> i & 1 == 1).count()
@@ -91,12 +121,12 @@ impl WalkJob {
         Ok(())
     }
 
-    /// Length of a backend's output: replicates × strata × allocations × [`WALK_COLUMNS`].
+    /// Length of a backend's output: replicates × strata × allocations × columns.
     pub fn output_len(&self) -> usize {
         (self.replicates.end - self.replicates.start) as usize
             * self.strata.len()
             * self.allocations
-            * WALK_COLUMNS
+            * self.columns
     }
 }
 
@@ -106,7 +136,7 @@ pub trait WalkBackend: Send + Sync {
     fn name(&self) -> &'static str;
     /// Human description, e.g. `"rayon, 2 threads"` or the adapter.
     fn description(&self) -> String;
-    /// `out[(((r − start) · S + d) · A + a) · WALK_COLUMNS + c]`: replicate r's sum of
+    /// `out[(((r − start) · S + d) · A + a) · columns + c]`: replicate r's sum of
     /// column c over allocation a's draws in stratum d. `progress` gets replicates done.
     ///
     /// # Errors
@@ -127,11 +157,12 @@ impl CpuWalk {
     /// Replicate `r`'s sums, `[stratum][allocation][column]` flattened, into `out`.
     fn replicate(job: &WalkJob, generator: Generator, r: u32, out: &mut [f32]) {
         let a_n = job.allocations;
+        let k = job.columns;
         let key = seed_key(job.seed);
         let mut buf = [0u32; BATCH_DRAWS];
         for (d, s) in job.strata.iter().enumerate() {
             let q = s.members.len() as u32;
-            let sums = &mut out[d * a_n * WALK_COLUMNS..(d + 1) * a_n * WALK_COLUMNS];
+            let sums = &mut out[d * a_n * k..(d + 1) * a_n * k];
             let mut taken = vec![0u32; a_n];
             let mut open: u32 = (0..a_n)
                 .filter(|&a| s.need[a] > 0)
@@ -151,9 +182,8 @@ impl CpuWalk {
                     while hit != 0 {
                         let a = hit.trailing_zeros() as usize;
                         hit &= hit - 1;
-                        let row = &s.rows[(x as usize * a_n + a) * WALK_COLUMNS..][..WALK_COLUMNS];
-                        for (acc, v) in sums[a * WALK_COLUMNS..][..WALK_COLUMNS].iter_mut().zip(row)
-                        {
+                        let row = &s.rows[(x as usize * a_n + a) * k..][..k];
+                        for (acc, v) in sums[a * k..][..k].iter_mut().zip(row) {
                             *acc += v;
                         }
                         taken[a] += 1;
@@ -182,7 +212,7 @@ impl WalkBackend for CpuWalk {
     fn walk(&self, job: &WalkJob, progress: &(dyn Fn(u64) + Sync)) -> Result<Vec<f32>> {
         use rayon::prelude::*;
         job.validate()?;
-        let per = job.strata.len() * job.allocations * WALK_COLUMNS;
+        let per = job.strata.len() * job.allocations * job.columns;
         let mut out = vec![0.0f32; job.output_len()];
         if per == 0 {
             return Ok(out);
@@ -232,6 +262,7 @@ mod tests {
                 rows,
             }],
             allocations: 2,
+            columns: WALK_COLUMNS,
             seed: 7,
             replicates: 3..6,
         };
@@ -268,6 +299,7 @@ mod tests {
                 rows: vec![0.0; 2 * 2 * WALK_COLUMNS],
             }],
             allocations: 2,
+            columns: WALK_COLUMNS,
             seed: 1,
             replicates: 0..1,
         };
@@ -278,5 +310,11 @@ mod tests {
             ..job
         };
         assert!(matches!(too_many.validate(), Err(Error::Usage(_))));
+        let too_wide = WalkJob {
+            allocations: 2,
+            columns: MAX_WALK_COLUMNS + 1,
+            ..too_many
+        };
+        assert!(matches!(too_wide.validate(), Err(Error::Usage(_))));
     }
 }

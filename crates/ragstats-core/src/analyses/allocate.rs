@@ -105,8 +105,7 @@ pub type DrawAllocate<'a> = Option<&'a dyn Fn(&str, &AllocateReport) -> Result<S
 /// ratios across the search prices.
 ///
 /// # Errors
-/// [`Error::Setting`] for a cluster column (`cluster`: not resampled by clusters yet),
-/// fewer than two allocations, one that does not parse, a bad search
+/// [`Error::Setting`] for fewer than two allocations, one that does not parse, a bad search
 /// price or question cost, and the resampling settings' errors; those of loading the
 /// inputs and of the comparison (an allocation the master panel cannot hold).
 pub fn allocate(
@@ -119,17 +118,6 @@ pub fn allocate(
     draw: DrawAllocate<'_>,
 ) -> Result<Finished> {
     let s = settings;
-    if s.panel.cluster.is_some() {
-        // Its bootstrap draws questions (and refits components from them); a clustered
-        // panel needs whole clusters drawn, which it does not do yet: refuse rather than
-        // report intervals that ignore the clusters.
-        return Err(Error::setting(
-            "cluster",
-            "allocate does not resample clusters yet (its bootstrap draws questions); read the \
-             panel without its clusters for question-level intervals, or use bootstrap or \
-             compare, which draw whole clusters",
-        ));
-    }
     let resampling = s.resample.resampling()?;
     let specs: Vec<AllocationSpec> = s
         .allocation

@@ -267,8 +267,9 @@ impl CompareSettings {
 /// With `labels` (human scores of some of the panel's cells, the metric being a judge's)
 /// every system's estimate and every pair's difference is the PPI++ estimate
 /// ([`crate::judges::compare`]), with normal intervals and Wald tests adjusted by Holm and
-/// BH; the bootstrap's simultaneous and rank intervals, `by` and the ledger's next step are
-/// not made with labels (refused).
+/// BH, and simultaneous and rank intervals from the PPI++ bootstrap of every pair on one
+/// shared draw of questions ([`crate::judges::simultaneous`]); `by` and the ledger's next
+/// step are not made with labels (refused).
 ///
 /// # Errors
 /// Those of [`CompareSettings::check`], of reading the ledger and the prices, of loading
@@ -302,6 +303,14 @@ pub fn compare(
                 "prices price the next step from a cost ledger: give the ledger with them".into(),
             ));
         }
+        // Refused before the PPI++ bootstrap, which takes a while.
+        if ledger.is_some() && settings.label_cost.is_none() {
+            return Err(Error::setting(
+                "label_cost",
+                "with labels, the ledger's next step prices the labels too: give the \
+                 cost of one label (one labelled question's human score)",
+            ));
+        }
         let mut report = judged_compare(
             panel,
             labels,
@@ -310,14 +319,17 @@ pub fn compare(
             &settings.arms,
             settings.reference.as_deref(),
         )?;
-        if let Some(ledger) = ledger {
-            let Some(label_cost) = settings.label_cost else {
-                return Err(Error::setting(
-                    "label_cost",
-                    "with labels, the ledger's next step prices the labels too: give the \
-                     cost of one label (one labelled question's human score)",
-                ));
-            };
+        super::ppi_family::add_simultaneous(
+            &mut report,
+            panel,
+            labels,
+            &settings.panel,
+            &settings.judged,
+            &settings.resample,
+            engines,
+            progress,
+        )?;
+        if let (Some(ledger), Some(label_cost)) = (ledger, settings.label_cost) {
             let (next, why) =
                 ppi_next_step(&report, panel, labels, ledger, prices, settings, label_cost)?;
             report.next = next;

@@ -7,9 +7,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Deserialize;
 
-use super::{source_input, Engines, Progress};
+use super::{labelled_units, source_input, Engines, LabelSettings, Progress};
 use crate::coverage::grid::{designs, grid};
-use crate::coverage::{coverage_of_rows, work, Analysis, CoverageJob, Generator, OutcomeChoice};
+use crate::coverage::labelled::{coverage_with_labels, HumanModel};
+use crate::coverage::{
+    coverage_of_rows, fit_of_rows, work, Analysis, CoverageJob, Generator, OutcomeChoice,
+};
 use crate::document::{Finished, Inputs};
 use crate::import::{panel_rows, Balance, PanelSettings};
 use crate::panel::{LoadOptions, Source};
@@ -85,6 +88,10 @@ pub struct CoverageSettings {
     /// of 4 binary questions, G from 6 to 48) instead of a panel: the intervals of the
     /// analysis with `--cluster`, and of the same panels without it.
     pub clustered: bool,
+    /// With labels: their score column and the judge's weight λ (the PPI++ intervals'
+    /// coverage of the human-scale truth is measured).
+    #[serde(flatten)]
+    pub judged: LabelSettings,
 }
 
 impl Default for CoverageSettings {
@@ -101,6 +108,7 @@ impl Default for CoverageSettings {
             grid: false,
             look_every: 25,
             clustered: false,
+            judged: LabelSettings::default(),
         }
     }
 }
@@ -153,18 +161,39 @@ impl CoverageSettings {
 
 /// The coverage of every interval and the error rate of every test at the design of the
 /// panel `panel` holds (read once; the model fitted to every arm), or with
-/// `settings.grid` (and no panel) at the grid of simulated designs.
+/// `settings.grid` (and no panel) at the grid of simulated designs. With `labels` (human
+/// scores of some of the panel's cells, the metric being a judge's) the intervals and tests
+/// measured are the PPI++ ones, against the human-scale truth of a human model fitted to
+/// the labels ([`crate::coverage::labelled`]).
 ///
 /// # Errors
 /// [`Error::Usage`] without a panel and without the grid, or with both; those of
-/// [`CoverageSettings::job`], of reading the panel and of the run.
+/// [`CoverageSettings::job`], of reading the panel and the labels, and of the run.
 pub fn coverage(
     panel: Option<&Source>,
+    labels: Option<&Source>,
     settings: &CoverageSettings,
     engines: &dyn Engines,
     progress: Progress<'_>,
 ) -> Result<Finished> {
     let engine = || engines.resampler(settings.backend, u64::MAX);
+    if labels.is_some() && (settings.grid || settings.clustered) {
+        return Err(Error::Usage(
+            "labels go with a panel: the grid and the clustered designs simulate their own".into(),
+        ));
+    }
+    if labels.is_none()
+        && (settings.judged.ppi_lambda.is_some() || settings.judged.label_metric.is_some())
+    {
+        return Err(Error::setting(
+            if settings.judged.ppi_lambda.is_some() {
+                "ppi_lambda"
+            } else {
+                "label_metric"
+            },
+            "is a setting of labels: give labels",
+        ));
+    }
     if settings.clustered {
         if panel.is_some() || settings.grid {
             return Err(Error::Usage(
@@ -236,14 +265,49 @@ pub fn coverage(
     };
     let rows = panel_rows(source, &opts, &settings.panel.import_options())?;
     let total = work(&job);
-    let report = coverage_of_rows(&rows, &opts, &choice, &job, engine()?.as_ref(), &|d| {
-        progress("coverage", d, total)
-    })?;
+    let report = match labels {
+        None => coverage_of_rows(&rows, &opts, &choice, &job, engine()?.as_ref(), &|d| {
+            progress("coverage", d, total)
+        })?,
+        Some(labels) => {
+            settings.judged.check()?;
+            let fitted = fit_of_rows(&rows, &opts, &choice)?;
+            let armless = rows.arms().is_empty();
+            let mut units = Vec::new();
+            let mut metric = String::new();
+            for (arm, panel) in fitted.model.arms.iter().zip(&fitted.model.templates) {
+                let ps = PanelSettings {
+                    arm: (!armless).then(|| arm.clone()),
+                    contrast: None,
+                    ..settings.panel.clone()
+                };
+                let (u, m, _) =
+                    labelled_units(panel, labels, &ps, settings.judged.label_metric.as_deref())?;
+                units.push(u);
+                metric = m;
+            }
+            let human = HumanModel::fit(
+                &fitted.model,
+                &units,
+                (&labels.name().display().to_string(), &metric),
+                settings.judged.ppi_lambda,
+            )?;
+            coverage_with_labels(
+                &fitted.model,
+                human,
+                fitted.outcome,
+                fitted.outcome_name,
+                &job,
+                engine()?.as_ref(),
+                &|d| progress("coverage", d, total),
+            )?
+        }
+    };
     let notes = report.notes.clone();
-    Ok(Finished::new(
-        "coverage",
-        source_input(Inputs::new(), "panel", source),
-        report,
-    )
-    .with_csv_notes(&notes))
+    let inputs = source_input(Inputs::new(), "panel", source);
+    let inputs = match labels {
+        Some(l) => source_input(inputs, "labels", l),
+        None => inputs,
+    };
+    Ok(Finished::new("coverage", inputs, report).with_csv_notes(&notes))
 }

@@ -89,8 +89,8 @@ pub type DrawEfficiency<'a> = Option<&'a dyn Fn(&str, &EfficiencyReport) -> Resu
 /// adds the figure of the one-read losses.
 ///
 /// # Errors
-/// [`Error::Setting`] for a cluster column (`cluster`: not resampled by clusters yet), no
-/// currency, a question cost with several currencies, a figure
+/// [`Error::Setting`] for a cluster column of an unbalanced panel (`cluster`: its REML
+/// refits are not drawn by clusters), no currency, a question cost with several currencies, a figure
 /// of several analyses, a bad search price, question cost or read count, and the
 /// resampling settings' errors; those of loading the inputs and of the analysis (dollars
 /// without prices name `currency`).
@@ -104,17 +104,6 @@ pub fn efficiency(
     draw: DrawEfficiency<'_>,
 ) -> Result<Finished> {
     let s = settings;
-    if s.panel.cluster.is_some() {
-        // Its bootstrap draws questions (and refits components from them); a clustered
-        // panel needs whole clusters drawn, which it does not do yet: refuse rather than
-        // report intervals that ignore the clusters.
-        return Err(Error::setting(
-            "cluster",
-            "efficiency does not resample clusters yet (its bootstrap draws questions); read the \
-             panel without its clusters for question-level intervals, or use bootstrap or \
-             compare, which draw whole clusters",
-        ));
-    }
     let mut currencies = s.currency.clone();
     currencies.dedup();
     if currencies.is_empty() {

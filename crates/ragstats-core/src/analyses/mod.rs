@@ -32,6 +32,7 @@ mod labels;
 mod mcq;
 mod merge;
 mod plan;
+mod ppi_family;
 mod priced;
 mod score_answers;
 mod sequential;

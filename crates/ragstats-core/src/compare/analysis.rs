@@ -1411,7 +1411,7 @@ fn allocation_text(
 }
 
 /// The covariance matrix of the bootstrap columns (`reps[column][replicate]`), divisor B − 1.
-fn covariance(reps: &[Vec<f64>]) -> Vec<Vec<f64>> {
+pub(crate) fn covariance(reps: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let b = reps.first().map_or(0, Vec::len);
     let means: Vec<f64> = reps
         .iter()

@@ -21,6 +21,7 @@ pub mod clustered;
 pub mod generate;
 pub mod grid;
 mod grid_view;
+pub mod labelled;
 pub mod model;
 pub mod tally;
 mod view;
@@ -141,6 +142,9 @@ pub struct CoverageReport {
     /// What was not simulated or measured, and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// With human labels: the human scores' model fitted to them ([`labelled`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<labelled::HumanModel>,
     #[serde(skip)]
     pub engine: Engine,
 }
@@ -194,6 +198,53 @@ pub fn coverage(
 ) -> Result<CoverageReport> {
     settings.check()?;
     let target = Target::at(settings.confidence);
+    let (analyses, generators, mut notes) = applicable(model, outcome, settings);
+    let truth_of = |m: &Model| Truth {
+        arms: (0..m.k()).map(|a| m.truth(a)).collect(),
+        strata: m.strata.iter().map(|s| s.means.clone()).collect(),
+    };
+    let (truth, truth_null) = (truth_of(model), truth_of(&model.null()));
+    let run = analyses::Run {
+        analyses: &analyses,
+        outcome,
+        arm_names: &model.arms,
+        replicates: settings.replicates,
+        confidence: settings.confidence,
+        look_every: settings.look_every,
+        backend,
+    };
+    let tests = analyses.iter().any(|a| a.has_tests());
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let mut rows = Vec::new();
+    for &g in &generators {
+        let jobs: Vec<(bool, u64)> = [false, true]
+            .into_iter()
+            .filter(|&null| !null || tests)
+            .flat_map(|null| (0..u64::from(settings.panels)).map(move |i| (null, i)))
+            .collect();
+        let results: Vec<_> = jobs
+            .par_iter()
+            .map(|&(null, i)| {
+                let arms = generate::simulate(model, g, null, settings.seed, i);
+                let truth = if null { &truth_null } else { &truth };
+                let out = run.observe(&arms, truth, null, panel_seed(settings.seed, g, null, i));
+                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+                out
+            })
+            .collect();
+        tally_rows(g, &results, settings, &target, &mut rows, &mut notes);
+    }
+    let report = report(model, outcome_name, settings, target, rows, notes, backend);
+    Ok(report)
+}
+
+/// The generators and analyses that apply to `model` and `outcome` of those `settings`
+/// asks for, and notes on what was skipped and on the strata's weights.
+fn applicable(
+    model: &Model,
+    outcome: Option<Outcome>,
+    settings: &CoverageJob,
+) -> (Vec<Analysis>, Vec<Generator>, Vec<String>) {
     let mut notes = Vec::new();
     let mut generators = settings.generators.clone();
     if model.scale == Scale::Unbounded && generators.contains(&Generator::Bounded) {
@@ -241,98 +292,90 @@ pub fn coverage(
             w.join(", ")
         ));
     }
-    let truth_of = |m: &Model| Truth {
-        arms: (0..m.k()).map(|a| m.truth(a)).collect(),
-        strata: m.strata.iter().map(|s| s.means.clone()).collect(),
-    };
-    let (truth, truth_null) = (truth_of(model), truth_of(&model.null()));
-    let run = analyses::Run {
-        analyses: &analyses,
-        outcome,
-        arm_names: &model.arms,
-        replicates: settings.replicates,
-        confidence: settings.confidence,
-        look_every: settings.look_every,
-        backend,
-    };
-    let tests = analyses.iter().any(|a| a.has_tests());
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let mut rows = Vec::new();
-    for &g in &generators {
-        let jobs: Vec<(bool, u64)> = [false, true]
-            .into_iter()
-            .filter(|&null| !null || tests)
-            .flat_map(|null| (0..u64::from(settings.panels)).map(move |i| (null, i)))
-            .collect();
-        let results: Vec<_> = jobs
-            .par_iter()
-            .map(|&(null, i)| {
-                let arms = generate::simulate(model, g, null, settings.seed, i);
-                let truth = if null { &truth_null } else { &truth };
-                let out = run.observe(&arms, truth, null, panel_seed(settings.seed, g, null, i));
-                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
-                out
-            })
-            .collect();
-        // (analysis, statistic, kind) → (hits, n), in order of first observation.
-        let mut keys: Vec<(&'static str, String, Kind)> = Vec::new();
-        let mut counts: Vec<(u64, u64)> = Vec::new();
-        let mut errors: std::collections::BTreeMap<&'static str, u64> = Default::default();
-        for (obs, errs) in &results {
-            for o in obs {
-                let key = (o.analysis, o.statistic.clone(), o.kind);
-                let at = match keys.iter().position(|k| *k == key) {
-                    Some(at) => at,
-                    None => {
-                        keys.push(key);
-                        counts.push((0, 0));
-                        keys.len() - 1
-                    }
-                };
-                counts[at].0 += u64::from(o.hit);
-                counts[at].1 += 1;
-            }
-            for e in errs {
-                *errors.entry(e).or_default() += 1;
-            }
-        }
-        for ((analysis, statistic, kind), (hits, n)) in keys.into_iter().zip(counts) {
-            let nominal = match kind {
-                Kind::Interval => settings.confidence,
-                Kind::Test => 1.0 - settings.confidence,
+    (analyses, generators, notes)
+}
+
+/// The rows of generator `g` from its studies' `results` (observations, and the analyses
+/// that failed), and a note for an analysis that failed on every study.
+fn tally_rows(
+    g: Generator,
+    results: &[(Vec<tally::Observation>, Vec<&'static str>)],
+    settings: &CoverageJob,
+    target: &Target,
+    rows: &mut Vec<Row>,
+    notes: &mut Vec<String>,
+) {
+    // (analysis, statistic, kind) → (hits, n), in order of first observation.
+    let mut keys: Vec<(&'static str, String, Kind)> = Vec::new();
+    let mut counts: Vec<(u64, u64)> = Vec::new();
+    let mut errors: std::collections::BTreeMap<&'static str, u64> = Default::default();
+    for (obs, errs) in results {
+        for o in obs {
+            let key = (o.analysis, o.statistic.clone(), o.kind);
+            let at = match keys.iter().position(|k| *k == key) {
+                Some(at) => at,
+                None => {
+                    keys.push(key);
+                    counts.push((0, 0));
+                    keys.len() - 1
+                }
             };
-            let e = errors.get(analysis).copied().unwrap_or(0);
-            rows.push(Row::new(
-                g.name(),
-                analysis,
-                statistic,
-                kind,
-                nominal,
-                hits,
-                n,
-                e,
-                &target,
-            ));
+            counts[at].0 += u64::from(o.hit);
+            counts[at].1 += 1;
         }
-        for (analysis, e) in errors {
-            if !rows
-                .iter()
-                .any(|r| r.generator == g.name() && r.analysis == analysis)
-            {
-                notes.push(format!(
-                    "{} / {analysis}: failed on every one of {e} simulated panels",
-                    g.name()
-                ));
-            }
+        for e in errs {
+            *errors.entry(e).or_default() += 1;
         }
     }
+    for ((analysis, statistic, kind), (hits, n)) in keys.into_iter().zip(counts) {
+        let nominal = match kind {
+            Kind::Interval => settings.confidence,
+            Kind::Test => 1.0 - settings.confidence,
+        };
+        let e = errors.get(analysis).copied().unwrap_or(0);
+        rows.push(Row::new(
+            g.name(),
+            analysis,
+            statistic,
+            kind,
+            nominal,
+            hits,
+            n,
+            e,
+            target,
+        ));
+    }
+    for (analysis, e) in errors {
+        if !rows
+            .iter()
+            .any(|r| r.generator == g.name() && r.analysis == analysis)
+        {
+            notes.push(format!(
+                "{} / {analysis}: failed on every one of {e} simulated panels",
+                g.name()
+            ));
+        }
+    }
+}
+
+/// The report of `model`'s study: its `rows` sorted, those short of the target in a
+/// sentence each.
+fn report(
+    model: &Model,
+    outcome_name: Option<String>,
+    settings: &CoverageJob,
+    target: Target,
+    mut rows: Vec<Row>,
+    notes: Vec<String>,
+    backend: &dyn ResampleBackend,
+) -> CoverageReport {
     rows.sort_by(|x, y| (x.generator, x.analysis, x.kind).cmp(&(y.generator, y.analysis, y.kind)));
     let below_target = rows
         .iter()
         .filter(|r| r.short())
         .map(|r| r.sentence(&target))
         .collect();
-    Ok(CoverageReport {
+    CoverageReport {
         metric: model.templates[0].metric.clone(),
         outcome: outcome_name,
         arms: model.arms.clone(),
@@ -345,6 +388,7 @@ pub fn coverage(
         rows,
         below_target,
         notes,
+        labels: None,
         engine: Engine {
             backend: Some(backend.name().to_string()),
             adapter: Some(backend.description()),
@@ -352,7 +396,7 @@ pub fn coverage(
             seed: Some(settings.seed),
             confidence: Some(settings.confidence),
         },
-    })
+    }
 }
 
 /// The design and fitted model, stratum by stratum.
@@ -430,6 +474,30 @@ pub fn coverage_of_rows(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CoverageReport> {
     settings.check()?;
+    let fitted = fit_of_rows(rows, opts, choice)?;
+    coverage(
+        &fitted.model,
+        fitted.outcome,
+        fitted.outcome_name,
+        settings,
+        backend,
+        progress,
+    )
+}
+
+/// The model fitted to every arm of a panel, and the outcome chosen.
+pub struct Fitted {
+    pub model: Model,
+    pub outcome: Option<Outcome>,
+    pub outcome_name: Option<String>,
+}
+
+/// Fits the model to every arm of the panel `rows` hold and chooses the outcome of
+/// `variance` and `bootstrap` (what [`coverage_of_rows`] runs [`coverage`] on).
+///
+/// # Errors
+/// As [`coverage_of_rows`].
+pub fn fit_of_rows(rows: &PanelRows, opts: &LoadOptions, choice: &OutcomeChoice) -> Result<Fitted> {
     let path = rows.path();
     let arms = rows.arms();
     let (names, wanted): (Vec<String>, Vec<LoadOptions>) = if arms.is_empty() {
@@ -509,8 +577,11 @@ pub fn coverage_of_rows(
         (None, None) => (None, None),
     };
     let panels = rows.assemble(&wanted)?;
-    let model = Model::fit(names, panels)?;
-    coverage(&model, outcome, outcome_name, settings, backend, progress)
+    Ok(Fitted {
+        model: Model::fit(names, panels)?,
+        outcome,
+        outcome_name,
+    })
 }
 
 #[cfg(test)]

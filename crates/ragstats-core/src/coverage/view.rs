@@ -2,7 +2,7 @@
 //! the notes, the rows (`rows`) and what falls short of the target; the CSV is the rows.
 
 use super::CoverageReport;
-use crate::table::{percent, Cell, Table, ToView, View};
+use crate::table::{number, percent, Cell, Table, ToView, View};
 
 /// One row per generator, analysis and interval or test.
 fn rows_table(r: &CoverageReport) -> Table {
@@ -63,6 +63,29 @@ impl ToView for CoverageReport {
             percent(1.0 - r.confidence),
             r.target.test_max,
         );
+        if let Some(h) = &r.labels {
+            s.push_str(&format!(
+                "labels: {} [{}], lambda {}; human model per stratum and arm (Y = a + b·judge + e on the labelled questions; truth a + b·m):\n",
+                h.labels, h.label_metric, h.lambda
+            ));
+            for st in &h.strata {
+                for a in &st.arms {
+                    s.push_str(&format!(
+                        "  {} {}: {} labelled, a {}, b {}, sd(e) {}, r {}, judge mean {}, human truth {}, bias {}\n",
+                        st.name,
+                        a.arm,
+                        a.labelled,
+                        number(a.intercept),
+                        number(a.slope),
+                        number(a.residual_variance.sqrt()),
+                        number(a.correlation),
+                        number(a.judge_mean),
+                        number(a.human_mean),
+                        number(a.bias)
+                    ));
+                }
+            }
+        }
         for n in &r.notes {
             s.push_str(&format!("note: {n}\n"));
         }

@@ -58,41 +58,55 @@ impl Report for PpiBootstrap {
 }
 
 /// One stratum's engine rows and centres.
-struct Prepared {
-    labelled: Vec<f32>,
-    unlabelled: Vec<f32>,
-    n: f64,
-    big_n: f64,
-    c_y: f64,
+pub(crate) struct Prepared {
+    pub(crate) labelled: Vec<f32>,
+    pub(crate) unlabelled: Vec<f32>,
+    pub(crate) n: f64,
+    pub(crate) big_n: f64,
+    /// The labels' mean and the judge's mean over the stratum: the rows' centres.
+    pub(crate) c_y: f64,
+    pub(crate) c_h: f64,
 }
 
-fn prepare(u: &StratumUnits) -> Prepared {
+/// The engine row of a labelled question (human `y`, judge `h`), centred at `p`'s centres.
+pub(crate) fn labelled_row(p: &Prepared, y: f64, h: f64) -> [f32; 5] {
+    let (y, h) = (y - p.c_y, h - p.c_h);
+    [y, h, y * y, h * h, y * h].map(|v| v as f32)
+}
+
+/// The engine row of an unlabelled question (judge `h`), centred at `p`'s judge centre.
+pub(crate) fn unlabelled_row(p: &Prepared, h: f64) -> [f32; 5] {
+    let h = h - p.c_h;
+    [h, h * h, 0.0, 0.0, 0.0].map(|v| v as f32)
+}
+
+pub(crate) fn prepare(u: &StratumUnits) -> Prepared {
     let c_y = u.y.iter().sum::<f64>() / u.y.len() as f64;
     let all = u.yhat.len() + u.yhat_unlabelled.len();
     let c_h = u.yhat.iter().chain(&u.yhat_unlabelled).sum::<f64>() / all as f64;
-    let mut labelled = Vec::with_capacity(5 * u.y.len());
-    for (y, h) in u.y.iter().zip(&u.yhat) {
-        let (y, h) = (y - c_y, h - c_h);
-        labelled.extend([y, h, y * y, h * h, y * h].map(|v| v as f32));
-    }
-    let mut unlabelled = Vec::with_capacity(5 * u.yhat_unlabelled.len());
-    for h in &u.yhat_unlabelled {
-        let h = h - c_h;
-        unlabelled.extend([h, h * h, 0.0, 0.0, 0.0].map(|v| v as f32));
-    }
-    Prepared {
-        labelled,
-        unlabelled,
+    let mut p = Prepared {
+        labelled: Vec::with_capacity(5 * u.y.len()),
+        unlabelled: Vec::with_capacity(5 * u.yhat_unlabelled.len()),
         n: u.y.len() as f64,
         big_n: u.yhat_unlabelled.len() as f64,
         c_y,
+        c_h,
+    };
+    for (y, h) in u.y.iter().zip(&u.yhat) {
+        let row = labelled_row(&p, *y, *h);
+        p.labelled.extend(row);
     }
+    for h in &u.yhat_unlabelled {
+        let row = unlabelled_row(&p, *h);
+        p.unlabelled.extend(row);
+    }
+    p
 }
 
 /// θ̂*_d from one stratum's replicate sums (`lab`: the 5 labelled sums; `unl`: the
 /// unlabelled ones, `None` without unlabelled questions) — the module's formulas.
-fn theta(p: &Prepared, lab: &[f32], unl: Option<&[f32]>, lambda: Option<f64>) -> f64 {
-    let s = |x: &[f32], i: usize| f64::from(x[i]);
+pub(crate) fn theta(p: &Prepared, lab: &[f64], unl: Option<&[f64]>, lambda: Option<f64>) -> f64 {
+    let s = |x: &[f64], i: usize| x[i];
     let (n, big_n) = (p.n, p.big_n);
     let (my, mh) = (s(lab, 0) / n, s(lab, 1) / n);
     let Some(unl) = unl else {
@@ -172,12 +186,17 @@ pub fn ppi_bootstrap(
     let s = job.strata.len();
     let reps: Vec<f64> = (0..replicates as usize)
         .map(|r| {
-            let at = |e: usize| &sums[(r * s + e) * 5..(r * s + e) * 5 + 5];
+            let at = |e: usize| -> [f64; 5] {
+                let x = &sums[(r * s + e) * 5..(r * s + e) * 5 + 5];
+                std::array::from_fn(|i| f64::from(x[i]))
+            };
             prepared
                 .iter()
                 .zip(&index)
                 .zip(weights)
-                .map(|((p, &(l, u)), w)| w * theta(p, at(l), u.map(at), lambda))
+                .map(|((p, &(l, u)), w)| {
+                    w * theta(p, &at(l), u.map(at).as_ref().map(|x| &x[..]), lambda)
+                })
                 .sum()
         })
         .collect();
@@ -269,6 +288,7 @@ mod tests {
             yhat,
             yhat_unlabelled,
             labelled_questions: Vec::new(),
+            unlabelled_questions: Vec::new(),
             pairs: Vec::new(),
         }
     }
@@ -373,6 +393,7 @@ mod tests {
                 yhat: Vec::new(),
                 yhat_unlabelled: Vec::new(),
                 labelled_questions: Vec::new(),
+                unlabelled_questions: Vec::new(),
                 pairs: Vec::new(),
             };
             for i in 0..600 {

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::estimate::PpiReport;
+use super::simultaneous::PpiSimultaneous;
 use crate::compare::multiplicity::{benjamini_hochberg, holm};
 use crate::document::Report;
 use crate::resample::summary::normal_cdf;
@@ -23,6 +24,10 @@ pub struct PpiSystem {
     /// Labelled and unlabelled questions over the strata.
     pub labelled: usize,
     pub unlabelled: usize,
+    /// The rank interval (1 = best) from the all-pairs simultaneous intervals
+    /// ([`super::simultaneous`]); `None` where they were not made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank_ci: Option<[usize; 2]>,
 }
 
 /// One pair b − a: the PPI estimate of the paired difference and its tests.
@@ -39,6 +44,9 @@ pub struct PpiPair {
     pub p: f64,
     pub p_holm: f64,
     pub q_bh: f64,
+    /// θ̂ ± c·SE at the family's simultaneous critical value c ([`super::simultaneous`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci_simultaneous: Option<[f64; 2]>,
 }
 
 /// `compare` with labels.
@@ -51,6 +59,9 @@ pub struct PpiCompareReport {
     pub confidence: f64,
     pub systems: Vec<PpiSystem>,
     pub pairs: Vec<PpiPair>,
+    /// The simultaneous intervals' critical values and bootstrap (`None`: not made).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub simultaneous: Option<PpiSimultaneous>,
     /// With a ledger and a label cost: what the next study needs to resolve the closest
     /// unresolved pair, labels included; absent without them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -64,6 +75,20 @@ pub struct PpiCompareReport {
 }
 
 impl Report for PpiCompareReport {}
+
+impl PpiCompareReport {
+    /// Adds the simultaneous intervals `s` (its intervals in the order of `pairs`, each of
+    /// b − a as the pair reads; its ranks in the order of `systems`).
+    pub fn with_simultaneous(&mut self, s: PpiSimultaneous) {
+        for (p, i) in self.pairs.iter_mut().zip(&s.intervals) {
+            p.ci_simultaneous = Some(*i);
+        }
+        for (x, r) in self.systems.iter_mut().zip(&s.ranks) {
+            x.rank_ci = Some(*r);
+        }
+        self.simultaneous = Some(s);
+    }
+}
 
 /// The next study of `compare --labels --ledger`: the closest unresolved pair (largest
 /// |z| among the pairs Holm leaves unresolved) and the cheapest labels n and Q:T:R whose
@@ -153,6 +178,7 @@ pub fn ppi_compare(
                     judge_estimate: r.judge_estimate,
                     labelled,
                     unlabelled,
+                    rank_ci: None,
                 }
             })
             .collect(),
@@ -170,8 +196,10 @@ pub fn ppi_compare(
                 p: p[i],
                 p_holm: h[i],
                 q_bh: bh[i],
+                ci_simultaneous: None,
             })
             .collect(),
+        simultaneous: None,
         next: None,
         next_undefined: None,
         notes,
@@ -180,7 +208,7 @@ pub fn ppi_compare(
 
 impl ToView for PpiCompareReport {
     fn to_view(&self) -> View {
-        let mut systems = Table::new(&[
+        let mut head = vec![
             "system",
             "estimate",
             "se",
@@ -189,9 +217,14 @@ impl ToView for PpiCompareReport {
             "judge",
             "labelled",
             "unlabelled",
-        ]);
+        ];
+        let simultaneous = self.simultaneous.is_some();
+        if simultaneous {
+            head.push("rank");
+        }
+        let mut systems = Table::new(&head);
         for s in &self.systems {
-            systems.row([
+            let mut row = vec![
                 Cell::text(&s.name),
                 Cell::num(s.estimate),
                 Cell::num(s.se),
@@ -200,9 +233,13 @@ impl ToView for PpiCompareReport {
                 Cell::num(s.judge_estimate),
                 Cell::Count(s.labelled as u64),
                 Cell::Count(s.unlabelled as u64),
-            ]);
+            ];
+            if let Some(r) = s.rank_ci {
+                row.push(Cell::text(format!("{}–{}", r[0], r[1])));
+            }
+            systems.row(row);
         }
-        let mut pairs = Table::new(&[
+        let mut head = vec![
             "pair",
             "difference",
             "se",
@@ -213,9 +250,13 @@ impl ToView for PpiCompareReport {
             "p",
             "p_holm",
             "q_bh",
-        ]);
+        ];
+        if simultaneous {
+            head.extend(["simultaneous_lower", "simultaneous_upper"]);
+        }
+        let mut pairs = Table::new(&head);
         for p in &self.pairs {
-            pairs.row([
+            let mut row = vec![
                 Cell::text(format!("{} - {}", p.b, p.a)),
                 Cell::num(p.estimate),
                 Cell::num(p.se),
@@ -226,7 +267,11 @@ impl ToView for PpiCompareReport {
                 Cell::num(p.p),
                 Cell::num(p.p_holm),
                 Cell::num(p.q_bh),
-            ]);
+            ];
+            if let Some(i) = p.ci_simultaneous {
+                row.extend([Cell::num(i[0]), Cell::num(i[1])]);
+            }
+            pairs.row(row);
         }
         let mut v = View::new(pairs.clone());
         v.text(format!(
@@ -241,6 +286,21 @@ impl ToView for PpiCompareReport {
         v.table("systems", systems);
         v.text("\n");
         v.table("pairs", pairs);
+        if let Some(s) = &self.simultaneous {
+            v.text(format!(
+                "simultaneous intervals: critical value {:.3} (max-|z| {}; independent systems {:.3}; \
+                 Bonferroni {:.3}), ranks at {:.3}; PPI++ bootstrap of every pair, {} replicates, \
+                 seed {}, backend {}\n",
+                s.critical,
+                s.max_t.map_or("-".to_string(), |v| format!("{v:.3}")),
+                s.independent,
+                s.bonferroni,
+                s.critical_ranks,
+                s.replicates,
+                s.seed,
+                s.backend
+            ));
+        }
         if let Some(n) = &self.next {
             v.text(format!("\nnext step: {}\n", n.text));
         } else if let Some(why) = &self.next_undefined {

@@ -252,6 +252,9 @@ pub struct StratumUnits {
     pub yhat_unlabelled: Vec<f64>,
     /// The labelled questions' ids, in panel order.
     pub labelled_questions: Vec<String>,
+    /// The unlabelled questions' ids, in panel order (what matches a question across the
+    /// arms and pairs of `compare`'s shared bootstrap draws).
+    pub unlabelled_questions: Vec<String>,
     /// The labelled cells' (judge, human) scores.
     pub pairs: Vec<(f64, f64)>,
 }
@@ -279,8 +282,8 @@ fn nested_mean(cells: &[(usize, f64)]) -> f64 {
 /// # Errors
 /// [`Error::Input`] naming the labels file and line for a label whose stratum, question,
 /// trajectory or read the panel lacks, a key column the file lacks where the panel has
-/// several values, or (for a contrast) a label of neither arm or without an arm; labels of
-/// other arms than the outcome's one arm are left out with a note.
+/// several values, or (for a contrast) a label without an arm; labels of other arms than
+/// the outcome's one arm or two arms are left out with a note.
 pub fn units(
     panel: &Panel,
     labels: &Labels,
@@ -317,13 +320,10 @@ pub fn units(
                 } else if arm == a {
                     1
                 } else {
-                    return Err(err(
-                        r.line,
-                        format!(
-                            "a label of arm '{}': the outcome is the contrast {b}-{a}",
-                            clip(arm)
-                        ),
-                    ));
+                    // A sheet of several arms labels them all; one pair reads its two
+                    // (as one arm's analysis reads its own).
+                    other_arms += 1;
+                    continue;
                 }
             }
             (ArmsOf::Contrast(b, a), None) => {
@@ -444,11 +444,17 @@ pub fn units(
     }
     let mut notes = Vec::new();
     if other_arms > 0 {
-        if let ArmsOf::One(Some(want)) = arms {
-            notes.push(format!(
+        match arms {
+            ArmsOf::One(Some(want)) => notes.push(format!(
                 "note: {other_arms} label(s) of other arms than '{}' left out",
                 clip(want)
-            ));
+            )),
+            ArmsOf::Contrast(b, a) => notes.push(format!(
+                "note: {other_arms} label(s) of other arms than '{}' and '{}' left out",
+                clip(b),
+                clip(a)
+            )),
+            ArmsOf::One(None) => {}
         }
     }
     let mut per: Vec<HashMap<usize, Vec<LabelledCell>>> = vec![HashMap::new(); panel.strata.len()];
@@ -480,6 +486,7 @@ pub fn units(
             yhat: Vec::new(),
             yhat_unlabelled: Vec::new(),
             labelled_questions: Vec::new(),
+            unlabelled_questions: Vec::new(),
             pairs: Vec::new(),
         };
         for q in 0..s.q() {
@@ -501,6 +508,7 @@ pub fn units(
                         .flat_map(|(t, reads)| reads.iter().map(move |v| (t, *v)))
                         .collect();
                     u.yhat_unlabelled.push(nested_mean(&all));
+                    u.unlabelled_questions.push(s.questions[q].clone());
                 }
             }
         }

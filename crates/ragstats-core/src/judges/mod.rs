@@ -11,3 +11,4 @@ pub mod labels;
 pub mod plan;
 pub mod ppi;
 pub mod sample;
+pub mod simultaneous;
