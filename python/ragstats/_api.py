@@ -1351,6 +1351,7 @@ def sequential(
     until_se: Optional[float] = None,
     range: Optional[str] = None,
     sigma: Optional[float] = None,
+    strata: Optional[str] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Anytime-valid monitoring: the panel's questions in arrival order, a confidence sequence for the contrast at every look, when it resolves and the questions stopping there saves
@@ -1389,10 +1390,11 @@ def sequential(
     - ``until_se`` (--until-se): Stop when the sequence is as narrow as a fixed-n interval with this SE, instead of when it resolves the comparison
     - ``range`` (--range): The range every score lies in (default 0,1 when the question means fit; a contrast's is then -1,1)
     - ``sigma`` (--sigma): For unbounded scores: a sub-Gaussian scale of the question means (the normal-mixture sequence instead of the betting one)
+    - ``strata`` (--strata): How the strata are combined: rounds (one sequence on rounds of m_d questions of every stratum, in proportion to their sizes; the default when they give 20 rounds or more and are predicted narrower, docs/sequential.md) or union (each stratum's own sequence at alpha/D, the ends added)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'order_by': order_by, 'look_every': look_every, 'confidence': confidence, 'margin': margin, 'until_se': until_se, 'range': range, 'sigma': sigma}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'order_by': order_by, 'look_every': look_every, 'confidence': confidence, 'margin': margin, 'until_se': until_se, 'range': range, 'sigma': sigma, 'strata': strata}
     return _analyse('sequential', inputs, settings, False, progress)
 
 
@@ -1423,6 +1425,7 @@ def gate(
     order_by: Optional[str] = None,
     range: Optional[str] = None,
     sigma: Optional[float] = None,
+    strata: Optional[str] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Result:
     """Release gate for CI: pass (exit 0), fail (exit 3: a regression beyond the margin) or inconclusive (exit 4: not enough data) for CAND-BASE
@@ -1461,10 +1464,11 @@ def gate(
     - ``order_by`` (--order-by): With --sequential: a numeric column giving the questions' arrival order
     - ``range`` (--range): With --sequential: the range every score lies in (default 0,1 when it fits)
     - ``sigma`` (--sigma): With --sequential, for unbounded scores: a sub-Gaussian scale of the question means
+    - ``strata`` (--strata): With --sequential: how the strata are combined, rounds (one sequence on rounds of every stratum; the default when the strata give 20 rounds or more and are predicted narrower) or union (each stratum's sequence at alpha/D)
     - ``progress``: called as ``progress(done, total)`` while a long call runs.
     """
     inputs: dict = {'panel': panel}
-    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'margin': margin, 'confidence': confidence, 'sequential': sequential, 'interval': interval, 'order_by': order_by, 'range': range, 'sigma': sigma}
+    settings: dict = {'metric': metric, 'contrast': contrast, 'arm': arm, 'drop_incomplete': drop_incomplete, 'failure_score': failure_score, 'selector': selector, 'columns': columns, 'common_questions': common_questions, 'duplicates': duplicates, 'weights': weights, 'cluster': cluster, 'dataset_from': dataset_from, 'arm_from': arm_from, 'score': score, 'cluster_from': cluster_from, 'missing_as': missing_as, 'filter': filter, 'margin': margin, 'confidence': confidence, 'sequential': sequential, 'interval': interval, 'order_by': order_by, 'range': range, 'sigma': sigma, 'strata': strata}
     return _analyse('gate', inputs, settings, False, progress)
 
 

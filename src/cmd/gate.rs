@@ -9,6 +9,7 @@ use ragstats_core::analyses::{gate_report, CpuEngines, GateSettings, ScoreRange,
 use ragstats_core::document::Inputs;
 use ragstats_core::panel::Source;
 use ragstats_core::sequential::gate::Verdict;
+use ragstats_core::sequential::StrataRule;
 
 use super::common::{Format, PanelOptions};
 use super::compare::IntervalArg;
@@ -75,6 +76,11 @@ pub struct Args {
         conflicts_with = "range"
     )]
     pub sigma: Option<f64>,
+    /// With --sequential: how the strata are combined, rounds (one sequence on rounds of
+    /// every stratum; the default when the strata give 20 rounds or more and are predicted
+    /// narrower) or union (each stratum's sequence at alpha/D).
+    #[arg(long, value_name = "RULE", requires = "sequential")]
+    pub strata: Option<StrataRule>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = GateFormat::Table)]
     pub format: GateFormat,
@@ -92,6 +98,7 @@ pub fn settings(args: &Args) -> GateSettings {
             order_by: args.order_by.clone(),
             range: args.range,
             sigma: args.sigma,
+            strata: args.strata,
         },
     }
 }

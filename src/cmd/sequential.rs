@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use ragstats_core::analyses::{sequential, ScoreRange, SequenceShape, SequentialSettings};
 use ragstats_core::panel::Source;
+use ragstats_core::sequential::StrataRule;
 
 use super::common::{Format, PanelOptions};
 use super::render::Finished;
@@ -48,6 +49,12 @@ pub struct Args {
     /// normal-mixture sequence instead of the betting one).
     #[arg(long, value_name = "SIGMA", conflicts_with = "range")]
     pub sigma: Option<f64>,
+    /// How the strata are combined: rounds (one sequence on rounds of m_d questions of every
+    /// stratum, in proportion to their sizes; the default when they give 20 rounds or more
+    /// and are predicted narrower, docs/sequential.md) or union (each stratum's own sequence
+    /// at alpha/D, the ends added).
+    #[arg(long, value_name = "RULE")]
+    pub strata: Option<StrataRule>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -65,6 +72,7 @@ pub fn settings(args: &Args) -> SequentialSettings {
             order_by: args.order_by.clone(),
             range: args.range,
             sigma: args.sigma,
+            strata: args.strata,
         },
         look_every: args.look_every,
         confidence: args.confidence.get(),

@@ -60,7 +60,7 @@ const DOCS: &[(&str, usize, usize)] = &[
     ("scale.md", 0, 4),
     ("score-answers.md", 1, 0),
     ("search.md", 1, 0),
-    ("sequential.md", 4, 1),
+    ("sequential.md", 5, 1),
     ("simulate.md", 1, 0),
     ("subsets.md", 1, 0),
 ];

@@ -861,10 +861,10 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
         &["sigma_q", "sigma_t", "sigma_r"],
         1,
     ),
-    // for (name, set) in [("order_by", …), ("range", …), ("sigma", …)]
+    // for (name, set) in [("order_by", …), ("range", …), ("sigma", …), ("strata", …)]
     (
         "crates/ragstats-core/src/analyses/sequential.rs",
-        &["order_by", "range", "sigma"],
+        &["order_by", "range", "sigma", "strata"],
         1,
     ),
     // for (setting, limit) in [("rpm", rpm), ("tpm", tpm)]

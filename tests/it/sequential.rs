@@ -192,3 +192,72 @@ fn sequential_reports_its_looks_and_stop() {
     assert_eq!(se["rule"], "se");
     assert_eq!(se["stopped_at"], se["se_reached_at"]);
 }
+
+/// The demo panel's two strata of 223 questions: by default they are combined in 223 rounds
+/// of one question each (one sequence at the full level), narrower than the union bound
+/// (`--strata union`), which is what it was before rounds: half-widths 0.070846 and
+/// 0.087465 at 446 questions, against the fixed-n t interval's 0.019747 (3.6 and 4.4 times).
+/// The estimate at the last look is the same, the fixed-n estimate.
+#[test]
+fn the_demo_strata_are_combined_in_rounds_unless_union_is_asked_for() {
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/data/demo/panel.csv");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "sequential",
+            demo,
+            "--contrast",
+            "adaptive-open",
+            "--metric",
+            "f1",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        common::body(json(&args))
+    };
+    let rounds = run(&[]);
+    let union = run(&["--strata", "union"]);
+    assert_eq!(run(&["--strata", "rounds"]), rounds);
+    assert_eq!(rounds["strata_rule"], "rounds");
+    assert_eq!(rounds["rounds"], 223);
+    for s in rounds["strata"].as_array().unwrap() {
+        assert_eq!(
+            (s["round_size"].as_u64(), s["left_out"].as_u64()),
+            (Some(1), Some(0))
+        );
+    }
+    assert_eq!(union["strata_rule"], "union");
+    assert_eq!(union["rounds"], serde_json::Value::Null);
+    assert_eq!(union["strata"][0]["round_size"], serde_json::Value::Null);
+    let half = |d: &serde_json::Value| d["last"]["half_width"].as_f64().unwrap();
+    assert!((half(&rounds) - 0.070846).abs() < 5e-7, "{}", half(&rounds));
+    assert!((half(&union) - 0.087465).abs() < 5e-7, "{}", half(&union));
+    assert_eq!(rounds["last"]["estimate"], union["last"]["estimate"]);
+    assert_eq!(rounds["last"]["rounds"], 223);
+    // File order: every hotpotqa question, then every musique one; the first round is
+    // complete with the first musique question, the 224th.
+    let looks = rounds["looks"].as_array().unwrap();
+    assert_eq!(looks[8]["questions"], 225);
+    assert_eq!(looks[8]["rounds"], 2);
+    assert_eq!(looks[7]["rounds"], 0);
+    // The gate takes the setting too (inconclusive: exit 4) and its interval is the sequence's.
+    let out = stats()
+        .args([
+            "gate",
+            demo,
+            "--contrast",
+            "adaptive-open",
+            "--metric",
+            "f1",
+            "--sequential",
+            "--strata",
+            "union",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let gate: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(gate["interval"], union["last"]["interval"]);
+}

@@ -47,3 +47,19 @@ def test_a_bad_keyword_is_named():
         ragstats.sequential(P, contrast="adaptive-open", look_every=0)
     with pytest.raises(ragstats.InputError, match="contrast"):
         ragstats.gate(P, margin=0.02)
+
+
+def test_strata_rounds_or_union_is_a_keyword():
+    # The demo's 223 + 223 questions: 223 rounds of one question each by default, the union
+    # bound with strata="union" (half-widths 0.070846 and 0.087465 at 446 questions, as
+    # tests/it/sequential.rs asserts for the command).
+    rounds = ragstats.sequential(P, contrast="adaptive-open", metric="f1").to_dict()
+    union = ragstats.sequential(P, contrast="adaptive-open", metric="f1", strata="union").to_dict()
+    assert rounds["strata_rule"] == "rounds" and rounds["rounds"] == 223
+    assert union["strata_rule"] == "union" and union["rounds"] is None
+    assert rounds["last"]["half_width"] == pytest.approx(0.070846, abs=5e-7)
+    assert union["last"]["half_width"] == pytest.approx(0.087465, abs=5e-7)
+    want = cli_json("sequential", P, "--contrast", "adaptive-open", "--metric", "f1", "--strata", "union")
+    assert union == want
+    gate = ragstats.gate(P, contrast="adaptive-open", metric="f1", sequential=True, strata="union").to_dict()
+    assert gate["interval"] == union["last"]["interval"]

@@ -12,6 +12,11 @@ PrPl-EB for X in [lo, hi], on the unit scale Z = (X - lo) / (hi - lo), two-sided
 clipped to [0, 1] and mapped back. Strata: each at alpha / D, combined by the weighted sum
 of the ends.
 
+Rounds (strata rounds): round k holds the next m_d questions of stratum d; its weighted mean
+Y_k = sum_d w_d mean(round k's questions of d) is one observation of ONE sequence at alpha
+(PrPl-EB on Y in the same range; with a sub-Gaussian scale sigma per question mean, the
+normal mixture with sigma_Y = sigma sqrt(sum_d w_d^2 / m_d), tuned to K rounds).
+
 Run:  python3 tests/reference/sequential_cs.py   (numpy)
 Prints the numbers recorded in sequential::tests.
 """
@@ -47,6 +52,18 @@ def normal_mixture(xs, sigma, horizon, alpha):
 
 XS = [0.5, -0.25, 1.0, 0.0, 0.75, 0.25, -0.5, 1.0, 0.5, 0.0] * 4
 
+# The rounds panel: stratum a (weight 1/4) has XS (40 questions), stratum b (weight 3/4)
+# XS then XS reversed, halved (80); m = (1, 2), K = 40 rounds.
+ROUND_A = XS
+ROUND_B = [x / 2 for x in XS + XS[::-1]]
+ROUND_W = (0.25, 0.75)
+
+
+def round_means(a, b, w):
+    a = np.asarray(a, float)
+    b = np.asarray(b, float).reshape(-1, 2).mean(axis=1)
+    return w[0] * a + w[1] * b
+
 if __name__ == "__main__":
     m, l, u = prpl_eb(XS, -1.0, 1.0, 0.05)
     for t in (1, 10, 40):
@@ -57,3 +74,11 @@ if __name__ == "__main__":
     print("two strata: estimate %.15g, [%.15g, %.15g]" % tuple((a[i] + b[i]) / 2 for i in range(3)))
     m, l, u = normal_mixture([x * 3 for x in XS], 2.0, 100, 0.05)
     print("sub-Gaussian sigma 2 horizon 100, t=40: mean %.15g, [%.15g, %.15g]" % (m[-1], l[-1], u[-1]))
+    y = round_means(ROUND_A, ROUND_B, ROUND_W)
+    m, l, u = prpl_eb(y, -1.0, 1.0, 0.05)
+    for k in (20, 30, 40):
+        print("rounds, k=%d: mean %.15g, [%.15g, %.15g]" % (k, m[k - 1], l[k - 1], u[k - 1]))
+    sigma_y = 2.0 * np.sqrt(ROUND_W[0] ** 2 / 1 + ROUND_W[1] ** 2 / 2)
+    m, l, u = normal_mixture(3 * y, sigma_y, 40, 0.05)
+    print("rounds, sub-Gaussian sigma 2 (per question), 3x, k=40: sigma_Y %.15g, mean %.15g, [%.15g, %.15g]"
+          % (sigma_y, m[-1], l[-1], u[-1]))

@@ -117,6 +117,11 @@ pub struct Args {
     /// The confidence level of the --until sequence, simultaneous over every look.
     #[arg(long, value_name = "LEVEL", default_value_t = 0.95, requires = "until")]
     pub until_confidence: f64,
+    /// How the --until sequence combines the datasets: rounds (one question of each
+    /// dataset per round, as the waves interleave them; the default when every dataset
+    /// plans 20 questions or more) or union (each dataset's sequence at alpha/D).
+    #[arg(long, value_name = "RULE", requires = "until")]
+    pub strata: Option<ragstats_core::sequential::StrataRule>,
 }
 
 fn parse_until(s: &str) -> Result<Target, String> {
@@ -202,6 +207,7 @@ impl Args {
             metric: self.until_metric.clone(),
             margin: self.until_margin,
             confidence: self.until_confidence,
+            strata: self.strata,
         })
     }
 

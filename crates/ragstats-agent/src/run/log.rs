@@ -61,10 +61,7 @@ pub fn write_panel(w: &mut dyn Write, logs: &[Trajectory]) -> std::io::Result<()
     header.extend(["selector", "f1", "em", "answer"]);
     csv.write_record(&header).map_err(io)?;
     for t in logs {
-        let dataset = match t.dataset {
-            Dataset::Hotpotqa => "hotpotqa",
-            Dataset::Musique => "musique",
-        };
+        let dataset = dataset_name(t.dataset);
         for r in &t.reads {
             let (trajectory, read) = (t.trajectory.to_string(), r.read.to_string());
             let (f1, em) = (r.f1.to_string(), r.em.to_string());
@@ -88,6 +85,14 @@ pub fn write_panel(w: &mut dyn Write, logs: &[Trajectory]) -> std::io::Result<()
         }
     }
     csv.flush()
+}
+
+/// The dataset's name in the panel's `dataset` column (the panel's strata).
+pub fn dataset_name(d: Dataset) -> &'static str {
+    match d {
+        Dataset::Hotpotqa => "hotpotqa",
+        Dataset::Musique => "musique",
+    }
 }
 
 #[cfg(test)]

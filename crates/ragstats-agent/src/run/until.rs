@@ -33,15 +33,16 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::cells::Cell;
-use super::log::{write_outputs, RunOutput};
+use super::log::{dataset_name, write_outputs, RunOutput};
 use super::pipeline::{self, Progress, RunSpec, Searcher};
 use crate::llm::{Cancel, Client};
-use ragstats_core::analyses::{sequential_report, SequentialSettings};
+use ragstats_core::analyses::{sequential_report_planned, SequenceShape, SequentialSettings};
 use ragstats_core::costs::accounting::{bill, Currency};
 use ragstats_core::import::PanelSettings;
 use ragstats_core::ledger::{read_ledger, Prices};
 use ragstats_core::panel::Source;
 use ragstats_core::sequential::report::{Look, SequentialReport};
+use ragstats_core::sequential::StrataRule;
 use ragstats_core::{Error, Result};
 
 /// What ends a run early.
@@ -101,6 +102,9 @@ pub struct UntilSettings {
     pub margin: f64,
     /// The sequence's confidence level, simultaneous over every look.
     pub confidence: f64,
+    /// How the datasets (the panel's strata) are combined; `None`: rounds when the plan
+    /// gives every dataset at least 20 rounds' questions, else the union bound.
+    pub strata: Option<StrataRule>,
 }
 
 impl UntilSettings {
@@ -175,7 +179,10 @@ impl UntilSettings {
                 Target::Se { se } => Some(se),
                 Target::Resolved => None,
             },
-            ..SequentialSettings::default()
+            shape: SequenceShape {
+                strata: self.strata,
+                ..SequenceShape::default()
+            },
         }
     }
 }
@@ -309,6 +316,14 @@ pub async fn run_until<S: Searcher>(
         sequence: None,
     };
     let settings = until.sequential();
+    // The rounds are fixed by the plan (each dataset's questions among the first
+    // `planned` of the order), never by the questions done so far.
+    let mut per_dataset: BTreeMap<String, u64> = BTreeMap::new();
+    for c in &order[..planned] {
+        *per_dataset
+            .entry(dataset_name(c.question.dataset).to_string())
+            .or_default() += 1;
+    }
     let mut done = RunOutput::default();
     let record_path = out_dir.join("until.json");
     let write_record = |r: &UntilRecord| {
@@ -341,8 +356,12 @@ pub async fn run_until<S: Searcher>(
                 out_dir.join("panel.csv").display()
             ))
         };
-        let report = sequential_report(&Source::file(out_dir.join("panel.csv")), &settings)
-            .map_err(at_wave)?;
+        let report = sequential_report_planned(
+            &Source::file(out_dir.join("panel.csv")),
+            &settings,
+            &per_dataset,
+        )
+        .map_err(at_wave)?;
         let usd = prices
             .map(|p| spent_usd(&out_dir.join("ledger.jsonl"), p))
             .transpose()?;
@@ -438,6 +457,7 @@ mod tests {
             metric: None,
             margin: 0.0,
             confidence: 0.95,
+            strata: None,
         };
         let arms = ["open", "adaptive"];
         assert!(s.check(&arms, false).is_ok());

@@ -67,7 +67,8 @@ pub use plan::{plan, GivenUnitCosts, PlanSettings, Shares};
 pub use priced::{CostUnit, SearchBounds};
 pub use score_answers::score_answers;
 pub use sequential::{
-    sequential, sequential_report, ScoreRange, SequenceShape, SequentialSettings,
+    sequential, sequential_report, sequential_report_planned, ScoreRange, SequenceShape,
+    SequentialSettings,
 };
 pub use simulate::{simulate, Means, SimulateSettings, Strata};
 pub use slice::{slice, SliceSettings};

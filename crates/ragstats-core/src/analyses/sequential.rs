@@ -3,7 +3,7 @@
 //! when it resolves the comparison or reaches a target width, and the questions stopping
 //! there saves ([`crate::sequential`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Deserialize;
 
@@ -14,7 +14,7 @@ use crate::import::{Balance, PanelSettings};
 use crate::io::from_text::{number_opt, parsed_opt};
 use crate::panel::{Panel, Source};
 use crate::sequential::report::{monitor, MonitorSpec, SequentialReport};
-use crate::sequential::Bound;
+use crate::sequential::{Bound, RoundPlan, StrataRule, MIN_ROUNDS};
 use crate::{Error, Result};
 
 /// The range [LO, HI] every score lies in, written `LO,HI`.
@@ -84,6 +84,13 @@ pub struct SequenceShape {
     #[serde(deserialize_with = "number_opt")]
     #[cfg_attr(feature = "schema", schemars(with = "Option<f64>"))]
     pub sigma: Option<f64>,
+    /// How the strata are combined: `rounds` (one sequence on rounds of m_d questions of
+    /// every stratum, m_d in proportion to the strata's sizes) or `union` (each stratum's
+    /// own sequence at α/D, the ends added). Default: rounds when the strata's sizes give
+    /// at least 20 rounds, else union.
+    #[serde(deserialize_with = "parsed_opt")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    pub strata: Option<StrataRule>,
 }
 
 impl SequenceShape {
@@ -97,6 +104,7 @@ impl SequenceShape {
             ("order_by", self.order_by.is_some()),
             ("range", self.range.is_some()),
             ("sigma", self.sigma.is_some()),
+            ("strata", self.strata.is_some()),
         ] {
             if set {
                 return Err(Error::setting(
@@ -210,7 +218,7 @@ impl SequentialSettings {
 /// the range, and a panel whose question means leave [0, 1] (or a contrast's [−1, 1]) without
 /// a range or sigma.
 pub fn sequential(panel: &Source, settings: &SequentialSettings) -> Result<Finished> {
-    let (report, mut notes) = sequential_run(panel, settings)?;
+    let (report, mut notes) = sequential_run(panel, settings, None)?;
     notes.extend(report.notes.iter().cloned());
     let inputs = source_input(Inputs::new(), "panel", panel);
     Ok(Finished::new("sequential", inputs, report).with_notes_after(notes))
@@ -224,13 +232,29 @@ pub fn sequential_report(
     panel: &Source,
     settings: &SequentialSettings,
 ) -> Result<SequentialReport> {
-    sequential_run(panel, settings).map(|(r, _)| r)
+    sequential_run(panel, settings, None).map(|(r, _)| r)
+}
+
+/// The report of [`sequential`] for a panel that grows towards a planned design (`stats run
+/// --until`'s panel after each wave): the rounds are those of `planned`, the questions each
+/// stratum (by name) will have at most, fixed before monitoring, so that every look takes
+/// the same rounds. A stratum `planned` does not name is planned at its panel's size.
+///
+/// # Errors
+/// As [`sequential`].
+pub fn sequential_report_planned(
+    panel: &Source,
+    settings: &SequentialSettings,
+    planned: &BTreeMap<String, u64>,
+) -> Result<SequentialReport> {
+    sequential_run(panel, settings, Some(planned)).map(|(r, _)| r)
 }
 
 /// The report and the panel's loading notes.
 fn sequential_run(
     panel: &Source,
     settings: &SequentialSettings,
+    planned: Option<&BTreeMap<String, u64>>,
 ) -> Result<(SequentialReport, Vec<String>)> {
     let s = settings;
     s.check()?;
@@ -247,6 +271,26 @@ fn sequential_run(
             .zip(weights)
             .map(|(st, w)| (st.name.clone(), w))
             .collect();
+        let sizes: Vec<u64> = loaded
+            .strata
+            .iter()
+            .map(|st| {
+                planned
+                    .and_then(|p| p.get(&st.name).copied())
+                    .unwrap_or(st.q() as u64)
+            })
+            .collect();
+        let rounds = round_plan(
+            s.shape.strata,
+            &strata,
+            &sizes,
+            (
+                planned.is_some(),
+                matches!(bound, Bound::Range { .. }),
+                1.0 - s.confidence,
+            ),
+            &mut notes,
+        );
         monitor(
             &strata,
             &arrivals,
@@ -259,6 +303,7 @@ fn sequential_run(
                 look_every: s.look_every,
                 margin: s.margin,
                 until_se: s.until_se,
+                rounds,
                 notes,
             },
         )
@@ -306,6 +351,76 @@ fn arrivals(panel: &Source, s: &SequentialSettings, loaded: &Panel) -> Result<Ve
         }
     }
     Ok(out)
+}
+
+/// The rounds the strata are combined in (`None`: the union bound), by the `strata` setting
+/// or, without it, by the design alone: rounds when the sizes `sizes` give at least
+/// [`MIN_ROUNDS`] and, for the betting sequence (`range`), [`RoundPlan::beats_union`]. The
+/// notes say which and what it leaves out (`planned`: the sizes are a run's plan, and the
+/// questions left out are only known at the end).
+fn round_plan(
+    rule: Option<StrataRule>,
+    strata: &[(String, f64)],
+    sizes: &[u64],
+    (planned, range, alpha): (bool, bool, f64),
+    notes: &mut Vec<String>,
+) -> Option<RoundPlan> {
+    let plan = RoundPlan::of_sizes(sizes)?;
+    let several = strata.len() > 1;
+    let weights: Vec<f64> = strata.iter().map(|s| s.1).collect();
+    let chosen = match rule {
+        Some(StrataRule::Union) => return None,
+        Some(StrataRule::Rounds) => true,
+        None => plan.rounds >= MIN_ROUNDS && (!range || plan.beats_union(sizes, &weights, alpha)),
+    };
+    if !chosen {
+        if several {
+            let why = if plan.rounds < MIN_ROUNDS {
+                format!("give only {} rounds (fewer than {MIN_ROUNDS})", plan.rounds)
+            } else {
+                format!(
+                    "give {} rounds, fewer observations than the large strata's questions, so \
+                     rounds would be wider",
+                    plan.rounds
+                )
+            };
+            notes.push(format!(
+                "note: the strata's sizes {why}: each stratum keeps its own sequence at \
+                 alpha/{} and the ends are added (the union bound); strata rounds asks for \
+                 rounds anyway",
+                strata.len()
+            ));
+        }
+        return None;
+    }
+    if several {
+        let per: Vec<String> = strata
+            .iter()
+            .zip(&plan.sizes)
+            .map(|((name, _), m)| format!("{m} from {name}"))
+            .collect();
+        notes.push(format!(
+            "note: the strata are combined in {} rounds of {} (questions): one sequence on the \
+             rounds' weighted means at the full level (no union bound); a look mid-round \
+             shows the last complete round",
+            plan.rounds,
+            per.join(" + ")
+        ));
+        let left: Vec<String> = strata
+            .iter()
+            .zip(&plan.left_out)
+            .filter(|(_, &n)| n > 0)
+            .map(|((name, _), n)| format!("{n} of {name}"))
+            .collect();
+        if !left.is_empty() && !planned {
+            notes.push(format!(
+                "note: the last {} questions complete no round and are left out of the \
+                 sequence (strata union counts every question)",
+                left.join(", ")
+            ));
+        }
+    }
+    Some(plan)
 }
 
 /// What bounds the question means: the range or sigma given, else [0, 1] (a contrast's

@@ -152,9 +152,11 @@ impl Run<'_> {
         (obs, errors)
     }
 
-    /// The sequence over the outcome panel's questions (strata in turn: the first question
-    /// of each, then the second, …), looked at every `look_every` questions and at the last.
-    /// Not null: whether it covered the truth at every look. Null: whether it, and the
+    /// The sequences over the outcome panel's questions (strata in turn: the first question
+    /// of each, then the second, …), the strata combined by the union bound and in rounds
+    /// (the plan of the strata's sizes, whatever the default would choose), looked at every
+    /// `look_every` questions and at the last.
+    /// Not null: whether each covered the truth at every look. Null: whether each, and the
     /// stratified Wald interval (estimate ± z·√(Σ w_d² s_d²/n_d)) checked at the same looks,
     /// excluded 0 at some look. The range is [0, 1] (a contrast's [−1, 1]); a panel whose
     /// question means leave it is an error of the analysis (counted, not observed).
@@ -166,7 +168,7 @@ impl Run<'_> {
         obs: &mut Vec<Observation>,
     ) -> Result<bool> {
         use crate::resample::summary::{normal_quantile, tail_probability};
-        use crate::sequential::{Bound, Sequence};
+        use crate::sequential::{Bound, RoundPlan, Sequence};
         let Some(o) = self.outcome else {
             return Ok(false);
         };
@@ -184,7 +186,13 @@ impl Run<'_> {
             .zip(&weights)
             .map(|(s, w)| (s.name.clone(), *w))
             .collect();
-        let mut seq = Sequence::new(&strata, bound, self.confidence)?;
+        let sizes: Vec<u64> = panel.strata.iter().map(|s| s.q() as u64).collect();
+        let Some(plan) = RoundPlan::of_sizes(&sizes) else {
+            return Ok(false);
+        };
+        let mut union = Sequence::new(&strata, bound, self.confidence)?;
+        let mut rounds =
+            Sequence::in_rounds(&strata, bound, self.confidence, &plan.sizes, plan.rounds)?;
         let means: Vec<Vec<f64>> = panel
             .strata
             .iter()
@@ -194,13 +202,16 @@ impl Run<'_> {
         let z = normal_quantile(1.0 - tail_probability(self.confidence));
         let (t, _) = truth.outcome(o);
         let mut sums = vec![(0.0f64, 0.0f64, 0usize); means.len()];
-        let (mut covered, mut seq_resolved, mut wald_resolved) = (true, false, false);
+        // (covered at every look, resolved at some look) for the union bound and the rounds.
+        let (mut union_hits, mut round_hits) = ((true, false), (true, false));
+        let mut wald_resolved = false;
         let mut seen = 0usize;
         let longest = means.iter().map(Vec::len).max().unwrap_or(0);
         for q in 0..longest {
             for (d, m) in means.iter().enumerate() {
                 let Some(&x) = m.get(q) else { continue };
-                seq.observe(d, x)?;
+                union.observe(d, x)?;
+                rounds.observe(d, x)?;
                 let s = &mut sums[d];
                 s.0 += x;
                 s.1 += x * x;
@@ -209,9 +220,11 @@ impl Run<'_> {
                 if !(seen as u64).is_multiple_of(self.look_every.max(1)) && seen != total {
                     continue;
                 }
-                let i = seq.interval();
-                covered &= i.lower.is_none_or(|l| l <= t) && i.upper.is_none_or(|u| t <= u);
-                seq_resolved |= i.excludes(0.0);
+                for (seq, hits) in [(&union, &mut union_hits), (&rounds, &mut round_hits)] {
+                    let i = seq.interval();
+                    hits.0 &= i.lower.is_none_or(|l| l <= t) && i.upper.is_none_or(|u| t <= u);
+                    hits.1 |= i.excludes(0.0);
+                }
                 if sums.iter().all(|s| s.2 >= 2) {
                     let (mut est, mut var) = (0.0, 0.0);
                     for (s, w) in sums.iter().zip(&weights) {
@@ -226,25 +239,29 @@ impl Run<'_> {
             }
         }
         let k = self.look_every;
-        if null {
-            obs.push(Observation {
-                analysis: "sequential",
-                statistic: format!("sequence excludes 0 at some look (every {k})"),
-                kind: Kind::Test,
-                hit: seq_resolved,
+        for (rule, (covered, resolved)) in [("union", union_hits), ("rounds", round_hits)] {
+            obs.push(if null {
+                Observation {
+                    analysis: "sequential",
+                    statistic: format!("{rule}: sequence excludes 0 at some look (every {k})"),
+                    kind: Kind::Test,
+                    hit: resolved,
+                }
+            } else {
+                Observation {
+                    analysis: "sequential",
+                    statistic: format!("{rule}: sequence covers at every look (every {k})"),
+                    kind: Kind::Interval,
+                    hit: covered,
+                }
             });
+        }
+        if null {
             obs.push(Observation {
                 analysis: "sequential",
                 statistic: format!("Wald interval excludes 0 at some look (every {k})"),
                 kind: Kind::Test,
                 hit: wald_resolved,
-            });
-        } else {
-            obs.push(Observation {
-                analysis: "sequential",
-                statistic: format!("sequence covers at every look (every {k})"),
-                kind: Kind::Interval,
-                hit: covered,
             });
         }
         Ok(true)

@@ -10,11 +10,16 @@
 //!
 //! # The sequences (docs/METHODS.md, "Sequential monitoring")
 //!
-//! Each stratum d keeps its own two-sided sequence at level α/D (D strata), and the
-//! weighted estimand θ = Σ_d w_d μ_d gets C_t = [Σ_d w_d L_d, Σ_d w_d U_d]: by the union
-//! bound every stratum's sequence holds at every time with probability ≥ 1 − α, and then θ
-//! lies in C_t. A stratum without observations contributes its whole range (or, without
-//! a range, makes the interval unbounded).
+//! Two ways to combine D strata into a sequence for θ = Σ_d w_d μ_d:
+//!
+//! * rounds ([`rounds`], [`Sequence::in_rounds`]): one sequence at level α on the rounds'
+//!   weighted means Y_k = Σ_d w_d · (mean of the k-th block of m_d questions of d); a look
+//!   that falls mid-round gets the sequence at the last complete round.
+//! * union ([`Sequence::new`]): each stratum d keeps its own two-sided sequence at level
+//!   α/D, and θ gets C_t = [Σ_d w_d L_d, Σ_d w_d U_d]: by the union bound every stratum's
+//!   sequence holds at every time with probability ≥ 1 − α, and then θ lies in C_t. A
+//!   stratum without observations contributes its whole range (or, without a range, makes
+//!   the interval unbounded).
 //!
 //! * Bounded observations ([`Bound::Range`], X ∈ [a, b]): the predictable plug-in
 //!   empirical-Bernstein sequence (PrPl-EB) of Waudby-Smith & Ramdas (2023, JRSS-B,
@@ -37,15 +42,17 @@
 pub mod gate;
 pub mod monitor;
 pub mod report;
+pub mod rounds;
 
 use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
 pub use monitor::{monitoring_error, MonitoringDesign, MonitoringError};
+pub use rounds::{RoundPlan, StrataRule, MIN_ROUNDS};
 
 /// The largest PrPl-EB bet λ (Waudby-Smith & Ramdas's truncation c = 1/2).
-const MAX_BET: f64 = 0.5;
+pub(crate) const MAX_BET: f64 = 0.5;
 
 /// What is known about the observations before they arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -143,6 +150,9 @@ pub struct Interval {
     pub lower: Option<f64>,
     /// The upper end Σ_d w_d U_d; `None`: unbounded.
     pub upper: Option<f64>,
+    /// In rounds, the complete rounds the interval is of (its estimate is their mean);
+    /// `None` for the union bound.
+    pub rounds: Option<u64>,
 }
 
 impl Interval {
@@ -167,6 +177,29 @@ pub struct Sequence {
     pub level: f64,
     /// Each stratum's sums, in the order given.
     pub strata: Vec<StratumSums>,
+    /// In rounds: the rounds' state (the union bound: `None`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<Rounds>,
+}
+
+/// The state of a sequence in rounds: each stratum's questions of the rounds not yet
+/// complete, and the one sequence on the complete rounds' weighted means Y_k.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rounds {
+    /// m_d, the questions of stratum d in a round.
+    pub sizes: Vec<u64>,
+    /// What bounds a round mean Y_k: the scores' range, or the sub-Gaussian scale
+    /// σ·√(Σ_d w_d²/m_d) tuned to the planned rounds.
+    pub bound: Bound,
+    /// `pending[d][j]`: the sum of stratum d's questions in round `complete + j`.
+    pub pending: Vec<Vec<f64>>,
+    /// Rounds complete, k.
+    pub complete: u64,
+    /// The sum of each stratum's questions in the complete rounds, for the estimate
+    /// Σ_d w_d · counted_d / (k m_d) (the fixed-n estimate of the questions counted).
+    pub counted: Vec<f64>,
+    /// The sequence's sums over Y_1 … Y_k (name `rounds`, weight 1).
+    pub means: StratumSums,
 }
 
 impl Sequence {
@@ -199,24 +232,71 @@ impl Sequence {
             level,
             strata: strata
                 .iter()
-                .map(|(name, weight)| StratumSums {
-                    name: name.clone(),
-                    weight: *weight,
-                    n: 0,
-                    sum: 0.0,
-                    sum_z: 0.0,
-                    sum_sq_dev: 0.0,
-                    sum_lambda: 0.0,
-                    sum_lambda_z: 0.0,
-                    sum_penalty: 0.0,
-                })
+                .map(|(name, weight)| StratumSums::empty(name, *weight))
                 .collect(),
+            rounds: None,
         })
     }
 
-    /// The error level of one stratum's two-sided sequence, α/D.
+    /// A sequence in rounds of `sizes` (m_d) questions of each stratum (see [`rounds`]),
+    /// at `level` with no union bound. With a sub-Gaussian bound, σ is the scale of one
+    /// question mean in every stratum, so a round mean is σ·√(Σ_d w_d²/m_d)-sub-Gaussian;
+    /// its boundary is tuned to `planned` rounds (the plan's K).
+    ///
+    /// # Errors
+    /// Those of [`Sequence::new`], and [`Error::Setting`] (`strata`) for round sizes that
+    /// are not one positive number per stratum.
+    pub fn in_rounds(
+        strata: &[(String, f64)],
+        bound: Bound,
+        level: f64,
+        sizes: &[u64],
+        planned: u64,
+    ) -> Result<Sequence> {
+        let mut seq = Sequence::new(strata, bound, level)?;
+        if sizes.len() != strata.len() || sizes.contains(&0) {
+            return Err(Error::setting(
+                "strata",
+                format!(
+                    "rounds of {sizes:?} questions do not fit {} strata: expected one positive \
+                     number per stratum",
+                    strata.len()
+                ),
+            ));
+        }
+        let round_bound = match bound {
+            Bound::Range { .. } => bound,
+            Bound::SubGaussian { sigma, .. } => Bound::SubGaussian {
+                sigma: sigma
+                    * strata
+                        .iter()
+                        .zip(sizes)
+                        .map(|((_, w), &m)| w * w / m as f64)
+                        .sum::<f64>()
+                        .sqrt(),
+                horizon: planned.max(1),
+            },
+        };
+        seq.rounds = Some(Rounds {
+            sizes: sizes.to_vec(),
+            bound: round_bound,
+            pending: vec![Vec::new(); strata.len()],
+            complete: 0,
+            counted: vec![0.0; strata.len()],
+            means: StratumSums::empty("rounds", 1.0),
+        });
+        Ok(seq)
+    }
+
+    /// The error level of one stratum's two-sided sequence, α/D (in rounds, the one
+    /// sequence's α).
     fn stratum_alpha(&self) -> f64 {
-        (1.0 - self.level) / self.strata.len() as f64
+        let d = if self.rounds.is_some() {
+            1
+        } else {
+            self.strata.len()
+        };
+        (1.0 - self.level) / d as f64
     }
 
     /// Observations so far, over all strata.
@@ -253,6 +333,108 @@ impl Sequence {
                     s.name
                 )));
             }
+        }
+        let Some(r) = self.rounds.as_mut() else {
+            s.update(bound, alpha, x);
+            return Ok(());
+        };
+        // In rounds the stratum keeps only its count and sum; its question joins its round.
+        let m = r.sizes[stratum];
+        let round = s.n / m;
+        s.n += 1;
+        s.sum += x;
+        let pending = &mut r.pending[stratum];
+        let j = (round - r.complete) as usize;
+        if pending.len() <= j {
+            pending.resize(j + 1, 0.0);
+        }
+        pending[j] += x;
+        // Rounds complete in order: round k once every stratum has (k + 1)·m_d questions.
+        while self
+            .strata
+            .iter()
+            .zip(&r.sizes)
+            .all(|(s, &m)| s.n >= (r.complete + 1) * m)
+        {
+            let mut y = 0.0;
+            for (d, (s, p)) in self.strata.iter().zip(&mut r.pending).enumerate() {
+                y += s.weight * (p[0] / r.sizes[d] as f64);
+                r.counted[d] += p.remove(0);
+            }
+            r.means.update(r.bound, alpha, y);
+            r.complete += 1;
+        }
+        Ok(())
+    }
+
+    /// Stratum `d`'s interval (L_d, U_d) at its current n and level α/D; `None` for an
+    /// unbounded end.
+    pub fn stratum_interval(&self, d: usize) -> (Option<f64>, Option<f64>) {
+        let alpha = (1.0 - self.level) / self.strata.len() as f64;
+        self.strata[d].ends(self.bound, alpha)
+    }
+
+    /// The sequence's interval for Σ_d w_d μ_d now: in rounds, at the last complete round.
+    pub fn interval(&self) -> Interval {
+        if let Some(r) = &self.rounds {
+            let k = r.complete;
+            let (lower, upper) = r.means.ends(r.bound, self.stratum_alpha());
+            return Interval {
+                questions: self.questions(),
+                estimate: (k > 0).then(|| {
+                    self.strata
+                        .iter()
+                        .zip(&r.counted)
+                        .zip(&r.sizes)
+                        .fold(0.0, |a, ((s, c), &m)| a + s.weight * (c / (k * m) as f64))
+                }),
+                lower,
+                upper,
+                rounds: Some(k),
+            };
+        }
+        let mut lower = Some(0.0);
+        let mut upper = Some(0.0);
+        let mut estimate = Some(0.0);
+        for (d, s) in self.strata.iter().enumerate() {
+            let (l, u) = self.stratum_interval(d);
+            lower = lower.zip(l).map(|(a, l)| a + s.weight * l);
+            upper = upper.zip(u).map(|(a, u)| a + s.weight * u);
+            estimate = estimate
+                .zip((s.n > 0).then(|| s.sum / s.n as f64))
+                .map(|(a, m)| a + s.weight * m);
+        }
+        Interval {
+            questions: self.questions(),
+            estimate,
+            lower,
+            upper,
+            rounds: None,
+        }
+    }
+}
+
+impl StratumSums {
+    /// The sums before any observation.
+    fn empty(name: &str, weight: f64) -> StratumSums {
+        StratumSums {
+            name: name.to_string(),
+            weight,
+            n: 0,
+            sum: 0.0,
+            sum_z: 0.0,
+            sum_sq_dev: 0.0,
+            sum_lambda: 0.0,
+            sum_lambda_z: 0.0,
+            sum_penalty: 0.0,
+        }
+    }
+
+    /// Adds the observation `x` (checked to lie in a range bound) to a sequence at level
+    /// α = `alpha`.
+    fn update(&mut self, bound: Bound, alpha: f64, x: f64) {
+        let s = self;
+        if let Bound::Range { lo, hi } = bound {
             let z = (x - lo) / (hi - lo);
             let t = (s.n + 1) as f64;
             // μ̂_{t−1} and σ̂²_{t−1}: predictable, from the observations before this one.
@@ -270,14 +452,13 @@ impl Sequence {
         }
         s.n += 1;
         s.sum += x;
-        Ok(())
     }
 
-    /// Stratum `d`'s interval (L_d, U_d) at its current n; `None` for an unbounded end.
-    pub fn stratum_interval(&self, d: usize) -> (Option<f64>, Option<f64>) {
-        let s = &self.strata[d];
-        let alpha = self.stratum_alpha();
-        match self.bound {
+    /// The two-sided sequence's ends (L, U) at level α = `alpha` after the observations so
+    /// far; `None` for an unbounded end.
+    fn ends(&self, bound: Bound, alpha: f64) -> (Option<f64>, Option<f64>) {
+        let s = self;
+        match bound {
             Bound::Range { lo, hi } => {
                 if s.n == 0 {
                     return (Some(lo), Some(hi));
@@ -298,27 +479,6 @@ impl Sequence {
             }
         }
     }
-
-    /// The sequence's interval for Σ_d w_d μ_d now.
-    pub fn interval(&self) -> Interval {
-        let mut lower = Some(0.0);
-        let mut upper = Some(0.0);
-        let mut estimate = Some(0.0);
-        for (d, s) in self.strata.iter().enumerate() {
-            let (l, u) = self.stratum_interval(d);
-            lower = lower.zip(l).map(|(a, l)| a + s.weight * l);
-            upper = upper.zip(u).map(|(a, u)| a + s.weight * u);
-            estimate = estimate
-                .zip((s.n > 0).then(|| s.sum / s.n as f64))
-                .map(|(a, m)| a + s.weight * m);
-        }
-        Interval {
-            questions: self.questions(),
-            estimate,
-            lower,
-            upper,
-        }
-    }
 }
 
 /// The PrPl-EB bet λ_t = min(√(2 log(2/α) / (σ̂²_{t−1} t log(1 + t))), 1/2) at the t-th
@@ -330,7 +490,7 @@ fn bet(alpha: f64, var_before: f64, t: f64) -> f64 {
 }
 
 /// ψ_E(λ) = (−log(1 − λ) − λ)/4, the empirical-Bernstein penalty of a bet λ ∈ [0, 1).
-fn psi_e(lambda: f64) -> f64 {
+pub(crate) fn psi_e(lambda: f64) -> f64 {
     (-(-lambda).ln_1p() - lambda) / 4.0
 }
 

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Bound, Interval, Sequence};
+use super::{Bound, Interval, RoundPlan, Sequence, StrataRule};
 use crate::document::Report;
 use crate::resample::summary::{normal_quantile, tail_probability};
 use crate::table::{percent, Cell, Table, ToView, View};
@@ -23,6 +23,10 @@ pub struct Look {
     pub half_width: Option<f64>,
     /// Whether the interval lies wholly beyond the margin (excludes 0 without one).
     pub resolved: bool,
+    /// In rounds: the complete rounds the look's interval and estimate are of (a look
+    /// mid-round reports the last complete one); absent with the union bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u64>,
 }
 
 impl Look {
@@ -33,16 +37,22 @@ impl Look {
             interval: [i.lower, i.upper],
             half_width: i.half_width(),
             resolved: i.excludes(margin),
+            rounds: i.rounds,
         }
     }
 }
 
-/// A stratum of the sequence: its name, weight and questions.
+/// A stratum of the sequence: its name, weight and questions, and in rounds its questions
+/// per round and those no complete round holds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SequenceStratum {
     pub name: String,
     pub weight: f64,
     pub questions: u64,
+    /// In rounds: m_d, its questions in each round; `null` with the union bound.
+    pub round_size: Option<u64>,
+    /// In rounds: its last questions that complete no round (n_d − K·m_d), not counted.
+    pub left_out: u64,
 }
 
 /// The rule a sequential analysis stops by.
@@ -68,6 +78,11 @@ pub struct SequentialReport {
     pub method: &'static str,
     /// What bounds the question means.
     pub bound: Bound,
+    /// How the strata are combined: `rounds` (one sequence on the rounds' weighted means)
+    /// or `union` (each stratum's sequence at α/D).
+    pub strata_rule: StrataRule,
+    /// In rounds: K, the rounds the panel's strata complete; `null` with the union bound.
+    pub rounds: Option<u64>,
     /// The arrival order: `file`, or the column the questions were ordered by.
     pub order: String,
     /// Questions between looks.
@@ -115,6 +130,8 @@ pub struct MonitorSpec {
     pub look_every: u64,
     pub margin: f64,
     pub until_se: Option<f64>,
+    /// The rounds, or `None` for the union bound.
+    pub rounds: Option<RoundPlan>,
     pub notes: Vec<String>,
 }
 
@@ -129,7 +146,16 @@ pub fn monitor(
     arrivals: &[(usize, f64)],
     spec: MonitorSpec,
 ) -> Result<SequentialReport> {
-    let mut seq = Sequence::new(strata, spec.bound, spec.confidence)?;
+    let mut seq = match &spec.rounds {
+        Some(plan) => Sequence::in_rounds(
+            strata,
+            spec.bound,
+            spec.confidence,
+            &plan.sizes,
+            plan.rounds,
+        )?,
+        None => Sequence::new(strata, spec.bound, spec.confidence)?,
+    };
     let z = normal_quantile(1.0 - tail_probability(spec.confidence));
     let n = arrivals.len() as u64;
     let mut looks = Vec::new();
@@ -176,6 +202,12 @@ pub fn monitor(
             Bound::SubGaussian { .. } => "normal-mixture",
         },
         bound: spec.bound,
+        strata_rule: if spec.rounds.is_some() {
+            StrataRule::Rounds
+        } else {
+            StrataRule::Union
+        },
+        rounds: spec.rounds.as_ref().map(|p| p.rounds),
         order: spec.order,
         look_every: spec.look_every,
         margin: spec.margin,
@@ -184,10 +216,16 @@ pub fn monitor(
         strata: strata
             .iter()
             .zip(counts)
-            .map(|((name, weight), questions)| SequenceStratum {
+            .enumerate()
+            .map(|(d, ((name, weight), questions))| SequenceStratum {
                 name: name.clone(),
                 weight: *weight,
                 questions,
+                round_size: spec.rounds.as_ref().map(|p| p.sizes[d]),
+                left_out: spec.rounds.as_ref().map_or(0, |p| {
+                    let counted = seq.rounds.as_ref().map_or(0, |r| r.complete) * p.sizes[d];
+                    questions.saturating_sub(counted)
+                }),
             })
             .collect(),
         questions: n,
@@ -279,17 +317,28 @@ impl ToView for SequentialReport {
             .iter()
             .map(|s| {
                 format!(
-                    "{} (weight {}, {} questions)",
+                    "{} (weight {}, {} questions{})",
                     s.name,
                     crate::table::number(s.weight),
-                    s.questions
+                    s.questions,
+                    match (self.strata.len(), s.round_size) {
+                        (2.., Some(m)) => format!(", {m} a round"),
+                        _ => String::new(),
+                    }
                 )
             })
             .collect();
+        let combined = match (self.strata.len(), self.rounds) {
+            (0 | 1, _) => String::new(),
+            (_, Some(k)) => format!("; combined in {k} rounds (one sequence on the rounds' means)"),
+            (_, None) => {
+                "; combined by the union bound (each stratum's sequence at alpha/D)".into()
+            }
+        };
         let mut view = View::new(table.clone());
         view.text(format!(
             "sequential: {}, {} confidence sequence ({}, {bound}), a look every {} \
-             questions {order}\nstrata: {}\n\n",
+             questions {order}\nstrata: {}{combined}\n\n",
             self.outcome,
             percent(self.confidence),
             self.method,
