@@ -40,6 +40,11 @@ pub struct ComponentSummaries {
     /// unbalanced stratum and the pooled fit, ANOVA for a balanced stratum).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub method: Option<FitMethod>,
+    /// With clusters (`bootstrap --cluster --components`): the refitted cluster component
+    /// σ²_c (the other levels are then questions within clusters); absent without clusters,
+    /// and where not estimable (the reason is in `undefined`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<Summary>,
     pub question: Option<Summary>,
     pub trajectory: Option<Summary>,
     pub read: Option<Summary>,
@@ -178,10 +183,18 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
             ),
         };
         let unbalanced = h.plan.unbalanced;
+        // σ²_c of scope i (strata, then pooled) follows the lower levels and the designs.
+        let clustered = h.plan.clustered_components();
+        let cluster_at = 1 + d + 3 * (d + 1) + h.plan.spec.designs.len();
         let comp = |name: &str, reml: bool, base: usize, t: Option<usize>, r: Option<usize>| {
             let (question, trajectory, read) =
                 (summary(base), summary(base + 1), summary(base + 2));
             let mut undefined = BTreeMap::new();
+            let scope = (base - (1 + d)) / 3;
+            let cluster = clustered.then(|| summary(cluster_at + scope)).flatten();
+            if clustered && cluster.is_none() {
+                undefined.insert("cluster", why("clusters", None));
+            }
             if question.is_none() {
                 undefined.insert("question", why("questions", None));
             }
@@ -198,6 +211,7 @@ pub fn build_report(r: &Replicates) -> BootstrapReport {
                 } else {
                     FitMethod::Anova
                 }),
+                cluster,
                 question,
                 trajectory,
                 read,
