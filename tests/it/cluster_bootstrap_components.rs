@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use ragstats_core::bootstrap::analysis::{
     panel_cluster_draw, prepare, prepare_clustered, BootstrapJob, BootstrapRun,
 };
+use ragstats_core::bootstrap::report::CLUSTER_REFITS_NOTE;
 use ragstats_core::bootstrap::stratified::BootstrapSpec;
 use ragstats_core::components::variance::analyse_panel;
 use ragstats_core::panel::{load_panel, Clusters, LoadOptions, Panel, Stratum};
@@ -166,6 +167,11 @@ fn refitted_components_average_to_their_bootstrap_expectation() {
     // E*[MS_c*] = MS_c (G − 1)/G and E*[σ²_c*] = σ̂²_c − MS_c/(G·MTR) (the bootstrap's
     // known downward bias, MS_c/(GMTR) = SE² of the stratum mean: 0.01243 and 0.01460
     // here, several Monte Carlo SEs). Tolerance: 4 Monte Carlo SEs, SD(replicates)/√B.
+    // numpy (`python tests/reference/cluster_boot_components.py`, B = 20,000 of its own):
+    //   hotpotqa: bootstrap expectation [0.238447410894 0.141720797053 0.076985592552 0.037671151953]
+    //   hotpotqa: numpy mean of 20000 [0.238823 0.141455 0.077128 0.037658]
+    //   musique: bootstrap expectation [0.272311469662 0.190696023707 0.103018873464 0.046874886953]
+    //   musique: numpy mean of 20000 [0.272083 0.190196 0.103073 0.046851]
     let panel = load(Some("article"));
     let b = 3000;
     let r = run(&panel, &job(b, &[]), &CpuBackend::new());
@@ -212,9 +218,13 @@ fn refitted_components_average_to_their_bootstrap_expectation() {
     let v = column(&r, "component[hotpotqa].cluster");
     let mean = v.iter().sum::<f64>() / v.len() as f64;
     assert!((mean - NUMPY[0].2[0]).abs() > 0.005, "{mean}");
-    // The report carries σ²_c beside the lower levels.
+    // The report carries σ²_c beside the lower levels, and says its intervals are short
+    // (docs/COVERAGE.md, "Cluster bootstrap").
     let c = r.report.components.as_ref().unwrap();
     assert!(c.strata[0].cluster.is_some() && c.pooled.cluster.is_some());
+    assert!(r.report.notes.iter().any(|n| n == CLUSTER_REFITS_NOTE));
+    let q = run(&load(None), &job(10, &[]), &CpuBackend::new());
+    assert!(!q.report.notes.iter().any(|n| n == CLUSTER_REFITS_NOTE));
 }
 
 /// The panel of replicate `rep`: every stratum's drawn clusters (by the shared cluster
@@ -372,4 +382,89 @@ fn unbalanced_clustered_refits_are_refused_naming_cluster() {
     let mut j = job(10, &[]);
     j.spec = BootstrapSpec::default();
     assert!(prepare(&panel, &j).is_ok());
+}
+
+/// The generator's variance of a stratum mean at G clusters of M questions, T, R
+/// (coverage/clustered.rs: σ²_c, σ²_q, σ²_t = 0.04, 0.06, 0.02; binary reads of mean 0.4,
+/// so σ²_r = 0.24 − 0.12).
+fn design_variance(g: f64, m: f64, t: f64, r: f64) -> f64 {
+    let (c, q, tr) = (0.04, 0.06, 0.02);
+    let rd = 0.4 * 0.6 - c - q - tr;
+    c / g + q / (g * m) + tr / (g * m * t) + rd / (g * m * t * r)
+}
+
+/// Coverage of the percentile intervals `bootstrap --cluster --components --design` reports
+/// (95%, 1,000 replicates drawing whole clusters) on the clustered generator's panels
+/// (coverage/clustered.rs: 2 strata × G clusters × 4 binary questions × T = R = 2): σ²_c
+/// of each stratum (truth 0.04) and the forecast SE of the combined estimate at the audit's
+/// own design (2G)x4:2:2 and at (2G)x4:1:1 (truth sqrt(V/2), V the generator's variance
+/// of a stratum mean at the design), for docs/COVERAGE.md ("Cluster bootstrap").
+///
+/// `cargo test --test it cluster_refit_coverage -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn cluster_refit_coverage() {
+    use ragstats_core::coverage::clustered::{simulate, ClusteredDesign};
+    use rayon::prelude::*;
+    let panels: u64 = std::env::var("PANELS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500);
+    let started = std::time::Instant::now();
+    println!("| G per stratum | M | interval | covers | MC SE | n |");
+    println!("|---|---|---|---|---|---|");
+    for g in [6usize, 12, 24] {
+        let d = ClusteredDesign {
+            clusters: g,
+            per_cluster: 4,
+            trajectories: 2,
+            reads: 2,
+        };
+        let gf = g as f64;
+        let own = format!("{}x4:2:2", 2 * g);
+        let one = format!("{}x4:1:1", 2 * g);
+        let truths = [
+            (design_variance(gf, 4.0, 2.0, 2.0) / 2.0).sqrt(),
+            (design_variance(gf, 4.0, 1.0, 1.0) / 2.0).sqrt(),
+        ];
+        let hits: Vec<[u32; 3]> = (0..panels)
+            .into_par_iter()
+            .map(|i| {
+                let p = simulate(&d, 4810, i);
+                let mut j = job(1000, &[&own, &one]);
+                j.seed = 7000 + i;
+                let r = run(&p, &j, &CpuBackend::new());
+                let c = r.report.components.as_ref().unwrap();
+                let inside = |ci: Option<ragstats_core::resample::summary::Interval>, t: f64| {
+                    u32::from(ci.is_some_and(|ci| ci[0] <= t && t <= ci[1]))
+                };
+                let sc: u32 = c
+                    .strata
+                    .iter()
+                    .map(|s| inside(s.cluster.as_ref().map(|x| x.ci), 0.04))
+                    .sum();
+                let se =
+                    |k: usize| inside(c.designs[k].se_nested.as_ref().map(|x| x.ci), truths[k]);
+                [sc, se(0), se(1)]
+            })
+            .collect();
+        let n = panels as f64;
+        let rows = [
+            (
+                "σ²_c of a stratum (truth 0.04)".to_string(),
+                0usize,
+                2.0 * n,
+            ),
+            (format!("forecast SE at {own} (own design)"), 1, n),
+            (format!("forecast SE at {one}"), 2, n),
+        ];
+        for (what, k, n) in rows {
+            let p = hits.iter().map(|h| f64::from(h[k])).sum::<f64>() / n;
+            println!(
+                "| {g} | 4 | {what} | {p:.3} | {:.3} | {n} |",
+                (p * (1.0 - p) / n).sqrt()
+            );
+        }
+    }
+    println!("{:.0} s", started.elapsed().as_secs_f64());
 }
