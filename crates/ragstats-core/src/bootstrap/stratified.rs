@@ -995,8 +995,10 @@ impl Bootstrap {
                     row
                 })
                 .collect();
-            if let (true, Some(st)) = (spec.components, &stats) {
+            if let (true, Some(st)) = (refits, &stats) {
                 // The refit columns (see above): S_c²/M, W_c, Σ SS_t, Σ SS_r, then centred.
+                // Also for designs without components (which, as for the question bootstrap,
+                // are then not forecast), so that a GxM:T:R design checks as clustered.
                 let m = sizes[0] as usize;
                 for (row, members) in rows.iter_mut().zip(draw.strata()[d].members()) {
                     let cm = members.iter().map(|&q| means[q]).sum::<f64>() / m as f64;
