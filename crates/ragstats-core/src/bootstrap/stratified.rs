@@ -163,6 +163,24 @@ struct Unbalanced {
     digest: String,
     /// The draws' generator (every generator draws the same counts).
     generator: Generator,
+    /// With clusters ([`Bootstrap::from_panel_clustered`]): the shared cluster draw, whose
+    /// counts, repeated over each cluster's questions, replace the question draw counts.
+    draw: Option<ClusterDraw>,
+}
+
+impl Unbalanced {
+    /// Replicate `r`'s draw count of every question of stratum `s`: the question draw's
+    /// ([`draw_counts`]), or with clusters each question its cluster's count.
+    fn question_counts(&self, seed: u64, r: u32, s: usize, counts: &mut Vec<u32>) {
+        match &self.draw {
+            None => draw_counts(self.generator, seed, r, s as u32, counts),
+            Some(draw) => {
+                let mut c = Vec::new();
+                draw.draw_counts(self.generator, seed, r, s as u32, &mut c);
+                draw.unit_weights(s, &c, counts);
+            }
+        }
+    }
 }
 
 /// SHA-256 (hex) of f32 rows, stratum by stratum.
@@ -187,7 +205,7 @@ impl BootstrapPlan {
         if !self.clusters.is_empty() {
             // Per cluster: Σ_{q ∈ c} (ȳ_q − ȳ_d) and the cluster's questions M_c, then
             // with components S_c²/M, W_c, SS_t,c and SS_r,c, centred.
-            if self.spec.components {
+            if self.spec.components && !self.unbalanced {
                 ROW
             } else {
                 2
@@ -642,12 +660,21 @@ impl Bootstrap {
             if refits { &quiet } else { progress },
         )?;
         let s_n = self.plan.strata.len();
+        let k = self.plan.k();
+        // k = 1: ȳ_d + S₀/Q_d; with clusters (k = 2) the ratio ȳ_d + S₀/ΣM_c.
         let means = |i: usize| -> Vec<f64> {
             self.plan
                 .strata
                 .iter()
-                .zip(&sums[i * s_n..(i + 1) * s_n])
-                .map(|(st, &s)| st.mean + f64::from(s) / st.questions as f64)
+                .zip(sums[i * s_n * k..(i + 1) * s_n * k].chunks_exact(k))
+                .map(|(st, s)| {
+                    let q = if k == 2 {
+                        f64::from(s[1])
+                    } else {
+                        st.questions as f64
+                    };
+                    st.mean + f64::from(s[0]) / q
+                })
                 .collect()
         };
         let n = self.plan.statistics.len();
@@ -673,7 +700,7 @@ impl Bootstrap {
                     let i = first + j;
                     let r = range.start + i as u32;
                     for (s, c) in counts.iter_mut().enumerate() {
-                        draw_counts(u.generator, seed, r, s as u32, c);
+                        u.question_counts(seed, r, s, c);
                     }
                     row.copy_from_slice(&self.unbalanced_statistics(u, &means(i), Some(counts)));
                 },
@@ -728,7 +755,17 @@ impl Bootstrap {
                             .iter()
                             .map(|s| vec![1u32; s.questions])
                             .collect();
-                        counts[d][i] = 0;
+                        // Row i is question i, or with clusters cluster i's questions.
+                        match &u.draw {
+                            None => counts[d][i] = 0,
+                            Some(draw) => {
+                                for (w, &c) in counts[d].iter_mut().zip(draw.strata()[d].of()) {
+                                    if c as usize == i {
+                                        *w = 0;
+                                    }
+                                }
+                            }
+                        }
                         let means = self.means_of(&leave_out(r));
                         self.unbalanced_statistics(u, &means, Some(&counts))
                     })
@@ -885,12 +922,76 @@ impl Bootstrap {
                 pooled_start,
                 digest,
                 generator: Generator::from_env()?,
+                draw: None,
             }),
         };
         for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
             check_design(&boot.plan.strata, d)
                 .map_err(|e| Error::setting("design", format!("{text}: {e}")))?;
         }
+        Ok(boot)
+    }
+
+    /// The bootstrap of an unbalanced panel ([`Bootstrap::from_panel`]) drawing whole
+    /// clusters of `draw` instead of questions: the engine gets one row per cluster,
+    /// `[Σ_{q ∈ c} (ȳ_q − ȳ_d), M_c]` (the stratum mean is the ratio, as in
+    /// [`Bootstrap::clustered`]), and the refits take each question its cluster's draw
+    /// count, a question drawn twice counting as two questions (REML by
+    /// [`crate::components::reml::fit_resampled`], a balanced stratum by ANOVA), as the
+    /// question bootstrap counts them. For `efficiency --cluster` of an unbalanced panel.
+    ///
+    /// # Errors
+    /// Those of [`Bootstrap::from_panel`]; [`Error::Data`] when `draw` does not have one
+    /// cluster per question of every stratum, or the panel is balanced (use
+    /// [`Bootstrap::clustered`]).
+    pub fn from_panel_clustered(
+        panel: &Panel,
+        draw: &ClusterDraw,
+        spec: BootstrapSpec,
+    ) -> Result<Self> {
+        if draw.strata().len() != panel.strata.len()
+            || draw
+                .strata()
+                .iter()
+                .zip(&panel.strata)
+                .any(|(c, s)| c.units() != s.q())
+        {
+            return Err(Error::Data(
+                "cluster bootstrap: one cluster per question of every stratum is needed".into(),
+            ));
+        }
+        let mut boot = Self::from_panel(panel, spec)?;
+        let Some(u) = boot.unbalanced.as_mut() else {
+            return Err(Error::Data(
+                "the clustered refits of from_panel_clustered are for unbalanced panels".into(),
+            ));
+        };
+        u.draw = Some(draw.clone());
+        boot.plan.clusters = draw.counts();
+        boot.rows64 = (0..panel.strata.len())
+            .map(|d| {
+                let means = &u.question_means[d];
+                let mean = boot.plan.strata[d].mean;
+                draw.cluster_rows(d, 2, |q, j| if j == 0 { means[q] - mean } else { 1.0 })
+                    .chunks_exact(2)
+                    .map(|r| {
+                        let mut row = [0.0; ROW];
+                        row[..2].copy_from_slice(r);
+                        row
+                    })
+                    .collect()
+            })
+            .collect();
+        boot.rows32 = boot
+            .rows64
+            .iter()
+            .map(|rows| {
+                table_from(
+                    rows.len() * 2,
+                    rows.iter().flat_map(|r| r[..2].iter().map(|&v| v as f32)),
+                )
+            })
+            .collect();
         Ok(boot)
     }
 
@@ -1187,25 +1288,28 @@ impl Bootstrap {
     /// ([`draw_counts`], the draws the engine sums and the unbalanced refits use), so that
     /// statistics computed from these sums see exactly the resample whose components
     /// [`Bootstrap::run`] refits. Returned `[replicate][stratum][column]`; replicates run in
-    /// parallel.
+    /// parallel. With clusters ([`Bootstrap::from_panel_clustered`]) `rows` are one per
+    /// cluster, weighted by the cluster draw's counts.
     ///
     /// # Errors
-    /// [`Error::Data`] when `rows` does not have one row per question of every stratum;
-    /// a bad `STATS_CPU_RNG` (balanced bootstrap).
+    /// [`Error::Data`] when `rows` does not have one row per question (cluster) of every
+    /// stratum; a bad `STATS_CPU_RNG` (balanced bootstrap).
     pub fn weighted_sums(
         &self,
         seed: u64,
         range: std::ops::Range<u32>,
         rows: &[Vec<Vec<f64>>],
     ) -> Result<Vec<Vec<Vec<f64>>>> {
-        if rows.len() != self.plan.strata.len()
-            || rows
-                .iter()
-                .zip(&self.plan.strata)
-                .any(|(r, s)| r.len() != s.questions)
-        {
+        let draw = self.unbalanced.as_ref().and_then(|u| u.draw.as_ref());
+        let units: Vec<usize> = match draw {
+            Some(d) => d.counts(),
+            None => self.plan.strata.iter().map(|s| s.questions).collect(),
+        };
+        if rows.len() != units.len() || rows.iter().zip(&units).any(|(r, &n)| r.len() != n) {
             return Err(Error::Data(
-                "weighted sums need one row per question of every stratum".into(),
+                "weighted sums need one row per question (with clusters, per cluster) of every \
+                 stratum"
+                    .into(),
             ));
         }
         let generator = match &self.unbalanced {
@@ -1216,20 +1320,17 @@ impl Bootstrap {
         Ok(reps
             .par_iter()
             .map_init(
-                || {
-                    self.plan
-                        .strata
-                        .iter()
-                        .map(|s| vec![0u32; s.questions])
-                        .collect::<Vec<_>>()
-                },
+                || units.iter().map(|&n| vec![0u32; n]).collect::<Vec<_>>(),
                 |counts, &r| {
                     counts
                         .iter_mut()
                         .enumerate()
                         .zip(rows)
                         .map(|((s, c), rows)| {
-                            draw_counts(generator, seed, r, s as u32, c);
+                            match draw {
+                                Some(d) => d.draw_counts(generator, seed, r, s as u32, c),
+                                None => draw_counts(generator, seed, r, s as u32, c),
+                            }
                             let k = rows.first().map_or(0, Vec::len);
                             let mut sums = vec![0.0; k];
                             for (row, &n) in rows.iter().zip(c.iter()) {
