@@ -215,8 +215,8 @@ def bootstrap(
     - ``confidence`` (--confidence) (default 0.95): Confidence level of the intervals, between 0 and 1
     - ``replicates_range`` (--replicates-range): Compute only replicates A..B of the run (for sharding; merge the shards with `stats merge`)
     - ``method`` (--method) [percentile, basic, bca] (default percentile): Interval method
-    - ``components`` (--components): Also refit per-stratum and pooled variance components in every replicate
-    - ``design`` (--design): With --components: the forecast nested SE of this design (Q:T:R) in every replicate. Repeatable
+    - ``components`` (--components): Also refit per-stratum and pooled variance components in every replicate (with --cluster, balanced panels: the four levels, cluster > question > trajectory > read, on the drawn clusters)
+    - ``design`` (--design): With --components: the forecast nested SE of this design (Q:T:R; with --cluster also GxM:T:R, G clusters of M questions) in every replicate. Repeatable
     - ``pooled`` (--pooled): Forecast designs from the pooled components instead of each stratum's
     - ``replicates_out`` (--replicates-out): Write every replicate's statistics to FILE (merge shards with `stats merge`)
     - ``labels`` (--labels): Human scores of a uniformly random subset of the panel's questions (CSV or JSONL: the panel's key columns and a score column, e.g. from `stats labels sample`); the panel's metric is then a judge's, and the estimate the PPI++ estimate of the human-scale mean

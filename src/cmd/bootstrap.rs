@@ -35,10 +35,10 @@ pub struct Args {
     /// Interval method.
     #[arg(long, value_enum, default_value_t = MethodArg::Percentile)]
     pub method: MethodArg,
-    /// Also refit per-stratum and pooled variance components in every replicate.
+    /// Also refit per-stratum and pooled variance components in every replicate (with --cluster, balanced panels: the four levels, cluster > question > trajectory > read, on the drawn clusters).
     #[arg(long)]
     pub components: bool,
-    /// With --components: the forecast nested SE of this design (Q:T:R) in every replicate. Repeatable.
+    /// With --components: the forecast nested SE of this design (Q:T:R; with --cluster also GxM:T:R, G clusters of M questions) in every replicate. Repeatable.
     #[arg(long = "design", value_name = "Q:T:R")]
     pub designs: Vec<String>,
     /// Forecast designs from the pooled components instead of each stratum's.

@@ -180,7 +180,7 @@ fn singleton_clusters_are_the_question_bootstrap() {
 }
 
 #[test]
-fn too_few_clusters_or_components_are_refused_naming_cluster() {
+fn too_few_clusters_are_refused_naming_cluster() {
     let panel = load("balanced.csv");
     let one: Vec<Vec<String>> = panel
         .strata
@@ -190,10 +190,11 @@ fn too_few_clusters_or_components_are_refused_naming_cluster() {
     let e = prepare_clustered(&panel, Some(&one), &job(10)).unwrap_err();
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("at least 2 clusters"), "{e}");
+    // Components of a balanced clustered panel are refitted
+    // (tests/it/cluster_bootstrap_components.rs).
     let mut j = job(10);
     j.spec.components = true;
-    let e = prepare_clustered(&panel, Some(&clusters_of(&panel)), &j).unwrap_err();
-    assert!(e.to_string().contains("cluster"), "{e}");
+    assert!(prepare_clustered(&panel, Some(&clusters_of(&panel)), &j).is_ok());
 }
 
 #[test]
@@ -292,13 +293,31 @@ fn stats_bootstrap_with_cluster_says_it_drew_clusters() {
     let doc = common::json(&[&args[..], &["--format", "json"]].concat());
     let body = common::body(doc);
     assert_eq!(body["strata"][0]["clusters"], 24);
-    // Components are not refitted from cluster draws: refused, naming the flag.
+    // Components are refitted from the cluster draws, four levels, and clustered designs
+    // forecast.
     let out = common::stats()
-        .args([&args[..], &["--components"]].concat())
+        .args([&args[..], &["--components", "--design", "48x4:2:2"]].concat())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cluster"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("cluster > question > trajectory > read"),
+        "{text}"
+    );
+    assert!(text.contains("48x4:2:2"), "{text}");
+    let doc = common::json(&[&args[..], &["--components", "--format", "json"]].concat());
+    let body = common::body(doc);
+    assert!(
+        body["components"]["strata"][0]["cluster"]["se"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
 }
 
 fn compare_doc(extra: &[&str]) -> serde_json::Value {

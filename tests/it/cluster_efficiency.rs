@@ -310,20 +310,123 @@ fn clustered_efficiency_is_the_same_on_cpu_and_gpu() {
     assert!(t.contains("drew whole clusters"), "{t}");
 }
 
-/// An unbalanced clustered panel is refused (its REML refits draw questions), naming the
-/// setting, exit 2.
+/// The demo panel less line `drop_line` (an unbalanced panel: one question loses a read),
+/// with each question's cluster `cluster(dataset, n)`.
+fn unbalanced_demo(drop_line: usize, cluster: impl Fn(&str, usize) -> String) -> String {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/demo/panel.csv"))
+            .unwrap();
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if i == drop_line {
+            continue;
+        }
+        if i == 0 {
+            out.push_str(&format!("{line},cluster\n"));
+            continue;
+        }
+        let q = line.split(',').nth(1).unwrap();
+        let (d, n) = q.rsplit_once('-').unwrap();
+        out.push_str(&format!("{line},{}\n", cluster(d, n.parse().unwrap())));
+    }
+    out
+}
+
+fn unbalanced_args<'a>(panel: &'a str, backend: &'a str, cluster: bool) -> Vec<&'a str> {
+    let mut a = vec![
+        "efficiency",
+        panel,
+        "--contrast",
+        "adaptive-open",
+        "--ledger",
+        "data/demo/ledger.jsonl",
+        "--replicates",
+        "60",
+        "--format",
+        "json",
+        "--backend",
+        backend,
+    ];
+    if cluster {
+        a.extend(["--cluster", "cluster"]);
+    }
+    a
+}
+
+/// Every number of two JSON values, in document order, equal to `tol` relative.
+fn numbers_close(a: &serde_json::Value, b: &serde_json::Value, tol: f64, at: &str) {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!(
+                (x - y).abs() <= tol * y.abs().max(1.0),
+                "{at}: {x} against {y}"
+            );
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}");
+            for (i, (x, y)) in x.iter().zip(y).enumerate() {
+                numbers_close(x, y, tol, &format!("{at}[{i}]"));
+            }
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in y {
+                numbers_close(&x[k], v, tol, &format!("{at}.{k}"));
+            }
+        }
+        (x, y) => assert_eq!(x, y, "{at}"),
+    }
+}
+
+/// An unbalanced clustered panel: the refits take each question its cluster's draw count
+/// (REML for the unbalanced stratum, a question drawn twice counting as two), the direct
+/// check's SEs are cluster-robust. With every question its own cluster that is the question
+/// bootstrap draw for draw: every number of the document equals the unclustered one (to
+/// 1e-9: the direct check's SE² is the cluster-robust formula, the same sum in another
+/// order). With clusters of 4 it runs, names its clusters, and is the same on the GPU.
 #[test]
-fn an_unbalanced_clustered_panel_is_refused() {
+fn an_unbalanced_clustered_panel_draws_clusters() {
     let dir = tempfile::tempdir().unwrap();
-    let panel = write(&dir, "unbalanced.csv", &demo_with_clusters(Some(7)));
+    let single = write(
+        &dir,
+        "single.csv",
+        &unbalanced_demo(7, |d, n| format!("{d}-{n}")),
+    );
+    let single = single.to_str().unwrap();
+    let plain = common::json(&unbalanced_args(single, "cpu", false));
+    let one = common::json(&unbalanced_args(single, "cpu", true));
+    assert_eq!(one["clusters"], serde_json::json!([223, 223]));
+    assert!(plain.get("clusters").is_none());
+    let (plain, one) = (common::body(plain), common::body(one));
+    for key in ["strata", "pooled", "combined", "direct", "unbalanced"] {
+        numbers_close(&one[key], &plain[key], 1e-9, key);
+    }
+    let four = write(
+        &dir,
+        "four.csv",
+        &unbalanced_demo(7, |d, n| format!("{d}-c{}", (n - 1) / 4)),
+    );
+    let four = four.to_str().unwrap();
+    let cpu = common::json(&unbalanced_args(four, "cpu", true));
+    assert_eq!(cpu["clusters"], serde_json::json!([56, 56]));
+    assert_eq!(common::body(cpu.clone())["unbalanced"], true);
+    // The cluster-robust direct check is wider than the question-level one of the same panel.
+    let q = common::body(common::json(&unbalanced_args(four, "cpu", false)));
+    let width = |v: &serde_json::Value| {
+        let ci = &v["direct"]["ci"];
+        ci[1].as_f64().unwrap() - ci[0].as_f64().unwrap()
+    };
+    let c = common::body(cpu.clone());
+    assert!(width(&c) > width(&q), "{} vs {}", width(&c), width(&q));
     let out = stats()
-        .args(efficiency_args(panel.to_str().unwrap(), "cpu"))
+        .args(unbalanced_args(four, "gpu", true))
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("balanced panel only"), "{err}");
-    assert!(err.contains("cluster"), "{err}");
+    if common::gpu_ran(&out) {
+        let gpu: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(common::body(cpu), common::body(gpu));
+    }
 }
 
 /// The generator's variance of a stratum mean of G clusters of M questions at T, R

@@ -21,6 +21,7 @@ mod cli_slice;
 mod cli_subsets;
 mod cluster_allocate;
 mod cluster_bootstrap;
+mod cluster_bootstrap_components;
 mod cluster_efficiency;
 mod compare;
 mod compare_by;

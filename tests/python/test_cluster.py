@@ -47,3 +47,20 @@ def test_a_question_in_two_clusters_is_refused_by_the_cli_and_python(tmp_path):
     assert f"{bad}:3: question 'ho000' of dataset 'hotpotqa' is in two clusters: 'Hot article 01' (line 2) and 'Hot article 99'" in r.stderr
     with pytest.raises(ragstats.InputError, match="is in two clusters"):
         ragstats.variance(str(bad), cluster="article")
+
+
+def test_the_cluster_bootstrap_refits_components_and_clustered_designs():
+    kw = dict(cluster="article", components=True, design=["80x3:2:2"], replicates=200, backend="cpu")
+    got = ragstats.bootstrap(REL, **kw).to_dict()
+    want = cli_json(
+        "bootstrap", REL, "--cluster", "article", "--components", "--design", "80x3:2:2",
+        "--replicates", "200", "--backend", "cpu",
+    )
+    assert got == want
+    c = got["components"]
+    assert c["strata"][0]["cluster"]["estimate"] == pytest.approx(
+        ragstats.variance(REL, cluster="article").to_dict()["strata"][0]["cluster"]["component"], abs=1e-12
+    )
+    # The forecast at the audit's own design is its measured (cluster-level) SE.
+    own = c["designs"][0]["se_nested"]["estimate"]
+    assert own == pytest.approx(ragstats.variance(REL, cluster="article").to_dict()["se"], abs=1e-12)

@@ -1130,12 +1130,19 @@ fn analyse_with(
 /// least 2 reads with their read 0, or reads 0 and 1. Pairs run while every stratum has at
 /// least 2 questions with such a trajectory.
 ///
+/// With `clusters` (`efficiency --cluster`) the bootstrap draws whole clusters
+/// ([`Bootstrap::from_panel_clustered`]): each question weighted by its cluster's draw
+/// count in the refits, the rows the clusters' sums (the direct check's SEs cluster-robust,
+/// as [`analyse_clustered`]'s) with Q*_d = Σ k_c M_c.
+///
 /// # Errors
 /// [`Error::Data`] when a stratum has fewer than 2 questions or the costs do not match the
 /// panel; REML and backend errors.
+#[allow(clippy::too_many_arguments)]
 pub fn analyse_unbalanced(
     panel: &Panel,
     costs: &[Vec<Vec<TrajectoryCost>>],
+    clusters: Option<&ClusterDraw>,
     resampling: &Resampling,
     max_reads: u32,
     question_cost: f64,
@@ -1177,7 +1184,7 @@ pub fn analyse_unbalanced(
     let layout = Layout {
         anova: false,
         pairs,
-        clustered: false,
+        clustered: clusters.is_some(),
     };
     let k = layout.k();
     let mut rows: Vec<Vec<Vec<f64>>> = Vec::with_capacity(strata.len());
@@ -1243,13 +1250,29 @@ pub fn analyse_unbalanced(
         }
         rows.push(cols);
     }
-    let boot = Bootstrap::from_panel(
-        panel,
-        BootstrapSpec {
-            components: true,
-            ..BootstrapSpec::default()
-        },
-    )?;
+    let spec = BootstrapSpec {
+        components: true,
+        ..BootstrapSpec::default()
+    };
+    let boot = match clusters {
+        None => Bootstrap::from_panel(panel, spec)?,
+        Some(draw) => {
+            // Cluster rows (each pair's H, M², S², S·M from the cluster's sums), with the
+            // cluster's questions M_c last (beyond the layout) for a replicate's Q*.
+            for (d, cols) in rows.iter_mut().enumerate() {
+                let sizes = draw.strata()[d].sizes();
+                *cols = cluster_rows(layout, draw, d, cols)
+                    .into_iter()
+                    .zip(sizes)
+                    .map(|(mut row, &m)| {
+                        row.push(f64::from(m));
+                        row
+                    })
+                    .collect();
+            }
+            Bootstrap::from_panel_clustered(panel, draw, spec)?
+        }
+    };
     let point_stats = boot.point();
     let (point_comps, point_pooled) = boot.components_of(&point_stats);
     let q: Vec<f64> = strata.iter().map(|s| s.q() as f64).collect();
@@ -1283,6 +1306,11 @@ pub fn analyse_unbalanced(
         .zip(&sums)
         .map(|(st, s)| {
             let (c, p) = boot.components_of(st);
+            // With clusters the drawn questions Q* = Σ k_c M_c (the column after the layout).
+            let q: Vec<f64> = match clusters {
+                None => q.clone(),
+                Some(_) => s.iter().map(|s| s[k]).collect(),
+            };
             statistics(layout, weights, &c, p, &q, s, max_reads, question_cost)
         })
         .collect();

@@ -264,7 +264,14 @@ fn blocks(r: &OneReadReport, unit: &str, adapter: &str, reps: u64, pct: &str, v:
         }
     }
     if r.unbalanced {
-        out.push_str(UNBALANCED_NOTE);
+        match &r.clusters {
+            None => out.push_str(UNBALANCED_NOTE),
+            // The refits then draw whole clusters (the note below says how).
+            Some(_) => out.push_str(
+                &UNBALANCED_NOTE
+                    .replace("(whole questions resampled)", "(whole clusters resampled)"),
+            ),
+        }
     }
     if let Some(g) = &r.clusters {
         out.push_str(&format!(

@@ -66,9 +66,11 @@ pub struct BootstrapSettings {
     pub replicates_range: Option<ReplicateRange>,
     /// The interval method.
     pub method: Method,
-    /// Also refit per-stratum and pooled variance components in every replicate.
+    /// Also refit per-stratum and pooled variance components in every replicate (with a
+    /// cluster column, balanced panels: the four levels, on the drawn clusters).
     pub components: bool,
-    /// With components: the forecast nested SE of these designs (`Q:T:R`) in every replicate.
+    /// With components: the forecast nested SE of these designs (`Q:T:R`; with a cluster
+    /// column also `GxM:T:R`) in every replicate.
     #[serde(deserialize_with = "one_or_many")]
     #[cfg_attr(
         feature = "schema",

@@ -33,7 +33,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::components::forecast::{forecast, Audit, AuditStratum, DesignSpec};
+use crate::components::cluster::Anova4;
+use crate::components::forecast::{forecast, Audit, AuditCluster, AuditStratum, DesignSpec};
 use crate::components::reml::{self, NestedStratum, Shape, Theta};
 use crate::components::variance::{fit, nested_stratum, question_mean, AnovaSums, Fit, PerLevel};
 use crate::panel::{Panel, Stratum, StratumStats};
@@ -73,7 +74,24 @@ pub struct StratumShape {
     /// for a balanced stratum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<Shape>,
+    /// With clusters and components: the stratum's equal cluster size M and the centres of
+    /// the cluster rows' refit columns ([`Bootstrap::clustered`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterShape>,
 }
+
+/// A balanced clustered stratum's refit layout: every cluster has `per_cluster` questions,
+/// and the cluster rows' columns 2..6 (S_c²/M, W_c, SS_t,c, SS_r,c) are centred on
+/// `centres` (their means over the stratum's clusters, kept in f64 on the host).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClusterShape {
+    pub per_cluster: usize,
+    pub centres: [f64; 4],
+}
+
+/// Columns of an engine row in f64 (the widest layout, the clustered refit's; narrower
+/// layouts leave the tail zero).
+const ROW: usize = 6;
 
 /// Everything needed to turn replicate sums into statistics, and to summarise them:
 /// the layout written at the head of a replicates file.
@@ -110,7 +128,7 @@ fn is_false(b: &bool) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ColumnSums {
     pub q: f64,
-    pub s: [f64; 4],
+    pub s: [f64; ROW],
 }
 
 /// The prepared bootstrap: the plan and the rows that go to the engine.
@@ -118,8 +136,9 @@ pub struct ColumnSums {
 pub struct Bootstrap {
     pub plan: BootstrapPlan,
     designs: Vec<DesignSpec>,
-    /// Per stratum, Q_d rows of K centred f64 values (exact, for the point estimate and jackknife).
-    rows64: Vec<Vec<[f64; 4]>>,
+    /// Per stratum, Q_d rows (G_d with clusters) of K centred f64 values (exact, for the
+    /// point estimate and jackknife; the tail beyond K is zero).
+    rows64: Vec<Vec<[f64; ROW]>>,
     /// The same rows as f32, row-major, for the engine.
     rows32: Vec<Vec<f32>>,
     /// What the refits of an unbalanced panel need (`None` for a balanced panel).
@@ -144,6 +163,24 @@ struct Unbalanced {
     digest: String,
     /// The draws' generator (every generator draws the same counts).
     generator: Generator,
+    /// With clusters ([`Bootstrap::from_panel_clustered`]): the shared cluster draw, whose
+    /// counts, repeated over each cluster's questions, replace the question draw counts.
+    draw: Option<ClusterDraw>,
+}
+
+impl Unbalanced {
+    /// Replicate `r`'s draw count of every question of stratum `s`: the question draw's
+    /// ([`draw_counts`]), or with clusters each question its cluster's count.
+    fn question_counts(&self, seed: u64, r: u32, s: usize, counts: &mut Vec<u32>) {
+        match &self.draw {
+            None => draw_counts(self.generator, seed, r, s as u32, counts),
+            Some(draw) => {
+                let mut c = Vec::new();
+                draw.draw_counts(self.generator, seed, r, s as u32, &mut c);
+                draw.unit_weights(s, &c, counts);
+            }
+        }
+    }
 }
 
 /// SHA-256 (hex) of f32 rows, stratum by stratum.
@@ -162,11 +199,17 @@ pub fn data_digest(strata: &[&[f32]]) -> String {
 const REFIT_BATCH: usize = 256;
 
 impl BootstrapPlan {
-    /// Columns per question row: 1 for the estimate alone, 4 with components.
+    /// Columns per question row: 1 for the estimate alone, 4 with components; per cluster
+    /// row 2, or 6 with components ([`Bootstrap::clustered`]).
     pub fn k(&self) -> usize {
         if !self.clusters.is_empty() {
-            // Per cluster: Σ_{q ∈ c} (ȳ_q − ȳ_d) and the cluster's questions M_c.
-            2
+            // Per cluster: Σ_{q ∈ c} (ȳ_q − ȳ_d) and the cluster's questions M_c, then
+            // with components S_c²/M, W_c, SS_t,c and SS_r,c, centred.
+            if self.spec.components && !self.unbalanced {
+                ROW
+            } else {
+                2
+            }
         } else if self.spec.components && !self.unbalanced {
             4
         } else {
@@ -189,8 +232,23 @@ impl BootstrapPlan {
             for d in &spec.designs {
                 n.push(format!("se_nested[{d}]"));
             }
+            // With clusters, σ²_c of every stratum and pooled, after the lower levels and
+            // the designs (so the question bootstrap's positions hold for both).
+            if strata.iter().any(|s| s.cluster.is_some()) {
+                n.extend(
+                    strata
+                        .iter()
+                        .map(|s| format!("component[{}].cluster", s.name)),
+                );
+                n.push("component[pooled].cluster".to_string());
+            }
         }
         n
+    }
+
+    /// Whether the components are the four-level ones of a clustered panel.
+    pub fn clustered_components(&self) -> bool {
+        self.spec.components && self.strata.iter().any(|s| s.cluster.is_some())
     }
 
     /// The strata's combined mean: Σ_d w_d·ȳ_d with the plan's weights, or with equal
@@ -214,6 +272,10 @@ impl BootstrapPlan {
         out.push(self.combined(&means));
         out.extend_from_slice(&means);
         if !self.spec.components {
+            return out;
+        }
+        if self.clustered_components() {
+            self.clustered_statistics(sums, designs, &mut out);
             return out;
         }
         let anova: Vec<AnovaSums> = self
@@ -288,6 +350,112 @@ impl BootstrapPlan {
     }
 }
 
+impl BootstrapPlan {
+    /// The four-level ANOVA refit of a balanced clustered panel from its cluster rows' sums
+    /// (see [`Bootstrap::clustered`]): with Q* = Σ M_c the drawn questions, G* = Q*/M the
+    /// drawn clusters (a cluster drawn twice counts twice) and S₀..S₅ the column sums,
+    ///
+    /// * SS_c = TR (S₂ + G* c₁ − S₀²/Q*) = MTR Σ_g (ȳ_g − ȳ*)²
+    /// * SS_q = TR (S₃ + G* c₂) = TR Σ_g Σ_q (ȳ_gq − ȳ_g)²
+    /// * SS_t = S₄ + G* c₃, SS_r = S₅ + G* c₄
+    ///
+    /// fitted by [`Anova4::fit`] exactly as `variance --cluster` fits the data, per stratum
+    /// and pooled. Appends the lower levels (per stratum, pooled), the designs' forecast SEs
+    /// (clustered audits: `GxM:T:R` by the clustered D-study) and σ²_c (per stratum, pooled).
+    fn clustered_statistics(
+        &self,
+        sums: &[ColumnSums],
+        designs: &[DesignSpec],
+        out: &mut Vec<f64>,
+    ) {
+        let anova: Vec<Option<Anova4>> = self
+            .strata
+            .iter()
+            .zip(sums)
+            .map(|(st, c)| {
+                let cs = st.cluster?;
+                let (q, m, t, r) = (c.q, cs.per_cluster, st.trajectories, st.reads);
+                let g = (q / m as f64).round();
+                let tr = (t * r) as f64;
+                let gi = g as usize;
+                Some(Anova4 {
+                    g: gi,
+                    m,
+                    t,
+                    r,
+                    ss: [
+                        tr * (c.s[2] + g * cs.centres[0] - c.s[0] * c.s[0] / q),
+                        tr * (c.s[3] + g * cs.centres[1]),
+                        c.s[4] + g * cs.centres[2],
+                        c.s[5] + g * cs.centres[3],
+                    ],
+                    df: [
+                        g - 1.0,
+                        (gi * (m - 1)) as f64,
+                        (gi * m * (t - 1)) as f64,
+                        (gi * m * t * (r - 1)) as f64,
+                    ],
+                })
+            })
+            .collect();
+        let fits: Vec<Option<(Fit, f64, f64)>> = anova
+            .iter()
+            .map(|a| a.as_ref().and_then(|a| a.fit().ok()))
+            .collect();
+        for f in &fits {
+            push_components(out, f.as_ref().map(|f| &f.0.components));
+        }
+        let parts: Option<Vec<Anova4>> = anova.iter().copied().collect();
+        let pooled = parts
+            .as_deref()
+            .and_then(Anova4::pooled)
+            .and_then(|p| p.fit().ok());
+        push_components(out, pooled.as_ref().map(|p| &p.0.components));
+        if !designs.is_empty() {
+            let audit: Option<Vec<AuditStratum>> = fits
+                .iter()
+                .zip(&anova)
+                .zip(&self.strata)
+                .map(|((f, a), st)| {
+                    let ((fit, ms_c, sigma_c), a) = (f.as_ref()?, a.as_ref()?);
+                    let q = a.g * a.m;
+                    Some(AuditStratum {
+                        name: st.name.clone(),
+                        questions: q,
+                        trajectories: a.t,
+                        reads: a.r,
+                        se: (ms_c / (q * a.t * a.r) as f64).sqrt(),
+                        components: fit.components,
+                        cluster: Some(AuditCluster {
+                            clusters: a.g,
+                            questions_per_cluster: a.m as f64,
+                            component: *sigma_c,
+                        }),
+                    })
+                })
+                .collect();
+            for d in designs {
+                let se = audit
+                    .as_ref()
+                    .and_then(|strata| {
+                        let a = Audit {
+                            strata: strata.clone(),
+                            pooled: pooled.as_ref().map(|p| p.0.components),
+                            weights: self.weights.clone(),
+                            pooled_cluster: pooled.as_ref().map(|p| p.2),
+                        };
+                        forecast(&a, d, self.spec.pooled_forecast).ok()
+                    })
+                    .map(|f| f.se_nested)
+                    .unwrap_or(f64::NAN);
+                out.push(se);
+            }
+        }
+        out.extend(fits.iter().map(|f| f.as_ref().map_or(f64::NAN, |f| f.2)));
+        out.push(pooled.as_ref().map_or(f64::NAN, |p| p.2));
+    }
+}
+
 impl Bootstrap {
     /// Prepares the rows and plan from the per-question statistics of each stratum.
     ///
@@ -334,6 +502,8 @@ impl Bootstrap {
                             d * d - centres[0],
                             x.ss_trajectory - centres[1],
                             x.ss_read - centres[2],
+                            0.0,
+                            0.0,
                         ]
                     })
                     .collect(),
@@ -346,6 +516,7 @@ impl Bootstrap {
                 mean,
                 centres,
                 shape: None,
+                cluster: None,
             });
         }
         let plan = BootstrapPlan {
@@ -360,7 +531,7 @@ impl Bootstrap {
         let k = plan.k();
         let rows32 = rows64
             .iter()
-            .map(|rows: &Vec<[f64; 4]>| {
+            .map(|rows: &Vec<[f64; ROW]>| {
                 table_from(
                     rows.len() * k,
                     rows.iter().flat_map(|r| r[..k].iter().map(|&v| v as f32)),
@@ -395,9 +566,9 @@ impl Bootstrap {
         self.rows64
             .iter()
             .map(|rows| {
-                let mut s = [0.0; 4];
+                let mut s = [0.0; ROW];
                 for r in rows {
-                    for j in 0..4 {
+                    for j in 0..ROW {
                         s[j] += r[j];
                     }
                 }
@@ -443,7 +614,7 @@ impl Bootstrap {
         let mut cs = vec![
             ColumnSums {
                 q: 0.0,
-                s: [0.0; 4]
+                s: [0.0; ROW]
             };
             s_n
         ];
@@ -489,12 +660,21 @@ impl Bootstrap {
             if refits { &quiet } else { progress },
         )?;
         let s_n = self.plan.strata.len();
+        let k = self.plan.k();
+        // k = 1: ȳ_d + S₀/Q_d; with clusters (k = 2) the ratio ȳ_d + S₀/ΣM_c.
         let means = |i: usize| -> Vec<f64> {
             self.plan
                 .strata
                 .iter()
-                .zip(&sums[i * s_n..(i + 1) * s_n])
-                .map(|(st, &s)| st.mean + f64::from(s) / st.questions as f64)
+                .zip(sums[i * s_n * k..(i + 1) * s_n * k].chunks_exact(k))
+                .map(|(st, s)| {
+                    let q = if k == 2 {
+                        f64::from(s[1])
+                    } else {
+                        st.questions as f64
+                    };
+                    st.mean + f64::from(s[0]) / q
+                })
                 .collect()
         };
         let n = self.plan.statistics.len();
@@ -520,7 +700,7 @@ impl Bootstrap {
                     let i = first + j;
                     let r = range.start + i as u32;
                     for (s, c) in counts.iter_mut().enumerate() {
-                        draw_counts(u.generator, seed, r, s as u32, c);
+                        u.question_counts(seed, r, s, c);
                     }
                     row.copy_from_slice(&self.unbalanced_statistics(u, &means(i), Some(counts)));
                 },
@@ -549,7 +729,7 @@ impl Bootstrap {
             if rows.len() < 2 {
                 continue;
             }
-            let leave_out = |r: &[f64; 4]| {
+            let leave_out = |r: &[f64; ROW]| {
                 let mut sums = full.clone();
                 // A cluster left out takes its M_c questions with it.
                 sums[d].q = if self.plan.clusters.is_empty() {
@@ -575,7 +755,17 @@ impl Bootstrap {
                             .iter()
                             .map(|s| vec![1u32; s.questions])
                             .collect();
-                        counts[d][i] = 0;
+                        // Row i is question i, or with clusters cluster i's questions.
+                        match &u.draw {
+                            None => counts[d][i] = 0,
+                            Some(draw) => {
+                                for (w, &c) in counts[d].iter_mut().zip(draw.strata()[d].of()) {
+                                    if c as usize == i {
+                                        *w = 0;
+                                    }
+                                }
+                            }
+                        }
                         let means = self.means_of(&leave_out(r));
                         self.unbalanced_statistics(u, &means, Some(&counts))
                     })
@@ -640,7 +830,16 @@ impl Bootstrap {
                 None => (0..s.q()).map(|q| question_mean(s, q)).collect(),
             };
             let mean = means.iter().sum::<f64>() / means.len() as f64;
-            rows64.push(means.iter().map(|m| [m - mean, 0.0, 0.0, 0.0]).collect());
+            rows64.push(
+                means
+                    .iter()
+                    .map(|m| {
+                        let mut row = [0.0; ROW];
+                        row[0] = m - mean;
+                        row
+                    })
+                    .collect(),
+            );
             let shape = n.shape();
             let (t, r) = match &stats {
                 Some(st) => (st.t, st.r),
@@ -657,6 +856,7 @@ impl Bootstrap {
                 mean,
                 centres: [0.0; 3],
                 shape: stats.is_none().then_some(shape),
+                cluster: None,
             });
             nested.push(n);
             balanced.push(stats);
@@ -664,7 +864,7 @@ impl Bootstrap {
         }
         let rows32: Vec<Vec<f32>> = rows64
             .iter()
-            .map(|rows: &Vec<[f64; 4]>| rows.iter().map(|r| r[0] as f32).collect())
+            .map(|rows: &Vec<[f64; ROW]>| rows.iter().map(|r| r[0] as f32).collect())
             .collect();
         let mut h = Sha256::new();
         h.update(b"unbalanced");
@@ -722,12 +922,76 @@ impl Bootstrap {
                 pooled_start,
                 digest,
                 generator: Generator::from_env()?,
+                draw: None,
             }),
         };
         for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
             check_design(&boot.plan.strata, d)
                 .map_err(|e| Error::setting("design", format!("{text}: {e}")))?;
         }
+        Ok(boot)
+    }
+
+    /// The bootstrap of an unbalanced panel ([`Bootstrap::from_panel`]) drawing whole
+    /// clusters of `draw` instead of questions: the engine gets one row per cluster,
+    /// `[Σ_{q ∈ c} (ȳ_q − ȳ_d), M_c]` (the stratum mean is the ratio, as in
+    /// [`Bootstrap::clustered`]), and the refits take each question its cluster's draw
+    /// count, a question drawn twice counting as two questions (REML by
+    /// [`crate::components::reml::fit_resampled`], a balanced stratum by ANOVA), as the
+    /// question bootstrap counts them. For `efficiency --cluster` of an unbalanced panel.
+    ///
+    /// # Errors
+    /// Those of [`Bootstrap::from_panel`]; [`Error::Data`] when `draw` does not have one
+    /// cluster per question of every stratum, or the panel is balanced (use
+    /// [`Bootstrap::clustered`]).
+    pub fn from_panel_clustered(
+        panel: &Panel,
+        draw: &ClusterDraw,
+        spec: BootstrapSpec,
+    ) -> Result<Self> {
+        if draw.strata().len() != panel.strata.len()
+            || draw
+                .strata()
+                .iter()
+                .zip(&panel.strata)
+                .any(|(c, s)| c.units() != s.q())
+        {
+            return Err(Error::Data(
+                "cluster bootstrap: one cluster per question of every stratum is needed".into(),
+            ));
+        }
+        let mut boot = Self::from_panel(panel, spec)?;
+        let Some(u) = boot.unbalanced.as_mut() else {
+            return Err(Error::Data(
+                "the clustered refits of from_panel_clustered are for unbalanced panels".into(),
+            ));
+        };
+        u.draw = Some(draw.clone());
+        boot.plan.clusters = draw.counts();
+        boot.rows64 = (0..panel.strata.len())
+            .map(|d| {
+                let means = &u.question_means[d];
+                let mean = boot.plan.strata[d].mean;
+                draw.cluster_rows(d, 2, |q, j| if j == 0 { means[q] - mean } else { 1.0 })
+                    .chunks_exact(2)
+                    .map(|r| {
+                        let mut row = [0.0; ROW];
+                        row[..2].copy_from_slice(r);
+                        row
+                    })
+                    .collect()
+            })
+            .collect();
+        boot.rows32 = boot
+            .rows64
+            .iter()
+            .map(|rows| {
+                table_from(
+                    rows.len() * 2,
+                    rows.iter().flat_map(|r| r[..2].iter().map(|&v| v as f32)),
+                )
+            })
+            .collect();
         Ok(boot)
     }
 
@@ -742,23 +1006,33 @@ impl Bootstrap {
     /// drawn clusters' means); the estimate combines them as always. Balanced and
     /// unbalanced strata are drawn alike.
     ///
+    /// With components (balanced clustered panels: every cluster of a stratum has M
+    /// questions, every question T trajectories of R reads) a cluster row carries four more
+    /// columns, centred on their means over the stratum's clusters: S_c²/M (with S_c the
+    /// first column, M(ȳ_c − ȳ_d)²), W_c = Σ_{q ∈ c} (ȳ_q − ȳ_c)², and the cluster's sums
+    /// of SS_t,q and SS_r,q. Their sums over a replicate's drawn clusters are the four-level
+    /// ANOVA's sums of squares of the drawn questions, a cluster drawn twice giving two
+    /// clusters (see `BootstrapPlan::clustered_statistics`), so every replicate refits
+    /// σ²_c, σ²_q, σ²_t, σ²_r as `variance --cluster` fits the data, and forecasts the
+    /// designs (`GxM:T:R` clustered, `Q:T:R` one question per cluster) from them.
+    ///
     /// # Errors
-    /// [`Error::Setting`] (`cluster`) for components or designs (not refitted by the
-    /// cluster bootstrap), or a stratum with fewer than 2 clusters; [`Error::Data`] when
-    /// `clusters` does not give one cluster per question of every stratum.
+    /// [`Error::Setting`] (`cluster`) for components or designs of an unbalanced clustered
+    /// panel (REML refits from cluster draws are not implemented), or a stratum with fewer
+    /// than 2 clusters; [`Error::Setting`] (`design`) for a design that does not parse or
+    /// fit the strata; [`Error::Data`] when `clusters` does not give one cluster per
+    /// question of every stratum.
     pub fn clustered<K: Eq + std::hash::Hash + Clone>(
         panel: &Panel,
         clusters: &[Vec<K>],
         spec: BootstrapSpec,
     ) -> Result<Self> {
-        if spec.components || !spec.designs.is_empty() {
-            return Err(Error::setting(
-                "cluster",
-                "the cluster bootstrap resamples the estimate and the stratum means; it does \
-                 not refit variance components or forecast designs (ask for neither, or read the \
-                 panel without its clusters)",
-            ));
-        }
+        let designs: Vec<DesignSpec> = spec
+            .designs
+            .iter()
+            .map(|d| d.parse())
+            .collect::<Result<_>>()?;
+        let refits = spec.components || !spec.designs.is_empty();
         if clusters.len() != panel.strata.len()
             || panel
                 .strata
@@ -786,17 +1060,68 @@ impl Bootstrap {
                 ));
             }
             let stats = s.is_balanced().then(|| StratumStats::from_stratum(s));
+            let sizes = draw.strata()[d].sizes();
+            let equal = sizes.iter().all(|&m| m == sizes[0]);
+            if refits && (stats.is_none() || !equal) {
+                return Err(Error::setting(
+                    "cluster",
+                    format!(
+                        "stratum '{}' is unbalanced ({}): the cluster bootstrap refits \
+                         components and forecasts designs only on balanced clustered panels \
+                         (every cluster of a stratum with the same number of questions, every \
+                         question with the same trajectories and reads); REML refits from \
+                         cluster draws are not implemented yet (ask for neither, or use \
+                         `variance` for the components)",
+                        s.name,
+                        if equal {
+                            "questions differ in trajectories or reads"
+                        } else {
+                            "its clusters differ in size"
+                        }
+                    ),
+                ));
+            }
             let means: Vec<f64> = match &stats {
                 Some(st) => st.questions.iter().map(|x| x.mean).collect(),
                 None => (0..s.q()).map(|q| question_mean(s, q)).collect(),
             };
             let mean = means.iter().sum::<f64>() / means.len() as f64;
             let rows = draw.cluster_rows(d, 2, |q, j| if j == 0 { means[q] - mean } else { 1.0 });
-            rows64.push(
-                rows.chunks_exact(2)
-                    .map(|r| [r[0], r[1], 0.0, 0.0])
-                    .collect(),
-            );
+            let mut cluster_shape = None;
+            let mut rows: Vec<[f64; ROW]> = rows
+                .chunks_exact(2)
+                .map(|r| {
+                    let mut row = [0.0; ROW];
+                    row[..2].copy_from_slice(r);
+                    row
+                })
+                .collect();
+            if let (true, Some(st)) = (refits, &stats) {
+                // The refit columns (see above): S_c²/M, W_c, Σ SS_t, Σ SS_r, then centred.
+                // Also for designs without components (which, as for the question bootstrap,
+                // are then not forecast), so that a GxM:T:R design checks as clustered.
+                let m = sizes[0] as usize;
+                for (row, members) in rows.iter_mut().zip(draw.strata()[d].members()) {
+                    let cm = members.iter().map(|&q| means[q]).sum::<f64>() / m as f64;
+                    row[2] = row[0] * row[0] / m as f64;
+                    row[3] = members.iter().map(|&q| (means[q] - cm).powi(2)).sum();
+                    row[4] = members.iter().map(|&q| st.questions[q].ss_trajectory).sum();
+                    row[5] = members.iter().map(|&q| st.questions[q].ss_read).sum();
+                }
+                let g = rows.len() as f64;
+                let centres: [f64; 4] =
+                    std::array::from_fn(|j| rows.iter().map(|r| r[2 + j]).sum::<f64>() / g);
+                for row in &mut rows {
+                    for j in 0..4 {
+                        row[2 + j] -= centres[j];
+                    }
+                }
+                cluster_shape = Some(ClusterShape {
+                    per_cluster: m,
+                    centres,
+                });
+            }
+            rows64.push(rows);
             let (t, r, shape) = match &stats {
                 Some(st) => (st.t, st.r, None),
                 None => {
@@ -816,6 +1141,7 @@ impl Bootstrap {
                 mean,
                 centres: [0.0; 3],
                 shape,
+                cluster: cluster_shape,
             });
         }
         let plan = BootstrapPlan {
@@ -830,20 +1156,25 @@ impl Bootstrap {
         let k = plan.k();
         let rows32 = rows64
             .iter()
-            .map(|rows: &Vec<[f64; 4]>| {
+            .map(|rows: &Vec<[f64; ROW]>| {
                 table_from(
                     rows.len() * k,
                     rows.iter().flat_map(|r| r[..k].iter().map(|&v| v as f32)),
                 )
             })
             .collect();
-        Ok(Bootstrap {
+        let boot = Bootstrap {
             plan,
-            designs: Vec::new(),
+            designs,
             rows64,
             rows32,
             unbalanced: None,
-        })
+        };
+        for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
+            check_design(&boot.plan.strata, d)
+                .map_err(|e| Error::setting("design", format!("{text}: {e}")))?;
+        }
+        Ok(boot)
     }
 
     /// The statistic vector of an unbalanced panel from the stratum means and the question
@@ -957,25 +1288,28 @@ impl Bootstrap {
     /// ([`draw_counts`], the draws the engine sums and the unbalanced refits use), so that
     /// statistics computed from these sums see exactly the resample whose components
     /// [`Bootstrap::run`] refits. Returned `[replicate][stratum][column]`; replicates run in
-    /// parallel.
+    /// parallel. With clusters ([`Bootstrap::from_panel_clustered`]) `rows` are one per
+    /// cluster, weighted by the cluster draw's counts.
     ///
     /// # Errors
-    /// [`Error::Data`] when `rows` does not have one row per question of every stratum;
-    /// a bad `STATS_CPU_RNG` (balanced bootstrap).
+    /// [`Error::Data`] when `rows` does not have one row per question (cluster) of every
+    /// stratum; a bad `STATS_CPU_RNG` (balanced bootstrap).
     pub fn weighted_sums(
         &self,
         seed: u64,
         range: std::ops::Range<u32>,
         rows: &[Vec<Vec<f64>>],
     ) -> Result<Vec<Vec<Vec<f64>>>> {
-        if rows.len() != self.plan.strata.len()
-            || rows
-                .iter()
-                .zip(&self.plan.strata)
-                .any(|(r, s)| r.len() != s.questions)
-        {
+        let draw = self.unbalanced.as_ref().and_then(|u| u.draw.as_ref());
+        let units: Vec<usize> = match draw {
+            Some(d) => d.counts(),
+            None => self.plan.strata.iter().map(|s| s.questions).collect(),
+        };
+        if rows.len() != units.len() || rows.iter().zip(&units).any(|(r, &n)| r.len() != n) {
             return Err(Error::Data(
-                "weighted sums need one row per question of every stratum".into(),
+                "weighted sums need one row per question (with clusters, per cluster) of every \
+                 stratum"
+                    .into(),
             ));
         }
         let generator = match &self.unbalanced {
@@ -986,20 +1320,17 @@ impl Bootstrap {
         Ok(reps
             .par_iter()
             .map_init(
-                || {
-                    self.plan
-                        .strata
-                        .iter()
-                        .map(|s| vec![0u32; s.questions])
-                        .collect::<Vec<_>>()
-                },
+                || units.iter().map(|&n| vec![0u32; n]).collect::<Vec<_>>(),
                 |counts, &r| {
                     counts
                         .iter_mut()
                         .enumerate()
                         .zip(rows)
                         .map(|((s, c), rows)| {
-                            draw_counts(generator, seed, r, s as u32, c);
+                            match draw {
+                                Some(d) => d.draw_counts(generator, seed, r, s as u32, c),
+                                None => draw_counts(generator, seed, r, s as u32, c),
+                            }
                             let k = rows.first().map_or(0, Vec::len);
                             let mut sums = vec![0.0; k];
                             for (row, &n) in rows.iter().zip(c.iter()) {
@@ -1098,12 +1429,16 @@ fn check_design(strata: &[StratumShape], d: &DesignSpec) -> Result<()> {
                 reads: s.reads,
                 se: 0.0,
                 components: zero,
-                cluster: None,
+                cluster: s.cluster.map(|c| AuditCluster {
+                    clusters: s.questions / c.per_cluster,
+                    questions_per_cluster: c.per_cluster as f64,
+                    component: 0.0,
+                }),
             })
             .collect(),
         pooled: Some(zero),
         weights: Vec::new(),
-        pooled_cluster: None,
+        pooled_cluster: strata.iter().any(|s| s.cluster.is_some()).then_some(0.0),
     };
     forecast(&audit, d, false).map(|_| ())
 }

@@ -16,13 +16,19 @@ impl ToView for BootstrapRun {
     }
 }
 
-/// The (level name, summary) of a scope's three refitted components.
-fn levels(s: &ComponentSummaries) -> [(&'static str, &Option<Summary>); 3] {
-    [
+/// The (level name, summary) of a scope's refitted components: the three levels, after
+/// the cluster level when the bootstrap refitted one.
+fn levels(s: &ComponentSummaries) -> Vec<(&'static str, &Option<Summary>)> {
+    let mut l = Vec::with_capacity(4);
+    if s.cluster.is_some() || s.undefined.contains_key("cluster") {
+        l.push(("cluster", &s.cluster));
+    }
+    l.extend([
         ("question", &s.question),
         ("trajectory", &s.trajectory),
         ("read", &s.read),
-    ]
+    ]);
+    l
 }
 
 /// Estimate, SE, CI low and CI high of a summary as table cells.
@@ -155,7 +161,10 @@ fn blocks(r: &BootstrapReport, backend: &str, adapter: &str, v: &mut View) {
     }
     if let Some(c) = &r.components {
         let methods = c.pooled.method.is_some();
-        out.push_str(if methods {
+        let clustered = c.strata.iter().any(|s| levels(s).len() == 4);
+        out.push_str(if clustered {
+            "\nvariance components (cluster > question > trajectory > read) refitted in every replicate by ANOVA on its drawn clusters, a cluster drawn twice counting as two:\n"
+        } else if methods {
             "\nvariance components refitted in every replicate on its drawn questions (REML warm-started from the full-sample fit; ANOVA for balanced strata):\n"
         } else {
             "\nvariance components refitted in every replicate:\n"
