@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer};
 
-use super::label_plan::{checked_label_cost, ppi_next_step};
+use super::label_plan::{check_label_pricing, ppi_next_step};
 use super::{judged_compare, LabelSettings};
 use super::{source_input, source_input_opt, CostUnit, Draw, Engines, Progress, SearchBounds};
 use crate::compare::{prepare, CompareJob, CompareReport, NextCosts};
@@ -215,18 +215,7 @@ impl CompareSettings {
                 check_price("the price", v).map_err(|m| Error::setting(name, m))?;
             }
         }
-        if let Some(c) = self.label_cost {
-            checked_label_cost(c)?;
-        }
-        if self.min_labels < 2 {
-            return Err(Error::setting(
-                "min_labels",
-                format!(
-                    "{}: a stratum needs at least 2 labels (the rectifier's variance)",
-                    self.min_labels
-                ),
-            ));
-        }
+        check_label_pricing(self.label_cost, self.min_labels)?;
         self.resample.resampling()?;
         if self.arms.iter().any(|a| a.trim().is_empty()) {
             return Err(Error::setting(

@@ -27,7 +27,7 @@ pub(crate) struct LabelPricing<'a> {
     pub costs: &'a PlanCosts,
     /// c_Q.
     pub question_cost: f64,
-    /// The cost of one label, checked by [`checked_label_cost`].
+    /// The cost of one label, checked by [`check_label_pricing`].
     pub label_cost: f64,
     /// The fewest labels per stratum.
     pub min_labels: usize,
@@ -37,12 +37,23 @@ pub(crate) struct LabelPricing<'a> {
     pub unit: &'a str,
 }
 
-/// The label cost, a price: finite and non-negative.
+/// Checks the settings that price labels, in `plan` and in `compare`'s next step: the label
+/// cost, where given, is a price (finite and non-negative), and every stratum keeps at
+/// least 2 labels (the rectifier's variance needs them).
 ///
 /// # Errors
-/// [`Error::Setting`] naming `label_cost`.
-pub(crate) fn checked_label_cost(v: f64) -> Result<f64> {
-    check_price("the label cost", v).map_err(|m| Error::setting("label_cost", m))
+/// [`Error::Setting`] naming `label_cost` or `min_labels`.
+pub(crate) fn check_label_pricing(label_cost: Option<f64>, min_labels: usize) -> Result<()> {
+    if let Some(c) = label_cost {
+        check_price("the label cost", c).map_err(|m| Error::setting("label_cost", m))?;
+    }
+    if min_labels < 2 {
+        return Err(Error::setting(
+            "min_labels",
+            format!("{min_labels}: a stratum needs at least 2 labels (the rectifier's variance)"),
+        ));
+    }
+    Ok(())
 }
 
 /// The cheapest labels n and Q:T:R reaching `target_se` (from an MDE `from_mde`, if so) for

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::forecast::components_of;
-use super::label_plan::{checked_label_cost, label_plan, LabelPricing};
+use super::label_plan::{check_label_pricing, label_plan, LabelPricing};
 use super::priced::plan_costs;
 use super::LabelSettings;
 use super::SearchBounds;
@@ -353,18 +353,7 @@ impl PlanSettings {
         if let Some(p) = self.search_price {
             check_price("the price", p).map_err(|m| Error::setting("search_price", m))?;
         }
-        if let Some(c) = self.label_cost {
-            checked_label_cost(c)?;
-        }
-        if self.min_labels < 2 {
-            return Err(Error::setting(
-                "min_labels",
-                format!(
-                    "{}: a stratum needs at least 2 labels (the rectifier's variance)",
-                    self.min_labels
-                ),
-            ));
-        }
+        check_label_pricing(self.label_cost, self.min_labels)?;
         Ok(())
     }
 }
