@@ -776,13 +776,13 @@ pub fn compare(
         pairs,
         master_design,
         notes,
-        engine: Engine {
-            backend: Some(walk.name().into()),
-            adapter: Some(walk.description()),
-            replicates: Some(u64::from(replicates)),
-            seed: Some(seed),
-            confidence: Some(confidence),
-        },
+        engine: Engine::resampled(
+            walk.name(),
+            walk.description(),
+            u64::from(replicates),
+            seed,
+            confidence,
+        ),
     })
 }
 

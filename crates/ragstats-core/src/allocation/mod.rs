@@ -32,11 +32,11 @@ use crate::resample::Resampling;
 /// `run` envelope names it: the backend (`cpu`, `gpu`), its adapter, the replicates, the
 /// seed and the confidence of the intervals.
 pub fn bootstrap_engine(backend: &dyn ResampleBackend, resampling: &Resampling) -> Engine {
-    Engine {
-        backend: Some(backend.name().into()),
-        adapter: Some(backend.description()),
-        replicates: Some(u64::from(resampling.replicates)),
-        seed: Some(resampling.seed),
-        confidence: Some(resampling.confidence),
-    }
+    Engine::resampled(
+        backend.name(),
+        backend.description(),
+        u64::from(resampling.replicates),
+        resampling.seed,
+        resampling.confidence,
+    )
 }

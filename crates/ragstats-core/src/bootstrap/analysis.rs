@@ -61,13 +61,13 @@ pub struct BootstrapRun {
 impl Report for BootstrapRun {
     /// The engine, and the report's replicates, seed and confidence.
     fn engine(&self) -> Engine {
-        Engine {
-            backend: Some(self.backend.clone()),
-            adapter: Some(self.adapter.clone()),
-            replicates: Some(u64::from(self.report.replicates)),
-            seed: Some(self.report.seed),
-            confidence: Some(self.report.confidence),
-        }
+        Engine::resampled(
+            self.backend.clone(),
+            self.adapter.clone(),
+            u64::from(self.report.replicates),
+            self.report.seed,
+            self.report.confidence,
+        )
     }
 }
 

@@ -1025,13 +1025,13 @@ impl PreparedComparison {
                 }
                 notes
             },
-            engine: crate::document::Engine {
-                backend: Some(backend.name().to_string()),
-                adapter: Some(backend.description()),
-                replicates: Some(u64::from(rs.replicates)),
-                seed: Some(rs.seed),
-                confidence: Some(rs.confidence),
-            },
+            engine: crate::document::Engine::resampled(
+                backend.name().to_string(),
+                backend.description(),
+                u64::from(rs.replicates),
+                rs.seed,
+                rs.confidence,
+            ),
             all_pairs: false,
         })
     }

@@ -297,12 +297,12 @@ pub fn grid(
         confidence,
         cells,
         seconds: start.elapsed().as_secs_f64(),
-        engine: crate::document::Engine {
-            backend: Some(backend.name().to_string()),
-            adapter: Some(backend.description()),
-            replicates: Some(u64::from(replicates)),
-            seed: Some(seed),
-            confidence: Some(confidence),
-        },
+        engine: crate::document::Engine::resampled(
+            backend.name().to_string(),
+            backend.description(),
+            u64::from(replicates),
+            seed,
+            confidence,
+        ),
     })
 }

@@ -418,13 +418,13 @@ fn report(
         below_target,
         notes,
         labels: None,
-        engine: Engine {
-            backend: Some(backend.name().to_string()),
-            adapter: Some(backend.description()),
-            replicates: Some(u64::from(settings.replicates)),
-            seed: Some(settings.seed),
-            confidence: Some(settings.confidence),
-        },
+        engine: Engine::resampled(
+            backend.name().to_string(),
+            backend.description(),
+            u64::from(settings.replicates),
+            settings.seed,
+            settings.confidence,
+        ),
     }
 }
 

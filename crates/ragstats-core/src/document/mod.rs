@@ -28,6 +28,26 @@ pub struct Engine {
     pub confidence: Option<f64>,
 }
 
+impl Engine {
+    /// The engine of an analysis that resampled: `backend` (`cpu`, `gpu`) on `adapter`,
+    /// `replicates` replicates from `seed`, intervals at `confidence`.
+    pub fn resampled(
+        backend: impl Into<String>,
+        adapter: impl Into<String>,
+        replicates: u64,
+        seed: u64,
+        confidence: f64,
+    ) -> Engine {
+        Engine {
+            backend: Some(backend.into()),
+            adapter: Some(adapter.into()),
+            replicates: Some(replicates),
+            seed: Some(seed),
+            confidence: Some(confidence),
+        }
+    }
+}
+
 /// A report that can be written as a document: its fields are its serde serialization (a
 /// JSON object), and it says which engine, if any, produced it.
 pub trait Report: Serialize {
@@ -168,13 +188,7 @@ mod tests {
 
     impl Report for Mean {
         fn engine(&self) -> Engine {
-            Engine {
-                backend: Some("cpu".into()),
-                adapter: Some("rayon, 2 threads".into()),
-                replicates: Some(self.replicates),
-                seed: Some(7),
-                confidence: Some(0.9),
-            }
+            Engine::resampled("cpu", "rayon, 2 threads", self.replicates, 7, 0.9)
         }
     }
 

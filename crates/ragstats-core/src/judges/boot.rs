@@ -47,13 +47,13 @@ pub struct PpiBootstrap {
 
 impl Report for PpiBootstrap {
     fn engine(&self) -> Engine {
-        Engine {
-            backend: Some(self.backend.clone()),
-            adapter: Some(self.adapter.clone()),
-            replicates: Some(u64::from(self.replicates)),
-            seed: Some(self.seed),
-            confidence: Some(self.confidence),
-        }
+        Engine::resampled(
+            self.backend.clone(),
+            self.adapter.clone(),
+            u64::from(self.replicates),
+            self.seed,
+            self.confidence,
+        )
     }
 }
 

@@ -637,13 +637,13 @@ impl BootSettings {
     /// stratified item bootstrap's.
     pub fn engine(&self, backend: &str, adapter: &str) -> Engine {
         let r = &self.resampling;
-        Engine {
-            backend: Some(backend.into()),
-            adapter: Some(adapter.into()),
-            replicates: Some(u64::from(r.replicates)),
-            seed: Some(r.seed),
-            confidence: Some(r.confidence),
-        }
+        Engine::resampled(
+            backend,
+            adapter,
+            u64::from(r.replicates),
+            r.seed,
+            r.confidence,
+        )
     }
 }
 

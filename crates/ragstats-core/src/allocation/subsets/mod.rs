@@ -470,13 +470,13 @@ impl Report for SubsetAnalysis {
     /// confidence.
     fn engine(&self) -> Engine {
         let r = &self.report;
-        Engine {
-            backend: Some(self.backend.clone()),
-            adapter: Some(self.adapter.clone()),
-            replicates: Some(u64::from(r.range[1] - r.range[0])),
-            seed: Some(r.seed),
-            confidence: Some(r.confidence),
-        }
+        Engine::resampled(
+            self.backend.clone(),
+            self.adapter.clone(),
+            u64::from(r.range[1] - r.range[0]),
+            r.seed,
+            r.confidence,
+        )
     }
 }
 
