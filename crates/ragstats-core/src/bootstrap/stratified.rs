@@ -528,10 +528,23 @@ impl Bootstrap {
             weights: Vec::new(),
             clusters: Vec::new(),
         };
+        Bootstrap::from_rows(plan, designs, rows64)
+    }
+
+    /// The bootstrap of a balanced plan (no refits of an unbalanced panel) on its exact
+    /// rows `rows64`: the engine's f32 tables are their first K columns, row-major.
+    ///
+    /// # Errors
+    /// Those of [`Bootstrap::check_designs`].
+    fn from_rows(
+        plan: BootstrapPlan,
+        designs: Vec<DesignSpec>,
+        rows64: Vec<Vec<[f64; ROW]>>,
+    ) -> Result<Self> {
         let k = plan.k();
         let rows32 = rows64
             .iter()
-            .map(|rows: &Vec<[f64; ROW]>| {
+            .map(|rows| {
                 table_from(
                     rows.len() * k,
                     rows.iter().flat_map(|r| r[..k].iter().map(|&v| v as f32)),
@@ -545,11 +558,20 @@ impl Bootstrap {
             rows32,
             unbalanced: None,
         };
-        for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
-            check_design(&boot.plan.strata, d)
+        boot.check_designs()?;
+        Ok(boot)
+    }
+
+    /// Checks every design asked for against the strata it forecasts.
+    ///
+    /// # Errors
+    /// [`Error::Setting`] naming `design` and the design as written.
+    fn check_designs(&self) -> Result<()> {
+        for (text, d) in self.plan.spec.designs.iter().zip(&self.designs) {
+            check_design(&self.plan.strata, d)
                 .map_err(|e| Error::setting("design", format!("{text}: {e}")))?;
         }
-        Ok(boot)
+        Ok(())
     }
 
     /// The engine job for a replicate range.
@@ -925,10 +947,7 @@ impl Bootstrap {
                 draw: None,
             }),
         };
-        for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
-            check_design(&boot.plan.strata, d)
-                .map_err(|e| Error::setting("design", format!("{text}: {e}")))?;
-        }
+        boot.check_designs()?;
         Ok(boot)
     }
 
@@ -1153,28 +1172,7 @@ impl Bootstrap {
             weights: panel.weights.clone(),
             clusters: draw.counts(),
         };
-        let k = plan.k();
-        let rows32 = rows64
-            .iter()
-            .map(|rows: &Vec<[f64; ROW]>| {
-                table_from(
-                    rows.len() * k,
-                    rows.iter().flat_map(|r| r[..k].iter().map(|&v| v as f32)),
-                )
-            })
-            .collect();
-        let boot = Bootstrap {
-            plan,
-            designs,
-            rows64,
-            rows32,
-            unbalanced: None,
-        };
-        for (text, d) in boot.plan.spec.designs.iter().zip(&boot.designs) {
-            check_design(&boot.plan.strata, d)
-                .map_err(|e| Error::setting("design", format!("{text}: {e}")))?;
-        }
-        Ok(boot)
+        Bootstrap::from_rows(plan, designs, rows64)
     }
 
     /// The statistic vector of an unbalanced panel from the stratum means and the question
