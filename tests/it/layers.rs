@@ -834,8 +834,7 @@ fn setting_names(text: &str) -> (BTreeSet<String>, usize) {
 /// The settings a call names through a variable, by file: the names it can take, each a
 /// string literal of that file (checked), and how many such calls the file has.
 const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
-    // labels refuse what they cannot be used with: for (name, given) in [("by", …), …],
-    // and a label setting without labels names whichever was given
+    // labels refuse what they cannot be used with: for (name, given) in [("by", …), …]
     (
         "crates/ragstats-core/src/analyses/bootstrap.rs",
         &[
@@ -844,14 +843,13 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
             "design",
             "replicates_range",
             "replicates_out",
-            "ppi_lambda",
-            "label_metric",
         ],
-        2,
+        1,
     ),
-    // a label setting without labels names whichever was given
+    // a label setting without labels names whichever was given:
+    // for (name, given) in [("ppi_lambda", …), ("label_metric", …)]
     (
-        "crates/ragstats-core/src/analyses/coverage.rs",
+        "crates/ragstats-core/src/analyses/labels.rs",
         &["ppi_lambda", "label_metric"],
         1,
     ),
@@ -901,8 +899,7 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
     ),
     // compare's settings that price the next step: [("max_questions", …), …], then
     // [("search_price", …), ("question_cost", …)], with label_cost and min_labels; with
-    // labels (#49) for (name, given) in [("by", …), ("plot", …)] and ppi_lambda or
-    // label_metric without labels
+    // labels (#49) for (name, given) in [("by", …), ("plot", …)]
     (
         "crates/ragstats-core/src/analyses/compare.rs",
         &[
@@ -916,10 +913,8 @@ const SETTING_VARIABLES: &[(&str, &[&str], usize)] = &[
             "min_labels",
             "by",
             "plot",
-            "ppi_lambda",
-            "label_metric",
         ],
-        4,
+        3,
     ),
     // positive("target_se", …), size("questions", …), probability("alpha", …) and the like
     (

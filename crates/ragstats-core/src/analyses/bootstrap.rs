@@ -128,16 +128,7 @@ pub fn bootstrap(
     if let Some(labels) = labels {
         return judged_bootstrap(panel, labels, s, engines, progress);
     }
-    if s.judged.ppi_lambda.is_some() || s.judged.label_metric.is_some() {
-        return Err(Error::setting(
-            if s.judged.ppi_lambda.is_some() {
-                "ppi_lambda"
-            } else {
-                "label_metric"
-            },
-            "is a setting of labels: give labels",
-        ));
-    }
+    s.judged.check_without_labels(false)?;
     if !s.design.is_empty() && !s.components {
         return Err(Error::setting(
             "design",

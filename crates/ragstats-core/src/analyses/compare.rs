@@ -336,16 +336,7 @@ pub fn compare(
             "prices human labels in the next step: give labels",
         ));
     }
-    if settings.judged.ppi_lambda.is_some() || settings.judged.label_metric.is_some() {
-        return Err(Error::setting(
-            if settings.judged.ppi_lambda.is_some() {
-                "ppi_lambda"
-            } else {
-                "label_metric"
-            },
-            "is a setting of labels: give labels",
-        ));
-    }
+    settings.judged.check_without_labels(false)?;
     let report = compare_report(panel, ledger, prices, settings, engines, progress)?;
     let figure = match draw {
         Some(draw) => Some(Figure::new(draw(&report)?, panel.paths())),

@@ -182,18 +182,7 @@ pub fn coverage(
             "labels go with a panel: the grid and the clustered designs simulate their own".into(),
         ));
     }
-    if labels.is_none()
-        && (settings.judged.ppi_lambda.is_some() || settings.judged.label_metric.is_some())
-    {
-        return Err(Error::setting(
-            if settings.judged.ppi_lambda.is_some() {
-                "ppi_lambda"
-            } else {
-                "label_metric"
-            },
-            "is a setting of labels: give labels",
-        ));
-    }
+    settings.judged.check_without_labels(labels.is_some())?;
     if settings.clustered {
         if panel.is_some() || settings.grid {
             return Err(Error::Usage(

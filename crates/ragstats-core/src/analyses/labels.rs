@@ -46,6 +46,26 @@ impl LabelSettings {
             _ => Ok(()),
         }
     }
+
+    /// Refuses a label setting without labels (`labels_given` says whether labels are).
+    ///
+    /// # Errors
+    /// [`Error::Setting`] naming `ppi_lambda`, else `label_metric`, where one is given
+    /// without labels.
+    pub fn check_without_labels(&self, labels_given: bool) -> Result<()> {
+        if labels_given {
+            return Ok(());
+        }
+        for (name, given) in [
+            ("ppi_lambda", self.ppi_lambda.is_some()),
+            ("label_metric", self.label_metric.is_some()),
+        ] {
+            if given {
+                return Err(Error::setting(name, "is a setting of labels: give labels"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The labels `labels` holds paired with the loaded `panel` (read with `panel_settings`):

@@ -396,18 +396,7 @@ pub fn plan(
                 "prices human labels: give the labels file too",
             ));
         }
-        if s.judged.ppi_lambda.is_some() {
-            return Err(Error::setting(
-                "ppi_lambda",
-                "is a setting of labels: give labels",
-            ));
-        }
-        if s.judged.label_metric.is_some() {
-            return Err(Error::setting(
-                "label_metric",
-                "is a setting of labels: give labels",
-            ));
-        }
+        s.judged.check_without_labels(false)?;
     }
     if ledger.is_some() && s.unit_costs.is_some() {
         return Err(Error::setting(
